@@ -1,0 +1,119 @@
+# gauntlet -- the front door of the build. `make`, `make test`, `make demo`.
+#
+# Variants: `make SAN=1 BUILD=build-asan test` builds everything with
+# AddressSanitizer + UndefinedBehaviorSanitizer into its own folder.
+
+BUILD   ?= build
+CC      ?= gcc
+SAN     ?= 0
+WERROR  ?= 1
+OPT     ?= -O2
+
+PKGS     := libcurl jansson sqlite3 yaml-0.1 zlib
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
+        -Wvla -Wpointer-arith -Wundef -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+BASE_CFLAGS := -std=c17 -D_GNU_SOURCE -g $(OPT) $(WARN) -Isrc -MMD -MP
+LDLIBS_EXTRA := -lm -ldl -lpthread
+ifeq ($(SAN),1)
+BASE_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+ALL_CFLAGS = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
+
+LIB_SRC  := $(wildcard src/*.c)
+CLI_SRC  := $(wildcard src/cli/*.c)
+TB_SRC   := $(wildcard testbed/*.c)
+FIX_SRC  := $(wildcard tests/fixture/*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TB_OBJ   := $(TB_SRC:%.c=$(BUILD)/obj/%.o)
+FIX_OBJ  := $(FIX_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+LIBGAUNTLET := $(BUILD)/libgauntlet.a
+GAUNTLET    := $(BUILD)/bin/gauntlet
+TESTBED     := $(BUILD)/bin/gauntlet-testbed
+FIXTURE     := $(BUILD)/bin/gauntlet-fixture
+
+BINS := $(GAUNTLET)
+ifneq ($(TB_SRC),)
+BINS += $(TESTBED)
+endif
+TEST_BINS := $(UNIT_BIN)
+ifneq ($(FIX_SRC),)
+TEST_BINS += $(FIXTURE)
+endif
+
+# `make V=1` shows the full compiler lines.
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+.PHONY: all test unit integration demo clean check-deps
+all: check-deps $(BINS)
+
+check-deps:
+	@pkg-config --exists $(PKGS) libmicrohttpd cmocka || { \
+	  echo "gauntlet: missing build dependencies; run: sudo .ci/install-deps" >&2; exit 1; }
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) $(MHD_CFLAGS) -c $< -o $@
+
+$(LIBGAUNTLET): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(GAUNTLET): $(CLI_OBJ) $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
+$(TESTBED): $(TB_OBJ) $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(TB_OBJ) $(LIBGAUNTLET) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
+$(FIXTURE): $(FIX_OBJ) $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(FIX_OBJ) $(LIBGAUNTLET) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBGAUNTLET) $(CMOCKA_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
+# The whole suite: unit tests, then integration tests against real child
+# processes. tests/run prints the closing "N passed, N failed" line.
+test: all $(TEST_BINS)
+	BUILD=$(BUILD) tests/run
+
+unit: all $(TEST_BINS)
+	BUILD=$(BUILD) tests/run unit
+
+integration: all $(TEST_BINS)
+	BUILD=$(BUILD) tests/run integration
+
+demo: all
+	@test -x $(TESTBED) || { echo "gauntlet: the testbed is not built yet" >&2; exit 1; }
+	rm -f runs/demo.db
+	PATH="$(CURDIR)/$(BUILD)/bin:$$PATH" $(GAUNTLET) run examples/demo.yaml --journal runs/demo.db; \
+	  status=$$?; [ $$status -le 1 ] || exit $$status
+	$(GAUNTLET) report runs/demo.db
+	$(GAUNTLET) emit systemd runs/demo.db
+
+clean:
+	rm -rf build build-asan build-clang
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

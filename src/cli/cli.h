@@ -1,0 +1,42 @@
+/* cli.h -- the tool layer: commands, messages and exit codes.
+ *
+ * Only files under src/cli/ print to the user or choose exit codes; the library in src/
+ * returns errors as values. Reports and results go to stdout, progress and errors to stderr.
+ */
+#ifndef GAUNTLET_CLI_H
+#define GAUNTLET_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "util.h"
+
+#define GAUNTLET_VERSION "0.1.0"
+
+enum exit_code {
+        EXIT_OK = 0,       /* the sweep finished and a cell passed; smoke passed; all clean */
+        EXIT_FAILED = 1,   /* no cell passed; a check failed; an output was flagged */
+        EXIT_USAGE = 2,    /* bad flag, malformed matrix or file, cannot run at all */
+};
+
+/* "gauntlet: " + message + "\n" on stderr. */
+void cli_error(const char *fmt, ...) _printf_(1, 2);
+/* As cli_error, then "try 'gauntlet CMD --help'". Returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) _printf_(2, 3);
+/* Colour on stdout/stderr: only on a terminal and never with NO_COLOR. */
+bool cli_color(FILE *f);
+
+/* Parses "json"/"text"/... for --format; returns the index in names or -1. */
+int cli_parse_choice(const char *value, const char *const *names);
+/* Parses a positive int (1..max); -EINVAL otherwise. */
+int cli_parse_int(const char *s, long min, long max, long *ret);
+
+int cli_run(int argc, char **argv);
+int cli_smoke(int argc, char **argv);
+int cli_inspect(int argc, char **argv);
+int cli_bench(int argc, char **argv);
+int cli_report(int argc, char **argv);
+int cli_emit(int argc, char **argv);
+int cli_doctor(int argc, char **argv);
+
+#endif

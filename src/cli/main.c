@@ -1,0 +1,118 @@
+/* main.c -- gauntlet's entry point: picks the command and makes sure stdout was written. */
+#include <curl/curl.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct command {
+        const char *name;
+        int (*fn)(int argc, char **argv);
+        const char *summary;
+} commands[] = {
+        {"run", cli_run, "sweep a matrix: launch, check, bench and journal every cell"},
+        {"smoke", cli_smoke, "the smoke suite against a running server"},
+        {"inspect", cli_inspect, "garbage detectors on saved outputs"},
+        {"bench", cli_bench, "load-test a running server"},
+        {"report", cli_report, "render a journal as text, markdown, json or html"},
+        {"emit", cli_emit, "a systemd unit or launch script for the best cell"},
+        {"doctor", cli_doctor, "host fingerprint: GPUs, driver, engines"},
+};
+
+static void usage(FILE *f) {
+        fprintf(f, "usage: gauntlet COMMAND [ARGS...]\n\n"
+                   "Finds the fastest configuration of an LLM inference server that still gives\n"
+                   "right answers.\n\ncommands:\n");
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "\n'gauntlet COMMAND --help' tells more about one command.\n");
+}
+
+void cli_error(const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("gauntlet: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("gauntlet: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+        if (cmd)
+                fprintf(stderr, "try 'gauntlet %s --help'\n", cmd);
+        else
+                fprintf(stderr, "try 'gauntlet --help'\n");
+        return EXIT_USAGE;
+}
+
+bool cli_color(FILE *f) {
+        const char *nc = getenv("NO_COLOR");
+        if (nc && *nc)
+                return false;
+        const char *term = getenv("TERM");
+        if (term && strcmp(term, "dumb") == 0)
+                return false;
+        return isatty(fileno(f));
+}
+
+int cli_parse_choice(const char *value, const char *const *names) {
+        for (int i = 0; value && names[i]; i++)
+                if (strcmp(value, names[i]) == 0)
+                        return i;
+        return -1;
+}
+
+int cli_parse_int(const char *s, long min, long max, long *ret) {
+        if (!s || !*s)
+                return -EINVAL;
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (errno || *end || v < min || v > max)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        int status;
+        if (argc < 2) {
+                usage(stderr);
+                return EXIT_USAGE;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+                usage(stdout);
+                status = EXIT_OK;
+                goto finish;
+        }
+        if (strcmp(argv[1], "--version") == 0) {
+                printf("gauntlet %s\n", GAUNTLET_VERSION);
+                status = EXIT_OK;
+                goto finish;
+        }
+        const struct command *cmd = NULL;
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                if (strcmp(argv[1], commands[i].name) == 0)
+                        cmd = &commands[i];
+        if (!cmd)
+                return cli_usage_error(NULL, "unknown command '%s'", argv[1]);
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+                cli_error("cannot initialise libcurl");
+                return EXIT_USAGE;
+        }
+        status = cmd->fn(argc - 1, argv + 1);
+        curl_global_cleanup();
+finish:
+        /* A report that did not reach its file is a failure, not a success (jq's habit). */
+        if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+                cli_error("cannot write output: %s", strerror(errno));
+                return status ? status : EXIT_USAGE;
+        }
+        return status;
+}

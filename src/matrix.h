@@ -1,0 +1,119 @@
+/* matrix.h -- the user's matrix file: YAML -> struct matrix -> cells.
+ *
+ * The keys are a contract (DESIGN.md, docs/matrix.md). matrix_load() validates
+ * everything a sweep needs before anything is launched or written: a malformed file gives
+ * one message "FILE:LINE: what is wrong" and no side effects.
+ */
+#ifndef GAUNTLET_MATRIX_H
+#define GAUNTLET_MATRIX_H
+
+#include <sys/types.h>
+
+#include "checks.h"
+#include "profile.h"
+#include "util.h"
+
+/* Limits on what a matrix may ask for (docs/limits.md). */
+#define MATRIX_MAX_FILE ((size_t)1 << 20)   /* bytes of YAML */
+#define MATRIX_MAX_AXES 16
+#define MATRIX_MAX_VALUES 256               /* per axis */
+#define MATRIX_MAX_CELLS 10000              /* after expansion, before exclusion */
+#define MATRIX_MAX_NODES 100000             /* YAML events: stops alias bombs */
+
+struct axis_value {
+        char *name;          /* shown in reports; the value itself for plain values */
+        char **args;         /* appended to argv: {flag, value} for plain values */
+        char **env;          /* "KEY=VALUE" */
+        bool is_default;     /* the engine's default ("auto", ...) or `default: true` */
+};
+
+struct axis {
+        char *name;
+        char *flag;          /* NULL when every value is a map */
+        struct axis_value *values;
+        size_t n_values;
+};
+
+struct bench_spec {
+        int *concurrency;     /* levels, in order */
+        size_t n_concurrency;
+        int input_tokens;     /* 0: a short prompt */
+        int output_tokens;
+        int requests;         /* per level; 0 when duration is set */
+        usec_t duration;      /* per level; 0 when requests is set */
+        int warmup;           /* requests per level not counted */
+        double rate;          /* requests/s for open loop; 0 = closed loop */
+        bool chat;            /* chat endpoint (default) or completions */
+};
+
+enum strategy { STRATEGY_GRID, STRATEGY_ONE_AT_A_TIME };
+
+enum emit_kind { EMIT_SYSTEMD = 1 << 0, EMIT_SCRIPT = 1 << 1 };
+
+/* One exclusion rule: a cell matching every named axis is skipped. */
+struct exclude_rule {
+        ssize_t *value;      /* per axis: value index, or -1 for "any" */
+};
+
+struct matrix {
+        char *path;
+        char *text;                   /* the file as read, for the journal and reports */
+        char *engine;
+        const struct profile *profile;
+        char *model;                  /* may be NULL for generic and testbed */
+        char **command;               /* generic: the full command template */
+        char **args;                  /* base args after the template */
+        char **env;                   /* base env, "KEY=VALUE" */
+        char *host;                   /* default 127.0.0.1 */
+        int port;                     /* 0: a free port per launch */
+        int tp;                       /* from `tp:` or the profile's TP flag in args; 0 unknown */
+        char *workdir;                /* where the server runs; NULL: gauntlet's cwd */
+        usec_t startup_timeout;       /* default 20m */
+        usec_t request_timeout;       /* per check request; default 5m */
+        usec_t stop_timeout;          /* SIGTERM grace before SIGKILL; default 30s */
+        struct axis *axes;
+        size_t n_axes;
+        enum strategy strategy;
+        size_t *baseline;             /* one-at-a-time: value index per axis */
+        struct exclude_rule *excludes;
+        size_t n_excludes;
+        bool checks_default;          /* `checks: default` or absent */
+        struct check_spec *checks;    /* custom suite (when !checks_default) */
+        size_t n_checks;
+        bool has_bench;
+        struct bench_spec bench;
+        char *objective;              /* default "output_tokens_per_s@1" */
+        unsigned emit;                /* enum emit_kind bits */
+};
+
+struct cell {
+        size_t *choice;       /* value index per axis */
+        char id[17];          /* 16 hex digits: FNV-1a 64 of the resolved argv and env */
+        char **argv;          /* resolved except {host} and {port} */
+        char **env;           /* base env then axis env, "KEY=VALUE"; later keys win */
+        bool excluded;        /* matched an exclude rule: verdict skipped/excluded */
+        int distance;         /* axes whose value is not the engine's default */
+};
+
+/* Loads and validates. On failure returns a negative errno and, in *ret_error, one line
+ * "FILE:LINE: message" (caller frees). */
+int matrix_load(const char *path, struct matrix **ret, char **ret_error);
+/* The same from memory; name stands for the file in messages. */
+int matrix_load_string(const char *text, size_t len, const char *name, struct matrix **ret,
+                       char **ret_error);
+void matrix_free(struct matrix *m);
+static inline void matrix_freep(struct matrix **m) { if (*m) matrix_free(*m); }
+#define _cleanup_matrix_ _cleanup_(matrix_freep)
+
+/* The cells to run, in order: the grid in row-major order of the axes as written, or for
+ * one-at-a-time the baseline first, then each axis varied alone. Excluded cells are kept
+ * and marked. Caller frees with cells_free. */
+int matrix_expand(const struct matrix *m, struct cell **ret, size_t *ret_n);
+void cells_free(struct cell *cells, size_t n);
+
+/* Copies argv with {host} and {port} filled in. */
+int cell_resolve_argv(const struct cell *c, const char *host, int port, char ***ret);
+/* "moe=flashinfer_cutlass gemm=auto" style label (caller frees). */
+char *cell_label(const struct matrix *m, const struct cell *c);
+
+#endif

@@ -1,0 +1,194 @@
+/* profile.c -- the engine table. Facts come from ENGINES.md; keep them data. */
+#include "profile.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define STRV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const char *const reasoning_both[] = {"reasoning_content", "reasoning", NULL};
+static const char *const defaults_common[] = {"auto", "default", "none", NULL};
+
+/* Shared by every engine: the CUDA runtime, torch, NCCL, FlashInfer, Triton, argparse. */
+static const struct signature common_signatures[] = {
+        /* arch: a kernel not built for this GPU */
+        {"no kernel image is available for execution on the device", "arch", TIER_ROOT, "CUDA runtime"},
+        {"with CUDA capability sm_[0-9]+ is not compatible with the current PyTorch installation", "arch",
+         TIER_ROOT, "torch"},
+        {"Unsupported [Aa]rchitectur", "arch", TIER_ROOT, "TRT-LLM, FlashInfer"},
+        {"No supported CUDA architectures found for major versions", "arch", TIER_ROOT, "FlashInfer JIT"},
+        {"does not support backend '[A-Za-z0-9_]+' with capability [0-9]+", "arch", TIER_ROOT,
+         "FlashInfer mm_fp4"},
+        {"No compiled cutlass_scaled_mm for CUDA device capability: [0-9]+", "arch", TIER_ROOT, "vLLM"},
+        {"none of the configured backends are usable on sm[0-9]+", "arch", TIER_ROOT, "FlashInfer MoE"},
+        {"Failed to initialize cutlass TMA WS grouped gemm", "arch", TIER_ROOT, "FlashInfer CUTLASS MoE"},
+        {"cudaErrorIllegalInstruction", "arch", TIER_ROOT, "CUDA"},
+        {"is unsupported on SM[0-9]+", "arch", TIER_ROOT, "TRT-LLM"},
+        {"out of resource: shared memory, Required: [0-9]+, Hardware limit: [0-9]+", "arch", TIER_ROOT,
+         "Triton"},
+        /* oom */
+        {"CUDA out of memory\\. Tried to allocate", "oom", TIER_ROOT, "PyTorch"},
+        {"OutOfMemoryError", "oom", TIER_ROOT, "PyTorch"},
+        {"CUDA error: out of memory", "oom", TIER_ROOT, "CUDA"},
+        {"Triton Error \\[CUDA\\]: out of memory", "oom", TIER_ROOT, "Triton"},
+        {"Not enough memory\\. Please try to increase --mem-fraction-static", "oom", TIER_ROOT, "SGLang"},
+        {"No available memory for the cache blocks", "oom", TIER_ROOT, "vLLM"},
+        {"Executor creation failed due to insufficient GPU memory", "oom", TIER_ROOT, "TRT-LLM"},
+        {"cudaMalloc failed: out of memory", "oom", TIER_ROOT, "llama.cpp"},
+        {"failed to allocate buffer for kv cache", "oom", TIER_ROOT, "llama.cpp"},
+        /* port */
+        {"[Aa]ddress already in use", "port", TIER_ROOT, "uvicorn, zmq"},
+        {"Errno 98", "port", TIER_ROOT, "uvicorn"},
+        /* model */
+        {"are not supported for now", "model", TIER_ROOT, "vLLM"},
+        {"Cannot access gated repo", "model", TIER_ROOT, "transformers"},
+        {"couldn't connect to 'https://huggingface.co'", "model", TIER_ROOT, "transformers"},
+        /* config: the engine refused a flag or a value */
+        {"invalid choice: ", "config", TIER_ROOT, "argparse"},
+        {"unrecognized arguments: ", "config", TIER_ROOT, "argparse"},
+        /* cuda: device faults, usually NaN logits or a bad kernel */
+        {"an illegal memory access was encountered", "cuda", TIER_DEVICE, "CUDA"},
+        {"misaligned address", "cuda", TIER_DEVICE, "CUDA"},
+        {"device-side assert triggered", "cuda", TIER_DEVICE, "torch"},
+        {"probability tensor contains either .inf., .nan.", "cuda", TIER_DEVICE, "torch"},
+        /* nccl */
+        {"NCCL error", "nccl", TIER_DEVICE, "NCCL"},
+        {"unhandled cuda error", "nccl", TIER_DEVICE, "NCCL"},
+        {"remote process exited", "nccl", TIER_DEVICE, "NCCL"},
+        /* hang: a watchdog noticed a stuck collective */
+        {"Watchdog caught collective operation timeout", "hang", TIER_SYMPTOM, "torch"},
+        {"Scheduler watchdog timeout", "hang", TIER_SYMPTOM, "SGLang"},
+        {NULL, NULL, 0, NULL},
+};
+
+static const struct signature no_signatures[] = {{NULL, NULL, 0, NULL}};
+
+static const struct signature testbed_signatures[] = {
+        {"failed to allocate [0-9]+ bytes", "oom", TIER_ROOT, "gauntlet-testbed"},
+        {NULL, NULL, 0, NULL},
+};
+
+static const struct profile profiles[] = {
+        {
+                .name = "sglang",
+                .command = STRV("python3", "-m", "sglang.launch_server", "--model-path", "{model}", "--host",
+                                "{host}", "--port", "{port}"),
+                .tp_flag = "--tp",
+                .health_path = "/health",
+                .ready = READY_HTTP_200,
+                .ready_line = "The server is fired up and ready to roll",
+                .reasoning_fields = reasoning_both,
+                .thinking_key = "enable_thinking",
+                .takes_seed = true,
+                .takes_ignore_eos = true,
+                .version_command = STRV("python3", "-c", "import sglang; print(sglang.__version__)"),
+                .default_values = defaults_common,
+                .signatures = no_signatures,
+        },
+        {
+                .name = "vllm",
+                .command = STRV("vllm", "serve", "{model}", "--host", "{host}", "--port", "{port}"),
+                .tp_flag = "--tensor-parallel-size",
+                .health_path = "/health",
+                .ready = READY_HTTP_200,
+                .ready_line = "Application startup complete",
+                .reasoning_fields = STRV("reasoning", "reasoning_content"),
+                .thinking_key = "enable_thinking",
+                .takes_seed = true,
+                .takes_ignore_eos = true,
+                .version_command = STRV("vllm", "--version"),
+                .default_values = defaults_common,
+                .signatures = no_signatures,
+        },
+        {
+                .name = "trtllm",
+                .command = STRV("trtllm-serve", "{model}", "--host", "{host}", "--port", "{port}"),
+                .tp_flag = "--tp_size",
+                .health_path = "/health",
+                .ready = READY_HTTP_200,
+                .ready_line = NULL, /* not established: the probe alone decides */
+                .reasoning_fields = reasoning_both,
+                .thinking_key = "enable_thinking",
+                .takes_seed = true,
+                .takes_ignore_eos = true,
+                .version_command = STRV("python3", "-c", "import tensorrt_llm; print(tensorrt_llm.__version__)"),
+                .default_values = defaults_common,
+                .signatures = no_signatures,
+        },
+        {
+                .name = "llama.cpp",
+                .command = STRV("llama-server", "-m", "{model}", "--host", "{host}", "--port", "{port}"),
+                .tp_flag = NULL,
+                .health_path = "/health",
+                .ready = READY_HTTP_200_STATUS_OK,
+                .ready_line = "(server is listening on http://|llama_server: listening on http://)",
+                .reasoning_fields = reasoning_both,
+                .thinking_key = "enable_thinking",
+                .takes_seed = true,
+                .takes_ignore_eos = true,
+                .version_command = STRV("llama-server", "--version"),
+                .default_values = defaults_common,
+                .signatures = no_signatures,
+        },
+        {
+                .name = "testbed",
+                .command = STRV("gauntlet-testbed", "--host", "{host}", "--port", "{port}"),
+                .tp_flag = NULL,
+                .health_path = "/health",
+                .ready = READY_HTTP_200,
+                .ready_line = "gauntlet-testbed: listening on http://",
+                .reasoning_fields = reasoning_both,
+                .thinking_key = "enable_thinking",
+                .takes_seed = true,
+                .takes_ignore_eos = true,
+                .version_command = STRV("gauntlet-testbed", "--version"),
+                .default_values = defaults_common,
+                .signatures = testbed_signatures,
+        },
+        {
+                .name = "generic",
+                .command = NULL, /* the matrix gives the whole command */
+                .tp_flag = NULL,
+                .health_path = "/health",
+                .ready = READY_HTTP_200,
+                .ready_line = NULL,
+                .reasoning_fields = reasoning_both,
+                .thinking_key = "enable_thinking",
+                .takes_seed = false,
+                .takes_ignore_eos = false,
+                .version_command = NULL,
+                .default_values = defaults_common,
+                .signatures = no_signatures,
+        },
+};
+
+const struct profile *profile_find(const char *name) {
+        if (!name)
+                return NULL;
+        for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
+                if (strcmp(profiles[i].name, name) == 0)
+                        return &profiles[i];
+        /* a friendlier spelling people use */
+        if (strcmp(name, "llamacpp") == 0 || strcmp(name, "llama-cpp") == 0)
+                return profile_find("llama.cpp");
+        return NULL;
+}
+
+const struct profile *const *profile_all(void) {
+        static const struct profile *all[sizeof(profiles) / sizeof(profiles[0]) + 1];
+        for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
+                all[i] = &profiles[i];
+        return all;
+}
+
+const struct signature *profile_common_signatures(void) {
+        return common_signatures;
+}
+
+bool profile_is_default_value(const struct profile *p, const char *value) {
+        const char *const *d = p && p->default_values ? p->default_values : defaults_common;
+        for (; *d; d++)
+                if (strcmp(*d, value) == 0)
+                        return true;
+        return false;
+}

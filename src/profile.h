@@ -1,0 +1,58 @@
+/* profile.h -- what gauntlet knows about each engine, as data.
+ *
+ * A profile is a table row, not a code path: the command template, how the engine takes
+ * the model, host, port and tensor parallelism, how to tell that it is ready, where it puts
+ * reasoning, and the log signatures of its failures. Adding an engine means adding a row.
+ */
+#ifndef GAUNTLET_PROFILE_H
+#define GAUNTLET_PROFILE_H
+
+#include <stdbool.h>
+
+enum ready_kind {
+        READY_HTTP_200,            /* GET health_path answers 200 */
+        READY_HTTP_200_STATUS_OK,  /* ... and the JSON body has "status": "ok" (llama.cpp) */
+};
+
+/* Tiers order causes by how close they are to the root: when several signatures match a
+ * log, the lowest tier wins, and within a tier the earliest line (the inner error comes
+ * first; wrapper lines like "Engine core initialization failed" come after it). */
+enum signature_tier {
+        TIER_ROOT = 0,      /* arch, oom, model, config, port: a reason on its own */
+        TIER_DEVICE = 1,    /* cuda, nccl: often a consequence of something else */
+        TIER_SYMPTOM = 2,   /* hang: a watchdog noticed something stuck */
+};
+
+struct signature {
+        const char *regex;  /* POSIX extended, matched against one log line */
+        const char *cause;  /* a crash cause from DESIGN.md (or "hang": a timeout) */
+        enum signature_tier tier;
+        const char *source; /* who prints it, for people */
+};
+
+struct profile {
+        const char *name;
+        const char *const *command;      /* template argv; {model} {host} {port} are filled in */
+        const char *tp_flag;             /* NULL if the engine takes none */
+        const char *health_path;         /* readiness probe path; never /ping */
+        enum ready_kind ready;
+        const char *ready_line;          /* ERE printed once up, or NULL; a hint, the probe decides */
+        const char *const *reasoning_fields; /* message/delta fields holding reasoning, in order */
+        const char *thinking_key;        /* chat_template_kwargs key switching thinking */
+        bool takes_seed;
+        bool takes_ignore_eos;
+        const char *const *version_command; /* argv printing the engine's version, or NULL */
+        const char *const *default_values;  /* axis value names meaning "the engine's default" */
+        const struct signature *signatures; /* engine-specific first; ends with {NULL} */
+};
+
+/* NULL for an unknown engine name. */
+const struct profile *profile_find(const char *name);
+/* All profiles, ending with NULL. */
+const struct profile *const *profile_all(void);
+/* The signatures every engine shares (ENGINES.md), ending with {NULL}. */
+const struct signature *profile_common_signatures(void);
+/* Whether an axis value name means the engine's default ("auto", "default", ...). */
+bool profile_is_default_value(const struct profile *p, const char *value);
+
+#endif

@@ -1,0 +1,24 @@
+/* verdict.h -- the fixed vocabulary of outcomes (a contract: see DESIGN.md). */
+#ifndef GAUNTLET_VERDICT_H
+#define GAUNTLET_VERDICT_H
+
+enum verdict {
+        VERDICT_PASS,
+        VERDICT_GARBAGE,
+        VERDICT_WRONG,
+        VERDICT_CRASH,
+        VERDICT_TIMEOUT,
+        VERDICT_SKIPPED,
+        VERDICT_ERROR,
+        _VERDICT_MAX,
+        VERDICT_INVALID = -1,
+};
+
+/* "pass", "garbage", ... ; never NULL for a valid verdict. */
+const char *verdict_to_string(enum verdict v);
+/* VERDICT_INVALID for an unknown name. */
+enum verdict verdict_from_string(const char *s);
+/* Orders verdicts by how bad they are for a whole cell: the worst check decides. */
+int verdict_severity(enum verdict v);
+
+#endif
