@@ -1,0 +1,311 @@
+/* procs.c -- finding and ending a server's processes through /proc and pidfds. */
+#include "procs.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+
+struct proc_info {
+        pid_t pid, ppid, sid;
+        char state;
+        bool match;
+};
+
+/* Parses /proc/PID/stat: the comm field may hold spaces and parentheses, so everything is
+ * read after the last ')'. */
+static int read_stat(pid_t pid, struct proc_info *ret, uint64_t *ret_start) {
+        char path[64], buf[1024];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return n < 0 ? -errno : -EIO;
+        buf[n] = '\0';
+        char *p = strrchr(buf, ')');
+        if (!p)
+                return -EIO;
+        char state;
+        int ppid, pgrp, sid;
+        if (sscanf(p + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4)
+                return -EIO;
+        if (ret)
+                *ret = (struct proc_info){.pid = pid, .ppid = ppid, .sid = sid, .state = state};
+        if (ret_start) {
+                /* field 22 is starttime; after ')' we are at field 3 */
+                char *q = p + 1; /* the space before field 3 */
+                for (int field = 3; field < 22 && q; field++)
+                        q = strchr(q + 1, ' ');
+                if (!q)
+                        return -EIO;
+                *ret_start = strtoull(q + 1, NULL, 10);
+        }
+        return 0;
+}
+
+int procs_starttime(pid_t pid, uint64_t *ret) {
+        int r = read_stat(pid, NULL, ret);
+        return r == -ENOENT ? -ESRCH : r;
+}
+
+/* Whether /proc/PID/environ holds exactly "GAUNTLET_ATTEMPT=<token>". Environments are
+ * read up to 1 MiB; a larger one is searched in its first MiB only. */
+static bool environ_has(pid_t pid, const char *needle, size_t needle_len) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0;
+        int r = read_file_capped(path, 1 << 20, &data, &len);
+        if (r < 0)
+                return false;
+        for (size_t i = 0; i < len;) {
+                const char *entry = data + i;
+                size_t elen = strnlen(entry, len - i);
+                if (elen == needle_len && memcmp(entry, needle, needle_len) == 0)
+                        return true;
+                i += elen + 1;
+        }
+        return false;
+}
+
+int procs_find(const struct procs_query *q, pid_t **ret, size_t *ret_n) {
+        DIR *d = opendir("/proc");
+        if (!d)
+                return -errno;
+        struct proc_info *all = NULL;
+        size_t n = 0, cap = 0;
+        pid_t self = getpid();
+        _cleanup_free_ char *needle = NULL;
+        if (q->token && !(needle = strdup_printf("%s=%s", PROCS_TOKEN_VAR, q->token))) {
+                closedir(d);
+                return -ENOMEM;
+        }
+        size_t needle_len = needle ? strlen(needle) : 0;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (!isdigit((unsigned char)de->d_name[0]))
+                        continue;
+                pid_t pid = (pid_t)atoi(de->d_name);
+                struct proc_info info;
+                if (pid <= 1 || pid == self || read_stat(pid, &info, NULL) < 0)
+                        continue;
+                if (n == cap) {
+                        size_t nc = cap ? cap * 2 : 256;
+                        struct proc_info *na = realloc(all, nc * sizeof(*na));
+                        if (!na) {
+                                free(all);
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        all = na;
+                        cap = nc;
+                }
+                info.match = (q->root && pid == q->root) || (q->sid && info.sid == q->sid) ||
+                             (needle && environ_has(pid, needle, needle_len));
+                all[n++] = info;
+        }
+        closedir(d);
+        /* Descendants of a server process are server processes: mark children of marked
+         * processes until nothing changes (gauntlet itself is not in the list). */
+        bool changed = true;
+        while (changed) {
+                changed = false;
+                for (size_t i = 0; i < n; i++) {
+                        if (all[i].match)
+                                continue;
+                        for (size_t j = 0; j < n; j++)
+                                if (all[j].match && all[j].pid == all[i].ppid) {
+                                        all[i].match = true;
+                                        changed = true;
+                                        break;
+                                }
+                }
+        }
+        pid_t *out = malloc((n ? n : 1) * sizeof(pid_t));
+        if (!out) {
+                free(all);
+                return -ENOMEM;
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+                if (all[i].match && all[i].state != 'Z' && all[i].state != 'X')
+                        out[k++] = all[i].pid;
+        free(all);
+        *ret = out;
+        *ret_n = k;
+        return 0;
+}
+
+int procs_new_token(char buf[static 33]) {
+        uint8_t raw[16];
+        size_t got = 0;
+        while (got < sizeof(raw)) {
+                ssize_t k = getrandom(raw + got, sizeof(raw) - got, 0);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                got += (size_t)k;
+        }
+        for (size_t i = 0; i < sizeof(raw); i++)
+                snprintf(buf + 2 * i, 3, "%02x", raw[i]);
+        return 0;
+}
+
+/* Children registered by their owners: not reaped here. A sweep runs few servers at once. */
+static pid_t registered[64];
+static size_t n_registered;
+
+int procs_register_child(pid_t pid) {
+        if (n_registered == ELEMENTSOF(registered))
+                return -ENOSPC;
+        registered[n_registered++] = pid;
+        return 0;
+}
+
+void procs_unregister_child(pid_t pid) {
+        for (size_t i = 0; i < n_registered; i++)
+                if (registered[i] == pid) {
+                        registered[i] = registered[--n_registered];
+                        return;
+                }
+}
+
+static bool is_registered(pid_t pid) {
+        for (size_t i = 0; i < n_registered; i++)
+                if (registered[i] == pid)
+                        return true;
+        return false;
+}
+
+void procs_reap_orphans(void) {
+        /* Walk /proc for zombies whose parent is us rather than waitpid(-1): that would also
+         * collect registered children whose owners want their status. */
+        DIR *d = opendir("/proc");
+        if (!d)
+                return;
+        pid_t self = getpid();
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (!isdigit((unsigned char)de->d_name[0]))
+                        continue;
+                pid_t pid = (pid_t)atoi(de->d_name);
+                struct proc_info info;
+                if (read_stat(pid, &info, NULL) < 0 || info.ppid != self || info.state != 'Z')
+                        continue;
+                if (!is_registered(pid))
+                        waitpid(pid, NULL, WNOHANG);
+        }
+        closedir(d);
+}
+
+int procs_become_subreaper(void) {
+        if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+struct watched {
+        int pidfd;
+        bool gone;
+};
+
+static void on_pidfd(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        struct watched *w = userdata;
+        w->gone = true;
+        loop_unwatch_fd(l, fd);
+}
+
+/* Signals every listed process through a pidfd and waits until all exited or `until`.
+ * Returns how many it signalled. */
+static int signal_and_wait(struct loop *l, const pid_t *pids, size_t n, int sig, usec_t until) {
+        struct watched *w = calloc(n ? n : 1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        size_t pending = 0;
+        int signalled = 0;
+        for (size_t i = 0; i < n; i++) {
+                w[i].pidfd = pidfd_open(pids[i], 0);
+                if (w[i].pidfd < 0) {
+                        w[i].gone = true; /* exited between the search and now */
+                        continue;
+                }
+                if (pidfd_send_signal(w[i].pidfd, sig, NULL, 0) == 0)
+                        signalled++;
+                if (loop_watch_fd(l, w[i].pidfd, EPOLLIN, on_pidfd, &w[i]) < 0) {
+                        close(w[i].pidfd);
+                        w[i].pidfd = -1;
+                        w[i].gone = true;
+                        continue;
+                }
+                pending++;
+        }
+        while (pending > 0) {
+                int r = loop_iterate(l, until);
+                if (r == -ETIME)
+                        break;
+                /* A second Ctrl-C during shutdown does not abandon the processes: go on. */
+                pending = 0;
+                for (size_t i = 0; i < n; i++)
+                        if (!w[i].gone)
+                                pending++;
+        }
+        for (size_t i = 0; i < n; i++) {
+                if (w[i].pidfd < 0)
+                        continue;
+                if (!w[i].gone)
+                        loop_unwatch_fd(l, w[i].pidfd);
+                close(w[i].pidfd);
+        }
+        free(w);
+        return signalled;
+}
+
+int procs_terminate(struct loop *l, const struct procs_query *q, usec_t grace, usec_t deadline,
+                    size_t *ret_killed) {
+        size_t killed = 0;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        int r = procs_find(q, &pids, &n);
+        if (r < 0)
+                return r;
+        if (n > 0) {
+                usec_t until = MIN(now_usec() + grace, deadline);
+                r = signal_and_wait(l, pids, n, SIGTERM, until);
+                if (r < 0)
+                        return r;
+        }
+        /* Whatever is left (or appeared meanwhile) gets SIGKILL, until nothing is left. */
+        for (;;) {
+                procs_reap_orphans();
+                free(pids);
+                pids = NULL;
+                r = procs_find(q, &pids, &n);
+                if (r < 0)
+                        return r;
+                if (n == 0)
+                        break;
+                if (now_usec() >= deadline) {
+                        if (ret_killed)
+                                *ret_killed = killed;
+                        return -ETIME;
+                }
+                r = signal_and_wait(l, pids, n, SIGKILL, MIN(now_usec() + 5 * USEC_PER_SEC, deadline));
+                if (r < 0)
+                        return r;
+                killed += (size_t)r;
+        }
+        if (ret_killed)
+                *ret_killed = killed;
+        return 0;
+}

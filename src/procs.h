@@ -1,0 +1,55 @@
+/* procs.h -- finding and ending a server's processes, including the ones that hid.
+ *
+ * Engines start workers; some ignore SIGTERM, some move to a session of their own, some
+ * outlive their parent. A server's processes are therefore found three ways at once: the
+ * descendants of its main process, the members of its session, and every process whose
+ * environment carries the attempt's token (GAUNTLET_ATTEMPT=<token>, which gauntlet puts
+ * in the server's environment and every child inherits). The token also lets the next run
+ * find what a SIGKILLed gauntlet left behind without ever touching a reused PID.
+ */
+#ifndef GAUNTLET_PROCS_H
+#define GAUNTLET_PROCS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "loop.h"
+#include "util.h"
+
+#define PROCS_TOKEN_VAR "GAUNTLET_ATTEMPT"
+
+struct procs_query {
+        const char *token;   /* match GAUNTLET_ATTEMPT=<token> in /proc/PID/environ; may be NULL */
+        pid_t root;          /* include descendants of this pid (and itself); 0: none */
+        pid_t sid;           /* include members of this session; 0: none */
+};
+
+/* Lists the live (non-zombie) processes matching q, never gauntlet itself. *ret is a
+ * malloc'ed array (caller frees), possibly empty. */
+int procs_find(const struct procs_query *q, pid_t **ret, size_t *ret_n);
+
+/* Start time of pid in clock ticks since boot (field 22 of /proc/PID/stat); -ESRCH if gone. */
+int procs_starttime(pid_t pid, uint64_t *ret);
+
+/* Generates a fresh random token (32 hex digits) into buf. */
+int procs_new_token(char buf[static 33]);
+
+/* Ends every process matching q: SIGTERM, wait as events (pidfds on the loop) up to grace,
+ * then SIGKILL and wait again, repeating the search until none is left or `deadline`
+ * passes. Zombie children of gauntlet (orphans it adopted as a subreaper) are reaped,
+ * except registered children (procs_register_child) whose status someone still wants.
+ * *ret_killed (optional) counts processes that needed SIGKILL.
+ * Returns 0 when nothing is left, -ETIME when something survived the deadline (unkillable:
+ * D state), or another negative errno. */
+int procs_terminate(struct loop *l, const struct procs_query *q, usec_t grace, usec_t deadline,
+                    size_t *ret_killed);
+
+/* A child whose exit status its owner collects itself: never reaped by procs_reap_orphans. */
+int procs_register_child(pid_t pid);
+void procs_unregister_child(pid_t pid);
+/* Reaps zombie children of gauntlet (adopted orphans, as a subreaper) not registered. */
+void procs_reap_orphans(void);
+/* Makes gauntlet the reaper of orphans from its children's trees (PR_SET_CHILD_SUBREAPER). */
+int procs_become_subreaper(void);
+
+#endif

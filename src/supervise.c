@@ -1,0 +1,424 @@
+/* supervise.c -- spawn, watch and stop one server and everything it started. */
+#include "supervise.h"
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <sys/wait.h>
+
+#include "procs.h"
+
+extern char **environ;
+
+#define MAX_LINE ((size_t)64 << 10)      /* longer lines are cut for matching, not in the log */
+#define MAX_PROBE_BODY ((size_t)64 << 10)
+#define PROBE_TIMEOUT_MS 5000L
+
+static void collect_exit(struct server *s) {
+        if (s->exited)
+                return;
+        siginfo_t si = {0};
+        if (waitid(P_PIDFD, (id_t)s->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+                return;
+        s->exited = true;
+        s->exited_at = now_usec();
+        if (si.si_code == CLD_EXITED)
+                s->exit_code = si.si_status;
+        else
+                s->exit_signal = si.si_status;
+        procs_unregister_child(s->pid);
+        loop_unwatch_fd(s->loop, s->pidfd);
+}
+
+static void on_pidfd(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        collect_exit(userdata);
+}
+
+static void scan_line(struct server *s, const char *line) {
+        if (s->has_ready_re && !s->ready_line_seen && regexec(&s->ready_re, line, 0, NULL, 0) == 0) {
+                s->ready_line_seen = true;
+                if (!s->probe_in_flight)
+                        s->next_probe = now_usec(); /* probe at once: readiness soon after the line */
+        }
+}
+
+static void log_write(struct server *s, const char *p, size_t n) {
+        if (s->log_fd < 0)
+                return;
+        size_t room = s->log_bytes < SUPERVISE_MAX_LOG ? SUPERVISE_MAX_LOG - s->log_bytes : 0;
+        size_t k = MIN(n, room);
+        if (k > 0 && write_all(s->log_fd, p, k) == 0)
+                s->log_bytes += k;
+        if (k < n) {
+                if (s->log_dropped == 0) {
+                        static const char note[] = "\n[gauntlet: log cut at its size limit]\n";
+                        (void)write_all(s->log_fd, note, sizeof(note) - 1);
+                }
+                s->log_dropped += n - k;
+        }
+}
+
+static void split_lines(struct server *s, const char *p, size_t n) {
+        while (n > 0) {
+                const char *nl = memchr(p, '\n', n);
+                size_t k = nl ? (size_t)(nl - p) : n;
+                (void)buf_append(&s->line, p, k); /* a line over the cap is matched cut */
+                if (!nl)
+                        return;
+                scan_line(s, buf_str(&s->line));
+                buf_reset(&s->line);
+                p += k + 1;
+                n -= k + 1;
+        }
+}
+
+static void read_log(struct server *s) {
+        char chunk[65536];
+        for (;;) {
+                ssize_t k = read(s->log_pipe, chunk, sizeof(chunk));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                return;
+                        k = 0; /* treat errors as end of file */
+                }
+                if (k == 0) {
+                        if (s->line.len)
+                                scan_line(s, buf_str(&s->line));
+                        buf_reset(&s->line);
+                        loop_unwatch_fd(s->loop, s->log_pipe);
+                        close(s->log_pipe);
+                        s->log_pipe = -1;
+                        return;
+                }
+                log_write(s, chunk, (size_t)k);
+                split_lines(s, chunk, (size_t)k);
+        }
+}
+
+static void on_log(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        read_log(userdata);
+}
+
+static size_t probe_write(char *p, size_t size, size_t nmemb, void *userdata) {
+        struct buf *b = userdata;
+        (void)buf_append(b, p, size * nmemb); /* a huge health body is cut, not an error */
+        return size * nmemb;
+}
+
+static bool probe_says_ready(struct server *s, long status) {
+        if (status != 200)
+                return false;
+        if (s->ready != READY_HTTP_200_STATUS_OK)
+                return true;
+        json_error_t err;
+        json_t *j = json_loadb(buf_str(&s->probe_body), s->probe_body.len, 0, &err);
+        const char *st = json_string_value(json_object_get(j, "status"));
+        bool ok = st && strcmp(st, "ok") == 0;
+        json_decref(j);
+        return ok;
+}
+
+static void on_probe_done(struct loop *l, CURL *easy, CURLcode result, void *userdata) {
+        struct server *s = userdata;
+        long status = 0;
+        s->probe_in_flight = false;
+        if (result == CURLE_OK)
+                curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+        if (result == CURLE_OK && probe_says_ready(s, status) && !s->ready_at)
+                s->ready_at = now_usec();
+}
+
+static int probe_start(struct server *s) {
+        if (!s->probe) {
+                s->probe = curl_easy_init();
+                if (!s->probe)
+                        return -ENOMEM;
+        }
+        CURL *e = s->probe;
+        curl_easy_reset(e);
+        buf_reset(&s->probe_body);
+        curl_easy_setopt(e, CURLOPT_URL, s->health_url);
+        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, PROBE_TIMEOUT_MS);
+        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, probe_write);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, &s->probe_body);
+        int r = loop_add_transfer(s->loop, e, on_probe_done, s);
+        if (r < 0)
+                return r;
+        s->probe_in_flight = true;
+        s->next_probe = now_usec() + SUPERVISE_PROBE_INTERVAL;
+        return 0;
+}
+
+/* gauntlet's environment, then the cell's, then the token; later entries win. */
+static char **build_env(const struct server_spec *spec) {
+        char **env = NULL;
+        char *const *layers[2] = {environ, spec->env};
+        for (size_t l = 0; l < 2; l++) {
+                for (char *const *e = layers[l]; e && *e; e++) {
+                        const char *eq = strchr(*e, '=');
+                        size_t klen = eq ? (size_t)(eq - *e) : strlen(*e);
+                        if (strncmp(*e, PROCS_TOKEN_VAR "=", strlen(PROCS_TOKEN_VAR) + 1) == 0)
+                                continue; /* never inherit a token from an outer run */
+                        size_t n = strv_length(env);
+                        size_t i;
+                        for (i = 0; i < n; i++)
+                                if (strncmp(env[i], *e, klen) == 0 && env[i][klen] == '=')
+                                        break;
+                        if (i < n) {
+                                char *c = strdup(*e);
+                                if (!c)
+                                        goto oom;
+                                free(env[i]);
+                                env[i] = c;
+                        } else if (strv_push(&env, *e) < 0) {
+                                goto oom;
+                        }
+                }
+        }
+        if (spec->token && strv_consume(&env, strdup_printf("%s=%s", PROCS_TOKEN_VAR, spec->token)) < 0)
+                goto oom;
+        return env;
+oom:
+        strv_free(env);
+        return NULL;
+}
+
+int server_start(struct loop *l, const struct server_spec *spec, struct server **ret) {
+        int r;
+        int pipefd[2] = {-1, -1};
+        posix_spawnattr_t attr;
+        posix_spawn_file_actions_t fa;
+        bool attr_init = false, fa_init = false;
+        _cleanup_strv_free_ char **env = NULL;
+
+        if (!spec->argv || !spec->argv[0])
+                return -EINVAL;
+        struct server *s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->loop = l;
+        s->pid = -1;
+        s->pidfd = -1;
+        s->log_pipe = -1;
+        s->log_fd = -1;
+        s->exit_code = -1;
+        s->ready = spec->ready;
+        buf_init(&s->line, MAX_LINE);
+        buf_init(&s->probe_body, MAX_PROBE_BODY);
+        s->health_url = strdup(spec->health_url ? spec->health_url : "");
+        s->token = spec->token ? strdup(spec->token) : NULL;
+        if (!s->health_url || (spec->token && !s->token)) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        if (spec->ready_line) {
+                if (regcomp(&s->ready_re, spec->ready_line, REG_EXTENDED | REG_NOSUB) != 0) {
+                        r = -EINVAL;
+                        goto fail;
+                }
+                s->has_ready_re = true;
+        }
+        s->log_fd = open(spec->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0644);
+        if (s->log_fd < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (pipe2(pipefd, O_CLOEXEC) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        env = build_env(spec);
+        if (!env) {
+                r = -ENOMEM;
+                goto fail;
+        }
+
+        if ((r = -posix_spawnattr_init(&attr)) < 0)
+                goto fail;
+        attr_init = true;
+        sigset_t empty, defaults;
+        sigemptyset(&empty);
+        sigemptyset(&defaults);
+        sigaddset(&defaults, SIGINT);
+        sigaddset(&defaults, SIGTERM);
+        sigaddset(&defaults, SIGHUP);
+        sigaddset(&defaults, SIGPIPE);
+        posix_spawnattr_setsigmask(&attr, &empty);     /* gauntlet blocks signals; the server must not */
+        posix_spawnattr_setsigdefault(&attr, &defaults);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+        if ((r = -posix_spawn_file_actions_init(&fa)) < 0)
+                goto fail;
+        fa_init = true;
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+        posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+        if (spec->workdir)
+                posix_spawn_file_actions_addchdir_np(&fa, spec->workdir);
+
+        pid_t pid;
+        r = posix_spawnp(&pid, spec->argv[0], &fa, &attr, spec->argv, env);
+        if (r != 0) {
+                r = -r;
+                goto fail;
+        }
+        s->pid = pid;
+        s->started = now_usec();
+        close(pipefd[1]);
+        pipefd[1] = -1;
+        s->log_pipe = pipefd[0];
+        pipefd[0] = -1;
+        fcntl(s->log_pipe, F_SETFL, fcntl(s->log_pipe, F_GETFL) | O_NONBLOCK);
+        procs_register_child(pid);
+        (void)procs_starttime(pid, &s->starttime);
+
+        s->pidfd = pidfd_open(pid, 0);
+        if (s->pidfd < 0) {
+                r = -errno;
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                procs_unregister_child(pid);
+                goto fail;
+        }
+        if ((r = loop_watch_fd(l, s->pidfd, EPOLLIN, on_pidfd, s)) < 0 ||
+            (r = loop_watch_fd(l, s->log_pipe, EPOLLIN, on_log, s)) < 0) {
+                loop_unwatch_fd(l, s->pidfd);
+                pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
+                waitid(P_PIDFD, (id_t)s->pidfd, &(siginfo_t){0}, WEXITED);
+                procs_unregister_child(pid);
+                goto fail;
+        }
+        s->next_probe = now_usec();
+        posix_spawnattr_destroy(&attr);
+        posix_spawn_file_actions_destroy(&fa);
+        *ret = s;
+        return 0;
+
+fail:
+        if (attr_init)
+                posix_spawnattr_destroy(&attr);
+        if (fa_init)
+                posix_spawn_file_actions_destroy(&fa);
+        if (pipefd[0] >= 0)
+                close(pipefd[0]);
+        if (pipefd[1] >= 0)
+                close(pipefd[1]);
+        s->pid = -1;
+        server_free(s);
+        return r;
+}
+
+enum server_event server_wait_ready(struct server *s, usec_t deadline) {
+        for (;;) {
+                collect_exit(s);
+                if (s->exited)
+                        return SERVER_DIED;
+                if (s->ready_at)
+                        return SERVER_READY;
+                usec_t now = now_usec();
+                if (now >= deadline)
+                        return SERVER_DEADLINE;
+                if (!s->probe_in_flight && now >= s->next_probe && probe_start(s) < 0)
+                        s->next_probe = now + SUPERVISE_PROBE_INTERVAL;
+                usec_t until = s->probe_in_flight ? deadline : MIN(deadline, s->next_probe);
+                int r = loop_iterate(s->loop, until);
+                if (r == -EINTR)
+                        return SERVER_SIGNAL;
+        }
+}
+
+bool server_alive(struct server *s) {
+        collect_exit(s);
+        return !s->exited;
+}
+
+void server_drain_log(struct server *s, usec_t until) {
+        while (s->log_pipe >= 0) {
+                if (loop_iterate(s->loop, until) == -ETIME)
+                        break;
+        }
+        if (s->log_pipe >= 0)
+                read_log(s); /* whatever is already there */
+}
+
+int server_stop(struct server *s, usec_t grace, usec_t deadline, size_t *ret_killed) {
+        if (s->probe_in_flight) {
+                loop_remove_transfer(s->loop, s->probe);
+                s->probe_in_flight = false;
+        }
+        collect_exit(s);
+        struct procs_query q = {
+                .token = s->token,
+                .root = s->exited ? 0 : s->pid,
+                .sid = s->pid, /* spawned with setsid: its session id is its pid */
+        };
+        int r = procs_terminate(s->loop, &q, grace, deadline, ret_killed);
+        /* The main process is ours: its pidfd fires when it is a zombie. */
+        while (!s->exited) {
+                collect_exit(s);
+                if (s->exited || loop_iterate(s->loop, MIN(deadline, now_usec() + USEC_PER_SEC)) == -ETIME)
+                        break;
+        }
+        if (!s->exited) {
+                /* Not seen dying: only a process in uninterruptible sleep does that. */
+                pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
+        }
+        server_drain_log(s, MIN(deadline, now_usec() + USEC_PER_SEC));
+        return r;
+}
+
+void server_free(struct server *s) {
+        if (!s)
+                return;
+        if (s->probe) {
+                if (s->probe_in_flight)
+                        loop_remove_transfer(s->loop, s->probe);
+                curl_easy_cleanup(s->probe);
+        }
+        if (s->pidfd >= 0) {
+                loop_unwatch_fd(s->loop, s->pidfd);
+                if (!s->exited)
+                        waitid(P_PIDFD, (id_t)s->pidfd, &(siginfo_t){0}, WEXITED | WNOHANG);
+                close(s->pidfd);
+        }
+        if (s->pid > 0)
+                procs_unregister_child(s->pid);
+        if (s->log_pipe >= 0) {
+                loop_unwatch_fd(s->loop, s->log_pipe);
+                close(s->log_pipe);
+        }
+        if (s->log_fd >= 0)
+                close(s->log_fd);
+        if (s->has_ready_re)
+                regfree(&s->ready_re);
+        buf_release(&s->line);
+        buf_release(&s->probe_body);
+        free(s->health_url);
+        free(s->token);
+        free(s);
+}
+
+const char *server_describe_exit(const struct server *s, char buf[static 64]) {
+        if (!s->exited)
+                return "still running";
+        if (s->exit_signal) {
+                const char *name = sigabbrev_np(s->exit_signal);
+                if (name)
+                        snprintf(buf, 64, "killed by SIG%s", name);
+                else
+                        snprintf(buf, 64, "killed by signal %d", s->exit_signal);
+        } else {
+                snprintf(buf, 64, "exited with status %d", s->exit_code);
+        }
+        return buf;
+}

@@ -1,0 +1,196 @@
+/* test_supervise.c -- spawning, death, stopping and finding hidden processes, with real
+ * children (/bin/sh scripts): workers that ignore SIGTERM, move to new sessions, outlive
+ * their parent. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "procs.h"
+#include "supervise.h"
+#include "util.h"
+
+struct env {
+        struct loop *loop;
+        char dir[64];
+        char log[128];
+        char token[33];
+};
+
+static int setup(void **state) {
+        struct env *e = calloc(1, sizeof(*e));
+        assert_non_null(e);
+        assert_int_equal(loop_new(&e->loop), 0);
+        strcpy(e->dir, "/tmp/gauntlet-sup-XXXXXX");
+        assert_non_null(mkdtemp(e->dir));
+        snprintf(e->log, sizeof(e->log), "%s/server.log", e->dir);
+        assert_int_equal(procs_new_token(e->token), 0);
+        assert_int_equal(procs_become_subreaper(), 0);
+        *state = e;
+        return 0;
+}
+
+static int teardown(void **state) {
+        struct env *e = *state;
+        /* whatever a failed test left behind */
+        struct procs_query q = {.token = e->token};
+        procs_terminate(e->loop, &q, USEC_PER_SEC, now_usec() + 10 * USEC_PER_SEC, NULL);
+        loop_free(e->loop);
+        unlink(e->log);
+        rmdir(e->dir);
+        free(e);
+        return 0;
+}
+
+static struct server *start_sh(struct env *e, const char *script) {
+        char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
+        char *env[] = {"FIXTURE_VAR=1", NULL};
+        struct server_spec spec = {
+                .argv = argv,
+                .env = env,
+                .log_path = e->log,
+                .token = e->token,
+                .health_url = "http://127.0.0.1:9/health", /* discard port: never ready */
+                .ready = READY_HTTP_200,
+        };
+        struct server *s = NULL;
+        assert_int_equal(server_start(e->loop, &spec, &s), 0);
+        return s;
+}
+
+static size_t count_procs(struct env *e) {
+        struct procs_query q = {.token = e->token};
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        assert_int_equal(procs_find(&q, &pids, &n), 0);
+        return n;
+}
+
+static void test_death_is_an_event(void **state) {
+        struct env *e = *state;
+        struct server *s = start_sh(e, "echo loading; echo 'RuntimeError: boom' >&2; sleep 0.3; exit 3");
+        usec_t t0 = now_usec();
+        enum server_event ev = server_wait_ready(s, now_usec() + 10 * USEC_PER_SEC);
+        assert_int_equal(ev, SERVER_DIED);
+        assert_int_equal(s->exit_code, 3);
+        assert_int_equal(s->exit_signal, 0);
+        /* noticed promptly: well under the 300 ms the script slept plus 100 ms */
+        assert_true(now_usec() - t0 < 2 * USEC_PER_SEC);
+        assert_int_equal(server_stop(s, USEC_PER_SEC, now_usec() + 5 * USEC_PER_SEC, NULL), 0);
+        server_free(s);
+        _cleanup_free_ char *log = NULL;
+        size_t len;
+        assert_int_equal(read_file_capped(e->log, 1 << 20, &log, &len), 0);
+        assert_non_null(strstr(log, "loading\n"));
+        assert_non_null(strstr(log, "RuntimeError: boom\n"));
+}
+
+static void test_signal_death(void **state) {
+        struct env *e = *state;
+        struct server *s = start_sh(e, "kill -9 $$");
+        assert_int_equal(server_wait_ready(s, now_usec() + 10 * USEC_PER_SEC), SERVER_DIED);
+        assert_int_equal(s->exit_signal, SIGKILL);
+        char buf[64];
+        assert_string_equal(server_describe_exit(s, buf), "killed by SIGKILL");
+        server_stop(s, USEC_PER_SEC, now_usec() + 5 * USEC_PER_SEC, NULL);
+        server_free(s);
+}
+
+static void test_deadline(void **state) {
+        struct env *e = *state;
+        struct server *s = start_sh(e, "exec sleep 30");
+        usec_t t0 = now_usec();
+        assert_int_equal(server_wait_ready(s, t0 + 300 * USEC_PER_MSEC), SERVER_DEADLINE);
+        assert_true(now_usec() - t0 >= 300 * USEC_PER_MSEC);
+        usec_t t1 = now_usec();
+        assert_int_equal(server_stop(s, 5 * USEC_PER_SEC, now_usec() + 10 * USEC_PER_SEC, NULL), 0);
+        /* sleep honours SIGTERM: stopping takes as long as the server needs, not the grace */
+        assert_true(now_usec() - t1 < USEC_PER_SEC);
+        assert_int_equal(s->exit_signal, SIGTERM);
+        server_free(s);
+        assert_int_equal(count_procs(e), 0);
+}
+
+static void test_stubborn_workers(void **state) {
+        struct env *e = *state;
+        /* a main process and workers that ignore SIGTERM; one moves to a session of its own
+         * and one is orphaned by a subshell that exits */
+        struct server *s = start_sh(e, "trap '' TERM; "
+                                       "setsid sh -c \"trap '' TERM HUP; exec sleep 300\" & "
+                                       "(sh -c \"trap '' TERM; sleep 300\" &) ; "
+                                       "sh -c \"trap '' TERM; sleep 300\" & "
+                                       "echo started; wait");
+        /* let the workers start */
+        usec_t until = now_usec() + 5 * USEC_PER_SEC;
+        while (count_procs(e) < 6 && now_usec() < until)
+                loop_iterate(e->loop, now_usec() + 20 * USEC_PER_MSEC);
+        assert_true(count_procs(e) >= 4);
+        size_t killed = 0;
+        usec_t t0 = now_usec();
+        assert_int_equal(server_stop(s, 300 * USEC_PER_MSEC, now_usec() + 10 * USEC_PER_SEC, &killed), 0);
+        assert_true(killed >= 3);
+        assert_true(now_usec() - t0 < 5 * USEC_PER_SEC);
+        assert_true(s->exited);
+        server_free(s);
+        assert_int_equal(count_procs(e), 0);
+}
+
+static void test_outlives_parent(void **state) {
+        struct env *e = *state;
+        /* the main process exits 0 at once, leaving a worker behind in a new session */
+        struct server *s = start_sh(e, "setsid sh -c \"trap '' TERM; exec sleep 300\" & sleep 0.2; exit 0");
+        assert_int_equal(server_wait_ready(s, now_usec() + 10 * USEC_PER_SEC), SERVER_DIED);
+        assert_int_equal(s->exit_code, 0);
+        assert_true(count_procs(e) >= 1);
+        assert_int_equal(server_stop(s, 200 * USEC_PER_MSEC, now_usec() + 10 * USEC_PER_SEC, NULL), 0);
+        server_free(s);
+        assert_int_equal(count_procs(e), 0);
+}
+
+static void test_spawn_failure(void **state) {
+        struct env *e = *state;
+        char *argv[] = {"gauntlet-no-such-engine", "--port", "1", NULL};
+        struct server_spec spec = {.argv = argv, .log_path = e->log, .token = e->token, .health_url = "http://x/"};
+        struct server *s = NULL;
+        assert_int_equal(server_start(e->loop, &spec, &s), -ENOENT);
+        assert_null(s);
+}
+
+static void test_log_cap_is_per_line(void **state) {
+        struct env *e = *state;
+        /* a 200 KB line without a newline and then a normal line: nothing breaks */
+        struct server *s = start_sh(e, "head -c 200000 /dev/zero | tr '\\0' x; echo; echo done; exit 1");
+        assert_int_equal(server_wait_ready(s, now_usec() + 10 * USEC_PER_SEC), SERVER_DIED);
+        server_drain_log(s, now_usec() + USEC_PER_SEC);
+        assert_int_equal(s->log_bytes, 200000 + 1 + 5);
+        server_stop(s, USEC_PER_SEC, now_usec() + 5 * USEC_PER_SEC, NULL);
+        server_free(s);
+}
+
+static void test_starttime(void **state) {
+        uint64_t a = 0, b = 0;
+        assert_int_equal(procs_starttime(getpid(), &a), 0);
+        assert_int_equal(procs_starttime(getpid(), &b), 0);
+        assert_true(a > 0);
+        assert_int_equal(a, b);
+        assert_int_equal(procs_starttime(999999999, &a), -ESRCH);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_death_is_an_event, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_signal_death, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_deadline, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stubborn_workers, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_outlives_parent, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_spawn_failure, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_log_cap_is_per_line, setup, teardown),
+                cmocka_unit_test(test_starttime),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
