@@ -62,7 +62,7 @@ else
 Q := @
 endif
 
-.PHONY: all test unit integration demo clean check-deps
+.PHONY: all test unit integration demo clean check-deps measure
 all: check-deps $(BINS)
 
 check-deps:
@@ -112,6 +112,14 @@ demo: all
 	  status=$$?; [ $$status -le 1 ] || exit $$status
 	$(GAUNTLET) report runs/demo.db
 	$(GAUNTLET) emit systemd runs/demo.db
+
+# Supervisor latency figures for docs/supervisor.md (a benchmark, not a test).
+$(BUILD)/bin/measure-supervisor: $(BUILD)/obj/tools/measure-supervisor.o $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
+measure: $(BUILD)/bin/measure-supervisor
+	$(BUILD)/bin/measure-supervisor 30
 
 clean:
 	rm -rf build build-asan build-clang

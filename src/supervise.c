@@ -1,7 +1,9 @@
 /* supervise.c -- spawn, watch and stop one server and everything it started. */
 #include "supervise.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <jansson.h>
 #include <signal.h>
 #include <spawn.h>
@@ -9,6 +11,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "procs.h"
@@ -422,3 +425,27 @@ const char *server_describe_exit(const struct server *s, char buf[static 64]) {
         }
         return buf;
 }
+
+int supervise_free_port(const char *host, int *ret) {
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+        struct addrinfo *ai = NULL;
+        int e = getaddrinfo(host, "0", &hints, &ai);
+        if (e != 0)
+                return -EADDRNOTAVAIL;
+        _cleanup_close_ int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+                int r = -errno;
+                freeaddrinfo(ai);
+                return r;
+        }
+        freeaddrinfo(ai);
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof(ss);
+        if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+                return -errno;
+        int port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                            : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        *ret = port;
+        return 0;
+}
+

@@ -89,4 +89,7 @@ void server_free(struct server *s);
 /* "exited with status 1", "killed by SIGKILL", "still running" (static or into buf). */
 const char *server_describe_exit(const struct server *s, char buf[static 64]);
 
+/* A free TCP port on host, chosen by the kernel (a server gets its own port per launch). */
+int supervise_free_port(const char *host, int *ret);
+
 #endif
