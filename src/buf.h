@@ -34,7 +34,7 @@ void buf_reset(struct buf *b);
 int buf_append(struct buf *b, const void *p, size_t n);
 int buf_puts(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...) _printf_(2, 3);
-int buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap) _printf_(2, 0);
 /* Removes the first n bytes. */
 void buf_consume(struct buf *b, size_t n);
 /* Hands over the storage (never NULL unless out of memory); the buffer is empty after. */
