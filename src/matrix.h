@@ -13,23 +13,32 @@
 #include "profile.h"
 #include "util.h"
 
-/* Limits on what a matrix may ask for (docs/limits.md). */
-#define MATRIX_MAX_FILE ((size_t)1 << 20)   /* bytes of YAML */
+/* Limits on what a matrix may ask for (docs/matrix.md, docs/limits.md). Going past one is
+ * a validation error, never a silent cut. */
+#define MATRIX_MAX_FILE ((size_t)1 << 20)   /* bytes of YAML (matrix and check suite files) */
 #define MATRIX_MAX_AXES 16
 #define MATRIX_MAX_VALUES 256               /* per axis */
 #define MATRIX_MAX_CELLS 10000              /* after expansion, before exclusion */
-#define MATRIX_MAX_NODES 100000             /* YAML events: stops alias bombs */
+#define MATRIX_MAX_NODES 100000             /* YAML nodes after expanding aliases: stops alias bombs */
+#define MATRIX_MAX_ANCHORS 1024             /* distinct &anchors in one file */
+#define MATRIX_MAX_CHECKS 256               /* specs in one check suite */
+#define MATRIX_MAX_LEVELS 64                /* bench concurrency levels */
+#define MATRIX_MAX_EXCLUDES 1024            /* exclude rules */
+#define MATRIX_MAX_ARGS 256                 /* argv entries of one cell, template included */
+#define MATRIX_MAX_ENV 256                  /* env entries of one cell */
+#define MATRIX_MAX_CELL_BYTES ((size_t)64 << 10) /* argv + env text of one cell */
 
 struct axis_value {
         char *name;          /* shown in reports; the value itself for plain values */
-        char **args;         /* appended to argv: {flag, value} for plain values */
-        char **env;          /* "KEY=VALUE" */
+        char **args;         /* appended to argv: {flag, value} for plain values; never NULL */
+        char **env;          /* "KEY=VALUE", one entry per key; may be NULL */
         bool is_default;     /* the engine's default ("auto", ...) or `default: true` */
 };
 
 struct axis {
         char *name;
-        char *flag;          /* NULL when every value is a map */
+        char *flag;          /* NULL when every value is a map; a flag ending in '=' joins:
+                              * "--x=" + "v" gives the one argument "--x=v" */
         struct axis_value *values;
         size_t n_values;
 };
@@ -39,7 +48,7 @@ struct bench_spec {
         size_t n_concurrency;
         int input_tokens;     /* 0: a short prompt */
         int output_tokens;
-        int requests;         /* per level; 0 when duration is set */
+        int requests;         /* per level; 0 when duration is set (default 64) */
         usec_t duration;      /* per level; 0 when requests is set */
         int warmup;           /* requests per level not counted */
         double rate;          /* requests/s for open loop; 0 = closed loop */
@@ -56,14 +65,14 @@ struct exclude_rule {
 };
 
 struct matrix {
-        char *path;
+        char *path;                   /* as given (the name, for matrix_load_string) */
         char *text;                   /* the file as read, for the journal and reports */
-        char *engine;
+        char *engine;                 /* the profile's canonical name ("llamacpp" -> "llama.cpp") */
         const struct profile *profile;
         char *model;                  /* may be NULL for generic and testbed */
-        char **command;               /* generic: the full command template */
-        char **args;                  /* base args after the template */
-        char **env;                   /* base env, "KEY=VALUE" */
+        char **command;               /* generic: the full command template; NULL otherwise */
+        char **args;                  /* base args after the template; may be NULL */
+        char **env;                   /* base env, "KEY=VALUE"; may be NULL */
         char *host;                   /* default 127.0.0.1 */
         int port;                     /* 0: a free port per launch */
         int tp;                       /* from `tp:` or the profile's TP flag in args; 0 unknown */
@@ -74,29 +83,32 @@ struct matrix {
         struct axis *axes;
         size_t n_axes;
         enum strategy strategy;
-        size_t *baseline;             /* one-at-a-time: value index per axis */
+        size_t *baseline;             /* value index per axis; NULL when no `baseline:` was given
+                                       * (always set for one-at-a-time with axes) */
         struct exclude_rule *excludes;
         size_t n_excludes;
         bool checks_default;          /* `checks: default` or absent */
         struct check_spec *checks;    /* custom suite (when !checks_default) */
         size_t n_checks;
-        bool has_bench;
+        bool has_bench;               /* a `bench:` key was given; bench holds defaults if not */
         struct bench_spec bench;
         char *objective;              /* default "output_tokens_per_s@1" */
-        unsigned emit;                /* enum emit_kind bits */
+        unsigned emit;                /* enum emit_kind bits; default both */
 };
 
 struct cell {
-        size_t *choice;       /* value index per axis */
-        char id[17];          /* 16 hex digits: FNV-1a 64 of the resolved argv and env */
-        char **argv;          /* resolved except {host} and {port} */
+        size_t *choice;       /* value index per axis; never NULL (unused without axes) */
+        char id[17];          /* 16 lowercase hex digits: FNV-1a 64 of argv and env (below) */
+        char **argv;          /* {model} filled in; {host} and {port} left for launch time */
         char **env;           /* base env then axis env, "KEY=VALUE"; later keys win */
         bool excluded;        /* matched an exclude rule: verdict skipped/excluded */
         int distance;         /* axes whose value is not the engine's default */
 };
 
 /* Loads and validates. On failure returns a negative errno and, in *ret_error, one line
- * "FILE:LINE: message" (caller frees). */
+ * (caller frees): "FILE:LINE: message" for anything wrong in the file (-EINVAL, also for
+ * a file over MATRIX_MAX_FILE), "cannot read 'FILE': reason" when it cannot be read (the
+ * read's errno). *ret_error may stay NULL on -ENOMEM. Nothing else happens on failure. */
 int matrix_load(const char *path, struct matrix **ret, char **ret_error);
 /* The same from memory; name stands for the file in messages. */
 int matrix_load_string(const char *text, size_t len, const char *name, struct matrix **ret,
@@ -105,15 +117,29 @@ void matrix_free(struct matrix *m);
 static inline void matrix_freep(struct matrix **m) { if (*m) matrix_free(*m); }
 #define _cleanup_matrix_ _cleanup_(matrix_freep)
 
-/* The cells to run, in order: the grid in row-major order of the axes as written, or for
- * one-at-a-time the baseline first, then each axis varied alone. Excluded cells are kept
- * and marked. Caller frees with cells_free. */
+/* The cells to run, in order: the grid in row-major order of the axes as written (first
+ * axis slowest), or for one-at-a-time the baseline first, then each axis varied alone.
+ * No axes: one cell. Excluded cells are kept and marked. Caller frees with cells_free.
+ *
+ * Cell id: FNV-1a 64 (util.h) from FNV_SEED over each argv string followed by a NUL, then
+ * the byte 0xff, then each env entry "KEY=VALUE" followed by a NUL, entries sorted by key
+ * (bytewise). argv still holds {host} and {port}, so the id does not depend on the port. */
 int matrix_expand(const struct matrix *m, struct cell **ret, size_t *ret_n);
 void cells_free(struct cell *cells, size_t n);
 
-/* Copies argv with {host} and {port} filled in. */
+/* Copies argv with every {host} and {port} filled in, also inside longer arguments
+ * ("http://{host}:{port}"); other text, other braces included, is left alone. */
 int cell_resolve_argv(const struct cell *c, const char *host, int port, char ***ret);
-/* "moe=flashinfer_cutlass gemm=auto" style label (caller frees). */
+/* "moe=flashinfer_cutlass gemm=auto" style label, axes in order; "(base)" for a matrix
+ * without axes. Caller frees; NULL only when out of memory. Names are raw: escape them. */
 char *cell_label(const struct matrix *m, const struct cell *c);
+
+/* A check suite file (`gauntlet smoke --checks FILE`, and the matrix's `checks:` list use
+ * the same parser): a YAML list of check specs, or a map whose only key `checks:` holds
+ * the list. See docs/matrix.md. On success the caller owns *ret (checks_free_suite). On
+ * failure, as matrix_load: a negative errno and one line in *ret_error. */
+int checks_load_file(const char *path, struct check_spec **ret, size_t *ret_n, char **ret_error);
+int checks_load_string(const char *text, size_t len, const char *name, struct check_spec **ret,
+                       size_t *ret_n, char **ret_error);
 
 #endif
