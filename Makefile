@@ -34,21 +34,30 @@ CLI_SRC  := $(wildcard src/cli/*.c)
 TB_SRC   := $(wildcard testbed/*.c)
 FIX_SRC  := $(wildcard tests/fixture/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
+SS_SRC   := $(wildcard bench/*.c)
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TB_OBJ   := $(TB_SRC:%.c=$(BUILD)/obj/%.o)
+# the testbed's pure code (all but main.c) also as a library, for its unit tests
+TBLIB_OBJ := $(filter-out $(BUILD)/obj/testbed/main.o,$(TB_OBJ))
 FIX_OBJ  := $(FIX_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+SS_OBJ   := $(SS_SRC:%.c=$(BUILD)/obj/%.o)
 
 LIBGAUNTLET := $(BUILD)/libgauntlet.a
 GAUNTLET    := $(BUILD)/bin/gauntlet
 TESTBED     := $(BUILD)/bin/gauntlet-testbed
+LIBTESTBED  := $(BUILD)/libtestbed.a
 FIXTURE     := $(BUILD)/bin/gauntlet-fixture
+SCHEDSRV    := $(BUILD)/bin/gauntlet-schedsrv
 
 BINS := $(GAUNTLET)
 ifneq ($(TB_SRC),)
 BINS += $(TESTBED)
+endif
+ifneq ($(SS_SRC),)
+BINS += $(SCHEDSRV)
 endif
 TEST_BINS := $(UNIT_BIN)
 ifneq ($(FIX_SRC),)
@@ -86,13 +95,27 @@ $(TESTBED): $(TB_OBJ) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(TB_OBJ) $(LIBGAUNTLET) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
+$(LIBTESTBED): $(TBLIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
 $(FIXTURE): $(FIX_OBJ) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(FIX_OBJ) $(LIBGAUNTLET) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
+# bench/: the client benchmark's scheduled SSE server (docs/bench.md).
+$(SCHEDSRV): $(SS_OBJ) $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(SS_OBJ) $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBGAUNTLET) $(CMOCKA_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
+# test_testbed_* also link the testbed's library (the shorter stem makes this rule win).
+$(BUILD)/tests/test_testbed_%: $(BUILD)/obj/tests/unit/test_testbed_%.o $(LIBTESTBED) $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBTESTBED) $(LIBGAUNTLET) $(CMOCKA_LIBS) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
 # The whole suite: unit tests, then integration tests against real child
 # processes. tests/run prints the closing "N passed, N failed" line.

@@ -28,6 +28,7 @@ struct loop {
         struct watch *watches; /* indexed by fd */
         size_t n_watches;
         usec_t curl_deadline;  /* USEC_INFINITY when curl wants no timeout */
+        usec_t wake;           /* when loop_iterate last woke up: loop_wake_time() */
         size_t transfers;
         struct transfer *head;  /* every transfer in flight */
         int sigfd;
@@ -248,6 +249,7 @@ int loop_iterate(struct loop *l, usec_t until) {
                 usec_t now = now_usec();
                 if (l->curl_deadline != USEC_INFINITY && l->curl_deadline <= now) {
                         l->curl_deadline = USEC_INFINITY;
+                        l->wake = now;
                         curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
                         finish_transfers(l);
                         return 0;
@@ -263,6 +265,7 @@ int loop_iterate(struct loop *l, usec_t until) {
                 }
                 if (n == 0)
                         continue; /* a deadline passed: handled at the top */
+                l->wake = now_usec();
                 for (int i = 0; i < n; i++) {
                         int fd = events[i].data.fd;
                         struct watch *w = watch_get(l, fd, false);
@@ -323,6 +326,10 @@ int loop_catch_signals(struct loop *l) {
         *w = (struct watch){.kind = WATCH_SIGNAL, .events = EPOLLIN};
         l->sigfd = fd;
         return 0;
+}
+
+usec_t loop_wake_time(const struct loop *l) {
+        return l->wake;
 }
 
 int loop_signal(const struct loop *l) {

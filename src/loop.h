@@ -48,6 +48,12 @@ size_t loop_transfers(const struct loop *l);
  * -EINTR when a caught signal arrived (see loop_catch_signals). */
 int loop_iterate(struct loop *l, usec_t until);
 
+/* When the current (or last) loop_iterate woke up: epoll_wait returned with events, or a
+ * libcurl timeout was due. Inside a callback, the moment its data was known to be there,
+ * before the callbacks ahead of it in the same batch ran (bench times chunk arrivals with
+ * it). 0 before any. */
+usec_t loop_wake_time(const struct loop *l);
+
 /* Blocks SIGINT, SIGTERM and SIGHUP for this process and reads them through a signalfd:
  * loop_iterate() then returns -EINTR and loop_signal() says which arrived. Children must
  * get an empty signal mask at spawn (supervise does). Call at most once per process. */

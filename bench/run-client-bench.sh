@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# run-client-bench.sh -- measures gauntlet's load generator against gauntlet-schedsrv, a
+# server that streams on an exact schedule and reports what it really did (GET /stats).
+# A benchmark, not a test: it prints figures; docs/bench.md records them.
+#
+#   bench/run-client-bench.sh [BUILD]      (default build; needs jq)
+#
+# 1. accuracy: measured TTFT/ITL vs the server's own record, 256 concurrent streams
+# 2. SSE events per client CPU second (server sends as fast as it can, ITL 0)
+# 3. 10,000 concurrent streams in one process: RSS per stream
+# 4. open-loop request rate vs target, constant spacing, 500..2000 req/s
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+G=${GAUNTLET:-$BUILD/bin/gauntlet}
+S=${SCHEDSRV:-$BUILD/bin/gauntlet-schedsrv}
+tmp=$(mktemp -d)
+srv=
+cleanup() {
+        [ -n "$srv" ] && { kill "$srv" 2>/dev/null || true; wait "$srv" 2>/dev/null || true; }
+        rm -rf "$tmp"
+}
+trap cleanup EXIT
+ulimit -n "$(ulimit -Hn)"
+
+start() {
+        [ -n "$srv" ] && { kill "$srv"; wait "$srv" 2>/dev/null || true; }
+        rm -f "$tmp/port"
+        "$S" --port-file "$tmp/port" "$@" >/dev/null 2>&1 &
+        srv=$!
+        for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+        url="http://127.0.0.1:$(cat "$tmp/port")"
+}
+
+echo "== 1. accuracy at 256 concurrent streams (server: TTFT 50 ms, ITL 10 ms, 100 chunks)"
+start --ttft-ms 50 --itl-ms 10
+"$G" bench --url "$url" --concurrency 256 --warmup 256 --requests 1024 --output-tokens 100 --format json >"$tmp/a.json"
+curl -s "$url/stats" >"$tmp/a.stats"
+jq -r --slurpfile s "$tmp/a.stats" '.bench[0] as $b | $s[0] as $t |
+  "client TTFT p50 \($b.ttft_ms.p50) ms p99 \($b.ttft_ms.p99) ms | server TTFT p50 \($t.ttft_us.p50/1000) ms p99 \($t.ttft_us.p99/1000) ms | diff p50 \((($b.ttft_ms.p50 - $t.ttft_us.p50/1000)*1000|round)/1000) ms p99 \((($b.ttft_ms.p99 - $t.ttft_us.p99/1000)*1000|round)/1000) ms",
+  "client ITL  p50 \($b.itl_ms.p50) ms p99 \($b.itl_ms.p99) ms | server ITL  p50 \($t.itl_us.p50/1000) ms p99 \($t.itl_us.p99/1000) ms | diff p50 \((($b.itl_ms.p50 - $t.itl_us.p50/1000)*1000|round)/1000) ms p99 \((($b.itl_ms.p99 - $t.itl_us.p99/1000)*1000|round)/1000) ms",
+  "server lateness vs its schedule: p50 \($t.late_us.p50) us p99 \($t.late_us.p99) us; client CPU \($b.client_cpu.cores*100|round)% of a core; completed \($b.completed)/\($b.requests); connections \($t.connections)"' "$tmp/a.json"
+
+for w in 1 16; do
+        echo "== 2. SSE events per client CPU second (ITL 0, $w event(s) per server write, 64 streams)"
+        start --ttft-ms 0 --itl-ms 0 --events-per-write "$w"
+        "$G" bench --url "$url" --concurrency 64 --warmup 64 --requests 256 --output-tokens 4000 --format json >"$tmp/e.json"
+        jq -r '.bench[0] | "events \(.client_cpu.events) in \(.client_cpu.wall_s) s wall, client CPU \(.client_cpu.user_s + .client_cpu.sys_s) s (user \(.client_cpu.user_s), sys \(.client_cpu.sys_s)) -> \(.client_cpu.events_per_cpu_s | round) events per client CPU second; \(.client_cpu.events / .client_cpu.wall_s | round) events/s wall"' "$tmp/e.json"
+done
+
+echo "== 3. 10,000 concurrent streams (server: TTFT 3 s, ITL 1 s, 10 chunks)"
+start --ttft-ms 3000 --itl-ms 1000
+"$G" bench --url "$url" --concurrency 10000 --requests 10000 --output-tokens 10 --format json >"$tmp/m.json"
+jq -r '.bench[0] | "completed \(.completed)/\(.requests); RSS at start \(.client_cpu.rss_kb_start) KiB, peak \(.client_cpu.rss_kb_peak) KiB -> \(((.client_cpu.rss_kb_peak - .client_cpu.rss_kb_start) / 10000 * 10 | round) / 10) KiB per stream; TTFT p50 \(.ttft_ms.p50) ms p99 \(.ttft_ms.p99) ms; client CPU \(.client_cpu.user_s + .client_cpu.sys_s) s"' "$tmp/m.json"
+
+echo "== 4. open-loop rate, constant spacing (server: TTFT 1 ms, ITL 1 ms, 2 chunks)"
+for r in 500 1000 2000; do
+        start --ttft-ms 1 --itl-ms 1
+        "$G" bench --url "$url" --concurrency 1024 --rate "$r" --requests $((r * 10)) --output-tokens 2 --format json >"$tmp/r.json"
+        curl -s "$url/stats" >"$tmp/r.stats"
+        jq -r --arg r "$r" --slurpfile s "$tmp/r.stats" '.bench[0] as $b | $s[0] as $t |
+          "target \($r)/s: client send rate \($b.send_rate_per_s) (\((($b.send_rate_per_s / ($r|tonumber) - 1) * 10000 | round) / 100)%), server-observed \($t.request_rate) (\((($t.request_rate / ($r|tonumber) - 1) * 10000 | round) / 100)%); send delay p50 \($b.send_delay_ms.p50) ms p99 \($b.send_delay_ms.p99) ms max \($b.send_delay_ms.max) ms; completed \($b.completed)/\($b.requests); client CPU \($b.client_cpu.cores*100|round)%"' "$tmp/r.json"
+done

@@ -1,0 +1,626 @@
+/* schedsrv.c -- gauntlet-schedsrv: an SSE server that streams on an exact schedule and
+ * reports what it really did, so a client's measured TTFT and ITL can be checked.
+ *
+ * One thread, epoll, one absolute CLOCK_MONOTONIC timerfd for the earliest due chunk and a
+ * binary heap of streams by due time. Chunk i of a stream is due at
+ *     t_request + ttft + i * itl
+ * (an absolute schedule: lateness never accumulates), and the time of the write() that
+ * really sent it is what /stats reports:
+ *     ttft_us  first chunk written - request fully read
+ *     itl_us   chunk i written - chunk i-1 written
+ *     late_us  chunk written - chunk due
+ * Requests: POST /v1/chat/completions or /v1/completions, streamed as OpenAI chunks with
+ * a role-only first chunk, max_tokens / tokens-per-chunk content chunks (the last with
+ * finish_reason "length"), a usage chunk, then [DONE]. GET /stats, POST /reset, GET /health.
+ * Faults for tests: --fail-every N answers every Nth request 500; --close-every N cuts every
+ * Nth stream after --close-after chunks.
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+
+#include "buf.h"
+#include "hist.h"
+#include "util.h"
+
+#define MAX_REQUEST ((size_t)8 << 20)   /* request head + body; beyond: 413 and close */
+#define MAX_PENDING ((size_t)4 << 20)   /* unsent output per connection; beyond: close */
+
+struct conn {
+        int fd;
+        struct buf in;           /* request bytes not yet handled */
+        struct buf out;          /* bytes the socket did not take yet */
+        /* the stream in progress */
+        bool streaming;
+        bool chat;
+        uint64_t reqno;
+        usec_t t_req;            /* request fully read */
+        usec_t t_last;           /* previous chunk written */
+        uint32_t sent;           /* content chunks written */
+        uint32_t total;          /* content chunks to write */
+        uint32_t close_after;    /* cut the connection after this many chunks; 0: never */
+        long prompt_tokens;
+        size_t heap_idx;         /* position in the heap while streaming */
+        usec_t due;
+};
+
+static struct {
+        usec_t ttft, itl;
+        uint32_t chunks, tokens_per_chunk, events_per_write;
+        uint64_t fail_every, close_every;
+        uint32_t close_after;
+        int epfd, tfd, lfd;
+        struct conn **heap;
+        size_t n_heap, heap_alloc;
+        /* stats */
+        struct hist h_ttft, h_itl, h_late;
+        uint64_t requests, connections, streams_done, chunks_written, short_writes, failed, closed;
+        usec_t first_req, last_req;
+} S;
+
+/* ---- heap of streaming connections by due time ---------------------------------------- */
+
+static void heap_swap(size_t a, size_t b) {
+        struct conn *t = S.heap[a];
+        S.heap[a] = S.heap[b];
+        S.heap[b] = t;
+        S.heap[a]->heap_idx = a;
+        S.heap[b]->heap_idx = b;
+}
+
+static void heap_up(size_t i) {
+        while (i > 0 && S.heap[(i - 1) / 2]->due > S.heap[i]->due) {
+                heap_swap(i, (i - 1) / 2);
+                i = (i - 1) / 2;
+        }
+}
+
+static void heap_down(size_t i) {
+        for (;;) {
+                size_t l = 2 * i + 1, r = l + 1, m = i;
+                if (l < S.n_heap && S.heap[l]->due < S.heap[m]->due)
+                        m = l;
+                if (r < S.n_heap && S.heap[r]->due < S.heap[m]->due)
+                        m = r;
+                if (m == i)
+                        return;
+                heap_swap(i, m);
+                i = m;
+        }
+}
+
+static int heap_push(struct conn *c) {
+        if (S.n_heap == S.heap_alloc) {
+                size_t n = S.heap_alloc ? S.heap_alloc * 2 : 1024;
+                struct conn **h = realloc(S.heap, n * sizeof(*h));
+                if (!h)
+                        return -ENOMEM;
+                S.heap = h;
+                S.heap_alloc = n;
+        }
+        c->heap_idx = S.n_heap;
+        S.heap[S.n_heap++] = c;
+        heap_up(c->heap_idx);
+        return 0;
+}
+
+static void heap_remove(struct conn *c) {
+        size_t i = c->heap_idx;
+        S.n_heap--;
+        if (i != S.n_heap) {
+                S.heap[i] = S.heap[S.n_heap];
+                S.heap[i]->heap_idx = i;
+                heap_down(i);
+                heap_up(i);
+        }
+}
+
+static void arm_timer(void) {
+        struct itimerspec its = {0};
+        if (S.n_heap) {
+                usec_t w = S.heap[0]->due;
+                if (w == 0)
+                        w = 1;
+                its.it_value.tv_sec = (time_t)(w / USEC_PER_SEC);
+                its.it_value.tv_nsec = (long)(w % USEC_PER_SEC) * 1000;
+        }
+        timerfd_settime(S.tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* ---- connections ---------------------------------------------------------------------- */
+
+static void conn_close(struct conn *c) {
+        if (c->streaming)
+                heap_remove(c);
+        epoll_ctl(S.epfd, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+        buf_release(&c->in);
+        buf_release(&c->out);
+        free(c);
+}
+
+static void want_out(struct conn *c, bool on) {
+        struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c};
+        epoll_ctl(S.epfd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Writes now, or queues behind what is pending. Returns -EPIPE when the peer is gone. */
+static int conn_send(struct conn *c, const char *p, size_t n) {
+        if (c->out.len == 0) {
+                ssize_t k = send(c->fd, p, n, MSG_NOSIGNAL);
+                if (k < 0) {
+                        if (errno != EAGAIN)
+                                return -EPIPE;
+                        k = 0;
+                }
+                if ((size_t)k == n)
+                        return 0;
+                S.short_writes++;
+                p += k;
+                n -= (size_t)k;
+                want_out(c, true);
+        }
+        if (buf_append(&c->out, p, n) < 0)
+                return -EPIPE;
+        return 0;
+}
+
+static int send_chunked(struct conn *c, const struct buf *payload) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 0);
+        if (buf_printf(&b, "%zx\r\n", payload->len) < 0 || buf_append(&b, payload->data, payload->len) < 0 ||
+            buf_puts(&b, "\r\n") < 0)
+                return -ENOMEM;
+        return conn_send(c, b.data, b.len);
+}
+
+static int send_simple(struct conn *c, int status, const char *reason, const char *type, const char *body) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 0);
+        if (buf_printf(&b, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n%s", status, reason,
+                       type, strlen(body), body) < 0)
+                return -ENOMEM;
+        return conn_send(c, b.data, b.len);
+}
+
+static void dist(struct buf *b, const char *name, const struct hist *h) {
+        buf_printf(b,
+                   "\"%s\":{\"count\":%llu,\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"p999\":%llu,"
+                   "\"mean\":%.1f,\"min\":%llu,\"max\":%llu}",
+                   name, (unsigned long long)h->count, (unsigned long long)hist_percentile(h, 50),
+                   (unsigned long long)hist_percentile(h, 90), (unsigned long long)hist_percentile(h, 99),
+                   (unsigned long long)hist_percentile(h, 99.9), hist_mean(h),
+                   (unsigned long long)(h->count ? h->min : 0), (unsigned long long)h->max);
+}
+
+static int send_stats(struct conn *c) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 0);
+        double span = S.last_req > S.first_req ? (double)(S.last_req - S.first_req) / 1e6 : 0;
+        buf_printf(&b,
+                   "{\"requests\":%llu,\"connections\":%llu,\"streams_done\":%llu,\"chunks\":%llu,"
+                   "\"failed\":%llu,\"closed\":%llu,\"short_writes\":%llu,\"request_span_s\":%.6f,"
+                   "\"request_rate\":%.3f,\"ttft_us_sched\":%llu,\"itl_us_sched\":%llu,",
+                   (unsigned long long)S.requests, (unsigned long long)S.connections,
+                   (unsigned long long)S.streams_done, (unsigned long long)S.chunks_written,
+                   (unsigned long long)S.failed, (unsigned long long)S.closed,
+                   (unsigned long long)S.short_writes, span, span > 0 ? (double)(S.requests - 1) / span : 0.0,
+                   (unsigned long long)S.ttft, (unsigned long long)S.itl);
+        dist(&b, "ttft_us", &S.h_ttft);
+        buf_puts(&b, ",");
+        dist(&b, "itl_us", &S.h_itl);
+        buf_puts(&b, ",");
+        dist(&b, "late_us", &S.h_late);
+        buf_puts(&b, "}\n");
+        return send_simple(c, 200, "OK", "application/json", buf_str(&b));
+}
+
+static void stats_reset(void) {
+        hist_reset(&S.h_ttft);
+        hist_reset(&S.h_itl);
+        hist_reset(&S.h_late);
+        S.requests = S.connections = S.streams_done = S.chunks_written = S.short_writes = 0;
+        S.failed = S.closed = 0;
+        S.first_req = S.last_req = 0;
+}
+
+/* The integer after "key": in a JSON body, or def. Good enough for the bodies gauntlet sends. */
+static long json_int_after(const char *body, size_t n, const char *key, long def) {
+        const char *p = memmem(body, n, key, strlen(key));
+        if (!p)
+                return def;
+        p += strlen(key);
+        while (p < body + n && (*p == ' ' || *p == ':'))
+                p++;
+        if (p >= body + n || *p < '0' || *p > '9')
+                return def;
+        return strtol(p, NULL, 10);
+}
+
+static void append_event(struct conn *c, struct buf *b, uint32_t i, bool last) {
+        if (c->chat)
+                buf_printf(b,
+                           "data: {\"id\":\"s%llu\",\"object\":\"chat.completion.chunk\",\"model\":\"sched\","
+                           "\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok%u\"},\"finish_reason\":%s}]}\n\n",
+                           (unsigned long long)c->reqno, i, last ? "\"length\"" : "null");
+        else
+                buf_printf(b,
+                           "data: {\"id\":\"s%llu\",\"object\":\"text_completion\",\"model\":\"sched\","
+                           "\"choices\":[{\"index\":0,\"text\":\" tok%u\",\"finish_reason\":%s}]}\n\n",
+                           (unsigned long long)c->reqno, i, last ? "\"length\"" : "null");
+}
+
+/* Writes the chunks of c that are due (at most events_per_write), recording when. Returns
+ * -EPIPE when the connection must go. */
+static int stream_step(struct conn *c, usec_t now) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 0);
+        uint32_t k = 0;
+        bool last = false;
+        usec_t due = c->due;
+        while (k < S.events_per_write && c->sent + k < c->total) {
+                last = c->sent + k + 1 == c->total;
+                append_event(c, &b, c->sent + k, last);
+                k++;
+                usec_t next = c->t_req + S.ttft + (usec_t)(c->sent + k) * S.itl;
+                if (next > now)
+                        break;
+        }
+        if (last) {
+                buf_printf(&b,
+                           "data: {\"id\":\"s%llu\",\"choices\":[],\"usage\":{\"prompt_tokens\":%ld,"
+                           "\"completion_tokens\":%u,\"total_tokens\":%ld}}\n\ndata: [DONE]\n\n",
+                           (unsigned long long)c->reqno, c->prompt_tokens, c->total * S.tokens_per_chunk,
+                           c->prompt_tokens + (long)(c->total * S.tokens_per_chunk));
+        }
+        usec_t t = now_usec();
+        if (send_chunked(c, &b) < 0)
+                return -EPIPE;
+        if (last && conn_send(c, "0\r\n\r\n", 5) < 0)
+                return -EPIPE;
+        hist_record(&S.h_late, t > due ? t - due : 0);
+        if (c->sent == 0)
+                hist_record(&S.h_ttft, t - c->t_req);
+        else
+                hist_record(&S.h_itl, t - c->t_last);
+        /* Chunks written together after the first share its write time: ITL 0 between them. */
+        for (uint32_t i = 1; i < k; i++)
+                hist_record(&S.h_itl, 0);
+        c->t_last = t;
+        c->sent += k;
+        S.chunks_written += k;
+        if (c->close_after && c->sent >= c->close_after && !last) {
+                S.closed++;
+                return -EPIPE;
+        }
+        heap_remove(c);
+        if (last) {
+                c->streaming = false;
+                S.streams_done++;
+                return 0;
+        }
+        c->due = c->t_req + S.ttft + (usec_t)c->sent * S.itl;
+        return heap_push(c) < 0 ? -EPIPE : 0;
+}
+
+static int handle_request(struct conn *c, const char *method, const char *path, const char *body, size_t blen,
+                          usec_t now) {
+        if (strcmp(method, "GET") == 0 && strcmp(path, "/stats") == 0)
+                return send_stats(c);
+        if (strcmp(path, "/reset") == 0) {
+                stats_reset();
+                return send_simple(c, 200, "OK", "application/json", "{}\n");
+        }
+        if (strcmp(path, "/health") == 0)
+                return send_simple(c, 200, "OK", "application/json", "{\"status\":\"ok\"}\n");
+        bool chat = strcmp(path, "/v1/chat/completions") == 0;
+        if (strcmp(method, "POST") != 0 || (!chat && strcmp(path, "/v1/completions") != 0))
+                return send_simple(c, 404, "Not Found", "application/json", "{\"error\":\"not found\"}\n");
+
+        uint64_t n = ++S.requests;
+        if (!S.first_req)
+                S.first_req = now;
+        S.last_req = now;
+        if (S.fail_every && n % S.fail_every == 0) {
+                S.failed++;
+                return send_simple(c, 500, "Internal Server Error", "application/json",
+                                   "{\"error\":{\"message\":\"scripted failure\",\"code\":500}}\n");
+        }
+        long max_tokens = json_int_after(body, blen, "\"max_tokens\"", (long)S.chunks * S.tokens_per_chunk);
+        long total = (max_tokens + (long)S.tokens_per_chunk - 1) / (long)S.tokens_per_chunk;
+        if (total < 1)
+                total = 1;
+        long words = 1;
+        for (size_t i = 0; i < blen; i++)
+                words += body[i] == ' ';
+        *c = (struct conn){.fd = c->fd, .in = c->in, .out = c->out, .streaming = true, .chat = chat, .reqno = n,
+                           .t_req = now, .total = (uint32_t)total, .prompt_tokens = words};
+        if (S.close_every && n % S.close_every == 0)
+                c->close_after = S.close_after;
+        const char *head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n";
+        int r = conn_send(c, head, strlen(head));
+        if (r < 0)
+                return r;
+        /* A role-only chunk first, as vLLM and SGLang send: not a token. */
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 0);
+        if (chat)
+                buf_printf(&b, "data: {\"id\":\"s%llu\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
+                               "\"content\":\"\"},\"finish_reason\":null}]}\n\n",
+                           (unsigned long long)n);
+        else
+                buf_printf(&b, ": stream %llu\n\n", (unsigned long long)n);
+        r = send_chunked(c, &b);
+        if (r < 0)
+                return r;
+        c->due = now + S.ttft;
+        return heap_push(c) < 0 ? -ENOMEM : 0;
+}
+
+/* Handles every complete request in c->in (one at a time: no new one while streaming). */
+static int conn_process(struct conn *c, usec_t now) {
+        while (!c->streaming && c->in.len) {
+                char *end = memmem(c->in.data, c->in.len, "\r\n\r\n", 4);
+                if (!end)
+                        return c->in.len >= MAX_REQUEST ? -E2BIG : 0;
+                size_t head_len = (size_t)(end - c->in.data) + 4;
+                long clen = 0;
+                for (char *p = c->in.data; p && p < end; p = memchr(p, '\n', (size_t)(end - p))) {
+                        if (*p == '\n')
+                                p++;
+                        if (strncasecmp(p, "content-length:", 15) == 0)
+                                clen = strtol(p + 15, NULL, 10);
+                }
+                if (clen < 0 || (size_t)clen > MAX_REQUEST)
+                        return -E2BIG;
+                if (c->in.len < head_len + (size_t)clen)
+                        return 0;
+                char method[8] = "", path[128] = "";
+                if (sscanf(c->in.data, "%7s %127s", method, path) != 2)
+                        return -EBADMSG;
+                char *q = strchr(path, '?');
+                if (q)
+                        *q = '\0';
+                int r = handle_request(c, method, path, c->in.data + head_len, (size_t)clen, now);
+                buf_consume(&c->in, head_len + (size_t)clen);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static void on_conn(struct conn *c, uint32_t events) {
+        usec_t now = now_usec();
+        if (events & EPOLLOUT) {
+                ssize_t k = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
+                if (k < 0 && errno != EAGAIN) {
+                        conn_close(c);
+                        return;
+                }
+                if (k > 0)
+                        buf_consume(&c->out, (size_t)k);
+                if (c->out.len == 0)
+                        want_out(c, false);
+        }
+        if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+                char tmp[65536];
+                for (;;) {
+                        ssize_t k = recv(c->fd, tmp, sizeof(tmp), 0);
+                        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+                                conn_close(c);
+                                return;
+                        }
+                        if (k < 0)
+                                break;
+                        if (buf_append(&c->in, tmp, (size_t)k) < 0) {
+                                conn_close(c);
+                                return;
+                        }
+                        if ((size_t)k < sizeof(tmp))
+                                break;
+                }
+                if (conn_process(c, now) < 0)
+                        conn_close(c);
+        }
+}
+
+static void on_accept(void) {
+        for (;;) {
+                int fd = accept4(S.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+                if (fd < 0)
+                        return;
+                int one = 1;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+                struct conn *c = calloc(1, sizeof(*c));
+                if (!c) {
+                        close(fd);
+                        continue;
+                }
+                c->fd = fd;
+                buf_init(&c->in, MAX_REQUEST);
+                buf_init(&c->out, MAX_PENDING);
+                struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+                if (epoll_ctl(S.epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+                        close(fd);
+                        free(c);
+                        continue;
+                }
+                S.connections++;
+        }
+}
+
+static char tag_listen, tag_timer;
+
+/* Reads requests that wait on idle connections, without blocking. Streaming connections
+ * are left for the main loop (they may be in the round being written). */
+static void poll_requests(void) {
+        struct epoll_event evs[64];
+        int n = epoll_wait(S.epfd, evs, (int)ELEMENTSOF(evs), 0);
+        for (int i = 0; i < n; i++) {
+                if (evs[i].data.ptr == &tag_listen)
+                        on_accept();
+                else if (evs[i].data.ptr != &tag_timer) {
+                        struct conn *c = evs[i].data.ptr;
+                        if (!c->streaming)
+                                on_conn(c, evs[i].events);
+                }
+        }
+}
+
+static void on_timer(void) {
+        uint64_t x;
+        if (read(S.tfd, &x, sizeof(x)) < 0 && errno != EAGAIN)
+                return;
+        usec_t now = now_usec();
+        /* Take every due stream out first, so each is served once per round: a stream whose
+         * next chunk is due at once again (ITL 0) goes to the back of the line. */
+        size_t n = 0;
+        _cleanup_free_ struct conn **due = NULL;
+        while (S.n_heap && S.heap[0]->due <= now) {
+                struct conn **d = realloc(due, (n + 1) * sizeof(*d));
+                if (!d)
+                        break;
+                due = d;
+                due[n++] = S.heap[0];
+                heap_remove(S.heap[0]);
+        }
+        for (size_t i = 0; i < n; i++)
+                heap_push(due[i]);
+        for (size_t i = 0; i < n; i++) {
+                if (stream_step(due[i], now_usec()) < 0)
+                        conn_close(due[i]);
+                /* A long round would leave new requests unread in their sockets and make
+                 * the recorded TTFT start late: take them in every 16 writes. */
+                if (i % 16 == 15)
+                        poll_requests();
+        }
+}
+
+static int parse_ms(const char *s, usec_t *ret) {
+        char *end;
+        double v = strtod(s, &end);
+        if (*end || v < 0 || v > 3.6e6)
+                return -EINVAL;
+        *ret = (usec_t)(v * 1000.0 + 0.5);
+        return 0;
+}
+
+static void usage(FILE *f) {
+        fprintf(f, "usage: gauntlet-schedsrv [--port N] [--port-file FILE] [--ttft-ms X] [--itl-ms Y]\n"
+                   "         [--chunks N] [--tokens-per-chunk K] [--events-per-write K]\n"
+                   "         [--fail-every N] [--close-every N] [--close-after K]\n"
+                   "Streams SSE chunks on an exact schedule; GET /stats says what it really did.\n");
+}
+
+int main(int argc, char **argv) {
+        static const struct option opts[] = {
+                {"port", required_argument, NULL, 'p'}, {"port-file", required_argument, NULL, 'P'},
+                {"ttft-ms", required_argument, NULL, 't'}, {"itl-ms", required_argument, NULL, 'i'},
+                {"chunks", required_argument, NULL, 'n'}, {"tokens-per-chunk", required_argument, NULL, 'k'},
+                {"events-per-write", required_argument, NULL, 'w'}, {"fail-every", required_argument, NULL, 'f'},
+                {"close-every", required_argument, NULL, 'c'}, {"close-after", required_argument, NULL, 'a'},
+                {"help", no_argument, NULL, 'h'}, {0},
+        };
+        int port = 0;
+        const char *port_file = NULL;
+        S.ttft = 50 * USEC_PER_MSEC;
+        S.itl = 10 * USEC_PER_MSEC;
+        S.chunks = 16;
+        S.tokens_per_chunk = 1;
+        S.events_per_write = 1;
+        S.close_after = 1;
+        int o;
+        while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+                bool ok = true;
+                switch (o) {
+                case 'p': port = atoi(optarg); break;
+                case 'P': port_file = optarg; break;
+                case 't': ok = parse_ms(optarg, &S.ttft) == 0; break;
+                case 'i': ok = parse_ms(optarg, &S.itl) == 0; break;
+                case 'n': S.chunks = (uint32_t)strtoul(optarg, NULL, 10); ok = S.chunks > 0; break;
+                case 'k': S.tokens_per_chunk = (uint32_t)strtoul(optarg, NULL, 10); ok = S.tokens_per_chunk > 0; break;
+                case 'w': S.events_per_write = (uint32_t)strtoul(optarg, NULL, 10); ok = S.events_per_write > 0; break;
+                case 'f': S.fail_every = strtoull(optarg, NULL, 10); break;
+                case 'c': S.close_every = strtoull(optarg, NULL, 10); break;
+                case 'a': S.close_after = (uint32_t)strtoul(optarg, NULL, 10); break;
+                case 'h': usage(stdout); return 0;
+                default: usage(stderr); return 2;
+                }
+                if (!ok) {
+                        fprintf(stderr, "gauntlet-schedsrv: bad value '%s'\n", optarg);
+                        return 2;
+                }
+        }
+        /* Timer slack would make every chunk up to 50 us late. */
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+                rl.rlim_cur = rl.rlim_max;
+                setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        signal(SIGPIPE, SIG_IGN);
+        if (hist_init(&S.h_ttft) < 0 || hist_init(&S.h_itl) < 0 || hist_init(&S.h_late) < 0)
+                return 1;
+
+        S.lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        int one = 1;
+        setsockopt(S.lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        if (bind(S.lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(S.lfd, 65535) < 0) {
+                fprintf(stderr, "gauntlet-schedsrv: cannot listen on port %d: %s\n", port, strerror(errno));
+                return 1;
+        }
+        socklen_t sl = sizeof(sa);
+        getsockname(S.lfd, (struct sockaddr *)&sa, &sl);
+        port = ntohs(sa.sin_port);
+        S.epfd = epoll_create1(EPOLL_CLOEXEC);
+        S.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        /* The listener and the timer are told apart from connections by these tags. */
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &tag_listen};
+        epoll_ctl(S.epfd, EPOLL_CTL_ADD, S.lfd, &ev);
+        ev.data.ptr = &tag_timer;
+        epoll_ctl(S.epfd, EPOLL_CTL_ADD, S.tfd, &ev);
+        if (port_file) {
+                _cleanup_free_ char *tmp = strdup_printf("%s.tmp", port_file);
+                FILE *f = tmp ? fopen(tmp, "we") : NULL;
+                if (!f || fprintf(f, "%d\n", port) < 0 || fclose(f) != 0 || rename(tmp, port_file) < 0) {
+                        fprintf(stderr, "gauntlet-schedsrv: cannot write '%s'\n", port_file);
+                        return 1;
+                }
+        }
+        printf("listening on 127.0.0.1:%d\n", port);
+        fflush(stdout);
+
+        struct epoll_event evs[512];
+        for (;;) {
+                int n = epoll_wait(S.epfd, evs, (int)ELEMENTSOF(evs), -1);
+                if (n < 0 && errno != EINTR)
+                        return 1;
+                bool timer = false;
+                for (int i = 0; i < n; i++) {
+                        if (evs[i].data.ptr == &tag_listen)
+                                on_accept();
+                        else if (evs[i].data.ptr == &tag_timer)
+                                timer = true;
+                        else
+                                on_conn(evs[i].data.ptr, evs[i].events);
+                }
+                /* Chunks after requests: a connection closed above is out of the heap already. */
+                if (timer || (S.n_heap && S.heap[0]->due <= now_usec()))
+                        on_timer();
+                arm_timer();
+        }
+}

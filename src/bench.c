@@ -1,0 +1,581 @@
+/* bench.c -- the load generator: streaming requests on the shared loop, closed and open loop. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+
+#include "sse.h"
+
+/* libcurl's receive buffer per handle. SSE chunks are small; 16 KiB is libcurl's default
+ * and keeps one read per burst. It is most of a stream's memory (docs/bench.md). */
+#define BENCH_RECV_BUFFER 16384L
+/* A request body (prompt included) may not grow past this. */
+#define BENCH_MAX_BODY ((size_t)16 << 20)
+#define BENCH_DEFAULT_TIMEOUT (10 * 60 * USEC_PER_SEC)
+
+struct bench;
+
+/* One request slot: reused request after request, so the easy handle, its connection and
+ * the parser buffers are set up once per slot, not once per request. */
+struct breq {
+        struct bench *b;
+        CURL *easy;
+        struct sse sse;
+        struct buf body;
+        struct bench_record rec;
+        uint64_t index;       /* position in the level, warm-up included */
+        usec_t now;           /* arrival time of the bytes being parsed */
+        usec_t last_chunk;    /* arrival of the previous content chunk, for ITL */
+        long status;          /* HTTP status, 0 until the first body byte */
+        bool warmup;          /* not counted */
+        bool saw_end;         /* [DONE] or a finish_reason arrived */
+        bool busy;
+        struct breq *next_free;
+};
+
+struct bench {
+        struct loop *l;
+        const struct bench_target *t;
+        const struct bench_spec *spec;
+        char *url;
+        struct curl_slist *headers;
+        struct breq **pool;   /* every slot ever made */
+        size_t n_pool;
+        struct breq *free_list;
+        struct bench_level lv;
+        int cap;              /* requests in flight at most */
+        int inflight;
+        uint64_t issued;      /* requests started at this level, warm-up included */
+        uint64_t total;       /* warm-up + counted; UINT64_MAX with a duration until it ends */
+        usec_t stop_at;       /* duration: no counted send scheduled at or after this */
+        usec_t t0;            /* level start */
+        bool open;            /* open loop */
+        struct bench_sched sched;
+        usec_t next_due;      /* open loop: scheduled time of the next send */
+        int tfd;              /* open loop: absolute CLOCK_MONOTONIC timer for next_due */
+        uint64_t prompt_index;/* across levels, so prompts never repeat */
+        size_t n_prompts;
+        json_t *samples;      /* NULL when not wanted */
+        bool samples_full;
+        int error;            /* sticky failure from inside a callback (-ENOMEM) */
+};
+
+static void breq_free(struct breq *q) {
+        if (!q)
+                return;
+        if (q->easy)
+                curl_easy_cleanup(q->easy);
+        sse_release(&q->sse);
+        buf_release(&q->body);
+        free(q);
+}
+
+static void set_error(struct breq *q, const char *fmt, ...) _printf_(2, 3);
+static void set_error(struct breq *q, const char *fmt, ...) {
+        if (q->rec.error[0])
+                return; /* the first reason is the real one */
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(q->rec.error, sizeof(q->rec.error), fmt, ap);
+        va_end(ap);
+}
+
+/* One SSE event of a stream. Returning < 0 stops the stream (the request has failed). */
+static int on_event(void *userdata, const char *event, const char *data, size_t len) {
+        struct breq *q = userdata;
+        q->rec.events++;
+        q->b->lv.events++;
+        if (strcmp(event, "error") == 0) {
+                set_error(q, "error_event");
+                return -EPROTO;
+        }
+        if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+                q->saw_end = true;
+                return 0;
+        }
+        struct bench_event ev;
+        if (bench_event_parse(data, len, &ev) < 0) {
+                set_error(q, "bad_event");
+                return -EBADMSG;
+        }
+        if (ev.error) {
+                set_error(q, "error_event");
+                return -EPROTO;
+        }
+        if (ev.token) {
+                if (q->rec.chunks == 0)
+                        q->rec.first_token = q->now;
+                else if (!q->warmup)
+                        bench_level_itl(&q->b->lv, q->now - q->last_chunk);
+                q->last_chunk = q->now;
+                q->rec.chunks++;
+        }
+        if (ev.finish)
+                q->saw_end = true;
+        if (ev.usage) {
+                if (ev.completion_tokens >= 0)
+                        q->rec.output_tokens = ev.completion_tokens;
+                if (ev.prompt_tokens >= 0)
+                        q->rec.prompt_tokens = ev.prompt_tokens;
+        }
+        return 0;
+}
+
+/* libcurl calls this on the connection it picked, right before it writes the request: the
+ * moment TTFT and end-to-end latency count from. Between the schedule and this lies the
+ * client's own delay (building the body, other requests of the same burst), which
+ * send_delay reports. */
+static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip, int conn_primary_port,
+                     int conn_local_port) {
+        struct breq *q = userdata;
+        q->rec.sent = now_usec();
+        return CURL_PREREQFUNC_OK;
+}
+
+static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
+        struct breq *q = userdata;
+        size_t len = size * n;
+        /* One timestamp per read: events that arrived together arrived at the same time.
+         * The data was there when epoll_wait returned; the callbacks of the same batch that
+         * ran before this one are the client's delay, not the server's. A read driven by a
+         * timeout rather than a wake-up (wake older than the send) takes the time now. */
+        usec_t wake = loop_wake_time(q->b->l);
+        q->now = wake > q->rec.sent && wake > q->last_chunk ? wake : now_usec();
+        if (!q->status)
+                curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
+        if (q->status != 200)
+                return len; /* the status is the verdict; the body is not kept */
+        int r = sse_feed(&q->sse, p, len);
+        if (r < 0) {
+                if (r == -E2BIG)
+                        set_error(q, "sse_limit");
+                return 0; /* makes libcurl end the transfer with CURLE_WRITE_ERROR */
+        }
+        return len;
+}
+
+static void classify(struct breq *q, CURLcode result) {
+        struct bench_record *rec = &q->rec;
+        if (!q->status)
+                curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
+        if (q->status && q->status != 200) {
+                rec->error[0] = '\0';
+                set_error(q, "http_%ld", q->status);
+        } else if (result == CURLE_OK) {
+                q->now = now_usec();
+                if (sse_finish(&q->sse) < 0 && !rec->error[0])
+                        set_error(q, "bad_event");
+                if (!rec->error[0] && !q->saw_end)
+                        set_error(q, "closed");
+                if (!rec->error[0] && rec->chunks == 0)
+                        set_error(q, "no_tokens");
+        } else {
+                switch (result) {
+                case CURLE_OPERATION_TIMEDOUT:
+                        set_error(q, "timeout");
+                        break;
+                case CURLE_COULDNT_CONNECT:
+                case CURLE_COULDNT_RESOLVE_HOST:
+                        set_error(q, "connect");
+                        break;
+                case CURLE_GOT_NOTHING:
+                case CURLE_RECV_ERROR:
+                case CURLE_SEND_ERROR:
+                case CURLE_PARTIAL_FILE:
+                        set_error(q, "closed");
+                        break;
+                default:
+                        set_error(q, "curl_%d", (int)result);
+                        break;
+                }
+        }
+        rec->ok = !rec->error[0];
+        rec->aborted = !rec->ok && rec->chunks > 0;
+}
+
+static double ms(usec_t u) {
+        return (double)u / 1e3;
+}
+
+static int add_sample(struct bench *b, const struct breq *q) {
+        if (!b->samples)
+                return 0;
+        if (json_array_size(b->samples) >= BENCH_MAX_SAMPLES) {
+                b->samples_full = true;
+                return 0;
+        }
+        const struct bench_record *r = &q->rec;
+        json_t *o = json_pack("{s:i, s:I, s:b, s:f, s:f, s:f, s:I, s:I, s:I}",
+                              "concurrency", b->lv.concurrency,
+                              "index", (json_int_t)(q->index - (uint64_t)b->spec->warmup),
+                              "ok", r->ok,
+                              "scheduled_ms", ms(r->scheduled - b->t0),
+                              "send_delay_ms", ms(r->sent > r->scheduled ? r->sent - r->scheduled : 0),
+                              "e2e_ms", ms(r->done - r->sent),
+                              "chunks", (json_int_t)r->chunks,
+                              "output_tokens", (json_int_t)r->output_tokens,
+                              "prompt_tokens", (json_int_t)r->prompt_tokens);
+        if (!o)
+                return -ENOMEM;
+        if (r->chunks > 0)
+                json_object_set_new(o, "ttft_ms", json_real(ms(r->first_token - r->sent)));
+        if (r->ok && r->output_tokens > 1)
+                json_object_set_new(o, "tpot_ms",
+                                    json_real(ms((r->done - r->first_token) / (usec_t)(r->output_tokens - 1))));
+        if (!r->ok)
+                json_object_set_new(o, "error", json_string(r->error));
+        return json_array_append_new(b->samples, o) < 0 ? -ENOMEM : 0;
+}
+
+static int issue_due(struct bench *b);
+
+static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata) {
+        struct breq *q = userdata;
+        struct bench *b = q->b;
+        q->rec.done = now_usec();
+        classify(q, result);
+        if (!q->warmup) {
+                int r = bench_level_add(&b->lv, &q->rec);
+                if (r >= 0)
+                        r = add_sample(b, q);
+                if (r < 0 && !b->error)
+                        b->error = r;
+        }
+        q->busy = false;
+        q->next_free = b->free_list;
+        b->free_list = q;
+        b->inflight--;
+        int r = issue_due(b);
+        if (r < 0 && !b->error)
+                b->error = r;
+}
+
+static int slot_get(struct bench *b, struct breq **ret) {
+        struct breq *q = b->free_list;
+        if (q) {
+                b->free_list = q->next_free;
+                *ret = q;
+                return 0;
+        }
+        struct breq **pool = realloc(b->pool, (b->n_pool + 1) * sizeof(*pool));
+        if (!pool)
+                return -ENOMEM;
+        b->pool = pool;
+        q = calloc(1, sizeof(*q));
+        if (!q)
+                return -ENOMEM;
+        q->b = b;
+        q->easy = curl_easy_init();
+        if (!q->easy) {
+                free(q);
+                return -ENOMEM;
+        }
+        buf_init(&q->body, BENCH_MAX_BODY);
+        sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
+        b->pool[b->n_pool++] = q;
+        *ret = q;
+        return 0;
+}
+
+static int build_body(struct bench *b, struct breq *q) {
+        const struct bench_spec *spec = b->spec;
+        const struct bench_target *t = b->t;
+        _cleanup_buf_ struct buf prompt;
+        buf_init(&prompt, BENCH_MAX_BODY);
+        uint64_t pi = b->prompt_index++;
+        int r;
+        if (b->n_prompts)
+                r = buf_puts(&prompt, t->prompts[pi % b->n_prompts]);
+        else
+                r = bench_prompt(t->seed, pi, spec->input_tokens > 0 ? spec->input_tokens : 16, &prompt);
+        if (r < 0)
+                return r;
+        json_t *o = json_pack("{s:b, s:i, s:{s:b}}", "stream", 1, "max_tokens", spec->output_tokens,
+                              "stream_options", "include_usage", 1);
+        if (!o)
+                return -ENOMEM;
+        if (t->model)
+                json_object_set_new(o, "model", json_string(t->model));
+        if (spec->chat)
+                json_object_set_new(o, "messages",
+                                    json_pack("[{s:s, s:s}]", "role", "user", "content", buf_str(&prompt)));
+        else
+                json_object_set_new(o, "prompt", json_string(buf_str(&prompt)));
+        if (t->profile && t->profile->takes_ignore_eos) {
+                /* Exactly output_tokens tokens: no early end of sequence. */
+                json_object_set_new(o, "ignore_eos", json_true());
+                json_object_set_new(o, "min_tokens", json_integer(spec->output_tokens));
+        }
+        char *s = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        if (!s)
+                return -ENOMEM;
+        buf_reset(&q->body);
+        r = buf_puts(&q->body, s);
+        free(s);
+        return r;
+}
+
+static int start_request(struct bench *b, usec_t scheduled) {
+        struct breq *q;
+        int r = slot_get(b, &q);
+        if (r < 0)
+                return r;
+        q->index = b->issued;
+        q->warmup = q->index < (uint64_t)b->spec->warmup;
+        q->rec = (struct bench_record){.scheduled = scheduled, .output_tokens = -1, .prompt_tokens = -1};
+        q->status = 0;
+        q->saw_end = false;
+        q->last_chunk = 0;
+        sse_release(&q->sse);
+        sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
+        r = build_body(b, q);
+        if (r < 0)
+                goto fail;
+
+        CURL *e = q->easy;
+        usec_t timeout = b->t->request_timeout ? b->t->request_timeout : BENCH_DEFAULT_TIMEOUT;
+        curl_easy_setopt(e, CURLOPT_URL, b->url);
+        curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, b->headers);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, q->body.data);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body.len);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, q);
+        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / USEC_PER_MSEC));
+        curl_easy_setopt(e, CURLOPT_BUFFERSIZE, BENCH_RECV_BUFFER);
+        curl_easy_setopt(e, CURLOPT_NOPROGRESS, 1L);
+        curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
+        curl_easy_setopt(e, CURLOPT_PREREQDATA, q);
+
+        /* Until libcurl really sends it (on_prereq), a request counts as sent now. */
+        q->rec.sent = now_usec();
+        r = loop_add_transfer(b->l, e, on_done, q);
+        if (r < 0)
+                goto fail;
+        q->busy = true;
+        b->issued++;
+        b->inflight++;
+        if (!q->warmup && b->spec->duration && b->stop_at == USEC_INFINITY)
+                b->stop_at = q->rec.sent + b->spec->duration;
+        return 0;
+fail:
+        q->next_free = b->free_list;
+        b->free_list = q;
+        return r;
+}
+
+static int arm_timer(struct bench *b, usec_t when) {
+        struct itimerspec its = {
+                .it_value = {.tv_sec = (time_t)(when / USEC_PER_SEC),
+                             .tv_nsec = (long)(when % USEC_PER_SEC) * 1000},
+        };
+        if (timerfd_settime(b->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Whether the level has sends left; ends a duration level once its time is up. */
+static bool more_to_send(struct bench *b, usec_t due) {
+        if (b->issued >= b->total)
+                return false;
+        if (b->stop_at != USEC_INFINITY && due >= b->stop_at) {
+                b->total = b->issued;
+                return false;
+        }
+        return true;
+}
+
+/* Sends everything that is due and allowed by the cap; arms the timer for what is not due. */
+static int issue_due(struct bench *b) {
+        for (;;) {
+                usec_t now = now_usec();
+                usec_t due = b->open ? b->next_due : now;
+                if (!more_to_send(b, due) || b->inflight >= b->cap)
+                        return 0;
+                if (due > now)
+                        return arm_timer(b, due);
+                int r = start_request(b, due);
+                if (r < 0)
+                        return r;
+                if (b->open)
+                        b->next_due = b->t0 + bench_sched_next(&b->sched);
+        }
+}
+
+static void on_timer(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        struct bench *b = userdata;
+        uint64_t expirations;
+        if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN && !b->error)
+                b->error = -errno;
+        int r = issue_due(b);
+        if (r < 0 && !b->error)
+                b->error = r;
+}
+
+static long rss_kb(void) {
+        _cleanup_free_ char *s = NULL;
+        if (read_file_capped("/proc/self/statm", 4096, &s, NULL) < 0)
+                return -1;
+        unsigned long size, resident;
+        if (sscanf(s, "%lu %lu", &size, &resident) != 2)
+                return -1;
+        return (long)(resident * (unsigned long)sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static double tv_s(struct timeval tv) {
+        return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* Runs one level to its end. On success the level's JSON is appended to levels. */
+static int run_level(struct bench *b, int concurrency, json_t *levels) {
+        const struct bench_spec *spec = b->spec;
+        const struct bench_target *t = b->t;
+        int r = bench_level_init(&b->lv, concurrency, spec->rate);
+        if (r < 0)
+                return r;
+        b->lv.slo_ttft = t->slo_ttft;
+        b->lv.slo_tpot = t->slo_tpot;
+        b->cap = concurrency;
+        b->inflight = 0;
+        b->issued = 0;
+        b->total = spec->duration ? UINT64_MAX : (uint64_t)spec->warmup + (uint64_t)spec->requests;
+        b->stop_at = USEC_INFINITY;
+        b->open = spec->rate > 0;
+        bench_sched_init(&b->sched, spec->rate > 0 ? spec->rate : 1, t->poisson, t->seed);
+
+        struct rusage ru0, ru1, self;
+        getrusage(RUSAGE_THREAD, &ru0);
+        b->lv.rss_kb_start = rss_kb();
+        b->t0 = now_usec();
+        b->next_due = b->t0 + (b->open ? bench_sched_next(&b->sched) : 0);
+
+        r = issue_due(b);
+        while (r >= 0 && !b->error) {
+                if (b->inflight == 0 && !more_to_send(b, b->open ? b->next_due : now_usec()))
+                        break;
+                r = loop_iterate(b->l, USEC_INFINITY);
+                if (r == -ETIME)
+                        r = 0;
+                if (r >= 0 && t->should_abort && t->should_abort(t->abort_userdata))
+                        r = -ECANCELED;
+        }
+        if (r >= 0 && b->error)
+                r = b->error;
+        if (r < 0)
+                goto out;
+
+        getrusage(RUSAGE_THREAD, &ru1);
+        getrusage(RUSAGE_SELF, &self);
+        b->lv.cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
+        b->lv.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+        b->lv.wall_s = (double)(now_usec() - b->t0) / 1e6;
+        b->lv.rss_kb_peak = self.ru_maxrss;
+        json_t *o = bench_level_json(&b->lv);
+        if (!o || json_array_append_new(levels, o) < 0)
+                r = -ENOMEM;
+out:
+        bench_level_release(&b->lv);
+        return r;
+}
+
+static bool spec_valid(const struct bench_target *t, const struct bench_spec *spec) {
+        if (!t || !t->base_url || !spec || spec->n_concurrency == 0 || !spec->concurrency)
+                return false;
+        if (spec->output_tokens < 1 || spec->input_tokens < 0 || spec->warmup < 0 || spec->rate < 0)
+                return false;
+        if ((spec->requests > 0) == (spec->duration > 0) || spec->requests < 0)
+                return false;
+        for (size_t i = 0; i < spec->n_concurrency; i++)
+                if (spec->concurrency[i] < 1)
+                        return false;
+        return true;
+}
+
+int bench_run(struct loop *l, const struct bench_target *t, const struct bench_spec *spec,
+              json_t **ret_levels, json_t **ret_samples) {
+        if (!l || !spec_valid(t, spec))
+                return -EINVAL;
+        struct bench b = {.l = l, .t = t, .spec = spec, .tfd = -1};
+        json_t *levels = json_array();
+        int r = -ENOMEM;
+        /* Timer slack (50 us by default) would make every scheduled send late; it is
+         * per thread, so it is restored on the way out. */
+        int old_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+        if (!levels)
+                goto out;
+        if (ret_samples && !(b.samples = json_array()))
+                goto out;
+        const char *base = t->base_url;
+        size_t blen = strlen(base);
+        while (blen > 0 && base[blen - 1] == '/')
+                blen--;
+        b.url = strdup_printf("%.*s%s", (int)blen, base, spec->chat ? "/v1/chat/completions" : "/v1/completions");
+        if (!b.url)
+                goto out;
+        /* "Expect:" turns off the 100-continue round trip for large prompts. */
+        static const char *const headers[] = {"Content-Type: application/json", "Accept: text/event-stream",
+                                              "Expect:"};
+        for (size_t i = 0; i < ELEMENTSOF(headers); i++) {
+                struct curl_slist *h = curl_slist_append(b.headers, headers[i]);
+                if (!h)
+                        goto out;
+                b.headers = h;
+        }
+        for (const char *const *p = t->prompts; p && *p; p++)
+                b.n_prompts++;
+        b.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (b.tfd < 0) {
+                r = -errno;
+                goto out;
+        }
+        r = loop_watch_fd(l, b.tfd, EPOLLIN, on_timer, &b);
+        if (r < 0) {
+                close(b.tfd);
+                b.tfd = -1;
+                goto out;
+        }
+        for (size_t i = 0; i < spec->n_concurrency && r >= 0; i++)
+                r = run_level(&b, spec->concurrency[i], levels);
+        if (r >= 0 && b.samples_full) {
+                /* Say so on every level: the samples are a prefix, the metrics are whole. */
+                size_t i;
+                json_t *lvj;
+                json_array_foreach(levels, i, lvj)
+                        json_array_append_new(json_object_get(lvj, "warnings"),
+                                              json_sprintf("raw samples truncated at %d requests",
+                                                           BENCH_MAX_SAMPLES));
+        }
+out:
+        for (size_t i = 0; i < b.n_pool; i++) {
+                if (b.pool[i]->busy)
+                        loop_remove_transfer(l, b.pool[i]->easy);
+                breq_free(b.pool[i]);
+        }
+        free(b.pool);
+        if (b.tfd >= 0) {
+                loop_unwatch_fd(l, b.tfd);
+                close(b.tfd);
+        }
+        curl_slist_free_all(b.headers);
+        free(b.url);
+        if (old_slack > 0)
+                prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
+        if (r < 0) {
+                json_decref(levels);
+                json_decref(b.samples);
+                return r;
+        }
+        *ret_levels = levels;
+        if (ret_samples)
+                *ret_samples = b.samples;
+        return 0;
+}

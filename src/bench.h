@@ -1,0 +1,157 @@
+/* bench.h -- the load generator: streaming requests on the shared loop, and their metrics.
+ *
+ * Every metric is defined once, in docs/metrics.md; the comments below point there and say
+ * what each counter holds. All times are usec_t on CLOCK_MONOTONIC.
+ *
+ * Modes (per concurrency level of struct bench_spec):
+ *  - closed loop (spec->rate == 0): exactly `concurrency` requests in flight; a finished
+ *    request is replaced at once.
+ *  - open loop (spec->rate > 0): requests are sent at absolute scheduled times (constant
+ *    spacing, or Poisson when target->poisson), never by relative sleeps; `concurrency` caps
+ *    the requests in flight. A request that could not go out on time (cap reached, client
+ *    busy) is sent as soon as it can, and its lateness is recorded as its send delay: the
+ *    schedule never slides (no coordinated omission), and lateness is reported.
+ * The first spec->warmup requests of each level are sent but not counted. spec->requests
+ * counted requests follow, or, with spec->duration, requests are sent until that long after
+ * the first counted one went out; requests in flight then finish and are counted.
+ *
+ * A request is "completed" when the server answered 200, streamed at least one content or
+ * reasoning token, and ended the stream properly ([DONE] or a finish_reason); everything
+ * else is "failed" with a reason (counted, never dropped). See docs/metrics.md.
+ */
+#ifndef GAUNTLET_BENCH_H
+#define GAUNTLET_BENCH_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "hist.h"
+#include "loop.h"
+#include "matrix.h"
+#include "profile.h"
+#include "util.h"
+
+/* Raw per-request samples kept by bench_run (all levels together). Beyond this the
+ * samples are not kept (the metrics still count every request) and a warning says so. */
+#define BENCH_MAX_SAMPLES 100000
+/* SSE limits per stream: a longer line or event fails the request ("sse_limit"). */
+#define BENCH_MAX_LINE ((size_t)1 << 20)
+#define BENCH_MAX_EVENT ((size_t)1 << 20)
+/* A request sent this much later than scheduled counts as late (coordinated omission). */
+#define BENCH_LATE_USEC ((usec_t)1000)
+/* Client CPU above this fraction of one core gets the "client may be the bottleneck" warning. */
+#define BENCH_CPU_WARN 0.7
+
+struct bench_target {
+        const char *base_url;           /* "http://127.0.0.1:PORT", no trailing path */
+        const char *model;              /* model id for requests; NULL: field omitted */
+        const struct profile *profile;  /* takes_ignore_eos, ...; NULL: generic */
+        usec_t request_timeout;         /* whole request; 0: 10 minutes */
+        bool (*should_abort)(void *userdata); /* polled after each loop iteration; NULL: never */
+        void *abort_userdata;
+        /* Optional; zero values mean the defaults. */
+        const char *const *prompts;     /* NULL-terminated; used in turn. NULL: synthetic text */
+        bool poisson;                   /* open loop: Poisson arrivals instead of constant spacing */
+        uint64_t seed;                  /* synthetic prompts and Poisson schedule; 0: fixed default */
+        usec_t slo_ttft;                /* goodput SLOs; 0: none */
+        usec_t slo_tpot;
+};
+
+/* Runs every level of spec. On success returns 0 and sets *ret_levels to a JSON array, one
+ * object per level in spec->concurrency order (shape in docs/metrics.md and DESIGN.md), and,
+ * when ret_samples is not NULL, *ret_samples to an array with one object per counted
+ * request. Returns -EINVAL for a bad spec or target, -ECANCELED when should_abort said so,
+ * -EINTR when the loop caught a signal (loop_catch_signals), -ENOMEM; every transfer it
+ * started is removed before it returns, and the outputs are untouched on failure. */
+int bench_run(struct loop *l, const struct bench_target *t, const struct bench_spec *spec,
+              json_t **ret_levels, json_t **ret_samples);
+
+/* ---- Pure parts, exposed for tests ---------------------------------------------------- */
+
+/* Light parse of one SSE data payload (an OpenAI-style JSON chunk), without building a
+ * tree: only what the metrics need. */
+struct bench_event {
+        bool token;             /* a non-empty content / reasoning_content / reasoning / text string */
+        bool finish;            /* a finish_reason that is a string (not null) */
+        bool usage;             /* a "usage" object was present */
+        int64_t prompt_tokens;  /* from usage, -1 when absent */
+        int64_t completion_tokens;
+        bool error;             /* a top-level "error" member that is not null */
+};
+/* Returns 0, or -EBADMSG for text that is not one well-formed JSON object. */
+int bench_event_parse(const char *p, size_t n, struct bench_event *ret);
+
+/* Open-loop schedule: offsets from the level start of successive sends. Constant spacing
+ * computes offset i as i/rate (no accumulated rounding); Poisson draws exponential gaps
+ * with mean 1/rate from a seeded generator (same seed, same schedule). */
+struct bench_sched {
+        double rate;        /* requests per second, > 0 */
+        bool poisson;
+        uint64_t rng;
+        uint64_t n;         /* offsets handed out so far */
+        double t;           /* Poisson: current offset in seconds */
+};
+void bench_sched_init(struct bench_sched *s, double rate, bool poisson, uint64_t seed);
+usec_t bench_sched_next(struct bench_sched *s);
+
+/* Synthetic prompt of about `tokens` tokens: a unique prefix for request `index` (so that
+ * no two requests share a cached prefix) then common English words, one token each in
+ * the usual tokenizers. Appends to out; -ENOBUFS at its cap. */
+int bench_prompt(uint64_t seed, uint64_t index, int tokens, struct buf *out);
+
+/* One finished request as measured; absolute monotonic times, 0 when it never happened. */
+struct bench_record {
+        usec_t scheduled;       /* when it was due to be sent */
+        usec_t sent;            /* when it was handed to libcurl */
+        usec_t first_token;     /* first content or reasoning chunk (not a role-only chunk) */
+        usec_t done;            /* the transfer ended */
+        uint32_t chunks;        /* content/reasoning chunks received */
+        uint32_t events;        /* SSE events received, of any kind */
+        int64_t output_tokens;  /* usage.completion_tokens; -1 when the server sent none */
+        int64_t prompt_tokens;  /* usage.prompt_tokens; -1 when absent */
+        bool ok;                /* completed, see above */
+        bool aborted;           /* failed after tokens had started to arrive (cut mid-stream) */
+        char error[32];         /* failure reason when !ok: "http_500", "closed", "timeout", ... */
+};
+
+/* The accumulated metrics of one level. */
+struct bench_level {
+        int concurrency;
+        double rate;               /* open-loop target rate, 0 for closed loop */
+        struct hist ttft, itl, tpot, e2e, send_delay;
+        uint64_t requests;         /* counted requests sent = completed + failed */
+        uint64_t completed;
+        uint64_t failed;           /* every request that did not complete, for any reason */
+        uint64_t aborted;          /* subset of failed: cut after tokens had started */
+        uint64_t late;             /* requests sent more than BENCH_LATE_USEC after schedule */
+        uint64_t good;             /* completed requests meeting every SLO set */
+        uint64_t good_tokens;      /* their output tokens */
+        uint64_t output_tokens;    /* over completed requests (usage, or chunks without usage) */
+        uint64_t prompt_tokens;    /* over completed requests that reported it */
+        uint64_t chunks;           /* content chunks over completed requests */
+        uint64_t usage_tokens;     /* output tokens of completed requests that reported usage */
+        uint64_t usage_chunks;     /* their chunks: tokens_per_chunk = usage_tokens / usage_chunks */
+        uint64_t no_usage;         /* completed requests without a usage chunk */
+        uint64_t events;           /* SSE events over all requests, warm-up included */
+        usec_t first_send;         /* first counted request sent (actual) */
+        usec_t last_send;          /* last counted request sent (actual) */
+        usec_t last_done;          /* last counted request finished */
+        usec_t slo_ttft, slo_tpot; /* copied from the target */
+        json_t *errors;            /* reason -> count, owned */
+        json_t *warnings;          /* strings, owned */
+        /* client costs over the level, set by bench_run before bench_level_json */
+        double cpu_user_s, cpu_sys_s, wall_s;
+        long rss_kb_start, rss_kb_peak;
+};
+
+int bench_level_init(struct bench_level *lv, int concurrency, double rate);
+void bench_level_release(struct bench_level *lv);
+/* Counts one finished request (ITL samples are added with bench_level_itl as they come). */
+int bench_level_add(struct bench_level *lv, const struct bench_record *rec);
+static inline void bench_level_itl(struct bench_level *lv, usec_t gap) { hist_record(&lv->itl, gap); }
+/* The level's JSON object (new reference), warnings derived from the counters included. */
+json_t *bench_level_json(struct bench_level *lv);
+
+#endif

@@ -1,0 +1,446 @@
+/* bench_metrics.c -- the pure half of bench: event parsing, schedules, prompts, level metrics. */
+#include "bench.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- light JSON scan of one SSE chunk ------------------------------------------------- */
+
+/* A recursive walk that builds nothing: it looks at (key, value) pairs and remembers the
+ * few the metrics need. Depth is capped so a hostile chunk cannot exhaust the stack. */
+#define SCAN_MAX_DEPTH 64
+
+enum scan_ctx { CTX_NONE, CTX_USAGE };
+
+struct scan {
+        const char *p, *end;
+        struct bench_event *ev;
+        int depth;
+};
+
+static void skip_ws(struct scan *s) {
+        while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+                s->p++;
+}
+
+/* At a '"': returns the raw bytes between the quotes (escapes left as they are). */
+static int scan_string(struct scan *s, const char **ret, size_t *ret_len) {
+        if (s->p >= s->end || *s->p != '"')
+                return -EBADMSG;
+        const char *start = ++s->p;
+        while (s->p < s->end) {
+                char c = *s->p;
+                if (c == '\\') {
+                        s->p += 2;
+                        continue;
+                }
+                if (c == '"') {
+                        *ret = start;
+                        *ret_len = (size_t)(s->p - start);
+                        s->p++;
+                        return 0;
+                }
+                if ((unsigned char)c < 0x20)
+                        return -EBADMSG;
+                s->p++;
+        }
+        return -EBADMSG;
+}
+
+static bool key_is(const char *k, size_t n, const char *lit) {
+        size_t m = strlen(lit);
+        return n == m && memcmp(k, lit, m) == 0;
+}
+
+static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ctx ctx);
+
+static int scan_object(struct scan *s, enum scan_ctx ctx) {
+        if (++s->depth > SCAN_MAX_DEPTH)
+                return -EBADMSG;
+        s->p++; /* '{' */
+        skip_ws(s);
+        if (s->p < s->end && *s->p == '}') {
+                s->p++;
+                s->depth--;
+                return 0;
+        }
+        for (;;) {
+                const char *k;
+                size_t kn;
+                skip_ws(s);
+                int r = scan_string(s, &k, &kn);
+                if (r < 0)
+                        return r;
+                skip_ws(s);
+                if (s->p >= s->end || *s->p != ':')
+                        return -EBADMSG;
+                s->p++;
+                skip_ws(s);
+                r = scan_value(s, k, kn, ctx);
+                if (r < 0)
+                        return r;
+                skip_ws(s);
+                if (s->p >= s->end)
+                        return -EBADMSG;
+                if (*s->p == ',') {
+                        s->p++;
+                        continue;
+                }
+                if (*s->p == '}') {
+                        s->p++;
+                        s->depth--;
+                        return 0;
+                }
+                return -EBADMSG;
+        }
+}
+
+static int scan_array(struct scan *s) {
+        if (++s->depth > SCAN_MAX_DEPTH)
+                return -EBADMSG;
+        s->p++; /* '[' */
+        skip_ws(s);
+        if (s->p < s->end && *s->p == ']') {
+                s->p++;
+                s->depth--;
+                return 0;
+        }
+        for (;;) {
+                skip_ws(s);
+                int r = scan_value(s, NULL, 0, CTX_NONE);
+                if (r < 0)
+                        return r;
+                skip_ws(s);
+                if (s->p >= s->end)
+                        return -EBADMSG;
+                if (*s->p == ',') {
+                        s->p++;
+                        continue;
+                }
+                if (*s->p == ']') {
+                        s->p++;
+                        s->depth--;
+                        return 0;
+                }
+                return -EBADMSG;
+        }
+}
+
+static int scan_literal(struct scan *s, const char *lit) {
+        size_t n = strlen(lit);
+        if ((size_t)(s->end - s->p) < n || memcmp(s->p, lit, n) != 0)
+                return -EBADMSG;
+        s->p += n;
+        return 0;
+}
+
+static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ctx ctx) {
+        if (s->p >= s->end)
+                return -EBADMSG;
+        struct bench_event *ev = s->ev;
+        bool top = s->depth == 1;
+        char c = *s->p;
+        if (key && top && key_is(key, klen, "error") && c != 'n')
+                ev->error = true;
+        if (c == '{')
+                return scan_object(s, key && key_is(key, klen, "usage") ? (ev->usage = true, CTX_USAGE)
+                                                                         : CTX_NONE);
+        if (c == '[')
+                return scan_array(s);
+        if (c == '"') {
+                const char *v;
+                size_t vn;
+                int r = scan_string(s, &v, &vn);
+                if (r < 0 || !key)
+                        return r;
+                if (vn > 0 && (key_is(key, klen, "content") || key_is(key, klen, "reasoning_content") ||
+                               key_is(key, klen, "reasoning") || key_is(key, klen, "text")))
+                        ev->token = true;
+                else if (key_is(key, klen, "finish_reason"))
+                        ev->finish = true;
+                return 0;
+        }
+        if (c == 'n')
+                return scan_literal(s, "null");
+        if (c == 't')
+                return scan_literal(s, "true");
+        if (c == 'f')
+                return scan_literal(s, "false");
+        if (c == '-' || (c >= '0' && c <= '9')) {
+                const char *start = s->p;
+                while (s->p < s->end && (strchr("+-.eE", *s->p) || (*s->p >= '0' && *s->p <= '9')))
+                        s->p++;
+                if (ctx == CTX_USAGE && key &&
+                    (key_is(key, klen, "prompt_tokens") || key_is(key, klen, "completion_tokens"))) {
+                        int64_t v = 0;
+                        for (const char *q = start; q < s->p && *q >= '0' && *q <= '9'; q++)
+                                v = v < INT64_MAX / 10 ? v * 10 + (*q - '0') : INT64_MAX;
+                        if (*start == '-')
+                                v = -1;
+                        if (key_is(key, klen, "prompt_tokens"))
+                                ev->prompt_tokens = v;
+                        else
+                                ev->completion_tokens = v;
+                }
+                return 0;
+        }
+        return -EBADMSG;
+}
+
+int bench_event_parse(const char *p, size_t n, struct bench_event *ret) {
+        struct bench_event ev = {.prompt_tokens = -1, .completion_tokens = -1};
+        struct scan s = {.p = p, .end = p + n, .ev = &ev};
+        skip_ws(&s);
+        if (s.p >= s.end || *s.p != '{')
+                return -EBADMSG;
+        int r = scan_object(&s, CTX_NONE);
+        if (r < 0)
+                return r;
+        skip_ws(&s);
+        if (s.p != s.end)
+                return -EBADMSG;
+        *ret = ev;
+        return 0;
+}
+
+/* ---- schedules ------------------------------------------------------------------------ */
+
+/* splitmix64: small, seeded, good enough for arrival times and word choice. */
+static uint64_t rng_next(uint64_t *state) {
+        uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+        return z ^ (z >> 31);
+}
+
+void bench_sched_init(struct bench_sched *s, double rate, bool poisson, uint64_t seed) {
+        *s = (struct bench_sched){.rate = rate, .poisson = poisson, .rng = seed ? seed : 0x6761756e746c6574};
+}
+
+usec_t bench_sched_next(struct bench_sched *s) {
+        uint64_t i = s->n++;
+        if (!s->poisson)
+                return (usec_t)llround((double)i * 1e6 / s->rate);
+        if (i > 0) {
+                /* U in (0, 1]: 53 random bits, never 0 so log() stays finite. */
+                double u = ((double)(rng_next(&s->rng) >> 11) + 1.0) / 9007199254740992.0;
+                s->t += -log(u) / s->rate;
+        }
+        return (usec_t)llround(s->t * 1e6);
+}
+
+/* ---- synthetic prompts ---------------------------------------------------------------- */
+
+static const char *const words[] = {
+        "the", "of", "and", "to", "in", "is", "that", "for", "it", "as", "was", "with", "be", "by",
+        "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an",
+        "had", "they", "you", "were", "their", "one", "all", "we", "can", "her", "has", "there",
+        "been", "if", "more", "when", "will", "would", "who", "so", "no", "time", "water", "house",
+        "river", "light", "green", "small", "world", "number", "people", "story", "night", "city",
+        "long", "music", "table",
+};
+
+int bench_prompt(uint64_t seed, uint64_t index, int tokens, struct buf *out) {
+        /* The prefix makes every prompt distinct from its first tokens on, so a server's
+         * prefix cache cannot serve one request from another's work. */
+        int r = buf_printf(out, "Request %llu.", (unsigned long long)index);
+        if (r < 0)
+                return r;
+        uint64_t st = (seed ? seed : 1) ^ (index * UINT64_C(0x2545f4914f6cdd1d));
+        for (int i = 3; i < tokens; i++) {
+                const char *w = words[rng_next(&st) % ELEMENTSOF(words)];
+                if ((r = buf_puts(out, " ")) < 0 || (r = buf_puts(out, w)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- level metrics -------------------------------------------------------------------- */
+
+int bench_level_init(struct bench_level *lv, int concurrency, double rate) {
+        *lv = (struct bench_level){.concurrency = concurrency, .rate = rate};
+        struct hist *hs[] = {&lv->ttft, &lv->itl, &lv->tpot, &lv->e2e, &lv->send_delay};
+        for (size_t i = 0; i < ELEMENTSOF(hs); i++)
+                *hs[i] = (struct hist){.min = UINT64_MAX};
+        for (size_t i = 0; i < ELEMENTSOF(hs); i++)
+                if (hist_init(hs[i]) < 0)
+                        goto fail;
+        lv->errors = json_object();
+        lv->warnings = json_array();
+        if (!lv->errors || !lv->warnings)
+                goto fail;
+        return 0;
+fail:
+        bench_level_release(lv);
+        return -ENOMEM;
+}
+
+void bench_level_release(struct bench_level *lv) {
+        hist_release(&lv->ttft);
+        hist_release(&lv->itl);
+        hist_release(&lv->tpot);
+        hist_release(&lv->e2e);
+        hist_release(&lv->send_delay);
+        json_decref(lv->errors);
+        json_decref(lv->warnings);
+        lv->errors = lv->warnings = NULL;
+}
+
+int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
+        lv->requests++;
+        usec_t delay = rec->sent > rec->scheduled ? rec->sent - rec->scheduled : 0;
+        hist_record(&lv->send_delay, delay);
+        if (delay > BENCH_LATE_USEC)
+                lv->late++;
+        if (!lv->first_send || rec->sent < lv->first_send)
+                lv->first_send = rec->sent;
+        lv->last_send = MAX(lv->last_send, rec->sent);
+        lv->last_done = MAX(lv->last_done, rec->done);
+        if (!rec->ok) {
+                lv->failed++;
+                if (rec->aborted)
+                        lv->aborted++;
+                const char *why = rec->error[0] ? rec->error : "unknown";
+                json_t *c = json_object_get(lv->errors, why);
+                json_int_t n = c ? json_integer_value(c) : 0;
+                return json_object_set_new(lv->errors, why, json_integer(n + 1)) < 0 ? -ENOMEM : 0;
+        }
+        lv->completed++;
+        usec_t ttft = rec->first_token - rec->sent;
+        usec_t e2e = rec->done - rec->sent;
+        hist_record(&lv->ttft, ttft);
+        hist_record(&lv->e2e, e2e);
+        uint64_t out = rec->output_tokens >= 0 ? (uint64_t)rec->output_tokens : rec->chunks;
+        lv->output_tokens += out;
+        lv->chunks += rec->chunks;
+        if (rec->output_tokens >= 0) {
+                lv->usage_tokens += out;
+                lv->usage_chunks += rec->chunks;
+        } else {
+                lv->no_usage++;
+        }
+        if (rec->prompt_tokens >= 0)
+                lv->prompt_tokens += (uint64_t)rec->prompt_tokens;
+        bool good = !lv->slo_ttft || ttft <= lv->slo_ttft;
+        if (out > 1) {
+                /* TPOT: decode time per token after the first, (e2e - ttft) / (tokens - 1). */
+                usec_t tpot = (rec->done - rec->first_token) / (out - 1);
+                hist_record(&lv->tpot, tpot);
+                if (lv->slo_tpot && tpot > lv->slo_tpot)
+                        good = false;
+        }
+        if (good) {
+                lv->good++;
+                lv->good_tokens += out;
+        }
+        return 0;
+}
+
+static double r3(double x) {
+        return round(x * 1000.0) / 1000.0;
+}
+
+/* {"p50", "p90", "p99", "p999", "mean", "min", "max", "count"} in milliseconds; null when empty. */
+static json_t *dist_json(const struct hist *h) {
+        if (!h->count)
+                return json_null();
+        return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I}",
+                         "p50", r3((double)hist_percentile(h, 50) / 1e3),
+                         "p90", r3((double)hist_percentile(h, 90) / 1e3),
+                         "p99", r3((double)hist_percentile(h, 99) / 1e3),
+                         "p999", r3((double)hist_percentile(h, 99.9) / 1e3),
+                         "mean", r3(hist_mean(h) / 1e3),
+                         "min", r3((double)h->min / 1e3),
+                         "max", r3((double)h->max / 1e3),
+                         "count", (json_int_t)h->count);
+}
+
+static int warn(struct bench_level *lv, const char *fmt, ...) _printf_(2, 3);
+static int warn(struct bench_level *lv, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        char *s = NULL;
+        int k = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return -ENOMEM;
+        int r = json_array_append_new(lv->warnings, json_string(s));
+        free(s);
+        return r < 0 ? -ENOMEM : 0;
+}
+
+json_t *bench_level_json(struct bench_level *lv) {
+        /* The window of the level: first counted send to last counted completion. */
+        double window = lv->last_done > lv->first_send ? (double)(lv->last_done - lv->first_send) / 1e6 : 0;
+        double per_s = window > 0 ? 1.0 / window : 0;
+        double cpu = lv->cpu_user_s + lv->cpu_sys_s;
+        double cores = lv->wall_s > 0 ? cpu / lv->wall_s : 0;
+
+        if (lv->failed)
+                warn(lv, "%llu of %llu requests failed", (unsigned long long)lv->failed,
+                     (unsigned long long)lv->requests);
+        if (lv->no_usage)
+                warn(lv, "%llu completed requests carried no usage: their output tokens are counted as chunks",
+                     (unsigned long long)lv->no_usage);
+        if (lv->late && (double)lv->late > 0.01 * (double)lv->requests)
+                warn(lv, "client fell behind the schedule (coordinated omission): %llu of %llu requests "
+                     "sent more than %llu ms late, p99 send delay %.3f ms",
+                     (unsigned long long)lv->late, (unsigned long long)lv->requests,
+                     (unsigned long long)(BENCH_LATE_USEC / 1000),
+                     (double)hist_percentile(&lv->send_delay, 99) / 1e3);
+        if (cores > BENCH_CPU_WARN)
+                warn(lv, "client used %.0f%% of a CPU core: the client may be the bottleneck", cores * 100);
+        if (lv->completed == 0 && lv->requests > 0)
+                warn(lv, "no request completed");
+
+        double tpc = lv->usage_chunks ? (double)lv->usage_tokens / (double)lv->usage_chunks : 0;
+        double achieved = lv->requests > 1 && lv->last_send > lv->first_send
+                                  ? (double)(lv->requests - 1) * 1e6 / (double)(lv->last_send - lv->first_send)
+                                  : 0;
+        json_t *o = json_pack(
+                "{s:i, s:f, s:I, s:I, s:I, s:I, s:O, s:f, s:I, s:I, s:f, s:f, s:f,"
+                " s:o, s:o, s:o, s:o, s:o, s:I, s:f}",
+                "concurrency", lv->concurrency,
+                "output_tokens_per_s", r3((double)lv->output_tokens * per_s),
+                "requests", (json_int_t)lv->requests,
+                "completed", (json_int_t)lv->completed,
+                "failed", (json_int_t)lv->failed,
+                "aborted", (json_int_t)lv->aborted,
+                "errors", lv->errors,
+                "duration_s", r3(window),
+                "output_tokens", (json_int_t)lv->output_tokens,
+                "prompt_tokens", (json_int_t)lv->prompt_tokens,
+                "total_tokens_per_s", r3((double)(lv->output_tokens + lv->prompt_tokens) * per_s),
+                "requests_per_s", r3((double)lv->completed * per_s),
+                "tokens_per_chunk", r3(tpc),
+                "ttft_ms", dist_json(&lv->ttft),
+                "itl_ms", dist_json(&lv->itl),
+                "tpot_ms", dist_json(&lv->tpot),
+                "e2e_ms", dist_json(&lv->e2e),
+                "send_delay_ms", dist_json(&lv->send_delay),
+                "chunks", (json_int_t)lv->chunks,
+                "send_rate_per_s", r3(achieved));
+        if (!o)
+                return NULL;
+        if (lv->rate > 0)
+                json_object_set_new(o, "rate", json_real(lv->rate));
+        if (lv->slo_ttft || lv->slo_tpot)
+                json_object_set_new(o, "goodput",
+                                    json_pack("{s:o, s:o, s:f, s:f, s:I}",
+                                              "slo_ttft_ms", lv->slo_ttft ? json_real(r3((double)lv->slo_ttft / 1e3)) : json_null(),
+                                              "slo_tpot_ms", lv->slo_tpot ? json_real(r3((double)lv->slo_tpot / 1e3)) : json_null(),
+                                              "requests_per_s", r3((double)lv->good * per_s),
+                                              "output_tokens_per_s", r3((double)lv->good_tokens * per_s),
+                                              "good", (json_int_t)lv->good));
+        json_object_set_new(o, "client_cpu",
+                            json_pack("{s:f, s:f, s:f, s:f, s:I, s:f, s:i, s:i}",
+                                      "user_s", r3(lv->cpu_user_s), "sys_s", r3(lv->cpu_sys_s),
+                                      "wall_s", r3(lv->wall_s), "cores", r3(cores),
+                                      "events", (json_int_t)lv->events,
+                                      "events_per_cpu_s", cpu > 0 ? r3((double)lv->events / cpu) : 0.0,
+                                      "rss_kb_start", (int)lv->rss_kb_start, "rss_kb_peak", (int)lv->rss_kb_peak));
+        json_object_set(o, "warnings", lv->warnings);
+        return o;
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# bench.sh -- `gauntlet bench` against gauntlet-schedsrv (bench/schedsrv.c): the JSON shape,
+# completed == requests, keep-alive, open-loop rate, and failures counted when the server
+# answers 500 or closes mid-stream.
+set -euo pipefail
+SCHEDSRV=${SCHEDSRV:-$(dirname "$GAUNTLET")/gauntlet-schedsrv}
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+        rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# start NAME ARGS...: a server on a free port (it binds port 0), its URL in $url
+start() {
+        local name=$1; shift
+        rm -f "$tmp/$name.port"
+        "$SCHEDSRV" --port-file "$tmp/$name.port" "$@" >"$tmp/$name.log" 2>&1 &
+        pids+=($!)
+        for _ in $(seq 100); do [ -s "$tmp/$name.port" ] && break; sleep 0.05; done
+        [ -s "$tmp/$name.port" ] || fail "schedsrv $name did not start"
+        url="http://127.0.0.1:$(cat "$tmp/$name.port")"
+}
+
+# 1. closed loop, two levels: shape, counts, timing close to the schedule
+start ok --ttft-ms 5 --itl-ms 2
+"$GAUNTLET" bench --url "$url" --concurrency 1,4 --requests 12 --warmup 2 --output-tokens 8 \
+        --format json >"$tmp/ok.json"
+jq -e '.bench | length == 2' "$tmp/ok.json" >/dev/null || fail "two levels expected"
+jq -e '[.bench[].concurrency] == [1, 4]' "$tmp/ok.json" >/dev/null || fail "levels in order"
+for k in concurrency output_tokens_per_s ttft_ms itl_ms tpot_ms e2e_ms requests completed failed \
+        total_tokens_per_s requests_per_s tokens_per_chunk send_delay_ms client_cpu warnings; do
+        jq -e --arg k "$k" '.bench | all(has($k))' "$tmp/ok.json" >/dev/null || fail "missing key $k"
+done
+for k in p50 p90 p99 p999 mean; do
+        jq -e --arg k "$k" '.bench | all(.ttft_ms[$k] | type == "number")' "$tmp/ok.json" >/dev/null \
+                || fail "ttft_ms.$k"
+done
+jq -e '.bench | all(.requests == 12 and .completed == 12 and .failed == 0)' "$tmp/ok.json" >/dev/null \
+        || fail "completed == requests == 12: $(jq -c '[.bench[] | {requests, completed, failed, errors}]' "$tmp/ok.json")"
+jq -e '.bench | all(.output_tokens == 96 and .tokens_per_chunk == 1)' "$tmp/ok.json" >/dev/null \
+        || fail "usage tokens"
+# the server waits 5 ms then 2 ms per chunk: the client cannot see less, nor much more here
+jq -e '.bench | all(.ttft_ms.p50 >= 5 and .ttft_ms.p50 < 30)' "$tmp/ok.json" >/dev/null \
+        || fail "ttft $(jq -c '[.bench[].ttft_ms]' "$tmp/ok.json")"
+jq -e '.bench | all(.itl_ms.p50 >= 1.5 and .itl_ms.p50 < 4)' "$tmp/ok.json" >/dev/null \
+        || fail "itl $(jq -c '[.bench[].itl_ms]' "$tmp/ok.json")"
+jq -e '.bench | all(.tpot_ms.p50 >= 1.5 and .tpot_ms.p50 < 4)' "$tmp/ok.json" >/dev/null || fail "tpot"
+jq -e '.bench[0].output_tokens_per_s > 0 and .bench[1].output_tokens_per_s > .bench[0].output_tokens_per_s' \
+        "$tmp/ok.json" >/dev/null || fail "throughput grows with concurrency"
+# keep-alive: 28 requests (warm-up included) on at most 1 + 4 connections
+stats=$(curl -sf "$url/stats")
+[ "$(jq '.requests' <<<"$stats")" -eq 28 ] || fail "server saw $(jq '.requests' <<<"$stats") requests"
+[ "$(jq '.connections' <<<"$stats")" -le 5 ] || fail "connections not reused: $(jq '.connections' <<<"$stats")"
+
+# 2. text output and the completions endpoint
+"$GAUNTLET" bench --url "$url" --concurrency 2 --requests 4 --output-tokens 3 --endpoint completion \
+        >"$tmp/text.out"
+grep -q 'out tok/s' "$tmp/text.out" || fail "text table header"
+grep -Eq '^ +2 +4 +4 +0 ' "$tmp/text.out" || fail "text row: $(cat "$tmp/text.out")"
+
+# 3. open loop at a constant rate, and a duration
+"$GAUNTLET" bench --url "$url" --concurrency 16 --rate 200 --requests 60 --output-tokens 2 --format json \
+        >"$tmp/rate.json"
+jq -e '.bench[0] | .completed == 60 and .rate == 200 and (.send_rate_per_s > 190 and .send_rate_per_s < 210)' \
+        "$tmp/rate.json" >/dev/null || fail "open loop: $(jq -c '.bench[0] | {completed, send_rate_per_s}' "$tmp/rate.json")"
+"$GAUNTLET" bench --url "$url" --concurrency 2 --duration 500ms --output-tokens 2 --format json >"$tmp/dur.json"
+jq -e '.bench[0] | .requests > 10 and .completed == .requests' "$tmp/dur.json" >/dev/null || fail "duration"
+
+# 4. a 500 on every third request: counted as failures, the rest complete
+start fail --ttft-ms 1 --itl-ms 1 --fail-every 3
+"$GAUNTLET" bench --url "$url" --concurrency 2 --requests 12 --output-tokens 4 --format json >"$tmp/f.json"
+jq -e '.bench[0] | .requests == 12 and .completed == 8 and .failed == 4 and .errors.http_500 == 4' \
+        "$tmp/f.json" >/dev/null || fail "500s: $(jq -c '.bench[0] | {requests, completed, failed, errors}' "$tmp/f.json")"
+jq -e '.bench[0].warnings | any(test("4 of 12 requests failed"))' "$tmp/f.json" >/dev/null || fail "warning"
+
+# 5. every fourth stream cut after two chunks: failed and aborted, not dropped
+start close --ttft-ms 1 --itl-ms 1 --close-every 4 --close-after 2
+"$GAUNTLET" bench --url "$url" --concurrency 3 --requests 12 --output-tokens 6 --format json >"$tmp/c.json"
+jq -e '.bench[0] | .requests == 12 and .completed == 9 and .failed == 3 and .aborted == 3 and .errors.closed == 3' \
+        "$tmp/c.json" >/dev/null || fail "closed: $(jq -c '.bench[0] | {requests, completed, failed, aborted, errors}' "$tmp/c.json")"
+
+# 6. everything fails: exit 1; nobody listening: exit 1, failures counted as connect
+start allfail --fail-every 1
+set +e
+"$GAUNTLET" bench --url "$url" --requests 3 --output-tokens 2 --format json >"$tmp/af.json"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "all failed must exit 1, got $rc"
+jq -e '.bench[0] | .completed == 0 and .failed == 3' "$tmp/af.json" >/dev/null || fail "all failed counts"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+set +e
+"$GAUNTLET" bench --url "http://127.0.0.1:$port" --requests 2 --output-tokens 2 --format json >"$tmp/nc.json" 2>/dev/null
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "no server must exit 1, got $rc"
+jq -e '.bench[0].errors.connect == 2' "$tmp/nc.json" >/dev/null || fail "connect errors"
+
+# 7. usage errors: exit 2 with a gauntlet: message
+for args in "--requests 3 --output-tokens 2" \
+            "--url $url --output-tokens 2" \
+            "--url $url --requests 3 --duration 1s --output-tokens 2" \
+            "--url $url --requests 3" \
+            "--url $url --requests 3 --output-tokens 2 --concurrency 0" \
+            "--url $url --requests 3 --output-tokens 2 --endpoint foo" \
+            "--url $url --requests 3 --output-tokens 2 --bogus"; do
+        set +e
+        # shellcheck disable=SC2086
+        "$GAUNTLET" bench $args >/dev/null 2>"$tmp/err"
+        rc=$?
+        set -e
+        [ "$rc" -eq 2 ] || fail "'$args' must exit 2, got $rc"
+        grep -q '^gauntlet: ' "$tmp/err" || fail "'$args': no gauntlet: message"
+done
+echo ok

@@ -1,0 +1,285 @@
+/* test_bench.c -- the pure parts of bench: chunk parsing, schedules, prompts, level metrics. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+static struct bench_event parse_ok(const char *s) {
+        struct bench_event ev;
+        int r = bench_event_parse(s, strlen(s), &ev);
+        if (r < 0)
+                fail_msg("cannot parse: %s", s);
+        return ev;
+}
+
+static void test_event_parse(void **state) {
+        struct bench_event ev;
+        /* role-only chunk: not a token */
+        ev = parse_ok("{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
+                      "\"finish_reason\":null}]}");
+        assert_false(ev.token);
+        assert_false(ev.finish);
+        assert_false(ev.usage);
+        ev = parse_ok("{\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":null}}],\"usage\":null}");
+        assert_false(ev.token);
+        assert_false(ev.usage);
+        /* content, reasoning (both spellings), completions text */
+        assert_true(parse_ok("{\"choices\":[{\"delta\":{\"content\":\" hi\"}}]}").token);
+        assert_true(parse_ok("{\"choices\":[{\"delta\":{\"reasoning_content\":\"hm\"}}]}").token);
+        assert_true(parse_ok("{\"choices\":[{\"delta\":{\"reasoning\":\"\\n\"}}]}").token);
+        assert_true(parse_ok("{\"choices\":[{\"text\":\"x\",\"finish_reason\":null}]}").token);
+        /* logprobs carry "content" as an array: not a token by itself */
+        assert_false(parse_ok("{\"choices\":[{\"delta\":{},\"logprobs\":{\"content\":[{\"token\":\"a\"}]}}]}").token);
+        /* finish and usage */
+        ev = parse_ok("{\"choices\":[{\"delta\":{\"content\":\"end\"},\"finish_reason\":\"length\"}]}");
+        assert_true(ev.token);
+        assert_true(ev.finish);
+        ev = parse_ok("{\"id\":\"x\",\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":256,"
+                      "\"total_tokens\":268,\"prompt_tokens_details\":{\"cached_tokens\":0}}}");
+        assert_true(ev.usage);
+        assert_int_equal(ev.prompt_tokens, 12);
+        assert_int_equal(ev.completion_tokens, 256);
+        assert_false(ev.token);
+        /* a "completion_tokens" outside usage is not usage */
+        ev = parse_ok("{\"meta\":{\"completion_tokens\":5}}");
+        assert_false(ev.usage);
+        assert_int_equal(ev.completion_tokens, -1);
+        /* errors: top level only, null is no error */
+        assert_true(parse_ok("{\"error\":{\"code\":500,\"message\":\"parse\"}}").error);
+        assert_false(parse_ok("{\"error\":null,\"choices\":[]}").error);
+        assert_false(parse_ok("{\"choices\":[{\"error\":\"x\"}]}").error);
+        /* malformed */
+        assert_int_equal(bench_event_parse("{\"a\":", 5, &ev), -EBADMSG);
+        assert_int_equal(bench_event_parse("hello", 5, &ev), -EBADMSG);
+        assert_int_equal(bench_event_parse("{\"a\":1} x", 9, &ev), -EBADMSG);
+        assert_int_equal(bench_event_parse("{\"a\":\"\x01\"}", 8, &ev), -EBADMSG);
+        /* a nesting bomb is refused, not recursed into */
+        char deep[400];
+        size_t k = 0;
+        deep[k++] = '{';
+        deep[k++] = '"';
+        deep[k++] = 'a';
+        deep[k++] = '"';
+        deep[k++] = ':';
+        for (int i = 0; i < 150; i++)
+                deep[k++] = '[';
+        for (int i = 0; i < 150; i++)
+                deep[k++] = ']';
+        deep[k++] = '}';
+        assert_int_equal(bench_event_parse(deep, k, &ev), -EBADMSG);
+}
+
+static void test_sched_constant(void **state) {
+        struct bench_sched s;
+        bench_sched_init(&s, 2000, false, 0);
+        for (uint64_t i = 0; i < 100000; i++) {
+                usec_t t = bench_sched_next(&s);
+                /* exact spacing of 500 us, no drift after many sends */
+                assert_int_equal(t, i * 500);
+        }
+        bench_sched_init(&s, 3, false, 0);
+        assert_int_equal(bench_sched_next(&s), 0);
+        assert_int_equal(bench_sched_next(&s), 333333);
+        assert_int_equal(bench_sched_next(&s), 666667);
+        assert_int_equal(bench_sched_next(&s), 1000000);
+}
+
+static void test_sched_poisson(void **state) {
+        struct bench_sched s;
+        double rate = 100;
+        bench_sched_init(&s, rate, true, 42);
+        size_t n = 200000;
+        usec_t prev = bench_sched_next(&s);
+        assert_int_equal(prev, 0);
+        double sum = 0, sum2 = 0;
+        for (size_t i = 1; i < n; i++) {
+                usec_t t = bench_sched_next(&s);
+                assert_true(t >= prev);
+                double gap = (double)(t - prev) / 1e6;
+                sum += gap;
+                sum2 += gap * gap;
+                prev = t;
+        }
+        double mean = sum / (double)(n - 1);
+        double sd = sqrt(sum2 / (double)(n - 1) - mean * mean);
+        /* exponential gaps: mean 1/rate, standard deviation equal to the mean */
+        assert_true(fabs(mean - 1 / rate) < 0.01 / rate);
+        assert_true(fabs(sd / mean - 1) < 0.02);
+        /* the same seed gives the same schedule; another seed another one */
+        struct bench_sched a, b, c;
+        bench_sched_init(&a, rate, true, 7);
+        bench_sched_init(&b, rate, true, 7);
+        bench_sched_init(&c, rate, true, 8);
+        bool differs = false;
+        for (int i = 0; i < 100; i++) {
+                usec_t x = bench_sched_next(&a);
+                assert_int_equal(x, bench_sched_next(&b));
+                differs |= x != bench_sched_next(&c);
+        }
+        assert_true(differs);
+}
+
+static size_t count_words(const char *s) {
+        size_t n = 0;
+        bool in = false;
+        for (; *s; s++) {
+                if (*s == ' ')
+                        in = false;
+                else if (!in) {
+                        in = true;
+                        n++;
+                }
+        }
+        return n;
+}
+
+static void test_prompt(void **state) {
+        _cleanup_buf_ struct buf a, b;
+        buf_init(&a, 0);
+        buf_init(&b, 0);
+        assert_int_equal(bench_prompt(1, 0, 1024, &a), 0);
+        assert_int_equal(bench_prompt(1, 1, 1024, &b), 0);
+        /* "Request N." counts as about three tokens, then one word per token */
+        assert_int_equal(count_words(buf_str(&a)), 1024 - 3 + 2);
+        assert_true(startswith(buf_str(&a), "Request 0."));
+        assert_true(startswith(buf_str(&b), "Request 1."));
+        assert_string_not_equal(buf_str(&a) + 10, buf_str(&b) + 10);
+        /* deterministic */
+        _cleanup_buf_ struct buf c;
+        buf_init(&c, 0);
+        assert_int_equal(bench_prompt(1, 0, 1024, &c), 0);
+        assert_string_equal(buf_str(&a), buf_str(&c));
+        /* capped */
+        _cleanup_buf_ struct buf d;
+        buf_init(&d, 64);
+        assert_int_equal(bench_prompt(1, 0, 1024, &d), -ENOBUFS);
+}
+
+static struct bench_record rec_ok(usec_t sent, usec_t ttft, usec_t e2e, int64_t tokens, uint32_t chunks) {
+        return (struct bench_record){.scheduled = sent, .sent = sent, .first_token = sent + ttft,
+                                     .done = sent + e2e, .output_tokens = tokens, .prompt_tokens = 100,
+                                     .chunks = chunks, .ok = true};
+}
+
+static double num(json_t *o, const char *k) {
+        json_t *v = json_object_get(o, k);
+        assert_true(json_is_number(v));
+        return json_number_value(v);
+}
+
+static void test_level_metrics(void **state) {
+        struct bench_level lv;
+        assert_int_equal(bench_level_init(&lv, 4, 0), 0);
+        lv.slo_ttft = 50 * USEC_PER_MSEC;
+        usec_t t0 = 1000 * USEC_PER_SEC;
+        /* 4 requests over exactly 2 s: ttft 10/20/30/100 ms, 101 tokens in 1 s after the first */
+        struct bench_record r[4] = {
+                rec_ok(t0, 10000, 1010000, 101, 51),
+                rec_ok(t0 + 500000, 20000, 1020000, 101, 51),
+                rec_ok(t0 + 700000, 30000, 1030000, 101, 51),
+                rec_ok(t0 + 900000, 100000, 1100000, 101, 51),
+        };
+        for (int i = 0; i < 4; i++)
+                assert_int_equal(bench_level_add(&lv, &r[i]), 0);
+        /* one failure cut mid-stream, one HTTP error: counted, never dropped */
+        struct bench_record f1 = {.scheduled = t0 + 100, .sent = t0 + 100, .first_token = t0 + 5000,
+                                  .done = t0 + 9000, .chunks = 3, .output_tokens = -1, .aborted = true};
+        strcpy(f1.error, "closed");
+        struct bench_record f2 = {.scheduled = t0 + 200, .sent = t0 + 1200, .done = t0 + 2000, .output_tokens = -1};
+        strcpy(f2.error, "http_500");
+        assert_int_equal(bench_level_add(&lv, &f1), 0);
+        assert_int_equal(bench_level_add(&lv, &f2), 0);
+        for (int i = 0; i < 50; i++)
+                bench_level_itl(&lv, 20000);
+        lv.events = 1000;
+        lv.cpu_user_s = 0.3;
+        lv.cpu_sys_s = 0.1;
+        lv.wall_s = 2.0;
+
+        json_t *o = bench_level_json(&lv);
+        assert_non_null(o);
+        assert_int_equal(num(o, "concurrency"), 4);
+        assert_int_equal(num(o, "requests"), 6);
+        assert_int_equal(num(o, "completed"), 4);
+        assert_int_equal(num(o, "failed"), 2);
+        assert_int_equal(num(o, "aborted"), 1);
+        json_t *errors = json_object_get(o, "errors");
+        assert_int_equal(json_integer_value(json_object_get(errors, "closed")), 1);
+        assert_int_equal(json_integer_value(json_object_get(errors, "http_500")), 1);
+        /* window: first send t0 to last done t0 + 2.0 s */
+        assert_true(fabs(num(o, "duration_s") - 2.0) < 1e-9);
+        assert_true(fabs(num(o, "output_tokens_per_s") - 404 / 2.0) < 1e-3);
+        assert_true(fabs(num(o, "total_tokens_per_s") - 804 / 2.0) < 1e-3);
+        assert_true(fabs(num(o, "requests_per_s") - 2.0) < 1e-9);
+        assert_true(fabs(num(o, "tokens_per_chunk") - 101.0 / 51) < 1e-3);
+        json_t *ttft = json_object_get(o, "ttft_ms");
+        assert_true(fabs(num(ttft, "p50") - 20) < 0.02);
+        assert_true(fabs(num(ttft, "max") - 100) < 1e-9);
+        assert_true(fabs(num(ttft, "mean") - 40) < 1e-9);
+        /* TPOT = (e2e - ttft) / (tokens - 1) = 1000 ms / 100 */
+        json_t *tpot = json_object_get(o, "tpot_ms");
+        assert_true(fabs(num(tpot, "p50") - 10) < 0.01);
+        assert_true(fabs(num(json_object_get(o, "itl_ms"), "p99") - 20) < 0.02);
+        /* the 1 ms late send shows in send_delay */
+        assert_true(fabs(num(json_object_get(o, "send_delay_ms"), "max") - 1) < 1e-9);
+        /* goodput: three of the four meet TTFT <= 50 ms */
+        json_t *g = json_object_get(o, "goodput");
+        assert_non_null(g);
+        assert_int_equal(json_integer_value(json_object_get(g, "good")), 3);
+        assert_true(fabs(num(g, "requests_per_s") - 1.5) < 1e-9);
+        json_t *cpu = json_object_get(o, "client_cpu");
+        assert_true(fabs(num(cpu, "cores") - 0.2) < 1e-9);
+        assert_true(fabs(num(cpu, "events_per_cpu_s") - 2500) < 1e-6);
+        /* warnings: the failures are named; the late sends are 1 of 6 = more than 1% */
+        json_t *w = json_object_get(o, "warnings");
+        assert_true(json_array_size(w) >= 1);
+        assert_non_null(strstr(json_string_value(json_array_get(w, 0)), "2 of 6 requests failed"));
+        json_decref(o);
+        bench_level_release(&lv);
+}
+
+static void test_level_no_usage_and_cpu_warning(void **state) {
+        struct bench_level lv;
+        assert_int_equal(bench_level_init(&lv, 1, 10), 0);
+        struct bench_record r = rec_ok(5000000, 1000, 11000, -1, 11);
+        r.prompt_tokens = -1;
+        assert_int_equal(bench_level_add(&lv, &r), 0);
+        lv.cpu_user_s = 0.9;
+        lv.wall_s = 1.0;
+        json_t *o = bench_level_json(&lv);
+        /* without usage, output tokens are the chunks */
+        assert_int_equal(json_integer_value(json_object_get(o, "output_tokens")), 11);
+        assert_int_equal(json_integer_value(json_object_get(o, "prompt_tokens")), 0);
+        assert_true(fabs(num(o, "rate") - 10) < 1e-9);
+        assert_null(json_object_get(o, "goodput"));
+        json_t *w = json_object_get(o, "warnings");
+        bool usage = false, cpu = false;
+        size_t i;
+        json_t *x;
+        json_array_foreach(w, i, x) {
+                usage |= strstr(json_string_value(x), "no usage") != NULL;
+                cpu |= strstr(json_string_value(x), "bottleneck") != NULL;
+        }
+        assert_true(usage);
+        assert_true(cpu);
+        json_decref(o);
+        bench_level_release(&lv);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_event_parse),
+                cmocka_unit_test(test_sched_constant),
+                cmocka_unit_test(test_sched_poisson),
+                cmocka_unit_test(test_prompt),
+                cmocka_unit_test(test_level_metrics),
+                cmocka_unit_test(test_level_no_usage_and_cpu_warning),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
