@@ -1,12 +1,349 @@
-/* cli_report.c -- `gauntlet report`: not built yet. */
+/* cli_report.c -- `gauntlet report` and `gauntlet emit`: a journal rendered for people and for systemd. */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
 #include "cli.h"
+#include "emit.h"
+#include "journal.h"
+#include "report.h"
+#include "secrets.h"
+
+static const char report_help[] =
+        "usage: gauntlet report [--format text|markdown|json|html] JOURNAL\n\n"
+        "Renders what a journal knows: every cell of the latest sweep with its verdict, cause\n"
+        "or figure and evidence, and the best cell. Secrets in argv and env are masked.\n";
+
+static const char emit_help[] =
+        "usage: gauntlet emit systemd|script JOURNAL [--cell ID] [--port N] [--name NAME]\n\n"
+        "Prints a systemd unit or a POSIX launch script for the best passing cell of the\n"
+        "journal's latest sweep, or for the cell named by --cell (a unique prefix of its id).\n"
+        "  --port N     the port when the matrix fixed none (default: the attempt's port)\n"
+        "  --name NAME  the service's name in the description and install hint\n"
+        "The output holds real argv and env values, keys included: treat it as a secret.\n";
+
+/* Opens the journal and loads its view, printing the error (exit code in *ret_exit). */
+static int load(const char *path, struct report_view **ret, int *ret_exit) {
+        _cleanup_journal_ struct journal *j = NULL;
+        int r = journal_open_existing(path, &j);
+        if (r < 0) {
+                if (r == JOURNAL_ENOTJOURNAL || r == JOURNAL_ENEWER)
+                        cli_error("'%s' is %s", path, journal_strerror(r));
+                else
+                        cli_error("cannot open journal '%s': %s", path, journal_strerror(r));
+                *ret_exit = EXIT_USAGE;
+                return r;
+        }
+        r = journal_load_view(j, ret);
+        if (r == -ENOENT) {
+                cli_error("journal '%s' holds no sweep yet", path);
+                *ret_exit = EXIT_FAILED;
+        } else if (r < 0) {
+                const char *detail = journal_last_error(j);
+                cli_error("cannot read journal '%s': %s%s%s", path, journal_strerror(r), *detail ? ": " : "", detail);
+                *ret_exit = EXIT_USAGE;
+        }
+        return r;
+}
+
+static size_t terminal_width(void) {
+        struct winsize ws;
+        if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+                return ws.ws_col;
+        const char *cols = getenv("COLUMNS");
+        long n;
+        if (cols && cli_parse_int(cols, 40, 10000, &n) == 0)
+                return (size_t)n;
+        return 120;
+}
+
+static int write_buf(const struct buf *b) {
+        if (b->len && fwrite(b->data, 1, b->len, stdout) != b->len) {
+                cli_error("cannot write output: %s", strerror(errno));
+                return EXIT_USAGE;
+        }
+        return EXIT_OK;
+}
 
 int cli_report(int argc, char **argv) {
-        cli_error("'report' is not available yet");
-        return EXIT_USAGE;
+        static const char *const formats[] = {"text", "markdown", "json", "html", NULL};
+        const char *path = NULL, *format = "text";
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+                if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+                        fputs(report_help, stdout);
+                        return EXIT_OK;
+                } else if (strcmp(a, "--format") == 0) {
+                        if (++i >= argc)
+                                return cli_usage_error("report", "--format needs a value");
+                        format = argv[i];
+                } else if (startswith(a, "--format="))
+                        format = a + strlen("--format=");
+                else if (a[0] == '-' && a[1])
+                        return cli_usage_error("report", "unknown option '%s'", a);
+                else if (path)
+                        return cli_usage_error("report", "one journal only ('%s' and '%s')", path, a);
+                else
+                        path = a;
+        }
+        int f = cli_parse_choice(format, formats);
+        if (f < 0)
+                return cli_usage_error("report", "unknown format '%s' (text, markdown, json, html)", format);
+        if (!path)
+                return cli_usage_error("report", "which journal? (gauntlet report JOURNAL)");
+        if (f == 3) {
+                cli_error("--format html is not available in this build");
+                return EXIT_USAGE;
+        }
+
+        _cleanup_report_view_ struct report_view *v = NULL;
+        int status = EXIT_OK;
+        if (load(path, &v, &status) < 0)
+                return status;
+
+        _cleanup_buf_ struct buf out;
+        buf_init(&out, 0);
+        int r;
+        if (f == 0) {
+                struct report_text_options o = {.width = terminal_width(), .color = cli_color(stdout)};
+                r = report_text(v, &o, &out);
+        } else if (f == 1)
+                r = report_markdown(v, &out);
+        else {
+                json_t *j = NULL;
+                r = report_json(v, GAUNTLET_VERSION, &j);
+                if (r >= 0) {
+                        char *t = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
+                        json_decref(j);
+                        if (!t || buf_puts(&out, t) < 0 || buf_puts(&out, "\n") < 0)
+                                r = -ENOMEM;
+                        free(t);
+                }
+        }
+        if (r < 0) {
+                cli_error("cannot render the report: %s", strerror(-r));
+                return EXIT_USAGE;
+        }
+        return write_buf(&out);
+}
+
+/* ---- emit ---- */
+
+static bool unit_name_ok(const char *s) {
+        if (!*s || strlen(s) > 200)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+                      strchr(":_.-@", *s)))
+                        return false;
+        return true;
+}
+
+/* The cell whose id starts with prefix; the error is printed here. */
+static int find_cell(const struct report_view *v, const char *prefix, int *ret_exit) {
+        int found = -1, n = 0;
+        size_t len = strlen(prefix);
+        for (size_t i = 0; i < v->n_cells; i++) {
+                if (len && strncmp(v->cells[i].id, prefix, len) == 0) {
+                        if (n++ == 0)
+                                found = (int)i;
+                }
+        }
+        if (n == 1)
+                return found;
+        *ret_exit = EXIT_USAGE;
+        if (n == 0)
+                cli_error("no cell '%s' in the latest sweep of the journal", prefix);
+        else
+                cli_error("cell '%s' is ambiguous: %d cells start with it; give more of the id", prefix, n);
+        return -1;
+}
+
+static int push_printf(char ***v, const char *fmt, ...) _printf_(2, 3);
+static int push_printf(char ***v, const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+        va_start(ap, fmt);
+        int k = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return -ENOMEM;
+        return strv_consume(v, s);
+}
+
+/* The header comments: where it came from and what it won with. */
+static int build_comments(const struct report_view *v, const struct report_cell *c, bool chosen_by_best,
+                          const char *name, bool systemd, char ***ret) {
+        _cleanup_strv_free_ char **lines = NULL;
+        _cleanup_buf_ struct buf b;
+        int r;
+        buf_init(&b, 0);
+
+        _cleanup_free_ char *abs = realpath(v->journal_path, NULL);
+        r = push_printf(&lines, "Generated by gauntlet %s from journal %s (sweep %lld).", GAUNTLET_VERSION,
+                        abs ? abs : v->journal_path, (long long)v->sweep_id);
+        if (r >= 0)
+                r = push_printf(&lines, "Engine %s, model %s, objective %s.", v->engine, v->model ? v->model : "-",
+                                v->objective ? v->objective : "output_tokens_per_s@1");
+        for (size_t i = 0; i < v->n_axes && r >= 0; i++)
+                r = buf_printf(&b, "%s%s=%s", i ? " " : "", v->axes[i], c->axis_values[i] ? c->axis_values[i] : "?");
+        if (r >= 0)
+                r = push_printf(&lines, "Cell %s: %s (%s).", c->id, v->n_axes ? buf_str(&b) : "(base)",
+                                chosen_by_best ? "the best passing cell" : "chosen with --cell");
+        if (r >= 0 && c->has_attempt) {
+                buf_reset(&b);
+                for (size_t i = 0; i < c->n_checks && r >= 0; i++)
+                        r = buf_printf(&b, "%s%s %s %.2fs", i ? ", " : "", c->checks[i].name ? c->checks[i].name : "?",
+                                       verdict_to_string(c->checks[i].verdict),
+                                       (double)c->checks[i].latency / (double)USEC_PER_SEC);
+                char ready[48] = "never ready";
+                if (c->ready_after)
+                        snprintf(ready, sizeof(ready), "ready after %.1fs", (double)c->ready_after / (double)USEC_PER_SEC);
+                if (r >= 0)
+                        r = push_printf(&lines, "Verdict %s%s%s; %s; checks: %s.", report_cell_verdict(c),
+                                        c->cause ? "/" : "", c->cause ? c->cause : "", ready,
+                                        c->n_checks ? buf_str(&b) : "none");
+        } else if (r >= 0)
+                r = push_printf(&lines, "Verdict: %s (this cell has no settled attempt).", report_cell_verdict(c));
+        _cleanup_free_ char *fig = report_cell_figure(v, c);
+        if (r >= 0 && fig)
+                r = push_printf(&lines, "%s %s.", chosen_by_best ? "Won with:" : "Figures:", fig);
+        size_t i;
+        json_t *e;
+        json_array_foreach(c->bench, i, e) {
+                if (r < 0)
+                        break;
+                json_t *tok = json_object_get(e, "output_tokens_per_s");
+                json_t *ttft = json_object_get(json_object_get(e, "ttft_ms"), "p50");
+                json_t *itl = json_object_get(json_object_get(e, "itl_ms"), "p50");
+                buf_reset(&b);
+                r = buf_printf(&b, "Bench at concurrency %lld:", (long long)json_integer_value(json_object_get(e, "concurrency")));
+                if (r >= 0 && json_is_number(tok))
+                        r = buf_printf(&b, " %.1f output tok/s", json_number_value(tok));
+                if (r >= 0 && json_is_number(ttft))
+                        r = buf_printf(&b, ", ttft p50 %.1f ms", json_number_value(ttft));
+                if (r >= 0 && json_is_number(itl))
+                        r = buf_printf(&b, ", itl p50 %.2f ms", json_number_value(itl));
+                if (r >= 0)
+                        r = push_printf(&lines, "%s.", buf_str(&b));
+        }
+        if (r >= 0 && systemd)
+                r = push_printf(&lines,
+                                "Install: save as /etc/systemd/system/%s.service, then systemctl daemon-reload "
+                                "&& systemctl enable --now %s",
+                                name, name);
+        if (r >= 0)
+                r = push_printf(&lines, "Holds the real argv and environment (keys included): keep it private.");
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(lines);
+        return 0;
 }
 
 int cli_emit(int argc, char **argv) {
-        cli_error("'emit' is not available yet");
-        return EXIT_USAGE;
+        const char *kind = NULL, *path = NULL, *cell = NULL, *name = NULL;
+        long port_opt = 0;
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+                if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+                        fputs(emit_help, stdout);
+                        return EXIT_OK;
+                } else if (strcmp(a, "--cell") == 0 || strcmp(a, "--port") == 0 || strcmp(a, "--name") == 0) {
+                        if (i + 1 >= argc)
+                                return cli_usage_error("emit", "%s needs a value", a);
+                        const char *val = argv[++i];
+                        if (strcmp(a, "--cell") == 0)
+                                cell = val;
+                        else if (strcmp(a, "--name") == 0)
+                                name = val;
+                        else if (cli_parse_int(val, 1, 65535, &port_opt) < 0)
+                                return cli_usage_error("emit", "--port wants 1..65535, not '%s'", val);
+                } else if (a[0] == '-' && a[1])
+                        return cli_usage_error("emit", "unknown option '%s'", a);
+                else if (!kind)
+                        kind = a;
+                else if (!path)
+                        path = a;
+                else
+                        return cli_usage_error("emit", "unexpected argument '%s'", a);
+        }
+        if (!kind || !path)
+                return cli_usage_error("emit", "usage: gauntlet emit systemd|script JOURNAL [--cell ID]");
+        bool systemd = strcmp(kind, "systemd") == 0;
+        if (!systemd && strcmp(kind, "script") != 0)
+                return cli_usage_error("emit", "unknown kind '%s' (systemd or script)", kind);
+        if (name && !unit_name_ok(name))
+                return cli_usage_error("emit", "--name '%s' is not a valid unit name (letters, digits, :_.-@)", name);
+
+        _cleanup_report_view_ struct report_view *v = NULL;
+        int status = EXIT_OK;
+        if (load(path, &v, &status) < 0)
+                return status;
+
+        int idx;
+        if (cell) {
+                if ((idx = find_cell(v, cell, &status)) < 0)
+                        return status;
+        } else if ((idx = report_best_index(v, NULL)) < 0) {
+                cli_error("no cell passed in the latest sweep of '%s'; name one with --cell", path);
+                return EXIT_FAILED;
+        }
+        const struct report_cell *c = &v->cells[idx];
+        int port = v->port ? v->port : port_opt ? (int)port_opt : c->port;
+        if (port <= 0) {
+                cli_error("no port is known for cell %s; give --port", c->id);
+                return EXIT_USAGE;
+        }
+
+        _cleanup_strv_free_ char **args = NULL, **comments = NULL;
+        _cleanup_free_ char *default_name = NULL, *description = NULL, *workdir = NULL;
+        int r = report_resolve_argv(c->argv, v->host ? v->host : "127.0.0.1", port, &args);
+        if (r >= 0 && !name) {
+                default_name = strdup_printf("gauntlet-%s", v->engine);
+                if (!default_name)
+                        r = -ENOMEM;
+                /* Engine names are ours ("llama.cpp", "sglang"): all valid in unit names. */
+                name = default_name;
+        }
+        if (r >= 0 && v->workdir && v->workdir[0] != '/' && v->cwd)
+                workdir = strdup_printf("%s/%s", v->cwd, v->workdir);
+        else if (r >= 0 && (v->workdir || v->cwd))
+                workdir = strdup(v->workdir ? v->workdir : v->cwd);
+        if (r >= 0 && (v->workdir || v->cwd) && !workdir)
+                r = -ENOMEM;
+        if (r >= 0 && !(description = strdup_printf("%s: %s serving %s (gauntlet cell %s)", name, v->engine,
+                                                    v->model ? v->model : "a model", c->id)))
+                r = -ENOMEM;
+        if (r >= 0)
+                r = build_comments(v, c, !cell, name, systemd, &comments);
+        if (r < 0) {
+                cli_error("cannot build the %s: %s", kind, strerror(-r));
+                return EXIT_USAGE;
+        }
+
+        struct emit_spec spec = {
+                .argv = args,
+                .env = c->env,
+                .workdir = workdir,
+                .startup_timeout = v->startup_timeout,
+                .description = description,
+                .comments = comments,
+        };
+        _cleanup_buf_ struct buf out;
+        buf_init(&out, 0);
+        r = systemd ? emit_systemd(&spec, &out) : emit_script(&spec, &out);
+        if (r == -EINVAL) {
+                cli_error("cell %s cannot be written as a %s: an environment name or the working directory "
+                          "cannot be expressed there",
+                          c->id, systemd ? "systemd unit" : "shell script");
+                return EXIT_USAGE;
+        }
+        if (r < 0) {
+                cli_error("cannot build the %s: %s", kind, strerror(-r));
+                return EXIT_USAGE;
+        }
+        return write_buf(&out);
 }

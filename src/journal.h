@@ -1,0 +1,136 @@
+/* journal.h -- the SQLite file that remembers every sweep, cell, attempt, check and sample.
+ *
+ * One journal per search. `gauntlet run` writes it; report and emit only read it, so a
+ * report can be rendered again and an interrupted sweep resumes where it stopped.
+ *
+ * Durability: WAL mode with synchronous=NORMAL. A commit in WAL mode has been written to
+ * the WAL file by write(2) before sqlite3_step returns, so it survives any crash of
+ * gauntlet itself (SIGKILL, abort, OOM kill): the kernel holds the pages. What NORMAL gives
+ * up is the fsync per commit, so a power loss or kernel crash may roll back the last few
+ * commits (never corrupt the file). That is the right trade here: a power loss also ends
+ * every server we supervised, and the attempts lost are simply run again. FULL would add
+ * an fsync per settled attempt and per recorded process for no gain in that case.
+ *
+ * Secrets: the journal keeps argv and env as given, tokens and keys included, because
+ * they are needed to relaunch a cell. The file is created with mode 0600 (SQLite gives
+ * the -wal and -shm files the same mode); reports and printouts mask secrets (secrets.h).
+ *
+ * Errors: negative errno values. Two are the journal's own:
+ *   JOURNAL_ENOTJOURNAL  the file is not a gauntlet journal (another SQLite database, or
+ *                        not SQLite at all);
+ *   JOURNAL_ENEWER       the journal was written by a newer gauntlet (schema too new).
+ * journal_strerror() turns any of these into words; journal_last_error() has SQLite's own
+ * message for the last failure on a handle.
+ *
+ * A struct journal is one connection; it is not shared between threads.
+ */
+#ifndef GAUNTLET_JOURNAL_H
+#define GAUNTLET_JOURNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attempt.h"
+#include "matrix.h"
+#include "util.h"
+
+/* The version recorded with each sweep. cli.h defines the same string; an identical
+ * redefinition is allowed, a different one breaks the build (on purpose). */
+#ifndef GAUNTLET_VERSION
+#define GAUNTLET_VERSION "0.1.0"
+#endif
+
+/* PRAGMA user_version of the schema this code writes. Older journals are upgraded when
+ * opened; newer ones are refused with JOURNAL_ENEWER. */
+#define JOURNAL_SCHEMA_VERSION 1
+/* PRAGMA application_id: "GTLT". Marks the file as ours. */
+#define JOURNAL_APPLICATION_ID 0x47544c54
+
+#define JOURNAL_ENOTJOURNAL (-EMEDIUMTYPE)
+#define JOURNAL_ENEWER (-EPROTONOSUPPORT)
+
+/* How long a statement waits for another connection's lock before giving -EBUSY. */
+#define JOURNAL_BUSY_TIMEOUT_MS 10000
+
+struct journal;
+struct report_view;
+
+/* Opens the journal at path, creating it (mode 0600) and its schema if missing. An empty
+ * file counts as missing. */
+int journal_open(const char *path, struct journal **ret);
+/* Opens an existing journal: -ENOENT if there is no file. For report and emit: it never
+ * creates a file, and falls back to read-only when the file cannot be written. */
+int journal_open_existing(const char *path, struct journal **ret);
+void journal_close(struct journal *j);
+static inline void journal_closep(struct journal **j) { if (*j) journal_close(*j); }
+#define _cleanup_journal_ _cleanup_(journal_closep)
+
+/* Words for an error returned by a journal function ("not a gauntlet journal", ...),
+ * strerror() for the others. Never NULL. */
+const char *journal_strerror(int r);
+/* SQLite's message for the last failure on j, or "" (owned by j, valid until next call). */
+const char *journal_last_error(struct journal *j);
+
+/* One row per `gauntlet run`: matrix path and text, engine, model, objective, bind host,
+ * fixed port, workdir, startup timeout, axis names, host JSON (may be "{}"; must be valid
+ * JSON), gauntlet version, wall-clock start, cwd, and who runs it (pid and start time, so
+ * that journal_orphans never hands out the processes of a gauntlet still running). */
+int journal_begin_sweep(struct journal *j, const struct matrix *m, const char *host_json, int64_t *ret_sweep_id);
+/* how: "finished", "interrupted" or "failed". */
+int journal_end_sweep(struct journal *j, int64_t sweep_id, const char *how);
+
+/* Upserts the cells of this sweep in one transaction: id, argv (placeholders kept), env
+ * (kept in order, real values), and per sweep: axes as {axis: value-name}, distance,
+ * excluded, position in the order. */
+int journal_record_cells(struct journal *j, int64_t sweep_id, const struct matrix *m, const struct cell *cells,
+                         size_t n);
+
+/* *ret is true when the cell has a settled attempt in any sweep of this journal, other
+ * than a skipped one: a cell excluded last time runs once the exclusion is lifted. */
+int journal_cell_settled(struct journal *j, const char *cell_id, bool *ret);
+
+/* The latest settled attempt of a cell (what journal_cell_settled found): verdict, cause
+ * and evidence (caller frees the strings; NULLs where the journal has none). -ENOENT when
+ * there is none. */
+int journal_cell_result(struct journal *j, const char *cell_id, enum verdict *ret_verdict, char **ret_cause,
+                        char **ret_evidence);
+
+/* Inserts an attempt in state 'running' (a->sweep_id, cell_id, log_path, started_wall,
+ * port; the cell must have been recorded) and sets a->id. */
+int journal_attempt_begin(struct journal *j, struct attempt *a);
+/* Records a process the attempt started: pid, start time in clock ticks since boot (field
+ * 22 of /proc/PID/stat) and the attempt's token. Committed at once: it is what the next
+ * run uses to clean up after a SIGKILLed gauntlet. */
+int journal_attempt_process(struct journal *j, int64_t attempt_id, int pid, uint64_t starttime, const char *token);
+/* Settles an attempt in ONE transaction: verdict, cause, evidence, phase durations,
+ * ready_after, exit code/signal, peak memory, every check result, bench levels and raw
+ * bench samples; state 'settled'. -ENOENT if no such attempt, -ESTALE if it is no longer
+ * 'running' (abandoned or settled already): nothing is written then. */
+int journal_attempt_settle(struct journal *j, const struct attempt *a);
+/* Marks a 'running' attempt 'abandoned' with a reason: not settled, the cell runs again.
+ * An attempt that is not running is left alone (0). */
+int journal_attempt_abandon(struct journal *j, int64_t attempt_id, const char *why);
+
+struct journal_orphan {
+        int64_t attempt_id;
+        int pid;
+        uint64_t starttime;
+        char *token;
+};
+/* Processes recorded for attempts still 'running' whose gauntlet is gone (a run that died
+ * before settling). Attempts of a gauntlet that is still alive (another process, same
+ * pid and start time) are never listed. Running attempts of a dead gauntlet that never
+ * recorded a process are marked abandoned here: nothing is left to stop. */
+int journal_orphans(struct journal *j, struct journal_orphan **ret, size_t *ret_n);
+void journal_orphans_free(struct journal_orphan *o, size_t n);
+
+/* How many sweeps the journal holds. */
+int journal_count_sweeps(struct journal *j, int64_t *ret);
+
+/* Gathers what the reports need (report.h): the latest sweep's matrix, engine and host,
+ * and for every cell of that sweep its latest settled attempt in any sweep. Excluded cells
+ * show as skipped/excluded, cells never settled as not run. -ENOENT when the journal holds
+ * no sweep. Caller frees with report_view_free. */
+int journal_load_view(struct journal *j, struct report_view **ret);
+
+#endif

@@ -1,0 +1,996 @@
+/* report.c -- the view of a journal, the best cell, and the text, JSON and Markdown reports. */
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "secrets.h"
+
+static void json_decrefp_(json_t **j) {
+        json_decref(*j);
+}
+#define _cleanup_json_ _cleanup_(json_decrefp_)
+
+void report_view_free(struct report_view *v) {
+        if (!v)
+                return;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                struct report_cell *c = &v->cells[i];
+                for (size_t k = 0; c->axis_values && k < v->n_axes; k++)
+                        free(c->axis_values[k]);
+                free(c->axis_values);
+                strv_free(c->argv);
+                strv_free(c->command);
+                strv_free(c->env);
+                free(c->cause);
+                free(c->evidence);
+                free(c->log_path);
+                for (size_t k = 0; k < c->n_checks; k++) {
+                        struct report_check *ch = &c->checks[k];
+                        free(ch->name);
+                        free(ch->cause);
+                        free(ch->evidence);
+                        free(ch->output);
+                        free(ch->reasoning);
+                        free(ch->finish_reason);
+                }
+                free(c->checks);
+                json_decref(c->bench);
+        }
+        free(v->cells);
+        strv_free(v->axes);
+        free(v->journal_path);
+        free(v->sweep_how);
+        free(v->version);
+        free(v->matrix_path);
+        free(v->matrix_text);
+        free(v->engine);
+        free(v->model);
+        free(v->objective);
+        free(v->host);
+        free(v->workdir);
+        free(v->cwd);
+        json_decref(v->host_json);
+        free(v);
+}
+
+const char *report_cell_verdict(const struct report_cell *c) {
+        if (c->excluded)
+                return "skipped";
+        if (!c->has_attempt)
+                return "not run";
+        return verdict_to_string(c->verdict);
+}
+
+const char *report_cell_cause(const struct report_cell *c) {
+        if (c->excluded)
+                return "excluded";
+        return c->has_attempt ? c->cause : NULL;
+}
+
+static bool cell_passed(const struct report_cell *c) {
+        return !c->excluded && c->has_attempt && c->verdict == VERDICT_PASS;
+}
+
+int report_resolve_argv(char *const *argv, const char *host, int port, char ***ret) {
+        _cleanup_strv_free_ char **out = NULL;
+        char portbuf[16];
+        snprintf(portbuf, sizeof(portbuf), "%d", port);
+        for (size_t i = 0; argv && argv[i]; i++) {
+                _cleanup_buf_ struct buf b;
+                buf_init(&b, 0);
+                int r = 0;
+                for (const char *p = argv[i]; *p && r >= 0;) {
+                        if (startswith(p, "{host}")) {
+                                r = buf_puts(&b, host);
+                                p += 6;
+                        } else if (startswith(p, "{port}")) {
+                                r = buf_puts(&b, portbuf);
+                                p += 6;
+                        } else
+                                r = buf_append(&b, p++, 1);
+                }
+                char *s = r < 0 ? NULL : buf_detach(&b);
+                if (!s || strv_consume(&out, s) < 0)
+                        return r < 0 ? r : -ENOMEM;
+        }
+        if (!out && !(out = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+/* ---- objective and best cell ---- */
+
+struct objective {
+        bool smoke;
+        char metric[128];
+        long concurrency;     /* 0: any level (the best one) */
+        bool higher_better;
+};
+
+static bool component_is_time(const char *s, size_t n) {
+        return (n >= 3 && memcmp(s + n - 3, "_ms", 3) == 0) ||
+               (n >= 2 && memcmp(s + n - 2, "_s", 2) == 0 && !(n >= 6 && memcmp(s + n - 6, "_per_s", 6) == 0));
+}
+
+static void parse_objective(const char *text, struct objective *o) {
+        *o = (struct objective){.higher_better = true};
+        if (!text || !*text)
+                text = "output_tokens_per_s@1";
+        if (strcmp(text, "smoke") == 0) {
+                o->smoke = true;
+                o->higher_better = false;
+                return;
+        }
+        const char *at = strchr(text, '@');
+        size_t n = at ? (size_t)(at - text) : strlen(text);
+        if (n == 0 || n >= sizeof(o->metric)) {
+                o->smoke = true;
+                o->higher_better = false;
+                return;
+        }
+        memcpy(o->metric, text, n);
+        o->metric[n] = 0;
+        if (at) {
+                char *end;
+                o->concurrency = strtol(at + 1, &end, 10);
+                if (*end || o->concurrency <= 0)
+                        o->concurrency = 0;
+        }
+        for (const char *p = o->metric; *p;) {
+                size_t k = strcspn(p, ".");
+                if (component_is_time(p, k))
+                        o->higher_better = false;
+                p += k;
+                if (*p)
+                        p++;
+        }
+}
+
+static bool metric_value(json_t *entry, const char *metric, double *ret) {
+        char part[128];
+        json_t *v = entry;
+        for (const char *p = metric; *p && v;) {
+                size_t k = strcspn(p, ".");
+                if (k >= sizeof(part))
+                        return false;
+                memcpy(part, p, k);
+                part[k] = 0;
+                v = json_object_get(v, part);
+                p += k;
+                if (*p)
+                        p++;
+        }
+        if (!json_is_number(v))
+                return false;
+        *ret = json_number_value(v);
+        return isfinite(*ret);
+}
+
+/* The bench figure of a cell: from the entry at the objective's concurrency, or the best
+ * over all levels when the objective names none. *ret_level is that entry's concurrency. */
+static bool bench_value(const struct report_cell *c, const struct objective *o, double *ret, long *ret_level) {
+        size_t i;
+        json_t *e;
+        bool found = false;
+        if (o->smoke || !c->bench)
+                return false;
+        json_array_foreach(c->bench, i, e) {
+                long level = (long)json_integer_value(json_object_get(e, "concurrency"));
+                double x;
+                if (o->concurrency && level != o->concurrency)
+                        continue;
+                if (!metric_value(e, o->metric, &x))
+                        continue;
+                if (!found || (o->higher_better ? x > *ret : x < *ret)) {
+                        *ret = x;
+                        *ret_level = level;
+                        found = true;
+                }
+        }
+        return found;
+}
+
+static bool smoke_seconds(const struct report_cell *c, double *ret) {
+        if (c->n_checks == 0)
+                return false;
+        usec_t sum = 0;
+        for (size_t i = 0; i < c->n_checks; i++)
+                sum += c->checks[i].latency;
+        *ret = (double)sum / (double)USEC_PER_SEC;
+        return true;
+}
+
+int report_cell_score(const struct report_view *v, const struct report_cell *c, bool by_bench, struct report_score *ret) {
+        struct objective o;
+        double x;
+        long level = 0;
+        if (!cell_passed(c))
+                return -ENODATA;
+        parse_objective(v->objective, &o);
+        if (by_bench) {
+                if (!bench_value(c, &o, &x, &level))
+                        return -ENODATA;
+                *ret = (struct report_score){.by_bench = true, .higher_better = o.higher_better, .value = x};
+                return 0;
+        }
+        if (!smoke_seconds(c, &x))
+                return -ENODATA;
+        *ret = (struct report_score){.by_bench = false, .higher_better = false, .value = x};
+        return 0;
+}
+
+int report_best_index(const struct report_view *v, struct report_score *ret_score) {
+        struct report_score s, top = {0};
+        bool by_bench = false, have_top = false, any_pass = false;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                any_pass |= cell_passed(&v->cells[i]);
+                if (report_cell_score(v, &v->cells[i], true, &s) == 0)
+                        by_bench = true;
+        }
+        if (!any_pass)
+                return -ENOENT;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                if (report_cell_score(v, &v->cells[i], by_bench, &s) < 0)
+                        continue;
+                if (!have_top || (s.higher_better ? s.value > top.value : s.value < top.value))
+                        top = s;
+                have_top = true;
+        }
+        /* Everything within 1% of the top figure ties: the difference is noise, and a
+         * configuration closer to the engine's defaults is the safer one to deploy. */
+        int best = -1;
+        struct report_score best_score = {.value = NAN};
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                if (!cell_passed(c))
+                        continue;
+                if (have_top) {
+                        if (report_cell_score(v, c, by_bench, &s) < 0)
+                                continue;
+                        double margin = 0.01 * fabs(top.value);
+                        if (top.higher_better ? s.value < top.value - margin : s.value > top.value + margin)
+                                continue;
+                }
+                if (best < 0 || c->distance < v->cells[best].distance) {
+                        best = (int)i;
+                        if (have_top)
+                                best_score = s;
+                }
+        }
+        if (best < 0)
+                return -ENOENT;
+        if (ret_score)
+                *ret_score = best_score;
+        return best;
+}
+
+const char *report_best(const struct report_view *v) {
+        int i = report_best_index(v, NULL);
+        return i >= 0 ? v->cells[i].id : NULL;
+}
+
+size_t report_cells(const struct report_view *v) {
+        return v->n_cells;
+}
+
+size_t report_count_verdicts(const struct report_view *v, size_t counts[static _VERDICT_MAX]) {
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                if (c->excluded)
+                        counts[VERDICT_SKIPPED]++;
+                else if (c->has_attempt && c->verdict >= 0 && c->verdict < _VERDICT_MAX)
+                        counts[c->verdict]++;
+        }
+        return counts[VERDICT_PASS];
+}
+
+static const char *metric_unit(const char *metric) {
+        if (strcmp(metric, "output_tokens_per_s") == 0)
+                return "tok/s";
+        if (strcmp(metric, "total_tokens_per_s") == 0)
+                return "tok/s total";
+        if (strcmp(metric, "requests_per_s") == 0)
+                return "req/s";
+        return NULL;
+}
+
+char *report_cell_figure(const struct report_view *v, const struct report_cell *c) {
+        struct objective o;
+        double x;
+        long level = 0;
+        if (!cell_passed(c))
+                return NULL;
+        parse_objective(v->objective, &o);
+        if (bench_value(c, &o, &x, &level)) {
+                const char *unit = metric_unit(o.metric);
+                if (unit)
+                        return strdup_printf("%.1f %s @%ld", x, unit, level);
+                return strdup_printf("%s %.4g @%ld", o.metric, x, level);
+        }
+        if (smoke_seconds(c, &x))
+                return x < 1 ? strdup_printf("smoke %.3gms", x * 1000) : strdup_printf("smoke %.2fs", x);
+        return NULL;
+}
+
+/* ---- escaping ---- */
+
+/* Length of the valid UTF-8 sequence at s and its code point; 0 when not valid. */
+static size_t utf8_decode(const unsigned char *s, uint32_t *ret) {
+        unsigned char c = s[0];
+        size_t n;
+        uint32_t cp;
+        if (c < 0x80) {
+                *ret = c;
+                return 1;
+        }
+        if (c >= 0xc2 && c <= 0xdf) {
+                n = 2;
+                cp = c & 0x1f;
+        } else if (c >= 0xe0 && c <= 0xef) {
+                n = 3;
+                cp = c & 0x0f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+                n = 4;
+                cp = c & 0x07;
+        } else
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        *ret = cp;
+        return n;
+}
+
+/* Code points a terminal or a renderer would act on rather than show: C1 controls (some
+ * terminals read U+009B as CSI) and the bidirectional overrides that reorder text. */
+static bool cp_is_hidden_control(uint32_t cp) {
+        return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+               cp == 0x200e || cp == 0x200f || cp == 0xfeff;
+}
+
+enum escape_mode { ESCAPE_TEXT, ESCAPE_MARKDOWN };
+
+/* The escaped form of the character at p: into tmp (or a constant), its length in bytes
+ * of input in *ret_n and in characters shown in *ret_chars. */
+static const char *escape_one(const unsigned char *p, enum escape_mode mode, char tmp[static 16], size_t *ret_n,
+                              size_t *ret_chars) {
+        uint32_t cp = 0;
+        size_t n = utf8_decode(p, &cp);
+        const char *piece = tmp;
+        *ret_chars = 0;
+        if (n == 0) {
+                snprintf(tmp, 16, "\\x%02x", *p);
+                n = 1;
+        } else if (cp == '\n')
+                piece = mode == ESCAPE_MARKDOWN ? "<br>" : "\\n";
+        else if (cp == '\t')
+                piece = "\\t";
+        else if (cp == '\r')
+                piece = "\\r";
+        else if (cp < 0x20 || cp == 0x7f)
+                snprintf(tmp, 16, "\\x%02x", (unsigned)cp);
+        else if (cp_is_hidden_control(cp))
+                snprintf(tmp, 16, "\\u%04x", (unsigned)cp);
+        else if (mode == ESCAPE_MARKDOWN && cp == '<')
+                piece = "&lt;";
+        else if (mode == ESCAPE_MARKDOWN && cp == '>')
+                piece = "&gt;";
+        else if (mode == ESCAPE_MARKDOWN && cp == '&')
+                piece = "&amp;";
+        else if (mode == ESCAPE_MARKDOWN && cp < 0x80 && strchr("|`\\*_[]~#!", (int)cp))
+                snprintf(tmp, 16, "\\%c", (char)cp);
+        else {
+                memcpy(tmp, p, n);
+                tmp[n] = 0;
+                *ret_chars = 1;
+        }
+        if (*ret_chars == 0)
+                *ret_chars = piece[0] == '&' || piece[0] == '<' ? 1 : strlen(piece);
+        *ret_n = n;
+        return piece;
+}
+
+static int escape(struct buf *out, const char *s, size_t max_chars, enum escape_mode mode) {
+        char tmp[16];
+        size_t n, chars, total = 0, limit = SIZE_MAX;
+        int r = 0;
+        if (!s)
+                return 0;
+        if (max_chars > 0) {
+                for (const unsigned char *p = (const unsigned char *)s; *p; p += n) {
+                        escape_one(p, mode, tmp, &n, &chars);
+                        total += chars;
+                }
+                /* Cut one short to leave room for the ellipsis. */
+                if (total > max_chars)
+                        limit = max_chars - 1;
+        }
+        total = 0;
+        for (const unsigned char *p = (const unsigned char *)s; *p && r >= 0; p += n) {
+                const char *piece = escape_one(p, mode, tmp, &n, &chars);
+                if (total + chars > limit)
+                        return buf_puts(out, "…");
+                r = buf_puts(out, piece);
+                total += chars;
+        }
+        return r;
+}
+
+int report_escape_text(struct buf *out, const char *s, size_t max_chars) {
+        return escape(out, s, max_chars, ESCAPE_TEXT);
+}
+
+int report_escape_markdown(struct buf *out, const char *s, size_t max_chars) {
+        return escape(out, s, max_chars, ESCAPE_MARKDOWN);
+}
+
+/* Characters a terminal shows for an escaped string (one per code point). */
+static size_t display_width(const char *s) {
+        size_t n = 0;
+        for (; *s; s++)
+                n += ((unsigned char)*s & 0xc0) != 0x80;
+        return n;
+}
+
+static char *escaped_text(const char *s, size_t max_chars) {
+        struct buf b;
+        buf_init(&b, 0);
+        if (report_escape_text(&b, s ? s : "", max_chars) < 0) {
+                buf_release(&b);
+                return NULL;
+        }
+        return buf_detach(&b);
+}
+
+/* ---- text ---- */
+
+size_t report_id_width(const struct report_view *v) {
+        size_t w = 8;
+        for (size_t i = 0; i < v->n_cells; i++)
+                for (size_t k = i + 1; k < v->n_cells; k++) {
+                        size_t common = 0;
+                        while (v->cells[i].id[common] && v->cells[i].id[common] == v->cells[k].id[common])
+                                common++;
+                        w = MAX(w, MIN(common + 1, sizeof(v->cells[i].id) - 1));
+                }
+        return w;
+}
+
+static const char *verdict_color(const struct report_cell *c) {
+        if (c->excluded || !c->has_attempt)
+                return "\033[2m";
+        switch (c->verdict) {
+        case VERDICT_PASS:
+                return "\033[32m";
+        case VERDICT_TIMEOUT:
+                return "\033[33m";
+        case VERDICT_SKIPPED:
+                return "\033[2m";
+        default:
+                return "\033[31m";
+        }
+}
+
+static int put_padded(struct buf *out, const char *s, size_t width, const char *color) {
+        int r = 0;
+        size_t w = display_width(s);
+        if (color && (r = buf_puts(out, color)) < 0)
+                return r;
+        if ((r = buf_puts(out, s)) < 0)
+                return r;
+        if (color && (r = buf_puts(out, "\033[0m")) < 0)
+                return r;
+        for (; w < width && r >= 0; w++)
+                r = buf_puts(out, " ");
+        return r;
+}
+
+static char *format_wall(usec_t wall) {
+        time_t t = (time_t)(wall / USEC_PER_SEC);
+        struct tm tm;
+        char b[64];
+        if (!localtime_r(&t, &tm) || strftime(b, sizeof(b), "%Y-%m-%d %H:%M:%S", &tm) == 0)
+                return strdup("?");
+        return strdup(b);
+}
+
+/* "moe=a gemm=b" with names escaped for the medium. */
+static char *cell_axes_label(const struct report_view *v, const struct report_cell *c, bool markdown) {
+        struct buf b;
+        int r = 0;
+        buf_init(&b, 0);
+        for (size_t i = 0; i < v->n_axes && r >= 0; i++) {
+                if (i > 0)
+                        r = buf_puts(&b, " ");
+                if (r >= 0)
+                        r = markdown ? report_escape_markdown(&b, v->axes[i], 0) : report_escape_text(&b, v->axes[i], 0);
+                if (r >= 0)
+                        r = buf_puts(&b, "=");
+                if (r >= 0)
+                        r = markdown ? report_escape_markdown(&b, c->axis_values[i] ? c->axis_values[i] : "?", 0)
+                                     : report_escape_text(&b, c->axis_values[i] ? c->axis_values[i] : "?", 0);
+        }
+        if (r >= 0 && v->n_axes == 0)
+                r = buf_puts(&b, "(base)");
+        if (r < 0) {
+                buf_release(&b);
+                return NULL;
+        }
+        return buf_detach(&b);
+}
+
+/* "3 pass, 1 garbage, 1 not run" in the vocabulary's order. */
+static int put_summary(struct buf *out, const struct report_view *v) {
+        size_t count[_VERDICT_MAX] = {0}, counted = 0;
+        int r = buf_printf(out, "%zu cell%s:", v->n_cells, v->n_cells == 1 ? "" : "s");
+        bool first = true;
+        report_count_verdicts(v, count);
+        for (int k = 0; k < _VERDICT_MAX && r >= 0; k++) {
+                counted += count[k];
+                if (!count[k])
+                        continue;
+                r = buf_printf(out, "%s %zu %s", first ? "" : ",", count[k], verdict_to_string((enum verdict)k));
+                first = false;
+        }
+        if (r >= 0 && counted < v->n_cells)
+                r = buf_printf(out, "%s %zu not run", first ? "" : ",", v->n_cells - counted);
+        else if (r >= 0 && v->n_cells == 0)
+                r = buf_puts(out, " none");
+        return r;
+}
+
+int report_text(const struct report_view *v, const struct report_text_options *o, struct buf *out) {
+        size_t width = o && o->width ? o->width : 120;
+        bool color = o && o->color;
+        enum { AXIS_MAX = 24, RESULT_MAX = 28 };
+        size_t ID_W = report_id_width(v);
+        _cleanup_free_ size_t *axis_w = calloc(v->n_axes + 1, sizeof(size_t));
+        _cleanup_free_ char *started = format_wall(v->sweep_started_wall);
+        size_t verdict_w = strlen("VERDICT"), result_w = strlen("RESULT");
+        int r;
+        if (!axis_w || !started)
+                return -ENOMEM;
+
+        /* Header: what was swept, where, when. */
+        _cleanup_free_ char *engine = escaped_text(v->engine, 0), *model = escaped_text(v->model ? v->model : "-", 0),
+                            *objective = escaped_text(v->objective ? v->objective : "output_tokens_per_s@1", 0),
+                            *path = escaped_text(v->journal_path, 0), *mpath = escaped_text(v->matrix_path, 0);
+        if (!engine || !model || !objective || !path || !mpath)
+                return -ENOMEM;
+        if ((r = buf_printf(out, "journal %s: sweep %lld started %s (%s)", path, (long long)v->sweep_id, started,
+                            v->sweep_how ? v->sweep_how : "did not finish")) < 0 ||
+            (r = v->earlier_sweeps ? buf_printf(out, ", %lld earlier sweep%s", (long long)v->earlier_sweeps,
+                                                v->earlier_sweeps == 1 ? "" : "s")
+                                   : 0) < 0 ||
+            (r = buf_printf(out, "\nengine %s, model %s, objective %s, matrix %s\n\n", engine, model, objective, mpath)) < 0)
+                return r;
+
+        /* Column widths from the escaped contents. */
+        for (size_t i = 0; i < v->n_axes; i++)
+                axis_w[i] = MIN(display_width(v->axes[i]), (size_t)AXIS_MAX);
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                for (size_t k = 0; k < v->n_axes; k++) {
+                        _cleanup_free_ char *e = escaped_text(c->axis_values[k] ? c->axis_values[k] : "?", AXIS_MAX);
+                        if (!e)
+                                return -ENOMEM;
+                        axis_w[k] = MAX(axis_w[k], display_width(e));
+                }
+                verdict_w = MAX(verdict_w, strlen(report_cell_verdict(c)));
+                _cleanup_free_ char *fig = report_cell_figure(v, c);
+                _cleanup_free_ char *cause = escaped_text(fig ? fig : report_cell_cause(c), RESULT_MAX);
+                if (!cause)
+                        return -ENOMEM;
+                result_w = MAX(result_w, display_width(cause));
+        }
+        size_t used = ID_W + 2 + verdict_w + 2 + result_w + 2;
+        for (size_t k = 0; k < v->n_axes; k++)
+                used += axis_w[k] + 2;
+        size_t evidence_w = width > used + 20 ? width - used : 20;
+
+        if ((r = put_padded(out, "CELL", ID_W + 2, NULL)) < 0)
+                return r;
+        for (size_t k = 0; k < v->n_axes; k++) {
+                _cleanup_free_ char *e = escaped_text(v->axes[k], AXIS_MAX);
+                if (!e)
+                        return -ENOMEM;
+                if ((r = put_padded(out, e, axis_w[k] + 2, NULL)) < 0)
+                        return r;
+        }
+        if ((r = put_padded(out, "VERDICT", verdict_w + 2, NULL)) < 0 ||
+            (r = put_padded(out, "RESULT", result_w + 2, NULL)) < 0 || (r = buf_puts(out, "EVIDENCE\n")) < 0)
+                return r;
+
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                char id[sizeof(c->id)] = {0};
+                memcpy(id, c->id, MIN(strlen(c->id), ID_W));
+                if ((r = put_padded(out, id, ID_W + 2, NULL)) < 0)
+                        return r;
+                for (size_t k = 0; k < v->n_axes; k++) {
+                        _cleanup_free_ char *e = escaped_text(c->axis_values[k] ? c->axis_values[k] : "?", AXIS_MAX);
+                        if (!e)
+                                return -ENOMEM;
+                        if ((r = put_padded(out, e, axis_w[k] + 2, NULL)) < 0)
+                                return r;
+                }
+                const char *verdict = report_cell_verdict(c);
+                if ((r = put_padded(out, verdict, verdict_w + 2, color ? verdict_color(c) : NULL)) < 0)
+                        return r;
+                _cleanup_free_ char *fig = report_cell_figure(v, c);
+                _cleanup_free_ char *result = escaped_text(fig ? fig : report_cell_cause(c), RESULT_MAX);
+                _cleanup_free_ char *evidence = escaped_text(c->has_attempt ? c->evidence : NULL, evidence_w);
+                if (!result || !evidence)
+                        return -ENOMEM;
+                if ((r = put_padded(out, result, result_w + 2, NULL)) < 0 || (r = buf_puts(out, evidence)) < 0)
+                        return r;
+                /* No trailing blanks when there is no evidence. */
+                while (out->len > 0 && out->data[out->len - 1] == ' ')
+                        out->data[--out->len] = 0;
+                if ((r = buf_puts(out, "\n")) < 0)
+                        return r;
+        }
+
+        struct report_score score;
+        int best = report_best_index(v, &score);
+        if ((r = buf_puts(out, "\n")) < 0)
+                return r;
+        if (best >= 0) {
+                const struct report_cell *c = &v->cells[best];
+                _cleanup_free_ char *label = cell_axes_label(v, c, false), *fig = report_cell_figure(v, c);
+                if (!label)
+                        return -ENOMEM;
+                r = buf_printf(out, "best: %s %s%s%s\n", c->id, label, fig ? ", " : "", fig ? fig : "");
+        } else
+                r = buf_puts(out, "best: none (no cell passed)\n");
+        if (r < 0 || (r = put_summary(out, v)) < 0)
+                return r;
+        return buf_puts(out, "\n");
+}
+
+/* ---- JSON ---- */
+
+/* A JSON string from any bytes: invalid UTF-8 becomes U+FFFD (jansson only takes UTF-8). */
+static json_t *json_string_lossy(const char *s) {
+        if (!s)
+                return json_null();
+        json_t *j = json_string(s);
+        if (j)
+                return j;
+        struct buf b;
+        buf_init(&b, 0);
+        for (const unsigned char *p = (const unsigned char *)s; *p;) {
+                uint32_t cp;
+                size_t n = utf8_decode(p, &cp);
+                if (n == 0) {
+                        buf_puts(&b, "\xef\xbf\xbd");
+                        n = 1;
+                } else
+                        buf_append(&b, p, n);
+                p += n;
+        }
+        if (b.truncated) {
+                buf_release(&b);
+                return NULL;
+        }
+        j = json_string(buf_str(&b));
+        buf_release(&b);
+        return j;
+}
+
+static json_t *json_seconds(usec_t u) {
+        return json_real((double)u / (double)USEC_PER_SEC);
+}
+
+static json_t *json_strv_masked(char *const *v, bool env) {
+        _cleanup_strv_free_ char **m = NULL;
+        if ((env ? secrets_mask_env(v, &m) : secrets_mask_argv(v, &m)) < 0)
+                return NULL;
+        json_t *o = env ? json_object() : json_array();
+        if (!o)
+                return NULL;
+        for (size_t i = 0; m && m[i]; i++) {
+                int r;
+                if (env) {
+                        char *eq = strchr(m[i], '=');
+                        if (!eq)
+                                continue;
+                        *eq = 0;
+                        r = json_object_set_new(o, m[i], json_string_lossy(eq + 1));
+                } else
+                        r = json_array_append_new(o, json_string_lossy(m[i]));
+                if (r < 0) {
+                        json_decref(o);
+                        return NULL;
+                }
+        }
+        return o;
+}
+
+/* Builds an object from key/value pairs, failing as a whole when a value is NULL. */
+static int set_all(json_t *o, const char *const *keys, json_t **vals, size_t n) {
+        int r = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (r < 0 || !vals[i] || json_object_set_new(o, keys[i], vals[i]) < 0) {
+                        json_decref(vals[i]);
+                        r = -ENOMEM;
+                }
+        }
+        return r;
+}
+
+static json_t *check_json(const struct report_check *k) {
+        static const char *const keys[] = {"name", "verdict", "cause", "evidence", "output", "reasoning",
+                                            "finish_reason", "http_status", "latency_s", "ttft_s", "streamed"};
+        json_t *vals[] = {
+                json_string_lossy(k->name ? k->name : ""),
+                json_string(verdict_to_string(k->verdict)),
+                json_string_lossy(k->cause),
+                json_string_lossy(k->evidence),
+                json_string_lossy(k->output),
+                json_string_lossy(k->reasoning),
+                json_string_lossy(k->finish_reason),
+                k->http_status ? json_integer(k->http_status) : json_null(),
+                json_seconds(k->latency),
+                k->streamed && k->ttft ? json_seconds(k->ttft) : json_null(),
+                json_boolean(k->streamed),
+        };
+        _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
+        json_t *o = json_object();
+        if (!o || set_all(o, keys, vals, ELEMENTSOF(keys)) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+static json_t *cell_json(const struct report_view *v, const struct report_cell *c) {
+        _cleanup_json_ json_t *axes = json_object(), *checks = json_array(), *phases = json_object();
+        if (!axes || !checks || !phases)
+                return NULL;
+        for (size_t i = 0; i < v->n_axes; i++)
+                if (json_object_set_new(axes, v->axes[i], json_string_lossy(c->axis_values[i])) < 0)
+                        return NULL;
+        for (size_t i = 0; i < c->n_checks; i++)
+                if (json_array_append_new(checks, check_json(&c->checks[i])) < 0)
+                        return NULL;
+        for (int p = 0; c->has_attempt && p < _PHASE_MAX; p++)
+                if (json_object_set_new(phases, phase_to_string((enum phase)p), json_seconds(c->phase[p])) < 0)
+                        return NULL;
+        const char *verdict = c->excluded ? "skipped" : c->has_attempt ? verdict_to_string(c->verdict) : NULL;
+        static const char *const keys[] = {"id",     "axes",      "command",  "env",         "verdict",
+                                            "cause",  "evidence",  "log",      "ready_s",     "checks",
+                                            "bench",  "state",     "distance", "excluded",    "phases_s",
+                                            "exit_code", "exit_signal", "port", "peak_gpu_mem_mib", "attempt_sweep"};
+        json_t *vals[] = {
+                json_string(c->id),
+                json_incref(axes),
+                json_strv_masked(c->command, false),
+                json_strv_masked(c->env, true),
+                verdict ? json_string(verdict) : json_null(),
+                json_string_lossy(report_cell_cause(c)),
+                json_string_lossy(c->has_attempt ? c->evidence : NULL),
+                json_string_lossy(c->log_path),
+                c->ready_after ? json_seconds(c->ready_after) : json_null(),
+                json_incref(checks),
+                c->bench ? json_deep_copy(c->bench) : json_null(),
+                json_string(c->excluded ? "excluded" : c->has_attempt ? "settled" : "not run"),
+                json_integer(c->distance),
+                json_boolean(c->excluded),
+                json_incref(phases),
+                c->has_attempt && c->exit_code >= 0 ? json_integer(c->exit_code) : json_null(),
+                c->has_attempt && c->exit_signal ? json_integer(c->exit_signal) : json_null(),
+                c->port ? json_integer(c->port) : json_null(),
+                c->peak_gpu_mem_mib ? json_integer((json_int_t)c->peak_gpu_mem_mib) : json_null(),
+                c->has_attempt ? json_integer(c->attempt_sweep_id) : json_null(),
+        };
+        _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
+        json_t *o = json_object();
+        if (!o || set_all(o, keys, vals, ELEMENTSOF(keys)) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+int report_json(const struct report_view *v, const char *version, json_t **ret) {
+        _cleanup_json_ json_t *cells = json_array(), *summary = json_object(), *axes = json_array();
+        size_t count[_VERDICT_MAX] = {0}, not_run = 0;
+        if (!cells || !summary || !axes)
+                return -ENOMEM;
+        for (size_t i = 0; i < v->n_axes; i++)
+                if (json_array_append_new(axes, json_string_lossy(v->axes[i])) < 0)
+                        return -ENOMEM;
+        for (size_t i = 0; i < v->n_cells; i++)
+                if (json_array_append_new(cells, cell_json(v, &v->cells[i])) < 0)
+                        return -ENOMEM;
+        report_count_verdicts(v, count);
+        not_run = v->n_cells;
+        for (int k = 0; k < _VERDICT_MAX; k++) {
+                not_run -= count[k];
+                if (json_object_set_new(summary, verdict_to_string((enum verdict)k), json_integer((json_int_t)count[k])) < 0)
+                        return -ENOMEM;
+        }
+        if (json_object_set_new(summary, "not run", json_integer((json_int_t)not_run)) < 0)
+                return -ENOMEM;
+
+        struct report_score score;
+        int best = report_best_index(v, &score);
+        _cleanup_free_ char *started = format_wall(v->sweep_started_wall);
+        json_t *sweep = json_pack("{s:I, s:s?, s:s?, s:I}", "id", (json_int_t)v->sweep_id, "started", started, "how",
+                                  v->sweep_how, "earlier_sweeps", (json_int_t)v->earlier_sweeps);
+        static const char *const keys[] = {"gauntlet", "engine",   "host",      "cells", "best",    "model",
+                                            "objective", "matrix",  "journal",   "sweep", "axes",    "summary",
+                                            "best_value", "best_by"};
+        json_t *vals[] = {
+                json_string(version ? version : "unknown"),
+                json_string_lossy(v->engine),
+                json_deep_copy(v->host_json),
+                json_incref(cells),
+                best >= 0 ? json_string(v->cells[best].id) : json_null(),
+                json_string_lossy(v->model),
+                json_string_lossy(v->objective),
+                json_string_lossy(v->matrix_path),
+                json_string_lossy(v->journal_path),
+                sweep,
+                json_incref(axes),
+                json_incref(summary),
+                best >= 0 && !isnan(score.value) ? json_real(score.value) : json_null(),
+                best >= 0 && !isnan(score.value) ? json_string(score.by_bench ? "objective" : "smoke") : json_null(),
+        };
+        _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
+        json_t *o = json_object();
+        if (!o || set_all(o, keys, vals, ELEMENTSOF(keys)) < 0) {
+                json_decref(o);
+                return -ENOMEM;
+        }
+        *ret = o;
+        return 0;
+}
+
+/* ---- Markdown ---- */
+
+/* A fence longer than any run of backticks in s, so s cannot close it (CommonMark). */
+static size_t fence_len(const char *s) {
+        size_t longest = 0, run = 0;
+        for (; s && *s; s++) {
+                run = *s == '`' ? run + 1 : 0;
+                longest = MAX(longest, run);
+        }
+        return MAX((size_t)3, longest + 1);
+}
+
+static int put_fenced(struct buf *out, const char *text) {
+        _cleanup_buf_ struct buf esc;
+        buf_init(&esc, 0);
+        /* Control characters escaped, newlines kept: a code block shows text, never HTML. */
+        int r = 0;
+        for (const char *p = text; *p && r >= 0;) {
+                size_t n = strcspn(p, "\n");
+                _cleanup_free_ char *line = strndup(p, n);
+                if (!line)
+                        return -ENOMEM;
+                r = report_escape_text(&esc, line, 0);
+                p += n;
+                if (*p && r >= 0) {
+                        r = buf_puts(&esc, "\n");
+                        p++;
+                }
+        }
+        if (r < 0)
+                return r;
+        size_t f = fence_len(buf_str(&esc));
+        for (size_t i = 0; i < f && r >= 0; i++)
+                r = buf_puts(out, "`");
+        if (r >= 0)
+                r = buf_printf(out, "\n%s\n", buf_str(&esc));
+        for (size_t i = 0; i < f && r >= 0; i++)
+                r = buf_puts(out, "`");
+        return r < 0 ? r : buf_puts(out, "\n");
+}
+
+struct ranked {
+        size_t index;
+        int group;        /* 0 best, 1 other passes, 2 the rest */
+        double value;
+        bool higher_better;
+};
+
+static int ranked_cmp(const void *a, const void *b) {
+        const struct ranked *x = a, *y = b;
+        if (x->group != y->group)
+                return x->group - y->group;
+        if (x->group == 1 && x->value != y->value)
+                return (x->higher_better ? x->value < y->value : x->value > y->value) ? 1 : -1;
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int report_markdown(const struct report_view *v, struct buf *out) {
+        struct report_score score, s;
+        int best = report_best_index(v, &score);
+        bool by_bench = best >= 0 && score.by_bench;
+        _cleanup_free_ struct ranked *order = calloc(v->n_cells + 1, sizeof(*order));
+        int r;
+        if (!order)
+                return -ENOMEM;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                order[i] = (struct ranked){.index = i, .group = 2};
+                if ((int)i == best)
+                        order[i].group = 0;
+                else if (cell_passed(c)) {
+                        order[i].group = 1;
+                        if (report_cell_score(v, c, by_bench, &s) == 0) {
+                                order[i].value = s.value;
+                                order[i].higher_better = s.higher_better;
+                        }
+                }
+        }
+        qsort(order, v->n_cells, sizeof(*order), ranked_cmp);
+
+        if ((r = buf_puts(out, "### gauntlet: ")) < 0 || (r = report_escape_markdown(out, v->engine, 0)) < 0)
+                return r;
+        if (v->model && ((r = buf_puts(out, " · ")) < 0 || (r = report_escape_markdown(out, v->model, 0)) < 0))
+                return r;
+        if ((r = buf_puts(out, "\n\nObjective: ")) < 0 ||
+            (r = report_escape_markdown(out, v->objective ? v->objective : "output_tokens_per_s@1", 0)) < 0 ||
+            (r = buf_puts(out, ". ")) < 0 || (r = put_summary(out, v)) < 0 || (r = buf_puts(out, ".\n\n|   |")) < 0)
+                return r;
+        for (size_t k = 0; k < v->n_axes; k++)
+                if ((r = buf_puts(out, " ")) < 0 || (r = report_escape_markdown(out, v->axes[k], 0)) < 0 ||
+                    (r = buf_puts(out, " |")) < 0)
+                        return r;
+        if ((r = buf_puts(out, " verdict | cause or figure | cell |\n|---|")) < 0)
+                return r;
+        for (size_t k = 0; k < v->n_axes; k++)
+                if ((r = buf_puts(out, "---|")) < 0)
+                        return r;
+        if ((r = buf_puts(out, "---|---|---|\n")) < 0)
+                return r;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[order[i].index];
+                if ((r = buf_puts(out, order[i].group == 0 ? "| **best** |" : "|   |")) < 0)
+                        return r;
+                for (size_t k = 0; k < v->n_axes; k++)
+                        if ((r = buf_puts(out, " ")) < 0 ||
+                            (r = report_escape_markdown(out, c->axis_values[k] ? c->axis_values[k] : "?", 64)) < 0 ||
+                            (r = buf_puts(out, " |")) < 0)
+                                return r;
+                _cleanup_free_ char *fig = report_cell_figure(v, c);
+                const char *result = fig ? fig : report_cell_cause(c);
+                if ((r = buf_printf(out, cell_passed(c) ? " **%s** | " : " %s | ", report_cell_verdict(c))) < 0 ||
+                    (r = report_escape_markdown(out, result ? result : "", 64)) < 0 ||
+                    (r = buf_printf(out, " | `%s` |\n", c->id)) < 0)
+                        return r;
+        }
+
+        bool any = false;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[order[i].index];
+                if (!c->has_attempt || c->excluded || c->verdict == VERDICT_PASS)
+                        continue;
+                if (!any && (r = buf_puts(out, "\n#### Why the others failed\n")) < 0)
+                        return r;
+                any = true;
+                _cleanup_free_ char *label = cell_axes_label(v, c, true);
+                if (!label)
+                        return -ENOMEM;
+                if ((r = buf_printf(out, "\n`%s` %s: **%s**", c->id, label, verdict_to_string(c->verdict))) < 0)
+                        return r;
+                if (c->cause && ((r = buf_puts(out, " / ")) < 0 || (r = report_escape_markdown(out, c->cause, 0)) < 0))
+                        return r;
+                if ((r = buf_puts(out, "\n\n")) < 0)
+                        return r;
+                if ((r = put_fenced(out, c->evidence ? c->evidence : "(no evidence recorded)")) < 0)
+                        return r;
+        }
+        return 0;
+}

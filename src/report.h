@@ -1,0 +1,146 @@
+/* report.h -- what a journal says, as one view, and the renderers that read it.
+ *
+ * journal_load_view() (journal.c) fills a struct report_view; every renderer (text, JSON,
+ * Markdown here, HTML elsewhere) reads only the view, never the database. The view holds
+ * raw values exactly as journaled, secrets and server text included: each renderer masks
+ * (secrets.h) and escapes for its own medium.
+ */
+#ifndef GAUNTLET_REPORT_H
+#define GAUNTLET_REPORT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attempt.h"
+#include "buf.h"
+#include "verdict.h"
+
+struct report_check {
+        char *name;
+        enum verdict verdict;
+        char *cause, *evidence;       /* NULL on pass */
+        char *output, *reasoning;     /* full text as journaled (capped by checks.h) */
+        char *finish_reason;
+        int http_status;
+        usec_t latency, ttft;
+        bool streamed;
+};
+
+struct report_cell {
+        char id[17];
+        size_t position;              /* in the latest sweep's order */
+        char **axis_values;           /* value name per view axis (NULL entries if unknown) */
+        char **argv;                  /* as journaled: {host} and {port} kept */
+        char **command;               /* argv with {host}/{port} of the attempt filled in */
+        char **env;                   /* "KEY=VALUE", real values */
+        int distance;
+        bool excluded;
+        /* The latest settled attempt; has_attempt false: never settled ("not run"), and
+         * the fields below are zero (an excluded cell shows skipped/excluded either way). */
+        bool has_attempt;
+        int64_t attempt_id, attempt_sweep_id;
+        enum verdict verdict;         /* VERDICT_INVALID when not run */
+        char *cause, *evidence, *log_path;
+        usec_t started_wall;          /* microseconds since the epoch */
+        int port;
+        usec_t phase[_PHASE_MAX];
+        usec_t ready_after;           /* 0: never ready */
+        int exit_code, exit_signal;
+        uint64_t peak_gpu_mem_mib;
+        struct report_check *checks;
+        size_t n_checks;
+        json_t *bench;                /* array of per-concurrency objects, or NULL */
+};
+
+struct report_view {
+        char *journal_path;
+        int64_t sweep_id;             /* the latest sweep */
+        usec_t sweep_started_wall;
+        char *sweep_how;              /* "finished", "interrupted", "failed"; NULL: running or killed */
+        int64_t earlier_sweeps;       /* sweeps before the latest one */
+        char *version;                /* gauntlet version that ran the latest sweep */
+        char *matrix_path, *matrix_text;
+        char *engine, *model, *objective;
+        char *host;                   /* bind host ({host}) */
+        int port;                     /* the matrix's fixed port; 0 when free per launch */
+        char *workdir;                /* the matrix's workdir, or NULL */
+        char *cwd;                    /* gauntlet's cwd when the sweep began */
+        usec_t startup_timeout;
+        json_t *host_json;            /* the host fingerprint (an object; {} when unknown) */
+        char **axes;                  /* axis names, in order */
+        size_t n_axes;
+        struct report_cell *cells;    /* in the latest sweep's order */
+        size_t n_cells;
+};
+
+void report_view_free(struct report_view *v);
+static inline void report_view_freep(struct report_view **v) { if (*v) report_view_free(*v); }
+#define _cleanup_report_view_ _cleanup_(report_view_freep)
+
+/* "not run" for a cell never settled, "skipped" for an excluded one, else the verdict. */
+const char *report_cell_verdict(const struct report_cell *c);
+/* The cause to show: "excluded" for an excluded cell, else the attempt's, or NULL. */
+const char *report_cell_cause(const struct report_cell *c);
+
+/* The objective: "METRIC@N" reads METRIC (a key of a bench entry, dots reach into
+ * objects: "ttft_ms.p50") from the bench entry with concurrency N; "METRIC" alone takes
+ * the best level; "smoke" (or no bench figure on any passing cell) ranks by the smoke
+ * suite's time (sum of check latencies). Metrics ending in "_ms", "_s" or a percentile
+ * below one of those are lower-is-better; the rest higher-is-better. */
+struct report_score {
+        bool by_bench;        /* value is the bench metric; else seconds of smoke suite */
+        bool higher_better;
+        double value;
+};
+/* The score of one cell under the view's objective; -ENODATA when the cell has no figure
+ * (not passing, or no checks and no bench). */
+int report_cell_score(const struct report_view *v, const struct report_cell *c, bool by_bench, struct report_score *ret);
+
+/* The best cell: among passing cells, the top score by the objective; scores within 1%
+ * of the top tie, and ties go to the smaller distance (closer to the engine's defaults),
+ * then to the earlier cell. Returns the cell's index, or -ENOENT when no cell passed.
+ * *ret_score (optional) gets its score; value is NAN when no passing cell has a figure. */
+int report_best_index(const struct report_view *v, struct report_score *ret_score);
+/* The same as the best cell's id (owned by the view), or NULL when no cell passed. */
+const char *report_best(const struct report_view *v);
+
+/* How many cells the view holds. */
+size_t report_cells(const struct report_view *v);
+/* Counts cells by verdict (excluded ones as skipped; cells not run are not counted).
+ * Returns the number of passing cells. */
+size_t report_count_verdicts(const struct report_view *v, size_t counts[static _VERDICT_MAX]);
+
+/* The figure a person reads for a passing cell: "172.3 tok/s @1" or "smoke 1.42s".
+ * Caller frees; NULL when there is none or out of memory. */
+char *report_cell_figure(const struct report_view *v, const struct report_cell *c);
+
+/* The shortest id prefix (at least 8) that tells the view's cells apart, as the text
+ * report prints them; `gauntlet emit --cell` takes any unique prefix. */
+size_t report_id_width(const struct report_view *v);
+
+struct report_text_options {
+        size_t width;         /* columns to fit; 0: 120 */
+        bool color;           /* ANSI colours on the verdicts */
+};
+/* A table for a terminal: axes, verdict, cause or figure, evidence cut to fit; the best
+ * cell; a summary line. Server text has control characters escaped. */
+int report_text(const struct report_view *v, const struct report_text_options *o, struct buf *out);
+/* The JSON contract of DESIGN.md (plus fields). version: the "gauntlet" field. */
+int report_json(const struct report_view *v, const char *version, json_t **ret);
+/* A table for a PR: winner on top, then each failure's evidence in a fenced block. */
+int report_markdown(const struct report_view *v, struct buf *out);
+
+/* Escaping, shared with other renderers. Text: printable UTF-8 kept; \n \t \r as such;
+ * other control characters, C1 controls and bytes that are not UTF-8 as \xNN, so nothing
+ * reaches a terminal as a control sequence. max_chars > 0 cuts after that many characters
+ * and appends "…". */
+int report_escape_text(struct buf *out, const char *s, size_t max_chars);
+/* Markdown table cell: text escaping as above, then | ` \ * _ [ ] ~ # ! as \X, < > & as
+ * entities, newlines as <br>, so it cannot break the table, format, link or inject HTML. */
+int report_escape_markdown(struct buf *out, const char *s, size_t max_chars);
+
+/* Fills {host} and {port} in argv (the rule of cell_resolve_argv, matrix.h). */
+int report_resolve_argv(char *const *argv, const char *host, int port, char ***ret);
+
+#endif

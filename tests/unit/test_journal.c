@@ -1,0 +1,516 @@
+/* test_journal.c -- the journal: round trip, settled cells, orphans, abandon, versions, crashes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "journal.h"
+#include "procs.h"
+#include "report.h"
+
+/* A two-axis matrix built by hand: the journal only reads plain fields of it. */
+static char *args_auto[] = {"--moe", "auto", NULL};
+static char *args_cut[] = {"--moe", "cutlass", NULL};
+static char *args_g0[] = {"--gemm", "auto", NULL};
+static char *args_g1[] = {"--gemm", "cudnn", NULL};
+static struct axis_value moe_values[] = {{.name = "auto", .args = args_auto, .is_default = true},
+                                         {.name = "cutlass", .args = args_cut}};
+static struct axis_value gemm_values[] = {{.name = "auto", .args = args_g0, .is_default = true},
+                                          {.name = "cudnn", .args = args_g1}};
+static struct axis axes[] = {{.name = "moe", .flag = "--moe", .values = moe_values, .n_values = 2},
+                             {.name = "gemm", .flag = "--gemm", .values = gemm_values, .n_values = 2}};
+
+static size_t ch00[] = {0, 0}, ch01[] = {0, 1}, ch10[] = {1, 0}, ch11[] = {1, 1};
+static char *argv00[] = {"gauntlet-testbed", "--host", "{host}", "--port", "{port}", "--moe", "auto", "--gemm", "auto", NULL};
+static char *argv01[] = {"gauntlet-testbed", "--port", "{port}", "--gemm", "cudnn", NULL};
+static char *argv10[] = {"gauntlet-testbed", "--port", "{port}", "--moe", "cutlass", NULL};
+static char *argv11[] = {"gauntlet-testbed", "--port", "{port}", "--moe", "cutlass", "--gemm", "cudnn", NULL};
+static char *env00[] = {"HF_TOKEN=hf_secret", "NCCL_P2P_DISABLE=1", NULL};
+
+static struct cell cells[] = {
+        {.choice = ch00, .id = "00000000000000a0", .argv = argv00, .env = env00, .distance = 0},
+        {.choice = ch01, .id = "00000000000000a1", .argv = argv01, .distance = 1},
+        {.choice = ch10, .id = "00000000000000b0", .argv = argv10, .distance = 1, .excluded = true},
+        {.choice = ch11, .id = "00000000000000b1", .argv = argv11, .distance = 2},
+};
+
+static struct matrix matrix = {
+        .path = "demo.yaml",
+        .text = "engine: testbed\naxes: ...\n",
+        .engine = "testbed",
+        .model = "tiny",
+        .host = "127.0.0.1",
+        .startup_timeout = 90 * USEC_PER_SEC,
+        .axes = axes,
+        .n_axes = 2,
+        .objective = "output_tokens_per_s@1",
+};
+
+struct fixture {
+        char dir[64];
+        char path[128];
+};
+
+static int setup(void **state) {
+        struct fixture *f = calloc(1, sizeof(*f));
+        snprintf(f->dir, sizeof(f->dir), "/tmp/gauntlet-journal-XXXXXX");
+        if (!mkdtemp(f->dir))
+                return -1;
+        snprintf(f->path, sizeof(f->path), "%s/j.db", f->dir);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        struct fixture *f = *state;
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+        int r = system(cmd);
+        free(f);
+        return r == 0 ? 0 : -1;
+}
+
+static void settle_pass(struct journal *j, int64_t sweep, const char *cell_id, int port, double tok_s) {
+        struct attempt a;
+        attempt_init(&a);
+        a.sweep_id = sweep;
+        memcpy(a.cell_id, cell_id, 17);
+        a.started_wall = now_wall_usec();
+        a.port = port;
+        a.log_path = strdup("runs/x/cell.log");
+        assert_int_equal(journal_attempt_begin(j, &a), 0);
+        assert_true(a.id > 0);
+        a.verdict = VERDICT_PASS;
+        a.ready_after = 2500 * USEC_PER_MSEC;
+        a.phase[PHASE_READY] = 2500 * USEC_PER_MSEC;
+        a.n_checks = 2;
+        a.checks = calloc(2, sizeof(*a.checks));
+        a.checks[0] = (struct check_result){.name = strdup("ok"), .verdict = VERDICT_PASS, .output = strdup("OK"),
+                                            .finish_reason = strdup("stop"), .http_status = 200,
+                                            .latency = 120 * USEC_PER_MSEC};
+        a.checks[1] = (struct check_result){.name = strdup("math/stream"), .verdict = VERDICT_PASS,
+                                            .output = strdup("17 * 19 = 323"), .reasoning = strdup("think"),
+                                            .http_status = 200, .latency = 300 * USEC_PER_MSEC,
+                                            .ttft = 40 * USEC_PER_MSEC, .streamed = true};
+        a.bench = json_pack("[{s:i, s:f}]", "concurrency", 1, "output_tokens_per_s", tok_s);
+        a.bench_samples = json_pack("[{s:f}, {s:f}]", "latency_s", 0.5, "latency_s", 0.6);
+        assert_int_equal(journal_attempt_settle(j, &a), 0);
+        attempt_release(&a);
+}
+
+static void test_round_trip(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        int64_t sweep = 0;
+        assert_int_equal(journal_open(f->path, &j), 0);
+        struct stat st;
+        assert_int_equal(stat(f->path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{\"gpus\": [{\"name\": \"H200\"}]}", &sweep), 0);
+        assert_true(sweep > 0);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+        /* Recording again is an upsert, not a duplicate. */
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+
+        settle_pass(j, sweep, cells[0].id, 40001, 172.3);
+
+        struct attempt g;
+        attempt_init(&g);
+        g.sweep_id = sweep;
+        memcpy(g.cell_id, cells[1].id, 17);
+        g.started_wall = now_wall_usec();
+        g.port = 40002;
+        assert_int_equal(journal_attempt_begin(j, &g), 0);
+        assert_int_equal(journal_attempt_process(j, g.id, 12345, 999, "tok"), 0);
+        assert_int_equal(attempt_set_verdict(&g, VERDICT_GARBAGE, "repeat", "!!!!!!!!!!!!"), 0);
+        g.exit_code = -1;
+        assert_int_equal(journal_attempt_settle(j, &g), 0);
+        /* Settling twice is refused and changes nothing. */
+        assert_int_equal(journal_attempt_settle(j, &g), -ESTALE);
+        attempt_release(&g);
+        assert_int_equal(journal_end_sweep(j, sweep, "finished"), 0);
+        journal_close(j);
+
+        j = NULL;
+        assert_int_equal(journal_open_existing(f->path, &j), 0);
+        struct report_view *v = NULL;
+        assert_int_equal(journal_load_view(j, &v), 0);
+        assert_string_equal(v->engine, "testbed");
+        assert_string_equal(v->model, "tiny");
+        assert_string_equal(v->matrix_path, "demo.yaml");
+        assert_string_equal(v->matrix_text, matrix.text);
+        assert_string_equal(v->sweep_how, "finished");
+        assert_string_equal(v->version, GAUNTLET_VERSION);
+        assert_int_equal(v->startup_timeout, 90 * USEC_PER_SEC);
+        assert_int_equal(v->earlier_sweeps, 0);
+        assert_non_null(v->cwd);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(v->host_json, "gpus"), 0), "name")),
+                            "H200");
+        assert_int_equal(v->n_axes, 2);
+        assert_string_equal(v->axes[0], "moe");
+        assert_string_equal(v->axes[1], "gemm");
+        assert_int_equal(v->n_cells, 4);
+
+        const struct report_cell *c0 = &v->cells[0];
+        assert_string_equal(c0->id, cells[0].id);
+        assert_true(c0->has_attempt);
+        assert_int_equal(c0->verdict, VERDICT_PASS);
+        assert_null(c0->cause);
+        assert_string_equal(c0->axis_values[0], "auto");
+        assert_string_equal(c0->axis_values[1], "auto");
+        assert_string_equal(c0->log_path, "runs/x/cell.log");
+        assert_int_equal(c0->port, 40001);
+        assert_int_equal(c0->ready_after, 2500 * USEC_PER_MSEC);
+        assert_int_equal(c0->phase[PHASE_READY], 2500 * USEC_PER_MSEC);
+        assert_true(strv_equal(c0->argv, argv00));
+        assert_string_equal(c0->command[2], "127.0.0.1");
+        assert_string_equal(c0->command[4], "40001");
+        assert_true(strv_equal(c0->env, env00)); /* the journal keeps real values */
+        assert_int_equal(c0->n_checks, 2);
+        assert_string_equal(c0->checks[0].name, "ok");
+        assert_string_equal(c0->checks[0].output, "OK");
+        assert_string_equal(c0->checks[0].finish_reason, "stop");
+        assert_int_equal(c0->checks[0].http_status, 200);
+        assert_int_equal(c0->checks[0].latency, 120 * USEC_PER_MSEC);
+        assert_string_equal(c0->checks[1].reasoning, "think");
+        assert_true(c0->checks[1].streamed);
+        assert_int_equal(c0->checks[1].ttft, 40 * USEC_PER_MSEC);
+        assert_non_null(c0->bench);
+        assert_true(json_real_value(json_object_get(json_array_get(c0->bench, 0), "output_tokens_per_s")) > 172.2);
+
+        const struct report_cell *c1 = &v->cells[1];
+        assert_int_equal(c1->verdict, VERDICT_GARBAGE);
+        assert_string_equal(c1->cause, "repeat");
+        assert_string_equal(c1->evidence, "!!!!!!!!!!!!");
+        assert_string_equal(c1->axis_values[1], "cudnn");
+
+        assert_true(v->cells[2].excluded);
+        assert_string_equal(report_cell_verdict(&v->cells[2]), "skipped");
+        assert_string_equal(report_cell_cause(&v->cells[2]), "excluded");
+        assert_false(v->cells[3].has_attempt);
+        assert_string_equal(report_cell_verdict(&v->cells[3]), "not run");
+        report_view_free(v);
+
+        /* The bench samples went in with the attempt, one row each. */
+        sqlite3 *db;
+        sqlite3_stmt *s;
+        assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM bench_samples", -1, &s, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        assert_int_equal(sqlite3_column_int(s, 0), 2);
+        sqlite3_finalize(s);
+        assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        assert_string_equal((const char *)sqlite3_column_text(s, 0), "wal");
+        sqlite3_finalize(s);
+        sqlite3_close(db);
+
+        /* A second sweep: the view is of the latest, and counts the earlier one. */
+        int64_t sweep2 = 0;
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep2), 0);
+        assert_int_equal(journal_record_cells(j, sweep2, &matrix, cells, 2), 0);
+        assert_int_equal(journal_load_view(j, &v), 0);
+        assert_int_equal(v->sweep_id, sweep2);
+        assert_int_equal(v->earlier_sweeps, 1);
+        assert_int_equal(v->n_cells, 2);
+        assert_int_equal(v->cells[0].verdict, VERDICT_PASS); /* settled in the earlier sweep */
+        assert_int_equal(v->cells[0].attempt_sweep_id, sweep);
+        assert_null(v->sweep_how);
+        report_view_free(v);
+        journal_close(j);
+}
+
+static void test_settled_and_abandon(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        int64_t sweep;
+        bool settled = true;
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+        assert_int_equal(journal_cell_settled(j, cells[0].id, &settled), 0);
+        assert_false(settled);
+
+        /* Running, then abandoned: not settled, and cannot be settled any more. */
+        struct attempt a;
+        attempt_init(&a);
+        a.sweep_id = sweep;
+        memcpy(a.cell_id, cells[0].id, 17);
+        assert_int_equal(journal_attempt_begin(j, &a), 0);
+        assert_int_equal(journal_cell_settled(j, cells[0].id, &settled), 0);
+        assert_false(settled);
+        assert_int_equal(journal_attempt_abandon(j, a.id, "interrupted by a signal"), 0);
+        assert_int_equal(journal_cell_settled(j, cells[0].id, &settled), 0);
+        assert_false(settled);
+        assert_int_equal(attempt_set_verdict(&a, VERDICT_PASS, NULL, NULL), 0);
+        assert_int_equal(journal_attempt_settle(j, &a), -ESTALE);
+        a.id = 987654;
+        assert_int_equal(journal_attempt_settle(j, &a), -ENOENT);
+        attempt_release(&a);
+
+        /* A skipped (excluded) attempt does not count: lifting the exclusion runs it. */
+        attempt_init(&a);
+        a.sweep_id = sweep;
+        memcpy(a.cell_id, cells[2].id, 17);
+        assert_int_equal(attempt_set_verdict(&a, VERDICT_SKIPPED, "excluded", NULL), 0);
+        assert_int_equal(journal_attempt_begin(j, &a), 0);
+        assert_int_equal(journal_attempt_settle(j, &a), 0);
+        attempt_release(&a);
+        assert_int_equal(journal_cell_settled(j, cells[2].id, &settled), 0);
+        assert_false(settled);
+
+        /* A crash is settled: the cell is not run again without --rerun. */
+        attempt_init(&a);
+        a.sweep_id = sweep;
+        memcpy(a.cell_id, cells[1].id, 17);
+        assert_int_equal(journal_attempt_begin(j, &a), 0);
+        assert_int_equal(attempt_set_verdict(&a, VERDICT_CRASH, "oom", "CUDA out of memory"), 0);
+        assert_int_equal(journal_attempt_settle(j, &a), 0);
+        attempt_release(&a);
+        assert_int_equal(journal_cell_settled(j, cells[1].id, &settled), 0);
+        assert_true(settled);
+        enum verdict vd;
+        char *cause = NULL, *evidence = NULL;
+        assert_int_equal(journal_cell_result(j, cells[1].id, &vd, &cause, &evidence), 0);
+        assert_int_equal(vd, VERDICT_CRASH);
+        assert_string_equal(cause, "oom");
+        assert_string_equal(evidence, "CUDA out of memory");
+        free(cause);
+        free(evidence);
+        assert_int_equal(journal_cell_result(j, cells[3].id, &vd, &cause, &evidence), -ENOENT);
+
+        /* An invalid verdict never reaches the file. */
+        attempt_init(&a);
+        a.sweep_id = sweep;
+        memcpy(a.cell_id, cells[3].id, 17);
+        assert_int_equal(journal_attempt_begin(j, &a), 0);
+        a.verdict = (enum verdict)42;
+        assert_int_equal(journal_attempt_settle(j, &a), -EINVAL);
+        attempt_release(&a);
+        /* A cell the sweep never recorded is refused (foreign key). */
+        attempt_init(&a);
+        a.sweep_id = sweep;
+        memcpy(a.cell_id, "ffffffffffffffff", 17);
+        assert_int_equal(journal_attempt_begin(j, &a), -EINVAL);
+        attempt_release(&a);
+        journal_close(j);
+}
+
+static int exec_sql(const char *path, const char *sql) {
+        sqlite3 *db;
+        if (sqlite3_open(path, &db) != SQLITE_OK)
+                return -1;
+        int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+        sqlite3_close(db);
+        return rc == SQLITE_OK ? 0 : -1;
+}
+
+static void test_orphans(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        int64_t sweep;
+        struct journal_orphan *o = NULL;
+        size_t n = 99;
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+        assert_int_equal(journal_orphans(j, &o, &n), 0);
+        assert_int_equal(n, 0);
+        journal_orphans_free(o, n);
+
+        struct attempt a, b;
+        attempt_init(&a);
+        a.sweep_id = sweep;
+        memcpy(a.cell_id, cells[0].id, 17);
+        assert_int_equal(journal_attempt_begin(j, &a), 0);
+        assert_int_equal(journal_attempt_process(j, a.id, 4242, 777, "0123456789abcdef0123456789abcdef"), 0);
+        attempt_init(&b); /* begun, but gauntlet died before the server started */
+        b.sweep_id = sweep;
+        memcpy(b.cell_id, cells[1].id, 17);
+        assert_int_equal(journal_attempt_begin(j, &b), 0);
+        journal_close(j);
+
+        /* The run died (here: the owner is this process, so it is not "alive elsewhere"). */
+        j = NULL;
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(journal_orphans(j, &o, &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(o[0].attempt_id, a.id);
+        assert_int_equal(o[0].pid, 4242);
+        assert_int_equal(o[0].starttime, 777);
+        assert_string_equal(o[0].token, "0123456789abcdef0123456789abcdef");
+        journal_orphans_free(o, n);
+
+        /* The attempt without a process was abandoned on the way: nothing to stop. */
+        struct report_view *v = NULL;
+        assert_int_equal(journal_load_view(j, &v), 0);
+        assert_false(v->cells[1].has_attempt);
+        report_view_free(v);
+
+        /* A sweep owned by another live gauntlet (our parent stands in for it) is never
+         * handed out: its servers are not orphans. */
+        uint64_t pst = 0;
+        assert_int_equal(procs_starttime(getppid(), &pst), 0);
+        char sql[256];
+        snprintf(sql, sizeof(sql), "UPDATE sweeps SET owner_pid = %d, owner_starttime = %llu", (int)getppid(),
+                 (unsigned long long)pst);
+        assert_int_equal(exec_sql(f->path, sql), 0);
+        assert_int_equal(journal_orphans(j, &o, &n), 0);
+        assert_int_equal(n, 0);
+        journal_orphans_free(o, n);
+        /* ... but the same pid with another start time is a reused pid: orphans again. */
+        snprintf(sql, sizeof(sql), "UPDATE sweeps SET owner_starttime = %llu", (unsigned long long)pst + 1);
+        assert_int_equal(exec_sql(f->path, sql), 0);
+        assert_int_equal(journal_orphans(j, &o, &n), 0);
+        assert_int_equal(n, 1);
+        journal_orphans_free(o, n);
+
+        assert_int_equal(journal_attempt_abandon(j, a.id, "gauntlet stopped during this attempt"), 0);
+        assert_int_equal(journal_orphans(j, &o, &n), 0);
+        assert_int_equal(n, 0);
+        journal_orphans_free(o, n);
+        attempt_release(&a);
+        attempt_release(&b);
+        journal_close(j);
+}
+
+static void test_versions_and_foreign_files(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        char other[160], text[160], missing[160], empty[160];
+        snprintf(other, sizeof(other), "%s/other.db", f->dir);
+        snprintf(text, sizeof(text), "%s/notes.txt", f->dir);
+        snprintf(missing, sizeof(missing), "%s/missing.db", f->dir);
+        snprintf(empty, sizeof(empty), "%s/empty.db", f->dir);
+
+        assert_int_equal(journal_open_existing(missing, &j), -ENOENT);
+        assert_null(j);
+
+        FILE *fp = fopen(text, "w");
+        assert_non_null(fp);
+        for (int i = 0; i < 200; i++)
+                fputs("this is not a database, it is a text file\n", fp);
+        fclose(fp);
+        assert_int_equal(journal_open_existing(text, &j), JOURNAL_ENOTJOURNAL);
+        assert_int_equal(journal_open(text, &j), JOURNAL_ENOTJOURNAL);
+        assert_string_equal(journal_strerror(JOURNAL_ENOTJOURNAL), "not a gauntlet journal");
+
+        assert_int_equal(exec_sql(other, "CREATE TABLE t (x); INSERT INTO t VALUES (1)"), 0);
+        assert_int_equal(journal_open(other, &j), JOURNAL_ENOTJOURNAL);
+        assert_int_equal(journal_open_existing(other, &j), JOURNAL_ENOTJOURNAL);
+
+        /* An empty file: a new journal for run, not a journal for report. */
+        int fd = open(empty, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(journal_open_existing(empty, &j), JOURNAL_ENOTJOURNAL);
+        assert_int_equal(journal_open(empty, &j), 0);
+        journal_close(j);
+        j = NULL;
+
+        /* A journal from a newer gauntlet is refused, with words that say so. */
+        assert_int_equal(journal_open(f->path, &j), 0);
+        journal_close(j);
+        j = NULL;
+        assert_int_equal(exec_sql(f->path, "PRAGMA user_version = 99"), 0);
+        assert_int_equal(journal_open(f->path, &j), JOURNAL_ENEWER);
+        assert_int_equal(journal_open_existing(f->path, &j), JOURNAL_ENEWER);
+        assert_null(j);
+        assert_non_null(strstr(journal_strerror(JOURNAL_ENEWER), "newer gauntlet"));
+
+        /* A journal with no sweep has no view. */
+        assert_int_equal(journal_open_existing(empty, &j), 0);
+        struct report_view *v = NULL;
+        assert_int_equal(journal_load_view(j, &v), -ENOENT);
+        journal_close(j);
+}
+
+/* No descriptor of the journal may leak into a server gauntlet spawns. */
+static void test_cloexec(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        int64_t sweep;
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        int seen = 0;
+        for (int fd = 0; fd < 1024; fd++) {
+                char link[64], target[512];
+                snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+                ssize_t n = readlink(link, target, sizeof(target) - 1);
+                if (n < 0)
+                        continue;
+                target[n] = 0;
+                if (!strstr(target, f->dir))
+                        continue;
+                seen++;
+                int flags = fcntl(fd, F_GETFD);
+                assert_true(flags >= 0 && (flags & FD_CLOEXEC));
+        }
+        assert_true(seen >= 2); /* the database and its WAL at least */
+        journal_close(j);
+}
+
+/* A settled verdict survives gauntlet being killed right after: the child settles and
+ * dies by SIGKILL without closing anything, the parent reads the verdict back. */
+static void test_survives_sigkill(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        int64_t sweep;
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+        journal_close(j);
+
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct journal *cj = NULL;
+                if (journal_open(f->path, &cj) < 0)
+                        _exit(3);
+                struct attempt a;
+                attempt_init(&a);
+                a.sweep_id = sweep;
+                memcpy(a.cell_id, cells[3].id, 17);
+                if (journal_attempt_begin(cj, &a) < 0 || attempt_set_verdict(&a, VERDICT_TIMEOUT, "startup", "not ready in 90s") < 0 ||
+                    journal_attempt_settle(cj, &a) < 0)
+                        _exit(4);
+                kill(getpid(), SIGKILL);
+                _exit(5);
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+        j = NULL;
+        bool settled = false;
+        assert_int_equal(journal_open_existing(f->path, &j), 0);
+        assert_int_equal(journal_cell_settled(j, cells[3].id, &settled), 0);
+        assert_true(settled);
+        struct report_view *v = NULL;
+        assert_int_equal(journal_load_view(j, &v), 0);
+        assert_int_equal(v->cells[3].verdict, VERDICT_TIMEOUT);
+        assert_string_equal(v->cells[3].evidence, "not ready in 90s");
+        report_view_free(v);
+        journal_close(j);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_settled_and_abandon, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_orphans, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_versions_and_foreign_files, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cloexec, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_survives_sigkill, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
