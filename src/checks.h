@@ -9,6 +9,8 @@
 
 #include <jansson.h>
 
+#include "loop.h"
+#include "profile.h"
 #include "util.h"
 #include "verdict.h"
 
@@ -58,9 +60,17 @@ struct check_result {
         usec_t latency;          /* request sent to last byte */
         usec_t ttft;             /* to the first content or reasoning token; 0 if not streamed */
         bool streamed;
+        bool truncated;          /* the output or reasoning was cut at CHECK_MAX_OUTPUT */
+        int transport_error;     /* the request failed below HTTP (negative errno: refused,
+                                    reset, timed out), else 0 */
 };
 
 #define CHECK_MAX_OUTPUT ((size_t)1 << 20)
+
+#define CHECK_DEFAULT_MAX_TOKENS 256
+#define CHECK_DEFAULT_MAX_TOKENS_THINKING 2048
+#define CHECK_SEED 1234          /* sent to engines whose profile takes a seed */
+#define CHECK_EVIDENCE_EXCERPT 80 /* bytes of an answer quoted in evidence */
 
 void check_spec_release(struct check_spec *c);
 void check_result_release(struct check_result *r);
@@ -69,5 +79,44 @@ void check_result_release(struct check_result *r);
  * thinking off, and with thinking on. Returns an array of n specs (caller owns). */
 int checks_default_suite(struct check_spec **ret, size_t *ret_n);
 void checks_free_suite(struct check_spec *specs, size_t n);
+
+/* Where and how checks_run() asks. Strings are borrowed for the duration of the call. */
+struct checks_target {
+        const char *base_url;            /* "http://127.0.0.1:30000" (a trailing "/" or "/v1" is fine) */
+        const char *model;               /* NULL: the first id from /v1/models */
+        const struct profile *profile;   /* reasoning fields, thinking key, seed; NULL: generic defaults */
+        const char *thinking_key;        /* overrides the profile's; NULL: the profile's or
+                                            "enable_thinking" */
+        usec_t request_timeout;          /* per request; 0: none */
+        usec_t idle_timeout;             /* streamed requests: longest silence; 0: none */
+        bool (*should_abort)(void *userdata); /* polled after each loop iteration */
+        void *abort_userdata;
+        char **ret_model;                /* if non-NULL, gets the model asked (caller frees;
+                                            NULL when none was known) */
+};
+
+/* Runs every spec (STREAM_BOTH specs run twice: non-streamed, then streamed as
+ * "<name>/stream"); fills one result per run. Returns 0 when every check ran (pass or
+ * not, stopping early after a request that timed out: a hung server hangs the next
+ * request too), -ECANCELED when should_abort stopped it (*ret holds the results so far), -EINTR on
+ * a signal (likewise), -ENOMEM. Per run:
+ *  - a transport failure (refused, reset, closed mid-stream) or an HTTP error status is
+ *    garbage/http with the status or "connection closed mid-stream" as evidence (the
+ *    sweep turns it into a crash when the server process died);
+ *  - a request over request_timeout (or silent for idle_timeout) is timeout/request;
+ *  - every output goes through detect_output() (garbage/<cause>), then golden_match()
+ *    (wrong/<check name>, evidence "expected 323, got: ..."), then require_reasoning
+ *    (wrong, "no reasoning part");
+ *  - a streamed run that passed but whose normalised answer differs from the non-streamed
+ *    one is wrong ("streamed answer differs from non-streamed: ...").
+ * The models check passes when /v1/models lists at least one model, and gives the model
+ * id to the other checks when t->model is NULL. */
+int checks_run(struct loop *l, const struct checks_target *t, const struct check_spec *specs, size_t n,
+               struct check_result **ret, size_t *ret_n);
+/* The suite's verdict: the worst result decides (verdict_severity; the first of equals);
+ * cause and evidence point into r (NULL on pass). An empty suite passes. */
+enum verdict checks_summarize(const struct check_result *r, size_t n, const char **ret_cause,
+                              const char **ret_evidence);
+void checks_free_results(struct check_result *r, size_t n);
 
 #endif

@@ -1,7 +1,406 @@
-/* cli_bench.c -- `gauntlet bench`: not built yet. */
+/* cli_bench.c -- `gauntlet bench`: load-test a running server, one level per concurrency. */
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "bench.h"
 #include "cli.h"
+#include "loop.h"
+#include "matrix.h"
+#include "profile.h"
+
+#define BENCH_MAX_LEVELS 64
+#define BENCH_MAX_CONCURRENCY 100000
+#define PROMPT_FILE_MAX ((size_t)64 << 20)
+
+static void help(void) {
+        printf("usage: gauntlet bench --url URL --concurrency N[,N...] (--requests N | --duration DUR)\n"
+               "                      --output-tokens N [--input-tokens N] [--rate R] [--poisson]\n"
+               "                      [--warmup N] [--model NAME] [--endpoint chat|completion]\n"
+               "                      [--engine NAME] [--timeout DUR] [--prompt-file FILE]\n"
+               "                      [--slo-ttft-ms MS] [--slo-tpot-ms MS] [--seed N]\n"
+               "                      [--samples FILE] [--format text|json]\n\n"
+               "Streams requests to a running OpenAI-compatible server and measures TTFT, ITL,\n"
+               "TPOT, end-to-end latency and throughput (definitions: docs/metrics.md).\n\n"
+               "  --url URL            the server, e.g. http://127.0.0.1:30000\n"
+               "  --concurrency LIST   requests in flight, one level per value (default 1);\n"
+               "                       with --rate, the cap on requests in flight\n"
+               "  --requests N         counted requests per level\n"
+               "  --duration DUR       or: send for this long per level (30s, 2m)\n"
+               "  --output-tokens N    max_tokens (plus ignore_eos/min_tokens when --engine takes them)\n"
+               "  --input-tokens N     synthetic prompt length in tokens (default: a short prompt)\n"
+               "  --rate R             open loop: R requests/s at absolute scheduled times\n"
+               "  --poisson            open loop with Poisson arrivals (default: constant spacing)\n"
+               "  --warmup N           requests per level sent first and not counted (default 0)\n"
+               "  --model NAME         model field of the requests (default: omitted)\n"
+               "  --endpoint KIND      chat (default) or completion\n"
+               "  --engine NAME        sglang, vllm, trtllm, llama.cpp, testbed, generic\n"
+               "  --timeout DUR        per request (default 10m)\n"
+               "  --prompt-file FILE   prompts, one per line, used in turn\n"
+               "  --slo-ttft-ms MS     goodput: requests with TTFT at most MS ...\n"
+               "  --slo-tpot-ms MS     ... and TPOT at most MS\n"
+               "  --seed N             synthetic prompts and Poisson schedule (default fixed)\n"
+               "  --samples FILE       write the raw per-request samples there as JSON\n"
+               "  --format text|json   (default text)\n\n"
+               "Exit status: 0 requests completed, 1 every request failed or the bench could\n"
+               "not run, 2 usage error.\n");
+}
+
+static int parse_levels(const char *s, int **ret, size_t *ret_n) {
+        _cleanup_free_ char *copy = strdup(s);
+        if (!copy)
+                return -ENOMEM;
+        int *v = NULL;
+        size_t n = 0;
+        char *save = NULL;
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                long x;
+                if (n >= BENCH_MAX_LEVELS || cli_parse_int(tok, 1, BENCH_MAX_CONCURRENCY, &x) < 0) {
+                        free(v);
+                        return -EINVAL;
+                }
+                int *nv = realloc(v, (n + 1) * sizeof(*v));
+                if (!nv) {
+                        free(v);
+                        return -ENOMEM;
+                }
+                v = nv;
+                v[n++] = (int)x;
+        }
+        if (n == 0)
+                return -EINVAL;
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+static int parse_ms(const char *s, usec_t *ret) {
+        char *end;
+        errno = 0;
+        double v = strtod(s, &end);
+        if (errno || end == s || *end || !(v > 0) || v > 1e9)
+                return -EINVAL;
+        *ret = (usec_t)llround(v * 1000.0);
+        return 0;
+}
+
+/* One prompt per non-empty line; the text is data and goes to the server JSON-escaped. */
+static int load_prompts(const char *path, char **ret_text, char ***ret) {
+        char *text = NULL;
+        int r = read_file_capped(path, PROMPT_FILE_MAX, &text, NULL);
+        if (r < 0)
+                return r;
+        char **v = NULL;
+        size_t n = 0;
+        for (char *line = text, *next; line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                if (!*line)
+                        continue;
+                char **nv = realloc(v, (n + 2) * sizeof(*v));
+                if (!nv) {
+                        free(v);
+                        free(text);
+                        return -ENOMEM;
+                }
+                v = nv;
+                v[n++] = line;
+                v[n] = NULL;
+        }
+        if (n == 0) {
+                free(text);
+                return -ENODATA;
+        }
+        *ret_text = text;
+        *ret = v;
+        return 0;
+}
+
+static void fmt_ms(char *b, size_t n, json_t *dist, const char *key) {
+        json_t *v = json_object_get(dist, key);
+        if (json_is_number(v))
+                snprintf(b, n, "%.2f", json_number_value(v));
+        else
+                snprintf(b, n, "-");
+}
+
+static void print_text(json_t *levels) {
+        printf("%6s %7s %7s %6s %10s %8s %9s %9s %8s %8s %8s %9s %5s\n", "conc", "reqs", "done", "fail",
+               "out tok/s", "req/s", "ttft p50", "ttft p99", "itl p50", "itl p99", "tpot p50", "e2e p50", "cpu");
+        size_t i;
+        json_t *lv;
+        json_array_foreach(levels, i, lv) {
+                char t50[32], t99[32], i50[32], i99[32], p50[32], e50[32];
+                fmt_ms(t50, sizeof(t50), json_object_get(lv, "ttft_ms"), "p50");
+                fmt_ms(t99, sizeof(t99), json_object_get(lv, "ttft_ms"), "p99");
+                fmt_ms(i50, sizeof(i50), json_object_get(lv, "itl_ms"), "p50");
+                fmt_ms(i99, sizeof(i99), json_object_get(lv, "itl_ms"), "p99");
+                fmt_ms(p50, sizeof(p50), json_object_get(lv, "tpot_ms"), "p50");
+                fmt_ms(e50, sizeof(e50), json_object_get(lv, "e2e_ms"), "p50");
+                printf("%6lld %7lld %7lld %6lld %10.1f %8.2f %9s %9s %8s %8s %8s %9s %4.0f%%\n",
+                       (long long)json_integer_value(json_object_get(lv, "concurrency")),
+                       (long long)json_integer_value(json_object_get(lv, "requests")),
+                       (long long)json_integer_value(json_object_get(lv, "completed")),
+                       (long long)json_integer_value(json_object_get(lv, "failed")),
+                       json_number_value(json_object_get(lv, "output_tokens_per_s")),
+                       json_number_value(json_object_get(lv, "requests_per_s")), t50, t99, i50, i99, p50, e50,
+                       100 * json_number_value(json_object_get(json_object_get(lv, "client_cpu"), "cores")));
+        }
+        printf("(latencies in ms; definitions in docs/metrics.md)\n");
+        json_array_foreach(levels, i, lv) {
+                size_t k;
+                json_t *w;
+                json_array_foreach(json_object_get(lv, "warnings"), k, w)
+                        printf("warning: concurrency %lld: %s\n",
+                               (long long)json_integer_value(json_object_get(lv, "concurrency")),
+                               json_string_value(w));
+        }
+}
 
 int cli_bench(int argc, char **argv) {
-        cli_error("'bench' is not available yet");
-        return EXIT_USAGE;
+        static const struct option opts[] = {
+                {"url", required_argument, NULL, 'u'},
+                {"concurrency", required_argument, NULL, 'c'},
+                {"requests", required_argument, NULL, 'n'},
+                {"duration", required_argument, NULL, 'd'},
+                {"output-tokens", required_argument, NULL, 'o'},
+                {"input-tokens", required_argument, NULL, 'i'},
+                {"rate", required_argument, NULL, 'r'},
+                {"poisson", no_argument, NULL, 'P'},
+                {"warmup", required_argument, NULL, 'w'},
+                {"model", required_argument, NULL, 'm'},
+                {"endpoint", required_argument, NULL, 'E'},
+                {"engine", required_argument, NULL, 'e'},
+                {"timeout", required_argument, NULL, 't'},
+                {"prompt-file", required_argument, NULL, 'p'},
+                {"slo-ttft-ms", required_argument, NULL, 'T'},
+                {"slo-tpot-ms", required_argument, NULL, 'O'},
+                {"seed", required_argument, NULL, 's'},
+                {"samples", required_argument, NULL, 'S'},
+                {"format", required_argument, NULL, 'f'},
+                {"help", no_argument, NULL, 'h'},
+                {NULL, 0, NULL, 0},
+        };
+        static const char *const formats[] = {"text", "json", NULL};
+        static const char *const endpoints[] = {"chat", "completion", NULL};
+        struct bench_target target = {0};
+        struct bench_spec spec = {.chat = true};
+        _cleanup_free_ int *levels_v = NULL;
+        const char *prompt_file = NULL, *samples_file = NULL, *engine = NULL;
+        int format = 0;
+        long x;
+
+        opterr = 0;
+        optind = 1;
+        for (;;) {
+                int c = getopt_long(argc, argv, "+:h", opts, NULL);
+                if (c < 0)
+                        break;
+                switch (c) {
+                case 'u':
+                        target.base_url = optarg;
+                        break;
+                case 'c':
+                        free(levels_v);
+                        levels_v = NULL;
+                        if (parse_levels(optarg, &levels_v, &spec.n_concurrency) < 0)
+                                return cli_usage_error("bench", "invalid --concurrency '%s' (want N[,N...], 1..%d)",
+                                                       optarg, BENCH_MAX_CONCURRENCY);
+                        break;
+                case 'n':
+                        if (cli_parse_int(optarg, 1, INT32_MAX, &x) < 0)
+                                return cli_usage_error("bench", "invalid --requests '%s'", optarg);
+                        spec.requests = (int)x;
+                        break;
+                case 'd':
+                        if (parse_duration(optarg, &spec.duration) < 0 || spec.duration == 0)
+                                return cli_usage_error("bench", "invalid --duration '%s' (try 30s, 2m)", optarg);
+                        break;
+                case 'o':
+                        if (cli_parse_int(optarg, 1, 10000000, &x) < 0)
+                                return cli_usage_error("bench", "invalid --output-tokens '%s'", optarg);
+                        spec.output_tokens = (int)x;
+                        break;
+                case 'i':
+                        if (cli_parse_int(optarg, 0, 10000000, &x) < 0)
+                                return cli_usage_error("bench", "invalid --input-tokens '%s'", optarg);
+                        spec.input_tokens = (int)x;
+                        break;
+                case 'r': {
+                        char *end;
+                        errno = 0;
+                        spec.rate = strtod(optarg, &end);
+                        if (errno || end == optarg || *end || !(spec.rate > 0) || spec.rate > 1e6)
+                                return cli_usage_error("bench", "invalid --rate '%s' (requests per second)", optarg);
+                        break;
+                }
+                case 'P':
+                        target.poisson = true;
+                        break;
+                case 'w':
+                        if (cli_parse_int(optarg, 0, INT32_MAX, &x) < 0)
+                                return cli_usage_error("bench", "invalid --warmup '%s'", optarg);
+                        spec.warmup = (int)x;
+                        break;
+                case 'm':
+                        target.model = optarg;
+                        break;
+                case 'E': {
+                        int k = cli_parse_choice(optarg, endpoints);
+                        if (k < 0)
+                                return cli_usage_error("bench", "invalid --endpoint '%s' (chat or completion)",
+                                                       optarg);
+                        spec.chat = k == 0;
+                        break;
+                }
+                case 'e':
+                        engine = optarg;
+                        break;
+                case 't':
+                        if (parse_duration(optarg, &target.request_timeout) < 0 || target.request_timeout == 0)
+                                return cli_usage_error("bench", "invalid --timeout '%s' (try 30s, 2m, 500ms)",
+                                                       optarg);
+                        break;
+                case 'p':
+                        prompt_file = optarg;
+                        break;
+                case 'T':
+                        if (parse_ms(optarg, &target.slo_ttft) < 0)
+                                return cli_usage_error("bench", "invalid --slo-ttft-ms '%s'", optarg);
+                        break;
+                case 'O':
+                        if (parse_ms(optarg, &target.slo_tpot) < 0)
+                                return cli_usage_error("bench", "invalid --slo-tpot-ms '%s'", optarg);
+                        break;
+                case 's': {
+                        char *end;
+                        errno = 0;
+                        target.seed = strtoull(optarg, &end, 10);
+                        if (errno || end == optarg || *end)
+                                return cli_usage_error("bench", "invalid --seed '%s'", optarg);
+                        break;
+                }
+                case 'S':
+                        samples_file = optarg;
+                        break;
+                case 'f':
+                        format = cli_parse_choice(optarg, formats);
+                        if (format < 0)
+                                return cli_usage_error("bench", "invalid --format '%s' (text or json)", optarg);
+                        break;
+                case 'h':
+                        help();
+                        return EXIT_OK;
+                case ':':
+                        return cli_usage_error("bench", "option '%s' needs a value", argv[optind - 1]);
+                default:
+                        return cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
+                }
+        }
+        if (optind < argc)
+                return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+        if (!target.base_url)
+                return cli_usage_error("bench", "--url is required");
+        if (!startswith(target.base_url, "http://") && !startswith(target.base_url, "https://"))
+                return cli_usage_error("bench", "invalid --url '%s' (want http://HOST:PORT)", target.base_url);
+        if ((spec.requests > 0) == (spec.duration > 0))
+                return cli_usage_error("bench", "give one of --requests and --duration");
+        if (spec.output_tokens == 0)
+                return cli_usage_error("bench", "--output-tokens is required");
+        if (target.poisson && spec.rate == 0)
+                return cli_usage_error("bench", "--poisson needs --rate");
+        if (engine) {
+                target.profile = profile_find(engine);
+                if (!target.profile)
+                        return cli_usage_error("bench", "unknown --engine '%s'", engine);
+        }
+        static int one = 1;
+        if (!levels_v) {
+                spec.concurrency = &one;
+                spec.n_concurrency = 1;
+        } else {
+                spec.concurrency = levels_v;
+        }
+
+        _cleanup_free_ char *prompt_text = NULL;
+        _cleanup_free_ char **prompts = NULL;
+        int r;
+        if (prompt_file) {
+                r = load_prompts(prompt_file, &prompt_text, &prompts);
+                if (r < 0) {
+                        cli_error("cannot read prompts from '%s': %s", prompt_file,
+                                  r == -ENODATA ? "no prompt in it" : strerror(-r));
+                        return EXIT_USAGE;
+                }
+                target.prompts = (const char *const *)prompts;
+        }
+
+        /* Every stream is a socket: take all the descriptors the hard limit allows. */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                setrlimit(RLIMIT_NOFILE, &rl);
+        }
+
+        _cleanup_loop_ struct loop *l = NULL;
+        r = loop_new(&l);
+        if (r < 0) {
+                cli_error("cannot create the event loop: %s", strerror(-r));
+                return EXIT_FAILED;
+        }
+        r = loop_catch_signals(l);
+        if (r < 0) {
+                cli_error("cannot catch signals: %s", strerror(-r));
+                return EXIT_FAILED;
+        }
+        json_t *levels = NULL, *samples = NULL;
+        r = bench_run(l, &target, &spec, &levels, samples_file ? &samples : NULL);
+        if (r == -EINTR) {
+                cli_error("interrupted");
+                return EXIT_FAILED;
+        }
+        if (r < 0) {
+                cli_error("bench failed: %s", strerror(-r));
+                return EXIT_FAILED;
+        }
+        int status = EXIT_OK;
+        if (samples_file) {
+                if (json_dump_file(samples, samples_file, JSON_COMPACT) < 0) {
+                        cli_error("cannot write samples to '%s'", samples_file);
+                        status = EXIT_FAILED;
+                }
+                json_decref(samples);
+        }
+        json_int_t completed = 0;
+        size_t i;
+        json_t *lv;
+        json_array_foreach(levels, i, lv)
+                completed += json_integer_value(json_object_get(lv, "completed"));
+        if (format == 1) {
+                json_t *root = json_pack("{s:o}", "bench", levels);
+                if (!root) {
+                        cli_error("out of memory");
+                        return EXIT_FAILED;
+                }
+                char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+                json_decref(root);
+                if (!s) {
+                        cli_error("out of memory");
+                        return EXIT_FAILED;
+                }
+                puts(s);
+                free(s);
+        } else {
+                print_text(levels);
+                json_decref(levels);
+        }
+        if (completed == 0) {
+                cli_error("no request completed");
+                status = EXIT_FAILED;
+        }
+        return status;
 }
