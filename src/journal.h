@@ -34,12 +34,6 @@
 #include "matrix.h"
 #include "util.h"
 
-/* The version recorded with each sweep. cli.h defines the same string; an identical
- * redefinition is allowed, a different one breaks the build (on purpose). */
-#ifndef GAUNTLET_VERSION
-#define GAUNTLET_VERSION "0.1.0"
-#endif
-
 /* PRAGMA user_version of the schema this code writes. Older journals are upgraded when
  * opened; newer ones are refused with JOURNAL_ENEWER. */
 #define JOURNAL_SCHEMA_VERSION 1

@@ -345,6 +345,13 @@ bool server_alive(struct server *s) {
         return !s->exited;
 }
 
+bool server_wait_exit(struct server *s, usec_t until) {
+        while (server_alive(s))
+                if (loop_iterate(s->loop, until) == -ETIME)
+                        break;
+        return s->exited;
+}
+
 void server_drain_log(struct server *s, usec_t until) {
         while (s->log_pipe >= 0) {
                 if (loop_iterate(s->loop, until) == -ETIME)

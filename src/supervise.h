@@ -76,6 +76,9 @@ enum server_event server_wait_ready(struct server *s, usec_t deadline);
  * death and log lines are seen. Collects the exit status if the server died. */
 bool server_alive(struct server *s);
 
+/* Waits as events until the server exits or `until` passes; returns whether it exited. */
+bool server_wait_exit(struct server *s, usec_t until);
+
 /* Reads what is left in the log pipe after death (until EOF or `until`). */
 void server_drain_log(struct server *s, usec_t until);
 

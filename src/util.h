@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* The version of gauntlet: printed by --version, recorded with every sweep. */
+#define GAUNTLET_VERSION "0.1.0"
+
 typedef uint64_t usec_t;
 
 #define USEC_PER_MSEC ((usec_t)1000)

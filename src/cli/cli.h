@@ -11,8 +11,6 @@
 
 #include "util.h"
 
-#define GAUNTLET_VERSION "0.1.0"
-
 enum exit_code {
         EXIT_OK = 0,       /* the sweep finished and a cell passed; smoke passed; all clean */
         EXIT_FAILED = 1,   /* no cell passed; a check failed; an output was flagged */
@@ -30,6 +28,14 @@ bool cli_color(FILE *f);
 int cli_parse_choice(const char *value, const char *const *names);
 /* Parses a positive int (1..max); -EINVAL otherwise. */
 int cli_parse_int(const char *s, long min, long max, long *ret);
+
+struct buf;
+struct report_view;
+/* The systemd unit (or launch script) for cell idx of the view into out; prints its own
+ * error and returns an exit code (EXIT_OK on success). name NULL: "gauntlet-ENGINE";
+ * port_opt 0: the matrix's fixed port, else the attempt's. */
+int cli_emit_build(const struct report_view *v, int idx, bool chosen_by_best, bool systemd, const char *name,
+                   long port_opt, struct buf *out);
 
 int cli_run(int argc, char **argv);
 int cli_smoke(int argc, char **argv);

@@ -243,6 +243,64 @@ static int build_comments(const struct report_view *v, const struct report_cell 
         return 0;
 }
 
+int cli_emit_build(const struct report_view *v, int idx, bool chosen_by_best, bool systemd, const char *name,
+                   long port_opt, struct buf *out) {
+        const char *kind = systemd ? "systemd unit" : "script";
+        const struct report_cell *c = &v->cells[idx];
+        int port = v->port ? v->port : port_opt ? (int)port_opt : c->port;
+        if (port <= 0) {
+                cli_error("no port is known for cell %s; give --port", c->id);
+                return EXIT_USAGE;
+        }
+
+        _cleanup_strv_free_ char **args = NULL, **comments = NULL;
+        _cleanup_free_ char *default_name = NULL, *description = NULL, *workdir = NULL;
+        int r = report_resolve_argv(c->argv, v->host ? v->host : "127.0.0.1", port, &args);
+        if (r >= 0 && !name) {
+                default_name = strdup_printf("gauntlet-%s", v->engine);
+                if (!default_name)
+                        r = -ENOMEM;
+                /* Engine names are ours ("llama.cpp", "sglang"): all valid in unit names. */
+                name = default_name;
+        }
+        if (r >= 0 && v->workdir && v->workdir[0] != '/' && v->cwd)
+                workdir = strdup_printf("%s/%s", v->cwd, v->workdir);
+        else if (r >= 0 && (v->workdir || v->cwd))
+                workdir = strdup(v->workdir ? v->workdir : v->cwd);
+        if (r >= 0 && (v->workdir || v->cwd) && !workdir)
+                r = -ENOMEM;
+        if (r >= 0 && !(description = strdup_printf("%s: %s serving %s (gauntlet cell %s)", name, v->engine,
+                                                    v->model ? v->model : "a model", c->id)))
+                r = -ENOMEM;
+        if (r >= 0)
+                r = build_comments(v, c, chosen_by_best, name, systemd, &comments);
+        if (r < 0) {
+                cli_error("cannot build the %s: %s", kind, strerror(-r));
+                return EXIT_USAGE;
+        }
+
+        struct emit_spec spec = {
+                .argv = args,
+                .env = c->env,
+                .workdir = workdir,
+                .startup_timeout = v->startup_timeout,
+                .description = description,
+                .comments = comments,
+        };
+        r = systemd ? emit_systemd(&spec, out) : emit_script(&spec, out);
+        if (r == -EINVAL) {
+                cli_error("cell %s cannot be written as a %s: an environment name or the working directory "
+                          "cannot be expressed there",
+                          c->id, systemd ? "systemd unit" : "shell script");
+                return EXIT_USAGE;
+        }
+        if (r < 0) {
+                cli_error("cannot build the %s: %s", kind, strerror(-r));
+                return EXIT_USAGE;
+        }
+        return EXIT_OK;
+}
+
 int cli_emit(int argc, char **argv) {
         const char *kind = NULL, *path = NULL, *cell = NULL, *name = NULL;
         long port_opt = 0;
@@ -291,59 +349,10 @@ int cli_emit(int argc, char **argv) {
                 cli_error("no cell passed in the latest sweep of '%s'; name one with --cell", path);
                 return EXIT_FAILED;
         }
-        const struct report_cell *c = &v->cells[idx];
-        int port = v->port ? v->port : port_opt ? (int)port_opt : c->port;
-        if (port <= 0) {
-                cli_error("no port is known for cell %s; give --port", c->id);
-                return EXIT_USAGE;
-        }
-
-        _cleanup_strv_free_ char **args = NULL, **comments = NULL;
-        _cleanup_free_ char *default_name = NULL, *description = NULL, *workdir = NULL;
-        int r = report_resolve_argv(c->argv, v->host ? v->host : "127.0.0.1", port, &args);
-        if (r >= 0 && !name) {
-                default_name = strdup_printf("gauntlet-%s", v->engine);
-                if (!default_name)
-                        r = -ENOMEM;
-                /* Engine names are ours ("llama.cpp", "sglang"): all valid in unit names. */
-                name = default_name;
-        }
-        if (r >= 0 && v->workdir && v->workdir[0] != '/' && v->cwd)
-                workdir = strdup_printf("%s/%s", v->cwd, v->workdir);
-        else if (r >= 0 && (v->workdir || v->cwd))
-                workdir = strdup(v->workdir ? v->workdir : v->cwd);
-        if (r >= 0 && (v->workdir || v->cwd) && !workdir)
-                r = -ENOMEM;
-        if (r >= 0 && !(description = strdup_printf("%s: %s serving %s (gauntlet cell %s)", name, v->engine,
-                                                    v->model ? v->model : "a model", c->id)))
-                r = -ENOMEM;
-        if (r >= 0)
-                r = build_comments(v, c, !cell, name, systemd, &comments);
-        if (r < 0) {
-                cli_error("cannot build the %s: %s", kind, strerror(-r));
-                return EXIT_USAGE;
-        }
-
-        struct emit_spec spec = {
-                .argv = args,
-                .env = c->env,
-                .workdir = workdir,
-                .startup_timeout = v->startup_timeout,
-                .description = description,
-                .comments = comments,
-        };
         _cleanup_buf_ struct buf out;
         buf_init(&out, 0);
-        r = systemd ? emit_systemd(&spec, &out) : emit_script(&spec, &out);
-        if (r == -EINVAL) {
-                cli_error("cell %s cannot be written as a %s: an environment name or the working directory "
-                          "cannot be expressed there",
-                          c->id, systemd ? "systemd unit" : "shell script");
-                return EXIT_USAGE;
-        }
-        if (r < 0) {
-                cli_error("cannot build the %s: %s", kind, strerror(-r));
-                return EXIT_USAGE;
-        }
+        status = cli_emit_build(v, idx, !cell, systemd, name, port_opt, &out);
+        if (status != EXIT_OK)
+                return status;
         return write_buf(&out);
 }

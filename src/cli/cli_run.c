@@ -1,7 +1,355 @@
-/* cli_run.c -- `gauntlet run`: not built yet. */
+/* cli_run.c -- `gauntlet run MATRIX`: the sweep, printed as it settles. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "buf.h"
 #include "cli.h"
+#include "journal.h"
+#include "matrix.h"
+#include "procs.h"
+#include "report.h"
+#include "sweep.h"
+
+static void usage(FILE *f) {
+        fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun]\n\n"
+              "Launches every cell of the matrix under supervision, checks its answers,\n"
+              "benchmarks the cells that answer right and records everything in the journal.\n"
+              "Running it again on the same journal skips settled cells and retries the one a\n"
+              "killed run left in flight.\n\n"
+              "  --journal FILE   the journal (default: runs/<matrix name>.db)\n"
+              "  --rerun          run settled cells again\n"
+              "  --help           this text\n\n"
+              "exit status: 0 a cell passed, 1 none passed, 2 usage or matrix error,\n"
+              "130 interrupted\n",
+              f);
+}
+
+struct printer {
+        const struct matrix *m;
+        struct journal *j;
+        bool progress;      /* a progress line on stderr (a terminal) */
+        bool color;
+        size_t width;       /* of the label column */
+        size_t index, total;
+        const struct cell *current;
+        usec_t started;
+};
+
+static void clear_progress(struct printer *p) {
+        if (p->progress)
+                fputs("\r\033[K", stderr);
+}
+
+static void on_started(void *userdata, const struct cell *c, size_t index, size_t total) {
+        struct printer *p = userdata;
+        p->current = c;
+        p->index = index;
+        p->total = total;
+        p->started = now_usec();
+}
+
+static void on_phase(void *userdata, const struct cell *c, enum phase ph) {
+        struct printer *p = userdata;
+        if (!p->progress)
+                return;
+        _cleanup_free_ char *label = cell_label(p->m, c);
+        fprintf(stderr, "\r\033[K[%zu/%zu] %s: %s…", p->index + 1, p->total, label ? label : c->id,
+                phase_to_string(ph));
+        fflush(stderr);
+}
+
+static const char *verdict_color(enum verdict v) {
+        switch (v) {
+        case VERDICT_PASS:
+                return "\033[32m";
+        case VERDICT_SKIPPED:
+                return "\033[2m";
+        case VERDICT_WRONG:
+        case VERDICT_TIMEOUT:
+                return "\033[33m";
+        default:
+                return "\033[31m";
+        }
+}
+
+/* Server text is data: control characters never reach the terminal. */
+static void print_sanitized(FILE *f, const char *s, size_t max) {
+        size_t n = 0;
+        for (; s && *s && n < max; s++, n++) {
+                unsigned char ch = (unsigned char)*s;
+                if (ch < 0x20 || ch == 0x7f)
+                        fputc(ch == '\n' ? ' ' : '?', f);
+                else
+                        fputc(ch, f);
+        }
+        if (s && *s)
+                fputs("…", f);
+}
+
+static void print_line(struct printer *p, const struct cell *c, size_t index, size_t total, enum verdict v,
+                       const char *cause, const char *evidence, usec_t took, bool from_journal) {
+        clear_progress(p);
+        _cleanup_free_ char *label = cell_label(p->m, c);
+        char vc[64];
+        if (cause)
+                snprintf(vc, sizeof(vc), "%s/%s", verdict_to_string(v), cause);
+        else
+                snprintf(vc, sizeof(vc), "%s", verdict_to_string(v));
+        int digits = snprintf(NULL, 0, "%zu", total);
+        printf("[%*zu/%zu] %-*s  ", digits, index + 1, total, (int)p->width, label ? label : c->id);
+        if (p->color)
+                printf("%s%-20s\033[0m", verdict_color(v), vc);
+        else
+                printf("%-20s", vc);
+        if (from_journal)
+                printf(" %7s", "(journal)");
+        else
+                printf(" %6.1fs", (double)took / USEC_PER_SEC);
+        if (evidence) {
+                fputs("  ", stdout);
+                print_sanitized(stdout, evidence, 160);
+        }
+        fputc('\n', stdout);
+        fflush(stdout);
+}
+
+static void on_settled(void *userdata, const struct cell *c, size_t index, size_t total, const struct attempt *a,
+                       bool from_journal) {
+        struct printer *p = userdata;
+        if (a) {
+                print_line(p, c, index, total, a->verdict, a->cause, a->evidence,
+                           a->verdict == VERDICT_SKIPPED ? 0 : now_usec() - p->started, false);
+                return;
+        }
+        enum verdict v = VERDICT_INVALID;
+        _cleanup_free_ char *cause = NULL, *evidence = NULL;
+        if (journal_cell_result(p->j, c->id, &v, &cause, &evidence) < 0)
+                v = VERDICT_INVALID;
+        print_line(p, c, index, total, v, cause, evidence, 0, true);
+}
+
+static void on_notice(void *userdata, const char *message) {
+        struct printer *p = userdata;
+        clear_progress(p);
+        fprintf(stderr, "gauntlet: %s\n", message);
+}
+
+static int write_file(const char *path, const struct buf *b) {
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        int r = write_all(fd, buf_str(b), b->len);
+        if (r < 0)
+                return r;
+        return close(TAKE_FD(fd)) < 0 ? -errno : 0;
+}
+
+/* What a finished sweep leaves beside its logs: the report as Markdown and JSON, and for
+ * the best cell the unit and launch script the matrix's `emit:` asks for. Mode 0600: the
+ * unit and script carry the real environment. */
+static void write_outputs(const struct matrix *m, const struct report_view *view, const char *dir) {
+        int r = mkdir_p(dir, 0755);
+        if (r < 0) {
+                cli_error("cannot create '%s': %s", dir, strerror(-r));
+                return;
+        }
+        _cleanup_buf_ struct buf md;
+        buf_init(&md, 0);
+        _cleanup_free_ char *md_path = strdup_printf("%s/report.md", dir);
+        if (md_path && report_markdown(view, &md) >= 0 && (r = write_file(md_path, &md)) < 0)
+                cli_error("cannot write '%s': %s", md_path, strerror(-r));
+        json_t *j = NULL;
+        _cleanup_free_ char *json_path = strdup_printf("%s/report.json", dir);
+        if (json_path && report_json(view, GAUNTLET_VERSION, &j) >= 0) {
+                if (json_dump_file(j, json_path, JSON_INDENT(2)) < 0)
+                        cli_error("cannot write '%s'", json_path);
+                json_decref(j);
+        }
+        int best = report_best_index(view, NULL);
+        if (best < 0)
+                return;
+        printf("reports: %s, %s\n", md_path ? md_path : "?", json_path ? json_path : "?");
+        static const struct {
+                unsigned bit;
+                bool systemd;
+                const char *prefix, *suffix;
+        } kinds[] = {{EMIT_SYSTEMD, true, "gauntlet-", ".service"}, {EMIT_SCRIPT, false, "launch-", ".sh"}};
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                if (!(m->emit & kinds[i].bit))
+                        continue;
+                _cleanup_buf_ struct buf out;
+                buf_init(&out, 0);
+                if (cli_emit_build(view, best, true, kinds[i].systemd, NULL, 0, &out) != EXIT_OK)
+                        continue;
+                _cleanup_free_ char *name = strdup_printf("%s%s%s", kinds[i].prefix, view->engine, kinds[i].suffix);
+                _cleanup_free_ char *path = name ? strdup_printf("%s/%s", dir, name) : NULL;
+                if (!path)
+                        continue;
+                if ((r = write_file(path, &out)) < 0)
+                        cli_error("cannot write '%s': %s", path, strerror(-r));
+                else
+                        printf("%s: %s\n", kinds[i].systemd ? "systemd unit" : "launch script", path);
+        }
+}
+
+/* runs/<matrix stem>.db */
+static char *default_journal(const char *matrix_path) {
+        _cleanup_free_ char *copy = strdup(matrix_path);
+        if (!copy)
+                return NULL;
+        char *base = basename(copy);
+        char *dot = strrchr(base, '.');
+        if (dot && dot != base)
+                *dot = '\0';
+        return strdup_printf("runs/%s.db", base);
+}
+
+/* The journal's logs live beside it: runs/demo.db -> runs/demo/ */
+static char *log_root_for(const char *journal) {
+        char *r = strdup(journal);
+        if (!r)
+                return NULL;
+        char *slash = strrchr(r, '/');
+        char *dot = strrchr(r, '.');
+        if (dot && (!slash || dot > slash + 1))
+                *dot = '\0';
+        else {
+                free(r);
+                r = strdup_printf("%s.logs", journal);
+        }
+        return r;
+}
 
 int cli_run(int argc, char **argv) {
-        cli_error("'run' is not available yet");
-        return EXIT_USAGE;
+        static const struct option opts[] = {
+                {"journal", required_argument, NULL, 'j'},
+                {"rerun", no_argument, NULL, 'r'},
+                {"help", no_argument, NULL, 'h'},
+                {0},
+        };
+        const char *journal_path = NULL;
+        bool rerun = false;
+        int c;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "j:rh", opts, NULL)) != -1) {
+                switch (c) {
+                case 'j':
+                        journal_path = optarg;
+                        break;
+                case 'r':
+                        rerun = true;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return EXIT_OK;
+                default:
+                        return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+                }
+        }
+        if (optind != argc - 1)
+                return cli_usage_error("run", optind >= argc ? "no matrix file given" : "more than one matrix file given");
+        const char *matrix_path = argv[optind];
+
+        _cleanup_matrix_ struct matrix *m = NULL;
+        _cleanup_free_ char *error = NULL;
+        int r = matrix_load(matrix_path, &m, &error);
+        if (r < 0) {
+                cli_error("%s", error ? error : strerror(-r));
+                return EXIT_USAGE;
+        }
+        _cleanup_free_ char *jpath = journal_path ? strdup(journal_path) : default_journal(matrix_path);
+        _cleanup_free_ char *log_root = jpath ? log_root_for(jpath) : NULL;
+        if (!jpath || !log_root) {
+                cli_error("out of memory");
+                return EXIT_USAGE;
+        }
+        {
+                _cleanup_free_ char *dir = strdup(jpath);
+                if (!dir || (r = mkdir_p(dirname(dir), 0755)) < 0) {
+                        cli_error("cannot create the folder of '%s': %s", jpath, strerror(r < 0 ? -r : ENOMEM));
+                        return EXIT_USAGE;
+                }
+        }
+
+        _cleanup_loop_ struct loop *loop = NULL;
+        if ((r = loop_new(&loop)) < 0 || (r = loop_catch_signals(loop)) < 0) {
+                cli_error("cannot set up the event loop: %s", strerror(-r));
+                return EXIT_USAGE;
+        }
+        /* Workers that escape into sessions of their own become our children when their
+         * parent dies, so they can be found and ended. */
+        if ((r = procs_become_subreaper()) < 0)
+                cli_error("warning: cannot become a child subreaper: %s", strerror(-r));
+
+        struct journal *j = NULL;
+        r = journal_open(jpath, &j);
+        if (r < 0) {
+                cli_error("cannot open the journal '%s': %s", jpath, strerror(-r));
+                return EXIT_USAGE;
+        }
+
+        struct printer p = {.m = m, .j = j, .progress = cli_color(stderr), .color = cli_color(stdout), .width = 10};
+        {
+                struct cell *cells = NULL;
+                size_t n = 0;
+                if (matrix_expand(m, &cells, &n) == 0) {
+                        for (size_t i = 0; i < n; i++) {
+                                _cleanup_free_ char *label = cell_label(m, &cells[i]);
+                                if (label)
+                                        p.width = MAX(p.width, strlen(label));
+                        }
+                        cells_free(cells, n);
+                }
+                p.width = MIN(p.width, (size_t)60);
+        }
+        struct sweep_callbacks cb = {
+                .cell_started = on_started,
+                .cell_phase = on_phase,
+                .cell_settled = on_settled,
+                .notice = on_notice,
+                .userdata = &p,
+        };
+        struct sweep_options o = {.journal_path = jpath, .log_root = log_root, .rerun = rerun, .host_json = "{}"};
+        struct sweep_summary sum;
+        _cleanup_free_ char *sweep_error = NULL;
+        r = sweep_run(loop, m, j, &o, &cb, &sum, &sweep_error);
+        clear_progress(&p);
+        int status;
+        if (r == -EINTR) {
+                cli_error("interrupted by SIG%s: the server was stopped; run again to resume",
+                          sum.signal ? sigabbrev_np(sum.signal) : "INT");
+                status = 130;
+        } else if (r < 0) {
+                cli_error("%s", sweep_error ? sweep_error : strerror(-r));
+                status = EXIT_USAGE;
+        } else {
+                status = EXIT_FAILED;
+        }
+        /* The final word comes from the journal: cells settled in earlier runs count. */
+        struct report_view *view = NULL;
+        if (r == 0 && journal_load_view(j, &view) >= 0) {
+                size_t counts[_VERDICT_MAX] = {0};
+                size_t pass = report_count_verdicts(view, counts);
+                printf("\n%zu cells:", report_cells(view));
+                bool first = true;
+                for (int v = 0; v < _VERDICT_MAX; v++) {
+                        if (!counts[v])
+                                continue;
+                        printf("%s %zu %s", first ? "" : ",", counts[v], verdict_to_string((enum verdict)v));
+                        first = false;
+                }
+                const char *best = report_best(view);
+                if (best)
+                        printf("; best: %s", best);
+                printf("\njournal: %s\n", jpath);
+                write_outputs(m, view, log_root);
+                status = pass > 0 ? EXIT_OK : EXIT_FAILED;
+                report_view_free(view);
+        }
+        journal_close(j);
+        return status;
 }

@@ -1,0 +1,430 @@
+/* sweep.c -- the sweep: for each cell, launch -> ready -> checks -> bench -> stop -> journal. */
+#include "sweep.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+#include "checks.h"
+#include "diagnose.h"
+#include "procs.h"
+#include "supervise.h"
+
+/* Beyond the SIGTERM grace, how long SIGKILL may take to be confirmed. */
+#define STOP_EXTRA (30 * USEC_PER_SEC)
+/* After a connection error, how long to wait for the server's death before calling the
+ * error garbage from a live server. */
+#define DEATH_GRACE (2 * USEC_PER_SEC)
+/* How long to read the log of a dead server before diagnosing it. */
+#define DRAIN_TIME (1 * USEC_PER_SEC)
+
+static char *base_url(const char *host, int port) {
+        if (strchr(host, ':'))
+                return strdup_printf("http://[%s]:%d", host, port);
+        return strdup_printf("http://%s:%d", host, port);
+}
+
+static void notice(const struct sweep_callbacks *cb, const char *fmt, ...) _printf_(2, 3);
+static void notice(const struct sweep_callbacks *cb, const char *fmt, ...) {
+        if (!cb || !cb->notice)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        char *msg = NULL;
+        if (vasprintf(&msg, fmt, ap) >= 0) {
+                cb->notice(cb->userdata, msg);
+                free(msg);
+        }
+        va_end(ap);
+}
+
+static bool server_died(void *userdata) {
+        return !server_alive(userdata);
+}
+
+/* The server died (or was found dead): drain its log and diagnose. */
+static int settle_death(struct server *s, const char *log_path, const struct profile *p, struct attempt *a) {
+        server_drain_log(s, now_usec() + DRAIN_TIME);
+        struct diagnosis d;
+        int r = diagnose_exit(log_path, p, s->exit_code, s->exit_signal, &d);
+        if (r < 0)
+                return r;
+        r = attempt_set_verdict(a, d.verdict, d.cause, d.evidence);
+        diagnosis_release(&d);
+        return r;
+}
+
+/* Not ready by the deadline: a fatal line in the log (a worker died, the main process
+ * hangs on) names the cause; otherwise it is a startup timeout. */
+static int settle_deadline(const char *log_path, const struct profile *p, usec_t timeout, struct attempt *a) {
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        struct diagnosis d;
+        char dur[32];
+        if (read_file_capped(log_path, DIAGNOSE_MAX_TAIL, &text, &len) == 0 &&
+            diagnose_text(text, len, p, &d) == 1) {
+                int r = attempt_set_verdict(a, d.verdict, d.cause, d.evidence);
+                diagnosis_release(&d);
+                return r;
+        }
+        _cleanup_free_ char *last = diagnose_last_line(log_path);
+        _cleanup_free_ char *e = last ? strdup_printf("not ready after %s; last log line: %s",
+                                                      format_duration(timeout, dur), last)
+                                      : strdup_printf("not ready after %s; the log is empty",
+                                                      format_duration(timeout, dur));
+        if (!e)
+                return -ENOMEM;
+        return attempt_set_verdict(a, VERDICT_TIMEOUT, "startup", e);
+}
+
+struct cell_run {
+        struct loop *loop;
+        const struct matrix *m;
+        struct journal *j;
+        const struct cell *cell;
+        const struct sweep_callbacks *cb;
+        struct attempt *a;
+        char *model;          /* the model id the checks used, for the bench */
+        bool interrupted;
+};
+
+static void phase(struct cell_run *cr, enum phase p) {
+        if (cr->cb && cr->cb->cell_phase)
+                cr->cb->cell_phase(cr->cb->userdata, cr->cell, p);
+}
+
+static int run_checks(struct cell_run *cr, struct server *s, const char *url) {
+        const struct matrix *m = cr->m;
+        struct check_spec *suite = m->checks;
+        size_t n_suite = m->n_checks;
+        struct check_spec *owned = NULL;
+        if (m->checks_default) {
+                int r = checks_default_suite(&owned, &n_suite);
+                if (r < 0)
+                        return r;
+                suite = owned;
+        }
+        struct checks_target t = {
+                .base_url = url,
+                .model = NULL, /* what /v1/models serves: the path is not always the name */
+                .profile = m->profile,
+                .request_timeout = m->request_timeout,
+                .should_abort = server_died,
+                .abort_userdata = s,
+                .ret_model = &cr->model,
+        };
+        struct check_result *results = NULL;
+        size_t n = 0;
+        int r = checks_run(cr->loop, &t, suite, n_suite, &results, &n);
+        checks_free_suite(owned, owned ? n_suite : 0);
+        cr->a->checks = results;
+        cr->a->n_checks = n;
+        if (r == -EINTR) {
+                cr->interrupted = true;
+                return 0;
+        }
+        /* A connection refused, reset or cut is garbage from a live server but the first
+         * sign of a dying one: the socket closes a moment before the process is gone. */
+        bool transport = false;
+        for (size_t i = 0; i < n; i++)
+                transport |= results[i].transport_error;
+        if (r == 0 && transport)
+                server_wait_exit(s, now_usec() + DEATH_GRACE);
+        if (r == -ECANCELED || !server_alive(s))
+                return settle_death(s, cr->a->log_path, m->profile, cr->a);
+        if (r < 0)
+                return attempt_set_verdict(cr->a, VERDICT_ERROR, NULL, strerror(-r));
+        const char *cause = NULL, *evidence = NULL;
+        enum verdict v = checks_summarize(results, n, &cause, &evidence);
+        return attempt_set_verdict(cr->a, v, v == VERDICT_PASS ? NULL : cause, v == VERDICT_PASS ? NULL : evidence);
+}
+
+static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
+        struct bench_target t = {
+                .base_url = url,
+                .model = cr->model ? cr->model : cr->m->model,
+                .profile = cr->m->profile,
+                .request_timeout = cr->m->request_timeout,
+                .should_abort = server_died,
+                .abort_userdata = s,
+        };
+        json_t *levels = NULL, *samples = NULL;
+        int r = bench_run(cr->loop, &t, &cr->m->bench, &levels, &samples);
+        if (r == -EINTR) {
+                json_decref(levels);
+                json_decref(samples);
+                cr->interrupted = true;
+                return 0;
+        }
+        size_t i;
+        json_t *level;
+        json_int_t failed = 0;
+        json_array_foreach(levels, i, level) failed += json_integer_value(json_object_get(level, "failed"));
+        if (r == 0 && failed > 0)
+                server_wait_exit(s, now_usec() + DEATH_GRACE); /* failures may be a death */
+        if (r == -ECANCELED || !server_alive(s)) {
+                json_decref(levels);
+                json_decref(samples);
+                return settle_death(s, cr->a->log_path, cr->m->profile, cr->a);
+        }
+        if (r < 0)
+                return attempt_set_verdict(cr->a, VERDICT_ERROR, NULL, strerror(-r));
+        cr->a->bench = levels;
+        cr->a->bench_samples = samples;
+        return 0;
+}
+
+/* One attempt of one cell. Returns 0 when the attempt settled (cr->interrupted tells
+ * whether it was cut short instead), negative errno when gauntlet cannot go on. */
+static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) {
+        const struct matrix *m = cr->m;
+        struct attempt *a = cr->a;
+        const char *host = m->host ? m->host : "127.0.0.1";
+        char token[33];
+        int r;
+
+        a->sweep_id = sweep_id;
+        memcpy(a->cell_id, cr->cell->id, sizeof(a->cell_id));
+        a->started_wall = now_wall_usec();
+        a->log_path = strdup_printf("%s/%s.log", log_dir, cr->cell->id);
+        if (!a->log_path)
+                return -ENOMEM;
+        int port = m->port;
+        if (!port && (r = supervise_free_port(host, &port)) < 0)
+                return r;
+        a->port = port;
+        if ((r = procs_new_token(token)) < 0)
+                return r;
+        if ((r = journal_attempt_begin(cr->j, a)) < 0)
+                return r;
+
+        _cleanup_strv_free_ char **argv = NULL;
+        if ((r = cell_resolve_argv(cr->cell, host, port, &argv)) < 0)
+                return r;
+        _cleanup_free_ char *url = base_url(host, port);
+        _cleanup_free_ char *health = url ? strdup_printf("%s%s", url, m->profile->health_path) : NULL;
+        if (!health)
+                return -ENOMEM;
+        struct server_spec spec = {
+                .argv = argv,
+                .env = cr->cell->env,
+                .workdir = m->workdir,
+                .log_path = a->log_path,
+                .token = token,
+                .health_url = health,
+                .ready = m->profile->ready,
+                .ready_line = m->profile->ready_line,
+        };
+
+        phase(cr, PHASE_LAUNCH);
+        usec_t t0 = now_usec();
+        struct server *s = NULL;
+        r = server_start(cr->loop, &spec, &s);
+        a->phase[PHASE_LAUNCH] = now_usec() - t0;
+        if (r < 0) {
+                _cleanup_free_ char *e = strdup_printf("cannot start '%s': %s", argv[0], strerror(-r));
+                return attempt_set_verdict(a, VERDICT_ERROR, NULL, e ? e : "cannot start the server");
+        }
+        /* Recorded before anything else can happen: a SIGKILLed gauntlet's next run
+         * finds this server by its token. */
+        r = journal_attempt_process(cr->j, a->id, s->pid, s->starttime, token);
+        if (r < 0) {
+                server_stop(s, m->stop_timeout, now_usec() + m->stop_timeout + STOP_EXTRA, NULL);
+                server_free(s);
+                return r;
+        }
+
+        phase(cr, PHASE_READY);
+        usec_t t1 = now_usec();
+        enum server_event ev = server_wait_ready(s, s->started + m->startup_timeout);
+        a->phase[PHASE_READY] = now_usec() - t1;
+        switch (ev) {
+        case SERVER_DIED:
+                r = settle_death(s, a->log_path, m->profile, a);
+                break;
+        case SERVER_DEADLINE:
+                r = settle_deadline(a->log_path, m->profile, m->startup_timeout, a);
+                break;
+        case SERVER_SIGNAL:
+                cr->interrupted = true;
+                r = 0;
+                break;
+        case SERVER_READY:
+                a->ready_after = s->ready_at - s->started;
+                phase(cr, PHASE_CHECKS);
+                usec_t t2 = now_usec();
+                r = run_checks(cr, s, url);
+                a->phase[PHASE_CHECKS] = now_usec() - t2;
+                if (r >= 0 && !cr->interrupted && a->verdict == VERDICT_PASS && m->has_bench) {
+                        phase(cr, PHASE_BENCH);
+                        usec_t t3 = now_usec();
+                        r = run_bench(cr, s, url);
+                        a->phase[PHASE_BENCH] = now_usec() - t3;
+                }
+                break;
+        }
+
+        /* Whatever happened, nothing of this server outlives the attempt. */
+        phase(cr, PHASE_STOP);
+        bool died_by_itself = s->exited;
+        usec_t t4 = now_usec();
+        size_t killed = 0;
+        int rs = server_stop(s, m->stop_timeout, t4 + m->stop_timeout + STOP_EXTRA, &killed);
+        a->phase[PHASE_STOP] = now_usec() - t4;
+        if (died_by_itself) {
+                a->exit_code = s->exit_code;
+                a->exit_signal = s->exit_signal;
+        }
+        server_free(s);
+        if (rs < 0)
+                return rs == -ETIME ? -EBUSY : rs; /* a process survived SIGKILL: do not go on */
+        return r;
+}
+
+int sweep_cleanup_orphans(struct loop *l, struct journal *j) {
+        struct journal_orphan *o = NULL;
+        size_t n = 0;
+        int r = journal_orphans(j, &o, &n);
+        if (r < 0)
+                return r;
+        size_t total = 0;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                /* The token finds the server and every worker that inherited it; the pid is
+                 * trusted only when its start time still matches (never a reused pid). */
+                uint64_t start = 0;
+                pid_t root = 0;
+                if (o[i].pid > 0 && procs_starttime(o[i].pid, &start) == 0 && start == o[i].starttime)
+                        root = o[i].pid;
+                struct procs_query q = {.token = o[i].token, .root = root, .sid = root};
+                size_t killed = 0;
+                _cleanup_free_ pid_t *pids = NULL;
+                size_t np = 0;
+                if (procs_find(&q, &pids, &np) == 0)
+                        total += np;
+                r = procs_terminate(l, &q, 10 * USEC_PER_SEC, now_usec() + 40 * USEC_PER_SEC, &killed);
+                if (r >= 0)
+                        r = journal_attempt_abandon(j, o[i].attempt_id, "gauntlet stopped during this attempt");
+        }
+        journal_orphans_free(o, n);
+        return r < 0 ? r : (int)MIN(total, (size_t)INT32_MAX);
+}
+
+int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const struct sweep_options *o,
+              const struct sweep_callbacks *cb, struct sweep_summary *ret, char **ret_error) {
+        struct cell *cells = NULL;
+        size_t n = 0;
+        struct sweep_summary sum = {0};
+        int64_t sweep_id = 0;
+        int r;
+        char stamp[32];
+        _cleanup_free_ char *log_dir = NULL;
+
+#define FAIL(err, ...)                                                                   \
+        do {                                                                             \
+                r = (err);                                                               \
+                if (ret_error)                                                           \
+                        *ret_error = strdup_printf(__VA_ARGS__);                         \
+                goto finish;                                                             \
+        } while (0)
+
+        r = sweep_cleanup_orphans(l, j);
+        if (r < 0)
+                FAIL(r, "cannot stop what an earlier run left behind: %s", strerror(-r));
+        if (r > 0)
+                notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
+                       r == 1 ? "" : "es");
+
+        r = matrix_expand(m, &cells, &n);
+        if (r < 0)
+                FAIL(r, "cannot expand the matrix: %s", strerror(-r));
+        sum.cells = n;
+        r = journal_begin_sweep(j, m, o->host_json ? o->host_json : "{}", &sweep_id);
+        if (r < 0)
+                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
+        r = journal_record_cells(j, sweep_id, m, cells, n);
+        if (r < 0)
+                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
+
+        time_t now = time(NULL);
+        strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H-%M-%S", localtime(&now));
+        log_dir = strdup_printf("%s/%s", o->log_root, stamp);
+        if (!log_dir)
+                FAIL(-ENOMEM, "out of memory");
+
+        for (size_t i = 0; i < n; i++) {
+                const struct cell *c = &cells[i];
+                if (c->excluded) {
+                        /* Nothing is journaled for an excluded cell: the cell row says it is
+                         * excluded, and lifting the exclusion later lets it run. */
+                        struct attempt a;
+                        attempt_init(&a);
+                        memcpy(a.cell_id, c->id, sizeof(a.cell_id));
+                        r = attempt_set_verdict(&a, VERDICT_SKIPPED, "excluded", NULL);
+                        if (r < 0)
+                                FAIL(r, "out of memory");
+                        sum.by_verdict[VERDICT_SKIPPED]++;
+                        if (cb && cb->cell_settled)
+                                cb->cell_settled(cb->userdata, c, i, n, &a, false);
+                        attempt_release(&a);
+                        continue;
+                }
+                bool settled = false;
+                if (!o->rerun && (r = journal_cell_settled(j, c->id, &settled)) < 0)
+                        FAIL(r, "cannot read the journal: %s", strerror(-r));
+                if (settled) {
+                        sum.settled_before++;
+                        if (cb && cb->cell_settled)
+                                cb->cell_settled(cb->userdata, c, i, n, NULL, true);
+                        continue;
+                }
+                if (!log_dir[0] || (r = mkdir_p(log_dir, 0755)) < 0)
+                        FAIL(r, "cannot create '%s': %s", log_dir, strerror(-r));
+                if (cb && cb->cell_started)
+                        cb->cell_started(cb->userdata, c, i, n);
+
+                struct attempt a;
+                attempt_init(&a);
+                struct cell_run cr = {.loop = l, .m = m, .j = j, .cell = c, .cb = cb, .a = &a};
+                r = run_cell(&cr, sweep_id, log_dir);
+                free(cr.model);
+                sum.ran++;
+                if (r == -EBUSY) {
+                        attempt_release(&a);
+                        FAIL(r, "a process of the server could not be ended; not starting another");
+                }
+                if (r < 0) {
+                        if (a.id)
+                                journal_attempt_abandon(j, a.id, strerror(-r));
+                        attempt_release(&a);
+                        FAIL(r, "cannot run cell %s: %s", c->id, strerror(-r));
+                }
+                if (cr.interrupted) {
+                        journal_attempt_abandon(j, a.id, "interrupted by a signal");
+                        attempt_release(&a);
+                        sum.interrupted = true;
+                        sum.signal = loop_signal(l);
+                        r = -EINTR;
+                        goto finish;
+                }
+                r = journal_attempt_settle(j, &a);
+                if (r < 0) {
+                        attempt_release(&a);
+                        FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
+                }
+                sum.by_verdict[a.verdict]++;
+                if (cb && cb->cell_settled)
+                        cb->cell_settled(cb->userdata, c, i, n, &a, false);
+                attempt_release(&a);
+        }
+        r = 0;
+
+finish:
+#undef FAIL
+        if (sweep_id)
+                journal_end_sweep(j, sweep_id, r == 0 ? "finished" : r == -EINTR ? "interrupted" : "failed");
+        cells_free(cells, n);
+        *ret = sum;
+        return r;
+}

@@ -1,0 +1,56 @@
+/* sweep.h -- runs a matrix: every cell launched, checked, benchmarked, stopped, journaled.
+ *
+ * The library side of `gauntlet run`. It prints nothing: the caller hears of progress
+ * through the callbacks and prints what it likes.
+ */
+#ifndef GAUNTLET_SWEEP_H
+#define GAUNTLET_SWEEP_H
+
+#include "attempt.h"
+#include "journal.h"
+#include "loop.h"
+#include "matrix.h"
+
+struct sweep_callbacks {
+        /* A cell is about to launch (index is 0-based in the cell order). */
+        void (*cell_started)(void *userdata, const struct cell *c, size_t index, size_t total);
+        /* The cell entered a phase. */
+        void (*cell_phase)(void *userdata, const struct cell *c, enum phase p);
+        /* A cell settled now (from_journal false) or earlier (true; a is NULL then, and
+         * verdict/cause/evidence describe the earlier result). */
+        void (*cell_settled)(void *userdata, const struct cell *c, size_t index, size_t total,
+                             const struct attempt *a, bool from_journal);
+        /* Something was cleaned up or noticed that the user should know about. */
+        void (*notice)(void *userdata, const char *message);
+        void *userdata;
+};
+
+struct sweep_options {
+        const char *journal_path;
+        const char *log_root;         /* folder for this journal's logs */
+        bool rerun;                   /* run settled cells again */
+        const char *host_json;        /* host fingerprint, "{}" when unknown */
+};
+
+struct sweep_summary {
+        size_t cells;
+        size_t ran;                   /* launched in this run */
+        size_t settled_before;        /* skipped because the journal had them */
+        size_t by_verdict[_VERDICT_MAX];
+        bool interrupted;
+        int signal;                   /* the signal that interrupted it, or 0 */
+};
+
+/* Runs the sweep on loop l (which should catch signals). Returns 0 when every cell was
+ * settled (whatever the verdicts), -EINTR when a signal interrupted it (the server in
+ * flight is stopped and its attempt abandoned), or another negative errno when gauntlet
+ * could not go on (journal unwritable, a server that could not be stopped); then
+ * *ret_error says what, in one line (caller frees). */
+int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const struct sweep_options *o,
+              const struct sweep_callbacks *cb, struct sweep_summary *ret, char **ret_error);
+
+/* Stops what a killed earlier run left behind (attempts still 'running' in the journal).
+ * Returns how many processes were ended, or a negative errno. */
+int sweep_cleanup_orphans(struct loop *l, struct journal *j);
+
+#endif
