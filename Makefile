@@ -147,4 +147,7 @@ measure: $(BUILD)/bin/measure-supervisor
 clean:
 	rm -rf build build-asan build-clang
 
+# Extra rules of their own (fuzzing, fault injection) live in mk/*.mk.
+include $(wildcard mk/*.mk)
+
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
