@@ -8,6 +8,7 @@
  *   soup -> low information.
  */
 #include "detect.h"
+#include "utf8.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -40,54 +41,6 @@ struct finding {
 static void finding_release(struct finding *f) {
         free(f->what);
         *f = (struct finding){0};
-}
-
-/* ---- UTF-8 ---------------------------------------------------------------------------- */
-
-/* Decodes the sequence at s[0..n). Returns its length and sets *ret_cp, or 0 when the
- * bytes are not valid UTF-8; *ret_truncated then says whether they were a valid prefix cut
- * short by the end of the input. */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret_cp, bool *ret_truncated) {
-        *ret_truncated = false;
-        unsigned char b = s[0];
-        if (b < 0x80) {
-                *ret_cp = b;
-                return 1;
-        }
-        size_t need;
-        uint32_t cp;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (b >= 0xC2 && b <= 0xDF) {
-                need = 2;
-                cp = b & 0x1F;
-        } else if (b >= 0xE0 && b <= 0xEF) {
-                need = 3;
-                cp = b & 0x0F;
-                if (b == 0xE0)
-                        lo = 0xA0;
-                else if (b == 0xED)
-                        hi = 0x9F;  /* no surrogates */
-        } else if (b >= 0xF0 && b <= 0xF4) {
-                need = 4;
-                cp = b & 0x07;
-                if (b == 0xF0)
-                        lo = 0x90;
-                else if (b == 0xF4)
-                        hi = 0x8F;
-        } else
-                return 0;
-        for (size_t k = 1; k < need; k++) {
-                if (k >= n) {
-                        *ret_truncated = true;
-                        return 0;
-                }
-                unsigned char c = s[k];
-                if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xBF))
-                        return 0;
-                cp = (cp << 6) | (c & 0x3F);
-        }
-        *ret_cp = cp;
-        return need;
 }
 
 /* ---- character classes ---------------------------------------------------------------- */

@@ -1,37 +1,9 @@
 /* emit.c -- systemd units and launch scripts, every word escaped for where it goes. */
 #include "emit.h"
+#include "utf8.h"
 
 #include <string.h>
 #include <sys/stat.h>
-
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when the bytes there are not one.
- * Overlong forms, surrogates and code points past U+10FFFF are not valid. */
-static size_t utf8_len(const unsigned char *s) {
-        unsigned char c = s[0];
-        size_t n;
-        uint32_t cp;
-        if (c < 0x80)
-                return 1;
-        if (c >= 0xc2 && c <= 0xdf) {
-                n = 2;
-                cp = c & 0x1f;
-        } else if (c >= 0xe0 && c <= 0xef) {
-                n = 3;
-                cp = c & 0x0f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-                n = 4;
-                cp = c & 0x07;
-        } else
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        return n;
-}
 
 int emit_quote_systemd(struct buf *out, const char *s, bool in_exec) {
         int r = 0;
@@ -40,7 +12,7 @@ int emit_quote_systemd(struct buf *out, const char *s, bool in_exec) {
         if ((r = buf_puts(out, "\"")) < 0)
                 return r;
         for (const unsigned char *p = (const unsigned char *)s; *p && r >= 0;) {
-                size_t n = utf8_len(p);
+                size_t n = utf8_decode(p, SIZE_MAX, NULL, NULL);
                 if (*p == '\\' || *p == '"')
                         r = buf_printf(out, "\\%c", *p);
                 else if (*p == '%')

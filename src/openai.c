@@ -1,5 +1,6 @@
 /* openai.c -- OpenAI-style request bodies, responses, stream deltas and model lists. */
 #include "openai.h"
+#include "utf8.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -85,38 +86,6 @@ static char *excerpt(const char *s, size_t len, size_t max) {
         return out;
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when the bytes are not one. */
-static size_t utf8_valid_len(const unsigned char *s, size_t n) {
-        unsigned char c = s[0];
-        size_t len;
-        unsigned char lo = 0x80, hi = 0xbf;
-        if (c < 0x80)
-                return 1;
-        if (c >= 0xc2 && c <= 0xdf)
-                len = 2;
-        else if (c >= 0xe0 && c <= 0xef) {
-                len = 3;
-                if (c == 0xe0)
-                        lo = 0xa0;
-                else if (c == 0xed)
-                        hi = 0x9f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-                len = 4;
-                if (c == 0xf0)
-                        lo = 0x90;
-                else if (c == 0xf4)
-                        hi = 0x8f;
-        } else
-                return 0;
-        if (n < len)
-                return 0;
-        if (s[1] < lo || s[1] > hi)
-                return 0;
-        for (size_t i = 2; i < len; i++)
-                if (s[i] < 0x80 || s[i] > 0xbf)
-                        return 0;
-        return len;
-}
 
 static bool is_word_byte(char c) {
         return isalnum((unsigned char)c) || c == '_' || c == '.';
@@ -214,7 +183,7 @@ static int json_sanitize(const char *s, size_t n, struct buf *out) {
                         r = buf_append(out, &c, 1);
                         i++;
                 } else {
-                        size_t k = utf8_valid_len((const unsigned char *)s + i, n - i);
+                        size_t k = utf8_decode((const unsigned char *)s + i, n - i, NULL, NULL);
                         if (k) {
                                 r = buf_append(out, s + i, k);
                                 i += k;

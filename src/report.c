@@ -1,5 +1,6 @@
 /* report.c -- the view of a journal, the best cell, and the text, JSON and Markdown reports. */
 #include "report.h"
+#include "utf8.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -318,36 +319,6 @@ char *report_cell_figure(const struct report_view *v, const struct report_cell *
 
 /* ---- escaping ---- */
 
-/* Length of the valid UTF-8 sequence at s and its code point; 0 when not valid. */
-static size_t utf8_decode(const unsigned char *s, uint32_t *ret) {
-        unsigned char c = s[0];
-        size_t n;
-        uint32_t cp;
-        if (c < 0x80) {
-                *ret = c;
-                return 1;
-        }
-        if (c >= 0xc2 && c <= 0xdf) {
-                n = 2;
-                cp = c & 0x1f;
-        } else if (c >= 0xe0 && c <= 0xef) {
-                n = 3;
-                cp = c & 0x0f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-                n = 4;
-                cp = c & 0x07;
-        } else
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        *ret = cp;
-        return n;
-}
 
 /* Code points a terminal or a renderer would act on rather than show: C1 controls (some
  * terminals read U+009B as CSI) and the bidirectional overrides that reorder text. */
@@ -363,7 +334,7 @@ enum escape_mode { ESCAPE_TEXT, ESCAPE_MARKDOWN };
 static const char *escape_one(const unsigned char *p, enum escape_mode mode, char tmp[static 16], size_t *ret_n,
                               size_t *ret_chars) {
         uint32_t cp = 0;
-        size_t n = utf8_decode(p, &cp);
+        size_t n = utf8_decode(p, SIZE_MAX, &cp, NULL);
         const char *piece = tmp;
         *ret_chars = 0;
         if (n == 0) {
@@ -669,7 +640,7 @@ static json_t *json_string_lossy(const char *s) {
         buf_init(&b, 0);
         for (const unsigned char *p = (const unsigned char *)s; *p;) {
                 uint32_t cp;
-                size_t n = utf8_decode(p, &cp);
+                size_t n = utf8_decode(p, SIZE_MAX, &cp, NULL);
                 if (n == 0) {
                         buf_puts(&b, "\xef\xbf\xbd");
                         n = 1;

@@ -1,0 +1,16 @@
+/* utf8.h -- decoding one UTF-8 sequence, strictly. */
+#ifndef GAUNTLET_UTF8_H
+#define GAUNTLET_UTF8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decodes the sequence at s, with n bytes available. Returns its length (1..4) and the code
+ * point in *ret_cp (when given), or 0 when the bytes are not valid UTF-8: an overlong form, a surrogate,
+ * a value above U+10FFFF, a bad continuation byte, or a sequence cut short by n (then
+ * *ret_truncated, when given, is true). A NUL byte inside a sequence is a bad continuation,
+ * so NUL-terminated strings can pass n = SIZE_MAX safely. */
+size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret_cp, bool *ret_truncated);
+
+#endif
