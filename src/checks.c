@@ -431,8 +431,18 @@ static int run_completion(struct run *run, const struct check_spec *spec, bool s
                 return result_fail(res, VERDICT_GARBAGE, "http",
                                    strdup_printf("response body over %zu bytes", (size_t)HTTP_DEFAULT_MAX_BODY));
         /* A stream that stops without finish_reason or [DONE] was cut, whatever TCP said. */
-        if (stream && !out.done && !out.finish_reason && !out.error && !res->truncated)
+        if (stream && !out.done && !out.finish_reason && !out.error && !res->truncated) {
+                /* not one event: an HTML page or a JSON body, not a stream cut short */
+                if (out.events == 0) {
+                        _cleanup_free_ char *ct = resp.content_type ? detect_escape(resp.content_type,
+                                                                                     strlen(resp.content_type))
+                                                                   : NULL;
+                        return result_fail(res, VERDICT_GARBAGE, "http",
+                                           strdup_printf("no server-sent events in the response (Content-Type: %s)",
+                                                         ct ? ct : "none"));
+                }
                 return result_fail(res, VERDICT_GARBAGE, "http", strdup("connection closed mid-stream"));
+        }
         return judge_output(spec, res, &out);
 }
 

@@ -111,6 +111,9 @@ int golden_normalize(const char *s, char **ret) {
         /* A trailing full stop is punctuation, not answer; "..." stays. */
         if (out.len >= 1 && out.data[out.len - 1] == '.' && !(out.len >= 2 && out.data[out.len - 2] == '.')) {
                 out.len--;
+                /* "323 ." leaves "323 ": the space before the stop goes too */
+                if (out.len >= 1 && out.data[out.len - 1] == ' ')
+                        out.len--;
                 out.data[out.len] = '\0';
         }
         char *r = buf_detach(&out);
@@ -248,6 +251,79 @@ static int set_error(char **ret_error, char *msg) {
         return -EINVAL;
 }
 
+int golden_regex_check(const char *re, char **ret_error) {
+        size_t n = strlen(re);
+        if (n > GOLDEN_MAX_REGEX)
+                return set_error(ret_error, strdup_printf("regex of %zu bytes, more than %zu", n, GOLDEN_MAX_REGEX));
+        /* weight: how many copies regcomp makes of an atom; per open group, the heaviest
+         * atom inside it so far */
+        size_t stack[64] = {1};
+        size_t depth = 0, last = 0; /* weight of the atom a quantifier would apply to; 0 none */
+        bool quantified = false;    /* the previous token was a quantifier */
+        for (size_t i = 0; i < n; i++) {
+                char c = re[i];
+                size_t w = 0;
+                size_t bound = 1;
+                char *end = NULL;
+                if (c == '{') {
+                        unsigned long lo = 0, hi = 0;
+                        if (isdigit((unsigned char)re[i + 1])) {
+                                lo = hi = strtoul(re + i + 1, &end, 10);
+                                if (*end == ',')
+                                        hi = isdigit((unsigned char)end[1]) ? strtoul(end + 1, &end, 10) : (end++, lo);
+                        }
+                        if (!end || *end != '}')
+                                end = NULL; /* not a bound: a literal '{' to regcomp, or its error */
+                        else
+                                bound = MIN(MAX(MAX(lo, hi), (unsigned long)1), (unsigned long)GOLDEN_MAX_REPEAT_WEIGHT + 1);
+                }
+                if (c == '*' || c == '+' || c == '?' || end) {
+                        if (quantified)
+                                return set_error(ret_error, strdup("regex has a quantifier right after another"));
+                        if (end)
+                                i = (size_t)(end - re);
+                        quantified = true;
+                        w = (last ? last : 1) * bound;
+                        if (w > GOLDEN_MAX_REPEAT_WEIGHT)
+                                return set_error(ret_error, strdup_printf("regex repeats too much (more than %d copies)",
+                                                                          (int)GOLDEN_MAX_REPEAT_WEIGHT));
+                        stack[depth] = MAX(stack[depth], w);
+                        continue;
+                }
+                quantified = false;
+                if (c == '\\' && i + 1 < n) {
+                        i++;
+                        w = 1;
+                } else if (c == '[') {
+                        /* a bracket expression is one atom: "[]a]" and "[^]a]" start with ']' */
+                        size_t j = i + 1;
+                        if (j < n && re[j] == '^')
+                                j++;
+                        if (j < n && re[j] == ']')
+                                j++;
+                        while (j < n && re[j] != ']')
+                                j++;
+                        i = j;
+                        w = 1;
+                } else if (c == '(') {
+                        if (depth + 1 >= ELEMENTSOF(stack))
+                                return set_error(ret_error, strdup("regex nests groups too deeply"));
+                        stack[++depth] = 1;
+                        last = 0;
+                        continue;
+                } else if (c == ')' && depth > 0) {
+                        w = stack[depth--];
+                } else if (c == '|' || c == '^' || c == '$') {
+                        last = 0;
+                        continue;
+                } else
+                        w = 1;
+                last = w;
+                stack[depth] = MAX(stack[depth], w);
+        }
+        return 0;
+}
+
 int golden_match(const struct expect *e, const char *answer, bool *ret_match, char **ret_error) {
         if (e->kind == EXPECT_NONE) {
                 *ret_match = true;
@@ -277,6 +353,9 @@ int golden_match(const struct expect *e, const char *answer, bool *ret_match, ch
         if (r < 0)
                 return r;
         if (e->kind == EXPECT_REGEX) {
+                r = golden_regex_check(e->value, ret_error);
+                if (r < 0)
+                        return r;
                 regex_t re;
                 int rc = regcomp(&re, e->value, REG_EXTENDED | REG_NOSUB);
                 if (rc != 0) {

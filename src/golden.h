@@ -21,6 +21,16 @@
 int golden_normalize(const char *s, char **ret);
 /* The last number in s, or -ENOENT when there is none. */
 int golden_last_number(const char *s, double *ret);
+/* Limits on a user's regex before glibc compiles it: regcomp() expands repetitions into
+ * copies, so stacked quantifiers ("a+++++") grow exponentially and nested bounds
+ * ("(x{1,255}){1,255}") multiply; either can take minutes and gigabytes. */
+#define GOLDEN_MAX_REGEX ((size_t)1024) /* bytes of pattern */
+#define GOLDEN_MAX_REPEAT_WEIGHT 1000  /* product of the upper bounds of nested {m,n} */
+
+/* 0 when re is within the limits above, else -EINVAL and *ret_error (if non-NULL) gets a
+ * reason (caller frees). Says nothing of whether it compiles. */
+int golden_regex_check(const char *re, char **ret_error);
+
 /* Sets *ret_match. -EINVAL for an invalid regex or a non-numeric `number` value; then
  * *ret_error (if non-NULL) gets a one-line reason (caller frees). */
 int golden_match(const struct expect *e, const char *answer, bool *ret_match, char **ret_error);

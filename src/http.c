@@ -46,6 +46,8 @@ const char *http_strerror(int error) {
                 return "host unreachable";
         case -EPROTO:
                 return "not an HTTP response";
+        case -EMSGSIZE:
+                return "response headers too large";
         case -ECANCELED:
                 return "cancelled";
         case -ENOMEM:
@@ -124,9 +126,18 @@ static int map_curl_error(struct http_transfer *t, CURLcode result) {
         case CURLE_GOT_NOTHING:
                 return -ECONNRESET;
         case CURLE_OUT_OF_MEMORY:
-                return -ENOMEM;
+                /* curl 7.x also says this for a response header over its 100 KiB cap: once
+                 * the status line has arrived, the server is to blame */
+                return t->resp.first_byte ? -EMSGSIZE : -ENOMEM;
+        case CURLE_UNSUPPORTED_PROTOCOL: {
+                /* also "Received HTTP/0.9 when not allowed": bytes that are not HTTP from a
+                 * server we reached, not a URL we got wrong */
+                char *ip = NULL;
+                if (curl_easy_getinfo(t->easy, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip && *ip)
+                        return -EPROTO;
+                return -EINVAL;
+        }
         case CURLE_URL_MALFORMAT:
-        case CURLE_UNSUPPORTED_PROTOCOL:
                 return -EINVAL;
         case CURLE_WEIRD_SERVER_REPLY:
         case CURLE_BAD_CONTENT_ENCODING:

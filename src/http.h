@@ -63,7 +63,8 @@ struct http_response {
         int error;                     /* 0, or how it failed: -ETIMEDOUT (see idle_timed_out),
                                           -ECONNREFUSED, -ECONNRESET (closed early or
                                           mid-body), -EHOSTUNREACH (cannot resolve/route),
-                                          -EPROTO (not HTTP), -ECANCELED, -ENOMEM, or what
+                                          -EPROTO (not HTTP), -EMSGSIZE (a response header
+                                          over curl's 100 KiB cap), -ECANCELED, -ENOMEM, or what
                                           on_data returned */
         bool idle_timed_out;           /* error is -ETIMEDOUT because of idle_timeout */
         char *error_message;           /* owned: curl's words for the failure, or NULL */

@@ -94,7 +94,8 @@ int journal_cell_result(struct journal *j, const char *cell_id, enum verdict *re
 int journal_attempt_begin(struct journal *j, struct attempt *a);
 /* Records a process the attempt started: pid, start time in clock ticks since boot (field
  * 22 of /proc/PID/stat) and the attempt's token. Committed at once: it is what the next
- * run uses to clean up after a SIGKILLed gauntlet. */
+ * run uses to clean up after a SIGKILLed gauntlet. pid 0 (start time 0) records the token
+ * alone, before the spawn: the cleanup then searches by the token only. */
 int journal_attempt_process(struct journal *j, int64_t attempt_id, int pid, uint64_t starttime, const char *token);
 /* Settles an attempt in ONE transaction: verdict, cause, evidence, phase durations,
  * ready_after, exit code/signal, peak memory, every check result, bench levels and raw

@@ -19,6 +19,7 @@
 #include <yaml.h>
 
 #include "buf.h"
+#include "golden.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* messages */
@@ -824,6 +825,10 @@ static int parse_expect(struct ctx *c, const struct ynode *n, struct expect *ret
         if (r < 0)
                 return r;
         if (kind == EXPECT_REGEX) {
+                _cleanup_free_ char *why = NULL;
+                if (golden_regex_check(s, &why) < 0)
+                        return fail(c, v->line, "expect: regular expression '%s' refused: %s", esc(c, s),
+                                    why ? why : "too complex");
                 regex_t re;
                 int e = regcomp(&re, s, REG_EXTENDED | REG_NOSUB);
                 if (e != 0) {
@@ -1001,7 +1006,7 @@ static const char *const *cell_template(const struct matrix *m);
 
 static const char *const top_keys[] = {
         "engine", "model",    "command",  "args",   "env",     "host",      "port",
-        "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "axes",
+        "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "memory_timeout", "axes",
         "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit",
         NULL,
 };
@@ -1133,6 +1138,10 @@ static int parse_base(struct ctx *c, const struct ynode *root, struct matrix *m)
             (r = y_duration(c, v, "request_timeout", &m->request_timeout)) < 0)
                 return r;
         if ((v = y_get(root, "stop_timeout")) && (r = y_duration(c, v, "stop_timeout", &m->stop_timeout)) < 0)
+                return r;
+        m->memory_timeout = 2 * 60 * USEC_PER_SEC;
+        if ((v = y_get(root, "memory_timeout")) &&
+            (r = y_duration(c, v, "memory_timeout", &m->memory_timeout)) < 0)
                 return r;
         return 0;
 }

@@ -80,6 +80,8 @@ struct matrix {
         usec_t startup_timeout;       /* default 20m */
         usec_t request_timeout;       /* per check request; default 5m */
         usec_t stop_timeout;          /* SIGTERM grace before SIGKILL; default 30s */
+        usec_t memory_timeout;        /* after a stop, the wait for GPU memory to come back
+                                         to where it was before the launch; default 2m */
         struct axis *axes;
         size_t n_axes;
         enum strategy strategy;

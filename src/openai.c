@@ -588,7 +588,9 @@ int openai_parse_models(const char *body, size_t len, char **ret_id, size_t *ret
                 json_t *id = json_object_get(m, "id");
                 if (!json_is_string(id))
                         id = json_object_get(m, "model");
-                if (!json_is_string(id) || json_string_length(id) == 0)
+                /* an id with a NUL inside cannot be sent back as the model name */
+                if (!json_is_string(id) || json_string_length(id) == 0 ||
+                    strlen(json_string_value(id)) != json_string_length(id))
                         continue;
                 if (!first)
                         first = json_string_value(id);

@@ -130,6 +130,10 @@ int report_text(const struct report_view *v, const struct report_text_options *o
 int report_json(const struct report_view *v, const char *version, json_t **ret);
 /* A table for a PR: winner on top, then each failure's evidence in a fenced block. */
 int report_markdown(const struct report_view *v, struct buf *out);
+/* One self-contained HTML page (report_html.c, docs/report.md): inline CSS and SVG, no
+ * fetches, works without JavaScript. Reads the cells' log files, when they still exist,
+ * for an excerpt around each failure's evidence. */
+int report_html(const struct report_view *v, struct buf *out);
 
 /* Escaping, shared with other renderers. Text: printable UTF-8 kept; \n \t \r as such;
  * other control characters, C1 controls and bytes that are not UTF-8 as \xNN, so nothing
@@ -139,6 +143,10 @@ int report_escape_text(struct buf *out, const char *s, size_t max_chars);
 /* Markdown table cell: text escaping as above, then | ` \ * _ [ ] ~ # ! as \X, < > & as
  * entities, newlines as <br>, so it cannot break the table, format, link or inject HTML. */
 int report_escape_markdown(struct buf *out, const char *s, size_t max_chars);
+/* HTML text and quoted attribute values: & < > " ' as entities; \n and \t kept, \r as \n;
+ * other controls, C1 controls, bidi overrides and bytes that are not UTF-8 shown as \xNN or
+ * \uNNNN. max_chars as above. */
+int report_escape_html(struct buf *out, const char *s, size_t max_chars);
 
 /* Fills {host} and {port} in argv (the rule of cell_resolve_argv, matrix.h). */
 int report_resolve_argv(char *const *argv, const char *host, int port, char ***ret);

@@ -28,23 +28,21 @@ bool secrets_env_name(const char *name) {
         return name && env_name_n(name, strlen(name));
 }
 
-/* Flags are matched by whole words so that --tokenizer and --max-total-tokens stay
- * visible: they are paths and numbers a reader needs. */
+/* A flag is secret when its last word is one (--api-key, --hf-token, --token): secret
+ * flags are named for what they hold, so --tokenizer, --max-total-tokens and
+ * --token-delay-ms stay visible: they are paths and numbers a reader needs. */
 static bool flag_n(const char *flag, size_t n) {
         size_t i = 0;
         while (i < n && flag[i] == '-')
                 i++;
         if (i == 0 || i == n)
                 return false;
-        while (i < n) {
-                size_t start = i;
-                while (i < n && flag[i] != '-' && flag[i] != '_')
-                        i++;
-                for (size_t k = 0; k < ELEMENTSOF(flag_words); k++)
-                        if (i - start == strlen(flag_words[k]) && strncasecmp(flag + start, flag_words[k], i - start) == 0)
-                                return true;
-                i++;
-        }
+        size_t start = n;
+        while (start > i && flag[start - 1] != '-' && flag[start - 1] != '_')
+                start--;
+        for (size_t k = 0; k < ELEMENTSOF(flag_words); k++)
+                if (n - start == strlen(flag_words[k]) && strncasecmp(flag + start, flag_words[k], n - start) == 0)
+                        return true;
         return false;
 }
 

@@ -58,6 +58,8 @@ static int process_line(struct sse *s, const char *line, size_t n) {
 int sse_feed(struct sse *s, const char *p, size_t n) {
         if (s->error)
                 return s->error;
+        if (n == 0)
+                return 0; /* an empty read must not forget a pending '\r' */
         size_t i = 0;
         if (s->last_cr && n > 0 && p[0] == '\n')
                 i = 1; /* the '\n' of a "\r\n" split across chunks */
@@ -80,7 +82,9 @@ int sse_feed(struct sse *s, const char *p, size_t n) {
                         r = process_line(s, s->line.data, s->line.len);
                         buf_reset(&s->line);
                 } else {
-                        if (k >= s->line.max)
+                        /* a line of exactly max_line bytes is allowed, as when it
+                                 * arrives in pieces and is assembled in s->line */
+                        if (k > s->line.max)
                                 return s->error = -E2BIG;
                         r = process_line(s, start, k);
                 }

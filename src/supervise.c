@@ -53,10 +53,23 @@ static void scan_line(struct server *s, const char *line) {
 static void log_write(struct server *s, const char *p, size_t n) {
         if (s->log_fd < 0)
                 return;
+        if (s->log_error) {
+                s->log_dropped += n; /* cut at the failed write: no holes in the middle */
+                return;
+        }
         size_t room = s->log_bytes < SUPERVISE_MAX_LOG ? SUPERVISE_MAX_LOG - s->log_bytes : 0;
         size_t k = MIN(n, room);
-        if (k > 0 && write_all(s->log_fd, p, k) == 0)
-                s->log_bytes += k;
+        int r = k > 0 ? write_all(s->log_fd, p, k) : 0;
+        if (r < 0) {
+                /* Disk full or gone: the server goes on, its log stops here. The note
+                 * fits in what a short write left, or it does not (nothing to do then). */
+                static const char note[] = "\n[gauntlet: log cut: cannot write it]\n";
+                s->log_error = r;
+                s->log_dropped += n;
+                (void)write_all(s->log_fd, note, sizeof(note) - 1);
+                return;
+        }
+        s->log_bytes += k;
         if (k < n) {
                 if (s->log_dropped == 0) {
                         static const char note[] = "\n[gauntlet: log cut at its size limit]\n";

@@ -48,7 +48,8 @@ struct server {
         int log_pipe;               /* read end, non-blocking; -1 after EOF */
         int log_fd;
         size_t log_bytes;           /* bytes written to the log */
-        size_t log_dropped;         /* bytes past SUPERVISE_MAX_LOG, not written */
+        size_t log_dropped;         /* bytes past SUPERVISE_MAX_LOG or after log_error, not written */
+        int log_error;              /* 0, or the negative errno that stopped the log (disk full) */
         struct buf line;            /* partial line, capped */
         /* probe */
         struct loop *loop;

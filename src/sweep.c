@@ -79,8 +79,14 @@ static int settle_deadline(const char *log_path, const struct profile *p, usec_t
         return attempt_set_verdict(a, VERDICT_TIMEOUT, "startup", e);
 }
 
+/* Memory within this of the baseline counts as given back: drivers and other tenants
+ * move a little memory all the time. */
+#define MEMORY_TOLERANCE_MIB 512
+
 struct cell_run {
         struct loop *loop;
+        const struct sweep_options *o;
+        struct gpu_sampler *sampler;
         const struct matrix *m;
         struct journal *j;
         const struct cell *cell;
@@ -88,6 +94,7 @@ struct cell_run {
         struct attempt *a;
         char *model;          /* the model id the checks used, for the bench */
         bool interrupted;
+        bool journal_failed;  /* the error returned is the journal's (disk full...) */
 };
 
 static void phase(struct cell_run *cr, enum phase p) {
@@ -176,6 +183,25 @@ static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
         return 0;
 }
 
+/* GPU memory still held after a server stopped: say who holds it. */
+static void report_holders(struct cell_run *cr, const struct gpu_holders *h, usec_t waited) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 4096);
+        char dur[32];
+        buf_printf(&b, "GPU memory not back %s after cell %s stopped:", format_duration(waited, dur), cr->cell->id);
+        for (size_t i = 0; i < h->n_gpus; i++)
+                buf_printf(&b, " GPU %u uses %llu MiB (was %llu)", h->gpus[i], (unsigned long long)h->used_mib[i],
+                           (unsigned long long)h->baseline_mib[i]);
+        for (size_t i = 0; i < h->n_holders; i++)
+                buf_printf(&b, "%s pid %d (%s) holds %lld MiB on GPU %u", i ? "," : "; held by",
+                           (int)h->holders[i].process.pid,
+                           h->holders[i].process.name[0] ? h->holders[i].process.name : "?",
+                           (long long)h->holders[i].process.used_mib, h->holders[i].gpu);
+        if (h->n_holders == 0)
+                buf_puts(&b, "; no process is listed as holding it (another container, or the driver)");
+        notice(cr->cb, "%s", buf_str(&b));
+}
+
 /* One attempt of one cell. Returns 0 when the attempt settled (cr->interrupted tells
  * whether it was cut short instead), negative errno when gauntlet cannot go on. */
 static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) {
@@ -197,8 +223,16 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
         a->port = port;
         if ((r = procs_new_token(token)) < 0)
                 return r;
-        if ((r = journal_attempt_begin(cr->j, a)) < 0)
+        if ((r = journal_attempt_begin(cr->j, a)) < 0) {
+                cr->journal_failed = true;
                 return r;
+        }
+        /* The token goes in before the spawn: a gauntlet SIGKILLed between the spawn and
+         * the pid's record below leaves a server that the next run still finds by it. */
+        if ((r = journal_attempt_process(cr->j, a->id, 0, 0, token)) < 0) {
+                cr->journal_failed = true;
+                return r;
+        }
 
         _cleanup_strv_free_ char **argv = NULL;
         if ((r = cell_resolve_argv(cr->cell, host, port, &argv)) < 0)
@@ -218,6 +252,16 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                 .ready_line = m->profile->ready_line,
         };
 
+        /* Where GPU memory stands before the launch: the next cell starts only once it is
+         * back there. */
+        struct gpu *g = cr->o->gpu;
+        _cleanup_free_ uint64_t *baseline = NULL;
+        if (g && g->n_gpus > 0 && gpu_sample(g) >= 0 && (baseline = calloc(g->n_gpus, sizeof(uint64_t))))
+                for (size_t i = 0; i < g->n_gpus; i++)
+                        baseline[i] = g->gpus[i].memory_used_mib;
+        if (cr->sampler)
+                gpu_sampler_reset(cr->sampler);
+
         phase(cr, PHASE_LAUNCH);
         usec_t t0 = now_usec();
         struct server *s = NULL;
@@ -231,6 +275,7 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
          * finds this server by its token. */
         r = journal_attempt_process(cr->j, a->id, s->pid, s->starttime, token);
         if (r < 0) {
+                cr->journal_failed = true;
                 server_stop(s, m->stop_timeout, now_usec() + m->stop_timeout + STOP_EXTRA, NULL);
                 server_free(s);
                 return r;
@@ -257,6 +302,10 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                 usec_t t2 = now_usec();
                 r = run_checks(cr, s, url);
                 a->phase[PHASE_CHECKS] = now_usec() - t2;
+                /* A signal that came while the checks waited for a death was consumed by
+                 * that wait; loop_signal() still has it. */
+                if (r >= 0 && !cr->interrupted && loop_signal(cr->loop))
+                        cr->interrupted = true;
                 if (r >= 0 && !cr->interrupted && a->verdict == VERDICT_PASS && m->has_bench) {
                         phase(cr, PHASE_BENCH);
                         usec_t t3 = now_usec();
@@ -277,13 +326,34 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                 a->exit_code = s->exit_code;
                 a->exit_signal = s->exit_signal;
         }
+        /* The pipe is read whatever the disk says, so the server runs on and the attempt
+         * settles; but the diagnosis reads the file, so a log cut before the fatal line
+         * gives a vaguer cause (crash/exit). Say so. */
+        if (s->log_error)
+                notice(cr->cb, "cannot write the log '%s': %s; it is cut there", a->log_path,
+                       strerror(-s->log_error));
         server_free(s);
         if (rs < 0)
                 return rs == -ETIME ? -EBUSY : rs; /* a process survived SIGKILL: do not go on */
+        if (cr->sampler) {
+                gpu_sampler_tick(cr->sampler);
+                a->peak_gpu_mem_mib = cr->sampler->peak_sum_mib;
+        }
+        if (baseline && !cr->interrupted) {
+                usec_t wait = cr->m->memory_timeout;
+                struct gpu_holders h = {0};
+                int rw = gpu_wait_memory_settled(cr->loop, g, baseline, g->n_gpus, MEMORY_TOLERANCE_MIB,
+                                                 now_usec() + wait, &h);
+                if (rw == -EINTR)
+                        cr->interrupted = true;
+                else if (rw == -ETIME)
+                        report_holders(cr, &h, wait);
+                gpu_holders_release(&h);
+        }
         return r;
 }
 
-int sweep_cleanup_orphans(struct loop *l, struct journal *j) {
+int sweep_cleanup_orphans(struct loop *l, struct journal *j, usec_t grace) {
         struct journal_orphan *o = NULL;
         size_t n = 0;
         int r = journal_orphans(j, &o, &n);
@@ -303,7 +373,7 @@ int sweep_cleanup_orphans(struct loop *l, struct journal *j) {
                 size_t np = 0;
                 if (procs_find(&q, &pids, &np) == 0)
                         total += np;
-                r = procs_terminate(l, &q, 10 * USEC_PER_SEC, now_usec() + 40 * USEC_PER_SEC, &killed);
+                r = procs_terminate(l, &q, grace, now_usec() + grace + STOP_EXTRA, &killed);
                 if (r >= 0)
                         r = journal_attempt_abandon(j, o[i].attempt_id, "gauntlet stopped during this attempt");
         }
@@ -317,6 +387,7 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
         size_t n = 0;
         struct sweep_summary sum = {0};
         int64_t sweep_id = 0;
+        struct gpu_sampler *sampler = NULL;
         int r;
         char stamp[32];
         _cleanup_free_ char *log_dir = NULL;
@@ -329,7 +400,11 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                 goto finish;                                                             \
         } while (0)
 
-        r = sweep_cleanup_orphans(l, j);
+        /* The matrix's stop_timeout: the grace its servers get from this run, too. */
+        if (o->gpu && o->gpu->n_gpus > 0 && (r = gpu_sampler_start(l, o->gpu, 250 * USEC_PER_MSEC, &sampler)) < 0)
+                FAIL(r, "cannot sample GPU memory: %s", strerror(-r));
+
+        r = sweep_cleanup_orphans(l, j, m->stop_timeout);
         if (r < 0)
                 FAIL(r, "cannot stop what an earlier run left behind: %s", strerror(-r));
         if (r > 0)
@@ -379,6 +454,14 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                                 cb->cell_settled(cb->userdata, c, i, n, NULL, true);
                         continue;
                 }
+                /* A signal seen by a wait that had no use for it (the orphan cleanup, the
+                 * previous cell's stop) still ends the sweep before the next launch. */
+                if (loop_signal(l)) {
+                        sum.interrupted = true;
+                        sum.signal = loop_signal(l);
+                        r = -EINTR;
+                        goto finish;
+                }
                 if (!log_dir[0] || (r = mkdir_p(log_dir, 0755)) < 0)
                         FAIL(r, "cannot create '%s': %s", log_dir, strerror(-r));
                 if (cb && cb->cell_started)
@@ -386,7 +469,8 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
 
                 struct attempt a;
                 attempt_init(&a);
-                struct cell_run cr = {.loop = l, .m = m, .j = j, .cell = c, .cb = cb, .a = &a};
+                struct cell_run cr = {
+                        .loop = l, .o = o, .sampler = sampler, .m = m, .j = j, .cell = c, .cb = cb, .a = &a};
                 r = run_cell(&cr, sweep_id, log_dir);
                 free(cr.model);
                 sum.ran++;
@@ -398,6 +482,8 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                         if (a.id)
                                 journal_attempt_abandon(j, a.id, strerror(-r));
                         attempt_release(&a);
+                        if (cr.journal_failed)
+                                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
                         FAIL(r, "cannot run cell %s: %s", c->id, strerror(-r));
                 }
                 if (cr.interrupted) {
@@ -425,6 +511,7 @@ finish:
         if (sweep_id)
                 journal_end_sweep(j, sweep_id, r == 0 ? "finished" : r == -EINTR ? "interrupted" : "failed");
         cells_free(cells, n);
+        gpu_sampler_free(sampler);
         *ret = sum;
         return r;
 }

@@ -7,6 +7,7 @@
 #define GAUNTLET_SWEEP_H
 
 #include "attempt.h"
+#include "gpu.h"
 #include "journal.h"
 #include "loop.h"
 #include "matrix.h"
@@ -30,6 +31,7 @@ struct sweep_options {
         const char *log_root;         /* folder for this journal's logs */
         bool rerun;                   /* run settled cells again */
         const char *host_json;        /* host fingerprint, "{}" when unknown */
+        struct gpu *gpu;              /* NULL or no GPUs: no memory wait, no peak figures */
 };
 
 struct sweep_summary {
@@ -49,8 +51,9 @@ struct sweep_summary {
 int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const struct sweep_options *o,
               const struct sweep_callbacks *cb, struct sweep_summary *ret, char **ret_error);
 
-/* Stops what a killed earlier run left behind (attempts still 'running' in the journal).
- * Returns how many processes were ended, or a negative errno. */
-int sweep_cleanup_orphans(struct loop *l, struct journal *j);
+/* Stops what a killed earlier run left behind (attempts still 'running' in the journal):
+ * SIGTERM, `grace`, then SIGKILL. Returns how many processes were ended, or a negative
+ * errno. */
+int sweep_cleanup_orphans(struct loop *l, struct journal *j, usec_t grace);
 
 #endif

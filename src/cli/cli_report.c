@@ -94,11 +94,6 @@ int cli_report(int argc, char **argv) {
                 return cli_usage_error("report", "unknown format '%s' (text, markdown, json, html)", format);
         if (!path)
                 return cli_usage_error("report", "which journal? (gauntlet report JOURNAL)");
-        if (f == 3) {
-                cli_error("--format html is not available in this build");
-                return EXIT_USAGE;
-        }
-
         _cleanup_report_view_ struct report_view *v = NULL;
         int status = EXIT_OK;
         if (load(path, &v, &status) < 0)
@@ -112,6 +107,8 @@ int cli_report(int argc, char **argv) {
                 r = report_text(v, &o, &out);
         } else if (f == 1)
                 r = report_markdown(v, &out);
+        else if (f == 3)
+                r = report_html(v, &out);
         else {
                 json_t *j = NULL;
                 r = report_json(v, GAUNTLET_VERSION, &j);

@@ -8,6 +8,8 @@
 
 #include "buf.h"
 #include "cli.h"
+#include "gpu.h"
+#include "host.h"
 #include "journal.h"
 #include "matrix.h"
 #include "procs.h"
@@ -313,7 +315,31 @@ int cli_run(int argc, char **argv) {
                 .notice = on_notice,
                 .userdata = &p,
         };
-        struct sweep_options o = {.journal_path = jpath, .log_root = log_root, .rerun = rerun, .host_json = "{}"};
+        /* The host fingerprint goes into the journal with the sweep: reports say which GPU
+         * and architecture decided the verdicts. No GPU is normal. */
+        _cleanup_gpu_ struct gpu *gpu = NULL;
+        if ((r = gpu_open(&gpu)) < 0) {
+                cli_error("cannot look for GPUs: %s", strerror(-r));
+                return EXIT_USAGE;
+        }
+        json_t *host = NULL;
+        _cleanup_free_ char *host_json = NULL;
+        if (host_fingerprint_gpu(loop, m->profile, gpu, &host) >= 0) {
+                host_json = json_dumps(host, JSON_COMPACT);
+                json_decref(host);
+        }
+        if (gpu->n_gpus == 0)
+                fprintf(stderr, "gauntlet: no GPU found (%s)\n", gpu->reason ? gpu->reason : "no NVML");
+        else
+                for (size_t i = 0; i < gpu->n_gpus; i++)
+                        fprintf(stderr, "gauntlet: GPU %u: %s (%s), %llu MiB\n", gpu->gpus[i].index, gpu->gpus[i].name,
+                                gpu->gpus[i].arch[0] ? gpu->gpus[i].arch : "arch unknown",
+                                (unsigned long long)gpu->gpus[i].memory_total_mib);
+        struct sweep_options o = {.journal_path = jpath,
+                                  .log_root = log_root,
+                                  .rerun = rerun,
+                                  .host_json = host_json ? host_json : "{}",
+                                  .gpu = gpu};
         struct sweep_summary sum;
         _cleanup_free_ char *sweep_error = NULL;
         r = sweep_run(loop, m, j, &o, &cb, &sum, &sweep_error);

@@ -31,6 +31,8 @@ start() {
         for try in 1 2 3 4 5; do
                 PORT=$((20000 + RANDOM % 30000))
                 port_busy "$PORT" && continue
+                # a stale "ready" from the last fixture must not count for this one
+                rm -f "$tmp/fx.out" "$tmp/fx.err"
                 "$FIXTURE" --port "$PORT" "$@" >"$tmp/fx.out" 2>"$tmp/fx.err" &
                 PID=$!
                 for i in $(seq 100); do

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,9 @@ static void test_normalize(void **state) {
         norm_is("#1", "#1");
         /* An ellipsis is not a full stop; only one full stop goes. */
         norm_is("Wait...", "Wait...");
+        /* found by fuzz_golden: the space before a dropped stop went with it, trimmed */
+        norm_is("323 .", "323");
+        norm_is("a. .", "a.");
         norm_is("", "");
         norm_is(NULL, "");
 }
@@ -127,6 +131,28 @@ static void test_regex(void **state) {
         assert_int_equal(golden_match(&e, "x", &m, NULL), -EINVAL);
 }
 
+/* found by fuzz_golden: glibc's regcomp copies repeated atoms, so stacked quantifiers
+ * and nested bounds took minutes or gigabytes; golden_regex_check refuses them first. */
+static void test_regex_limits(void **state) {
+        static const char *const ok[] = {"^[Pp]aris\\.?$", "[0-9]{1,3}(,[0-9]{3})*", "(a+)+", "x{2}y{0,}",
+                                         "a{", "[]{}+*]+", "(x{1,30}){1,30}", "\\++", NULL};
+        static const char *const bad[] = {"a++++++++++++++++++++++++", "a*?", "a{1,2}{3}", "x{1,32767}",
+                                          "(x{1,255}){1,255}", "((a{10}){10}){11}", NULL};
+        for (size_t i = 0; ok[i]; i++)
+                if (golden_regex_check(ok[i], NULL) != 0)
+                        fail_msg("'%s' refused", ok[i]);
+        for (size_t i = 0; bad[i]; i++) {
+                _cleanup_free_ char *why = NULL;
+                if (golden_regex_check(bad[i], &why) != -EINVAL || !why)
+                        fail_msg("'%s' accepted", bad[i]);
+        }
+        struct expect e = {EXPECT_REGEX, (char *)"a+++++++++++++++++++++++++++++++++++"};
+        bool match;
+        _cleanup_free_ char *why = NULL;
+        assert_int_equal(golden_match(&e, "aaa", &match, &why), -EINVAL);
+        assert_non_null(why);
+}
+
 static void test_number(void **state) {
         assert_true(match(EXPECT_NUMBER, "323", "323"));
         assert_true(match(EXPECT_NUMBER, "323", "17 × 19 = **323**."));
@@ -160,6 +186,7 @@ int main(void) {
                 cmocka_unit_test(test_normalize),  cmocka_unit_test(test_last_number),
                 cmocka_unit_test(test_equals),     cmocka_unit_test(test_contains),
                 cmocka_unit_test(test_regex),      cmocka_unit_test(test_number),
+                cmocka_unit_test(test_regex_limits),
                 cmocka_unit_test(test_none),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

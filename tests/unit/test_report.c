@@ -386,6 +386,8 @@ static void test_secrets(void **state) {
         assert_false(secrets_flag("--max-num-batched-tokens"));
         assert_false(secrets_flag("--kv-cache-dtype"));
         assert_false(secrets_flag("token"));
+        assert_false(secrets_flag("--token-delay-ms"));
+        assert_false(secrets_flag("--api-key-file"));
 
         char *argv[] = {"srv", "--api-key", "k1", "--hf-token=k2", "--tokenizer", "/m/tok", "--token", "k3",
                         "-H", "Authorization: Bearer k4", "--max-total-tokens", "4096", "--api-key", NULL};

@@ -1,0 +1,525 @@
+/* host.c -- the host fingerprint, and version commands run as events on the loop. */
+#include "host.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#include "buf.h"
+
+extern char **environ;
+
+/* ---- text from the host is data ------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 when invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+        size_t len;
+        uint32_t cp;
+        if (s[0] < 0x80)
+                return 1;
+        if ((s[0] & 0xe0) == 0xc0) {
+                len = 2;
+                cp = s[0] & 0x1f;
+        } else if ((s[0] & 0xf0) == 0xe0) {
+                len = 3;
+                cp = s[0] & 0x0f;
+        } else if ((s[0] & 0xf8) == 0xf0) {
+                len = 4;
+                cp = s[0] & 0x07;
+        } else
+                return 0;
+        if (len > n)
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        /* overlong forms, surrogates, beyond Unicode */
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+            (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+                return 0;
+        return len;
+}
+
+char *host_clean_text(const char *s, size_t len, size_t max) {
+        const unsigned char *u = (const unsigned char *)s;
+        while (len > 0 && (*u == ' ' || *u == '\t' || *u == '\r' || *u == '\n')) {
+                u++;
+                len--;
+        }
+        while (len > 0 && (u[len - 1] == ' ' || u[len - 1] == '\t' || u[len - 1] == '\r' || u[len - 1] == '\n'))
+                len--;
+        char *out = malloc(MIN(len, max) + 1);
+        if (!out)
+                return NULL;
+        size_t o = 0;
+        for (size_t i = 0; i < len;) {
+                size_t k = utf8_seq(u + i, len - i);
+                if (k == 0 || (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))) {
+                        if (o + 1 > max)
+                                break;
+                        out[o++] = '?';
+                        i += k ? k : 1;
+                        continue;
+                }
+                if (o + k > max)
+                        break;
+                memcpy(out + o, u + i, k);
+                o += k;
+                i += k;
+        }
+        out[o] = 0;
+        return out;
+}
+
+/* ---- commands --------------------------------------------------------------------- */
+
+struct job {
+        struct host_command *cmd;
+        struct loop *loop;
+        pid_t pid;
+        int pidfd;
+        int fd[2];               /* read ends: stdout, stderr; -1 once at EOF */
+        struct buf out[2];
+        bool exited;
+        int status;              /* waitid's, once exited */
+};
+
+static bool job_done(const struct job *j) {
+        return j->pid <= 0 || (j->exited && j->fd[0] < 0 && j->fd[1] < 0);
+}
+
+static void job_close_stream(struct job *j, int k) {
+        if (j->fd[k] < 0)
+                return;
+        loop_unwatch_fd(j->loop, j->fd[k]);
+        close(j->fd[k]);
+        j->fd[k] = -1;
+}
+
+static void on_stream(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        struct job *j = userdata;
+        int k = fd == j->fd[0] ? 0 : 1;
+        char tmp[4096];
+        for (;;) {
+                ssize_t got = read(fd, tmp, sizeof(tmp));
+                if (got > 0) {
+                        /* Past the cap the bytes are dropped: only the first line matters. */
+                        (void)buf_append(&j->out[k], tmp, (size_t)got);
+                        continue;
+                }
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                        return;
+                job_close_stream(j, k); /* EOF or a read error */
+                return;
+        }
+}
+
+static void job_reap(struct job *j, int flags) {
+        siginfo_t si = {0};
+        if (waitid(P_PIDFD, (id_t)j->pidfd, &si, WEXITED | flags) < 0 || si.si_pid == 0)
+                return;
+        j->exited = true;
+        j->status = si.si_code == CLD_EXITED ? si.si_status : -1;
+        loop_unwatch_fd(j->loop, j->pidfd);
+}
+
+static void on_exit_event(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        job_reap(userdata, WNOHANG);
+}
+
+static int job_spawn(struct loop *l, struct job *j) {
+        int out[2] = {-1, -1}, err[2] = {-1, -1};
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        int r;
+
+        if (pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(err, O_CLOEXEC | O_NONBLOCK) < 0) {
+                r = -errno;
+                goto close_pipes;
+        }
+        /* The child's ends must block: a version command does not expect EAGAIN on stdout. */
+        fcntl(out[1], F_SETFL, 0);
+        fcntl(err[1], F_SETFL, 0);
+        if ((r = -posix_spawn_file_actions_init(&fa)) < 0)
+                goto close_pipes;
+        if ((r = -posix_spawnattr_init(&attr)) < 0)
+                goto destroy_fa;
+        sigset_t empty, defaults;
+        sigemptyset(&empty);
+        sigfillset(&defaults);
+        posix_spawnattr_setsigmask(&attr, &empty); /* the loop may block signals; a child must not */
+        posix_spawnattr_setsigdefault(&attr, &defaults);
+        posix_spawnattr_setpgroup(&attr, 0);       /* its own group: a timeout kills all of it */
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+        posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+
+        pid_t pid;
+        r = -posix_spawnp(&pid, j->cmd->argv[0], &fa, &attr, j->cmd->argv, environ);
+        posix_spawnattr_destroy(&attr);
+        posix_spawn_file_actions_destroy(&fa);
+        close(TAKE_FD(out[1]));
+        close(TAKE_FD(err[1]));
+        if (r < 0)
+                goto close_pipes;
+        j->pid = pid;
+        j->pidfd = pidfd_open(pid, 0);
+        if (j->pidfd < 0) {
+                r = -errno;
+                kill(-pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                j->pid = 0;
+                goto close_pipes;
+        }
+        j->fd[0] = TAKE_FD(out[0]);
+        j->fd[1] = TAKE_FD(err[0]);
+        if ((r = loop_watch_fd(l, j->pidfd, EPOLLIN, on_exit_event, j)) < 0 ||
+            (r = loop_watch_fd(l, j->fd[0], EPOLLIN, on_stream, j)) < 0 ||
+            (r = loop_watch_fd(l, j->fd[1], EPOLLIN, on_stream, j)) < 0)
+                return r; /* the caller kills and cleans up */
+        return 0;
+
+destroy_fa:
+        posix_spawn_file_actions_destroy(&fa);
+close_pipes:
+        for (int k = 0; k < 2; k++) {
+                if (out[k] >= 0)
+                        close(out[k]);
+                if (err[k] >= 0)
+                        close(err[k]);
+        }
+        return r;
+}
+
+/* Ends whatever is left of the job and releases its descriptors. */
+static void job_finish(struct job *j) {
+        if (j->pid > 0 && !j->exited) {
+                j->cmd->timed_out = true;
+                kill(-j->pid, SIGKILL);
+                pidfd_send_signal(j->pidfd, SIGKILL, NULL, 0);
+                job_reap(j, 0); /* SIGKILLed: prompt */
+        } else if (j->pid > 0 && (j->fd[0] >= 0 || j->fd[1] >= 0)) {
+                kill(-j->pid, SIGKILL); /* exited, but something it started holds the pipes */
+        }
+        job_close_stream(j, 0);
+        job_close_stream(j, 1);
+        if (j->pidfd >= 0) {
+                loop_unwatch_fd(j->loop, j->pidfd);
+                close(j->pidfd);
+                j->pidfd = -1;
+        }
+}
+
+/* The first line worth keeping: see struct host_command. */
+static int job_line(struct job *j, char **ret) {
+        *ret = NULL;
+        if (!j->exited || j->status != 0)
+                return 0;
+        for (int k = 0; k < 2; k++) {
+                const char *s = buf_str(&j->out[k]);
+                while (*s) {
+                        const char *e = strchr(s, '\n');
+                        size_t len = e ? (size_t)(e - s) : strlen(s);
+                        _cleanup_free_ char *line = host_clean_text(s, len, HOST_MAX_LINE);
+                        if (!line)
+                                return -ENOMEM;
+                        if (line[0] && (k == 0 || strcasestr(line, "version"))) {
+                                *ret = TAKE_PTR(line);
+                                return 0;
+                        }
+                        s += len + (e ? 1 : 0);
+                }
+        }
+        return 0;
+}
+
+int host_run_commands(struct loop *l, struct host_command *cmds, size_t n, usec_t timeout) {
+        if (n == 0)
+                return 0;
+        struct job *jobs = calloc(n, sizeof(*jobs));
+        if (!jobs)
+                return -ENOMEM;
+        int r = 0;
+        for (size_t i = 0; i < n; i++) {
+                struct job *j = &jobs[i];
+                *j = (struct job){.cmd = &cmds[i], .loop = l, .pidfd = -1, .fd = {-1, -1}};
+                buf_init(&j->out[0], HOST_MAX_OUTPUT);
+                buf_init(&j->out[1], HOST_MAX_OUTPUT);
+                cmds[i].line = NULL;
+                cmds[i].exit_status = -1;
+                cmds[i].not_found = cmds[i].timed_out = false;
+        }
+        for (size_t i = 0; i < n && r == 0; i++) {
+                if (!cmds[i].argv || !cmds[i].argv[0]) {
+                        cmds[i].not_found = true;
+                        continue;
+                }
+                int k = job_spawn(l, &jobs[i]);
+                if (k == -ENOENT || k == -EACCES || k == -ENOEXEC || k == -ENOTDIR)
+                        cmds[i].not_found = true; /* not installed (or not runnable): null */
+                else if (k == -ENOMEM)
+                        r = k;
+                /* other spawn failures (descriptors exhausted): null as well */
+        }
+        usec_t deadline = now_usec() + timeout;
+        while (r == 0) {
+                bool all = true;
+                for (size_t i = 0; i < n; i++)
+                        all = all && job_done(&jobs[i]);
+                if (all)
+                        break;
+                int k = loop_iterate(l, deadline);
+                if (k == -ETIME)
+                        break;
+                if (k < 0)
+                        r = k;
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct job *j = &jobs[i];
+                job_finish(j);
+                if (j->exited)
+                        cmds[i].exit_status = j->status;
+                if (r == 0 && job_line(j, &cmds[i].line) < 0)
+                        r = -ENOMEM;
+                buf_release(&j->out[0]);
+                buf_release(&j->out[1]);
+        }
+        free(jobs);
+        if (r < 0)
+                host_commands_release(cmds, n);
+        return r;
+}
+
+void host_commands_release(struct host_command *cmds, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(TAKE_PTR(cmds[i].line));
+}
+
+/* ---- the fingerprint ------------------------------------------------------------------ */
+
+bool host_engine_is_python(const char *engine) {
+        static const char *const python[] = {"sglang", "vllm", "trtllm"};
+        for (size_t i = 0; engine && i < ELEMENTSOF(python); i++)
+                if (strcmp(engine, python[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* A cleaned string, or null; steals nothing. NULL only on ENOMEM. */
+static json_t *json_text(const char *s, size_t len) {
+        if (!s)
+                return json_null();
+        _cleanup_free_ char *c = host_clean_text(s, len, HOST_MAX_LINE);
+        if (!c)
+                return NULL;
+        return json_string(c);
+}
+
+static json_t *json_str_or_null(const char *s) {
+        return s ? json_text(s, strlen(s)) : json_null();
+}
+
+/* Sets key to v, which may be NULL (out of memory): then fails. */
+static int set_new(json_t *o, const char *key, json_t *v) {
+        if (!v || json_object_set_new(o, key, v) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* The value of "KEY" in a KEY=VALUE file (os-release), quotes removed; NULL if absent. */
+static char *os_release_value(const char *key) {
+        static const char *const files[] = {"/etc/os-release", "/usr/lib/os-release"};
+        for (size_t f = 0; f < ELEMENTSOF(files); f++) {
+                _cleanup_free_ char *text = NULL;
+                size_t len;
+                if (read_file_capped(files[f], 64 << 10, &text, &len) < 0)
+                        continue;
+                size_t klen = strlen(key);
+                for (char *line = text; line && *line;) {
+                        char *e = strchr(line, '\n');
+                        if (e)
+                                *e = 0;
+                        if (strncmp(line, key, klen) == 0 && line[klen] == '=') {
+                                char *v = line + klen + 1;
+                                size_t vlen = strlen(v);
+                                if (vlen >= 2 && (v[0] == '"' || v[0] == '\'') && v[vlen - 1] == v[0]) {
+                                        v++;
+                                        vlen -= 2;
+                                }
+                                return host_clean_text(v, vlen, HOST_MAX_LINE);
+                        }
+                        line = e ? e + 1 : NULL;
+                }
+        }
+        return NULL;
+}
+
+/* CPU model from /proc/cpuinfo ("model name" on x86, "Model" on some ARM boards). */
+static char *cpu_model(void) {
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        if (read_file_capped("/proc/cpuinfo", 8 << 20, &text, &len) < 0)
+                return NULL;
+        static const char *const keys[] = {"model name", "Model", "cpu model"};
+        for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
+                size_t klen = strlen(keys[k]);
+                for (char *line = text; line && *line;) {
+                        char *e = strchr(line, '\n');
+                        size_t llen = e ? (size_t)(e - line) : strlen(line);
+                        if (llen > klen && strncmp(line, keys[k], klen) == 0 &&
+                            (line[klen] == '\t' || line[klen] == ' ' || line[klen] == ':')) {
+                                char *colon = memchr(line, ':', llen);
+                                if (colon)
+                                        return host_clean_text(colon + 1, llen - (size_t)(colon + 1 - line),
+                                                               HOST_MAX_LINE);
+                        }
+                        line = e ? e + 1 : NULL;
+                }
+        }
+        return NULL;
+}
+
+json_t *host_gpus_json(const struct gpu *g) {
+        json_t *list = json_array();
+        if (!list)
+                return NULL;
+        for (size_t i = 0; i < g->n_gpus; i++) {
+                const struct gpu_info *gi = &g->gpus[i];
+                json_t *o = json_object();
+                if (!o || json_array_append_new(list, o) < 0 ||
+                    set_new(o, "index", json_integer(gi->index)) < 0 ||
+                    set_new(o, "name", json_str_or_null(gi->name[0] ? gi->name : NULL)) < 0 ||
+                    set_new(o, "uuid", json_str_or_null(gi->uuid[0] ? gi->uuid : NULL)) < 0 ||
+                    set_new(o, "arch", json_str_or_null(gi->arch[0] ? gi->arch : NULL)) < 0 ||
+                    set_new(o, "memory_mib", json_integer((json_int_t)gi->memory_total_mib)) < 0 ||
+                    set_new(o, "memory_used_mib", json_integer((json_int_t)gi->memory_used_mib)) < 0) {
+                        json_decref(list);
+                        return NULL;
+                }
+        }
+        return list;
+}
+
+/* Asked when a Python engine is (storage for the whole run: argv outlives the calls). */
+static char *const python_version[] = {"python3", "--version", NULL};
+static char *const torch_version[] = {"python3", "-c", "import torch; print(torch.__version__)", NULL};
+static char *const flashinfer_version[] = {"python3", "-c", "import flashinfer; print(flashinfer.__version__)",
+                                           NULL};
+
+/* The python entry: {"version", "torch", "flashinfer"}, or null without python3. */
+static json_t *python_json(const struct host_command *c) {
+        if (!c[0].line)
+                return json_null();
+        const char *v = c[0].line; /* "Python 3.11.2" -> "3.11.2" */
+        if (startswith(v, "Python "))
+                v += strlen("Python ");
+        json_t *o = json_object();
+        if (!o || set_new(o, "version", json_str_or_null(v)) < 0 ||
+            set_new(o, "torch", json_str_or_null(c[1].line)) < 0 ||
+            set_new(o, "flashinfer", json_str_or_null(c[2].line)) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+/* Everything but the GPUs and the commands. */
+static int host_facts(json_t *o) {
+        struct utsname u;
+        _cleanup_free_ char *kernel = NULL, *os = NULL, *model = NULL;
+        if (uname(&u) == 0 && !(kernel = strdup_printf("%s %s %s", u.sysname, u.release, u.machine)))
+                return -ENOMEM;
+        os = os_release_value("PRETTY_NAME");
+        model = cpu_model();
+        struct sysinfo si;
+        bool have_mem = sysinfo(&si) == 0;
+        char hostname[256] = ""; /* the kernel caps it at 64 */
+        if (gethostname(hostname, sizeof(hostname) - 1) < 0)
+                hostname[0] = 0;
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        if (set_new(o, "kernel", json_str_or_null(kernel)) < 0 || set_new(o, "os", json_str_or_null(os)) < 0 ||
+            set_new(o, "cpu", json_object()) < 0)
+                return -ENOMEM;
+        json_t *cpu = json_object_get(o, "cpu");
+        if (set_new(cpu, "model", json_str_or_null(model)) < 0 ||
+            set_new(cpu, "cores", cores > 0 ? json_integer(cores) : json_null()) < 0 ||
+            set_new(o, "memory_mib",
+                    have_mem ? json_integer((json_int_t)((uint64_t)si.totalram * si.mem_unit / (1024 * 1024)))
+                             : json_null()) < 0 ||
+            set_new(o, "hostname", json_str_or_null(hostname[0] ? hostname : NULL)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+int host_fingerprint_gpu(struct loop *l, const struct profile *p, struct gpu *g, json_t **ret) {
+        static const char *const usual[] = {"llama.cpp", "vllm", "sglang", "trtllm"};
+        const struct profile *engines[ELEMENTSOF(usual)];
+        size_t n_engines = 0;
+        if (p)
+                engines[n_engines++] = p;
+        else
+                for (size_t i = 0; i < ELEMENTSOF(usual); i++)
+                        if ((engines[n_engines] = profile_find(usual[i])))
+                                n_engines++;
+        bool python = false;
+        for (size_t i = 0; i < n_engines; i++)
+                python = python || host_engine_is_python(engines[i]->name);
+
+        /* Every command at once: engines, then python3, torch, flashinfer. */
+        struct host_command cmds[ELEMENTSOF(usual) + 3] = {0};
+        size_t n = 0;
+        for (size_t i = 0; i < n_engines; i++)
+                cmds[n++].argv = (char *const *)engines[i]->version_command; /* NULL: nothing to run */
+        size_t py = n;
+        if (python) {
+                cmds[n++].argv = python_version;
+                cmds[n++].argv = torch_version;
+                cmds[n++].argv = flashinfer_version;
+        }
+        int r = host_run_commands(l, cmds, n, HOST_COMMAND_TIMEOUT);
+        if (r < 0)
+                return r;
+
+        (void)gpu_query(g); /* a failed refresh keeps the last values: still a fingerprint */
+        json_t *o = json_object();
+        r = -ENOMEM;
+        if (!o || set_new(o, "gpus", host_gpus_json(g)) < 0 ||
+            set_new(o, "gpu_reason", json_str_or_null(g->n_gpus ? NULL : g->reason)) < 0 ||
+            set_new(o, "driver", json_str_or_null(g->driver)) < 0 ||
+            set_new(o, "cuda", json_str_or_null(g->cuda)) < 0 || host_facts(o) < 0 ||
+            set_new(o, "engines", json_object()) < 0)
+                goto out;
+        json_t *eng = json_object_get(o, "engines");
+        for (size_t i = 0; i < n_engines; i++)
+                if (set_new(eng, engines[i]->name, json_str_or_null(cmds[i].line)) < 0)
+                        goto out;
+        if (python && set_new(o, "python", python_json(&cmds[py])) < 0)
+                goto out;
+        *ret = TAKE_PTR(o);
+        r = 0;
+out:
+        json_decref(o);
+        host_commands_release(cmds, n);
+        return r;
+}
+
+int host_fingerprint(struct loop *l, const struct profile *p, json_t **ret) {
+        _cleanup_gpu_ struct gpu *g = NULL;
+        int r = gpu_open(&g);
+        if (r < 0)
+                return r;
+        return host_fingerprint_gpu(l, p, g, ret);
+}
