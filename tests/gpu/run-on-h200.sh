@@ -86,8 +86,11 @@ fi
 [ -x "$HOLD" ] || say "hold_memory: NOT BUILT (see $OUT/nvcc.log, $OUT/cc-hold.log)"
 
 # --- 3. gauntlet --------------------------------------------------------------------------
-GAUNTLET=
-if [ -z "$missing" ]; then
+# GAUNTLET_PREBUILT: a gauntlet built elsewhere (with its libraries on LD_LIBRARY_PATH),
+# for hosts that lack the build dependencies.
+GAUNTLET=${GAUNTLET_PREBUILT:-}
+[ -n "$GAUNTLET" ] && say "gauntlet: prebuilt ($GAUNTLET)"
+if [ -z "$GAUNTLET" ] && [ -z "$missing" ]; then
         # only the tool and the GPU tests: the rest of the suite does not need this host
         if timeout 300 make BUILD=$B WERROR=0 -j"$(nproc)" "$B/bin/gauntlet" "$B/libgauntlet.a" >"$OUT/make.log" 2>&1; then
                 GAUNTLET="$ROOT/$B/bin/gauntlet"
