@@ -1,0 +1,37 @@
+/* fuzz_diagnose.c -- libFuzzer target: the log diagnoser (diagnose_text), every profile.
+ *
+ * Input: byte 0 picks the engine profile; the rest is a server log.
+ * Invariants: no crash; a match names a cause and a verdict of crash or timeout, and its
+ * evidence is at most DIAGNOSE_MAX_EVIDENCE bytes, taken from a line that exists.
+ */
+#include <errno.h>
+
+#include "diagnose.h"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        struct fuzz_input in = {data, size};
+        const struct profile *const *all = profile_all();
+        size_t n_profiles = 0;
+        while (all[n_profiles])
+                n_profiles++;
+        const struct profile *p = all[fuzz_byte(&in) % n_profiles];
+
+        struct diagnosis d = {0};
+        int r = diagnose_text((const char *)in.p, in.n, p, &d);
+        FUZZ_ASSERT(r == 0 || r == 1, "unexpected result %d", r);
+        if (r == 1) {
+                size_t lines = 1;
+                for (size_t i = 0; i < in.n; i++)
+                        lines += in.p[i] == '\n';
+                FUZZ_ASSERT(d.cause && *d.cause, "a match without a cause");
+                FUZZ_ASSERT(d.verdict == VERDICT_CRASH || d.verdict == VERDICT_TIMEOUT, "verdict %d", d.verdict);
+                FUZZ_ASSERT(d.evidence, "a match without evidence");
+                FUZZ_ASSERT(strlen(d.evidence) <= DIAGNOSE_MAX_EVIDENCE, "evidence of %zu bytes",
+                            strlen(d.evidence));
+                FUZZ_ASSERT(d.line >= 1 && d.line <= lines, "line %zu of %zu", d.line, lines);
+                diagnosis_release(&d);
+        }
+        return 0;
+}
