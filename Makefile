@@ -134,7 +134,7 @@ demo: all
 	PATH="$(CURDIR)/$(BUILD)/bin:$$PATH" $(GAUNTLET) run examples/demo.yaml --journal runs/demo.db; \
 	  status=$$?; [ $$status -le 1 ] || exit $$status
 	$(GAUNTLET) report runs/demo.db
-	$(GAUNTLET) emit systemd runs/demo.db
+	PATH="$(CURDIR)/$(BUILD)/bin:$$PATH" $(GAUNTLET) emit systemd runs/demo.db
 
 # Supervisor latency figures for docs/supervisor.md (a benchmark, not a test).
 $(BUILD)/bin/measure-supervisor: $(BUILD)/obj/tools/measure-supervisor.o $(LIBGAUNTLET)

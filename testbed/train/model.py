@@ -44,6 +44,19 @@ class Config:
         return asdict(self)
 
 
+_E2M1 = {}
+
+
+def _e2m1_tables(device):
+    """The E2M1 magnitudes and their midpoints, made once per device (a host-to-device copy
+    in every call would make the GPU wait for the CPU)."""
+    t = _E2M1.get(device)
+    if t is None:
+        grid = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], device=device)
+        t = _E2M1[device] = (grid, (grid[1:] + grid[:-1]) / 2)
+    return t
+
+
 def nvfp4_quant(w, per_row=False):
     """Round w to NVFP4 and back: blocks of 16 consecutive values along the last (input)
     dim, each value an E2M1 number (0, .5, 1, 1.5, 2, 3, 4, 6), one E4M3 scale per block
@@ -67,8 +80,8 @@ def nvfp4_quant(w, per_row=False):
     step = torch.pow(2.0, e - 3)                                          # min normal 2^-6
     bs8 = (torch.round(bs / step) * step).clamp(max=448.0)
     q = x / torch.where(bs8 > 0, bs8, torch.ones_like(bs8))
-    grid = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], device=w.device)
-    qa = grid[torch.bucketize(q.abs().clamp(max=6.0), (grid[1:] + grid[:-1]) / 2)]
+    grid, mid = _e2m1_tables(w.device)
+    qa = grid[torch.bucketize(q.abs().clamp(max=6.0), mid)]
     return (qa * q.sign() * bs8 * ts).reshape(shp).to(w.dtype)
 
 
