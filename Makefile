@@ -10,11 +10,11 @@ WERROR  ?= 1
 OPT     ?= -O2
 
 PKGS     := libcurl jansson sqlite3 yaml-0.1 zlib
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
-CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+MHD_CFLAGS = $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS   = $(shell pkg-config --libs libmicrohttpd 2>/dev/null)
+CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null)
 
 WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
         -Wvla -Wpointer-arith -Wundef -Wno-unused-parameter
@@ -74,11 +74,15 @@ endif
 .PHONY: all test unit integration demo clean check-deps measure
 all: check-deps $(BINS)
 
+# On a fresh machine the first `make` installs the Debian packages it needs (as root), so
+# `make demo` and `make test` are the whole set-up.
 check-deps:
-	@pkg-config --exists $(PKGS) libmicrohttpd cmocka || { \
-	  echo "gauntlet: missing build dependencies; run: sudo .ci/install-deps" >&2; exit 1; }
+	@pkg-config --exists $(PKGS) libmicrohttpd cmocka 2>/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then echo "gauntlet: installing build dependencies (.ci/install-deps)" >&2; \
+	    .ci/install-deps || exit 1; \
+	  else echo "gauntlet: missing build dependencies; run: sudo .ci/install-deps" >&2; exit 1; fi; }
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) $(MHD_CFLAGS) -c $< -o $@
