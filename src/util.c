@@ -184,18 +184,25 @@ uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
         return h;
 }
 
-int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
+int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len) {
         size_t cap = 4096, len = 0;
         _cleanup_free_ char *data = malloc(cap + 1);
         if (!data)
                 return -ENOMEM;
         for (;;) {
                 if (len == cap) {
-                        if (cap >= max)
-                                return -EFBIG;
+                        if (cap >= max) {
+                                /* full: one more byte says whether there was more */
+                                char probe;
+                                ssize_t k = read(fd, &probe, 1);
+                                if (k < 0 && errno == EINTR)
+                                        continue;
+                                if (k < 0)
+                                        return -errno;
+                                if (k > 0)
+                                        return -EFBIG;
+                                break;
+                        }
                         size_t ncap = MIN(cap * 2, max);
                         char *nd = realloc(data, ncap + 1);
                         if (!nd)
@@ -218,6 +225,13 @@ int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len) 
                 *ret_len = len;
         *ret = TAKE_PTR(data);
         return 0;
+}
+
+int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return read_fd_capped(fd, max, ret, ret_len);
 }
 
 int write_all(int fd, const void *buf, size_t n) {

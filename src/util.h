@@ -82,8 +82,10 @@ const char *format_duration(usec_t u, char buf[static 32]);
 #define FNV_SEED UINT64_C(0xcbf29ce484222325)
 uint64_t fnv1a(uint64_t seed, const void *p, size_t n);
 
-/* Reads a whole file up to max bytes (-EFBIG beyond); NUL-terminates. */
+/* Reads a whole file (or what is left of fd) up to max bytes (-EFBIG beyond: a file of
+ * exactly max bytes is fine); NUL-terminates. */
 int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len);
+int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len);
 /* Writes all of buf to fd, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t n);
 /* mkdir -p; 0 if it exists already. */

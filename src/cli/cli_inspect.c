@@ -29,39 +29,10 @@ static void inspect_help(void) {
                "2 usage error or unreadable file.\n");
 }
 
-/* Reads all of fd up to INSPECT_MAX_FILE; -EFBIG beyond. */
-static int read_fd_capped(int fd, char **ret, size_t *ret_len) {
-        _cleanup_buf_ struct buf b;
-        buf_init(&b, INSPECT_MAX_FILE);
-        char chunk[65536];
-        for (;;) {
-                ssize_t k = read(fd, chunk, sizeof chunk);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                if (buf_append(&b, chunk, (size_t)k) < 0)
-                        return b.truncated ? -EFBIG : -ENOMEM;
-        }
-        size_t len = b.len;
-        char *d = buf_detach(&b);
-        if (!d)
-                return -ENOMEM;
-        *ret = d;
-        *ret_len = len;
-        return 0;
-}
-
 static int read_input(const char *path, char **ret, size_t *ret_len) {
         if (strcmp(path, "-") == 0)
-                return read_fd_capped(STDIN_FILENO, ret, ret_len);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        return read_fd_capped(fd, ret, ret_len);
+                return read_fd_capped(STDIN_FILENO, INSPECT_MAX_FILE, ret, ret_len);
+        return read_file_capped(path, INSPECT_MAX_FILE, ret, ret_len);
 }
 
 int cli_inspect(int argc, char **argv) {

@@ -2,17 +2,7 @@
 # bench-pick.sh -- a sweep benchmarks the cells that pass and picks the truly faster one:
 # two correct fixture configurations, one streaming a token every 2 ms and one every 20 ms;
 # a third that answers garbage is never benchmarked.
-set -euo pipefail
-tmp=$(mktemp -d)
-cleanup() {
-        local f
-        for f in "$tmp"/pids-*; do
-                if [ -f "$f" ]; then xargs -r kill -9 <"$f" 2>/dev/null || true; fi
-        done
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$SRCDIR/tests/lib.sh"
 
 cat >"$tmp/m.yaml" <<YAML
 engine: generic

@@ -2,17 +2,7 @@
 # gpu-memory.sh -- the sweep's GPU memory wait and peak figure on a simulated GPU
 # (GAUNTLET_FAKE_GPUS, docs/gpu.md): a server that leaves memory held is named, with the
 # process holding it, once the memory_timeout passed; the peak is in the report.
-set -euo pipefail
-tmp=$(mktemp -d)
-cleanup() {
-        local f
-        for f in "$tmp"/pids-*; do
-                if [ -f "$f" ]; then xargs -r kill -9 <"$f" 2>/dev/null || true; fi
-        done
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$SRCDIR/tests/lib.sh"
 
 fake() { # used-MiB -> the simulated GPU file
         cat >"$tmp/gpus.json.new" <<JSON

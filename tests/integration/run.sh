@@ -2,31 +2,7 @@
 # run.sh -- `gauntlet run` against the scripted fixture server: every verdict class with
 # its evidence, nothing left running, resume from the journal, SIGINT and SIGKILL of
 # gauntlet mid-sweep.
-set -euo pipefail
-tmp=$(mktemp -d)
-cleanup() {
-        # the test's own safety net: anything a failed run left behind
-        local f
-        for f in "$tmp"/pids-*; do
-                if [ -f "$f" ]; then xargs -r kill -9 <"$f" 2>/dev/null || true; fi
-        done
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-alive_pids() { # every pid listed in the pid files that is still running (zombies excluded)
-        local f p
-        for f in "$tmp"/pids-*; do
-                [ -f "$f" ] || continue
-                while read -r p; do
-                        [ -n "$p" ] || continue
-                        if [ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null; then
-                                echo "$p"
-                        fi
-                done <"$f"
-        done
-}
+. "$SRCDIR/tests/lib.sh"
 
 cat >"$tmp/m.yaml" <<YAML
 engine: generic

@@ -113,11 +113,34 @@ static void test_sse_limit(void **state) {
         assert_int_equal(c.n, 0);
 }
 
+static void test_read_capped(void **state) {
+        char path[] = "/tmp/gauntlet-util-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        char data[10000];
+        memset(data, 'x', sizeof(data));
+        assert_int_equal(write_all(fd, data, sizeof(data)), 0);
+        close(fd);
+        char *got = NULL;
+        size_t len = 0;
+        /* exactly the cap is fine, one byte less than the file is not */
+        assert_int_equal(read_file_capped(path, sizeof(data), &got, &len), 0);
+        assert_int_equal(len, sizeof(data));
+        assert_int_equal(got[len], '\0');
+        free(got);
+        got = NULL;
+        assert_int_equal(read_file_capped(path, sizeof(data) - 1, &got, &len), -EFBIG);
+        assert_null(got);
+        assert_int_equal(read_file_capped("/nonexistent/gauntlet", 10, &got, &len), -ENOENT);
+        unlink(path);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_duration), cmocka_unit_test(test_format_duration),
                 cmocka_unit_test(test_buf_cap),        cmocka_unit_test(test_strv),
                 cmocka_unit_test(test_sse_splits),     cmocka_unit_test(test_sse_limit),
+                cmocka_unit_test(test_read_capped),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
