@@ -71,11 +71,8 @@ set -e
 "$GAUNTLET" report --format json j.db >r.json
 [ "$(jq -r '[.cells[] | select(.axes.answer == "hostile") | .verdict] | unique | join(",")' r.json)" = wrong ] ||
         fail "the hostile cells are not 'wrong': $(jq -c '[.cells[] | {a: .axes, v: .verdict}]' r.json)"
-# Until `gauntlet run` records the host fingerprint, give the sweep one, so the browser
-# renders the GPU part too (a fingerprint recorded by run is left as it is).
-if [ "$(sqlite3 j.db 'select host_json from sweeps order by id desc limit 1')" = '{}' ]; then
-        sqlite3 j.db "update sweeps set host_json = '{\"gpus\": [{\"index\": 0, \"name\": \"NVIDIA H200\", \"arch\": \"sm_90\", \"memory_mib\": 143771}, {\"index\": 1, \"name\": \"NVIDIA H200\", \"arch\": \"sm_90\", \"memory_mib\": 143771}], \"driver\": \"570.86.15\", \"cuda\": \"12.8\", \"kernel\": \"6.1.0-28-amd64\"}'"
-fi
+# gauntlet run recorded the simulated GPUs with the sweep: the page must name them.
+[ "$(jq -r '.host.gpus | length' r.json)" = 2 ] || fail "the sweep did not record the host's GPUs"
 
 "$GAUNTLET" report --format html j.db >report.html
 head -c 15 report.html | grep -qx '<!DOCTYPE html>' || fail "not an HTML page: $(head -c 80 report.html)"
