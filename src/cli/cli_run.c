@@ -150,7 +150,7 @@ static int write_file(const char *path, const struct buf *b) {
         return close(TAKE_FD(fd)) < 0 ? -errno : 0;
 }
 
-/* What a finished sweep leaves beside its logs: the report as Markdown and JSON, and for
+/* What a finished sweep leaves beside its logs: the report as HTML, Markdown and JSON, and for
  * the best cell the unit and launch script the matrix's `emit:` asks for. Mode 0600: the
  * unit and script carry the real environment. */
 static void write_outputs(const struct matrix *m, const struct report_view *view, const char *dir) {
@@ -171,10 +171,16 @@ static void write_outputs(const struct matrix *m, const struct report_view *view
                         cli_error("cannot write '%s'", json_path);
                 json_decref(j);
         }
+        _cleanup_buf_ struct buf html;
+        buf_init(&html, 0);
+        _cleanup_free_ char *html_path = strdup_printf("%s/report.html", dir);
+        if (html_path && report_html(view, &html) >= 0 && (r = write_file(html_path, &html)) < 0)
+                cli_error("cannot write '%s': %s", html_path, strerror(-r));
+        printf("reports: %s, %s, %s\n", html_path ? html_path : "?", md_path ? md_path : "?",
+               json_path ? json_path : "?");
         int best = report_best_index(view, NULL);
         if (best < 0)
                 return;
-        printf("reports: %s, %s\n", md_path ? md_path : "?", json_path ? json_path : "?");
         static const struct {
                 unsigned bit;
                 bool systemd;
