@@ -413,11 +413,12 @@ static const char *fake_str(json_t *o, const char *key) {
 /* Copies the changing values (memory, utilization, processes when asked) from the file's
  * GPU objects into g. */
 static int fake_apply(struct gpu *g, json_t *list, bool processes) {
-        if (json_array_size(list) < g->n_gpus)
-                return -EINVAL;
         for (size_t i = 0; i < g->n_gpus; i++) {
-                json_t *o = json_array_get(list, i);
                 struct gpu_info *gi = &g->gpus[i];
+                /* by the GPU's own index: after gpu_select the list is a subset */
+                json_t *o = json_array_get(list, gi->index);
+                if (!o)
+                        return -EINVAL;
                 int64_t total = fake_int(o, "memory_total_mib", -1);
                 int64_t used = fake_int(o, "memory_used_mib", -1);
                 if (!json_is_object(o) || total < 0 || used < 0)
@@ -576,6 +577,43 @@ static int gpu_refresh(struct gpu *g, bool processes) {
         default:
                 return 0;
         }
+}
+
+int gpu_select(struct gpu *g, const unsigned *indices, size_t n) {
+        for (size_t k = 0; k < n; k++) {
+                bool found = false;
+                for (size_t i = 0; i < g->n_gpus; i++)
+                        found |= g->gpus[i].index == indices[k];
+                if (!found)
+                        return -ENODEV;
+        }
+        struct gpu_info *keep = calloc(n ? n : 1, sizeof(*keep));
+        if (!keep)
+                return -ENOMEM;
+        nvml_device_t *devices = NULL;
+        if (g->nvml && g->nvml->devices && !(devices = calloc(n ? n : 1, sizeof(*devices)))) {
+                free(keep);
+                return -ENOMEM;
+        }
+        for (size_t k = 0; k < n; k++)
+                for (size_t i = 0; i < g->n_gpus; i++)
+                        if (g->gpus[i].index == indices[k]) {
+                                keep[k] = g->gpus[i];
+                                g->gpus[i] = (struct gpu_info){0}; /* moved */
+                                if (devices)
+                                        devices[k] = g->nvml->devices[i];
+                        }
+        for (size_t i = 0; i < g->n_gpus; i++)
+                gpu_info_release(&g->gpus[i]);
+        free(g->gpus);
+        g->gpus = keep;
+        g->n_gpus = n;
+        if (devices) {
+                free(g->nvml->devices);
+                g->nvml->devices = devices;
+                g->nvml->n_devices = n;
+        }
+        return 0;
 }
 
 int gpu_query(struct gpu *g) {

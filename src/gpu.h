@@ -85,6 +85,10 @@ void gpu_close(struct gpu *g);
 static inline void gpu_closep(struct gpu **g) { if (*g) gpu_close(*g); }
 #define _cleanup_gpu_ _cleanup_(gpu_closep)
 
+/* Keeps only the GPUs whose NVML indices are listed, in that order (a worker that runs
+ * cells on one slot watches its own GPUs). -ENODEV for an index that is not there. */
+int gpu_select(struct gpu *g, const unsigned *indices, size_t n);
+
 /* Refreshes memory, utilization and the processes holding memory on every GPU. On
  * failure (an NVML error, an unreadable fake file) the previous values are kept and a
  * negative errno comes back (-EIO for NVML errors). */

@@ -1009,7 +1009,7 @@ static const char *const *cell_template(const struct matrix *m);
 
 static const char *const top_keys[] = {
         "engine", "model",    "command",  "args",   "env",     "host",      "port",
-        "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "memory_timeout", "axes",
+        "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "memory_timeout", "gpus_per_cell", "axes",
         "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit",
         NULL,
 };
@@ -1141,6 +1141,9 @@ static int parse_base(struct ctx *c, const struct ynode *root, struct matrix *m)
             (r = y_duration(c, v, "request_timeout", &m->request_timeout)) < 0)
                 return r;
         if ((v = y_get(root, "stop_timeout")) && (r = y_duration(c, v, "stop_timeout", &m->stop_timeout)) < 0)
+                return r;
+        m->gpus_per_cell = m->tp;
+        if ((v = y_get(root, "gpus_per_cell")) && (r = y_int(c, v, "gpus_per_cell", 0, 1024, &m->gpus_per_cell)) < 0)
                 return r;
         m->memory_timeout = 2 * 60 * USEC_PER_SEC;
         if ((v = y_get(root, "memory_timeout")) &&

@@ -76,6 +76,8 @@ struct matrix {
         char *host;                   /* default 127.0.0.1 */
         int port;                     /* 0: a free port per launch */
         int tp;                       /* from `tp:` or the profile's TP flag in args; 0 unknown */
+        int gpus_per_cell;            /* GPUs one cell needs: `gpus_per_cell:`, else tp; 0: all
+                                         of them (cells run one at a time) */
         char *workdir;                /* where the server runs; NULL: gauntlet's cwd */
         usec_t startup_timeout;       /* default 20m */
         usec_t request_timeout;       /* per check request; default 5m */

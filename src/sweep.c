@@ -241,9 +241,15 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
         _cleanup_free_ char *health = url ? strdup_printf("%s%s", url, m->profile->health_path) : NULL;
         if (!health)
                 return -ENOMEM;
+        _cleanup_strv_free_ char **env = strv_copy(cr->cell->env);
+        for (char *const *e = cr->o->extra_env; env && e && *e; e++)
+                if (strv_push(&env, *e) < 0)
+                        return -ENOMEM;
+        if (!env)
+                return -ENOMEM;
         struct server_spec spec = {
                 .argv = argv,
-                .env = cr->cell->env,
+                .env = env,
                 .workdir = m->workdir,
                 .log_path = a->log_path,
                 .token = token,
@@ -430,6 +436,8 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
 
         for (size_t i = 0; i < n; i++) {
                 const struct cell *c = &cells[i];
+                if (o->n_slots > 1 && i % o->n_slots != o->slot)
+                        continue; /* another slot's cell */
                 if (c->excluded) {
                         /* Nothing is journaled for an excluded cell: the cell row says it is
                          * excluded, and lifting the exclusion later lets it run. */

@@ -32,6 +32,11 @@ struct sweep_options {
         bool rerun;                   /* run settled cells again */
         const char *host_json;        /* host fingerprint, "{}" when unknown */
         struct gpu *gpu;              /* NULL or no GPUs: no memory wait, no peak figures */
+        /* Side by side on disjoint GPU sets: this run takes the cells whose index i has
+         * i % n_slots == slot (others are neither run nor reported) and adds extra_env
+         * ("CUDA_VISIBLE_DEVICES=...") to each server's environment, outside the cell id. */
+        size_t slot, n_slots;         /* n_slots 0 or 1: every cell */
+        char *const *extra_env;
 };
 
 struct sweep_summary {

@@ -1,5 +1,11 @@
 /* cli_run.c -- `gauntlet run MATRIX`: the sweep, printed as it settles. */
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <libgen.h>
@@ -232,15 +238,168 @@ static char *log_root_for(const char *journal) {
         return r;
 }
 
+struct worker {
+        bool active;          /* this process is one worker of a multi-slot sweep */
+        size_t slot, n_slots;
+        const char *gpus;     /* "0,1": the NVML indices it watches */
+        const char *visible;  /* CUDA_VISIBLE_DEVICES for its servers */
+};
+
+static int select_gpus(struct gpu *g, const char *list) {
+        unsigned idx[1024];
+        size_t n = 0;
+        for (const char *p = list; p && *p && n < ELEMENTSOF(idx);) {
+                char *end;
+                unsigned long v = strtoul(p, &end, 10);
+                if (end == p || v > 1023)
+                        return -EINVAL;
+                idx[n++] = (unsigned)v;
+                p = *end == ',' ? end + 1 : end;
+                if (*end && *end != ',')
+                        return -EINVAL;
+        }
+        return n ? gpu_select(g, idx, n) : -EINVAL;
+}
+
+struct worker_proc {
+        pid_t pid;
+        int pidfd;
+        bool exited;
+        int status;
+};
+
+static void on_worker_exit(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        struct worker_proc *wp = userdata;
+        siginfo_t si = {0};
+        if (waitid(P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+                return;
+        wp->exited = true;
+        wp->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
+        loop_unwatch_fd(l, fd);
+}
+
+struct slots_outcome {
+        size_t slots;         /* workers run; 0: none (run the sweep in this process) */
+        size_t failed;        /* workers that exited with an error */
+        bool interrupted;     /* a worker was stopped by a signal */
+        int signal;
+};
+
+/* With gpus_per_cell set and room for two or more disjoint GPU sets, starts one worker
+ * (this program, `run --worker K/N`) per set and waits for them, forwarding signals. */
+static int run_slots(struct loop *l, struct journal *j, const struct matrix *m, const struct gpu *g,
+                     const char *matrix_path, const char *jpath, bool rerun, struct slots_outcome *ret) {
+        *ret = (struct slots_outcome){0};
+        if (m->gpus_per_cell <= 0 || g->n_gpus < 2 * (size_t)m->gpus_per_cell)
+                return 0;
+        const char **uuids = calloc(g->n_gpus, sizeof(char *));
+        if (!uuids)
+                return -ENOMEM;
+        bool have_uuids = true;
+        for (size_t i = 0; i < g->n_gpus; i++)
+                have_uuids &= (uuids[i] = g->gpus[i].uuid) && uuids[i][0];
+        struct gpu_slot *slots = NULL;
+        size_t n = 0;
+        int r = gpu_slots_plan(g->n_gpus, (size_t)m->gpus_per_cell, 0, have_uuids ? uuids : NULL, &slots, &n);
+        free(uuids);
+        if (r < 0)
+                return r;
+        if (n < 2) {
+                gpu_slots_free(slots, n);
+                return 0;
+        }
+        /* What a killed earlier run left is stopped once, here, before any worker starts. */
+        r = sweep_cleanup_orphans(l, j, m->stop_timeout);
+        if (r > 0)
+                fprintf(stderr, "gauntlet: stopped %d process%s left behind by an earlier run that was killed\n", r,
+                        r == 1 ? "" : "es");
+        fprintf(stderr, "gauntlet: %zu cells side by side, %d GPU%s each\n", n, m->gpus_per_cell,
+                m->gpus_per_cell == 1 ? "" : "s");
+        struct worker_proc *wp = calloc(n, sizeof(*wp));
+        if (!wp) {
+                gpu_slots_free(slots, n);
+                return -ENOMEM;
+        }
+        posix_spawnattr_t attr;
+        posix_spawnattr_init(&attr);
+        sigset_t empty, defaults;
+        sigemptyset(&empty);
+        sigemptyset(&defaults);
+        sigaddset(&defaults, SIGINT);
+        sigaddset(&defaults, SIGTERM);
+        sigaddset(&defaults, SIGHUP);
+        posix_spawnattr_setsigmask(&attr, &empty); /* we block these; workers catch their own */
+        posix_spawnattr_setsigdefault(&attr, &defaults);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+        size_t started = 0;
+        r = 0;
+        for (size_t k = 0; k < n && r >= 0; k++) {
+                _cleanup_buf_ struct buf list;
+                buf_init(&list, 0);
+                for (size_t i = 0; i < slots[k].n; i++)
+                        buf_printf(&list, "%s%u", i ? "," : "", slots[k].gpus[i]);
+                _cleanup_free_ char *which = strdup_printf("%zu/%zu", k, n);
+                char *wargv[] = {"/proc/self/exe", "run", (char *)matrix_path, "--journal", (char *)jpath,
+                                 "--worker", which, "--worker-gpus", (char *)buf_str(&list),
+                                 "--worker-visible", slots[k].visible, rerun ? "--rerun" : NULL, NULL};
+                if (!which) {
+                        r = -ENOMEM;
+                        break;
+                }
+                extern char **environ;
+                r = -posix_spawn(&wp[k].pid, "/proc/self/exe", NULL, &attr, wargv, environ);
+                if (r < 0)
+                        break;
+                wp[k].pidfd = pidfd_open(wp[k].pid, 0);
+                if (wp[k].pidfd < 0 || loop_watch_fd(l, wp[k].pidfd, EPOLLIN, on_worker_exit, &wp[k]) < 0) {
+                        r = -errno;
+                        kill(wp[k].pid, SIGTERM);
+                }
+                started++;
+        }
+        posix_spawnattr_destroy(&attr);
+        /* Wait for every worker; a signal is passed on (a second one too: a worker that is
+         * stopping its server goes on stopping it). */
+        for (;;) {
+                bool all = true;
+                for (size_t k = 0; k < started; k++)
+                        all &= wp[k].exited || wp[k].pidfd < 0;
+                if (all)
+                        break;
+                if (loop_iterate(l, USEC_INFINITY) == -EINTR)
+                        for (size_t k = 0; k < started; k++)
+                                if (!wp[k].exited && wp[k].pidfd >= 0)
+                                        pidfd_send_signal(wp[k].pidfd, loop_signal(l), NULL, 0);
+        }
+        for (size_t k = 0; k < started; k++) {
+                if (wp[k].pidfd >= 0)
+                        close(wp[k].pidfd);
+                if (wp[k].status == 130)
+                        ret->interrupted = true;
+                else if (wp[k].status != 0)
+                        ret->failed++;
+        }
+        ret->signal = loop_signal(l);
+        ret->slots = n;
+        free(wp);
+        gpu_slots_free(slots, n);
+        return r;
+}
+
 int cli_run(int argc, char **argv) {
+        /* --worker* are internal: how a sweep on several GPU slots starts its workers. */
         static const struct option opts[] = {
                 {"journal", required_argument, NULL, 'j'},
                 {"rerun", no_argument, NULL, 'r'},
                 {"help", no_argument, NULL, 'h'},
+                {"worker", required_argument, NULL, 'W'},
+                {"worker-gpus", required_argument, NULL, 'G'},
+                {"worker-visible", required_argument, NULL, 'V'},
                 {0},
         };
         const char *journal_path = NULL;
         bool rerun = false;
+        struct worker w = {0};
         int c;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "j:rh", opts, NULL)) != -1) {
@@ -251,6 +410,17 @@ int cli_run(int argc, char **argv) {
                 case 'r':
                         rerun = true;
                         break;
+                case 'W':
+                        if (sscanf(optarg, "%zu/%zu", &w.slot, &w.n_slots) != 2 || w.n_slots < 2 || w.slot >= w.n_slots)
+                                return cli_usage_error("run", "invalid --worker '%s'", optarg);
+                        w.active = true;
+                        break;
+                case 'G':
+                        w.gpus = optarg;
+                        break;
+                case 'V':
+                        w.visible = optarg;
+                        break;
                 case 'h':
                         usage(stdout);
                         return EXIT_OK;
@@ -260,6 +430,10 @@ int cli_run(int argc, char **argv) {
         }
         if (optind != argc - 1)
                 return cli_usage_error("run", optind >= argc ? "no matrix file given" : "more than one matrix file given");
+        /* A worker whose parent is killed stops its server and ends (as on SIGTERM): a
+         * sweep never goes on without the process that reports it. */
+        if (w.active && (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() == 1))
+                return 130;
         const char *matrix_path = argv[optind];
 
         _cleanup_matrix_ struct matrix *m = NULL;
@@ -300,7 +474,8 @@ int cli_run(int argc, char **argv) {
                 return EXIT_USAGE;
         }
 
-        struct printer p = {.m = m, .j = j, .progress = cli_color(stderr), .color = cli_color(stdout), .width = 10};
+        struct printer p = {
+                .m = m, .j = j, .progress = !w.active && cli_color(stderr), .color = cli_color(stdout), .width = 10};
         {
                 struct cell *cells = NULL;
                 size_t n = 0;
@@ -328,30 +503,63 @@ int cli_run(int argc, char **argv) {
                 cli_error("cannot look for GPUs: %s", strerror(-r));
                 return EXIT_USAGE;
         }
+        if (w.active && (r = select_gpus(gpu, w.gpus)) < 0) {
+                cli_error("invalid --worker-gpus '%s': %s", w.gpus ? w.gpus : "", strerror(-r));
+                return EXIT_USAGE;
+        }
         json_t *host = NULL;
         _cleanup_free_ char *host_json = NULL;
         if (host_fingerprint_gpu(loop, m->profile, gpu, &host) >= 0) {
                 host_json = json_dumps(host, JSON_COMPACT);
                 json_decref(host);
         }
-        if (gpu->n_gpus == 0)
+        if (w.active)
+                ; /* the parent said it */
+        else if (gpu->n_gpus == 0)
                 fprintf(stderr, "gauntlet: no GPU found (%s)\n", gpu->reason ? gpu->reason : "no NVML");
         else
                 for (size_t i = 0; i < gpu->n_gpus; i++)
                         fprintf(stderr, "gauntlet: GPU %u: %s (%s), %llu MiB\n", gpu->gpus[i].index, gpu->gpus[i].name,
                                 gpu->gpus[i].arch[0] ? gpu->gpus[i].arch : "arch unknown",
                                 (unsigned long long)gpu->gpus[i].memory_total_mib);
+        _cleanup_free_ char *visible_env = w.visible ? strdup_printf("CUDA_VISIBLE_DEVICES=%s", w.visible) : NULL;
+        char *extra_env[] = {visible_env, NULL};
         struct sweep_options o = {.journal_path = jpath,
                                   .log_root = log_root,
                                   .rerun = rerun,
                                   .host_json = host_json ? host_json : "{}",
-                                  .gpu = gpu};
-        struct sweep_summary sum;
+                                  .gpu = gpu,
+                                  .slot = w.slot,
+                                  .n_slots = w.active ? w.n_slots : 0,
+                                  .extra_env = visible_env ? extra_env : NULL};
+        struct sweep_summary sum = {0};
         _cleanup_free_ char *sweep_error = NULL;
-        r = sweep_run(loop, m, j, &o, &cb, &sum, &sweep_error);
+        /* Cells that need fewer GPUs than the host has run side by side, one worker per
+         * disjoint GPU set; this process then only waits for them and reports. */
+        struct slots_outcome so = {0};
+        if (!w.active && (r = run_slots(loop, j, m, gpu, matrix_path, jpath, rerun, &so)) < 0) {
+                cli_error("cannot start the workers: %s", strerror(-r));
+                journal_close(j);
+                return EXIT_USAGE;
+        }
+        if (so.slots < 2)
+                r = sweep_run(loop, m, j, &o, &cb, &sum, &sweep_error);
+        else {
+                r = so.interrupted ? -EINTR : so.failed ? -EIO : 0;
+                sum.signal = so.signal;
+        }
         clear_progress(&p);
         int status;
-        if (r == -EINTR) {
+        if (w.active) {
+                if (r < 0 && r != -EINTR)
+                        cli_error("%s", sweep_error ? sweep_error : strerror(-r));
+                journal_close(j);
+                return r == -EINTR ? 130 : r < 0 ? EXIT_USAGE : EXIT_OK;
+        }
+        if (r == -EIO && so.slots >= 2) {
+                cli_error("a worker failed; run again to resume");
+                status = EXIT_USAGE;
+        } else if (r == -EINTR) {
                 cli_error("interrupted by SIG%s: the server was stopped; run again to resume",
                           sum.signal ? sigabbrev_np(sum.signal) : "INT");
                 status = 130;

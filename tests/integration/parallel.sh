@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# parallel.sh -- on a (simulated) host with 4 GPUs and `gpus_per_cell: 1`, cells run side
+# by side, each server seeing its own GPU through CUDA_VISIBLE_DEVICES; a second run
+# resumes; SIGINT stops every worker and every server.
+. "$SRCDIR/tests/lib.sh"
+
+cat >"$tmp/gpus.json" <<JSON
+{"driver": "580.1", "cuda": "13.0", "gpus": [
+ {"name": "NVIDIA H200", "uuid": "GPU-a", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
+ {"name": "NVIDIA H200", "uuid": "GPU-b", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
+ {"name": "NVIDIA H200", "uuid": "GPU-c", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
+ {"name": "NVIDIA H200", "uuid": "GPU-d", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []}]}
+JSON
+export GAUNTLET_FAKE_GPUS="$tmp/gpus.json"
+# The server records which GPUs it was given and when it started, then becomes the fixture.
+cat >"$tmp/server.sh" <<EOF2
+#!/bin/sh
+echo "\$(date +%s.%N) \$CUDA_VISIBLE_DEVICES" >>"$tmp/visible"
+exec "$FIXTURE" "\$@"
+EOF2
+chmod +x "$tmp/server.sh"
+cat >"$tmp/m.yaml" <<YAML
+engine: generic
+command: [$tmp/server.sh, --port, "{port}", --pid-file, "$tmp/pids-{port}", --load-time, "3"]
+gpus_per_cell: 1
+startup_timeout: 30s
+stop_timeout: 2s
+memory_timeout: 2s
+axes:
+  answer:
+    values:
+      - {name: right}
+      - {name: wrong, args: [--answer-for, "17 * 19=324"]}
+      - {name: bangs, args: [--answer, "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"]}
+      - {name: right-too, env: {UNUSED: "1"}}
+YAML
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/out" "$tmp/err"; fail "run failed"; }
+cat "$tmp/out" "$tmp/err" >&2
+grep -q "4 cells side by side, 1 GPU each" "$tmp/err" || fail "the cells did not run side by side"
+# every cell saw exactly one GPU, each a different one
+[ "$(awk '{print $2}' "$tmp/visible" | sort | tr '\n' ' ')" = "GPU-a GPU-b GPU-c GPU-d " ] ||
+        fail "CUDA_VISIBLE_DEVICES per cell: $(awk '{print $2}' "$tmp/visible" | tr '\n' ' ')"
+# side by side: all four started within the first one's 3 s load
+awk 'NR == 1 { lo = hi = $1 } { if ($1 < lo) lo = $1; if ($1 > hi) hi = $1 } END { exit !(hi - lo < 3) }' "$tmp/visible" ||
+        fail "the cells did not overlap: $(cat "$tmp/visible")"
+"$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
+v() { jq -r --arg a "$1" '.cells[] | select(.axes.answer == $a) | "\(.verdict) \(.cause // "-")"' "$tmp/r.json"; }
+[ "$(v right)" = "pass -" ] || fail "right: $(v right)"
+[ "$(v right-too)" = "pass -" ] || fail "right-too: $(v right-too)"
+[ "$(v wrong)" = "wrong math" ] || fail "wrong: $(v wrong)"
+[ "$(v bangs)" = "garbage repeat" ] || fail "bangs: $(v bangs)"
+grep -q "^4 cells: 2 pass, 1 garbage, 1 wrong" "$tmp/out" || fail "no summary from the parent"
+[ -z "$(alive_pids)" ] || fail "processes left: $(alive_pids | tr '\n' ' ')"
+
+# resume: nothing runs again
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out2" 2>&1
+[ "$(grep -c '(journal)' "$tmp/out2")" -eq 4 ] || { cat "$tmp/out2"; fail "resume ran settled cells again"; }
+
+# SIGINT while the servers load: every worker and server stops, exit 130
+rm -f "$tmp"/pids-* "$tmp/visible"
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j2.db" >"$tmp/out3" 2>&1 &
+gpid=$!
+for _ in $(seq 200); do [ "$(cat "$tmp"/pids-* 2>/dev/null | wc -l)" -ge 4 ] && break; sleep 0.05; done
+kill -INT "$gpid"
+set +e
+wait "$gpid"
+status=$?
+set -e
+[ "$status" -eq 130 ] || { cat "$tmp/out3"; fail "SIGINT: exit $status, want 130"; }
+[ -z "$(alive_pids)" ] || fail "SIGINT left processes: $(alive_pids | tr '\n' ' ')"
+
+# SIGKILL of the parent: its workers stop their servers and end; the next run resumes.
+rm -f "$tmp"/pids-*
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j3.db" >"$tmp/out4" 2>&1 &
+gpid=$!
+for _ in $(seq 200); do [ "$(cat "$tmp"/pids-* 2>/dev/null | wc -l)" -ge 4 ] && break; sleep 0.05; done
+kill -KILL "$gpid"
+wait "$gpid" 2>/dev/null || true
+for _ in $(seq 100); do [ -z "$(alive_pids)" ] && break; sleep 0.1; done
+[ -z "$(alive_pids)" ] || fail "the workers did not stop their servers when the parent died: $(alive_pids | tr '\n' ' ')"
+pgrep -f -- "--journal $tmp/j3.db" >/dev/null && fail "a worker outlived its parent"
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j3.db" >"$tmp/out5" 2>&1 || { cat "$tmp/out5"; fail "the run after SIGKILL failed"; }
+grep -q "^4 cells: 2 pass, 1 garbage, 1 wrong" "$tmp/out5" || { cat "$tmp/out5"; fail "the run after SIGKILL did not finish the sweep"; }
+echo "parallel.sh: all good"
