@@ -29,7 +29,8 @@
 #include "profile.h"
 #include "util.h"
 
-#define HOST_COMMAND_TIMEOUT (5 * USEC_PER_SEC)
+/* Python engines import torch to print a version: a cold import takes seconds. */
+#define HOST_COMMAND_TIMEOUT (15 * USEC_PER_SEC)
 /* Output kept per stream of a version command; the rest is read and dropped. */
 #define HOST_MAX_OUTPUT ((size_t)4096)
 /* A version line, an OS or CPU name longer than this is cut. */
