@@ -71,6 +71,9 @@ else
 Q := @
 endif
 
+# Keep the test objects (no "rm ..." after the test summary, no rebuild next time).
+.SECONDARY:
+
 .PHONY: all test unit integration demo clean check-deps measure
 all: check-deps $(BINS)
 
