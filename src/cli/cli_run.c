@@ -350,12 +350,19 @@ static int run_slots(struct loop *l, struct journal *j, const struct matrix *m, 
                 r = -posix_spawn(&wp[k].pid, "/proc/self/exe", NULL, &attr, wargv, environ);
                 if (r < 0)
                         break;
-                wp[k].pidfd = pidfd_open(wp[k].pid, 0);
-                if (wp[k].pidfd < 0 || loop_watch_fd(l, wp[k].pidfd, EPOLLIN, on_worker_exit, &wp[k]) < 0) {
-                        r = -errno;
-                        kill(wp[k].pid, SIGTERM);
-                }
                 started++;
+                wp[k].pidfd = pidfd_open(wp[k].pid, 0);
+                if (wp[k].pidfd < 0 || (r = loop_watch_fd(l, wp[k].pidfd, EPOLLIN, on_worker_exit, &wp[k])) < 0) {
+                        /* cannot watch it: end it now (it has started nothing yet) */
+                        r = r < 0 ? r : -errno;
+                        kill(wp[k].pid, SIGKILL);
+                        waitpid(wp[k].pid, NULL, 0);
+                        if (wp[k].pidfd >= 0)
+                                close(wp[k].pidfd);
+                        wp[k].pidfd = -1;
+                        wp[k].exited = true;
+                        wp[k].status = 1;
+                }
         }
         posix_spawnattr_destroy(&attr);
         /* Wait for every worker; a signal is passed on (a second one too: a worker that is
