@@ -72,7 +72,7 @@ Q := @
 endif
 
 # Keep the test objects (no "rm ..." after the test summary, no rebuild next time).
-.SECONDARY:
+.SECONDARY: $(UNIT_SRC:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all test unit integration demo clean check-deps measure
 all: check-deps $(BINS)
