@@ -479,20 +479,25 @@ static int parse_object(struct openai_output *o, const char *text, size_t len, b
         return 0;
 }
 
-int openai_parse_response(struct openai_output *o, const char *body, size_t len) {
+/* One response object or stream chunk: an error object, else the first choice and usage. */
+static int take_object(struct openai_output *o, const char *text, size_t len, bool stream) {
         _cleanup_json_ json_t *root = NULL;
-        int r = parse_object(o, body, len, false, &root);
+        int r = parse_object(o, text, len, stream, &root);
         if (r < 0)
                 return r;
         bool is_error;
         r = take_error(o, root, &is_error);
         if (r < 0 || is_error)
                 return r;
-        r = take_choice(o, root, false);
+        r = take_choice(o, root, stream);
         if (r < 0)
                 return r;
         take_usage(o, root);
         return 0;
+}
+
+int openai_parse_response(struct openai_output *o, const char *body, size_t len) {
+        return take_object(o, body, len, false);
 }
 
 int openai_stream_event(struct openai_output *o, const char *data, size_t len) {
@@ -508,19 +513,7 @@ int openai_stream_event(struct openai_output *o, const char *data, size_t len) {
         }
         if (a == b)
                 return 0; /* an empty keep-alive event */
-        _cleanup_json_ json_t *root = NULL;
-        int r = parse_object(o, data + a, b - a, true, &root);
-        if (r < 0)
-                return r;
-        bool is_error;
-        r = take_error(o, root, &is_error);
-        if (r < 0 || is_error)
-                return r;
-        r = take_choice(o, root, true);
-        if (r < 0)
-                return r;
-        take_usage(o, root);
-        return 0;
+        return take_object(o, data + a, b - a, true);
 }
 
 /* Moves content[from, to) to reasoning and keeps content[rest..] as the answer. */
