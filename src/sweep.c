@@ -367,6 +367,13 @@ int sweep_cleanup_orphans(struct loop *l, struct journal *j, usec_t grace) {
                 return r;
         size_t total = 0;
         for (size_t i = 0; i < n && r >= 0; i++) {
+                /* An attempt has a token-only row (written before the spawn) and, once the
+                 * server started, one with its pid: the later row says all, so act once. */
+                bool superseded = false;
+                for (size_t k = i + 1; k < n; k++)
+                        superseded |= o[k].attempt_id == o[i].attempt_id && streq_ptr(o[k].token, o[i].token);
+                if (superseded)
+                        continue;
                 /* The token finds the server and every worker that inherited it; the pid is
                  * trusted only when its start time still matches (never a reused pid). */
                 uint64_t start = 0;
