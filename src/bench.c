@@ -28,8 +28,10 @@ struct breq {
         CURL *easy;
         struct sse sse;
         struct buf body;
+        struct curl_slist *headers; /* the common headers plus this request's X-Request-Id */
         struct bench_record rec;
         uint64_t index;       /* position in the level, warm-up included */
+        uint64_t seq;         /* the N of its X-Request-Id: gauntlet-RUN-N */
         usec_t now;           /* arrival time of the bytes being parsed */
         usec_t last_chunk;    /* arrival of the previous content chunk, for ITL */
         long status;          /* HTTP status, 0 until the first body byte */
@@ -44,7 +46,9 @@ struct bench {
         const struct bench_target *t;
         const struct bench_spec *spec;
         char *url;
-        struct curl_slist *headers;
+        struct curl_slist *headers; /* common to every request; copied into each slot's list */
+        char run_id[9];       /* hex, in every X-Request-Id of this run */
+        uint64_t request_seq; /* across levels, warm-up included: the N of X-Request-Id */
         struct breq **pool;   /* every slot ever made */
         size_t n_pool;
         struct breq *free_list;
@@ -73,6 +77,7 @@ static void breq_free(struct breq *q) {
                 curl_easy_cleanup(q->easy);
         sse_release(&q->sse);
         buf_release(&q->body);
+        curl_slist_free_all(q->headers);
         free(q);
 }
 
@@ -146,6 +151,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
          * ran before this one are the client's delay, not the server's. A read driven by a
          * timeout rather than a wake-up (wake older than the send) takes the time now. */
         usec_t wake = loop_wake_time(q->b->l);
+        q->b->lv.reads++;
         q->now = wake > q->rec.sent && wake > q->last_chunk ? wake : now_usec();
         if (!q->status)
                 curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
@@ -230,6 +236,8 @@ static int add_sample(struct bench *b, const struct breq *q) {
                                     json_real(ms((r->done - r->first_token) / (usec_t)(r->output_tokens - 1))));
         if (!r->ok)
                 json_object_set_new(o, "error", json_string(r->error));
+        json_object_set_new(o, "request_id",
+                            json_sprintf("gauntlet-%s-%llu", b->run_id, (unsigned long long)q->seq));
         return json_array_append_new(b->samples, o) < 0 ? -ENOMEM : 0;
 }
 
@@ -238,7 +246,10 @@ static int issue_due(struct bench *b);
 static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata) {
         struct breq *q = userdata;
         struct bench *b = q->b;
-        q->rec.done = now_usec();
+        /* The end, like a chunk, counts from the wake-up in which libcurl saw it (the last
+         * bytes, or the error), not from when this callback got its turn. */
+        usec_t wake = loop_wake_time(l);
+        q->rec.done = wake > q->rec.sent && wake >= q->now ? wake : now_usec();
         classify(q, result);
         if (!q->warmup) {
                 int r = bench_level_add(&b->lv, &q->rec);
@@ -322,12 +333,31 @@ static int build_body(struct bench *b, struct breq *q) {
         return r;
 }
 
+/* Each request says who it is, X-Request-Id: gauntlet-RUN-N (RUN differs per bench_run, N
+ * counts every request of the run), so a server's log, or a server that records what it
+ * did per request, can be matched to the raw samples. */
+static int set_headers(struct bench *b, struct breq *q) {
+        curl_slist_free_all(q->headers);
+        q->headers = NULL;
+        char rid[64];
+        snprintf(rid, sizeof(rid), "X-Request-Id: gauntlet-%s-%llu", b->run_id, (unsigned long long)q->seq);
+        for (const struct curl_slist *h = b->headers;; h = h->next) {
+                struct curl_slist *n = curl_slist_append(q->headers, h ? h->data : rid);
+                if (!n)
+                        return -ENOMEM;
+                q->headers = n;
+                if (!h)
+                        return 0;
+        }
+}
+
 static int start_request(struct bench *b, usec_t scheduled) {
         struct breq *q;
         int r = slot_get(b, &q);
         if (r < 0)
                 return r;
         q->index = b->issued;
+        q->seq = b->request_seq;
         q->warmup = q->index < (uint64_t)b->spec->warmup;
         q->rec = (struct bench_record){.scheduled = scheduled, .output_tokens = -1, .prompt_tokens = -1};
         q->status = 0;
@@ -338,12 +368,15 @@ static int start_request(struct bench *b, usec_t scheduled) {
         r = build_body(b, q);
         if (r < 0)
                 goto fail;
+        r = set_headers(b, q);
+        if (r < 0)
+                goto fail;
 
         CURL *e = q->easy;
         usec_t timeout = b->t->request_timeout ? b->t->request_timeout : BENCH_DEFAULT_TIMEOUT;
         curl_easy_setopt(e, CURLOPT_URL, b->url);
         curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, b->headers);
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, q->headers);
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, q->body.data);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body.len);
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
@@ -362,6 +395,7 @@ static int start_request(struct bench *b, usec_t scheduled) {
                 goto fail;
         q->busy = true;
         b->issued++;
+        b->request_seq++;
         b->inflight++;
         if (!q->warmup && b->spec->duration && b->stop_at == USEC_INFINITY)
                 b->stop_at = q->rec.sent + b->spec->duration;
@@ -530,6 +564,8 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                         goto out;
                 b.headers = h;
         }
+        snprintf(b.run_id, sizeof(b.run_id), "%08x",
+                 (unsigned)((now_usec() ^ ((uint64_t)getpid() << 32)) * 0x9e3779b97f4a7c15ull >> 32));
         for (const char *const *p = t->prompts; p && *p; p++)
                 b.n_prompts++;
         b.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);

@@ -435,11 +435,13 @@ json_t *bench_level_json(struct bench_level *lv) {
                                               "output_tokens_per_s", r3((double)lv->good_tokens * per_s),
                                               "good", (json_int_t)lv->good));
         json_object_set_new(o, "client_cpu",
-                            json_pack("{s:f, s:f, s:f, s:f, s:I, s:f, s:i, s:i}",
+                            json_pack("{s:f, s:f, s:f, s:f, s:I, s:f, s:I, s:f, s:i, s:i}",
                                       "user_s", r3(lv->cpu_user_s), "sys_s", r3(lv->cpu_sys_s),
                                       "wall_s", r3(lv->wall_s), "cores", r3(cores),
                                       "events", (json_int_t)lv->events,
                                       "events_per_cpu_s", cpu > 0 ? r3((double)lv->events / cpu) : 0.0,
+                                      "reads", (json_int_t)lv->reads,
+                                      "events_per_read", lv->reads ? r3((double)lv->events / (double)lv->reads) : 0.0,
                                       "rss_kb_start", (int)lv->rss_kb_start, "rss_kb_peak", (int)lv->rss_kb_peak));
         json_object_set(o, "warnings", lv->warnings);
         return o;
