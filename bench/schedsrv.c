@@ -12,10 +12,16 @@
  * Requests: POST /v1/chat/completions or /v1/completions, streamed as OpenAI chunks with
  * a role-only first chunk, max_tokens / tokens-per-chunk content chunks (the last with
  * finish_reason "length"), a usage chunk, then [DONE]. GET /stats, POST /reset, GET /health.
+ * GET /requests lists what it did per stream (the first MAX_RECORDS since the last reset),
+ * named by the request's X-Request-Id, so a client's raw samples can be matched one by one.
  * Faults for tests: --fail-every N answers every Nth request 500; --close-every N cuts every
  * Nth stream after --close-after chunks.
+ * --processes N forks N-1 more copies that accept on the same socket, for a load no one
+ * core could write (measuring a client's capacity); each keeps its own records, so /stats
+ * and /requests then describe only the process that answered.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -36,6 +42,17 @@
 
 #define MAX_REQUEST ((size_t)8 << 20)   /* request head + body; beyond: 413 and close */
 #define MAX_PENDING ((size_t)4 << 20)   /* unsent output per connection; beyond: close */
+#define MAX_RECORDS 16384               /* per-request records kept for GET /requests */
+#define MAX_RID 63                      /* X-Request-Id bytes kept */
+
+/* What the server did for one request. */
+struct record {
+        char rid[MAX_RID + 1];   /* X-Request-Id, "" when none (or not [A-Za-z0-9._:-]) */
+        usec_t ttft;             /* first content chunk written - request read; 0: none */
+        usec_t last;             /* last content chunk written - request read */
+        uint32_t chunks;         /* content chunks written */
+        bool done;               /* the stream ended properly (not cut) */
+};
 
 struct conn {
         int fd;
@@ -53,12 +70,15 @@ struct conn {
         long prompt_tokens;
         size_t heap_idx;         /* position in the heap while streaming */
         usec_t due;
+        char rid[MAX_RID + 1];
+        usec_t t_first;          /* first content chunk written */
 };
 
 static struct {
         usec_t ttft, itl;
         uint32_t chunks, tokens_per_chunk, events_per_write;
         uint64_t fail_every, close_every;
+        int processes;
         uint32_t close_after;
         int epfd, tfd, lfd;
         struct conn **heap;
@@ -67,7 +87,24 @@ static struct {
         struct hist h_ttft, h_itl, h_late;
         uint64_t requests, connections, streams_done, chunks_written, short_writes, failed, closed;
         usec_t first_req, last_req;
+        struct record *records;  /* MAX_RECORDS */
+        size_t n_records;
+        uint64_t records_dropped;
 } S;
+
+/* Files what c's stream did, at its end or when it is cut. */
+static void record_stream(const struct conn *c, bool done) {
+        if (S.n_records == MAX_RECORDS) {
+                S.records_dropped++;
+                return;
+        }
+        struct record *r = &S.records[S.n_records++];
+        memcpy(r->rid, c->rid, sizeof(r->rid));
+        r->ttft = c->sent ? c->t_first - c->t_req : 0;
+        r->last = c->sent ? c->t_last - c->t_req : 0;
+        r->chunks = c->sent;
+        r->done = done;
+}
 
 /* ---- heap of streaming connections by due time ---------------------------------------- */
 
@@ -141,8 +178,10 @@ static void arm_timer(void) {
 /* ---- connections ---------------------------------------------------------------------- */
 
 static void conn_close(struct conn *c) {
-        if (c->streaming)
+        if (c->streaming) {
                 heap_remove(c);
+                record_stream(c, false);
+        }
         epoll_ctl(S.epfd, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
         buf_release(&c->in);
@@ -226,7 +265,27 @@ static int send_stats(struct conn *c) {
         return send_simple(c, 200, "OK", "application/json", buf_str(&b));
 }
 
+/* GET /requests: {"records":[{"id","ttft_us","last_us","chunks","done"}...],"dropped":N} */
+static int send_records(struct conn *c) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, MAX_PENDING);
+        int r = buf_puts(&b, "{\"records\":[");
+        for (size_t i = 0; i < S.n_records && r >= 0; i++) {
+                const struct record *x = &S.records[i];
+                r = buf_printf(&b, "%s{\"id\":\"%s\",\"ttft_us\":%llu,\"last_us\":%llu,\"chunks\":%u,\"done\":%s}",
+                               i ? "," : "", x->rid, (unsigned long long)x->ttft, (unsigned long long)x->last,
+                               x->chunks, x->done ? "true" : "false");
+        }
+        if (r >= 0)
+                r = buf_printf(&b, "],\"dropped\":%llu}\n", (unsigned long long)S.records_dropped);
+        if (r < 0)
+                return send_simple(c, 500, "Internal Server Error", "application/json", "{\"error\":\"too large\"}\n");
+        return send_simple(c, 200, "OK", "application/json", buf_str(&b));
+}
+
 static void stats_reset(void) {
+        S.n_records = 0;
+        S.records_dropped = 0;
         hist_reset(&S.h_ttft);
         hist_reset(&S.h_itl);
         hist_reset(&S.h_late);
@@ -290,9 +349,10 @@ static int stream_step(struct conn *c, usec_t now) {
         if (last && conn_send(c, "0\r\n\r\n", 5) < 0)
                 return -EPIPE;
         hist_record(&S.h_late, t > due ? t - due : 0);
-        if (c->sent == 0)
+        if (c->sent == 0) {
                 hist_record(&S.h_ttft, t - c->t_req);
-        else
+                c->t_first = t;
+        } else
                 hist_record(&S.h_itl, t - c->t_last);
         /* Chunks written together after the first share its write time: ITL 0 between them. */
         for (uint32_t i = 1; i < k; i++)
@@ -308,16 +368,19 @@ static int stream_step(struct conn *c, usec_t now) {
         if (last) {
                 c->streaming = false;
                 S.streams_done++;
+                record_stream(c, true);
                 return 0;
         }
         c->due = c->t_req + S.ttft + (usec_t)c->sent * S.itl;
         return heap_push(c) < 0 ? -EPIPE : 0;
 }
 
-static int handle_request(struct conn *c, const char *method, const char *path, const char *body, size_t blen,
-                          usec_t now) {
+static int handle_request(struct conn *c, const char *method, const char *path, const char *rid,
+                          const char *body, size_t blen, usec_t now) {
         if (strcmp(method, "GET") == 0 && strcmp(path, "/stats") == 0)
                 return send_stats(c);
+        if (strcmp(method, "GET") == 0 && strcmp(path, "/requests") == 0)
+                return send_records(c);
         if (strcmp(path, "/reset") == 0) {
                 stats_reset();
                 return send_simple(c, 200, "OK", "application/json", "{}\n");
@@ -346,6 +409,7 @@ static int handle_request(struct conn *c, const char *method, const char *path, 
                 words += body[i] == ' ';
         *c = (struct conn){.fd = c->fd, .in = c->in, .out = c->out, .streaming = true, .chat = chat, .reqno = n,
                            .t_req = now, .total = (uint32_t)total, .prompt_tokens = words};
+        memcpy(c->rid, rid, sizeof(c->rid));
         if (S.close_every && n % S.close_every == 0)
                 c->close_after = S.close_after;
         const char *head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
@@ -369,6 +433,21 @@ static int handle_request(struct conn *c, const char *method, const char *path, 
         return heap_push(c) < 0 ? -ENOMEM : 0;
 }
 
+/* The X-Request-Id value at p (header line ending before end) into rid; left "" when it is
+ * longer than MAX_RID or holds anything but [A-Za-z0-9._:-] (it goes into JSON as is). */
+static void take_rid(const char *p, const char *end, char *rid) {
+        while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+        size_t n = strcspn(p, "\r\n");
+        if (p + n > end || n > MAX_RID)
+                return;
+        for (size_t i = 0; i < n; i++)
+                if (!isalnum((unsigned char)p[i]) && !strchr("._:-", p[i]))
+                        return;
+        memcpy(rid, p, n);
+        rid[n] = '\0';
+}
+
 /* Handles every complete request in c->in (one at a time: no new one while streaming). */
 static int conn_process(struct conn *c, usec_t now) {
         while (!c->streaming && c->in.len) {
@@ -377,11 +456,14 @@ static int conn_process(struct conn *c, usec_t now) {
                         return c->in.len >= MAX_REQUEST ? -E2BIG : 0;
                 size_t head_len = (size_t)(end - c->in.data) + 4;
                 long clen = 0;
+                char rid[MAX_RID + 1] = "";
                 for (char *p = c->in.data; p && p < end; p = memchr(p, '\n', (size_t)(end - p))) {
                         if (*p == '\n')
                                 p++;
                         if (strncasecmp(p, "content-length:", 15) == 0)
                                 clen = strtol(p + 15, NULL, 10);
+                        else if (strncasecmp(p, "x-request-id:", 13) == 0)
+                                take_rid(p + 13, end, rid);
                 }
                 if (clen < 0 || (size_t)clen > MAX_REQUEST)
                         return -E2BIG;
@@ -393,7 +475,7 @@ static int conn_process(struct conn *c, usec_t now) {
                 char *q = strchr(path, '?');
                 if (q)
                         *q = '\0';
-                int r = handle_request(c, method, path, c->in.data + head_len, (size_t)clen, now);
+                int r = handle_request(c, method, path, rid, c->in.data + head_len, (size_t)clen, now);
                 buf_consume(&c->in, head_len + (size_t)clen);
                 if (r < 0)
                         return r;
@@ -520,7 +602,7 @@ static int parse_ms(const char *s, usec_t *ret) {
 static void usage(FILE *f) {
         fprintf(f, "usage: gauntlet-schedsrv [--port N] [--port-file FILE] [--ttft-ms X] [--itl-ms Y]\n"
                    "         [--chunks N] [--tokens-per-chunk K] [--events-per-write K]\n"
-                   "         [--fail-every N] [--close-every N] [--close-after K]\n"
+                   "         [--fail-every N] [--close-every N] [--close-after K] [--processes N]\n"
                    "Streams SSE chunks on an exact schedule; GET /stats says what it really did.\n");
 }
 
@@ -531,7 +613,7 @@ int main(int argc, char **argv) {
                 {"chunks", required_argument, NULL, 'n'}, {"tokens-per-chunk", required_argument, NULL, 'k'},
                 {"events-per-write", required_argument, NULL, 'w'}, {"fail-every", required_argument, NULL, 'f'},
                 {"close-every", required_argument, NULL, 'c'}, {"close-after", required_argument, NULL, 'a'},
-                {"help", no_argument, NULL, 'h'}, {0},
+                {"processes", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0},
         };
         int port = 0;
         const char *port_file = NULL;
@@ -555,6 +637,7 @@ int main(int argc, char **argv) {
                 case 'f': S.fail_every = strtoull(optarg, NULL, 10); break;
                 case 'c': S.close_every = strtoull(optarg, NULL, 10); break;
                 case 'a': S.close_after = (uint32_t)strtoul(optarg, NULL, 10); break;
+                case 'j': S.processes = atoi(optarg); ok = S.processes >= 1 && S.processes <= 256; break;
                 case 'h': usage(stdout); return 0;
                 default: usage(stderr); return 2;
                 }
@@ -571,6 +654,9 @@ int main(int argc, char **argv) {
                 setrlimit(RLIMIT_NOFILE, &rl);
         }
         signal(SIGPIPE, SIG_IGN);
+        S.records = calloc(MAX_RECORDS, sizeof(*S.records));
+        if (!S.records)
+                return 1;
         if (hist_init(&S.h_ttft) < 0 || hist_init(&S.h_itl) < 0 || hist_init(&S.h_late) < 0)
                 return 1;
 
@@ -586,10 +672,28 @@ int main(int argc, char **argv) {
         socklen_t sl = sizeof(sa);
         getsockname(S.lfd, (struct sockaddr *)&sa, &sl);
         port = ntohs(sa.sin_port);
+        /* The copies share the listening socket and end with the first process. */
+        bool child = false;
+        pid_t parent = getpid();
+        for (int i = 1; i < S.processes; i++) {
+                pid_t pid = fork();
+                if (pid < 0) {
+                        fprintf(stderr, "gauntlet-schedsrv: fork: %s\n", strerror(errno));
+                        return 1;
+                }
+                if (pid == 0) {
+                        prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+                        if (getppid() != parent)
+                                _exit(0); /* it died before the line above */
+                        child = true;
+                        port_file = NULL;
+                        break;
+                }
+        }
         S.epfd = epoll_create1(EPOLL_CLOEXEC);
         S.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
         /* The listener and the timer are told apart from connections by these tags. */
-        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &tag_listen};
+        struct epoll_event ev = {.events = EPOLLIN | (S.processes > 1 ? EPOLLEXCLUSIVE : 0), .data.ptr = &tag_listen};
         epoll_ctl(S.epfd, EPOLL_CTL_ADD, S.lfd, &ev);
         ev.data.ptr = &tag_timer;
         epoll_ctl(S.epfd, EPOLL_CTL_ADD, S.tfd, &ev);
@@ -601,8 +705,10 @@ int main(int argc, char **argv) {
                         return 1;
                 }
         }
-        printf("listening on 127.0.0.1:%d\n", port);
-        fflush(stdout);
+        if (!child) {
+                printf("listening on 127.0.0.1:%d\n", port);
+                fflush(stdout);
+        }
 
         struct epoll_event evs[512];
         for (;;) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench.sh -- `gauntlet bench` against gauntlet-schedsrv (bench/schedsrv.c): the JSON shape,
-# completed == requests, keep-alive, open-loop rate, and failures counted when the server
-# answers 500 or closes mid-stream.
+# completed == requests, keep-alive, open-loop rate, failures counted when the server
+# answers 500 or closes mid-stream, and each request's samples matched to what the server
+# did for that request (X-Request-Id).
 set -euo pipefail
 SCHEDSRV=${SCHEDSRV:-$(dirname "$GAUNTLET")/gauntlet-schedsrv}
 tmp=$(mktemp -d)
@@ -69,6 +70,38 @@ jq -e '.bench[0] | .completed == 60 and .rate == 200 and (.send_rate_per_s > 190
         "$tmp/rate.json" >/dev/null || fail "open loop: $(jq -c '.bench[0] | {completed, send_rate_per_s}' "$tmp/rate.json")"
 "$GAUNTLET" bench --url "$url" --concurrency 2 --duration 500ms --output-tokens 2 --format json >"$tmp/dur.json"
 jq -e '.bench[0] | .requests > 10 and .completed == .requests' "$tmp/dur.json" >/dev/null || fail "duration"
+
+# 3b. per request: every sample names its X-Request-Id, and the server's record of that
+# request agrees: the client never saw a first token or a last one sooner than the server
+# wrote it (one clock, CLOCK_MONOTONIC), nor very much later.
+start match --ttft-ms 20 --itl-ms 3
+"$GAUNTLET" bench --url "$url" --concurrency 4 --requests 16 --warmup 4 --output-tokens 5 \
+        --samples "$tmp/match.samples" --format json >"$tmp/match.json"
+curl -sf "$url/requests" >"$tmp/match.records"
+jq -e 'length == 16 and all(.request_id | test("^gauntlet-[0-9a-f]{8}-[0-9]+$"))
+       and ([.[].request_id] | unique | length) == 16' "$tmp/match.samples" >/dev/null \
+        || fail "request ids: $(jq -c '[.[].request_id]' "$tmp/match.samples")"
+jq -e '.records | length == 20 and all(.done and .chunks == 5)' "$tmp/match.records" >/dev/null \
+        || fail "server records: $(jq -c . "$tmp/match.records")"
+jq -e --slurpfile rec "$tmp/match.records" '
+  ($rec[0].records | map({key: .id, value: .}) | from_entries) as $by |
+  all(.[]; . as $c | $by[$c.request_id] as $s | $s != null
+      and ($c.ttft_ms - $s.ttft_us / 1000) >= -0.002 and ($c.ttft_ms - $s.ttft_us / 1000) < 50
+      and ($c.e2e_ms - $s.last_us / 1000) >= -0.002 and ($c.e2e_ms - $s.last_us / 1000) < 50)' \
+        "$tmp/match.samples" >/dev/null \
+        || fail "client vs server per request: $(jq -c '[.[] | {request_id, ttft_ms, e2e_ms}]' "$tmp/match.samples") $(jq -c . "$tmp/match.records")"
+jq -e '.bench[0].client_cpu | .reads > 0 and .events >= .reads' "$tmp/match.json" >/dev/null \
+        || fail "reads: $(jq -c '.bench[0].client_cpu' "$tmp/match.json")"
+
+# 3c. several server processes on one port serve, and end with the first one
+start multi --ttft-ms 1 --itl-ms 1 --processes 3
+"$GAUNTLET" bench --url "$url" --concurrency 6 --requests 24 --output-tokens 3 --format json >"$tmp/multi.json"
+jq -e '.bench[0] | .completed == 24' "$tmp/multi.json" >/dev/null || fail "processes: $(jq -c '.bench[0]' "$tmp/multi.json")"
+[ "$(pgrep -fc -- "--port-file $tmp/multi.port")" -eq 3 ] || fail "3 server processes expected"
+kill "${pids[-1]}"
+wait "${pids[-1]}" 2>/dev/null || true
+for _ in $(seq 50); do pgrep -f -- "--port-file $tmp/multi.port" >/dev/null || break; sleep 0.05; done
+! pgrep -f -- "--port-file $tmp/multi.port" >/dev/null || fail "server copies outlived the first process"
 
 # 4. a 500 on every third request: counted as failures, the rest complete
 start fail --ttft-ms 1 --itl-ms 1 --fail-every 3
