@@ -3,10 +3,13 @@
 # server that streams on an exact schedule and reports what it really did (GET /stats).
 # A benchmark, not a test: it prints figures; docs/bench.md records them.
 #
-#   bench/run-client-bench.sh [BUILD]      (default build; needs jq)
+#   bench/run-client-bench.sh [BUILD]      (default build; needs jq, curl, taskset)
+#   SECTIONS="1 2" bench/run-client-bench.sh     only those sections (default: all four)
 #
-# 1. accuracy: measured TTFT/ITL vs the server's own record, 256 concurrent streams
-# 2. SSE events per client CPU second (server sends as fast as it can, ITL 0)
+# 1. accuracy: measured TTFT/ITL vs the server's own record, 256 concurrent streams; per
+#    request too (the client's --samples matched to the server's GET /requests)
+# 2. SSE events per client CPU second (server sends as fast as it can, ITL 0; with 4 cpus or
+#    more from several server processes, so that the client is the one that is saturated)
 # 3. 10,000 concurrent streams in one process: RSS per stream
 # 4. open-loop request rate vs target, constant spacing, 500..2000 req/s
 set -euo pipefail
@@ -26,37 +29,99 @@ ulimit -n "$(ulimit -Hn)"
 start() {
         [ -n "$srv" ] && { kill "$srv"; wait "$srv" 2>/dev/null || true; }
         rm -f "$tmp/port"
-        "$S" --port-file "$tmp/port" "$@" >/dev/null 2>&1 &
+        $SRV_PIN "$S" --port-file "$tmp/port" "$@" >/dev/null 2>&1 &
         srv=$!
         for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
         url="http://127.0.0.1:$(cat "$tmp/port")"
 }
 
-echo "== 1. accuracy at 256 concurrent streams (server: TTFT 50 ms, ITL 10 ms, 100 chunks)"
-start --ttft-ms 50 --itl-ms 10
-"$G" bench --url "$url" --concurrency 256 --warmup 256 --requests 1024 --output-tokens 100 --format json >"$tmp/a.json"
-curl -s "$url/stats" >"$tmp/a.stats"
-jq -r --slurpfile s "$tmp/a.stats" '.bench[0] as $b | $s[0] as $t |
-  "client TTFT p50 \($b.ttft_ms.p50) ms p99 \($b.ttft_ms.p99) ms | server TTFT p50 \($t.ttft_us.p50/1000) ms p99 \($t.ttft_us.p99/1000) ms | diff p50 \((($b.ttft_ms.p50 - $t.ttft_us.p50/1000)*1000|round)/1000) ms p99 \((($b.ttft_ms.p99 - $t.ttft_us.p99/1000)*1000|round)/1000) ms",
-  "client ITL  p50 \($b.itl_ms.p50) ms p99 \($b.itl_ms.p99) ms | server ITL  p50 \($t.itl_us.p50/1000) ms p99 \($t.itl_us.p99/1000) ms | diff p50 \((($b.itl_ms.p50 - $t.itl_us.p50/1000)*1000|round)/1000) ms p99 \((($b.itl_ms.p99 - $t.itl_us.p99/1000)*1000|round)/1000) ms",
-  "server lateness vs its schedule: p50 \($t.late_us.p50) us p99 \($t.late_us.p99) us; client CPU \($b.client_cpu.cores*100|round)% of a core; completed \($b.completed)/\($b.requests); connections \($t.connections)"' "$tmp/a.json"
+# Client and server on cores of their own when there are two or more (taskset); the
+# accuracy run is also made with both left to the scheduler, for comparison.
+SRV_PIN= CLI_PIN=
+ncpu=$(nproc)
+if [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
+        SRV_PIN="taskset -c 1" CLI_PIN="taskset -c 0"
+fi
+echo "host: $ncpu cpus, load average $(cut -d' ' -f1-3 /proc/loadavg); client ${CLI_PIN:-unpinned}, server ${SRV_PIN:-unpinned}"
 
-for w in 1 16; do
-        echo "== 2. SSE events per client CPU second (ITL 0, $w event(s) per server write, 64 streams)"
-        start --ttft-ms 0 --itl-ms 0 --events-per-write "$w"
-        "$G" bench --url "$url" --concurrency 64 --warmup 64 --requests 256 --output-tokens 4000 --format json >"$tmp/e.json"
-        jq -r '.bench[0] | "events \(.client_cpu.events) in \(.client_cpu.wall_s) s wall, client CPU \(.client_cpu.user_s + .client_cpu.sys_s) s (user \(.client_cpu.user_s), sys \(.client_cpu.sys_s)) -> \(.client_cpu.events_per_cpu_s | round) events per client CPU second; \(.client_cpu.events / .client_cpu.wall_s | round) events/s wall"' "$tmp/e.json"
+# accuracy LABEL: 256 streams against TTFT 50 ms / ITL 10 ms / 100 chunks; compares the
+# client's distributions with the server's, then each request's TTFT and last-token time
+# with the server's record of that same request (matched by X-Request-Id).
+accuracy() {
+        echo "-- $1"
+        start --ttft-ms 50 --itl-ms 10
+        $CLI_PIN "$G" bench --url "$url" --concurrency 256 --warmup 256 --requests 1024 --output-tokens 100 \
+                --samples "$tmp/a.samples" --format json >"$tmp/a.json"
+        curl -s "$url/stats" >"$tmp/a.stats"
+        curl -s "$url/requests" >"$tmp/a.records"
+        jq -r --slurpfile s "$tmp/a.stats" '.bench[0] as $b | $s[0] as $t |
+          "client TTFT p50 \($b.ttft_ms.p50) ms p99 \($b.ttft_ms.p99) ms | server TTFT p50 \($t.ttft_us.p50/1000) ms p99 \($t.ttft_us.p99/1000) ms | diff p50 \((($b.ttft_ms.p50 - $t.ttft_us.p50/1000)*1000|round)/1000) ms p99 \((($b.ttft_ms.p99 - $t.ttft_us.p99/1000)*1000|round)/1000) ms",
+          "client ITL  p50 \($b.itl_ms.p50) ms p99 \($b.itl_ms.p99) ms | server ITL  p50 \($t.itl_us.p50/1000) ms p99 \($t.itl_us.p99/1000) ms | diff p50 \((($b.itl_ms.p50 - $t.itl_us.p50/1000)*1000|round)/1000) ms p99 \((($b.itl_ms.p99 - $t.itl_us.p99/1000)*1000|round)/1000) ms",
+          "server lateness vs its schedule: p50 \($t.late_us.p50) us p99 \($t.late_us.p99) us; client CPU \($b.client_cpu.cores*100|round)% of a core; completed \($b.completed)/\($b.requests); connections \($t.connections)"' "$tmp/a.json"
+        # Per request: client minus server, in ms (exact samples, no histogram buckets).
+        jq -r --slurpfile rec "$tmp/a.records" '
+          ($rec[0].records | map({key: .id, value: .}) | from_entries) as $by |
+          [ .[] | select(.ok) | . as $c | $by[$c.request_id] | select(. != null) |
+            {t: ($c.ttft_ms - .ttft_us / 1000), e: ($c.e2e_ms - .last_us / 1000)} ] as $d |
+          def pct(a; p): (a | sort) as $x | $x[((($x | length) - 1) * p / 100 | floor)];
+          def r3: (. * 1000 | round) / 1000;
+          "per request (\($d | length) of \(length) matched): TTFT client-server p50 \(pct([$d[].t]; 50) | r3) p99 \(pct([$d[].t]; 99) | r3) max \(pct([$d[].t]; 100) | r3) min \(pct([$d[].t]; 0) | r3) ms; last token p50 \(pct([$d[].e]; 50) | r3) p99 \(pct([$d[].e]; 99) | r3) ms"' "$tmp/a.samples"
+}
+
+SECTIONS=${SECTIONS:-1 2 3 4}
+want() { case " $SECTIONS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+if want 1; then
+echo "== 1. accuracy at 256 concurrent streams (server: TTFT 50 ms, ITL 10 ms, 100 chunks)"
+if [ -n "$CLI_PIN" ]; then
+        accuracy "client and server on cores of their own (client: $CLI_PIN, server: $SRV_PIN)"
+else
+        accuracy "client and server unpinned (one cpu)"
+fi
+if [ -n "$CLI_PIN" ]; then
+        pins="$SRV_PIN|$CLI_PIN"
+        SRV_PIN= CLI_PIN=
+        accuracy "both unpinned, sharing the $ncpu cpus"
+        SRV_PIN=${pins%|*} CLI_PIN=${pins#*|}
+fi
+fi
+
+# The capacity of one client core needs a server that one core cannot be: with 4 cpus or
+# more, K server processes (--processes) on cores 1..K, the client alone on core 0.
+load_pin=$SRV_PIN procs=1
+if [ -n "$CLI_PIN" ] && [ "$ncpu" -ge 4 ]; then
+        procs=${SERVER_PROCS:-$(( ncpu - 1 < 8 ? ncpu - 1 : 8 ))}
+        load_pin="taskset -c 1-$procs"
+fi
+# The machine's speed varies from run to run (shared hosts): REPEAT runs (default 5) at one
+# event per write, and their median.
+want 2 && for w in 1 16; do
+        echo "== 2. SSE events per client CPU second (ITL 0, $w event(s) per server write, 64 streams, $procs server process(es))"
+        n=1
+        [ "$w" = 1 ] && n=${REPEAT:-5}
+        : >"$tmp/e.all"
+        for _ in $(seq "$n"); do
+                SRV_PIN=$load_pin start --ttft-ms 0 --itl-ms 0 --events-per-write "$w" --processes "$procs"
+                $CLI_PIN "$G" bench --url "$url" --concurrency 64 --warmup 64 --requests 256 --output-tokens 4000 --format json >"$tmp/e.json"
+                jq -r '.bench[0] | "events \(.client_cpu.events) in \(.client_cpu.wall_s) s wall, client CPU \(.client_cpu.user_s + .client_cpu.sys_s) s (user \(.client_cpu.user_s), sys \(.client_cpu.sys_s)), \(.client_cpu.cores * 100 | round)% of a core -> \(.client_cpu.events_per_cpu_s | round) events per client CPU second; \(.client_cpu.events / .client_cpu.wall_s | round) events/s wall; \(.client_cpu.events_per_read) events per read"' "$tmp/e.json"
+                jq '.bench[0].client_cpu.events_per_cpu_s' "$tmp/e.json" >>"$tmp/e.all"
+        done
+        [ "$n" -gt 1 ] && jq -rs 'sort | "median of \(length): \(.[length / 2 | floor] | round) events per client CPU second (min \(.[0] | round), max \(.[-1] | round))"' "$tmp/e.all"
 done
 
+if want 3; then
 echo "== 3. 10,000 concurrent streams (server: TTFT 3 s, ITL 1 s, 10 chunks)"
 start --ttft-ms 3000 --itl-ms 1000
-"$G" bench --url "$url" --concurrency 10000 --requests 10000 --output-tokens 10 --format json >"$tmp/m.json"
+$CLI_PIN "$G" bench --url "$url" --concurrency 10000 --requests 10000 --output-tokens 10 --format json >"$tmp/m.json"
 jq -r '.bench[0] | "completed \(.completed)/\(.requests); RSS at start \(.client_cpu.rss_kb_start) KiB, peak \(.client_cpu.rss_kb_peak) KiB -> \(((.client_cpu.rss_kb_peak - .client_cpu.rss_kb_start) / 10000 * 10 | round) / 10) KiB per stream; TTFT p50 \(.ttft_ms.p50) ms p99 \(.ttft_ms.p99) ms; client CPU \(.client_cpu.user_s + .client_cpu.sys_s) s"' "$tmp/m.json"
 
+fi
+
+want 4 || exit 0
 echo "== 4. open-loop rate, constant spacing (server: TTFT 1 ms, ITL 1 ms, 2 chunks)"
 for r in 500 1000 2000; do
         start --ttft-ms 1 --itl-ms 1
-        "$G" bench --url "$url" --concurrency 1024 --rate "$r" --requests $((r * 10)) --output-tokens 2 --format json >"$tmp/r.json"
+        $CLI_PIN "$G" bench --url "$url" --concurrency 1024 --rate "$r" --requests $((r * 10)) --output-tokens 2 --format json >"$tmp/r.json"
         curl -s "$url/stats" >"$tmp/r.stats"
         jq -r --arg r "$r" --slurpfile s "$tmp/r.stats" '.bench[0] as $b | $s[0] as $t |
           "target \($r)/s: client send rate \($b.send_rate_per_s) (\((($b.send_rate_per_s / ($r|tonumber) - 1) * 10000 | round) / 100)%), server-observed \($t.request_rate) (\((($t.request_rate / ($r|tonumber) - 1) * 10000 | round) / 100)%); send delay p50 \($b.send_delay_ms.p50) ms p99 \($b.send_delay_ms.p99) ms max \($b.send_delay_ms.max) ms; completed \($b.completed)/\($b.requests); client CPU \($b.client_cpu.cores*100|round)%"' "$tmp/r.json"
