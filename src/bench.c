@@ -34,6 +34,7 @@ struct breq {
         uint64_t seq;         /* the N of its X-Request-Id: gauntlet-RUN-N */
         usec_t now;           /* arrival time of the bytes being parsed */
         usec_t last_chunk;    /* arrival of the previous content chunk, for ITL */
+        usec_t read_wake;     /* the wake-up of the last body bytes, to count reads */
         long status;          /* HTTP status, 0 until the first body byte */
         bool warmup;          /* not counted */
         bool saw_end;         /* [DONE] or a finish_reason arrived */
@@ -151,7 +152,11 @@ static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
          * ran before this one are the client's delay, not the server's. A read driven by a
          * timeout rather than a wake-up (wake older than the send) takes the time now. */
         usec_t wake = loop_wake_time(q->b->l);
-        q->b->lv.reads++;
+        /* libcurl hands over each HTTP chunk of a read on its own: one read per wake-up. */
+        if (wake != q->read_wake) {
+                q->read_wake = wake;
+                q->b->lv.reads++;
+        }
         q->now = wake > q->rec.sent && wake > q->last_chunk ? wake : now_usec();
         if (!q->status)
                 curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
@@ -363,6 +368,7 @@ static int start_request(struct bench *b, usec_t scheduled) {
         q->status = 0;
         q->saw_end = false;
         q->last_chunk = 0;
+        q->read_wake = 0;
         sse_release(&q->sse);
         sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
         r = build_body(b, q);

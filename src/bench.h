@@ -135,9 +135,10 @@ struct bench_level {
         uint64_t usage_chunks;     /* their chunks: tokens_per_chunk = usage_tokens / usage_chunks */
         uint64_t no_usage;         /* completed requests without a usage chunk */
         uint64_t events;           /* SSE events over all requests, warm-up included */
-        uint64_t reads;            /* response body pieces libcurl handed over (about one per
-                                    * recv), warm-up included: events / reads says how much
-                                    * each read carried */
+        uint64_t reads;            /* times a stream's body bytes were picked up: one per
+                                    * stream per wake-up of the loop (libcurl may recv more
+                                    * than once in it), warm-up included: events / reads says
+                                    * how much each read carried */
         usec_t first_send;         /* first counted request sent (actual) */
         usec_t last_send;          /* last counted request sent (actual) */
         usec_t last_done;          /* last counted request finished */
