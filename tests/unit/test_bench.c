@@ -198,6 +198,7 @@ static void test_level_metrics(void **state) {
         for (int i = 0; i < 50; i++)
                 bench_level_itl(&lv, 20000);
         lv.events = 1000;
+        lv.reads = 400;
         lv.cpu_user_s = 0.3;
         lv.cpu_sys_s = 0.1;
         lv.wall_s = 2.0;
@@ -236,6 +237,8 @@ static void test_level_metrics(void **state) {
         json_t *cpu = json_object_get(o, "client_cpu");
         assert_true(fabs(num(cpu, "cores") - 0.2) < 1e-9);
         assert_true(fabs(num(cpu, "events_per_cpu_s") - 2500) < 1e-6);
+        assert_int_equal(num(cpu, "reads"), 400);
+        assert_true(fabs(num(cpu, "events_per_read") - 2.5) < 1e-9);
         /* warnings: the failures are named; the late sends are 1 of 6 = more than 1% */
         json_t *w = json_object_get(o, "warnings");
         assert_true(json_array_size(w) >= 1);
