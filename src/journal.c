@@ -522,7 +522,7 @@ static int insert_samples(struct journal *j, int64_t attempt_id, json_t *samples
         if ((r = prepare(j, "INSERT INTO bench_samples (attempt_id, seq, sample) VALUES (?,?,?)", &s)) < 0)
                 return r;
         json_array_foreach(samples, i, v) {
-                _cleanup_free_ char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+                _cleanup_free_ char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
                 if (!t)
                         return -ENOMEM;
                 sqlite3_reset(s);
@@ -546,7 +546,7 @@ static int settle_in_transaction(struct journal *j, const struct attempt *a) {
                 return fail(j, rc);
         if (!streq_ptr(col_str(q, 0), "running"))
                 return -ESTALE;
-        if (a->bench && !(bench = json_dumps(a->bench, JSON_COMPACT | JSON_PRESERVE_ORDER)))
+        if (a->bench && !(bench = json_dumps(a->bench, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))))
                 return -ENOMEM;
         _Static_assert(_PHASE_MAX == 5, "one column per phase");
         if ((r = prepare(j,

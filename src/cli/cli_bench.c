@@ -369,7 +369,7 @@ int cli_bench(int argc, char **argv) {
         }
         int status = EXIT_OK;
         if (samples_file) {
-                if (json_dump_file(samples, samples_file, JSON_COMPACT) < 0) {
+                if (json_dump_file(samples, samples_file, JSON_COMPACT | JSON_REAL_PRECISION(10)) < 0) {
                         cli_error("cannot write samples to '%s'", samples_file);
                         status = EXIT_FAILED;
                 }
