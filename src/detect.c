@@ -251,24 +251,8 @@ char *detect_escape(const char *s, size_t len) {
 static char *unit_string(const uint32_t *cps, size_t p) {
         char tmp[4 * LOOP_MAX_PERIOD + 1];
         size_t n = 0;
-        for (size_t i = 0; i < p && i < LOOP_MAX_PERIOD; i++) {
-                uint32_t c = cps[i];
-                if (c < 0x80)
-                        tmp[n++] = (char)c;
-                else if (c < 0x800) {
-                        tmp[n++] = (char)(0xC0 | (c >> 6));
-                        tmp[n++] = (char)(0x80 | (c & 0x3F));
-                } else if (c < 0x10000) {
-                        tmp[n++] = (char)(0xE0 | (c >> 12));
-                        tmp[n++] = (char)(0x80 | ((c >> 6) & 0x3F));
-                        tmp[n++] = (char)(0x80 | (c & 0x3F));
-                } else {
-                        tmp[n++] = (char)(0xF0 | (c >> 18));
-                        tmp[n++] = (char)(0x80 | ((c >> 12) & 0x3F));
-                        tmp[n++] = (char)(0x80 | ((c >> 6) & 0x3F));
-                        tmp[n++] = (char)(0x80 | (c & 0x3F));
-                }
-        }
+        for (size_t i = 0; i < p && i < LOOP_MAX_PERIOD; i++)
+                n += utf8_encode(cps[i], tmp + n);
         _cleanup_buf_ struct buf b;
         buf_init(&b, 0);
         if (buf_puts(&b, "'") < 0)
@@ -823,20 +807,9 @@ static bool is_stopword(const uint32_t *w, size_t n) {
         char tmp[64];
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
-                uint32_t c = lower_cp(w[i]);
                 if (k + 4 >= sizeof tmp)
                         return false;
-                if (c < 0x80)
-                        tmp[k++] = (char)c;
-                else if (c < 0x800) {
-                        tmp[k++] = (char)(0xC0 | (c >> 6));
-                        tmp[k++] = (char)(0x80 | (c & 0x3F));
-                } else if (c < 0x10000) {
-                        tmp[k++] = (char)(0xE0 | (c >> 12));
-                        tmp[k++] = (char)(0x80 | ((c >> 6) & 0x3F));
-                        tmp[k++] = (char)(0x80 | (c & 0x3F));
-                } else
-                        return false;
+                k += utf8_encode(lower_cp(w[i]), tmp + k);
         }
         tmp[k] = '\0';
         for (size_t i = 0; i < ELEMENTSOF(stopwords); i++)

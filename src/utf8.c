@@ -1,4 +1,4 @@
-/* utf8.c -- decoding one UTF-8 sequence, strictly. */
+/* utf8.c -- decoding one UTF-8 sequence, strictly; encoding one code point. */
 #include "utf8.h"
 
 size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret_cp, bool *ret_truncated) {
@@ -50,4 +50,29 @@ size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret_cp, bool *ret
         }
         *ret_cp = cp;
         return need;
+}
+
+size_t utf8_encode(uint32_t cp, char out[4]) {
+        if (cp < 0x80) {
+                out[0] = (char)cp;
+                return 1;
+        }
+        if (cp < 0x800) {
+                out[0] = (char)(0xC0 | (cp >> 6));
+                out[1] = (char)(0x80 | (cp & 0x3F));
+                return 2;
+        }
+        if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+                return 0;
+        if (cp < 0x10000) {
+                out[0] = (char)(0xE0 | (cp >> 12));
+                out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                out[2] = (char)(0x80 | (cp & 0x3F));
+                return 3;
+        }
+        out[0] = (char)(0xF0 | (cp >> 18));
+        out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[3] = (char)(0x80 | (cp & 0x3F));
+        return 4;
 }

@@ -1,4 +1,4 @@
-/* utf8.h -- decoding one UTF-8 sequence, strictly. */
+/* utf8.h -- decoding one UTF-8 sequence, strictly; encoding one code point. */
 #ifndef GAUNTLET_UTF8_H
 #define GAUNTLET_UTF8_H
 
@@ -12,5 +12,9 @@
  * *ret_truncated, when given, is true). A NUL byte inside a sequence is a bad continuation,
  * so NUL-terminated strings can pass n = SIZE_MAX safely. */
 size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret_cp, bool *ret_truncated);
+
+/* Writes cp as UTF-8 into out (room for 4 bytes, not terminated). Returns the length (1..4),
+ * or 0 for a surrogate or a value above U+10FFFF. */
+size_t utf8_encode(uint32_t cp, char out[4]);
 
 #endif

@@ -1,0 +1,67 @@
+/* test_utf8.c -- utf8_encode against utf8_decode, and the values neither takes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "utf8.h"
+
+static void test_encode_lengths_and_bytes(void **state) {
+        (void)state;
+        char out[4];
+        assert_int_equal(utf8_encode(0x41, out), 1);
+        assert_memory_equal(out, "A", 1);
+        assert_int_equal(utf8_encode(0xE9, out), 2);
+        assert_memory_equal(out, "\xC3\xA9", 2);
+        assert_int_equal(utf8_encode(0x20AC, out), 3);
+        assert_memory_equal(out, "\xE2\x82\xAC", 3);
+        assert_int_equal(utf8_encode(0x1F600, out), 4);
+        assert_memory_equal(out, "\xF0\x9F\x98\x80", 4);
+}
+
+static void test_encode_rejects_what_decode_rejects(void **state) {
+        (void)state;
+        char out[4];
+        assert_int_equal(utf8_encode(0xD800, out), 0);
+        assert_int_equal(utf8_encode(0xDFFF, out), 0);
+        assert_int_equal(utf8_encode(0x110000, out), 0);
+}
+
+/* Every scalar value at the edges of each length, and a sweep between, decodes back. */
+static void test_round_trip(void **state) {
+        (void)state;
+        for (uint32_t cp = 0; cp <= 0x10FFFF; cp += (cp < 0x1000 ? 1 : 97)) {
+                char out[4];
+                size_t n = utf8_encode(cp, out);
+                if (cp >= 0xD800 && cp <= 0xDFFF) {
+                        assert_int_equal(n, 0);
+                        continue;
+                }
+                assert_true(n >= 1 && n <= 4);
+                uint32_t back = 0;
+                bool truncated = true;
+                assert_int_equal(utf8_decode((const unsigned char *)out, n, &back, &truncated), n);
+                assert_int_equal(back, cp);
+                assert_false(truncated);
+        }
+        static const uint32_t edges[] = {0x7F, 0x80, 0x7FF, 0x800, 0xFFFF, 0x10000, 0x10FFFF};
+        for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+                char out[4];
+                uint32_t back = 0;
+                size_t n = utf8_encode(edges[i], out);
+                assert_int_equal(utf8_decode((const unsigned char *)out, n, &back, NULL), n);
+                assert_int_equal(back, edges[i]);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_encode_lengths_and_bytes),
+                cmocka_unit_test(test_encode_rejects_what_decode_rejects),
+                cmocka_unit_test(test_round_trip),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
