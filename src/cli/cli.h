@@ -26,6 +26,11 @@ bool cli_color(FILE *f);
 
 /* Parses "json"/"text"/... for --format; returns the index in names or -1. */
 int cli_parse_choice(const char *value, const char *const *names);
+/* An http:// or https:// URL with a host, and no spaces or control bytes. */
+bool cli_valid_url(const char *u);
+/* For getopt_long with a leading ':' in optstring: the usage error for what it returned
+ * ('?' an unknown option, ':' one without its value). Returns EXIT_USAGE. */
+int cli_bad_option(const char *cmd, int o, char **argv);
 /* Parses a positive int (1..max); -EINVAL otherwise. */
 int cli_parse_int(const char *s, long min, long max, long *ret);
 

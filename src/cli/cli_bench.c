@@ -295,17 +295,15 @@ int cli_bench(int argc, char **argv) {
                 case 'h':
                         help();
                         return EXIT_OK;
-                case ':':
-                        return cli_usage_error("bench", "option '%s' needs a value", argv[optind - 1]);
                 default:
-                        return cli_usage_error("bench", "unknown option '%s'", argv[optind - 1]);
+                        return cli_bad_option("bench", c, argv);
                 }
         }
         if (optind < argc)
                 return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
         if (!target.base_url)
                 return cli_usage_error("bench", "--url is required");
-        if (!startswith(target.base_url, "http://") && !startswith(target.base_url, "https://"))
+        if (!cli_valid_url(target.base_url))
                 return cli_usage_error("bench", "invalid --url '%s' (want http://HOST:PORT)", target.base_url);
         if ((spec.requests > 0) == (spec.duration > 0))
                 return cli_usage_error("bench", "give one of --requests and --duration");

@@ -65,10 +65,8 @@ int cli_inspect(int argc, char **argv) {
                 case 'h':
                         inspect_help();
                         return EXIT_OK;
-                case ':':
-                        return cli_usage_error("inspect", "option '%s' needs a value", argv[optind - 1]);
                 default:
-                        return cli_usage_error("inspect", "unknown option '%s'", argv[optind - 1]);
+                        return cli_bad_option("inspect", c, argv);
                 }
         }
         /* getopt permutes: options may follow files; "--" ends options. */

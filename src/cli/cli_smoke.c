@@ -176,22 +176,6 @@ static void print_text(const char *model, enum verdict v, const char *cause, con
         fputc('\n', stdout);
 }
 
-static bool valid_url(const char *u) {
-        const char *rest;
-        if (startswith(u, "http://"))
-                rest = u + 7;
-        else if (startswith(u, "https://"))
-                rest = u + 8;
-        else
-                return false;
-        if (!*rest || *rest == '/' || *rest == ':')
-                return false;
-        for (const char *p = u; *p; p++)
-                if ((unsigned char)*p <= 0x20 || *p == 0x7f)
-                        return false;
-        return true;
-}
-
 int cli_smoke(int argc, char **argv) {
         static const struct option opts[] = {
                 {"url", required_argument, NULL, 'u'},
@@ -245,17 +229,15 @@ int cli_smoke(int argc, char **argv) {
                 case 'h':
                         help();
                         return EXIT_OK;
-                case ':':
-                        return cli_usage_error("smoke", "option '%s' needs a value", argv[optind - 1]);
                 default:
-                        return cli_usage_error("smoke", "unknown option '%s'", argv[optind - 1]);
+                        return cli_bad_option("smoke", c, argv);
                 }
         }
         if (optind < argc)
                 return cli_usage_error("smoke", "unexpected argument '%s'", argv[optind]);
         if (!url)
                 return cli_usage_error("smoke", "--url is required");
-        if (!valid_url(url))
+        if (!cli_valid_url(url))
                 return cli_usage_error("smoke", "invalid --url '%s' (want http://HOST:PORT)", url);
         const struct profile *profile = NULL;
         if (engine) {

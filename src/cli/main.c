@@ -1,5 +1,6 @@
 /* main.c -- gauntlet's entry point: picks the command and makes sure stdout was written. */
 #include <curl/curl.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -78,6 +79,28 @@ int cli_parse_int(const char *s, long min, long max, long *ret) {
                 return -EINVAL;
         *ret = v;
         return 0;
+}
+
+bool cli_valid_url(const char *u) {
+        const char *rest;
+        if (startswith(u, "http://"))
+                rest = u + 7;
+        else if (startswith(u, "https://"))
+                rest = u + 8;
+        else
+                return false;
+        if (!*rest || *rest == '/' || *rest == ':')
+                return false;
+        for (const char *p = u; *p; p++)
+                if ((unsigned char)*p <= 0x20 || *p == 0x7f)
+                        return false;
+        return true;
+}
+
+int cli_bad_option(const char *cmd, int o, char **argv) {
+        if (o == ':')
+                return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+        return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
 int main(int argc, char **argv) {

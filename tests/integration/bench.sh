@@ -139,6 +139,7 @@ for args in "--requests 3 --output-tokens 2" \
             "--url $url --requests 3" \
             "--url $url --requests 3 --output-tokens 2 --concurrency 0" \
             "--url $url --requests 3 --output-tokens 2 --endpoint foo" \
+            "--url http:// --requests 3 --output-tokens 2" \
             "--url $url --requests 3 --output-tokens 2 --bogus"; do
         set +e
         # shellcheck disable=SC2086
