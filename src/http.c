@@ -147,14 +147,20 @@ static int map_curl_error(struct http_transfer *t, CURLcode result) {
         }
 }
 
-/* Records the end of the transfer; the easy handle is off the multi handle already. */
-static void transfer_settle(struct http_transfer *t, CURLcode result) {
+/* Marks the transfer over, with the status it had got; the easy handle is off the multi
+ * handle already. */
+static void transfer_end(struct http_transfer *t) {
         t->running = false;
         t->done = true;
         t->resp.finished = now_usec();
         long code = 0;
         if (curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK)
                 t->resp.status = (int)code;
+}
+
+/* Records the end of a transfer libcurl finished. */
+static void transfer_settle(struct http_transfer *t, CURLcode result) {
+        transfer_end(t);
         char *ct = NULL;
         if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
                 t->resp.content_type = strdup(ct);
@@ -265,12 +271,7 @@ void http_cancel(struct http_transfer *t) {
         if (!t || !t->running)
                 return;
         loop_remove_transfer(t->loop, t->easy);
-        t->running = false;
-        t->done = true;
-        t->resp.finished = now_usec();
-        long code = 0;
-        if (curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK)
-                t->resp.status = (int)code;
+        transfer_end(t);
         t->resp.error = -ECANCELED;
 }
 
