@@ -2,6 +2,7 @@
 # folder, a cleanup that kills every pid the fixtures listed in "$tmp"/pids-* (even when an
 # assertion failed), fail(), and alive_pids().
 set -euo pipefail
+. "$SRCDIR/tests/proc.sh"
 tmp=$(mktemp -d)
 cleanup() {
         local f
@@ -13,16 +14,14 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# Every pid listed in the pid files that is still running (zombies excluded).
+# Every pid listed in the pid files that is still running (zombies excluded, see proc.sh).
 alive_pids() {
         local f p
         for f in "$tmp"/pids-*; do
                 [ -f "$f" ] || continue
                 while read -r p; do
                         [ -n "$p" ] || continue
-                        if [ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null; then
-                                echo "$p"
-                        fi
+                        if pid_running "$p"; then echo "$p"; fi
                 done <"$f"
         done
 }

@@ -11,6 +11,7 @@
 # so a pid is only believed with the start time it had when it was collected:
 # $tmp/allpids holds "PID STARTTIME" lines.
 
+. "$SRCDIR/tests/proc.sh"
 tmp=$(mktemp -d)
 : >"$tmp/allpids"
 
@@ -43,7 +44,7 @@ starttime() {
 is_fixture() { # pid [start]
         local p=$1
         [ -r "/proc/$p/cmdline" ] || return 1
-        grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null && return 1
+        pid_running "$p" || return 1
         [ -z "${2:-}" ] || [ "$(starttime "$p")" = "$2" ] || return 1
         tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | head -n 1 | grep -q 'gauntlet-fixture$'
 }

@@ -10,6 +10,7 @@ set -euo pipefail
 HOSTILE=${HOSTILE:-$SRCDIR/$BUILD/bin/gauntlet-hostile}
 [ -x "$HOSTILE" ] || { echo "FAIL: $HOSTILE is not built (make hostile)"; exit 1; }
 command -v jq >/dev/null || { echo "FAIL: jq is needed"; exit 1; }
+. "$SRCDIR/tests/proc.sh"
 tmp=$(mktemp -d)
 MAX_RSS_KB=$((200 * 1024))
 # AddressSanitizer's shadow memory and quarantine triple a peak (44 MB -> 210 MB for an
@@ -25,7 +26,7 @@ our_pids() {
                 p=${d#/proc/}
                 [ "$p" = $$ ] && continue
                 if { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null | grep -qF -- "$tmp"; then
-                        grep -q '^State:.*Z' "$d/status" 2>/dev/null || echo "$p"
+                        if pid_running "$p"; then echo "$p"; fi
                 fi
         done
 }

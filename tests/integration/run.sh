@@ -98,7 +98,7 @@ leftover=$(alive_pids)
         { cat "$tmp/out5" "$tmp/err5"; fail "the run after SIGKILL failed"; }
 grep -q "left behind by an earlier run" "$tmp/err5" || { cat "$tmp/err5"; fail "no notice of the cleanup"; }
 for p in $leftover; do
-        if [ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status"; then fail "pid $p survived the cleanup"; fi
+        if pid_running "$p"; then fail "pid $p survived the cleanup"; fi
 done
 grep -q "pass" "$tmp/out5" || { cat "$tmp/out5"; fail "the interrupted cell did not run again"; }
 [ -z "$(alive_pids)" ] || fail "processes left after the last run"
