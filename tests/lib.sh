@@ -1,6 +1,6 @@
 # tests/lib.sh -- sourced by integration scripts that sweep the fixture server: a temporary
 # folder, a cleanup that kills every pid the fixtures listed in "$tmp"/pids-* (even when an
-# assertion failed), fail(), and alive_pids().
+# assertion failed), fail(), alive_pids() and expect_none_alive().
 set -euo pipefail
 . "$SRCDIR/tests/proc.sh"
 tmp=$(mktemp -d)
@@ -24,4 +24,24 @@ alive_pids() {
                         if pid_running "$p"; then echo "$p"; fi
                 done <"$f"
         done
+}
+
+# Fails with MESSAGE unless every pid in the pid files has ended, waiting up to SECONDS
+# (default 0: look once). The verdict and the list in the message come from the same
+# look, with each survivor's state, parent and command line.
+expect_none_alive() { # message [seconds]
+        local left p tries=$((${2:-0} * 10))
+        while :; do
+                left=$(alive_pids)
+                [ -z "$left" ] && return 0
+                [ "$tries" -gt 0 ] || break
+                tries=$((tries - 1))
+                sleep 0.1
+        done
+        fail "$1: $(for p in $left; do
+                printf '%s (%s, parent %s: %s) ' "$p" \
+                        "$(sed -n 's/^State:[[:space:]]*//p' "/proc/$p/status" 2>/dev/null)" \
+                        "$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$p/status" 2>/dev/null)" \
+                        "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+        done)"
 }

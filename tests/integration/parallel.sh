@@ -50,7 +50,7 @@ v() { jq -r --arg a "$1" '.cells[] | select(.axes.answer == $a) | "\(.verdict) \
 [ "$(v wrong)" = "wrong math" ] || fail "wrong: $(v wrong)"
 [ "$(v bangs)" = "garbage repeat" ] || fail "bangs: $(v bangs)"
 grep -q "^4 cells: 2 pass, 1 garbage, 1 wrong" "$tmp/out" || fail "no summary from the parent"
-[ -z "$(alive_pids)" ] || fail "processes left: $(alive_pids | tr '\n' ' ')"
+expect_none_alive "processes left"
 
 # resume: nothing runs again
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out2" 2>&1
@@ -67,7 +67,7 @@ wait "$gpid"
 status=$?
 set -e
 [ "$status" -eq 130 ] || { cat "$tmp/out3"; fail "SIGINT: exit $status, want 130"; }
-[ -z "$(alive_pids)" ] || fail "SIGINT left processes: $(alive_pids | tr '\n' ' ')"
+expect_none_alive "SIGINT left processes"
 
 # SIGKILL of the parent: its workers stop their servers and end; the next run resumes.
 rm -f "$tmp"/pids-*
@@ -76,8 +76,7 @@ gpid=$!
 for _ in $(seq 200); do [ "$(cat "$tmp"/pids-* 2>/dev/null | wc -l)" -ge 4 ] && break; sleep 0.05; done
 kill -KILL "$gpid"
 wait "$gpid" 2>/dev/null || true
-for _ in $(seq 100); do [ -z "$(alive_pids)" ] && break; sleep 0.1; done
-[ -z "$(alive_pids)" ] || fail "the workers did not stop their servers when the parent died: $(alive_pids | tr '\n' ' ')"
+expect_none_alive "the workers did not stop their servers when the parent died" 10
 for _ in $(seq 100); do pgrep -f -- "--journal $tmp/j3.db" >/dev/null || break; sleep 0.1; done
 pgrep -f -- "--journal $tmp/j3.db" >/dev/null && fail "a worker outlived its parent by 10 s"
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j3.db" >"$tmp/out5" 2>&1 || { cat "$tmp/out5"; fail "the run after SIGKILL failed"; }

@@ -35,7 +35,7 @@ set -e
 cat "$tmp/out1"
 cat "$tmp/err1" >&2
 [ "$status" -eq 0 ] || fail "exit status $status, want 0 (a cell passed)"
-[ -z "$(alive_pids)" ] || fail "processes left behind: $(alive_pids | tr '\n' ' ')"
+expect_none_alive "processes left behind"
 
 "$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
 want() { # behaviour verdict cause evidence-fragment
@@ -83,7 +83,7 @@ wait "$gpid"
 status=$?
 set -e
 [ "$status" -eq 130 ] || { cat "$tmp/out3"; fail "SIGINT: exit status $status, want 130"; }
-[ -z "$(alive_pids)" ] || fail "SIGINT left processes: $(alive_pids | tr '\n' ' ')"
+expect_none_alive "SIGINT left processes"
 rm -f "$tmp"/pids-slow-*
 
 # SIGKILL of gauntlet: its server survives it; the next run stops it and runs the cell again.
@@ -101,5 +101,5 @@ for p in $leftover; do
         if pid_running "$p"; then fail "pid $p survived the cleanup"; fi
 done
 grep -q "pass" "$tmp/out5" || { cat "$tmp/out5"; fail "the interrupted cell did not run again"; }
-[ -z "$(alive_pids)" ] || fail "processes left after the last run"
+expect_none_alive "processes left after the last run"
 echo "run.sh: all good"
