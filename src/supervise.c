@@ -446,26 +446,64 @@ const char *server_describe_exit(const struct server *s, char buf[static 64]) {
         return buf;
 }
 
-int supervise_free_port(const char *host, int *ret) {
+/* Binds a TCP socket to host:port (0: the kernel picks) the way a server would, with
+ * SO_REUSEADDR, so a port held only by connections in TIME_WAIT counts as free. Returns
+ * the socket, or negative errno (-EADDRINUSE: something listens there). */
+static int bind_port(const char *host, int port, int *ret_port) {
         struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
         struct addrinfo *ai = NULL;
-        int e = getaddrinfo(host, "0", &hints, &ai);
-        if (e != 0)
+        char service[16];
+        snprintf(service, sizeof(service), "%d", port);
+        if (getaddrinfo(host, service, &hints, &ai) != 0)
                 return -EADDRNOTAVAIL;
-        _cleanup_close_ int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
-                int r = -errno;
-                freeaddrinfo(ai);
-                return r;
-        }
+        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int one = 1, r = 0;
+        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+            bind(fd, ai->ai_addr, ai->ai_addrlen) < 0)
+                r = -errno;
         freeaddrinfo(ai);
         struct sockaddr_storage ss;
         socklen_t len = sizeof(ss);
-        if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
-                return -errno;
-        int port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-                                            : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-        *ret = port;
-        return 0;
+        if (r == 0 && getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+                r = -errno;
+        if (r < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return r;
+        }
+        *ret_port = ss.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+                                             : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+        return fd;
+}
+
+/* How many kernel picks a slot may try before giving up: a slot takes about one port in
+ * n_slots, so this many misses in a row means something else is wrong. */
+#define FREE_PORT_TRIES 4096
+
+int supervise_free_port(const char *host, size_t slot, size_t n_slots, int *ret) {
+        for (int i = 0; i < FREE_PORT_TRIES; i++) {
+                int port = 0;
+                int fd = bind_port(host, 0, &port);
+                if (fd < 0)
+                        return fd;
+                close(fd);
+                /* Pairs of ports, so the kernel's preference for odd ports on bind()
+                 * still spreads them evenly over the slots. */
+                if (n_slots <= 1 || (size_t)(port / 2) % n_slots == slot) {
+                        *ret = port;
+                        return 0;
+                }
+        }
+        return -EADDRNOTAVAIL;
+}
+
+int supervise_port_taken(const char *host, int port) {
+        int got = 0;
+        int fd = bind_port(host, port, &got);
+        if (fd >= 0) {
+                close(fd);
+                return 0;
+        }
+        return fd == -EADDRINUSE ? 1 : fd;
 }
 

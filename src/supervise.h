@@ -93,7 +93,13 @@ void server_free(struct server *s);
 /* "exited with status 1", "killed by SIGKILL", "still running" (static or into buf). */
 const char *server_describe_exit(const struct server *s, char buf[static 64]);
 
-/* A free TCP port on host, chosen by the kernel (a server gets its own port per launch). */
-int supervise_free_port(const char *host, int *ret);
+/* A free TCP port on host, chosen by the kernel (a server gets its own port per launch).
+ * Cells that run side by side in n_slots processes (n_slots > 1) draw from disjoint sets
+ * of ports, one per slot, so two of them are never handed the same port. */
+int supervise_free_port(const char *host, size_t slot, size_t n_slots, int *ret);
+
+/* Whether something already listens on host:port: 1 taken, 0 free, negative errno when
+ * it cannot tell (an unknown host). */
+int supervise_port_taken(const char *host, int port);
 
 #endif

@@ -9,7 +9,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include "procs.h"
 #include "supervise.h"
@@ -181,6 +184,40 @@ static void test_starttime(void **state) {
         assert_int_equal(procs_starttime(999999999, &a), -ESRCH);
 }
 
+/* Slots of a side-by-side sweep draw disjoint ports: every port slot k of 4 is given maps
+ * to k, so no two slots can be handed the same one; alone (1 slot) any port will do. */
+static void test_free_port_slots(void **state) {
+        (void)state;
+        for (size_t slot = 0; slot < 4; slot++)
+                for (int i = 0; i < 50; i++) {
+                        int port = 0;
+                        assert_int_equal(supervise_free_port("127.0.0.1", slot, 4, &port), 0);
+                        assert_true(port > 0 && port < 65536);
+                        assert_int_equal((size_t)(port / 2) % 4, slot);
+                }
+        int port = 0;
+        assert_int_equal(supervise_free_port("127.0.0.1", 0, 1, &port), 0);
+        assert_true(port > 0);
+}
+
+/* A port counts as taken while something listens on it, and as free again once that
+ * socket is closed. */
+static void test_port_taken(void **state) {
+        (void)state;
+        int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+        assert_true(fd >= 0);
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(listen(fd, 4), 0);
+        socklen_t len = sizeof(sa);
+        assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+        int port = ntohs(sa.sin_port);
+        assert_int_equal(supervise_port_taken("127.0.0.1", port), 1);
+        close(fd);
+        assert_int_equal(supervise_port_taken("127.0.0.1", port), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_death_is_an_event, setup, teardown),
@@ -191,6 +228,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_spawn_failure, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_cap_is_per_line, setup, teardown),
                 cmocka_unit_test(test_starttime),
+                cmocka_unit_test(test_free_port_slots),
+                cmocka_unit_test(test_port_taken),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
