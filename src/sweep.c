@@ -95,7 +95,23 @@ struct cell_run {
         char *model;          /* the model id the checks used, for the bench */
         bool interrupted;
         bool journal_failed;  /* the error returned is the journal's (disk full...) */
+        bool port_taken;      /* the error returned: the fixed port is someone else's */
 };
+
+/* How many times a cell is launched when the port gauntlet picked turns out to be taken
+ * (another process bound it between the pick and the server's bind). */
+#define PORT_TRIES 3
+
+/* Whether a crash is the port's fault rather than the configuration's: the log says the
+ * address was in use, or the server died before it was ready and its port is now held
+ * by something else. Only asked when gauntlet picked the port. */
+static bool lost_port(const struct attempt *a, const char *host) {
+        if (a->verdict != VERDICT_CRASH)
+                return false;
+        if (streq_ptr(a->cause, "port"))
+                return true;
+        return a->ready_after == 0 && supervise_port_taken(host, a->port) == 1;
+}
 
 static void phase(struct cell_run *cr, enum phase p) {
         if (cr->cb && cr->cb->cell_phase)
@@ -218,8 +234,14 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
         if (!a->log_path)
                 return -ENOMEM;
         int port = m->port;
-        if (!port && (r = supervise_free_port(host, &port)) < 0)
+        if (!port && (r = supervise_free_port(host, cr->o->slot, cr->o->n_slots, &port)) < 0)
                 return r;
+        /* A fixed port that something else already listens on would have the readiness
+         * probe and the checks talk to that other server: stop before the launch. */
+        if (m->port && (r = supervise_port_taken(host, port)) != 0) {
+                cr->port_taken = r > 0;
+                return r > 0 ? -EADDRINUSE : r;
+        }
         a->port = port;
         if ((r = procs_new_token(token)) < 0)
                 return r;
@@ -483,12 +505,36 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                         cb->cell_started(cb->userdata, c, i, n);
 
                 struct attempt a;
-                attempt_init(&a);
-                struct cell_run cr = {
-                        .loop = l, .o = o, .sampler = sampler, .m = m, .j = j, .cell = c, .cb = cb, .a = &a};
-                r = run_cell(&cr, sweep_id, log_dir);
-                free(cr.model);
+                struct cell_run cr;
+                for (int tries = 1;; tries++) {
+                        attempt_init(&a);
+                        cr = (struct cell_run){
+                                .loop = l, .o = o, .sampler = sampler, .m = m, .j = j, .cell = c, .cb = cb, .a = &a};
+                        r = run_cell(&cr, sweep_id, log_dir);
+                        free(cr.model);
+                        cr.model = NULL;
+                        if (r < 0 || cr.interrupted || m->port || tries == PORT_TRIES ||
+                            !lost_port(&a, m->host ? m->host : "127.0.0.1"))
+                                break;
+                        /* Not the configuration's fault: the same cell again, on another port. */
+                        _cleanup_free_ char *why =
+                                strdup_printf("port %d was taken by another process (%s); launched again on another port",
+                                              a.port, a.evidence ? a.evidence : "crash");
+                        _cleanup_free_ char *label = cell_label(m, c);
+                        notice(cb, "%s: %s", label ? label : c->id, why ? why : "port taken; launched again");
+                        r = journal_attempt_abandon(j, a.id, why ? why : "port taken");
+                        attempt_release(&a);
+                        if (r < 0)
+                                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
+                }
                 sum.ran++;
+                if (cr.port_taken) {
+                        attempt_release(&a);
+                        FAIL(-EADDRINUSE,
+                             "port %d on %s is taken by another process: stop it, or leave 'port' out of the "
+                             "matrix and gauntlet picks a free one",
+                             m->port, m->host ? m->host : "127.0.0.1");
+                }
                 if (r == -EBUSY) {
                         attempt_release(&a);
                         FAIL(r, "a process of the server could not be ended; not starting another");

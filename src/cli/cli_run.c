@@ -308,6 +308,13 @@ static int run_slots(struct loop *l, struct journal *j, const struct matrix *m, 
                 gpu_slots_free(slots, n);
                 return 0;
         }
+        /* Every cell would be given the same port: side by side, they would take it from
+         * each other (or answer each other's probes). */
+        if (m->port) {
+                fprintf(stderr, "gauntlet: the matrix fixes port %d, so its cells run one at a time\n", m->port);
+                gpu_slots_free(slots, n);
+                return 0;
+        }
         /* What a killed earlier run left is stopped once, here, before any worker starts. */
         r = sweep_cleanup_orphans(l, j, m->stop_timeout);
         if (r > 0)

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# ports.sh -- the port a server is given: a port gauntlet picked that another process
+# takes before the server binds it costs a relaunch on another port, not a crash verdict
+# (whether the log says so or not), up to three launches; a fixed port that something
+# already listens on stops the sweep before any launch; a fixed port makes cells that
+# could run side by side run one at a time.
+. "$SRCDIR/tests/lib.sh"
+command -v python3 >/dev/null || fail "python3 is needed"
+command -v sqlite3 >/dev/null || fail "sqlite3 is needed"
+
+# squat.py PORT READY: listens on 127.0.0.1:PORT (never answering), then touches READY
+cat >"$tmp/squat.py" <<'PY'
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(16)
+open(sys.argv[2], "w").close()
+time.sleep(120)
+PY
+# squat PORT: starts a squatter on PORT and waits until it listens; its pid goes where
+# the cleanup finds it
+squat() {
+        local ready="$tmp/squat-ready-$1-$RANDOM"
+        python3 "$tmp/squat.py" "$1" "$ready" &
+        echo $! >>"$tmp/squatters"
+        for _ in $(seq 100); do [ -e "$ready" ] && return 0; sleep 0.05; done
+        fail "the squatter on port $1 did not start"
+}
+unsquat() { if [ -f "$tmp/squatters" ]; then xargs -r kill -9 <"$tmp/squatters" 2>/dev/null || true; fi; rm -f "$tmp/squatters"; }
+trap 'unsquat; cleanup' EXIT
+
+# The server: with SQUAT=once a squatter takes its port just before its first launch,
+# with SQUAT=always before every launch. With QUIET=1 a server that finds its port taken
+# exits 3 without a word; otherwise the fixture tries to bind and says why it cannot.
+cat >"$tmp/server.sh" <<EOF2
+#!/bin/sh
+port=\$2
+n=\$(( \$(cat "$tmp/launches-\$SQUAT\$QUIET" 2>/dev/null || echo 0) + 1 ))
+echo "\$n" >"$tmp/launches-\$SQUAT\$QUIET"
+echo "\$port" >>"$tmp/ports-\$SQUAT\$QUIET"
+if [ "\$SQUAT" = always ] || { [ "\$SQUAT" = once ] && [ "\$n" -eq 1 ]; }; then
+        # another process's, not the server's: out of its session, without its token
+        env -u GAUNTLET_ATTEMPT setsid python3 "$tmp/squat.py" "\$port" "$tmp/ready-\$port" &
+        echo \$! >>"$tmp/squatters"
+        i=0
+        while [ ! -e "$tmp/ready-\$port" ] && [ \$i -lt 100 ]; do sleep 0.05; i=\$((i + 1)); done
+        [ -n "\$QUIET" ] && exit 3
+fi
+exec "$FIXTURE" "\$@"
+EOF2
+chmod +x "$tmp/server.sh"
+cat >"$tmp/m.yaml" <<YAML
+engine: generic
+command: [$tmp/server.sh, --port, "{port}", --pid-file, "$tmp/pids-{port}"]
+startup_timeout: 10s
+stop_timeout: 1s
+axes:
+  port:
+    values:
+      - {name: once, env: {SQUAT: once}}
+      - {name: once-quiet, env: {SQUAT: once, QUIET: "1"}}
+      - {name: always, env: {SQUAT: always}}
+      - {name: never, env: {SQUAT: never}}
+YAML
+set +e
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>"$tmp/err"
+status=$?
+set -e
+cat "$tmp/out" "$tmp/err" >&2
+[ "$status" -eq 0 ] || fail "exit $status, want 0"
+unsquat
+expect_none_alive "processes left"
+"$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
+v() { jq -r --arg a "$1" '.cells[] | select(.axes.port == $a) | "\(.verdict) \(.cause // "-")"' "$tmp/r.json"; }
+[ "$(v once)" = "pass -" ] || fail "once: $(v once), want pass after a second launch"
+[ "$(v once-quiet)" = "pass -" ] || fail "once-quiet: $(v once-quiet), want pass after a second launch"
+[ "$(v always)" = "crash port" ] || fail "always: $(v always), want crash/port after three launches"
+[ "$(v never)" = "pass -" ] || fail "never: $(v never)"
+launches() { cat "$tmp/launches-$1"; }
+[ "$(launches once)" = 2 ] || fail "once: $(launches once) launches, want 2"
+[ "$(launches once1)" = 2 ] || fail "once-quiet: $(launches once1) launches, want 2"
+[ "$(launches always)" = 3 ] || fail "always: $(launches always) launches, want 3"
+[ "$(launches never)" = 1 ] || fail "never: $(launches never) launches, want 1"
+# every launch on a port of its own
+for f in "$tmp"/ports-*; do
+        [ "$(sort -u "$f" | wc -l)" -eq "$(wc -l <"$f")" ] || fail "a port was given twice: $(tr '\n' ' ' <"$f")"
+done
+# the relaunches are in the journal, each with why
+abandoned=$(sqlite3 "$tmp/j.db" "SELECT count(*) FROM attempts WHERE state = 'abandoned' AND abandon_reason LIKE 'port % was taken by another process (%); launched again on another port'")
+[ "$abandoned" -eq 4 ] || { sqlite3 "$tmp/j.db" "SELECT state, abandon_reason FROM attempts" >&2; fail "$abandoned abandoned attempts, want 4"; }
+sqlite3 "$tmp/j.db" "SELECT abandon_reason FROM attempts WHERE state = 'abandoned'" | grep -q "Address already in use" ||
+        fail "no abandoned attempt quotes the server's log"
+[ "$(grep -c "was taken by another process" "$tmp/err")" -eq 4 ] || fail "want 4 notices of a relaunch"
+
+# A fixed port that something listens on: exit 2 before any launch, one line that names it.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+squat "$port"
+cat >"$tmp/fixed.yaml" <<YAML
+engine: generic
+command: [$FIXTURE, --port, "{port}", --pid-file, "$tmp/pids-fixed-{port}"]
+port: $port
+stop_timeout: 1s
+axes:
+  answer:
+    values:
+      - {name: right}
+      - {name: right-too, env: {UNUSED: "1"}}
+YAML
+set +e
+"$GAUNTLET" run "$tmp/fixed.yaml" --journal "$tmp/fixed.db" >"$tmp/out2" 2>"$tmp/err2"
+status=$?
+set -e
+[ "$status" -eq 2 ] || { cat "$tmp/out2" "$tmp/err2"; fail "fixed port taken: exit $status, want 2"; }
+grep -q "^gauntlet: port $port on 127.0.0.1 is taken by another process" "$tmp/err2" || { cat "$tmp/err2"; fail "no error naming the port"; }
+[ ! -e "$tmp/pids-fixed-$port" ] || fail "a server was launched on a taken port"
+[ "$(sqlite3 "$tmp/fixed.db" "SELECT count(*) FROM attempts")" -eq 0 ] || fail "attempts journaled for a taken port"
+
+# Free again: the same sweep runs; on four GPUs with a GPU per cell the fixed port still
+# makes its cells take turns.
+unsquat
+cat >"$tmp/gpus.json" <<JSON
+{"driver": "580.1", "cuda": "13.0", "gpus": [
+ {"name": "NVIDIA H200", "uuid": "GPU-a", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
+ {"name": "NVIDIA H200", "uuid": "GPU-b", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
+ {"name": "NVIDIA H200", "uuid": "GPU-c", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
+ {"name": "NVIDIA H200", "uuid": "GPU-d", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []}]}
+JSON
+echo "gpus_per_cell: 1" >>"$tmp/fixed.yaml"
+GAUNTLET_FAKE_GPUS="$tmp/gpus.json" "$GAUNTLET" run "$tmp/fixed.yaml" --journal "$tmp/fixed.db" >"$tmp/out3" 2>"$tmp/err3" ||
+        { cat "$tmp/out3" "$tmp/err3"; fail "the fixed-port sweep failed once the port was free"; }
+grep -q "the matrix fixes port $port, so its cells run one at a time" "$tmp/err3" || { cat "$tmp/err3"; fail "no notice of one at a time"; }
+grep -q "side by side" "$tmp/err3" && fail "cells on one fixed port ran side by side"
+grep -q "^2 cells: 2 pass" "$tmp/out3" || { cat "$tmp/out3"; fail "the fixed-port cells did not both pass"; }
+expect_none_alive "processes left after the fixed-port sweep"
+echo "ports.sh: all good"
