@@ -96,6 +96,7 @@ struct cell_run {
         bool interrupted;
         bool journal_failed;  /* the error returned is the journal's (disk full...) */
         bool port_taken;      /* the error returned: the fixed port is someone else's */
+        int launch;           /* 1, then 2... when the port was lost (PORT_TRIES) */
 };
 
 /* How many times a cell is launched when the port gauntlet picked turns out to be taken
@@ -230,7 +231,9 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
         a->sweep_id = sweep_id;
         memcpy(a->cell_id, cr->cell->id, sizeof(a->cell_id));
         a->started_wall = now_wall_usec();
-        a->log_path = strdup_printf("%s/%s.log", log_dir, cr->cell->id);
+        /* A launch again on another port keeps the first launch's log. */
+        a->log_path = cr->launch > 1 ? strdup_printf("%s/%s.launch%d.log", log_dir, cr->cell->id, cr->launch)
+                                     : strdup_printf("%s/%s.log", log_dir, cr->cell->id);
         if (!a->log_path)
                 return -ENOMEM;
         int port = m->port;
@@ -508,8 +511,8 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                 struct cell_run cr;
                 for (int tries = 1;; tries++) {
                         attempt_init(&a);
-                        cr = (struct cell_run){
-                                .loop = l, .o = o, .sampler = sampler, .m = m, .j = j, .cell = c, .cb = cb, .a = &a};
+                        cr = (struct cell_run){.loop = l, .o = o, .sampler = sampler, .m = m, .j = j, .cell = c,
+                                               .cb = cb, .a = &a, .launch = tries};
                         r = run_cell(&cr, sweep_id, log_dir);
                         free(cr.model);
                         cr.model = NULL;

@@ -92,6 +92,10 @@ abandoned=$(sqlite3 "$tmp/j.db" "SELECT count(*) FROM attempts WHERE state = 'ab
 sqlite3 "$tmp/j.db" "SELECT abandon_reason FROM attempts WHERE state = 'abandoned'" | grep -q "Address already in use" ||
         fail "no abandoned attempt quotes the server's log"
 [ "$(grep -c "was taken by another process" "$tmp/err")" -eq 4 ] || fail "want 4 notices of a relaunch"
+# each launch keeps its own log: the first says why it died, the last is the report's
+logs=$(sqlite3 "$tmp/j.db" "SELECT a.log_path FROM attempts a JOIN cells c ON c.id = a.cell_id WHERE c.env LIKE '%SQUAT=always%' ORDER BY a.id")
+[ "$(echo "$logs" | sort -u | wc -l)" -eq 3 ] || fail "the three launches of 'always' share logs: $logs"
+for f in $logs; do grep -q "Address already in use" "$f" || fail "$f does not say why its launch died"; done
 
 # A fixed port that something listens on: exit 2 before any launch, one line that names it.
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
