@@ -1,6 +1,6 @@
 # tests/lib.sh -- sourced by integration scripts that sweep the fixture server: a temporary
 # folder, a cleanup that kills every pid the fixtures listed in "$tmp"/pids-* (even when an
-# assertion failed), fail(), alive_pids() and expect_none_alive().
+# assertion failed), fail(), alive_pids(), expect_none_alive() and fake_gpus().
 set -euo pipefail
 . "$SRCDIR/tests/proc.sh"
 tmp=$(mktemp -d)
@@ -44,4 +44,19 @@ expect_none_alive() { # message [seconds]
                         "$(sed -n 's/^PPid:[[:space:]]*//p' "/proc/$p/status" 2>/dev/null)" \
                         "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
         done)"
+}
+
+# Writes a simulated host of N (at most 26) idle H200s, GPU-a, GPU-b, ..., for
+# GAUNTLET_FAKE_GPUS.
+fake_gpus() { # file n
+        local i letters=abcdefghijklmnopqrstuvwxyz sep=""
+        {
+                echo '{"driver": "580.1", "cuda": "13.0", "gpus": ['
+                for i in $(seq 0 $(($2 - 1))); do
+                        echo "$sep {\"name\": \"NVIDIA H200\", \"uuid\": \"GPU-${letters:i:1}\", \"arch\": \"sm_90\"," \
+                                "\"memory_total_mib\": 143771, \"memory_used_mib\": 500, \"processes\": []}"
+                        sep=,
+                done
+                echo ']}'
+        } >"$1"
 }

@@ -4,13 +4,7 @@
 # resumes; SIGINT stops every worker and every server.
 . "$SRCDIR/tests/lib.sh"
 
-cat >"$tmp/gpus.json" <<JSON
-{"driver": "580.1", "cuda": "13.0", "gpus": [
- {"name": "NVIDIA H200", "uuid": "GPU-a", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
- {"name": "NVIDIA H200", "uuid": "GPU-b", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
- {"name": "NVIDIA H200", "uuid": "GPU-c", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
- {"name": "NVIDIA H200", "uuid": "GPU-d", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []}]}
-JSON
+fake_gpus "$tmp/gpus.json" 4
 export GAUNTLET_FAKE_GPUS="$tmp/gpus.json"
 # The server records which GPUs it was given and when it started, then becomes the fixture.
 cat >"$tmp/server.sh" <<EOF2

@@ -123,13 +123,7 @@ grep -q "^gauntlet: port $port on 127.0.0.1 is taken by another process" "$tmp/e
 # Free again: the same sweep runs; on four GPUs with a GPU per cell the fixed port still
 # makes its cells take turns.
 unsquat
-cat >"$tmp/gpus.json" <<JSON
-{"driver": "580.1", "cuda": "13.0", "gpus": [
- {"name": "NVIDIA H200", "uuid": "GPU-a", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
- {"name": "NVIDIA H200", "uuid": "GPU-b", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
- {"name": "NVIDIA H200", "uuid": "GPU-c", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
- {"name": "NVIDIA H200", "uuid": "GPU-d", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []}]}
-JSON
+fake_gpus "$tmp/gpus.json" 4
 echo "gpus_per_cell: 1" >>"$tmp/fixed.yaml"
 GAUNTLET_FAKE_GPUS="$tmp/gpus.json" "$GAUNTLET" run "$tmp/fixed.yaml" --journal "$tmp/fixed.db" >"$tmp/out3" 2>"$tmp/err3" ||
         { cat "$tmp/out3" "$tmp/err3"; fail "the fixed-port sweep failed once the port was free"; }
