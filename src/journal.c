@@ -281,10 +281,16 @@ static int open_db(const char *path, int flags, bool create, struct journal **re
 
 int journal_open(const char *path, struct journal **ret) {
         /* Created here rather than by SQLite so that it is 0600 from the first byte: the
-         * journal holds the environment, keys included. */
-        _cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+         * journal holds the environment, keys included. Closed before SQLite opens it:
+         * closing any descriptor of a file drops every POSIX lock this process holds on
+         * it, SQLite's included. Without its shared lock, another process's connection
+         * (a side-by-side worker, a `gauntlet report`) believes it is the last one when
+         * it closes, checkpoints and resets the WAL under this one, and the journal reads
+         * as damaged or is damaged. */
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
         if (fd < 0)
                 return -errno;
+        close(fd);
         return open_db(path, SQLITE_OPEN_READWRITE, true, ret);
 }
 

@@ -503,6 +503,52 @@ static void test_survives_sigkill(void **state) {
         journal_close(j);
 }
 
+/* Another process that opens the journal while a sweep holds it, and closes it again (a
+ * `gauntlet report`, a side-by-side worker), must not take it for the last connection:
+ * that one checkpoints and deletes the WAL under the sweep. journal_open once dropped
+ * the sweep's lock on the file by closing a descriptor of its own, and a parallel sweep
+ * then read its journal as damaged. */
+static void test_other_process_closes(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        int64_t sweep, count = 0;
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                int null = open("/dev/null", O_WRONLY);
+                if (null >= 0)
+                        dup2(null, STDOUT_FILENO);
+                execlp("sqlite3", "sqlite3", f->path, "SELECT count(*) FROM sweeps", (char *)NULL);
+                _exit(127);
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) == 127)
+                fail_msg("cannot run the sqlite3 program (.ci/install-deps installs it)");
+        assert_int_equal(WEXITSTATUS(status), 0);
+
+        char wal[160];
+        struct stat st;
+        snprintf(wal, sizeof(wal), "%s-wal", f->path);
+        assert_int_equal(stat(wal, &st), 0); /* still there: the other one was not the last */
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        struct report_view *v = NULL;
+        assert_int_equal(journal_load_view(j, &v), 0);
+        assert_int_equal(v->n_cells, 0);
+        report_view_free(v);
+        journal_close(j);
+
+        j = NULL;
+        assert_int_equal(journal_open_existing(f->path, &j), 0);
+        assert_int_equal(journal_count_sweeps(j, &count), 0);
+        assert_int_equal(count, 2);
+        journal_close(j);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
@@ -511,6 +557,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_versions_and_foreign_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cloexec, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_survives_sigkill, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_other_process_closes, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
