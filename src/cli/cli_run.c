@@ -585,7 +585,11 @@ int cli_run(int argc, char **argv) {
         }
         /* The final word comes from the journal: cells settled in earlier runs count. */
         struct report_view *view = NULL;
-        if (r == 0 && journal_load_view(j, &view) >= 0) {
+        if (r == 0 && (r = journal_load_view(j, &view)) < 0) {
+                cli_error("cannot read the journal '%s': %s", jpath, journal_strerror(r));
+                status = EXIT_USAGE;
+        }
+        if (r == 0) {
                 size_t counts[_VERDICT_MAX] = {0};
                 size_t pass = report_count_verdicts(view, counts);
                 printf("\n%zu cells:", report_cells(view));
