@@ -47,7 +47,7 @@ grep -q "^4 cells: 2 pass, 1 garbage, 1 wrong" "$tmp/out" || fail "no summary fr
 expect_none_alive "processes left"
 
 # resume: nothing runs again
-"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out2" 2>&1
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out2" 2>&1 || { cat "$tmp/out2"; fail "the resume run failed"; }
 [ "$(grep -c '(journal)' "$tmp/out2")" -eq 4 ] || { cat "$tmp/out2"; fail "resume ran settled cells again"; }
 
 # SIGINT while the servers load: every worker and server stops, exit 130
