@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/timerfd.h>
 
+#include "procs.h"
 #include "sse.h"
 
 /* libcurl's receive buffer per handle. SSE chunks are small; 16 KiB is libcurl's default
@@ -338,22 +339,27 @@ static int build_body(struct bench *b, struct breq *q) {
         return r;
 }
 
+/* Appends a copy of s to *l; -ENOMEM leaves *l as it was. */
+static int slist_add(struct curl_slist **l, const char *s) {
+        struct curl_slist *n = curl_slist_append(*l, s);
+        if (!n)
+                return -ENOMEM;
+        *l = n;
+        return 0;
+}
+
 /* Each request says who it is, X-Request-Id: gauntlet-RUN-N (RUN differs per bench_run, N
  * counts every request of the run), so a server's log, or a server that records what it
  * did per request, can be matched to the raw samples. */
 static int set_headers(struct bench *b, struct breq *q) {
         curl_slist_free_all(q->headers);
         q->headers = NULL;
+        for (const struct curl_slist *h = b->headers; h; h = h->next)
+                if (slist_add(&q->headers, h->data) < 0)
+                        return -ENOMEM;
         char rid[64];
         snprintf(rid, sizeof(rid), "X-Request-Id: gauntlet-%s-%llu", b->run_id, (unsigned long long)q->seq);
-        for (const struct curl_slist *h = b->headers;; h = h->next) {
-                struct curl_slist *n = curl_slist_append(q->headers, h ? h->data : rid);
-                if (!n)
-                        return -ENOMEM;
-                q->headers = n;
-                if (!h)
-                        return 0;
-        }
+        return slist_add(&q->headers, rid);
 }
 
 static int start_request(struct bench *b, usec_t scheduled) {
@@ -564,14 +570,14 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
         /* "Expect:" turns off the 100-continue round trip for large prompts. */
         static const char *const headers[] = {"Content-Type: application/json", "Accept: text/event-stream",
                                               "Expect:"};
-        for (size_t i = 0; i < ELEMENTSOF(headers); i++) {
-                struct curl_slist *h = curl_slist_append(b.headers, headers[i]);
-                if (!h)
+        for (size_t i = 0; i < ELEMENTSOF(headers); i++)
+                if (slist_add(&b.headers, headers[i]) < 0)
                         goto out;
-                b.headers = h;
-        }
-        snprintf(b.run_id, sizeof(b.run_id), "%08x",
-                 (unsigned)((now_usec() ^ ((uint64_t)getpid() << 32)) * 0x9e3779b97f4a7c15ull >> 32));
+        char token[33];
+        if ((r = procs_new_token(token)) < 0)
+                goto out;
+        memcpy(b.run_id, token, sizeof(b.run_id) - 1);
+        b.run_id[sizeof(b.run_id) - 1] = '\0';
         for (const char *const *p = t->prompts; p && *p; p++)
                 b.n_prompts++;
         b.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
