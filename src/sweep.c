@@ -99,6 +99,11 @@ struct cell_run {
         int launch;           /* 1, then 2... when the port was lost (PORT_TRIES) */
 };
 
+/* Where the matrix's servers listen (and gauntlet talks to them). */
+static const char *matrix_host(const struct matrix *m) {
+        return m->host ? m->host : "127.0.0.1";
+}
+
 /* How many times a cell is launched when the port gauntlet picked turns out to be taken
  * (another process bound it between the pick and the server's bind). */
 #define PORT_TRIES 3
@@ -224,7 +229,7 @@ static void report_holders(struct cell_run *cr, const struct gpu_holders *h, use
 static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) {
         const struct matrix *m = cr->m;
         struct attempt *a = cr->a;
-        const char *host = m->host ? m->host : "127.0.0.1";
+        const char *host = matrix_host(m);
         char token[33];
         int r;
 
@@ -515,9 +520,8 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                                                .cb = cb, .a = &a, .launch = tries};
                         r = run_cell(&cr, sweep_id, log_dir);
                         free(cr.model);
-                        cr.model = NULL;
                         if (r < 0 || cr.interrupted || m->port || tries == PORT_TRIES ||
-                            !lost_port(&a, m->host ? m->host : "127.0.0.1"))
+                            !lost_port(&a, matrix_host(m)))
                                 break;
                         /* Not the configuration's fault: the same cell again, on another port. */
                         _cleanup_free_ char *why =
@@ -530,14 +534,14 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                         if (r < 0)
                                 FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
                 }
-                sum.ran++;
                 if (cr.port_taken) {
                         attempt_release(&a);
                         FAIL(-EADDRINUSE,
                              "port %d on %s is taken by another process: stop it, or leave 'port' out of the "
                              "matrix and gauntlet picks a free one",
-                             m->port, m->host ? m->host : "127.0.0.1");
+                             m->port, matrix_host(m));
                 }
+                sum.ran++;
                 if (r == -EBUSY) {
                         attempt_release(&a);
                         FAIL(r, "a process of the server could not be ended; not starting another");
