@@ -446,25 +446,29 @@ const char *server_describe_exit(const struct server *s, char buf[static 64]) {
         return buf;
 }
 
-/* Binds a TCP socket to host:port (0: the kernel picks) the way a server would, with
- * SO_REUSEADDR, so a port held only by connections in TIME_WAIT counts as free. Returns
- * the socket, or negative errno (-EADDRINUSE: something listens there). */
-static int bind_port(const char *host, int port, int *ret_port) {
-        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
-        struct addrinfo *ai = NULL;
-        char service[16];
-        snprintf(service, sizeof(service), "%d", port);
-        if (getaddrinfo(host, service, &hints, &ai) != 0)
-                return -EADDRNOTAVAIL;
+/* The first address of host to listen on; -EADDRNOTAVAIL when it has none. */
+static int resolve_host(const char *host, struct addrinfo **ret) {
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                                 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+        return getaddrinfo(host, "0", &hints, ret) == 0 ? 0 : -EADDRNOTAVAIL;
+}
+
+/* Binds a TCP socket to ai's address and port (0: the kernel picks) the way a server
+ * would, with SO_REUSEADDR, so a port held only by connections in TIME_WAIT counts as
+ * free. Returns the socket with the port bound in *ret_port, or negative errno
+ * (-EADDRINUSE: something listens there). */
+static int bind_port(const struct addrinfo *ai, int port, int *ret_port) {
+        struct sockaddr_storage ss = {0};
+        socklen_t len = (socklen_t)MIN((size_t)ai->ai_addrlen, sizeof(ss));
+        memcpy(&ss, ai->ai_addr, len);
+        if (ss.ss_family == AF_INET6)
+                ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
+        else
+                ((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
         int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         int one = 1, r = 0;
         if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-            bind(fd, ai->ai_addr, ai->ai_addrlen) < 0)
-                r = -errno;
-        freeaddrinfo(ai);
-        struct sockaddr_storage ss;
-        socklen_t len = sizeof(ss);
-        if (r == 0 && getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+            bind(fd, (struct sockaddr *)&ss, len) < 0 || getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
                 r = -errno;
         if (r < 0) {
                 if (fd >= 0)
@@ -481,25 +485,36 @@ static int bind_port(const char *host, int port, int *ret_port) {
 #define FREE_PORT_TRIES 4096
 
 int supervise_free_port(const char *host, size_t slot, size_t n_slots, int *ret) {
-        for (int i = 0; i < FREE_PORT_TRIES; i++) {
+        struct addrinfo *ai = NULL;
+        int r = resolve_host(host, &ai);
+        for (int i = 0; r == 0 && i < FREE_PORT_TRIES; i++) {
                 int port = 0;
-                int fd = bind_port(host, 0, &port);
-                if (fd < 0)
-                        return fd;
+                int fd = bind_port(ai, 0, &port);
+                if (fd < 0) {
+                        r = fd;
+                        break;
+                }
                 close(fd);
                 /* Pairs of ports, so the kernel's preference for odd ports on bind()
                  * still spreads them evenly over the slots. */
                 if (n_slots <= 1 || (size_t)(port / 2) % n_slots == slot) {
                         *ret = port;
+                        freeaddrinfo(ai);
                         return 0;
                 }
         }
-        return -EADDRNOTAVAIL;
+        if (ai)
+                freeaddrinfo(ai);
+        return r < 0 ? r : -EADDRNOTAVAIL;
 }
 
 int supervise_port_taken(const char *host, int port) {
-        int got = 0;
-        int fd = bind_port(host, port, &got);
+        struct addrinfo *ai = NULL;
+        int got = 0, r = resolve_host(host, &ai);
+        if (r < 0)
+                return r;
+        int fd = bind_port(ai, port, &got);
+        freeaddrinfo(ai);
         if (fd >= 0) {
                 close(fd);
                 return 0;
