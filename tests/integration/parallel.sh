@@ -38,7 +38,7 @@ grep -q "4 cells side by side, 1 GPU each" "$tmp/err" || fail "the cells did not
 awk 'NR == 1 { lo = hi = $1 } { if ($1 < lo) lo = $1; if ($1 > hi) hi = $1 } END { exit !(hi - lo < 3) }' "$tmp/visible" ||
         fail "the cells did not overlap: $(cat "$tmp/visible")"
 "$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
-v() { jq -r --arg a "$1" '.cells[] | select(.axes.answer == $a) | "\(.verdict) \(.cause // "-")"' "$tmp/r.json"; }
+v() { cell_verdict "$tmp/r.json" answer "$1"; }
 [ "$(v right)" = "pass -" ] || fail "right: $(v right)"
 [ "$(v right-too)" = "pass -" ] || fail "right-too: $(v right-too)"
 [ "$(v wrong)" = "wrong math" ] || fail "wrong: $(v wrong)"

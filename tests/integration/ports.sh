@@ -18,15 +18,22 @@ s.listen(16)
 open(sys.argv[2], "w").close()
 time.sleep(120)
 PY
-# squat PORT: starts a squatter on PORT and waits until it listens; its pid goes where
-# the cleanup finds it
-squat() {
-        local ready="$tmp/squat-ready-$1-$RANDOM"
-        python3 "$tmp/squat.py" "$1" "$ready" &
-        echo $! >>"$tmp/squatters"
-        for _ in $(seq 100); do [ -e "$ready" ] && return 0; sleep 0.05; done
-        fail "the squatter on port $1 did not start"
-}
+# squat.sh PORT: another process listens on PORT (out of the caller's session, without
+# gauntlet's token, so stopping a server never stops it) once this returns 0; its pid goes
+# where unsquat finds it
+cat >"$tmp/squat.sh" <<EOF2
+#!/bin/sh
+ready="$tmp/squat-ready-\$1-\$\$"
+env -u GAUNTLET_ATTEMPT setsid python3 "$tmp/squat.py" "\$1" "\$ready" &
+echo \$! >>"$tmp/squatters"
+i=0
+while [ ! -e "\$ready" ]; do
+        [ \$i -lt 100 ] || exit 1
+        sleep 0.05
+        i=\$((i + 1))
+done
+EOF2
+chmod +x "$tmp/squat.sh"
 unsquat() { if [ -f "$tmp/squatters" ]; then xargs -r kill -9 <"$tmp/squatters" 2>/dev/null || true; fi; rm -f "$tmp/squatters"; }
 trap 'unsquat; cleanup' EXIT
 
@@ -40,11 +47,7 @@ n=\$(( \$(cat "$tmp/launches-\$SQUAT\$QUIET" 2>/dev/null || echo 0) + 1 ))
 echo "\$n" >"$tmp/launches-\$SQUAT\$QUIET"
 echo "\$port" >>"$tmp/ports-\$SQUAT\$QUIET"
 if [ "\$SQUAT" = always ] || { [ "\$SQUAT" = once ] && [ "\$n" -eq 1 ]; }; then
-        # another process's, not the server's: out of its session, without its token
-        env -u GAUNTLET_ATTEMPT setsid python3 "$tmp/squat.py" "\$port" "$tmp/ready-\$port" &
-        echo \$! >>"$tmp/squatters"
-        i=0
-        while [ ! -e "$tmp/ready-\$port" ] && [ \$i -lt 100 ]; do sleep 0.05; i=\$((i + 1)); done
+        "$tmp/squat.sh" "\$port" || exit 4
         [ -n "\$QUIET" ] && exit 3
 fi
 exec "$FIXTURE" "\$@"
@@ -72,7 +75,7 @@ cat "$tmp/out" "$tmp/err" >&2
 unsquat
 expect_none_alive "processes left"
 "$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
-v() { jq -r --arg a "$1" '.cells[] | select(.axes.port == $a) | "\(.verdict) \(.cause // "-")"' "$tmp/r.json"; }
+v() { cell_verdict "$tmp/r.json" port "$1"; }
 [ "$(v once)" = "pass -" ] || fail "once: $(v once), want pass after a second launch"
 [ "$(v once-quiet)" = "pass -" ] || fail "once-quiet: $(v once-quiet), want pass after a second launch"
 [ "$(v always)" = "crash port" ] || fail "always: $(v always), want crash/port after three launches"
@@ -99,7 +102,7 @@ for f in $logs; do grep -q "Address already in use" "$f" || fail "$f does not sa
 
 # A fixed port that something listens on: exit 2 before any launch, one line that names it.
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-squat "$port"
+"$tmp/squat.sh" "$port" || fail "the squatter on port $port did not start"
 cat >"$tmp/fixed.yaml" <<YAML
 engine: generic
 command: [$FIXTURE, --port, "{port}", --pid-file, "$tmp/pids-fixed-{port}"]
