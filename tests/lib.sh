@@ -1,7 +1,7 @@
 # tests/lib.sh -- sourced by integration scripts that sweep the fixture server: a temporary
 # folder, a cleanup that kills every pid the fixtures listed in "$tmp"/pids-* (even when an
-# assertion failed), fail(), alive_pids(), expect_none_alive(), cell_verdict() and
-# fake_gpus().
+# assertion failed), fail(), alive_pids(), expect_none_alive(), cell_verdict(),
+# expect_verdict() and fake_gpus().
 set -euo pipefail
 . "$SRCDIR/tests/proc.sh"
 tmp=$(mktemp -d)
@@ -65,4 +65,11 @@ fake_gpus() { # file n
 # "VERDICT CAUSE" ("-" for none) of the cell whose AXIS is VALUE in a JSON report.
 cell_verdict() { # report.json axis value
         jq -r --arg x "$2" --arg v "$3" '.cells[] | select(.axes[$x] == $v) | "\(.verdict) \(.cause // "-")"' "$1"
+}
+
+# Fails unless the cell whose AXIS is VALUE has "VERDICT CAUSE" WANT in a JSON report.
+expect_verdict() { # report.json axis value want
+        local got
+        got=$(cell_verdict "$1" "$2" "$3")
+        [ "$got" = "$4" ] || fail "$2=$3: got '$got', want '$4'"
 }

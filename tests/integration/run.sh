@@ -39,9 +39,7 @@ expect_none_alive "processes left behind"
 
 "$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
 want() { # behaviour verdict cause evidence-fragment
-        local got
-        got=$(cell_verdict "$tmp/r.json" behaviour "$1")
-        [ "$got" = "$2 $3" ] || fail "$1: got '$got', want '$2 $3'"
+        expect_verdict "$tmp/r.json" behaviour "$1" "$2 $3"
         if [ -n "${4:-}" ]; then
                 jq -r --arg b "$1" '.cells[] | select(.axes.behaviour == $b) | .evidence // ""' "$tmp/r.json" |
                         grep -qF -- "$4" || fail "$1: evidence lacks '$4'"
