@@ -75,14 +75,9 @@ if want 1; then
 echo "== 1. accuracy at 256 concurrent streams (server: TTFT 50 ms, ITL 10 ms, 100 chunks)"
 if [ -n "$CLI_PIN" ]; then
         accuracy "client and server on cores of their own (client: $CLI_PIN, server: $SRV_PIN)"
+        SRV_PIN= CLI_PIN= accuracy "both unpinned, sharing the $ncpu cpus"
 else
         accuracy "client and server unpinned (one cpu)"
-fi
-if [ -n "$CLI_PIN" ]; then
-        pins="$SRV_PIN|$CLI_PIN"
-        SRV_PIN= CLI_PIN=
-        accuracy "both unpinned, sharing the $ncpu cpus"
-        SRV_PIN=${pins%|*} CLI_PIN=${pins#*|}
 fi
 fi
 
