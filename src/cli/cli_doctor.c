@@ -100,7 +100,7 @@ int cli_doctor(int argc, char **argv) {
         int c;
         optind = 1;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
                 switch (c) {
                 case 'f':
                         format = cli_parse_choice(optarg, formats);
@@ -116,10 +116,7 @@ int cli_doctor(int argc, char **argv) {
                         usage(stdout);
                         return EXIT_OK;
                 default:
-                        if (optopt)
-                                return cli_usage_error("doctor", "option '%s' needs a value or is unknown",
-                                                       argv[optind - 1]);
-                        return cli_usage_error("doctor", "unknown option '%s'", argv[optind - 1]);
+                        return cli_bad_option("doctor", c, argv);
                 }
         }
         if (optind < argc)

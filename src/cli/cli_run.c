@@ -416,7 +416,7 @@ int cli_run(int argc, char **argv) {
         struct worker w = {0};
         int c;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, "j:rh", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":j:rh", opts, NULL)) != -1) {
                 switch (c) {
                 case 'j':
                         journal_path = optarg;
@@ -439,7 +439,7 @@ int cli_run(int argc, char **argv) {
                         usage(stdout);
                         return EXIT_OK;
                 default:
-                        return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+                        return cli_bad_option("run", c, argv);
                 }
         }
         if (optind != argc - 1)

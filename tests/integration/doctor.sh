@@ -107,6 +107,11 @@ grep -q "^gauntlet: unknown engine 'nosuch'" "$tmp/err" || fail "unknown engine 
 [ $? -eq 2 ] || fail "unknown format: want exit 2"
 "$GAUNTLET" doctor extra >/dev/null 2>&1
 [ $? -eq 2 ] || fail "stray argument: want exit 2"
+for a in "--format|option '--format' needs a value" "--bogus|unknown option '--bogus'"; do
+        "$GAUNTLET" doctor "${a%%|*}" >/dev/null 2>"$tmp/err"
+        rc=$?
+        [ "$rc" -eq 2 ] && grep -q "^gauntlet: ${a#*|}" "$tmp/err" || fail "doctor ${a%%|*}: exit $rc, $(cat "$tmp/err")"
+done
 "$GAUNTLET" doctor --help | grep -q '^usage: gauntlet doctor' || fail "--help"
 
 [ "$failures" -eq 0 ] && echo "doctor: all good"

@@ -100,4 +100,12 @@ for p in $leftover; do
 done
 grep -q "pass" "$tmp/out5" || { cat "$tmp/out5"; fail "the interrupted cell did not run again"; }
 expect_none_alive "processes left after the last run"
+# usage errors name what is wrong with the option
+for a in "--journal|option '--journal' needs a value" "--bogus|unknown option '--bogus'"; do
+        set +e
+        "$GAUNTLET" run "$tmp/m.yaml" "${a%%|*}" >/dev/null 2>"$tmp/err"
+        rc=$?
+        set -e
+        [ "$rc" -eq 2 ] && grep -q "^gauntlet: ${a#*|}" "$tmp/err" || fail "run ${a%%|*}: exit $rc, $(cat "$tmp/err")"
+done
 echo "run.sh: all good"
