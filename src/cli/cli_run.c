@@ -241,6 +241,7 @@ static char *log_root_for(const char *journal) {
 struct worker {
         bool active;          /* this process is one worker of a multi-slot sweep */
         size_t slot, n_slots;
+        int parent;           /* the gauntlet that started it */
         const char *gpus;     /* "0,1": the NVML indices it watches */
         const char *visible;  /* CUDA_VISIBLE_DEVICES for its servers */
 };
@@ -286,7 +287,7 @@ struct slots_outcome {
 };
 
 /* With gpus_per_cell set and room for two or more disjoint GPU sets, starts one worker
- * (this program, `run --worker K/N`) per set and waits for them, forwarding signals. */
+ * (this program, `run --worker K/N/PARENT_PID`) per set and waits for them, forwarding signals. */
 static int run_slots(struct loop *l, struct journal *j, const struct matrix *m, const struct gpu *g,
                      const char *matrix_path, const char *jpath, bool rerun, struct slots_outcome *ret) {
         *ret = (struct slots_outcome){0};
@@ -345,7 +346,7 @@ static int run_slots(struct loop *l, struct journal *j, const struct matrix *m, 
                 buf_init(&list, 0);
                 for (size_t i = 0; i < slots[k].n; i++)
                         buf_printf(&list, "%s%u", i ? "," : "", slots[k].gpus[i]);
-                _cleanup_free_ char *which = strdup_printf("%zu/%zu", k, n);
+                _cleanup_free_ char *which = strdup_printf("%zu/%zu/%d", k, n, (int)getpid());
                 char *wargv[] = {"/proc/self/exe", "run", (char *)matrix_path, "--journal", (char *)jpath,
                                  "--worker", which, "--worker-gpus", (char *)buf_str(&list),
                                  "--worker-visible", slots[k].visible, rerun ? "--rerun" : NULL, NULL};
@@ -425,7 +426,8 @@ int cli_run(int argc, char **argv) {
                         rerun = true;
                         break;
                 case 'W':
-                        if (sscanf(optarg, "%zu/%zu", &w.slot, &w.n_slots) != 2 || w.n_slots < 2 || w.slot >= w.n_slots)
+                        if (sscanf(optarg, "%zu/%zu/%d", &w.slot, &w.n_slots, &w.parent) != 3 || w.n_slots < 2 ||
+                            w.slot >= w.n_slots || w.parent <= 0)
                                 return cli_usage_error("run", "invalid --worker '%s'", optarg);
                         w.active = true;
                         break;
@@ -446,7 +448,7 @@ int cli_run(int argc, char **argv) {
                 return cli_usage_error("run", optind >= argc ? "no matrix file given" : "more than one matrix file given");
         /* A worker whose parent is killed stops its server and ends (as on SIGTERM): a
          * sweep never goes on without the process that reports it. */
-        if (w.active && (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() == 1))
+        if (w.active && (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() != w.parent))
                 return 130;
         const char *matrix_path = argv[optind];
 

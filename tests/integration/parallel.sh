@@ -73,4 +73,13 @@ for _ in $(seq 100); do pgrep -f -- "--journal $tmp/j3.db" >/dev/null || break; 
 pgrep -f -- "--journal $tmp/j3.db" >/dev/null && fail "a worker outlived its parent by 10 s"
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j3.db" >"$tmp/out5" 2>&1 || { cat "$tmp/out5"; fail "the run after SIGKILL failed"; }
 grep -q "^4 cells: 2 pass, 1 garbage, 1 wrong" "$tmp/out5" || { cat "$tmp/out5"; fail "the run after SIGKILL did not finish the sweep"; }
+# A worker whose parent is already gone (its parent is not the pid it was given) ends at
+# once with 130 and starts nothing.
+rm -f "$tmp"/pids-*
+set +e
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j4.db" --worker 0/4/1 >"$tmp/out6" 2>&1
+status=$?
+set -e
+[ "$status" -eq 130 ] || { cat "$tmp/out6"; fail "orphaned worker: exit $status, want 130"; }
+[ -z "$(ls "$tmp"/pids-* 2>/dev/null)" ] || fail "an orphaned worker started a server"
 echo "parallel.sh: all good"
