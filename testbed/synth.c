@@ -52,6 +52,34 @@ static int tensor_ones(struct gguf_writer *w, const char *name, uint64_t n) {
         return 0;
 }
 
+/* The trained model's chat template (testbed/train/chat_template.py CHAT_TEMPLATE, SPEC.md "Chat
+ * rendering"), so an engine that renders templates itself (llama.cpp) sends a random model
+ * the same prompts as the trained one. */
+static const char chat_template[] =
+        "{{- bos_token -}}"
+        "{%- set ns = namespace(sys='', last_user=-1) -%}"
+        "{%- for m in messages -%}"
+        "{%- if m['role'] == 'user' -%}{%- set ns.last_user = loop.index0 -%}{%- endif -%}"
+        "{%- endfor -%}"
+        "{%- for m in messages -%}"
+        "{%- if m['role'] == 'system' -%}"
+        "{%- set ns.sys = ns.sys + m['content'] + '\\n' -%}"
+        "{%- elif m['role'] == 'user' -%}"
+        "{{- '<|user|>' + ns.sys + m['content'] + '<|end|>' -}}"
+        "{%- set ns.sys = '' -%}"
+        "{%- elif m['role'] == 'assistant' -%}"
+        "{%- if loop.index0 > ns.last_user and m['reasoning_content'] is defined and m['reasoning_content'] -%}"
+        "{{- '<|assistant|><think>' + m['reasoning_content'] + '</think>' + m['content'] + '<|end|>' -}}"
+        "{%- else -%}"
+        "{{- '<|assistant|><think></think>' + m['content'] + '<|end|>' -}}"
+        "{%- endif -%}"
+        "{%- endif -%}"
+        "{%- endfor -%}"
+        "{%- if add_generation_prompt -%}"
+        "{{- '<|assistant|>' -}}"
+        "{%- if not (enable_thinking is defined and enable_thinking) -%}{{- '<think></think>' -}}{%- endif -%}"
+        "{%- endif -%}";
+
 int synth_model(const struct synth_cfg *c, struct buf *ret) {
         struct gguf_writer w;
         char *toks[8 + 256 + 95];
@@ -64,7 +92,8 @@ int synth_model(const struct synth_cfg *c, struct buf *ret) {
 
         for (int i = 0; i < 8; i++, n++) {
                 toks[n] = strdup(specials[i]);
-                types[n] = i == 0 ? 2 : 3;
+                /* <think> </think> user-defined (4), as Qwen3's GGUFs: llama.cpp prints them */
+                types[n] = i == 0 ? 2 : i >= 6 ? 4 : 3;
         }
         for (int b = 0; b < 256; b++, n++) {
                 toks[n] = strdup_printf("<0x%02X>", b);
@@ -104,6 +133,7 @@ int synth_model(const struct synth_cfg *c, struct buf *ret) {
         gguf_writer_kv_u32(&w, "tokenizer.ggml.unknown_token_id", 0);
         gguf_writer_kv_bool(&w, "tokenizer.ggml.add_bos_token", true);
         gguf_writer_kv_bool(&w, "tokenizer.ggml.add_space_prefix", false);
+        gguf_writer_kv_str(&w, "tokenizer.chat_template", chat_template);
 
         uint64_t D = (uint64_t)c->n_embd, hd = D / (uint64_t)c->n_head, kvd = hd * (uint64_t)c->n_head_kv;
         uint64_t F = (uint64_t)c->n_ff, E = (uint64_t)c->n_expert, V = (uint64_t)n;

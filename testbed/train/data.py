@@ -22,7 +22,7 @@ SPACE = CHAR0 + (0x7E - 0x21 + 1)     # 358
 VOCAB_SIZE = SPACE + 1                # 359
 
 # token types as llama.cpp numbers them
-TT_NORMAL, TT_UNKNOWN, TT_CONTROL, TT_BYTE = 1, 2, 3, 6
+TT_NORMAL, TT_UNKNOWN, TT_CONTROL, TT_USER_DEFINED, TT_BYTE = 1, 2, 3, 4, 6
 
 
 def vocab_tokens():
@@ -36,7 +36,10 @@ def vocab_tokens():
 
 
 def vocab_types():
-    types = [TT_UNKNOWN] + [TT_CONTROL] * (len(SPECIALS) - 1)
+    # <think> and </think> are user-defined (type 4), as in Qwen3's GGUFs: llama.cpp never
+    # prints control tokens, so its reasoning parser would never see them.
+    types = [TT_UNKNOWN] + [TT_USER_DEFINED if t in ("<think>", "</think>") else TT_CONTROL
+                            for t in SPECIALS[1:]]
     types += [TT_BYTE] * 256
     types += [TT_NORMAL] * (VOCAB_SIZE - CHAR0)
     return types

@@ -7,32 +7,10 @@ the top-k choice is sensitive to small changes in router logits); norms are F32.
 import torch
 
 import data
+from chat_template import CHAT_TEMPLATE  # tokenizer.chat_template
 from gguf_read import GGUFFile
 from gguf_write import GGUFWriter, GGML_F16, GGML_F32, T_FLOAT32, T_INT32, T_STRING
 from model import Config, Model, gguf_tensors, load_gguf_tensors
-
-# The Jinja chat template stored in tokenizer.chat_template.  It renders exactly what
-# data.chat_prompt() builds (SPEC.md "Chat format"): system messages are prefixed to the
-# next user message followed by "\n"; earlier assistant turns get an empty think block;
-# thinking is off unless enable_thinking is true.
-CHAT_TEMPLATE = (
-    "{{- bos_token -}}"
-    "{%- set ns = namespace(sys='') -%}"
-    "{%- for m in messages -%}"
-    "{%- if m['role'] == 'system' -%}"
-    "{%- set ns.sys = ns.sys + m['content'] + '\\n' -%}"
-    "{%- elif m['role'] == 'user' -%}"
-    "{{- '<|user|>' + ns.sys + m['content'] + '<|end|>' -}}"
-    "{%- set ns.sys = '' -%}"
-    "{%- elif m['role'] == 'assistant' -%}"
-    "{{- '<|assistant|><think></think>' + m['content'] + '<|end|>' -}}"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}"
-    "{{- '<|assistant|>' -}}"
-    "{%- if not (enable_thinking is defined and enable_thinking) -%}{{- '<think></think>' -}}{%- endif -%}"
-    "{%- endif -%}"
-)
 
 KEEP_F32 = ("_norm.weight", "ffn_gate_inp.weight")
 
