@@ -33,6 +33,8 @@ static void usage(FILE *f) {
                 "  --mem-budget SIZE              emulated device memory for weights, e.g. 24M (0: unlimited)\n"
                 "  --threads N                    generations running at once (default 4)\n"
                 "  --write-random-model FILE      write a random-weight model in the same format, and exit\n"
+                "  --random-seed N, --random-scale X   its seed (default 1) and weight range (default 0.08;\n"
+                "                                 0: every weight zero, so every logit ties)\n"
                 "The model defaults to $GAUNTLET_TESTBED_MODEL, else testbed/model.gguf of the source tree.\n");
 }
 
@@ -148,6 +150,8 @@ int main(int argc, char **argv) {
                 OPT_VERSION,
                 OPT_HELP,
                 OPT_WRITE_RANDOM,
+                OPT_RANDOM_SEED,
+                OPT_RANDOM_SCALE,
         };
         static const struct option longopts[] = {
                 {"port", required_argument, NULL, OPT_PORT},
@@ -168,11 +172,15 @@ int main(int argc, char **argv) {
                 {"version", no_argument, NULL, OPT_VERSION},
                 {"help", no_argument, NULL, OPT_HELP},
                 {"write-random-model", required_argument, NULL, OPT_WRITE_RANDOM},
+                {"random-seed", required_argument, NULL, OPT_RANDOM_SEED},
+                {"random-scale", required_argument, NULL, OPT_RANDOM_SCALE},
                 {NULL, 0, NULL, 0},
         };
         struct server_opts so = {.host = "127.0.0.1", .port = 8080, .max_active = 4, .on_die = die_after_requests};
         struct model_opts mo = {.moe = KERN_AUTO, .gemm = KERN_AUTO, .arch = KERN_SM90};
         _cleanup_free_ char *model_path = NULL;
+        const char *random_path = NULL;
+        struct synth_cfg synth = synth_default();
         usec_t slow_load = 0;
         bool hang = false;
         long v;
@@ -261,20 +269,45 @@ int main(int argc, char **argv) {
                 case OPT_HELP:
                         usage(stdout);
                         return fclose(stdout) == 0 ? 0 : 1;
-                case OPT_WRITE_RANDOM: {
-                        /* a testing aid: the spec's architecture with random weights */
-                        struct synth_cfg sc = synth_default();
-                        int r = synth_model_write(&sc, optarg);
-                        if (r < 0) {
-                                fprintf(stderr, PROG ": cannot write '%s': %s\n", optarg, strerror(-r));
-                                return 1;
+                case OPT_WRITE_RANDOM:
+                        random_path = optarg;
+                        break;
+                case OPT_RANDOM_SEED: {
+                        char *end;
+                        errno = 0;
+                        unsigned long long seed = strtoull(optarg, &end, 10);
+                        if (errno || end == optarg || *end || optarg[0] == '-') {
+                                fprintf(stderr, PROG ": error: argument --random-seed: not a number: '%s'\n", optarg);
+                                return 2;
                         }
-                        return 0;
+                        synth.seed = seed;
+                        break;
+                }
+                case OPT_RANDOM_SCALE: {
+                        char *end;
+                        errno = 0;
+                        double scale = strtod(optarg, &end);
+                        if (errno || end == optarg || *end || !(scale >= 0 && scale <= 100)) {
+                                fprintf(stderr, PROG ": error: argument --random-scale: not a number in 0..100: '%s'\n",
+                                        optarg);
+                                return 2;
+                        }
+                        synth.scale = (float)scale;
+                        break;
                 }
                 default:
                         fprintf(stderr, PROG ": try '" PROG " --help'\n");
                         return 2;
                 }
+        }
+        if (random_path) {
+                /* a testing aid: the spec's architecture with random weights */
+                int r = synth_model_write(&synth, random_path);
+                if (r < 0) {
+                        fprintf(stderr, PROG ": cannot write '%s': %s\n", random_path, strerror(-r));
+                        return 1;
+                }
+                return 0;
         }
         if (optind < argc) {
                 fprintf(stderr, PROG ": error: unrecognized arguments: %s\n", argv[optind]);
