@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <jansson.h>
 #include <signal.h>
 #include <spawn.h>
@@ -508,17 +509,50 @@ int supervise_free_port(const char *host, size_t slot, size_t n_slots, int *ret)
         return r < 0 ? r : -EADDRNOTAVAIL;
 }
 
+/* Whether a listening socket accepts a connection at ai's address on port: 1 yes, 0 no
+ * (refused, or nothing answered within a second), negative errno when it cannot tell. */
+static int port_accepts(const struct addrinfo *ai, int port) {
+        struct sockaddr_storage ss = {0};
+        socklen_t len = (socklen_t)MIN((size_t)ai->ai_addrlen, sizeof(ss));
+        memcpy(&ss, ai->ai_addr, len);
+        if (ss.ss_family == AF_INET6)
+                ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
+        else
+                ((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
+        _cleanup_close_ int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *)&ss, len) == 0)
+                return 1;
+        if (errno != EINPROGRESS)
+                return errno == ECONNREFUSED || errno == ENETUNREACH || errno == EHOSTUNREACH ? 0 : -errno;
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        int k;
+        do
+                k = poll(&pfd, 1, 1000);
+        while (k < 0 && errno == EINTR);
+        if (k <= 0)
+                return k < 0 ? -errno : 0;
+        int err = 0;
+        socklen_t el = sizeof(err);
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+                return -errno;
+        return err == 0 ? 1 : 0;
+}
+
 int supervise_port_taken(const char *host, int port) {
         struct addrinfo *ai = NULL;
         int got = 0, r = resolve_host(host, &ai);
         if (r < 0)
                 return r;
         int fd = bind_port(ai, port, &got);
+        /* A bind can also fail for what is left of a dead server's connections (sockets
+         * in FIN_WAIT or CLOSE_WAIT that were accepted without SO_REUSEADDR): that port is
+         * not taken by anyone. Only a listener that accepts a connection is another process. */
+        if (fd == -EADDRINUSE)
+                fd = port_accepts(ai, port) == 1 ? -EADDRINUSE : -EAGAIN;
         freeaddrinfo(ai);
-        if (fd >= 0) {
+        if (fd >= 0)
                 close(fd);
-                return 0;
-        }
-        return fd == -EADDRINUSE ? 1 : fd;
+        return fd >= 0 || fd == -EAGAIN ? 0 : fd == -EADDRINUSE ? 1 : fd;
 }
-

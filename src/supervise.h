@@ -99,7 +99,9 @@ const char *server_describe_exit(const struct server *s, char buf[static 64]);
 int supervise_free_port(const char *host, size_t slot, size_t n_slots, int *ret);
 
 /* Whether something already listens on host:port: 1 taken, 0 free, negative errno when
- * it cannot tell (an unknown host). */
+ * it cannot tell (an unknown host). A port that cannot be bound only because a dead
+ * server's connections still hold it (nothing accepts there) is free: it was not lost to
+ * another process. */
 int supervise_port_taken(const char *host, int port);
 
 #endif

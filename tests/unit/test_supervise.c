@@ -218,6 +218,44 @@ static void test_port_taken(void **state) {
         assert_int_equal(supervise_port_taken("127.0.0.1", port), 0);
 }
 
+/* A server that accepted a connection without SO_REUSEADDR and then died leaves its side of
+ * the connection behind (FIN_WAIT2 while the client holds its end open, as libcurl's
+ * connection cache does): the port cannot be bound, but nobody listens there. That is not
+ * a port lost to another process (an old llama-server was launched again twice per crash
+ * for it). */
+static void test_port_held_by_dead_connections(void **state) {
+        (void)state;
+        int lfd = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(lfd >= 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(listen(lfd, 4), 0);
+        socklen_t len = sizeof(sa);
+        assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+        int port = ntohs(sa.sin_port);
+        int cfd = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(cfd >= 0);
+        assert_int_equal(connect(cfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        int afd = accept(lfd, NULL, NULL);
+        assert_true(afd >= 0);
+        /* the server dies: its listener and its accepted socket close, the client's stays */
+        close(lfd);
+        close(afd);
+        /* the bind a server would make fails ... */
+        int probe = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+        assert_int_equal(setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+        struct sockaddr_in again = sa;
+        int b = bind(probe, (struct sockaddr *)&again, sizeof(again));
+        int bind_errno = errno;
+        close(probe);
+        if (b == 0)
+                skip(); /* this kernel lets it bind: nothing to tell apart */
+        assert_int_equal(bind_errno, EADDRINUSE);
+        /* ... yet nothing listens: the port is not someone else's */
+        assert_int_equal(supervise_port_taken("127.0.0.1", port), 0);
+        close(cfd);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_death_is_an_event, setup, teardown),
@@ -230,6 +268,7 @@ int main(void) {
                 cmocka_unit_test(test_starttime),
                 cmocka_unit_test(test_free_port_slots),
                 cmocka_unit_test(test_port_taken),
+                cmocka_unit_test(test_port_held_by_dead_connections),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
