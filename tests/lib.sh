@@ -73,3 +73,19 @@ expect_verdict() { # report.json axis value want
         got=$(cell_verdict "$1" "$2" "$3")
         [ "$got" = "$4" ] || fail "$2=$3: got '$got', want '$4'"
 }
+
+# The real llama-server the real-engine tests run, in LLAMA_SERVER: $LLAMA_SERVER if set
+# (then it must work), else the build cache of tools/build-llamacpp.sh, else llama-server
+# on PATH. Without one the test is skipped (exit 77, tests/run names it), never passed.
+need_llama_server() {
+        if [ -n "${LLAMA_SERVER:-}" ]; then
+                [ -x "$LLAMA_SERVER" ] || fail "LLAMA_SERVER='$LLAMA_SERVER' is not an executable"
+        else
+                LLAMA_SERVER=$("$SRCDIR/tools/build-llamacpp.sh" --path 2>/dev/null) ||
+                        LLAMA_SERVER=$(command -v llama-server) || {
+                        echo "SKIP: no llama-server (build one with tools/build-llamacpp.sh, or set LLAMA_SERVER)"
+                        exit 77
+                }
+        fi
+        export LLAMA_SERVER
+}
