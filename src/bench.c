@@ -39,6 +39,8 @@ struct breq {
         long status;          /* HTTP status, 0 until the first body byte */
         bool warmup;          /* not counted */
         bool saw_end;         /* [DONE] or a finish_reason arrived */
+        bool resent;          /* already sent again on a new connection (once at most) */
+        bool keep_sent;       /* resent: rec.sent stays the first send's */
         bool busy;
         struct breq *next_free;
 };
@@ -141,7 +143,8 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
 static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip, int conn_primary_port,
                      int conn_local_port) {
         struct breq *q = userdata;
-        q->rec.sent = now_usec();
+        if (!q->keep_sent)
+                q->rec.sent = now_usec();
         return CURL_PREREQFUNC_OK;
 }
 
@@ -249,9 +252,39 @@ static int add_sample(struct bench *b, const struct breq *q) {
 
 static int issue_due(struct bench *b);
 
+/* Whether a request died on a kept-alive connection that the server had already closed:
+ * nothing came back, and libcurl made no new connection for it. Such a request never
+ * reached the server as far as anyone can tell, so it is sent again once on a new
+ * connection instead of counting as the server's failure. */
+static bool died_on_reused_connection(struct breq *q, CURLcode result) {
+        if (q->resent || q->status || q->rec.chunks || q->rec.first_token)
+                return false;
+        if (result != CURLE_GOT_NOTHING && result != CURLE_SEND_ERROR && result != CURLE_RECV_ERROR)
+                return false;
+        long code = 0, connects = -1;
+        if (curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &code) != CURLE_OK || code != 0)
+                return false;
+        return curl_easy_getinfo(q->easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects == 0;
+}
+
 static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata) {
         struct breq *q = userdata;
         struct bench *b = q->b;
+        if (died_on_reused_connection(q, result)) {
+                usec_t first_send = q->rec.sent;
+                q->resent = true;
+                curl_easy_setopt(q->easy, CURLOPT_FRESH_CONNECT, 1L);
+                sse_release(&q->sse);
+                sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
+                int r = loop_add_transfer(l, easy, on_done, q);
+                if (r == 0) {
+                        if (!q->warmup)
+                                b->lv.resent++;
+                        q->rec.sent = first_send; /* on_prereq moves it; the wait counts */
+                        q->keep_sent = true;
+                        return;
+                }
+        }
         /* The end, like a chunk, counts from the wake-up in which libcurl saw it (the last
          * bytes, or the error), not from when this callback got its turn. */
         usec_t wake = loop_wake_time(l);
@@ -373,6 +406,9 @@ static int start_request(struct bench *b, usec_t scheduled) {
         q->rec = (struct bench_record){.scheduled = scheduled, .output_tokens = -1, .prompt_tokens = -1};
         q->status = 0;
         q->saw_end = false;
+        q->resent = false;
+        q->keep_sent = false;
+        curl_easy_setopt(q->easy, CURLOPT_FRESH_CONNECT, 0L);
         q->last_chunk = 0;
         q->read_wake = 0;
         sse_release(&q->sse);

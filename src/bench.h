@@ -126,6 +126,11 @@ struct bench_level {
         uint64_t failed;           /* every request that did not complete, for any reason */
         uint64_t aborted;          /* subset of failed: cut after tokens had started */
         uint64_t late;             /* requests sent more than BENCH_LATE_USEC after schedule */
+        uint64_t resent;           /* counted requests sent again, once, on a new connection:
+                                    * the server had closed the kept-alive one they went out
+                                    * on before answering a byte (llama-server closes it after
+                                    * every stream); not failures, their clock starts at the
+                                    * first send */
         uint64_t good;             /* completed requests meeting every SLO set */
         uint64_t good_tokens;      /* their output tokens */
         uint64_t output_tokens;    /* over completed requests (usage, or chunks without usage) */
