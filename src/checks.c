@@ -1,6 +1,7 @@
 /* checks.c -- check specs, the built-in smoke suite, and the runner that asks a live server. */
 #include "checks.h"
 
+#include <jansson.h>
 #include <string.h>
 
 #include "detect.h"
@@ -167,7 +168,29 @@ static int fail_transport(struct check_result *res, const struct http_response *
         return result_fail(res, VERDICT_GARBAGE, "http", strdup(http_strerror(error)));
 }
 
+/* The server's own words in an error body: OpenAI's and llama.cpp's {"error": {"message"}},
+ * {"error": "..."}, FastAPI's {"detail": "..."} or {"message": "..."}; NULL if none. The
+ * JSON around them would take the whole excerpt. */
+static char *error_body_message(const struct http_response *resp) {
+        json_error_t je;
+        json_t *j = json_loadb(buf_str(&resp->body), resp->body.len, 0, &je);
+        json_t *e = json_object_get(j, "error"); /* NULL-safe: NULL for a non-object */
+        json_t *m = json_is_object(e) ? json_object_get(e, "message") : e;
+        if (!json_is_string(m))
+                m = json_object_get(j, "detail");
+        if (!json_is_string(m))
+                m = json_object_get(j, "message");
+        char *r = json_is_string(m) && json_string_length(m) > 0
+                          ? detect_excerpt(json_string_value(m), json_string_length(m), 0, CHECK_EVIDENCE_EXCERPT)
+                          : NULL;
+        json_decref(j);
+        return r;
+}
+
 static int fail_status(struct check_result *res, const struct http_response *resp) {
+        _cleanup_free_ char *msg = error_body_message(resp);
+        if (msg)
+                return result_fail(res, VERDICT_GARBAGE, "http", strdup_printf("HTTP %d: %s", resp->status, msg));
         _cleanup_free_ char *ex = detect_excerpt(buf_str(&resp->body), resp->body.len, 0, CHECK_EVIDENCE_EXCERPT);
         if (!ex)
                 return -ENOMEM;

@@ -453,6 +453,41 @@ static void test_runner_disagreement(void **state) {
         srv_stop(&s);
 }
 
+static void test_runner_error_body_message(void **state) {
+        /* llama-server's real answer for output its chat parser cannot read: the evidence
+         * is the server's message, not the JSON around it cut at the excerpt length; a
+         * body that is not JSON is quoted as it is. */
+        static const char body[] =
+                "{\"error\":{\"code\":500,\"message\":\"The model produced output that does not match the "
+                "expected peg-native format\",\"type\":\"server_error\"}}";
+        static const char *const bodies[] = {body, "upstream exploded"};
+        static const char *const want[] = {
+                "HTTP 500: The model produced output that does not match the expected peg-native format",
+                "HTTP 500: upstream exploded"};
+        for (size_t k = 0; k < 2; k++) {
+                struct srv s;
+                srv_start(&s, SRV_FIXED, NULL);
+                _cleanup_free_ char *reply = strdup_printf(
+                        "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+                        "Content-Length: %zu\r\n\r\n%s", strlen(bodies[k]), bodies[k]);
+                s.reply = reply;
+                srv_run(&s);
+                _cleanup_loop_ struct loop *l = NULL;
+                assert_int_equal(loop_new(&l), 0);
+                _cleanup_free_ char *url = srv_url(&s, "");
+                struct checks_target t = {.base_url = url, .model = "m", .request_timeout = 5 * USEC_PER_SEC};
+                struct check_spec spec = math_spec(STREAM_NO);
+                struct check_result *r = NULL;
+                size_t n = 0;
+                assert_int_equal(checks_run(l, &t, &spec, 1, &r, &n), 0);
+                assert_int_equal(r[0].verdict, VERDICT_GARBAGE);
+                assert_string_equal(r[0].cause, "http");
+                assert_string_equal(r[0].evidence, want[k]);
+                checks_free_results(r, n);
+                srv_stop(&s);
+        }
+}
+
 static void test_runner_request_and_think_tags(void **state) {
         /* The body carries the profile's seed and the chosen thinking key; an answer in
          * <think> tags gives the reasoning part a required-reasoning check needs. */
@@ -559,6 +594,7 @@ int main(void) {
                 cmocka_unit_test(test_http_abort_from_other_fd),
                 cmocka_unit_test(test_runner_disagreement),
                 cmocka_unit_test(test_runner_request_and_think_tags),
+                cmocka_unit_test(test_runner_error_body_message),
                 cmocka_unit_test(test_runner_models),
                 cmocka_unit_test(test_runner_abort),
         };
