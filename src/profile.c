@@ -58,10 +58,60 @@ static const struct signature common_signatures[] = {
         /* hang: a watchdog noticed a stuck collective */
         {"Watchdog caught collective operation timeout", "hang", TIER_SYMPTOM, "torch"},
         {"Scheduler watchdog timeout", "hang", TIER_SYMPTOM, "SGLang"},
+        /* assert: the engine stopped on a failed internal check. Every cause above beats it:
+         * an OOM or a watchdog often ends in an abort, and the abort is not the reason. */
+        {"GGML_ASSERT\\(.*\\) failed", "assert", TIER_ASSERT, "ggml"},
+        {"Assertion `.*[`'] failed", "assert", TIER_ASSERT, "C assert(), CUDA device assert"},
+        {"Assertion failed: ", "assert", TIER_ASSERT, "TensorRT-LLM TLLM_CHECK, MSVC assert()"},
+        /* the what() line after it is the evidence when there is one (diagnose.c) */
+        {"terminate called [a-z]", "assert", TIER_ASSERT, "C++ runtime: an uncaught exception"},
+        {"Check failed: ", "assert", TIER_ASSERT, "glog, absl, TVM CHECK"},
+        {"CHECK failed", "assert", TIER_ASSERT, "CHECK macros"},
         {NULL, NULL, 0, NULL},
 };
 
+/* Lines that only say that something failed, printed after the line that says what. */
+static const char *const wrapper_lines[] = {
+        /* llama.cpp */
+        "failed to create[ _]context",
+        "exiting due to (model loading|HTTP server) error",
+        "failed to load model(, '|$)",
+        "common_init_[A-Za-z_]*: ",
+        "srv +load_model: .*failed",
+        "encountered an error while trying to fit params",
+        /* vLLM */
+        "Engine core initialization failed",
+        "EngineCore failed to start",
+        /* SGLang */
+        "Scheduler hit an exception",
+        "Received sigquit from a child process",
+        /* uvicorn */
+        "Application startup failed",
+        NULL,
+};
+
 static const struct signature no_signatures[] = {{NULL, NULL, 0, NULL}};
+
+/* llama.cpp (llama-server): texts seen from the build in ../shared/engines, kept in
+ * tests/logs/llamacpp-*.log. Its log lines look like "0.00.007.063 E func: message". */
+static const struct signature llamacpp_signatures[] = {
+        /* config: a flag combination or value the build refuses */
+        {"does not divide n_embd_head_[kv]=", "config", TIER_ROOT, "llama.cpp: quantized KV cache, head size"},
+        {"quantized V cache requires flash_attn to be enabled", "config", TIER_ROOT, "llama.cpp"},
+        {"error: invalid argument: ", "config", TIER_ROOT, "llama.cpp: an unknown flag"},
+        {"error while handling argument \"", "config", TIER_ROOT, "llama.cpp: a bad value or a missing one"},
+        {"error while handling environment variable \"", "config", TIER_ROOT, "llama.cpp: a bad LLAMA_ARG_*"},
+        /* port */
+        {"couldn't bind HTTP server socket", "port", TIER_ROOT, "llama-server"},
+        /* model: missing, not a GGUF, corrupted, unknown architecture */
+        {"failed to open GGUF file '", "model", TIER_ROOT, "ggml gguf"},
+        {"invalid magic characters: '.*', expected 'GGUF'", "model", TIER_ROOT, "ggml gguf"},
+        {"llama_model_load: error loading model: ", "model", TIER_ROOT, "llama.cpp"},
+        /* oom: host memory (CUDA's cudaMalloc is a common signature) */
+        {"insufficient memory \\(attempted to allocate", "oom", TIER_ROOT, "ggml CPU backend"},
+        {"failed to allocate ([A-Za-z0-9_]+ )?buffer of size [0-9]+", "oom", TIER_ROOT, "ggml backends"},
+        {NULL, NULL, 0, NULL},
+};
 
 static const struct signature testbed_signatures[] = {
         {"failed to allocate [0-9]+ bytes", "oom", TIER_ROOT, "gauntlet-testbed"},
@@ -128,7 +178,7 @@ static const struct profile profiles[] = {
                 .takes_ignore_eos = true,
                 .version_command = STRV("llama-server", "--version"),
                 .default_values = defaults_common,
-                .signatures = no_signatures,
+                .signatures = llamacpp_signatures,
         },
         {
                 .name = "testbed",
@@ -183,6 +233,10 @@ const struct profile *const *profile_all(void) {
 
 const struct signature *profile_common_signatures(void) {
         return common_signatures;
+}
+
+const char *const *profile_wrapper_lines(void) {
+        return wrapper_lines;
 }
 
 bool profile_is_default_value(const struct profile *p, const char *value) {

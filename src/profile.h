@@ -20,7 +20,10 @@ enum ready_kind {
 enum signature_tier {
         TIER_ROOT = 0,      /* arch, oom, model, config, port: a reason on its own */
         TIER_DEVICE = 1,    /* cuda, nccl: often a consequence of something else */
-        TIER_SYMPTOM = 2,   /* hang: a watchdog noticed something stuck */
+        TIER_SYMPTOM = 2,   /* hang: a watchdog noticed something stuck (and then often
+                             * aborts through an uncaught exception: the hang is the cause) */
+        TIER_ASSERT = 3,    /* assert: how the engine stopped (GGML_ASSERT, assert(), CHECK,
+                             * an uncaught C++ exception), not why; any reason above beats it */
 };
 
 struct signature {
@@ -52,6 +55,10 @@ const struct profile *profile_find(const char *name);
 const struct profile *const *profile_all(void);
 /* The signatures every engine shares (ENGINES.md), ending with {NULL}. */
 const struct signature *profile_common_signatures(void);
+/* EREs of wrapper lines: lines an engine prints after the real error to say that something
+ * failed (llama.cpp "failed to create context", vLLM "Engine core initialization failed").
+ * Never the evidence when no signature matched; ends with NULL. */
+const char *const *profile_wrapper_lines(void);
 /* Whether an axis value name means the engine's default ("auto", "default", ...). */
 bool profile_is_default_value(const struct profile *p, const char *value);
 

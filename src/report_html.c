@@ -590,13 +590,20 @@ static int excerpt_read(const char *path, const char *needle, struct excerpt *e)
         return 0;
 }
 
-/* What to look for in the log: the evidence, or the last log line it quotes. */
+/* What to look for in the log: the evidence, or the log line it quotes (diagnose_exit:
+ * "exited with status 1; first error line: X", "killed by SIGKILL; last log line: X"). */
 static char *evidence_needle(const char *evidence) {
-        static const char quote[] = "; last log line: ";
+        static const char *const quotes[] = {"; first error line: ", "; last log line: "};
         if (!evidence)
                 return NULL;
-        const char *q = strstr(evidence, quote);
-        const char *s = q ? q + strlen(quote) : evidence;
+        const char *s = evidence;
+        for (size_t i = 0; i < ELEMENTSOF(quotes); i++) {
+                const char *q = strstr(evidence, quotes[i]);
+                if (q) {
+                        s = q + strlen(quotes[i]);
+                        break;
+                }
+        }
         while (*s == ' ' || *s == '\t')
                 s++;
         size_t n = strcspn(s, "\n");

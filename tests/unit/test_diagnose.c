@@ -1,7 +1,9 @@
 /* test_diagnose.c -- log signatures to causes, data-driven from tests/logs/.
  *
  * Each .log file under tests/logs starts with "# expect: VERDICT CAUSE EVIDENCE-FRAGMENT" (or
- * "# expect: none"); the rest of the file is the log.
+ * "# expect: none"), then optionally "# engine: NAME" (the profile the log is read with;
+ * sglang when absent) and comment lines starting with "# "; the rest of the file is the log,
+ * exactly as the engine printed it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,13 +27,21 @@ static void check_file(const char *path) {
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
         assert_int_equal(read_file_capped(path, 1 << 20, &text, &len), 0);
-        char verdict[32] = "", cause[32] = "", fragment[256] = "";
+        char verdict[32] = "", cause[32] = "", fragment[256] = "", engine[32] = "sglang";
         assert_true(startswith(text, "# expect: "));
         int k = sscanf(text, "# expect: %31s %31s %255[^\n]", verdict, cause, fragment);
         assert_true(k >= 1);
         const char *body = strchr(text, '\n') + 1;
+        if (startswith(body, "# engine: "))
+                assert_int_equal(sscanf(body, "# engine: %31s", engine), 1);
+        while (startswith(body, "# ") && strchr(body, '\n'))
+                body = strchr(body, '\n') + 1;
+        const struct profile *p = profile_find(engine);
+        if (!p)
+                print_error("%s: unknown engine '%s'\n", path, engine);
+        assert_non_null(p);
         struct diagnosis d;
-        int r = diagnose_text(body, len - (size_t)(body - text), profile_find("sglang"), &d);
+        int r = diagnose_text(body, len - (size_t)(body - text), p, &d);
         if (strcmp(verdict, "none") == 0) {
                 if (r != 0)
                         print_error("%s: expected no diagnosis, got %s: %s\n", path, d.cause, d.evidence);
@@ -111,12 +121,213 @@ static void test_control_chars_in_evidence(void **state) {
         diagnosis_release(&d);
 }
 
+/* One log text through diagnose_text with a profile: the cause, and the evidence in full. */
+static void expect_text(const char *engine, const char *log, const char *cause, const char *evidence,
+                        size_t line) {
+        struct diagnosis d;
+        int r = diagnose_text(log, strlen(log), profile_find(engine), &d);
+        if (r != 1)
+                print_error("expected %s '%s', got nothing\n", cause, evidence);
+        assert_int_equal(r, 1);
+        if (strcmp(d.cause, cause) != 0 || strcmp(d.evidence, evidence) != 0 || d.line != line)
+                print_error("expected %s '%s' line %zu, got %s '%s' line %zu\n", cause, evidence, line, d.cause,
+                            d.evidence, d.line);
+        assert_string_equal(d.cause, cause);
+        assert_string_equal(d.evidence, evidence);
+        assert_int_equal(d.line, line);
+        diagnosis_release(&d);
+}
+
+/* A log text written to a file, through diagnose_exit: the cause and the evidence. */
+static void expect_exit(const char *engine, const char *log, int code, int sig, const char *cause,
+                        const char *evidence, size_t line) {
+        char path[] = "/tmp/gauntlet-diag-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_int_equal(write_all(fd, log, strlen(log)), 0);
+        close(fd);
+        struct diagnosis d;
+        assert_int_equal(diagnose_exit(path, profile_find(engine), code, sig, &d), 0);
+        unlink(path);
+        if (strcmp(d.cause, cause) != 0 || strcmp(d.evidence, evidence) != 0 || d.line != line)
+                print_error("expected %s '%s' line %zu, got %s '%s' line %zu\n", cause, evidence, line, d.cause,
+                            d.evidence, d.line);
+        assert_int_equal(d.verdict, VERDICT_CRASH);
+        assert_string_equal(d.cause, cause);
+        assert_string_equal(d.evidence, evidence);
+        assert_int_equal(d.line, line);
+        diagnosis_release(&d);
+}
+
+static void test_assertion_forms(void **state) {
+        /* ggml: the assertion line, not the backtrace under it (gdb repeats its text) */
+        expect_text("llama.cpp",
+                    "I srv    load_model: loading model 'm.gguf'\n"
+                    "ggml/src/ggml.c:1787: GGML_ASSERT(view_src == NULL || data_size == 0) failed\n"
+                    "llama-server(+0x7b3a5)[0x55d0c0a7b3a5]\n"
+                    "#2  0x000055b8d5b833d8 in ggml_abort (fmt=0x55 \"GGML_ASSERT(%s) failed\") at ggml.c:260\n",
+                    "assert", "ggml/src/ggml.c:1787: GGML_ASSERT(view_src == NULL || data_size == 0) failed", 2);
+        /* a gdb frame alone repeats the assertion's format string: that is no assertion */
+        struct diagnosis d;
+        const char *frame = "#2  0x000055b8d5b833d8 in ggml_abort (fmt=0x55 \"GGML_ASSERT(%s) failed\")\n";
+        assert_int_equal(diagnose_text(frame, strlen(frame), profile_find("llama.cpp"), &d), 0);
+        /* C assert() (glibc's words) */
+        expect_text("sglang", "loading\nserver: src/kv.c:88: kv_put: Assertion `n < cap' failed.\n", "assert",
+                    "server: src/kv.c:88: kv_put: Assertion `n < cap' failed.", 2);
+        /* an uncaught C++ exception: the what() line carries the message */
+        expect_text("llama.cpp",
+                    "terminate called after throwing an instance of 'std::system_error'\n"
+                    "\n"
+                    "  what():  Resource temporarily unavailable\n",
+                    "assert", "what():  Resource temporarily unavailable", 3);
+        /* ... and without one, the terminate line itself */
+        expect_text("vllm", "terminate called without an active exception\nAborted\n", "assert",
+                    "terminate called without an active exception", 1);
+        expect_text("vllm",
+                    "terminate called after throwing an instance of 'c10::Error'\n"
+                    "[rank0] next line is another process's\n",
+                    "assert", "terminate called after throwing an instance of 'c10::Error'", 1);
+        /* CHECK macros */
+        expect_text("trtllm", "F1129 07:00:00.0 1 kernel.cc:12] Check failed: x == y (1 vs. 2)\n", "assert",
+                    "F1129 07:00:00.0 1 kernel.cc:12] Check failed: x == y (1 vs. 2)", 1);
+        expect_text("generic", "CHECK failed at moe.cu:77: num_experts % 8 == 0\n", "assert",
+                    "CHECK failed at moe.cu:77: num_experts % 8 == 0", 1);
+        expect_text("trtllm", "[TensorRT-LLM][ERROR] Assertion failed: mNbExperts > 0 (moe.cpp:41)\n", "assert",
+                    "[TensorRT-LLM][ERROR] Assertion failed: mNbExperts > 0 (moe.cpp:41)", 1);
+}
+
+static void test_assertion_tiers(void **state) {
+        /* a reason anywhere beats the assertion that stopped the engine, even a later line */
+        expect_text("llama.cpp",
+                    "ggml.c:12: GGML_ASSERT(buf != NULL) failed\n"
+                    "E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 20.00 MiB on device 0: cudaMalloc "
+                    "failed: out of memory\n",
+                    "oom", "E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 20.00 MiB on device 0: "
+                           "cudaMalloc failed: out of memory", 2);
+        /* a device error too: torch's device assert is a cuda cause */
+        expect_text("sglang",
+                    "Assertion `index out of bounds' failed.\nRuntimeError: CUDA error: device-side assert triggered\n",
+                    "cuda", "RuntimeError: CUDA error: device-side assert triggered", 2);
+        /* a watchdog that ends in an uncaught exception is a hang */
+        struct diagnosis d;
+        const char *log = "terminate called after throwing an instance of 'c10::DistBackendError'\n"
+                          "  what():  [PG 0 Rank 1] Process group watchdog thread terminated with exception: "
+                          "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4)\n";
+        assert_int_equal(diagnose_text(log, strlen(log), profile_find("vllm"), &d), 1);
+        assert_string_equal(d.cause, "hang");
+        assert_int_equal(d.verdict, VERDICT_TIMEOUT);
+        assert_int_equal(d.line, 2);
+        diagnosis_release(&d);
+        /* a root cause in llama.cpp's own words beats the common assertion */
+        expect_text("llama.cpp",
+                    "E llama_init_from_model: K cache type q8_0 with block size 32 does not divide n_embd_head_k=40\n"
+                    "ggml.c:1787: GGML_ASSERT(view_src == NULL) failed\n",
+                    "config", "E llama_init_from_model: K cache type q8_0 with block size 32 does not divide "
+                              "n_embd_head_k=40", 1);
+        /* the assertion beats the exit status */
+        expect_exit("llama.cpp", "loading\nggml.c:1787: GGML_ASSERT(view_src == NULL) failed\n#0  0x1 in f ()\n", -1,
+                    6, "assert", "ggml.c:1787: GGML_ASSERT(view_src == NULL) failed", 2);
+}
+
+static void test_first_error_line(void **state) {
+        /* no signature: the first error line (time stamp trimmed), not the wrapper lines after it
+         * nor the last line; the exit status stays the cause */
+        const char *llama = "0.00.003.566 I cmn  common_param: common_params_print_info: verbosity = 3\n"
+                            "0.00.003.875 W srv  llama_server: no error here, only a warning\n"
+                            "0.00.007.063 E llama_model_load: error loading vocabulary: bad token 7\n"
+                            "0.00.007.209 E common_fit_params: encountered an error while trying to fit params "
+                            "to free device memory: failed to load model\n"
+                            "0.00.009.484 E cmn  common_init_: failed to create context with model 'm.gguf'\n"
+                            "0.00.009.486 E srv    load_model: failed to create_context with model 'm.gguf'\n"
+                            "0.00.009.487 I srv    operator(): operator(): cleaning up before exit...\n"
+                            "0.00.010.005 E srv  llama_server: exiting due to model loading error";
+        expect_exit("vllm", llama, 1, 0, "exit",
+                    "exited with status 1; first error line: E llama_model_load: error loading vocabulary: bad token 7",
+                    3);
+        /* wrapper lines alone are no error line: the last line is quoted, as before */
+        expect_exit("sglang",
+                    "E cmn  common_init_: failed to create context with model 'm.gguf'\n"
+                    "E srv  llama_server: exiting due to model loading error\n"
+                    "bye\n",
+                    1, 0, "exit", "exited with status 1; last log line: bye", 0);
+        /* backtrace frames never, whatever their functions are called */
+        expect_exit("generic",
+                    "serving\n"
+                    "#3  0x00007f15d38d1c17 in report_error (msg=0x1 \"fatal error\") at err.c:30\n"
+                    "libfoo.so(_Z11fatal_errorv+0x1f)[0x7f15d38d1c17]\n"
+                    "   0: 0x55d0c0a7b3a5 on_error\n"
+                    "error: worker 3 lost its socket\n"
+                    "ERROR: a later error\n",
+                    -1, 11, "signal", "killed by SIGSEGV; first error line: error: worker 3 lost its socket", 5);
+}
+
+static void test_python_traceback(void **state) {
+        /* vLLM: every line carries the log prefix, and a wrapper comes first; the evidence is the
+         * traceback's last line, the exception, without the prefix */
+        const char *vllm = "INFO 11-29 07:00:01 [core.py:58] Initializing a V1 LLM engine\n"
+                           "ERROR 11-29 07:01:02 [core.py:700] EngineCore failed to start.\n"
+                           "ERROR 11-29 07:01:02 [core.py:700] Traceback (most recent call last):\n"
+                           "ERROR 11-29 07:01:02 [core.py:700]   File \"/vllm/core.py\", line 691, in run\n"
+                           "ERROR 11-29 07:01:02 [core.py:700]     engine_core = EngineCoreProc(*args)\n"
+                           "ERROR 11-29 07:01:02 [core.py:700]                   ^^^^^^^^^^^^^^^^^^^^\n"
+                           "ERROR 11-29 07:01:02 [core.py:700] ValueError: head size 40 is not supported by "
+                           "FLASH_ATTN\n"
+                           "Traceback (most recent call last):\n"
+                           "  File \"/vllm/api_server.py\", line 10, in <module>\n"
+                           "RuntimeError: Engine core initialization failed. See root cause above.\n";
+        expect_exit("vllm", vllm, 1, 0, "exit",
+                    "exited with status 1; first error line: ValueError: head size 40 is not supported by FLASH_ATTN",
+                    7);
+        /* SGLang: the traceback starts on the wrapper's line; a chained exception after it */
+        const char *sglang = "[2026-11-29 07:02:10 TP3] Scheduler hit an exception: Traceback (most recent call "
+                             "last):\n"
+                             "  File \"/sglang/scheduler.py\", line 2500, in run_scheduler_process\n"
+                             "    scheduler = Scheduler(server_args)\n"
+                             "KeyError: 'model.layers.0.mlp.gate'\n"
+                             "\n"
+                             "During handling of the above exception, another exception occurred:\n"
+                             "\n"
+                             "Traceback (most recent call last):\n"
+                             "  File \"/sglang/launch_server.py\", line 14, in <module>\n"
+                             "RuntimeError: Initialization failed\n"
+                             "[2026-11-29 07:02:11] Received sigquit from a child process. It usually means the "
+                             "child failed.\n";
+        expect_exit("sglang", sglang, -1, 9, "signal",
+                    "killed by SIGKILL; first error line: KeyError: 'model.layers.0.mlp.gate'", 4);
+        /* the traceback's exception is the first error line even after an INFO line that says "error" */
+        expect_exit("sglang",
+                    "INFO:     error_on_nan=False, errors are logged\n"
+                    "Traceback (most recent call last):\n"
+                    "  File \"x.py\", line 1, in <module>\n"
+                    "AssertionError\n",
+                    1, 0, "exit", "exited with status 1; first error line: AssertionError", 4);
+}
+
+static void test_common_signatures_for_llamacpp(void **state) {
+        /* the engine's own signatures come first, the common ones still apply */
+        expect_text("llama.cpp",
+                    "E CUDA error: an illegal memory access was encountered\n"
+                    "E   current device: 0, in function ggml_backend_cuda_synchronize at ggml-cuda.cu:2600\n"
+                    "ggml/src/ggml-cuda/ggml-cuda.cu:88: CUDA error\n",
+                    "cuda", "E CUDA error: an illegal memory access was encountered", 1);
+        expect_text("llama.cpp",
+                    "0.00.007.063 E llama_init_from_model: K cache type q4_0 with block size 32 does not divide "
+                    "n_embd_head_k=40\n",
+                    "config", "E llama_init_from_model: K cache type q4_0 with block size 32 does not divide "
+                              "n_embd_head_k=40", 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_log_corpus),
                 cmocka_unit_test(test_exit_without_signature),
                 cmocka_unit_test(test_innermost_beats_wrapper),
                 cmocka_unit_test(test_control_chars_in_evidence),
+                cmocka_unit_test(test_assertion_forms),
+                cmocka_unit_test(test_assertion_tiers),
+                cmocka_unit_test(test_first_error_line),
+                cmocka_unit_test(test_python_traceback),
+                cmocka_unit_test(test_common_signatures_for_llamacpp),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -402,6 +402,15 @@ static void test_log_excerpt(void **state) {
         assert_null(strstr(html, "log line number 33 "));
         free(html);
 
+        /* an exit's evidence quotes the first error line: that is the line found */
+        f.cells[1].cause = "exit";
+        f.cells[1].evidence = "exited with status 1; first error line: log line number 30 <x>";
+        html = render(&f.v);
+        assert_non_null(strstr(html, "around line 30"));
+        assert_non_null(strstr(html, "log line number 24 &lt;x&gt;"));
+        assert_null(strstr(html, "log line number 23 "));
+        free(html);
+
         /* evidence that is not in the log: the last lines */
         f.cells[1].cause = "startup";
         f.cells[1].verdict = VERDICT_TIMEOUT;
