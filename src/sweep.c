@@ -69,11 +69,18 @@ static int settle_deadline(const char *log_path, const struct profile *p, usec_t
                 diagnosis_release(&d);
                 return r;
         }
-        _cleanup_free_ char *last = diagnose_last_line(log_path);
-        _cleanup_free_ char *e = last ? strdup_printf("not ready after %s; last log line: %s",
-                                                      format_duration(timeout, dur), last)
-                                      : strdup_printf("not ready after %s; the log is empty",
-                                                      format_duration(timeout, dur));
+        /* No fatal line: the first error line says more than the last line, when there is one. */
+        _cleanup_free_ char *first = NULL;
+        size_t no = 0;
+        if (text && diagnose_error_line(text, len, &first, &no) < 0)
+                return -ENOMEM;
+        _cleanup_free_ char *last = first ? NULL : diagnose_last_line(log_path);
+        _cleanup_free_ char *e = first  ? strdup_printf("not ready after %s; first error line: %s",
+                                                        format_duration(timeout, dur), first)
+                                 : last ? strdup_printf("not ready after %s; last log line: %s",
+                                                        format_duration(timeout, dur), last)
+                                        : strdup_printf("not ready after %s; the log is empty",
+                                                        format_duration(timeout, dur));
         if (!e)
                 return -ENOMEM;
         return attempt_set_verdict(a, VERDICT_TIMEOUT, "startup", e);

@@ -21,6 +21,7 @@ axes:
       - {name: killed, args: [--load-time, "0.2", --die-at-load, --die-signal, KILL]}
       - {name: exit0, args: [--child-crash-exit-zero, --log, "RuntimeError: CUDA error: an illegal memory access was encountered"]}
       - {name: never, args: [--never-ready]}
+      - {name: never-err, args: [--never-ready, --log, "INFO: loading", --log, "ERROR: model store unreachable", --log, "INFO: retrying"]}
       - {name: hang, args: [--hang-requests]}
       - {name: dies, args: [--die-after-requests, "1", --log, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]}
       - {name: config, args: [--die-at-load, --exit-code, "2", --log, "launch_server.py: error: argument --moe-runner-backend: invalid choice: 'magic' (choose from 'auto', 'triton')"]}
@@ -53,6 +54,7 @@ want arch crash arch "no kernel image is available"
 want killed crash signal "SIGKILL"
 want exit0 crash cuda "illegal memory access"
 want never timeout startup "not ready after 4s"
+want never-err timeout startup "not ready after 4s; first error line: ERROR: model store unreachable"
 want hang timeout request
 want dies crash oom "CUDA out of memory"
 want config crash config "invalid choice"
@@ -63,7 +65,7 @@ jq -e '.cells[] | select(.verdict == "pass") | .checks | length >= 4' "$tmp/r.js
 
 # Resume: everything is settled, nothing runs again.
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out2"
-[ "$(grep -c "(journal)" "$tmp/out2")" -eq 11 ] && grep -q "left-out *skipped/excluded" "$tmp/out2" || { cat "$tmp/out2"; fail "resume did not skip settled cells"; }
+[ "$(grep -c "(journal)" "$tmp/out2")" -eq 12 ] && grep -q "left-out *skipped/excluded" "$tmp/out2" || { cat "$tmp/out2"; fail "resume did not skip settled cells"; }
 
 # SIGINT during start-up: the server is stopped, the attempt is not settled, exit 130.
 cat >"$tmp/slow.yaml" <<YAML
