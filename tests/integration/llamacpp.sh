@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# llamacpp.sh -- gauntlet against a real engine: llama.cpp's llama-server (built from
+# ../shared/engines by tools/build-llamacpp.sh, or $LLAMA_SERVER, or on PATH; skipped,
+# by name, without one). The expected verdict of every cell is data, in
+# tests/engines/llamacpp/*.expect:
+#   - the trained testbed model passes the default smoke suite with llama-server's default
+#     flags, thinking on and off, with the same answers as gauntlet-testbed;
+#   - flags.yaml: flash attention x KV-cache types, crashes diagnosed from the engine's
+#     first error line (not a wrapper line, not a backtrace frame), each launched once;
+#   - serving.yaml: slots, batch sizes, reasoning formats, benchmarked without a failure;
+#   - random.yaml on two random-weight models the testbed writes: real garbage.
+. "$SRCDIR/tests/lib.sh"
+need_llama_server
+echo "llama-server: $LLAMA_SERVER ($("$LLAMA_SERVER" --version 2>&1 | grep -m1 -i version))"
+export PATH="$(dirname "$LLAMA_SERVER"):$PATH"
+E=$SRCDIR/tests/engines/llamacpp
+MODEL=$SRCDIR/testbed/model.gguf
+before=$(pgrep -xc llama-server || true)
+
+# --- the smoke suite with default flags, against the testbed's own answers ------------
+port_file=$tmp/ls.port
+"$LLAMA_SERVER" -m "$MODEL" --host 127.0.0.1 --port 0 -t 2 >"$tmp/ls.log" 2>&1 &
+ls_pid=$!
+echo "$ls_pid" >"$tmp/pids-ls"
+for _ in $(seq 300); do
+        url=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/ls.log" | head -1 | cut -d' ' -f3 || true)
+        [ -n "$url" ] && curl -sf "$url/health" >/dev/null 2>&1 && break
+        kill -0 "$ls_pid" 2>/dev/null || { cat "$tmp/ls.log"; fail "llama-server died at start"; }
+        sleep 0.1
+done
+[ -n "$url" ] || { tail "$tmp/ls.log"; fail "llama-server did not come up"; }
+"$GAUNTLET" smoke --url "$url" --format json >"$tmp/smoke-ls.json" || {
+        jq -c '.checks[] | {name, verdict, evidence, output, reasoning}' "$tmp/smoke-ls.json"; fail "smoke against llama-server: not pass"; }
+kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
+"$TESTBED" --port 0 --host 127.0.0.1 >"$tmp/tb.log" 2>&1 &
+tb_pid=$!
+echo "$tb_pid" >"$tmp/pids-tb"
+for _ in $(seq 300); do
+        tburl=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/tb.log" | head -1 | cut -d' ' -f3 || true)
+        [ -n "$tburl" ] && break
+        sleep 0.1
+done
+"$GAUNTLET" smoke --url "$tburl" --format json >"$tmp/smoke-tb.json" || fail "smoke against the testbed: not pass"
+kill "$tb_pid"; wait "$tb_pid" 2>/dev/null || true
+answers() { jq -r '.checks[] | select(.name != "models") | "\(.name) \(.output) | \(.reasoning // "")"' "$1"; }
+diff <(answers "$tmp/smoke-tb.json") <(answers "$tmp/smoke-ls.json") ||
+        fail "llama-server and gauntlet-testbed answer the smoke suite differently (testbed <, llama-server >)"
+grep -q '^math-thinking 323 | 17 \* 19 = ' <(answers "$tmp/smoke-ls.json") ||
+        fail "thinking on: no reasoning apart from the answer: $(answers "$tmp/smoke-ls.json" | grep math-thinking)"
+
+# --- sweeps, each cell against its rule -------------------------------------------------
+# "k=v,k=v<TAB>verdict<TAB>cause<TAB>evidence" for each cell of a JSON report
+cells() { jq -r '.cells[] | [(.axes | to_entries | map("\(.key)=\(.value)") | join(",")), .verdict,
+                  (.cause // "-"), (.evidence // "")] | @tsv' "$1"; }
+matches() { # cell-axes rule-axes
+        local want
+        [ "$2" = "*" ] && return 0
+        IFS=, read -ra want <<<"$2"
+        for w in "${want[@]}"; do [[ ",$1," == *",$w,"* ]] || return 1; done
+}
+check_expect() { # report.json expect-file
+        local axes verdict cause evidence rule raxes rverdict rcause rfrag found n=0
+        while IFS=$'\t' read -r axes verdict cause evidence; do
+                n=$((n + 1))
+                found=
+                while read -r raxes rverdict rcause rfrag; do
+                        case "$raxes" in ''|'#'*) continue ;; esac
+                        if matches "$axes" "$raxes"; then found=1; break; fi
+                done <"$2"
+                [ -n "$found" ] || fail "$(basename "$2"): no rule for cell $axes"
+                [ "$verdict $cause" = "$rverdict $rcause" ] ||
+                        fail "$(basename "$2"): $axes: got '$verdict $cause' ($evidence), want '$rverdict $rcause'"
+                [ -z "$rfrag" ] || [ "$rfrag" = - ] || [[ "$evidence" == *"$rfrag"* ]] ||
+                        fail "$(basename "$2"): $axes: evidence '$evidence' lacks '$rfrag'"
+                echo "  $axes: $verdict/$cause ${evidence:0:100}"
+        done < <(cells "$1")
+        [ "$n" -gt 0 ] || fail "$(basename "$2"): the report has no cells"
+}
+sweep() { # name matrix-yaml model expect-file
+        sed "s|@MODEL@|$3|" "$2" >"$tmp/$1.yaml"
+        set +e
+        "$GAUNTLET" run "$tmp/$1.yaml" --journal "$tmp/$1.db" >"$tmp/$1.out" 2>&1
+        local rc=$?
+        set -e
+        [ "$rc" -le 1 ] || { cat "$tmp/$1.out"; fail "$1: gauntlet run exit $rc"; }
+        ! grep -q "launched again" "$tmp/$1.out" || { cat "$tmp/$1.out"; fail "$1: a cell was launched again"; }
+        [ -z "$(find "$tmp/$1" -name '*.launch*.log')" ] || fail "$1: a cell has more than one launch"
+        "$GAUNTLET" report --format json "$tmp/$1.db" >"$tmp/$1.json"
+        echo "$1:"
+        check_expect "$tmp/$1.json" "$4"
+}
+sweep flags "$E/flags.yaml" "$MODEL" "$E/flags.expect"
+sweep serving "$E/serving.yaml" "$MODEL" "$E/serving.expect"
+# every passing cell was benchmarked, and no request failed
+jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | select(.completed == .requests and .failed == 0 and
+        .output_tokens_per_s > 0)] | length == 12' "$tmp/serving.json" >/dev/null ||
+        fail "serving: a bench level had failures: $(jq -c '[.cells[] | .bench[] | {concurrency, requests, completed, failed, errors}]' "$tmp/serving.json")"
+best=$(jq -r .best "$tmp/serving.json")
+[ "$(jq -r --arg b "$best" '.cells[] | select(.id == $b) | .verdict' "$tmp/serving.json")" = pass ] ||
+        fail "serving: best '$best' is not a passing cell"
+"$TESTBED" --write-random-model "$tmp/seed1.gguf" --random-seed 1
+"$TESTBED" --write-random-model "$tmp/zero.gguf" --random-scale 0
+sweep random-seed1 "$E/random.yaml" "$tmp/seed1.gguf" "$E/random-seed1.expect"
+sweep random-zero "$E/random.yaml" "$tmp/zero.gguf" "$E/random-zero.expect"
+
+# nothing of any cell is left running
+for _ in $(seq 50); do [ "$(pgrep -xc llama-server || true)" -le "$before" ] && break; sleep 0.1; done
+[ "$(pgrep -xc llama-server || true)" -le "$before" ] || fail "llama-server processes left: $(pgrep -xa llama-server)"
+echo "llamacpp.sh: all good"
