@@ -133,4 +133,23 @@ grep -q "the matrix fixes port $port, so its cells run one at a time" "$tmp/err3
 grep -q "side by side" "$tmp/err3" && fail "cells on one fixed port ran side by side"
 grep -q "^2 cells: 2 pass" "$tmp/out3" || { cat "$tmp/out3"; fail "the fixed-port cells did not both pass"; }
 expect_none_alive "processes left after the fixed-port sweep"
+
+# A server that binds its port (without SO_REUSEADDR, as some servers do), answers the
+# probe with 503 while it loads and then dies has crashed: the remains of the probe's
+# kept-alive connection hold the port against a bind, but nothing listens there, so it
+# was not lost to another process and is not launched again.
+cat >"$tmp/dies.yaml" <<YAML
+engine: generic
+command: [$FIXTURE, --port, "{port}", --pid-file, "$tmp/pids-dies-{port}", --no-reuseaddr, --load-time, "1.5",
+          --die-at-load, --log, "fatal: the weights are corrupt"]
+startup_timeout: 20s
+stop_timeout: 1s
+YAML
+set +e
+"$GAUNTLET" run "$tmp/dies.yaml" --journal "$tmp/dies.db" >"$tmp/out4" 2>"$tmp/err4"
+set -e
+grep -q "launched again" "$tmp/err4" "$tmp/out4" && { cat "$tmp/out4" "$tmp/err4"; fail "a crashed server was launched again on another port"; }
+[ "$(ls "$tmp"/pids-dies-* | wc -l)" -eq 1 ] || fail "the crashed cell was launched $(ls "$tmp"/pids-dies-* | wc -l) times"
+grep -q "crash/" "$tmp/out4" || { cat "$tmp/out4" "$tmp/err4"; fail "the dying server did not get a crash verdict"; }
+expect_none_alive "processes left after the crashed server"
 echo "ports.sh: all good"
