@@ -535,7 +535,7 @@ static void test_examples(void **state) {
         } ex[] = {
                 {"examples/sglang.yaml", "sglang", 40, 2, 0},
                 {"examples/vllm.yaml", "vllm", 7, 0, 4},
-                {"examples/llamacpp.yaml", "llama.cpp", 18, 0, 0},
+                {"examples/llamacpp.yaml", "llama.cpp", 27, 0, 0},
                 {"examples/generic.yaml", "generic", 4, 0, 2},
         };
         for (size_t i = 0; i < ELEMENTSOF(ex); i++) {

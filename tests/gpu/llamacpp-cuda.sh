@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# tests/gpu/llamacpp-cuda.sh -- the real llama.cpp on the H200: two CUDA builds of
+# llama-server from the snapshot, swept by gauntlet (docs/gpu.md has the results).
+#
+#   tests/gpu/llamacpp-cuda.sh build [WAIT_S]   unpack, configure, and start both builds in
+#                                               the background (setsid); wait up to WAIT_S
+#                                               seconds (default 540) for them
+#   tests/gpu/llamacpp-cuda.sh sweep            wait for the builds, then doctor and the
+#                                               two sweeps; results in $OUT
+#
+# Builds, in build-h200/llamacpp/ (ignored, so a warm machine keeps them between calls):
+#   sm90   -DCMAKE_CUDA_ARCHITECTURES=90                       the H200's own
+#   sm80   -DCMAKE_CUDA_ARCHITECTURES=80-real -DGGML_CUDA_FA=OFF   another GPU only
+# Inputs, in the ignored folder .device/ (name it in carry):
+#   .device/llama.cpp-*.tar.xz          the archive from ../shared/engines
+#   .device/prebuilt/{bin,lib}          gauntlet built here (tools/pack-prebuilt.sh), for
+#                                       a host without its -dev packages
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/h200-out}
+mkdir -p "$OUT"
+B=$ROOT/build-h200/llamacpp
+mkdir -p "$B"
+phase=${1:-sweep}
+# The whole command ends by this many seconds from its start (the device tool allows 600):
+# the sweeps are stopped in time to write their reports. Journals resume, so running the
+# sweep phase again on a warm machine finishes what was cut.
+DEADLINE=${DEADLINE:-570}
+say() { echo "$*" | tee -a "$OUT/summary.txt"; }
+
+builds_done() { # prints how many of the two builds have ended (ok or failed)
+        local n=0 v
+        for v in sm90 sm80; do [ -f "$B/$v.rc" ] && n=$((n + 1)); done
+        echo "$n"
+}
+
+wait_builds() { # seconds
+        local until=$((SECONDS + $1))
+        while [ "$(builds_done)" -lt 2 ] && [ "$SECONDS" -lt "$until" ]; do
+                sleep 10
+                printf '%5ss  sm90: %s | sm80: %s\n' "$SECONDS" \
+                        "$(tail -c 300 "$B/sm90.log" 2>/dev/null | tr '\r' '\n' | grep -o '\[ *[0-9]*%\]\|\[[0-9]*/[0-9]*\]' | tail -1)" \
+                        "$(tail -c 300 "$B/sm80.log" 2>/dev/null | tr '\r' '\n' | grep -o '\[ *[0-9]*%\]\|\[[0-9]*/[0-9]*\]' | tail -1)"
+        done
+        for v in sm90 sm80; do
+                if [ -f "$B/$v.rc" ]; then
+                        say "build $v: exit $(cat "$B/$v.rc"), $(cat "$B/$v.secs" 2>/dev/null) s"
+                        [ "$(cat "$B/$v.rc")" = 0 ] || tail -n 15 "$B/$v.log"
+                else
+                        say "build $v: still running"
+                fi
+        done
+}
+
+if [ "$phase" = build ]; then
+        : >"$OUT/summary.txt"
+        {
+                nvidia-smi -L; nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv
+                command -v nvcc cmake ninja g++; nvcc --version | tail -2; nproc
+        } >"$OUT/host.txt" 2>&1
+        say "host: $(nvidia-smi -L 2>&1 | head -1); $(nproc) cpus; $(nvcc --version 2>&1 | tail -1)"
+        archive=$(ls .device/llama.cpp-*.tar.xz 2>/dev/null | head -1)
+        [ -n "$archive" ] || { say "no .device/llama.cpp-*.tar.xz"; exit 1; }
+        if [ ! -f "$B/src/CMakeLists.txt" ]; then
+                rm -rf "$B/src"
+                tar -xJf "$archive" -C "$B"
+        fi
+        gen=; command -v ninja >/dev/null && gen="-G Ninja"
+        start_build() { # name jobs cmake-args...
+                local v=$1 j=$2
+                shift 2
+                [ -f "$B/$v.rc" ] && [ "$(cat "$B/$v.rc")" = 0 ] && return 0
+                rm -f "$B/$v.rc"
+                # shellcheck disable=SC2086
+                setsid nohup bash -c '
+                        s=$SECONDS
+                        cmake -S "$1/src" -B "$1/$2" '"$gen"' -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
+                                -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+                                -DLLAMA_BUILD_UI=OFF -DBUILD_SHARED_LIBS=OFF -DGGML_CUDA=ON -DGGML_CUDA_NCCL=OFF \
+                                "${@:4}" &&
+                        cmake --build "$1/$2" --target llama-server -j"$3"
+                        rc=$?
+                        echo $((SECONDS - s)) >"$1/$2.secs"
+                        echo $rc >"$1/$2.rc"' _ "$B" "$v" "$j" "$@" >"$B/$v.log" 2>&1 </dev/null &
+        }
+        start_build sm90 11 -DCMAKE_CUDA_ARCHITECTURES=90
+        start_build sm80 5 -DCMAKE_CUDA_ARCHITECTURES=80-real -DGGML_CUDA_FA=OFF
+        wait_builds "${2:-540}"
+        exit 0
+fi
+
+# --- sweep ----------------------------------------------------------------------------
+wait_builds $((DEADLINE - 120))
+export PATH="$ROOT/.device/prebuilt/bin:$PATH"
+export LD_LIBRARY_PATH="$ROOT/.device/prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+G=$ROOT/.device/prebuilt/bin/gauntlet
+[ -x "$G" ] || { say "no prebuilt gauntlet in .device/prebuilt"; exit 1; }
+R=$B/results
+mkdir -p "$R"
+sweep() { # build matrix name
+        local bin=$B/$1/bin
+        [ -x "$bin/llama-server" ] || { say "$3: no llama-server in $bin"; return; }
+        "$bin/llama-server" --version >"$R/$3-version.txt" 2>&1
+        nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv,nounits -lms 250 >"$R/$3-smi.csv" 2>&1 &
+        local smi=$! s=$SECONDS
+        local left=$((DEADLINE - SECONDS - 25))
+        [ "$left" -gt 10 ] || { say "$3: no time left"; kill "$smi"; return; }
+        PATH="$bin:$PATH" timeout -s INT "$left" "$G" run "$2" --journal "$R/$3.db" >>"$R/$3-run.txt" 2>&1
+        say "$3: gauntlet run exit $?, $((SECONDS - s)) s"
+        kill "$smi" 2>/dev/null; wait "$smi" 2>/dev/null
+        "$G" report "$R/$3.db" >"$R/$3-report.txt" 2>&1
+        "$G" report --format json "$R/$3.db" >"$R/$3-report.json" 2>&1
+        "$G" report --format markdown "$R/$3.db" >"$R/$3-report.md" 2>&1
+        sed 's/^/  /' "$R/$3-report.txt" | tee -a "$OUT/summary.txt"
+}
+PATH="$B/sm90/bin:$PATH" "$G" doctor >"$R/doctor.txt" 2>&1
+PATH="$B/sm90/bin:$PATH" "$G" doctor --format json >"$R/doctor.json" 2>&1
+sed 's/^/  /' "$R/doctor.txt" | tee -a "$OUT/summary.txt"
+sweep sm90 tests/gpu/llamacpp-h200.yaml sm90
+sweep sm80 tests/gpu/llamacpp-other-gpu.yaml sm80
+tar -czf "$OUT/results.tar.gz" -C "$B" results
+ls -la "$OUT"
