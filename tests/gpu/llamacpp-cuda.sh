@@ -7,6 +7,9 @@
 #                                               seconds (default 540) for them
 #   tests/gpu/llamacpp-cuda.sh sweep            wait for the builds, then doctor and the
 #                                               two sweeps; results in $OUT
+#   tests/gpu/llamacpp-cuda.sh slots            build sm90 alone (all cores) if needed, then
+#                                               sweep llamacpp-slots.yaml (gpus_per_cell: 1)
+#                                               with nvidia-smi sampling each GPU
 #
 # Builds, in build-h200/llamacpp/ (ignored, so a warm machine keeps them between calls):
 #   sm90   -DCMAKE_CUDA_ARCHITECTURES=90                       the H200's own
@@ -53,7 +56,7 @@ wait_builds() { # seconds
         done
 }
 
-if [ "$phase" = build ]; then
+if [ "$phase" = build ] || [ "$phase" = slots ]; then
         : >"$OUT/summary.txt"
         {
                 nvidia-smi -L; nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv
@@ -84,10 +87,15 @@ if [ "$phase" = build ]; then
                         echo $((SECONDS - s)) >"$1/$2.secs"
                         echo $rc >"$1/$2.rc"' _ "$B" "$v" "$j" "$@" >"$B/$v.log" 2>&1 </dev/null &
         }
-        start_build sm90 11 -DCMAKE_CUDA_ARCHITECTURES=90
-        start_build sm80 5 -DCMAKE_CUDA_ARCHITECTURES=80-real -DGGML_CUDA_FA=OFF
+        if [ "$phase" = slots ]; then
+                start_build sm90 "$(nproc)" -DCMAKE_CUDA_ARCHITECTURES=90
+                echo 0 >"$B/sm80.rc" # not wanted here
+        else
+                start_build sm90 11 -DCMAKE_CUDA_ARCHITECTURES=90
+                start_build sm80 5 -DCMAKE_CUDA_ARCHITECTURES=80-real -DGGML_CUDA_FA=OFF
+        fi
         wait_builds "${2:-540}"
-        exit 0
+        [ "$phase" = slots ] || exit 0
 fi
 
 # --- sweep ----------------------------------------------------------------------------
@@ -114,6 +122,19 @@ sweep() { # build matrix name
         "$G" report --format markdown "$R/$3.db" >"$R/$3-report.md" 2>&1
         sed 's/^/  /' "$R/$3-report.txt" | tee -a "$OUT/summary.txt"
 }
+if [ "$phase" = slots ]; then
+        nvidia-smi --query-gpu=timestamp,index,memory.used --format=csv,nounits -lms 200 >"$R/slots-gpus.csv" 2>&1 &
+        smi=$!
+        s=$SECONDS
+        PATH="$B/sm90/bin:$PATH" timeout -s INT $((DEADLINE - SECONDS - 20)) "$G" run tests/gpu/llamacpp-slots.yaml \
+                --journal "$R/slots.db" >"$R/slots-run.txt" 2>&1
+        say "slots: gauntlet run exit $?, $((SECONDS - s)) s"
+        kill "$smi"; wait "$smi" 2>/dev/null
+        sed 's/^/  /' "$R/slots-run.txt" | tee -a "$OUT/summary.txt"
+        "$G" report --format json "$R/slots.db" >"$R/slots-report.json" 2>&1
+        tar -czf "$OUT/results.tar.gz" -C "$B" results
+        exit 0
+fi
 PATH="$B/sm90/bin:$PATH" "$G" doctor >"$R/doctor.txt" 2>&1
 PATH="$B/sm90/bin:$PATH" "$G" doctor --format json >"$R/doctor.json" 2>&1
 sed 's/^/  /' "$R/doctor.txt" | tee -a "$OUT/summary.txt"
