@@ -1,8 +1,9 @@
 # tests/lib.sh -- sourced by integration scripts that sweep the fixture server: a temporary
 # folder, a cleanup that kills every pid the fixtures listed in "$tmp"/pids-* (even when an
-# assertion failed), fail(), alive_pids(), expect_none_alive(), cell_verdict(),
+# assertion failed), fail() and soft_fail() (tests/assert.sh), alive_pids(), expect_none_alive(), cell_verdict(),
 # expect_verdict() and fake_gpus().
 set -euo pipefail
+. "$SRCDIR/tests/assert.sh"
 . "$SRCDIR/tests/proc.sh"
 tmp=$(mktemp -d)
 cleanup() {
@@ -13,7 +14,6 @@ cleanup() {
         rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Every pid listed in the pid files that is still running (zombies excluded, see proc.sh).
 alive_pids() {

@@ -13,7 +13,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$SRCDIR/tests/assert.sh"
 
 # start NAME ARGS...: a server on a free port (it binds port 0), its URL in $url
 start() {

@@ -5,7 +5,7 @@
 set -euo pipefail
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$SRCDIR/tests/assert.sh"
 
 PATH="$(dirname "$TESTBED"):$PATH" "$GAUNTLET" run "$SRCDIR/examples/demo.yaml" --journal "$tmp/demo.db" \
         >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "the demo sweep found no passing cell"; }

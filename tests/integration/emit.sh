@@ -6,7 +6,7 @@ set -eu
 BUILD_DIR="$SRCDIR/$BUILD"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$SRCDIR/tests/assert.sh"
 
 "$BUILD_DIR/tests/test_emit" --make-journal "$tmp"
 j="$tmp/j.db"

@@ -4,7 +4,6 @@ set -u
 FIXTURE=${FIXTURE:-$PWD/build/bin/gauntlet-fixture}
 tmp=$(mktemp -d)
 pids=()     # every fixture we started (each leads its own session: see start)
-failures=0
 
 cleanup() {
         local p
@@ -24,10 +23,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+. "$SRCDIR/tests/assert.sh"
 check() { # description, command...
         local what=$1; shift
-        if "$@"; then echo "ok: $what"; else fail "$what"; fi
+        if "$@"; then echo "ok: $what"; else soft_fail "$what"; fi
 }
 
 # A pid is alive when it exists and is not a zombie (an orphan's zombie may linger where
@@ -88,13 +87,13 @@ jqget() { # json, python-free field extraction with jansson-free tools: grep the
 }
 
 # --- usage -----------------------------------------------------------------------------
-"$FIXTURE" --help | grep -q -- '--port P' || fail "--help mentions --port"
+"$FIXTURE" --help | grep -q -- '--port P' || soft_fail "--help mentions --port"
 "$FIXTURE" >/dev/null 2>&1; check "no --port is a usage error (2)" [ $? -eq 2 ]
 "$FIXTURE" --port 1 --bogus >/dev/null 2>&1; check "unknown flag is a usage error (2)" [ $? -eq 2 ]
 
 # --- health transitions, models, answers -----------------------------------------------
 start main --load-time 0.6 --model test-model
-wait_until 5 port_busy "$PORT" || fail "main fixture listens"
+wait_until 5 port_busy "$PORT" || soft_fail "main fixture listens"
 check "health 503 while loading" health_is 503
 check "health body says loading" [ "$(curl -s "http://127.0.0.1:$PORT/health")" = '{"status":"loading"}' ]
 check "completions 503 while loading" [ "$(curl -s -o /dev/null -w '%{http_code}' \
@@ -151,7 +150,7 @@ check "SIGTERM: shutting down line" grep -qx "fixture: shutting down" "$tmp/main
 # --- scripted answers, reasoning field, NaN logprobs ---------------------------------------
 start answers --answer 'A\xffB\u00e9' --answer-for 'magic=spell\tit' --reasoning-field reasoning \
         --reasoning 'Thinking hard.' --logprobs-nan --finish-reason length
-wait_until 5 health_is 200 || fail "answers fixture ready"
+wait_until 5 health_is 200 || soft_fail "answers fixture ready"
 chat '{"messages":[{"role":"user","content":"x"}]}' >"$tmp/raw"
 check "--answer decodes \\xNN and \\uXXXX to raw bytes" grep -q "\"content\":\"A$(printf '\xff')B$(printf '\xc3\xa9')\"" "$tmp/raw"
 r=$(chat '{"messages":[{"role":"user","content":"a magic word"}],"thinking":true}')
@@ -201,8 +200,18 @@ curl -sN --max-time 1.5 "http://127.0.0.1:$PORT/v1/chat/completions" \
 rc=$?
 check "--stall-after-chunks: curl times out (28)" [ "$rc" -eq 28 ]
 check "--stall-after-chunks: exactly 2 events" [ "$(grep -c '^data: ' "$tmp/stall")" -eq 2 ]
-# Non-streamed with a delay of 100 ms per piece: 4 pieces take >= 400 ms; two at once
-# run side by side (one thread per connection), so both finish in well under 800 ms.
+# Requests run side by side (one thread per connection): a request is answered while a
+# stalled stream still holds another connection open. (How long two delayed requests take
+# together is a measurement, not a test: bench/fixture-concurrency.sh.)
+curl -sN --max-time 4 "http://127.0.0.1:$PORT/v1/chat/completions" \
+        -d '{"messages":[{"role":"user","content":"x"}],"stream":true}' >"$tmp/stall2" &
+held=$!
+wait_until 3 eval '[ "$(grep -c "^data: " "$tmp/stall2" 2>/dev/null)" -ge 2 ]'
+curl -s --max-time 3 "http://127.0.0.1:$PORT/v1/completions" -d '{"prompt":"x"}' >"$tmp/c0"
+check "requests run concurrently: answered while a stalled stream is open" \
+        eval 'grep -q "I am a fixture." "$tmp/c0" && kill -0 '"$held"' 2>/dev/null'
+wait "$held" 2>/dev/null
+# Non-streamed with a delay of 100 ms per piece: 4 pieces take >= 400 ms.
 t0=$(date +%s%N)
 curl -s --max-time 5 "http://127.0.0.1:$PORT/v1/completions" -d '{"prompt":"x"}' >"$tmp/c1" &
 c1=$!
@@ -211,7 +220,6 @@ wait "$c1"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 echo "two concurrent delayed requests: ${ms} ms"
 check "--token-delay-ms slows non-stream (>= 400 ms)" [ "$ms" -ge 400 ]
-check "requests run concurrently (< 790 ms, one after the other is >= 800)" [ "$ms" -lt 790 ]
 check "both delayed answers complete" eval 'grep -q "I am a fixture." "$tmp/c1" && grep -q "I am a fixture." "$tmp/c2"'
 kill -TERM "$PID"
 check "SIGTERM with a stalled stream still exits 0" exits_with "$PID" 0
@@ -299,10 +307,9 @@ kill -KILL "${sp[1]}"
 check "setsid helper: gone after kill by pid" wait_until 3 eval '! alive "${sp[1]}"'
 
 # Nothing we started is left.
-for p in "${pids[@]}"; do alive "$p" && fail "fixture $p still running"; done
+for p in "${pids[@]}"; do alive "$p" && soft_fail "fixture $p still running"; done
 for f in "$tmp"/*.pid; do
-        while read -r p; do alive "$p" && fail "helper $p still running"; done <"$f"
+        while read -r p; do alive "$p" && soft_fail "helper $p still running"; done <"$f"
 done
 
-echo "failures: $failures"
-[ "$failures" -eq 0 ]
+finish fixture

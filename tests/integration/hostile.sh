@@ -36,7 +36,7 @@ cleanup() {
         rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$SRCDIR/tests/assert.sh"
 
 hpid=
 start_hostile() { # mode [--everything]

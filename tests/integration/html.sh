@@ -21,7 +21,7 @@ cleanup() {
         rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$SRCDIR/tests/assert.sh"
 
 case "$BUILD" in
 /*) out_dir=$BUILD ;;

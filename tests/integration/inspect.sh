@@ -4,10 +4,9 @@ set -u
 G=${GAUNTLET:?}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$SRCDIR/tests/assert.sh"
 expect_rc() { # want, got, what
-        [ "$1" = "$2" ] || fail "$3: exit $2, want $1"
+        [ "$1" = "$2" ] || soft_fail "$3: exit $2, want $1"
 }
 
 printf 'OK' >"$tmp/ok.txt"
@@ -23,44 +22,44 @@ printf 'bad \xff\xfe byte' >"$tmp/bad.txt"
 out=$("$G" inspect "$tmp/ok.txt" "$tmp/num.txt"); rc=$?
 expect_rc 0 $rc "clean files"
 [ "$out" = "$tmp/ok.txt: pass
-$tmp/num.txt: pass" ] || fail "clean output: $out"
+$tmp/num.txt: pass" ] || soft_fail "clean output: $out"
 
 # Any flagged: exit 1; verdict, cause and evidence on the line.
 out=$("$G" inspect "$tmp/ok.txt" "$tmp/bang.txt" "$tmp/loop.txt" "$tmp/soup.txt" "$tmp/empty.txt" "$tmp/bad.txt"); rc=$?
 expect_rc 1 $rc "mixed files"
-[ "$(echo "$out" | wc -l)" -eq 6 ] || fail "want 6 lines: $out"
-echo "$out" | grep -qx "$tmp/ok.txt: pass" || fail "ok line: $out"
-echo "$out" | grep -q "^$tmp/bang.txt: garbage repeat: run of 64 x '!'" || fail "bang line: $out"
-echo "$out" | grep -q "^$tmp/loop.txt: garbage loop: '\\\\n\\\\n</' repeated 40 times" || fail "loop line: $out"
-echo "$out" | grep -q "^$tmp/soup.txt: garbage low-information: soup" || fail "soup line: $out"
-echo "$out" | grep -q "^$tmp/empty.txt: garbage empty: " || fail "empty line: $out"
-echo "$out" | grep -q "^$tmp/bad.txt: garbage invalid-text: .*\\\\xFF" || fail "invalid line: $out"
+[ "$(echo "$out" | wc -l)" -eq 6 ] || soft_fail "want 6 lines: $out"
+echo "$out" | grep -qx "$tmp/ok.txt: pass" || soft_fail "ok line: $out"
+echo "$out" | grep -q "^$tmp/bang.txt: garbage repeat: run of 64 x '!'" || soft_fail "bang line: $out"
+echo "$out" | grep -q "^$tmp/loop.txt: garbage loop: '\\\\n\\\\n</' repeated 40 times" || soft_fail "loop line: $out"
+echo "$out" | grep -q "^$tmp/soup.txt: garbage low-information: soup" || soft_fail "soup line: $out"
+echo "$out" | grep -q "^$tmp/empty.txt: garbage empty: " || soft_fail "empty line: $out"
+echo "$out" | grep -q "^$tmp/bad.txt: garbage invalid-text: .*\\\\xFF" || soft_fail "invalid line: $out"
 # Evidence is escaped: the loop line is one line, no raw newline from the file.
-[ "$(echo "$out" | grep -c '</')" -eq 1 ] || fail "loop evidence not on one line"
+[ "$(echo "$out" | grep -c '</')" -eq 1 ] || soft_fail "loop evidence not on one line"
 
 # JSON: one object, null cause and evidence on pass.
 json=$("$G" inspect --format json "$tmp/ok.txt" "$tmp/bang.txt"); rc=$?
 expect_rc 1 $rc "json"
 if command -v jq >/dev/null; then
-        [ "$(echo "$json" | jq -r '.files | length')" = 2 ] || fail "json length: $json"
-        [ "$(echo "$json" | jq -r '.files[0].verdict')" = pass ] || fail "json pass: $json"
-        [ "$(echo "$json" | jq -r '.files[0].cause')" = null ] || fail "json null cause: $json"
-        [ "$(echo "$json" | jq -r '.files[0].evidence')" = null ] || fail "json null evidence: $json"
-        [ "$(echo "$json" | jq -r '.files[1].file')" = "$tmp/bang.txt" ] || fail "json file: $json"
-        [ "$(echo "$json" | jq -r '.files[1].verdict')" = garbage ] || fail "json garbage: $json"
-        [ "$(echo "$json" | jq -r '.files[1].cause')" = repeat ] || fail "json cause: $json"
-        echo "$json" | jq -e '.files[1].evidence | startswith("run of 64")' >/dev/null || fail "json evidence: $json"
+        [ "$(echo "$json" | jq -r '.files | length')" = 2 ] || soft_fail "json length: $json"
+        [ "$(echo "$json" | jq -r '.files[0].verdict')" = pass ] || soft_fail "json pass: $json"
+        [ "$(echo "$json" | jq -r '.files[0].cause')" = null ] || soft_fail "json null cause: $json"
+        [ "$(echo "$json" | jq -r '.files[0].evidence')" = null ] || soft_fail "json null evidence: $json"
+        [ "$(echo "$json" | jq -r '.files[1].file')" = "$tmp/bang.txt" ] || soft_fail "json file: $json"
+        [ "$(echo "$json" | jq -r '.files[1].verdict')" = garbage ] || soft_fail "json garbage: $json"
+        [ "$(echo "$json" | jq -r '.files[1].cause')" = repeat ] || soft_fail "json cause: $json"
+        echo "$json" | jq -e '.files[1].evidence | startswith("run of 64")' >/dev/null || soft_fail "json evidence: $json"
 else
         python3 -c 'import json,sys; d=json.load(sys.stdin); f=d["files"]; assert len(f)==2 and f[0]["cause"] is None and f[1]["cause"]=="repeat"' <<<"$json" ||
-                fail "json: $json"
+                soft_fail "json: $json"
 fi
 # Options may come after files, and --format=json works too.
-"$G" inspect "$tmp/ok.txt" --format=json | grep -q '"verdict": *"pass"' || fail "--format= after file"
+"$G" inspect "$tmp/ok.txt" --format=json | grep -q '"verdict": *"pass"' || soft_fail "--format= after file"
 
 # stdin: no file, or "-".
 out=$(printf 'OK' | "$G" inspect); rc=$?
 expect_rc 0 $rc "stdin"
-[ "$out" = "-: pass" ] || fail "stdin line: $out"
+[ "$out" = "-: pass" ] || soft_fail "stdin line: $out"
 out=$(printf '++++++++' | "$G" inspect -); rc=$?
 expect_rc 1 $rc "stdin dash"
 # --finish-reason length lowers the bar for a run that ends the output.
@@ -68,27 +67,27 @@ printf 'OK!!!!' >"$tmp/bang4.txt"
 "$G" inspect "$tmp/bang4.txt" >/dev/null; expect_rc 0 $? "OK!!!! without finish reason"
 "$G" inspect --finish-reason length "$tmp/bang4.txt" >/dev/null; expect_rc 1 $? "OK!!!! with length"
 printf '  \n' >"$tmp/blank.txt"
-"$G" inspect --finish-reason length "$tmp/blank.txt" | grep -q "empty: .*finish_reason length" || fail "empty with length"
+"$G" inspect --finish-reason length "$tmp/blank.txt" | grep -q "empty: .*finish_reason length" || soft_fail "empty with length"
 
 # Unreadable file: exit 2, the message names it; the other files are still judged.
 out=$("$G" inspect "$tmp/ok.txt" "$tmp/missing.txt" 2>"$tmp/err"); rc=$?
 expect_rc 2 $rc "missing file"
-grep -qx "gauntlet: cannot open '$tmp/missing.txt': No such file or directory" "$tmp/err" || fail "missing message: $(cat "$tmp/err")"
-[ "$out" = "$tmp/ok.txt: pass" ] || fail "other files judged: $out"
+grep -qx "gauntlet: cannot open '$tmp/missing.txt': No such file or directory" "$tmp/err" || soft_fail "missing message: $(cat "$tmp/err")"
+[ "$out" = "$tmp/ok.txt: pass" ] || soft_fail "other files judged: $out"
 
 # Size cap: 16 MiB.
 head -c $((16 * 1024 * 1024 + 1)) /dev/zero | tr '\0' 'a' >"$tmp/big.txt"
 "$G" inspect "$tmp/big.txt" >/dev/null 2>"$tmp/err"; rc=$?
 expect_rc 2 $rc "oversized file"
-grep -q "big.txt' is larger than 16 MiB" "$tmp/err" || fail "size message: $(cat "$tmp/err")"
+grep -q "big.txt' is larger than 16 MiB" "$tmp/err" || soft_fail "size message: $(cat "$tmp/err")"
 
 # Usage errors: exit 2 with a hint.
 "$G" inspect --bogus 2>"$tmp/err"; expect_rc 2 $? "unknown option"
-grep -q "^gauntlet: unknown option '--bogus'" "$tmp/err" || fail "unknown option message: $(cat "$tmp/err")"
-grep -q "try 'gauntlet inspect --help'" "$tmp/err" || fail "usage hint"
+grep -q "^gauntlet: unknown option '--bogus'" "$tmp/err" || soft_fail "unknown option message: $(cat "$tmp/err")"
+grep -q "try 'gauntlet inspect --help'" "$tmp/err" || soft_fail "usage hint"
 "$G" inspect --format xml "$tmp/ok.txt" 2>/dev/null; expect_rc 2 $? "bad format"
 "$G" inspect --format 2>/dev/null; expect_rc 2 $? "missing format value"
-"$G" inspect --help | grep -q "^usage: gauntlet inspect" || fail "--help"
+"$G" inspect --help | grep -q "^usage: gauntlet inspect" || soft_fail "--help"
 "$G" inspect --help >/dev/null; expect_rc 0 $? "--help"
 
 # A file name with a newline is escaped on output.
@@ -96,7 +95,7 @@ nl_name="$tmp/two
 lines.txt"
 printf 'OK' >"$nl_name"
 out=$("$G" inspect "$nl_name")
-[ "$out" = "$tmp/two\\nlines.txt: pass" ] || fail "escaped file name: $out"
+[ "$out" = "$tmp/two\\nlines.txt: pass" ] || soft_fail "escaped file name: $out"
 
 # The corpus through the command line, as the unit test does it in-process; a sidecar's
 # finish_reason becomes --finish-reason.
@@ -112,5 +111,4 @@ for kind in clean garbage; do
         done
 done
 
-[ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
-echo "inspect: all checks passed"
+finish inspect
