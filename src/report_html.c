@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "secrets.h"
+#include "utf8.h"
 
 /* What one page shows of text a server, a log or a user can grow. The journal keeps the
  * whole text; the page says where it cut. */
@@ -45,37 +46,6 @@
 
 /* ---- escaping ---- */
 
-/* Length of the valid UTF-8 sequence at s and its code point; 0 when not valid. */
-static size_t utf8_next(const unsigned char *s, uint32_t *ret) {
-        unsigned char c = s[0];
-        size_t n;
-        uint32_t cp;
-        if (c < 0x80) {
-                *ret = c;
-                return 1;
-        }
-        if (c >= 0xc2 && c <= 0xdf) {
-                n = 2;
-                cp = c & 0x1f;
-        } else if (c >= 0xe0 && c <= 0xef) {
-                n = 3;
-                cp = c & 0x0f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-                n = 4;
-                cp = c & 0x07;
-        } else
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        *ret = cp;
-        return n;
-}
-
 int report_escape_html(struct buf *out, const char *s, size_t max_chars) {
         size_t shown = 0, n;
         char tmp[16];
@@ -87,7 +57,7 @@ int report_escape_html(struct buf *out, const char *s, size_t max_chars) {
                         return buf_puts(out, "…");
                 uint32_t cp = 0;
                 const char *piece = tmp;
-                n = utf8_next(p, &cp);
+                n = utf8_decode(p, SIZE_MAX, &cp, NULL); /* NUL-terminated: safe */
                 if (n == 0) {
                         snprintf(tmp, sizeof(tmp), "\\x%02x", *p);
                         n = 1;
@@ -130,93 +100,23 @@ int report_escape_html(struct buf *out, const char *s, size_t max_chars) {
 struct page {
         struct buf *out;
         int r;
-        /* Secret values of the view's argv and env (secrets.h decides which), longest
-         * first: every string written is masked with them before it is escaped, so a key
-         * that a log, a matrix file or an answer repeats is hidden there too. */
-        char **secrets;
-        size_t n_secrets;
+        /* Secret values of the view's argv and env (secrets.h decides which): every string
+         * written is masked with them before it is escaped, so a key that a log, a matrix
+         * file or an answer repeats is hidden there too. */
+        struct secrets_values secrets;
 };
 
-/* Shorter values are not masked everywhere: "1" or "8" would blank out every number
- * (a flag like --token-delay-ms 2 counts as secret by its words). */
-#define HTML_SECRET_MIN 6
-#define HTML_MAX_SECRETS 64
-
-static int secret_add(struct page *p, const char *s, size_t n) {
-        if (n < HTML_SECRET_MIN || p->n_secrets >= HTML_MAX_SECRETS)
-                return 0;
-        for (size_t i = 0; i < p->n_secrets; i++)
-                if (strlen(p->secrets[i]) == n && memcmp(p->secrets[i], s, n) == 0)
-                        return 0;
-        char *copy = strndup(s, n);
-        if (!copy)
-                return -ENOMEM;
-        /* longest first, so a secret that contains another is masked whole */
-        size_t at = p->n_secrets;
-        while (at > 0 && strlen(p->secrets[at - 1]) < n) {
-                p->secrets[at] = p->secrets[at - 1];
-                at--;
-        }
-        p->secrets[at] = copy;
-        p->n_secrets++;
-        return 0;
-}
-
-/* What secrets_mask_* hide in a cell: the part of each entry that became SECRETS_MASK. */
+/* What secrets_mask_* hide in the view's cells. */
 static int secrets_collect(struct page *p, const struct report_view *v) {
-        p->secrets = calloc(HTML_MAX_SECRETS + 1, sizeof(char *));
-        if (!p->secrets)
-                return -ENOMEM;
         for (size_t i = 0; i < v->n_cells; i++) {
                 const struct report_cell *c = &v->cells[i];
-                char *const *lists[] = {c->argv, c->command, c->env};
-                for (size_t l = 0; l < ELEMENTSOF(lists); l++) {
-                        _cleanup_strv_free_ char **masked = NULL;
-                        int r = l == 2 ? secrets_mask_env(lists[l], &masked) : secrets_mask_argv(lists[l], &masked);
-                        if (r < 0)
-                                return r;
-                        for (size_t k = 0; masked && masked[k] && lists[l][k]; k++) {
-                                size_t keep = strlen(masked[k]) - MIN(strlen(masked[k]), strlen(SECRETS_MASK));
-                                if (strcmp(masked[k], lists[l][k]) == 0 || strlen(lists[l][k]) < keep)
-                                        continue;
-                                const char *val = lists[l][k] + keep;
-                                if ((r = secret_add(p, val, strlen(val))) < 0)
-                                        return r;
-                        }
-                }
+                int r;
+                if ((r = secrets_values_add_argv(&p->secrets, c->argv)) < 0 ||
+                    (r = secrets_values_add_argv(&p->secrets, c->command)) < 0 ||
+                    (r = secrets_values_add_env(&p->secrets, c->env)) < 0)
+                        return r;
         }
         return 0;
-}
-
-/* s with every secret value replaced by SECRETS_MASK; NULL when s holds none (or ENOMEM,
- * told apart by *ret_r). */
-static char *secrets_masked(const struct page *p, const char *s, int *ret_r) {
-        struct buf b;
-        bool any = false;
-        *ret_r = 0;
-        for (size_t i = 0; i < p->n_secrets && !any; i++)
-                any = strstr(s, p->secrets[i]) != NULL;
-        if (!any)
-                return NULL;
-        buf_init(&b, 0);
-        for (const char *q = s; *q;) {
-                size_t i;
-                for (i = 0; i < p->n_secrets; i++)
-                        if (startswith(q, p->secrets[i]))
-                                break;
-                int r;
-                if (i < p->n_secrets) {
-                        r = buf_puts(&b, SECRETS_MASK);
-                        q += strlen(p->secrets[i]);
-                } else
-                        r = buf_append(&b, q++, 1);
-                if (r < 0) {
-                        buf_release(&b);
-                        *ret_r = r;
-                        return NULL;
-                }
-        }
-        return buf_detach(&b);
 }
 
 static void put(struct page *p, const char *s) {
@@ -244,7 +144,7 @@ static void escn(struct page *p, const char *s, size_t max_chars) {
         if (p->r < 0 || !s)
                 return;
         int r;
-        _cleanup_free_ char *masked = secrets_masked(p, s, &r);
+        _cleanup_free_ char *masked = secrets_values_mask(&p->secrets, s, &r);
         if (r >= 0)
                 r = report_escape_html(p->out, masked ? masked : s, max_chars);
         if (r < 0)
@@ -1846,9 +1746,7 @@ static const char css[] =
         "*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}\n";
 
 static void page_release(struct page *p) {
-        for (size_t i = 0; i < p->n_secrets; i++)
-                free(p->secrets[i]);
-        free(p->secrets);
+        secrets_values_release(&p->secrets);
 }
 
 int report_html(const struct report_view *v, struct buf *out) {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buf.h"
 #include "util.h"
 
 static const char *const env_words[] = {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTHORIZATION"};
@@ -115,4 +116,89 @@ int secrets_mask_argv(char *const *argv, char ***ret) {
                 return -ENOMEM;
         *ret = TAKE_PTR(out);
         return 0;
+}
+
+/* ---- the values of secrets, to hide wherever they are repeated ---- */
+
+void secrets_values_release(struct secrets_values *s) {
+        for (size_t i = 0; i < s->n; i++)
+                free(s->v[i]);
+        free(s->v);
+        *s = (struct secrets_values){0};
+}
+
+static int values_add(struct secrets_values *s, const char *val) {
+        size_t n = strlen(val);
+        if (n < SECRETS_VALUE_MIN || s->n >= SECRETS_MAX_VALUES)
+                return 0;
+        for (size_t i = 0; i < s->n; i++)
+                if (strcmp(s->v[i], val) == 0)
+                        return 0;
+        if (!s->v && !(s->v = calloc(SECRETS_MAX_VALUES + 1, sizeof(char *))))
+                return -ENOMEM;
+        char *copy = strdup(val);
+        if (!copy)
+                return -ENOMEM;
+        size_t at = s->n;
+        while (at > 0 && strlen(s->v[at - 1]) < n) {
+                s->v[at] = s->v[at - 1];
+                at--;
+        }
+        s->v[at] = copy;
+        s->n++;
+        return 0;
+}
+
+/* What masking hid in each entry: the part of it that became SECRETS_MASK. */
+static int values_add_masked(struct secrets_values *s, char *const *list, char *const *masked) {
+        for (size_t k = 0; masked && masked[k] && list[k]; k++) {
+                size_t keep = strlen(masked[k]) - MIN(strlen(masked[k]), strlen(SECRETS_MASK));
+                if (strcmp(masked[k], list[k]) == 0 || strlen(list[k]) < keep)
+                        continue;
+                int r = values_add(s, list[k] + keep);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int secrets_values_add_argv(struct secrets_values *s, char *const *argv) {
+        _cleanup_strv_free_ char **masked = NULL;
+        int r = secrets_mask_argv(argv, &masked);
+        return r < 0 ? r : values_add_masked(s, argv, masked);
+}
+
+int secrets_values_add_env(struct secrets_values *s, char *const *env) {
+        _cleanup_strv_free_ char **masked = NULL;
+        int r = secrets_mask_env(env, &masked);
+        return r < 0 ? r : values_add_masked(s, env, masked);
+}
+
+char *secrets_values_mask(const struct secrets_values *s, const char *text, int *ret_r) {
+        bool any = false;
+        *ret_r = 0;
+        for (size_t i = 0; i < s->n && !any; i++)
+                any = strstr(text, s->v[i]) != NULL;
+        if (!any)
+                return NULL;
+        struct buf b;
+        buf_init(&b, 0);
+        for (const char *q = text; *q;) {
+                size_t i;
+                for (i = 0; i < s->n; i++)
+                        if (startswith(q, s->v[i]))
+                                break;
+                int r;
+                if (i < s->n) {
+                        r = buf_puts(&b, SECRETS_MASK);
+                        q += strlen(s->v[i]);
+                } else
+                        r = buf_append(&b, q++, 1);
+                if (r < 0) {
+                        buf_release(&b);
+                        *ret_r = r;
+                        return NULL;
+                }
+        }
+        return buf_detach(&b);
 }

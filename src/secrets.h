@@ -17,6 +17,7 @@
 #define GAUNTLET_SECRETS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define SECRETS_MASK "***"
 
@@ -30,5 +31,24 @@ char *secrets_mask_env_entry(const char *entry);
 /* Copies of env / argv with secrets masked. *ret is NULL for a NULL input. */
 int secrets_mask_env(char *const *env, char ***ret);
 int secrets_mask_argv(char *const *argv, char ***ret);
+
+/* The secret values of some argv and env lists (those the rules above mask), to hide
+ * wherever a log, a matrix file or an answer repeats them. Values shorter than
+ * SECRETS_VALUE_MIN are not kept ("1" or "8" would blank out every number: a flag like
+ * --token-delay-ms 2 counts as secret by its words); at most SECRETS_MAX_VALUES are, longest
+ * first, so a value that contains another is masked whole. */
+#define SECRETS_VALUE_MIN 6
+#define SECRETS_MAX_VALUES 64
+struct secrets_values {
+        char **v;   /* owned, longest first */
+        size_t n;
+};
+void secrets_values_release(struct secrets_values *s);
+/* Adds the values secrets_mask_argv / secrets_mask_env hide in the list. 0 or -ENOMEM. */
+int secrets_values_add_argv(struct secrets_values *s, char *const *argv);
+int secrets_values_add_env(struct secrets_values *s, char *const *env);
+/* text with every value replaced by SECRETS_MASK, owned by the caller; NULL with *ret_r 0
+ * when text holds none, NULL with *ret_r -ENOMEM when out of memory. */
+char *secrets_values_mask(const struct secrets_values *s, const char *text, int *ret_r);
 
 #endif
