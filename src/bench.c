@@ -39,6 +39,7 @@ struct breq {
         long status;          /* HTTP status, 0 until the first body byte */
         bool warmup;          /* not counted */
         bool saw_end;         /* [DONE] or a finish_reason arrived */
+        bool saw_done;        /* [DONE] arrived: later events are ignored */
         bool resent;          /* already sent again on a new connection (once at most) */
         bool keep_sent;       /* resent: rec.sent stays the first send's */
         bool busy;
@@ -100,12 +101,19 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
         struct breq *q = userdata;
         q->rec.events++;
         q->b->lv.events++;
+        /* [DONE] ends the stream: a token after it is not one a client would see */
+        if (q->saw_done) {
+                if (!q->warmup)
+                        q->b->lv.after_done++;
+                return 0;
+        }
         if (strcmp(event, "error") == 0) {
                 set_error(q, "error_event");
                 return -EPROTO;
         }
         if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
                 q->saw_end = true;
+                q->saw_done = true;
                 return 0;
         }
         struct bench_event ev;
@@ -276,6 +284,7 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
                 curl_easy_setopt(q->easy, CURLOPT_FRESH_CONNECT, 1L);
                 sse_release(&q->sse);
                 sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
+                q->saw_end = q->saw_done = false;
                 int r = loop_add_transfer(l, easy, on_done, q);
                 if (r == 0) {
                         if (!q->warmup)
@@ -406,6 +415,7 @@ static int start_request(struct bench *b, usec_t scheduled) {
         q->rec = (struct bench_record){.scheduled = scheduled, .output_tokens = -1, .prompt_tokens = -1};
         q->status = 0;
         q->saw_end = false;
+        q->saw_done = false;
         q->resent = false;
         q->keep_sent = false;
         curl_easy_setopt(q->easy, CURLOPT_FRESH_CONNECT, 0L);

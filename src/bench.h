@@ -140,6 +140,8 @@ struct bench_level {
         uint64_t usage_chunks;     /* their chunks: tokens_per_chunk = usage_tokens / usage_chunks */
         uint64_t no_usage;         /* completed requests without a usage chunk */
         uint64_t events;           /* SSE events over all requests, warm-up included */
+        uint64_t after_done;       /* events of counted requests after their [DONE]: ignored
+                                    * (a client stops reading there); subset of events */
         uint64_t reads;            /* times a stream's body bytes were picked up: one per
                                     * stream per wake-up of the loop (libcurl may recv more
                                     * than once in it), warm-up included: events / reads says

@@ -400,7 +400,7 @@ json_t *bench_level_json(struct bench_level *lv) {
                                   ? (double)(lv->requests - 1) * 1e6 / (double)(lv->last_send - lv->first_send)
                                   : 0;
         json_t *o = json_pack(
-                "{s:i, s:f, s:I, s:I, s:I, s:I, s:I, s:O, s:f, s:I, s:I, s:f, s:f, s:f,"
+                "{s:i, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:O, s:f, s:I, s:I, s:f, s:f, s:f,"
                 " s:o, s:o, s:o, s:o, s:o, s:I, s:f}",
                 "concurrency", lv->concurrency,
                 "output_tokens_per_s", r3((double)lv->output_tokens * per_s),
@@ -409,6 +409,7 @@ json_t *bench_level_json(struct bench_level *lv) {
                 "failed", (json_int_t)lv->failed,
                 "aborted", (json_int_t)lv->aborted,
                 "resent", (json_int_t)lv->resent,
+                "events_after_done", (json_int_t)lv->after_done,
                 "errors", lv->errors,
                 "duration_s", r3(window),
                 "output_tokens", (json_int_t)lv->output_tokens,

@@ -466,7 +466,16 @@ static int run_completion(struct run *run, const struct check_spec *spec, bool s
                 }
                 return result_fail(res, VERDICT_GARBAGE, "http", strdup("connection closed mid-stream"));
         }
-        return judge_output(spec, res, &out);
+        r = judge_output(spec, res, &out);
+        if (r >= 0 && res->verdict != VERDICT_PASS && out.events_after_done > 0 && res->evidence) {
+                char *e = strdup_printf("%s (%zu event%s after [DONE], ignored)", res->evidence,
+                                        out.events_after_done, out.events_after_done == 1 ? "" : "s");
+                if (!e)
+                        return -ENOMEM;
+                free(res->evidence);
+                res->evidence = e;
+        }
+        return r;
 }
 
 /* The streamed run of a STREAM_BOTH spec must agree with the non-streamed one. */

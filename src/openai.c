@@ -502,6 +502,11 @@ int openai_parse_response(struct openai_output *o, const char *body, size_t len)
 
 int openai_stream_event(struct openai_output *o, const char *data, size_t len) {
         o->events++;
+        /* [DONE] ends the stream: what a real client reads ends there too */
+        if (o->done) {
+                o->events_after_done++;
+                return 0;
+        }
         size_t a = 0, b = len;
         while (a < b && isspace((unsigned char)data[a]))
                 a++;

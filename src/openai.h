@@ -60,6 +60,8 @@ struct openai_output {
         int64_t completion_tokens;
         bool done;                   /* stream: `[DONE]` arrived */
         size_t events;               /* stream: data events consumed (incl. [DONE]) */
+        size_t events_after_done;    /* stream: events after [DONE], not parsed (a client
+                                        stops at [DONE]; subset of events) */
         usec_t first_token;          /* monotonic time of the first content or reasoning
                                         text; 0 if none yet */
         bool think_tags;             /* the reasoning came from <think> tags in the content */

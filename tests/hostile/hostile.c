@@ -21,6 +21,8 @@
  *   huge-header     a 1 MiB header line before a correct answer
  *   chunked-error   chunked encoding with a chunk size that is not hexadecimal
  *   garbage         random bytes instead of HTTP, then close
+ *   after-done      a stream whose [DONE] comes first and its answer after it (a client
+ *                   stops at [DONE] and sees nothing); non-streamed answers are correct
  *
  * Each connection is served by a forked child (so one endless answer never blocks the
  * next client); children die with the parent (PR_SET_PDEATHSIG) and are reaped by the
@@ -59,11 +61,13 @@ enum mode {
         MODE_HUGE_HEADER,
         MODE_CHUNKED_ERROR,
         MODE_GARBAGE,
+        MODE_AFTER_DONE,
 };
 
 static const char *const mode_names[] = {
         "ok",          "endless-line",     "endless-body", "invalid-utf8",  "slowloris",     "no-content-type",
         "html",        "never-close",      "close-mid-stream", "huge-header", "chunked-error", "garbage",
+        "after-done",
 };
 
 struct request {
@@ -282,6 +286,17 @@ static bool serve(int fd, enum mode mode, const struct request *req) {
                         send_all(fd, body + i, 1);
                         sleep(1);
                 }
+        }
+        case MODE_AFTER_DONE: {
+                if (!a.stream) {
+                        send_answer(fd, &a, a.content, true);
+                        return true;
+                }
+                char body[8192], obj[2048];
+                format_object(obj, sizeof obj, &a, a.content, NULL, true);
+                snprintf(body, sizeof body, "data: [DONE]\n\ndata: %s\n\n", obj);
+                send_plain(fd, "200 OK", "text/event-stream", body);
+                return true;
         }
         case MODE_HTML:
                 send_plain(fd, "200 OK", "text/html",

@@ -111,6 +111,7 @@ close-mid-stream|garbage/http|closed mid-stream|garbage/http|closed mid-stream|0
 huge-header|garbage/http|headers too large|garbage/http|headers too large|0
 chunked-error|garbage/http||garbage/http||0
 garbage|garbage/http|not an HTTP response|garbage/http|not an HTTP response|0
+after-done|garbage/empty|after [DONE], ignored|garbage/empty|after [DONE], ignored|0
 '
 
 expect_verdict() { # file, verdict/cause, evidence fragment, label

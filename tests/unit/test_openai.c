@@ -396,6 +396,23 @@ static void test_models(void **state) {
         free(err);
 }
 
+/* [DONE] ends the stream: content after it is what no client sees, and is counted. */
+static void test_events_after_done(void **state) {
+        (void)state;
+        struct openai_output o;
+        openai_output_init(&o, NULL, 0);
+        const char *evs[] = {"{\"choices\":[{\"delta\":{\"content\":\"3\"}}]}", "[DONE]",
+                             "{\"choices\":[{\"delta\":{\"content\":\"23\"},\"finish_reason\":\"stop\"}]}", " "};
+        for (size_t i = 0; i < 4; i++)
+                assert_int_equal(openai_stream_event(&o, evs[i], strlen(evs[i])), 0);
+        assert_true(o.done);
+        assert_string_equal(buf_str(&o.content), "3");
+        assert_null(o.finish_reason);
+        assert_int_equal(o.events, 4);
+        assert_int_equal(o.events_after_done, 2);
+        openai_output_release(&o);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_build_chat),
@@ -409,6 +426,7 @@ int main(void) {
                 cmocka_unit_test(test_stream_variants),
                 cmocka_unit_test(test_think_tags),
                 cmocka_unit_test(test_models),
+                cmocka_unit_test(test_events_after_done),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
