@@ -403,6 +403,33 @@ int report_escape_markdown(struct buf *out, const char *s, size_t max_chars) {
         return escape(out, s, max_chars, ESCAPE_MARKDOWN);
 }
 
+int report_code_span(struct buf *out, const char *s, size_t max_chars, bool in_table) {
+        if (!s || !*s)
+                return 0;
+        struct buf t;
+        buf_init(&t, 0);
+        int r = escape(&t, s, max_chars, ESCAPE_TEXT);
+        size_t run = 0, longest = 0;
+        for (size_t i = 0; r >= 0 && i < t.len; i++) {
+                run = t.data[i] == '`' ? run + 1 : 0;
+                longest = MAX(longest, run);
+        }
+        const char *e = buf_str(&t);
+        bool pad = e[0] == '`' || e[0] == ' ' || (t.len && (e[t.len - 1] == '`' || e[t.len - 1] == ' '));
+        for (size_t k = 0; r >= 0 && k <= longest; k++)
+                r = buf_puts(out, "`");
+        if (r >= 0 && pad)
+                r = buf_puts(out, " ");
+        for (size_t i = 0; r >= 0 && i < t.len; i++)
+                r = in_table && e[i] == '|' ? buf_puts(out, "\\|") : buf_append(out, e + i, 1);
+        if (r >= 0 && pad)
+                r = buf_puts(out, " ");
+        for (size_t k = 0; r >= 0 && k <= longest; k++)
+                r = buf_puts(out, "`");
+        buf_release(&t);
+        return r;
+}
+
 /* Characters a terminal shows for an escaped string (one per code point). */
 static size_t display_width(const char *s) {
         size_t n = 0;
@@ -475,22 +502,19 @@ static char *format_wall(usec_t wall) {
 
 /* "moe=a gemm=b" with names escaped for the medium. */
 static char *cell_axes_label(const struct report_view *v, const struct report_cell *c, bool markdown) {
+        _cleanup_buf_ struct buf raw;
         struct buf b;
         int r = 0;
+        buf_init(&raw, 0);
         buf_init(&b, 0);
-        for (size_t i = 0; i < v->n_axes && r >= 0; i++) {
-                if (i > 0)
-                        r = buf_puts(&b, " ");
-                if (r >= 0)
-                        r = markdown ? report_escape_markdown(&b, v->axes[i], 0) : report_escape_text(&b, v->axes[i], 0);
-                if (r >= 0)
-                        r = buf_puts(&b, "=");
-                if (r >= 0)
-                        r = markdown ? report_escape_markdown(&b, c->axis_values[i] ? c->axis_values[i] : "?", 0)
-                                     : report_escape_text(&b, c->axis_values[i] ? c->axis_values[i] : "?", 0);
-        }
+        for (size_t i = 0; i < v->n_axes && r >= 0; i++)
+                r = buf_printf(&raw, "%s%s=%s", i > 0 ? " " : "", v->axes[i],
+                               c->axis_values[i] ? c->axis_values[i] : "?");
         if (r >= 0 && v->n_axes == 0)
-                r = buf_puts(&b, "(base)");
+                r = buf_puts(&raw, "(base)");
+        /* Markdown: the whole label is one code span, `moe=flashinfer_cutlass gemm=auto` */
+        if (r >= 0)
+                r = markdown ? report_code_span(&b, buf_str(&raw), 0, false) : report_escape_text(&b, buf_str(&raw), 0);
         if (r < 0) {
                 buf_release(&b);
                 return NULL;
@@ -907,16 +931,16 @@ int report_markdown(const struct report_view *v, struct buf *out) {
         }
         qsort(order, v->n_cells, sizeof(*order), ranked_cmp);
 
-        if ((r = buf_puts(out, "### gauntlet: ")) < 0 || (r = report_escape_markdown(out, v->engine, 0)) < 0)
+        if ((r = buf_puts(out, "### gauntlet: ")) < 0 || (r = report_code_span(out, v->engine, 0, false)) < 0)
                 return r;
-        if (v->model && ((r = buf_puts(out, " · ")) < 0 || (r = report_escape_markdown(out, v->model, 0)) < 0))
+        if (v->model && ((r = buf_puts(out, " · ")) < 0 || (r = report_code_span(out, v->model, 0, false)) < 0))
                 return r;
         if ((r = buf_puts(out, "\n\nObjective: ")) < 0 ||
-            (r = report_escape_markdown(out, v->objective ? v->objective : "output_tokens_per_s@1", 0)) < 0 ||
+            (r = report_code_span(out, v->objective ? v->objective : "output_tokens_per_s@1", 0, false)) < 0 ||
             (r = buf_puts(out, ". ")) < 0 || (r = put_summary(out, v)) < 0 || (r = buf_puts(out, ".\n\n|   |")) < 0)
                 return r;
         for (size_t k = 0; k < v->n_axes; k++)
-                if ((r = buf_puts(out, " ")) < 0 || (r = report_escape_markdown(out, v->axes[k], 0)) < 0 ||
+                if ((r = buf_puts(out, " ")) < 0 || (r = report_code_span(out, v->axes[k], 0, true)) < 0 ||
                     (r = buf_puts(out, " |")) < 0)
                         return r;
         if ((r = buf_puts(out, " verdict | cause or figure | cell |\n|---|")) < 0)
@@ -932,13 +956,13 @@ int report_markdown(const struct report_view *v, struct buf *out) {
                         return r;
                 for (size_t k = 0; k < v->n_axes; k++)
                         if ((r = buf_puts(out, " ")) < 0 ||
-                            (r = report_escape_markdown(out, c->axis_values[k] ? c->axis_values[k] : "?", 64)) < 0 ||
+                            (r = report_code_span(out, c->axis_values[k] ? c->axis_values[k] : "?", 64, true)) < 0 ||
                             (r = buf_puts(out, " |")) < 0)
                                 return r;
                 _cleanup_free_ char *fig = report_cell_figure(v, c);
                 const char *result = fig ? fig : report_cell_cause(c);
                 if ((r = buf_printf(out, cell_passed(c) ? " **%s** | " : " %s | ", report_cell_verdict(c))) < 0 ||
-                    (r = report_escape_markdown(out, result ? result : "", 64)) < 0 ||
+                    (r = fig ? report_escape_markdown(out, fig, 64) : report_code_span(out, result, 64, true)) < 0 ||
                     (r = buf_printf(out, " | `%s` |\n", c->id)) < 0)
                         return r;
         }
@@ -956,7 +980,7 @@ int report_markdown(const struct report_view *v, struct buf *out) {
                         return -ENOMEM;
                 if ((r = buf_printf(out, "\n`%s` %s: **%s**", c->id, label, verdict_to_string(c->verdict))) < 0)
                         return r;
-                if (c->cause && ((r = buf_puts(out, " / ")) < 0 || (r = report_escape_markdown(out, c->cause, 0)) < 0))
+                if (c->cause && ((r = buf_puts(out, " / ")) < 0 || (r = report_code_span(out, c->cause, 0, false)) < 0))
                         return r;
                 if ((r = buf_puts(out, "\n\n")) < 0)
                         return r;

@@ -143,6 +143,12 @@ int report_escape_text(struct buf *out, const char *s, size_t max_chars);
 /* Markdown table cell: text escaping as above, then | ` \ * _ [ ] ~ # ! as \X, < > & as
  * entities, newlines as <br>, so it cannot break the table, format, link or inject HTML. */
 int report_escape_markdown(struct buf *out, const char *s, size_t max_chars);
+/* A value as a Markdown code span, as people write flags and values in PR comments
+ * (`flashinfer_cutlass`, not flashinfer\_cutlass): text escaping as above (newlines as
+ * \n), fenced with one backtick more than the longest run of them in s, padded with a
+ * space when s starts or ends with one; in_table: | as \| (GFM splits a table cell at a |
+ * even in a code span). Nothing for an empty or NULL s. */
+int report_code_span(struct buf *out, const char *s, size_t max_chars, bool in_table);
 /* HTML text and quoted attribute values: & < > " ' as entities; \n and \t kept, \r as \n;
  * other controls, C1 controls, bidi overrides and bytes that are not UTF-8 shown as \xNN or
  * \uNNNN. max_chars as above. */

@@ -71,5 +71,5 @@ fi
 grep -q '^best: aaaa000000000001 x=a, 99.5 tok/s @1$' "$tmp/r.txt" || fail "text best"
 grep -q '^3 cells: 1 pass, 1 garbage, 1 crash$' "$tmp/r.txt" || fail "text summary"
 "$GAUNTLET" report --format markdown "$j" > "$tmp/r.md"
-grep -q '^| \*\*best\*\* | a | \*\*pass\*\* | 99.5 tok/s @1 | `aaaa000000000001` |$' "$tmp/r.md" || fail "markdown winner"
+grep -q '^| \*\*best\*\* | `a` | \*\*pass\*\* | 99.5 tok/s @1 | `aaaa000000000001` |$' "$tmp/r.md" || fail "markdown winner"
 echo "emit.sh: all good"

@@ -289,10 +289,11 @@ static void test_markdown(void **state) {
         const char *row = strstr(md, "|---|");
         assert_non_null(row);
         row = strchr(row, '\n') + 1;
-        assert_true(startswith(row, "| **best** | auto |"));
+        /* values are code spans, as in PR comments: `auto`, not escaped prose */
+        assert_true(startswith(row, "| **best** | `auto` |"));
         assert_non_null(strstr(row, "172.3 tok/s @1"));
         /* Every table row has exactly the columns of the header: data cannot add a pipe. */
-        for (const char *p = strstr(md, "|   | moe"); p && *p == '|';) {
+        for (const char *p = strstr(md, "|   | `moe`"); p && *p == '|';) {
                 const char *end = strchr(p, '\n');
                 int pipes = 0;
                 for (const char *q = p; q < end; q++)
@@ -321,6 +322,33 @@ static void test_markdown(void **state) {
         assert_int_equal(report_escape_markdown(&b, "a|b`c<d>&e\nf*g_[h](i)!", 0), 0);
         assert_string_equal(buf_str(&b), "a\\|b\\`c&lt;d&gt;&amp;e<br>f\\*g\\_\\[h\\](i)\\!");
         buf_release(&b);
+}
+
+static void test_code_span(void **state) {
+        (void)state;
+        static const struct {
+                const char *in;
+                bool table;
+                const char *want;
+        } cases[] = {
+                {"flashinfer_cutlass", true, "`flashinfer_cutlass`"}, /* not flashinfer\\_cutlass */
+                {"a|b", true, "`a\\|b`"},                              /* a table cell stays one cell */
+                {"a|b", false, "`a|b`"},
+                {"x`y", false, "``x`y``"},                            /* fence longer than any run */
+                {"`tick", false, "`` `tick ``"},                      /* padded when it starts with one */
+                {"two\nlines\033[2J", false, "`two\\nlines\\x1b[2J`"},  /* text escaping inside */
+                {"<script>", true, "`<script>`"},                    /* literal in a code span */
+                {"", true, ""},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct buf b;
+                buf_init(&b, 0);
+                assert_int_equal(report_code_span(&b, cases[i].in, 0, cases[i].table), 0);
+                if (strcmp(buf_str(&b), cases[i].want) != 0)
+                        print_error("code span of '%s': got '%s', want '%s'\n", cases[i].in, buf_str(&b), cases[i].want);
+                assert_string_equal(buf_str(&b), cases[i].want);
+                buf_release(&b);
+        }
 }
 
 static void test_text(void **state) {
@@ -413,6 +441,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_markdown, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_text, setup, teardown),
                 cmocka_unit_test(test_secrets),
+                cmocka_unit_test(test_code_span),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
