@@ -32,21 +32,24 @@ phase=${1:-sweep}
 DEADLINE=${DEADLINE:-570}
 say() { echo "$*" | tee -a "$OUT/summary.txt"; }
 
-builds_done() { # prints how many of the two builds have ended (ok or failed)
+# the builds this phase needs: both, or the sm90 one alone for the slots sweep
+BUILDS="sm90 sm80"
+[ "$phase" = slots ] && BUILDS=sm90
+builds_done() { # prints how many of the wanted builds have ended (ok or failed)
         local n=0 v
-        for v in sm90 sm80; do [ -f "$B/$v.rc" ] && n=$((n + 1)); done
+        for v in $BUILDS; do [ -f "$B/$v.rc" ] && n=$((n + 1)); done
         echo "$n"
 }
 
 wait_builds() { # seconds
         local until=$((SECONDS + $1))
-        while [ "$(builds_done)" -lt 2 ] && [ "$SECONDS" -lt "$until" ]; do
+        while [ "$(builds_done)" -lt "$(echo $BUILDS | wc -w)" ] && [ "$SECONDS" -lt "$until" ]; do
                 sleep 10
                 printf '%5ss  sm90: %s | sm80: %s\n' "$SECONDS" \
                         "$(tail -c 300 "$B/sm90.log" 2>/dev/null | tr '\r' '\n' | grep -o '\[ *[0-9]*%\]\|\[[0-9]*/[0-9]*\]' | tail -1)" \
                         "$(tail -c 300 "$B/sm80.log" 2>/dev/null | tr '\r' '\n' | grep -o '\[ *[0-9]*%\]\|\[[0-9]*/[0-9]*\]' | tail -1)"
         done
-        for v in sm90 sm80; do
+        for v in $BUILDS; do
                 if [ -f "$B/$v.rc" ]; then
                         say "build $v: exit $(cat "$B/$v.rc"), $(cat "$B/$v.secs" 2>/dev/null) s"
                         [ "$(cat "$B/$v.rc")" = 0 ] || tail -n 15 "$B/$v.log"
@@ -89,7 +92,6 @@ if [ "$phase" = build ] || [ "$phase" = slots ]; then
         }
         if [ "$phase" = slots ]; then
                 start_build sm90 "$(nproc)" -DCMAKE_CUDA_ARCHITECTURES=90
-                echo 0 >"$B/sm80.rc" # not wanted here
         else
                 start_build sm90 11 -DCMAKE_CUDA_ARCHITECTURES=90
                 start_build sm80 5 -DCMAKE_CUDA_ARCHITECTURES=80-real -DGGML_CUDA_FA=OFF
@@ -99,7 +101,7 @@ if [ "$phase" = build ] || [ "$phase" = slots ]; then
 fi
 
 # --- sweep ----------------------------------------------------------------------------
-wait_builds $((DEADLINE - 120))
+[ "$phase" = slots ] || wait_builds $((DEADLINE - 120))
 export PATH="$ROOT/.device/prebuilt/bin:$PATH"
 export LD_LIBRARY_PATH="$ROOT/.device/prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 G=$ROOT/.device/prebuilt/bin/gauntlet
