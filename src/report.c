@@ -54,7 +54,57 @@ void report_view_free(struct report_view *v) {
         free(v->workdir);
         free(v->cwd);
         json_decref(v->host_json);
+        secrets_values_release(&v->secrets);
         free(v);
+}
+
+/* *s with the values masked, in place. */
+static int mask_string(const struct secrets_values *sv, char **s) {
+        if (!*s)
+                return 0;
+        int r;
+        char *m = secrets_values_mask(sv, *s, &r);
+        if (m) {
+                free(*s);
+                *s = m;
+        }
+        return r;
+}
+
+static int mask_strv(const struct secrets_values *sv, char **v) {
+        int r = 0;
+        for (size_t i = 0; v && v[i] && r >= 0; i++)
+                r = mask_string(sv, &v[i]);
+        return r;
+}
+
+int report_view_mask_secrets(struct report_view *v) {
+        struct secrets_values sv = {0};
+        int r = 0;
+        for (size_t i = 0; i < v->secrets.n && r >= 0; i++)
+                r = secrets_values_add_text(&sv, v->secrets.v[i]);
+        for (size_t i = 0; i < v->n_cells && r >= 0; i++) {
+                const struct report_cell *c = &v->cells[i];
+                if ((r = secrets_values_add_argv(&sv, c->argv)) >= 0 &&
+                    (r = secrets_values_add_argv(&sv, c->command)) >= 0)
+                        r = secrets_values_add_env(&sv, c->env);
+        }
+        if (r >= 0)
+                r = mask_string(&sv, &v->matrix_text);
+        for (size_t i = 0; i < v->n_cells && r >= 0; i++) {
+                struct report_cell *c = &v->cells[i];
+                if ((r = mask_string(&sv, &c->evidence)) < 0 || (r = mask_strv(&sv, c->argv)) < 0 ||
+                    (r = mask_strv(&sv, c->command)) < 0 || (r = mask_strv(&sv, c->env)) < 0)
+                        break;
+                for (size_t k = 0; k < c->n_checks && r >= 0; k++) {
+                        struct report_check *ch = &c->checks[k];
+                        if ((r = mask_string(&sv, &ch->evidence)) >= 0 && (r = mask_string(&sv, &ch->output)) >= 0)
+                                r = mask_string(&sv, &ch->reasoning);
+                }
+        }
+        secrets_values_release(&v->secrets);
+        v->secrets = sv; /* what was hidden, for text from outside the view */
+        return r;
 }
 
 const char *report_cell_verdict(const struct report_cell *c) {

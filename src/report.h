@@ -14,6 +14,7 @@
 
 #include "attempt.h"
 #include "buf.h"
+#include "secrets.h"
 #include "verdict.h"
 
 struct report_check {
@@ -72,9 +73,17 @@ struct report_view {
         size_t n_axes;
         struct report_cell *cells;    /* in the latest sweep's order */
         size_t n_cells;
+        /* Set by report_view_mask_secrets: the values it hid, for renderers that show
+         * text from outside the view (report_html's log excerpts). */
+        struct secrets_values secrets;
 };
 
 void report_view_free(struct report_view *v);
+/* Hides, in place, every secret value of the view's argv and env (secrets.h) wherever the
+ * view repeats it: evidence, check outputs and reasoning, the matrix text, the argv, command
+ * and env themselves. For what is shown to people (every report); the systemd unit and the
+ * launch script need the real values and are built from an unmasked view. 0 or -ENOMEM. */
+int report_view_mask_secrets(struct report_view *v);
 static inline void report_view_freep(struct report_view **v) { if (*v) report_view_free(*v); }
 #define _cleanup_report_view_ _cleanup_(report_view_freep)
 

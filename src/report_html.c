@@ -108,6 +108,12 @@ struct page {
 
 /* What secrets_mask_* hide in the view's cells. */
 static int secrets_collect(struct page *p, const struct report_view *v) {
+        /* a view report_view_mask_secrets went over says what it hid */
+        for (size_t i = 0; i < v->secrets.n; i++) {
+                int r = secrets_values_add_text(&p->secrets, v->secrets.v[i]);
+                if (r < 0)
+                        return r;
+        }
         for (size_t i = 0; i < v->n_cells; i++) {
                 const struct report_cell *c = &v->cells[i];
                 int r;

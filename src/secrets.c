@@ -162,6 +162,10 @@ static int values_add_masked(struct secrets_values *s, char *const *list, char *
         return 0;
 }
 
+int secrets_values_add_text(struct secrets_values *s, const char *value) {
+        return values_add(s, value);
+}
+
 int secrets_values_add_argv(struct secrets_values *s, char *const *argv) {
         _cleanup_strv_free_ char **masked = NULL;
         int r = secrets_mask_argv(argv, &masked);

@@ -47,6 +47,8 @@ void secrets_values_release(struct secrets_values *s);
 /* Adds the values secrets_mask_argv / secrets_mask_env hide in the list. 0 or -ENOMEM. */
 int secrets_values_add_argv(struct secrets_values *s, char *const *argv);
 int secrets_values_add_env(struct secrets_values *s, char *const *env);
+/* Adds one value as it is (the rules above already said it is secret). */
+int secrets_values_add_text(struct secrets_values *s, const char *value);
 /* text with every value replaced by SECRETS_MASK, owned by the caller; NULL with *ret_r 0
  * when text holds none, NULL with *ret_r -ENOMEM when out of memory. */
 char *secrets_values_mask(const struct secrets_values *s, const char *text, int *ret_r);

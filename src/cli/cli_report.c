@@ -98,6 +98,11 @@ int cli_report(int argc, char **argv) {
         int status = EXIT_OK;
         if (load(path, &v, &status) < 0)
                 return status;
+        /* a key the server echoed into a log or an answer is hidden in every format */
+        if (report_view_mask_secrets(v) < 0) {
+                cli_error("out of memory");
+                return EXIT_USAGE;
+        }
 
         _cleanup_buf_ struct buf out;
         buf_init(&out, 0);
