@@ -1,6 +1,7 @@
 /* journal.c -- SQLite: sweeps, cells, attempts, processes, check results, bench samples. */
 #include "journal.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -261,6 +262,22 @@ static int setup(struct journal *j, bool create) {
         return exec(j, "PRAGMA foreign_keys=ON");
 }
 
+/* file:PATH?immutable=1, with the path percent-encoded where a URI needs it. */
+static char *journal_immutable_uri(const char *path) {
+        struct buf b;
+        buf_init(&b, 0);
+        int r = buf_puts(&b, "file:");
+        for (const unsigned char *p = (const unsigned char *)path; *p && r >= 0; p++)
+                r = isalnum(*p) || strchr("/-._~", *p) ? buf_append(&b, (const char *)p, 1) : buf_printf(&b, "%%%02X", *p);
+        if (r >= 0)
+                r = buf_puts(&b, "?immutable=1");
+        if (r < 0) {
+                buf_release(&b);
+                return NULL;
+        }
+        return buf_detach(&b);
+}
+
 static int open_db(const char *path, int flags, bool create, struct journal **ret) {
         struct journal *j = calloc(1, sizeof(*j));
         if (!j || !(j->path = strdup(path))) {
@@ -301,8 +318,22 @@ int journal_open_existing(const char *path, struct journal **ret) {
         if (!S_ISREG(st.st_mode) || st.st_size == 0)
                 return JOURNAL_ENOTJOURNAL;
         int r = open_db(path, SQLITE_OPEN_READWRITE, false, ret);
-        if (r == -EACCES || r == -EROFS || r == -EPERM)
+        if (r == -EACCES || r == -EROFS || r == -EPERM || r == -ENOENT)
                 r = open_db(path, SQLITE_OPEN_READONLY, false, ret);
+        /* On a read-only filesystem, or in a folder this process cannot write to, SQLite
+         * cannot make the WAL's -shm file even to read, and says "cannot open". Nobody can
+         * write such a journal either, so it is read as immutable (no locks, no -shm). */
+        if (r == -EACCES || r == -EROFS || r == -EPERM || r == -ENOENT) {
+                _cleanup_free_ char *uri = journal_immutable_uri(path);
+                r = uri ? open_db(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, false, ret) : -ENOMEM;
+                if (r == 0) {
+                        free((*ret)->path);
+                        if (!((*ret)->path = strdup(path))) {
+                                journal_close(*ret);
+                                return -ENOMEM;
+                        }
+                }
+        }
         return r;
 }
 
