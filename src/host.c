@@ -13,39 +13,9 @@
 
 #include "buf.h"
 #include "spawn.h"
+#include "utf8.h"
 
 /* ---- text from the host is data ------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-        size_t len;
-        uint32_t cp;
-        if (s[0] < 0x80)
-                return 1;
-        if ((s[0] & 0xe0) == 0xc0) {
-                len = 2;
-                cp = s[0] & 0x1f;
-        } else if ((s[0] & 0xf0) == 0xe0) {
-                len = 3;
-                cp = s[0] & 0x0f;
-        } else if ((s[0] & 0xf8) == 0xf0) {
-                len = 4;
-                cp = s[0] & 0x07;
-        } else
-                return 0;
-        if (len > n)
-                return 0;
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        /* overlong forms, surrogates, beyond Unicode */
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-            (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-                return 0;
-        return len;
-}
 
 char *host_clean_text(const char *s, size_t len, size_t max) {
         const unsigned char *u = (const unsigned char *)s;
@@ -60,7 +30,7 @@ char *host_clean_text(const char *s, size_t len, size_t max) {
                 return NULL;
         size_t o = 0;
         for (size_t i = 0; i < len;) {
-                size_t k = utf8_seq(u + i, len - i);
+                size_t k = utf8_decode(u + i, len - i, NULL, NULL);
                 if (k == 0 || (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))) {
                         if (o + 1 > max)
                                 break;
