@@ -115,8 +115,11 @@ int workers_run(struct loop *l, struct journal *j, const struct matrix *m, const
                 notice(cb, "the matrix fixes port %d, so its cells run one at a time", m->port);
                 goto finish;
         }
-        /* What a killed earlier run left is stopped once, here, before any worker starts. */
+        /* What a killed earlier run left is stopped once, here, before any worker starts;
+         * failing that ends the run, as it ends sweep_run. */
         r = sweep_cleanup_orphans(l, j, m->stop_timeout);
+        if (r < 0)
+                FAIL(r, "cannot stop what an earlier run left behind: %s", strerror(-r));
         if (r > 0)
                 notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
                        r == 1 ? "" : "es");

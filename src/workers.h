@@ -48,7 +48,7 @@ struct workers_result {
  * this process's session and stdio. *ret is always filled.
  * Returns 0 (nothing started, or every worker succeeded), -EINTR when a worker was
  * interrupted, -EIO when one failed, or another negative errno when the workers could not
- * be started: then *ret_error says what,
+ * be started or what an earlier run left could not be stopped: then *ret_error says what,
  * in one line (caller frees), as for -EIO. */
 int workers_run(struct loop *l, struct journal *j, const struct matrix *m, const struct gpu *g,
                 workers_argv_fn argv_fn, void *userdata, const struct sweep_callbacks *cb,
