@@ -21,7 +21,7 @@ WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototyp
 ifeq ($(WERROR),1)
 WARN += -Werror
 endif
-BASE_CFLAGS := -std=c17 -D_GNU_SOURCE -g $(OPT) $(WARN) -Isrc -MMD -MP
+BASE_CFLAGS := -std=c17 -D_GNU_SOURCE -g $(OPT) $(WARN) -iquote src -MMD -MP
 LDLIBS_EXTRA := -lm -ldl -lpthread
 ifeq ($(SAN),1)
 BASE_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer

@@ -11,7 +11,7 @@ FUZZ_CC    ?= clang
 FUZZ_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 # Warnings stay on but are not errors here: gcc is the warning gate (-Werror in the main
 # build); clang's extra opinions on code under work must not block a fuzz build.
-FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer $(filter-out -Werror,$(WARN)) -Isrc -MMD -MP \
+FUZZ_CFLAGS := -std=c17 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer $(filter-out -Werror,$(WARN)) -iquote src -MMD -MP \
                $(PKG_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link
 FUZZ_TIME  ?= 300
 

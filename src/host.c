@@ -1,9 +1,7 @@
 /* host.c -- the host fingerprint, and version commands run as events on the loop. */
 #include "host.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -14,41 +12,10 @@
 #include <sys/wait.h>
 
 #include "buf.h"
-
-extern char **environ;
+#include "spawn.h"
+#include "utf8.h"
 
 /* ---- text from the host is data ------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-        size_t len;
-        uint32_t cp;
-        if (s[0] < 0x80)
-                return 1;
-        if ((s[0] & 0xe0) == 0xc0) {
-                len = 2;
-                cp = s[0] & 0x1f;
-        } else if ((s[0] & 0xf0) == 0xe0) {
-                len = 3;
-                cp = s[0] & 0x0f;
-        } else if ((s[0] & 0xf8) == 0xf0) {
-                len = 4;
-                cp = s[0] & 0x07;
-        } else
-                return 0;
-        if (len > n)
-                return 0;
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        /* overlong forms, surrogates, beyond Unicode */
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-            (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-                return 0;
-        return len;
-}
 
 char *host_clean_text(const char *s, size_t len, size_t max) {
         const unsigned char *u = (const unsigned char *)s;
@@ -63,7 +30,7 @@ char *host_clean_text(const char *s, size_t len, size_t max) {
                 return NULL;
         size_t o = 0;
         for (size_t i = 0; i < len;) {
-                size_t k = utf8_seq(u + i, len - i);
+                size_t k = utf8_decode(u + i, len - i, NULL, NULL);
                 if (k == 0 || (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))) {
                         if (o + 1 > max)
                                 break;
@@ -140,68 +107,27 @@ static void on_exit_event(struct loop *l, int fd, uint32_t revents, void *userda
 }
 
 static int job_spawn(struct loop *l, struct job *j) {
-        int out[2] = {-1, -1}, err[2] = {-1, -1};
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        int r;
-
-        if (pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(err, O_CLOEXEC | O_NONBLOCK) < 0) {
-                r = -errno;
-                goto close_pipes;
-        }
-        /* The child's ends must block: a version command does not expect EAGAIN on stdout. */
-        fcntl(out[1], F_SETFL, 0);
-        fcntl(err[1], F_SETFL, 0);
-        if ((r = -posix_spawn_file_actions_init(&fa)) < 0)
-                goto close_pipes;
-        if ((r = -posix_spawnattr_init(&attr)) < 0)
-                goto destroy_fa;
-        sigset_t empty, defaults;
-        sigemptyset(&empty);
-        sigfillset(&defaults);
-        posix_spawnattr_setsigmask(&attr, &empty); /* the loop may block signals; a child must not */
-        posix_spawnattr_setsigdefault(&attr, &defaults);
-        posix_spawnattr_setpgroup(&attr, 0);       /* its own group: a timeout kills all of it */
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-        posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-
-        pid_t pid;
-        r = -posix_spawnp(&pid, j->cmd->argv[0], &fa, &attr, j->cmd->argv, environ);
-        posix_spawnattr_destroy(&attr);
-        posix_spawn_file_actions_destroy(&fa);
-        close(TAKE_FD(out[1]));
-        close(TAKE_FD(err[1]));
+        /* Its own process group: a timeout kills all of it. Every signal at its default
+         * (the loop may block or ignore some; a version command must not). */
+        struct spawn_options o = {
+                .argv = j->cmd->argv,
+                .group = SPAWN_GROUP_NEW,
+                .signals = SPAWN_SIGNALS_ALL,
+                .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_PIPE},
+        };
+        struct spawn child;
+        int r = spawn_start(&o, &child);
         if (r < 0)
-                goto close_pipes;
-        j->pid = pid;
-        j->pidfd = pidfd_open(pid, 0);
-        if (j->pidfd < 0) {
-                r = -errno;
-                kill(-pid, SIGKILL);
-                waitpid(pid, NULL, 0);
-                j->pid = 0;
-                goto close_pipes;
-        }
-        j->fd[0] = TAKE_FD(out[0]);
-        j->fd[1] = TAKE_FD(err[0]);
+                return r;
+        j->pid = child.pid;
+        j->pidfd = TAKE_FD(child.pidfd);
+        j->fd[0] = TAKE_FD(child.fd[1]);
+        j->fd[1] = TAKE_FD(child.fd[2]);
         if ((r = loop_watch_fd(l, j->pidfd, EPOLLIN, on_exit_event, j)) < 0 ||
             (r = loop_watch_fd(l, j->fd[0], EPOLLIN, on_stream, j)) < 0 ||
             (r = loop_watch_fd(l, j->fd[1], EPOLLIN, on_stream, j)) < 0)
                 return r; /* the caller kills and cleans up */
         return 0;
-
-destroy_fa:
-        posix_spawn_file_actions_destroy(&fa);
-close_pipes:
-        for (int k = 0; k < 2; k++) {
-                if (out[k] >= 0)
-                        close(out[k]);
-                if (err[k] >= 0)
-                        close(err[k]);
-        }
-        return r;
 }
 
 /* Ends whatever is left of the job and releases its descriptors. */

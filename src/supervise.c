@@ -7,7 +7,6 @@
 #include <poll.h>
 #include <jansson.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -16,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "procs.h"
+#include "spawn.h"
 
 extern char **environ;
 
@@ -212,10 +212,6 @@ oom:
 
 int server_start(struct loop *l, const struct server_spec *spec, struct server **ret) {
         int r;
-        int pipefd[2] = {-1, -1};
-        posix_spawnattr_t attr;
-        posix_spawn_file_actions_t fa;
-        bool attr_init = false, fa_init = false;
         _cleanup_strv_free_ char **env = NULL;
 
         if (!spec->argv || !spec->argv[0])
@@ -250,86 +246,46 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
                 r = -errno;
                 goto fail;
         }
-        if (pipe2(pipefd, O_CLOEXEC) < 0) {
-                r = -errno;
-                goto fail;
-        }
         env = build_env(spec);
         if (!env) {
                 r = -ENOMEM;
                 goto fail;
         }
 
-        if ((r = -posix_spawnattr_init(&attr)) < 0)
+        /* A session of its own: its session id is its pid, which server_stop searches by;
+         * the signals gauntlet blocks (and SIGPIPE) at their defaults; stdin from
+         * /dev/null, stdout and stderr on one pipe, the log's. */
+        struct spawn_options so = {
+                .argv = spec->argv,
+                .env = env,
+                .workdir = spec->workdir,
+                .group = SPAWN_GROUP_NEW_SESSION,
+                .signals = SPAWN_SIGNALS_STOP,
+                .default_sigpipe = true,
+                .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_STDOUT},
+        };
+        struct spawn child;
+        if ((r = spawn_start(&so, &child)) < 0)
                 goto fail;
-        attr_init = true;
-        sigset_t empty, defaults;
-        sigemptyset(&empty);
-        sigemptyset(&defaults);
-        sigaddset(&defaults, SIGINT);
-        sigaddset(&defaults, SIGTERM);
-        sigaddset(&defaults, SIGHUP);
-        sigaddset(&defaults, SIGPIPE);
-        posix_spawnattr_setsigmask(&attr, &empty);     /* gauntlet blocks signals; the server must not */
-        posix_spawnattr_setsigdefault(&attr, &defaults);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-        if ((r = -posix_spawn_file_actions_init(&fa)) < 0)
-                goto fail;
-        fa_init = true;
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-        posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-        if (spec->workdir)
-                posix_spawn_file_actions_addchdir_np(&fa, spec->workdir);
-
-        pid_t pid;
-        r = posix_spawnp(&pid, spec->argv[0], &fa, &attr, spec->argv, env);
-        if (r != 0) {
-                r = -r;
-                goto fail;
-        }
-        s->pid = pid;
+        s->pid = child.pid;
         s->started = now_usec();
-        close(pipefd[1]);
-        pipefd[1] = -1;
-        s->log_pipe = pipefd[0];
-        pipefd[0] = -1;
-        fcntl(s->log_pipe, F_SETFL, fcntl(s->log_pipe, F_GETFL) | O_NONBLOCK);
-        procs_register_child(pid);
-        (void)procs_starttime(pid, &s->starttime);
+        procs_register_child(child.pid);
+        (void)procs_starttime(child.pid, &s->starttime);
 
-        s->pidfd = pidfd_open(pid, 0);
-        if (s->pidfd < 0) {
-                r = -errno;
-                kill(pid, SIGKILL);
-                waitpid(pid, NULL, 0);
-                procs_unregister_child(pid);
+        if ((r = loop_watch_fd(l, child.pidfd, EPOLLIN, on_pidfd, s)) < 0 ||
+            (r = loop_watch_fd(l, child.fd[1], EPOLLIN, on_log, s)) < 0) {
+                loop_unwatch_fd(l, child.pidfd);
+                spawn_abort(&child);
+                procs_unregister_child(child.pid);
                 goto fail;
         }
-        if ((r = loop_watch_fd(l, s->pidfd, EPOLLIN, on_pidfd, s)) < 0 ||
-            (r = loop_watch_fd(l, s->log_pipe, EPOLLIN, on_log, s)) < 0) {
-                loop_unwatch_fd(l, s->pidfd);
-                pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
-                waitid(P_PIDFD, (id_t)s->pidfd, &(siginfo_t){0}, WEXITED);
-                procs_unregister_child(pid);
-                goto fail;
-        }
+        s->pidfd = TAKE_FD(child.pidfd);
+        s->log_pipe = TAKE_FD(child.fd[1]);
         s->next_probe = now_usec();
-        posix_spawnattr_destroy(&attr);
-        posix_spawn_file_actions_destroy(&fa);
         *ret = s;
         return 0;
 
 fail:
-        if (attr_init)
-                posix_spawnattr_destroy(&attr);
-        if (fa_init)
-                posix_spawn_file_actions_destroy(&fa);
-        if (pipefd[0] >= 0)
-                close(pipefd[0]);
-        if (pipefd[1] >= 0)
-                close(pipefd[1]);
         s->pid = -1;
         server_free(s);
         return r;

@@ -1,11 +1,5 @@
 /* cli_run.c -- `gauntlet run MATRIX`: the sweep, printed as it settles. */
 #include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/epoll.h>
-#include <sys/pidfd.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <libgen.h>
@@ -21,6 +15,7 @@
 #include "procs.h"
 #include "report.h"
 #include "sweep.h"
+#include "workers.h"
 
 static void usage(FILE *f) {
         fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun]\n\n"
@@ -246,159 +241,26 @@ struct worker {
         const char *visible;  /* CUDA_VISIBLE_DEVICES for its servers */
 };
 
-static int select_gpus(struct gpu *g, const char *list) {
-        unsigned idx[1024];
-        size_t n = 0;
-        for (const char *p = list; p && *p && n < ELEMENTSOF(idx);) {
-                char *end;
-                unsigned long v = strtoul(p, &end, 10);
-                if (end == p || v > 1023)
-                        return -EINVAL;
-                idx[n++] = (unsigned)v;
-                p = *end == ',' ? end + 1 : end;
-                if (*end && *end != ',')
-                        return -EINVAL;
-        }
-        return n ? gpu_select(g, idx, n) : -EINVAL;
-}
-
-struct worker_proc {
-        pid_t pid;
-        int pidfd;
-        bool exited;
-        int status;
+struct worker_args {
+        const char *matrix_path, *journal_path;
+        bool rerun;
 };
 
-static void on_worker_exit(struct loop *l, int fd, uint32_t revents, void *userdata) {
-        struct worker_proc *wp = userdata;
-        siginfo_t si = {0};
-        if (waitid(P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
-                return;
-        wp->exited = true;
-        wp->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
-        loop_unwatch_fd(l, fd);
-}
-
-struct slots_outcome {
-        size_t slots;         /* workers run; 0: none (run the sweep in this process) */
-        size_t failed;        /* workers that exited with an error */
-        bool interrupted;     /* a worker was stopped by a signal */
-        int signal;
-};
-
-/* With gpus_per_cell set and room for two or more disjoint GPU sets, starts one worker
- * (this program, `run --worker K/N/PARENT_PID`) per set and waits for them, forwarding signals. */
-static int run_slots(struct loop *l, struct journal *j, const struct matrix *m, const struct gpu *g,
-                     const char *matrix_path, const char *jpath, bool rerun, struct slots_outcome *ret) {
-        *ret = (struct slots_outcome){0};
-        if (m->gpus_per_cell <= 0 || g->n_gpus < 2 * (size_t)m->gpus_per_cell)
-                return 0;
-        const char **uuids = calloc(g->n_gpus, sizeof(char *));
-        if (!uuids)
+/* A worker's command line: this program's `run` on the same matrix and journal, with the
+ * internal --worker options that cli_run parses below. */
+static int worker_argv(void *userdata, const struct workers_slot *ws, char ***ret) {
+        const struct worker_args *a = userdata;
+        _cleanup_free_ char *which = strdup_printf("%zu/%zu/%d", ws->slot, ws->n_slots, (int)ws->parent);
+        if (!which)
                 return -ENOMEM;
-        bool have_uuids = true;
-        for (size_t i = 0; i < g->n_gpus; i++)
-                have_uuids &= (uuids[i] = g->gpus[i].uuid) && uuids[i][0];
-        struct gpu_slot *slots = NULL;
-        size_t n = 0;
-        int r = gpu_slots_plan(g->n_gpus, (size_t)m->gpus_per_cell, 0, have_uuids ? uuids : NULL, &slots, &n);
-        free(uuids);
-        if (r < 0)
-                return r;
-        if (n < 2) {
-                gpu_slots_free(slots, n);
-                return 0;
-        }
-        /* Every cell would be given the same port: side by side, they would take it from
-         * each other (or answer each other's probes). */
-        if (m->port) {
-                fprintf(stderr, "gauntlet: the matrix fixes port %d, so its cells run one at a time\n", m->port);
-                gpu_slots_free(slots, n);
-                return 0;
-        }
-        /* What a killed earlier run left is stopped once, here, before any worker starts. */
-        r = sweep_cleanup_orphans(l, j, m->stop_timeout);
-        if (r > 0)
-                fprintf(stderr, "gauntlet: stopped %d process%s left behind by an earlier run that was killed\n", r,
-                        r == 1 ? "" : "es");
-        fprintf(stderr, "gauntlet: %zu cells side by side, %d GPU%s each\n", n, m->gpus_per_cell,
-                m->gpus_per_cell == 1 ? "" : "s");
-        struct worker_proc *wp = calloc(n, sizeof(*wp));
-        if (!wp) {
-                gpu_slots_free(slots, n);
+        char *argv[] = {"/proc/self/exe", "run", (char *)a->matrix_path, "--journal", (char *)a->journal_path,
+                        "--worker", which, "--worker-gpus", (char *)ws->gpus,
+                        "--worker-visible", (char *)ws->visible, a->rerun ? "--rerun" : NULL, NULL};
+        char **v = strv_copy(argv);
+        if (!v)
                 return -ENOMEM;
-        }
-        posix_spawnattr_t attr;
-        posix_spawnattr_init(&attr);
-        sigset_t empty, defaults;
-        sigemptyset(&empty);
-        sigemptyset(&defaults);
-        sigaddset(&defaults, SIGINT);
-        sigaddset(&defaults, SIGTERM);
-        sigaddset(&defaults, SIGHUP);
-        posix_spawnattr_setsigmask(&attr, &empty); /* we block these; workers catch their own */
-        posix_spawnattr_setsigdefault(&attr, &defaults);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-        size_t started = 0;
-        r = 0;
-        for (size_t k = 0; k < n && r >= 0; k++) {
-                _cleanup_buf_ struct buf list;
-                buf_init(&list, 0);
-                for (size_t i = 0; i < slots[k].n; i++)
-                        buf_printf(&list, "%s%u", i ? "," : "", slots[k].gpus[i]);
-                _cleanup_free_ char *which = strdup_printf("%zu/%zu/%d", k, n, (int)getpid());
-                char *wargv[] = {"/proc/self/exe", "run", (char *)matrix_path, "--journal", (char *)jpath,
-                                 "--worker", which, "--worker-gpus", (char *)buf_str(&list),
-                                 "--worker-visible", slots[k].visible, rerun ? "--rerun" : NULL, NULL};
-                if (!which) {
-                        r = -ENOMEM;
-                        break;
-                }
-                extern char **environ;
-                r = -posix_spawn(&wp[k].pid, "/proc/self/exe", NULL, &attr, wargv, environ);
-                if (r < 0)
-                        break;
-                started++;
-                wp[k].pidfd = pidfd_open(wp[k].pid, 0);
-                if (wp[k].pidfd < 0 || (r = loop_watch_fd(l, wp[k].pidfd, EPOLLIN, on_worker_exit, &wp[k])) < 0) {
-                        /* cannot watch it: end it now (it has started nothing yet) */
-                        r = r < 0 ? r : -errno;
-                        kill(wp[k].pid, SIGKILL);
-                        waitpid(wp[k].pid, NULL, 0);
-                        if (wp[k].pidfd >= 0)
-                                close(wp[k].pidfd);
-                        wp[k].pidfd = -1;
-                        wp[k].exited = true;
-                        wp[k].status = 1;
-                }
-        }
-        posix_spawnattr_destroy(&attr);
-        /* Wait for every worker; a signal is passed on (a second one too: a worker that is
-         * stopping its server goes on stopping it). */
-        for (;;) {
-                bool all = true;
-                for (size_t k = 0; k < started; k++)
-                        all &= wp[k].exited || wp[k].pidfd < 0;
-                if (all)
-                        break;
-                if (loop_iterate(l, USEC_INFINITY) == -EINTR)
-                        for (size_t k = 0; k < started; k++)
-                                if (!wp[k].exited && wp[k].pidfd >= 0)
-                                        pidfd_send_signal(wp[k].pidfd, loop_signal(l), NULL, 0);
-        }
-        for (size_t k = 0; k < started; k++) {
-                if (wp[k].pidfd >= 0)
-                        close(wp[k].pidfd);
-                if (wp[k].status == 130)
-                        ret->interrupted = true;
-                else if (wp[k].status != 0)
-                        ret->failed++;
-        }
-        ret->signal = loop_signal(l);
-        ret->slots = n;
-        free(wp);
-        gpu_slots_free(slots, n);
-        return r;
+        *ret = v;
+        return 0;
 }
 
 int cli_run(int argc, char **argv) {
@@ -448,7 +310,7 @@ int cli_run(int argc, char **argv) {
                 return cli_usage_error("run", optind >= argc ? "no matrix file given" : "more than one matrix file given");
         /* A worker whose parent is killed stops its server and ends (as on SIGTERM): a
          * sweep never goes on without the process that reports it. */
-        if (w.active && (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0 || getppid() != w.parent))
+        if (w.active && workers_attach(w.parent) < 0)
                 return 130;
         const char *matrix_path = argv[optind];
 
@@ -519,7 +381,7 @@ int cli_run(int argc, char **argv) {
                 cli_error("cannot look for GPUs: %s", strerror(-r));
                 return EXIT_USAGE;
         }
-        if (w.active && (r = select_gpus(gpu, w.gpus)) < 0) {
+        if (w.active && (r = workers_select_gpus(gpu, w.gpus)) < 0) {
                 cli_error("invalid --worker-gpus '%s': %s", w.gpus ? w.gpus : "", strerror(-r));
                 return EXIT_USAGE;
         }
@@ -552,18 +414,13 @@ int cli_run(int argc, char **argv) {
         _cleanup_free_ char *sweep_error = NULL;
         /* Cells that need fewer GPUs than the host has run side by side, one worker per
          * disjoint GPU set; this process then only waits for them and reports. */
-        struct slots_outcome so = {0};
-        if (!w.active && (r = run_slots(loop, j, m, gpu, matrix_path, jpath, rerun, &so)) < 0) {
-                cli_error("cannot start the workers: %s", strerror(-r));
-                journal_close(j);
-                return EXIT_USAGE;
-        }
-        if (so.slots < 2)
+        struct worker_args wa = {.matrix_path = matrix_path, .journal_path = jpath, .rerun = rerun};
+        struct workers_result wr = {0};
+        r = w.active ? 0 : workers_run(loop, j, m, gpu, worker_argv, &wa, &cb, &wr, &sweep_error);
+        if (r == 0 && wr.slots == 0)
                 r = sweep_run(loop, m, j, &o, &cb, &sum, &sweep_error);
-        else {
-                r = so.interrupted ? -EINTR : so.failed ? -EIO : 0;
-                sum.signal = so.signal;
-        }
+        else
+                sum.signal = wr.signal;
         clear_progress(&p);
         int status;
         if (w.active) {
@@ -572,10 +429,7 @@ int cli_run(int argc, char **argv) {
                 journal_close(j);
                 return r == -EINTR ? 130 : r < 0 ? EXIT_USAGE : EXIT_OK;
         }
-        if (r == -EIO && so.slots >= 2) {
-                cli_error("a worker failed; run again to resume");
-                status = EXIT_USAGE;
-        } else if (r == -EINTR) {
+        if (r == -EINTR) {
                 cli_error("interrupted by SIG%s: the server was stopped; run again to resume",
                           sum.signal ? sigabbrev_np(sum.signal) : "INT");
                 status = 130;

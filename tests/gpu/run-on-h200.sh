@@ -116,12 +116,12 @@ fi
 PROBE="$ROOT/$B/gpu/gpu_probe"
 if [ -n "$GAUNTLET" ]; then
         # shellcheck disable=SC2046
-        cc -std=c17 -D_GNU_SOURCE -O2 -Isrc -o "$PROBE" tests/gpu/gpu_probe.c "$B/libgauntlet.a" \
+        cc -std=c17 -D_GNU_SOURCE -O2 -iquote src -o "$PROBE" tests/gpu/gpu_probe.c "$B/libgauntlet.a" \
                 $(pkg-config --libs libcurl jansson sqlite3 yaml-0.1 zlib) -ldl -lm -lpthread >"$OUT/cc-probe.log" 2>&1 &&
                 say "gpu_probe: linked with libgauntlet (loop-driven wait and sampler)"
 fi
 if [ ! -x "$PROBE" ]; then
-        cc -std=c17 -D_GNU_SOURCE -DGPU_STANDALONE -O2 -Isrc -o "$PROBE" tests/gpu/gpu_probe.c src/gpu.c src/util.c -ldl \
+        cc -std=c17 -D_GNU_SOURCE -DGPU_STANDALONE -O2 -iquote src -o "$PROBE" tests/gpu/gpu_probe.c src/gpu.c src/util.c -ldl \
                 >>"$OUT/cc-probe.log" 2>&1 && say "gpu_probe: standalone (src/gpu.c + src/util.c)"
 fi
 probe_ok=1

@@ -125,6 +125,57 @@ expect_no_fixture 5 "with the logs' disk nearly full"
 [ "$(cat "$tmp"/logs2/j/*/*.log | wc -c)" = 30 ] || fail "logs nearly full: the logs hold $(cat "$tmp"/logs2/j/*/*.log | wc -c) bytes, the disk had room for 30"
 echo "logs full: every cell got its verdict, $CELLS notices"
 
+# ---- (a'') the journal's disk is full when a run must stop what a killed one left ----
+# A run SIGKILLed right after its first spawn leaves a server and a 'running' attempt; the
+# next run cannot mark that attempt abandoned (room for less than one SQLite page). In
+# one process (a simulated 1-GPU host) and side by side (2 GPUs, one per cell) alike, that is
+# one clear error and exit 2, and no cell is started.
+cat >"$tmp/orphan.yaml" <<YAML
+engine: generic
+command: [$FIXTURE, --port, "{port}", --pid-file, "$tmp/pids-orphan-{port}", --load-time, "30"]
+gpus_per_cell: 1
+startup_timeout: 60s
+stop_timeout: 1s
+memory_timeout: 1s
+axes:
+  n:
+    values:
+      - {name: a}
+      - {name: b, env: {N: "b"}}
+YAML
+echo '{"driver": "580.1", "cuda": "13.0", "gpus": [
+  {"name": "NVIDIA H200", "uuid": "GPU-a", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []},
+  {"name": "NVIDIA H200", "uuid": "GPU-b", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []}]}' \
+        >"$tmp/gpus2.json"
+echo '{"driver": "580.1", "cuda": "13.0", "gpus": [
+  {"name": "NVIDIA H200", "uuid": "GPU-a", "arch": "sm_90", "memory_total_mib": 143771, "memory_used_mib": 500, "processes": []}]}' \
+        >"$tmp/gpus1.json"
+mkdir -p "$tmp/orphan"
+GAUNTLET_FAULT_KILL_AFTER_SPAWN=gauntlet LD_PRELOAD="$ENOSPC_SO" start_gauntlet orphan run "$tmp/orphan.yaml" --journal "$tmp/orphan/j.db"
+wait_gauntlet
+[ "$status" -eq 137 ] || fail "orphan: the spawn-kill shim did not fire (status $status)"
+wait_pid_lines 1 10 "$tmp/pids-orphan-*" || fail "orphan: the server of the killed run did not start"
+collect_pids
+cp -r "$tmp/orphan" "$tmp/orphan.saved" # the journal with its -wal and -shm
+for how in one-process side-by-side; do
+        rm -rf "$tmp/orphan" "$tmp"/pids-orphan-*
+        cp -r "$tmp/orphan.saved" "$tmp/orphan"
+        gpus="$tmp/gpus1.json"
+        [ "$how" = one-process ] || gpus="$tmp/gpus2.json"
+        GAUNTLET_FAKE_GPUS=$gpus GAUNTLET_ENOSPC_PREFIX="$(realpath "$tmp/orphan")/" GAUNTLET_ENOSPC_BUDGET=1000 \
+                GAUNTLET_ENOSPC_REPORT="$tmp/rep.orphan-$how" LD_PRELOAD="$ENOSPC_SO" \
+                start_gauntlet "orphan-$how" run "$tmp/orphan.yaml" --journal "$tmp/orphan/j.db"
+        wait_gauntlet
+        collect_pids
+        [ "$status" -eq 2 ] || { cat "$tmp/err.orphan-$how" >&2; fail "orphan, $how: status $status, want 2"; }
+        grep -q '^enospc: ' "$tmp/rep.orphan-$how" || fail "orphan, $how: the shim never refused"
+        [ "$(grep -c '^gauntlet: cannot stop what an earlier run left behind: No space left on device$' "$tmp/err.orphan-$how")" = 1 ] ||
+                { cat "$tmp/err.orphan-$how" >&2; fail "orphan, $how: no one clear error about the cleanup"; }
+        ! ls "$tmp"/pids-orphan-* >/dev/null 2>&1 || fail "orphan, $how: a cell was started after the failed cleanup"
+done
+expect_no_fixture
+echo "orphan cleanup on a full disk: exit 2 and one error, in one process and side by side"
+
 # ---- (b) a real small tmpfs, when this machine lets us mount one ----
 # In a mount namespace of its own (root: unshare -m; others: unshare -rm), so that the
 # mount goes away with the test whatever happens. The filler leaves 160 KiB free.

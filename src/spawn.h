@@ -1,0 +1,92 @@
+/* spawn.h -- starting a child process: the one place that calls posix_spawn.
+ *
+ * Every child gauntlet starts (servers, version commands, the workers of a side-by-side
+ * sweep) goes through spawn_start, and its options say the whole policy: where it runs
+ * (session, process group), which signals it gets back, where its standard streams go,
+ * its environment and working directory. The child is exec'ed at once (posix_spawn:
+ * nothing runs between fork and exec), never through a shell, and comes back with a pidfd,
+ * so its exit is an event on the loop.
+ *
+ * A zeroed struct spawn_options is the plainest child: the caller's session and group,
+ * SIGINT/SIGTERM/SIGHUP back to their defaults, the caller's stdin/stdout/stderr and
+ * environment. A new policy (a cgroup of its own for a server's processes, say) is one more
+ * field whose zero value means "as before".
+ */
+#ifndef GAUNTLET_SPAWN_H
+#define GAUNTLET_SPAWN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Where the child runs. */
+enum spawn_group {
+        SPAWN_GROUP_INHERIT,        /* the caller's process group and session: a terminal's
+                                     * Ctrl-C reaches it as well as the caller */
+        SPAWN_GROUP_NEW,            /* a process group of its own (pgid = pid) in the caller's
+                                     * session: kill(-pid) ends the child and what it started */
+        SPAWN_GROUP_NEW_SESSION,    /* a session of its own (sid = pgid = pid), no controlling
+                                     * terminal (setsid) */
+};
+
+/* Which signal dispositions go back to SIG_DFL in the child (a signal the caller ignores
+ * would stay ignored across exec). The child's signal mask is always emptied: gauntlet
+ * blocks SIGINT/SIGTERM/SIGHUP to read them from a signalfd, and a child that inherited the
+ * mask could not be stopped by them. */
+enum spawn_signals {
+        SPAWN_SIGNALS_STOP,         /* SIGINT, SIGTERM, SIGHUP */
+        SPAWN_SIGNALS_ALL,          /* every signal */
+};
+
+/* Where one of the child's standard streams goes. */
+enum spawn_stdio {
+        SPAWN_STDIO_INHERIT,        /* the caller's descriptor */
+        SPAWN_STDIO_NULL,           /* /dev/null */
+        SPAWN_STDIO_PIPE,           /* a new pipe; the caller's end is in struct spawn's fd[] */
+        SPAWN_STDIO_STDOUT,         /* stderr only: wherever stdout goes (2>&1; one pipe for both) */
+};
+
+struct spawn_options {
+        const char *path;           /* the program; NULL: argv[0]. A name without '/' is looked
+                                     * up in PATH, a path is run as it is */
+        char *const *argv;          /* NULL-terminated, argv[0] set */
+        char *const *env;           /* the child's whole environment ("KEY=VALUE"); NULL:
+                                     * gauntlet's own (environ) */
+        const char *workdir;        /* NULL: the caller's working directory */
+        enum spawn_group group;
+        enum spawn_signals signals;
+        bool default_sigpipe;       /* SIGPIPE back to SIG_DFL too (SPAWN_SIGNALS_ALL has it) */
+        enum spawn_stdio stdio[3];  /* stdin, stdout, stderr */
+};
+
+/* A started child. The descriptors are the caller's (close-on-exec), to close with
+ * spawn_release or to take over (TAKE_FD). */
+struct spawn {
+        pid_t pid;
+        int pidfd;                  /* always open: the child's exit is an event (waitid P_PIDFD) */
+        int fd[3];                  /* the caller's end of each SPAWN_STDIO_PIPE stream: the
+                                     * write end for stdin, the read end for stdout/stderr,
+                                     * non-blocking (the child's end blocks); -1 otherwise */
+        bool own_group;             /* SPAWN_GROUP_NEW or _NEW_SESSION: its pgid is its pid */
+};
+
+/* Starts the child. Returns 0 and fills *ret; on failure *ret is untouched, no descriptor
+ * is left open and nothing is left running: -ENOENT when the program is not found, other
+ * negative errnos as posix_spawn reports them, and when no pidfd can be had for the child
+ * (pidfd_open) its errno, after the child was killed (its whole group when it has one of
+ * its own) and reaped. */
+int spawn_start(const struct spawn_options *o, struct spawn *ret);
+
+/* Closes what the caller still holds of s (pidfd, pipe ends). Neither kills nor reaps. */
+void spawn_release(struct spawn *s);
+
+/* For a child that cannot be watched after all: SIGKILL (to its whole group when it has
+ * one of its own), waits for it, then spawn_release. */
+void spawn_abort(struct spawn *s);
+
+/* The child's half of a parent-death policy, which posix_spawn cannot set up: a child that
+ * must not outlive its parent calls this first, after exec. It gets `sig` when the parent
+ * dies. Returns 0, -ESRCH when `parent` is already gone (this process was re-parented
+ * before the call), or the errno of prctl. */
+int spawn_die_with_parent(int sig, pid_t parent);
+
+#endif

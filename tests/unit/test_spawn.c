@@ -1,0 +1,255 @@
+/* test_spawn.c -- spawn_start's options, seen from the child: session and group, signal
+ * mask and dispositions, standard streams, environment, working directory, pidfd. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "buf.h"
+#include "spawn.h"
+#include "util.h"
+
+#define ARGV(...) ((char *const[]){__VA_ARGS__, NULL})
+
+/* Everything the child writes on fd until EOF (the caller's end is non-blocking). */
+static char *read_all(int fd) {
+        struct buf b;
+        buf_init(&b, 1 << 20);
+        for (;;) {
+                char tmp[4096];
+                ssize_t k = read(fd, tmp, sizeof(tmp));
+                if (k > 0) {
+                        assert_int_equal(buf_append(&b, tmp, (size_t)k), 0);
+                        continue;
+                }
+                if (k == 0)
+                        break;
+                assert_true(errno == EAGAIN || errno == EINTR);
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                assert_true(poll(&p, 1, 5000) == 1);
+        }
+        char *s = strdup(buf_str(&b));
+        buf_release(&b);
+        assert_non_null(s);
+        return s;
+}
+
+/* The child's exit status through its pidfd. */
+static int wait_status(struct spawn *s) {
+        siginfo_t si = {0};
+        assert_int_equal(waitid(P_PIDFD, (id_t)s->pidfd, &si, WEXITED), 0);
+        assert_int_equal(si.si_code, CLD_EXITED);
+        spawn_release(s);
+        return si.si_status;
+}
+
+/* Fields 5 and 6 of /proc/PID/stat: process group and session. */
+static void pgrp_session(pid_t pid, pid_t *ret_pgrp, pid_t *ret_sid) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        assert_int_equal(read_file_capped(path, 4096, &text, &len), 0);
+        char *rp = strrchr(text, ')');
+        assert_non_null(rp);
+        char state;
+        int ppid, pgrp, sid;
+        assert_int_equal(sscanf(rp + 2, "%c %d %d %d", &state, &ppid, &pgrp, &sid), 4);
+        *ret_pgrp = pgrp;
+        *ret_sid = sid;
+}
+
+/* A SigBlk/SigIgn line of /proc/PID/status as a mask. */
+static uint64_t status_mask(pid_t pid, const char *field) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        assert_int_equal(read_file_capped(path, 1 << 16, &text, &len), 0);
+        char *p = strstr(text, field);
+        assert_non_null(p);
+        return strtoull(p + strlen(field), NULL, 16);
+}
+
+#define SIGBIT(s) (UINT64_C(1) << ((s) - 1))
+
+static size_t open_fds(void) {
+        DIR *d = opendir("/proc/self/fd");
+        assert_non_null(d);
+        size_t n = 0;
+        while (readdir(d))
+                n++;
+        closedir(d);
+        return n;
+}
+
+static void test_groups(void **state) {
+        static const enum spawn_group groups[] = {SPAWN_GROUP_INHERIT, SPAWN_GROUP_NEW, SPAWN_GROUP_NEW_SESSION};
+        for (size_t i = 0; i < ELEMENTSOF(groups); i++) {
+                struct spawn_options o = {.argv = ARGV("sleep", "30"), .group = groups[i]};
+                struct spawn s;
+                assert_int_equal(spawn_start(&o, &s), 0);
+                assert_true(s.pidfd >= 0);
+                assert_int_equal(s.fd[0], -1);
+                assert_int_equal(s.fd[1], -1);
+                assert_int_equal(s.fd[2], -1);
+                pid_t pgrp, sid;
+                pgrp_session(s.pid, &pgrp, &sid);
+                switch (groups[i]) {
+                case SPAWN_GROUP_INHERIT:
+                        assert_int_equal(pgrp, getpgrp());
+                        assert_int_equal(sid, getsid(0));
+                        assert_false(s.own_group);
+                        break;
+                case SPAWN_GROUP_NEW:
+                        assert_int_equal(pgrp, s.pid);
+                        assert_int_equal(sid, getsid(0));
+                        assert_true(s.own_group);
+                        break;
+                case SPAWN_GROUP_NEW_SESSION:
+                        assert_int_equal(pgrp, s.pid);
+                        assert_int_equal(sid, s.pid);
+                        assert_true(s.own_group);
+                        break;
+                }
+                spawn_abort(&s);
+                assert_int_equal(s.pidfd, -1);
+                assert_true(kill(s.pid, 0) < 0); /* reaped */
+        }
+}
+
+static void test_signals(void **state) {
+        /* What gauntlet looks like: SIGTERM blocked, SIGPIPE and SIGUSR1 ignored. */
+        sigset_t block, old;
+        sigemptyset(&block);
+        sigaddset(&block, SIGTERM);
+        assert_int_equal(sigprocmask(SIG_BLOCK, &block, &old), 0);
+        struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe, old_usr1;
+        assert_int_equal(sigaction(SIGPIPE, &ign, &old_pipe), 0);
+        assert_int_equal(sigaction(SIGUSR1, &ign, &old_usr1), 0);
+
+        struct {
+                enum spawn_signals signals;
+                bool sigpipe;
+                uint64_t ignored;
+        } cases[] = {
+                {SPAWN_SIGNALS_STOP, false, SIGBIT(SIGPIPE) | SIGBIT(SIGUSR1)},
+                {SPAWN_SIGNALS_STOP, true, SIGBIT(SIGUSR1)},
+                {SPAWN_SIGNALS_ALL, false, 0},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct spawn_options o = {
+                        .argv = ARGV("sleep", "30"), .signals = cases[i].signals, .default_sigpipe = cases[i].sigpipe};
+                struct spawn s;
+                assert_int_equal(spawn_start(&o, &s), 0);
+                assert_int_equal(status_mask(s.pid, "SigBlk:"), 0);
+                assert_int_equal(status_mask(s.pid, "SigIgn:") & (SIGBIT(SIGPIPE) | SIGBIT(SIGUSR1)),
+                                 cases[i].ignored);
+                spawn_abort(&s);
+        }
+        sigaction(SIGPIPE, &old_pipe, NULL);
+        sigaction(SIGUSR1, &old_usr1, NULL);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static void test_streams(void **state) {
+        /* two pipes; stdin from /dev/null (cat sees EOF at once) */
+        struct spawn_options o = {
+                .argv = ARGV("/bin/sh", "-c", "echo out; echo err >&2; cat; exit 4"),
+                .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_PIPE},
+        };
+        struct spawn s;
+        assert_int_equal(spawn_start(&o, &s), 0);
+        assert_int_equal(s.fd[0], -1);
+        _cleanup_free_ char *out = read_all(s.fd[1]);
+        _cleanup_free_ char *err = read_all(s.fd[2]);
+        assert_string_equal(out, "out\n");
+        assert_string_equal(err, "err\n");
+        assert_int_equal(wait_status(&s), 4);
+
+        /* 2>&1 on one pipe; a pipe for stdin too */
+        struct spawn_options o2 = {
+                .argv = ARGV("/bin/sh", "-c", "read line; echo \"got $line\"; echo err >&2"),
+                .stdio = {SPAWN_STDIO_PIPE, SPAWN_STDIO_PIPE, SPAWN_STDIO_STDOUT},
+        };
+        assert_int_equal(spawn_start(&o2, &s), 0);
+        assert_true(s.fd[0] >= 0);
+        assert_int_equal(s.fd[2], -1);
+        assert_int_equal(write_all(s.fd[0], "hi\n", 3), 0);
+        close(TAKE_FD(s.fd[0]));
+        _cleanup_free_ char *both = read_all(s.fd[1]);
+        assert_string_equal(both, "got hi\nerr\n");
+        assert_int_equal(wait_status(&s), 0);
+
+        /* 2>&1 is for stderr only */
+        struct spawn_options bad = {.argv = ARGV("true"), .stdio = {SPAWN_STDIO_STDOUT}};
+        assert_int_equal(spawn_start(&bad, &s), -EINVAL);
+}
+
+static void test_env_workdir_path(void **state) {
+        char *env[] = {"GAUNTLET_SPAWN_TEST=yes", "PATH=/usr/bin:/bin", NULL};
+        struct spawn_options o = {
+                .argv = ARGV("sh", "-c", "echo \"$GAUNTLET_SPAWN_TEST ${HOME:-nohome}\"; pwd"),
+                .env = env,
+                .workdir = "/",
+                .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_INHERIT},
+        };
+        struct spawn s;
+        assert_int_equal(spawn_start(&o, &s), 0);
+        _cleanup_free_ char *out = read_all(s.fd[1]);
+        assert_string_equal(out, "yes nohome\n/\n");
+        assert_int_equal(wait_status(&s), 0);
+
+        /* path apart from argv[0]: argv[0] is only the name the child sees */
+        struct spawn_options p = {
+                .path = "/bin/sh", .argv = ARGV("not-a-program", "-c", "exit 7")};
+        assert_int_equal(spawn_start(&p, &s), 0);
+        assert_int_equal(wait_status(&s), 7);
+}
+
+static void test_not_found(void **state) {
+        size_t before = open_fds();
+        struct spawn s = {.pid = 12345};
+        struct spawn_options o = {
+                .argv = ARGV("gauntlet-no-such-command-here"),
+                .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_PIPE},
+        };
+        assert_int_equal(spawn_start(&o, &s), -ENOENT);
+        struct spawn_options o2 = {.argv = ARGV("/nonexistent/gauntlet"), .stdio = {0, SPAWN_STDIO_PIPE}};
+        assert_int_equal(spawn_start(&o2, &s), -ENOENT);
+        struct spawn_options o3 = {.argv = ARGV("true"), .workdir = "/nonexistent/dir"};
+        assert_int_equal(spawn_start(&o3, &s), -ENOENT);
+        assert_int_equal(s.pid, 12345); /* untouched */
+        assert_int_equal(open_fds(), before);
+        /* nothing left to reap */
+        assert_true(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+}
+
+static void test_die_with_parent(void **state) {
+        assert_int_equal(spawn_die_with_parent(SIGTERM, getppid()), 0);
+        int sig = 0;
+        assert_int_equal(prctl(PR_GET_PDEATHSIG, &sig, 0, 0, 0), 0);
+        assert_int_equal(sig, SIGTERM);
+        assert_int_equal(spawn_die_with_parent(SIGTERM, getppid() + 1), -ESRCH);
+        assert_int_equal(prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_groups),
+                cmocka_unit_test(test_signals),
+                cmocka_unit_test(test_streams),
+                cmocka_unit_test(test_env_workdir_path),
+                cmocka_unit_test(test_not_found),
+                cmocka_unit_test(test_die_with_parent),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
