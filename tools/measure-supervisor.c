@@ -159,7 +159,7 @@ int main(int argc, char **argv) {
                 /* 2. readiness by probe only, and with a ready line; 3. stop */
                 for (int mode = 0; mode < 2; mode++) {
                         int port;
-                        supervise_free_port("127.0.0.1", &port);
+                        supervise_free_port("127.0.0.1", 0, 1, &port);
                         char p[16], rms[16], tms[16];
                         snprintf(p, sizeof(p), "%d", port);
                         snprintf(rms, sizeof(rms), "%d", 300 + (i * 53) % 400);
