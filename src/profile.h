@@ -42,6 +42,7 @@ struct profile {
         const char *ready_line;          /* ERE printed once up, or NULL; a hint, the probe decides */
         const char *const *reasoning_fields; /* message/delta fields holding reasoning, in order */
         const char *thinking_key;        /* chat_template_kwargs key switching thinking */
+        bool needs_gpu;                  /* it does not run without one: say when there is none */
         bool takes_seed;
         bool takes_ignore_eos;
         const char *const *version_command; /* argv printing the engine's version, or NULL */

@@ -241,7 +241,8 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
                 }
                 s->has_ready_re = true;
         }
-        s->log_fd = open(spec->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0644);
+        /* 0600: a server's log can hold what it was given, keys included */
+        s->log_fd = open(spec->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0600);
         if (s->log_fd < 0) {
                 r = -errno;
                 goto fail;

@@ -40,7 +40,24 @@ struct printer {
         size_t index, total;
         const struct cell *current;
         usec_t started;
+        /* the secret values of every cell's argv and env: a key the server echoes into
+         * its log, and so into the evidence, is hidden in these lines too */
+        struct secrets_values secrets;
 };
+
+/* Server and matrix text is data: secrets masked, control characters, C1 and bidi
+ * controls escaped (as the text report does), cut to max characters (0: whole). */
+static void put_text(const struct printer *p, FILE *f, const char *s, size_t max) {
+        if (!s)
+                return;
+        int r;
+        _cleanup_free_ char *masked = secrets_values_mask(&p->secrets, s, &r);
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 0);
+        if (report_escape_text(&b, masked ? masked : s, max) < 0)
+                return;
+        fputs(buf_str(&b), f);
+}
 
 static void clear_progress(struct printer *p) {
         if (p->progress)
@@ -60,8 +77,9 @@ static void on_phase(void *userdata, const struct cell *c, enum phase ph) {
         if (!p->progress)
                 return;
         _cleanup_free_ char *label = cell_label(p->m, c);
-        fprintf(stderr, "\r\033[K[%zu/%zu] %s: %s…", p->index + 1, p->total, label ? label : c->id,
-                phase_to_string(ph));
+        fprintf(stderr, "\r\033[K[%zu/%zu] ", p->index + 1, p->total);
+        put_text(p, stderr, label ? label : c->id, 0);
+        fprintf(stderr, ": %s…", phase_to_string(ph));
         fflush(stderr);
 }
 
@@ -79,20 +97,6 @@ static const char *verdict_color(enum verdict v) {
         }
 }
 
-/* Server text is data: control characters never reach the terminal. */
-static void print_sanitized(FILE *f, const char *s, size_t max) {
-        size_t n = 0;
-        for (; s && *s && n < max; s++, n++) {
-                unsigned char ch = (unsigned char)*s;
-                if (ch < 0x20 || ch == 0x7f)
-                        fputc(ch == '\n' ? ' ' : '?', f);
-                else
-                        fputc(ch, f);
-        }
-        if (s && *s)
-                fputs("…", f);
-}
-
 static void print_line(struct printer *p, const struct cell *c, size_t index, size_t total, enum verdict v,
                        const char *cause, const char *evidence, usec_t took, bool from_journal) {
         clear_progress(p);
@@ -103,7 +107,11 @@ static void print_line(struct printer *p, const struct cell *c, size_t index, si
         else
                 snprintf(vc, sizeof(vc), "%s", verdict_to_string(v));
         int digits = snprintf(NULL, 0, "%zu", total);
-        printf("[%*zu/%zu] %-*s  ", digits, index + 1, total, (int)p->width, label ? label : c->id);
+        _cleanup_buf_ struct buf shown;
+        buf_init(&shown, 0);
+        if (report_escape_text(&shown, label ? label : c->id, 0) < 0)
+                return;
+        printf("[%*zu/%zu] %-*s  ", digits, index + 1, total, (int)p->width, buf_str(&shown));
         if (p->color)
                 printf("%s%-20s\033[0m", verdict_color(v), vc);
         else
@@ -114,7 +122,7 @@ static void print_line(struct printer *p, const struct cell *c, size_t index, si
                 printf(" %6.1fs", (double)took / USEC_PER_SEC);
         if (evidence) {
                 fputs("  ", stdout);
-                print_sanitized(stdout, evidence, 160);
+                put_text(p, stdout, evidence, 160);
         }
         fputc('\n', stdout);
         fflush(stdout);
@@ -138,7 +146,9 @@ static void on_settled(void *userdata, const struct cell *c, size_t index, size_
 static void on_notice(void *userdata, const char *message) {
         struct printer *p = userdata;
         clear_progress(p);
-        fprintf(stderr, "gauntlet: %s\n", message);
+        fputs("gauntlet: ", stderr);
+        put_text(p, stderr, message, 0);
+        fputc('\n', stderr);
 }
 
 static int write_file(const char *path, const struct buf *b) {
@@ -153,55 +163,84 @@ static int write_file(const char *path, const struct buf *b) {
 
 /* What a finished sweep leaves beside its logs: the report as HTML, Markdown and JSON, and for
  * the best cell the unit and launch script the matrix's `emit:` asks for. Mode 0600: the
- * unit and script carry the real environment. */
-static void write_outputs(const struct matrix *m, const struct report_view *view, const char *dir) {
+ * reports hold server output, the unit and script the real environment. The unit and the
+ * script are built from the view as journaled (they need the real keys); the reports from
+ * the view with its secrets masked. Only what was written is named. */
+static void write_outputs(const struct matrix *m, struct report_view *view, const char *dir) {
         int r = mkdir_p(dir, 0755);
         if (r < 0) {
                 cli_error("cannot create '%s': %s", dir, strerror(-r));
                 return;
         }
-        _cleanup_buf_ struct buf md;
-        buf_init(&md, 0);
-        _cleanup_free_ char *md_path = strdup_printf("%s/report.md", dir);
-        if (md_path && report_markdown(view, &md) >= 0 && (r = write_file(md_path, &md)) < 0)
-                cli_error("cannot write '%s': %s", md_path, strerror(-r));
-        json_t *j = NULL;
-        _cleanup_free_ char *json_path = strdup_printf("%s/report.json", dir);
-        if (json_path && report_json(view, GAUNTLET_VERSION, &j) >= 0) {
-                if (json_dump_file(j, json_path, JSON_INDENT(2)) < 0)
-                        cli_error("cannot write '%s'", json_path);
-                json_decref(j);
-        }
-        _cleanup_buf_ struct buf html;
-        buf_init(&html, 0);
-        _cleanup_free_ char *html_path = strdup_printf("%s/report.html", dir);
-        if (html_path && report_html(view, &html) >= 0 && (r = write_file(html_path, &html)) < 0)
-                cli_error("cannot write '%s': %s", html_path, strerror(-r));
-        printf("reports: %s, %s, %s\n", html_path ? html_path : "?", md_path ? md_path : "?",
-               json_path ? json_path : "?");
-        int best = report_best_index(view, NULL);
-        if (best < 0)
-                return;
         static const struct {
                 unsigned bit;
                 bool systemd;
                 const char *prefix, *suffix;
         } kinds[] = {{EMIT_SYSTEMD, true, "gauntlet-", ".service"}, {EMIT_SCRIPT, false, "launch-", ".sh"}};
+        struct buf emitted[ELEMENTSOF(kinds)];
+        bool built[ELEMENTSOF(kinds)] = {false};
+        int best = report_best_index(view, NULL);
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
-                if (!(m->emit & kinds[i].bit))
+                buf_init(&emitted[i], 0);
+                built[i] = best >= 0 && (m->emit & kinds[i].bit) &&
+                           cli_emit_build(view, best, true, kinds[i].systemd, NULL, 0, &emitted[i]) == EXIT_OK;
+        }
+        if (report_view_mask_secrets(view) < 0)
+                cli_error("cannot mask the secrets in the reports: %s", strerror(ENOMEM));
+        struct {
+                const char *name;
+                char *path;
+                struct buf out;
+                int r;
+        } rep[] = {{"report.html", NULL, {0}, 0}, {"report.md", NULL, {0}, 0}, {"report.json", NULL, {0}, 0}};
+        _cleanup_buf_ struct buf written;
+        buf_init(&written, 0);
+        for (size_t i = 0; i < ELEMENTSOF(rep); i++) {
+                buf_init(&rep[i].out, 0);
+                rep[i].path = strdup_printf("%s/%s", dir, rep[i].name);
+                if (!rep[i].path) {
+                        rep[i].r = -ENOMEM;
                         continue;
-                _cleanup_buf_ struct buf out;
-                buf_init(&out, 0);
-                if (cli_emit_build(view, best, true, kinds[i].systemd, NULL, 0, &out) != EXIT_OK)
-                        continue;
-                _cleanup_free_ char *name = strdup_printf("%s%s%s", kinds[i].prefix, view->engine, kinds[i].suffix);
+                }
+                if (i == 0)
+                        rep[i].r = report_html(view, &rep[i].out);
+                else if (i == 1)
+                        rep[i].r = report_markdown(view, &rep[i].out);
+                else {
+                        json_t *j = NULL;
+                        rep[i].r = report_json(view, GAUNTLET_VERSION, &j);
+                        char *t = rep[i].r >= 0 ? json_dumps(j, JSON_INDENT(2)) : NULL;
+                        json_decref(j);
+                        if (rep[i].r >= 0 && (!t || buf_puts(&rep[i].out, t) < 0 || buf_puts(&rep[i].out, "\n") < 0))
+                                rep[i].r = -ENOMEM;
+                        free(t);
+                }
+                if (rep[i].r >= 0)
+                        rep[i].r = write_file(rep[i].path, &rep[i].out);
+                if (rep[i].r < 0) {
+                        /* a file cut short is worse than none */
+                        unlink(rep[i].path);
+                        cli_error("cannot write '%s': %s", rep[i].path, strerror(-rep[i].r));
+                } else
+                        buf_printf(&written, "%s%s", written.len ? ", " : "", rep[i].path);
+        }
+        if (written.len)
+                printf("reports: %s\n", buf_str(&written));
+        for (size_t i = 0; i < ELEMENTSOF(rep); i++) {
+                free(rep[i].path);
+                buf_release(&rep[i].out);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                _cleanup_free_ char *name = built[i] ? strdup_printf("%s%s%s", kinds[i].prefix, view->engine,
+                                                                     kinds[i].suffix)
+                                                     : NULL;
                 _cleanup_free_ char *path = name ? strdup_printf("%s/%s", dir, name) : NULL;
-                if (!path)
-                        continue;
-                if ((r = write_file(path, &out)) < 0)
+                if (path && (r = write_file(path, &emitted[i])) < 0) {
+                        unlink(path);
                         cli_error("cannot write '%s': %s", path, strerror(-r));
-                else
+                } else if (path)
                         printf("%s: %s\n", kinds[i].systemd ? "systemd unit" : "launch script", path);
+                buf_release(&emitted[i]);
         }
 }
 
@@ -348,7 +387,10 @@ int cli_run(int argc, char **argv) {
         struct journal *j = NULL;
         r = journal_open(jpath, &j);
         if (r < 0) {
-                cli_error("cannot open the journal '%s': %s", jpath, strerror(-r));
+                if (r == JOURNAL_ENOTJOURNAL || r == JOURNAL_ENEWER)
+                        cli_error("'%s' is %s", jpath, journal_strerror(r));
+                else
+                        cli_error("cannot open the journal '%s': %s", jpath, journal_strerror(r));
                 return EXIT_USAGE;
         }
 
@@ -362,6 +404,9 @@ int cli_run(int argc, char **argv) {
                                 _cleanup_free_ char *label = cell_label(m, &cells[i]);
                                 if (label)
                                         p.width = MAX(p.width, strlen(label));
+                                if (secrets_values_add_argv(&p.secrets, cells[i].argv) < 0 ||
+                                    secrets_values_add_env(&p.secrets, cells[i].env) < 0)
+                                        cli_error("warning: out of memory: secrets may show in progress lines");
                         }
                         cells_free(cells, n);
                 }
@@ -393,8 +438,11 @@ int cli_run(int argc, char **argv) {
         }
         if (w.active)
                 ; /* the parent said it */
-        else if (gpu->n_gpus == 0)
-                fprintf(stderr, "gauntlet: no GPU found (%s)\n", gpu->reason ? gpu->reason : "no NVML");
+        else if (gpu->n_gpus == 0) {
+                /* said once, and only where it matters: CPU engines run fine without one */
+                if (m->profile->needs_gpu)
+                        fprintf(stderr, "gauntlet: no GPU found (%s)\n", gpu->reason ? gpu->reason : "no NVML");
+        }
         else
                 for (size_t i = 0; i < gpu->n_gpus; i++)
                         fprintf(stderr, "gauntlet: GPU %u: %s (%s), %llu MiB\n", gpu->gpus[i].index, gpu->gpus[i].name,
@@ -427,6 +475,7 @@ int cli_run(int argc, char **argv) {
                 if (r < 0 && r != -EINTR)
                         cli_error("%s", sweep_error ? sweep_error : strerror(-r));
                 journal_close(j);
+                secrets_values_release(&p.secrets);
                 return r == -EINTR ? 130 : r < 0 ? EXIT_USAGE : EXIT_OK;
         }
         if (r == -EINTR) {
@@ -465,5 +514,6 @@ int cli_run(int argc, char **argv) {
                 report_view_free(view);
         }
         journal_close(j);
+        secrets_values_release(&p.secrets);
         return status;
 }
