@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "placeholder.h"
 #include "procs.h"
 #include "report.h"
 
@@ -847,7 +848,7 @@ static int load_cells(struct journal *j, struct report_view *v) {
                 } else if ((r = load_attempt(j, c)) < 0)
                         return r;
                 const char *host = v->host ? v->host : "127.0.0.1";
-                if ((r = report_resolve_argv(c->argv, host, c->port ? c->port : v->port, &c->command)) < 0)
+                if ((r = placeholder_fill_argv(c->argv, host, c->port ? c->port : v->port, &c->command)) < 0)
                         return r;
         }
 }

@@ -20,6 +20,8 @@
 
 #include "buf.h"
 #include "golden.h"
+#include "objective.h"
+#include "placeholder.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* messages */
@@ -1447,15 +1449,15 @@ static int parse_bench(struct ctx *c, const struct ynode *root, struct matrix *m
                 b->n_concurrency = ELEMENTSOF(default_levels);
         }
 
-        if (!(m->objective = strdup("output_tokens_per_s@1")))
+        if (!(m->objective = strdup(OBJECTIVE_DEFAULT)))
                 return -ENOMEM;
         if ((v = y_get(root, "objective"))) {
                 if ((r = y_string(c, v, "objective", &m->objective)) < 0)
                         return r;
-                if (strcmp(m->objective, "smoke") != 0) {
-                        char *at = strchr(m->objective, '@');
-                        _cleanup_free_ char *metric = strndup(m->objective, at ? (size_t)(at - m->objective)
-                                                                               : strlen(m->objective));
+                struct objective o;
+                objective_parse(m->objective, &o);
+                if (!o.smoke) {
+                        _cleanup_free_ char *metric = strndup(o.metric, o.metric_len);
                         if (!metric)
                                 return -ENOMEM;
                         bool known = false;
@@ -1465,9 +1467,8 @@ static int parse_bench(struct ctx *c, const struct ynode *root, struct matrix *m
                                 _cleanup_free_ char *h = hint(metric, metrics, strv_count(metrics));
                                 return fail(c, v->line, "objective: unknown metric '%s'%s", esc(c, metric), h ? h : "");
                         }
-                        char *end = NULL;
-                        long level = at ? strtol(at + 1, &end, 10) : 0;
-                        if (!at || !at[1] || *end || level < 1 || level > 100000)
+                        long level = o.concurrency;
+                        if (level < 1 || level > 100000)
                                 return fail(c, v->line,
                                             "objective must be METRIC@CONCURRENCY (e.g. output_tokens_per_s@1) or smoke, not '%s'",
                                             esc(c, m->objective));
@@ -1717,26 +1718,6 @@ void matrix_free(struct matrix *m) {
 /* ------------------------------------------------------------------------------------ */
 /* cells */
 
-/* s with each keys[i] replaced by vals[i] (a NULL val leaves the key as written). */
-static char *subst(const char *s, const char *const *keys, const char *const *vals, size_t n) {
-        _cleanup_buf_ struct buf b;
-        buf_init(&b, 0);
-        while (*s) {
-                bool hit = false;
-                if (*s == '{')
-                        for (size_t i = 0; i < n && !hit; i++)
-                                if (vals[i] && startswith(s, keys[i])) {
-                                        if (buf_puts(&b, vals[i]) < 0)
-                                                return NULL;
-                                        s += strlen(keys[i]);
-                                        hit = true;
-                                }
-                if (!hit && buf_append(&b, s++, 1) < 0)
-                        return NULL;
-        }
-        return buf_detach(&b);
-}
-
 /* Sets KEY=VALUE in env[0..*n): replaces the entry with the same key in place (first
  * position, last value), else appends. env has room for every entry (cell_build). */
 static int env_put(char **env, size_t *n, const char *entry) {
@@ -1810,10 +1791,10 @@ static int cell_build(const struct matrix *m, const size_t *choice, struct cell 
         int r = cell.choice && cell.argv && cell.env ? 0 : -ENOMEM;
         size_t k = 0, e = 0;
         for (size_t i = 0; r >= 0 && tmpl && tmpl[i]; i++)
-                if (!(cell.argv[k++] = subst(tmpl[i], keys, vals, 1)))
+                if (!(cell.argv[k++] = placeholder_fill(tmpl[i], keys, vals, 1)))
                         r = -ENOMEM;
         for (size_t i = 0; r >= 0 && m->args && m->args[i]; i++)
-                if (!(cell.argv[k++] = subst(m->args[i], keys, vals, 1)))
+                if (!(cell.argv[k++] = placeholder_fill(m->args[i], keys, vals, 1)))
                         r = -ENOMEM;
         for (size_t i = 0; r >= 0 && m->env && m->env[i]; i++)
                 r = env_put(cell.env, &e, m->env[i]);
@@ -1821,7 +1802,7 @@ static int cell_build(const struct matrix *m, const size_t *choice, struct cell 
                 const struct axis_value *v = &m->axes[a].values[choice[a]];
                 cell.choice[a] = choice[a];
                 for (size_t i = 0; r >= 0 && v->args && v->args[i]; i++)
-                        if (!(cell.argv[k++] = subst(v->args[i], keys, vals, 1)))
+                        if (!(cell.argv[k++] = placeholder_fill(v->args[i], keys, vals, 1)))
                                 r = -ENOMEM;
                 for (size_t i = 0; r >= 0 && v->env && v->env[i]; i++)
                         r = env_put(cell.env, &e, v->env[i]);
@@ -1913,18 +1894,7 @@ void cells_free(struct cell *cells, size_t n) {
 }
 
 int cell_resolve_argv(const struct cell *c, const char *host, int port, char ***ret) {
-        static const char *const keys[] = {"{host}", "{port}"};
-        char portbuf[16];
-        snprintf(portbuf, sizeof(portbuf), "%d", port);
-        const char *vals[] = {host, portbuf};
-        _cleanup_strv_free_ char **out = calloc(strv_length(c->argv) + 1, sizeof(char *));
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; c->argv && c->argv[i]; i++)
-                if (!(out[i] = subst(c->argv[i], keys, vals, 2)))
-                        return -ENOMEM;
-        *ret = TAKE_PTR(out);
-        return 0;
+        return placeholder_fill_argv(c->argv, host, port, ret);
 }
 
 char *cell_label(const struct matrix *m, const struct cell *c) {

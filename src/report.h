@@ -148,7 +148,4 @@ int report_escape_markdown(struct buf *out, const char *s, size_t max_chars);
  * \uNNNN. max_chars as above. */
 int report_escape_html(struct buf *out, const char *s, size_t max_chars);
 
-/* Fills {host} and {port} in argv (the rule of cell_resolve_argv, matrix.h). */
-int report_resolve_argv(char *const *argv, const char *host, int port, char ***ret);
-
 #endif
