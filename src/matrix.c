@@ -22,6 +22,7 @@
 #include "golden.h"
 #include "objective.h"
 #include "placeholder.h"
+#include "utf8.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* messages */
@@ -183,23 +184,8 @@ static int check_bytes(struct ctx *c, const char *t, size_t len) {
                         i++;
                         continue;
                 }
-                size_t n;
-                uint32_t cp, min;
-                if ((ch & 0xe0) == 0xc0)
-                        n = 2, cp = ch & 0x1f, min = 0x80;
-                else if ((ch & 0xf0) == 0xe0)
-                        n = 3, cp = ch & 0x0f, min = 0x800;
-                else if ((ch & 0xf8) == 0xf0)
-                        n = 4, cp = ch & 0x07, min = 0x10000;
-                else
-                        return fail(c, line, "invalid UTF-8 (byte 0x%02x); save the file as UTF-8", ch);
-                bool ok = i + n <= len;
-                for (size_t k = 1; ok && k < n; k++) {
-                        unsigned char b = (unsigned char)t[i + k];
-                        ok = (b & 0xc0) == 0x80;
-                        cp = (cp << 6) | (b & 0x3f);
-                }
-                if (!ok || cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                size_t n = utf8_decode((const unsigned char *)t + i, len - i, NULL, NULL);
+                if (n == 0)
                         return fail(c, line, "invalid UTF-8 (byte 0x%02x); save the file as UTF-8", ch);
                 i += n;
         }
