@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include "bench.h"
 #include "checks.h"
 #include "profile.h"
 #include "util.h"
@@ -41,18 +42,6 @@ struct axis {
                               * "--x=" + "v" gives the one argument "--x=v" */
         struct axis_value *values;
         size_t n_values;
-};
-
-struct bench_spec {
-        int *concurrency;     /* levels, in order */
-        size_t n_concurrency;
-        int input_tokens;     /* 0: a short prompt */
-        int output_tokens;
-        int requests;         /* per level; 0 when duration is set (default 64) */
-        usec_t duration;      /* per level; 0 when requests is set */
-        int warmup;           /* requests per level not counted */
-        double rate;          /* requests/s for open loop; 0 = closed loop */
-        bool chat;            /* chat endpoint (default) or completions */
 };
 
 enum strategy { STRATEGY_GRID, STRATEGY_ONE_AT_A_TIME };
