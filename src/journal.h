@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "attempt.h"
-#include "matrix.h"
+#include "cells.h"
 #include "util.h"
 
 /* PRAGMA user_version of the schema this code writes. Older journals are upgraded when

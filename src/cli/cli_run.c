@@ -17,6 +17,7 @@
 #include "gpu.h"
 #include "host.h"
 #include "journal.h"
+#include "cells.h"
 #include "matrix.h"
 #include "procs.h"
 #include "report.h"
@@ -495,7 +496,7 @@ int cli_run(int argc, char **argv) {
         {
                 struct cell *cells = NULL;
                 size_t n = 0;
-                if (matrix_expand(m, &cells, &n) == 0) {
+                if (cells_expand(m, &cells, &n) == 0) {
                         for (size_t i = 0; i < n; i++) {
                                 _cleanup_free_ char *label = cell_label(m, &cells[i]);
                                 if (label)
