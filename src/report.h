@@ -1,7 +1,8 @@
 /* report.h -- what a journal says, as one view, and the renderers that read it.
  *
- * journal_load_view() (journal.c) fills a struct report_view; every renderer (text, JSON,
- * Markdown here, HTML elsewhere) reads only the view, never the database. The view holds
+ * report_load_view() (report_load.h) fills a struct report_view from a journal; every
+ * renderer (text, JSON, Markdown here, HTML elsewhere) reads only the view, never the
+ * database. The view holds
  * raw values exactly as journaled, secrets and server text included: each renderer masks
  * (secrets.h) and escapes for its own medium.
  */

@@ -12,6 +12,7 @@
 #include "objective.h"
 #include "placeholder.h"
 #include "report.h"
+#include "report_load.h"
 #include "secrets.h"
 
 static const char report_help[] =
@@ -39,7 +40,7 @@ static int load(const char *path, struct report_view **ret, int *ret_exit) {
                 *ret_exit = EXIT_USAGE;
                 return r;
         }
-        r = journal_load_view(j, ret);
+        r = report_load_view(j, ret);
         if (r == -ENOENT) {
                 cli_error("journal '%s' holds no sweep yet", path);
                 *ret_exit = EXIT_FAILED;

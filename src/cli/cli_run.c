@@ -21,6 +21,7 @@
 #include "matrix.h"
 #include "procs.h"
 #include "report.h"
+#include "report_load.h"
 #include "sweep.h"
 
 static void usage(FILE *f) {
@@ -588,7 +589,7 @@ int cli_run(int argc, char **argv) {
         }
         /* The final word comes from the journal: cells settled in earlier runs count. */
         struct report_view *view = NULL;
-        if (r == 0 && (r = journal_load_view(j, &view)) < 0) {
+        if (r == 0 && (r = report_load_view(j, &view)) < 0) {
                 cli_error("cannot read the journal '%s': %s", jpath, journal_strerror(r));
                 status = EXIT_USAGE;
         }
