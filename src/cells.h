@@ -7,9 +7,9 @@
  *
  * Ownership: cells_expand hands back an array the caller frees with cells_free; each cell
  * owns its strings. A cell borrows nothing from the matrix, but choice[] and cell_label()
- * only make sense with the matrix it came from. Invariants: every matrix that matrix_load
- * accepts expands without error (it checks count, size and unique ids by expanding), ids
- * are unique within one expansion, and no cell is larger than the MATRIX_MAX_ARGS,
+ * only make sense with the matrix it came from. Invariants, for a matrix that matrix_load
+ * accepted (it checks count, size and unique ids, expanding to do so): it expands without
+ * error, its cells' ids are distinct, and no cell is larger than the MATRIX_MAX_ARGS,
  * MATRIX_MAX_ENV and MATRIX_MAX_CELL_BYTES limits.
  */
 #ifndef GAUNTLET_CELLS_H
