@@ -1,8 +1,8 @@
-/* fuzz_checks.c -- libFuzzer target: the check-suite loader (checks_load_string), the
+/* fuzz_checks.c -- libFuzzer target: the check-suite loader (suite_load_checks_string), the
  * parser behind `gauntlet smoke --checks FILE` and a matrix's `checks:` list.
  *
  * Invariants: no crash or leak; a failure is -EINVAL with one printable line
- * "fuzz.yaml:LINE: ..." and *ret untouched; a success gives 1..MATRIX_MAX_CHECKS specs,
+ * "fuzz.yaml:LINE: ..." and *ret untouched; a success gives 1..SUITE_MAX_CHECKS specs,
  * each with a name, and each expectation usable by golden_match (a regex that loaded
  * compiles, a number that loaded is a number).
  */
@@ -10,14 +10,14 @@
 
 #include "fuzz.h"
 #include "golden.h"
-#include "matrix.h"
+#include "suite.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct check_spec *specs = NULL;
         size_t n = 0;
         char *err = NULL;
-        int r = checks_load_string((const char *)data, size, "fuzz.yaml", &specs, &n, &err);
+        int r = suite_load_checks_string((const char *)data, size, "fuzz.yaml", &specs, &n, &err);
         if (r < 0) {
                 FUZZ_ASSERT(r == -EINVAL, "unexpected result %d", r);
                 FUZZ_ASSERT(!specs, "*ret set on failure");
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 free(err);
                 return 0;
         }
-        FUZZ_ASSERT(n >= 1 && n <= MATRIX_MAX_CHECKS, "%zu checks", n);
+        FUZZ_ASSERT(n >= 1 && n <= SUITE_MAX_CHECKS, "%zu checks", n);
         for (size_t i = 0; i < n; i++) {
                 FUZZ_ASSERT(specs[i].name && *specs[i].name, "check %zu has no name", i);
                 bool match;

@@ -9,6 +9,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
+#include "cells.h"
 #include "matrix.h"
 
 static void check_error(int r, const char *err) {
@@ -34,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_ASSERT(m && !err, "success with an error or without a matrix");
         struct cell *cells = NULL;
         size_t n = 0;
-        r = matrix_expand(m, &cells, &n);
+        r = cells_expand(m, &cells, &n);
         FUZZ_ASSERT(r >= 0, "a validated matrix does not expand: %d", r);
         FUZZ_ASSERT(n >= 1 && n <= MATRIX_MAX_CELLS, "%zu cells", n);
         for (size_t i = 0; i < n; i++) {

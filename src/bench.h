@@ -29,7 +29,6 @@
 #include "buf.h"
 #include "hist.h"
 #include "loop.h"
-#include "matrix.h"
 #include "profile.h"
 #include "util.h"
 
@@ -43,6 +42,20 @@
 #define BENCH_LATE_USEC ((usec_t)1000)
 /* Client CPU above this fraction of one core gets the "client may be the bottleneck" warning. */
 #define BENCH_CPU_WARN 0.7
+
+/* What to measure, per matrix (`bench:` in docs/matrix.md) or per `gauntlet bench`. */
+struct bench_spec {
+        int *concurrency;     /* levels, in order; owned by whoever owns the spec (matrix_free
+                                 frees a matrix's) */
+        size_t n_concurrency;
+        int input_tokens;     /* 0: a short prompt */
+        int output_tokens;
+        int requests;         /* per level; 0 when duration is set (default 64) */
+        usec_t duration;      /* per level; 0 when requests is set */
+        int warmup;           /* requests per level not counted */
+        double rate;          /* requests/s for open loop; 0 = closed loop */
+        bool chat;            /* chat endpoint (default) or completions */
+};
 
 struct bench_target {
         const char *base_url;           /* "http://127.0.0.1:PORT", no trailing path */

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "golden.h"
 #include "loop.h"
 #include "profile.h"
 #include "util.h"
@@ -18,19 +19,6 @@ enum check_mode {
         CHECK_CHAT,        /* POST /v1/chat/completions */
         CHECK_COMPLETION,  /* POST /v1/completions */
         CHECK_MODELS,      /* GET /v1/models answers with at least one model */
-};
-
-enum expect_kind {
-        EXPECT_NONE,      /* only the detectors judge */
-        EXPECT_EQUALS,    /* the normalised answer equals value */
-        EXPECT_CONTAINS,  /* the normalised answer contains value */
-        EXPECT_REGEX,     /* POSIX extended regex, searched in the normalised answer */
-        EXPECT_NUMBER,    /* the last number in the answer equals value numerically */
-};
-
-struct expect {
-        enum expect_kind kind;
-        char *value;
 };
 
 enum thinking { THINKING_UNSET = -1, THINKING_OFF = 0, THINKING_ON = 1 };

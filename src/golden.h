@@ -15,7 +15,20 @@
 
 #include <stdbool.h>
 
-#include "checks.h"
+enum expect_kind {
+        EXPECT_NONE,      /* only the detectors judge */
+        EXPECT_EQUALS,    /* the normalised answer equals value */
+        EXPECT_CONTAINS,  /* the normalised answer contains value */
+        EXPECT_REGEX,     /* POSIX extended regex, searched in the normalised answer */
+        EXPECT_NUMBER,    /* the last number in the answer equals value numerically */
+};
+
+/* What a check's answer must be (a check_spec's `expect:`, checks.h). value is owned by
+ * whoever owns the expect (check_spec_release frees it). */
+struct expect {
+        enum expect_kind kind;
+        char *value;
+};
 
 /* Caller frees *ret. -ENOMEM only. */
 int golden_normalize(const char *s, char **ret);

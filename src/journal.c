@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "journal_sql.h"
 #include "procs.h"
-#include "report.h"
 
 struct journal {
         sqlite3 *db;
@@ -18,11 +18,6 @@ struct journal {
         char *error;       /* SQLite's message for the last failure */
         bool readonly;
 };
-
-static void finalizep(sqlite3_stmt **s) {
-        sqlite3_finalize(*s);
-}
-#define _cleanup_stmt_ _cleanup_(finalizep)
 
 static void json_decrefp_(json_t **j) {
         json_decref(*j);
@@ -68,7 +63,7 @@ static int errno_from_sqlite(sqlite3 *db, int rc) {
 }
 
 /* Remembers SQLite's message and turns rc into a negative errno. */
-static int fail(struct journal *j, int rc) {
+int journal_fail(struct journal *j, int rc) {
         free(j->error);
         j->error = strdup(sqlite3_errmsg(j->db));
         return errno_from_sqlite(j->db, rc);
@@ -76,18 +71,18 @@ static int fail(struct journal *j, int rc) {
 
 static int exec(struct journal *j, const char *sql) {
         int rc = sqlite3_exec(j->db, sql, NULL, NULL, NULL);
-        return rc == SQLITE_OK ? 0 : fail(j, rc);
+        return rc == SQLITE_OK ? 0 : journal_fail(j, rc);
 }
 
-static int prepare(struct journal *j, const char *sql, sqlite3_stmt **ret) {
+int journal_prepare(struct journal *j, const char *sql, sqlite3_stmt **ret) {
         int rc = sqlite3_prepare_v2(j->db, sql, -1, ret, NULL);
-        return rc == SQLITE_OK ? 0 : fail(j, rc);
+        return rc == SQLITE_OK ? 0 : journal_fail(j, rc);
 }
 
 /* Steps a statement that returns no row. */
 static int step_done(struct journal *j, sqlite3_stmt *s) {
         int rc = sqlite3_step(s);
-        return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : fail(j, rc);
+        return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : journal_fail(j, rc);
 }
 
 /* BEGIN IMMEDIATE takes the write lock at once, so a transaction never fails halfway
@@ -108,7 +103,7 @@ static int bind_text(sqlite3_stmt *s, int i, const char *t) {
 }
 
 /* Binds every argument in order; a NULL string binds NULL. */
-static int bind_all(struct journal *j, sqlite3_stmt *s, const char *types, ...) {
+int journal_bind(struct journal *j, sqlite3_stmt *s, const char *types, ...) {
         va_list ap;
         int rc = SQLITE_OK;
         va_start(ap, types);
@@ -125,11 +120,11 @@ static int bind_all(struct journal *j, sqlite3_stmt *s, const char *types, ...) 
                 }
         }
         va_end(ap);
-        return rc == SQLITE_OK ? 0 : fail(j, rc);
+        return rc == SQLITE_OK ? 0 : journal_fail(j, rc);
 }
 
 /* A copy of a text column, NULL for SQL NULL. -ENOMEM only when a copy fails. */
-static int col_strdup(sqlite3_stmt *s, int i, char **ret) {
+int journal_col_strdup(sqlite3_stmt *s, int i, char **ret) {
         const unsigned char *t = sqlite3_column_text(s, i);
         char *c = NULL;
         if (t && !(c = strdup((const char *)t)))
@@ -138,7 +133,7 @@ static int col_strdup(sqlite3_stmt *s, int i, char **ret) {
         return 0;
 }
 
-static const char *col_str(sqlite3_stmt *s, int i) {
+const char *journal_col_str(sqlite3_stmt *s, int i) {
         const unsigned char *t = sqlite3_column_text(s, i);
         return t ? (const char *)t : NULL;
 }
@@ -212,12 +207,12 @@ static const char schema_v1[] =
 
 static int pragma_int(struct journal *j, const char *sql, int64_t *ret) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        int r = prepare(j, sql, &s);
+        int r = journal_prepare(j, sql, &s);
         if (r < 0)
                 return r;
         int rc = sqlite3_step(s);
         if (rc != SQLITE_ROW)
-                return rc == SQLITE_DONE ? -EIO : fail(j, rc);
+                return rc == SQLITE_DONE ? -EIO : journal_fail(j, rc);
         *ret = sqlite3_column_int64(s, 0);
         return 0;
 }
@@ -356,6 +351,10 @@ const char *journal_strerror(int r) {
         return strerror(r < 0 ? -r : r);
 }
 
+const char *journal_path(const struct journal *j) {
+        return j->path;
+}
+
 const char *journal_last_error(struct journal *j) {
         return j && j->error ? j->error : "";
 }
@@ -405,13 +404,13 @@ int journal_begin_sweep(struct journal *j, const struct matrix *m, const char *h
         if (!(axes = json_dumps(names, JSON_COMPACT)))
                 return -ENOMEM;
         (void)self_starttime(&start);
-        if ((r = prepare(j,
+        if ((r = journal_prepare(j,
                          "INSERT INTO sweeps (started_wall, version, matrix_path, matrix_text, engine, model, "
                          "objective, bind_host, port, workdir, startup_timeout_us, axes, host_json, cwd, owner_pid, "
                          "owner_starttime) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                          &s)) < 0)
                 return r;
-        if ((r = bind_all(j, s, "isssssssisisssii", (int64_t)now_wall_usec(), GAUNTLET_VERSION, m->path, m->text,
+        if ((r = journal_bind(j, s, "isssssssisisssii", (int64_t)now_wall_usec(), GAUNTLET_VERSION, m->path, m->text,
                           m->engine ? m->engine : "generic", m->model, m->objective, m->host, (int64_t)m->port,
                           m->workdir, (int64_t)m->startup_timeout, axes, host_json, cwd, (int64_t)getpid(),
                           (int64_t)start)) < 0 ||
@@ -424,8 +423,8 @@ int journal_begin_sweep(struct journal *j, const struct matrix *m, const char *h
 int journal_end_sweep(struct journal *j, int64_t sweep_id, const char *how) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
-        if ((r = prepare(j, "UPDATE sweeps SET how = ?, ended_wall = ? WHERE id = ?", &s)) < 0 ||
-            (r = bind_all(j, s, "sii", how, (int64_t)now_wall_usec(), sweep_id)) < 0 || (r = step_done(j, s)) < 0)
+        if ((r = journal_prepare(j, "UPDATE sweeps SET how = ?, ended_wall = ? WHERE id = ?", &s)) < 0 ||
+            (r = journal_bind(j, s, "sii", how, (int64_t)now_wall_usec(), sweep_id)) < 0 || (r = step_done(j, s)) < 0)
                 return r;
         return sqlite3_changes(j->db) > 0 ? 0 : -ENOENT;
 }
@@ -450,8 +449,8 @@ static int record_cell(struct journal *j, sqlite3_stmt *ins_cell, sqlite3_stmt *
                 return -ENOMEM;
         sqlite3_reset(ins_cell);
         sqlite3_reset(ins_sc);
-        if ((r = bind_all(j, ins_cell, "sssi", c->id, argv, env, sweep_id)) < 0 || (r = step_done(j, ins_cell)) < 0 ||
-            (r = bind_all(j, ins_sc, "isisii", sweep_id, c->id, (int64_t)position, axes, (int64_t)c->distance,
+        if ((r = journal_bind(j, ins_cell, "sssi", c->id, argv, env, sweep_id)) < 0 || (r = step_done(j, ins_cell)) < 0 ||
+            (r = journal_bind(j, ins_sc, "isisii", sweep_id, c->id, (int64_t)position, axes, (int64_t)c->distance,
                           (int64_t)c->excluded)) < 0)
                 return r;
         return step_done(j, ins_sc);
@@ -462,9 +461,9 @@ int journal_record_cells(struct journal *j, int64_t sweep_id, const struct matri
         _cleanup_stmt_ sqlite3_stmt *ins_cell = NULL, *ins_sc = NULL;
         int r;
         /* The id is a hash of argv and env, so an existing row already says the same. */
-        if ((r = prepare(j, "INSERT INTO cells (id, argv, env, first_sweep) VALUES (?,?,?,?) ON CONFLICT(id) DO NOTHING",
+        if ((r = journal_prepare(j, "INSERT INTO cells (id, argv, env, first_sweep) VALUES (?,?,?,?) ON CONFLICT(id) DO NOTHING",
                          &ins_cell)) < 0 ||
-            (r = prepare(j,
+            (r = journal_prepare(j,
                          "INSERT INTO sweep_cells (sweep_id, cell_id, position, axes, distance, excluded) "
                          "VALUES (?,?,?,?,?,?) ON CONFLICT(sweep_id, cell_id) DO UPDATE SET position = excluded.position, "
                          "axes = excluded.axes, distance = excluded.distance, excluded = excluded.excluded",
@@ -484,11 +483,11 @@ static const char latest_settled_sql[] =
 int journal_cell_settled(struct journal *j, const char *cell_id, bool *ret) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
-        if ((r = prepare(j, latest_settled_sql, &s)) < 0 || (r = bind_all(j, s, "s", cell_id)) < 0)
+        if ((r = journal_prepare(j, latest_settled_sql, &s)) < 0 || (r = journal_bind(j, s, "s", cell_id)) < 0)
                 return r;
         int rc = sqlite3_step(s);
         if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-                return fail(j, rc);
+                return journal_fail(j, rc);
         *ret = rc == SQLITE_ROW;
         return 0;
 }
@@ -498,20 +497,20 @@ int journal_cell_result(struct journal *j, const char *cell_id, enum verdict *re
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         _cleanup_free_ char *cause = NULL, *evidence = NULL;
         int r;
-        if ((r = prepare(j,
+        if ((r = journal_prepare(j,
                          "SELECT verdict, cause, evidence FROM attempts WHERE cell_id = ? AND state = 'settled' "
                          "AND verdict != 'skipped' ORDER BY id DESC LIMIT 1",
                          &s)) < 0 ||
-            (r = bind_all(j, s, "s", cell_id)) < 0)
+            (r = journal_bind(j, s, "s", cell_id)) < 0)
                 return r;
         int rc = sqlite3_step(s);
         if (rc == SQLITE_DONE)
                 return -ENOENT;
         if (rc != SQLITE_ROW)
-                return fail(j, rc);
-        if ((r = col_strdup(s, 1, &cause)) < 0 || (r = col_strdup(s, 2, &evidence)) < 0)
+                return journal_fail(j, rc);
+        if ((r = journal_col_strdup(s, 1, &cause)) < 0 || (r = journal_col_strdup(s, 2, &evidence)) < 0)
                 return r;
-        *ret_verdict = verdict_from_string(col_str(s, 0));
+        *ret_verdict = verdict_from_string(journal_col_str(s, 0));
         *ret_cause = TAKE_PTR(cause);
         *ret_evidence = TAKE_PTR(evidence);
         return 0;
@@ -520,11 +519,11 @@ int journal_cell_result(struct journal *j, const char *cell_id, enum verdict *re
 int journal_attempt_begin(struct journal *j, struct attempt *a) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
-        if ((r = prepare(j,
+        if ((r = journal_prepare(j,
                          "INSERT INTO attempts (sweep_id, cell_id, state, started_wall, port, log_path) "
                          "VALUES (?,?,'running',?,?,?)",
                          &s)) < 0 ||
-            (r = bind_all(j, s, "isiis", a->sweep_id, a->cell_id, (int64_t)a->started_wall, (int64_t)a->port,
+            (r = journal_bind(j, s, "isiis", a->sweep_id, a->cell_id, (int64_t)a->started_wall, (int64_t)a->port,
                           a->log_path)) < 0 ||
             (r = step_done(j, s)) < 0)
                 return r;
@@ -535,15 +534,15 @@ int journal_attempt_begin(struct journal *j, struct attempt *a) {
 int journal_attempt_process(struct journal *j, int64_t attempt_id, int pid, uint64_t starttime, const char *token) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
-        if ((r = prepare(j, "INSERT INTO processes (attempt_id, pid, starttime, token) VALUES (?,?,?,?)", &s)) < 0 ||
-            (r = bind_all(j, s, "iiis", attempt_id, (int64_t)pid, (int64_t)starttime, token)) < 0)
+        if ((r = journal_prepare(j, "INSERT INTO processes (attempt_id, pid, starttime, token) VALUES (?,?,?,?)", &s)) < 0 ||
+            (r = journal_bind(j, s, "iiis", attempt_id, (int64_t)pid, (int64_t)starttime, token)) < 0)
                 return r;
         return step_done(j, s);
 }
 
 static int insert_check(struct journal *j, sqlite3_stmt *s, int64_t attempt_id, size_t seq, const struct check_result *c) {
         sqlite3_reset(s);
-        int r = bind_all(j, s, "iisssssssiiii", attempt_id, (int64_t)seq, c->name ? c->name : "",
+        int r = journal_bind(j, s, "iisssssssiiii", attempt_id, (int64_t)seq, c->name ? c->name : "",
                          verdict_to_string(c->verdict), c->cause, c->evidence, c->output, c->reasoning, c->finish_reason,
                          (int64_t)c->http_status, (int64_t)c->latency, (int64_t)c->ttft, (int64_t)c->streamed);
         return r < 0 ? r : step_done(j, s);
@@ -556,14 +555,14 @@ static int insert_samples(struct journal *j, int64_t attempt_id, json_t *samples
         int r;
         if (!samples || !json_is_array(samples))
                 return 0;
-        if ((r = prepare(j, "INSERT INTO bench_samples (attempt_id, seq, sample) VALUES (?,?,?)", &s)) < 0)
+        if ((r = journal_prepare(j, "INSERT INTO bench_samples (attempt_id, seq, sample) VALUES (?,?,?)", &s)) < 0)
                 return r;
         json_array_foreach(samples, i, v) {
                 _cleanup_free_ char *t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
                 if (!t)
                         return -ENOMEM;
                 sqlite3_reset(s);
-                if ((r = bind_all(j, s, "iis", attempt_id, (int64_t)i, t)) < 0 || (r = step_done(j, s)) < 0)
+                if ((r = journal_bind(j, s, "iis", attempt_id, (int64_t)i, t)) < 0 || (r = step_done(j, s)) < 0)
                         return r;
         }
         return 0;
@@ -574,25 +573,25 @@ static int settle_in_transaction(struct journal *j, const struct attempt *a) {
         _cleanup_free_ char *bench = NULL;
         int r;
 
-        if ((r = prepare(j, "SELECT state FROM attempts WHERE id = ?", &q)) < 0 || (r = bind_all(j, q, "i", a->id)) < 0)
+        if ((r = journal_prepare(j, "SELECT state FROM attempts WHERE id = ?", &q)) < 0 || (r = journal_bind(j, q, "i", a->id)) < 0)
                 return r;
         int rc = sqlite3_step(q);
         if (rc == SQLITE_DONE)
                 return -ENOENT;
         if (rc != SQLITE_ROW)
-                return fail(j, rc);
-        if (!streq_ptr(col_str(q, 0), "running"))
+                return journal_fail(j, rc);
+        if (!streq_ptr(journal_col_str(q, 0), "running"))
                 return -ESTALE;
         if (a->bench && !(bench = json_dumps(a->bench, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))))
                 return -ENOMEM;
         _Static_assert(_PHASE_MAX == 5, "one column per phase");
-        if ((r = prepare(j,
+        if ((r = journal_prepare(j,
                          "UPDATE attempts SET state = 'settled', ended_wall = ?, verdict = ?, cause = ?, evidence = ?, "
                          "launch_us = ?, ready_us = ?, checks_us = ?, bench_us = ?, stop_us = ?, ready_after_us = ?, "
                          "exit_code = ?, exit_signal = ?, peak_gpu_mem_mib = ?, bench = ?, port = ?, log_path = ? "
                          "WHERE id = ?",
                          &u)) < 0 ||
-            (r = bind_all(j, u, "isssiiiiiiiiisisi", (int64_t)now_wall_usec(), verdict_to_string(a->verdict), a->cause,
+            (r = journal_bind(j, u, "isssiiiiiiiiisisi", (int64_t)now_wall_usec(), verdict_to_string(a->verdict), a->cause,
                           a->evidence, (int64_t)a->phase[PHASE_LAUNCH], (int64_t)a->phase[PHASE_READY],
                           (int64_t)a->phase[PHASE_CHECKS], (int64_t)a->phase[PHASE_BENCH],
                           (int64_t)a->phase[PHASE_STOP], (int64_t)a->ready_after, (int64_t)a->exit_code,
@@ -600,7 +599,7 @@ static int settle_in_transaction(struct journal *j, const struct attempt *a) {
                           a->id)) < 0 ||
             (r = step_done(j, u)) < 0)
                 return r;
-        if ((r = prepare(j,
+        if ((r = journal_prepare(j,
                          "INSERT INTO check_results (attempt_id, seq, name, verdict, cause, evidence, output, reasoning, "
                          "finish_reason, http_status, latency_us, ttft_us, streamed) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                          &c)) < 0)
@@ -623,11 +622,11 @@ int journal_attempt_settle(struct journal *j, const struct attempt *a) {
 int journal_attempt_abandon(struct journal *j, int64_t attempt_id, const char *why) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
-        if ((r = prepare(j,
+        if ((r = journal_prepare(j,
                          "UPDATE attempts SET state = 'abandoned', abandon_reason = ?, ended_wall = ? "
                          "WHERE id = ? AND state = 'running'",
                          &s)) < 0 ||
-            (r = bind_all(j, s, "sii", why, (int64_t)now_wall_usec(), attempt_id)) < 0)
+            (r = journal_bind(j, s, "sii", why, (int64_t)now_wall_usec(), attempt_id)) < 0)
                 return r;
         return step_done(j, s);
 }
@@ -648,7 +647,7 @@ static int abandon_processless(struct journal *j) {
         _cleanup_free_ int64_t *ids = NULL;
         size_t n = 0;
         int r;
-        if ((r = prepare(j,
+        if ((r = journal_prepare(j,
                          "SELECT a.id, s.owner_pid, s.owner_starttime FROM attempts a JOIN sweeps s ON s.id = a.sweep_id "
                          "WHERE a.state = 'running' AND NOT EXISTS (SELECT 1 FROM processes p WHERE p.attempt_id = a.id)",
                          &s)) < 0)
@@ -658,7 +657,7 @@ static int abandon_processless(struct journal *j) {
                 if (rc == SQLITE_DONE)
                         break;
                 if (rc != SQLITE_ROW)
-                        return fail(j, rc);
+                        return journal_fail(j, rc);
                 if (owner_alive_elsewhere(sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2)))
                         continue;
                 int64_t *t = realloc(ids, (n + 1) * sizeof(*ids));
@@ -678,7 +677,7 @@ int journal_orphans(struct journal *j, struct journal_orphan **ret, size_t *ret_
         struct journal_orphan *o = NULL;
         size_t n = 0;
         int r;
-        if ((r = prepare(j,
+        if ((r = journal_prepare(j,
                          "SELECT p.attempt_id, p.pid, p.starttime, p.token, s.owner_pid, s.owner_starttime "
                          "FROM processes p JOIN attempts a ON a.id = p.attempt_id JOIN sweeps s ON s.id = a.sweep_id "
                          "WHERE a.state = 'running' ORDER BY p.id",
@@ -689,7 +688,7 @@ int journal_orphans(struct journal *j, struct journal_orphan **ret, size_t *ret_
                 if (rc == SQLITE_DONE)
                         break;
                 if (rc != SQLITE_ROW) {
-                        r = fail(j, rc);
+                        r = journal_fail(j, rc);
                         goto fail;
                 }
                 if (owner_alive_elsewhere(sqlite3_column_int64(s, 4), sqlite3_column_int64(s, 5)))
@@ -706,7 +705,7 @@ int journal_orphans(struct journal *j, struct journal_orphan **ret, size_t *ret_
                         .starttime = (uint64_t)sqlite3_column_int64(s, 2),
                 };
                 n++;
-                if ((r = col_strdup(s, 3, &o[n - 1].token)) < 0)
+                if ((r = journal_col_strdup(s, 3, &o[n - 1].token)) < 0)
                         goto fail;
         }
         if (!j->readonly && (r = abandon_processless(j)) < 0)
@@ -727,205 +726,4 @@ void journal_orphans_free(struct journal_orphan *o, size_t n) {
 
 int journal_count_sweeps(struct journal *j, int64_t *ret) {
         return pragma_int(j, "SELECT count(*) FROM sweeps", ret);
-}
-
-/* ---- reading the view ---- */
-
-static int strv_from_json(const char *text, char ***ret) {
-        _cleanup_json_ json_t *a = text ? json_loads(text, 0, NULL) : NULL;
-        _cleanup_strv_free_ char **v = NULL;
-        size_t i;
-        json_t *e;
-        if (!a || !json_is_array(a))
-                return -EUCLEAN;
-        json_array_foreach(a, i, e) {
-                if (!json_is_string(e))
-                        return -EUCLEAN;
-                if (strv_push(&v, json_string_value(e)) < 0)
-                        return -ENOMEM;
-        }
-        if (!v && !(v = calloc(1, sizeof(char *))))
-                return -ENOMEM;
-        *ret = TAKE_PTR(v);
-        return 0;
-}
-
-static int load_checks(struct journal *j, struct report_cell *c) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        int r;
-        if ((r = prepare(j,
-                         "SELECT name, verdict, cause, evidence, output, reasoning, finish_reason, http_status, "
-                         "latency_us, ttft_us, streamed FROM check_results WHERE attempt_id = ? ORDER BY seq",
-                         &s)) < 0 ||
-            (r = bind_all(j, s, "i", c->attempt_id)) < 0)
-                return r;
-        for (;;) {
-                int rc = sqlite3_step(s);
-                if (rc == SQLITE_DONE)
-                        return 0;
-                if (rc != SQLITE_ROW)
-                        return fail(j, rc);
-                struct report_check *t = realloc(c->checks, (c->n_checks + 1) * sizeof(*t));
-                if (!t)
-                        return -ENOMEM;
-                c->checks = t;
-                struct report_check *k = &c->checks[c->n_checks++];
-                *k = (struct report_check){
-                        .verdict = verdict_from_string(col_str(s, 1)),
-                        .http_status = sqlite3_column_int(s, 7),
-                        .latency = (usec_t)sqlite3_column_int64(s, 8),
-                        .ttft = (usec_t)sqlite3_column_int64(s, 9),
-                        .streamed = sqlite3_column_int(s, 10) != 0,
-                };
-                if ((r = col_strdup(s, 0, &k->name)) < 0 || (r = col_strdup(s, 2, &k->cause)) < 0 ||
-                    (r = col_strdup(s, 3, &k->evidence)) < 0 || (r = col_strdup(s, 4, &k->output)) < 0 ||
-                    (r = col_strdup(s, 5, &k->reasoning)) < 0 || (r = col_strdup(s, 6, &k->finish_reason)) < 0)
-                        return r;
-        }
-}
-
-/* The latest settled, non-skipped attempt of the cell, if any. */
-static int load_attempt(struct journal *j, struct report_cell *c) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        int r;
-        if ((r = prepare(j,
-                         "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
-                         "ready_us, checks_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
-                         "peak_gpu_mem_mib, bench FROM attempts WHERE cell_id = ? AND state = 'settled' "
-                         "AND verdict != 'skipped' ORDER BY id DESC LIMIT 1",
-                         &s)) < 0 ||
-            (r = bind_all(j, s, "s", c->id)) < 0)
-                return r;
-        int rc = sqlite3_step(s);
-        if (rc == SQLITE_DONE)
-                return 0;
-        if (rc != SQLITE_ROW)
-                return fail(j, rc);
-        c->has_attempt = true;
-        c->attempt_id = sqlite3_column_int64(s, 0);
-        c->attempt_sweep_id = sqlite3_column_int64(s, 1);
-        c->verdict = verdict_from_string(col_str(s, 2));
-        c->started_wall = (usec_t)sqlite3_column_int64(s, 6);
-        c->port = sqlite3_column_int(s, 7);
-        for (int p = 0; p < _PHASE_MAX; p++)
-                c->phase[p] = (usec_t)sqlite3_column_int64(s, 8 + p);
-        c->ready_after = (usec_t)sqlite3_column_int64(s, 13);
-        c->exit_code = sqlite3_column_int(s, 14);
-        c->exit_signal = sqlite3_column_int(s, 15);
-        c->peak_gpu_mem_mib = (uint64_t)sqlite3_column_int64(s, 16);
-        if ((r = col_strdup(s, 3, &c->cause)) < 0 || (r = col_strdup(s, 4, &c->evidence)) < 0 ||
-            (r = col_strdup(s, 5, &c->log_path)) < 0)
-                return r;
-        if (col_str(s, 17)) {
-                c->bench = json_loads(col_str(s, 17), 0, NULL);
-                if (!c->bench || !json_is_array(c->bench)) {
-                        json_decref(c->bench);
-                        c->bench = NULL;
-                }
-        }
-        return load_checks(j, c);
-}
-
-static int load_cells(struct journal *j, struct report_view *v) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        size_t alloc = 0;
-        int r;
-        if ((r = prepare(j,
-                         "SELECT sc.cell_id, sc.position, sc.axes, sc.distance, sc.excluded, c.argv, c.env "
-                         "FROM sweep_cells sc JOIN cells c ON c.id = sc.cell_id WHERE sc.sweep_id = ? "
-                         "ORDER BY sc.position",
-                         &s)) < 0 ||
-            (r = bind_all(j, s, "i", v->sweep_id)) < 0)
-                return r;
-        for (;;) {
-                int rc = sqlite3_step(s);
-                if (rc == SQLITE_DONE)
-                        return 0;
-                if (rc != SQLITE_ROW)
-                        return fail(j, rc);
-                if (v->n_cells == alloc) {
-                        size_t na = alloc ? alloc * 2 : 16;
-                        struct report_cell *t = realloc(v->cells, na * sizeof(*t));
-                        if (!t)
-                                return -ENOMEM;
-                        v->cells = t;
-                        alloc = na;
-                }
-                struct report_cell *c = &v->cells[v->n_cells++];
-                *c = (struct report_cell){
-                        .position = (size_t)sqlite3_column_int64(s, 1),
-                        .distance = sqlite3_column_int(s, 3),
-                        .excluded = sqlite3_column_int(s, 4) != 0,
-                        .verdict = VERDICT_INVALID,
-                        .exit_code = -1,
-                };
-                snprintf(c->id, sizeof(c->id), "%s", col_str(s, 0) ? col_str(s, 0) : "");
-                if ((r = strv_from_json(col_str(s, 5), &c->argv)) < 0 || (r = strv_from_json(col_str(s, 6), &c->env)) < 0)
-                        return r;
-                c->axis_values = calloc(v->n_axes + 1, sizeof(char *));
-                if (!c->axis_values)
-                        return -ENOMEM;
-                _cleanup_json_ json_t *axes = col_str(s, 2) ? json_loads(col_str(s, 2), 0, NULL) : NULL;
-                for (size_t i = 0; i < v->n_axes; i++) {
-                        const char *val = json_string_value(json_object_get(axes, v->axes[i]));
-                        if (val && !(c->axis_values[i] = strdup(val)))
-                                return -ENOMEM;
-                }
-                if (c->excluded) {
-                        c->verdict = VERDICT_SKIPPED;
-                        if (!(c->cause = strdup("excluded")))
-                                return -ENOMEM;
-                } else if ((r = load_attempt(j, c)) < 0)
-                        return r;
-                const char *host = v->host ? v->host : "127.0.0.1";
-                if ((r = report_resolve_argv(c->argv, host, c->port ? c->port : v->port, &c->command)) < 0)
-                        return r;
-        }
-}
-
-int journal_load_view(struct journal *j, struct report_view **ret) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        _cleanup_report_view_ struct report_view *v = calloc(1, sizeof(*v));
-        int64_t count = 0;
-        int r;
-
-        if (!v || !(v->journal_path = strdup(j->path)))
-                return -ENOMEM;
-        if ((r = prepare(j,
-                         "SELECT id, started_wall, how, version, matrix_path, matrix_text, engine, model, objective, "
-                         "bind_host, port, workdir, startup_timeout_us, axes, host_json, cwd "
-                         "FROM sweeps ORDER BY id DESC LIMIT 1",
-                         &s)) < 0)
-                return r;
-        int rc = sqlite3_step(s);
-        if (rc == SQLITE_DONE)
-                return -ENOENT;
-        if (rc != SQLITE_ROW)
-                return fail(j, rc);
-        v->sweep_id = sqlite3_column_int64(s, 0);
-        v->sweep_started_wall = (usec_t)sqlite3_column_int64(s, 1);
-        v->port = sqlite3_column_int(s, 10);
-        v->startup_timeout = (usec_t)sqlite3_column_int64(s, 12);
-        if ((r = col_strdup(s, 2, &v->sweep_how)) < 0 || (r = col_strdup(s, 3, &v->version)) < 0 ||
-            (r = col_strdup(s, 4, &v->matrix_path)) < 0 || (r = col_strdup(s, 5, &v->matrix_text)) < 0 ||
-            (r = col_strdup(s, 6, &v->engine)) < 0 || (r = col_strdup(s, 7, &v->model)) < 0 ||
-            (r = col_strdup(s, 8, &v->objective)) < 0 || (r = col_strdup(s, 9, &v->host)) < 0 ||
-            (r = col_strdup(s, 11, &v->workdir)) < 0 || (r = col_strdup(s, 15, &v->cwd)) < 0)
-                return r;
-        if ((r = strv_from_json(col_str(s, 13), &v->axes)) < 0)
-                return r;
-        v->n_axes = strv_length(v->axes);
-        v->host_json = col_str(s, 14) ? json_loads(col_str(s, 14), 0, NULL) : NULL;
-        if (!v->host_json || !json_is_object(v->host_json)) {
-                json_decref(v->host_json);
-                if (!(v->host_json = json_object()))
-                        return -ENOMEM;
-        }
-        if ((r = journal_count_sweeps(j, &count)) < 0)
-                return r;
-        v->earlier_sweeps = count > 0 ? count - 1 : 0;
-        if ((r = load_cells(j, v)) < 0)
-                return r;
-        *ret = TAKE_PTR(v);
-        return 0;
 }

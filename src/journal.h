@@ -22,7 +22,8 @@
  * journal_strerror() turns any of these into words; journal_last_error() has SQLite's own
  * message for the last failure on a handle.
  *
- * A struct journal is one connection; it is not shared between threads.
+ * A struct journal is one connection; it is not shared between threads. The reports read it
+ * through report_load.h, which sits above both.
  */
 #ifndef GAUNTLET_JOURNAL_H
 #define GAUNTLET_JOURNAL_H
@@ -31,7 +32,7 @@
 #include <stdint.h>
 
 #include "attempt.h"
-#include "matrix.h"
+#include "cells.h"
 #include "util.h"
 
 /* PRAGMA user_version of the schema this code writes. Older journals are upgraded when
@@ -47,7 +48,6 @@
 #define JOURNAL_BUSY_TIMEOUT_MS 10000
 
 struct journal;
-struct report_view;
 
 /* Opens the journal at path, creating it (mode 0600) and its schema if missing. An empty
  * file counts as missing. */
@@ -121,11 +121,5 @@ void journal_orphans_free(struct journal_orphan *o, size_t n);
 
 /* How many sweeps the journal holds. */
 int journal_count_sweeps(struct journal *j, int64_t *ret);
-
-/* Gathers what the reports need (report.h): the latest sweep's matrix, engine and host,
- * and for every cell of that sweep its latest settled attempt in any sweep. Excluded cells
- * show as skipped/excluded, cells never settled as not run. -ENOENT when the journal holds
- * no sweep. Caller frees with report_view_free. */
-int journal_load_view(struct journal *j, struct report_view **ret);
 
 #endif

@@ -1,27 +1,33 @@
-/* matrix.h -- the user's matrix file: YAML -> struct matrix -> cells.
+/* matrix.h -- the matrix schema: the user's matrix file -> a checked struct matrix.
  *
  * The keys are a contract (DESIGN.md, docs/matrix.md). matrix_load() validates
  * everything a sweep needs before anything is launched or written: a malformed file gives
- * one message "FILE:LINE: what is wrong" and no side effects.
+ * one message "FILE:LINE: what is wrong" and no side effects. The YAML under it is
+ * ytree.h's, the `checks:` list suite.h's; the cells it expands into are cells.h's.
+ *
+ * Ownership: a struct matrix owns every string, vector and array it points to, profile
+ * excepted (a static table, profile.h); matrix_free releases it all. It is read-only once
+ * loaded. Invariants after a load: 0..MATRIX_MAX_AXES axes, each with 1..MATRIX_MAX_VALUES
+ * values of unique names; baseline set whenever the strategy is one-at-a-time with axes;
+ * the objective is "smoke" or a known metric at a level bench.concurrency holds; and the
+ * matrix expands (cells_expand) into at most MATRIX_MAX_CELLS cells of distinct ids.
  */
 #ifndef GAUNTLET_MATRIX_H
 #define GAUNTLET_MATRIX_H
 
 #include <sys/types.h>
 
+#include "bench.h"
 #include "checks.h"
 #include "profile.h"
 #include "util.h"
 
 /* Limits on what a matrix may ask for (docs/matrix.md, docs/limits.md). Going past one is
- * a validation error, never a silent cut. */
-#define MATRIX_MAX_FILE ((size_t)1 << 20)   /* bytes of YAML (matrix and check suite files) */
+ * a validation error, never a silent cut. The file's own (size, nodes, anchors) are
+ * ytree.h's, the checks' suite.h's. */
 #define MATRIX_MAX_AXES 16
 #define MATRIX_MAX_VALUES 256               /* per axis */
 #define MATRIX_MAX_CELLS 10000              /* after expansion, before exclusion */
-#define MATRIX_MAX_NODES 100000             /* YAML nodes after expanding aliases: stops alias bombs */
-#define MATRIX_MAX_ANCHORS 1024             /* distinct &anchors in one file */
-#define MATRIX_MAX_CHECKS 256               /* specs in one check suite */
 #define MATRIX_MAX_LEVELS 64                /* bench concurrency levels */
 #define MATRIX_MAX_EXCLUDES 1024            /* exclude rules */
 #define MATRIX_MAX_ARGS 256                 /* argv entries of one cell, template included */
@@ -41,18 +47,6 @@ struct axis {
                               * "--x=" + "v" gives the one argument "--x=v" */
         struct axis_value *values;
         size_t n_values;
-};
-
-struct bench_spec {
-        int *concurrency;     /* levels, in order */
-        size_t n_concurrency;
-        int input_tokens;     /* 0: a short prompt */
-        int output_tokens;
-        int requests;         /* per level; 0 when duration is set (default 64) */
-        usec_t duration;      /* per level; 0 when requests is set */
-        int warmup;           /* requests per level not counted */
-        double rate;          /* requests/s for open loop; 0 = closed loop */
-        bool chat;            /* chat endpoint (default) or completions */
 };
 
 enum strategy { STRATEGY_GRID, STRATEGY_ONE_AT_A_TIME };
@@ -96,22 +90,13 @@ struct matrix {
         size_t n_checks;
         bool has_bench;               /* a `bench:` key was given; bench holds defaults if not */
         struct bench_spec bench;
-        char *objective;              /* default "output_tokens_per_s@1" */
+        char *objective;              /* default OBJECTIVE_DEFAULT (objective.h) */
         unsigned emit;                /* enum emit_kind bits; default both */
-};
-
-struct cell {
-        size_t *choice;       /* value index per axis; never NULL (unused without axes) */
-        char id[17];          /* 16 lowercase hex digits: FNV-1a 64 of argv and env (below) */
-        char **argv;          /* {model} filled in; {host} and {port} left for launch time */
-        char **env;           /* base env then axis env, "KEY=VALUE"; later keys win */
-        bool excluded;        /* matched an exclude rule: verdict skipped/excluded */
-        int distance;         /* axes whose value is not the engine's default */
 };
 
 /* Loads and validates. On failure returns a negative errno and, in *ret_error, one line
  * (caller frees): "FILE:LINE: message" for anything wrong in the file (-EINVAL, also for
- * a file over MATRIX_MAX_FILE), "cannot read 'FILE': reason" when it cannot be read (the
+ * a file over YTREE_MAX_FILE), "cannot read 'FILE': reason" when it cannot be read (the
  * read's errno). *ret_error may stay NULL on -ENOMEM. Nothing else happens on failure. */
 int matrix_load(const char *path, struct matrix **ret, char **ret_error);
 /* The same from memory; name stands for the file in messages. */
@@ -120,30 +105,5 @@ int matrix_load_string(const char *text, size_t len, const char *name, struct ma
 void matrix_free(struct matrix *m);
 static inline void matrix_freep(struct matrix **m) { if (*m) matrix_free(*m); }
 #define _cleanup_matrix_ _cleanup_(matrix_freep)
-
-/* The cells to run, in order: the grid in row-major order of the axes as written (first
- * axis slowest), or for one-at-a-time the baseline first, then each axis varied alone.
- * No axes: one cell. Excluded cells are kept and marked. Caller frees with cells_free.
- *
- * Cell id: FNV-1a 64 (util.h) from FNV_SEED over each argv string followed by a NUL, then
- * the byte 0xff, then each env entry "KEY=VALUE" followed by a NUL, entries sorted by key
- * (bytewise). argv still holds {host} and {port}, so the id does not depend on the port. */
-int matrix_expand(const struct matrix *m, struct cell **ret, size_t *ret_n);
-void cells_free(struct cell *cells, size_t n);
-
-/* Copies argv with every {host} and {port} filled in, also inside longer arguments
- * ("http://{host}:{port}"); other text, other braces included, is left alone. */
-int cell_resolve_argv(const struct cell *c, const char *host, int port, char ***ret);
-/* "moe=flashinfer_cutlass gemm=auto" style label, axes in order; "(base)" for a matrix
- * without axes. Caller frees; NULL only when out of memory. Names are raw: escape them. */
-char *cell_label(const struct matrix *m, const struct cell *c);
-
-/* A check suite file (`gauntlet smoke --checks FILE`, and the matrix's `checks:` list use
- * the same parser): a YAML list of check specs, or a map whose only key `checks:` holds
- * the list. See docs/matrix.md. On success the caller owns *ret (checks_free_suite). On
- * failure, as matrix_load: a negative errno and one line in *ret_error. */
-int checks_load_file(const char *path, struct check_spec **ret, size_t *ret_n, char **ret_error);
-int checks_load_string(const char *text, size_t len, const char *name, struct check_spec **ret,
-                       size_t *ret_n, char **ret_error);
 
 #endif

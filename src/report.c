@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "objective.h"
 #include "secrets.h"
 
 static void json_decrefp_(json_t **j) {
@@ -125,95 +126,29 @@ static bool cell_passed(const struct report_cell *c) {
         return !c->excluded && c->has_attempt && c->verdict == VERDICT_PASS;
 }
 
-int report_resolve_argv(char *const *argv, const char *host, int port, char ***ret) {
-        _cleanup_strv_free_ char **out = NULL;
-        char portbuf[16];
-        snprintf(portbuf, sizeof(portbuf), "%d", port);
-        for (size_t i = 0; argv && argv[i]; i++) {
-                _cleanup_buf_ struct buf b;
-                buf_init(&b, 0);
-                int r = 0;
-                for (const char *p = argv[i]; *p && r >= 0;) {
-                        if (startswith(p, "{host}")) {
-                                r = buf_puts(&b, host);
-                                p += 6;
-                        } else if (startswith(p, "{port}")) {
-                                r = buf_puts(&b, portbuf);
-                                p += 6;
-                        } else
-                                r = buf_append(&b, p++, 1);
-                }
-                char *s = r < 0 ? NULL : buf_detach(&b);
-                if (!s || strv_consume(&out, s) < 0)
-                        return r < 0 ? r : -ENOMEM;
-        }
-        if (!out && !(out = calloc(1, sizeof(char *))))
-                return -ENOMEM;
-        *ret = TAKE_PTR(out);
-        return 0;
-}
-
 /* ---- objective and best cell ---- */
 
-struct objective {
-        bool smoke;
-        char metric[128];
-        long concurrency;     /* 0: any level (the best one) */
-        bool higher_better;
-};
-
-static bool component_is_time(const char *s, size_t n) {
-        return (n >= 3 && memcmp(s + n - 3, "_ms", 3) == 0) ||
-               (n >= 2 && memcmp(s + n - 2, "_s", 2) == 0 && !(n >= 6 && memcmp(s + n - 6, "_per_s", 6) == 0));
+/* The view's objective as the reports read it: none stands for the default, and a
+ * metric no bench entry can hold (empty, or 128 bytes and more) ranks by the smoke suite. */
+static void view_objective(const struct report_view *v, struct objective *o) {
+        objective_parse(v->objective && *v->objective ? v->objective : OBJECTIVE_DEFAULT, o);
+        if (!o->smoke && (o->metric_len == 0 || o->metric_len >= 128))
+                *o = (struct objective){.smoke = true, .metric = o->metric};
 }
 
-static void parse_objective(const char *text, struct objective *o) {
-        *o = (struct objective){.higher_better = true};
-        if (!text || !*text)
-                text = "output_tokens_per_s@1";
-        if (strcmp(text, "smoke") == 0) {
-                o->smoke = true;
-                o->higher_better = false;
-                return;
-        }
-        const char *at = strchr(text, '@');
-        size_t n = at ? (size_t)(at - text) : strlen(text);
-        if (n == 0 || n >= sizeof(o->metric)) {
-                o->smoke = true;
-                o->higher_better = false;
-                return;
-        }
-        memcpy(o->metric, text, n);
-        o->metric[n] = 0;
-        if (at) {
-                char *end;
-                o->concurrency = strtol(at + 1, &end, 10);
-                if (*end || o->concurrency <= 0)
-                        o->concurrency = 0;
-        }
-        for (const char *p = o->metric; *p;) {
-                size_t k = strcspn(p, ".");
-                if (component_is_time(p, k))
-                        o->higher_better = false;
-                p += k;
-                if (*p)
-                        p++;
-        }
-}
-
-static bool metric_value(json_t *entry, const char *metric, double *ret) {
+static bool metric_value(json_t *entry, const struct objective *o, double *ret) {
         char part[128];
         json_t *v = entry;
-        for (const char *p = metric; *p && v;) {
-                size_t k = strcspn(p, ".");
+        for (size_t i = 0; i < o->metric_len && v;) {
+                size_t k = 0;
+                while (i + k < o->metric_len && o->metric[i + k] != '.')
+                        k++;
                 if (k >= sizeof(part))
                         return false;
-                memcpy(part, p, k);
+                memcpy(part, o->metric + i, k);
                 part[k] = 0;
                 v = json_object_get(v, part);
-                p += k;
-                if (*p)
-                        p++;
+                i += k + 1;
         }
         if (!json_is_number(v))
                 return false;
@@ -234,7 +169,7 @@ static bool bench_value(const struct report_cell *c, const struct objective *o, 
                 double x;
                 if (o->concurrency && level != o->concurrency)
                         continue;
-                if (!metric_value(e, o->metric, &x))
+                if (!metric_value(e, o, &x))
                         continue;
                 if (!found || (o->higher_better ? x > *ret : x < *ret)) {
                         *ret = x;
@@ -261,7 +196,7 @@ int report_cell_score(const struct report_view *v, const struct report_cell *c, 
         long level = 0;
         if (!cell_passed(c))
                 return -ENODATA;
-        parse_objective(v->objective, &o);
+        view_objective(v, &o);
         if (by_bench) {
                 if (!bench_value(c, &o, &x, &level))
                         return -ENODATA;
@@ -339,12 +274,16 @@ size_t report_count_verdicts(const struct report_view *v, size_t counts[static _
         return counts[VERDICT_PASS];
 }
 
-static const char *metric_unit(const char *metric) {
-        if (strcmp(metric, "output_tokens_per_s") == 0)
+static bool metric_is(const struct objective *o, const char *name) {
+        return o->metric_len == strlen(name) && memcmp(o->metric, name, o->metric_len) == 0;
+}
+
+static const char *metric_unit(const struct objective *o) {
+        if (metric_is(o, "output_tokens_per_s"))
                 return "tok/s";
-        if (strcmp(metric, "total_tokens_per_s") == 0)
+        if (metric_is(o, "total_tokens_per_s"))
                 return "tok/s total";
-        if (strcmp(metric, "requests_per_s") == 0)
+        if (metric_is(o, "requests_per_s"))
                 return "req/s";
         return NULL;
 }
@@ -355,12 +294,12 @@ char *report_cell_figure(const struct report_view *v, const struct report_cell *
         long level = 0;
         if (!cell_passed(c))
                 return NULL;
-        parse_objective(v->objective, &o);
+        view_objective(v, &o);
         if (bench_value(c, &o, &x, &level)) {
-                const char *unit = metric_unit(o.metric);
+                const char *unit = metric_unit(&o);
                 if (unit)
                         return strdup_printf("%.1f %s @%ld", x, unit, level);
-                return strdup_printf("%s %.4g @%ld", o.metric, x, level);
+                return strdup_printf("%.*s %.4g @%ld", (int)o.metric_len, o.metric, x, level);
         }
         if (smoke_seconds(c, &x))
                 return x < 1 ? strdup_printf("smoke %.3gms", x * 1000) : strdup_printf("smoke %.2fs", x);
@@ -606,7 +545,7 @@ int report_text(const struct report_view *v, const struct report_text_options *o
 
         /* Header: what was swept, where, when. */
         _cleanup_free_ char *engine = escaped_text(v->engine, 0), *model = escaped_text(v->model ? v->model : "-", 0),
-                            *objective = escaped_text(v->objective ? v->objective : "output_tokens_per_s@1", 0),
+                            *objective = escaped_text(v->objective ? v->objective : OBJECTIVE_DEFAULT, 0),
                             *path = escaped_text(v->journal_path, 0), *mpath = escaped_text(v->matrix_path, 0);
         if (!engine || !model || !objective || !path || !mpath)
                 return -ENOMEM;
@@ -986,7 +925,7 @@ int report_markdown(const struct report_view *v, struct buf *out) {
         if (v->model && ((r = buf_puts(out, " · ")) < 0 || (r = report_code_span(out, v->model, 0, false)) < 0))
                 return r;
         if ((r = buf_puts(out, "\n\nObjective: ")) < 0 ||
-            (r = report_code_span(out, v->objective ? v->objective : "output_tokens_per_s@1", 0, false)) < 0 ||
+            (r = report_code_span(out, v->objective ? v->objective : OBJECTIVE_DEFAULT, 0, false)) < 0 ||
             (r = buf_puts(out, ". ")) < 0 || (r = put_summary(out, v)) < 0 || (r = buf_puts(out, ".\n\n|   |")) < 0)
                 return r;
         for (size_t k = 0; k < v->n_axes; k++)

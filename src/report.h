@@ -1,7 +1,8 @@
 /* report.h -- what a journal says, as one view, and the renderers that read it.
  *
- * journal_load_view() (journal.c) fills a struct report_view; every renderer (text, JSON,
- * Markdown here, HTML elsewhere) reads only the view, never the database. The view holds
+ * report_load_view() (report_load.h) fills a struct report_view from a journal; every
+ * renderer (text, JSON, Markdown here, HTML elsewhere) reads only the view, never the
+ * database. The view holds
  * raw values exactly as journaled, secrets and server text included: each renderer masks
  * (secrets.h) and escapes for its own medium.
  */
@@ -162,8 +163,5 @@ int report_code_span(struct buf *out, const char *s, size_t max_chars, bool in_t
  * other controls, C1 controls, bidi overrides and bytes that are not UTF-8 shown as \xNN or
  * \uNNNN. max_chars as above. */
 int report_escape_html(struct buf *out, const char *s, size_t max_chars);
-
-/* Fills {host} and {port} in argv (the rule of cell_resolve_argv, matrix.h). */
-int report_resolve_argv(char *const *argv, const char *host, int port, char ***ret);
 
 #endif

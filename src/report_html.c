@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "objective.h"
 #include "secrets.h"
 #include "utf8.h"
 
@@ -728,7 +729,7 @@ static void put_header(struct page *p, const struct ctx *x, const struct group *
                         put(p, "</b>");
                 }
                 put(p, " <span class=\"muted\">(objective ");
-                esc(p, v->objective ? v->objective : "output_tokens_per_s@1");
+                esc(p, v->objective ? v->objective : OBJECTIVE_DEFAULT);
                 if (!x->by_bench)
                         put(p, "; ranked by smoke-suite time: no bench figures");
                 put(p, "; cell ");
@@ -1009,7 +1010,7 @@ static void put_bar_chart(struct page *p, const struct ctx *x) {
         double scale = !x->by_bench && max < 1 ? 1000 : 1;
         max *= scale;
         put(p, "<figure class=\"chart\">\n<figcaption><b>Passing configurations by ");
-        esc(p, x->by_bench ? (v->objective ? v->objective : "output_tokens_per_s@1")
+        esc(p, x->by_bench ? (v->objective ? v->objective : OBJECTIVE_DEFAULT)
                            : scale > 1 ? "smoke-suite time (milliseconds)" : "smoke-suite time (seconds)");
         putf(p, "</b> <span class=\"muted\">(%s is better)</span></figcaption>\n", higher ? "higher" : "lower");
         if (n == 0) {
@@ -1597,7 +1598,7 @@ static void put_host(struct page *p, const struct ctx *x) {
                 const char *k, *v;
         } rows[] = {
                 {"journal", v->journal_path}, {"matrix file", v->matrix_path}, {"engine", v->engine},
-                {"model", v->model},          {"objective", v->objective ? v->objective : "output_tokens_per_s@1"},
+                {"model", v->model},          {"objective", v->objective ? v->objective : OBJECTIVE_DEFAULT},
                 {"bind host", v->host},       {"workdir", v->workdir},   {"cwd", v->cwd},
                 {"gauntlet", v->version},     {"ended", v->sweep_how ? v->sweep_how : "did not finish (running or killed)"},
                 {"startup timeout", v->startup_timeout ? format_duration(v->startup_timeout, dur) : NULL},

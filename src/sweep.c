@@ -461,7 +461,7 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                 notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
                        r == 1 ? "" : "es");
 
-        r = matrix_expand(m, &cells, &n);
+        r = cells_expand(m, &cells, &n);
         if (r < 0)
                 FAIL(r, "cannot expand the matrix: %s", strerror(-r));
         sum.cells = n;

@@ -10,7 +10,7 @@
 #include "gpu.h"
 #include "journal.h"
 #include "loop.h"
-#include "matrix.h"
+#include "cells.h"
 
 struct sweep_callbacks {
         /* A cell is about to launch (index is 0-based in the cell order). */

@@ -9,7 +9,6 @@
 #include "bench.h"
 #include "cli.h"
 #include "loop.h"
-#include "matrix.h"
 #include "profile.h"
 
 #define BENCH_MAX_LEVELS 64

@@ -9,7 +9,10 @@
 #include "cli.h"
 #include "emit.h"
 #include "journal.h"
+#include "objective.h"
+#include "placeholder.h"
 #include "report.h"
+#include "report_load.h"
 #include "secrets.h"
 
 static const char report_help[] =
@@ -37,7 +40,7 @@ static int load(const char *path, struct report_view **ret, int *ret_exit) {
                 *ret_exit = EXIT_USAGE;
                 return r;
         }
-        r = journal_load_view(j, ret);
+        r = report_load_view(j, ret);
         if (r == -ENOENT) {
                 cli_error("journal '%s' holds no sweep yet", path);
                 *ret_exit = EXIT_FAILED;
@@ -189,7 +192,7 @@ static int build_comments(const struct report_view *v, const struct report_cell 
                         abs ? abs : v->journal_path, (long long)v->sweep_id);
         if (r >= 0)
                 r = push_printf(&lines, "Engine %s, model %s, objective %s.", v->engine, v->model ? v->model : "-",
-                                v->objective ? v->objective : "output_tokens_per_s@1");
+                                v->objective ? v->objective : OBJECTIVE_DEFAULT);
         for (size_t i = 0; i < v->n_axes && r >= 0; i++)
                 r = buf_printf(&b, "%s%s=%s", i ? " " : "", v->axes[i], c->axis_values[i] ? c->axis_values[i] : "?");
         if (r >= 0)
@@ -257,7 +260,7 @@ int cli_emit_build(const struct report_view *v, int idx, bool chosen_by_best, bo
 
         _cleanup_strv_free_ char **args = NULL, **comments = NULL;
         _cleanup_free_ char *default_name = NULL, *description = NULL, *workdir = NULL;
-        int r = report_resolve_argv(c->argv, v->host ? v->host : "127.0.0.1", port, &args);
+        int r = placeholder_fill_argv(c->argv, v->host ? v->host : "127.0.0.1", port, &args);
         if (r >= 0 && !name) {
                 default_name = strdup_printf("gauntlet-%s", v->engine);
                 if (!default_name)

@@ -11,9 +11,11 @@
 #include "gpu.h"
 #include "host.h"
 #include "journal.h"
+#include "cells.h"
 #include "matrix.h"
 #include "procs.h"
 #include "report.h"
+#include "report_load.h"
 #include "sweep.h"
 #include "workers.h"
 
@@ -399,7 +401,7 @@ int cli_run(int argc, char **argv) {
         {
                 struct cell *cells = NULL;
                 size_t n = 0;
-                if (matrix_expand(m, &cells, &n) == 0) {
+                if (cells_expand(m, &cells, &n) == 0) {
                         for (size_t i = 0; i < n; i++) {
                                 _cleanup_free_ char *label = cell_label(m, &cells[i]);
                                 if (label)
@@ -490,7 +492,7 @@ int cli_run(int argc, char **argv) {
         }
         /* The final word comes from the journal: cells settled in earlier runs count. */
         struct report_view *view = NULL;
-        if (r == 0 && (r = journal_load_view(j, &view)) < 0) {
+        if (r == 0 && (r = report_load_view(j, &view)) < 0) {
                 cli_error("cannot read the journal '%s': %s", jpath, journal_strerror(r));
                 status = EXIT_USAGE;
         }

@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "http.h"
 #include "loop.h"
-#include "matrix.h"
+#include "suite.h"
 #include "profile.h"
 
 #define SMOKE_DEFAULT_TIMEOUT (5 * 60 * USEC_PER_SEC)
@@ -251,7 +251,7 @@ int cli_smoke(int argc, char **argv) {
         int r;
         if (checks_file) {
                 _cleanup_free_ char *err = NULL;
-                r = checks_load_file(checks_file, &specs, &n_specs, &err);
+                r = suite_load_checks_file(checks_file, &specs, &n_specs, &err);
                 if (r < 0) {
                         if (err)
                                 cli_error("%s", err);

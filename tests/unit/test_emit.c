@@ -19,6 +19,7 @@
 #include "emit.h"
 #include "journal.h"
 #include "report.h"
+#include "report_load.h"
 
 #define PORT 45678
 
@@ -271,7 +272,7 @@ static void test_unit_and_script(void **state) {
         struct report_view *v = NULL;
         snprintf(path, sizeof(path), "%s/j.db", dir);
         assert_int_equal(journal_open_existing(path, &j), 0);
-        assert_int_equal(journal_load_view(j, &v), 0);
+        assert_int_equal(report_load_view(j, &v), 0);
         journal_close(j);
         int best = report_best_index(v, NULL);
         assert_int_equal(best, 0);

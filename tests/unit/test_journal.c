@@ -15,6 +15,7 @@
 #include "journal.h"
 #include "procs.h"
 #include "report.h"
+#include "report_load.h"
 
 /* A two-axis matrix built by hand: the journal only reads plain fields of it. */
 static char *args_auto[] = {"--moe", "auto", NULL};
@@ -143,7 +144,7 @@ static void test_round_trip(void **state) {
         j = NULL;
         assert_int_equal(journal_open_existing(f->path, &j), 0);
         struct report_view *v = NULL;
-        assert_int_equal(journal_load_view(j, &v), 0);
+        assert_int_equal(report_load_view(j, &v), 0);
         assert_string_equal(v->engine, "testbed");
         assert_string_equal(v->model, "tiny");
         assert_string_equal(v->matrix_path, "demo.yaml");
@@ -218,7 +219,7 @@ static void test_round_trip(void **state) {
         int64_t sweep2 = 0;
         assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep2), 0);
         assert_int_equal(journal_record_cells(j, sweep2, &matrix, cells, 2), 0);
-        assert_int_equal(journal_load_view(j, &v), 0);
+        assert_int_equal(report_load_view(j, &v), 0);
         assert_int_equal(v->sweep_id, sweep2);
         assert_int_equal(v->earlier_sweeps, 1);
         assert_int_equal(v->n_cells, 2);
@@ -352,7 +353,7 @@ static void test_orphans(void **state) {
 
         /* The attempt without a process was abandoned on the way: nothing to stop. */
         struct report_view *v = NULL;
-        assert_int_equal(journal_load_view(j, &v), 0);
+        assert_int_equal(report_load_view(j, &v), 0);
         assert_false(v->cells[1].has_attempt);
         report_view_free(v);
 
@@ -430,7 +431,7 @@ static void test_versions_and_foreign_files(void **state) {
         /* A journal with no sweep has no view. */
         assert_int_equal(journal_open_existing(empty, &j), 0);
         struct report_view *v = NULL;
-        assert_int_equal(journal_load_view(j, &v), -ENOENT);
+        assert_int_equal(report_load_view(j, &v), -ENOENT);
         journal_close(j);
 }
 
@@ -496,7 +497,7 @@ static void test_survives_sigkill(void **state) {
         assert_int_equal(journal_cell_settled(j, cells[3].id, &settled), 0);
         assert_true(settled);
         struct report_view *v = NULL;
-        assert_int_equal(journal_load_view(j, &v), 0);
+        assert_int_equal(report_load_view(j, &v), 0);
         assert_int_equal(v->cells[3].verdict, VERDICT_TIMEOUT);
         assert_string_equal(v->cells[3].evidence, "not ready in 90s");
         report_view_free(v);
@@ -537,7 +538,7 @@ static void test_other_process_closes(void **state) {
         assert_int_equal(stat(wal, &st), 0); /* still there: the other one was not the last */
         assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
         struct report_view *v = NULL;
-        assert_int_equal(journal_load_view(j, &v), 0);
+        assert_int_equal(report_load_view(j, &v), 0);
         assert_int_equal(v->n_cells, 0);
         report_view_free(v);
         journal_close(j);

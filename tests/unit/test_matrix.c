@@ -14,8 +14,11 @@
 #include <string.h>
 
 #include "buf.h"
+#include "cells.h"
 #include "matrix.h"
+#include "suite.h"
 #include "util.h"
+#include "ytree.h"
 
 static const char *srcdir(void) {
         const char *s = getenv("SRCDIR");
@@ -99,13 +102,13 @@ static void test_design_example(void **state) {
         assert_int_equal(m->emit, EMIT_SYSTEMD | EMIT_SCRIPT);
         _cleanup_free_ char *path = src_path("tests/matrices/good/design.yaml");
         _cleanup_free_ char *text = NULL;
-        assert_int_equal(read_file_capped(path, MATRIX_MAX_FILE, &text, NULL), 0);
+        assert_int_equal(read_file_capped(path, YTREE_MAX_FILE, &text, NULL), 0);
         assert_string_equal(m->text, text);
         assert_string_equal(m->path, path);
 
         struct cell *cells = NULL;
         size_t n = 0;
-        assert_int_equal(matrix_expand(m, &cells, &n), 0);
+        assert_int_equal(cells_expand(m, &cells, &n), 0);
         assert_int_equal(n, 16);
         static const char *const argv0[] = {
                 "python3", "-m", "sglang.launch_server", "--model-path", "nvidia/Qwen3.5-397B-A17B-NVFP4",
@@ -142,7 +145,7 @@ static void test_one_at_a_time(void **state) {
         _cleanup_matrix_ struct matrix *m = load_ok("tests/matrices/good/one-at-a-time.yaml");
         struct cell *cells = NULL;
         size_t n = 0;
-        assert_int_equal(matrix_expand(m, &cells, &n), 0);
+        assert_int_equal(cells_expand(m, &cells, &n), 0);
         static const char *const want[] = {
                 "moe=cutlass gemm=auto kv=auto", /* the baseline first */
                 "moe=auto gemm=auto kv=auto",  "moe=marlin gemm=auto kv=auto", "moe=cutlass gemm=cudnn kv=auto",
@@ -168,7 +171,7 @@ static void expand_ids(const char *yaml, char ids[][17], size_t max, size_t *ret
         assert_non_null(m);
         struct cell *cells = NULL;
         size_t n = 0;
-        assert_int_equal(matrix_expand(m, &cells, &n), 0);
+        assert_int_equal(cells_expand(m, &cells, &n), 0);
         assert_true(n <= max);
         for (size_t i = 0; i < n; i++)
                 memcpy(ids[i], cells[i].id, 17);
@@ -220,7 +223,7 @@ static void test_map_values(void **state) {
         assert_null(moe->values[2].args[0]);
         struct cell *cells = NULL;
         size_t n = 0;
-        assert_int_equal(matrix_expand(m, &cells, &n), 0);
+        assert_int_equal(cells_expand(m, &cells, &n), 0);
         assert_int_equal(n, 9);
         /* fi-latency x "1.50": args replaced, plain scalars kept as written */
         static const char *const argv5[] = {"vllm", "serve", "org/model", "--host", "{host}", "--port", "{port}",
@@ -246,7 +249,7 @@ static void test_resolve_argv(void **state) {
         assert_non_null(m);
         struct cell *cells = NULL;
         size_t n = 0;
-        assert_int_equal(matrix_expand(m, &cells, &n), 0);
+        assert_int_equal(cells_expand(m, &cells, &n), 0);
         assert_int_equal(n, 1);
         static const char *const raw[] = {"srv", "--url", "http://{host}:{port}/v1", "--model", "org/m", "{other}",
                                           "{port}{port}", "{", NULL};
@@ -300,7 +303,7 @@ static size_t check_bad_files(const char *pattern, bool suite) {
         for (size_t i = 0; i < g.gl_pathc; i++) {
                 const char *path = g.gl_pathv[i];
                 _cleanup_free_ char *text = NULL;
-                assert_int_equal(read_file_capped(path, MATRIX_MAX_FILE, &text, NULL), 0);
+                assert_int_equal(read_file_capped(path, YTREE_MAX_FILE, &text, NULL), 0);
                 unsigned line = 0;
                 char *frag = NULL;
                 assert_int_equal(sscanf(text, "# line: %u\n", &line), 1);
@@ -315,7 +318,7 @@ static size_t check_bad_files(const char *pattern, bool suite) {
                 if (suite) {
                         struct check_spec *specs = (struct check_spec *)0x1;
                         size_t n = 77;
-                        r = checks_load_file(path, &specs, &n, &err);
+                        r = suite_load_checks_file(path, &specs, &n, &err);
                         assert_ptr_equal(specs, (struct check_spec *)0x1);
                         assert_int_equal(n, 77);
                 } else {
@@ -380,8 +383,8 @@ static void test_bad_inline(void **state) {
         _cleanup_free_ char *err = load_err(esc, strlen(esc));
         assert_true(startswith(err, "t.yaml:1: unknown engine 'te\\x1b[31mst'"));
 
-        /* a matrix over MATRIX_MAX_FILE */
-        size_t big = MATRIX_MAX_FILE + 10;
+        /* a matrix over YTREE_MAX_FILE */
+        size_t big = YTREE_MAX_FILE + 10;
         _cleanup_free_ char *huge = malloc(big);
         assert_non_null(huge);
         memset(huge, '#', big);
@@ -429,7 +432,7 @@ static void test_bad_inline(void **state) {
         assert_non_null(m);
         struct cell *cells = NULL;
         size_t n = 0;
-        assert_int_equal(matrix_expand(m, &cells, &n), 0);
+        assert_int_equal(cells_expand(m, &cells, &n), 0);
         assert_int_equal(n, MATRIX_MAX_CELLS);
         cells_free(cells, n);
 
@@ -475,7 +478,7 @@ static void test_check_suites(void **state) {
         struct check_spec *s = NULL;
         size_t n = 0;
         char *err = NULL;
-        assert_int_equal(checks_load_file(path, &s, &n, &err), 0);
+        assert_int_equal(suite_load_checks_file(path, &s, &n, &err), 0);
         assert_null(err);
         assert_int_equal(n, 5);
         assert_string_equal(s[0].name, "ok");
@@ -515,12 +518,12 @@ static void test_check_suites(void **state) {
         checks_free_suite(s, n);
 
         _cleanup_free_ char *p2 = src_path("tests/matrices/checks/suite-map.yaml");
-        assert_int_equal(checks_load_file(p2, &s, &n, &err), 0);
+        assert_int_equal(suite_load_checks_file(p2, &s, &n, &err), 0);
         assert_int_equal(n, 1);
         assert_string_equal(s[0].prompt, "hi");
         checks_free_suite(s, n);
 
-        assert_int_equal(checks_load_file("/nonexistent/c.yaml", &s, &n, &err), -ENOENT);
+        assert_int_equal(suite_load_checks_file("/nonexistent/c.yaml", &s, &n, &err), -ENOENT);
         assert_string_equal(err, "cannot read '/nonexistent/c.yaml': No such file or directory");
         free(err);
 }
@@ -545,7 +548,7 @@ static void test_examples(void **state) {
                 assert_int_equal(m->n_checks, ex[i].checks);
                 struct cell *cells = NULL;
                 size_t n = 0, excluded = 0;
-                assert_int_equal(matrix_expand(m, &cells, &n), 0);
+                assert_int_equal(cells_expand(m, &cells, &n), 0);
                 assert_int_equal(n, ex[i].cells);
                 for (size_t j = 0; j < n; j++)
                         excluded += cells[j].excluded;

@@ -10,6 +10,7 @@
 
 #include "journal.h"
 #include "report.h"
+#include "report_load.h"
 #include "secrets.h"
 
 /* ---- best cell, on views built in memory ---- */
@@ -188,7 +189,7 @@ static struct report_view *make_view(char *dir) {
         assert_int_equal(journal_end_sweep(j, sweep, "finished"), 0);
 
         struct report_view *v = NULL;
-        assert_int_equal(journal_load_view(j, &v), 0);
+        assert_int_equal(report_load_view(j, &v), 0);
         journal_close(j);
         return v;
 }

@@ -1,0 +1,208 @@
+/* report_load.c -- the report view read from a journal: the latest sweep and its cells. */
+#include "report_load.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "journal_sql.h"
+#include "placeholder.h"
+
+static int strv_from_json(const char *text, char ***ret) {
+        _cleanup_(json_decrefp) json_t *a = text ? json_loads(text, 0, NULL) : NULL;
+        _cleanup_strv_free_ char **v = NULL;
+        size_t i;
+        json_t *e;
+        if (!a || !json_is_array(a))
+                return -EUCLEAN;
+        json_array_foreach(a, i, e) {
+                if (!json_is_string(e))
+                        return -EUCLEAN;
+                if (strv_push(&v, json_string_value(e)) < 0)
+                        return -ENOMEM;
+        }
+        if (!v && !(v = calloc(1, sizeof(char *))))
+                return -ENOMEM;
+        *ret = TAKE_PTR(v);
+        return 0;
+}
+
+static int load_checks(struct journal *j, struct report_cell *c) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        if ((r = journal_prepare(j,
+                         "SELECT name, verdict, cause, evidence, output, reasoning, finish_reason, http_status, "
+                         "latency_us, ttft_us, streamed FROM check_results WHERE attempt_id = ? ORDER BY seq",
+                         &s)) < 0 ||
+            (r = journal_bind(j, s, "i", c->attempt_id)) < 0)
+                return r;
+        for (;;) {
+                int rc = sqlite3_step(s);
+                if (rc == SQLITE_DONE)
+                        return 0;
+                if (rc != SQLITE_ROW)
+                        return journal_fail(j, rc);
+                struct report_check *t = realloc(c->checks, (c->n_checks + 1) * sizeof(*t));
+                if (!t)
+                        return -ENOMEM;
+                c->checks = t;
+                struct report_check *k = &c->checks[c->n_checks++];
+                *k = (struct report_check){
+                        .verdict = verdict_from_string(journal_col_str(s, 1)),
+                        .http_status = sqlite3_column_int(s, 7),
+                        .latency = (usec_t)sqlite3_column_int64(s, 8),
+                        .ttft = (usec_t)sqlite3_column_int64(s, 9),
+                        .streamed = sqlite3_column_int(s, 10) != 0,
+                };
+                if ((r = journal_col_strdup(s, 0, &k->name)) < 0 || (r = journal_col_strdup(s, 2, &k->cause)) < 0 ||
+                    (r = journal_col_strdup(s, 3, &k->evidence)) < 0 || (r = journal_col_strdup(s, 4, &k->output)) < 0 ||
+                    (r = journal_col_strdup(s, 5, &k->reasoning)) < 0 || (r = journal_col_strdup(s, 6, &k->finish_reason)) < 0)
+                        return r;
+        }
+}
+
+/* The latest settled, non-skipped attempt of the cell, if any. */
+static int load_attempt(struct journal *j, struct report_cell *c) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        if ((r = journal_prepare(j,
+                         "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
+                         "ready_us, checks_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
+                         "peak_gpu_mem_mib, bench FROM attempts WHERE cell_id = ? AND state = 'settled' "
+                         "AND verdict != 'skipped' ORDER BY id DESC LIMIT 1",
+                         &s)) < 0 ||
+            (r = journal_bind(j, s, "s", c->id)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc == SQLITE_DONE)
+                return 0;
+        if (rc != SQLITE_ROW)
+                return journal_fail(j, rc);
+        c->has_attempt = true;
+        c->attempt_id = sqlite3_column_int64(s, 0);
+        c->attempt_sweep_id = sqlite3_column_int64(s, 1);
+        c->verdict = verdict_from_string(journal_col_str(s, 2));
+        c->started_wall = (usec_t)sqlite3_column_int64(s, 6);
+        c->port = sqlite3_column_int(s, 7);
+        for (int p = 0; p < _PHASE_MAX; p++)
+                c->phase[p] = (usec_t)sqlite3_column_int64(s, 8 + p);
+        c->ready_after = (usec_t)sqlite3_column_int64(s, 13);
+        c->exit_code = sqlite3_column_int(s, 14);
+        c->exit_signal = sqlite3_column_int(s, 15);
+        c->peak_gpu_mem_mib = (uint64_t)sqlite3_column_int64(s, 16);
+        if ((r = journal_col_strdup(s, 3, &c->cause)) < 0 || (r = journal_col_strdup(s, 4, &c->evidence)) < 0 ||
+            (r = journal_col_strdup(s, 5, &c->log_path)) < 0)
+                return r;
+        if (journal_col_str(s, 17)) {
+                c->bench = json_loads(journal_col_str(s, 17), 0, NULL);
+                if (!c->bench || !json_is_array(c->bench)) {
+                        json_decref(c->bench);
+                        c->bench = NULL;
+                }
+        }
+        return load_checks(j, c);
+}
+
+static int load_cells(struct journal *j, struct report_view *v) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        size_t alloc = 0;
+        int r;
+        if ((r = journal_prepare(j,
+                         "SELECT sc.cell_id, sc.position, sc.axes, sc.distance, sc.excluded, c.argv, c.env "
+                         "FROM sweep_cells sc JOIN cells c ON c.id = sc.cell_id WHERE sc.sweep_id = ? "
+                         "ORDER BY sc.position",
+                         &s)) < 0 ||
+            (r = journal_bind(j, s, "i", v->sweep_id)) < 0)
+                return r;
+        for (;;) {
+                int rc = sqlite3_step(s);
+                if (rc == SQLITE_DONE)
+                        return 0;
+                if (rc != SQLITE_ROW)
+                        return journal_fail(j, rc);
+                if (v->n_cells == alloc) {
+                        size_t na = alloc ? alloc * 2 : 16;
+                        struct report_cell *t = realloc(v->cells, na * sizeof(*t));
+                        if (!t)
+                                return -ENOMEM;
+                        v->cells = t;
+                        alloc = na;
+                }
+                struct report_cell *c = &v->cells[v->n_cells++];
+                *c = (struct report_cell){
+                        .position = (size_t)sqlite3_column_int64(s, 1),
+                        .distance = sqlite3_column_int(s, 3),
+                        .excluded = sqlite3_column_int(s, 4) != 0,
+                        .verdict = VERDICT_INVALID,
+                        .exit_code = -1,
+                };
+                snprintf(c->id, sizeof(c->id), "%s", journal_col_str(s, 0) ? journal_col_str(s, 0) : "");
+                if ((r = strv_from_json(journal_col_str(s, 5), &c->argv)) < 0 || (r = strv_from_json(journal_col_str(s, 6), &c->env)) < 0)
+                        return r;
+                c->axis_values = calloc(v->n_axes + 1, sizeof(char *));
+                if (!c->axis_values)
+                        return -ENOMEM;
+                _cleanup_(json_decrefp) json_t *axes = journal_col_str(s, 2) ? json_loads(journal_col_str(s, 2), 0, NULL) : NULL;
+                for (size_t i = 0; i < v->n_axes; i++) {
+                        const char *val = json_string_value(json_object_get(axes, v->axes[i]));
+                        if (val && !(c->axis_values[i] = strdup(val)))
+                                return -ENOMEM;
+                }
+                if (c->excluded) {
+                        c->verdict = VERDICT_SKIPPED;
+                        if (!(c->cause = strdup("excluded")))
+                                return -ENOMEM;
+                } else if ((r = load_attempt(j, c)) < 0)
+                        return r;
+                const char *host = v->host ? v->host : "127.0.0.1";
+                if ((r = placeholder_fill_argv(c->argv, host, c->port ? c->port : v->port, &c->command)) < 0)
+                        return r;
+        }
+}
+
+int report_load_view(struct journal *j, struct report_view **ret) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        _cleanup_report_view_ struct report_view *v = calloc(1, sizeof(*v));
+        int64_t count = 0;
+        int r;
+
+        if (!v || !(v->journal_path = strdup(journal_path(j))))
+                return -ENOMEM;
+        if ((r = journal_prepare(j,
+                         "SELECT id, started_wall, how, version, matrix_path, matrix_text, engine, model, objective, "
+                         "bind_host, port, workdir, startup_timeout_us, axes, host_json, cwd "
+                         "FROM sweeps ORDER BY id DESC LIMIT 1",
+                         &s)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        if (rc != SQLITE_ROW)
+                return journal_fail(j, rc);
+        v->sweep_id = sqlite3_column_int64(s, 0);
+        v->sweep_started_wall = (usec_t)sqlite3_column_int64(s, 1);
+        v->port = sqlite3_column_int(s, 10);
+        v->startup_timeout = (usec_t)sqlite3_column_int64(s, 12);
+        if ((r = journal_col_strdup(s, 2, &v->sweep_how)) < 0 || (r = journal_col_strdup(s, 3, &v->version)) < 0 ||
+            (r = journal_col_strdup(s, 4, &v->matrix_path)) < 0 || (r = journal_col_strdup(s, 5, &v->matrix_text)) < 0 ||
+            (r = journal_col_strdup(s, 6, &v->engine)) < 0 || (r = journal_col_strdup(s, 7, &v->model)) < 0 ||
+            (r = journal_col_strdup(s, 8, &v->objective)) < 0 || (r = journal_col_strdup(s, 9, &v->host)) < 0 ||
+            (r = journal_col_strdup(s, 11, &v->workdir)) < 0 || (r = journal_col_strdup(s, 15, &v->cwd)) < 0)
+                return r;
+        if ((r = strv_from_json(journal_col_str(s, 13), &v->axes)) < 0)
+                return r;
+        v->n_axes = strv_length(v->axes);
+        v->host_json = journal_col_str(s, 14) ? json_loads(journal_col_str(s, 14), 0, NULL) : NULL;
+        if (!v->host_json || !json_is_object(v->host_json)) {
+                json_decref(v->host_json);
+                if (!(v->host_json = json_object()))
+                        return -ENOMEM;
+        }
+        if ((r = journal_count_sweeps(j, &count)) < 0)
+                return r;
+        v->earlier_sweeps = count > 0 ? count - 1 : 0;
+        if ((r = load_cells(j, v)) < 0)
+                return r;
+        *ret = TAKE_PTR(v);
+        return 0;
+}
