@@ -58,6 +58,7 @@ static int parse_engine(struct ytree_ctx *c, const struct ynode *root, struct ma
                 _cleanup_free_ char *h = ytree_hint(s, names, n);
                 return ytree_fail(c, v->line, "unknown engine '%s'%s", ytree_esc(c, s), h ? h : "");
         }
+        m->line_command = v->line; /* the engine's own command, unless `command:` gives one */
         return (m->engine = strdup(m->profile->name)) ? 0 : -ENOMEM;
 }
 
@@ -71,6 +72,7 @@ static int parse_command(struct ytree_ctx *c, const struct ynode *root, struct m
         if (generic && !v)
                 return ytree_fail(c, root->line, "engine generic needs 'command:' (a list with {port} in it)");
         if (v) {
+                m->line_command = v->line;
                 if ((r = y_strv(c, v, "command", MATRIX_MAX_ARGS, &m->command)) < 0)
                         return r;
                 if (!m->command[0])
@@ -122,6 +124,7 @@ static int parse_base(struct ytree_ctx *c, const struct ynode *root, struct matr
         if (!(m->host = strdup("127.0.0.1")))
                 return -ENOMEM;
         if ((v = y_get(root, "host"))) {
+                m->line_host = v->line;
                 if ((r = y_string(c, v, "host", &m->host)) < 0)
                         return r;
                 if (!*m->host || strpbrk(m->host, " \t/"))
@@ -129,8 +132,11 @@ static int parse_base(struct ytree_ctx *c, const struct ynode *root, struct matr
         }
         if ((v = y_get(root, "port")) && (r = y_int(c, v, "port", 0, 65535, &m->port)) < 0)
                 return r;
-        if ((v = y_get(root, "workdir")) && (r = y_string(c, v, "workdir", &m->workdir)) < 0)
-                return r;
+        if ((v = y_get(root, "workdir"))) {
+                m->line_workdir = v->line;
+                if ((r = y_string(c, v, "workdir", &m->workdir)) < 0)
+                        return r;
+        }
         int from_args = args_tp(m);
         m->tp = from_args;
         if ((v = y_get(root, "tp"))) {

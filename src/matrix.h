@@ -92,6 +92,10 @@ struct matrix {
         struct bench_spec bench;
         char *objective;              /* default OBJECTIVE_DEFAULT (objective.h) */
         unsigned emit;                /* enum emit_kind bits; default both */
+        /* Lines of the keys that say how a server starts, for errors found at launch
+         * (sweep_preflight): `command:` (generic) or `engine:`, `workdir:`, `host:`; 0 when
+         * the key is absent (then the message names the file alone). */
+        unsigned line_command, line_workdir, line_host;
 };
 
 /* Loads and validates. On failure returns a negative errno and, in *ret_error, one line

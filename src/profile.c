@@ -192,6 +192,7 @@ static const struct profile profiles[] = {
                 .ready_line = "gauntlet-testbed: listening on http://",
                 .reasoning_fields = reasoning_both,
                 .thinking_key = "enable_thinking",
+                .beside_gauntlet = true,
                 .takes_seed = true,
                 .takes_ignore_eos = true,
                 .version_command = STRV("gauntlet-testbed", "--version"),

@@ -43,6 +43,8 @@ struct profile {
         const char *const *reasoning_fields; /* message/delta fields holding reasoning, in order */
         const char *thinking_key;        /* chat_template_kwargs key switching thinking */
         bool needs_gpu;                  /* it does not run without one: say when there is none */
+        bool beside_gauntlet;            /* its program is built with gauntlet: the one next to
+                                            the running gauntlet comes before PATH */
         bool takes_seed;
         bool takes_ignore_eos;
         const char *const *version_command; /* argv printing the engine's version, or NULL */

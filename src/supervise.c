@@ -257,6 +257,7 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
          * the signals gauntlet blocks (and SIGPIPE) at their defaults; stdin from
          * /dev/null, stdout and stderr on one pipe, the log's. */
         struct spawn_options so = {
+                .path = spec->path,
                 .argv = spec->argv,
                 .env = env,
                 .workdir = spec->workdir,

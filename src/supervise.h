@@ -24,9 +24,11 @@
 
 struct server_spec {
         char *const *argv;          /* resolved argv; argv[0] is looked up in PATH */
+        const char *path;           /* the program to start instead of argv[0]'s PATH lookup,
+                                       or NULL */
         char *const *env;           /* "KEY=VALUE" added to gauntlet's own environment */
         const char *workdir;        /* NULL: gauntlet's cwd */
-        const char *log_path;       /* created (0644), truncated */
+        const char *log_path;       /* created (0600), truncated */
         const char *token;          /* exported as GAUNTLET_ATTEMPT=<token> */
         const char *health_url;     /* full URL of the readiness probe */
         enum ready_kind ready;

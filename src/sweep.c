@@ -4,7 +4,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "checks.h"
@@ -284,7 +286,9 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                         return -ENOMEM;
         if (!env)
                 return -ENOMEM;
+        _cleanup_free_ char *program = sweep_program(m, argv[0]);
         struct server_spec spec = {
+                .path = program,
                 .argv = argv,
                 .env = env,
                 .workdir = m->workdir,
@@ -393,6 +397,99 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                         report_holders(cr, &h, wait);
                 gpu_holders_release(&h);
         }
+        return r;
+}
+
+char *sweep_program(const struct matrix *m, const char *argv0) {
+        if (!m->profile->beside_gauntlet || m->command || strchr(argv0, '/'))
+                return NULL;
+        _cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
+        char *slash = self ? strrchr(self, '/') : NULL;
+        if (!slash)
+                return NULL;
+        *slash = '\0';
+        char *p = strdup_printf("%s/%s", self, argv0);
+        if (p && access(p, X_OK) != 0) {
+                free(p);
+                p = NULL;
+        }
+        return p;
+}
+
+/* Where a program without '/' is found: PATH, as posix_spawnp searches it (gauntlet's own
+ * PATH: the matrix's env is the server's, not the search's). 0 or -ENOENT / -EACCES. */
+static int find_on_path(const char *name, char **ret) {
+        const char *path = getenv("PATH");
+        if (!path || !*path)
+                path = "/usr/local/bin:/usr/bin:/bin";
+        int r = -ENOENT;
+        for (const char *p = path; *p;) {
+                const char *colon = strchr(p, ':');
+                size_t n = colon ? (size_t)(colon - p) : strlen(p);
+                _cleanup_free_ char *f = n ? strdup_printf("%.*s/%s", (int)n, p, name) : strdup_printf("./%s", name);
+                if (!f)
+                        return -ENOMEM;
+                struct stat st;
+                if (stat(f, &st) == 0 && S_ISREG(st.st_mode)) {
+                        if (access(f, X_OK) == 0) {
+                                *ret = TAKE_PTR(f);
+                                return 0;
+                        }
+                        r = -EACCES;
+                }
+                p += n + (colon ? 1 : 0);
+        }
+        return r;
+}
+
+/* "FILE:LINE" of a matrix key, or "FILE" when the key was not written. */
+static char *key_at(const struct matrix *m, unsigned line) {
+        return line ? strdup_printf("%s:%u", m->path, line) : strdup(m->path);
+}
+
+int sweep_preflight(const struct matrix *m, char **ret_error) {
+        _cleanup_free_ char *at_cmd = key_at(m, m->line_command), *at_wd = key_at(m, m->line_workdir),
+                            *at_host = key_at(m, m->line_host);
+        if (!at_cmd || !at_wd || !at_host)
+                return -ENOMEM;
+        const char *argv0 = m->command ? m->command[0] : m->profile->command ? m->profile->command[0] : NULL;
+        char *err = NULL;
+        int r = 0;
+        struct stat st;
+        if (m->workdir && (stat(m->workdir, &st) < 0 || !S_ISDIR(st.st_mode))) {
+                r = stat(m->workdir, &st) < 0 ? -errno : -ENOTDIR;
+                err = strdup_printf("%s: workdir '%s' is not a folder: %s", at_wd, m->workdir, strerror(-r));
+        } else if (argv0) {
+                _cleanup_free_ char *found = sweep_program(m, argv0);
+                if (!found && strchr(argv0, '/')) {
+                        /* a relative path counts from where the server runs */
+                        _cleanup_free_ char *at = argv0[0] != '/' && m->workdir ? strdup_printf("%s/%s", m->workdir, argv0)
+                                                                               : strdup(argv0);
+                        if (!at)
+                                return -ENOMEM;
+                        if (stat(at, &st) < 0)
+                                r = -errno;
+                        else if (!S_ISREG(st.st_mode) || access(at, X_OK) != 0)
+                                r = -EACCES;
+                } else if (!found) {
+                        r = find_on_path(argv0, &found);
+                }
+                if (r < 0)
+                        err = strdup_printf("%s: cannot start '%s': %s%s", at_cmd, argv0,
+                                            r == -EACCES ? "not an executable file" : strerror(-r),
+                                            r == -ENOENT && !strchr(argv0, '/') ? " (not on PATH)" : "");
+        }
+        if (!r) {
+                int port = 0;
+                r = supervise_free_port(matrix_host(m), 0, 1, &port);
+                if (r < 0)
+                        err = strdup_printf("%s: host '%s' is not an address of this machine: %s", at_host,
+                                            matrix_host(m), strerror(-r));
+        }
+        if (r < 0 && ret_error)
+                *ret_error = err;
+        else
+                free(err);
         return r;
 }
 

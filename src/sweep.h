@@ -61,4 +61,16 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
  * errno. */
 int sweep_cleanup_orphans(struct loop *l, struct journal *j, usec_t grace);
 
+/* Whether the matrix's servers can start at all, before any cell: the program exists and
+ * is executable (on PATH when it has no '/'; the profile's own program also beside the
+ * running gauntlet, see sweep_program), the workdir is a folder, the host is an address
+ * of this machine. 0, or a negative errno and in *ret_error one line "FILE:LINE: ..."
+ * naming the matrix key (caller frees). */
+int sweep_preflight(const struct matrix *m, char **ret_error);
+
+/* The program a server of this matrix is started from when it is not argv0 looked up on
+ * PATH: for an engine whose program is built with gauntlet (the testbed), the file of that
+ * name beside the running gauntlet, when there is one. NULL otherwise (or ENOMEM). */
+char *sweep_program(const struct matrix *m, const char *argv0);
+
 #endif

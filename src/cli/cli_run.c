@@ -464,6 +464,13 @@ int cli_run(int argc, char **argv) {
         _cleanup_free_ char *sweep_error = NULL;
         /* Cells that need fewer GPUs than the host has run side by side, one worker per
          * disjoint GPU set; this process then only waits for them and reports. */
+        /* A server that cannot start at all stops the sweep before the first cell. */
+        if (!w.active && (r = sweep_preflight(m, &sweep_error)) < 0) {
+                cli_error("%s", sweep_error ? sweep_error : strerror(-r));
+                journal_close(j);
+                secrets_values_release(&p.secrets);
+                return EXIT_USAGE;
+        }
         struct worker_args wa = {.matrix_path = matrix_path, .journal_path = jpath, .rerun = rerun};
         struct workers_result wr = {0};
         r = w.active ? 0 : workers_run(loop, j, m, gpu, worker_argv, &wa, &cb, &wr, &sweep_error);
