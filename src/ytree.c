@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "utf8.h"
@@ -314,6 +315,9 @@ static int ybuild_open(struct ybuild *b, enum ykind kind, const char *anchor, un
         int r = ybuild_count(b, 1, line);
         if (r < 0)
                 return r;
+        if (b->depth >= YTREE_MAX_DEPTH)
+                return ytree_fail(b->c, line, "nested too deep: more than %d lists or maps inside each other",
+                                  YTREE_MAX_DEPTH);
         struct ynode *n = ybuild_node(b, kind, line);
         if (!n)
                 return -ENOMEM;
@@ -681,6 +685,12 @@ int ytree_load(struct ytree_ctx *c, const char *text, size_t len, struct ytree *
 }
 
 int ytree_read_file(struct ytree_ctx *c, const char *path, char **ret, size_t *ret_len) {
+        /* A FIFO or a device would block the open or the read for ever: files only. */
+        struct stat st;
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+                c->error = strdup_printf("cannot read '%s': not a regular file", path);
+                return -EINVAL;
+        }
         /* One byte past the cap tells "exactly at the cap" from "over it". */
         int r = read_file_capped(path, YTREE_MAX_FILE + 1, ret, ret_len);
         if (r == -EFBIG)

@@ -33,6 +33,9 @@
 #define YTREE_MAX_FILE ((size_t)1 << 20)   /* bytes of YAML (matrix and check suite files) */
 #define YTREE_MAX_NODES 100000             /* nodes after expanding aliases: stops alias bombs */
 #define YTREE_MAX_ANCHORS 1024             /* distinct &anchors in one file */
+#define YTREE_MAX_DEPTH 64                 /* collections inside collections: libyaml's time
+                                            * grows with the square of the depth (200 KB of
+                                            * '[' took 30 s), a matrix needs about 5 */
 
 /* ---- messages ---- */
 

@@ -3,8 +3,8 @@
 # no PATH set up; a server that cannot start at all (not found, not executable, a missing
 # workdir, a host that is not this machine's) stops the sweep before the first cell with
 # one line naming the matrix line, exit 2; "no GPU found" only for engines that need one;
-# a damaged journal named as such; with the reports' disk full, only the reports written
-# are named.
+# a damaged journal named as such; a FIFO for a matrix refused at once; with the reports'
+# disk full, only the reports written are named.
 . "$SRCDIR/tests/lib.sh"
 export GAUNTLET_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1   # no GPU, even on a GPU host
 
@@ -39,6 +39,15 @@ command: [$tmp/not-exec, --port, "{port}"]|3: cannot start '$tmp/not-exec': not 
 command: [$FIXTURE, --port, "{port}"]\\nworkdir: $tmp/no-such-dir|4: workdir '$tmp/no-such-dir' is not a folder: No such file or directory
 command: [$FIXTURE, --port, "{port}"]\\nhost: 192.0.2.77|4: host '192.0.2.77' is not an address of this machine
 EOF2
+
+# 9. a FIFO given as the matrix is refused at once, not read for ever
+mkfifo "$tmp/fifo.yaml"
+set +e
+timeout 10 "$GAUNTLET" run "$tmp/fifo.yaml" --journal "$tmp/fifo.db" >/dev/null 2>"$tmp/fifo.err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "^gauntlet: cannot read '$tmp/fifo.yaml': not a regular file$" "$tmp/fifo.err" ||
+        fail "a FIFO as the matrix: exit $rc, $(cat "$tmp/fifo.err")"
 
 # 3. a GPU engine without a GPU says so, once
 printf 'engine: vllm\nmodel: m\n' >"$tmp/vllm.yaml"
