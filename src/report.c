@@ -9,6 +9,7 @@
 
 #include "objective.h"
 #include "secrets.h"
+#include "text.h"
 
 static void json_decrefp_(json_t **j) {
         json_decref(*j);
@@ -309,87 +310,12 @@ char *report_cell_figure(const struct report_view *v, const struct report_cell *
 /* ---- escaping ---- */
 
 
-/* Code points a terminal or a renderer would act on rather than show: C1 controls (some
- * terminals read U+009B as CSI) and the bidirectional overrides that reorder text. */
-static bool cp_is_hidden_control(uint32_t cp) {
-        return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
-               cp == 0x200e || cp == 0x200f || cp == 0xfeff;
-}
-
-enum escape_mode { ESCAPE_TEXT, ESCAPE_MARKDOWN };
-
-/* The escaped form of the character at p: into tmp (or a constant), its length in bytes
- * of input in *ret_n and in characters shown in *ret_chars. */
-static const char *escape_one(const unsigned char *p, enum escape_mode mode, char tmp[static 16], size_t *ret_n,
-                              size_t *ret_chars) {
-        uint32_t cp = 0;
-        size_t n = utf8_decode(p, SIZE_MAX, &cp, NULL);
-        const char *piece = tmp;
-        *ret_chars = 0;
-        if (n == 0) {
-                snprintf(tmp, 16, "\\x%02x", *p);
-                n = 1;
-        } else if (cp == '\n')
-                piece = mode == ESCAPE_MARKDOWN ? "<br>" : "\\n";
-        else if (cp == '\t')
-                piece = "\\t";
-        else if (cp == '\r')
-                piece = "\\r";
-        else if (cp < 0x20 || cp == 0x7f)
-                snprintf(tmp, 16, "\\x%02x", (unsigned)cp);
-        else if (cp_is_hidden_control(cp))
-                snprintf(tmp, 16, "\\u%04x", (unsigned)cp);
-        else if (mode == ESCAPE_MARKDOWN && cp == '<')
-                piece = "&lt;";
-        else if (mode == ESCAPE_MARKDOWN && cp == '>')
-                piece = "&gt;";
-        else if (mode == ESCAPE_MARKDOWN && cp == '&')
-                piece = "&amp;";
-        else if (mode == ESCAPE_MARKDOWN && cp < 0x80 && strchr("|`\\*_[]~#!", (int)cp))
-                snprintf(tmp, 16, "\\%c", (char)cp);
-        else {
-                memcpy(tmp, p, n);
-                tmp[n] = 0;
-                *ret_chars = 1;
-        }
-        if (*ret_chars == 0)
-                *ret_chars = piece[0] == '&' || piece[0] == '<' ? 1 : strlen(piece);
-        *ret_n = n;
-        return piece;
-}
-
-static int escape(struct buf *out, const char *s, size_t max_chars, enum escape_mode mode) {
-        char tmp[16];
-        size_t n, chars, total = 0, limit = SIZE_MAX;
-        int r = 0;
-        if (!s)
-                return 0;
-        if (max_chars > 0) {
-                for (const unsigned char *p = (const unsigned char *)s; *p; p += n) {
-                        escape_one(p, mode, tmp, &n, &chars);
-                        total += chars;
-                }
-                /* Cut one short to leave room for the ellipsis. */
-                if (total > max_chars)
-                        limit = max_chars - 1;
-        }
-        total = 0;
-        for (const unsigned char *p = (const unsigned char *)s; *p && r >= 0; p += n) {
-                const char *piece = escape_one(p, mode, tmp, &n, &chars);
-                if (total + chars > limit)
-                        return buf_puts(out, "…");
-                r = buf_puts(out, piece);
-                total += chars;
-        }
-        return r;
-}
-
 int report_escape_text(struct buf *out, const char *s, size_t max_chars) {
-        return escape(out, s, max_chars, ESCAPE_TEXT);
+        return text_escape(out, s, max_chars, TEXT_TERMINAL);
 }
 
 int report_escape_markdown(struct buf *out, const char *s, size_t max_chars) {
-        return escape(out, s, max_chars, ESCAPE_MARKDOWN);
+        return text_escape(out, s, max_chars, TEXT_MARKDOWN);
 }
 
 int report_code_span(struct buf *out, const char *s, size_t max_chars, bool in_table) {
@@ -397,7 +323,7 @@ int report_code_span(struct buf *out, const char *s, size_t max_chars, bool in_t
                 return 0;
         struct buf t;
         buf_init(&t, 0);
-        int r = escape(&t, s, max_chars, ESCAPE_TEXT);
+        int r = text_escape(&t, s, max_chars, TEXT_TERMINAL);
         size_t run = 0, longest = 0;
         for (size_t i = 0; r >= 0 && i < t.len; i++) {
                 run = t.data[i] == '`' ? run + 1 : 0;

@@ -11,6 +11,7 @@
 
 #include "objective.h"
 #include "secrets.h"
+#include "text.h"
 #include "utf8.h"
 
 /* What one page shows of text a server, a log or a user can grow. The journal keeps the
@@ -80,8 +81,7 @@ int report_escape_html(struct buf *out, const char *s, size_t max_chars) {
                         tmp[1] = 0;
                 } else if (cp < 0x20 || cp == 0x7f)
                         snprintf(tmp, sizeof(tmp), "\\x%02x", (unsigned)cp);
-                else if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
-                         cp == 0x200e || cp == 0x200f || cp == 0xfeff)
+                else if (text_hidden_control(cp))
                         /* shown, not obeyed: C1 controls and the bidi overrides that reorder text */
                         snprintf(tmp, sizeof(tmp), "\\u%04x", (unsigned)cp);
                 else {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "text.h"
 #include "utf8.h"
 
 /* ------------------------------------------------------------------------------------ */
@@ -28,20 +29,14 @@ const char *ytree_esc(struct ytree_ctx *c, const char *s) {
                 while (take > 0 && ((unsigned char)s[take] & 0xc0) == 0x80)
                         take--;
         }
-        char *out = malloc(take * 4 + 4);
-        if (!out)
+        _cleanup_free_ char *cut = strndup(s, take);
+        struct buf b;
+        buf_init(&b, 0);
+        if (!cut || text_escape(&b, cut, 0, TEXT_TERMINAL) < 0 || (take < n && buf_puts(&b, "...") < 0)) {
+                buf_release(&b);
                 return "?";
-        char *o = out;
-        for (size_t i = 0; i < take; i++) {
-                unsigned char ch = (unsigned char)s[i];
-                if (ch < 0x20 || ch == 0x7f)
-                        o += sprintf(o, "\\x%02x", ch);
-                else
-                        *o++ = (char)ch;
         }
-        if (take < n)
-                o = stpcpy(o, "...");
-        *o = '\0';
+        char *out = buf_detach(&b);
         unsigned slot = c->next++ % ELEMENTSOF(c->scratch);
         free(c->scratch[slot]);
         c->scratch[slot] = out;

@@ -6,6 +6,7 @@
 
 #include "checks.h"
 #include "cli.h"
+#include "text.h"
 #include "http.h"
 #include "loop.h"
 #include "suite.h"
@@ -32,15 +33,13 @@ static void help(void) {
                "unreachable, 2 usage error.\n");
 }
 
-/* Text from a server on a terminal: control bytes shown, never interpreted. */
+/* Text from a server on a terminal: control characters shown, never interpreted. */
 static void put_escaped(FILE *f, const char *s) {
-        for (; s && *s; s++) {
-                unsigned char c = (unsigned char)*s;
-                if (c < 0x20 || c == 0x7f)
-                        fprintf(f, "\\x%02x", c);
-                else
-                        fputc(c, f);
-        }
+        struct buf b;
+        buf_init(&b, 0);
+        if (text_escape(&b, s, 0, TEXT_TERMINAL) >= 0)
+                fputs(buf_str(&b), f);
+        buf_release(&b);
 }
 
 static json_t *json_text(const char *s) {

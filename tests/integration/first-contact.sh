@@ -40,6 +40,20 @@ command: [$FIXTURE, --port, "{port}"]\\nworkdir: $tmp/no-such-dir|4: workdir '$t
 command: [$FIXTURE, --port, "{port}"]\\nhost: 192.0.2.77|4: host '192.0.2.77' is not an address of this machine
 EOF2
 
+# 9. control and bidi characters in axis names and values are escaped in the run's lines
+printf 'engine: testbed\nstartup_timeout: 30s\naxes:\n  "mo\\u202ee":\n    values: [{name: "a\\u2066b"}]\n' >"$tmp/bidi.yaml"
+PATH=/usr/bin:/bin "$GAUNTLET" run "$tmp/bidi.yaml" --journal "$tmp/bidi.db" >"$tmp/bidi.out" 2>&1 ||
+        { cat "$tmp/bidi.out"; fail "the bidi sweep failed"; }
+grep -q 'mo\\u202ee=a\\u2066b' "$tmp/bidi.out" || fail "axis text not escaped: $(head -3 "$tmp/bidi.out" | od -c | head -5)"
+! grep -q "$(printf '\342\200\256')" "$tmp/bidi.out" || fail "a raw bidi override reached the terminal"
+! grep -q "$(printf '\342\201\246')" "$tmp/bidi.out" || fail "a raw bidi isolate reached the terminal"
+# and in the matrix's own error messages
+printf 'engine: testbed\naxes:\n  "mo\\u202ee":\n    values: [x]\n' >"$tmp/bidi2.yaml"
+set +e
+"$GAUNTLET" run "$tmp/bidi2.yaml" --journal "$tmp/bidi2.db" >/dev/null 2>"$tmp/bidi2.err"
+set -e
+grep -q "axis 'mo\\\\u202ee' has no flag" "$tmp/bidi2.err" || fail "matrix error not escaped: $(cat "$tmp/bidi2.err")"
+
 # 9. a FIFO given as the matrix is refused at once, not read for ever
 mkfifo "$tmp/fifo.yaml"
 set +e
