@@ -17,7 +17,7 @@
 
 static const char *const top_keys[] = {
         "engine", "model",    "command",  "args",   "env",     "host",      "port",
-        "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "memory_timeout", "gpus_per_cell", "axes",
+        "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "straggler_timeout", "memory_timeout", "gpus_per_cell", "axes",
         "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit",
         NULL,
 };
@@ -156,6 +156,11 @@ static int parse_base(struct ytree_ctx *c, const struct ynode *root, struct matr
                 return r;
         if ((v = y_get(root, "stop_timeout")) && (r = y_duration(c, v, "stop_timeout", &m->stop_timeout)) < 0)
                 return r;
+        m->straggler_timeout = MIN(USEC_PER_SEC, m->stop_timeout);
+        if ((v = y_get(root, "straggler_timeout")) &&
+            (r = y_duration(c, v, "straggler_timeout", &m->straggler_timeout)) < 0)
+                return r;
+        m->straggler_timeout = MIN(m->straggler_timeout, m->stop_timeout);
         m->gpus_per_cell = m->tp;
         if ((v = y_get(root, "gpus_per_cell")) && (r = y_int(c, v, "gpus_per_cell", 0, 1024, &m->gpus_per_cell)) < 0)
                 return r;

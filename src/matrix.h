@@ -76,6 +76,8 @@ struct matrix {
         usec_t startup_timeout;       /* default 20m */
         usec_t request_timeout;       /* per check request; default 5m */
         usec_t stop_timeout;          /* SIGTERM grace before SIGKILL; default 30s */
+        usec_t straggler_timeout;     /* once the main process is gone, the grace its other
+                                         processes get; default 1s, at most stop_timeout */
         usec_t memory_timeout;        /* after a stop, the wait for GPU memory to come back
                                          to where it was before the launch; default 2m */
         struct axis *axes;

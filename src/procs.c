@@ -226,15 +226,20 @@ static void on_pidfd(struct loop *l, int fd, uint32_t revents, void *userdata) {
         loop_unwatch_fd(l, fd);
 }
 
-/* Signals every listed process through a pidfd and waits until all exited or `until`.
- * Returns how many it signalled. */
-static int signal_and_wait(struct loop *l, const pid_t *pids, size_t n, int sig, usec_t until) {
+/* Signals every listed process through a pidfd and waits until all exited or `until`;
+ * once `main` (when listed; 0: none) is gone, at most `straggler_grace` more (0: no
+ * shortening). Returns how many it signalled. */
+static int signal_and_wait(struct loop *l, const pid_t *pids, size_t n, int sig, usec_t until, pid_t main,
+                           usec_t straggler_grace) {
         struct watched *w = calloc(n ? n : 1, sizeof(*w));
         if (!w)
                 return -ENOMEM;
         size_t pending = 0;
         int signalled = 0;
+        ssize_t main_at = -1;
         for (size_t i = 0; i < n; i++) {
+                if (main && pids[i] == main)
+                        main_at = (ssize_t)i;
                 w[i].pidfd = pidfd_open(pids[i], 0);
                 if (w[i].pidfd < 0) {
                         w[i].gone = true; /* exited between the search and now */
@@ -250,6 +255,10 @@ static int signal_and_wait(struct loop *l, const pid_t *pids, size_t n, int sig,
                 }
                 pending++;
         }
+        /* the main process already gone: everything here is a straggler */
+        if (straggler_grace && (main_at < 0 || w[main_at].gone))
+                until = MIN(until, now_usec() + straggler_grace);
+        bool main_gone = main_at < 0 || w[main_at].gone;
         while (pending > 0) {
                 int r = loop_iterate(l, until);
                 if (r == -ETIME)
@@ -259,6 +268,10 @@ static int signal_and_wait(struct loop *l, const pid_t *pids, size_t n, int sig,
                 for (size_t i = 0; i < n; i++)
                         if (!w[i].gone)
                                 pending++;
+                if (straggler_grace && !main_gone && w[main_at].gone) {
+                        main_gone = true;
+                        until = MIN(until, now_usec() + straggler_grace);
+                }
         }
         for (size_t i = 0; i < n; i++) {
                 if (w[i].pidfd < 0)
@@ -281,7 +294,7 @@ int procs_terminate(struct loop *l, const struct procs_query *q, usec_t grace, u
                 return r;
         if (n > 0) {
                 usec_t until = MIN(now_usec() + grace, deadline);
-                r = signal_and_wait(l, pids, n, SIGTERM, until);
+                r = signal_and_wait(l, pids, n, SIGTERM, until, q->main, q->straggler_grace);
                 if (r < 0)
                         return r;
         }
@@ -300,7 +313,7 @@ int procs_terminate(struct loop *l, const struct procs_query *q, usec_t grace, u
                                 *ret_killed = killed;
                         return -ETIME;
                 }
-                r = signal_and_wait(l, pids, n, SIGKILL, MIN(now_usec() + 5 * USEC_PER_SEC, deadline));
+                r = signal_and_wait(l, pids, n, SIGKILL, MIN(now_usec() + 5 * USEC_PER_SEC, deadline), 0, 0);
                 if (r < 0)
                         return r;
                 killed += (size_t)r;

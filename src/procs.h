@@ -22,6 +22,11 @@ struct procs_query {
         const char *token;   /* match GAUNTLET_ATTEMPT=<token> in /proc/PID/environ; may be NULL */
         pid_t root;          /* include descendants of this pid (and itself); 0: none */
         pid_t sid;           /* include members of this session; 0: none */
+        /* procs_terminate: the server's main process. Once it is gone (or when it was
+         * gone before the stop), whatever is left is a straggler and gets only
+         * straggler_grace after SIGTERM, not the whole grace. 0: no main process. */
+        pid_t main;
+        usec_t straggler_grace;
 };
 
 /* Lists the live (non-zombie) processes matching q, never gauntlet itself. *ret is a

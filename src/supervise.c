@@ -230,6 +230,7 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
         buf_init(&s->probe_body, MAX_PROBE_BODY);
         s->health_url = strdup(spec->health_url ? spec->health_url : "");
         s->token = spec->token ? strdup(spec->token) : NULL;
+        s->straggler_grace = spec->straggler_grace;
         if (!s->health_url || (spec->token && !s->token)) {
                 r = -ENOMEM;
                 goto fail;
@@ -343,6 +344,9 @@ int server_stop(struct server *s, usec_t grace, usec_t deadline, size_t *ret_kil
                 .token = s->token,
                 .root = s->exited ? 0 : s->pid,
                 .sid = s->pid, /* spawned with setsid: its session id is its pid */
+                /* once the main process is gone, the rest are stragglers: a short grace */
+                .main = s->exited ? 0 : s->pid,
+                .straggler_grace = s->straggler_grace,
         };
         int r = procs_terminate(s->loop, &q, grace, deadline, ret_killed);
         /* The main process is ours: its pidfd fires when it is a zombie. */

@@ -33,6 +33,9 @@ struct server_spec {
         const char *health_url;     /* full URL of the readiness probe */
         enum ready_kind ready;
         const char *ready_line;     /* ERE or NULL: when seen, probe at once */
+        usec_t straggler_grace;     /* server_stop: the SIGTERM grace left to its other
+                                       processes once the main one is gone; 0: the whole
+                                       grace */
 };
 
 struct server {
@@ -64,6 +67,7 @@ struct server {
         regex_t ready_re;
         bool has_ready_re;
         char *token;
+        usec_t straggler_grace;     /* from the spec */
 };
 
 /* Spawns the server. On failure nothing is left running and *ret is untouched; -ENOENT

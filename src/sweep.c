@@ -297,6 +297,7 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                 .health_url = health,
                 .ready = m->profile->ready,
                 .ready_line = m->profile->ready_line,
+                .straggler_grace = m->straggler_timeout,
         };
 
         /* Where GPU memory stands before the launch: the next cell starts only once it is
