@@ -10,11 +10,6 @@
 #include "objective.h"
 #include "secrets.h"
 
-static void json_decrefp_(json_t **j) {
-        json_decref(*j);
-}
-#define _cleanup_json_ _cleanup_(json_decrefp_)
-
 void report_view_free(struct report_view *v) {
         if (!v)
                 return;

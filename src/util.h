@@ -53,6 +53,10 @@ static inline void closep(int *fd) {
 }
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
+/* A json_t * released with json_decref at the end of its scope; NULL is fine. Names
+ * jansson's own json_decrefp, so it only works where <jansson.h> is included (this header
+ * does not pull jansson in for the modules that have no use for it). */
+#define _cleanup_json_ _cleanup_(json_decrefp)
 
 /* NULL-terminated vectors of owned strings. */
 void strv_free(char **v);
