@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/timerfd.h>
 
+#include "metrics.h"
 #include "procs.h"
 #include "sse.h"
 
@@ -644,7 +645,7 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                 size_t i;
                 json_t *lvj;
                 json_array_foreach(levels, i, lvj)
-                        json_array_append_new(json_object_get(lvj, "warnings"),
+                        json_array_append_new(json_object_get(lvj, metric_key(METRIC_WARNINGS)),
                                               json_sprintf("raw samples truncated at %d requests",
                                                            BENCH_MAX_SAMPLES));
         }
