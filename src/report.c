@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "metrics.h"
 #include "objective.h"
 #include "secrets.h"
 
@@ -160,7 +161,7 @@ static bool bench_value(const struct report_cell *c, const struct objective *o, 
         if (o->smoke || !c->bench)
                 return false;
         json_array_foreach(c->bench, i, e) {
-                long level = (long)json_integer_value(json_object_get(e, "concurrency"));
+                long level = (long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY)));
                 double x;
                 if (o->concurrency && level != o->concurrency)
                         continue;
@@ -269,20 +270,6 @@ size_t report_count_verdicts(const struct report_view *v, size_t counts[static _
         return counts[VERDICT_PASS];
 }
 
-static bool metric_is(const struct objective *o, const char *name) {
-        return o->metric_len == strlen(name) && memcmp(o->metric, name, o->metric_len) == 0;
-}
-
-static const char *metric_unit(const struct objective *o) {
-        if (metric_is(o, "output_tokens_per_s"))
-                return "tok/s";
-        if (metric_is(o, "total_tokens_per_s"))
-                return "tok/s total";
-        if (metric_is(o, "requests_per_s"))
-                return "req/s";
-        return NULL;
-}
-
 char *report_cell_figure(const struct report_view *v, const struct report_cell *c) {
         struct objective o;
         double x;
@@ -291,7 +278,7 @@ char *report_cell_figure(const struct report_view *v, const struct report_cell *
                 return NULL;
         view_objective(v, &o);
         if (bench_value(c, &o, &x, &level)) {
-                const char *unit = metric_unit(&o);
+                const char *unit = o.info ? o.info->figure : NULL;
                 if (unit)
                         return strdup_printf("%.1f %s @%ld", x, unit, level);
                 return strdup_printf("%.*s %.4g @%ld", (int)o.metric_len, o.metric, x, level);
