@@ -11,7 +11,6 @@
 #include <sys/timerfd.h>
 
 #include "metrics.h"
-#include "procs.h"
 #include "sse.h"
 
 /* libcurl's receive buffer per handle. SSE chunks are small; 16 KiB is libcurl's default
@@ -620,11 +619,8 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
         for (size_t i = 0; i < ELEMENTSOF(headers); i++)
                 if (slist_add(&b.headers, headers[i]) < 0)
                         goto out;
-        char token[33];
-        if ((r = procs_new_token(token)) < 0)
+        if ((r = random_hex(b.run_id, (sizeof(b.run_id) - 1) / 2)) < 0)
                 goto out;
-        memcpy(b.run_id, token, sizeof(b.run_id) - 1);
-        b.run_id[sizeof(b.run_id) - 1] = '\0';
         for (const char *const *p = t->prompts; p && *p; p++)
                 b.n_prompts++;
         b.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);

@@ -94,5 +94,8 @@ int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len);
 int write_all(int fd, const void *buf, size_t n);
 /* mkdir -p; 0 if it exists already. */
 int mkdir_p(const char *path, unsigned mode);
+/* Fresh randomness (getrandom) as 2 * n_bytes lowercase hex digits and a NUL: buf holds
+ * 2 * n_bytes + 1 bytes. 0, or a negative errno with buf's content unspecified. */
+int random_hex(char *buf, size_t n_bytes);
 
 #endif
