@@ -10,7 +10,7 @@
 #include <sys/resource.h>
 #include <sys/timerfd.h>
 
-#include "procs.h"
+#include "metrics.h"
 #include "sse.h"
 
 /* libcurl's receive buffer per handle. SSE chunks are small; 16 KiB is libcurl's default
@@ -619,11 +619,8 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
         for (size_t i = 0; i < ELEMENTSOF(headers); i++)
                 if (slist_add(&b.headers, headers[i]) < 0)
                         goto out;
-        char token[33];
-        if ((r = procs_new_token(token)) < 0)
+        if ((r = random_hex(b.run_id, (sizeof(b.run_id) - 1) / 2)) < 0)
                 goto out;
-        memcpy(b.run_id, token, sizeof(b.run_id) - 1);
-        b.run_id[sizeof(b.run_id) - 1] = '\0';
         for (const char *const *p = t->prompts; p && *p; p++)
                 b.n_prompts++;
         b.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -644,7 +641,7 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                 size_t i;
                 json_t *lvj;
                 json_array_foreach(levels, i, lvj)
-                        json_array_append_new(json_object_get(lvj, "warnings"),
+                        json_array_append_new(json_object_get(lvj, metric_key(METRIC_WARNINGS)),
                                               json_sprintf("raw samples truncated at %d requests",
                                                            BENCH_MAX_SAMPLES));
         }

@@ -1,5 +1,6 @@
 /* bench_metrics.c -- the pure half of bench: event parsing, schedules, prompts, level metrics. */
 #include "bench.h"
+#include "metrics.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -342,19 +343,20 @@ static double r3(double x) {
         return round(x * 1000.0) / 1000.0;
 }
 
-/* {"p50", "p90", "p99", "p999", "mean", "min", "max", "count"} in milliseconds; null when empty. */
+/* {"p50", "p90", "p99", "p999", "mean", "min", "max", "count"} (metric_stat_key) in milliseconds;
+ * null when empty. */
 static json_t *dist_json(const struct hist *h) {
         if (!h->count)
                 return json_null();
         return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I}",
-                         "p50", r3((double)hist_percentile(h, 50) / 1e3),
-                         "p90", r3((double)hist_percentile(h, 90) / 1e3),
-                         "p99", r3((double)hist_percentile(h, 99) / 1e3),
-                         "p999", r3((double)hist_percentile(h, 99.9) / 1e3),
-                         "mean", r3(hist_mean(h) / 1e3),
-                         "min", r3((double)h->min / 1e3),
-                         "max", r3((double)h->max / 1e3),
-                         "count", (json_int_t)h->count);
+                         metric_stat_key(METRIC_STAT_P50), r3((double)hist_percentile(h, 50) / 1e3),
+                         metric_stat_key(METRIC_STAT_P90), r3((double)hist_percentile(h, 90) / 1e3),
+                         metric_stat_key(METRIC_STAT_P99), r3((double)hist_percentile(h, 99) / 1e3),
+                         metric_stat_key(METRIC_STAT_P999), r3((double)hist_percentile(h, 99.9) / 1e3),
+                         metric_stat_key(METRIC_STAT_MEAN), r3(hist_mean(h) / 1e3),
+                         metric_stat_key(METRIC_STAT_MIN), r3((double)h->min / 1e3),
+                         metric_stat_key(METRIC_STAT_MAX), r3((double)h->max / 1e3),
+                         metric_stat_key(METRIC_STAT_COUNT), (json_int_t)h->count);
 }
 
 static int warn(struct bench_level *lv, const char *fmt, ...) _printf_(2, 3);
@@ -402,49 +404,56 @@ json_t *bench_level_json(struct bench_level *lv) {
         json_t *o = json_pack(
                 "{s:i, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:O, s:f, s:I, s:I, s:f, s:f, s:f,"
                 " s:o, s:o, s:o, s:o, s:o, s:I, s:f}",
-                "concurrency", lv->concurrency,
-                "output_tokens_per_s", r3((double)lv->output_tokens * per_s),
-                "requests", (json_int_t)lv->requests,
-                "completed", (json_int_t)lv->completed,
-                "failed", (json_int_t)lv->failed,
-                "aborted", (json_int_t)lv->aborted,
-                "resent", (json_int_t)lv->resent,
-                "events_after_done", (json_int_t)lv->after_done,
-                "errors", lv->errors,
-                "duration_s", r3(window),
-                "output_tokens", (json_int_t)lv->output_tokens,
-                "prompt_tokens", (json_int_t)lv->prompt_tokens,
-                "total_tokens_per_s", r3((double)(lv->output_tokens + lv->prompt_tokens) * per_s),
-                "requests_per_s", r3((double)lv->completed * per_s),
-                "tokens_per_chunk", r3(tpc),
-                "ttft_ms", dist_json(&lv->ttft),
-                "itl_ms", dist_json(&lv->itl),
-                "tpot_ms", dist_json(&lv->tpot),
-                "e2e_ms", dist_json(&lv->e2e),
-                "send_delay_ms", dist_json(&lv->send_delay),
-                "chunks", (json_int_t)lv->chunks,
-                "send_rate_per_s", r3(achieved));
+                metric_key(METRIC_CONCURRENCY), lv->concurrency,
+                metric_key(METRIC_OUTPUT_TOKENS_PER_S), r3((double)lv->output_tokens * per_s),
+                metric_key(METRIC_REQUESTS), (json_int_t)lv->requests,
+                metric_key(METRIC_COMPLETED), (json_int_t)lv->completed,
+                metric_key(METRIC_FAILED), (json_int_t)lv->failed,
+                metric_key(METRIC_ABORTED), (json_int_t)lv->aborted,
+                metric_key(METRIC_RESENT), (json_int_t)lv->resent,
+                metric_key(METRIC_EVENTS_AFTER_DONE), (json_int_t)lv->after_done,
+                metric_key(METRIC_ERRORS), lv->errors,
+                metric_key(METRIC_DURATION_S), r3(window),
+                metric_key(METRIC_OUTPUT_TOKENS), (json_int_t)lv->output_tokens,
+                metric_key(METRIC_PROMPT_TOKENS), (json_int_t)lv->prompt_tokens,
+                metric_key(METRIC_TOTAL_TOKENS_PER_S), r3((double)(lv->output_tokens + lv->prompt_tokens) * per_s),
+                metric_key(METRIC_REQUESTS_PER_S), r3((double)lv->completed * per_s),
+                metric_key(METRIC_TOKENS_PER_CHUNK), r3(tpc),
+                metric_key(METRIC_TTFT_MS), dist_json(&lv->ttft),
+                metric_key(METRIC_ITL_MS), dist_json(&lv->itl),
+                metric_key(METRIC_TPOT_MS), dist_json(&lv->tpot),
+                metric_key(METRIC_E2E_MS), dist_json(&lv->e2e),
+                metric_key(METRIC_SEND_DELAY_MS), dist_json(&lv->send_delay),
+                metric_key(METRIC_CHUNKS), (json_int_t)lv->chunks,
+                metric_key(METRIC_SEND_RATE_PER_S), r3(achieved));
         if (!o)
                 return NULL;
         if (lv->rate > 0)
-                json_object_set_new(o, "rate", json_real(lv->rate));
+                json_object_set_new(o, metric_key(METRIC_RATE), json_real(lv->rate));
         if (lv->slo_ttft || lv->slo_tpot)
-                json_object_set_new(o, "goodput",
+                json_object_set_new(o, metric_key(METRIC_GOODPUT),
                                     json_pack("{s:o, s:o, s:f, s:f, s:I}",
-                                              "slo_ttft_ms", lv->slo_ttft ? json_real(r3((double)lv->slo_ttft / 1e3)) : json_null(),
-                                              "slo_tpot_ms", lv->slo_tpot ? json_real(r3((double)lv->slo_tpot / 1e3)) : json_null(),
-                                              "requests_per_s", r3((double)lv->good * per_s),
-                                              "output_tokens_per_s", r3((double)lv->good_tokens * per_s),
-                                              "good", (json_int_t)lv->good));
-        json_object_set_new(o, "client_cpu",
+                                              metric_key(METRIC_GOODPUT_SLO_TTFT_MS),
+                                              lv->slo_ttft ? json_real(r3((double)lv->slo_ttft / 1e3)) : json_null(),
+                                              metric_key(METRIC_GOODPUT_SLO_TPOT_MS),
+                                              lv->slo_tpot ? json_real(r3((double)lv->slo_tpot / 1e3)) : json_null(),
+                                              metric_key(METRIC_GOODPUT_REQUESTS_PER_S), r3((double)lv->good * per_s),
+                                              metric_key(METRIC_GOODPUT_OUTPUT_TOKENS_PER_S),
+                                              r3((double)lv->good_tokens * per_s),
+                                              metric_key(METRIC_GOODPUT_GOOD), (json_int_t)lv->good));
+        json_object_set_new(o, metric_key(METRIC_CLIENT_CPU),
                             json_pack("{s:f, s:f, s:f, s:f, s:I, s:f, s:I, s:f, s:i, s:i}",
-                                      "user_s", r3(lv->cpu_user_s), "sys_s", r3(lv->cpu_sys_s),
-                                      "wall_s", r3(lv->wall_s), "cores", r3(cores),
-                                      "events", (json_int_t)lv->events,
-                                      "events_per_cpu_s", cpu > 0 ? r3((double)lv->events / cpu) : 0.0,
-                                      "reads", (json_int_t)lv->reads,
-                                      "events_per_read", lv->reads ? r3((double)lv->events / (double)lv->reads) : 0.0,
-                                      "rss_kb_start", (int)lv->rss_kb_start, "rss_kb_peak", (int)lv->rss_kb_peak));
-        json_object_set(o, "warnings", lv->warnings);
+                                      metric_key(METRIC_CPU_USER_S), r3(lv->cpu_user_s),
+                                      metric_key(METRIC_CPU_SYS_S), r3(lv->cpu_sys_s),
+                                      metric_key(METRIC_CPU_WALL_S), r3(lv->wall_s),
+                                      metric_key(METRIC_CPU_CORES), r3(cores),
+                                      metric_key(METRIC_CPU_EVENTS), (json_int_t)lv->events,
+                                      metric_key(METRIC_CPU_EVENTS_PER_CPU_S), cpu > 0 ? r3((double)lv->events / cpu) : 0.0,
+                                      metric_key(METRIC_CPU_READS), (json_int_t)lv->reads,
+                                      metric_key(METRIC_CPU_EVENTS_PER_READ),
+                                      lv->reads ? r3((double)lv->events / (double)lv->reads) : 0.0,
+                                      metric_key(METRIC_CPU_RSS_KB_START), (int)lv->rss_kb_start,
+                                      metric_key(METRIC_CPU_RSS_KB_PEAK), (int)lv->rss_kb_peak));
+        json_object_set(o, metric_key(METRIC_WARNINGS), lv->warnings);
         return o;
 }

@@ -19,11 +19,6 @@ struct journal {
         bool readonly;
 };
 
-static void json_decrefp_(json_t **j) {
-        json_decref(*j);
-}
-#define _cleanup_json_ _cleanup_(json_decrefp_)
-
 static int errno_from_sqlite(sqlite3 *db, int rc) {
         int e;
         switch (rc & 0xff) {

@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "cells.h"
+#include "metrics.h"
 #include "objective.h"
 #include "suite.h"
 #include "ytree.h"
@@ -21,8 +22,6 @@ static const char *const top_keys[] = {
         "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit",
         NULL,
 };
-static const char *const metrics[] = {"output_tokens_per_s", "total_tokens_per_s", "requests_per_s", "goodput",
-                                      NULL};
 
 static void axis_value_release(struct axis_value *v) {
         free(v->name);
@@ -477,11 +476,14 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                         _cleanup_free_ char *metric = strndup(o.metric, o.metric_len);
                         if (!metric)
                                 return -ENOMEM;
-                        bool known = false;
-                        for (size_t i = 0; metrics[i] && !known; i++)
-                                known = strcmp(metrics[i], metric) == 0;
-                        if (!known) {
-                                _cleanup_free_ char *h = ytree_hint(metric, metrics, strv_length((char *const *)metrics));
+                        if (!o.info || !o.info->objective) {
+                                /* The metrics an objective may name: the table's, in its order. */
+                                const char *names[_METRIC_MAX];
+                                size_t n_names = 0;
+                                for (int i = 0; i < _METRIC_MAX; i++)
+                                        if (metric_info((enum metric)i)->objective)
+                                                names[n_names++] = metric_key((enum metric)i);
+                                _cleanup_free_ char *h = ytree_hint(metric, names, n_names);
                                 return ytree_fail(c, v->line, "objective: unknown metric '%s'%s", ytree_esc(c, metric), h ? h : "");
                         }
                         long level = o.concurrency;

@@ -4,12 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A metric part naming a time: "ttft_ms", "e2e_s", but not "requests_per_s". */
-static bool component_is_time(const char *s, size_t n) {
-        return (n >= 3 && memcmp(s + n - 3, "_ms", 3) == 0) ||
-               (n >= 2 && memcmp(s + n - 2, "_s", 2) == 0 && !(n >= 6 && memcmp(s + n - 6, "_per_s", 6) == 0));
-}
-
 void objective_parse(const char *text, struct objective *ret) {
         if (strcmp(text, "smoke") == 0) {
                 *ret = (struct objective){.smoke = true, .metric = text + strlen(text)};
@@ -26,13 +20,9 @@ void objective_parse(const char *text, struct objective *ret) {
                 long level = strtol(at + 1, &end, 10);
                 o.concurrency = *end || level <= 0 ? 0 : level;
         }
-        for (size_t i = 0; i < o.metric_len;) {
-                size_t k = 0;
-                while (i + k < o.metric_len && o.metric[i + k] != '.')
-                        k++;
-                if (component_is_time(o.metric + i, k))
-                        o.higher_better = false;
-                i += k + 1;
-        }
+        const struct metric_info *along = NULL;
+        o.info = metric_resolve(o.metric, o.metric_len, &along);
+        if (along)
+                o.higher_better = along->direction == METRIC_HIGHER_BETTER;
         *ret = o;
 }

@@ -8,8 +8,6 @@
 
 static const char *const default_reasoning_fields[] = {"reasoning_content", "reasoning", NULL};
 
-#define _cleanup_json_ _cleanup_(json_decrefp) /* jansson's own helper */
-
 /* ---- request bodies ---------------------------------------------------------------- */
 
 int openai_build_request(const struct openai_params *p, char **ret) {

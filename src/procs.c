@@ -10,7 +10,6 @@
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/wait.h>
 
 struct proc_info {
@@ -146,20 +145,7 @@ int procs_find(const struct procs_query *q, pid_t **ret, size_t *ret_n) {
 }
 
 int procs_new_token(char buf[static 33]) {
-        uint8_t raw[16];
-        size_t got = 0;
-        while (got < sizeof(raw)) {
-                ssize_t k = getrandom(raw + got, sizeof(raw) - got, 0);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                got += (size_t)k;
-        }
-        for (size_t i = 0; i < sizeof(raw); i++)
-                snprintf(buf + 2 * i, 3, "%02x", raw[i]);
-        return 0;
+        return random_hex(buf, 16);
 }
 
 /* Children registered by their owners: not reaped here. A sweep runs few servers at once. */

@@ -7,14 +7,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "metrics.h"
 #include "objective.h"
 #include "secrets.h"
 #include "text.h"
-
-static void json_decrefp_(json_t **j) {
-        json_decref(*j);
-}
-#define _cleanup_json_ _cleanup_(json_decrefp_)
 
 void report_view_free(struct report_view *v) {
         if (!v)
@@ -166,7 +162,7 @@ static bool bench_value(const struct report_cell *c, const struct objective *o, 
         if (o->smoke || !c->bench)
                 return false;
         json_array_foreach(c->bench, i, e) {
-                long level = (long)json_integer_value(json_object_get(e, "concurrency"));
+                long level = (long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY)));
                 double x;
                 if (o->concurrency && level != o->concurrency)
                         continue;
@@ -275,20 +271,6 @@ size_t report_count_verdicts(const struct report_view *v, size_t counts[static _
         return counts[VERDICT_PASS];
 }
 
-static bool metric_is(const struct objective *o, const char *name) {
-        return o->metric_len == strlen(name) && memcmp(o->metric, name, o->metric_len) == 0;
-}
-
-static const char *metric_unit(const struct objective *o) {
-        if (metric_is(o, "output_tokens_per_s"))
-                return "tok/s";
-        if (metric_is(o, "total_tokens_per_s"))
-                return "tok/s total";
-        if (metric_is(o, "requests_per_s"))
-                return "req/s";
-        return NULL;
-}
-
 char *report_cell_figure(const struct report_view *v, const struct report_cell *c) {
         struct objective o;
         double x;
@@ -297,7 +279,7 @@ char *report_cell_figure(const struct report_view *v, const struct report_cell *
                 return NULL;
         view_objective(v, &o);
         if (bench_value(c, &o, &x, &level)) {
-                const char *unit = metric_unit(&o);
+                const char *unit = o.info ? o.info->figure : NULL;
                 if (unit)
                         return strdup_printf("%.1f %s @%ld", x, unit, level);
                 return strdup_printf("%.*s %.4g @%ld", (int)o.metric_len, o.metric, x, level);

@@ -96,8 +96,9 @@ const char *report_cell_cause(const struct report_cell *c);
 /* The objective: "METRIC@N" reads METRIC (a key of a bench entry, dots reach into
  * objects: "ttft_ms.p50") from the bench entry with concurrency N; "METRIC" alone takes
  * the best level; "smoke" (or no bench figure on any passing cell) ranks by the smoke
- * suite's time (sum of check latencies). Metrics ending in "_ms", "_s" or a percentile
- * below one of those are lower-is-better; the rest higher-is-better. */
+ * suite's time (sum of check latencies). Which way is better is the metrics table's
+ * (metrics.h): the times ("_ms", "_s", and a percentile below one of those) are
+ * lower-is-better, the rest higher-is-better, and so is a metric the table does not hold. */
 struct report_score {
         bool by_bench;        /* value is the bench metric; else seconds of smoke suite */
         bool higher_better;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "metrics.h"
 #include "objective.h"
 #include "secrets.h"
 #include "text.h"
@@ -1099,8 +1100,8 @@ static void put_marker(struct page *p, int k, double cx, double cy, bool hollow)
         }
 }
 
-static bool bench_metric(json_t *entry, const char *metric, const char *pct, double *ret) {
-        json_t *m = json_object_get(json_object_get(entry, metric), pct);
+static bool bench_metric(json_t *entry, enum metric metric, enum metric_stat stat, double *ret) {
+        json_t *m = json_object_get(json_object_get(entry, metric_key(metric)), metric_stat_key(stat));
         if (!json_is_number(m))
                 return false;
         *ret = json_number_value(m);
@@ -1112,18 +1113,19 @@ struct series {
         json_t *bench;
 };
 
-/* One panel: metric (ttft_ms, itl_ms) p50 solid and p99 dashed for each series. */
+/* One panel: metric (ttft_ms, itl_ms) p50 solid and p99 dashed for each series, titled with
+ * the table's name and unit. */
 static void put_latency_panel(struct page *p, const struct series *s, size_t ns, const long *levels, size_t nl,
-                              const char *metric, const char *title, double x0) {
+                              enum metric metric, double x0) {
         const double PW = 440, PH = 230, L = 56, T = 34, PLOT_W = PW - L - 14;
         double max = 0, v;
         for (size_t i = 0; i < ns; i++) {
                 size_t k;
                 json_t *e;
                 json_array_foreach(s[i].bench, k, e) {
-                        if (bench_metric(e, metric, "p99", &v))
+                        if (bench_metric(e, metric, METRIC_STAT_P99, &v))
                                 max = MAX(max, v);
-                        if (bench_metric(e, metric, "p50", &v))
+                        if (bench_metric(e, metric, METRIC_STAT_P50, &v))
                                 max = MAX(max, v);
                 }
         }
@@ -1131,7 +1133,10 @@ static void put_latency_panel(struct page *p, const struct series *s, size_t ns,
         if (!(top > 0))
                 top = 1;
         putf(p, "<text class=\"ptitle\" x=\"%.0f\" y=\"18\">", x0 + L);
-        esc(p, title);
+        esc(p, metric_info(metric)->name);
+        put(p, " (");
+        esc(p, metric_info(metric)->unit);
+        put(p, ")");
         put(p, "</text>\n");
         for (int tick = 0; tick <= 12 && tick * step <= top + step / 2; tick++) {
                 double t = tick * step;
@@ -1148,7 +1153,7 @@ static void put_latency_panel(struct page *p, const struct series *s, size_t ns,
         }
         putf(p, "<text class=\"axis\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">concurrency</text>\n",
              x0 + L + PLOT_W / 2, T + PH + 38);
-        static const char *const pcts[] = {"p99", "p50"};
+        static const enum metric_stat pcts[] = {METRIC_STAT_P99, METRIC_STAT_P50};
         for (size_t i = 0; i < ns; i++) {
                 for (size_t q = 0; q < ELEMENTSOF(pcts); q++) {
                         bool p99 = q == 0;
@@ -1161,7 +1166,7 @@ static void put_latency_panel(struct page *p, const struct series *s, size_t ns,
                                 size_t k;
                                 json_t *e;
                                 json_array_foreach(s[i].bench, k, e) {
-                                        if ((long)json_integer_value(json_object_get(e, "concurrency")) != levels[j])
+                                        if ((long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))) != levels[j])
                                                 continue;
                                         if (!bench_metric(e, metric, pcts[q], &v))
                                                 break;
@@ -1182,7 +1187,8 @@ static void put_latency_panel(struct page *p, const struct series *s, size_t ns,
                         }
                         for (size_t k = 0; k < np; k++) {
                                 put_marker(p, (int)i, pts[k].x, pts[k].y, p99);
-                                putf(p, "><title>#%zu %s %s at concurrency %ld: ", i + 1, metric, pcts[q], pts[k].level);
+                                putf(p, "><title>#%zu %s %s at concurrency %ld: ", i + 1, metric_key(metric), metric_stat_key(pcts[q]),
+                                     pts[k].level);
                                 put_number(p, pts[k].val);
                                 put(p, " ms</title></");
                                 put(p, i == 0 ? "circle" : i == 1 ? "rect" : "path");
@@ -1214,8 +1220,9 @@ static void put_latency_chart(struct page *p, const struct ctx *x) {
                 size_t k;
                 json_t *e;
                 json_array_foreach(c->bench, k, e) {
-                        any |= bench_metric(e, "ttft_ms", "p50", &d) || bench_metric(e, "itl_ms", "p50", &d);
-                        long level = (long)json_integer_value(json_object_get(e, "concurrency"));
+                        any |= bench_metric(e, METRIC_TTFT_MS, METRIC_STAT_P50, &d) ||
+                               bench_metric(e, METRIC_ITL_MS, METRIC_STAT_P50, &d);
+                        long level = (long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY)));
                         bool seen = false;
                         for (size_t j = 0; j < nl; j++)
                                 seen |= levels[j] == level;
@@ -1234,8 +1241,8 @@ static void put_latency_chart(struct page *p, const struct ctx *x) {
         }
         qsort(levels, nl, sizeof(long), long_cmp);
         put(p, "<svg class=\"lines\" viewBox=\"0 0 1000 310\" role=\"img\" aria-label=\"latency percentiles against concurrency\">\n");
-        put_latency_panel(p, s, ns, levels, nl, "ttft_ms", "time to first token (ms)", 0);
-        put_latency_panel(p, s, ns, levels, nl, "itl_ms", "inter-token latency (ms)", 510);
+        put_latency_panel(p, s, ns, levels, nl, METRIC_TTFT_MS, 0);
+        put_latency_panel(p, s, ns, levels, nl, METRIC_ITL_MS, 510);
         put(p, "</svg>\n<ul class=\"slegend\">");
         for (size_t i = 0; i < ns; i++) {
                 putf(p, "<li><svg width=\"44\" height=\"14\" aria-hidden=\"true\"><line x1=\"2\" y1=\"7\" x2=\"42\" y2=\"7\" "
@@ -1349,17 +1356,23 @@ static void put_check(struct page *p, const struct report_check *k) {
 }
 
 static void put_bench_table(struct page *p, json_t *bench) {
-        static const char *const lat[][2] = {{"ttft_ms", "p50"}, {"ttft_ms", "p99"}, {"itl_ms", "p50"}, {"itl_ms", "p99"}};
+        static const struct {
+                enum metric metric;
+                enum metric_stat stat;
+        } lat[] = {{METRIC_TTFT_MS, METRIC_STAT_P50}, {METRIC_TTFT_MS, METRIC_STAT_P99},
+                   {METRIC_ITL_MS, METRIC_STAT_P50}, {METRIC_ITL_MS, METRIC_STAT_P99}};
         size_t i;
         json_t *e;
         put(p, "<table class=\"num\"><thead><tr><th>concurrency</th><th>output tok/s</th><th>total tok/s</th>"
                "<th>req/s</th><th>TTFT p50 ms</th><th>TTFT p99 ms</th><th>ITL p50 ms</th><th>ITL p99 ms</th>"
                "<th>completed / failed</th></tr></thead>\n<tbody>\n");
         json_array_foreach(bench, i, e) {
-                static const char *const rates[] = {"output_tokens_per_s", "total_tokens_per_s", "requests_per_s"};
-                putf(p, "<tr><td>%lld</td>", (long long)json_integer_value(json_object_get(e, "concurrency")));
+                static const enum metric rates[] = {METRIC_OUTPUT_TOKENS_PER_S, METRIC_TOTAL_TOKENS_PER_S,
+                                                    METRIC_REQUESTS_PER_S};
+                putf(p, "<tr><td>%lld</td>",
+                     (long long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))));
                 for (size_t k = 0; k < ELEMENTSOF(rates); k++) {
-                        json_t *n = json_object_get(e, rates[k]);
+                        json_t *n = json_object_get(e, metric_key(rates[k]));
                         put(p, "<td>");
                         if (json_is_number(n))
                                 putf(p, "%.1f", json_number_value(n));
@@ -1370,13 +1383,14 @@ static void put_bench_table(struct page *p, json_t *bench) {
                 for (size_t k = 0; k < ELEMENTSOF(lat); k++) {
                         double d;
                         put(p, "<td>");
-                        if (bench_metric(e, lat[k][0], lat[k][1], &d))
+                        if (bench_metric(e, lat[k].metric, lat[k].stat, &d))
                                 put_number(p, d);
                         else
                                 put(p, "–");
                         put(p, "</td>");
                 }
-                json_t *done = json_object_get(e, "completed"), *failed = json_object_get(e, "failed");
+                json_t *done = json_object_get(e, metric_key(METRIC_COMPLETED));
+                json_t *failed = json_object_get(e, metric_key(METRIC_FAILED));
                 put(p, "<td>");
                 if (json_is_integer(done))
                         putf(p, "%lld", (long long)json_integer_value(done));

@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "checks.h"
 #include "diagnose.h"
+#include "metrics.h"
 #include "procs.h"
 #include "supervise.h"
 
@@ -199,7 +200,7 @@ static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
         size_t i;
         json_t *level;
         json_int_t failed = 0;
-        json_array_foreach(levels, i, level) failed += json_integer_value(json_object_get(level, "failed"));
+        json_array_foreach(levels, i, level) failed += json_integer_value(json_object_get(level, metric_key(METRIC_FAILED)));
         if (r == 0 && failed > 0)
                 server_wait_exit(s, now_usec() + DEATH_GRACE); /* failures may be a death */
         if (r == -ECANCELED || !server_alive(s)) {

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -263,5 +264,22 @@ int mkdir_p(const char *path, unsigned mode) {
         }
         if (mkdir(copy, mode) < 0 && errno != EEXIST)
                 return -errno;
+        return 0;
+}
+
+int random_hex(char *buf, size_t n_bytes) {
+        for (size_t i = 0; i < n_bytes;) {
+                uint8_t raw[16];
+                size_t want = MIN(sizeof(raw), n_bytes - i);
+                ssize_t k = getrandom(raw, want, 0);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                for (size_t j = 0; j < (size_t)k; j++, i++)
+                        snprintf(buf + 2 * i, 3, "%02x", raw[j]);
+        }
+        buf[2 * n_bytes] = '\0';
         return 0;
 }

@@ -53,6 +53,10 @@ static inline void closep(int *fd) {
 }
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
+/* A json_t * released with json_decref at the end of its scope; NULL is fine. Names
+ * jansson's own json_decrefp, so it only works where <jansson.h> is included (this header
+ * does not pull jansson in for the modules that have no use for it). */
+#define _cleanup_json_ _cleanup_(json_decrefp)
 
 /* NULL-terminated vectors of owned strings. */
 void strv_free(char **v);
@@ -90,5 +94,8 @@ int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len);
 int write_all(int fd, const void *buf, size_t n);
 /* mkdir -p; 0 if it exists already. */
 int mkdir_p(const char *path, unsigned mode);
+/* Fresh randomness (getrandom) as 2 * n_bytes lowercase hex digits and a NUL: buf holds
+ * 2 * n_bytes + 1 bytes. 0, or a negative errno with buf's content unspecified. */
+int random_hex(char *buf, size_t n_bytes);
 
 #endif

@@ -9,6 +9,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "loop.h"
+#include "metrics.h"
 #include "profile.h"
 
 #define BENCH_MAX_LEVELS 64
@@ -134,28 +135,30 @@ static void print_text(json_t *levels) {
         json_t *lv;
         json_array_foreach(levels, i, lv) {
                 char t50[32], t99[32], i50[32], i99[32], p50[32], e50[32];
-                fmt_ms(t50, sizeof(t50), json_object_get(lv, "ttft_ms"), "p50");
-                fmt_ms(t99, sizeof(t99), json_object_get(lv, "ttft_ms"), "p99");
-                fmt_ms(i50, sizeof(i50), json_object_get(lv, "itl_ms"), "p50");
-                fmt_ms(i99, sizeof(i99), json_object_get(lv, "itl_ms"), "p99");
-                fmt_ms(p50, sizeof(p50), json_object_get(lv, "tpot_ms"), "p50");
-                fmt_ms(e50, sizeof(e50), json_object_get(lv, "e2e_ms"), "p50");
+                fmt_ms(t50, sizeof(t50), json_object_get(lv, metric_key(METRIC_TTFT_MS)), metric_stat_key(METRIC_STAT_P50));
+                fmt_ms(t99, sizeof(t99), json_object_get(lv, metric_key(METRIC_TTFT_MS)), metric_stat_key(METRIC_STAT_P99));
+                fmt_ms(i50, sizeof(i50), json_object_get(lv, metric_key(METRIC_ITL_MS)), metric_stat_key(METRIC_STAT_P50));
+                fmt_ms(i99, sizeof(i99), json_object_get(lv, metric_key(METRIC_ITL_MS)), metric_stat_key(METRIC_STAT_P99));
+                fmt_ms(p50, sizeof(p50), json_object_get(lv, metric_key(METRIC_TPOT_MS)), metric_stat_key(METRIC_STAT_P50));
+                fmt_ms(e50, sizeof(e50), json_object_get(lv, metric_key(METRIC_E2E_MS)), metric_stat_key(METRIC_STAT_P50));
                 printf("%6lld %7lld %7lld %6lld %10.1f %8.2f %9s %9s %8s %8s %8s %9s %4.0f%%\n",
-                       (long long)json_integer_value(json_object_get(lv, "concurrency")),
-                       (long long)json_integer_value(json_object_get(lv, "requests")),
-                       (long long)json_integer_value(json_object_get(lv, "completed")),
-                       (long long)json_integer_value(json_object_get(lv, "failed")),
-                       json_number_value(json_object_get(lv, "output_tokens_per_s")),
-                       json_number_value(json_object_get(lv, "requests_per_s")), t50, t99, i50, i99, p50, e50,
-                       100 * json_number_value(json_object_get(json_object_get(lv, "client_cpu"), "cores")));
+                       (long long)json_integer_value(json_object_get(lv, metric_key(METRIC_CONCURRENCY))),
+                       (long long)json_integer_value(json_object_get(lv, metric_key(METRIC_REQUESTS))),
+                       (long long)json_integer_value(json_object_get(lv, metric_key(METRIC_COMPLETED))),
+                       (long long)json_integer_value(json_object_get(lv, metric_key(METRIC_FAILED))),
+                       json_number_value(json_object_get(lv, metric_key(METRIC_OUTPUT_TOKENS_PER_S))),
+                       json_number_value(json_object_get(lv, metric_key(METRIC_REQUESTS_PER_S))), t50, t99, i50,
+                       i99, p50, e50,
+                       100 * json_number_value(json_object_get(json_object_get(lv, metric_key(METRIC_CLIENT_CPU)),
+                                                               metric_key(METRIC_CPU_CORES))));
         }
         printf("(latencies in ms; definitions in docs/metrics.md)\n");
         json_array_foreach(levels, i, lv) {
                 size_t k;
                 json_t *w;
-                json_array_foreach(json_object_get(lv, "warnings"), k, w)
+                json_array_foreach(json_object_get(lv, metric_key(METRIC_WARNINGS)), k, w)
                         printf("warning: concurrency %lld: %s\n",
-                               (long long)json_integer_value(json_object_get(lv, "concurrency")),
+                               (long long)json_integer_value(json_object_get(lv, metric_key(METRIC_CONCURRENCY))),
                                json_string_value(w));
         }
 }
@@ -376,7 +379,7 @@ int cli_bench(int argc, char **argv) {
         size_t i;
         json_t *lv;
         json_array_foreach(levels, i, lv)
-                completed += json_integer_value(json_object_get(lv, "completed"));
+                completed += json_integer_value(json_object_get(lv, metric_key(METRIC_COMPLETED)));
         if (format == 1) {
                 json_t *root = json_pack("{s:o}", "bench", levels);
                 if (!root) {

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "emit.h"
 #include "journal.h"
+#include "metrics.h"
 #include "objective.h"
 #include "placeholder.h"
 #include "report.h"
@@ -221,11 +222,14 @@ static int build_comments(const struct report_view *v, const struct report_cell 
         json_array_foreach(c->bench, i, e) {
                 if (r < 0)
                         break;
-                json_t *tok = json_object_get(e, "output_tokens_per_s");
-                json_t *ttft = json_object_get(json_object_get(e, "ttft_ms"), "p50");
-                json_t *itl = json_object_get(json_object_get(e, "itl_ms"), "p50");
+                json_t *tok = json_object_get(e, metric_key(METRIC_OUTPUT_TOKENS_PER_S));
+                json_t *ttft = json_object_get(json_object_get(e, metric_key(METRIC_TTFT_MS)),
+                                               metric_stat_key(METRIC_STAT_P50));
+                json_t *itl = json_object_get(json_object_get(e, metric_key(METRIC_ITL_MS)),
+                                              metric_stat_key(METRIC_STAT_P50));
                 buf_reset(&b);
-                r = buf_printf(&b, "Bench at concurrency %lld:", (long long)json_integer_value(json_object_get(e, "concurrency")));
+                r = buf_printf(&b, "Bench at concurrency %lld:",
+                               (long long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))));
                 if (r >= 0 && json_is_number(tok))
                         r = buf_printf(&b, " %.1f output tok/s", json_number_value(tok));
                 if (r >= 0 && json_is_number(ttft))
