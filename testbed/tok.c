@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
 #include "util.h"
 
 #define SPM_SPACE "\xe2\x96\x81" /* U+2581 */
@@ -307,19 +308,9 @@ int tok_chat_encode(const struct tok_vocab *v, const struct tok_msg *msgs, size_
         return 0;
 }
 
-/* Whether b0..b[n-1] is one well-formed UTF-8 character (no overlong, no surrogate). */
+/* Whether b[0..n) is one well-formed UTF-8 character (no overlong, no surrogate). */
 static bool utf8_valid(const uint8_t *b, int n) {
-        uint32_t cp;
-        if (n == 2)
-                cp = ((uint32_t)(b[0] & 0x1f) << 6) | (b[1] & 0x3f);
-        else if (n == 3)
-                cp = ((uint32_t)(b[0] & 0x0f) << 12) | ((uint32_t)(b[1] & 0x3f) << 6) | (b[2] & 0x3f);
-        else
-                cp = ((uint32_t)(b[0] & 0x07) << 18) | ((uint32_t)(b[1] & 0x3f) << 12) |
-                     ((uint32_t)(b[2] & 0x3f) << 6) | (b[3] & 0x3f);
-        if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000))
-                return false;
-        return cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+        return utf8_decode(b, (size_t)n, NULL, NULL) == (size_t)n;
 }
 
 int tok_decode_flush(struct tok_decoder *d, struct buf *out) {
