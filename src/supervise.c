@@ -420,14 +420,21 @@ static int resolve_host(const char *host, struct addrinfo **ret) {
  * would, with SO_REUSEADDR, so a port held only by connections in TIME_WAIT counts as
  * free. Returns the socket with the port bound in *ret_port, or negative errno
  * (-EADDRINUSE: something listens there). */
-static int bind_port(const struct addrinfo *ai, int port, int *ret_port) {
-        struct sockaddr_storage ss = {0};
-        socklen_t len = (socklen_t)MIN((size_t)ai->ai_addrlen, sizeof(ss));
-        memcpy(&ss, ai->ai_addr, len);
-        if (ss.ss_family == AF_INET6)
-                ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
+/* ai's address with the given port, into ss; returns its length. */
+static socklen_t address_with_port(const struct addrinfo *ai, int port, struct sockaddr_storage *ss) {
+        socklen_t len = (socklen_t)MIN((size_t)ai->ai_addrlen, sizeof(*ss));
+        *ss = (struct sockaddr_storage){0};
+        memcpy(ss, ai->ai_addr, len);
+        if (ss->ss_family == AF_INET6)
+                ((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
         else
-                ((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
+                ((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+        return len;
+}
+
+static int bind_port(const struct addrinfo *ai, int port, int *ret_port) {
+        struct sockaddr_storage ss;
+        socklen_t len = address_with_port(ai, port, &ss);
         int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         int one = 1, r = 0;
         if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
@@ -474,13 +481,8 @@ int supervise_free_port(const char *host, size_t slot, size_t n_slots, int *ret)
 /* Whether a listening socket accepts a connection at ai's address on port: 1 yes, 0 no
  * (refused, or nothing answered within a second), negative errno when it cannot tell. */
 static int port_accepts(const struct addrinfo *ai, int port) {
-        struct sockaddr_storage ss = {0};
-        socklen_t len = (socklen_t)MIN((size_t)ai->ai_addrlen, sizeof(ss));
-        memcpy(&ss, ai->ai_addr, len);
-        if (ss.ss_family == AF_INET6)
-                ((struct sockaddr_in6 *)&ss)->sin6_port = htons((uint16_t)port);
-        else
-                ((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)port);
+        struct sockaddr_storage ss;
+        socklen_t len = address_with_port(ai, port, &ss);
         _cleanup_close_ int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return -errno;

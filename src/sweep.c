@@ -29,8 +29,7 @@ static char *base_url(const char *host, int port) {
         return strdup_printf("http://%s:%d", host, port);
 }
 
-static void notice(const struct sweep_callbacks *cb, const char *fmt, ...) _printf_(2, 3);
-static void notice(const struct sweep_callbacks *cb, const char *fmt, ...) {
+void sweep_notice(const struct sweep_callbacks *cb, const char *fmt, ...) {
         if (!cb || !cb->notice)
                 return;
         va_list ap;
@@ -231,7 +230,7 @@ static void report_holders(struct cell_run *cr, const struct gpu_holders *h, use
                            (long long)h->holders[i].process.used_mib, h->holders[i].gpu);
         if (h->n_holders == 0)
                 buf_puts(&b, "; no process is listed as holding it (another container, or the driver)");
-        notice(cr->cb, "%s", buf_str(&b));
+        sweep_notice(cr->cb, "%s", buf_str(&b));
 }
 
 /* One attempt of one cell. Returns 0 when the attempt settled (cr->interrupted tells
@@ -379,7 +378,7 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
          * settles; but the diagnosis reads the file, so a log cut before the fatal line
          * gives a vaguer cause (crash/exit). Say so. */
         if (s->log_error)
-                notice(cr->cb, "cannot write the log '%s': %s; it is cut there", a->log_path,
+                sweep_notice(cr->cb, "cannot write the log '%s': %s; it is cut there", a->log_path,
                        strerror(-s->log_error));
         server_free(s);
         if (rs < 0)
@@ -557,7 +556,7 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
         if (r < 0)
                 FAIL(r, "cannot stop what an earlier run left behind: %s", strerror(-r));
         if (r > 0)
-                notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
+                sweep_notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
                        r == 1 ? "" : "es");
 
         r = cells_expand(m, &cells, &n);
@@ -634,7 +633,7 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                                 strdup_printf("port %d was taken by another process (%s); launched again on another port",
                                               a.port, a.evidence ? a.evidence : "crash");
                         _cleanup_free_ char *label = cell_label(m, c);
-                        notice(cb, "%s: %s", label ? label : c->id, why ? why : "port taken; launched again");
+                        sweep_notice(cb, "%s: %s", label ? label : c->id, why ? why : "port taken; launched again");
                         r = journal_attempt_abandon(j, a.id, why ? why : "port taken");
                         attempt_release(&a);
                         if (r < 0)

@@ -61,6 +61,9 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
  * errno. */
 int sweep_cleanup_orphans(struct loop *l, struct journal *j, usec_t grace);
 
+/* Hands a formatted notice to cb->notice, if there is one (the library never prints). */
+void sweep_notice(const struct sweep_callbacks *cb, const char *fmt, ...) _printf_(2, 3);
+
 /* Whether the matrix's servers can start at all, before any cell: the program exists and
  * is executable (on PATH when it has no '/'; the profile's own program also beside the
  * running gauntlet, see sweep_program), the workdir is a folder, the host is an address

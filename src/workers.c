@@ -19,19 +19,6 @@ struct worker {
         int status;                 /* exit status, 128 + signal when a signal ended it */
 };
 
-static void notice(const struct sweep_callbacks *cb, const char *fmt, ...) _printf_(2, 3);
-static void notice(const struct sweep_callbacks *cb, const char *fmt, ...) {
-        if (!cb || !cb->notice)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        char *msg = NULL;
-        if (vasprintf(&msg, fmt, ap) >= 0) {
-                cb->notice(cb->userdata, msg);
-                free(msg);
-        }
-        va_end(ap);
-}
 
 static void on_worker_exit(struct loop *l, int fd, uint32_t revents, void *userdata) {
         struct worker *w = userdata;
@@ -112,7 +99,7 @@ int workers_run(struct loop *l, struct journal *j, const struct matrix *m, const
         /* Every cell would be given the same port: side by side, they would take it from
          * each other (or answer each other's probes). */
         if (m->port) {
-                notice(cb, "the matrix fixes port %d, so its cells run one at a time", m->port);
+                sweep_notice(cb, "the matrix fixes port %d, so its cells run one at a time", m->port);
                 goto finish;
         }
         /* What a killed earlier run left is stopped once, here, before any worker starts;
@@ -121,9 +108,9 @@ int workers_run(struct loop *l, struct journal *j, const struct matrix *m, const
         if (r < 0)
                 FAIL(r, "cannot stop what an earlier run left behind: %s", strerror(-r));
         if (r > 0)
-                notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
+                sweep_notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
                        r == 1 ? "" : "es");
-        notice(cb, "%zu cells side by side, %d GPU%s each", n, m->gpus_per_cell, m->gpus_per_cell == 1 ? "" : "s");
+        sweep_notice(cb, "%zu cells side by side, %d GPU%s each", n, m->gpus_per_cell, m->gpus_per_cell == 1 ? "" : "s");
         w = calloc(n, sizeof(*w));
         if (!w)
                 FAIL(-ENOMEM, "cannot start the workers: %s", strerror(ENOMEM));
