@@ -7,7 +7,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "journal_sql.h"
 #include "procs.h"
@@ -325,6 +327,37 @@ int journal_open_existing(const char *path, struct journal **ret) {
                 }
         }
         return r;
+}
+
+int journal_lock(const char *path, bool wait, pid_t *ret_holder) {
+        _cleanup_free_ char *lp = strdup_printf("%s.lock", path);
+        if (!lp)
+                return -ENOMEM;
+        int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+        if (fd < 0)
+                return -errno;
+        int rc;
+        do
+                rc = flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB));
+        while (rc < 0 && errno == EINTR);
+        if (rc < 0) {
+                int e = errno;
+                if (e == EWOULDBLOCK && ret_holder) {
+                        char b[32] = "";
+                        ssize_t k = pread(fd, b, sizeof(b) - 1, 0);
+                        *ret_holder = k > 0 ? (pid_t)atoi(b) : 0;
+                }
+                close(fd);
+                return -e;
+        }
+        char b[32];
+        int n = snprintf(b, sizeof(b), "%d\n", (int)getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, b, (size_t)n, 0) != n) {
+                int e = errno ? errno : EIO;
+                close(fd);
+                return -e;
+        }
+        return fd;
 }
 
 void journal_close(struct journal *j) {

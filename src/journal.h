@@ -55,6 +55,15 @@ int journal_open(const char *path, struct journal **ret);
 /* Opens an existing journal: -ENOENT if there is no file. For report and emit: it never
  * creates a file, and falls back to read-only when the file cannot be written. */
 int journal_open_existing(const char *path, struct journal **ret);
+
+/* One run per journal: an exclusive flock(2) on PATH.lock (0600), which holds the holder's
+ * pid. Returns the lock's descriptor (the lock lasts until it is closed or the process
+ * ends; O_CLOEXEC, so no server inherits it), or -EWOULDBLOCK with the holder's pid in
+ * *ret_holder (0 when unreadable) when another run holds it and wait is false; with wait,
+ * blocks until it is free. Other errors: negative errno. Readers (report, emit) never
+ * take it. A flock, not SQLite's POSIX locks: closing any descriptor of the journal drops
+ * those. */
+int journal_lock(const char *path, bool wait, pid_t *ret_holder);
 void journal_close(struct journal *j);
 static inline void journal_closep(struct journal **j) { if (*j) journal_close(*j); }
 #define _cleanup_journal_ _cleanup_(journal_closep)

@@ -20,13 +20,14 @@
 #include "workers.h"
 
 static void usage(FILE *f) {
-        fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun]\n\n"
+        fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun] [--wait]\n\n"
               "Launches every cell of the matrix under supervision, checks its answers,\n"
               "benchmarks the cells that answer right and records everything in the journal.\n"
               "Running it again on the same journal skips settled cells and retries the one a\n"
               "killed run left in flight.\n\n"
               "  --journal FILE   the journal (default: runs/<matrix name>.db)\n"
               "  --rerun          run settled cells again\n"
+              "  --wait           if another run holds the journal, wait for it to end\n"
               "  --help           this text\n\n"
               "exit status: 0 a cell passed, 1 none passed, 2 usage or matrix error,\n"
               "130 interrupted\n",
@@ -309,6 +310,7 @@ int cli_run(int argc, char **argv) {
         static const struct option opts[] = {
                 {"journal", required_argument, NULL, 'j'},
                 {"rerun", no_argument, NULL, 'r'},
+                {"wait", no_argument, NULL, 'w'},
                 {"help", no_argument, NULL, 'h'},
                 {"worker", required_argument, NULL, 'W'},
                 {"worker-gpus", required_argument, NULL, 'G'},
@@ -316,17 +318,20 @@ int cli_run(int argc, char **argv) {
                 {0},
         };
         const char *journal_path = NULL;
-        bool rerun = false;
+        bool rerun = false, wait_lock = false;
         struct worker w = {0};
         int c;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, ":j:rh", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":j:rwh", opts, NULL)) != -1) {
                 switch (c) {
                 case 'j':
                         journal_path = optarg;
                         break;
                 case 'r':
                         rerun = true;
+                        break;
+                case 'w':
+                        wait_lock = true;
                         break;
                 case 'W':
                         if (sscanf(optarg, "%zu/%zu/%d", &w.slot, &w.n_slots, &w.parent) != 3 || w.n_slots < 2 ||
@@ -372,6 +377,30 @@ int cli_run(int argc, char **argv) {
                 _cleanup_free_ char *dir = strdup(jpath);
                 if (!dir || (r = mkdir_p(dirname(dir), 0755)) < 0) {
                         cli_error("cannot create the folder of '%s': %s", jpath, strerror(r < 0 ? -r : ENOMEM));
+                        return EXIT_USAGE;
+                }
+        }
+
+        /* One run per journal (its workers share their parent's). Taken before the loop
+         * blocks signals, so a Ctrl-C while --wait waits ends the wait. */
+        _cleanup_close_ int lock_fd = -1;
+        if (!w.active) {
+                pid_t holder = 0;
+                if (wait_lock) {
+                        lock_fd = journal_lock(jpath, false, &holder);
+                        if (lock_fd == -EWOULDBLOCK) {
+                                cli_error("journal '%s' is in use by another run (pid %d); waiting for it", jpath,
+                                          (int)holder);
+                                lock_fd = journal_lock(jpath, true, NULL);
+                        }
+                } else
+                        lock_fd = journal_lock(jpath, false, &holder);
+                if (lock_fd == -EWOULDBLOCK) {
+                        cli_error("journal '%s' is in use by another run (pid %d)", jpath, (int)holder);
+                        return EXIT_USAGE;
+                }
+                if (lock_fd < 0) {
+                        cli_error("cannot lock the journal '%s': %s", jpath, strerror(-lock_fd));
                         return EXIT_USAGE;
                 }
         }
