@@ -350,13 +350,13 @@ int journal_lock(const char *path, bool wait, pid_t *ret_holder) {
                 close(fd);
                 return -e;
         }
+        /* The pid is for the message of a run that finds the lock taken; the lock itself
+         * is the flock. A disk too full to take it must not stop the run here: the
+         * journal's own writes say so, with the journal's name. */
         char b[32];
         int n = snprintf(b, sizeof(b), "%d\n", (int)getpid());
-        if (ftruncate(fd, 0) < 0 || pwrite(fd, b, (size_t)n, 0) != n) {
-                int e = errno ? errno : EIO;
-                close(fd);
-                return -e;
-        }
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, b, (size_t)n, 0) != n)
+                (void)ftruncate(fd, 0); /* holder unknown, rather than a wrong pid */
         return fd;
 }
 

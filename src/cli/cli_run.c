@@ -305,6 +305,15 @@ static int worker_argv(void *userdata, const struct workers_slot *ws, char ***re
         return 0;
 }
 
+/* "pid N", or "pid unknown" when the lock file could not say. */
+static const char *holder_text(pid_t holder, char buf[static 32]) {
+        if (holder > 0)
+                snprintf(buf, 32, "pid %d", (int)holder);
+        else
+                snprintf(buf, 32, "pid unknown");
+        return buf;
+}
+
 int cli_run(int argc, char **argv) {
         /* --worker* are internal: how a sweep on several GPU slots starts its workers. */
         static const struct option opts[] = {
@@ -386,17 +395,18 @@ int cli_run(int argc, char **argv) {
         _cleanup_close_ int lock_fd = -1;
         if (!w.active) {
                 pid_t holder = 0;
+                char hbuf[32];
                 if (wait_lock) {
                         lock_fd = journal_lock(jpath, false, &holder);
                         if (lock_fd == -EWOULDBLOCK) {
-                                cli_error("journal '%s' is in use by another run (pid %d); waiting for it", jpath,
-                                          (int)holder);
+                                cli_error("journal '%s' is in use by another run (%s); waiting for it", jpath,
+                                          holder_text(holder, hbuf));
                                 lock_fd = journal_lock(jpath, true, NULL);
                         }
                 } else
                         lock_fd = journal_lock(jpath, false, &holder);
                 if (lock_fd == -EWOULDBLOCK) {
-                        cli_error("journal '%s' is in use by another run (pid %d)", jpath, (int)holder);
+                        cli_error("journal '%s' is in use by another run (%s)", jpath, holder_text(holder, hbuf));
                         return EXIT_USAGE;
                 }
                 if (lock_fd < 0) {
