@@ -69,7 +69,7 @@ static int load_attempt(struct journal *j, struct report_cell *c) {
                          "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
                          "ready_us, checks_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
                          "peak_gpu_mem_mib, bench FROM attempts WHERE cell_id = ? AND state = 'settled' "
-                         "AND verdict != 'skipped' ORDER BY id DESC LIMIT 1",
+                         "AND (verdict != 'skipped' OR cause = 'inferred') ORDER BY id DESC LIMIT 1",
                          &s)) < 0 ||
             (r = journal_bind(j, s, "s", c->id)) < 0)
                 return r;

@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "checks.h"
 #include "diagnose.h"
+#include "infer.h"
 #include "metrics.h"
 #include "procs.h"
 #include "supervise.h"
@@ -529,12 +530,20 @@ int sweep_cleanup_orphans(struct loop *l, struct journal *j, usec_t grace) {
         return r < 0 ? r : (int)MIN(total, (size_t)INT32_MAX);
 }
 
+/* Records a settled verdict for inference. */
+static void infer_note(struct infer_cell *k, enum verdict v, const char *cause) {
+        k->known = v != VERDICT_INVALID;
+        k->arch = v == VERDICT_CRASH && streq_ptr(cause, "arch");
+        k->fine = v == VERDICT_PASS || v == VERDICT_GARBAGE || v == VERDICT_WRONG;
+}
+
 int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const struct sweep_options *o,
               const struct sweep_callbacks *cb, struct sweep_summary *ret, char **ret_error) {
         struct cell *cells = NULL;
         size_t n = 0;
         struct sweep_summary sum = {0};
         int64_t sweep_id = 0;
+        struct infer_cell *known = NULL;
         struct gpu_sampler *sampler = NULL;
         int r;
         char stamp[32];
@@ -562,6 +571,16 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
         r = cells_expand(m, &cells, &n);
         if (r < 0)
                 FAIL(r, "cannot expand the matrix: %s", strerror(-r));
+        /* What is known of each cell, for inference: what earlier runs settled, then this
+         * run's verdicts as they come. Without it (ENOMEM) nothing is inferred. */
+        known = o->no_infer ? NULL : calloc(n ? n : 1, sizeof(*known));
+        for (size_t i = 0; known && i < n; i++) {
+                known[i].choice = cells[i].choice;
+                enum verdict v = VERDICT_INVALID;
+                _cleanup_free_ char *cause = NULL, *evidence = NULL;
+                if (!cells[i].excluded && journal_cell_result(j, cells[i].id, &v, &cause, &evidence) >= 0)
+                        infer_note(&known[i], v, cause);
+        }
         sum.cells = n;
         r = journal_begin_sweep(j, m, o->host_json ? o->host_json : "{}", &sweep_id);
         if (r < 0)
@@ -602,6 +621,32 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                         sum.settled_before++;
                         if (cb && cb->cell_settled)
                                 cb->cell_settled(cb->userdata, c, i, n, NULL, true);
+                        continue;
+                }
+                /* An arch crash pinned on one of its values has decided it (infer.h). */
+                size_t axis = 0, by[INFER_MAX_BY], n_by = 0;
+                if (!o->no_infer && known && m->n_axes > 0 && infer_decided(known, n, m->n_axes, i, &axis, by, &n_by)) {
+                        struct attempt a;
+                        attempt_init(&a);
+                        a.sweep_id = sweep_id;
+                        memcpy(a.cell_id, c->id, sizeof(a.cell_id));
+                        a.started_wall = now_wall_usec();
+                        _cleanup_buf_ struct buf ev;
+                        buf_init(&ev, 4096);
+                        buf_printf(&ev, "an arch crash of %s=%s decided it (cell%s", m->axes[axis].name,
+                                   m->axes[axis].values[c->choice[axis]].name, n_by > 1 ? "s" : "");
+                        for (size_t k = 0; k < n_by; k++)
+                                buf_printf(&ev, "%s %.8s", k ? "," : "", cells[by[k]].id);
+                        buf_puts(&ev, "); --no-infer runs it");
+                        if ((r = attempt_set_verdict(&a, VERDICT_SKIPPED, "inferred", buf_str(&ev))) < 0 ||
+                            (r = journal_attempt_begin(j, &a)) < 0 || (r = journal_attempt_settle(j, &a)) < 0) {
+                                attempt_release(&a);
+                                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
+                        }
+                        sum.by_verdict[VERDICT_SKIPPED]++;
+                        if (cb && cb->cell_settled)
+                                cb->cell_settled(cb->userdata, c, i, n, &a, false);
+                        attempt_release(&a);
                         continue;
                 }
                 /* A signal seen by a wait that had no use for it (the orphan cleanup, the
@@ -673,6 +718,8 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                         FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
                 }
                 sum.by_verdict[a.verdict]++;
+                if (known)
+                        infer_note(&known[i], a.verdict, a.cause);
                 if (cb && cb->cell_settled)
                         cb->cell_settled(cb->userdata, c, i, n, &a, false);
                 attempt_release(&a);
@@ -683,6 +730,7 @@ finish:
 #undef FAIL
         if (sweep_id)
                 journal_end_sweep(j, sweep_id, r == 0 ? "finished" : r == -EINTR ? "interrupted" : "failed");
+        free(known);
         cells_free(cells, n);
         gpu_sampler_free(sampler);
         *ret = sum;

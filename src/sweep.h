@@ -30,6 +30,7 @@ struct sweep_options {
         const char *journal_path;
         const char *log_root;         /* folder for this journal's logs */
         bool rerun;                   /* run settled cells again */
+        bool no_infer;                /* run the cells an arch crash decided (infer.h) too */
         const char *host_json;        /* host fingerprint, "{}" when unknown */
         struct gpu *gpu;              /* NULL or no GPUs: no memory wait, no peak figures */
         /* Side by side on disjoint GPU sets: this run takes the cells whose index i has

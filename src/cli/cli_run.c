@@ -20,7 +20,7 @@
 #include "workers.h"
 
 static void usage(FILE *f) {
-        fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun] [--wait]\n\n"
+        fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun] [--wait] [--no-infer]\n\n"
               "Launches every cell of the matrix under supervision, checks its answers,\n"
               "benchmarks the cells that answer right and records everything in the journal.\n"
               "Running it again on the same journal skips settled cells and retries the one a\n"
@@ -28,6 +28,7 @@ static void usage(FILE *f) {
               "  --journal FILE   the journal (default: runs/<matrix name>.db)\n"
               "  --rerun          run settled cells again\n"
               "  --wait           if another run holds the journal, wait for it to end\n"
+              "  --no-infer       also run the cells an architecture crash already decided\n"
               "  --help           this text\n\n"
               "exit status: 0 a cell passed, 1 none passed, 2 usage or matrix error,\n"
               "130 interrupted\n",
@@ -285,7 +286,7 @@ struct worker {
 
 struct worker_args {
         const char *matrix_path, *journal_path;
-        bool rerun;
+        bool rerun, no_infer;
 };
 
 /* A worker's command line: this program's `run` on the same matrix and journal, with the
@@ -297,10 +298,12 @@ static int worker_argv(void *userdata, const struct workers_slot *ws, char ***re
                 return -ENOMEM;
         char *argv[] = {"/proc/self/exe", "run", (char *)a->matrix_path, "--journal", (char *)a->journal_path,
                         "--worker", which, "--worker-gpus", (char *)ws->gpus,
-                        "--worker-visible", (char *)ws->visible, a->rerun ? "--rerun" : NULL, NULL};
+                        "--worker-visible", (char *)ws->visible, NULL};
         char **v = strv_copy(argv);
-        if (!v)
+        if (!v || (a->rerun && strv_push(&v, "--rerun") < 0) || (a->no_infer && strv_push(&v, "--no-infer") < 0)) {
+                strv_free(v);
                 return -ENOMEM;
+        }
         *ret = v;
         return 0;
 }
@@ -320,6 +323,7 @@ int cli_run(int argc, char **argv) {
                 {"journal", required_argument, NULL, 'j'},
                 {"rerun", no_argument, NULL, 'r'},
                 {"wait", no_argument, NULL, 'w'},
+                {"no-infer", no_argument, NULL, 'I'},
                 {"help", no_argument, NULL, 'h'},
                 {"worker", required_argument, NULL, 'W'},
                 {"worker-gpus", required_argument, NULL, 'G'},
@@ -327,7 +331,7 @@ int cli_run(int argc, char **argv) {
                 {0},
         };
         const char *journal_path = NULL;
-        bool rerun = false, wait_lock = false;
+        bool rerun = false, wait_lock = false, no_infer = false;
         struct worker w = {0};
         int c;
         opterr = 0;
@@ -341,6 +345,9 @@ int cli_run(int argc, char **argv) {
                         break;
                 case 'w':
                         wait_lock = true;
+                        break;
+                case 'I':
+                        no_infer = true;
                         break;
                 case 'W':
                         if (sscanf(optarg, "%zu/%zu/%d", &w.slot, &w.n_slots, &w.parent) != 3 || w.n_slots < 2 ||
@@ -494,6 +501,7 @@ int cli_run(int argc, char **argv) {
         struct sweep_options o = {.journal_path = jpath,
                                   .log_root = log_root,
                                   .rerun = rerun,
+                                  .no_infer = no_infer,
                                   .host_json = host_json ? host_json : "{}",
                                   .gpu = gpu,
                                   .slot = w.slot,
@@ -510,7 +518,7 @@ int cli_run(int argc, char **argv) {
                 secrets_values_release(&p.secrets);
                 return EXIT_USAGE;
         }
-        struct worker_args wa = {.matrix_path = matrix_path, .journal_path = jpath, .rerun = rerun};
+        struct worker_args wa = {.matrix_path = matrix_path, .journal_path = jpath, .rerun = rerun, .no_infer = no_infer};
         struct workers_result wr = {0};
         r = w.active ? 0 : workers_run(loop, j, m, gpu, worker_argv, &wa, &cb, &wr, &sweep_error);
         if (r == 0 && wr.slots == 0)

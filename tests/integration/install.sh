@@ -110,7 +110,7 @@ for x in 0 1 2 130; do
         grep -qx "\.B $x" "$tmp/page" || soft_fail "the page's EXIT STATUS lacks $x"
 done
 for cause in pass garbage repeat loop low-information invalid-text empty nan http wrong crash oom arch cuda \
-        nccl port model config assert signal exit timeout startup request hang skipped excluded error; do
+        nccl port model config assert signal exit timeout startup request hang skipped excluded inferred error; do
         grep -qx "\.B $cause" "$tmp/page" || soft_fail "the page's VERDICTS lack $cause"
 done
 
