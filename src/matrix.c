@@ -674,17 +674,11 @@ int matrix_load_string(const char *text, size_t len, const char *name, struct ma
 }
 
 int matrix_load(const char *path, struct matrix **ret, char **ret_error) {
-        struct ytree_ctx c = {.name = path};
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
-        int r = ytree_read_file(&c, path, &text, &len);
-        if (r < 0) {
-                if (ret_error)
-                        *ret_error = TAKE_PTR(c.error);
-                ytree_ctx_release(&c);
+        int r = ytree_read_path(path, &text, &len, ret_error);
+        if (r < 0)
                 return r;
-        }
-        ytree_ctx_release(&c);
         return matrix_load_string(text, len, path, ret, ret_error);
 }
 

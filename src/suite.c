@@ -236,17 +236,11 @@ int suite_load_checks_string(const char *text, size_t len, const char *name, str
 }
 
 int suite_load_checks_file(const char *path, struct check_spec **ret, size_t *ret_n, char **ret_error) {
-        struct ytree_ctx c = {.name = path};
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
-        int r = ytree_read_file(&c, path, &text, &len);
-        if (r < 0) {
-                if (ret_error)
-                        *ret_error = TAKE_PTR(c.error);
-                ytree_ctx_release(&c);
+        int r = ytree_read_path(path, &text, &len, ret_error);
+        if (r < 0)
                 return r;
-        }
-        ytree_ctx_release(&c);
         return suite_load_checks_string(text, len, path, ret, ret_n, ret_error);
 }
 

@@ -697,3 +697,12 @@ int ytree_read_file(struct ytree_ctx *c, const char *path, char **ret, size_t *r
         return 0;
 }
 
+
+int ytree_read_path(const char *path, char **ret, size_t *ret_len, char **ret_error) {
+        struct ytree_ctx c = {.name = path};
+        int r = ytree_read_file(&c, path, ret, ret_len);
+        if (r < 0 && ret_error)
+                *ret_error = TAKE_PTR(c.error);
+        ytree_ctx_release(&c);
+        return r;
+}

@@ -91,6 +91,9 @@ int ytree_load(struct ytree_ctx *c, const char *text, size_t len, struct ytree *
 /* Reads path up to YTREE_MAX_FILE bytes (caller frees *ret). Too big: "NAME:1: the file is
  * too big" and -EINVAL; unreadable: "cannot read 'PATH': reason" and the read's errno. */
 int ytree_read_file(struct ytree_ctx *c, const char *path, char **ret, size_t *ret_len);
+/* The same with a context of its own: on failure the one-line message goes to *ret_error
+ * (when given; caller frees). */
+int ytree_read_path(const char *path, char **ret, size_t *ret_len, char **ret_error);
 void ytree_release(struct ytree *d);
 
 /* ---- typed reads ---- */
