@@ -458,8 +458,9 @@ int sweep_preflight(const struct matrix *m, char **ret_error) {
         char *err = NULL;
         int r = 0;
         struct stat st;
-        if (m->workdir && (stat(m->workdir, &st) < 0 || !S_ISDIR(st.st_mode))) {
-                r = stat(m->workdir, &st) < 0 ? -errno : -ENOTDIR;
+        if (m->workdir)
+                r = stat(m->workdir, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+        if (r < 0) {
                 err = strdup_printf("%s: workdir '%s' is not a folder: %s", at_wd, m->workdir, strerror(-r));
         } else if (argv0) {
                 _cleanup_free_ char *found = sweep_program(m, argv0);
