@@ -212,9 +212,37 @@ static void on_pidfd(struct loop *l, int fd, uint32_t revents, void *userdata) {
         loop_unwatch_fd(l, fd);
 }
 
+/* Whether pid ignores SIGTERM (SigIgn in /proc/PID/status): the kernel dropped the one it
+ * was sent, and waiting for it to act on it is waiting for nothing. */
+static bool ignores_sigterm(pid_t pid) {
+        char path[64], buf[4096];
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        const char *p = strstr(buf, "\nSigIgn:");
+        if (!p)
+                return false;
+        unsigned long long mask = strtoull(p + strlen("\nSigIgn:"), NULL, 16);
+        return (mask >> (SIGTERM - 1)) & 1;
+}
+
+/* After SIGTERM: whether every process not yet gone ignores it. */
+static bool all_left_ignore(const pid_t *pids, const struct watched *w, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (!w[i].gone && !ignores_sigterm(pids[i]))
+                        return false;
+        return true;
+}
+
 /* Signals every listed process through a pidfd and waits until all exited or `until`;
  * once `main` (when listed; 0: none) is gone, at most `straggler_grace` more (0: no
- * shortening). Returns how many it signalled. */
+ * shortening). After SIGTERM, the wait ends as soon as every process left ignores it.
+ * Returns how many it signalled. */
 static int signal_and_wait(struct loop *l, const pid_t *pids, size_t n, int sig, usec_t until, pid_t main,
                            usec_t straggler_grace) {
         struct watched *w = calloc(n ? n : 1, sizeof(*w));
@@ -246,6 +274,8 @@ static int signal_and_wait(struct loop *l, const pid_t *pids, size_t n, int sig,
                 until = MIN(until, now_usec() + straggler_grace);
         bool main_gone = main_at < 0 || w[main_at].gone;
         while (pending > 0) {
+                if (sig == SIGTERM && all_left_ignore(pids, w, n))
+                        break;
                 int r = loop_iterate(l, until);
                 if (r == -ETIME)
                         break;

@@ -24,7 +24,9 @@ struct procs_query {
         pid_t sid;           /* include members of this session; 0: none */
         /* procs_terminate: the server's main process. Once it is gone (or when it was
          * gone before the stop), whatever is left is a straggler and gets only
-         * straggler_grace after SIGTERM, not the whole grace. 0: no main process. */
+         * straggler_grace after SIGTERM, not the whole grace. 0: no main process.
+         * Either way, once every process left ignores SIGTERM (SigIgn in
+         * /proc/PID/status), none can act on it: SIGKILL comes at once. */
         pid_t main;
         usec_t straggler_grace;
 };

@@ -152,6 +152,12 @@ static void on_probe_done(struct loop *l, CURL *easy, CURLcode result, void *use
                 s->ready_at = now_usec();
 }
 
+/* When the probe after one that starts now is due (SUPERVISE_PROBE_* in the header). */
+static usec_t next_probe_time(const struct server *s, usec_t now) {
+        usec_t since = now > s->started ? now - s->started : 0;
+        return now + MAX(SUPERVISE_PROBE_MIN, MIN(SUPERVISE_PROBE_INTERVAL, since / SUPERVISE_PROBE_SHARE));
+}
+
 static int probe_start(struct server *s) {
         if (!s->probe) {
                 s->probe = curl_easy_init();
@@ -172,7 +178,7 @@ static int probe_start(struct server *s) {
         if (r < 0)
                 return r;
         s->probe_in_flight = true;
-        s->next_probe = now_usec() + SUPERVISE_PROBE_INTERVAL;
+        s->next_probe = next_probe_time(s, now_usec());
         return 0;
 }
 
@@ -305,7 +311,7 @@ enum server_event server_wait_ready(struct server *s, usec_t deadline) {
                 if (now >= deadline)
                         return SERVER_DEADLINE;
                 if (!s->probe_in_flight && now >= s->next_probe && probe_start(s) < 0)
-                        s->next_probe = now + SUPERVISE_PROBE_INTERVAL;
+                        s->next_probe = next_probe_time(s, now);
                 usec_t until = s->probe_in_flight ? deadline : MIN(deadline, s->next_probe);
                 int r = loop_iterate(s->loop, until);
                 if (r == -EINTR)

@@ -13,14 +13,19 @@
 #include <sys/types.h>
 
 #include "buf.h"
+#include "cgroup.h"
 #include "loop.h"
 #include "profile.h"
 #include "util.h"
 
 /* A log bigger than this is cut: the rest is drained and counted, not written. */
 #define SUPERVISE_MAX_LOG ((size_t)512 << 20)
-/* Interval between readiness probes: readiness is seen within this of the probe passing. */
+/* Interval between readiness probes: a 64th of the time since the spawn, between these
+ * two. Readiness is seen within about 1.6% of the time the server took to get there (a
+ * server ready in 1 s is probed every 16 ms by then), and never more than 200 ms late. */
+#define SUPERVISE_PROBE_MIN (10 * USEC_PER_MSEC)
 #define SUPERVISE_PROBE_INTERVAL (200 * USEC_PER_MSEC)
+#define SUPERVISE_PROBE_SHARE 64
 
 struct server_spec {
         char *const *argv;          /* resolved argv; argv[0] is looked up in PATH */
