@@ -76,7 +76,11 @@ static bool environ_has(pid_t pid, const char *needle, size_t needle_len) {
         return false;
 }
 
+static bool is_registered(pid_t pid);
+
 int procs_find(const struct procs_query *q, pid_t **ret, size_t *ret_n) {
+        if (q->cgroup)
+                return cgroup_members(q->cgroup, ret, ret_n);
         DIR *d = opendir("/proc");
         if (!d)
                 return -errno;
@@ -109,6 +113,7 @@ int procs_find(const struct procs_query *q, pid_t **ret, size_t *ret_n) {
                         cap = nc;
                 }
                 info.match = (q->root && pid == q->root) || (q->sid && info.sid == q->sid) ||
+                             (q->adopted && info.ppid == self && !is_registered(pid)) ||
                              (needle && environ_has(pid, needle, needle_len));
                 all[n++] = info;
         }
@@ -300,6 +305,55 @@ static int signal_and_wait(struct loop *l, const pid_t *pids, size_t n, int sig,
         return signalled;
 }
 
+static void on_cgroup_event(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        (void)cgroup_populated(userdata); /* re-arms the event; the waiter reads it again */
+}
+
+/* Waits as events until the cgroup is empty or `until`. 1: empty; 0: not yet; or -errno. */
+static int cgroup_wait_empty(struct loop *l, const struct cgroup *cg, usec_t until) {
+        int r = loop_watch_fd(l, cg->events_fd, EPOLLPRI, on_cgroup_event, (void *)cg);
+        if (r < 0)
+                return r;
+        while ((r = cgroup_populated(cg)) == 1)
+                if (loop_iterate(l, until) == -ETIME)
+                        break;
+        loop_unwatch_fd(l, cg->events_fd);
+        if (r == 1)
+                r = cgroup_populated(cg);
+        return r < 0 ? r : r == 0;
+}
+
+/* procs_terminate's SIGKILL for a cgroup: kill it all at once, until it is empty. */
+static int cgroup_terminate(struct loop *l, const struct cgroup *cg, usec_t deadline, size_t *killed) {
+        for (;;) {
+                procs_reap_orphans();
+                int r = cgroup_populated(cg);
+                if (r <= 0)
+                        return r;
+                if (now_usec() >= deadline)
+                        return -ETIME;
+                _cleanup_free_ pid_t *pids = NULL;
+                size_t n = 0;
+                if ((r = cgroup_members(cg, &pids, &n)) < 0)
+                        return r;
+                r = cgroup_kill(cg);
+                if (r == -EOPNOTSUPP) {
+                        /* Before Linux 5.14: each member; a fork in flight is caught next round. */
+                        for (size_t i = 0; i < n; i++) {
+                                int fd = pidfd_open(pids[i], 0);
+                                if (fd >= 0) {
+                                        pidfd_send_signal(fd, SIGKILL, NULL, 0);
+                                        close(fd);
+                                }
+                        }
+                } else if (r < 0)
+                        return r;
+                *killed += n;
+                if ((r = cgroup_wait_empty(l, cg, MIN(now_usec() + 5 * USEC_PER_SEC, deadline))) < 0)
+                        return r;
+        }
+}
+
 int procs_terminate(struct loop *l, const struct procs_query *q, usec_t grace, usec_t deadline,
                     size_t *ret_killed) {
         size_t killed = 0;
@@ -313,6 +367,13 @@ int procs_terminate(struct loop *l, const struct procs_query *q, usec_t grace, u
                 r = signal_and_wait(l, pids, n, SIGTERM, until, q->main, q->straggler_grace);
                 if (r < 0)
                         return r;
+        }
+        if (q->cgroup) {
+                r = cgroup_terminate(l, q->cgroup, deadline, &killed);
+                procs_reap_orphans();
+                if (ret_killed)
+                        *ret_killed = killed;
+                return r;
         }
         /* Whatever is left (or appeared meanwhile) gets SIGKILL, until nothing is left. */
         for (;;) {

@@ -220,7 +220,7 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
         int r;
         _cleanup_strv_free_ char **env = NULL;
 
-        if (!spec->argv || !spec->argv[0])
+        if (!spec->argv || !spec->argv[0] || (spec->cgroups && !spec->token))
                 return -EINVAL;
         struct server *s = calloc(1, sizeof(*s));
         if (!s)
@@ -273,6 +273,19 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
                 .default_sigpipe = true,
                 .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_STDOUT},
         };
+        /* Its own cgroup, made before the spawn and named by the token, which the journal
+         * already has: what a killed gauntlet leaves is found by name (sweep.c). */
+        if (spec->cgroups) {
+                _cleanup_free_ char *name = cgroup_name(spec->token);
+                if (!name) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                if ((r = cgroup_create(spec->cgroups, name, &s->cgroup)) < 0)
+                        goto fail;
+                so.into_cgroup = true;
+                so.cgroup_fd = s->cgroup->dirfd;
+        }
         struct spawn child;
         if ((r = spawn_start(&so, &child)) < 0)
                 goto fail;
@@ -347,14 +360,18 @@ int server_stop(struct server *s, usec_t grace, usec_t deadline, size_t *ret_kil
         }
         collect_exit(s);
         struct procs_query q = {
+                .cgroup = s->cgroup,
                 .token = s->token,
                 .root = s->exited ? 0 : s->pid,
                 .sid = s->pid, /* spawned with setsid: its session id is its pid */
+                .adopted = true,
                 /* once the main process is gone, the rest are stragglers: a short grace */
                 .main = s->exited ? 0 : s->pid,
                 .straggler_grace = s->straggler_grace,
         };
         int r = procs_terminate(s->loop, &q, grace, deadline, ret_killed);
+        if (r == 0 && s->cgroup)
+                r = cgroup_remove(s->cgroup);
         /* The main process is ours: its pidfd fires when it is a zombie. */
         while (!s->exited) {
                 collect_exit(s);
@@ -391,6 +408,11 @@ void server_free(struct server *s) {
         }
         if (s->log_fd >= 0)
                 close(s->log_fd);
+        if (s->cgroup) {
+                /* Never stopped (the spawn failed): empty, so it can go. */
+                (void)cgroup_remove(s->cgroup);
+                cgroup_free(s->cgroup);
+        }
         if (s->has_ready_re)
                 regfree(&s->ready_re);
         buf_release(&s->line);

@@ -41,6 +41,9 @@ struct server_spec {
         usec_t straggler_grace;     /* server_stop: the SIGTERM grace left to its other
                                        processes once the main one is gone; 0: the whole
                                        grace */
+        const struct cgroup_base *cgroups; /* the server is born in a cgroup of its own,
+                                       "gauntlet-<token>" under this (token required);
+                                       NULL: its processes are found through /proc */
 };
 
 struct server {
@@ -73,6 +76,7 @@ struct server {
         bool has_ready_re;
         char *token;
         usec_t straggler_grace;     /* from the spec */
+        struct cgroup *cgroup;      /* its own cgroup, or NULL; removed by server_stop */
 };
 
 /* Spawns the server. On failure nothing is left running and *ret is untouched; -ENOENT
@@ -95,8 +99,9 @@ bool server_wait_exit(struct server *s, usec_t until);
 void server_drain_log(struct server *s, usec_t until);
 
 /* Stops the server and everything it started: SIGTERM, grace, SIGKILL, confirmed by
- * procs_terminate. Collects the main process's status. *ret_killed (optional): how many
- * needed SIGKILL. Returns 0, or -ETIME when something could not be ended by `deadline`. */
+ * procs_terminate (with a cgroup: killed, empty, then removed). Collects the main
+ * process's status. *ret_killed (optional): how many needed SIGKILL. Returns 0, or -ETIME
+ * when something could not be ended by `deadline`. */
 int server_stop(struct server *s, usec_t grace, usec_t deadline, size_t *ret_killed);
 
 void server_free(struct server *s);

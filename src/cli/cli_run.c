@@ -496,6 +496,10 @@ int cli_run(int argc, char **argv) {
                         fprintf(stderr, "gauntlet: GPU %u: %s (%s), %llu MiB\n", gpu->gpus[i].index, gpu->gpus[i].name,
                                 gpu->gpus[i].arch[0] ? gpu->gpus[i].arch : "arch unknown",
                                 (unsigned long long)gpu->gpus[i].memory_total_mib);
+        /* A cgroup of its own for each server where the host gives us a subtree; else the
+         * /proc ways (`gauntlet doctor` says which, and why). */
+        _cleanup_cgroup_base_ struct cgroup_base *cgroups = NULL;
+        (void)cgroup_base_open(&cgroups, NULL);
         _cleanup_free_ char *visible_env = w.visible ? strdup_printf("CUDA_VISIBLE_DEVICES=%s", w.visible) : NULL;
         char *extra_env[] = {visible_env, NULL};
         struct sweep_options o = {.journal_path = jpath,
@@ -506,7 +510,8 @@ int cli_run(int argc, char **argv) {
                                   .gpu = gpu,
                                   .slot = w.slot,
                                   .n_slots = w.active ? w.n_slots : 0,
-                                  .extra_env = visible_env ? extra_env : NULL};
+                                  .extra_env = visible_env ? extra_env : NULL,
+                                  .cgroups = cgroups};
         struct sweep_summary sum = {0};
         _cleanup_free_ char *sweep_error = NULL;
         /* Cells that need fewer GPUs than the host has run side by side, one worker per
