@@ -101,8 +101,33 @@ static const char *verdict_color(enum verdict v) {
         }
 }
 
+/* "best so far: moe=a gemm=b, 172.3 tok/s @1" (or "best so far: none") as the journal's
+ * best-cell rule has it now (report_best_index: the same as the report's and emit's), or
+ * NULL when the journal cannot say. Caller frees. */
+static char *best_so_far(const struct printer *p) {
+        _cleanup_report_view_ struct report_view *v = NULL;
+        if (report_load_view(p->j, &v) < 0)
+                return NULL;
+        int best = report_best_index(v, NULL);
+        if (best < 0)
+                return strdup("best so far: none");
+        const struct report_cell *c = &v->cells[best];
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 0);
+        buf_puts(&b, "best so far: ");
+        for (size_t k = 0; k < v->n_axes; k++)
+                buf_printf(&b, "%s%s=%s", k ? " " : "", v->axes[k],
+                           c->axis_values && c->axis_values[k] ? c->axis_values[k] : "?");
+        if (v->n_axes == 0)
+                buf_printf(&b, "%.8s", c->id);
+        _cleanup_free_ char *fig = report_cell_figure(v, c);
+        if (fig)
+                buf_printf(&b, ", %s", fig);
+        return buf_detach(&b);
+}
+
 static void print_line(struct printer *p, const struct cell *c, size_t index, size_t total, enum verdict v,
-                       const char *cause, const char *evidence, usec_t took, bool from_journal) {
+                       const char *cause, const char *evidence, usec_t took, bool from_journal, const char *best) {
         clear_progress(p);
         _cleanup_free_ char *label = cell_label(p->m, c);
         char vc[64];
@@ -124,6 +149,11 @@ static void print_line(struct printer *p, const struct cell *c, size_t index, si
                 printf(" %7s", "(journal)");
         else
                 printf(" %6.1fs", (double)took / USEC_PER_SEC);
+        if (best) {
+                fputs("  [", stdout);
+                put_text(p, stdout, best, 0);
+                fputc(']', stdout);
+        }
         if (evidence) {
                 fputs("  ", stdout);
                 put_text(p, stdout, evidence, 160);
@@ -136,15 +166,18 @@ static void on_settled(void *userdata, const struct cell *c, size_t index, size_
                        bool from_journal) {
         struct printer *p = userdata;
         if (a) {
+                /* a cell settled in this run (not one the matrix excludes): where the sweep
+                 * stands now */
+                _cleanup_free_ char *best = a->id ? best_so_far(p) : NULL;
                 print_line(p, c, index, total, a->verdict, a->cause, a->evidence,
-                           a->verdict == VERDICT_SKIPPED ? 0 : now_usec() - p->started, false);
+                           a->verdict == VERDICT_SKIPPED ? 0 : now_usec() - p->started, false, best);
                 return;
         }
         enum verdict v = VERDICT_INVALID;
         _cleanup_free_ char *cause = NULL, *evidence = NULL;
         if (journal_cell_result(p->j, c->id, &v, &cause, &evidence) < 0)
                 v = VERDICT_INVALID;
-        print_line(p, c, index, total, v, cause, evidence, 0, true);
+        print_line(p, c, index, total, v, cause, evidence, 0, true, NULL);
 }
 
 static void on_notice(void *userdata, const char *message) {
