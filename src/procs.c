@@ -179,7 +179,42 @@ static bool is_registered(pid_t pid) {
         return false;
 }
 
+/* Reaps gauntlet's unregistered children through /proc/self/task/TID/children, each
+ * thread's list of its children (an orphan is adopted by one thread of the subreaper).
+ * -ENOENT without those files (a kernel without CONFIG_PROC_CHILDREN). */
+static int reap_listed_children(void) {
+        DIR *d = opendir("/proc/self/task");
+        if (!d)
+                return -errno;
+        int r = 0;
+        struct dirent *de;
+        while (r == 0 && (de = readdir(d))) {
+                if (!isdigit((unsigned char)de->d_name[0]))
+                        continue;
+                _cleanup_free_ char *path = strdup_printf("/proc/self/task/%s/children", de->d_name);
+                _cleanup_free_ char *text = NULL;
+                if (!path) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if ((r = read_file_capped(path, 1 << 20, &text, NULL)) < 0)
+                        break;
+                for (char *p = text, *end; *p; p = end) {
+                        long pid = strtol(p, &end, 10);
+                        if (end == p)
+                                break;
+                        /* a live child gives 0: only a zombie is reaped */
+                        if (pid > 0 && !is_registered((pid_t)pid))
+                                waitpid((pid_t)pid, NULL, WNOHANG);
+                }
+        }
+        closedir(d);
+        return r;
+}
+
 void procs_reap_orphans(void) {
+        if (reap_listed_children() != -ENOENT)
+                return;
         /* Walk /proc for zombies whose parent is us rather than waitpid(-1): that would also
          * collect registered children whose owners want their status. */
         DIR *d = opendir("/proc");

@@ -44,10 +44,20 @@ static void on_pidfd(struct loop *l, int fd, uint32_t revents, void *userdata) {
 }
 
 static void scan_line(struct server *s, const char *line) {
-        if (s->has_ready_re && !s->ready_line_seen && regexec(&s->ready_re, line, 0, NULL, 0) == 0) {
-                s->ready_line_seen = true;
-                if (!s->probe_in_flight)
-                        s->next_probe = now_usec(); /* probe at once: readiness soon after the line */
+        if (s->ready_at)
+                return;
+        if (s->has_ready_re) {
+                if (!s->ready_line_seen && regexec(&s->ready_re, line, 0, NULL, 0) == 0) {
+                        s->ready_line_seen = true;
+                        /* probe at once (or once the probe in flight is answered):
+                         * readiness soon after the line */
+                        s->next_probe = now_usec();
+                }
+        } else {
+                /* No ready line known: any line is a sign of progress, and servers often
+                 * say when they are ready. The next probe comes SUPERVISE_PROBE_MIN after
+                 * the last one started, not a whole interval. */
+                s->next_probe = MIN(s->next_probe, s->probe_started + SUPERVISE_PROBE_MIN);
         }
 }
 
@@ -178,7 +188,8 @@ static int probe_start(struct server *s) {
         if (r < 0)
                 return r;
         s->probe_in_flight = true;
-        s->next_probe = next_probe_time(s, now_usec());
+        s->probe_started = now_usec();
+        s->next_probe = next_probe_time(s, s->probe_started);
         return 0;
 }
 

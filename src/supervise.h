@@ -22,7 +22,10 @@
 #define SUPERVISE_MAX_LOG ((size_t)512 << 20)
 /* Interval between readiness probes: a 64th of the time since the spawn, between these
  * two. Readiness is seen within about 1.6% of the time the server took to get there (a
- * server ready in 1 s is probed every 16 ms by then), and never more than 200 ms late. */
+ * server ready in 1 s is probed every 16 ms by then), and never more than 200 ms late.
+ * Sooner after a log line: at once after the engine's ready line, and for an engine with
+ * no known ready line SUPERVISE_PROBE_MIN after the last probe (servers often say when
+ * they are ready). */
 #define SUPERVISE_PROBE_MIN (10 * USEC_PER_MSEC)
 #define SUPERVISE_PROBE_INTERVAL (200 * USEC_PER_MSEC)
 #define SUPERVISE_PROBE_SHARE 64
@@ -69,6 +72,7 @@ struct server {
         CURL *probe;
         bool probe_in_flight;
         usec_t next_probe;
+        usec_t probe_started;       /* when the last probe started */
         struct buf probe_body;
         char *health_url;
         enum ready_kind ready;
