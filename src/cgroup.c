@@ -286,35 +286,77 @@ int cgroup_find(const char *name, struct cgroup **ret) {
         return r;
 }
 
-int cgroup_members(const struct cgroup *cg, pid_t **ret, size_t *ret_n) {
+/* A server may make cgroups of its own below its cgroup (a container runtime, a nested
+ * gauntlet): its processes are those of the whole subtree. Deeper than this is refused. */
+#define MAX_DEPTH 32
+
+struct pids {
+        pid_t *v;
+        size_t n, cap;
+};
+
+/* Adds the members listed in dirfd's cgroup.procs, then its children's, to *p. */
+static int collect_members(int dirfd, int depth, struct pids *p) {
+        if (depth > MAX_DEPTH)
+                return -ELOOP;
         _cleanup_free_ char *text = NULL;
-        _cleanup_close_ int fd = openat(cg->dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = openat(dirfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         size_t len = 0;
         int r = read_fd_capped(fd, (size_t)16 << 20, &text, &len);
         if (r < 0)
                 return r;
-        size_t n = 0;
-        for (size_t i = 0; i < len; i++)
-                n += text[i] == '\n';
-        pid_t *pids = malloc((n + 1) * sizeof(pid_t));
-        if (!pids)
-                return -ENOMEM;
-        size_t k = 0;
-        for (char *p = text; *p && k <= n;) {
-                char *end;
-                long v = strtol(p, &end, 10);
-                if (end == p)
+        for (char *q = text, *end; *q; q = end) {
+                long v = strtol(q, &end, 10);
+                if (end == q)
                         break;
-                if (v > 0)
-                        pids[k++] = (pid_t)v;
-                p = end;
-                while (*p == '\n')
-                        p++;
+                if (v <= 0)
+                        continue;
+                if (p->n == p->cap) {
+                        size_t nc = p->cap ? p->cap * 2 : 16;
+                        pid_t *nv = realloc(p->v, nc * sizeof(pid_t));
+                        if (!nv)
+                                return -ENOMEM;
+                        p->v = nv;
+                        p->cap = nc;
+                }
+                p->v[p->n++] = (pid_t)v;
         }
-        *ret = pids;
-        *ret_n = k;
+        int dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        DIR *d = fdopendir(dfd);
+        if (!d) {
+                close(dfd);
+                return -errno;
+        }
+        struct dirent *de;
+        while (r == 0 && (de = readdir(d))) {
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                _cleanup_close_ int child = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (child < 0)
+                        continue; /* removed meanwhile */
+                r = collect_members(child, depth + 1, p);
+                if (r == -ENOENT)
+                        r = 0;
+        }
+        closedir(d);
+        return r;
+}
+
+int cgroup_members(const struct cgroup *cg, pid_t **ret, size_t *ret_n) {
+        struct pids p = {0};
+        int r = collect_members(cg->dirfd, 0, &p);
+        if (r < 0) {
+                free(p.v);
+                return r;
+        }
+        if (!p.v && !(p.v = malloc(sizeof(pid_t))))
+                return -ENOMEM;
+        *ret = p.v;
+        *ret_n = p.n;
         return 0;
 }
 
@@ -339,9 +381,38 @@ int cgroup_kill(const struct cgroup *cg) {
         return write_attr(cg->dirfd, "cgroup.kill", "1");
 }
 
+/* Removes the empty cgroups below dirfd, deepest first. */
+static int remove_children(int dirfd, int depth) {
+        if (depth > MAX_DEPTH)
+                return -ELOOP;
+        int dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        DIR *d = fdopendir(dfd);
+        if (!d) {
+                close(dfd);
+                return -errno;
+        }
+        int r = 0;
+        struct dirent *de;
+        while (r == 0 && (de = readdir(d))) {
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                _cleanup_close_ int child = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (child >= 0 && (r = remove_children(child, depth + 1)) == 0 &&
+                    unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                        r = -errno;
+        }
+        closedir(d);
+        return r;
+}
+
 int cgroup_remove(struct cgroup *cg) {
         if (cg->removed)
                 return 0;
+        int r = remove_children(cg->dirfd, 0);
+        if (r < 0 && r != -ENOENT)
+                return r;
         if (rmdir(cg->path) < 0 && errno != ENOENT)
                 return -errno;
         cg->removed = true;

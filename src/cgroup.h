@@ -67,8 +67,9 @@ int cgroup_create(const struct cgroup_base *b, const char *name, struct cgroup *
  * -ENOENT when none is found. For what a killed run left behind. */
 int cgroup_find(const char *name, struct cgroup **ret);
 
-/* The cgroup's member processes (cgroup.procs; zombies are no members). *ret is a
- * malloc'ed array, possibly empty. */
+/* The cgroup's member processes (cgroup.procs; zombies are no members), and those of the
+ * cgroups below it (a server may make its own). *ret is a malloc'ed array, possibly
+ * empty. */
 int cgroup_members(const struct cgroup *cg, pid_t **ret, size_t *ret_n);
 
 /* 1 while any process is in the cgroup or below it, 0 when none is, or a negative errno.
@@ -79,7 +80,8 @@ int cgroup_populated(const struct cgroup *cg);
  * -EOPNOTSUPP on kernels without cgroup.kill: the caller signals the members itself. */
 int cgroup_kill(const struct cgroup *cg);
 
-/* Removes the directory; -EBUSY while processes are in it. Once removed, stays removed. */
+/* Removes the directory, and the cgroups a server made below it; -EBUSY while processes
+ * are in any. Once removed, stays removed. */
 int cgroup_remove(struct cgroup *cg);
 
 /* Closes the descriptors; does not remove the cgroup. NULL is fine. */

@@ -381,8 +381,10 @@ int server_stop(struct server *s, usec_t grace, usec_t deadline, size_t *ret_kil
                 .straggler_grace = s->straggler_grace,
         };
         int r = procs_terminate(s->loop, &q, grace, deadline, ret_killed);
+        /* Empty now: its directory goes. One that cannot (what would stop it?) is an empty
+         * directory left, not a process: no reason to stop the sweep. */
         if (r == 0 && s->cgroup)
-                r = cgroup_remove(s->cgroup);
+                (void)cgroup_remove(s->cgroup);
         /* The main process is ours: its pidfd fires when it is a zombie. */
         while (!s->exited) {
                 collect_exit(s);

@@ -533,7 +533,7 @@ int sweep_cleanup_orphans(struct loop *l, struct journal *j, usec_t grace) {
                         free(TAKE_PTR(pids));
                         r = procs_terminate(l, &qc, grace, now_usec() + grace + STOP_EXTRA, &killed);
                         if (r >= 0)
-                                r = cgroup_remove(cg);
+                                (void)cgroup_remove(cg); /* empty: at worst a directory is left */
                         cgroup_free(cg);
                         if (r < 0)
                                 break;

@@ -87,6 +87,23 @@ if [ "$("$GAUNTLET" doctor --format json | jq -r .containment.method)" != cgroup
         exit 77
 fi
 cgdir=$("$GAUNTLET" doctor --format json | jq -r .containment.cgroup)
+# Even when an assertion fails: the cgroups of this test's attempts go too (after their
+# processes, which faults_cleanup kills).
+contain_cleanup() {
+        [ "$BASHPID" = "$$" ] || return 0
+        local db t p
+        for db in "$tmp"/*.db; do
+                [ -f "$db" ] || continue
+                for t in $(sqlite3 "$db" "SELECT DISTINCT token FROM processes WHERE token IS NOT NULL" 2>/dev/null); do
+                        [ -d "$cgdir/gauntlet-$t" ] || continue
+                        for p in $(cat "$cgdir/gauntlet-$t/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
+                        sleep 0.2
+                        rmdir "$cgdir/gauntlet-$t" 2>/dev/null || true
+                done
+        done
+        faults_cleanup
+}
+trap contain_cleanup EXIT
 sweep cgroup "$tmp/cgroup.db"
 for t in $(sqlite3 "$tmp/cgroup.db" "SELECT DISTINCT token FROM processes WHERE token IS NOT NULL"); do
         [ ! -e "$cgdir/gauntlet-$t" ] || fail "cgroup: the cgroup gauntlet-$t is left"

@@ -147,6 +147,59 @@ static void test_lifecycle(void **state) {
         cgroup_base_free(b);
 }
 
+/* A server that makes a cgroup of its own below its cgroup and moves a process there:
+ * that process is a member too, the kill reaches it, and the removal takes both. */
+static void test_nested(void **state) {
+        struct cgroup_base *b = NULL;
+        if (cgroup_base_open(&b, NULL) < 0)
+                skip();
+        char token[33];
+        assert_int_equal(random_hex(token, 16), 0);
+        _cleanup_free_ char *name = cgroup_name(token);
+        struct cgroup *cg = NULL;
+        assert_int_equal(cgroup_create(b, name, &cg), 0);
+        _cleanup_free_ char *script = strdup_printf(
+                "mkdir %s/inner && sh -c 'echo $$ >%s/inner/cgroup.procs && exec sleep 300' & exec sleep 300", cg->path,
+                cg->path);
+        struct spawn_options o = {.argv = (char *const[]){"/bin/sh", "-c", script, NULL},
+                                  .into_cgroup = true,
+                                  .cgroup_fd = cg->dirfd};
+        struct spawn s;
+        assert_int_equal(spawn_start(&o, &s), 0);
+        _cleanup_free_ char *inner_procs = strdup_printf("%s/inner/cgroup.procs", cg->path);
+        pid_t inner = 0;
+        usec_t until = now_usec() + 5 * USEC_PER_SEC;
+        while (!inner) {
+                _cleanup_free_ char *text = NULL;
+                size_t len;
+                if (read_file_capped(inner_procs, 4096, &text, &len) == 0 && len > 0)
+                        inner = (pid_t)atoi(text);
+                assert_true(now_usec() < until);
+                usleep(10000);
+        }
+        pid_t *pids = NULL;
+        size_t n = 0;
+        bool found = false;
+        assert_int_equal(cgroup_members(cg, &pids, &n), 0);
+        for (size_t i = 0; i < n; i++)
+                found |= pids[i] == inner;
+        free(pids);
+        assert_true(found);
+        struct loop *l = NULL;
+        assert_int_equal(loop_new(&l), 0);
+        struct procs_query q = {.cgroup = cg};
+        assert_int_equal(procs_terminate(l, &q, USEC_PER_SEC, now_usec() + 20 * USEC_PER_SEC, NULL), 0);
+        assert_false(running(inner));
+        assert_int_equal(cgroup_remove(cg), 0);
+        struct stat st;
+        assert_true(stat(cg->path, &st) < 0 && errno == ENOENT);
+        spawn_release(&s);
+        waitpid(s.pid, NULL, 0);
+        cgroup_free(cg);
+        loop_free(l);
+        cgroup_base_free(b);
+}
+
 static void test_switched_off(void **state) {
         setenv(CGROUP_ENV_OFF, "1", 1);
         struct cgroup_base *b = NULL;
@@ -168,6 +221,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_v2_dir),
                 cmocka_unit_test(test_lifecycle),
+                cmocka_unit_test(test_nested),
                 cmocka_unit_test(test_switched_off),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
