@@ -47,6 +47,11 @@ struct printer {
         /* the secret values of every cell's argv and env: a key the server echoes into
          * its log, and so into the evidence, is hidden in these lines too */
         struct secrets_values secrets;
+        /* The best so far, as last read from the journal, and the cells that passed then:
+         * read again only when it may have changed (best_so_far). */
+        char *best;
+        char **passing;
+        bool shared;        /* a worker: other processes settle cells in the journal too */
 };
 
 /* Server and matrix text is data: secrets masked, control characters, C1 and bidi
@@ -104,10 +109,7 @@ static const char *verdict_color(enum verdict v) {
 /* "best so far: moe=a gemm=b, 172.3 tok/s @1" (or "best so far: none") as the journal's
  * best-cell rule has it now (report_best_index: the same as the report's and emit's), or
  * NULL when the journal cannot say. Caller frees. */
-static char *best_so_far(const struct printer *p) {
-        _cleanup_report_view_ struct report_view *v = NULL;
-        if (report_load_view(p->j, &v) < 0)
-                return NULL;
+static char *best_text(const struct report_view *v) {
         int best = report_best_index(v, NULL);
         if (best < 0)
                 return strdup("best so far: none");
@@ -124,6 +126,32 @@ static char *best_so_far(const struct printer *p) {
         if (fig)
                 buf_printf(&b, ", %s", fig);
         return buf_detach(&b);
+}
+
+/* The best so far after cell `id` settled with verdict v (a view of the whole journal
+ * costs time in proportion to its cells, so it is read again only when the best may have
+ * changed: the best is chosen among passing cells, so a cell that did not pass, and had
+ * not passed before, leaves it as it was; a worker's journal changes under it). Owned by
+ * p; NULL when the journal cannot say. */
+static const char *best_so_far(struct printer *p, const char *id, enum verdict v) {
+        bool was_passing = false;
+        for (char **c = p->passing; c && *c && !was_passing; c++)
+                was_passing = strcmp(*c, id) == 0;
+        if (p->best && !p->shared && v != VERDICT_PASS && !was_passing)
+                return p->best;
+        _cleanup_report_view_ struct report_view *view = NULL;
+        free(TAKE_PTR(p->best));
+        strv_free(TAKE_PTR(p->passing));
+        if (report_load_view(p->j, &view) < 0)
+                return NULL;
+        for (size_t i = 0; i < view->n_cells; i++)
+                if (view->cells[i].has_attempt && !view->cells[i].excluded && view->cells[i].verdict == VERDICT_PASS &&
+                    strv_push(&p->passing, view->cells[i].id) < 0) {
+                        strv_free(TAKE_PTR(p->passing));
+                        return NULL;
+                }
+        p->best = best_text(view);
+        return p->best;
 }
 
 static void print_line(struct printer *p, const struct cell *c, size_t index, size_t total, enum verdict v,
@@ -168,7 +196,7 @@ static void on_settled(void *userdata, const struct cell *c, size_t index, size_
         if (a) {
                 /* a cell settled in this run (not one the matrix excludes): where the sweep
                  * stands now */
-                _cleanup_free_ char *best = a->id ? best_so_far(p) : NULL;
+                const char *best = a->id ? best_so_far(p, c->id, a->verdict) : NULL;
                 print_line(p, c, index, total, a->verdict, a->cause, a->evidence,
                            a->verdict == VERDICT_SKIPPED ? 0 : now_usec() - p->started, false, best);
                 return;
@@ -475,8 +503,12 @@ int cli_run(int argc, char **argv) {
                 return EXIT_USAGE;
         }
 
-        struct printer p = {
-                .m = m, .j = j, .progress = !w.active && cli_color(stderr), .color = cli_color(stdout), .width = 10};
+        struct printer p = {.m = m,
+                            .j = j,
+                            .progress = !w.active && cli_color(stderr),
+                            .color = cli_color(stdout),
+                            .width = 10,
+                            .shared = w.active};
         {
                 struct cell *cells = NULL;
                 size_t n = 0;
@@ -554,6 +586,8 @@ int cli_run(int argc, char **argv) {
                 cli_error("%s", sweep_error ? sweep_error : strerror(-r));
                 journal_close(j);
                 secrets_values_release(&p.secrets);
+                free(p.best);
+                strv_free(p.passing);
                 return EXIT_USAGE;
         }
         struct worker_args wa = {.matrix_path = matrix_path, .journal_path = jpath, .rerun = rerun, .no_infer = no_infer};
@@ -570,6 +604,8 @@ int cli_run(int argc, char **argv) {
                         cli_error("%s", sweep_error ? sweep_error : strerror(-r));
                 journal_close(j);
                 secrets_values_release(&p.secrets);
+                free(p.best);
+                strv_free(p.passing);
                 return r == -EINTR ? 130 : r < 0 ? EXIT_USAGE : EXIT_OK;
         }
         if (r == -EINTR) {
@@ -609,5 +645,7 @@ int cli_run(int argc, char **argv) {
         }
         journal_close(j);
         secrets_values_release(&p.secrets);
+        free(p.best);
+        strv_free(p.passing);
         return status;
 }
