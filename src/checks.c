@@ -25,6 +25,7 @@ void check_result_release(struct check_result *r) {
         free(r->output);
         free(r->reasoning);
         free(r->finish_reason);
+        free(r->logprobs);
         *r = (struct check_result){0};
 }
 
@@ -351,15 +352,40 @@ static int judge_output(const struct check_spec *spec, struct check_result *res,
         return 0;
 }
 
-/* One chat or completion request, streamed or not. Returns 0 with res filled, or
- * -ECANCELED/-EINTR/-ENOMEM. */
-static int run_completion(struct run *run, const struct check_spec *spec, bool stream, struct check_result *res) {
+/* One chat or completion request in flight: what was sent and what is coming back. */
+struct completion {
+        struct run *run;
+        const struct check_spec *spec;
+        struct check_result *res;
+        bool stream;
+        char *body, *url;
+        struct openai_output out;
+        struct stream_ctx sc;
+        struct http_request req;
+        struct http_transfer *transfer;  /* concurrent runs only (checks_run_concurrent) */
+        bool finished;                   /* its transfer ended (concurrent runs) */
+};
+
+static void completion_release(struct completion *c) {
+        http_transfer_free(c->transfer);
+        c->transfer = NULL;
+        sse_release(&c->sc.sse);
+        openai_output_release(&c->out);
+        free(c->body);
+        free(c->url);
+        c->body = c->url = NULL;
+}
+
+/* Builds the request of one run of spec into c (c->res already named). Returns 0 when
+ * it is ready to send, 1 when res is decided already (a check without a prompt), or
+ * -ENOMEM. */
+static int completion_prepare(struct run *run, const struct check_spec *spec, bool stream, struct check_result *res,
+                              struct completion *c) {
         const struct checks_target *t = run->t;
-        if (!run->model && !run->models_tried) {
-                int r = run_models(run, NULL);
-                if (r < 0)
-                        return r;
-        }
+        *c = (struct completion){.run = run, .spec = spec, .res = res, .stream = stream};
+        openai_output_init(&c->out, run->reasoning_fields, CHECK_MAX_OUTPUT);
+        c->sc.out = &c->out;
+        sse_init(&c->sc.sse, 0, 0, stream_on_event, &c->sc);
         bool chat = spec->mode == CHECK_CHAT;
         int max_tokens = spec->max_tokens;
         if (max_tokens <= 0)
@@ -376,54 +402,58 @@ static int run_completion(struct run *run, const struct check_spec *spec, bool s
                 .thinking_key = run->thinking_key,
                 .has_seed = run->takes_seed,
                 .seed = CHECK_SEED,
+                .logprobs = t->logprobs,
         };
-        _cleanup_free_ char *body = NULL;
-        int r = openai_build_request(&p, &body);
-        if (r == -EINVAL)
-                return result_fail(res, VERDICT_ERROR, "check", strdup_printf("check '%s' has no prompt", spec->name));
+        int r = openai_build_request(&p, &c->body);
+        if (r == -EINVAL) {
+                r = result_fail(res, VERDICT_ERROR, "check", strdup_printf("check '%s' has no prompt", spec->name));
+                return r < 0 ? r : 1;
+        }
         if (r < 0)
                 return r;
-        _cleanup_free_ char *url = url_for(run, chat ? "/v1/chat/completions" : "/v1/completions");
-        if (!url)
+        c->url = url_for(run, chat ? "/v1/chat/completions" : "/v1/completions");
+        if (!c->url)
                 return -ENOMEM;
-
-        _cleanup_(openai_output_release) struct openai_output out;
-        openai_output_init(&out, run->reasoning_fields, CHECK_MAX_OUTPUT);
-        struct stream_ctx sc = {.out = &out};
-        sse_init(&sc.sse, 0, 0, stream_on_event, &sc);
         static const char *const accept_sse[] = {"Accept: text/event-stream", NULL};
-        struct http_request req = {
+        c->req = (struct http_request){
                 .method = "POST",
-                .url = url,
-                .body = body,
-                .body_len = strlen(body),
+                .url = c->url,
+                .body = c->body,
+                .body_len = strlen(c->body),
                 .headers = stream ? accept_sse : NULL,
                 .timeout = t->request_timeout,
                 .idle_timeout = stream ? t->idle_timeout : 0,
                 .max_body = HTTP_DEFAULT_MAX_BODY,
                 .on_data = stream ? stream_on_data : NULL,
-                .userdata = &sc,
+                .userdata = &c->sc,
                 .should_abort = t->should_abort,
                 .abort_userdata = t->abort_userdata,
         };
-        _cleanup_(http_response_release) struct http_response resp;
-        r = http_run(run->loop, &req, USEC_INFINITY, &resp);
-        if (r == 0 && stream && resp.status >= 200 && resp.status < 300)
-                r = sse_finish(&sc.sse);
-        sse_release(&sc.sse);
+        return 0;
+}
+
+/* Judges what came back for c: r is the transfer's result (0 or its error, as http_run
+ * returns it), resp the response. Returns 0 with c->res filled, or -ECANCELED/-EINTR/-ENOMEM. */
+static int completion_judge(struct completion *c, int r, struct http_response *resp) {
+        const struct checks_target *t = c->run->t;
+        struct check_result *res = c->res;
+        struct openai_output *out = &c->out;
+        bool stream = c->stream;
+        if (r == 0 && stream && resp->status >= 200 && resp->status < 300)
+                r = sse_finish(&c->sc.sse);
         if (r == -ECANCELED || r == -EINTR || r == -ENOMEM)
                 return r;
         if (r == -ENOBUFS)
                 r = 0; /* stopped at the output cap: judge what we have */
 
-        res->http_status = resp.status;
-        res->latency = resp.started ? (resp.finished ? resp.finished : now_usec()) - resp.started : 0;
-        if (stream && out.first_token)
-                res->ttft = out.first_token - resp.started;
+        res->http_status = resp->status;
+        res->latency = resp->started ? (resp->finished ? resp->finished : now_usec()) - resp->started : 0;
+        if (stream && out->first_token)
+                res->ttft = out->first_token - resp->started;
 
         bool parse_failed = false;
-        if (r == 0 && !stream && resp.status >= 200 && resp.status < 300 && !resp.truncated) {
-                r = openai_parse_response(&out, buf_str(&resp.body), resp.body.len);
+        if (r == 0 && !stream && resp->status >= 200 && resp->status < 300 && !resp->truncated) {
+                r = openai_parse_response(out, buf_str(&resp->body), resp->body.len);
                 if (r == -ENOMEM)
                         return r;
                 parse_failed = r == -EBADMSG;
@@ -431,50 +461,82 @@ static int run_completion(struct run *run, const struct check_spec *spec, bool s
         } else if (r == -EBADMSG || r == -E2BIG) {
                 parse_failed = r == -EBADMSG;
         }
-        if (openai_output_finish(&out) < 0)
+        if (openai_output_finish(out) < 0)
                 return -ENOMEM;
-        res->output = strdup_buf(&out.content);
-        res->reasoning = out.reasoning.len ? strdup_buf(&out.reasoning) : NULL;
-        res->finish_reason = out.finish_reason ? strdup(out.finish_reason) : NULL;
-        res->truncated = out.content.truncated || out.reasoning.truncated;
-        if (!res->output || (out.reasoning.len && !res->reasoning) || (out.finish_reason && !res->finish_reason))
+        res->output = strdup_buf(&out->content);
+        res->reasoning = out->reasoning.len ? strdup_buf(&out->reasoning) : NULL;
+        res->finish_reason = out->finish_reason ? strdup(out->finish_reason) : NULL;
+        res->truncated = out->content.truncated || out->reasoning.truncated;
+        if (!res->output || (out->reasoning.len && !res->reasoning) || (out->finish_reason && !res->finish_reason))
                 return -ENOMEM;
+        if (t->logprobs && out->n_logprobs) {
+                res->logprobs = malloc(out->n_logprobs * sizeof(*res->logprobs));
+                if (!res->logprobs)
+                        return -ENOMEM;
+                memcpy(res->logprobs, out->logprobs, out->n_logprobs * sizeof(*res->logprobs));
+                res->n_logprobs = out->n_logprobs;
+        }
 
         if (parse_failed)
                 return result_fail(res, VERDICT_GARBAGE, "http",
-                                   strdup(out.parse_error ? out.parse_error : "malformed response"));
+                                   strdup(out->parse_error ? out->parse_error : "malformed response"));
         if (r == -E2BIG)
                 return result_fail(res, VERDICT_GARBAGE, "http",
                                    strdup("server-sent event over the size limit"));
         if (r < 0)
-                return fail_transport(res, &resp, r, stream, t->request_timeout, &out);
-        if (resp.status < 200 || resp.status >= 300)
-                return fail_status(res, &resp);
-        if (resp.truncated)
+                return fail_transport(res, resp, r, stream, t->request_timeout, out);
+        if (resp->status < 200 || resp->status >= 300)
+                return fail_status(res, resp);
+        if (resp->truncated)
                 return result_fail(res, VERDICT_GARBAGE, "http",
                                    strdup_printf("response body over %zu bytes", (size_t)HTTP_DEFAULT_MAX_BODY));
         /* A stream that stops without finish_reason or [DONE] was cut, whatever TCP said. */
-        if (stream && !out.done && !out.finish_reason && !out.error && !res->truncated) {
+        if (stream && !out->done && !out->finish_reason && !out->error && !res->truncated) {
                 /* not one event: an HTML page or a JSON body, not a stream cut short */
-                if (out.events == 0) {
-                        _cleanup_free_ char *ct = resp.content_type ? detect_escape(resp.content_type,
-                                                                                     strlen(resp.content_type))
-                                                                   : NULL;
+                if (out->events == 0) {
+                        _cleanup_free_ char *ct = resp->content_type ? detect_escape(resp->content_type,
+                                                                                      strlen(resp->content_type))
+                                                                    : NULL;
                         return result_fail(res, VERDICT_GARBAGE, "http",
                                            strdup_printf("no server-sent events in the response (Content-Type: %s)",
                                                          ct ? ct : "none"));
                 }
                 return result_fail(res, VERDICT_GARBAGE, "http", strdup("connection closed mid-stream"));
         }
-        r = judge_output(spec, res, &out);
-        if (r >= 0 && res->verdict != VERDICT_PASS && out.events_after_done > 0 && res->evidence) {
+        r = judge_output(c->spec, res, out);
+        if (r >= 0 && res->verdict != VERDICT_PASS && out->events_after_done > 0 && res->evidence) {
                 char *e = strdup_printf("%s (%zu event%s after [DONE], ignored)", res->evidence,
-                                        out.events_after_done, out.events_after_done == 1 ? "" : "s");
+                                        out->events_after_done, out->events_after_done == 1 ? "" : "s");
                 if (!e)
                         return -ENOMEM;
                 free(res->evidence);
                 res->evidence = e;
         }
+        return r;
+}
+
+/* The model to ask, from /v1/models when the target names none (once per run). */
+static int ensure_model(struct run *run) {
+        if (!run->model && !run->models_tried)
+                return run_models(run, NULL);
+        return 0;
+}
+
+/* One chat or completion request, streamed or not. Returns 0 with res filled, or
+ * -ECANCELED/-EINTR/-ENOMEM. */
+static int run_completion(struct run *run, const struct check_spec *spec, bool stream, struct check_result *res) {
+        int r = ensure_model(run);
+        if (r < 0)
+                return r;
+        struct completion c;
+        r = completion_prepare(run, spec, stream, res, &c);
+        if (r == 0) {
+                _cleanup_(http_response_release) struct http_response resp;
+                r = http_run(run->loop, &c.req, USEC_INFINITY, &resp);
+                r = completion_judge(&c, r, &resp);
+        } else if (r == 1)
+                r = 0;
+        completion_release(&c);
         return r;
 }
 
@@ -520,10 +582,10 @@ static char *base_url(const char *url) {
         return strndup(url, n);
 }
 
-int checks_run(struct loop *l, const struct checks_target *t, const struct check_spec *specs, size_t n,
-               struct check_result **ret, size_t *ret_n) {
+/* Where and how a run asks: the target's URL, model and the profile's fields. -ENOMEM. */
+static int run_init(struct run *run, struct loop *l, const struct checks_target *t) {
         const struct profile *prof = t->profile;
-        struct run run = {
+        *run = (struct run){
                 .loop = l,
                 .t = t,
                 .reasoning_fields = prof && prof->reasoning_fields ? prof->reasoning_fields : generic_reasoning_fields,
@@ -531,6 +593,27 @@ int checks_run(struct loop *l, const struct checks_target *t, const struct check
                                 : prof && prof->thinking_key ? prof->thinking_key : "enable_thinking",
                 .takes_seed = prof ? prof->takes_seed : false,
         };
+        run->base = base_url(t->base_url ? t->base_url : "");
+        if (!run->base)
+                return -ENOMEM;
+        if (t->model && !(run->model = strdup(t->model))) {
+                free(run->base);
+                run->base = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static void run_release(struct run *run) {
+        if (run->t->ret_model)
+                *run->t->ret_model = run->model ? strdup(run->model) : NULL;
+        free(run->base);
+        free(run->model);
+}
+
+int checks_run(struct loop *l, const struct checks_target *t, const struct check_spec *specs, size_t n,
+               struct check_result **ret, size_t *ret_n) {
+        struct run run;
         int r = -ENOMEM;
         size_t runs = 0, count = 0;
         for (size_t i = 0; i < n; i++)
@@ -538,10 +621,7 @@ int checks_run(struct loop *l, const struct checks_target *t, const struct check
         struct check_result *results = calloc(runs ? runs : 1, sizeof(*results));
         if (!results)
                 return -ENOMEM;
-        run.base = base_url(t->base_url ? t->base_url : "");
-        if (!run.base)
-                goto finish;
-        if (t->model && !(run.model = strdup(t->model)))
+        if (run_init(&run, l, t) < 0)
                 goto finish;
 
         r = 0;
@@ -577,15 +657,149 @@ int checks_run(struct loop *l, const struct checks_target *t, const struct check
                 }
         }
 finish:
-        if (t->ret_model)
-                *t->ret_model = run.model ? strdup(run.model) : NULL;
-        free(run.base);
-        free(run.model);
+        run_release(&run);
         if (r == -ENOMEM) {
                 checks_free_results(results, count);
                 return r;
         }
         *ret = results;
         *ret_n = count;
+        return r;
+}
+
+/* ---- many at once ------------------------------------------------------------------- */
+
+struct batch {
+        struct completion *jobs;    /* one per spec; a job is in flight while transfer != NULL
+                                       and !finished */
+        size_t in_flight;
+        size_t finished;            /* transfers ended, judged or not */
+};
+
+static void batch_transfer_done(struct http_transfer *t, void *userdata) {
+        struct completion *c = userdata;
+        c->finished = true;
+}
+
+static int not_asked(struct check_result *res, const char *why) {
+        return result_fail(res, VERDICT_SKIPPED, "not asked", strdup(why));
+}
+
+int checks_run_concurrent(struct loop *l, const struct checks_target *t, const struct check_spec *specs, size_t n,
+                          size_t concurrency, struct check_result **ret) {
+        for (size_t i = 0; i < n; i++)
+                if (specs[i].mode == CHECK_MODELS)
+                        return -EINVAL;
+        if (concurrency < 1)
+                concurrency = 1;
+        struct run run;
+        struct check_result *results = calloc(n ? n : 1, sizeof(*results));
+        struct completion *jobs = calloc(n ? n : 1, sizeof(*jobs));
+        bool run_ok = false;
+        int r = -ENOMEM;
+        if (!results || !jobs)
+                goto finish;
+        if (run_init(&run, l, t) < 0)
+                goto release_run;
+        run_ok = true;
+        for (size_t i = 0; i < n; i++) {
+                results[i] = (struct check_result){.verdict = VERDICT_PASS, .streamed = specs[i].stream == STREAM_YES};
+                if (!(results[i].name = strdup(specs[i].name)))
+                        goto release_run;
+        }
+        r = ensure_model(&run);
+        if (r < 0)
+                goto release_run;
+
+        size_t next = 0, in_flight = 0, done = 0;
+        bool hung = false;
+        while (done < n) {
+                /* Fill the window. */
+                while (!hung && next < n && in_flight < concurrency) {
+                        size_t i = next++;
+                        struct completion *c = &jobs[i];
+                        r = completion_prepare(&run, &specs[i], specs[i].stream == STREAM_YES, &results[i], c);
+                        if (r < 0) {
+                                completion_release(c);
+                                goto cancel;
+                        }
+                        if (r == 1) {
+                                completion_release(c);
+                                done++;
+                                continue;
+                        }
+                        r = http_start(l, &c->req, batch_transfer_done, c, &c->transfer);
+                        if (r < 0) {
+                                /* the request could not even be handed to curl */
+                                _cleanup_(http_response_release) struct http_response resp;
+                                http_response_init(&resp);
+                                resp.error = r;
+                                r = completion_judge(c, r, &resp);
+                                completion_release(c);
+                                if (r < 0)
+                                        goto cancel;
+                                done++;
+                                continue;
+                        }
+                        in_flight++;
+                }
+                if (in_flight == 0) {
+                        /* nothing more will be sent: the rest was never asked */
+                        for (size_t i = next; i < n; i++)
+                                if ((r = not_asked(&results[i], "not asked: an earlier request timed out")) < 0)
+                                        goto cancel;
+                        done = n;
+                        break;
+                }
+                r = loop_iterate(l, USEC_INFINITY);
+                if (r == -EINTR)
+                        goto cancel;
+                if (r < 0 && r != -ETIME)
+                        goto cancel;
+                /* Judge what ended, in spec order. */
+                for (size_t i = 0; i < next; i++) {
+                        struct completion *c = &jobs[i];
+                        if (!c->transfer || !c->finished)
+                                continue;
+                        struct http_response *resp = http_transfer_response(c->transfer);
+                        r = completion_judge(c, resp->error, resp);
+                        completion_release(c);
+                        in_flight--;
+                        done++;
+                        if (r < 0)
+                                goto cancel;
+                        if (results[i].verdict == VERDICT_TIMEOUT)
+                                hung = true;
+                }
+                if (t->should_abort && t->should_abort(t->abort_userdata)) {
+                        r = -ECANCELED;
+                        goto cancel;
+                }
+        }
+        r = 0;
+        goto release_run;
+
+cancel:
+        /* Whatever is still in flight or unsent has no answer. */
+        for (size_t i = 0; i < n; i++) {
+                if (jobs[i].transfer || i >= next) {
+                        completion_release(&jobs[i]);
+                        check_result_release(&results[i]);
+                        results[i] = (struct check_result){.verdict = VERDICT_SKIPPED};
+                        results[i].name = strdup(specs[i].name);
+                        if (r != -ENOMEM && (!results[i].name || not_asked(&results[i], "not asked: stopped") < 0))
+                                r = -ENOMEM;
+                }
+        }
+release_run:
+        if (run_ok)
+                run_release(&run);
+finish:
+        free(jobs);
+        if (r == -ENOMEM || r == -EINVAL) {
+                checks_free_results(results, results ? n : 0);
+                return r;
+        }
+        *ret = results;
         return r;
 }
