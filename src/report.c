@@ -37,8 +37,23 @@ void report_view_free(struct report_view *v) {
                 }
                 free(c->checks);
                 json_decref(c->bench);
+                for (size_t k = 0; k < c->eval.n_answers; k++) {
+                        struct report_eval_answer *e = &c->eval.answers[k];
+                        free(e->id);
+                        free(e->key);
+                        free(e->question);
+                        free(e->cause);
+                        free(e->evidence);
+                        free(e->output);
+                        free(e->finish_reason);
+                        free(e->logprobs);
+                }
+                free(c->eval.answers);
         }
         free(v->cells);
+        json_decref(v->eval.settings);
+        free(v->eval.source);
+        free(v->eval.named);
         strv_free(v->axes);
         free(v->journal_path);
         free(v->sweep_how);
@@ -99,10 +114,94 @@ int report_view_mask_secrets(struct report_view *v) {
                         if ((r = mask_string(&sv, &ch->evidence)) >= 0 && (r = mask_string(&sv, &ch->output)) >= 0)
                                 r = mask_string(&sv, &ch->reasoning);
                 }
+                for (size_t k = 0; k < c->eval.n_answers && r >= 0; k++) {
+                        struct report_eval_answer *e = &c->eval.answers[k];
+                        if ((r = mask_string(&sv, &e->evidence)) >= 0 && (r = mask_string(&sv, &e->output)) >= 0)
+                                r = mask_string(&sv, &e->question);
+                }
         }
         secrets_values_release(&v->secrets);
         v->secrets = sv; /* what was hidden, for text from outside the view */
         return r;
+}
+
+/* ---- the eval's gate ---- */
+
+static struct eval_answer *answers_of(const struct report_eval *e) {
+        struct eval_answer *a = calloc(e->n_answers ? e->n_answers : 1, sizeof(*a));
+        for (size_t i = 0; a && i < e->n_answers; i++)
+                a[i] = (struct eval_answer){.verdict = e->answers[i].verdict,
+                                            .output = e->answers[i].output,
+                                            .logprobs = e->answers[i].logprobs,
+                                            .n_logprobs = e->answers[i].n_logprobs};
+        return a;
+}
+
+static bool eval_eligible(const struct report_cell *c) {
+        return !c->excluded && c->has_attempt && c->verdict == VERDICT_PASS && c->eval.ran;
+}
+
+int report_view_apply_eval(struct report_view *v) {
+        struct report_view_eval *ve = &v->eval;
+        ve->reference = -1;
+        ve->gated = 0;
+        if (!ve->on || v->n_cells == 0)
+                return 0;
+        _cleanup_free_ struct eval_cell *ec = calloc(v->n_cells, sizeof(*ec));
+        if (!ec)
+                return -ENOMEM;
+        int named = -1;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                ec[i] = (struct eval_cell){.eligible = eval_eligible(c), .n = c->eval.fig.n,
+                                           .correct = c->eval.fig.correct, .distance = c->distance};
+                if (ve->named && strcmp(c->id, ve->named) == 0)
+                        named = (int)i;
+        }
+        bool fell_back = false;
+        int ref = eval_pick_reference(ec, v->n_cells, named, &fell_back);
+        ve->fell_back = ve->named && (fell_back || named < 0);
+        ve->reference = ref;
+        if (ref < 0)
+                return 0;
+        const char *by = json_string_value(json_object_get(ve->settings, "reference_by"));
+        ve->reference_by = ref == named ? (streq_ptr(by, "reference") ? "reference" : "baseline") : "most accurate";
+        struct report_cell *rc = &v->cells[ref];
+        rc->eval.is_reference = true;
+        _cleanup_free_ struct eval_answer *ra = answers_of(&rc->eval);
+        if (!ra)
+                return -ENOMEM;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                struct report_cell *c = &v->cells[i];
+                if ((int)i == ref || !ec[i].eligible)
+                        continue;
+                _cleanup_free_ struct eval_answer *a = answers_of(&c->eval);
+                if (!a)
+                        return -ENOMEM;
+                c->eval.compared = true;
+                eval_two_proportion(c->eval.fig.correct, c->eval.fig.n, rc->eval.fig.correct, rc->eval.fig.n, &c->eval.z,
+                                    &c->eval.p);
+                eval_diff(a, ra, MIN(c->eval.n_answers, rc->eval.n_answers), &c->eval.diff);
+                c->eval.gate = eval_gate_decide(&ve->rules, &c->eval.fig, &rc->eval.fig, &c->eval.diff);
+                if (c->eval.gate == EVAL_GATE_NONE)
+                        continue;
+                const char *first = c->eval.diff.first != SIZE_MAX ? c->eval.answers[c->eval.diff.first].id : NULL;
+                char *ev = eval_gate_evidence(c->eval.gate, &ve->rules, &c->eval.fig, &rc->eval.fig, &c->eval.diff, rc->id,
+                                              first);
+                char *cause = strdup(eval_gate_cause(c->eval.gate));
+                if (!ev || !cause) {
+                        free(ev);
+                        free(cause);
+                        return -ENOMEM;
+                }
+                free(c->cause);
+                free(c->evidence);
+                c->verdict = VERDICT_WRONG;
+                c->cause = cause;
+                c->evidence = ev;
+                ve->gated++;
+        }
+        return 0;
 }
 
 const char *report_cell_verdict(const struct report_cell *c) {

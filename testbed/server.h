@@ -31,6 +31,8 @@ struct server_opts {
         bool malformed_sse;      /* stream events after the first carry truncated JSON */
         bool http_500;           /* generation requests answer 500 */
         bool close_mid_stream;   /* streams are cut after SERVER_FAULT_CHUNKS chunks */
+        unsigned wrong_answers;  /* 0: never; else the prompts whose text hashes to 0 mod N get
+                                    the first digit of their answer changed */
         /* Called (from a connection thread) when die_after generations completed; the
          * program decides how to die. Must not return. */
         void (*on_die)(unsigned n);
