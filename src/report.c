@@ -388,6 +388,56 @@ char *report_cell_figure(const struct report_view *v, const struct report_cell *
         return NULL;
 }
 
+char *report_cell_eval_line(const struct report_view *v, const struct report_cell *c) {
+        const struct report_eval *e = &c->eval;
+        if (!v->eval.on || !e->ran)
+                return NULL;
+        _cleanup_free_ char *fig = eval_figures_line(&e->fig);
+        if (!fig)
+                return NULL;
+        struct buf b;
+        buf_init(&b, 0);
+        int r = buf_printf(&b, "eval %s", fig);
+        if (r >= 0 && e->is_reference)
+                r = buf_puts(&b, "; the reference");
+        else if (r >= 0 && e->compared && e->diff.common)
+                r = buf_printf(&b, "; %.1f%% answers identical to the reference", 100 * e->diff.agreement);
+        if (r >= 0 && e->compared && e->diff.lp_tokens)
+                r = buf_printf(&b, ", mean |logprob diff| %.3g", e->diff.lp_mad);
+        if (r < 0) {
+                buf_release(&b);
+                return NULL;
+        }
+        return buf_detach(&b);
+}
+
+char *report_eval_summary(const struct report_view *v) {
+        const struct report_view_eval *ve = &v->eval;
+        if (!ve->on)
+                return NULL;
+        struct buf b;
+        buf_init(&b, 0);
+        int r = buf_printf(&b, "%s, %zu question%s", ve->source ? ve->source : "?", ve->questions,
+                           ve->questions == 1 ? "" : "s");
+        if (r >= 0 && ve->reference >= 0)
+                r = buf_printf(&b, "; reference %.8s (%s%s)", v->cells[ve->reference].id, ve->reference_by,
+                               ve->fell_back ? ": the named reference has no eval figures" : "");
+        else if (r >= 0)
+                r = buf_puts(&b, "; no reference: no cell that passed answered the eval");
+        if (r >= 0)
+                r = buf_puts(&b, "; a cell is wrong/accuracy when a two-proportion z-test puts it below the reference at 95%");
+        if (r >= 0 && ve->rules.min_agreement >= 0)
+                r = buf_printf(&b, ", wrong/divergence below %g identical answers", ve->rules.min_agreement);
+        if (r >= 0 && ve->rules.max_logprob_diff >= 0)
+                r = buf_printf(&b, "%s above a mean |logprob diff| of %g",
+                               ve->rules.min_agreement >= 0 ? " or" : ", wrong/divergence", ve->rules.max_logprob_diff);
+        if (r < 0) {
+                buf_release(&b);
+                return NULL;
+        }
+        return buf_detach(&b);
+}
+
 /* ---- escaping ---- */
 
 
@@ -617,8 +667,10 @@ int report_text(const struct report_view *v, const struct report_text_options *o
                 if ((r = put_padded(out, verdict, verdict_w + 2, color ? verdict_color(c) : NULL)) < 0)
                         return r;
                 _cleanup_free_ char *fig = report_cell_figure(v, c);
+                _cleanup_free_ char *eval_line = cell_passed(c) ? report_cell_eval_line(v, c) : NULL;
                 _cleanup_free_ char *result = escaped_text(fig ? fig : report_cell_cause(c), RESULT_MAX);
-                _cleanup_free_ char *evidence = escaped_text(c->has_attempt ? c->evidence : NULL, evidence_w);
+                _cleanup_free_ char *evidence = escaped_text(eval_line ? eval_line : c->has_attempt ? c->evidence : NULL,
+                                                             evidence_w);
                 if (!result || !evidence)
                         return -ENOMEM;
                 if ((r = put_padded(out, result, result_w + 2, NULL)) < 0 || (r = buf_puts(out, evidence)) < 0)
@@ -642,6 +694,10 @@ int report_text(const struct report_view *v, const struct report_text_options *o
                 r = buf_printf(out, "best: %s %s%s%s\n", c->id, label, fig ? ", " : "", fig ? fig : "");
         } else
                 r = buf_puts(out, "best: none (no cell passed)\n");
+        _cleanup_free_ char *eval = report_eval_summary(v);
+        _cleanup_free_ char *eval_shown = eval ? escaped_text(eval, 0) : NULL;
+        if (r >= 0 && eval_shown)
+                r = buf_printf(out, "eval: %s\n", eval_shown);
         if (r < 0 || (r = put_summary(out, v)) < 0)
                 return r;
         return buf_puts(out, "\n");
@@ -743,6 +799,106 @@ static json_t *check_json(const struct report_check *k) {
         return o;
 }
 
+/* A number, or null where JSON has none (NaN, inf). */
+static json_t *json_number_or_null(double x) {
+        return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *eval_answer_json(const struct report_eval_answer *a) {
+        json_t *o = json_object();
+        if (!o)
+                return NULL;
+        int e = 0;
+        e |= json_object_set_new(o, "id", json_string_lossy(a->id));
+        e |= json_object_set_new(o, "verdict", json_string(verdict_to_string(a->verdict)));
+        e |= json_object_set_new(o, "cause", json_string_lossy(a->cause));
+        e |= json_object_set_new(o, "evidence", json_string_lossy(a->evidence));
+        e |= json_object_set_new(o, "output", json_string_lossy(a->output));
+        e |= json_object_set_new(o, "latency_s", json_seconds(a->latency));
+        if (e) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+/* A cell's "eval": its figures, its questions, and the comparison with the reference. */
+static json_t *cell_eval_json(const struct report_view *v, const struct report_cell *c) {
+        const struct report_eval *e = &c->eval;
+        if (!v->eval.on || !e->ran)
+                return json_null();
+        _cleanup_json_ json_t *o = json_object(), *by = json_object(), *qs = json_array();
+        if (!o || !by || !qs)
+                return NULL;
+        int err = 0;
+        for (int k = 0; k < _VERDICT_MAX; k++)
+                if (e->fig.by_verdict[k])
+                        err |= json_object_set_new(by, verdict_to_string((enum verdict)k),
+                                                   json_integer((json_int_t)e->fig.by_verdict[k]));
+        for (size_t i = 0; i < e->n_answers; i++)
+                err |= json_array_append_new(qs, eval_answer_json(&e->answers[i]));
+        err |= json_object_set_new(o, "n", json_integer((json_int_t)e->fig.n));
+        err |= json_object_set_new(o, "correct", json_integer((json_int_t)e->fig.correct));
+        err |= json_object_set_new(o, "accuracy", json_number_or_null(e->fig.accuracy));
+        err |= json_object_set_new(o, "ci95", json_pack("[o, o]", json_number_or_null(e->fig.ci_low),
+                                                         json_number_or_null(e->fig.ci_high)));
+        err |= json_object_set_new(o, "by_verdict", json_incref(by));
+        err |= json_object_set_new(o, "reference", json_boolean(e->is_reference));
+        if (e->compared) {
+                const struct eval_diff *d = &e->diff;
+                json_t *first = json_null();
+                if (d->first != SIZE_MAX && d->first < e->n_answers) {
+                        const struct report_eval_answer *a = &e->answers[d->first];
+                        const struct report_cell *rc = &v->cells[v->eval.reference];
+                        const char *ro = d->first < rc->eval.n_answers ? rc->eval.answers[d->first].output : NULL;
+                        first = json_pack("{s:o, s:o, s:o, s:o, s:I}", "id", json_string_lossy(a->id), "question",
+                                          json_string_lossy(a->question), "output", json_string_lossy(a->output),
+                                          "reference_output", json_string_lossy(ro), "offset", (json_int_t)d->first_offset);
+                }
+                json_t *vs = json_pack("{s:o, s:o, s:b, s:I, s:I, s:o, s:o, s:I, s:o}", "z", json_number_or_null(e->z), "p",
+                                       json_number_or_null(e->p), "below",
+                                       eval_significantly_below(e->fig.correct, e->fig.n,
+                                                                v->cells[v->eval.reference].eval.fig.correct,
+                                                                v->cells[v->eval.reference].eval.fig.n),
+                                       "compared", (json_int_t)d->common, "identical", (json_int_t)d->identical,
+                                       "agreement", json_number_or_null(d->agreement), "logprob_mad",
+                                       json_number_or_null(d->lp_mad), "logprob_tokens", (json_int_t)d->lp_tokens,
+                                       "first_divergence", first ? first : json_null());
+                err |= json_object_set_new(o, "vs_reference", vs);
+        } else
+                err |= json_object_set_new(o, "vs_reference", json_null());
+        err |= json_object_set_new(o, "gate", e->gate ? json_string(eval_gate_cause(e->gate)) : json_null());
+        err |= json_object_set_new(o, "journal_verdict",
+                                   e->gate ? json_string(verdict_to_string(e->journal_verdict)) : json_null());
+        err |= json_object_set_new(o, "questions", json_incref(qs));
+        if (err)
+                return NULL;
+        return json_incref(o);
+}
+
+/* The view's "eval": what was asked and which cell is the reference. */
+static json_t *view_eval_json(const struct report_view *v) {
+        const struct report_view_eval *ve = &v->eval;
+        if (!ve->on)
+                return json_null();
+        json_t *o = json_deep_copy(ve->settings);
+        if (!o)
+                return NULL;
+        int err = 0;
+        err |= json_object_set_new(o, "named_reference", json_string_lossy(ve->named));
+        err |= json_object_set_new(o, "reference", ve->reference >= 0 ? json_string(v->cells[ve->reference].id) : json_null());
+        err |= json_object_set_new(o, "reference_by", ve->reference >= 0 ? json_string(ve->reference_by) : json_null());
+        err |= json_object_set_new(o, "fell_back", json_boolean(ve->fell_back));
+        err |= json_object_set_new(o, "test", json_string("two-proportion z-test, pooled, two-sided, alpha 0.05"));
+        err |= json_object_set_new(o, "interval", json_string("Wilson score, 95%"));
+        err |= json_object_set_new(o, "gated", json_integer((json_int_t)ve->gated));
+        if (err) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
 static json_t *cell_json(const struct report_view *v, const struct report_cell *c) {
         _cleanup_json_ json_t *axes = json_object(), *checks = json_array(), *phases = json_object();
         if (!axes || !checks || !phases)
@@ -760,7 +916,8 @@ static json_t *cell_json(const struct report_view *v, const struct report_cell *
         static const char *const keys[] = {"id",     "axes",      "command",  "env",         "verdict",
                                             "cause",  "evidence",  "log",      "ready_s",     "checks",
                                             "bench",  "state",     "distance", "excluded",    "phases_s",
-                                            "exit_code", "exit_signal", "port", "peak_gpu_mem_mib", "attempt_sweep"};
+                                            "exit_code", "exit_signal", "port", "peak_gpu_mem_mib", "attempt_sweep",
+                                            "eval"};
         json_t *vals[] = {
                 json_string(c->id),
                 json_incref(axes),
@@ -782,6 +939,7 @@ static json_t *cell_json(const struct report_view *v, const struct report_cell *
                 c->port ? json_integer(c->port) : json_null(),
                 c->peak_gpu_mem_mib ? json_integer((json_int_t)c->peak_gpu_mem_mib) : json_null(),
                 c->has_attempt ? json_integer(c->attempt_sweep_id) : json_null(),
+                cell_eval_json(v, c),
         };
         _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
         json_t *o = json_object();
@@ -820,7 +978,7 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
                                   v->sweep_how, "earlier_sweeps", (json_int_t)v->earlier_sweeps);
         static const char *const keys[] = {"gauntlet", "engine",   "host",      "cells", "best",    "model",
                                             "objective", "matrix",  "journal",   "sweep", "axes",    "summary",
-                                            "best_value", "best_by"};
+                                            "best_value", "best_by", "eval"};
         json_t *vals[] = {
                 json_string(version ? version : "unknown"),
                 json_string_lossy(v->engine),
@@ -836,6 +994,7 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
                 json_incref(summary),
                 best >= 0 && !isnan(score.value) ? json_real(score.value) : json_null(),
                 best >= 0 && !isnan(score.value) ? json_string(score.by_bench ? "objective" : "smoke") : json_null(),
+                view_eval_json(v),
         };
         _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
         json_t *o = json_object();
@@ -933,18 +1092,26 @@ int report_markdown(const struct report_view *v, struct buf *out) {
                 return r;
         if ((r = buf_puts(out, "\n\nObjective: ")) < 0 ||
             (r = report_code_span(out, v->objective ? v->objective : OBJECTIVE_DEFAULT, 0, false)) < 0 ||
-            (r = buf_puts(out, ". ")) < 0 || (r = put_summary(out, v)) < 0 || (r = buf_puts(out, ".\n\n|   |")) < 0)
+            (r = buf_puts(out, ". ")) < 0 || (r = put_summary(out, v)) < 0 || (r = buf_puts(out, ".\n\n")) < 0)
+                return r;
+        bool eval = v->eval.on;
+        _cleanup_free_ char *eval_summary = report_eval_summary(v);
+        if (eval_summary && ((r = buf_puts(out, "Eval: ")) < 0 || (r = report_escape_markdown(out, eval_summary, 0)) < 0 ||
+                             (r = buf_puts(out, ".\n\n")) < 0))
+                return r;
+        if ((r = buf_puts(out, "|   |")) < 0)
                 return r;
         for (size_t k = 0; k < v->n_axes; k++)
                 if ((r = buf_puts(out, " ")) < 0 || (r = report_code_span(out, v->axes[k], 0, true)) < 0 ||
                     (r = buf_puts(out, " |")) < 0)
                         return r;
-        if ((r = buf_puts(out, " verdict | cause or figure | cell |\n|---|")) < 0)
+        if ((r = buf_puts(out, eval ? " verdict | cause or figure | accuracy | cell |\n|---|"
+                                    : " verdict | cause or figure | cell |\n|---|")) < 0)
                 return r;
         for (size_t k = 0; k < v->n_axes; k++)
                 if ((r = buf_puts(out, "---|")) < 0)
                         return r;
-        if ((r = buf_puts(out, "---|---|---|\n")) < 0)
+        if ((r = buf_puts(out, eval ? "---|---|---|---|\n" : "---|---|---|\n")) < 0)
                 return r;
         for (size_t i = 0; i < v->n_cells; i++) {
                 const struct report_cell *c = &v->cells[order[i].index];
@@ -958,8 +1125,19 @@ int report_markdown(const struct report_view *v, struct buf *out) {
                 _cleanup_free_ char *fig = report_cell_figure(v, c);
                 const char *result = fig ? fig : report_cell_cause(c);
                 if ((r = buf_printf(out, cell_passed(c) ? " **%s** | " : " %s | ", report_cell_verdict(c))) < 0 ||
-                    (r = fig ? report_escape_markdown(out, fig, 64) : report_code_span(out, result, 64, true)) < 0 ||
-                    (r = buf_printf(out, " | `%s` |\n", c->id)) < 0)
+                    (r = fig ? report_escape_markdown(out, fig, 64) : report_code_span(out, result, 64, true)) < 0)
+                        return r;
+                if (eval) {
+                        const struct report_eval *e = &c->eval;
+                        if (e->ran && e->fig.n)
+                                r = buf_printf(out, " | %.3f [%.3f, %.3f]%s", e->fig.accuracy, e->fig.ci_low, e->fig.ci_high,
+                                               e->is_reference ? " (reference)" : "");
+                        else
+                                r = buf_puts(out, " | –");
+                        if (r < 0)
+                                return r;
+                }
+                if ((r = buf_printf(out, " | `%s` |\n", c->id)) < 0)
                         return r;
         }
 

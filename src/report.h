@@ -178,6 +178,14 @@ size_t report_count_verdicts(const struct report_view *v, size_t counts[static _
  * Caller frees; NULL when there is none or out of memory. */
 char *report_cell_figure(const struct report_view *v, const struct report_cell *c);
 
+/* A cell's eval in one line: "eval 198/200 right, accuracy 0.990 [0.964, 0.997]", then
+ * "; the reference" or "; 97.5% answers identical to the reference" (and the logprob
+ * drift when there is one). NULL when the cell has no eval of the view's set. Caller frees. */
+char *report_cell_eval_line(const struct report_view *v, const struct report_cell *c);
+/* The view's eval in one line: its source, question count, the reference and why it is
+ * the reference, the test. NULL without an eval. Caller frees. */
+char *report_eval_summary(const struct report_view *v);
+
 /* The shortest id prefix (at least 8) that tells the view's cells apart, as the text
  * report prints them; `gauntlet emit --cell` takes any unique prefix. */
 size_t report_id_width(const struct report_view *v);
