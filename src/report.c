@@ -870,7 +870,7 @@ static json_t *cell_eval_json(const struct report_view *v, const struct report_c
         err |= json_object_set_new(o, "gate", e->gate ? json_string(eval_gate_cause(e->gate)) : json_null());
         err |= json_object_set_new(o, "journal_verdict",
                                    e->gate ? json_string(verdict_to_string(e->journal_verdict)) : json_null());
-        err |= json_object_set_new(o, "questions", json_incref(qs));
+        err |= json_object_set_new(o, "answers", json_incref(qs));
         if (err)
                 return NULL;
         return json_incref(o);
