@@ -273,9 +273,11 @@ static int setup(struct journal *j, bool create) {
                 return JOURNAL_ENOTJOURNAL;
         if (version > JOURNAL_SCHEMA_VERSION)
                 return JOURNAL_ENEWER;
-        /* Older schemas are upgraded one step per version, each in a transaction. A journal
-         * this process cannot write is read as it is (the readers know version 1). */
-        while (version < JOURNAL_SCHEMA_VERSION && !j->readonly) {
+        /* Older schemas are upgraded one step per version, each in a transaction, by the
+         * run that opens the journal to write it (journal_open). Readers (report, emit)
+         * read an older journal as it is: upgrading it under them would lock the older
+         * gauntlet that may still be writing it out of its own file (JOURNAL_ENEWER). */
+        while (version < JOURNAL_SCHEMA_VERSION && create && !j->readonly) {
                 _cleanup_free_ char *bump = strdup_printf("PRAGMA user_version=%lld", (long long)version + 1);
                 if (!bump)
                         return -ENOMEM;

@@ -36,7 +36,8 @@
 #include "util.h"
 
 /* PRAGMA user_version of the schema this code writes. Older journals are upgraded when
- * opened; newer ones are refused with JOURNAL_ENEWER. */
+ * journal_open opens them (a run); journal_open_existing reads them as they are; newer
+ * ones are refused with JOURNAL_ENEWER. Version 2 added the eval (docs/journal.md). */
 #define JOURNAL_SCHEMA_VERSION 2
 /* PRAGMA application_id: "GTLT". Marks the file as ours. */
 #define JOURNAL_APPLICATION_ID 0x47544c54
