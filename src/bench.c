@@ -10,7 +10,10 @@
 #include <sys/resource.h>
 #include <sys/timerfd.h>
 
+#include "detect.h"
+#include "http.h"
 #include "metrics.h"
+#include "openai.h"
 #include "sse.h"
 
 /* libcurl's receive buffer per handle. SSE chunks are small; 16 KiB is libcurl's default
@@ -19,8 +22,21 @@
 /* A request body (prompt included) may not grow past this. */
 #define BENCH_MAX_BODY ((size_t)16 << 20)
 #define BENCH_DEFAULT_TIMEOUT (10 * 60 * USEC_PER_SEC)
+/* What is kept of a failed request's error body or error event, for first_error. */
+#define BENCH_ERROR_BODY ((size_t)4096)
+/* Bytes of the server's words quoted in first_error. */
+#define BENCH_ERROR_EXCERPT 200
 
 struct bench;
+
+/* One check under load of the current level. */
+struct probe {
+        struct bench *b;
+        const struct check_spec *spec;
+        bool stream;
+        struct check_probe *p;   /* NULL until sent */
+        bool done;
+};
 
 /* One request slot: reused request after request, so the easy handle, its connection and
  * the parser buffers are set up once per slot, not once per request. */
@@ -29,6 +45,7 @@ struct breq {
         CURL *easy;
         struct sse sse;
         struct buf body;
+        struct buf errbody;   /* a non-200 body or an error event's data, capped */
         struct curl_slist *headers; /* the common headers plus this request's X-Request-Id */
         struct bench_record rec;
         uint64_t index;       /* position in the level, warm-up included */
@@ -69,6 +86,11 @@ struct bench {
         usec_t next_due;      /* open loop: scheduled time of the next send */
         int tfd;              /* open loop: absolute CLOCK_MONOTONIC timer for next_due */
         uint64_t prompt_index;/* across levels, so prompts never repeat */
+        size_t prompt_chars;  /* calibrated prompt length (bench_prompt_chars); 0: bench_prompt */
+        json_t *calibration;  /* what the calibration found, for every level; NULL: none */
+        struct probe *probes; /* the checks under load, the same at every level */
+        size_t n_probes;
+        size_t probes_sent;   /* at this level */
         size_t n_prompts;
         json_t *samples;      /* NULL when not wanted */
         bool samples_full;
@@ -82,6 +104,7 @@ static void breq_free(struct breq *q) {
                 curl_easy_cleanup(q->easy);
         sse_release(&q->sse);
         buf_release(&q->body);
+        buf_release(&q->errbody);
         curl_slist_free_all(q->headers);
         free(q);
 }
@@ -109,6 +132,7 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
         }
         if (strcmp(event, "error") == 0) {
                 set_error(q, "error_event");
+                (void)buf_append(&q->errbody, data, MIN(len, BENCH_ERROR_BODY - 1));
                 return -EPROTO;
         }
         if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
@@ -123,6 +147,7 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
         }
         if (ev.error) {
                 set_error(q, "error_event");
+                (void)buf_append(&q->errbody, data, MIN(len, BENCH_ERROR_BODY - 1));
                 return -EPROTO;
         }
         if (ev.token) {
@@ -172,8 +197,12 @@ static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
         q->now = wake > q->rec.sent && wake > q->last_chunk ? wake : now_usec();
         if (!q->status)
                 curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
-        if (q->status != 200)
-                return len; /* the status is the verdict; the body is not kept */
+        if (q->status != 200) {
+                /* the status is the verdict; the start of the body says why */
+                if (q->errbody.len < BENCH_ERROR_BODY - 1)
+                        (void)buf_append(&q->errbody, p, MIN(len, BENCH_ERROR_BODY - 1 - q->errbody.len));
+                return len;
+        }
         int r = sse_feed(&q->sse, p, len);
         if (r < 0) {
                 if (r == -E2BIG)
@@ -275,6 +304,19 @@ static bool died_on_reused_connection(struct breq *q, CURLcode result) {
         return curl_easy_getinfo(q->easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects == 0;
 }
 
+/* The server's words for a failed request: the message of its error body or event, else
+ * the start of that body, else libcurl's words for a transfer error. Caller frees. */
+static char *failure_detail(struct breq *q, CURLcode result) {
+        if (q->errbody.len) {
+                _cleanup_free_ char *m = openai_error_message(q->errbody.data, q->errbody.len);
+                return m ? detect_excerpt(m, strlen(m), 0, BENCH_ERROR_EXCERPT)
+                         : detect_excerpt(q->errbody.data, q->errbody.len, 0, BENCH_ERROR_EXCERPT);
+        }
+        if (result != CURLE_OK)
+                return strdup(curl_easy_strerror(result));
+        return NULL;
+}
+
 static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata) {
         struct breq *q = userdata;
         struct bench *b = q->b;
@@ -299,6 +341,9 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
         usec_t wake = loop_wake_time(l);
         q->rec.done = wake > q->rec.sent && wake >= q->now ? wake : now_usec();
         classify(q, result);
+        _cleanup_free_ char *detail = NULL;
+        if (!q->rec.ok && !q->warmup && !b->lv.first_error[0])
+                q->rec.detail = detail = failure_detail(q, result);
         if (!q->warmup) {
                 int r = bench_level_add(&b->lv, &q->rec);
                 if (r >= 0)
@@ -336,6 +381,7 @@ static int slot_get(struct bench *b, struct breq **ret) {
                 return -ENOMEM;
         }
         buf_init(&q->body, BENCH_MAX_BODY);
+        buf_init(&q->errbody, BENCH_ERROR_BODY);
         sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
         b->pool[b->n_pool++] = q;
         *ret = q;
@@ -351,6 +397,8 @@ static int build_body(struct bench *b, struct breq *q) {
         int r;
         if (b->n_prompts)
                 r = buf_puts(&prompt, t->prompts[pi % b->n_prompts]);
+        else if (b->prompt_chars)
+                r = bench_prompt_chars(t->seed, pi, b->prompt_chars, &prompt);
         else
                 r = bench_prompt(t->seed, pi, spec->input_tokens > 0 ? spec->input_tokens : 16, &prompt);
         if (r < 0)
@@ -418,6 +466,7 @@ static int start_request(struct bench *b, usec_t scheduled) {
         q->saw_done = false;
         q->resent = false;
         q->keep_sent = false;
+        buf_reset(&q->errbody);
         curl_easy_setopt(q->easy, CURLOPT_FRESH_CONNECT, 0L);
         q->last_chunk = 0;
         q->read_wake = 0;
@@ -485,9 +534,43 @@ static bool more_to_send(struct bench *b, usec_t due) {
         return true;
 }
 
-/* Sends everything that is due and allowed by the cap; arms the timer for what is not due. */
+static void on_probe_done(void *userdata) {
+        struct probe *pr = userdata;
+        struct bench *b = pr->b;
+        pr->done = true;
+        b->inflight--;
+        int r = issue_due(b);
+        if (r < 0 && !b->error)
+                b->error = r;
+}
+
+/* Starts the next check under load when the level's warm-up is out and the cap allows.
+ * Returns 1 when it started one, 0 when none was due. */
+static int issue_probe(struct bench *b) {
+        if (b->probes_sent >= b->n_probes || b->issued < (uint64_t)b->spec->warmup || b->inflight >= b->cap)
+                return 0;
+        struct probe *pr = &b->probes[b->probes_sent];
+        int r = check_probe_start(b->l, b->t->checks_target, pr->spec, pr->stream, on_probe_done, pr, &pr->p);
+        if (r < 0)
+                return r;
+        b->probes_sent++;
+        if (check_probe_finished(pr->p)) { /* judged without a request */
+                pr->done = true;
+                return 1;
+        }
+        b->inflight++;
+        return 1;
+}
+
+/* Sends everything that is due and allowed by the cap; arms the timer for what is not due.
+ * Checks under load go first. */
 static int issue_due(struct bench *b) {
         for (;;) {
+                int rp = issue_probe(b);
+                if (rp < 0)
+                        return rp;
+                if (rp > 0)
+                        continue;
                 usec_t now = now_usec();
                 usec_t due = b->open ? b->next_due : now;
                 if (!more_to_send(b, due) || b->inflight >= b->cap)
@@ -526,10 +609,72 @@ static double tv_s(struct timeval tv) {
         return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
+static void probes_reset(struct bench *b) {
+        for (size_t i = 0; i < b->n_probes; i++) {
+                check_probe_free(b->probes[i].p);
+                b->probes[i].p = NULL;
+                b->probes[i].done = false;
+        }
+        b->probes_sent = 0;
+}
+
+/* One run per spec and stream mode, as checks_run would make them (no models check). */
+static int probes_init(struct bench *b) {
+        const struct bench_target *t = b->t;
+        if (!t->checks || !t->checks_target)
+                return 0;
+        size_t n = 0;
+        for (size_t i = 0; i < t->n_checks; i++)
+                if (t->checks[i].mode != CHECK_MODELS)
+                        n += t->checks[i].stream == STREAM_BOTH ? 2 : 1;
+        if (!n)
+                return 0;
+        if (!(b->probes = calloc(n, sizeof(*b->probes))))
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_checks; i++) {
+                const struct check_spec *c = &t->checks[i];
+                if (c->mode == CHECK_MODELS)
+                        continue;
+                for (int pass = 0; pass < (c->stream == STREAM_BOTH ? 2 : 1); pass++)
+                        b->probes[b->n_probes++] = (struct probe){
+                                .b = b, .spec = c, .stream = c->stream == STREAM_BOTH ? pass == 1 : c->stream == STREAM_YES};
+        }
+        return 0;
+}
+
+/* The level's checks under load: name, verdict, cause, evidence, latency, the answer's
+ * start. */
+static int probes_json(struct bench *b, json_t **ret) {
+        json_t *a = json_array();
+        if (!a)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n_probes; i++) {
+                struct check_result res = {0};
+                int r = check_probe_result(b->probes[i].p, &res);
+                if (r < 0) {
+                        json_decref(a);
+                        return r;
+                }
+                _cleanup_free_ char *out = detect_excerpt(res.output ? res.output : "", res.output ? strlen(res.output) : 0,
+                                                          0, CHECK_EVIDENCE_EXCERPT);
+                json_t *o = json_pack("{s:s, s:s, s:s?, s:s?, s:f, s:s?}", "name", res.name ? res.name : "",
+                                      "verdict", verdict_to_string(res.verdict), "cause", res.cause, "evidence",
+                                      res.evidence, "latency_ms", (double)res.latency / 1e3, "output", out);
+                check_result_release(&res);
+                if (!o || json_array_append_new(a, o) < 0) {
+                        json_decref(a);
+                        return -ENOMEM;
+                }
+        }
+        *ret = a;
+        return 0;
+}
+
 /* Runs one level to its end. On success the level's JSON is appended to levels. */
 static int run_level(struct bench *b, int concurrency, json_t *levels) {
         const struct bench_spec *spec = b->spec;
         const struct bench_target *t = b->t;
+        _cleanup_json_ json_t *under_load = NULL;
         int r = bench_level_init(&b->lv, concurrency, spec->rate);
         if (r < 0)
                 return r;
@@ -541,6 +686,7 @@ static int run_level(struct bench *b, int concurrency, json_t *levels) {
         b->total = spec->duration ? UINT64_MAX : (uint64_t)spec->warmup + (uint64_t)spec->requests;
         b->stop_at = USEC_INFINITY;
         b->open = spec->rate > 0;
+        probes_reset(b);
         bench_sched_init(&b->sched, spec->rate > 0 ? spec->rate : 1, t->poisson, t->seed);
 
         struct rusage ru0, ru1, self;
@@ -551,7 +697,8 @@ static int run_level(struct bench *b, int concurrency, json_t *levels) {
 
         r = issue_due(b);
         while (r >= 0 && !b->error) {
-                if (b->inflight == 0 && !more_to_send(b, b->open ? b->next_due : now_usec()))
+                if (b->inflight == 0 && !more_to_send(b, b->open ? b->next_due : now_usec()) &&
+                    b->probes_sent >= b->n_probes)
                         break;
                 r = loop_iterate(b->l, USEC_INFINITY);
                 if (r == -ETIME)
@@ -570,12 +717,245 @@ static int run_level(struct bench *b, int concurrency, json_t *levels) {
         b->lv.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
         b->lv.wall_s = (double)(now_usec() - b->t0) / 1e6;
         b->lv.rss_kb_peak = self.ru_maxrss;
+        b->lv.calibration = b->calibration;
+        if (b->n_probes && (r = probes_json(b, &under_load)) < 0)
+                goto out;
+        b->lv.under_load = under_load;
         json_t *o = bench_level_json(&b->lv);
         if (!o || json_array_append_new(levels, o) < 0)
                 r = -ENOMEM;
 out:
         bench_level_release(&b->lv);
         return r;
+}
+
+/* ---- prompt calibration: input_tokens in the server's own tokens ---------------------- */
+
+/* A calibration request's limit on answers: a token count or a model list is small. */
+#define CALIB_MAX_BODY ((size_t)1 << 20)
+/* Prompts are searched up to this many characters per asked token. */
+#define CALIB_MAX_CHARS_PER_TOKEN 64
+
+struct calib {
+        struct bench *b;
+        const char *method;   /* "tokenize" or "usage" */
+        int64_t template;     /* usage.prompt_tokens of an empty message: what the chat template
+                                 (or BOS) adds to every prompt; -1 unknown */
+        int requests;         /* sent so far */
+};
+
+/* One JSON request to the server; *ret gets the parsed 2xx body. -EBADMSG for an answer that
+ * is not JSON or not 2xx (*ret_status says which), a transport error as http_run gives it. */
+static int calib_request(struct calib *c, const char *method, const char *path, json_t *body, json_t **ret,
+                         int *ret_status) {
+        struct bench *b = c->b;
+        const char *base = b->t->base_url;
+        size_t blen = strlen(base);
+        while (blen > 0 && base[blen - 1] == '/')
+                blen--;
+        _cleanup_free_ char *url = strdup_printf("%.*s%s", (int)blen, base, path);
+        _cleanup_free_ char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+        if (!url || (body && !text))
+                return -ENOMEM;
+        struct http_request req = {
+                .method = method,
+                .url = url,
+                .body = text,
+                .body_len = text ? strlen(text) : 0,
+                .timeout = b->t->request_timeout ? b->t->request_timeout : BENCH_DEFAULT_TIMEOUT,
+                .max_body = CALIB_MAX_BODY,
+                .should_abort = b->t->should_abort,
+                .abort_userdata = b->t->abort_userdata,
+        };
+        _cleanup_(http_response_release) struct http_response resp;
+        c->requests++;
+        int r = http_run(b->l, &req, USEC_INFINITY, &resp);
+        *ret_status = resp.status;
+        if (r < 0)
+                return r;
+        if (resp.status < 200 || resp.status >= 300 || resp.truncated)
+                return -EBADMSG;
+        json_error_t je;
+        *ret = json_loadb(buf_str(&resp.body), resp.body.len, 0, &je);
+        return *ret ? 0 : -EBADMSG;
+}
+
+/* The context a request may use, from /v1/models: vLLM's max_model_len, llama.cpp's
+ * meta.n_ctx (per slot). 0 when the server does not say. */
+static int64_t calib_context(struct calib *c) {
+        json_t *o = NULL;
+        int status;
+        if (calib_request(c, "GET", "/v1/models", NULL, &o, &status) < 0)
+                return 0;
+        json_t *m = json_array_get(json_object_get(o, "data"), 0);
+        json_t *n = json_object_get(m, "max_model_len");
+        if (!json_is_integer(n))
+                n = json_object_get(json_object_get(m, "meta"), "n_ctx");
+        int64_t ctx = json_is_integer(n) && json_integer_value(n) > 0 ? json_integer_value(n) : 0;
+        json_decref(o);
+        return ctx;
+}
+
+/* usage.prompt_tokens of a one-token answer to text, as the bench would send it. */
+static int calib_usage(struct calib *c, const char *text, int64_t *ret) {
+        struct bench *b = c->b;
+        json_t *body = json_pack("{s:i, s:i, s:b}", "max_tokens", 1, "temperature", 0, "stream", 0);
+        if (!body)
+                return -ENOMEM;
+        if (b->t->model)
+                json_object_set_new(body, "model", json_string(b->t->model));
+        if (b->spec->chat)
+                json_object_set_new(body, "messages", json_pack("[{s:s, s:s}]", "role", "user", "content", text));
+        else
+                json_object_set_new(body, "prompt", json_string(text));
+        json_t *o = NULL;
+        int status;
+        int r = calib_request(c, "POST", b->spec->chat ? "/v1/chat/completions" : "/v1/completions", body, &o, &status);
+        json_decref(body);
+        if (r < 0)
+                return r;
+        json_t *n = json_object_get(json_object_get(o, "usage"), "prompt_tokens");
+        r = json_is_integer(n) && json_integer_value(n) >= 0 ? 0 : -ENODATA;
+        if (r == 0)
+                *ret = json_integer_value(n);
+        json_decref(o);
+        return r;
+}
+
+/* The server's token count of text alone (no template, no special tokens). */
+static int calib_count(struct calib *c, const char *text, int64_t *ret) {
+        struct bench *b = c->b;
+        const char *path = b->t->profile ? b->t->profile->tokenize_path : NULL;
+        if (path && strcmp(c->method, "tokenize") == 0) {
+                /* llama.cpp reads content and add_special, vLLM prompt and add_special_tokens;
+                 * each ignores the other's keys. */
+                json_t *body = json_pack("{s:s, s:s, s:b, s:b}", "content", text, "prompt", text, "add_special", 0,
+                                         "add_special_tokens", 0);
+                if (!body)
+                        return -ENOMEM;
+                if (b->t->model)
+                        json_object_set_new(body, "model", json_string(b->t->model));
+                json_t *o = NULL;
+                int status;
+                int r = calib_request(c, "POST", path, body, &o, &status);
+                json_decref(body);
+                if (r == 0) {
+                        json_t *n = json_object_get(o, "count");
+                        json_t *t = json_object_get(o, "tokens");
+                        r = json_is_integer(n) ? (*ret = json_integer_value(n), 0)
+                            : json_is_array(t) ? (*ret = (int64_t)json_array_size(t), 0)
+                                               : -ENODATA;
+                        json_decref(o);
+                        if (r == 0)
+                                return 0;
+                }
+                if (r == -ECANCELED || r == -EINTR || r == -ENOMEM)
+                        return r;
+                c->method = "usage"; /* no tokenizer there after all: learn it from usage */
+        }
+        if (c->template < 0) {
+                int r = calib_usage(c, "", &c->template);
+                if (r < 0)
+                        return r;
+        }
+        int64_t n;
+        int r = calib_usage(c, text, &n);
+        if (r < 0)
+                return r;
+        *ret = n - c->template;
+        return 0;
+}
+
+static int calib_text(struct calib *c, size_t chars, int64_t *ret) {
+        _cleanup_buf_ struct buf t;
+        buf_init(&t, BENCH_MAX_BODY);
+        int r = bench_prompt_chars(c->b->t->seed, 0, chars, &t);
+        return r < 0 ? r : calib_count(c, buf_str(&t), ret);
+}
+
+static int refuse(struct bench *b, const char *fmt, ...) _printf_(2, 3);
+static int refuse(struct bench *b, const char *fmt, ...) {
+        if (b->t->ret_error) {
+                va_list ap;
+                va_start(ap, fmt);
+                char *s = NULL;
+                if (vasprintf(&s, fmt, ap) < 0)
+                        s = NULL;
+                va_end(ap);
+                free(*b->t->ret_error);
+                *b->t->ret_error = s;
+        }
+        return -EMSGSIZE;
+}
+
+/* Finds the prompt length, in characters, that the server counts as spec->input_tokens
+ * tokens: a bisection on the length of bench_prompt_chars's text, each step one count by
+ * the server (its tokenize endpoint, or usage.prompt_tokens less the template's share).
+ * Token counts grow with the text, one token at a time or nearly; the length kept is the
+ * one whose count is nearest the asked number. Then checks that prompt and output fit the
+ * context the server says a request has. */
+static int calibrate(struct bench *b) {
+        const struct bench_spec *spec = b->spec;
+        int64_t want = spec->input_tokens;
+        struct calib c = {.b = b, .method = b->t->profile && b->t->profile->tokenize_path ? "tokenize" : "usage",
+                          .template = -1};
+        int64_t ctx = calib_context(&c);
+        size_t lo = BENCH_PROMPT_PREFIX, hi = (size_t)want * 2;
+        int64_t flo, fhi;
+        int r = calib_text(&c, lo, &flo);
+        if (r == -EBADMSG || r == -ENODATA)
+                return refuse(b, "cannot size the prompts: the server answered no token count (%s)",
+                              strcmp(c.method, "tokenize") == 0 ? "tokenize endpoint" : "usage.prompt_tokens");
+        if (r < 0)
+                return r;
+        fhi = flo;
+        if (flo < want) {
+                for (;;) {
+                        if ((r = calib_text(&c, hi, &fhi)) < 0)
+                                return r;
+                        if (fhi >= want)
+                                break;
+                        if (hi >= (size_t)want * CALIB_MAX_CHARS_PER_TOKEN || hi * 2 > BENCH_MAX_BODY / 2)
+                                return refuse(b, "cannot size the prompts: %zu characters are still %lld tokens, fewer "
+                                              "than the %lld asked", hi, (long long)fhi, (long long)want);
+                        lo = hi;
+                        flo = fhi;
+                        hi *= 2;
+                }
+                while (hi - lo > 1) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        int64_t f;
+                        if ((r = calib_text(&c, mid, &f)) < 0)
+                                return r;
+                        if (f < want) {
+                                lo = mid;
+                                flo = f;
+                        } else {
+                                hi = mid;
+                                fhi = f;
+                        }
+                }
+        }
+        bool take_hi = flo >= want || llabs(fhi - want) <= llabs(want - flo);
+        size_t chars = take_hi && flo < want ? hi : lo;
+        int64_t got = take_hi && flo < want ? fhi : flo;
+        /* the template's share, when the tokenizer gave the counts: one more request */
+        if (c.template < 0 && (r = calib_usage(&c, "", &c.template)) < 0 && r != -EBADMSG && r != -ENODATA)
+                return r;
+        int64_t tmpl = c.template > 0 ? c.template : 0;
+        b->prompt_chars = chars;
+        b->calibration = json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:i}", "method", c.method, "input_tokens",
+                                   (json_int_t)want, "chars", (json_int_t)chars, "measured", (json_int_t)got,
+                                   "template_tokens", c.template >= 0 ? json_integer(c.template) : json_null(),
+                                   "context", ctx > 0 ? json_integer(ctx) : json_null(), "requests", c.requests);
+        if (!b->calibration)
+                return -ENOMEM;
+        if (ctx > 0 && got + tmpl + spec->output_tokens > ctx)
+                return refuse(b, "the server's context holds %lld tokens per request; a bench request needs %lld "
+                              "(%lld prompt + %lld template + %d output)",
+                              (long long)ctx, (long long)(got + tmpl + spec->output_tokens), (long long)got,
+                              (long long)tmpl, spec->output_tokens);
+        return 0;
 }
 
 static bool spec_valid(const struct bench_target *t, const struct bench_spec *spec) {
@@ -634,6 +1014,8 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                 b.tfd = -1;
                 goto out;
         }
+        if ((r = probes_init(&b)) >= 0 && spec->calibrate && spec->input_tokens > 0 && !b.n_prompts)
+                r = calibrate(&b);
         for (size_t i = 0; i < spec->n_concurrency && r >= 0; i++)
                 r = run_level(&b, spec->concurrency[i], levels);
         if (r >= 0 && b.samples_full) {
@@ -646,6 +1028,8 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                                                            BENCH_MAX_SAMPLES));
         }
 out:
+        probes_reset(&b);
+        free(b.probes);
         for (size_t i = 0; i < b.n_pool; i++) {
                 if (b.pool[i]->busy)
                         loop_remove_transfer(l, b.pool[i]->easy);
@@ -658,6 +1042,7 @@ out:
         }
         curl_slist_free_all(b.headers);
         free(b.url);
+        json_decref(b.calibration);
         if (old_slack > 0)
                 prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
         if (r < 0) {

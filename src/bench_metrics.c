@@ -258,10 +258,37 @@ int bench_prompt(uint64_t seed, uint64_t index, int tokens, struct buf *out) {
         return 0;
 }
 
+uint64_t bench_failures_allowed(const struct bench_spec *spec, uint64_t n) {
+        if (spec->max_failure_share > 0)
+                return (uint64_t)floor(spec->max_failure_share * (double)n + 1e-9);
+        return spec->max_failures > 0 ? (uint64_t)spec->max_failures : 0;
+}
+
+int bench_prompt_chars(uint64_t seed, uint64_t index, size_t chars, struct buf *out) {
+        /* The same prefix as bench_prompt's, of a fixed width: every prompt of a level is
+         * then the same number of characters, and of tokens in a character-level or
+         * digit-splitting tokenizer (docs/metrics.md "Prompt length"). */
+        size_t start = out->len;
+        int r = buf_printf(out, "%08llu:", (unsigned long long)(index % 100000000ULL));
+        if (r < 0)
+                return r;
+        uint64_t st = (seed ? seed : 1) ^ (index * UINT64_C(0x2545f4914f6cdd1d));
+        while (out->len - start < chars) {
+                const char *w = words[rng_next(&st) % ELEMENTSOF(words)];
+                size_t room = chars - (out->len - start);
+                if ((r = buf_puts(out, " ")) < 0)
+                        return r;
+                if (room > 1 && (r = buf_append(out, w, MIN(strlen(w), room - 1))) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* ---- level metrics -------------------------------------------------------------------- */
 
 int bench_level_init(struct bench_level *lv, int concurrency, double rate) {
-        *lv = (struct bench_level){.concurrency = concurrency, .rate = rate};
+        *lv = (struct bench_level){.concurrency = concurrency, .rate = rate, .prompt_min = -1, .prompt_max = -1,
+                                   .output_min = -1, .output_max = -1};
         struct hist *hs[] = {&lv->ttft, &lv->itl, &lv->tpot, &lv->e2e, &lv->send_delay};
         for (size_t i = 0; i < ELEMENTSOF(hs); i++)
                 *hs[i] = (struct hist){.min = UINT64_MAX};
@@ -304,6 +331,9 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
                 if (rec->aborted)
                         lv->aborted++;
                 const char *why = rec->error[0] ? rec->error : "unknown";
+                if (!lv->first_error[0])
+                        snprintf(lv->first_error, sizeof(lv->first_error), "%s%s%s", why, rec->detail ? ": " : "",
+                                 rec->detail ? rec->detail : "");
                 json_t *c = json_object_get(lv->errors, why);
                 json_int_t n = c ? json_integer_value(c) : 0;
                 return json_object_set_new(lv->errors, why, json_integer(n + 1)) < 0 ? -ENOMEM : 0;
@@ -322,8 +352,14 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
         } else {
                 lv->no_usage++;
         }
-        if (rec->prompt_tokens >= 0)
+        if (rec->prompt_tokens >= 0) {
                 lv->prompt_tokens += (uint64_t)rec->prompt_tokens;
+                lv->prompt_min = lv->prompt_count ? MIN(lv->prompt_min, rec->prompt_tokens) : rec->prompt_tokens;
+                lv->prompt_max = MAX(lv->prompt_max, rec->prompt_tokens);
+                lv->prompt_count++;
+        }
+        lv->output_min = lv->completed > 1 ? MIN(lv->output_min, (int64_t)out) : (int64_t)out;
+        lv->output_max = MAX(lv->output_max, (int64_t)out);
         bool good = !lv->slo_ttft || ttft <= lv->slo_ttft;
         if (out > 1) {
                 /* TPOT: decode time per token after the first, (e2e - ttft) / (tokens - 1). */
@@ -371,6 +407,15 @@ static int warn(struct bench_level *lv, const char *fmt, ...) {
         int r = json_array_append_new(lv->warnings, json_string(s));
         free(s);
         return r < 0 ? -ENOMEM : 0;
+}
+
+/* {"mean", "min", "max"} of a per-request count; null when there was none. */
+static json_t *count_json(uint64_t sum, uint64_t n, int64_t min, int64_t max) {
+        if (!n)
+                return json_null();
+        return json_pack("{s:f, s:I, s:I}", metric_stat_key(METRIC_STAT_MEAN), r3((double)sum / (double)n),
+                         metric_stat_key(METRIC_STAT_MIN), (json_int_t)min, metric_stat_key(METRIC_STAT_MAX),
+                         (json_int_t)max);
 }
 
 json_t *bench_level_json(struct bench_level *lv) {
@@ -428,6 +473,12 @@ json_t *bench_level_json(struct bench_level *lv) {
                 metric_key(METRIC_SEND_RATE_PER_S), r3(achieved));
         if (!o)
                 return NULL;
+        if (lv->first_error[0])
+                json_object_set_new(o, metric_key(METRIC_FIRST_ERROR), json_string(lv->first_error));
+        json_object_set_new(o, metric_key(METRIC_PROMPT_TOKENS_PER_REQUEST),
+                            count_json(lv->prompt_tokens, lv->prompt_count, lv->prompt_min, lv->prompt_max));
+        json_object_set_new(o, metric_key(METRIC_OUTPUT_TOKENS_PER_REQUEST),
+                            count_json(lv->output_tokens, lv->completed, lv->output_min, lv->output_max));
         if (lv->rate > 0)
                 json_object_set_new(o, metric_key(METRIC_RATE), json_real(lv->rate));
         if (lv->slo_ttft || lv->slo_tpot)
@@ -455,5 +506,9 @@ json_t *bench_level_json(struct bench_level *lv) {
                                       metric_key(METRIC_CPU_RSS_KB_START), (int)lv->rss_kb_start,
                                       metric_key(METRIC_CPU_RSS_KB_PEAK), (int)lv->rss_kb_peak));
         json_object_set(o, metric_key(METRIC_WARNINGS), lv->warnings);
+        if (lv->calibration)
+                json_object_set(o, metric_key(METRIC_PROMPT_CALIBRATION), lv->calibration);
+        if (lv->under_load)
+                json_object_set(o, metric_key(METRIC_CHECKS_UNDER_LOAD), lv->under_load);
         return o;
 }

@@ -19,6 +19,7 @@ struct journal {
         char *path;
         char *error;       /* SQLite's message for the last failure */
         bool readonly;
+        int64_t version;      /* the schema version of the file as open */
 };
 
 static int errno_from_sqlite(sqlite3 *db, int rc) {
@@ -135,7 +136,8 @@ const char *journal_col_str(sqlite3_stmt *s, int i) {
         return t ? (const char *)t : NULL;
 }
 
-static const char schema_v1[] =
+/* The schema of a new journal (version JOURNAL_SCHEMA_VERSION). */
+static const char schema[] =
         "CREATE TABLE sweeps (\n"
         "  id INTEGER PRIMARY KEY,\n"
         "  started_wall INTEGER NOT NULL,          -- microseconds since the epoch\n"
@@ -173,7 +175,8 @@ static const char schema_v1[] =
         "  state TEXT NOT NULL DEFAULT 'running' CHECK (state IN ('running', 'settled', 'abandoned')),\n"
         "  started_wall INTEGER NOT NULL, ended_wall INTEGER,\n"
         "  port INTEGER, log_path TEXT,\n"
-        "  verdict TEXT CHECK (verdict IN ('pass', 'garbage', 'wrong', 'crash', 'timeout', 'skipped', 'error')),\n"
+        "  verdict TEXT CHECK (verdict IN ('pass', 'garbage', 'wrong', 'crash', 'timeout', 'skipped', 'error',\n"
+        "                                        'overload')),\n"
         "  cause TEXT, evidence TEXT, abandon_reason TEXT,\n"
         "  launch_us INTEGER, ready_us INTEGER, checks_us INTEGER, bench_us INTEGER, stop_us INTEGER,\n"
         "  ready_after_us INTEGER, exit_code INTEGER, exit_signal INTEGER, peak_gpu_mem_mib INTEGER,\n"
@@ -201,6 +204,42 @@ static const char schema_v1[] =
         "  sample TEXT NOT NULL,                   -- JSON object, one request\n"
         "  PRIMARY KEY (attempt_id, seq)\n"
         ");\n";
+
+/* Version 2 adds the verdict `overload`. SQLite cannot change a CHECK constraint in place:
+ * the attempts table is made anew and the rows copied (its documented way for a change a
+ * plain ALTER TABLE cannot make). Foreign keys are still off here (setup turns them on
+ * after the upgrade), so dropping the old table leaves the references to it alone. */
+static const char upgrade_v2[] =
+        "CREATE TABLE attempts_v2 (\n"
+        "  id INTEGER PRIMARY KEY,\n"
+        "  sweep_id INTEGER NOT NULL REFERENCES sweeps(id),\n"
+        "  cell_id TEXT NOT NULL REFERENCES cells(id),\n"
+        "  state TEXT NOT NULL DEFAULT 'running' CHECK (state IN ('running', 'settled', 'abandoned')),\n"
+        "  started_wall INTEGER NOT NULL, ended_wall INTEGER,\n"
+        "  port INTEGER, log_path TEXT,\n"
+        "  verdict TEXT CHECK (verdict IN ('pass', 'garbage', 'wrong', 'crash', 'timeout', 'skipped', 'error',\n"
+        "                                        'overload')),\n"
+        "  cause TEXT, evidence TEXT, abandon_reason TEXT,\n"
+        "  launch_us INTEGER, ready_us INTEGER, checks_us INTEGER, bench_us INTEGER, stop_us INTEGER,\n"
+        "  ready_after_us INTEGER, exit_code INTEGER, exit_signal INTEGER, peak_gpu_mem_mib INTEGER,\n"
+        "  bench TEXT\n"
+        ");\n"
+        "INSERT INTO attempts_v2 SELECT * FROM attempts;\n"
+        "DROP TABLE attempts;\n"
+        "ALTER TABLE attempts_v2 RENAME TO attempts;\n"
+        "CREATE INDEX attempts_by_cell ON attempts (cell_id, state, id);\n"
+        "PRAGMA user_version=2;\n";
+
+static int upgrade(struct journal *j, int64_t from) {
+        int r = 0;
+        if (from < 2) {
+                if ((r = begin(j)) < 0)
+                        return r;
+                if ((r = commit_or_rollback(j, exec(j, upgrade_v2))) < 0)
+                        return r;
+        }
+        return r;
+}
 
 static int pragma_int(struct journal *j, const char *sql, int64_t *ret) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
@@ -232,7 +271,7 @@ static int setup(struct journal *j, bool create) {
                 /* WAL first: the mode is stored in the file and holds for every later open. */
                 if ((r = exec(j, "PRAGMA journal_mode=WAL")) < 0 || (r = begin(j)) < 0)
                         return r;
-                r = exec(j, schema_v1);
+                r = exec(j, schema);
                 if (r >= 0) {
                         _cleanup_free_ char *pragmas =
                                 strdup_printf("PRAGMA application_id=%d; PRAGMA user_version=%d", JOURNAL_APPLICATION_ID,
@@ -248,7 +287,11 @@ static int setup(struct journal *j, bool create) {
                 return JOURNAL_ENOTJOURNAL;
         if (version > JOURNAL_SCHEMA_VERSION)
                 return JOURNAL_ENEWER;
-        /* Upgrades from older schemas go here, one step per version, each in a transaction. */
+        /* Upgrades from older schemas, one step per version, each in a transaction. A
+         * read-only journal is read as it is (report_load reads every version). */
+        if (!j->readonly && version < JOURNAL_SCHEMA_VERSION && (r = upgrade(j, version)) < 0)
+                return r;
+        j->version = j->readonly ? version : JOURNAL_SCHEMA_VERSION;
         if (!j->readonly && ((r = exec(j, "PRAGMA journal_mode=WAL")) < 0 || (r = exec(j, "PRAGMA synchronous=NORMAL")) < 0))
                 return r;
         return exec(j, "PRAGMA foreign_keys=ON");

@@ -37,7 +37,7 @@
 
 /* PRAGMA user_version of the schema this code writes. Older journals are upgraded when
  * opened; newer ones are refused with JOURNAL_ENEWER. */
-#define JOURNAL_SCHEMA_VERSION 1
+#define JOURNAL_SCHEMA_VERSION 2
 /* PRAGMA application_id: "GTLT". Marks the file as ours. */
 #define JOURNAL_APPLICATION_ID 0x47544c54
 

@@ -391,16 +391,67 @@ static int parse_strategy(struct ytree_ctx *c, const struct ynode *root, struct 
         return 0;
 }
 
+/* bench.max_failures: a count of requests per level (0: none may fail), or "N%" of them. */
+static int parse_max_failures(struct ytree_ctx *c, const struct ynode *v, struct bench_spec *b) {
+        if (v->kind == Y_SCALAR && v->len > 1 && v->value[v->len - 1] == '%') {
+                char *end;
+                errno = 0;
+                double pct = strtod(v->value, &end);
+                if (errno == 0 && end == v->value + v->len - 1 && pct >= 0 && pct <= 100) {
+                        b->max_failure_share = pct / 100;
+                        return 0;
+                }
+        } else if (v->kind == Y_SCALAR && v->plain) {
+                char *end;
+                errno = 0;
+                long k = strtol(v->value, &end, 10);
+                if (errno == 0 && *end == '\0' && end != v->value && k >= 0 && k <= 10000000) {
+                        b->max_failures = (int)k;
+                        return 0;
+                }
+        }
+        return ytree_fail(c, v->line, "bench.max_failures must be a count of requests (0: none may fail) or a share like 5%%, not %s",
+                          y_describe(c, v));
+}
+
+/* bench.search: {max: N, rounds: K}, or true for the defaults. */
+static int parse_search(struct ytree_ctx *c, const struct ynode *v, struct bench_spec *b) {
+        int r;
+        b->search_max = 256;
+        b->search_rounds = 4;
+        if (v->kind == Y_SCALAR) {
+                bool on;
+                if ((r = y_bool(c, v, "bench.search", &on)) < 0)
+                        return r;
+                if (!on)
+                        b->search_max = b->search_rounds = 0;
+                return 0;
+        }
+        static const char *const keys[] = {"max", "rounds", NULL};
+        const struct ynode *k;
+        if ((r = y_map(c, v, "bench.search")) < 0 || (r = y_check_keys(c, v, keys, "bench.search")) < 0)
+                return r;
+        if ((k = y_get(v, "max")) && (r = y_int(c, k, "bench.search.max", 1, 100000, &b->search_max)) < 0)
+                return r;
+        if ((k = y_get(v, "rounds")) && (r = y_int(c, k, "bench.search.rounds", 1, 16, &b->search_rounds)) < 0)
+                return r;
+        return 0;
+}
+
 static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         static const int default_levels[] = {1, 8, 32};
         struct bench_spec *b = &m->bench;
-        *b = (struct bench_spec){.input_tokens = 1024, .output_tokens = 256, .requests = 64, .warmup = 2, .chat = true};
+        *b = (struct bench_spec){.input_tokens = 1024, .output_tokens = 256, .requests = 64, .warmup = 2, .chat = true,
+                                 .max_failure_share = -1, .calibrate = true, .repeats = 1,
+                                 .checks_under_load = true};
         const struct ynode *n = y_get(root, "bench"), *v;
         int r;
         m->has_bench = n && !y_null(n);
         if (m->has_bench) {
-                static const char *const keys[] = {"concurrency", "input_tokens", "output_tokens", "requests", "warmup",
-                                                   "rate",        "duration",     "endpoint",      NULL};
+                static const char *const keys[] = {"concurrency", "input_tokens", "output_tokens", "requests",
+                                                   "warmup",      "rate",         "duration",      "endpoint",
+                                                   "max_failures", "calibrate",   "repeats",       "search",
+                                                   "checks_under_load", NULL};
                 if ((r = y_map(c, n, "bench")) < 0 || (r = y_check_keys(c, n, keys, "bench")) < 0)
                         return r;
                 if ((v = y_get(n, "concurrency"))) {
@@ -443,6 +494,17 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                 return r;
                         b->requests = 0;
                 }
+                if ((v = y_get(n, "max_failures")) && (r = parse_max_failures(c, v, b)) < 0)
+                        return r;
+                if ((v = y_get(n, "calibrate")) && (r = y_bool(c, v, "bench.calibrate", &b->calibrate)) < 0)
+                        return r;
+                if ((v = y_get(n, "checks_under_load")) &&
+                    (r = y_bool(c, v, "bench.checks_under_load", &b->checks_under_load)) < 0)
+                        return r;
+                if ((v = y_get(n, "repeats")) && (r = y_int(c, v, "bench.repeats", 1, 100, &b->repeats)) < 0)
+                        return r;
+                if ((v = y_get(n, "search")) && (r = parse_search(c, v, b)) < 0)
+                        return r;
                 if ((v = y_get(n, "endpoint"))) {
                         static const char *const eps[] = {"chat", "completions", NULL};
                         const char *s;

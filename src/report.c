@@ -166,7 +166,11 @@ static bool bench_value(const struct report_cell *c, const struct objective *o, 
                 double x;
                 if (o->concurrency && level != o->concurrency)
                         continue;
-                if (!metric_value(e, o, &x))
+                /* A level where nothing completed measured nothing, and a throughput of 0
+                 * is no figure to rank by: neither can make a cell best. */
+                if (json_integer_value(json_object_get(e, metric_key(METRIC_COMPLETED))) <= 0)
+                        continue;
+                if (!metric_value(e, o, &x) || (o->higher_better && x <= 0))
                         continue;
                 if (!found || (o->higher_better ? x > *ret : x < *ret)) {
                         *ret = x;
@@ -200,7 +204,9 @@ int report_cell_score(const struct report_view *v, const struct report_cell *c, 
                 *ret = (struct report_score){.by_bench = true, .higher_better = o.higher_better, .value = x};
                 return 0;
         }
-        if (!smoke_seconds(c, &x))
+        /* A cell that was benchmarked is ranked by its bench or not at all: its smoke time
+         * does not stand in for figures that came out empty. */
+        if ((!o.smoke && json_array_size(c->bench) > 0) || !smoke_seconds(c, &x))
                 return -ENODATA;
         *ret = (struct report_score){.by_bench = false, .higher_better = false, .value = x};
         return 0;

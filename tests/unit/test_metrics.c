@@ -10,7 +10,8 @@
 #include "metrics.h"
 #include "objective.h"
 
-/* A level with every optional part: an open-loop rate and both SLOs. */
+/* A level with every optional part: an open-loop rate, both SLOs, a failure, a calibration
+ * and checks under load. */
 static json_t *full_level(void) {
         struct bench_level lv;
         assert_int_equal(bench_level_init(&lv, 2, 4.0), 0);
@@ -23,8 +24,13 @@ static json_t *full_level(void) {
         assert_int_equal(bench_level_add(&lv, &ok), 0);
         assert_int_equal(bench_level_add(&lv, &bad), 0);
         bench_level_itl(&lv, 1000);
+        json_t *cal = json_pack("{s:s}", "method", "usage"), *load = json_array();
+        lv.calibration = cal;
+        lv.under_load = load;
         json_t *o = bench_level_json(&lv);
         bench_level_release(&lv);
+        json_decref(cal);
+        json_decref(load);
         assert_non_null(o);
         return o;
 }

@@ -22,8 +22,8 @@ static void mkcell(struct report_cell *c, size_t pos, int distance, enum verdict
         *c = (struct report_cell){.position = pos, .distance = distance, .has_attempt = true, .verdict = v};
         snprintf(c->id, sizeof(c->id), "%016zx", pos + 0xa0);
         if (tok_s >= 0)
-                c->bench = json_pack("[{s:i, s:f, s:{s:f}}, {s:i, s:f, s:{s:f}}]", "concurrency", 1,
-                                     "output_tokens_per_s", tok_s, "ttft_ms", "p50", 1000.0 / tok_s, "concurrency", 8,
+                c->bench = json_pack("[{s:i, s:i, s:f, s:{s:f}}, {s:i, s:i, s:f, s:{s:f}}]", "concurrency", 1,
+                                     "completed", 64, "output_tokens_per_s", tok_s, "ttft_ms", "p50", 1000.0 / tok_s, "concurrency", 8, "completed", 64,
                                      "output_tokens_per_s", tok_s * 5, "ttft_ms", "p50", 8000.0 / tok_s);
         smoke_checks[pos][0] = (struct report_check){.name = "ok", .latency = smoke_ms * USEC_PER_MSEC / 2};
         smoke_checks[pos][1] = (struct report_check){.name = "math", .latency = smoke_ms * USEC_PER_MSEC / 2};
@@ -168,7 +168,8 @@ static struct report_view *make_view(char *dir) {
         a.checks = calloc(1, sizeof(*a.checks));
         a.checks[0] = (struct check_result){.name = strdup("math"), .verdict = VERDICT_PASS, .output = strdup("323"),
                                             .http_status = 200, .latency = 180 * USEC_PER_MSEC};
-        a.bench = json_pack("[{s:i, s:f, s:{s:f, s:f, s:f}}]", "concurrency", 1, "output_tokens_per_s", 172.3, "ttft_ms",
+        a.bench = json_pack("[{s:i, s:i, s:f, s:{s:f, s:f, s:f}}]", "concurrency", 1, "completed", 64,
+                            "output_tokens_per_s", 172.3, "ttft_ms",
                             "p50", 80.1, "p90", 95.0, "p99", 120.2);
         assert_int_equal(journal_attempt_settle(j, &a), 0);
         attempt_release(&a);
