@@ -73,6 +73,8 @@ struct bench_spec {
         int search_max;
         int search_rounds;
         bool checks_under_load; /* the sweep mixes its check suite into every level (default) */
+        const char *objective;  /* the objective's text (objective.h), borrowed: its constraints
+                                   steer the search; NULL: no search */
 };
 
 /* The most failed requests a level of n requests may have under spec's gate. */
@@ -210,6 +212,9 @@ struct bench_level {
         json_t *errors;            /* reason -> count, owned */
         json_t *calibration;       /* the bench's prompt calibration, or NULL; borrowed */
         json_t *under_load;        /* the checks under load (array), or NULL; borrowed */
+        int repeats;               /* > 1: "repeats" (bench_run's combined entries set it) */
+        json_t *spread;            /* "spread", or NULL; borrowed */
+        bool search;               /* "search": a level of the SLA search */
         json_t *warnings;          /* strings, owned */
         /* client costs over the level, set by bench_run before bench_level_json */
         double cpu_user_s, cpu_sys_s, wall_s;

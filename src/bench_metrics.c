@@ -510,5 +510,12 @@ json_t *bench_level_json(struct bench_level *lv) {
                 json_object_set(o, metric_key(METRIC_PROMPT_CALIBRATION), lv->calibration);
         if (lv->under_load)
                 json_object_set(o, metric_key(METRIC_CHECKS_UNDER_LOAD), lv->under_load);
+        /* set on the level entries bench_run combines or searches, not by a single run */
+        if (lv->repeats > 1)
+                json_object_set_new(o, metric_key(METRIC_REPEATS), json_integer(lv->repeats));
+        if (lv->spread)
+                json_object_set(o, metric_key(METRIC_SPREAD), lv->spread);
+        if (lv->search)
+                json_object_set_new(o, metric_key(METRIC_SEARCH), json_true());
         return o;
 }

@@ -108,6 +108,12 @@ static const struct metric_info table[_METRIC_MAX] = {
                                        "how input_tokens was sized in the server's tokens; absent without calibration"},
         [METRIC_CHECKS_UNDER_LOAD] = {"checks_under_load", NULL, "checks under load", "", HIGHER, false, NULL,
                                       "the suite's questions asked amid the level's load, and their verdicts"},
+        [METRIC_REPEATS] = {"repeats", NULL, "repeats", "runs", HIGHER, false, NULL,
+                            "bench.repeats > 1: runs of the level; its figures are their medians, counters their sums"},
+        [METRIC_SPREAD] = {"spread", NULL, "spread", "", HIGHER, false, NULL,
+                           "with repeats: [min, max] over the runs of each figure, by path (\"ttft_ms.p99\")"},
+        [METRIC_SEARCH] = {"search", NULL, "SLA search", "", HIGHER, false, NULL,
+                           "true on a level the SLA search ran (objective where:, bench.search)"},
 };
 
 static const char *const stat_keys[_METRIC_STAT_MAX] = {

@@ -65,6 +65,9 @@ enum metric {
         METRIC_WARNINGS,
         METRIC_PROMPT_CALIBRATION,
         METRIC_CHECKS_UNDER_LOAD,
+        METRIC_REPEATS,
+        METRIC_SPREAD,
+        METRIC_SEARCH,
         _METRIC_MAX,
 };
 

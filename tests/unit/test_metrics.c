@@ -25,12 +25,17 @@ static json_t *full_level(void) {
         assert_int_equal(bench_level_add(&lv, &bad), 0);
         bench_level_itl(&lv, 1000);
         json_t *cal = json_pack("{s:s}", "method", "usage"), *load = json_array();
+        json_t *spread = json_object();
         lv.calibration = cal;
         lv.under_load = load;
+        lv.repeats = 3;
+        lv.spread = spread;
+        lv.search = true;
         json_t *o = bench_level_json(&lv);
         bench_level_release(&lv);
         json_decref(cal);
         json_decref(load);
+        json_decref(spread);
         assert_non_null(o);
         return o;
 }
