@@ -743,6 +743,9 @@ struct calib {
         int64_t template;     /* usage.prompt_tokens of an empty message: what the chat template
                                  (or BOS) adds to every prompt; -1 unknown */
         int requests;         /* sent so far */
+        bool refused;         /* the server refused a prompt as too long */
+        int status;           /* the last error status, and its message */
+        char message[160];
 };
 
 /* One JSON request to the server; *ret gets the parsed 2xx body. -EBADMSG for an answer that
@@ -774,8 +777,13 @@ static int calib_request(struct calib *c, const char *method, const char *path, 
         *ret_status = resp.status;
         if (r < 0)
                 return r;
-        if (resp.status < 200 || resp.status >= 300 || resp.truncated)
+        if (resp.status < 200 || resp.status >= 300 || resp.truncated) {
+                _cleanup_free_ char *m = openai_error_message(buf_str(&resp.body), resp.body.len);
+                _cleanup_free_ char *ex = m ? detect_excerpt(m, strlen(m), 0, sizeof(c->message) - 8) : NULL;
+                c->status = resp.status;
+                snprintf(c->message, sizeof(c->message), "%s", ex ? ex : "");
                 return -EBADMSG;
+        }
         json_error_t je;
         *ret = json_loadb(buf_str(&resp.body), resp.body.len, 0, &je);
         return *ret ? 0 : -EBADMSG;
@@ -867,11 +875,21 @@ static int calib_count(struct calib *c, const char *text, int64_t *ret) {
         return 0;
 }
 
+/* The count of the calibration text of `chars` characters. A prompt the server refuses
+ * (an HTTP error: longer than its context) counts as over any asked length. */
 static int calib_text(struct calib *c, size_t chars, int64_t *ret) {
         _cleanup_buf_ struct buf t;
         buf_init(&t, BENCH_MAX_BODY);
         int r = bench_prompt_chars(c->b->t->seed, 0, chars, &t);
-        return r < 0 ? r : calib_count(c, buf_str(&t), ret);
+        if (r < 0)
+                return r;
+        r = calib_count(c, buf_str(&t), ret);
+        if (r == -EBADMSG && c->template >= 0) {
+                c->refused = true;
+                *ret = INT64_MAX;
+                return 0;
+        }
+        return r;
 }
 
 static int refuse(struct bench *b, const char *fmt, ...) _printf_(2, 3);
@@ -937,7 +955,10 @@ static int calibrate(struct bench *b) {
                         }
                 }
         }
-        bool take_hi = flo >= want || llabs(fhi - want) <= llabs(want - flo);
+        if (flo < want && fhi == INT64_MAX && c.refused)
+                return refuse(b, "the server refuses prompts of %lld tokens (%lld is the longest it took): HTTP %d%s%s",
+                              (long long)want, (long long)flo, c.status, c.message[0] ? ": " : "", c.message);
+        bool take_hi = flo >= want || (fhi != INT64_MAX && llabs(fhi - want) <= llabs(want - flo));
         size_t chars = take_hi && flo < want ? hi : lo;
         int64_t got = take_hi && flo < want ? fhi : flo;
         /* the template's share, when the tokenizer gave the counts: one more request */
@@ -1153,8 +1174,15 @@ static int sla_search(struct bench *b, json_t *levels) {
                 if (x > lo && !objective_meets(&o, e))
                         hi = MIN(hi, x);
         }
+        bool top_known = by_rate ? hi < (double)spec->search_max : hi <= (double)spec->search_max;
         for (int round = 0; round < spec->search_rounds; round++) {
-                double mid = by_rate ? (lo + hi) / 2 : floor((lo + hi) / 2);
+                /* the first round tries the top of the range: a server that meets the SLA
+                 * there needs no bisection */
+                double mid = !top_known && round == 0 ? (double)spec->search_max
+                             : by_rate              ? (lo + hi) / 2
+                                                    : floor((lo + hi) / 2);
+                if (mid <= lo)
+                        break;
                 if (by_rate ? hi - lo < 0.01 * hi : mid <= lo)
                         break;
                 size_t before = json_array_size(levels);
@@ -1168,6 +1196,8 @@ static int sla_search(struct bench *b, json_t *levels) {
                         lo = mid;
                 else
                         hi = mid;
+                if (lo >= (double)spec->search_max)
+                        break;
         }
         return 0;
 }

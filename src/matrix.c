@@ -501,7 +501,7 @@ static int parse_objective_map(struct ytree_ctx *c, const struct ynode *v, char 
                         double limit;
                         if ((r = y_scalar(c, key, "a constraint's metric", &name)) < 0 ||
                             (r = sla_path(c, key->line, name, &path)) < 0 ||
-                            (r = y_double(c, val, "a constraint's limit", -1e9, &limit)) < 0)
+                            (r = y_double(c, val, "a constraint's limit", 0, &limit)) < 0)
                                 return r;
                         const struct metric_info *along = NULL;
                         metric_resolve(path, strlen(path), &along);

@@ -41,6 +41,8 @@ static void parse_limits(const char *w, struct objective *o) {
                 if (!end)
                         return;
                 w = end + 1;
+                if (!*w)
+                        o->bad_limits = true; /* a trailing comma */
         }
 }
 
