@@ -161,6 +161,14 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
         }
         if (ev.finish)
                 q->saw_end = true;
+        if (ev.timings) {
+                q->rec.timings = true;
+                q->rec.t_prompt_n = ev.t_prompt_n;
+                q->rec.t_prompt_ms = ev.t_prompt_ms;
+                q->rec.t_predicted_n = ev.t_predicted_n;
+                q->rec.t_predicted_ms = ev.t_predicted_ms;
+                q->rec.t_predicted_per_token_ms = ev.t_predicted_per_token_ms;
+        }
         if (ev.usage) {
                 if (ev.completion_tokens >= 0)
                         q->rec.output_tokens = ev.completion_tokens;
@@ -283,6 +291,13 @@ static int add_sample(struct bench *b, const struct breq *q) {
                                     json_real(ms((r->done - r->first_token) / (usec_t)(r->output_tokens - 1))));
         if (!r->ok)
                 json_object_set_new(o, "error", json_string(r->error));
+        if (r->connect)
+                json_object_set_new(o, "connect_ms", json_real(ms(r->connect)));
+        if (r->timings)
+                json_object_set_new(o, "server_timings",
+                                    json_pack("{s:f, s:f, s:f, s:f, s:f}", "prompt_n", r->t_prompt_n, "prompt_ms",
+                                              r->t_prompt_ms, "predicted_n", r->t_predicted_n, "predicted_ms",
+                                              r->t_predicted_ms, "predicted_per_token_ms", r->t_predicted_per_token_ms));
         json_object_set_new(o, "request_id",
                             json_sprintf("gauntlet-%s-%llu", b->run_id, (unsigned long long)q->seq));
         return json_array_append_new(b->samples, o) < 0 ? -ENOMEM : 0;
@@ -341,6 +356,11 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
          * bytes, or the error), not from when this callback got its turn. */
         usec_t wake = loop_wake_time(l);
         q->rec.done = wake > q->rec.sent && wake >= q->now ? wake : now_usec();
+        long connects = 0;
+        curl_off_t connect_us = 0;
+        if (curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0 &&
+            curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us) == CURLE_OK && connect_us > 0)
+                q->rec.connect = (usec_t)connect_us;
         classify(q, result);
         _cleanup_free_ char *detail = NULL;
         if (!q->rec.ok && !q->warmup && !b->lv.first_error[0])
@@ -671,6 +691,63 @@ static int probes_json(struct bench *b, json_t **ret) {
         return 0;
 }
 
+/* ---- pre-connect: the level's connections exist before its first request ------------- */
+
+struct preconnect {
+        int pending;
+        int ok;
+};
+
+static void preconnect_done(struct http_transfer *t, void *userdata) {
+        struct preconnect *p = userdata;
+        struct http_response *resp = http_transfer_response(t);
+        p->pending--;
+        if (resp->error == 0 && resp->status > 0)
+                p->ok++;
+}
+
+/* Opens n connections to the server, each used once (GET /v1/models) so that the server has
+ * accepted it, and leaves them in the loop's pool for the level: the first wave of a level
+ * that starts n streams at once then pays no connection set-up inside its TTFT (a server
+ * that closes connections after each answer makes this moot; connect_ms then shows it).
+ * Returns how many were opened. */
+static int preconnect(struct bench *b, int n) {
+        const char *base = b->t->base_url;
+        size_t blen = strlen(base);
+        while (blen > 0 && base[blen - 1] == '/')
+                blen--;
+        _cleanup_free_ char *url = strdup_printf("%.*s/v1/models", (int)blen, base);
+        struct http_transfer **ts = calloc((size_t)n, sizeof(*ts));
+        if (!url || !ts) {
+                free(ts);
+                return -ENOMEM;
+        }
+        struct preconnect p = {0};
+        struct http_request req = {
+                .method = "GET",
+                .url = url,
+                .timeout = b->t->request_timeout ? b->t->request_timeout : BENCH_DEFAULT_TIMEOUT,
+                .max_body = (size_t)1 << 20,
+        };
+        int r = 0;
+        for (int i = 0; i < n && r >= 0; i++) {
+                r = http_start(b->l, &req, preconnect_done, &p, &ts[i]);
+                if (r >= 0)
+                        p.pending++;
+        }
+        while (r >= 0 && p.pending > 0) {
+                r = loop_iterate(b->l, USEC_INFINITY);
+                if (r == -ETIME)
+                        r = 0;
+                if (r >= 0 && b->t->should_abort && b->t->should_abort(b->t->abort_userdata))
+                        r = -ECANCELED;
+        }
+        for (int i = 0; i < n; i++)
+                http_transfer_free(ts[i]);
+        free(ts);
+        return r < 0 ? r : p.ok;
+}
+
 /* Runs one level to its end. On success the level's JSON is appended to levels. */
 static int run_level(struct bench *b, int concurrency, double rate, json_t *levels) {
         const struct bench_spec *spec = b->spec;
@@ -689,6 +766,12 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         b->open = rate > 0;
         probes_reset(b);
         bench_sched_init(&b->sched, rate > 0 ? rate : 1, t->poisson, t->seed);
+
+        if (!spec->no_preconnect) {
+                if ((r = preconnect(b, concurrency)) < 0)
+                        goto out;
+                b->lv.preconnected = r;
+        }
 
         struct rusage ru0, ru1, self;
         getrusage(RUSAGE_THREAD, &ru0);

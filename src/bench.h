@@ -72,6 +72,7 @@ struct bench_spec {
          * up to search_max, in at most search_rounds levels; 0: no search. */
         int search_max;
         int search_rounds;
+        bool no_preconnect;     /* levels do not open their connections first (see bench_run) */
         bool checks_under_load; /* the sweep mixes its check suite into every level (default) */
         const char *objective;  /* the objective's text (objective.h), borrowed: its constraints
                                    steer the search; NULL: no search */
@@ -124,6 +125,8 @@ struct bench_event {
         int64_t prompt_tokens;  /* from usage, -1 when absent */
         int64_t completion_tokens;
         bool error;             /* a top-level "error" member that is not null */
+        bool timings;           /* a top-level "timings" object (llama.cpp), with, -1 when absent: */
+        double t_prompt_n, t_prompt_ms, t_predicted_n, t_predicted_ms, t_predicted_per_token_ms;
 };
 /* Returns 0, or -EBADMSG for text that is not one well-formed JSON object. */
 int bench_event_parse(const char *p, size_t n, struct bench_event *ret);
@@ -160,6 +163,9 @@ struct bench_record {
         usec_t done;            /* the transfer ended */
         uint32_t chunks;        /* content/reasoning chunks received */
         uint32_t events;        /* SSE events received, of any kind */
+        usec_t connect;         /* TCP connect time when the request opened a connection, else 0 */
+        bool timings;           /* the server's own per-request timings (llama.cpp "timings") */
+        double t_prompt_n, t_prompt_ms, t_predicted_n, t_predicted_ms, t_predicted_per_token_ms;
         int64_t output_tokens;  /* usage.completion_tokens; -1 when the server sent none */
         int64_t prompt_tokens;  /* usage.prompt_tokens; -1 when absent */
         bool ok;                /* completed, see above */
@@ -173,12 +179,13 @@ struct bench_record {
 struct bench_level {
         int concurrency;
         double rate;               /* open-loop target rate, 0 for closed loop */
-        struct hist ttft, itl, tpot, e2e, send_delay;
+        struct hist ttft, itl, tpot, e2e, send_delay, connect;
         uint64_t requests;         /* counted requests sent = completed + failed */
         uint64_t completed;
         uint64_t failed;           /* every request that did not complete, for any reason */
         uint64_t aborted;          /* subset of failed: cut after tokens had started */
         uint64_t late;             /* requests sent more than BENCH_LATE_USEC after schedule */
+        int preconnected;          /* connections opened before the level */
         uint64_t resent;           /* counted requests sent again, once, on a new connection:
                                     * the server had closed the kept-alive one they went out
                                     * on before answering a byte (llama-server closes it after

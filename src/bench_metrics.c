@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- light JSON scan of one SSE chunk ------------------------------------------------- */
@@ -13,7 +14,7 @@
  * few the metrics need. Depth is capped so a hostile chunk cannot exhaust the stack. */
 #define SCAN_MAX_DEPTH 64
 
-enum scan_ctx { CTX_NONE, CTX_USAGE };
+enum scan_ctx { CTX_NONE, CTX_USAGE, CTX_TIMINGS };
 
 struct scan {
         const char *p, *end;
@@ -146,8 +147,9 @@ static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ct
         if (key && top && key_is(key, klen, "error") && c != 'n')
                 ev->error = true;
         if (c == '{')
-                return scan_object(s, key && key_is(key, klen, "usage") ? (ev->usage = true, CTX_USAGE)
-                                                                         : CTX_NONE);
+                return scan_object(s, key && key_is(key, klen, "usage")           ? (ev->usage = true, CTX_USAGE)
+                                      : key && top && key_is(key, klen, "timings") ? (ev->timings = true, CTX_TIMINGS)
+                                                                                   : CTX_NONE);
         if (c == '[')
                 return scan_array(s);
         if (c == '"') {
@@ -173,6 +175,21 @@ static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ct
                 const char *start = s->p;
                 while (s->p < s->end && (strchr("+-.eE", *s->p) || (*s->p >= '0' && *s->p <= '9')))
                         s->p++;
+                if (ctx == CTX_TIMINGS && key) {
+                        /* llama.cpp's own per-request figures, in its last chunk */
+                        static const char *const names[] = {"prompt_n", "prompt_ms", "predicted_n", "predicted_ms",
+                                                            "predicted_per_token_ms"};
+                        double *dst[] = {&ev->t_prompt_n, &ev->t_prompt_ms, &ev->t_predicted_n, &ev->t_predicted_ms,
+                                         &ev->t_predicted_per_token_ms};
+                        char num[48];
+                        size_t n = (size_t)(s->p - start);
+                        for (size_t i = 0; i < ELEMENTSOF(names) && n < sizeof(num); i++)
+                                if (key_is(key, klen, names[i])) {
+                                        memcpy(num, start, n);
+                                        num[n] = '\0';
+                                        *dst[i] = strtod(num, NULL);
+                                }
+                }
                 if (ctx == CTX_USAGE && key &&
                     (key_is(key, klen, "prompt_tokens") || key_is(key, klen, "completion_tokens"))) {
                         int64_t v = 0;
@@ -191,7 +208,8 @@ static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ct
 }
 
 int bench_event_parse(const char *p, size_t n, struct bench_event *ret) {
-        struct bench_event ev = {.prompt_tokens = -1, .completion_tokens = -1};
+        struct bench_event ev = {.prompt_tokens = -1, .completion_tokens = -1, .t_prompt_n = -1, .t_prompt_ms = -1,
+                                 .t_predicted_n = -1, .t_predicted_ms = -1, .t_predicted_per_token_ms = -1};
         struct scan s = {.p = p, .end = p + n, .ev = &ev};
         skip_ws(&s);
         if (s.p >= s.end || *s.p != '{')
@@ -289,7 +307,7 @@ int bench_prompt_chars(uint64_t seed, uint64_t index, size_t chars, struct buf *
 int bench_level_init(struct bench_level *lv, int concurrency, double rate) {
         *lv = (struct bench_level){.concurrency = concurrency, .rate = rate, .prompt_min = -1, .prompt_max = -1,
                                    .output_min = -1, .output_max = -1};
-        struct hist *hs[] = {&lv->ttft, &lv->itl, &lv->tpot, &lv->e2e, &lv->send_delay};
+        struct hist *hs[] = {&lv->ttft, &lv->itl, &lv->tpot, &lv->e2e, &lv->send_delay, &lv->connect};
         for (size_t i = 0; i < ELEMENTSOF(hs); i++)
                 *hs[i] = (struct hist){.min = UINT64_MAX};
         for (size_t i = 0; i < ELEMENTSOF(hs); i++)
@@ -311,6 +329,7 @@ void bench_level_release(struct bench_level *lv) {
         hist_release(&lv->tpot);
         hist_release(&lv->e2e);
         hist_release(&lv->send_delay);
+        hist_release(&lv->connect);
         json_decref(lv->errors);
         json_decref(lv->warnings);
         lv->errors = lv->warnings = NULL;
@@ -322,6 +341,8 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
         hist_record(&lv->send_delay, delay);
         if (delay > BENCH_LATE_USEC)
                 lv->late++;
+        if (rec->connect)
+                hist_record(&lv->connect, rec->connect);
         if (!lv->first_send || rec->sent < lv->first_send)
                 lv->first_send = rec->sent;
         lv->last_send = MAX(lv->last_send, rec->sent);
@@ -448,7 +469,7 @@ json_t *bench_level_json(struct bench_level *lv) {
                                   : 0;
         json_t *o = json_pack(
                 "{s:i, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:O, s:f, s:I, s:I, s:f, s:f, s:f,"
-                " s:o, s:o, s:o, s:o, s:o, s:I, s:f}",
+                " s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:I, s:f}",
                 metric_key(METRIC_CONCURRENCY), lv->concurrency,
                 metric_key(METRIC_OUTPUT_TOKENS_PER_S), r3((double)lv->output_tokens * per_s),
                 metric_key(METRIC_REQUESTS), (json_int_t)lv->requests,
@@ -469,6 +490,8 @@ json_t *bench_level_json(struct bench_level *lv) {
                 metric_key(METRIC_TPOT_MS), dist_json(&lv->tpot),
                 metric_key(METRIC_E2E_MS), dist_json(&lv->e2e),
                 metric_key(METRIC_SEND_DELAY_MS), dist_json(&lv->send_delay),
+                metric_key(METRIC_CONNECT_MS), dist_json(&lv->connect),
+                metric_key(METRIC_PRECONNECTED), lv->preconnected,
                 metric_key(METRIC_CHUNKS), (json_int_t)lv->chunks,
                 metric_key(METRIC_SEND_RATE_PER_S), r3(achieved));
         if (!o)

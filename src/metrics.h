@@ -39,6 +39,8 @@ enum metric {
         METRIC_TPOT_MS,
         METRIC_E2E_MS,
         METRIC_SEND_DELAY_MS,
+        METRIC_CONNECT_MS,
+        METRIC_PRECONNECTED,
         METRIC_CHUNKS,
         METRIC_SEND_RATE_PER_S,
         METRIC_FIRST_ERROR,
