@@ -169,23 +169,11 @@ static int fail_transport(struct check_result *res, const struct http_response *
         return result_fail(res, VERDICT_GARBAGE, "http", strdup(http_strerror(error)));
 }
 
-/* The server's own words in an error body: OpenAI's and llama.cpp's {"error": {"message"}},
- * {"error": "..."}, FastAPI's {"detail": "..."} or {"message": "..."}; NULL if none. The
- * JSON around them would take the whole excerpt. */
+/* The server's own words in an error body, cut for evidence: the JSON around them would
+ * take the whole excerpt. */
 static char *error_body_message(const struct http_response *resp) {
-        json_error_t je;
-        json_t *j = json_loadb(buf_str(&resp->body), resp->body.len, 0, &je);
-        json_t *e = json_object_get(j, "error"); /* NULL-safe: NULL for a non-object */
-        json_t *m = json_is_object(e) ? json_object_get(e, "message") : e;
-        if (!json_is_string(m))
-                m = json_object_get(j, "detail");
-        if (!json_is_string(m))
-                m = json_object_get(j, "message");
-        char *r = json_is_string(m) && json_string_length(m) > 0
-                          ? detect_excerpt(json_string_value(m), json_string_length(m), 0, CHECK_EVIDENCE_EXCERPT)
-                          : NULL;
-        json_decref(j);
-        return r;
+        _cleanup_free_ char *m = openai_error_message(buf_str(&resp->body), resp->body.len);
+        return m ? detect_excerpt(m, strlen(m), 0, CHECK_EVIDENCE_EXCERPT) : NULL;
 }
 
 static int fail_status(struct check_result *res, const struct http_response *resp) {
@@ -352,37 +340,29 @@ static int judge_output(const struct check_spec *spec, struct check_result *res,
         return 0;
 }
 
-/* One chat or completion request in flight: what was sent and what is coming back. */
+/* One chat or completion request in flight: what it sends and what has come back. */
 struct completion {
-        struct run *run;
         const struct check_spec *spec;
-        struct check_result *res;
         bool stream;
         char *body, *url;
         struct openai_output out;
         struct stream_ctx sc;
         struct http_request req;
-        struct http_transfer *transfer;  /* concurrent runs only (checks_run_concurrent) */
-        bool finished;                   /* its transfer ended (concurrent runs) */
 };
 
 static void completion_release(struct completion *c) {
-        http_transfer_free(c->transfer);
-        c->transfer = NULL;
-        sse_release(&c->sc.sse);
-        openai_output_release(&c->out);
         free(c->body);
         free(c->url);
-        c->body = c->url = NULL;
+        sse_release(&c->sc.sse);
+        openai_output_release(&c->out);
 }
 
-/* Builds the request of one run of spec into c (c->res already named). Returns 0 when
- * it is ready to send, 1 when res is decided already (a check without a prompt), or
- * -ENOMEM. */
-static int completion_prepare(struct run *run, const struct check_spec *spec, bool stream, struct check_result *res,
-                              struct completion *c) {
+/* Builds the request of spec into c (c must not move until it is released). Returns 0, 1
+ * when res got a verdict instead (a check with no prompt), or -ENOMEM. */
+static int completion_prepare(struct run *run, const struct check_spec *spec, bool stream, struct completion *c,
+                              struct check_result *res) {
         const struct checks_target *t = run->t;
-        *c = (struct completion){.run = run, .spec = spec, .res = res, .stream = stream};
+        *c = (struct completion){.spec = spec, .stream = stream};
         openai_output_init(&c->out, run->reasoning_fields, CHECK_MAX_OUTPUT);
         c->sc.out = &c->out;
         sse_init(&c->sc.sse, 0, 0, stream_on_event, &c->sc);
@@ -414,6 +394,7 @@ static int completion_prepare(struct run *run, const struct check_spec *spec, bo
         c->url = url_for(run, chat ? "/v1/chat/completions" : "/v1/completions");
         if (!c->url)
                 return -ENOMEM;
+
         static const char *const accept_sse[] = {"Accept: text/event-stream", NULL};
         c->req = (struct http_request){
                 .method = "POST",
@@ -432,13 +413,14 @@ static int completion_prepare(struct run *run, const struct check_spec *spec, bo
         return 0;
 }
 
-/* Judges what came back for c: r is the transfer's result (0 or its error, as http_run
- * returns it), resp the response. Returns 0 with c->res filled, or -ECANCELED/-EINTR/-ENOMEM. */
-static int completion_judge(struct completion *c, int r, struct http_response *resp) {
-        const struct checks_target *t = c->run->t;
-        struct check_result *res = c->res;
-        struct openai_output *out = &c->out;
+/* The verdict on a finished request of c: r is how the transfer ended (0 or an error as
+ * http_run returns it), resp what came back. -ECANCELED/-EINTR/-ENOMEM pass through. */
+static int completion_judge(struct run *run, struct completion *c, int r, const struct http_response *resp,
+                            struct check_result *res) {
+        const struct checks_target *t = run->t;
+        const struct check_spec *spec = c->spec;
         bool stream = c->stream;
+        struct openai_output *out = &c->out;
         if (r == 0 && stream && resp->status >= 200 && resp->status < 300)
                 r = sse_finish(&c->sc.sse);
         if (r == -ECANCELED || r == -EINTR || r == -ENOMEM)
@@ -495,15 +477,15 @@ static int completion_judge(struct completion *c, int r, struct http_response *r
                 /* not one event: an HTML page or a JSON body, not a stream cut short */
                 if (out->events == 0) {
                         _cleanup_free_ char *ct = resp->content_type ? detect_escape(resp->content_type,
-                                                                                      strlen(resp->content_type))
-                                                                    : NULL;
+                                                                                     strlen(resp->content_type))
+                                                                   : NULL;
                         return result_fail(res, VERDICT_GARBAGE, "http",
                                            strdup_printf("no server-sent events in the response (Content-Type: %s)",
                                                          ct ? ct : "none"));
                 }
                 return result_fail(res, VERDICT_GARBAGE, "http", strdup("connection closed mid-stream"));
         }
-        r = judge_output(c->spec, res, out);
+        r = judge_output(spec, res, out);
         if (r >= 0 && res->verdict != VERDICT_PASS && out->events_after_done > 0 && res->evidence) {
                 char *e = strdup_printf("%s (%zu event%s after [DONE], ignored)", res->evidence,
                                         out->events_after_done, out->events_after_done == 1 ? "" : "s");
@@ -515,29 +497,23 @@ static int completion_judge(struct completion *c, int r, struct http_response *r
         return r;
 }
 
-/* The model to ask, from /v1/models when the target names none (once per run). */
-static int ensure_model(struct run *run) {
-        if (!run->model && !run->models_tried)
-                return run_models(run, NULL);
-        return 0;
-}
-
 /* One chat or completion request, streamed or not. Returns 0 with res filled, or
  * -ECANCELED/-EINTR/-ENOMEM. */
 static int run_completion(struct run *run, const struct check_spec *spec, bool stream, struct check_result *res) {
-        int r = ensure_model(run);
-        if (r < 0)
-                return r;
+        if (!run->model && !run->models_tried) {
+                int r = run_models(run, NULL);
+                if (r < 0)
+                        return r;
+        }
         struct completion c;
-        r = completion_prepare(run, spec, stream, res, &c);
+        int r = completion_prepare(run, spec, stream, &c, res);
         if (r == 0) {
                 _cleanup_(http_response_release) struct http_response resp;
                 r = http_run(run->loop, &c.req, USEC_INFINITY, &resp);
-                r = completion_judge(&c, r, &resp);
-        } else if (r == 1)
-                r = 0;
+                r = completion_judge(run, &c, r, &resp, res);
+        }
         completion_release(&c);
-        return r;
+        return r < 0 ? r : 0;
 }
 
 /* The streamed run of a STREAM_BOTH spec must agree with the non-streamed one. */
@@ -582,8 +558,7 @@ static char *base_url(const char *url) {
         return strndup(url, n);
 }
 
-/* Where and how a run asks: the target's URL, model and the profile's fields. -ENOMEM. */
-static int run_init(struct run *run, struct loop *l, const struct checks_target *t) {
+static void run_init(struct run *run, struct loop *l, const struct checks_target *t) {
         const struct profile *prof = t->profile;
         *run = (struct run){
                 .loop = l,
@@ -593,27 +568,12 @@ static int run_init(struct run *run, struct loop *l, const struct checks_target 
                                 : prof && prof->thinking_key ? prof->thinking_key : "enable_thinking",
                 .takes_seed = prof ? prof->takes_seed : false,
         };
-        run->base = base_url(t->base_url ? t->base_url : "");
-        if (!run->base)
-                return -ENOMEM;
-        if (t->model && !(run->model = strdup(t->model))) {
-                free(run->base);
-                run->base = NULL;
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-static void run_release(struct run *run) {
-        if (run->t->ret_model)
-                *run->t->ret_model = run->model ? strdup(run->model) : NULL;
-        free(run->base);
-        free(run->model);
 }
 
 int checks_run(struct loop *l, const struct checks_target *t, const struct check_spec *specs, size_t n,
                struct check_result **ret, size_t *ret_n) {
         struct run run;
+        run_init(&run, l, t);
         int r = -ENOMEM;
         size_t runs = 0, count = 0;
         for (size_t i = 0; i < n; i++)
@@ -621,7 +581,10 @@ int checks_run(struct loop *l, const struct checks_target *t, const struct check
         struct check_result *results = calloc(runs ? runs : 1, sizeof(*results));
         if (!results)
                 return -ENOMEM;
-        if (run_init(&run, l, t) < 0)
+        run.base = base_url(t->base_url ? t->base_url : "");
+        if (!run.base)
+                goto finish;
+        if (t->model && !(run.model = strdup(t->model)))
                 goto finish;
 
         r = 0;
@@ -657,7 +620,10 @@ int checks_run(struct loop *l, const struct checks_target *t, const struct check
                 }
         }
 finish:
-        run_release(&run);
+        if (t->ret_model)
+                *t->ret_model = run.model ? strdup(run.model) : NULL;
+        free(run.base);
+        free(run.model);
         if (r == -ENOMEM) {
                 checks_free_results(results, count);
                 return r;
@@ -667,22 +633,116 @@ finish:
         return r;
 }
 
-/* ---- many at once ------------------------------------------------------------------- */
+/* ---- checks under load: one request at a time on the loop, without waiting ---------- */
 
-struct batch {
-        struct completion *jobs;    /* one per spec; a job is in flight while transfer != NULL
-                                       and !finished */
-        size_t in_flight;
-        size_t finished;            /* transfers ended, judged or not */
+struct check_probe {
+        struct run run;
+        struct completion c;
+        struct check_result res;
+        struct http_transfer *tr;
+        void (*done)(void *userdata);
+        void *userdata;
+        bool prepared;
+        bool finished;
 };
 
-static void batch_transfer_done(struct http_transfer *t, void *userdata) {
-        struct completion *c = userdata;
-        c->finished = true;
+static void probe_done(struct http_transfer *tr, void *userdata) {
+        struct check_probe *p = userdata;
+        p->finished = true;
+        if (p->done)
+                p->done(p->userdata);
 }
 
-static int not_asked(struct check_result *res, const char *why) {
+void check_probe_free(struct check_probe *p) {
+        if (!p)
+                return;
+        http_transfer_free(p->tr);
+        if (p->prepared)
+                completion_release(&p->c);
+        check_result_release(&p->res);
+        free(p->run.base);
+        free(p->run.model);
+        free(p);
+}
+
+int check_probe_start(struct loop *l, const struct checks_target *t, const struct check_spec *spec, bool stream,
+                      void (*done)(void *userdata), void *userdata, struct check_probe **ret) {
+        if (spec->mode == CHECK_MODELS)
+                return -EINVAL;
+        struct check_probe *p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        run_init(&p->run, l, t);
+        p->run.models_tried = true; /* the model is t's: no request but this one */
+        p->done = done;
+        p->userdata = userdata;
+        p->res = (struct check_result){.verdict = VERDICT_PASS, .streamed = stream};
+        int r = -ENOMEM;
+        p->res.name = stream && spec->stream == STREAM_BOTH ? strdup_printf("%s/stream", spec->name) : strdup(spec->name);
+        p->run.base = base_url(t->base_url ? t->base_url : "");
+        if (!p->res.name || !p->run.base || (t->model && !(p->run.model = strdup(t->model))))
+                goto fail;
+        r = completion_prepare(&p->run, spec, stream, &p->c, &p->res);
+        p->prepared = true;
+        if (r < 0)
+                goto fail;
+        if (r == 1) {
+                /* judged already (no prompt): finished, with nothing sent */
+                p->finished = true;
+                *ret = p;
+                return 0;
+        }
+        if ((r = http_start(l, &p->c.req, probe_done, p, &p->tr)) < 0)
+                goto fail;
+        *ret = p;
+        return 0;
+fail:
+        check_probe_free(p);
+        return r;
+}
+
+bool check_probe_finished(const struct check_probe *p) {
+        return p->finished;
+}
+
+int check_probe_result(struct check_probe *p, struct check_result *ret) {
+        if (!p->finished)
+                return -EBUSY;
+        if (p->tr) {
+                struct http_response *resp = http_transfer_response(p->tr);
+                int r = completion_judge(&p->run, &p->c, resp->error, resp, &p->res);
+                if (r < 0)
+                        return r;
+        }
+        *ret = p->res;
+        p->res = (struct check_result){0};
+        return 0;
+}
+
+/* ---- many at once: the eval's batch of independent questions ------------------------ */
+
+static int not_asked(struct check_result *res, const struct check_spec *spec, const char *why) {
+        check_result_release(res);
+        *res = (struct check_result){.verdict = VERDICT_SKIPPED, .streamed = spec->stream == STREAM_YES};
+        if (!(res->name = strdup(spec->name)))
+                return -ENOMEM;
         return result_fail(res, VERDICT_SKIPPED, "not asked", strdup(why));
+}
+
+/* The model to ask when t names none: what /v1/models lists first (NULL when it cannot
+ * tell: the questions then go without one, as a check's would). */
+static int lookup_model(struct loop *l, const struct checks_target *t, char **ret) {
+        struct run run;
+        run_init(&run, l, t);
+        run.base = base_url(t->base_url ? t->base_url : "");
+        int r = run.base ? run_models(&run, NULL) : -ENOMEM;
+        free(run.base);
+        if (r < 0) {
+                free(run.model);
+                return r;
+        }
+        *ret = run.model;
+        return 0;
 }
 
 int checks_run_concurrent(struct loop *l, const struct checks_target *t, const struct check_spec *specs, size_t n,
@@ -692,78 +752,70 @@ int checks_run_concurrent(struct loop *l, const struct checks_target *t, const s
                         return -EINVAL;
         if (concurrency < 1)
                 concurrency = 1;
-        struct run run;
-        struct check_result *results = calloc(n ? n : 1, sizeof(*results));
-        struct completion *jobs = calloc(n ? n : 1, sizeof(*jobs));
-        bool run_ok = false;
-        int r = -ENOMEM;
-        if (!results || !jobs)
-                goto finish;
-        if (run_init(&run, l, t) < 0)
-                goto release_run;
-        run_ok = true;
-        for (size_t i = 0; i < n; i++) {
-                results[i] = (struct check_result){.verdict = VERDICT_PASS, .streamed = specs[i].stream == STREAM_YES};
-                if (!(results[i].name = strdup(specs[i].name)))
-                        goto release_run;
-        }
-        r = ensure_model(&run);
+        struct checks_target target = *t;
+        target.ret_model = NULL;
+        _cleanup_free_ char *model = NULL;
+        int r = t->model ? 0 : lookup_model(l, t, &model);
         if (r < 0)
-                goto release_run;
+                return r;
+        if (!t->model)
+                target.model = model;
+        if (t->ret_model)
+                *t->ret_model = target.model ? strdup(target.model) : NULL;
 
+        struct check_result *results = calloc(n ? n : 1, sizeof(*results));
+        _cleanup_free_ struct check_probe **probes = calloc(n ? n : 1, sizeof(*probes));
+        if (!results || !probes) {
+                free(results);
+                return -ENOMEM;
+        }
         size_t next = 0, in_flight = 0, done = 0;
         bool hung = false;
         while (done < n) {
-                /* Fill the window. */
+                /* fill the window */
                 while (!hung && next < n && in_flight < concurrency) {
                         size_t i = next++;
-                        struct completion *c = &jobs[i];
-                        r = completion_prepare(&run, &specs[i], specs[i].stream == STREAM_YES, &results[i], c);
-                        if (r < 0) {
-                                completion_release(c);
+                        bool stream = specs[i].stream == STREAM_YES;
+                        r = check_probe_start(l, &target, &specs[i], stream, NULL, NULL, &probes[i]);
+                        if (r == -ENOMEM)
                                 goto cancel;
-                        }
-                        if (r == 1) {
-                                completion_release(c);
-                                done++;
-                                continue;
-                        }
-                        r = http_start(l, &c->req, batch_transfer_done, c, &c->transfer);
                         if (r < 0) {
-                                /* the request could not even be handed to curl */
-                                _cleanup_(http_response_release) struct http_response resp;
-                                http_response_init(&resp);
-                                resp.error = r;
-                                r = completion_judge(c, r, &resp);
-                                completion_release(c);
-                                if (r < 0)
+                                /* curl refused the request: gauntlet's side, as in a check */
+                                results[i] = (struct check_result){.verdict = VERDICT_PASS, .streamed = stream};
+                                if (!(results[i].name = strdup(specs[i].name)) ||
+                                    result_fail(&results[i], VERDICT_ERROR, "http client",
+                                                strdup_printf("cannot send the request: %s", strerror(-r))) < 0) {
+                                        r = -ENOMEM;
                                         goto cancel;
+                                }
                                 done++;
                                 continue;
                         }
                         in_flight++;
                 }
                 if (in_flight == 0) {
-                        /* nothing more will be sent: the rest was never asked */
+                        /* nothing more is sent: the rest was never asked */
                         for (size_t i = next; i < n; i++)
-                                if ((r = not_asked(&results[i], "not asked: an earlier request timed out")) < 0)
+                                if ((r = not_asked(&results[i], &specs[i], "not asked: an earlier request timed out")) < 0)
                                         goto cancel;
-                        done = n;
                         break;
                 }
-                r = loop_iterate(l, USEC_INFINITY);
-                if (r == -EINTR)
-                        goto cancel;
-                if (r < 0 && r != -ETIME)
-                        goto cancel;
-                /* Judge what ended, in spec order. */
+                /* a probe judged without a request (no prompt) is finished already */
+                bool any = false;
+                for (size_t i = 0; i < next && !any; i++)
+                        any = probes[i] && check_probe_finished(probes[i]);
+                if (!any) {
+                        r = loop_iterate(l, USEC_INFINITY);
+                        if (r < 0 && r != -ETIME)
+                                goto cancel;
+                }
+                /* judge what ended, in spec order */
                 for (size_t i = 0; i < next; i++) {
-                        struct completion *c = &jobs[i];
-                        if (!c->transfer || !c->finished)
+                        if (!probes[i] || !check_probe_finished(probes[i]))
                                 continue;
-                        struct http_response *resp = http_transfer_response(c->transfer);
-                        r = completion_judge(c, resp->error, resp);
-                        completion_release(c);
+                        r = check_probe_result(probes[i], &results[i]);
+                        check_probe_free(probes[i]);
+                        probes[i] = NULL;
                         in_flight--;
                         done++;
                         if (r < 0)
@@ -776,28 +828,20 @@ int checks_run_concurrent(struct loop *l, const struct checks_target *t, const s
                         goto cancel;
                 }
         }
-        r = 0;
-        goto release_run;
+        *ret = results;
+        return 0;
 
 cancel:
-        /* Whatever is still in flight or unsent has no answer. */
+        /* whatever is in flight or unsent has no answer */
         for (size_t i = 0; i < n; i++) {
-                if (jobs[i].transfer || i >= next) {
-                        completion_release(&jobs[i]);
-                        check_result_release(&results[i]);
-                        results[i] = (struct check_result){.verdict = VERDICT_SKIPPED};
-                        results[i].name = strdup(specs[i].name);
-                        if (r != -ENOMEM && (!results[i].name || not_asked(&results[i], "not asked: stopped") < 0))
-                                r = -ENOMEM;
-                }
+                bool unanswered = probes[i] || i >= next;
+                check_probe_free(probes[i]);
+                probes[i] = NULL;
+                if (unanswered && r != -ENOMEM && not_asked(&results[i], &specs[i], "not asked: stopped") < 0)
+                        r = -ENOMEM;
         }
-release_run:
-        if (run_ok)
-                run_release(&run);
-finish:
-        free(jobs);
-        if (r == -ENOMEM || r == -EINVAL) {
-                checks_free_results(results, results ? n : 0);
+        if (r == -ENOMEM) {
+                checks_free_results(results, n);
                 return r;
         }
         *ret = results;

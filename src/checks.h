@@ -124,4 +124,18 @@ enum verdict checks_summarize(const struct check_result *r, size_t n, const char
                               const char **ret_evidence);
 void checks_free_results(struct check_result *r, size_t n);
 
+/* Checks under load (the bench mixes them into its requests): the same request and the same
+ * judgement as checks_run gives one run of a spec, but started on the loop without waiting.
+ * t->model is used as it is (no /v1/models lookup); CHECK_MODELS specs are -EINVAL. done
+ * (optional) is called from the loop once the answer is in. */
+struct check_probe;
+int check_probe_start(struct loop *l, const struct checks_target *t, const struct check_spec *spec, bool stream,
+                      void (*done)(void *userdata), void *userdata, struct check_probe **ret);
+bool check_probe_finished(const struct check_probe *p);
+/* Judges a finished probe: *ret gets its result (the caller releases it). -EBUSY while it
+ * runs; -ENOMEM. Once only. */
+int check_probe_result(struct check_probe *p, struct check_result *ret);
+/* Cancels it if it still runs, and frees it. NULL is fine. */
+void check_probe_free(struct check_probe *p);
+
 #endif

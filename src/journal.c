@@ -20,7 +20,7 @@ struct journal {
         char *path;
         char *error;       /* SQLite's message for the last failure */
         bool readonly;
-        int version;       /* the schema version of the file (older only when read-only) */
+        int64_t version;      /* the schema version of the file as open */
 };
 
 static int errno_from_sqlite(sqlite3 *db, int rc) {
@@ -137,7 +137,8 @@ const char *journal_col_str(sqlite3_stmt *s, int i) {
         return t ? (const char *)t : NULL;
 }
 
-static const char schema_v1[] =
+/* The schema of a new journal (version JOURNAL_SCHEMA_VERSION). */
+static const char schema[] =
         "CREATE TABLE sweeps (\n"
         "  id INTEGER PRIMARY KEY,\n"
         "  started_wall INTEGER NOT NULL,          -- microseconds since the epoch\n"
@@ -175,7 +176,8 @@ static const char schema_v1[] =
         "  state TEXT NOT NULL DEFAULT 'running' CHECK (state IN ('running', 'settled', 'abandoned')),\n"
         "  started_wall INTEGER NOT NULL, ended_wall INTEGER,\n"
         "  port INTEGER, log_path TEXT,\n"
-        "  verdict TEXT CHECK (verdict IN ('pass', 'garbage', 'wrong', 'crash', 'timeout', 'skipped', 'error')),\n"
+        "  verdict TEXT CHECK (verdict IN ('pass', 'garbage', 'wrong', 'crash', 'timeout', 'skipped', 'error',\n"
+        "                                        'overload')),\n"
         "  cause TEXT, evidence TEXT, abandon_reason TEXT,\n"
         "  launch_us INTEGER, ready_us INTEGER, checks_us INTEGER, bench_us INTEGER, stop_us INTEGER,\n"
         "  ready_after_us INTEGER, exit_code INTEGER, exit_signal INTEGER, peak_gpu_mem_mib INTEGER,\n"
@@ -204,10 +206,35 @@ static const char schema_v1[] =
         "  PRIMARY KEY (attempt_id, seq)\n"
         ");\n";
 
-/* The steps from one schema version to the next: migrations[k] takes version k + 1 to
- * k + 2. A new journal is schema_v1 plus every step, so a fresh file and an upgraded one
- * have the same tables. */
-static const char migrate_v2[] =
+/* Version 2 adds the verdict `overload`. SQLite cannot change a CHECK constraint in place:
+ * the attempts table is made anew and the rows copied (its documented way for a change a
+ * plain ALTER TABLE cannot make). Foreign keys are still off here (setup turns them on
+ * after the upgrade), so dropping the old table leaves the references to it alone. */
+static const char upgrade_v2[] =
+        "CREATE TABLE attempts_v2 (\n"
+        "  id INTEGER PRIMARY KEY,\n"
+        "  sweep_id INTEGER NOT NULL REFERENCES sweeps(id),\n"
+        "  cell_id TEXT NOT NULL REFERENCES cells(id),\n"
+        "  state TEXT NOT NULL DEFAULT 'running' CHECK (state IN ('running', 'settled', 'abandoned')),\n"
+        "  started_wall INTEGER NOT NULL, ended_wall INTEGER,\n"
+        "  port INTEGER, log_path TEXT,\n"
+        "  verdict TEXT CHECK (verdict IN ('pass', 'garbage', 'wrong', 'crash', 'timeout', 'skipped', 'error',\n"
+        "                                        'overload')),\n"
+        "  cause TEXT, evidence TEXT, abandon_reason TEXT,\n"
+        "  launch_us INTEGER, ready_us INTEGER, checks_us INTEGER, bench_us INTEGER, stop_us INTEGER,\n"
+        "  ready_after_us INTEGER, exit_code INTEGER, exit_signal INTEGER, peak_gpu_mem_mib INTEGER,\n"
+        "  bench TEXT\n"
+        ");\n"
+        "INSERT INTO attempts_v2 SELECT * FROM attempts;\n"
+        "DROP TABLE attempts;\n"
+        "ALTER TABLE attempts_v2 RENAME TO attempts;\n"
+        "CREATE INDEX attempts_by_cell ON attempts (cell_id, state, id);\n"
+        "PRAGMA user_version=2;\n";
+
+/* Version 3 adds the eval (docs/eval.md): its settings per sweep, the phase and the
+ * question set per attempt, and every answer. A new journal is `schema` plus this step,
+ * so a fresh file and an upgraded one have the same tables. */
+static const char schema_v3[] =
         "ALTER TABLE sweeps ADD COLUMN eval TEXT;         -- JSON: the eval's settings and reference; NULL: none\n"
         "ALTER TABLE attempts ADD COLUMN eval_us INTEGER;\n"
         "ALTER TABLE attempts ADD COLUMN eval_set TEXT;   -- hash of the question set asked (eval.h)\n"
@@ -222,8 +249,25 @@ static const char migrate_v2[] =
         "  PRIMARY KEY (attempt_id, seq)\n"
         ");\n";
 
-static const char *const migrations[] = {migrate_v2};
-_Static_assert(ELEMENTSOF(migrations) == JOURNAL_SCHEMA_VERSION - 1, "one step per version");
+static int upgrade(struct journal *j, int64_t from) {
+        int r = 0;
+        if (from < 2) {
+                if ((r = begin(j)) < 0)
+                        return r;
+                if ((r = commit_or_rollback(j, exec(j, upgrade_v2))) < 0)
+                        return r;
+        }
+        if (from < 3) {
+                if ((r = begin(j)) < 0)
+                        return r;
+                r = exec(j, schema_v3);
+                if (r >= 0)
+                        r = exec(j, "PRAGMA user_version=3");
+                if ((r = commit_or_rollback(j, r)) < 0)
+                        return r;
+        }
+        return r;
+}
 
 static int pragma_int(struct journal *j, const char *sql, int64_t *ret) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
@@ -255,9 +299,9 @@ static int setup(struct journal *j, bool create) {
                 /* WAL first: the mode is stored in the file and holds for every later open. */
                 if ((r = exec(j, "PRAGMA journal_mode=WAL")) < 0 || (r = begin(j)) < 0)
                         return r;
-                r = exec(j, schema_v1);
-                for (size_t k = 0; k < ELEMENTSOF(migrations) && r >= 0; k++)
-                        r = exec(j, migrations[k]);
+                r = exec(j, schema);
+                if (r >= 0)
+                        r = exec(j, schema_v3);
                 if (r >= 0) {
                         _cleanup_free_ char *pragmas =
                                 strdup_printf("PRAGMA application_id=%d; PRAGMA user_version=%d", JOURNAL_APPLICATION_ID,
@@ -273,30 +317,11 @@ static int setup(struct journal *j, bool create) {
                 return JOURNAL_ENOTJOURNAL;
         if (version > JOURNAL_SCHEMA_VERSION)
                 return JOURNAL_ENEWER;
-        /* Older schemas are upgraded one step per version, each in a transaction, by the
-         * run that opens the journal to write it (journal_open). Readers (report, emit)
-         * read an older journal as it is: upgrading it under them would lock the older
-         * gauntlet that may still be writing it out of its own file (JOURNAL_ENEWER). */
-        while (version < JOURNAL_SCHEMA_VERSION && create && !j->readonly) {
-                _cleanup_free_ char *bump = strdup_printf("PRAGMA user_version=%lld", (long long)version + 1);
-                if (!bump)
-                        return -ENOMEM;
-                if ((r = begin(j)) < 0)
-                        return r;
-                /* another process may have upgraded it since we looked */
-                int64_t now = 0;
-                r = pragma_int(j, "PRAGMA user_version", &now);
-                if (r >= 0 && now == version) {
-                        r = exec(j, migrations[version - 1]);
-                        if (r >= 0)
-                                r = exec(j, bump);
-                        now = version + 1;
-                }
-                if ((r = commit_or_rollback(j, r)) < 0)
-                        return r;
-                version = now;
-        }
-        j->version = (int)version;
+        /* Upgrades from older schemas, one step per version, each in a transaction. A
+         * read-only journal is read as it is (report_load reads every version). */
+        if (!j->readonly && version < JOURNAL_SCHEMA_VERSION && (r = upgrade(j, version)) < 0)
+                return r;
+        j->version = j->readonly ? version : JOURNAL_SCHEMA_VERSION;
         if (!j->readonly && ((r = exec(j, "PRAGMA journal_mode=WAL")) < 0 || (r = exec(j, "PRAGMA synchronous=NORMAL")) < 0))
                 return r;
         return exec(j, "PRAGMA foreign_keys=ON");
@@ -845,7 +870,7 @@ void journal_orphans_free(struct journal_orphan *o, size_t n) {
 }
 
 int journal_schema_version(const struct journal *j) {
-        return j->version;
+        return (int)j->version;
 }
 
 int journal_set_sweep_eval(struct journal *j, int64_t sweep_id, const char *eval_json) {

@@ -36,9 +36,9 @@
 #include "util.h"
 
 /* PRAGMA user_version of the schema this code writes. Older journals are upgraded when
- * journal_open opens them (a run); journal_open_existing reads them as they are; newer
- * ones are refused with JOURNAL_ENEWER. Version 2 added the eval (docs/journal.md). */
-#define JOURNAL_SCHEMA_VERSION 2
+ * opened for writing (a read-only one is read as it is); newer ones are refused with
+ * JOURNAL_ENEWER. Version 2 added the verdict overload, version 3 the eval (docs/journal.md). */
+#define JOURNAL_SCHEMA_VERSION 3
 /* PRAGMA application_id: "GTLT". Marks the file as ours. */
 #define JOURNAL_APPLICATION_ID 0x47544c54
 
@@ -130,7 +130,8 @@ int journal_orphans(struct journal *j, struct journal_orphan **ret, size_t *ret_
 void journal_orphans_free(struct journal_orphan *o, size_t n);
 
 /* The schema version of the open file: JOURNAL_SCHEMA_VERSION, or lower for an old
- * journal opened read-only (which is read as it is, never upgraded). */
+ * journal opened read-only (which is read as it is, never upgraded). The reports read
+ * the eval only from version 3. */
 int journal_schema_version(const struct journal *j);
 
 /* The eval's settings and reference for a sweep (JSON, eval.h's eval_settings_json), or

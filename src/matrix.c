@@ -391,16 +391,147 @@ static int parse_strategy(struct ytree_ctx *c, const struct ynode *root, struct 
         return 0;
 }
 
+/* bench.max_failures: a count of requests per level (0: none may fail), or "N%" of them. */
+static int parse_max_failures(struct ytree_ctx *c, const struct ynode *v, struct bench_spec *b) {
+        if (v->kind == Y_SCALAR && v->len > 1 && v->value[v->len - 1] == '%') {
+                char *end;
+                errno = 0;
+                double pct = strtod(v->value, &end);
+                if (errno == 0 && end == v->value + v->len - 1 && pct >= 0 && pct <= 100) {
+                        b->max_failure_share = pct / 100;
+                        return 0;
+                }
+        } else if (v->kind == Y_SCALAR && v->plain) {
+                char *end;
+                errno = 0;
+                long k = strtol(v->value, &end, 10);
+                if (errno == 0 && *end == '\0' && end != v->value && k >= 0 && k <= 10000000) {
+                        b->max_failures = (int)k;
+                        return 0;
+                }
+        }
+        return ytree_fail(c, v->line, "bench.max_failures must be a count of requests (0: none may fail) or a share like 5%%, not %s",
+                          y_describe(c, v));
+}
+
+/* bench.search: {max: N, rounds: K}, or true for the defaults. */
+static int parse_search(struct ytree_ctx *c, const struct ynode *v, struct bench_spec *b) {
+        int r;
+        b->search_max = 256;
+        b->search_rounds = 4;
+        if (v->kind == Y_SCALAR) {
+                bool on;
+                if ((r = y_bool(c, v, "bench.search", &on)) < 0)
+                        return r;
+                if (!on)
+                        b->search_max = b->search_rounds = 0;
+                return 0;
+        }
+        static const char *const keys[] = {"max", "rounds", NULL};
+        const struct ynode *k;
+        if ((r = y_map(c, v, "bench.search")) < 0 || (r = y_check_keys(c, v, keys, "bench.search")) < 0)
+                return r;
+        if ((k = y_get(v, "max")) && (r = y_int(c, k, "bench.search.max", 1, 100000, &b->search_max)) < 0)
+                return r;
+        if ((k = y_get(v, "rounds")) && (r = y_int(c, k, "bench.search.rounds", 1, 16, &b->search_rounds)) < 0)
+                return r;
+        return 0;
+}
+
+/* A constraint's key: a metric path ("ttft_ms.p99", "goodput.requests_per_s"), or the short
+ * form NAME_STAT_ms ("ttft_p99_ms") for a stat of a distribution. *ret (caller frees) is
+ * the path. */
+static int sla_path(struct ytree_ctx *c, unsigned line, const char *key, char **ret) {
+        static const char *const stats[] = {"p50", "p90", "p99", "p999", "mean", "min", "max"};
+        _cleanup_free_ char *path = NULL;
+        size_t n = strlen(key);
+        if (!strchr(key, '.') && n > 3 && strcmp(key + n - 3, "_ms") == 0)
+                for (size_t i = 0; i < ELEMENTSOF(stats) && !path; i++) {
+                        size_t k = strlen(stats[i]);
+                        if (n > k + 4 && key[n - 4 - k] == '_' && memcmp(key + n - 3 - k, stats[i], k) == 0)
+                                path = strdup_printf("%.*s_ms.%s", (int)(n - 4 - k), key, stats[i]);
+                }
+        if (!path && !(path = strdup(key)))
+                return -ENOMEM;
+        if (!path)
+                return -ENOMEM;
+        const struct metric_info *along = NULL;
+        const struct metric_info *whole = metric_resolve(path, strlen(path), &along);
+        const char *dot = strrchr(path, '.');
+        bool stat = false;
+        for (size_t i = 0; i < ELEMENTSOF(stats) && dot && !whole; i++)
+                stat |= strcmp(dot + 1, stats[i]) == 0;
+        if (!along || (!whole && !(stat && strcmp(along->unit, "ms") == 0)))
+                return ytree_fail(c, line, "objective.where: unknown metric '%s' (a bench figure such as ttft_ms.p99, "
+                                  "itl_p99_ms or requests_per_s)", ytree_esc(c, key));
+        *ret = TAKE_PTR(path);
+        return 0;
+}
+
+/* objective: {metric: M, at: N, where: {PATH: LIMIT, ...}} -> "M@N where PATH<=LIMIT,..."
+ * (>= for a higher-is-better metric), the text the journal keeps and the reports read. */
+static int parse_objective_map(struct ytree_ctx *c, const struct ynode *v, char **ret) {
+        static const char *const keys[] = {"metric", "at", "where", NULL};
+        const struct ynode *k;
+        const char *metric = NULL;
+        int at = 0, r;
+        if ((r = y_check_keys(c, v, keys, "objective")) < 0)
+                return r;
+        if (!(k = y_get(v, "metric")))
+                return ytree_fail(c, v->line, "objective: give metric: (e.g. output_tokens_per_s)");
+        if ((r = y_scalar(c, k, "objective.metric", &metric)) < 0)
+                return r;
+        if ((k = y_get(v, "at")) && (r = y_int(c, k, "objective.at", 1, 100000, &at)) < 0)
+                return r;
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 4096);
+        if ((r = buf_puts(&b, metric)) < 0 || (at && (r = buf_printf(&b, "@%d", at)) < 0))
+                return r;
+        if ((k = y_get(v, "where"))) {
+                if ((r = y_map(c, k, "objective.where")) < 0)
+                        return r;
+                size_t n = k->n_items / 2;
+                if (n == 0 || n > OBJECTIVE_MAX_LIMITS)
+                        return ytree_fail(c, k->line, "objective.where takes 1 to %d constraints, not %zu",
+                                          OBJECTIVE_MAX_LIMITS, n);
+                for (size_t i = 0; i < n; i++) {
+                        const struct ynode *key = k->items[2 * i], *val = k->items[2 * i + 1];
+                        _cleanup_free_ char *path = NULL;
+                        const char *name;
+                        double limit;
+                        if ((r = y_scalar(c, key, "a constraint's metric", &name)) < 0 ||
+                            (r = sla_path(c, key->line, name, &path)) < 0 ||
+                            (r = y_double(c, val, "a constraint's limit", 0, &limit)) < 0)
+                                return r;
+                        const struct metric_info *along = NULL;
+                        metric_resolve(path, strlen(path), &along);
+                        bool at_most = along->direction == METRIC_LOWER_BETTER;
+                        if ((r = buf_printf(&b, "%s%s%s%.17g", i ? "," : " where ", path, at_most ? "<=" : ">=", limit)) < 0)
+                                return r;
+                }
+        }
+        char *t = strdup(buf_str(&b));
+        if (!t)
+                return -ENOMEM;
+        free(*ret);
+        *ret = t;
+        return 0;
+}
+
 static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         static const int default_levels[] = {1, 8, 32};
         struct bench_spec *b = &m->bench;
-        *b = (struct bench_spec){.input_tokens = 1024, .output_tokens = 256, .requests = 64, .warmup = 2, .chat = true};
+        *b = (struct bench_spec){.input_tokens = 1024, .output_tokens = 256, .requests = 64, .warmup = 2, .chat = true,
+                                 .max_failure_share = -1, .calibrate = true, .repeats = 1,
+                                 .checks_under_load = true};
         const struct ynode *n = y_get(root, "bench"), *v;
         int r;
         m->has_bench = n && !y_null(n);
         if (m->has_bench) {
-                static const char *const keys[] = {"concurrency", "input_tokens", "output_tokens", "requests", "warmup",
-                                                   "rate",        "duration",     "endpoint",      NULL};
+                static const char *const keys[] = {"concurrency", "input_tokens", "output_tokens", "requests",
+                                                   "warmup",      "rate",         "duration",      "endpoint",
+                                                   "max_failures", "calibrate",   "repeats",       "search",
+                                                   "checks_under_load", NULL};
                 if ((r = y_map(c, n, "bench")) < 0 || (r = y_check_keys(c, n, keys, "bench")) < 0)
                         return r;
                 if ((v = y_get(n, "concurrency"))) {
@@ -443,6 +574,17 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                 return r;
                         b->requests = 0;
                 }
+                if ((v = y_get(n, "max_failures")) && (r = parse_max_failures(c, v, b)) < 0)
+                        return r;
+                if ((v = y_get(n, "calibrate")) && (r = y_bool(c, v, "bench.calibrate", &b->calibrate)) < 0)
+                        return r;
+                if ((v = y_get(n, "checks_under_load")) &&
+                    (r = y_bool(c, v, "bench.checks_under_load", &b->checks_under_load)) < 0)
+                        return r;
+                if ((v = y_get(n, "repeats")) && (r = y_int(c, v, "bench.repeats", 1, 100, &b->repeats)) < 0)
+                        return r;
+                if ((v = y_get(n, "search")) && (r = parse_search(c, v, b)) < 0)
+                        return r;
                 if ((v = y_get(n, "endpoint"))) {
                         static const char *const eps[] = {"chat", "completions", NULL};
                         const char *s;
@@ -468,7 +610,11 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
         if (!(m->objective = strdup(OBJECTIVE_DEFAULT)))
                 return -ENOMEM;
         if ((v = y_get(root, "objective"))) {
-                if ((r = y_string(c, v, "objective", &m->objective)) < 0)
+                if (v->kind == Y_MAP)
+                        r = parse_objective_map(c, v, &m->objective);
+                else
+                        r = y_string(c, v, "objective", &m->objective);
+                if (r < 0)
                         return r;
                 struct objective o;
                 objective_parse(m->objective, &o);
@@ -486,7 +632,14 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                 _cleanup_free_ char *h = ytree_hint(metric, names, n_names);
                                 return ytree_fail(c, v->line, "objective: unknown metric '%s'%s", ytree_esc(c, metric), h ? h : "");
                         }
+                        if (o.bad_limits)
+                                return ytree_fail(c, v->line, "objective: cannot read the constraints of '%s' "
+                                                  "(give where: {METRIC: LIMIT, ...}, at most %d)",
+                                                  ytree_esc(c, m->objective), OBJECTIVE_MAX_LIMITS);
                         long level = o.concurrency;
+                        /* an SLA objective may leave the level open: the best one that meets it */
+                        if (level == 0 && o.n_limits > 0 && !strchr(m->objective, '@'))
+                                goto objective_done;
                         if (level < 1 || level > 100000)
                                 return ytree_fail(c, v->line,
                                             "objective must be METRIC@CONCURRENCY (e.g. output_tokens_per_s@1) or smoke, not '%s'",
@@ -499,6 +652,8 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                             level, m->has_bench ? "" : " (default [1, 8, 32])");
                 }
         }
+objective_done:
+        b->objective = m->objective;
 
         m->emit = EMIT_SYSTEMD | EMIT_SCRIPT;
         if ((v = y_get(root, "emit"))) {

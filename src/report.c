@@ -233,28 +233,13 @@ static void view_objective(const struct report_view *v, struct objective *o) {
 }
 
 static bool metric_value(json_t *entry, const struct objective *o, double *ret) {
-        char part[128];
-        json_t *v = entry;
-        for (size_t i = 0; i < o->metric_len && v;) {
-                size_t k = 0;
-                while (i + k < o->metric_len && o->metric[i + k] != '.')
-                        k++;
-                if (k >= sizeof(part))
-                        return false;
-                memcpy(part, o->metric + i, k);
-                part[k] = 0;
-                v = json_object_get(v, part);
-                i += k + 1;
-        }
-        if (!json_is_number(v))
-                return false;
-        *ret = json_number_value(v);
-        return isfinite(*ret);
+        return objective_entry_value(entry, o->metric, o->metric_len, ret);
 }
 
 /* The bench figure of a cell: from the entry at the objective's concurrency, or the best
  * over all levels when the objective names none. *ret_level is that entry's concurrency. */
-static bool bench_value(const struct report_cell *c, const struct objective *o, double *ret, long *ret_level) {
+static bool bench_value_entry(const struct report_cell *c, const struct objective *o, double *ret, long *ret_level,
+                              json_t **ret_entry) {
         size_t i;
         json_t *e;
         bool found = false;
@@ -265,15 +250,44 @@ static bool bench_value(const struct report_cell *c, const struct objective *o, 
                 double x;
                 if (o->concurrency && level != o->concurrency)
                         continue;
-                if (!metric_value(e, o, &x))
+                /* A level where nothing completed measured nothing, and a throughput of 0
+                 * is no figure to rank by: neither can make a cell best. */
+                if (json_integer_value(json_object_get(e, metric_key(METRIC_COMPLETED))) <= 0)
+                        continue;
+                if (!metric_value(e, o, &x) || (o->higher_better && x <= 0))
+                        continue;
+                /* an SLA objective: a level that breaks a constraint is not eligible */
+                if (!objective_meets(o, e))
                         continue;
                 if (!found || (o->higher_better ? x > *ret : x < *ret)) {
                         *ret = x;
                         *ret_level = level;
+                        if (ret_entry)
+                                *ret_entry = e;
                         found = true;
                 }
         }
         return found;
+}
+
+static bool bench_value(const struct report_cell *c, const struct objective *o, double *ret, long *ret_level) {
+        return bench_value_entry(c, o, ret, ret_level, NULL);
+}
+
+/* The objective's [min, max] over the repeats of a level entry ("spread"). */
+static bool entry_spread(json_t *e, const struct objective *o, double *lo, double *hi) {
+        char key[128];
+        if (o->metric_len >= sizeof(key))
+                return false;
+        memcpy(key, o->metric, o->metric_len);
+        key[o->metric_len] = 0;
+        json_t *r = json_object_get(json_object_get(e, metric_key(METRIC_SPREAD)), key);
+        if (!json_is_array(r) || json_array_size(r) != 2 || !json_is_number(json_array_get(r, 0)) ||
+            !json_is_number(json_array_get(r, 1)))
+                return false;
+        *lo = json_number_value(json_array_get(r, 0));
+        *hi = json_number_value(json_array_get(r, 1));
+        return true;
 }
 
 static bool smoke_seconds(const struct report_cell *c, double *ret) {
@@ -294,36 +308,132 @@ int report_cell_score(const struct report_view *v, const struct report_cell *c, 
                 return -ENODATA;
         view_objective(v, &o);
         if (by_bench) {
-                if (!bench_value(c, &o, &x, &level))
+                json_t *e = NULL;
+                if (!bench_value_entry(c, &o, &x, &level, &e))
                         return -ENODATA;
                 *ret = (struct report_score){.by_bench = true, .higher_better = o.higher_better, .value = x};
+                ret->has_spread = entry_spread(e, &o, &ret->lo, &ret->hi);
                 return 0;
         }
-        if (!smoke_seconds(c, &x))
+        /* A cell that was benchmarked is ranked by its bench or not at all: its smoke time
+         * does not stand in for figures that came out empty. */
+        if ((!o.smoke && json_array_size(c->bench) > 0) || !smoke_seconds(c, &x))
                 return -ENODATA;
         *ret = (struct report_score){.by_bench = false, .higher_better = false, .value = x};
         return 0;
 }
 
-int report_best_index(const struct report_view *v, struct report_score *ret_score) {
-        struct report_score s, top = {0};
-        bool by_bench = false, have_top = false, any_pass = false;
-        for (size_t i = 0; i < v->n_cells; i++) {
-                any_pass |= cell_passed(&v->cells[i]);
+/* Whether s ties with the top score top; *ret_noise says when only the ranges make it so. */
+static bool score_ties(const struct report_score *top, const struct report_score *s, bool *ret_noise) {
+        double margin = 0.01 * fabs(top->value);
+        bool close = top->higher_better ? s->value >= top->value - margin : s->value <= top->value + margin;
+        bool overlap = top->has_spread && s->has_spread && s->lo <= top->hi && top->lo <= s->hi;
+        if (ret_noise)
+                *ret_noise = !close && overlap;
+        return close || overlap;
+}
+
+/* The top score among passing cells (by bench when any cell has a bench figure). */
+static bool top_score(const struct report_view *v, struct report_score *ret, bool *ret_by_bench) {
+        struct report_score s;
+        bool by_bench = false, have = false;
+        for (size_t i = 0; i < v->n_cells; i++)
                 if (report_cell_score(v, &v->cells[i], true, &s) == 0)
                         by_bench = true;
-        }
-        if (!any_pass)
-                return -ENOENT;
         for (size_t i = 0; i < v->n_cells; i++) {
                 if (report_cell_score(v, &v->cells[i], by_bench, &s) < 0)
                         continue;
-                if (!have_top || (s.higher_better ? s.value > top.value : s.value < top.value))
-                        top = s;
-                have_top = true;
+                if (!have || (s.higher_better ? s.value > ret->value : s.value < ret->value))
+                        *ret = s;
+                have = true;
         }
-        /* Everything within 1% of the top figure ties: the difference is noise, and a
-         * configuration closer to the engine's defaults is the safer one to deploy. */
+        *ret_by_bench = by_bench;
+        return have;
+}
+
+size_t report_best_ties(const struct report_view *v, size_t *ret, size_t max) {
+        struct report_score top, s;
+        bool by_bench;
+        int best = report_best_index(v, NULL);
+        if (best < 0 || !top_score(v, &top, &by_bench))
+                return 0;
+        size_t n = 0;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                if ((int)i == best || report_cell_score(v, &v->cells[i], by_bench, &s) < 0 || !score_ties(&top, &s, NULL))
+                        continue;
+                if (n < max)
+                        ret[n] = i;
+                n++;
+        }
+        return n;
+}
+
+bool report_best_within_noise(const struct report_view *v) {
+        struct report_score top, s;
+        bool by_bench, noise = false, any = false;
+        int best = report_best_index(v, NULL);
+        if (best < 0 || !top_score(v, &top, &by_bench))
+                return false;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                bool n;
+                if ((int)i == best || report_cell_score(v, &v->cells[i], by_bench, &s) < 0 || !score_ties(&top, &s, &n))
+                        continue;
+                any = true;
+                noise |= n || (top.has_spread && s.has_spread);
+        }
+        return any && noise;
+}
+
+int report_cell_sla(const struct report_view *v, const struct report_cell *c, struct report_sla *ret) {
+        struct objective o;
+        view_objective(v, &o);
+        if (o.smoke || o.n_limits == 0 || !json_array_size(c->bench))
+                return -ENODATA;
+        struct report_sla sla = {0};
+        size_t i;
+        json_t *e;
+        json_array_foreach(c->bench, i, e)
+                sla.by_rate |= json_number_value(json_object_get(e, metric_key(METRIC_RATE))) > 0;
+        json_array_foreach(c->bench, i, e) {
+                double x = sla.by_rate ? json_number_value(json_object_get(e, metric_key(METRIC_RATE)))
+                                       : (double)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY)));
+                if (objective_meets(&o, e) && json_integer_value(json_object_get(e, metric_key(METRIC_COMPLETED))) > 0)
+                        sla.met = MAX(sla.met, x);
+        }
+        json_array_foreach(c->bench, i, e) {
+                double x = sla.by_rate ? json_number_value(json_object_get(e, metric_key(METRIC_RATE)))
+                                       : (double)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY)));
+                bool met = objective_meets(&o, e) && json_integer_value(json_object_get(e, metric_key(METRIC_COMPLETED))) > 0;
+                if (!met && x > sla.met && (sla.failed == 0 || x < sla.failed))
+                        sla.failed = x;
+        }
+        *ret = sla;
+        return 0;
+}
+
+char *report_sla_text(const struct report_view *v, const struct report_cell *c) {
+        struct report_sla s;
+        if (report_cell_sla(v, c, &s) < 0)
+                return NULL;
+        const char *unit = s.by_rate ? "req/s" : s.met == 1 ? "stream" : "streams";
+        if (s.met == 0)
+                return s.failed ? strdup_printf("SLA not met (from %g %s)", s.failed, unit) : strdup("SLA not met");
+        if (s.failed)
+                return strdup_printf("SLA met up to %g %s (not at %g)", s.met, unit, s.failed);
+        return strdup_printf("SLA met up to %g %s (all measured)", s.met, unit);
+}
+
+int report_best_index(const struct report_view *v, struct report_score *ret_score) {
+        struct report_score s, top = {0};
+        bool by_bench = false, any_pass = false;
+        for (size_t i = 0; i < v->n_cells; i++)
+                any_pass |= cell_passed(&v->cells[i]);
+        if (!any_pass)
+                return -ENOENT;
+        bool have_top = top_score(v, &top, &by_bench);
+        /* Everything within 1% of the top figure ties, and so does a figure whose range over
+         * the repeats overlaps the top's: the difference is noise, and a configuration closer
+         * to the engine's defaults is the safer one to deploy. */
         int best = -1;
         struct report_score best_score = {.value = NAN};
         for (size_t i = 0; i < v->n_cells; i++) {
@@ -333,9 +443,10 @@ int report_best_index(const struct report_view *v, struct report_score *ret_scor
                 if (have_top) {
                         if (report_cell_score(v, c, by_bench, &s) < 0)
                                 continue;
-                        double margin = 0.01 * fabs(top.value);
-                        if (top.higher_better ? s.value < top.value - margin : s.value > top.value + margin)
+                        if (!score_ties(&top, &s, NULL))
                                 continue;
+                } else if (report_cell_score(v, c, false, &s) < 0) {
+                        continue; /* benchmarked, and no figure came of it: not a winner */
                 }
                 if (best < 0 || c->distance < v->cells[best].distance) {
                         best = (int)i;
@@ -436,6 +547,25 @@ char *report_eval_summary(const struct report_view *v) {
                 return NULL;
         }
         return buf_detach(&b);
+}
+
+/* "within the measured noise of: ID, ID" after the best line, when repeats say so. */
+static int put_ties(struct buf *out, const struct report_view *v, bool markdown) {
+        size_t idx[8];
+        size_t n = report_best_ties(v, idx, ELEMENTSOF(idx));
+        if (n == 0 || !report_best_within_noise(v))
+                return 0;
+        int r = buf_puts(out, markdown ? "\nThe best is within the measured noise of " : "  within the measured noise of ");
+        for (size_t i = 0; i < MIN(n, ELEMENTSOF(idx)) && r >= 0; i++)
+                r = buf_printf(out, "%s%s%s%s", i ? ", " : "", markdown ? "`" : "", v->cells[idx[i]].id, markdown ? "`" : "");
+        if (r >= 0 && n > ELEMENTSOF(idx))
+                r = buf_printf(out, " and %zu more", n - ELEMENTSOF(idx));
+        static const char md_tail[] = ": their ranges over the repeats overlap, so the one closest to the engine's "
+                                      "defaults is named; the figures do not tell them apart.\n";
+        static const char text_tail[] = ": their ranges over the repeats overlap; named: the closest to the defaults\n";
+        if (r >= 0)
+                r = buf_puts(out, markdown ? md_tail : text_tail);
+        return r;
 }
 
 /* ---- escaping ---- */
@@ -691,9 +821,15 @@ int report_text(const struct report_view *v, const struct report_text_options *o
                 _cleanup_free_ char *label = cell_axes_label(v, c, false), *fig = report_cell_figure(v, c);
                 if (!label)
                         return -ENOMEM;
-                r = buf_printf(out, "best: %s %s%s%s\n", c->id, label, fig ? ", " : "", fig ? fig : "");
+                _cleanup_free_ char *sla = report_sla_text(v, c);
+                r = buf_printf(out, "best: %s %s%s%s%s%s\n", c->id, label, fig ? ", " : "", fig ? fig : "",
+                               sla ? ", " : "", sla ? sla : "");
         } else
-                r = buf_puts(out, "best: none (no cell passed)\n");
+                r = buf_puts(out, report_count_verdicts(v, (size_t[_VERDICT_MAX]){0})
+                                          ? "best: none (no passing cell has a figure under the objective)\n"
+                                          : "best: none (no cell passed)\n");
+        if (r >= 0 && best >= 0)
+                r = put_ties(out, v, false);
         _cleanup_free_ char *eval = report_eval_summary(v);
         _cleanup_free_ char *eval_shown = eval ? escaped_text(eval, 0) : NULL;
         if (r >= 0 && eval_shown)
@@ -899,6 +1035,16 @@ static json_t *view_eval_json(const struct report_view *v) {
         return o;
 }
 
+/* {"by": "concurrency"|"rate", "met": N or null, "failed_at": N or null}, or null. */
+static json_t *sla_json(const struct report_view *v, const struct report_cell *c) {
+        struct report_sla s;
+        if (report_cell_sla(v, c, &s) < 0)
+                return json_null();
+        return json_pack("{s:s, s:o, s:o}", "by", s.by_rate ? "rate" : "concurrency", "met",
+                         s.met > 0 ? json_real(s.met) : json_null(), "failed_at",
+                         s.failed > 0 ? json_real(s.failed) : json_null());
+}
+
 static json_t *cell_json(const struct report_view *v, const struct report_cell *c) {
         _cleanup_json_ json_t *axes = json_object(), *checks = json_array(), *phases = json_object();
         if (!axes || !checks || !phases)
@@ -917,7 +1063,7 @@ static json_t *cell_json(const struct report_view *v, const struct report_cell *
                                             "cause",  "evidence",  "log",      "ready_s",     "checks",
                                             "bench",  "state",     "distance", "excluded",    "phases_s",
                                             "exit_code", "exit_signal", "port", "peak_gpu_mem_mib", "attempt_sweep",
-                                            "eval"};
+                                            "sla", "eval"};
         json_t *vals[] = {
                 json_string(c->id),
                 json_incref(axes),
@@ -939,6 +1085,7 @@ static json_t *cell_json(const struct report_view *v, const struct report_cell *
                 c->port ? json_integer(c->port) : json_null(),
                 c->peak_gpu_mem_mib ? json_integer((json_int_t)c->peak_gpu_mem_mib) : json_null(),
                 c->has_attempt ? json_integer(c->attempt_sweep_id) : json_null(),
+                sla_json(v, c),
                 cell_eval_json(v, c),
         };
         _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
@@ -948,6 +1095,23 @@ static json_t *cell_json(const struct report_view *v, const struct report_cell *
                 return NULL;
         }
         return o;
+}
+
+static json_t *ties_json(const struct report_view *v) {
+        size_t n = report_best_ties(v, NULL, 0);
+        _cleanup_free_ size_t *idx = calloc(n ? n : 1, sizeof(*idx));
+        json_t *a = json_array();
+        if (!idx || !a) {
+                json_decref(a);
+                return NULL;
+        }
+        report_best_ties(v, idx, n);
+        for (size_t i = 0; i < n; i++)
+                if (json_array_append_new(a, json_string(v->cells[idx[i]].id)) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
 }
 
 int report_json(const struct report_view *v, const char *version, json_t **ret) {
@@ -978,7 +1142,8 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
                                   v->sweep_how, "earlier_sweeps", (json_int_t)v->earlier_sweeps);
         static const char *const keys[] = {"gauntlet", "engine",   "host",      "cells", "best",    "model",
                                             "objective", "matrix",  "journal",   "sweep", "axes",    "summary",
-                                            "best_value", "best_by", "eval"};
+                                            "best_value", "best_by", "best_ties", "best_within_noise",
+                                            "eval"};
         json_t *vals[] = {
                 json_string(version ? version : "unknown"),
                 json_string_lossy(v->engine),
@@ -994,6 +1159,8 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
                 json_incref(summary),
                 best >= 0 && !isnan(score.value) ? json_real(score.value) : json_null(),
                 best >= 0 && !isnan(score.value) ? json_string(score.by_bench ? "objective" : "smoke") : json_null(),
+                ties_json(v),
+                json_boolean(report_best_within_noise(v)),
                 view_eval_json(v),
         };
         _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
@@ -1061,6 +1228,46 @@ static int ranked_cmp(const void *a, const void *b) {
         if (x->group == 1 && x->value != y->value)
                 return (x->higher_better ? x->value < y->value : x->value > y->value) ? 1 : -1;
         return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Per benchmarked passing cell: the SLA figure, and the prompt and output tokens per request
+ * the server counted at each level. */
+static int put_bench_notes(struct buf *out, const struct report_view *v, const struct ranked *order) {
+        bool any = false;
+        int r = 0;
+        for (size_t i = 0; i < v->n_cells && r >= 0; i++) {
+                const struct report_cell *c = &v->cells[order[i].index];
+                if (!cell_passed(c) || !json_array_size(c->bench))
+                        continue;
+                if (!any && (r = buf_puts(out, "\n#### Benchmarked cells\n\n")) < 0)
+                        return r;
+                any = true;
+                _cleanup_free_ char *sla = report_sla_text(v, c);
+                if ((r = buf_printf(out, "- `%s`%s%s:", c->id, sla ? " " : "", sla ? sla : "")) < 0)
+                        return r;
+                size_t k;
+                json_t *e;
+                json_array_foreach(c->bench, k, e) {
+                        json_t *pt = json_object_get(e, metric_key(METRIC_PROMPT_TOKENS_PER_REQUEST));
+                        json_t *ot = json_object_get(e, metric_key(METRIC_OUTPUT_TOKENS_PER_REQUEST));
+                        json_t *cal = json_object_get(e, metric_key(METRIC_PROMPT_CALIBRATION));
+                        r = buf_printf(out, " @%lld%s prompt %.0f (%lld-%lld) tokens",
+                                       (long long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))),
+                                       json_is_true(json_object_get(e, metric_key(METRIC_SEARCH))) ? " (search)" : "",
+                                       json_number_value(json_object_get(pt, "mean")),
+                                       (long long)json_integer_value(json_object_get(pt, "min")),
+                                       (long long)json_integer_value(json_object_get(pt, "max")));
+                        if (r >= 0 && json_is_integer(json_object_get(cal, "template_tokens")))
+                                r = buf_printf(out, " (%lld of them the template)",
+                                               (long long)json_integer_value(json_object_get(cal, "template_tokens")));
+                        if (r >= 0)
+                                r = buf_printf(out, ", output %.0f;", json_number_value(json_object_get(ot, "mean")));
+                        if (r < 0)
+                                return r;
+                }
+                r = buf_puts(out, "\n");
+        }
+        return r;
 }
 
 int report_markdown(const struct report_view *v, struct buf *out) {
@@ -1140,6 +1347,11 @@ int report_markdown(const struct report_view *v, struct buf *out) {
                 if ((r = buf_printf(out, " | `%s` |\n", c->id)) < 0)
                         return r;
         }
+
+        if (best >= 0 && (r = put_ties(out, v, true)) < 0)
+                return r;
+        if ((r = put_bench_notes(out, v, order)) < 0)
+                return r;
 
         bool any = false;
         for (size_t i = 0; i < v->n_cells; i++) {

@@ -155,6 +155,8 @@ struct report_score {
         bool by_bench;        /* value is the bench metric; else seconds of smoke suite */
         bool higher_better;
         double value;
+        bool has_spread;      /* bench.repeats > 1: [lo, hi] is the figure's range over the runs */
+        double lo, hi;
 };
 /* The score of one cell under the view's objective; -ENODATA when the cell has no figure
  * (not passing, or no checks and no bench). */
@@ -165,6 +167,25 @@ int report_cell_score(const struct report_view *v, const struct report_cell *c, 
  * then to the earlier cell. Returns the cell's index, or -ENOENT when no cell passed.
  * *ret_score (optional) gets its score; value is NAN when no passing cell has a figure. */
 int report_best_index(const struct report_view *v, struct report_score *ret_score);
+/* The passing cells, other than the best, that tie with the top figure (within 1%, or, with
+ * repeats, whose range over the runs overlaps the top's): up to max indices into ret.
+ * Returns how many there are (0 without a best). */
+size_t report_best_ties(const struct report_view *v, size_t *ret, size_t max);
+/* Whether the best cell's tie is one of measured noise (ranges over repeats overlap). */
+bool report_best_within_noise(const struct report_view *v);
+
+/* An SLA objective's figure for a cell: the highest concurrency (closed loop) or rate (open
+ * loop) whose level met every constraint, and the lowest above it that did not (0: none
+ * measured). -ENODATA when the objective has no constraints or the cell no bench. */
+struct report_sla {
+        bool by_rate;
+        double met;           /* 0: no level met the constraints */
+        double failed;
+};
+int report_cell_sla(const struct report_view *v, const struct report_cell *c, struct report_sla *ret);
+/* "up to 48 streams (64 broke it)", "none met it", ...; caller frees; NULL without an SLA. */
+char *report_sla_text(const struct report_view *v, const struct report_cell *c);
+
 /* The same as the best cell's id (owned by the view), or NULL when no cell passed. */
 const char *report_best(const struct report_view *v);
 

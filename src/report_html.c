@@ -189,6 +189,8 @@ static const char *verdict_class(const struct report_cell *c) {
                 return "v-crash";
         case VERDICT_TIMEOUT:
                 return "v-timeout";
+        case VERDICT_OVERLOAD:
+                return "v-overload";
         case VERDICT_SKIPPED:
                 return "v-skipped";
         default:
@@ -200,7 +202,7 @@ static const char *check_class(enum verdict v) {
         static const char *const names[_VERDICT_MAX] = {
                 [VERDICT_PASS] = "v-pass",       [VERDICT_GARBAGE] = "v-garbage", [VERDICT_WRONG] = "v-wrong",
                 [VERDICT_CRASH] = "v-crash",     [VERDICT_TIMEOUT] = "v-timeout", [VERDICT_SKIPPED] = "v-skipped",
-                [VERDICT_ERROR] = "v-error",
+                [VERDICT_ERROR] = "v-error",     [VERDICT_OVERLOAD] = "v-overload",
         };
         return v >= 0 && v < _VERDICT_MAX ? names[v] : "v-error";
 }
@@ -214,6 +216,7 @@ static const char *verdict_meaning(const char *cls) {
                 {"v-wrong", "wrong", "fluent, but the answer is wrong"},
                 {"v-crash", "crash", "the server died"},
                 {"v-timeout", "timeout", "not ready in time, or a request hung"},
+                {"v-overload", "overload", "answered alone, but its benchmark requests failed"},
                 {"v-error", "error", "gauntlet could not do its part"},
                 {"v-skipped", "skipped", "excluded by the matrix"},
                 {"v-notrun", "not run", "not reached yet (sweep interrupted)"},
@@ -766,9 +769,10 @@ static void put_header(struct page *p, const struct ctx *x, const struct group *
 /* ---- the matrix: heatmap or ranked table ---- */
 
 static void put_legend(struct page *p) {
-        static const char *const cls[] = {"v-pass",    "v-garbage", "v-wrong",   "v-crash",
-                                          "v-timeout", "v-error",   "v-skipped", "v-notrun"};
-        static const char *const word[] = {"pass", "garbage", "wrong", "crash", "timeout", "error", "skipped", "not run"};
+        static const char *const cls[] = {"v-pass",     "v-garbage", "v-wrong",   "v-crash",  "v-timeout",
+                                          "v-overload", "v-error",   "v-skipped", "v-notrun"};
+        static const char *const word[] = {"pass",     "garbage", "wrong",   "crash",  "timeout",
+                                           "overload", "error",   "skipped", "not run"};
         put(p, "<ul class=\"legend\">");
         for (size_t i = 0; i < ELEMENTSOF(cls); i++) {
                 put(p, "<li>");
@@ -1885,6 +1889,7 @@ static const char css[] =
         ".v-wrong{--vb:#fff1e5;--vf:#6f3400;--vd:#e16f24}\n"
         ".v-crash{--vb:#ffe4e2;--vf:#82071e;--vd:#cf222e}\n"
         ".v-timeout{--vb:#fff8c5;--vf:#4d3800;--vd:#bf8700}\n"
+        ".v-overload{--vb:#ffe7d1;--vf:#5c2900;--vd:#d1590a}\n"
         ".v-error{--vb:#e6ebf1;--vf:#1f2f45;--vd:#57606a}\n"
         ".v-skipped,.v-notrun,.v-none{--vb:#f6f8fa;--vf:#3d444d;--vd:#afb8c1}\n"
         ".badge,table.heat td{background:var(--vb);color:var(--vf);border-color:var(--vd)}\n"

@@ -132,9 +132,9 @@ static int load_eval(struct journal *j, const struct report_view *v, struct repo
 static int load_attempt(struct journal *j, const struct report_view *v, struct report_cell *c) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
-        bool v2 = journal_schema_version(j) >= 2;
+        bool v3 = journal_schema_version(j) >= 3;
         if ((r = journal_prepare(j,
-                         v2 ? "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
+                         v3 ? "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
                               "ready_us, checks_us, eval_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
                               "peak_gpu_mem_mib, bench, eval_set FROM attempts WHERE cell_id = ? AND state = 'settled' "
                               "AND (verdict != 'skipped' OR cause = 'inferred') ORDER BY id DESC LIMIT 1"
@@ -186,7 +186,7 @@ static int load_eval_settings(struct journal *j, struct report_view *v) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
         v->eval.reference = -1;
-        if (journal_schema_version(j) < 2)
+        if (journal_schema_version(j) < 3)
                 return 0;
         if ((r = journal_prepare(j, "SELECT eval FROM sweeps WHERE id = ?", &s)) < 0 ||
             (r = journal_bind(j, s, "i", v->sweep_id)) < 0)

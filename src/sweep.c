@@ -135,17 +135,28 @@ static void phase(struct cell_run *cr, enum phase p) {
                 cr->cb->cell_phase(cr->cb->userdata, cr->cell, p);
 }
 
-static int run_checks(struct cell_run *cr, struct server *s, const char *url) {
-        const struct matrix *m = cr->m;
-        struct check_spec *suite = m->checks;
-        size_t n_suite = m->n_checks;
-        struct check_spec *owned = NULL;
+/* The matrix's check suite; *ret_owned is what the caller frees (the default suite). */
+static int matrix_suite(const struct matrix *m, struct check_spec **ret, size_t *ret_n, struct check_spec **ret_owned) {
+        *ret_owned = NULL;
         if (m->checks_default) {
-                int r = checks_default_suite(&owned, &n_suite);
+                int r = checks_default_suite(ret_owned, ret_n);
                 if (r < 0)
                         return r;
-                suite = owned;
+                *ret = *ret_owned;
+                return 0;
         }
+        *ret = m->checks;
+        *ret_n = m->n_checks;
+        return 0;
+}
+
+static int run_checks(struct cell_run *cr, struct server *s, const char *url) {
+        const struct matrix *m = cr->m;
+        struct check_spec *suite, *owned;
+        size_t n_suite;
+        int rs = matrix_suite(m, &suite, &n_suite, &owned);
+        if (rs < 0)
+                return rs;
         struct checks_target t = {
                 .base_url = url,
                 .model = NULL, /* what /v1/models serves: the path is not always the name */
@@ -223,7 +234,85 @@ static int run_eval(struct cell_run *cr, struct server *s, const char *url) {
         return 0;
 }
 
+/* The cause of an overload verdict: what kind of failure the first one was. */
+static const char *failure_cause(const char *first_error) {
+        static const struct {
+                const char *prefix, *cause;
+        } kinds[] = {
+                {"http_", "http"},       {"timeout", "timeout"}, {"connect", "connect"},
+                {"error_event", "stream"}, {"closed", "stream"}, {"bad_event", "stream"},
+                {"no_tokens", "stream"}, {"sse_limit", "stream"},
+        };
+        for (size_t i = 0; first_error && i < ELEMENTSOF(kinds); i++)
+                if (strncmp(first_error, kinds[i].prefix, strlen(kinds[i].prefix)) == 0)
+                        return kinds[i].cause;
+        return "failed";
+}
+
+/* A server that lived through its bench but failed more of its requests than the gate
+ * allows at some level is not a pass: overload, with the first such level as evidence. */
+static int gate_bench(struct attempt *a, const struct bench_spec *spec) {
+        size_t i;
+        json_t *level;
+        json_array_foreach(a->bench, i, level) {
+                json_int_t failed = json_integer_value(json_object_get(level, metric_key(METRIC_FAILED)));
+                json_int_t requests = json_integer_value(json_object_get(level, metric_key(METRIC_REQUESTS)));
+                if (failed <= 0 || (uint64_t)failed <= bench_failures_allowed(spec, (uint64_t)requests))
+                        continue;
+                const char *first = json_string_value(json_object_get(level, metric_key(METRIC_FIRST_ERROR)));
+                _cleanup_free_ char *ev = strdup_printf(
+                        "at concurrency %lld: %lld of %lld requests failed; first: %s",
+                        (long long)json_integer_value(json_object_get(level, metric_key(METRIC_CONCURRENCY))),
+                        (long long)failed, (long long)requests, first ? first : "no reason recorded");
+                if (!ev)
+                        return -ENOMEM;
+                return attempt_set_verdict(a, VERDICT_OVERLOAD, failure_cause(first), ev);
+        }
+        return 0;
+}
+
+/* A check under load that did not pass decides the verdict: the suite answered right alone,
+ * so what broke is the server under concurrent load (batch > 1). The first such check of the
+ * lowest level is the evidence. */
+static int gate_under_load(struct attempt *a) {
+        size_t i, k;
+        json_t *level, *c;
+        json_array_foreach(a->bench, i, level) {
+                json_array_foreach(json_object_get(level, metric_key(METRIC_CHECKS_UNDER_LOAD)), k, c) {
+                        enum verdict v = verdict_from_string(json_string_value(json_object_get(c, "verdict")));
+                        const char *cause = json_string_value(json_object_get(c, "cause"));
+                        /* No answer at all (an HTTP error, a cut, a timeout) is the server
+                         * failing a request under load, as the load's own requests do: that
+                         * is the failure gate's to judge, not a wrong answer. */
+                        if (v == VERDICT_PASS || v == VERDICT_TIMEOUT || (v == VERDICT_GARBAGE && streq_ptr(cause, "http")))
+                                continue;
+                        if (v == VERDICT_INVALID)
+                                v = VERDICT_ERROR;
+                        const char *ev = json_string_value(json_object_get(c, "evidence"));
+                        _cleanup_free_ char *e = strdup_printf(
+                                "under load at concurrency %lld, %s: %s",
+                                (long long)json_integer_value(json_object_get(level, metric_key(METRIC_CONCURRENCY))),
+                                json_string_value(json_object_get(c, "name")), ev ? ev : "(no evidence)");
+                        if (!e)
+                                return -ENOMEM;
+                        return attempt_set_verdict(a, v, cause, e) < 0 ? -ENOMEM : 1;
+                }
+        }
+        return 0;
+}
+
 static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
+        struct check_spec *suite, *owned;
+        size_t n_suite;
+        int rs = matrix_suite(cr->m, &suite, &n_suite, &owned);
+        if (rs < 0)
+                return rs;
+        struct checks_target ct = {
+                .base_url = url,
+                .model = cr->model,
+                .profile = cr->m->profile,
+                .request_timeout = cr->m->request_timeout,
+        };
         struct bench_target t = {
                 .base_url = url,
                 .model = cr->model ? cr->model : cr->m->model,
@@ -231,9 +320,21 @@ static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
                 .request_timeout = cr->m->request_timeout,
                 .should_abort = server_died,
                 .abort_userdata = s,
+                .checks = cr->m->bench.checks_under_load ? suite : NULL,
+                .n_checks = n_suite,
+                .checks_target = &ct,
         };
+        _cleanup_free_ char *refused = NULL;
+        t.ret_error = &refused;
         json_t *levels = NULL, *samples = NULL;
         int r = bench_run(cr->loop, &t, &cr->m->bench, &levels, &samples);
+        checks_free_suite(owned, owned ? n_suite : 0);
+        /* The bench as asked cannot run on this server (its context is too small for the
+         * prompt and output): said before a request of it is sent, not as 100% failures. */
+        if (r == -EMSGSIZE && server_alive(s)) {
+                sweep_notice(cr->cb, "cell %s: %s", cr->cell->id, refused ? refused : "the bench cannot run");
+                return attempt_set_verdict(cr->a, VERDICT_OVERLOAD, "context", refused ? refused : "the bench cannot run");
+        }
         if (r == -EINTR) {
                 json_decref(levels);
                 json_decref(samples);
@@ -255,7 +356,9 @@ static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
                 return attempt_set_verdict(cr->a, VERDICT_ERROR, NULL, strerror(-r));
         cr->a->bench = levels;
         cr->a->bench_samples = samples;
-        return 0;
+        if ((r = gate_under_load(cr->a)) != 0)
+                return r < 0 ? r : 0;
+        return gate_bench(cr->a, &cr->m->bench);
 }
 
 /* GPU memory still held after a server stopped: say who holds it. */

@@ -26,7 +26,7 @@ static void usage(FILE *f) {
                 "                        [--device-arch sm_90|sm_100|sm_120] [--mem-budget SIZE] [--threads N]\n"
                 "                        [--slow-load SEC] [--hang-at-load] [--die-after-requests N]\n"
                 "                        [--stall-mid-stream] [--malformed-sse] [--http-500] [--close-mid-stream]\n"
-                "                        [--wrong-answers N]\n"
+                "                        [--batch-fault] [--max-queue N] [--wrong-answers N]\n"
                 "\n"
                 "A small real MoE inference server with an OpenAI-compatible API (docs/testbed.md).\n"
                 "  --moe-backend, --gemm-backend  auto reference nvfp4 nvfp4-swizzled tcgen05 fp16acc\n"
@@ -150,6 +150,8 @@ int main(int argc, char **argv) {
                 OPT_MALFORMED,
                 OPT_500,
                 OPT_CLOSE,
+                OPT_BATCH_FAULT,
+                OPT_MAX_QUEUE,
                 OPT_VERSION,
                 OPT_HELP,
                 OPT_WRITE_RANDOM,
@@ -174,6 +176,8 @@ int main(int argc, char **argv) {
                 {"http-500", no_argument, NULL, OPT_500},
                 {"close-mid-stream", no_argument, NULL, OPT_CLOSE},
                 {"wrong-answers", required_argument, NULL, OPT_WRONG},
+                {"batch-fault", no_argument, NULL, OPT_BATCH_FAULT},
+                {"max-queue", required_argument, NULL, OPT_MAX_QUEUE},
                 {"version", no_argument, NULL, OPT_VERSION},
                 {"help", no_argument, NULL, OPT_HELP},
                 {"write-random-model", required_argument, NULL, OPT_WRITE_RANDOM},
@@ -275,6 +279,16 @@ int main(int argc, char **argv) {
                                 return 2;
                         }
                         so.wrong_answers = (unsigned)v;
+                        break;
+                case OPT_BATCH_FAULT:
+                        so.batch_fault = true;
+                        break;
+                case OPT_MAX_QUEUE:
+                        if (parse_int(optarg, 1, 1000000, &v) < 0) {
+                                fprintf(stderr, PROG ": error: argument --max-queue: invalid int value: '%s'\n", optarg);
+                                return 2;
+                        }
+                        so.max_queue = (int)v;
                         break;
                 case OPT_VERSION:
                         printf(PROG " " VERSION "\n");

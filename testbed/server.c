@@ -132,9 +132,14 @@ static void count_request(struct server *s, bool chat, unsigned status) {
 
 /* ---- generation slots -------------------------------------------------------------------- */
 
-/* Waits for a free slot. -ECANCELED when the server is stopping. */
+/* Waits for a free slot. -ECANCELED when the server is stopping, -EAGAIN when the queue is
+ * full (--max-queue). */
 static int slot_acquire(struct server *s) {
         pthread_mutex_lock(&s->lock);
+        if (s->o.max_queue > 0 && s->active >= s->o.max_active && s->mx.waiting >= s->o.max_queue) {
+                pthread_mutex_unlock(&s->lock);
+                return -EAGAIN;
+        }
         s->mx.waiting++;
         while (!s->stopping && s->active >= s->o.max_active)
                 pthread_cond_wait(&s->cond, &s->lock);
@@ -147,6 +152,15 @@ static int slot_acquire(struct server *s) {
         s->mx.running = s->active;
         pthread_mutex_unlock(&s->lock);
         return 0;
+}
+
+/* --batch-fault: whether the next token of g is chosen with another generation running. */
+static void batch_fault_arm(struct server *s, struct gen *g) {
+        if (!s->o.batch_fault)
+                return;
+        pthread_mutex_lock(&s->lock);
+        g->row_off = s->active > 1;
+        pthread_mutex_unlock(&s->lock);
 }
 
 static void slot_release(struct server *s) {
@@ -504,6 +518,7 @@ static enum MHD_Result run_blocking(struct server *s, struct MHD_Connection *c, 
                         return MHD_NO;
                 }
                 size_t offset = content.len;
+                batch_fault_arm(s, g);
                 r = gen_step(g, &st);
                 if (r < 0) {
                         json_decref(logprobs);
@@ -605,6 +620,7 @@ static int stream_produce(struct stream *st) {
                                               "assistant", "content", "", "logprobs", "finish_reason"));
                 return sse_event(st, o);
         }
+        batch_fault_arm(st->s, st->g);
         r = gen_step(st->g, &gs);
         if (r < 0)
                 return r;
@@ -752,8 +768,13 @@ static enum MHD_Result handle_generation(struct server *s, struct MHD_Connection
                 wait_for_stop(s);
                 return MHD_NO;
         }
-        if (slot_acquire(s) < 0) {
+        if ((r = slot_acquire(s)) < 0) {
                 request_release(&q);
+                if (r == -EAGAIN) {
+                        count_request(s, rq->chat, 503);
+                        return respond_error(c, 503, "injected fault: the queue is full (--max-queue %d)",
+                                             s->o.max_queue);
+                }
                 return MHD_NO;
         }
         r = gen_new(m, &q.prompt, &q.gp, &g);

@@ -436,9 +436,20 @@ static void test_versions_and_foreign_files(void **state) {
         journal_close(j);
 }
 
-/* A version 1 journal, as gauntlet wrote them before the eval: a version 2 file without
- * what version 2 added (the migration only adds). */
+/* A journal of schema 1: tests/journals/v1.sql, written by gauntlet before the overload
+ * verdict and the eval. */
 static void make_v1(const char *path) {
+        const char *src = getenv("SRCDIR");
+        _cleanup_free_ char *sql_path = strdup_printf("%s/tests/journals/v1.sql", src && *src ? src : ".");
+        _cleanup_free_ char *sql = NULL;
+        size_t len = 0;
+        assert_int_equal(read_file_capped(sql_path, 1 << 20, &sql, &len), 0);
+        assert_int_equal(exec_sql(path, sql), 0);
+}
+
+/* A journal of schema 2 (the overload verdict, no eval): a current one without what
+ * version 3 added, which only adds. */
+static void make_v2(const char *path) {
         struct journal *j = NULL;
         int64_t sweep = 0;
         assert_int_equal(journal_open(path, &j), 0);
@@ -448,38 +459,26 @@ static void make_v1(const char *path) {
         journal_close(j);
         assert_int_equal(exec_sql(path, "DROP TABLE eval_results; ALTER TABLE attempts DROP COLUMN eval_set; "
                                         "ALTER TABLE attempts DROP COLUMN eval_us; ALTER TABLE sweeps DROP COLUMN eval; "
-                                        "PRAGMA user_version = 1"),
+                                        "PRAGMA user_version = 2"),
                          0);
 }
 
-static void test_upgrade_v1(void **state) {
-        struct fixture *f = *state;
-        struct journal *j = NULL;
+static int64_t user_version(const char *path) {
+        sqlite3 *db;
+        sqlite3_stmt *st;
+        int64_t v = -1;
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+        if (sqlite3_step(st) == SQLITE_ROW)
+                v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return v;
+}
+
+/* Writes an eval of three built-in questions for cells[1] in a new sweep, and reads it back. */
+static void eval_round_trip(struct journal *j) {
         struct report_view *v = NULL;
-        make_v1(f->path);
-
-        /* a reader reads it as it is, and leaves it so */
-        assert_int_equal(journal_open_existing(f->path, &j), 0);
-        assert_int_equal(journal_schema_version(j), 1);
-        assert_int_equal(report_load_view(j, &v), 0);
-        assert_int_equal(v->cells[0].verdict, VERDICT_PASS);
-        assert_int_equal(v->cells[0].phase[PHASE_READY], 2500 * USEC_PER_MSEC);
-        assert_false(v->eval.on);
-        report_view_free(v);
-        journal_close(j);
-        j = NULL;
-
-        /* a run upgrades it, keeping everything */
-        assert_int_equal(journal_open(f->path, &j), 0);
-        assert_int_equal(journal_schema_version(j), JOURNAL_SCHEMA_VERSION);
-        assert_int_equal(report_load_view(j, &v), 0);
-        assert_int_equal(v->cells[0].verdict, VERDICT_PASS);
-        assert_non_null(v->cells[0].bench);
-        assert_int_equal(v->cells[0].n_checks, 2);
-        report_view_free(v);
-        v = NULL;
-
-        /* and the eval is written and read back */
         int64_t sweep = 0;
         assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
         assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
@@ -505,7 +504,7 @@ static void test_upgrade_v1(void **state) {
         a.eval_set = &set;
         a.n_eval = 3;
         a.eval = calloc(3, sizeof(*a.eval));
-        static double lp[] = {-0.25, NAN};
+        static const double lp[] = {-0.25, NAN};
         for (size_t i = 0; i < 3; i++)
                 a.eval[i] = (struct check_result){.name = strdup(set.specs[i].name),
                                                   .verdict = i == 2 ? VERDICT_WRONG : VERDICT_PASS,
@@ -519,6 +518,7 @@ static void test_upgrade_v1(void **state) {
         assert_true(v->eval.on);
         assert_int_equal(v->eval.questions, 3);
         const struct report_cell *c = &v->cells[1];
+        assert_string_equal(c->id, cells[1].id);
         assert_int_equal(c->phase[PHASE_EVAL], 700 * USEC_PER_MSEC);
         assert_true(c->eval.ran);
         assert_int_equal(c->eval.fig.n, 3);
@@ -528,12 +528,53 @@ static void test_upgrade_v1(void **state) {
         assert_int_equal(c->eval.answers[0].n_logprobs, 2);
         assert_true(c->eval.answers[0].logprobs[0] == -0.25);
         assert_true(isnan(c->eval.answers[0].logprobs[1])); /* journaled as null */
-        /* the named reference (cells[0]) was settled before the eval: the one that ran serves */
+        /* the named reference (cells[0]) has no eval of this set: the one that ran serves */
         assert_false(v->cells[0].eval.ran);
         assert_int_equal(v->eval.reference, 1);
         assert_true(v->eval.fell_back);
         report_view_free(v);
         eval_set_release(&set);
+}
+
+static void test_upgrade_v1(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        struct report_view *v = NULL;
+        make_v1(f->path);
+        assert_int_equal(user_version(f->path), 1);
+        /* opened to write: upgraded through every step, the data kept */
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(journal_schema_version(j), JOURNAL_SCHEMA_VERSION);
+        assert_int_equal(user_version(f->path), JOURNAL_SCHEMA_VERSION);
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_int_equal(v->n_cells, 1);
+        assert_string_equal(v->cells[0].id, "85d1e9d0c14cd30c");
+        assert_int_equal(v->cells[0].verdict, VERDICT_PASS);
+        assert_int_equal(v->cells[0].phase[PHASE_READY], 46302);
+        assert_int_equal(v->cells[0].phase[PHASE_EVAL], 0);
+        assert_int_equal(v->cells[0].phase[PHASE_BENCH], 377298);
+        assert_non_null(v->cells[0].bench);
+        assert_false(v->eval.on);
+        report_view_free(v);
+        eval_round_trip(j);
+        journal_close(j);
+}
+
+static void test_upgrade_v2(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        struct report_view *v = NULL;
+        make_v2(f->path);
+        assert_int_equal(user_version(f->path), 2);
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(user_version(f->path), JOURNAL_SCHEMA_VERSION);
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_int_equal(v->cells[0].verdict, VERDICT_PASS);
+        assert_int_equal(v->cells[0].phase[PHASE_READY], 2500 * USEC_PER_MSEC);
+        assert_int_equal(v->cells[0].n_checks, 2);
+        assert_false(v->eval.on);
+        report_view_free(v);
+        eval_round_trip(j);
         journal_close(j);
 }
 
@@ -659,6 +700,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_orphans, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_versions_and_foreign_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_upgrade_v1, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_upgrade_v2, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cloexec, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_survives_sigkill, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_other_process_closes, setup, teardown),
