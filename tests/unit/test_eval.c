@@ -528,6 +528,31 @@ static void test_view_gate(void **state) {
         buf_release(&b);
 }
 
+static void test_view_html_escapes(void **state) {
+        /* answers, questions and ids are server or user text: shown, never markup */
+        _cleanup_report_view_ struct report_view *v = gate_view();
+        struct report_eval_answer *a = &v->cells[1].eval.answers[3];
+        free(a->output);
+        free(a->question);
+        free(a->id);
+        a->output = strdup("<script>alert(1)</script>");
+        a->question = strdup("<img src=x onerror=alert(1)>");
+        a->id = strdup("q\"><svg onload=alert(1)>");
+        a->evidence = strdup("expected 6, got: \"<script>\"");
+        assert_int_equal(report_view_apply_eval(v), 0);
+        assert_int_equal(v->cells[1].eval.diff.first, 3);
+        struct buf b;
+        buf_init(&b, 0);
+        assert_int_equal(report_html(v, &b), 0);
+        assert_null(strstr(b.data, "<script>alert"));
+        assert_null(strstr(b.data, "<img src=x"));
+        assert_null(strstr(b.data, "<svg onload"));
+        assert_non_null(strstr(b.data, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert_non_null(strstr(b.data, "&lt;img src=x onerror=alert(1)&gt;"));
+        assert_non_null(strstr(b.data, "q&quot;&gt;&lt;svg onload=alert(1)&gt;"));
+        buf_release(&b);
+}
+
 static void test_view_fallback(void **state) {
         /* the named reference crashed: the most accurate cell that passed serves */
         _cleanup_report_view_ struct report_view *v = gate_view();
@@ -722,6 +747,7 @@ int main(void) {
                 cmocka_unit_test(test_subset),        cmocka_unit_test(test_diff),
                 cmocka_unit_test(test_reference),     cmocka_unit_test(test_gate),
                 cmocka_unit_test(test_view_gate),     cmocka_unit_test(test_view_fallback),
+                cmocka_unit_test(test_view_html_escapes),
                 cmocka_unit_test(test_concurrent),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
