@@ -740,7 +740,26 @@ static void put_header(struct page *p, const struct ctx *x, const struct group *
                         put(p, "; ranked by smoke-suite time: no bench figures");
                 put(p, "; cell ");
                 put_short_id(p, x->id_width, c);
-                put(p, ")</span></p>\n");
+                put(p, ")</span>");
+                _cleanup_free_ char *sla = report_sla_text(v, c);
+                if (sla) {
+                        put(p, "; <span class=\"fig\">");
+                        esc(p, sla);
+                        put(p, "</span>");
+                }
+                if (report_best_within_noise(v)) {
+                        size_t idx[8];
+                        size_t n = report_best_ties(v, idx, ELEMENTSOF(idx));
+                        put(p, ". <span class=\"muted\">Within the measured noise of ");
+                        for (size_t i = 0; i < MIN(n, ELEMENTSOF(idx)); i++) {
+                                put(p, i ? ", " : "");
+                                put_short_id(p, x->id_width, &v->cells[idx[i]]);
+                        }
+                        if (n > ELEMENTSOF(idx))
+                                putf(p, " and %zu more", n - ELEMENTSOF(idx));
+                        put(p, ": their ranges over the repeats overlap; named: the closest to the engine's defaults.</span>");
+                }
+                put(p, "</p>\n");
         }
         put(p, "</div>\n<ul class=\"counts\">");
         for (int k = 0; k < _VERDICT_MAX; k++) {
@@ -804,8 +823,13 @@ static void put_result(struct page *p, const struct report_view *v, const struct
         _cleanup_free_ char *fig = report_cell_figure(v, c);
         const char *cause = report_cell_cause(c);
         if (fig) {
+                _cleanup_free_ char *sla = report_sla_text(v, c);
                 put(p, "<span class=\"fig\">");
                 esc(p, fig);
+                if (sla) {
+                        put(p, " · ");
+                        esc(p, sla);
+                }
                 put(p, "</span>");
         } else if (cause) {
                 put(p, "<span class=\"cause\">");
