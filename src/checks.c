@@ -25,6 +25,7 @@ void check_result_release(struct check_result *r) {
         free(r->output);
         free(r->reasoning);
         free(r->finish_reason);
+        free(r->logprobs);
         *r = (struct check_result){0};
 }
 
@@ -381,6 +382,7 @@ static int completion_prepare(struct run *run, const struct check_spec *spec, bo
                 .thinking_key = run->thinking_key,
                 .has_seed = run->takes_seed,
                 .seed = CHECK_SEED,
+                .logprobs = t->logprobs,
         };
         int r = openai_build_request(&p, &c->body);
         if (r == -EINVAL) {
@@ -449,6 +451,13 @@ static int completion_judge(struct run *run, struct completion *c, int r, const 
         res->truncated = out->content.truncated || out->reasoning.truncated;
         if (!res->output || (out->reasoning.len && !res->reasoning) || (out->finish_reason && !res->finish_reason))
                 return -ENOMEM;
+        if (t->logprobs && out->n_logprobs) {
+                res->logprobs = malloc(out->n_logprobs * sizeof(*res->logprobs));
+                if (!res->logprobs)
+                        return -ENOMEM;
+                memcpy(res->logprobs, out->logprobs, out->n_logprobs * sizeof(*res->logprobs));
+                res->n_logprobs = out->n_logprobs;
+        }
 
         if (parse_failed)
                 return result_fail(res, VERDICT_GARBAGE, "http",
@@ -708,4 +717,133 @@ int check_probe_result(struct check_probe *p, struct check_result *ret) {
         *ret = p->res;
         p->res = (struct check_result){0};
         return 0;
+}
+
+/* ---- many at once: the eval's batch of independent questions ------------------------ */
+
+static int not_asked(struct check_result *res, const struct check_spec *spec, const char *why) {
+        check_result_release(res);
+        *res = (struct check_result){.verdict = VERDICT_SKIPPED, .streamed = spec->stream == STREAM_YES};
+        if (!(res->name = strdup(spec->name)))
+                return -ENOMEM;
+        return result_fail(res, VERDICT_SKIPPED, "not asked", strdup(why));
+}
+
+/* The model to ask when t names none: what /v1/models lists first (NULL when it cannot
+ * tell: the questions then go without one, as a check's would). */
+static int lookup_model(struct loop *l, const struct checks_target *t, char **ret) {
+        struct run run;
+        run_init(&run, l, t);
+        run.base = base_url(t->base_url ? t->base_url : "");
+        int r = run.base ? run_models(&run, NULL) : -ENOMEM;
+        free(run.base);
+        if (r < 0) {
+                free(run.model);
+                return r;
+        }
+        *ret = run.model;
+        return 0;
+}
+
+int checks_run_concurrent(struct loop *l, const struct checks_target *t, const struct check_spec *specs, size_t n,
+                          size_t concurrency, struct check_result **ret) {
+        for (size_t i = 0; i < n; i++)
+                if (specs[i].mode == CHECK_MODELS)
+                        return -EINVAL;
+        if (concurrency < 1)
+                concurrency = 1;
+        struct checks_target target = *t;
+        target.ret_model = NULL;
+        _cleanup_free_ char *model = NULL;
+        int r = t->model ? 0 : lookup_model(l, t, &model);
+        if (r < 0)
+                return r;
+        if (!t->model)
+                target.model = model;
+        if (t->ret_model)
+                *t->ret_model = target.model ? strdup(target.model) : NULL;
+
+        struct check_result *results = calloc(n ? n : 1, sizeof(*results));
+        _cleanup_free_ struct check_probe **probes = calloc(n ? n : 1, sizeof(*probes));
+        if (!results || !probes) {
+                free(results);
+                return -ENOMEM;
+        }
+        size_t next = 0, in_flight = 0, done = 0;
+        bool hung = false;
+        while (done < n) {
+                /* fill the window */
+                while (!hung && next < n && in_flight < concurrency) {
+                        size_t i = next++;
+                        bool stream = specs[i].stream == STREAM_YES;
+                        r = check_probe_start(l, &target, &specs[i], stream, NULL, NULL, &probes[i]);
+                        if (r == -ENOMEM)
+                                goto cancel;
+                        if (r < 0) {
+                                /* curl refused the request: gauntlet's side, as in a check */
+                                results[i] = (struct check_result){.verdict = VERDICT_PASS, .streamed = stream};
+                                if (!(results[i].name = strdup(specs[i].name)) ||
+                                    result_fail(&results[i], VERDICT_ERROR, "http client",
+                                                strdup_printf("cannot send the request: %s", strerror(-r))) < 0) {
+                                        r = -ENOMEM;
+                                        goto cancel;
+                                }
+                                done++;
+                                continue;
+                        }
+                        in_flight++;
+                }
+                if (in_flight == 0) {
+                        /* nothing more is sent: the rest was never asked */
+                        for (size_t i = next; i < n; i++)
+                                if ((r = not_asked(&results[i], &specs[i], "not asked: an earlier request timed out")) < 0)
+                                        goto cancel;
+                        break;
+                }
+                /* a probe judged without a request (no prompt) is finished already */
+                bool any = false;
+                for (size_t i = 0; i < next && !any; i++)
+                        any = probes[i] && check_probe_finished(probes[i]);
+                if (!any) {
+                        r = loop_iterate(l, USEC_INFINITY);
+                        if (r < 0 && r != -ETIME)
+                                goto cancel;
+                }
+                /* judge what ended, in spec order */
+                for (size_t i = 0; i < next; i++) {
+                        if (!probes[i] || !check_probe_finished(probes[i]))
+                                continue;
+                        r = check_probe_result(probes[i], &results[i]);
+                        check_probe_free(probes[i]);
+                        probes[i] = NULL;
+                        in_flight--;
+                        done++;
+                        if (r < 0)
+                                goto cancel;
+                        if (results[i].verdict == VERDICT_TIMEOUT)
+                                hung = true;
+                }
+                if (t->should_abort && t->should_abort(t->abort_userdata)) {
+                        r = -ECANCELED;
+                        goto cancel;
+                }
+        }
+        *ret = results;
+        return 0;
+
+cancel:
+        /* whatever is in flight or unsent has no answer */
+        for (size_t i = 0; i < n; i++) {
+                bool unanswered = probes[i] || i >= next;
+                check_probe_free(probes[i]);
+                probes[i] = NULL;
+                if (unanswered && r != -ENOMEM && not_asked(&results[i], &specs[i], "not asked: stopped") < 0)
+                        r = -ENOMEM;
+        }
+        if (r == -ENOMEM) {
+                checks_free_results(results, n);
+                return r;
+        }
+        *ret = results;
+        return r;
 }

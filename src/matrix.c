@@ -19,7 +19,7 @@
 static const char *const top_keys[] = {
         "engine", "model",    "command",  "args",   "env",     "host",      "port",
         "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "straggler_timeout", "memory_timeout", "gpus_per_cell", "axes",
-        "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit",
+        "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit", "eval", "reference",
         NULL,
 };
 
@@ -696,6 +696,174 @@ static int parse_checks(struct ytree_ctx *c, const struct ynode *root, struct ma
         return suite_parse_checks(c, v, &m->checks, &m->n_checks);
 }
 
+/* A proportion from 0 to 1. */
+static int y_share(struct ytree_ctx *c, const struct ynode *n, const char *what, double *ret) {
+        double d;
+        int r = y_double(c, n, what, 0, &d);
+        if (r < 0)
+                return r;
+        if (d > 1)
+                return ytree_fail(c, n->line, "%s is a share from 0 to 1, not %s", what, ytree_esc(c, n->value));
+        *ret = d;
+        return 0;
+}
+
+/* The folder of the matrix file, where a relative eval file is looked for. */
+static char *beside_matrix(const struct matrix *m, const char *file) {
+        if (file[0] == '/')
+                return strdup(file);
+        const char *slash = strrchr(m->path, '/');
+        if (!slash)
+                return strdup(file);
+        return strdup_printf("%.*s/%s", (int)(slash - m->path), m->path, file);
+}
+
+static int parse_eval(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
+        struct eval_options *o = &m->eval;
+        eval_options_init(o);
+        const struct ynode *n = y_get(root, "eval"), *v;
+        const struct ynode *ref = y_get(root, "reference");
+        int r;
+        if (!n || y_null(n)) {
+                if (ref && !y_null(ref))
+                        return ytree_fail(c, ref->line, "reference is the eval's reference cell; it needs an eval: key");
+                return 0;
+        }
+        m->has_eval = true;
+        m->line_eval = n->line;
+        bool builtin = false;
+        const struct ynode *sets = NULL;
+        if (n->kind == Y_SCALAR) {
+                /* eval: FILE, or eval: builtin */
+                if (strcmp(n->value, "builtin") == 0)
+                        builtin = true;
+                else if ((r = y_string(c, n, "eval", &o->file)) < 0)
+                        return r;
+        } else {
+                static const char *const keys[] = {"file",     "builtin",    "samples",       "seed",
+                                                   "thinking", "max_tokens", "concurrency",   "logprobs",
+                                                   "min_agreement", "max_logprob_diff", NULL};
+                if ((r = y_map(c, n, "eval")) < 0 || (r = y_check_keys(c, n, keys, "eval")) < 0)
+                        return r;
+                const struct ynode *f = y_get(n, "file");
+                sets = y_get(n, "builtin");
+                if (f && sets)
+                        return ytree_fail(c, sets->line, "eval: give file or builtin, not both");
+                if (f && (r = y_string(c, f, "eval.file", &o->file)) < 0)
+                        return r;
+                builtin = !f;
+                if ((v = y_get(n, "samples"))) {
+                        int k;
+                        if ((r = y_int(c, v, "eval.samples", 1, EVAL_MAX_QUESTIONS, &k)) < 0)
+                                return r;
+                        o->samples = (size_t)k;
+                }
+                if ((v = y_get(n, "seed"))) {
+                        int k;
+                        if ((r = y_int(c, v, "eval.seed", 0, 2147483647, &k)) < 0)
+                                return r;
+                        o->seed = (uint64_t)k;
+                }
+                if ((v = y_get(n, "thinking"))) {
+                        bool b;
+                        if ((r = y_bool(c, v, "eval.thinking", &b)) < 0)
+                                return r;
+                        o->thinking = b ? THINKING_ON : THINKING_OFF;
+                }
+                if ((v = y_get(n, "max_tokens")) && (r = y_int(c, v, "eval.max_tokens", 1, 1000000, &o->max_tokens)) < 0)
+                        return r;
+                if ((v = y_get(n, "concurrency")) &&
+                    (r = y_int(c, v, "eval.concurrency", 1, EVAL_MAX_CONCURRENCY, &o->concurrency)) < 0)
+                        return r;
+                if ((v = y_get(n, "logprobs")) && (r = y_bool(c, v, "eval.logprobs", &o->logprobs)) < 0)
+                        return r;
+                if ((v = y_get(n, "min_agreement")) && (r = y_share(c, v, "eval.min_agreement", &o->min_agreement)) < 0)
+                        return r;
+                if ((v = y_get(n, "max_logprob_diff")) &&
+                    (r = y_double(c, v, "eval.max_logprob_diff", 0, &o->max_logprob_diff)) < 0)
+                        return r;
+        }
+        if (builtin && sets && !(sets->kind == Y_SCALAR && (streq_ptr(sets->value, "all") || streq_ptr(sets->value, "true")))) {
+                if (sets->kind != Y_SEQ || sets->n_items == 0)
+                        return ytree_fail(c, sets->line, "eval.builtin must be all or a list of sets (products, sums, letters, sort, copy), not %s",
+                                    y_describe(c, sets));
+                for (size_t i = 0; i < sets->n_items; i++) {
+                        const char *s;
+                        if ((r = y_scalar(c, sets->items[i], "a built-in set", &s)) < 0)
+                                return r;
+                        int b = eval_builtin_from_name(s);
+                        if (b < 0) {
+                                const char *names[_EVAL_BUILTIN_MAX];
+                                for (int k = 0; k < _EVAL_BUILTIN_MAX; k++)
+                                        names[k] = eval_builtin_name((enum eval_builtin)k);
+                                _cleanup_free_ char *h = ytree_hint(s, names, _EVAL_BUILTIN_MAX);
+                                return ytree_fail(c, sets->items[i]->line, "unknown built-in set '%s'%s", ytree_esc(c, s),
+                                            h ? h : "");
+                        }
+                        if (o->builtins & (1u << b))
+                                return ytree_fail(c, sets->items[i]->line, "built-in set '%s' appears twice", s);
+                        o->builtins |= 1u << b;
+                }
+        }
+
+        if (o->file) {
+                if (!*o->file)
+                        return ytree_fail(c, n->line, "eval.file is empty");
+                if (!(o->path = beside_matrix(m, o->file)))
+                        return -ENOMEM;
+                struct check_spec *specs = NULL;
+                size_t k = 0;
+                _cleanup_free_ char *err = NULL;
+                r = suite_load_jsonl(o->path, &specs, &k, &err);
+                if (r == -ENOMEM)
+                        return r;
+                if (r == -EINVAL && err) {
+                        /* the eval file's own FILE:LINE */
+                        free(c->error);
+                        c->error = TAKE_PTR(err);
+                        return r;
+                }
+                if (r < 0)
+                        return ytree_fail(c, n->line, "%s", err ? err : strerror(-r));
+                r = eval_set_from_specs(o, specs, k, &m->eval_set);
+        } else
+                r = eval_set_builtin(o, &m->eval_set);
+        if (r < 0)
+                return r;
+
+        if (ref && !y_null(ref)) {
+                if (m->n_axes == 0)
+                        return ytree_fail(c, ref->line, "reference needs axes (a matrix of one cell has nothing to compare)");
+                _cleanup_free_ ssize_t *choice = calloc(m->n_axes, sizeof(*choice));
+                if (!choice)
+                        return -ENOMEM;
+                if ((r = parse_choice(c, m, ref, "reference", choice)) < 0)
+                        return r;
+                for (size_t i = 0; i < m->n_axes; i++)
+                        if (choice[i] < 0)
+                                return ytree_fail(c, ref->line, "reference must name every axis; '%s' is missing",
+                                            ytree_esc(c, m->axes[i].name));
+                if (!(m->reference = calloc(m->n_axes, sizeof(*m->reference))))
+                        return -ENOMEM;
+                for (size_t i = 0; i < m->n_axes; i++)
+                        m->reference[i] = (size_t)choice[i];
+                /* it must be a cell that runs */
+                struct cell *cells = NULL;
+                size_t nc = 0;
+                if ((r = cells_expand(m, &cells, &nc)) < 0)
+                        return r;
+                int at = cells_find(cells, nc, m->n_axes, m->reference);
+                bool excluded = at >= 0 && cells[at].excluded;
+                cells_free(cells, nc);
+                if (at < 0)
+                        return ytree_fail(c, ref->line, "reference is not a cell of this matrix (strategy one-at-a-time "
+                                                  "varies one axis from the baseline at a time)");
+                if (excluded)
+                        return ytree_fail(c, ref->line, "reference names a cell that exclude leaves out");
+        }
+        return 0;
+}
+
 static int cell_id_cmp(const void *x, const void *y) {
         const struct cell *a = *(const struct cell *const *)x, *b = *(const struct cell *const *)y;
         return strcmp(a->id, b->id);
@@ -800,7 +968,7 @@ static int matrix_parse(struct ytree_ctx *c, const struct ynode *root, struct ma
                 return r;
         if (m->n_axes > 0 && (r = check_unique_cells(c, root, m)) < 0)
                 return r;
-        return 0;
+        return parse_eval(c, root, m);
 }
 
 int matrix_load_string(const char *text, size_t len, const char *name, struct matrix **ret, char **ret_error) {
@@ -864,6 +1032,9 @@ void matrix_free(struct matrix *m) {
         checks_free_suite(m->checks, m->n_checks);
         free(m->bench.concurrency);
         free(m->objective);
+        eval_options_release(&m->eval);
+        eval_set_release(&m->eval_set);
+        free(m->reference);
         free(m);
 }
 

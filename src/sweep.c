@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "checks.h"
 #include "diagnose.h"
+#include "eval.h"
 #include "infer.h"
 #include "metrics.h"
 #include "procs.h"
@@ -189,6 +190,48 @@ static int run_checks(struct cell_run *cr, struct server *s, const char *url) {
         const char *cause = NULL, *evidence = NULL;
         enum verdict v = checks_summarize(results, n, &cause, &evidence);
         return attempt_set_verdict(cr->a, v, v == VERDICT_PASS ? NULL : cause, v == VERDICT_PASS ? NULL : evidence);
+}
+
+/* The eval (docs/eval.md): every question, concurrently, judged as checks are. A death
+ * is a crash as in the checks; a question that hung makes the cell timeout/request (the
+ * rest were not asked); wrong or garbage answers only count against its accuracy. */
+static int run_eval(struct cell_run *cr, struct server *s, const char *url) {
+        const struct matrix *m = cr->m;
+        struct checks_target t = {
+                .base_url = url,
+                .model = cr->model,
+                .profile = m->profile,
+                .request_timeout = m->request_timeout,
+                .should_abort = server_died,
+                .abort_userdata = s,
+        };
+        struct check_result *results = NULL;
+        int r = eval_run(cr->loop, &t, &m->eval_set, &m->eval, &results);
+        if (r == -ENOMEM || r == -EINVAL)
+                return r;
+        cr->a->eval = results;
+        cr->a->n_eval = m->eval_set.n;
+        cr->a->eval_set = &m->eval_set;
+        if (r == -EINTR) {
+                cr->interrupted = true;
+                return 0;
+        }
+        bool transport = false;
+        for (size_t i = 0; i < m->eval_set.n; i++)
+                transport |= results[i].transport_error;
+        if (r == 0 && transport)
+                server_wait_exit(s, now_usec() + DEATH_GRACE);
+        if (r == -ECANCELED || !server_alive(s))
+                return settle_death(s, cr->a->log_path, m->profile, cr->a);
+        if (r < 0)
+                return attempt_set_verdict(cr->a, VERDICT_ERROR, NULL, strerror(-r));
+        for (size_t i = 0; i < m->eval_set.n; i++)
+                if (results[i].verdict == VERDICT_TIMEOUT) {
+                        _cleanup_free_ char *ev = strdup_printf("eval question %s: %s", results[i].name,
+                                                                results[i].evidence ? results[i].evidence : "timed out");
+                        return ev ? attempt_set_verdict(cr->a, VERDICT_TIMEOUT, "request", ev) : -ENOMEM;
+                }
+        return 0;
 }
 
 /* The cause of an overload verdict: what kind of failure the first one was. */
@@ -458,6 +501,14 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                  * that wait; loop_signal() still has it. */
                 if (r >= 0 && !cr->interrupted && loop_signal(cr->loop))
                         cr->interrupted = true;
+                if (r >= 0 && !cr->interrupted && a->verdict == VERDICT_PASS && m->has_eval) {
+                        phase(cr, PHASE_EVAL);
+                        usec_t te = now_usec();
+                        r = run_eval(cr, s, url);
+                        a->phase[PHASE_EVAL] = now_usec() - te;
+                        if (r >= 0 && !cr->interrupted && loop_signal(cr->loop))
+                                cr->interrupted = true;
+                }
                 if (r >= 0 && !cr->interrupted && a->verdict == VERDICT_PASS && m->has_bench) {
                         phase(cr, PHASE_BENCH);
                         usec_t t3 = now_usec();
@@ -641,6 +692,20 @@ static void infer_note(struct infer_cell *k, enum verdict v, const char *cause) 
         k->fine = v == VERDICT_PASS || v == VERDICT_GARBAGE || v == VERDICT_WRONG;
 }
 
+/* The eval's settings and its named reference (`reference:`, else `baseline:`) for the
+ * reports, which decide the accuracy gate (docs/eval.md). */
+static int record_eval(struct journal *j, int64_t sweep_id, const struct matrix *m, const struct cell *cells,
+                       size_t n) {
+        const size_t *choice = m->reference ? m->reference : m->baseline;
+        int at = choice && m->n_axes ? cells_find(cells, n, m->n_axes, choice) : -1;
+        _cleanup_json_ json_t *e = eval_settings_json(&m->eval, &m->eval_set, at >= 0 ? cells[at].id : NULL,
+                                                      at < 0 ? NULL : m->reference ? "reference" : "baseline");
+        _cleanup_free_ char *text = e ? json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        if (!text)
+                return -ENOMEM;
+        return journal_set_sweep_eval(j, sweep_id, text);
+}
+
 int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const struct sweep_options *o,
               const struct sweep_callbacks *cb, struct sweep_summary *ret, char **ret_error) {
         struct cell *cells = NULL;
@@ -691,6 +756,8 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                 FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
         r = journal_record_cells(j, sweep_id, m, cells, n);
         if (r < 0)
+                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
+        if (m->has_eval && (r = record_eval(j, sweep_id, m, cells, n)) < 0)
                 FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
 
         time_t now = time(NULL);

@@ -136,7 +136,16 @@ static void on_settled(void *userdata, const struct cell *c, size_t index, size_
                        bool from_journal) {
         struct printer *p = userdata;
         if (a) {
-                print_line(p, c, index, total, a->verdict, a->cause, a->evidence,
+                /* a pass says how the eval went; the verdict against the reference comes
+                 * once the sweep is over */
+                _cleanup_free_ char *eval = NULL;
+                if (a->verdict == VERDICT_PASS && a->eval) {
+                        struct eval_figures f;
+                        eval_figures_of(a->eval, a->n_eval, &f);
+                        _cleanup_free_ char *line = eval_figures_line(&f);
+                        eval = line ? strdup_printf("eval %s", line) : NULL;
+                }
+                print_line(p, c, index, total, a->verdict, a->cause, eval ? eval : a->evidence,
                            a->verdict == VERDICT_SKIPPED ? 0 : now_usec() - p->started, false);
                 return;
         }
@@ -145,6 +154,24 @@ static void on_settled(void *userdata, const struct cell *c, size_t index, size_
         if (journal_cell_result(p->j, c->id, &v, &cause, &evidence) < 0)
                 v = VERDICT_INVALID;
         print_line(p, c, index, total, v, cause, evidence, 0, true);
+}
+
+/* The eval's verdicts, decided once every cell has settled (docs/eval.md). */
+static void print_eval_gate(const struct printer *p, const struct report_view *v) {
+        _cleanup_free_ char *summary = report_eval_summary(v);
+        if (!summary)
+                return;
+        fputs("eval: ", stdout);
+        put_text(p, stdout, summary, 0);
+        fputc('\n', stdout);
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                if (!c->eval.gate)
+                        continue;
+                printf("  %.8s wrong/%s  ", c->id, eval_gate_cause(c->eval.gate));
+                put_text(p, stdout, c->evidence, 200);
+                fputc('\n', stdout);
+        }
 }
 
 static void on_notice(void *userdata, const char *message) {
@@ -564,7 +591,9 @@ int cli_run(int argc, char **argv) {
                 const char *best = report_best(view);
                 if (best)
                         printf("; best: %s", best);
-                printf("\njournal: %s\n", jpath);
+                printf("\n");
+                print_eval_gate(&p, view);
+                printf("journal: %s\n", jpath);
                 write_outputs(m, view, log_root);
                 status = pass > 0 ? EXIT_OK : EXIT_FAILED;
                 report_view_free(view);

@@ -11,7 +11,9 @@
 #     prompts of 16 tokens by the server's count, the smoke suite passing under load;
 #   - load.yaml, context.yaml: bench requests the server refuses (overload/http, no best),
 #     a bench its context cannot hold (overload/context, refused before it runs);
-#   - random.yaml on two random-weight models the testbed writes: real garbage.
+#   - random.yaml on two random-weight models the testbed writes: real garbage;
+#   - the eval: 200 built-in products answered identically by llama-server and the
+#     testbed, and eval.yaml: batch sizes compared with the baseline.
 . "$SRCDIR/tests/lib.sh"
 need_llama_server
 echo "llama-server: $LLAMA_SERVER ($("$LLAMA_SERVER" --version 2>&1 | grep -m1 -i version))"
@@ -34,6 +36,11 @@ done
 [ -n "$url" ] || { tail "$tmp/ls.log"; fail "llama-server did not come up"; }
 "$GAUNTLET" smoke --url "$url" --format json >"$tmp/smoke-ls.json" || {
         jq -c '.checks[] | {name, verdict, evidence, output, reasoning}' "$tmp/smoke-ls.json"; fail "smoke against llama-server: not pass"; }
+# the eval: 200 built-in products, two at a time (two of the default four slots' shared
+# 256-token context)
+eval_args=(--eval builtin:products --samples 200 --thinking off --max-tokens 16 --concurrency 2 --format json)
+"$GAUNTLET" smoke --url "$url" --engine llama.cpp "${eval_args[@]}" >"$tmp/eval-ls.json" ||
+        fail "smoke --eval against llama-server: not pass"
 kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
 "$TESTBED" --port 0 --host 127.0.0.1 >"$tmp/tb.log" 2>&1 &
 tb_pid=$!
@@ -44,7 +51,17 @@ for _ in $(seq 300); do
         sleep 0.1
 done
 "$GAUNTLET" smoke --url "$tburl" --format json >"$tmp/smoke-tb.json" || fail "smoke against the testbed: not pass"
+"$GAUNTLET" smoke --url "$tburl" "${eval_args[@]}" >"$tmp/eval-tb.json" || fail "smoke --eval against the testbed: not pass"
 kill "$tb_pid"; wait "$tb_pid" 2>/dev/null || true
+# the same model in two engines: every product right, every answer the same
+for f in ls tb; do
+        echo "eval, $f: $(jq -r '.eval | "\(.correct)/\(.n) right, accuracy \(.accuracy), ci95 \(.ci95), \(.wall_s)s"' "$tmp/eval-$f.json")"
+        [ "$(jq -r .eval.correct "$tmp/eval-$f.json")" = 200 ] ||
+                fail "eval, $f: $(jq -c '[.eval.answers[] | select(.verdict != "pass")][:3]' "$tmp/eval-$f.json")"
+done
+diff <(jq -r '.eval.answers[] | "\(.id) \(.output)"' "$tmp/eval-tb.json") \
+     <(jq -r '.eval.answers[] | "\(.id) \(.output)"' "$tmp/eval-ls.json") ||
+        fail "llama-server and gauntlet-testbed answer the eval differently (testbed <, llama-server >)"
 answers() { jq -r '.checks[] | select(.name != "models") | "\(.name) \(.output) | \(.reasoning // "")"' "$1"; }
 diff <(answers "$tmp/smoke-tb.json") <(answers "$tmp/smoke-ls.json") ||
         fail "llama-server and gauntlet-testbed answer the smoke suite differently (testbed <, llama-server >)"
