@@ -317,11 +317,14 @@ static int setup(struct journal *j, bool create) {
                 return JOURNAL_ENOTJOURNAL;
         if (version > JOURNAL_SCHEMA_VERSION)
                 return JOURNAL_ENEWER;
-        /* Upgrades from older schemas, one step per version, each in a transaction. A
-         * read-only journal is read as it is (report_load reads every version). */
-        if (!j->readonly && version < JOURNAL_SCHEMA_VERSION && (r = upgrade(j, version)) < 0)
+        /* Upgrades from older schemas, one step per version, each in a transaction, by the
+         * run that will write it (journal_open) only: a report or an emit reads an older
+         * journal as it is (report_load reads every version), so that reading never changes
+         * a file an older gauntlet may still be writing. */
+        bool upgrade_now = create && !j->readonly && version < JOURNAL_SCHEMA_VERSION;
+        if (upgrade_now && (r = upgrade(j, version)) < 0)
                 return r;
-        j->version = j->readonly ? version : JOURNAL_SCHEMA_VERSION;
+        j->version = upgrade_now ? JOURNAL_SCHEMA_VERSION : version;
         if (!j->readonly && ((r = exec(j, "PRAGMA journal_mode=WAL")) < 0 || (r = exec(j, "PRAGMA synchronous=NORMAL")) < 0))
                 return r;
         return exec(j, "PRAGMA foreign_keys=ON");

@@ -137,6 +137,7 @@ sqlite3 "$tmp/v1.db" <"$SRCDIR/tests/journals/v1.sql"
 [ "$(sqlite3 "$tmp/v1.db" 'PRAGMA user_version')" = 1 ] || fail "v1.sql is not schema 1"
 "$GAUNTLET" report --format json "$tmp/v1.db" >"$tmp/v1.json" || fail "no report from a schema-1 journal"
 expect_verdict "$tmp/v1.json" queue unbounded "pass -"
+[ "$(sqlite3 "$tmp/v1.db" 'PRAGMA user_version')" = 1 ] || fail "a report upgraded the journal: only a run may"
 printf '%s\n' "engine: testbed
 args: [--threads, \"1\"]
 startup_timeout: 20s
