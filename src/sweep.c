@@ -301,12 +301,43 @@ static int gate_under_load(struct attempt *a) {
         return 0;
 }
 
+/* The questions asked under load: the check suite, then up to BENCH_EVAL_UNDER_LOAD of the
+ * eval's that this cell answered right alone (so that a wrong answer under load is the
+ * load's doing, not a question the model does not know). Shallow copies: *ret is freed
+ * alone, the specs stay the suite's and the eval's. */
+#define BENCH_EVAL_UNDER_LOAD 16
+static int under_load_specs(const struct cell_run *cr, const struct check_spec *suite, size_t n_suite,
+                            struct check_spec **ret, size_t *ret_n) {
+        const struct attempt *a = cr->a;
+        size_t n_eval = cr->m->has_eval && a->eval ? a->n_eval : 0;
+        struct check_spec *all = calloc(n_suite + MIN(n_eval, (size_t)BENCH_EVAL_UNDER_LOAD) + 1, sizeof(*all));
+        if (!all)
+                return -ENOMEM;
+        size_t n = 0;
+        for (size_t i = 0; i < n_suite; i++)
+                all[n++] = suite[i];
+        for (size_t i = 0, k = 0; i < n_eval && k < BENCH_EVAL_UNDER_LOAD; i++)
+                if (a->eval[i].verdict == VERDICT_PASS) {
+                        all[n++] = cr->m->eval_set.specs[i];
+                        k++;
+                }
+        *ret = all;
+        *ret_n = n;
+        return 0;
+}
+
 static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
         struct check_spec *suite, *owned;
         size_t n_suite;
         int rs = matrix_suite(cr->m, &suite, &n_suite, &owned);
         if (rs < 0)
                 return rs;
+        _cleanup_free_ struct check_spec *asked = NULL;
+        size_t n_asked = 0;
+        if ((rs = under_load_specs(cr, suite, n_suite, &asked, &n_asked)) < 0) {
+                checks_free_suite(owned, owned ? n_suite : 0);
+                return rs;
+        }
         struct checks_target ct = {
                 .base_url = url,
                 .model = cr->model,
@@ -320,8 +351,8 @@ static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
                 .request_timeout = cr->m->request_timeout,
                 .should_abort = server_died,
                 .abort_userdata = s,
-                .checks = cr->m->bench.checks_under_load ? suite : NULL,
-                .n_checks = n_suite,
+                .checks = cr->m->bench.checks_under_load ? asked : NULL,
+                .n_checks = n_asked,
                 .checks_target = &ct,
         };
         _cleanup_free_ char *refused = NULL;
