@@ -10,6 +10,7 @@
 #define GAUNTLET_DETECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "verdict.h"
 
@@ -21,6 +22,8 @@ struct detect_input {
         const char *finish_reason;   /* "stop", "length", ... or NULL */
         const double *logprobs;      /* per-token logprobs when the server returned them */
         size_t n_logprobs;
+        int64_t completion_tokens;   /* tokens the server says it generated (usage); <= 0
+                                        when it did not say */
         int http_status;             /* 0 when not applicable */
         const char *error_message;   /* an error object or event the server sent, or NULL */
 };

@@ -11,7 +11,7 @@
  * line of every collected (engine/) garbage file to match the verdict now, so that
  * tests/unit/test_detect.c holds the detectors to today's figures: a file caught today must
  * stay caught, and one caught one day shows up there. A file NAME.txt may have NAME.reasoning
- * (the reasoning part) and NAME.meta (`finish_reason=`, `kind=`, `known_miss=1`).
+ * (the reasoning part) and NAME.meta (`finish_reason=`, `completion_tokens=`, `kind=`, `known_miss=1`).
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -148,15 +148,17 @@ static int run_part(const char *corpus, const struct part *pt, bool details, boo
                         fprintf(stderr, "corpus-figures: cannot read '%s': %s\n", path, strerror(-r));
                         return r;
                 }
-                char finish[32], kind[64], miss[8];
+                char finish[32], kind[64], miss[8], tokens[24];
                 if (read_file_capped(mpath, 1 << 16, &meta, NULL) < 0)
                         meta = NULL;
                 meta_get(meta, "finish_reason", finish, sizeof finish);
                 meta_get(meta, "kind", kind, sizeof kind);
                 meta_get(meta, "known_miss", miss, sizeof miss);
+                meta_get(meta, "completion_tokens", tokens, sizeof tokens);
                 if (read_file_capped(rpath, FILE_MAX, &why, &why_len) < 0)
                         why = NULL;
                 struct detect_input in = {.text = text, .len = len, .reasoning = why, .reasoning_len = why_len,
+                                          .completion_tokens = strtoll(tokens, NULL, 10),
                                           .finish_reason = *finish ? finish : NULL};
                 struct detect_result res;
                 r = detect_output(&in, &res);
