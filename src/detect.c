@@ -597,7 +597,9 @@ static int check_loops(const struct dtext *t, bool length_cut, struct finding *f
                                 /* Rounded: "OK OK OK" is three repeats of "OK ". */
                                 size_t repeats = (2 * cover + p) / (2 * p);
                                 const uint32_t *unit = t->cp + start;
-                                if (repeats >= 2 && cover > best.cover && unit_is_primitive(unit, p)) {
+                                /* Two repeats count only for "<|...|>" names (pipe_limits). */
+                                if ((repeats >= 3 || (repeats == 2 && p > 4 && unit[1] == '|')) &&
+                                    cover > best.cover && unit_is_primitive(unit, p)) {
                                         enum uclass cls = classify_unit(unit, p);
                                         bool pipe = false;
                                         if (p > 1 && unit_is_special(unit, p, &pipe))
