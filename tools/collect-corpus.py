@@ -23,8 +23,10 @@ and token ids by kind_of() below; it groups, it does not decide.
 
   tools/collect-corpus.py [--out tests/corpus] [--only SUBSTRING] [--list]
 
-Standard library only; about five minutes on two cores. The files of a previous run under
-engine/ are replaced; nothing else in tests/corpus is touched.
+Standard library only; about twelve minutes on two cores (5,223 requests). The files of a
+previous run under engine/ are replaced (their names, and so the held-back split, are stable);
+nothing else in tests/corpus is touched. Run `make corpus-figures CORPUS_FIGURES_ARGS=--mark-misses`
+afterwards (docs/detectors.md).
 """
 
 import argparse
@@ -129,8 +131,11 @@ def random_requests():
                ("mul-think", "What is 17 * 19?", True), ("fr", "\u00c9cris une phrase sur la mer.", False),
                ("zh", "\u7528\u4e00\u53e5\u8bdd\u4ecb\u7ecd\u4f60\u81ea\u5df1\u3002", False),
                ("turns", two_turns, False)]
-    settings = [("", None, 0.0, 256), ("", None, 0.0, 16), ("", None, 0.0, 8), ("", None, 0.8, 64),
-                ("plain-", PLAIN, 0.0, 256), ("plain-", PLAIN, 0.0, 16), ("plain-", PLAIN, 0.8, 64)]
+    # max_tokens from the smoke suite's 256 down to a handful: a check may ask for few tokens,
+    # and the first tokens of a flood are what a short answer shows
+    settings = [("", None, 0.0, 256), ("", None, 0.0, 16), ("", None, 0.0, 8), ("", None, 0.0, 4),
+                ("", None, 0.8, 64), ("plain-", PLAIN, 0.0, 256), ("plain-", PLAIN, 0.0, 16),
+                ("plain-", PLAIN, 0.0, 4), ("plain-", PLAIN, 0.8, 64)]
     out = []
     for pid, p, think in prompts:
         for tag, sampler, t, m in settings:
