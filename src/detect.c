@@ -4,8 +4,10 @@
  * sometimes repetitive on purpose (counting, tables, code, refrains). The thresholds and
  * the reasons for them are in docs/detectors.md; tests/corpus/ is the data they were tuned
  * on. The text detectors run in this order, the first finding decides:
- *   invalid text (bytes) -> runs and loops (code points) -> loops of sentences ->
- *   soup -> low information.
+ *   invalid text (bytes) -> runs and loops (code points) -> only special-token names ->
+ *   loops of sentences -> soup -> low information;
+ * then, on the answer only, the reasoning end tag; then, cut at the token limit, tokens
+ * that print as nothing (usage against the text's size).
  */
 #include "detect.h"
 #include "utf8.h"

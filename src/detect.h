@@ -1,9 +1,10 @@
 /* detect.h -- garbage detectors: tests every output must pass, whatever the question.
  *
  * A detector looks at one output and says whether it is garbage: a run of one character
- * or token, a periodic loop, low information, invalid text, multilingual soup, an empty
- * answer, NaN in logprobs, an HTTP 5xx. Correct answers are often short and sometimes
- * legitimately repetitive (counting, tables, code, refrains): a detector must not cry wolf.
+ * or token, a periodic loop, special-token names, low information, invalid text,
+ * multilingual soup, tokens that print as nothing, an empty answer, NaN in logprobs, an
+ * HTTP 5xx. Correct answers are often short and sometimes legitimately repetitive
+ * (counting, tables, code, refrains): a detector must not cry wolf.
  * Thresholds are tuned on the corpus under tests/corpus/ (docs/detectors.md).
  */
 #ifndef GAUNTLET_DETECT_H
