@@ -12,6 +12,8 @@
 #    more from several server processes, so that the client is the one that is saturated)
 # 3. 10,000 concurrent streams in one process: RSS per stream
 # 4. open-loop request rate vs target, constant spacing, 500..2000 req/s
+# 5. 256 streams that all start at once (no warm-up): TTFT per request against the server's,
+#    with the level's connections opened first (the default) and without (--no-preconnect)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -68,7 +70,7 @@ accuracy() {
           "per request (\($d | length) of \(length) matched): TTFT client-server p50 \(pct([$d[].t]; 50) | r3) p99 \(pct([$d[].t]; 99) | r3) max \(pct([$d[].t]; 100) | r3) min \(pct([$d[].t]; 0) | r3) ms; last token p50 \(pct([$d[].e]; 50) | r3) p99 \(pct([$d[].e]; 99) | r3) ms"' "$tmp/a.samples"
 }
 
-SECTIONS=${SECTIONS:-1 2 3 4}
+SECTIONS=${SECTIONS:-1 2 3 4 5}
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 if want 1; then
@@ -110,6 +112,25 @@ start --ttft-ms 3000 --itl-ms 1000
 $CLI_PIN "$G" bench --url "$url" --concurrency 10000 --requests 10000 --output-tokens 10 --format json >"$tmp/m.json"
 jq -r '.bench[0] | "completed \(.completed)/\(.requests); RSS at start \(.client_cpu.rss_kb_start) KiB, peak \(.client_cpu.rss_kb_peak) KiB -> \(((.client_cpu.rss_kb_peak - .client_cpu.rss_kb_start) / 10000 * 10 | round) / 10) KiB per stream; TTFT p50 \(.ttft_ms.p50) ms p99 \(.ttft_ms.p99) ms; client CPU \(.client_cpu.user_s + .client_cpu.sys_s) s"' "$tmp/m.json"
 
+fi
+
+if want 5; then
+echo "== 5. 256 streams all at once, no warm-up (server: TTFT 50 ms, ITL 10 ms, 20 chunks)"
+for how in "" --no-preconnect; do
+        for run in 1 2 3; do
+                start --ttft-ms 50 --itl-ms 10
+                $CLI_PIN "$G" bench --url "$url" --concurrency 256 --warmup 0 --requests 256 --output-tokens 20 $how \
+                        --samples "$tmp/w.samples" --format json >"$tmp/w.json"
+                curl -s "$url/requests" >"$tmp/w.records"
+                jq -r --arg how "${how:-preconnect}" --argjson run "$run" --slurpfile rec "$tmp/w.records" --slurpfile b "$tmp/w.json" '
+                  ($rec[0].records | map({key: .id, value: .}) | from_entries) as $by |
+                  [ .[] | select(.ok) | . as $c | $by[$c.request_id] | select(. != null) | ($c.ttft_ms - .ttft_us / 1000) ] as $d |
+                  def pct(a; p): (a | sort) as $x | $x[((($x | length) - 1) * p / 100 | floor)];
+                  def r3: (. * 1000 | round) / 1000;
+                  $b[0].bench[0] as $l |
+                  "\($how) run \($run): \($d | length) matched; TTFT client-server p50 \(pct($d; 50) | r3) p99 \(pct($d; 99) | r3) max \(pct($d; 100) | r3) ms; preconnected \($l.preconnected); connect_ms p50 \($l.connect_ms.p50 // "-") p99 \($l.connect_ms.p99 // "-") (n \($l.connect_ms.count // 0))"' "$tmp/w.samples"
+        done
+done
 fi
 
 want 4 || exit 0

@@ -14,6 +14,7 @@ void attempt_release(struct attempt *a) {
         for (size_t i = 0; i < a->n_checks; i++)
                 check_result_release(&a->checks[i]);
         free(a->checks);
+        checks_free_results(a->eval, a->n_eval);
         json_decref(a->bench);
         json_decref(a->bench_samples);
         attempt_init(a);
@@ -34,6 +35,6 @@ int attempt_set_verdict(struct attempt *a, enum verdict v, const char *cause, co
 }
 
 const char *phase_to_string(enum phase p) {
-        static const char *const names[_PHASE_MAX] = {"launch", "ready", "checks", "bench", "stop"};
+        static const char *const names[_PHASE_MAX] = {"launch", "ready", "checks", "eval", "bench", "stop"};
         return p < _PHASE_MAX ? names[p] : "invalid";
 }

@@ -6,10 +6,11 @@
 #include <stdint.h>
 
 #include "checks.h"
+#include "eval.h"
 #include "util.h"
 #include "verdict.h"
 
-enum phase { PHASE_LAUNCH, PHASE_READY, PHASE_CHECKS, PHASE_BENCH, PHASE_STOP, _PHASE_MAX };
+enum phase { PHASE_LAUNCH, PHASE_READY, PHASE_CHECKS, PHASE_EVAL, PHASE_BENCH, PHASE_STOP, _PHASE_MAX };
 
 struct attempt {
         int64_t id;                /* journal row id; 0 until journal_attempt_begin */
@@ -27,6 +28,12 @@ struct attempt {
         int port;
         struct check_result *checks;
         size_t n_checks;
+        /* The eval (docs/eval.md): one result per question of eval_set, in its order; NULL
+         * when no eval ran. eval_set is borrowed (the matrix's): its ids, keys and prompts
+         * go to the journal beside each answer. */
+        struct check_result *eval;
+        size_t n_eval;
+        const struct eval_set *eval_set;
         json_t *bench;             /* array of per-concurrency objects (DESIGN.md shape), or NULL */
         json_t *bench_samples;     /* array of per-request sample objects, or NULL */
         uint64_t peak_gpu_mem_mib; /* 0 when unknown */

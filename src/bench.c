@@ -10,7 +10,11 @@
 #include <sys/resource.h>
 #include <sys/timerfd.h>
 
+#include "detect.h"
+#include "http.h"
 #include "metrics.h"
+#include "objective.h"
+#include "openai.h"
 #include "sse.h"
 
 /* libcurl's receive buffer per handle. SSE chunks are small; 16 KiB is libcurl's default
@@ -19,8 +23,21 @@
 /* A request body (prompt included) may not grow past this. */
 #define BENCH_MAX_BODY ((size_t)16 << 20)
 #define BENCH_DEFAULT_TIMEOUT (10 * 60 * USEC_PER_SEC)
+/* What is kept of a failed request's error body or error event, for first_error. */
+#define BENCH_ERROR_BODY ((size_t)4096)
+/* Bytes of the server's words quoted in first_error. */
+#define BENCH_ERROR_EXCERPT 200
 
 struct bench;
+
+/* One check under load of the current level. */
+struct probe {
+        struct bench *b;
+        const struct check_spec *spec;
+        bool stream;
+        struct check_probe *p;   /* NULL until sent */
+        bool done;
+};
 
 /* One request slot: reused request after request, so the easy handle, its connection and
  * the parser buffers are set up once per slot, not once per request. */
@@ -29,6 +46,7 @@ struct breq {
         CURL *easy;
         struct sse sse;
         struct buf body;
+        struct buf errbody;   /* a non-200 body or an error event's data, capped */
         struct curl_slist *headers; /* the common headers plus this request's X-Request-Id */
         struct bench_record rec;
         uint64_t index;       /* position in the level, warm-up included */
@@ -69,6 +87,11 @@ struct bench {
         usec_t next_due;      /* open loop: scheduled time of the next send */
         int tfd;              /* open loop: absolute CLOCK_MONOTONIC timer for next_due */
         uint64_t prompt_index;/* across levels, so prompts never repeat */
+        size_t prompt_chars;  /* calibrated prompt length (bench_prompt_chars); 0: bench_prompt */
+        json_t *calibration;  /* what the calibration found, for every level; NULL: none */
+        struct probe *probes; /* the checks under load, the same at every level */
+        size_t n_probes;
+        size_t probes_sent;   /* at this level */
         size_t n_prompts;
         json_t *samples;      /* NULL when not wanted */
         bool samples_full;
@@ -82,6 +105,7 @@ static void breq_free(struct breq *q) {
                 curl_easy_cleanup(q->easy);
         sse_release(&q->sse);
         buf_release(&q->body);
+        buf_release(&q->errbody);
         curl_slist_free_all(q->headers);
         free(q);
 }
@@ -109,6 +133,7 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
         }
         if (strcmp(event, "error") == 0) {
                 set_error(q, "error_event");
+                (void)buf_append(&q->errbody, data, MIN(len, BENCH_ERROR_BODY - 1));
                 return -EPROTO;
         }
         if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
@@ -123,6 +148,7 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
         }
         if (ev.error) {
                 set_error(q, "error_event");
+                (void)buf_append(&q->errbody, data, MIN(len, BENCH_ERROR_BODY - 1));
                 return -EPROTO;
         }
         if (ev.token) {
@@ -135,6 +161,14 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
         }
         if (ev.finish)
                 q->saw_end = true;
+        if (ev.timings) {
+                q->rec.timings = true;
+                q->rec.t_prompt_n = ev.t_prompt_n;
+                q->rec.t_prompt_ms = ev.t_prompt_ms;
+                q->rec.t_predicted_n = ev.t_predicted_n;
+                q->rec.t_predicted_ms = ev.t_predicted_ms;
+                q->rec.t_predicted_per_token_ms = ev.t_predicted_per_token_ms;
+        }
         if (ev.usage) {
                 if (ev.completion_tokens >= 0)
                         q->rec.output_tokens = ev.completion_tokens;
@@ -172,8 +206,12 @@ static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
         q->now = wake > q->rec.sent && wake > q->last_chunk ? wake : now_usec();
         if (!q->status)
                 curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
-        if (q->status != 200)
-                return len; /* the status is the verdict; the body is not kept */
+        if (q->status != 200) {
+                /* the status is the verdict; the start of the body says why */
+                if (q->errbody.len < BENCH_ERROR_BODY - 1)
+                        (void)buf_append(&q->errbody, p, MIN(len, BENCH_ERROR_BODY - 1 - q->errbody.len));
+                return len;
+        }
         int r = sse_feed(&q->sse, p, len);
         if (r < 0) {
                 if (r == -E2BIG)
@@ -253,6 +291,13 @@ static int add_sample(struct bench *b, const struct breq *q) {
                                     json_real(ms((r->done - r->first_token) / (usec_t)(r->output_tokens - 1))));
         if (!r->ok)
                 json_object_set_new(o, "error", json_string(r->error));
+        if (r->connect)
+                json_object_set_new(o, "connect_ms", json_real(ms(r->connect)));
+        if (r->timings)
+                json_object_set_new(o, "server_timings",
+                                    json_pack("{s:f, s:f, s:f, s:f, s:f}", "prompt_n", r->t_prompt_n, "prompt_ms",
+                                              r->t_prompt_ms, "predicted_n", r->t_predicted_n, "predicted_ms",
+                                              r->t_predicted_ms, "predicted_per_token_ms", r->t_predicted_per_token_ms));
         json_object_set_new(o, "request_id",
                             json_sprintf("gauntlet-%s-%llu", b->run_id, (unsigned long long)q->seq));
         return json_array_append_new(b->samples, o) < 0 ? -ENOMEM : 0;
@@ -273,6 +318,19 @@ static bool died_on_reused_connection(struct breq *q, CURLcode result) {
         if (curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &code) != CURLE_OK || code != 0)
                 return false;
         return curl_easy_getinfo(q->easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects == 0;
+}
+
+/* The server's words for a failed request: the message of its error body or event, else
+ * the start of that body, else libcurl's words for a transfer error. Caller frees. */
+static char *failure_detail(struct breq *q, CURLcode result) {
+        if (q->errbody.len) {
+                _cleanup_free_ char *m = openai_error_message(q->errbody.data, q->errbody.len);
+                return m ? detect_excerpt(m, strlen(m), 0, BENCH_ERROR_EXCERPT)
+                         : detect_excerpt(q->errbody.data, q->errbody.len, 0, BENCH_ERROR_EXCERPT);
+        }
+        if (result != CURLE_OK)
+                return strdup(curl_easy_strerror(result));
+        return NULL;
 }
 
 static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata) {
@@ -298,7 +356,15 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
          * bytes, or the error), not from when this callback got its turn. */
         usec_t wake = loop_wake_time(l);
         q->rec.done = wake > q->rec.sent && wake >= q->now ? wake : now_usec();
+        long connects = 0;
+        curl_off_t connect_us = 0;
+        if (curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0 &&
+            curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us) == CURLE_OK && connect_us > 0)
+                q->rec.connect = (usec_t)connect_us;
         classify(q, result);
+        _cleanup_free_ char *detail = NULL;
+        if (!q->rec.ok && !q->warmup && !b->lv.first_error[0])
+                q->rec.detail = detail = failure_detail(q, result);
         if (!q->warmup) {
                 int r = bench_level_add(&b->lv, &q->rec);
                 if (r >= 0)
@@ -336,6 +402,7 @@ static int slot_get(struct bench *b, struct breq **ret) {
                 return -ENOMEM;
         }
         buf_init(&q->body, BENCH_MAX_BODY);
+        buf_init(&q->errbody, BENCH_ERROR_BODY);
         sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
         b->pool[b->n_pool++] = q;
         *ret = q;
@@ -351,6 +418,8 @@ static int build_body(struct bench *b, struct breq *q) {
         int r;
         if (b->n_prompts)
                 r = buf_puts(&prompt, t->prompts[pi % b->n_prompts]);
+        else if (b->prompt_chars)
+                r = bench_prompt_chars(t->seed, pi, b->prompt_chars, &prompt);
         else
                 r = bench_prompt(t->seed, pi, spec->input_tokens > 0 ? spec->input_tokens : 16, &prompt);
         if (r < 0)
@@ -418,6 +487,7 @@ static int start_request(struct bench *b, usec_t scheduled) {
         q->saw_done = false;
         q->resent = false;
         q->keep_sent = false;
+        buf_reset(&q->errbody);
         curl_easy_setopt(q->easy, CURLOPT_FRESH_CONNECT, 0L);
         q->last_chunk = 0;
         q->read_wake = 0;
@@ -485,9 +555,43 @@ static bool more_to_send(struct bench *b, usec_t due) {
         return true;
 }
 
-/* Sends everything that is due and allowed by the cap; arms the timer for what is not due. */
+static void on_probe_done(void *userdata) {
+        struct probe *pr = userdata;
+        struct bench *b = pr->b;
+        pr->done = true;
+        b->inflight--;
+        int r = issue_due(b);
+        if (r < 0 && !b->error)
+                b->error = r;
+}
+
+/* Starts the next check under load when the level's warm-up is out and the cap allows.
+ * Returns 1 when it started one, 0 when none was due. */
+static int issue_probe(struct bench *b) {
+        if (b->probes_sent >= b->n_probes || b->issued < (uint64_t)b->spec->warmup || b->inflight >= b->cap)
+                return 0;
+        struct probe *pr = &b->probes[b->probes_sent];
+        int r = check_probe_start(b->l, b->t->checks_target, pr->spec, pr->stream, on_probe_done, pr, &pr->p);
+        if (r < 0)
+                return r;
+        b->probes_sent++;
+        if (check_probe_finished(pr->p)) { /* judged without a request */
+                pr->done = true;
+                return 1;
+        }
+        b->inflight++;
+        return 1;
+}
+
+/* Sends everything that is due and allowed by the cap; arms the timer for what is not due.
+ * Checks under load go first. */
 static int issue_due(struct bench *b) {
         for (;;) {
+                int rp = issue_probe(b);
+                if (rp < 0)
+                        return rp;
+                if (rp > 0)
+                        continue;
                 usec_t now = now_usec();
                 usec_t due = b->open ? b->next_due : now;
                 if (!more_to_send(b, due) || b->inflight >= b->cap)
@@ -526,11 +630,130 @@ static double tv_s(struct timeval tv) {
         return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
+static void probes_reset(struct bench *b) {
+        for (size_t i = 0; i < b->n_probes; i++) {
+                check_probe_free(b->probes[i].p);
+                b->probes[i].p = NULL;
+                b->probes[i].done = false;
+        }
+        b->probes_sent = 0;
+}
+
+/* One run per spec and stream mode, as checks_run would make them (no models check). */
+static int probes_init(struct bench *b) {
+        const struct bench_target *t = b->t;
+        if (!t->checks || !t->checks_target)
+                return 0;
+        size_t n = 0;
+        for (size_t i = 0; i < t->n_checks; i++)
+                if (t->checks[i].mode != CHECK_MODELS)
+                        n += t->checks[i].stream == STREAM_BOTH ? 2 : 1;
+        if (!n)
+                return 0;
+        if (!(b->probes = calloc(n, sizeof(*b->probes))))
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_checks; i++) {
+                const struct check_spec *c = &t->checks[i];
+                if (c->mode == CHECK_MODELS)
+                        continue;
+                for (int pass = 0; pass < (c->stream == STREAM_BOTH ? 2 : 1); pass++)
+                        b->probes[b->n_probes++] = (struct probe){
+                                .b = b, .spec = c, .stream = c->stream == STREAM_BOTH ? pass == 1 : c->stream == STREAM_YES};
+        }
+        return 0;
+}
+
+/* The level's checks under load: name, verdict, cause, evidence, latency, the answer's
+ * start. */
+static int probes_json(struct bench *b, json_t **ret) {
+        json_t *a = json_array();
+        if (!a)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n_probes; i++) {
+                struct check_result res = {0};
+                int r = check_probe_result(b->probes[i].p, &res);
+                if (r < 0) {
+                        json_decref(a);
+                        return r;
+                }
+                _cleanup_free_ char *out = detect_excerpt(res.output ? res.output : "", res.output ? strlen(res.output) : 0,
+                                                          0, CHECK_EVIDENCE_EXCERPT);
+                json_t *o = json_pack("{s:s, s:s, s:s?, s:s?, s:f, s:s?}", "name", res.name ? res.name : "",
+                                      "verdict", verdict_to_string(res.verdict), "cause", res.cause, "evidence",
+                                      res.evidence, "latency_ms", (double)res.latency / 1e3, "output", out);
+                check_result_release(&res);
+                if (!o || json_array_append_new(a, o) < 0) {
+                        json_decref(a);
+                        return -ENOMEM;
+                }
+        }
+        *ret = a;
+        return 0;
+}
+
+/* ---- pre-connect: the level's connections exist before its first request ------------- */
+
+struct preconnect {
+        int pending;
+        int ok;
+};
+
+static void preconnect_done(struct http_transfer *t, void *userdata) {
+        struct preconnect *p = userdata;
+        struct http_response *resp = http_transfer_response(t);
+        p->pending--;
+        if (resp->error == 0 && resp->status > 0)
+                p->ok++;
+}
+
+/* Opens n connections to the server, each used once (GET /v1/models) so that the server has
+ * accepted it, and leaves them in the loop's pool for the level: the first wave of a level
+ * that starts n streams at once then pays no connection set-up inside its TTFT (a server
+ * that closes connections after each answer makes this moot; connect_ms then shows it).
+ * Returns how many were opened. */
+static int preconnect(struct bench *b, int n) {
+        const char *base = b->t->base_url;
+        size_t blen = strlen(base);
+        while (blen > 0 && base[blen - 1] == '/')
+                blen--;
+        _cleanup_free_ char *url = strdup_printf("%.*s/v1/models", (int)blen, base);
+        struct http_transfer **ts = calloc((size_t)n, sizeof(*ts));
+        if (!url || !ts) {
+                free(ts);
+                return -ENOMEM;
+        }
+        struct preconnect p = {0};
+        struct http_request req = {
+                .method = "GET",
+                .url = url,
+                .timeout = b->t->request_timeout ? b->t->request_timeout : BENCH_DEFAULT_TIMEOUT,
+                .max_body = (size_t)1 << 20,
+        };
+        int r = 0;
+        for (int i = 0; i < n && r >= 0; i++) {
+                r = http_start(b->l, &req, preconnect_done, &p, &ts[i]);
+                if (r >= 0)
+                        p.pending++;
+        }
+        while (r >= 0 && p.pending > 0) {
+                r = loop_iterate(b->l, USEC_INFINITY);
+                if (r == -ETIME)
+                        r = 0;
+                if (r >= 0 && b->t->should_abort && b->t->should_abort(b->t->abort_userdata))
+                        r = -ECANCELED;
+        }
+        for (int i = 0; i < n; i++)
+                http_transfer_free(ts[i]);
+        free(ts);
+        return r < 0 ? r : p.ok;
+}
+
 /* Runs one level to its end. On success the level's JSON is appended to levels. */
-static int run_level(struct bench *b, int concurrency, json_t *levels) {
+static int run_level(struct bench *b, int concurrency, double rate, json_t *levels) {
         const struct bench_spec *spec = b->spec;
         const struct bench_target *t = b->t;
-        int r = bench_level_init(&b->lv, concurrency, spec->rate);
+        _cleanup_json_ json_t *under_load = NULL;
+        int r = bench_level_init(&b->lv, concurrency, rate);
         if (r < 0)
                 return r;
         b->lv.slo_ttft = t->slo_ttft;
@@ -540,8 +763,15 @@ static int run_level(struct bench *b, int concurrency, json_t *levels) {
         b->issued = 0;
         b->total = spec->duration ? UINT64_MAX : (uint64_t)spec->warmup + (uint64_t)spec->requests;
         b->stop_at = USEC_INFINITY;
-        b->open = spec->rate > 0;
-        bench_sched_init(&b->sched, spec->rate > 0 ? spec->rate : 1, t->poisson, t->seed);
+        b->open = rate > 0;
+        probes_reset(b);
+        bench_sched_init(&b->sched, rate > 0 ? rate : 1, t->poisson, t->seed);
+
+        if (!spec->no_preconnect) {
+                if ((r = preconnect(b, concurrency)) < 0)
+                        goto out;
+                b->lv.preconnected = r;
+        }
 
         struct rusage ru0, ru1, self;
         getrusage(RUSAGE_THREAD, &ru0);
@@ -551,7 +781,8 @@ static int run_level(struct bench *b, int concurrency, json_t *levels) {
 
         r = issue_due(b);
         while (r >= 0 && !b->error) {
-                if (b->inflight == 0 && !more_to_send(b, b->open ? b->next_due : now_usec()))
+                if (b->inflight == 0 && !more_to_send(b, b->open ? b->next_due : now_usec()) &&
+                    b->probes_sent >= b->n_probes)
                         break;
                 r = loop_iterate(b->l, USEC_INFINITY);
                 if (r == -ETIME)
@@ -570,12 +801,488 @@ static int run_level(struct bench *b, int concurrency, json_t *levels) {
         b->lv.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
         b->lv.wall_s = (double)(now_usec() - b->t0) / 1e6;
         b->lv.rss_kb_peak = self.ru_maxrss;
+        b->lv.calibration = b->calibration;
+        if (b->n_probes && (r = probes_json(b, &under_load)) < 0)
+                goto out;
+        b->lv.under_load = under_load;
         json_t *o = bench_level_json(&b->lv);
         if (!o || json_array_append_new(levels, o) < 0)
                 r = -ENOMEM;
 out:
         bench_level_release(&b->lv);
         return r;
+}
+
+/* ---- prompt calibration: input_tokens in the server's own tokens ---------------------- */
+
+/* A calibration request's limit on answers: a token count or a model list is small. */
+#define CALIB_MAX_BODY ((size_t)1 << 20)
+/* Prompts are searched up to this many characters per asked token. */
+#define CALIB_MAX_CHARS_PER_TOKEN 64
+
+struct calib {
+        struct bench *b;
+        const char *method;   /* "tokenize" or "usage" */
+        int64_t template;     /* usage.prompt_tokens of an empty message: what the chat template
+                                 (or BOS) adds to every prompt; -1 unknown */
+        int requests;         /* sent so far */
+        bool refused;         /* the server refused a prompt as too long */
+        int status;           /* the last error status, and its message */
+        char message[160];
+};
+
+/* One JSON request to the server; *ret gets the parsed 2xx body. -EBADMSG for an answer that
+ * is not JSON or not 2xx (*ret_status says which), a transport error as http_run gives it. */
+static int calib_request(struct calib *c, const char *method, const char *path, json_t *body, json_t **ret,
+                         int *ret_status) {
+        struct bench *b = c->b;
+        const char *base = b->t->base_url;
+        size_t blen = strlen(base);
+        while (blen > 0 && base[blen - 1] == '/')
+                blen--;
+        _cleanup_free_ char *url = strdup_printf("%.*s%s", (int)blen, base, path);
+        _cleanup_free_ char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+        if (!url || (body && !text))
+                return -ENOMEM;
+        struct http_request req = {
+                .method = method,
+                .url = url,
+                .body = text,
+                .body_len = text ? strlen(text) : 0,
+                .timeout = b->t->request_timeout ? b->t->request_timeout : BENCH_DEFAULT_TIMEOUT,
+                .max_body = CALIB_MAX_BODY,
+                .should_abort = b->t->should_abort,
+                .abort_userdata = b->t->abort_userdata,
+        };
+        _cleanup_(http_response_release) struct http_response resp;
+        c->requests++;
+        int r = http_run(b->l, &req, USEC_INFINITY, &resp);
+        *ret_status = resp.status;
+        if (r < 0)
+                return r;
+        if (resp.status < 200 || resp.status >= 300 || resp.truncated) {
+                _cleanup_free_ char *m = openai_error_message(buf_str(&resp.body), resp.body.len);
+                _cleanup_free_ char *ex = m ? detect_excerpt(m, strlen(m), 0, sizeof(c->message) - 8) : NULL;
+                c->status = resp.status;
+                snprintf(c->message, sizeof(c->message), "%s", ex ? ex : "");
+                return -EBADMSG;
+        }
+        json_error_t je;
+        *ret = json_loadb(buf_str(&resp.body), resp.body.len, 0, &je);
+        return *ret ? 0 : -EBADMSG;
+}
+
+/* The context a request may use, from /v1/models: vLLM's max_model_len, llama.cpp's
+ * meta.n_ctx (per slot). 0 when the server does not say. */
+static int64_t calib_context(struct calib *c) {
+        json_t *o = NULL;
+        int status;
+        if (calib_request(c, "GET", "/v1/models", NULL, &o, &status) < 0)
+                return 0;
+        json_t *m = json_array_get(json_object_get(o, "data"), 0);
+        json_t *n = json_object_get(m, "max_model_len");
+        if (!json_is_integer(n))
+                n = json_object_get(json_object_get(m, "meta"), "n_ctx");
+        int64_t ctx = json_is_integer(n) && json_integer_value(n) > 0 ? json_integer_value(n) : 0;
+        json_decref(o);
+        return ctx;
+}
+
+/* usage.prompt_tokens of a one-token answer to text, as the bench would send it. */
+static int calib_usage(struct calib *c, const char *text, int64_t *ret) {
+        struct bench *b = c->b;
+        json_t *body = json_pack("{s:i, s:i, s:b}", "max_tokens", 1, "temperature", 0, "stream", 0);
+        if (!body)
+                return -ENOMEM;
+        if (b->t->model)
+                json_object_set_new(body, "model", json_string(b->t->model));
+        if (b->spec->chat)
+                json_object_set_new(body, "messages", json_pack("[{s:s, s:s}]", "role", "user", "content", text));
+        else
+                json_object_set_new(body, "prompt", json_string(text));
+        json_t *o = NULL;
+        int status;
+        int r = calib_request(c, "POST", b->spec->chat ? "/v1/chat/completions" : "/v1/completions", body, &o, &status);
+        json_decref(body);
+        if (r < 0)
+                return r;
+        json_t *n = json_object_get(json_object_get(o, "usage"), "prompt_tokens");
+        r = json_is_integer(n) && json_integer_value(n) >= 0 ? 0 : -ENODATA;
+        if (r == 0)
+                *ret = json_integer_value(n);
+        json_decref(o);
+        return r;
+}
+
+/* The server's token count of text alone (no template, no special tokens). */
+static int calib_count(struct calib *c, const char *text, int64_t *ret) {
+        struct bench *b = c->b;
+        const char *path = b->t->profile ? b->t->profile->tokenize_path : NULL;
+        if (path && strcmp(c->method, "tokenize") == 0) {
+                /* llama.cpp reads content and add_special, vLLM prompt and add_special_tokens;
+                 * each ignores the other's keys. */
+                json_t *body = json_pack("{s:s, s:s, s:b, s:b}", "content", text, "prompt", text, "add_special", 0,
+                                         "add_special_tokens", 0);
+                if (!body)
+                        return -ENOMEM;
+                if (b->t->model)
+                        json_object_set_new(body, "model", json_string(b->t->model));
+                json_t *o = NULL;
+                int status;
+                int r = calib_request(c, "POST", path, body, &o, &status);
+                json_decref(body);
+                if (r == 0) {
+                        json_t *n = json_object_get(o, "count");
+                        json_t *t = json_object_get(o, "tokens");
+                        r = json_is_integer(n) ? (*ret = json_integer_value(n), 0)
+                            : json_is_array(t) ? (*ret = (int64_t)json_array_size(t), 0)
+                                               : -ENODATA;
+                        json_decref(o);
+                        if (r == 0)
+                                return 0;
+                }
+                if (r == -ECANCELED || r == -EINTR || r == -ENOMEM)
+                        return r;
+                c->method = "usage"; /* no tokenizer there after all: learn it from usage */
+        }
+        if (c->template < 0) {
+                int r = calib_usage(c, "", &c->template);
+                if (r < 0)
+                        return r;
+        }
+        int64_t n;
+        int r = calib_usage(c, text, &n);
+        if (r < 0)
+                return r;
+        *ret = n - c->template;
+        return 0;
+}
+
+/* The count of the calibration text of `chars` characters. A prompt the server refuses
+ * (an HTTP error: longer than its context) counts as over any asked length. */
+static int calib_text(struct calib *c, size_t chars, int64_t *ret) {
+        _cleanup_buf_ struct buf t;
+        buf_init(&t, BENCH_MAX_BODY);
+        int r = bench_prompt_chars(c->b->t->seed, 0, chars, &t);
+        if (r < 0)
+                return r;
+        r = calib_count(c, buf_str(&t), ret);
+        if (r == -EBADMSG && c->template >= 0) {
+                c->refused = true;
+                *ret = INT64_MAX;
+                return 0;
+        }
+        return r;
+}
+
+static int refuse(struct bench *b, const char *fmt, ...) _printf_(2, 3);
+static int refuse(struct bench *b, const char *fmt, ...) {
+        if (b->t->ret_error) {
+                va_list ap;
+                va_start(ap, fmt);
+                char *s = NULL;
+                if (vasprintf(&s, fmt, ap) < 0)
+                        s = NULL;
+                va_end(ap);
+                free(*b->t->ret_error);
+                *b->t->ret_error = s;
+        }
+        return -EMSGSIZE;
+}
+
+/* Finds the prompt length, in characters, that the server counts as spec->input_tokens
+ * tokens: a bisection on the length of bench_prompt_chars's text, each step one count by
+ * the server (its tokenize endpoint, or usage.prompt_tokens less the template's share).
+ * Token counts grow with the text, one token at a time or nearly; the length kept is the
+ * one whose count is nearest the asked number. Then checks that prompt and output fit the
+ * context the server says a request has. */
+static int calibrate(struct bench *b) {
+        const struct bench_spec *spec = b->spec;
+        int64_t want = spec->input_tokens;
+        struct calib c = {.b = b, .method = b->t->profile && b->t->profile->tokenize_path ? "tokenize" : "usage",
+                          .template = -1};
+        int64_t ctx = calib_context(&c);
+        size_t lo = BENCH_PROMPT_PREFIX, hi = (size_t)want * 2;
+        int64_t flo, fhi;
+        int r = calib_text(&c, lo, &flo);
+        if (r == -EBADMSG || r == -ENODATA)
+                return refuse(b, "cannot size the prompts: the server answered no token count (%s)",
+                              strcmp(c.method, "tokenize") == 0 ? "tokenize endpoint" : "usage.prompt_tokens");
+        if (r < 0)
+                return r;
+        fhi = flo;
+        if (flo < want) {
+                for (;;) {
+                        if ((r = calib_text(&c, hi, &fhi)) < 0)
+                                return r;
+                        if (fhi >= want)
+                                break;
+                        if (hi >= (size_t)want * CALIB_MAX_CHARS_PER_TOKEN || hi * 2 > BENCH_MAX_BODY / 2)
+                                return refuse(b, "cannot size the prompts: %zu characters are still %lld tokens, fewer "
+                                              "than the %lld asked", hi, (long long)fhi, (long long)want);
+                        lo = hi;
+                        flo = fhi;
+                        hi *= 2;
+                }
+                while (hi - lo > 1) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        int64_t f;
+                        if ((r = calib_text(&c, mid, &f)) < 0)
+                                return r;
+                        if (f < want) {
+                                lo = mid;
+                                flo = f;
+                        } else {
+                                hi = mid;
+                                fhi = f;
+                        }
+                }
+        }
+        if (flo < want && fhi == INT64_MAX && c.refused)
+                return refuse(b, "the server refuses prompts of %lld tokens (%lld is the longest it took): HTTP %d%s%s",
+                              (long long)want, (long long)flo, c.status, c.message[0] ? ": " : "", c.message);
+        bool take_hi = flo >= want || (fhi != INT64_MAX && llabs(fhi - want) <= llabs(want - flo));
+        size_t chars = take_hi && flo < want ? hi : lo;
+        int64_t got = take_hi && flo < want ? fhi : flo;
+        /* the template's share, when the tokenizer gave the counts: one more request */
+        if (c.template < 0 && (r = calib_usage(&c, "", &c.template)) < 0 && r != -EBADMSG && r != -ENODATA)
+                return r;
+        int64_t tmpl = c.template > 0 ? c.template : 0;
+        b->prompt_chars = chars;
+        b->calibration = json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:i}", "method", c.method, "input_tokens",
+                                   (json_int_t)want, "chars", (json_int_t)chars, "measured", (json_int_t)got,
+                                   "template_tokens", c.template >= 0 ? json_integer(c.template) : json_null(),
+                                   "context", ctx > 0 ? json_integer(ctx) : json_null(), "requests", c.requests);
+        if (!b->calibration)
+                return -ENOMEM;
+        if (ctx > 0 && got + tmpl + spec->output_tokens > ctx)
+                return refuse(b, "the server's context holds %lld tokens per request; a bench request needs %lld "
+                              "(%lld prompt + %lld template + %d output)",
+                              (long long)ctx, (long long)(got + tmpl + spec->output_tokens), (long long)got,
+                              (long long)tmpl, spec->output_tokens);
+        return 0;
+}
+
+/* ---- repeats: each level N times, one entry of medians -------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *)a, y = *(const double *)b;
+        return x < y ? -1 : x > y;
+}
+
+static double median(double *x, size_t n) {
+        qsort(x, n, sizeof(*x), cmp_double);
+        return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* Counters add up over the repeats (so the failure gate sees every failure); the errors
+ * object adds up per reason; the rest that is a number is the median. */
+static bool summed(const char *key) {
+        static const enum metric sums[] = {METRIC_REQUESTS, METRIC_COMPLETED,     METRIC_FAILED,
+                                           METRIC_ABORTED,  METRIC_RESENT,        METRIC_EVENTS_AFTER_DONE,
+                                           METRIC_OUTPUT_TOKENS, METRIC_PROMPT_TOKENS, METRIC_CHUNKS};
+        for (size_t i = 0; i < ELEMENTSOF(sums); i++)
+                if (strcmp(key, metric_key(sums[i])) == 0)
+                        return true;
+        return strcmp(key, metric_stat_key(METRIC_STAT_COUNT)) == 0;
+}
+
+/* The median (or sum) of each number of an object over n runs' objects of the same shape.
+ * *spread, when not NULL, gets [min, max] of each real under its path. */
+static int combine_object(json_t *out, json_t *const *objs, size_t n, const char *prefix, json_t *spread) {
+        const char *k;
+        json_t *v;
+        double *x = calloc(n, sizeof(double));
+        if (!x)
+                return -ENOMEM;
+        int r = 0;
+        json_object_foreach(out, k, v) {
+                if (json_is_object(v) && strcmp(k, metric_key(METRIC_ERRORS)) != 0 &&
+                    strcmp(k, metric_key(METRIC_PROMPT_CALIBRATION)) != 0) {
+                        _cleanup_free_ json_t **sub = calloc(n, sizeof(*sub));
+                        _cleanup_free_ char *path = strdup_printf("%s%s.", prefix, k);
+                        bool all = true;
+                        for (size_t i = 0; sub && i < n; i++)
+                                all &= json_is_object(sub[i] = json_object_get(objs[i], k));
+                        if (!path || !sub) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        if (all && (r = combine_object(v, sub, n, path, spread)) < 0)
+                                break;
+                        continue;
+                }
+                if (!json_is_number(v) || (!*prefix && (strcmp(k, metric_key(METRIC_CONCURRENCY)) == 0 ||
+                                                        strcmp(k, metric_key(METRIC_RATE)) == 0)))
+                        continue;
+                size_t m = 0;
+                for (size_t i = 0; i < n; i++) {
+                        json_t *e = json_object_get(objs[i], k);
+                        if (json_is_number(e))
+                                x[m++] = json_number_value(e);
+                }
+                if (m == 0)
+                        continue;
+                if (summed(k) && json_is_integer(v)) {
+                        double sum = 0;
+                        for (size_t i = 0; i < m; i++)
+                                sum += x[i];
+                        json_integer_set(v, (json_int_t)sum);
+                        continue;
+                }
+                double med = median(x, m);
+                if (json_is_integer(v))
+                        json_integer_set(v, (json_int_t)llround(med));
+                else
+                        json_real_set(v, med);
+                if (spread && json_is_real(v) && m > 1) {
+                        _cleanup_free_ char *path = strdup_printf("%s%s", prefix, k);
+                        if (!path || json_object_set_new(spread, path, json_pack("[f, f]", x[0], x[m - 1])) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                }
+        }
+        free(x);
+        return r;
+}
+
+/* One entry for n runs of a level: medians (counters summed), with "repeats": n and
+ * "spread": {path: [min, max]}; errors add up, warnings and checks under load are all
+ * kept (each check with the repeat it came from). */
+static json_t *combine_repeats(json_t *const *runs, size_t n) {
+        json_t *out = json_deep_copy(runs[0]);
+        json_t *spread = json_object();
+        if (!out || !spread)
+                goto fail;
+        if (combine_object(out, runs, n, "", spread) < 0)
+                goto fail;
+        json_t *errors = json_object_get(out, metric_key(METRIC_ERRORS));
+        json_t *warnings = json_object_get(out, metric_key(METRIC_WARNINGS));
+        json_t *checks = json_array();
+        if (!checks)
+                goto fail;
+        json_object_set_new(out, metric_key(METRIC_CHECKS_UNDER_LOAD), checks);
+        for (size_t i = 0; i < n; i++) {
+                const char *k;
+                json_t *v, *w;
+                size_t j;
+                if (i > 0) {
+                        json_object_foreach(json_object_get(runs[i], metric_key(METRIC_ERRORS)), k, v) {
+                                json_int_t had = json_integer_value(json_object_get(errors, k));
+                                json_object_set_new(errors, k, json_integer(had + json_integer_value(v)));
+                        }
+                        json_array_foreach(json_object_get(runs[i], metric_key(METRIC_WARNINGS)), j, w) {
+                                bool seen = false;
+                                size_t q;
+                                json_t *u;
+                                json_array_foreach(warnings, q, u) seen |= json_equal(u, w);
+                                if (!seen)
+                                        json_array_append(warnings, w);
+                        }
+                        json_t *fe = json_object_get(out, metric_key(METRIC_FIRST_ERROR));
+                        json_t *fi = json_object_get(runs[i], metric_key(METRIC_FIRST_ERROR));
+                        if (!fe && fi)
+                                json_object_set(out, metric_key(METRIC_FIRST_ERROR), fi);
+                }
+                json_array_foreach(json_object_get(runs[i], metric_key(METRIC_CHECKS_UNDER_LOAD)), j, w) {
+                        json_t *c = json_deep_copy(w);
+                        if (!c || json_object_set_new(c, "repeat", json_integer((json_int_t)i + 1)) < 0 ||
+                            json_array_append_new(checks, c) < 0)
+                                goto fail;
+                }
+        }
+        if (json_array_size(checks) == 0)
+                json_object_del(out, metric_key(METRIC_CHECKS_UNDER_LOAD));
+        if (json_object_set_new(out, metric_key(METRIC_REPEATS), json_integer((json_int_t)n)) < 0 ||
+            json_object_set_new(out, metric_key(METRIC_SPREAD), spread) < 0)
+                goto fail_out;
+        return out;
+fail:
+        json_decref(spread);
+fail_out:
+        json_decref(out);
+        return NULL;
+}
+
+/* A level spec->repeats times (each with its warm-up), appended as one entry. */
+static int run_repeated(struct bench *b, int concurrency, double rate, json_t *levels) {
+        int n = b->spec->repeats > 1 ? b->spec->repeats : 1;
+        if (n == 1)
+                return run_level(b, concurrency, rate, levels);
+        _cleanup_json_ json_t *runs = json_array();
+        if (!runs)
+                return -ENOMEM;
+        for (int i = 0; i < n; i++) {
+                int r = run_level(b, concurrency, rate, runs);
+                if (r < 0)
+                        return r;
+        }
+        _cleanup_free_ json_t **one = calloc((size_t)n, sizeof(*one));
+        if (!one)
+                return -ENOMEM;
+        for (int i = 0; i < n; i++)
+                one[i] = json_array_get(runs, (size_t)i);
+        json_t *c = combine_repeats(one, (size_t)n);
+        if (!c || json_array_append_new(levels, c) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* ---- the SLA search: the highest load that still meets the objective's constraints ---- */
+
+static int sla_search(struct bench *b, json_t *levels) {
+        const struct bench_spec *spec = b->spec;
+        struct objective o;
+        objective_parse(spec->objective, &o);
+        if (o.n_limits == 0 || o.bad_limits)
+                return 0;
+        bool by_rate = spec->rate > 0;
+        /* what the levels measured: the highest that met the constraints, the lowest above it
+         * that did not */
+        double lo = 0, hi = by_rate ? (double)spec->search_max : (double)spec->search_max + 1;
+        int cap = 0;
+        size_t i;
+        json_t *e;
+        json_array_foreach(levels, i, e) {
+                double x = by_rate ? json_number_value(json_object_get(e, metric_key(METRIC_RATE)))
+                                   : (double)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY)));
+                cap = MAX(cap, (int)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))));
+                if (objective_meets(&o, e) && json_integer_value(json_object_get(e, metric_key(METRIC_COMPLETED))) > 0)
+                        lo = MAX(lo, x);
+        }
+        json_array_foreach(levels, i, e) {
+                double x = by_rate ? json_number_value(json_object_get(e, metric_key(METRIC_RATE)))
+                                   : (double)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY)));
+                if (x > lo && !objective_meets(&o, e))
+                        hi = MIN(hi, x);
+        }
+        bool top_known = by_rate ? hi < (double)spec->search_max : hi <= (double)spec->search_max;
+        for (int round = 0; round < spec->search_rounds; round++) {
+                /* the first round tries the top of the range: a server that meets the SLA
+                 * there needs no bisection */
+                double mid = !top_known && round == 0 ? (double)spec->search_max
+                             : by_rate              ? (lo + hi) / 2
+                                                    : floor((lo + hi) / 2);
+                if (mid <= lo)
+                        break;
+                if (by_rate ? hi - lo < 0.01 * hi : mid <= lo)
+                        break;
+                size_t before = json_array_size(levels);
+                int r = run_repeated(b, by_rate ? cap : (int)mid, by_rate ? mid : 0, levels);
+                if (r < 0)
+                        return r;
+                json_t *got = json_array_get(levels, before);
+                if (!got || json_object_set_new(got, metric_key(METRIC_SEARCH), json_true()) < 0)
+                        return -ENOMEM;
+                if (objective_meets(&o, got) && json_integer_value(json_object_get(got, metric_key(METRIC_COMPLETED))) > 0)
+                        lo = mid;
+                else
+                        hi = mid;
+                if (lo >= (double)spec->search_max)
+                        break;
+        }
+        return 0;
 }
 
 static bool spec_valid(const struct bench_target *t, const struct bench_spec *spec) {
@@ -634,8 +1341,12 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                 b.tfd = -1;
                 goto out;
         }
+        if ((r = probes_init(&b)) >= 0 && spec->calibrate && spec->input_tokens > 0 && !b.n_prompts)
+                r = calibrate(&b);
         for (size_t i = 0; i < spec->n_concurrency && r >= 0; i++)
-                r = run_level(&b, spec->concurrency[i], levels);
+                r = run_repeated(&b, spec->concurrency[i], spec->rate, levels);
+        if (r >= 0 && spec->search_max > 0 && spec->objective)
+                r = sla_search(&b, levels);
         if (r >= 0 && b.samples_full) {
                 /* Say so on every level: the samples are a prefix, the metrics are whole. */
                 size_t i;
@@ -646,6 +1357,8 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                                                            BENCH_MAX_SAMPLES));
         }
 out:
+        probes_reset(&b);
+        free(b.probes);
         for (size_t i = 0; i < b.n_pool; i++) {
                 if (b.pool[i]->busy)
                         loop_remove_transfer(l, b.pool[i]->easy);
@@ -658,6 +1371,7 @@ out:
         }
         curl_slist_free_all(b.headers);
         free(b.url);
+        json_decref(b.calibration);
         if (old_slack > 0)
                 prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
         if (r < 0) {

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- light JSON scan of one SSE chunk ------------------------------------------------- */
@@ -13,7 +14,7 @@
  * few the metrics need. Depth is capped so a hostile chunk cannot exhaust the stack. */
 #define SCAN_MAX_DEPTH 64
 
-enum scan_ctx { CTX_NONE, CTX_USAGE };
+enum scan_ctx { CTX_NONE, CTX_USAGE, CTX_TIMINGS };
 
 struct scan {
         const char *p, *end;
@@ -146,8 +147,9 @@ static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ct
         if (key && top && key_is(key, klen, "error") && c != 'n')
                 ev->error = true;
         if (c == '{')
-                return scan_object(s, key && key_is(key, klen, "usage") ? (ev->usage = true, CTX_USAGE)
-                                                                         : CTX_NONE);
+                return scan_object(s, key && key_is(key, klen, "usage")           ? (ev->usage = true, CTX_USAGE)
+                                      : key && top && key_is(key, klen, "timings") ? (ev->timings = true, CTX_TIMINGS)
+                                                                                   : CTX_NONE);
         if (c == '[')
                 return scan_array(s);
         if (c == '"') {
@@ -173,6 +175,21 @@ static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ct
                 const char *start = s->p;
                 while (s->p < s->end && (strchr("+-.eE", *s->p) || (*s->p >= '0' && *s->p <= '9')))
                         s->p++;
+                if (ctx == CTX_TIMINGS && key) {
+                        /* llama.cpp's own per-request figures, in its last chunk */
+                        static const char *const names[] = {"prompt_n", "prompt_ms", "predicted_n", "predicted_ms",
+                                                            "predicted_per_token_ms"};
+                        double *dst[] = {&ev->t_prompt_n, &ev->t_prompt_ms, &ev->t_predicted_n, &ev->t_predicted_ms,
+                                         &ev->t_predicted_per_token_ms};
+                        char num[48];
+                        size_t n = (size_t)(s->p - start);
+                        for (size_t i = 0; i < ELEMENTSOF(names) && n < sizeof(num); i++)
+                                if (key_is(key, klen, names[i])) {
+                                        memcpy(num, start, n);
+                                        num[n] = '\0';
+                                        *dst[i] = strtod(num, NULL);
+                                }
+                }
                 if (ctx == CTX_USAGE && key &&
                     (key_is(key, klen, "prompt_tokens") || key_is(key, klen, "completion_tokens"))) {
                         int64_t v = 0;
@@ -191,7 +208,8 @@ static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ct
 }
 
 int bench_event_parse(const char *p, size_t n, struct bench_event *ret) {
-        struct bench_event ev = {.prompt_tokens = -1, .completion_tokens = -1};
+        struct bench_event ev = {.prompt_tokens = -1, .completion_tokens = -1, .t_prompt_n = -1, .t_prompt_ms = -1,
+                                 .t_predicted_n = -1, .t_predicted_ms = -1, .t_predicted_per_token_ms = -1};
         struct scan s = {.p = p, .end = p + n, .ev = &ev};
         skip_ws(&s);
         if (s.p >= s.end || *s.p != '{')
@@ -258,11 +276,38 @@ int bench_prompt(uint64_t seed, uint64_t index, int tokens, struct buf *out) {
         return 0;
 }
 
+uint64_t bench_failures_allowed(const struct bench_spec *spec, uint64_t n) {
+        if (spec->max_failure_share > 0)
+                return (uint64_t)floor(spec->max_failure_share * (double)n + 1e-9);
+        return spec->max_failures > 0 ? (uint64_t)spec->max_failures : 0;
+}
+
+int bench_prompt_chars(uint64_t seed, uint64_t index, size_t chars, struct buf *out) {
+        /* The same prefix as bench_prompt's, of a fixed width: every prompt of a level is
+         * then the same number of characters, and of tokens in a character-level or
+         * digit-splitting tokenizer (docs/metrics.md "Prompt length"). */
+        size_t start = out->len;
+        int r = buf_printf(out, "%08llu:", (unsigned long long)(index % 100000000ULL));
+        if (r < 0)
+                return r;
+        uint64_t st = (seed ? seed : 1) ^ (index * UINT64_C(0x2545f4914f6cdd1d));
+        while (out->len - start < chars) {
+                const char *w = words[rng_next(&st) % ELEMENTSOF(words)];
+                size_t room = chars - (out->len - start);
+                if ((r = buf_puts(out, " ")) < 0)
+                        return r;
+                if (room > 1 && (r = buf_append(out, w, MIN(strlen(w), room - 1))) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* ---- level metrics -------------------------------------------------------------------- */
 
 int bench_level_init(struct bench_level *lv, int concurrency, double rate) {
-        *lv = (struct bench_level){.concurrency = concurrency, .rate = rate};
-        struct hist *hs[] = {&lv->ttft, &lv->itl, &lv->tpot, &lv->e2e, &lv->send_delay};
+        *lv = (struct bench_level){.concurrency = concurrency, .rate = rate, .prompt_min = -1, .prompt_max = -1,
+                                   .output_min = -1, .output_max = -1};
+        struct hist *hs[] = {&lv->ttft, &lv->itl, &lv->tpot, &lv->e2e, &lv->send_delay, &lv->connect};
         for (size_t i = 0; i < ELEMENTSOF(hs); i++)
                 *hs[i] = (struct hist){.min = UINT64_MAX};
         for (size_t i = 0; i < ELEMENTSOF(hs); i++)
@@ -284,6 +329,7 @@ void bench_level_release(struct bench_level *lv) {
         hist_release(&lv->tpot);
         hist_release(&lv->e2e);
         hist_release(&lv->send_delay);
+        hist_release(&lv->connect);
         json_decref(lv->errors);
         json_decref(lv->warnings);
         lv->errors = lv->warnings = NULL;
@@ -295,6 +341,8 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
         hist_record(&lv->send_delay, delay);
         if (delay > BENCH_LATE_USEC)
                 lv->late++;
+        if (rec->connect)
+                hist_record(&lv->connect, rec->connect);
         if (!lv->first_send || rec->sent < lv->first_send)
                 lv->first_send = rec->sent;
         lv->last_send = MAX(lv->last_send, rec->sent);
@@ -304,6 +352,9 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
                 if (rec->aborted)
                         lv->aborted++;
                 const char *why = rec->error[0] ? rec->error : "unknown";
+                if (!lv->first_error[0])
+                        snprintf(lv->first_error, sizeof(lv->first_error), "%s%s%s", why, rec->detail ? ": " : "",
+                                 rec->detail ? rec->detail : "");
                 json_t *c = json_object_get(lv->errors, why);
                 json_int_t n = c ? json_integer_value(c) : 0;
                 return json_object_set_new(lv->errors, why, json_integer(n + 1)) < 0 ? -ENOMEM : 0;
@@ -322,8 +373,14 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
         } else {
                 lv->no_usage++;
         }
-        if (rec->prompt_tokens >= 0)
+        if (rec->prompt_tokens >= 0) {
                 lv->prompt_tokens += (uint64_t)rec->prompt_tokens;
+                lv->prompt_min = lv->prompt_count ? MIN(lv->prompt_min, rec->prompt_tokens) : rec->prompt_tokens;
+                lv->prompt_max = MAX(lv->prompt_max, rec->prompt_tokens);
+                lv->prompt_count++;
+        }
+        lv->output_min = lv->completed > 1 ? MIN(lv->output_min, (int64_t)out) : (int64_t)out;
+        lv->output_max = MAX(lv->output_max, (int64_t)out);
         bool good = !lv->slo_ttft || ttft <= lv->slo_ttft;
         if (out > 1) {
                 /* TPOT: decode time per token after the first, (e2e - ttft) / (tokens - 1). */
@@ -373,6 +430,15 @@ static int warn(struct bench_level *lv, const char *fmt, ...) {
         return r < 0 ? -ENOMEM : 0;
 }
 
+/* {"mean", "min", "max"} of a per-request count; null when there was none. */
+static json_t *count_json(uint64_t sum, uint64_t n, int64_t min, int64_t max) {
+        if (!n)
+                return json_null();
+        return json_pack("{s:f, s:I, s:I}", metric_stat_key(METRIC_STAT_MEAN), r3((double)sum / (double)n),
+                         metric_stat_key(METRIC_STAT_MIN), (json_int_t)min, metric_stat_key(METRIC_STAT_MAX),
+                         (json_int_t)max);
+}
+
 json_t *bench_level_json(struct bench_level *lv) {
         /* The window of the level: first counted send to last counted completion. */
         double window = lv->last_done > lv->first_send ? (double)(lv->last_done - lv->first_send) / 1e6 : 0;
@@ -403,7 +469,7 @@ json_t *bench_level_json(struct bench_level *lv) {
                                   : 0;
         json_t *o = json_pack(
                 "{s:i, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:O, s:f, s:I, s:I, s:f, s:f, s:f,"
-                " s:o, s:o, s:o, s:o, s:o, s:I, s:f}",
+                " s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:I, s:f}",
                 metric_key(METRIC_CONCURRENCY), lv->concurrency,
                 metric_key(METRIC_OUTPUT_TOKENS_PER_S), r3((double)lv->output_tokens * per_s),
                 metric_key(METRIC_REQUESTS), (json_int_t)lv->requests,
@@ -424,10 +490,18 @@ json_t *bench_level_json(struct bench_level *lv) {
                 metric_key(METRIC_TPOT_MS), dist_json(&lv->tpot),
                 metric_key(METRIC_E2E_MS), dist_json(&lv->e2e),
                 metric_key(METRIC_SEND_DELAY_MS), dist_json(&lv->send_delay),
+                metric_key(METRIC_CONNECT_MS), dist_json(&lv->connect),
+                metric_key(METRIC_PRECONNECTED), lv->preconnected,
                 metric_key(METRIC_CHUNKS), (json_int_t)lv->chunks,
                 metric_key(METRIC_SEND_RATE_PER_S), r3(achieved));
         if (!o)
                 return NULL;
+        if (lv->first_error[0])
+                json_object_set_new(o, metric_key(METRIC_FIRST_ERROR), json_string(lv->first_error));
+        json_object_set_new(o, metric_key(METRIC_PROMPT_TOKENS_PER_REQUEST),
+                            count_json(lv->prompt_tokens, lv->prompt_count, lv->prompt_min, lv->prompt_max));
+        json_object_set_new(o, metric_key(METRIC_OUTPUT_TOKENS_PER_REQUEST),
+                            count_json(lv->output_tokens, lv->completed, lv->output_min, lv->output_max));
         if (lv->rate > 0)
                 json_object_set_new(o, metric_key(METRIC_RATE), json_real(lv->rate));
         if (lv->slo_ttft || lv->slo_tpot)
@@ -455,5 +529,16 @@ json_t *bench_level_json(struct bench_level *lv) {
                                       metric_key(METRIC_CPU_RSS_KB_START), (int)lv->rss_kb_start,
                                       metric_key(METRIC_CPU_RSS_KB_PEAK), (int)lv->rss_kb_peak));
         json_object_set(o, metric_key(METRIC_WARNINGS), lv->warnings);
+        if (lv->calibration)
+                json_object_set(o, metric_key(METRIC_PROMPT_CALIBRATION), lv->calibration);
+        if (lv->under_load)
+                json_object_set(o, metric_key(METRIC_CHECKS_UNDER_LOAD), lv->under_load);
+        /* set on the level entries bench_run combines or searches, not by a single run */
+        if (lv->repeats > 1)
+                json_object_set_new(o, metric_key(METRIC_REPEATS), json_integer(lv->repeats));
+        if (lv->spread)
+                json_object_set(o, metric_key(METRIC_SPREAD), lv->spread);
+        if (lv->search)
+                json_object_set_new(o, metric_key(METRIC_SEARCH), json_true());
         return o;
 }

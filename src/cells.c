@@ -214,3 +214,14 @@ char *cell_label(const struct matrix *m, const struct cell *c) {
         return buf_detach(&b);
 }
 
+
+int cells_find(const struct cell *cells, size_t n, size_t n_axes, const size_t *choice) {
+        for (size_t i = 0; i < n; i++) {
+                bool same = true;
+                for (size_t k = 0; k < n_axes && same; k++)
+                        same = cells[i].choice[k] == choice[k];
+                if (same)
+                        return (int)i;
+        }
+        return -1;
+}

@@ -25,6 +25,7 @@ void check_result_release(struct check_result *r) {
         free(r->output);
         free(r->reasoning);
         free(r->finish_reason);
+        free(r->logprobs);
         *r = (struct check_result){0};
 }
 
@@ -168,23 +169,11 @@ static int fail_transport(struct check_result *res, const struct http_response *
         return result_fail(res, VERDICT_GARBAGE, "http", strdup(http_strerror(error)));
 }
 
-/* The server's own words in an error body: OpenAI's and llama.cpp's {"error": {"message"}},
- * {"error": "..."}, FastAPI's {"detail": "..."} or {"message": "..."}; NULL if none. The
- * JSON around them would take the whole excerpt. */
+/* The server's own words in an error body, cut for evidence: the JSON around them would
+ * take the whole excerpt. */
 static char *error_body_message(const struct http_response *resp) {
-        json_error_t je;
-        json_t *j = json_loadb(buf_str(&resp->body), resp->body.len, 0, &je);
-        json_t *e = json_object_get(j, "error"); /* NULL-safe: NULL for a non-object */
-        json_t *m = json_is_object(e) ? json_object_get(e, "message") : e;
-        if (!json_is_string(m))
-                m = json_object_get(j, "detail");
-        if (!json_is_string(m))
-                m = json_object_get(j, "message");
-        char *r = json_is_string(m) && json_string_length(m) > 0
-                          ? detect_excerpt(json_string_value(m), json_string_length(m), 0, CHECK_EVIDENCE_EXCERPT)
-                          : NULL;
-        json_decref(j);
-        return r;
+        _cleanup_free_ char *m = openai_error_message(buf_str(&resp->body), resp->body.len);
+        return m ? detect_excerpt(m, strlen(m), 0, CHECK_EVIDENCE_EXCERPT) : NULL;
 }
 
 static int fail_status(struct check_result *res, const struct http_response *resp) {
@@ -305,6 +294,7 @@ static int judge_output(const struct check_spec *spec, struct check_result *res,
                 .reasoning = out->reasoning.len ? out->reasoning.data : NULL,
                 .reasoning_len = out->reasoning.len,
                 .finish_reason = out->finish_reason,
+                .completion_tokens = out->completion_tokens,
                 .logprobs = out->logprobs,
                 .n_logprobs = out->n_logprobs,
                 .http_status = res->http_status,
@@ -351,15 +341,32 @@ static int judge_output(const struct check_spec *spec, struct check_result *res,
         return 0;
 }
 
-/* One chat or completion request, streamed or not. Returns 0 with res filled, or
- * -ECANCELED/-EINTR/-ENOMEM. */
-static int run_completion(struct run *run, const struct check_spec *spec, bool stream, struct check_result *res) {
+/* One chat or completion request in flight: what it sends and what has come back. */
+struct completion {
+        const struct check_spec *spec;
+        bool stream;
+        char *body, *url;
+        struct openai_output out;
+        struct stream_ctx sc;
+        struct http_request req;
+};
+
+static void completion_release(struct completion *c) {
+        free(c->body);
+        free(c->url);
+        sse_release(&c->sc.sse);
+        openai_output_release(&c->out);
+}
+
+/* Builds the request of spec into c (c must not move until it is released). Returns 0, 1
+ * when res got a verdict instead (a check with no prompt), or -ENOMEM. */
+static int completion_prepare(struct run *run, const struct check_spec *spec, bool stream, struct completion *c,
+                              struct check_result *res) {
         const struct checks_target *t = run->t;
-        if (!run->model && !run->models_tried) {
-                int r = run_models(run, NULL);
-                if (r < 0)
-                        return r;
-        }
+        *c = (struct completion){.spec = spec, .stream = stream};
+        openai_output_init(&c->out, run->reasoning_fields, CHECK_MAX_OUTPUT);
+        c->sc.out = &c->out;
+        sse_init(&c->sc.sse, 0, 0, stream_on_event, &c->sc);
         bool chat = spec->mode == CHECK_CHAT;
         int max_tokens = spec->max_tokens;
         if (max_tokens <= 0)
@@ -376,54 +383,60 @@ static int run_completion(struct run *run, const struct check_spec *spec, bool s
                 .thinking_key = run->thinking_key,
                 .has_seed = run->takes_seed,
                 .seed = CHECK_SEED,
+                .logprobs = t->logprobs,
         };
-        _cleanup_free_ char *body = NULL;
-        int r = openai_build_request(&p, &body);
-        if (r == -EINVAL)
-                return result_fail(res, VERDICT_ERROR, "check", strdup_printf("check '%s' has no prompt", spec->name));
+        int r = openai_build_request(&p, &c->body);
+        if (r == -EINVAL) {
+                r = result_fail(res, VERDICT_ERROR, "check", strdup_printf("check '%s' has no prompt", spec->name));
+                return r < 0 ? r : 1;
+        }
         if (r < 0)
                 return r;
-        _cleanup_free_ char *url = url_for(run, chat ? "/v1/chat/completions" : "/v1/completions");
-        if (!url)
+        c->url = url_for(run, chat ? "/v1/chat/completions" : "/v1/completions");
+        if (!c->url)
                 return -ENOMEM;
 
-        _cleanup_(openai_output_release) struct openai_output out;
-        openai_output_init(&out, run->reasoning_fields, CHECK_MAX_OUTPUT);
-        struct stream_ctx sc = {.out = &out};
-        sse_init(&sc.sse, 0, 0, stream_on_event, &sc);
         static const char *const accept_sse[] = {"Accept: text/event-stream", NULL};
-        struct http_request req = {
+        c->req = (struct http_request){
                 .method = "POST",
-                .url = url,
-                .body = body,
-                .body_len = strlen(body),
+                .url = c->url,
+                .body = c->body,
+                .body_len = strlen(c->body),
                 .headers = stream ? accept_sse : NULL,
                 .timeout = t->request_timeout,
                 .idle_timeout = stream ? t->idle_timeout : 0,
                 .max_body = HTTP_DEFAULT_MAX_BODY,
                 .on_data = stream ? stream_on_data : NULL,
-                .userdata = &sc,
+                .userdata = &c->sc,
                 .should_abort = t->should_abort,
                 .abort_userdata = t->abort_userdata,
         };
-        _cleanup_(http_response_release) struct http_response resp;
-        r = http_run(run->loop, &req, USEC_INFINITY, &resp);
-        if (r == 0 && stream && resp.status >= 200 && resp.status < 300)
-                r = sse_finish(&sc.sse);
-        sse_release(&sc.sse);
+        return 0;
+}
+
+/* The verdict on a finished request of c: r is how the transfer ended (0 or an error as
+ * http_run returns it), resp what came back. -ECANCELED/-EINTR/-ENOMEM pass through. */
+static int completion_judge(struct run *run, struct completion *c, int r, const struct http_response *resp,
+                            struct check_result *res) {
+        const struct checks_target *t = run->t;
+        const struct check_spec *spec = c->spec;
+        bool stream = c->stream;
+        struct openai_output *out = &c->out;
+        if (r == 0 && stream && resp->status >= 200 && resp->status < 300)
+                r = sse_finish(&c->sc.sse);
         if (r == -ECANCELED || r == -EINTR || r == -ENOMEM)
                 return r;
         if (r == -ENOBUFS)
                 r = 0; /* stopped at the output cap: judge what we have */
 
-        res->http_status = resp.status;
-        res->latency = resp.started ? (resp.finished ? resp.finished : now_usec()) - resp.started : 0;
-        if (stream && out.first_token)
-                res->ttft = out.first_token - resp.started;
+        res->http_status = resp->status;
+        res->latency = resp->started ? (resp->finished ? resp->finished : now_usec()) - resp->started : 0;
+        if (stream && out->first_token)
+                res->ttft = out->first_token - resp->started;
 
         bool parse_failed = false;
-        if (r == 0 && !stream && resp.status >= 200 && resp.status < 300 && !resp.truncated) {
-                r = openai_parse_response(&out, buf_str(&resp.body), resp.body.len);
+        if (r == 0 && !stream && resp->status >= 200 && resp->status < 300 && !resp->truncated) {
+                r = openai_parse_response(out, buf_str(&resp->body), resp->body.len);
                 if (r == -ENOMEM)
                         return r;
                 parse_failed = r == -EBADMSG;
@@ -431,34 +444,41 @@ static int run_completion(struct run *run, const struct check_spec *spec, bool s
         } else if (r == -EBADMSG || r == -E2BIG) {
                 parse_failed = r == -EBADMSG;
         }
-        if (openai_output_finish(&out) < 0)
+        if (openai_output_finish(out) < 0)
                 return -ENOMEM;
-        res->output = strdup_buf(&out.content);
-        res->reasoning = out.reasoning.len ? strdup_buf(&out.reasoning) : NULL;
-        res->finish_reason = out.finish_reason ? strdup(out.finish_reason) : NULL;
-        res->truncated = out.content.truncated || out.reasoning.truncated;
-        if (!res->output || (out.reasoning.len && !res->reasoning) || (out.finish_reason && !res->finish_reason))
+        res->output = strdup_buf(&out->content);
+        res->reasoning = out->reasoning.len ? strdup_buf(&out->reasoning) : NULL;
+        res->finish_reason = out->finish_reason ? strdup(out->finish_reason) : NULL;
+        res->truncated = out->content.truncated || out->reasoning.truncated;
+        if (!res->output || (out->reasoning.len && !res->reasoning) || (out->finish_reason && !res->finish_reason))
                 return -ENOMEM;
+        if (t->logprobs && out->n_logprobs) {
+                res->logprobs = malloc(out->n_logprobs * sizeof(*res->logprobs));
+                if (!res->logprobs)
+                        return -ENOMEM;
+                memcpy(res->logprobs, out->logprobs, out->n_logprobs * sizeof(*res->logprobs));
+                res->n_logprobs = out->n_logprobs;
+        }
 
         if (parse_failed)
                 return result_fail(res, VERDICT_GARBAGE, "http",
-                                   strdup(out.parse_error ? out.parse_error : "malformed response"));
+                                   strdup(out->parse_error ? out->parse_error : "malformed response"));
         if (r == -E2BIG)
                 return result_fail(res, VERDICT_GARBAGE, "http",
                                    strdup("server-sent event over the size limit"));
         if (r < 0)
-                return fail_transport(res, &resp, r, stream, t->request_timeout, &out);
-        if (resp.status < 200 || resp.status >= 300)
-                return fail_status(res, &resp);
-        if (resp.truncated)
+                return fail_transport(res, resp, r, stream, t->request_timeout, out);
+        if (resp->status < 200 || resp->status >= 300)
+                return fail_status(res, resp);
+        if (resp->truncated)
                 return result_fail(res, VERDICT_GARBAGE, "http",
                                    strdup_printf("response body over %zu bytes", (size_t)HTTP_DEFAULT_MAX_BODY));
         /* A stream that stops without finish_reason or [DONE] was cut, whatever TCP said. */
-        if (stream && !out.done && !out.finish_reason && !out.error && !res->truncated) {
+        if (stream && !out->done && !out->finish_reason && !out->error && !res->truncated) {
                 /* not one event: an HTML page or a JSON body, not a stream cut short */
-                if (out.events == 0) {
-                        _cleanup_free_ char *ct = resp.content_type ? detect_escape(resp.content_type,
-                                                                                     strlen(resp.content_type))
+                if (out->events == 0) {
+                        _cleanup_free_ char *ct = resp->content_type ? detect_escape(resp->content_type,
+                                                                                     strlen(resp->content_type))
                                                                    : NULL;
                         return result_fail(res, VERDICT_GARBAGE, "http",
                                            strdup_printf("no server-sent events in the response (Content-Type: %s)",
@@ -466,16 +486,35 @@ static int run_completion(struct run *run, const struct check_spec *spec, bool s
                 }
                 return result_fail(res, VERDICT_GARBAGE, "http", strdup("connection closed mid-stream"));
         }
-        r = judge_output(spec, res, &out);
-        if (r >= 0 && res->verdict != VERDICT_PASS && out.events_after_done > 0 && res->evidence) {
+        r = judge_output(spec, res, out);
+        if (r >= 0 && res->verdict != VERDICT_PASS && out->events_after_done > 0 && res->evidence) {
                 char *e = strdup_printf("%s (%zu event%s after [DONE], ignored)", res->evidence,
-                                        out.events_after_done, out.events_after_done == 1 ? "" : "s");
+                                        out->events_after_done, out->events_after_done == 1 ? "" : "s");
                 if (!e)
                         return -ENOMEM;
                 free(res->evidence);
                 res->evidence = e;
         }
         return r;
+}
+
+/* One chat or completion request, streamed or not. Returns 0 with res filled, or
+ * -ECANCELED/-EINTR/-ENOMEM. */
+static int run_completion(struct run *run, const struct check_spec *spec, bool stream, struct check_result *res) {
+        if (!run->model && !run->models_tried) {
+                int r = run_models(run, NULL);
+                if (r < 0)
+                        return r;
+        }
+        struct completion c;
+        int r = completion_prepare(run, spec, stream, &c, res);
+        if (r == 0) {
+                _cleanup_(http_response_release) struct http_response resp;
+                r = http_run(run->loop, &c.req, USEC_INFINITY, &resp);
+                r = completion_judge(run, &c, r, &resp, res);
+        }
+        completion_release(&c);
+        return r < 0 ? r : 0;
 }
 
 /* The streamed run of a STREAM_BOTH spec must agree with the non-streamed one. */
@@ -520,10 +559,9 @@ static char *base_url(const char *url) {
         return strndup(url, n);
 }
 
-int checks_run(struct loop *l, const struct checks_target *t, const struct check_spec *specs, size_t n,
-               struct check_result **ret, size_t *ret_n) {
+static void run_init(struct run *run, struct loop *l, const struct checks_target *t) {
         const struct profile *prof = t->profile;
-        struct run run = {
+        *run = (struct run){
                 .loop = l,
                 .t = t,
                 .reasoning_fields = prof && prof->reasoning_fields ? prof->reasoning_fields : generic_reasoning_fields,
@@ -531,6 +569,12 @@ int checks_run(struct loop *l, const struct checks_target *t, const struct check
                                 : prof && prof->thinking_key ? prof->thinking_key : "enable_thinking",
                 .takes_seed = prof ? prof->takes_seed : false,
         };
+}
+
+int checks_run(struct loop *l, const struct checks_target *t, const struct check_spec *specs, size_t n,
+               struct check_result **ret, size_t *ret_n) {
+        struct run run;
+        run_init(&run, l, t);
         int r = -ENOMEM;
         size_t runs = 0, count = 0;
         for (size_t i = 0; i < n; i++)
@@ -587,5 +631,220 @@ finish:
         }
         *ret = results;
         *ret_n = count;
+        return r;
+}
+
+/* ---- checks under load: one request at a time on the loop, without waiting ---------- */
+
+struct check_probe {
+        struct run run;
+        struct completion c;
+        struct check_result res;
+        struct http_transfer *tr;
+        void (*done)(void *userdata);
+        void *userdata;
+        bool prepared;
+        bool finished;
+};
+
+static void probe_done(struct http_transfer *tr, void *userdata) {
+        struct check_probe *p = userdata;
+        p->finished = true;
+        if (p->done)
+                p->done(p->userdata);
+}
+
+void check_probe_free(struct check_probe *p) {
+        if (!p)
+                return;
+        http_transfer_free(p->tr);
+        if (p->prepared)
+                completion_release(&p->c);
+        check_result_release(&p->res);
+        free(p->run.base);
+        free(p->run.model);
+        free(p);
+}
+
+int check_probe_start(struct loop *l, const struct checks_target *t, const struct check_spec *spec, bool stream,
+                      void (*done)(void *userdata), void *userdata, struct check_probe **ret) {
+        if (spec->mode == CHECK_MODELS)
+                return -EINVAL;
+        struct check_probe *p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        run_init(&p->run, l, t);
+        p->run.models_tried = true; /* the model is t's: no request but this one */
+        p->done = done;
+        p->userdata = userdata;
+        p->res = (struct check_result){.verdict = VERDICT_PASS, .streamed = stream};
+        int r = -ENOMEM;
+        p->res.name = stream && spec->stream == STREAM_BOTH ? strdup_printf("%s/stream", spec->name) : strdup(spec->name);
+        p->run.base = base_url(t->base_url ? t->base_url : "");
+        if (!p->res.name || !p->run.base || (t->model && !(p->run.model = strdup(t->model))))
+                goto fail;
+        r = completion_prepare(&p->run, spec, stream, &p->c, &p->res);
+        p->prepared = true;
+        if (r < 0)
+                goto fail;
+        if (r == 1) {
+                /* judged already (no prompt): finished, with nothing sent */
+                p->finished = true;
+                *ret = p;
+                return 0;
+        }
+        if ((r = http_start(l, &p->c.req, probe_done, p, &p->tr)) < 0)
+                goto fail;
+        *ret = p;
+        return 0;
+fail:
+        check_probe_free(p);
+        return r;
+}
+
+bool check_probe_finished(const struct check_probe *p) {
+        return p->finished;
+}
+
+int check_probe_result(struct check_probe *p, struct check_result *ret) {
+        if (!p->finished)
+                return -EBUSY;
+        if (p->tr) {
+                struct http_response *resp = http_transfer_response(p->tr);
+                int r = completion_judge(&p->run, &p->c, resp->error, resp, &p->res);
+                if (r < 0)
+                        return r;
+        }
+        *ret = p->res;
+        p->res = (struct check_result){0};
+        return 0;
+}
+
+/* ---- many at once: the eval's batch of independent questions ------------------------ */
+
+static int not_asked(struct check_result *res, const struct check_spec *spec, const char *why) {
+        check_result_release(res);
+        *res = (struct check_result){.verdict = VERDICT_SKIPPED, .streamed = spec->stream == STREAM_YES};
+        if (!(res->name = strdup(spec->name)))
+                return -ENOMEM;
+        return result_fail(res, VERDICT_SKIPPED, "not asked", strdup(why));
+}
+
+/* The model to ask when t names none: what /v1/models lists first (NULL when it cannot
+ * tell: the questions then go without one, as a check's would). */
+static int lookup_model(struct loop *l, const struct checks_target *t, char **ret) {
+        struct run run;
+        run_init(&run, l, t);
+        run.base = base_url(t->base_url ? t->base_url : "");
+        int r = run.base ? run_models(&run, NULL) : -ENOMEM;
+        free(run.base);
+        if (r < 0) {
+                free(run.model);
+                return r;
+        }
+        *ret = run.model;
+        return 0;
+}
+
+int checks_run_concurrent(struct loop *l, const struct checks_target *t, const struct check_spec *specs, size_t n,
+                          size_t concurrency, struct check_result **ret) {
+        for (size_t i = 0; i < n; i++)
+                if (specs[i].mode == CHECK_MODELS)
+                        return -EINVAL;
+        if (concurrency < 1)
+                concurrency = 1;
+        struct checks_target target = *t;
+        target.ret_model = NULL;
+        _cleanup_free_ char *model = NULL;
+        int r = t->model ? 0 : lookup_model(l, t, &model);
+        if (r < 0)
+                return r;
+        if (!t->model)
+                target.model = model;
+        if (t->ret_model)
+                *t->ret_model = target.model ? strdup(target.model) : NULL;
+
+        struct check_result *results = calloc(n ? n : 1, sizeof(*results));
+        _cleanup_free_ struct check_probe **probes = calloc(n ? n : 1, sizeof(*probes));
+        if (!results || !probes) {
+                free(results);
+                return -ENOMEM;
+        }
+        size_t next = 0, in_flight = 0, done = 0;
+        bool hung = false;
+        while (done < n) {
+                /* fill the window */
+                while (!hung && next < n && in_flight < concurrency) {
+                        size_t i = next++;
+                        bool stream = specs[i].stream == STREAM_YES;
+                        r = check_probe_start(l, &target, &specs[i], stream, NULL, NULL, &probes[i]);
+                        if (r == -ENOMEM)
+                                goto cancel;
+                        if (r < 0) {
+                                /* curl refused the request: gauntlet's side, as in a check */
+                                results[i] = (struct check_result){.verdict = VERDICT_PASS, .streamed = stream};
+                                if (!(results[i].name = strdup(specs[i].name)) ||
+                                    result_fail(&results[i], VERDICT_ERROR, "http client",
+                                                strdup_printf("cannot send the request: %s", strerror(-r))) < 0) {
+                                        r = -ENOMEM;
+                                        goto cancel;
+                                }
+                                done++;
+                                continue;
+                        }
+                        in_flight++;
+                }
+                if (in_flight == 0) {
+                        /* nothing more is sent: the rest was never asked */
+                        for (size_t i = next; i < n; i++)
+                                if ((r = not_asked(&results[i], &specs[i], "not asked: an earlier request timed out")) < 0)
+                                        goto cancel;
+                        break;
+                }
+                /* a probe judged without a request (no prompt) is finished already */
+                bool any = false;
+                for (size_t i = 0; i < next && !any; i++)
+                        any = probes[i] && check_probe_finished(probes[i]);
+                if (!any) {
+                        r = loop_iterate(l, USEC_INFINITY);
+                        if (r < 0 && r != -ETIME)
+                                goto cancel;
+                }
+                /* judge what ended, in spec order */
+                for (size_t i = 0; i < next; i++) {
+                        if (!probes[i] || !check_probe_finished(probes[i]))
+                                continue;
+                        r = check_probe_result(probes[i], &results[i]);
+                        check_probe_free(probes[i]);
+                        probes[i] = NULL;
+                        in_flight--;
+                        done++;
+                        if (r < 0)
+                                goto cancel;
+                        if (results[i].verdict == VERDICT_TIMEOUT)
+                                hung = true;
+                }
+                if (t->should_abort && t->should_abort(t->abort_userdata)) {
+                        r = -ECANCELED;
+                        goto cancel;
+                }
+        }
+        *ret = results;
+        return 0;
+
+cancel:
+        /* whatever is in flight or unsent has no answer */
+        for (size_t i = 0; i < n; i++) {
+                bool unanswered = probes[i] || i >= next;
+                check_probe_free(probes[i]);
+                probes[i] = NULL;
+                if (unanswered && r != -ENOMEM && not_asked(&results[i], &specs[i], "not asked: stopped") < 0)
+                        r = -ENOMEM;
+        }
+        if (r == -ENOMEM) {
+                checks_free_results(results, n);
+                return r;
+        }
+        *ret = results;
         return r;
 }

@@ -51,6 +51,9 @@ struct check_result {
         bool truncated;          /* the output or reasoning was cut at CHECK_MAX_OUTPUT */
         int transport_error;     /* the request failed below HTTP (negative errno: refused,
                                     reset, timed out), else 0 */
+        double *logprobs;        /* the chosen tokens' log-probabilities, when the target
+                                    asked for them and the server sent them; else NULL */
+        size_t n_logprobs;
 };
 
 #define CHECK_MAX_OUTPUT ((size_t)1 << 20)
@@ -81,6 +84,8 @@ struct checks_target {
         void *abort_userdata;
         char **ret_model;                /* if non-NULL, gets the model asked (caller frees;
                                             NULL when none was known) */
+        bool logprobs;                   /* ask for the chosen tokens' logprobs and keep them
+                                            in each result (the eval's differential) */
 };
 
 /* Runs every spec (STREAM_BOTH specs run twice: non-streamed, then streamed as
@@ -101,10 +106,36 @@ struct checks_target {
  * id to the other checks when t->model is NULL. */
 int checks_run(struct loop *l, const struct checks_target *t, const struct check_spec *specs, size_t n,
                struct check_result **ret, size_t *ret_n);
+/* The same judging, with up to `concurrency` requests in flight at once (at least 1):
+ * for a batch of independent questions (the eval). Each spec runs once, non-streamed
+ * unless its stream is STREAM_YES (STREAM_BOTH counts as non-streamed: no
+ * streamed/non-streamed comparison is made); models specs are not allowed (-EINVAL).
+ * *ret gets n results in spec order. After a request timed out no new one is sent (a
+ * hung server hangs the rest) and the specs never sent get skipped/"not asked" with
+ * evidence saying why; the requests in flight still finish. Returns as checks_run; on
+ * -ECANCELED and -EINTR the transfers in flight are cancelled and their results are
+ * skipped/"not asked" too. */
+int checks_run_concurrent(struct loop *l, const struct checks_target *t, const struct check_spec *specs, size_t n,
+                          size_t concurrency, struct check_result **ret);
+
 /* The suite's verdict: the worst result decides (verdict_severity; the first of equals);
  * cause and evidence point into r (NULL on pass). An empty suite passes. */
 enum verdict checks_summarize(const struct check_result *r, size_t n, const char **ret_cause,
                               const char **ret_evidence);
 void checks_free_results(struct check_result *r, size_t n);
+
+/* Checks under load (the bench mixes them into its requests): the same request and the same
+ * judgement as checks_run gives one run of a spec, but started on the loop without waiting.
+ * t->model is used as it is (no /v1/models lookup); CHECK_MODELS specs are -EINVAL. done
+ * (optional) is called from the loop once the answer is in. */
+struct check_probe;
+int check_probe_start(struct loop *l, const struct checks_target *t, const struct check_spec *spec, bool stream,
+                      void (*done)(void *userdata), void *userdata, struct check_probe **ret);
+bool check_probe_finished(const struct check_probe *p);
+/* Judges a finished probe: *ret gets its result (the caller releases it). -EBUSY while it
+ * runs; -ENOMEM. Once only. */
+int check_probe_result(struct check_probe *p, struct check_result *ret);
+/* Cancels it if it still runs, and frees it. NULL is fine. */
+void check_probe_free(struct check_probe *p);
 
 #endif

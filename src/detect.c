@@ -4,8 +4,10 @@
  * sometimes repetitive on purpose (counting, tables, code, refrains). The thresholds and
  * the reasons for them are in docs/detectors.md; tests/corpus/ is the data they were tuned
  * on. The text detectors run in this order, the first finding decides:
- *   invalid text (bytes) -> runs and loops (code points) -> loops of sentences ->
- *   soup -> low information.
+ *   invalid text (bytes) -> runs and loops (code points) -> only special-token names ->
+ *   loops of sentences -> soup -> low information;
+ * then, on the answer only, the reasoning end tag; then, cut at the token limit, tokens
+ * that print as nothing (usage against the text's size).
  */
 #include "detect.h"
 #include "utf8.h"
@@ -410,36 +412,48 @@ static int dtext_init(struct dtext *t, const char *s, size_t len, size_t base) {
 
 /* ---- runs and loops ------------------------------------------------------------------- */
 
-enum uclass { U_WS, U_DRAW, U_BRACKET, U_PUNCT, U_DIGIT, U_ALNUM, _U_MAX };
+/* U_SPECIAL: a unit that is one special-token name, "<unk>", "</s>", "<|im_end|>",
+ * "[control_47]" (see unit_is_special); only ever a unit, never a code point's class. */
+enum uclass { U_WS, U_DRAW, U_BRACKET, U_PUNCT, U_DIGIT, U_ALNUM, U_SPECIAL, _U_MAX };
 
 /* Repeats needed to fire, by class, for a run of one code point (p = 1) and for a longer
  * unit (p >= 2):
- *   any:   anywhere in the output;
- *   cov:   when the stretch covers half the output or runs to its end;
- *   len:   the same, when the server said finish_reason "length" (it never stopped);
- *   whole: when the stretch is (nearly) the whole output.
+ *   any:      anywhere in the output;
+ *   cov:      when the stretch covers half the output or runs to its end;
+ *   len:      the same, when the server said finish_reason "length" (it never stopped);
+ *   whole:    when the stretch is (nearly) the whole output;
+ *   lenwhole: finish_reason "length", and the stretch is the whole output, or half of it
+ *             and runs to its end: the model was saying one thing over and over when it was
+ *             cut, so a handful is enough ("výstup výstup výstup výstup", "ラン集集集集集集集").
  * 0 means never. Tuned on tests/corpus (docs/detectors.md says why each). */
 struct limits {
-        unsigned any, cov, len, whole;
+        unsigned any, cov, len, whole, lenwhole;
 };
 
 static const struct limits run_limits[_U_MAX] = {
-        [U_WS] = {200, 0, 0, 0},
-        [U_DRAW] = {200, 64, 32, 24},
-        [U_BRACKET] = {24, 16, 8, 4},
-        [U_PUNCT] = {16, 8, 4, 4},
-        [U_DIGIT] = {128, 40, 16, 32},
-        [U_ALNUM] = {32, 16, 8, 12},
+        [U_WS] = {200, 0, 0, 0, 0},
+        [U_DRAW] = {200, 64, 32, 24, 24},
+        [U_BRACKET] = {24, 16, 8, 4, 4},
+        [U_PUNCT] = {16, 8, 4, 4, 4},
+        [U_DIGIT] = {128, 40, 16, 32, 8},
+        [U_ALNUM] = {32, 16, 8, 12, 4},
 };
 
+/* Whole-output repetition of a word ends at 16, not 12: "repeat the word test 12 times"
+ * is a request models are trained on (docs/testbed-model.md). */
 static const struct limits unit_limits[_U_MAX] = {
-        [U_WS] = {64, 0, 0, 0},
-        [U_DRAW] = {64, 32, 16, 16},
-        [U_BRACKET] = {16, 8, 4, 8},
-        [U_PUNCT] = {16, 8, 4, 8},
-        [U_DIGIT] = {32, 16, 8, 12},
-        [U_ALNUM] = {32, 16, 8, 12},
+        [U_WS] = {64, 0, 0, 0, 0},
+        [U_DRAW] = {64, 32, 16, 16, 16},
+        [U_BRACKET] = {16, 8, 4, 8, 4},
+        [U_PUNCT] = {16, 8, 4, 8, 4},
+        [U_DIGIT] = {32, 16, 8, 12, 6},
+        [U_ALNUM] = {32, 16, 8, 16, 4},
+        [U_SPECIAL] = {12, 6, 4, 3, 3},
 };
+
+/* "<|...|>" names are only ever special tokens (ChatML, Llama 3, reserved ones): three in a
+ * row are never an answer. */
+static const struct limits pipe_limits = {3, 3, 2, 2, 2};
 
 static enum uclass classify_cp(uint32_t c) {
         if (is_space(c))
@@ -480,6 +494,41 @@ static enum uclass classify_unit(const uint32_t *u, size_t p) {
         return other ? U_PUNCT : U_DRAW;
 }
 
+/* True when some rotation of the unit is one special-token name, with whitespace after it
+ * or not: "<" or "[", then letters, digits and "|_/-.:", then ">" or "]" ("<unk>", "</s>",
+ * "<|im_end|>", "<unused12>", "[control_47] "; "[x]" is too short). *ret_pipe: the "<|...|>"
+ * form. HTML tags have that shape too, hence the limits: "<br><br>" passes, a run of them
+ * covering the output does not. */
+static bool unit_is_special(const uint32_t *u, size_t p, bool *ret_pipe) {
+        if (p < 3)
+                return false;
+        for (size_t j = 0; j < p; j++) {
+                uint32_t open = u[j], close = open == '<' ? '>' : open == '[' ? ']' : 0;
+                if (!close)
+                        continue;
+                size_t k = 1;
+                bool letter = false;
+                for (; k < p; k++) {
+                        uint32_t c = u[(j + k) % p];
+                        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+                                letter = true;
+                        else if (!(is_digit(c) || (c && c < 0x80 && strchr("|_/-.:", (int)c))))
+                                break;
+                }
+                /* "[x]" is a ticked box; "<s>" is Llama's BOS. */
+                if (k < (open == '[' ? 3 : 2) || k >= p || u[(j + k) % p] != close || !letter)
+                        continue;
+                size_t end = k;
+                for (k = end + 1; k < p && is_space(u[(j + k) % p]); k++)
+                        ;
+                if (k < p)
+                        continue;
+                *ret_pipe = open == '<' && u[(j + 1) % p] == '|' && u[(j + end - 1) % p] == '|';
+                return true;
+        }
+        return false;
+}
+
 /* True when the unit is one word of letters or digits with whitespace around it (" the",
  * "0 "): a repeated token. Counted cyclically, so " the" and "the " are both one word.
  * Punctuation with whitespace ("\n\n</") is a loop. */
@@ -517,6 +566,8 @@ static unsigned limit_for(const struct limits *l, bool length_cut, double covera
         unsigned need = l->any;
         if (l->whole && coverage >= 0.9)
                 need = MIN(need, l->whole);
+        if (l->lenwhole && length_cut && coverage >= 0.5 && (tail || coverage >= 0.9))
+                need = MIN(need, l->lenwhole);
         if (coverage >= 0.5 || tail) {
                 unsigned c = length_cut ? l->len : l->cov;
                 if (c)
@@ -548,9 +599,16 @@ static int check_loops(const struct dtext *t, bool length_cut, struct finding *f
                                 /* Rounded: "OK OK OK" is three repeats of "OK ". */
                                 size_t repeats = (2 * cover + p) / (2 * p);
                                 const uint32_t *unit = t->cp + start;
-                                if (repeats >= 3 && cover > best.cover && unit_is_primitive(unit, p)) {
+                                /* Two repeats count only for "<|...|>" names (pipe_limits). */
+                                if ((repeats >= 3 || (repeats == 2 && p > 4 && unit[1] == '|')) &&
+                                    cover > best.cover && unit_is_primitive(unit, p)) {
                                         enum uclass cls = classify_unit(unit, p);
-                                        const struct limits *l = p == 1 ? &run_limits[cls] : &unit_limits[cls];
+                                        bool pipe = false;
+                                        if (p > 1 && unit_is_special(unit, p, &pipe))
+                                                cls = U_SPECIAL;
+                                        const struct limits *l = p == 1 ? &run_limits[cls]
+                                                                 : pipe ? &pipe_limits
+                                                                        : &unit_limits[cls];
                                         double coverage = (double)cover / (double)total;
                                         bool tail = start + cover >= t->last;
                                         unsigned need = limit_for(l, length_cut, coverage, tail);
@@ -571,8 +629,16 @@ static int check_loops(const struct dtext *t, bool length_cut, struct finding *f
         if (!best.cover)
                 return 0;
         /* A stretch that starts mid-word ("Na na na": 'a n') is shown from the next word
-         * start ('na '), pointing at its first whole occurrence. */
-        if (best.p > 1 && !is_space(t->cp[best.start]))
+         * start ('na '), pointing at its first whole occurrence; a special-token name from
+         * its opening bracket. */
+        if (best.cls == U_SPECIAL) {
+                for (size_t k = 0; k < best.p; k++)
+                        if (t->cp[best.start + k] == '<' || t->cp[best.start + k] == '[') {
+                                best.start += k;
+                                best.cover -= k;
+                                break;
+                        }
+        } else if (best.p > 1 && !is_space(t->cp[best.start]))
                 for (size_t k = 0; k < best.p && best.cover - k >= best.p; k++) {
                         size_t i = best.start + k;
                         if (!is_space(t->cp[i]) && i > t->first && is_space(t->cp[i - 1])) {
@@ -584,13 +650,49 @@ static int check_loops(const struct dtext *t, bool length_cut, struct finding *f
         _cleanup_free_ char *u = unit_string(t->cp + best.start, best.p);
         if (!u)
                 return -ENOMEM;
-        bool token = best.p == 1 || unit_is_token(t->cp + best.start, best.p);
+        bool token = best.p == 1 || best.cls == U_SPECIAL || unit_is_token(t->cp + best.start, best.p);
         f->cause = token ? "repeat" : "loop";
         f->at = t->base + t->off[best.start];
-        if (best.p == 1)
+        if (best.cls == U_SPECIAL)
+                f->what = strdup_printf("special-token name %s repeated %zu times at byte %zu", u, best.repeats, f->at);
+        else if (best.p == 1)
                 f->what = strdup_printf("run of %zu x %s at byte %zu", best.repeats, u, f->at);
         else
                 f->what = strdup_printf("%s repeated %zu times at byte %zu", u, best.repeats, f->at);
+        return f->what ? 1 : -ENOMEM;
+}
+
+/* An answer made of nothing but special-token names, two or more, one of them of the
+ * "<|...|>" form that only special tokens have ("<|reserved_special_token_54|></s>",
+ * "<|endoftext|><|im_start|>"): the server printed the model's control tokens, and the
+ * model said nothing else. ("<div></div>" is an answer; it has no "<|...|>".) */
+static int check_only_special(const struct dtext *t, struct finding *f) {
+        size_t i = t->first, names = 0, pipes = 0;
+        while (i < t->last) {
+                if (is_space(t->cp[i])) {
+                        i++;
+                        continue;
+                }
+                uint32_t open = t->cp[i], close = open == '<' ? '>' : open == '[' ? ']' : 0;
+                if (!close)
+                        return 0;
+                size_t j = i + 1;
+                while (j < t->last && j - i <= LOOP_MAX_PERIOD && t->cp[j] != close && !is_space(t->cp[j]))
+                        j++;
+                if (j >= t->last || t->cp[j] != close)
+                        return 0;
+                bool pipe = false;
+                if (!unit_is_special(t->cp + i, j - i + 1, &pipe))
+                        return 0;
+                names++;
+                pipes += pipe;
+                i = j + 1;
+        }
+        if (names < 2 || pipes == 0)
+                return 0;
+        f->cause = "invalid-text";
+        f->at = t->base + t->off[t->first];
+        f->what = strdup_printf("only special-token names (%zu), no text", names);
         return f->what ? 1 : -ENOMEM;
 }
 
@@ -675,7 +777,7 @@ static int check_segment_loops(const struct dtext *t, bool length_cut, struct fi
                         if (drawing)
                                 continue;  /* the sides of a box, rules between rows */
                         /* Short units are the code-point detector's business, with its limits. */
-                        struct limits l = unit_cps > LOOP_MAX_PERIOD ? (struct limits){20, 10, 6, 10}
+                        struct limits l = unit_cps > LOOP_MAX_PERIOD ? (struct limits){20, 10, 6, 10, 0}
                                                                      : unit_limits[U_ALNUM];
                         if (digits)
                                 l = unit_limits[U_DIGIT];
@@ -853,6 +955,9 @@ struct word {
         bool mixed;            /* letters of scripts that never share a word */
         bool glued;            /* CamelCase glued to a long lowercase tail: "MethodInfoyageegeben" */
         bool bare_switch;      /* script changed from the previous word across plain spaces */
+        enum family last_fam;  /* of its last letter */
+        unsigned inner_switches;  /* script changes inside it, any pair (kana counts as Han) */
+        bool switch_before;    /* ... and from the previous word's last letter, across plain spaces */
 };
 
 static bool is_word_char(uint32_t c) {
@@ -906,6 +1011,10 @@ static int soup_words(const struct dtext *t, struct word **ret, size_t *ret_n) {
                         enum family f = family_of(c);
                         if (f == FAM_NONE)
                                 continue;
+                        enum family fm = f == FAM_KANA ? FAM_HAN : f;
+                        if (x->last_fam && fm != x->last_fam)
+                                x->inner_switches++;
+                        x->last_fam = fm;
                         if (!x->fam)
                                 x->fam = f;
                         x->fam_mask |= 1u << f;
@@ -953,6 +1062,9 @@ static int soup_words(const struct dtext *t, struct word **ret, size_t *ret_n) {
                 x->glued = x->letters >= 16 && hump >= 1 && max_tail >= 14;
                 if (n > 0 && plain && !structured && !fam_pair_normal(w[n - 1].fam, x->fam))
                         x->bare_switch = true;
+                if (n > 0 && plain && !structured && w[n - 1].last_fam && x->fam &&
+                    w[n - 1].last_fam != (x->fam == FAM_KANA ? FAM_HAN : x->fam))
+                        x->switch_before = true;
                 prev_end = i;
                 n++;
         }
@@ -971,17 +1083,16 @@ static int check_soup(const struct dtext *t, struct finding *f) {
                 return 0;
         for (size_t from = 0; from < n; from += SOUP_STEP) {
                 size_t to = MIN(n, from + SOUP_WINDOW);
-                unsigned letters = 0, spaced = 0, stop = 0, cjk = 0, cjk_common = 0, han = 0, rare = 0;
+                unsigned letters = 0, cjk = 0, cjk_common = 0, han = 0, rare = 0;
                 unsigned common_han = 0, hangul = 0, hangul_common = 0;
-                unsigned mixed = 0, glued = 0, bare = 0, cjk_punct = 0, code_punct = 0;
+                unsigned mixed = 0, glued = 0, bare = 0, cjk_punct = 0, code_punct = 0, switches = 0;
+                unsigned returns = 0, seen = 0;
                 unsigned words = (unsigned)(to - from);
-                unsigned mask = 0;
+                unsigned mask = 0, fam_letters[_FAM_MAX] = {0}, fam_spaced[_FAM_MAX] = {0}, fam_stop[_FAM_MAX] = {0};
                 size_t first_odd = SIZE_MAX;
                 for (size_t k = from; k < to; k++) {
                         const struct word *x = &w[k];
                         letters += x->letters;
-                        spaced += x->spaced;
-                        stop += x->stop;
                         cjk += x->cjk;
                         cjk_common += x->cjk_common;
                         hangul += x->hangul;
@@ -994,6 +1105,10 @@ static int check_soup(const struct dtext *t, struct finding *f) {
                                 code_punct += x->code_punct_before;
                         }
                         mask |= x->fam_mask;
+                        enum family xf = x->fam == FAM_KANA ? FAM_HAN : x->fam;
+                        fam_letters[xf] += x->letters;
+                        fam_spaced[xf] += x->spaced;
+                        fam_stop[xf] += x->stop;
                         if (x->mixed || x->glued) {
                                 mixed += x->mixed;
                                 glued += x->glued;
@@ -1002,6 +1117,13 @@ static int check_soup(const struct dtext *t, struct finding *f) {
                         }
                         if (k > from && x->bare_switch)
                                 bare++;
+                        switches += x->inner_switches + (k > from && x->switch_before);
+                        /* A script coming back after another one: soup keeps returning to
+                         * its scripts; "Hello Привет こんにちは 안녕하세요" visits each once. */
+                        if (k > from && xf != (w[k - 1].fam == FAM_KANA ? FAM_HAN : w[k - 1].fam) &&
+                            (seen & (1u << xf)))
+                                returns++;
+                        seen |= 1u << xf;
                 }
                 if (mask & (1u << FAM_KANA))
                         mask = (mask & ~(1u << FAM_KANA)) | (1u << FAM_HAN);
@@ -1009,16 +1131,33 @@ static int check_soup(const struct dtext *t, struct finding *f) {
                 if (letters < 8)
                         goto next;
                 /* Prose has structure: function words, or common characters. Each needs a
-                 * sample to count: two common characters in a soup ("的人") prove nothing. */
-                if ((spaced >= 4 && stop * 100 >= spaced * 12) || (cjk >= 8 && cjk_common * 100 >= cjk * 12))
+                 * sample to count: two common characters in a soup ("的人") prove nothing.
+                 * And the structure must be that of the script most of the letters are in:
+                 * a soup of a tokenizer's commonest tokens has the function words of ten
+                 * languages and a few common Han characters, spread over ten scripts. A
+                 * sentence and its translation, or prose with foreign names, keeps a
+                 * script that holds half the letters, or has three scripts at most. */
+                enum family dom = FAM_NONE;
+                for (int k = 1; k < _FAM_MAX; k++)
+                        if (fam_letters[k] > fam_letters[dom])
+                                dom = (enum family)k;
+                bool one_language = families <= 3 || fam_letters[dom] * 2 >= letters;
+                bool structured = fam_cjk(dom) ? cjk >= 8 && cjk_common * 100 >= cjk * 12
+                                               : fam_spaced[dom] >= 4 && fam_stop[dom] * 100 >= fam_spaced[dom] * 12;
+                /* Words that glue unrelated scripts together are evidence no structure
+                 * outweighs when they are many, in a window of three scripts or more. */
+                bool glued_many = mixed >= 3 && mixed * 10 >= words && families >= 3;
+                if (one_language && structured && !glued_many)
                         goto next;
                 const char *why = NULL;
                 if (mixed >= 2 || (mixed >= 1 && families >= 3))
                         why = "words mixing scripts";
                 else if (glued >= 1 && code_punct == 0)
                         why = "glued fragments";  /* code has camelCase and punctuation */
-                else if (families >= 3 && bare >= 4 && bare * 10 >= words * 3)
+                else if (families >= 3 && bare >= 4 && bare * 10 >= words * 3 && returns >= 2)
                         why = "scripts switching word by word";
+                else if (!one_language && switches >= 3 && switches * 4 >= words && returns >= 2)
+                        why = "no script dominant, switching word by word";
                 else if (rare >= 3 && rare * 5 >= han)
                         why = "rare CJK characters";
                 else if (han >= 24 && han * 5 >= letters * 4 && common_han * 20 < han && cjk_punct == 0)
@@ -1145,6 +1284,8 @@ static int judge_part(const char *s, size_t len, size_t base, bool length_cut, s
                 return r;
         r = check_loops(&t, length_cut, f);
         if (r == 0)
+                r = check_only_special(&t, f);
+        if (r == 0)
                 r = check_segment_loops(&t, length_cut, f);
         if (r == 0)
                 r = check_soup(&t, f);
@@ -1166,6 +1307,54 @@ static int judge_text(const char *s, size_t len, bool length_cut, struct finding
                 return r;
         size_t tail = utf8_align(s, len, len - DETECT_WINDOW);
         return judge_part(s + tail, len - tail, tail, length_cut, f);
+}
+
+/* The end of a reasoning block, glued to a new answer, twice or more in the answer (the
+ * server already took the first one away): the model ran past the end of its turn and
+ * keeps starting over ("OK.</think>OK OK.</think>OK", "2112</think>2112762</think>12226").
+ * Text about the tag has it spaced or quoted ("everything up to </think> goes into
+ * reasoning_content", `text.split("</think>")`). */
+#define REASONING_END "</think>"
+#define REASONING_END_REPEATS 2
+
+static int check_reasoning_tags(const char *s, size_t len, struct finding *f) {
+        size_t tl = strlen(REASONING_END), n = 0, first = 0;
+        for (const char *p = s; p && (size_t)(p - s) + tl <= len; p++) {
+                p = memmem(p, len - (size_t)(p - s), REASONING_END, tl);
+                if (!p)
+                        break;
+                size_t after = (size_t)(p - s) + tl;
+                unsigned char c = after < len ? (unsigned char)s[after] : 0;
+                if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c >= 0x80) {
+                        if (n++ == 0)
+                                first = (size_t)(p - s);
+                }
+        }
+        if (n < REASONING_END_REPEATS)
+                return 0;
+        f->cause = "loop";
+        f->at = first;
+        f->what = strdup_printf("the reasoning end tag '%s' %zu times in the answer, each starting it over, "
+                                "first at byte %zu", REASONING_END, n, first);
+        return f->what ? 1 : -ENOMEM;
+}
+
+/* Tokens that print as nothing: a server hides special tokens (<unk>, <pad>, control
+ * tokens) by default, so a model that floods them shows a few bytes, or none, for all the
+ * tokens it was paid for. Real text is at least a byte per token (a byte-fallback token is
+ * one byte), so fewer than half a byte per token cut at the limit is hidden tokens. */
+#define HIDDEN_MIN_TOKENS 16
+
+static int check_hidden_tokens(const struct detect_input *in, size_t len, struct finding *f) {
+        size_t shown = len + (in->reasoning ? in->reasoning_len : 0);
+        if (in->completion_tokens < HIDDEN_MIN_TOKENS || (uint64_t)shown * 2 >= (uint64_t)in->completion_tokens)
+                return 0;
+        f->cause = "low-information";
+        f->at = 0;
+        f->what = strdup_printf("%lld tokens generated, %zu bytes of text: tokens that print as nothing "
+                                "(special tokens the server hides)",
+                                (long long)in->completion_tokens, shown);
+        return f->what ? 1 : -ENOMEM;
 }
 
 static bool blank(const char *s, size_t len) {
@@ -1275,6 +1464,8 @@ int detect_output(const struct detect_input *in, struct detect_result *ret) {
         }
 
         int r = judge_text(text, len, length_cut, &f);
+        if (r == 0)
+                r = check_reasoning_tags(text, len, &f);
         if (r < 0)
                 return r;
         if (r > 0)
@@ -1286,6 +1477,13 @@ int detect_output(const struct detect_input *in, struct detect_result *ret) {
                         return r;
                 if (r > 0)
                         return set_result(ret, "reasoning: ", in->reasoning, in->reasoning_len, &f);
+        }
+        if (length_cut && !blank(text, len)) {
+                r = check_hidden_tokens(in, len, &f);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return set_result(ret, "", text, len, &f);
         }
         if (blank(text, len)) {
                 f.cause = "empty";

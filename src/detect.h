@@ -1,15 +1,17 @@
 /* detect.h -- garbage detectors: tests every output must pass, whatever the question.
  *
  * A detector looks at one output and says whether it is garbage: a run of one character
- * or token, a periodic loop, low information, invalid text, multilingual soup, an empty
- * answer, NaN in logprobs, an HTTP 5xx. Correct answers are often short and sometimes
- * legitimately repetitive (counting, tables, code, refrains): a detector must not cry wolf.
+ * or token, a periodic loop, special-token names, low information, invalid text,
+ * multilingual soup, tokens that print as nothing, an empty answer, NaN in logprobs, an
+ * HTTP 5xx. Correct answers are often short and sometimes legitimately repetitive
+ * (counting, tables, code, refrains): a detector must not cry wolf.
  * Thresholds are tuned on the corpus under tests/corpus/ (docs/detectors.md).
  */
 #ifndef GAUNTLET_DETECT_H
 #define GAUNTLET_DETECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "verdict.h"
 
@@ -21,6 +23,8 @@ struct detect_input {
         const char *finish_reason;   /* "stop", "length", ... or NULL */
         const double *logprobs;      /* per-token logprobs when the server returned them */
         size_t n_logprobs;
+        int64_t completion_tokens;   /* tokens the server says it generated (usage); <= 0
+                                        when it did not say */
         int http_status;             /* 0 when not applicable */
         const char *error_message;   /* an error object or event the server sent, or NULL */
 };

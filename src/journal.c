@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <fcntl.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@ struct journal {
         char *path;
         char *error;       /* SQLite's message for the last failure */
         bool readonly;
+        int64_t version;      /* the schema version of the file as open */
 };
 
 static int errno_from_sqlite(sqlite3 *db, int rc) {
@@ -135,7 +137,8 @@ const char *journal_col_str(sqlite3_stmt *s, int i) {
         return t ? (const char *)t : NULL;
 }
 
-static const char schema_v1[] =
+/* The schema of a new journal (version JOURNAL_SCHEMA_VERSION). */
+static const char schema[] =
         "CREATE TABLE sweeps (\n"
         "  id INTEGER PRIMARY KEY,\n"
         "  started_wall INTEGER NOT NULL,          -- microseconds since the epoch\n"
@@ -173,7 +176,8 @@ static const char schema_v1[] =
         "  state TEXT NOT NULL DEFAULT 'running' CHECK (state IN ('running', 'settled', 'abandoned')),\n"
         "  started_wall INTEGER NOT NULL, ended_wall INTEGER,\n"
         "  port INTEGER, log_path TEXT,\n"
-        "  verdict TEXT CHECK (verdict IN ('pass', 'garbage', 'wrong', 'crash', 'timeout', 'skipped', 'error')),\n"
+        "  verdict TEXT CHECK (verdict IN ('pass', 'garbage', 'wrong', 'crash', 'timeout', 'skipped', 'error',\n"
+        "                                        'overload')),\n"
         "  cause TEXT, evidence TEXT, abandon_reason TEXT,\n"
         "  launch_us INTEGER, ready_us INTEGER, checks_us INTEGER, bench_us INTEGER, stop_us INTEGER,\n"
         "  ready_after_us INTEGER, exit_code INTEGER, exit_signal INTEGER, peak_gpu_mem_mib INTEGER,\n"
@@ -201,6 +205,69 @@ static const char schema_v1[] =
         "  sample TEXT NOT NULL,                   -- JSON object, one request\n"
         "  PRIMARY KEY (attempt_id, seq)\n"
         ");\n";
+
+/* Version 2 adds the verdict `overload`. SQLite cannot change a CHECK constraint in place:
+ * the attempts table is made anew and the rows copied (its documented way for a change a
+ * plain ALTER TABLE cannot make). Foreign keys are still off here (setup turns them on
+ * after the upgrade), so dropping the old table leaves the references to it alone. */
+static const char upgrade_v2[] =
+        "CREATE TABLE attempts_v2 (\n"
+        "  id INTEGER PRIMARY KEY,\n"
+        "  sweep_id INTEGER NOT NULL REFERENCES sweeps(id),\n"
+        "  cell_id TEXT NOT NULL REFERENCES cells(id),\n"
+        "  state TEXT NOT NULL DEFAULT 'running' CHECK (state IN ('running', 'settled', 'abandoned')),\n"
+        "  started_wall INTEGER NOT NULL, ended_wall INTEGER,\n"
+        "  port INTEGER, log_path TEXT,\n"
+        "  verdict TEXT CHECK (verdict IN ('pass', 'garbage', 'wrong', 'crash', 'timeout', 'skipped', 'error',\n"
+        "                                        'overload')),\n"
+        "  cause TEXT, evidence TEXT, abandon_reason TEXT,\n"
+        "  launch_us INTEGER, ready_us INTEGER, checks_us INTEGER, bench_us INTEGER, stop_us INTEGER,\n"
+        "  ready_after_us INTEGER, exit_code INTEGER, exit_signal INTEGER, peak_gpu_mem_mib INTEGER,\n"
+        "  bench TEXT\n"
+        ");\n"
+        "INSERT INTO attempts_v2 SELECT * FROM attempts;\n"
+        "DROP TABLE attempts;\n"
+        "ALTER TABLE attempts_v2 RENAME TO attempts;\n"
+        "CREATE INDEX attempts_by_cell ON attempts (cell_id, state, id);\n"
+        "PRAGMA user_version=2;\n";
+
+/* Version 3 adds the eval (docs/eval.md): its settings per sweep, the phase and the
+ * question set per attempt, and every answer. A new journal is `schema` plus this step,
+ * so a fresh file and an upgraded one have the same tables. */
+static const char schema_v3[] =
+        "ALTER TABLE sweeps ADD COLUMN eval TEXT;         -- JSON: the eval's settings and reference; NULL: none\n"
+        "ALTER TABLE attempts ADD COLUMN eval_us INTEGER;\n"
+        "ALTER TABLE attempts ADD COLUMN eval_set TEXT;   -- hash of the question set asked (eval.h)\n"
+        "CREATE TABLE eval_results (\n"
+        "  attempt_id INTEGER NOT NULL REFERENCES attempts(id),\n"
+        "  seq INTEGER NOT NULL,                    -- the question's place in the set\n"
+        "  qid TEXT NOT NULL, qkey TEXT NOT NULL,   -- its id; FNV-1a of what is asked and expected\n"
+        "  question TEXT,                           -- the prompt, or the messages as JSON\n"
+        "  verdict TEXT NOT NULL, cause TEXT, evidence TEXT,\n"
+        "  output TEXT, finish_reason TEXT, http_status INTEGER, latency_us INTEGER,\n"
+        "  logprobs TEXT,                           -- JSON array of the chosen tokens' logprobs, or NULL\n"
+        "  PRIMARY KEY (attempt_id, seq)\n"
+        ");\n";
+
+static int upgrade(struct journal *j, int64_t from) {
+        int r = 0;
+        if (from < 2) {
+                if ((r = begin(j)) < 0)
+                        return r;
+                if ((r = commit_or_rollback(j, exec(j, upgrade_v2))) < 0)
+                        return r;
+        }
+        if (from < 3) {
+                if ((r = begin(j)) < 0)
+                        return r;
+                r = exec(j, schema_v3);
+                if (r >= 0)
+                        r = exec(j, "PRAGMA user_version=3");
+                if ((r = commit_or_rollback(j, r)) < 0)
+                        return r;
+        }
+        return r;
+}
 
 static int pragma_int(struct journal *j, const char *sql, int64_t *ret) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
@@ -235,7 +302,9 @@ static int setup(struct journal *j, bool create) {
                 if ((r = exec(j, "PRAGMA synchronous=NORMAL")) < 0 || (r = exec(j, "PRAGMA journal_mode=WAL")) < 0 ||
                     (r = begin(j)) < 0)
                         return r;
-                r = exec(j, schema_v1);
+                r = exec(j, schema);
+                if (r >= 0)
+                        r = exec(j, schema_v3);
                 if (r >= 0) {
                         _cleanup_free_ char *pragmas =
                                 strdup_printf("PRAGMA application_id=%d; PRAGMA user_version=%d", JOURNAL_APPLICATION_ID,
@@ -251,7 +320,14 @@ static int setup(struct journal *j, bool create) {
                 return JOURNAL_ENOTJOURNAL;
         if (version > JOURNAL_SCHEMA_VERSION)
                 return JOURNAL_ENEWER;
-        /* Upgrades from older schemas go here, one step per version, each in a transaction. */
+        /* Upgrades from older schemas, one step per version, each in a transaction, by the
+         * run that will write it (journal_open) only: a report or an emit reads an older
+         * journal as it is (report_load reads every version), so that reading never changes
+         * a file an older gauntlet may still be writing. */
+        bool upgrade_now = create && !j->readonly && version < JOURNAL_SCHEMA_VERSION;
+        if (upgrade_now && (r = upgrade(j, version)) < 0)
+                return r;
+        j->version = upgrade_now ? JOURNAL_SCHEMA_VERSION : version;
         if (!j->readonly && ((r = exec(j, "PRAGMA journal_mode=WAL")) < 0 || (r = exec(j, "PRAGMA synchronous=NORMAL")) < 0))
                 return r;
         return exec(j, "PRAGMA foreign_keys=ON");
@@ -599,6 +675,47 @@ static int insert_samples(struct journal *j, int64_t attempt_id, json_t *samples
         return 0;
 }
 
+/* The logprobs as a JSON array; a value JSON cannot hold (NaN, inf) as null. */
+static char *logprobs_json(const double *lp, size_t n) {
+        _cleanup_json_ json_t *a = json_array();
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                if (json_array_append_new(a, isfinite(lp[i]) ? json_real(lp[i]) : json_null()) < 0)
+                        return NULL;
+        return json_dumps(a, JSON_COMPACT | JSON_REAL_PRECISION(9));
+}
+
+static int insert_eval(struct journal *j, const struct attempt *a) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        if (!a->eval || !a->eval_set)
+                return 0;
+        if (a->n_eval > a->eval_set->n)
+                return -EINVAL;
+        if ((r = journal_prepare(j,
+                         "INSERT INTO eval_results (attempt_id, seq, qid, qkey, question, verdict, cause, evidence, output, "
+                         "finish_reason, http_status, latency_us, logprobs) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                         &s)) < 0)
+                return r;
+        for (size_t i = 0; i < a->n_eval; i++) {
+                const struct check_result *e = &a->eval[i];
+                const struct check_spec *q = &a->eval_set->specs[i];
+                _cleanup_free_ char *question = q->messages ? json_dumps(q->messages, JSON_COMPACT) : NULL;
+                _cleanup_free_ char *lp = e->logprobs ? logprobs_json(e->logprobs, e->n_logprobs) : NULL;
+                if ((q->messages && !question) || (e->logprobs && !lp))
+                        return -ENOMEM;
+                sqlite3_reset(s);
+                if ((r = journal_bind(j, s, "iissssssssiis", a->id, (int64_t)i, q->name ? q->name : "",
+                                      a->eval_set->keys[i], question ? question : q->prompt, verdict_to_string(e->verdict),
+                                      e->cause, e->evidence, e->output, e->finish_reason, (int64_t)e->http_status,
+                                      (int64_t)e->latency, lp)) < 0 ||
+                    (r = step_done(j, s)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int settle_in_transaction(struct journal *j, const struct attempt *a) {
         _cleanup_stmt_ sqlite3_stmt *q = NULL, *u = NULL, *c = NULL;
         _cleanup_free_ char *bench = NULL;
@@ -615,19 +732,20 @@ static int settle_in_transaction(struct journal *j, const struct attempt *a) {
                 return -ESTALE;
         if (a->bench && !(bench = json_dumps(a->bench, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))))
                 return -ENOMEM;
-        _Static_assert(_PHASE_MAX == 5, "one column per phase");
+        _Static_assert(_PHASE_MAX == 6, "one column per phase");
+        const char *eval_set = a->eval && a->eval_set ? a->eval_set->hash : NULL;
         if ((r = journal_prepare(j,
                          "UPDATE attempts SET state = 'settled', ended_wall = ?, verdict = ?, cause = ?, evidence = ?, "
                          "launch_us = ?, ready_us = ?, checks_us = ?, bench_us = ?, stop_us = ?, ready_after_us = ?, "
-                         "exit_code = ?, exit_signal = ?, peak_gpu_mem_mib = ?, bench = ?, port = ?, log_path = ? "
-                         "WHERE id = ?",
+                         "exit_code = ?, exit_signal = ?, peak_gpu_mem_mib = ?, bench = ?, port = ?, log_path = ?, "
+                         "eval_us = ?, eval_set = ? WHERE id = ?",
                          &u)) < 0 ||
-            (r = journal_bind(j, u, "isssiiiiiiiiisisi", (int64_t)now_wall_usec(), verdict_to_string(a->verdict), a->cause,
+            (r = journal_bind(j, u, "isssiiiiiiiiisisisi", (int64_t)now_wall_usec(), verdict_to_string(a->verdict), a->cause,
                           a->evidence, (int64_t)a->phase[PHASE_LAUNCH], (int64_t)a->phase[PHASE_READY],
                           (int64_t)a->phase[PHASE_CHECKS], (int64_t)a->phase[PHASE_BENCH],
                           (int64_t)a->phase[PHASE_STOP], (int64_t)a->ready_after, (int64_t)a->exit_code,
                           (int64_t)a->exit_signal, (int64_t)a->peak_gpu_mem_mib, bench, (int64_t)a->port, a->log_path,
-                          a->id)) < 0 ||
+                          (int64_t)a->phase[PHASE_EVAL], eval_set, a->id)) < 0 ||
             (r = step_done(j, u)) < 0)
                 return r;
         if ((r = journal_prepare(j,
@@ -638,6 +756,8 @@ static int settle_in_transaction(struct journal *j, const struct attempt *a) {
         for (size_t i = 0; i < a->n_checks; i++)
                 if ((r = insert_check(j, c, a->id, i, &a->checks[i])) < 0)
                         return r;
+        if ((r = insert_eval(j, a)) < 0)
+                return r;
         return insert_samples(j, a->id, a->bench_samples);
 }
 
@@ -753,6 +873,19 @@ void journal_orphans_free(struct journal_orphan *o, size_t n) {
         for (size_t i = 0; i < n; i++)
                 free(o[i].token);
         free(o);
+}
+
+int journal_schema_version(const struct journal *j) {
+        return (int)j->version;
+}
+
+int journal_set_sweep_eval(struct journal *j, int64_t sweep_id, const char *eval_json) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        if ((r = journal_prepare(j, "UPDATE sweeps SET eval = ? WHERE id = ?", &s)) < 0 ||
+            (r = journal_bind(j, s, "si", eval_json, sweep_id)) < 0 || (r = step_done(j, s)) < 0)
+                return r;
+        return sqlite3_changes(j->db) > 0 ? 0 : -ENOENT;
 }
 
 int journal_count_sweeps(struct journal *j, int64_t *ret) {

@@ -36,8 +36,9 @@
 #include "util.h"
 
 /* PRAGMA user_version of the schema this code writes. Older journals are upgraded when
- * opened; newer ones are refused with JOURNAL_ENEWER. */
-#define JOURNAL_SCHEMA_VERSION 1
+ * opened for writing (a read-only one is read as it is); newer ones are refused with
+ * JOURNAL_ENEWER. Version 2 added the verdict overload, version 3 the eval (docs/journal.md). */
+#define JOURNAL_SCHEMA_VERSION 3
 /* PRAGMA application_id: "GTLT". Marks the file as ours. */
 #define JOURNAL_APPLICATION_ID 0x47544c54
 
@@ -107,8 +108,8 @@ int journal_attempt_begin(struct journal *j, struct attempt *a);
  * alone, before the spawn: the cleanup then searches by the token only. */
 int journal_attempt_process(struct journal *j, int64_t attempt_id, int pid, uint64_t starttime, const char *token);
 /* Settles an attempt in ONE transaction: verdict, cause, evidence, phase durations,
- * ready_after, exit code/signal, peak memory, every check result, bench levels and raw
- * bench samples; state 'settled'. -ENOENT if no such attempt, -ESTALE if it is no longer
+ * ready_after, exit code/signal, peak memory, every check result, every eval answer (with
+ * its question's id, key and prompt), bench levels and raw bench samples; state 'settled'. -ENOENT if no such attempt, -ESTALE if it is no longer
  * 'running' (abandoned or settled already): nothing is written then. */
 int journal_attempt_settle(struct journal *j, const struct attempt *a);
 /* Marks a 'running' attempt 'abandoned' with a reason: not settled, the cell runs again.
@@ -127,6 +128,15 @@ struct journal_orphan {
  * recorded a process are marked abandoned here: nothing is left to stop. */
 int journal_orphans(struct journal *j, struct journal_orphan **ret, size_t *ret_n);
 void journal_orphans_free(struct journal_orphan *o, size_t n);
+
+/* The schema version of the open file: JOURNAL_SCHEMA_VERSION, or lower for an old
+ * journal opened read-only (which is read as it is, never upgraded). The reports read
+ * the eval only from version 3. */
+int journal_schema_version(const struct journal *j);
+
+/* The eval's settings and reference for a sweep (JSON, eval.h's eval_settings_json), or
+ * NULL for a sweep without eval. */
+int journal_set_sweep_eval(struct journal *j, int64_t sweep_id, const char *eval_json);
 
 /* How many sweeps the journal holds. */
 int journal_count_sweeps(struct journal *j, int64_t *ret);

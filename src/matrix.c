@@ -19,7 +19,7 @@
 static const char *const top_keys[] = {
         "engine", "model",    "command",  "args",   "env",     "host",      "port",
         "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "straggler_timeout", "memory_timeout", "gpus_per_cell", "axes",
-        "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit",
+        "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit", "eval", "reference",
         NULL,
 };
 
@@ -391,16 +391,147 @@ static int parse_strategy(struct ytree_ctx *c, const struct ynode *root, struct 
         return 0;
 }
 
+/* bench.max_failures: a count of requests per level (0: none may fail), or "N%" of them. */
+static int parse_max_failures(struct ytree_ctx *c, const struct ynode *v, struct bench_spec *b) {
+        if (v->kind == Y_SCALAR && v->len > 1 && v->value[v->len - 1] == '%') {
+                char *end;
+                errno = 0;
+                double pct = strtod(v->value, &end);
+                if (errno == 0 && end == v->value + v->len - 1 && pct >= 0 && pct <= 100) {
+                        b->max_failure_share = pct / 100;
+                        return 0;
+                }
+        } else if (v->kind == Y_SCALAR && v->plain) {
+                char *end;
+                errno = 0;
+                long k = strtol(v->value, &end, 10);
+                if (errno == 0 && *end == '\0' && end != v->value && k >= 0 && k <= 10000000) {
+                        b->max_failures = (int)k;
+                        return 0;
+                }
+        }
+        return ytree_fail(c, v->line, "bench.max_failures must be a count of requests (0: none may fail) or a share like 5%%, not %s",
+                          y_describe(c, v));
+}
+
+/* bench.search: {max: N, rounds: K}, or true for the defaults. */
+static int parse_search(struct ytree_ctx *c, const struct ynode *v, struct bench_spec *b) {
+        int r;
+        b->search_max = 256;
+        b->search_rounds = 4;
+        if (v->kind == Y_SCALAR) {
+                bool on;
+                if ((r = y_bool(c, v, "bench.search", &on)) < 0)
+                        return r;
+                if (!on)
+                        b->search_max = b->search_rounds = 0;
+                return 0;
+        }
+        static const char *const keys[] = {"max", "rounds", NULL};
+        const struct ynode *k;
+        if ((r = y_map(c, v, "bench.search")) < 0 || (r = y_check_keys(c, v, keys, "bench.search")) < 0)
+                return r;
+        if ((k = y_get(v, "max")) && (r = y_int(c, k, "bench.search.max", 1, 100000, &b->search_max)) < 0)
+                return r;
+        if ((k = y_get(v, "rounds")) && (r = y_int(c, k, "bench.search.rounds", 1, 16, &b->search_rounds)) < 0)
+                return r;
+        return 0;
+}
+
+/* A constraint's key: a metric path ("ttft_ms.p99", "goodput.requests_per_s"), or the short
+ * form NAME_STAT_ms ("ttft_p99_ms") for a stat of a distribution. *ret (caller frees) is
+ * the path. */
+static int sla_path(struct ytree_ctx *c, unsigned line, const char *key, char **ret) {
+        static const char *const stats[] = {"p50", "p90", "p99", "p999", "mean", "min", "max"};
+        _cleanup_free_ char *path = NULL;
+        size_t n = strlen(key);
+        if (!strchr(key, '.') && n > 3 && strcmp(key + n - 3, "_ms") == 0)
+                for (size_t i = 0; i < ELEMENTSOF(stats) && !path; i++) {
+                        size_t k = strlen(stats[i]);
+                        if (n > k + 4 && key[n - 4 - k] == '_' && memcmp(key + n - 3 - k, stats[i], k) == 0)
+                                path = strdup_printf("%.*s_ms.%s", (int)(n - 4 - k), key, stats[i]);
+                }
+        if (!path && !(path = strdup(key)))
+                return -ENOMEM;
+        if (!path)
+                return -ENOMEM;
+        const struct metric_info *along = NULL;
+        const struct metric_info *whole = metric_resolve(path, strlen(path), &along);
+        const char *dot = strrchr(path, '.');
+        bool stat = false;
+        for (size_t i = 0; i < ELEMENTSOF(stats) && dot && !whole; i++)
+                stat |= strcmp(dot + 1, stats[i]) == 0;
+        if (!along || (!whole && !(stat && strcmp(along->unit, "ms") == 0)))
+                return ytree_fail(c, line, "objective.where: unknown metric '%s' (a bench figure such as ttft_ms.p99, "
+                                  "itl_p99_ms or requests_per_s)", ytree_esc(c, key));
+        *ret = TAKE_PTR(path);
+        return 0;
+}
+
+/* objective: {metric: M, at: N, where: {PATH: LIMIT, ...}} -> "M@N where PATH<=LIMIT,..."
+ * (>= for a higher-is-better metric), the text the journal keeps and the reports read. */
+static int parse_objective_map(struct ytree_ctx *c, const struct ynode *v, char **ret) {
+        static const char *const keys[] = {"metric", "at", "where", NULL};
+        const struct ynode *k;
+        const char *metric = NULL;
+        int at = 0, r;
+        if ((r = y_check_keys(c, v, keys, "objective")) < 0)
+                return r;
+        if (!(k = y_get(v, "metric")))
+                return ytree_fail(c, v->line, "objective: give metric: (e.g. output_tokens_per_s)");
+        if ((r = y_scalar(c, k, "objective.metric", &metric)) < 0)
+                return r;
+        if ((k = y_get(v, "at")) && (r = y_int(c, k, "objective.at", 1, 100000, &at)) < 0)
+                return r;
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 4096);
+        if ((r = buf_puts(&b, metric)) < 0 || (at && (r = buf_printf(&b, "@%d", at)) < 0))
+                return r;
+        if ((k = y_get(v, "where"))) {
+                if ((r = y_map(c, k, "objective.where")) < 0)
+                        return r;
+                size_t n = k->n_items / 2;
+                if (n == 0 || n > OBJECTIVE_MAX_LIMITS)
+                        return ytree_fail(c, k->line, "objective.where takes 1 to %d constraints, not %zu",
+                                          OBJECTIVE_MAX_LIMITS, n);
+                for (size_t i = 0; i < n; i++) {
+                        const struct ynode *key = k->items[2 * i], *val = k->items[2 * i + 1];
+                        _cleanup_free_ char *path = NULL;
+                        const char *name;
+                        double limit;
+                        if ((r = y_scalar(c, key, "a constraint's metric", &name)) < 0 ||
+                            (r = sla_path(c, key->line, name, &path)) < 0 ||
+                            (r = y_double(c, val, "a constraint's limit", 0, &limit)) < 0)
+                                return r;
+                        const struct metric_info *along = NULL;
+                        metric_resolve(path, strlen(path), &along);
+                        bool at_most = along->direction == METRIC_LOWER_BETTER;
+                        if ((r = buf_printf(&b, "%s%s%s%.17g", i ? "," : " where ", path, at_most ? "<=" : ">=", limit)) < 0)
+                                return r;
+                }
+        }
+        char *t = strdup(buf_str(&b));
+        if (!t)
+                return -ENOMEM;
+        free(*ret);
+        *ret = t;
+        return 0;
+}
+
 static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         static const int default_levels[] = {1, 8, 32};
         struct bench_spec *b = &m->bench;
-        *b = (struct bench_spec){.input_tokens = 1024, .output_tokens = 256, .requests = 64, .warmup = 2, .chat = true};
+        *b = (struct bench_spec){.input_tokens = 1024, .output_tokens = 256, .requests = 64, .warmup = 2, .chat = true,
+                                 .max_failure_share = -1, .calibrate = true, .repeats = 1,
+                                 .checks_under_load = true};
         const struct ynode *n = y_get(root, "bench"), *v;
         int r;
         m->has_bench = n && !y_null(n);
         if (m->has_bench) {
-                static const char *const keys[] = {"concurrency", "input_tokens", "output_tokens", "requests", "warmup",
-                                                   "rate",        "duration",     "endpoint",      NULL};
+                static const char *const keys[] = {"concurrency", "input_tokens", "output_tokens", "requests",
+                                                   "warmup",      "rate",         "duration",      "endpoint",
+                                                   "max_failures", "calibrate",   "repeats",       "search",
+                                                   "checks_under_load", NULL};
                 if ((r = y_map(c, n, "bench")) < 0 || (r = y_check_keys(c, n, keys, "bench")) < 0)
                         return r;
                 if ((v = y_get(n, "concurrency"))) {
@@ -443,6 +574,17 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                 return r;
                         b->requests = 0;
                 }
+                if ((v = y_get(n, "max_failures")) && (r = parse_max_failures(c, v, b)) < 0)
+                        return r;
+                if ((v = y_get(n, "calibrate")) && (r = y_bool(c, v, "bench.calibrate", &b->calibrate)) < 0)
+                        return r;
+                if ((v = y_get(n, "checks_under_load")) &&
+                    (r = y_bool(c, v, "bench.checks_under_load", &b->checks_under_load)) < 0)
+                        return r;
+                if ((v = y_get(n, "repeats")) && (r = y_int(c, v, "bench.repeats", 1, 100, &b->repeats)) < 0)
+                        return r;
+                if ((v = y_get(n, "search")) && (r = parse_search(c, v, b)) < 0)
+                        return r;
                 if ((v = y_get(n, "endpoint"))) {
                         static const char *const eps[] = {"chat", "completions", NULL};
                         const char *s;
@@ -468,7 +610,11 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
         if (!(m->objective = strdup(OBJECTIVE_DEFAULT)))
                 return -ENOMEM;
         if ((v = y_get(root, "objective"))) {
-                if ((r = y_string(c, v, "objective", &m->objective)) < 0)
+                if (v->kind == Y_MAP)
+                        r = parse_objective_map(c, v, &m->objective);
+                else
+                        r = y_string(c, v, "objective", &m->objective);
+                if (r < 0)
                         return r;
                 struct objective o;
                 objective_parse(m->objective, &o);
@@ -486,7 +632,14 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                 _cleanup_free_ char *h = ytree_hint(metric, names, n_names);
                                 return ytree_fail(c, v->line, "objective: unknown metric '%s'%s", ytree_esc(c, metric), h ? h : "");
                         }
+                        if (o.bad_limits)
+                                return ytree_fail(c, v->line, "objective: cannot read the constraints of '%s' "
+                                                  "(give where: {METRIC: LIMIT, ...}, at most %d)",
+                                                  ytree_esc(c, m->objective), OBJECTIVE_MAX_LIMITS);
                         long level = o.concurrency;
+                        /* an SLA objective may leave the level open: the best one that meets it */
+                        if (level == 0 && o.n_limits > 0 && !strchr(m->objective, '@'))
+                                goto objective_done;
                         if (level < 1 || level > 100000)
                                 return ytree_fail(c, v->line,
                                             "objective must be METRIC@CONCURRENCY (e.g. output_tokens_per_s@1) or smoke, not '%s'",
@@ -499,6 +652,8 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                             level, m->has_bench ? "" : " (default [1, 8, 32])");
                 }
         }
+objective_done:
+        b->objective = m->objective;
 
         m->emit = EMIT_SYSTEMD | EMIT_SCRIPT;
         if ((v = y_get(root, "emit"))) {
@@ -539,6 +694,174 @@ static int parse_checks(struct ytree_ctx *c, const struct ynode *root, struct ma
         }
         m->checks_default = false;
         return suite_parse_checks(c, v, &m->checks, &m->n_checks);
+}
+
+/* A proportion from 0 to 1. */
+static int y_share(struct ytree_ctx *c, const struct ynode *n, const char *what, double *ret) {
+        double d;
+        int r = y_double(c, n, what, 0, &d);
+        if (r < 0)
+                return r;
+        if (d > 1)
+                return ytree_fail(c, n->line, "%s is a share from 0 to 1, not %s", what, ytree_esc(c, n->value));
+        *ret = d;
+        return 0;
+}
+
+/* The folder of the matrix file, where a relative eval file is looked for. */
+static char *beside_matrix(const struct matrix *m, const char *file) {
+        if (file[0] == '/')
+                return strdup(file);
+        const char *slash = strrchr(m->path, '/');
+        if (!slash)
+                return strdup(file);
+        return strdup_printf("%.*s/%s", (int)(slash - m->path), m->path, file);
+}
+
+static int parse_eval(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
+        struct eval_options *o = &m->eval;
+        eval_options_init(o);
+        const struct ynode *n = y_get(root, "eval"), *v;
+        const struct ynode *ref = y_get(root, "reference");
+        int r;
+        if (!n || y_null(n)) {
+                if (ref && !y_null(ref))
+                        return ytree_fail(c, ref->line, "reference is the eval's reference cell; it needs an eval: key");
+                return 0;
+        }
+        m->has_eval = true;
+        m->line_eval = n->line;
+        bool builtin = false;
+        const struct ynode *sets = NULL;
+        if (n->kind == Y_SCALAR) {
+                /* eval: FILE, or eval: builtin */
+                if (strcmp(n->value, "builtin") == 0)
+                        builtin = true;
+                else if ((r = y_string(c, n, "eval", &o->file)) < 0)
+                        return r;
+        } else {
+                static const char *const keys[] = {"file",     "builtin",    "samples",       "seed",
+                                                   "thinking", "max_tokens", "concurrency",   "logprobs",
+                                                   "min_agreement", "max_logprob_diff", NULL};
+                if ((r = y_map(c, n, "eval")) < 0 || (r = y_check_keys(c, n, keys, "eval")) < 0)
+                        return r;
+                const struct ynode *f = y_get(n, "file");
+                sets = y_get(n, "builtin");
+                if (f && sets)
+                        return ytree_fail(c, sets->line, "eval: give file or builtin, not both");
+                if (f && (r = y_string(c, f, "eval.file", &o->file)) < 0)
+                        return r;
+                builtin = !f;
+                if ((v = y_get(n, "samples"))) {
+                        int k;
+                        if ((r = y_int(c, v, "eval.samples", 1, EVAL_MAX_QUESTIONS, &k)) < 0)
+                                return r;
+                        o->samples = (size_t)k;
+                }
+                if ((v = y_get(n, "seed"))) {
+                        int k;
+                        if ((r = y_int(c, v, "eval.seed", 0, 2147483647, &k)) < 0)
+                                return r;
+                        o->seed = (uint64_t)k;
+                }
+                if ((v = y_get(n, "thinking"))) {
+                        bool b;
+                        if ((r = y_bool(c, v, "eval.thinking", &b)) < 0)
+                                return r;
+                        o->thinking = b ? THINKING_ON : THINKING_OFF;
+                }
+                if ((v = y_get(n, "max_tokens")) && (r = y_int(c, v, "eval.max_tokens", 1, 1000000, &o->max_tokens)) < 0)
+                        return r;
+                if ((v = y_get(n, "concurrency")) &&
+                    (r = y_int(c, v, "eval.concurrency", 1, EVAL_MAX_CONCURRENCY, &o->concurrency)) < 0)
+                        return r;
+                if ((v = y_get(n, "logprobs")) && (r = y_bool(c, v, "eval.logprobs", &o->logprobs)) < 0)
+                        return r;
+                if ((v = y_get(n, "min_agreement")) && (r = y_share(c, v, "eval.min_agreement", &o->min_agreement)) < 0)
+                        return r;
+                if ((v = y_get(n, "max_logprob_diff")) &&
+                    (r = y_double(c, v, "eval.max_logprob_diff", 0, &o->max_logprob_diff)) < 0)
+                        return r;
+        }
+        if (builtin && sets && !(sets->kind == Y_SCALAR && (streq_ptr(sets->value, "all") || streq_ptr(sets->value, "true")))) {
+                if (sets->kind != Y_SEQ || sets->n_items == 0)
+                        return ytree_fail(c, sets->line, "eval.builtin must be all or a list of sets (products, sums, letters, sort, copy), not %s",
+                                    y_describe(c, sets));
+                for (size_t i = 0; i < sets->n_items; i++) {
+                        const char *s;
+                        if ((r = y_scalar(c, sets->items[i], "a built-in set", &s)) < 0)
+                                return r;
+                        int b = eval_builtin_from_name(s);
+                        if (b < 0) {
+                                const char *names[_EVAL_BUILTIN_MAX];
+                                for (int k = 0; k < _EVAL_BUILTIN_MAX; k++)
+                                        names[k] = eval_builtin_name((enum eval_builtin)k);
+                                _cleanup_free_ char *h = ytree_hint(s, names, _EVAL_BUILTIN_MAX);
+                                return ytree_fail(c, sets->items[i]->line, "unknown built-in set '%s'%s", ytree_esc(c, s),
+                                            h ? h : "");
+                        }
+                        if (o->builtins & (1u << b))
+                                return ytree_fail(c, sets->items[i]->line, "built-in set '%s' appears twice", s);
+                        o->builtins |= 1u << b;
+                }
+        }
+
+        if (o->file) {
+                if (!*o->file)
+                        return ytree_fail(c, n->line, "eval.file is empty");
+                if (!(o->path = beside_matrix(m, o->file)))
+                        return -ENOMEM;
+                struct check_spec *specs = NULL;
+                size_t k = 0;
+                _cleanup_free_ char *err = NULL;
+                r = suite_load_jsonl(o->path, &specs, &k, &err);
+                if (r == -ENOMEM)
+                        return r;
+                if (r == -EINVAL && err) {
+                        /* the eval file's own FILE:LINE */
+                        free(c->error);
+                        c->error = TAKE_PTR(err);
+                        return r;
+                }
+                if (r < 0)
+                        return ytree_fail(c, n->line, "%s", err ? err : strerror(-r));
+                r = eval_set_from_specs(o, specs, k, &m->eval_set);
+        } else
+                r = eval_set_builtin(o, &m->eval_set);
+        if (r < 0)
+                return r;
+
+        if (ref && !y_null(ref)) {
+                if (m->n_axes == 0)
+                        return ytree_fail(c, ref->line, "reference needs axes (a matrix of one cell has nothing to compare)");
+                _cleanup_free_ ssize_t *choice = calloc(m->n_axes, sizeof(*choice));
+                if (!choice)
+                        return -ENOMEM;
+                if ((r = parse_choice(c, m, ref, "reference", choice)) < 0)
+                        return r;
+                for (size_t i = 0; i < m->n_axes; i++)
+                        if (choice[i] < 0)
+                                return ytree_fail(c, ref->line, "reference must name every axis; '%s' is missing",
+                                            ytree_esc(c, m->axes[i].name));
+                if (!(m->reference = calloc(m->n_axes, sizeof(*m->reference))))
+                        return -ENOMEM;
+                for (size_t i = 0; i < m->n_axes; i++)
+                        m->reference[i] = (size_t)choice[i];
+                /* it must be a cell that runs */
+                struct cell *cells = NULL;
+                size_t nc = 0;
+                if ((r = cells_expand(m, &cells, &nc)) < 0)
+                        return r;
+                int at = cells_find(cells, nc, m->n_axes, m->reference);
+                bool excluded = at >= 0 && cells[at].excluded;
+                cells_free(cells, nc);
+                if (at < 0)
+                        return ytree_fail(c, ref->line, "reference is not a cell of this matrix (strategy one-at-a-time "
+                                                  "varies one axis from the baseline at a time)");
+                if (excluded)
+                        return ytree_fail(c, ref->line, "reference names a cell that exclude leaves out");
+        }
+        return 0;
 }
 
 static int cell_id_cmp(const void *x, const void *y) {
@@ -645,7 +968,7 @@ static int matrix_parse(struct ytree_ctx *c, const struct ynode *root, struct ma
                 return r;
         if (m->n_axes > 0 && (r = check_unique_cells(c, root, m)) < 0)
                 return r;
-        return 0;
+        return parse_eval(c, root, m);
 }
 
 int matrix_load_string(const char *text, size_t len, const char *name, struct matrix **ret, char **ret_error) {
@@ -709,6 +1032,9 @@ void matrix_free(struct matrix *m) {
         checks_free_suite(m->checks, m->n_checks);
         free(m->bench.concurrency);
         free(m->objective);
+        eval_options_release(&m->eval);
+        eval_set_release(&m->eval_set);
+        free(m->reference);
         free(m);
 }
 

@@ -19,6 +19,7 @@
 
 #include "bench.h"
 #include "checks.h"
+#include "eval.h"
 #include "profile.h"
 #include "util.h"
 
@@ -93,6 +94,13 @@ struct matrix {
         bool has_bench;               /* a `bench:` key was given; bench holds defaults if not */
         struct bench_spec bench;
         char *objective;              /* default OBJECTIVE_DEFAULT (objective.h) */
+        bool has_eval;                /* an `eval:` key was given (docs/eval.md) */
+        struct eval_options eval;     /* its options (defaults when !has_eval) */
+        struct eval_set eval_set;     /* its questions, loaded and checked with the matrix */
+        size_t *reference;            /* `reference:` value index per axis (every axis
+                                         named), or NULL: the baseline, else the most
+                                         accurate cell, is the eval's reference */
+        unsigned line_eval;           /* the `eval:` key's line, for errors found later */
         unsigned emit;                /* enum emit_kind bits; default both */
         /* Lines of the keys that say how a server starts, for errors found at launch
          * (sweep_preflight): `command:` (generic) or `engine:`, `workdir:`, `host:`; 0 when

@@ -8,10 +8,23 @@
 #ifndef GAUNTLET_OBJECTIVE_H
 #define GAUNTLET_OBJECTIVE_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "metrics.h"
+
+/* Constraints of an SLA objective ("... where ttft_ms.p99<=500,itl_ms.p99<=50"), at most. */
+#define OBJECTIVE_MAX_LIMITS 8
+
+/* One constraint: the level's figure at PATH (dots reach into objects, as METRIC) must be at
+ * most (or at least) limit. */
+struct objective_limit {
+        const char *path;     /* borrowed from the text, path_len bytes */
+        size_t path_len;
+        bool at_most;         /* "<=" (else ">=") */
+        double limit;
+};
 
 /* The objective of a matrix without `objective:`. */
 #define OBJECTIVE_DEFAULT "output_tokens_per_s@1"
@@ -30,9 +43,20 @@ struct objective {
         bool higher_better;   /* the direction of the deepest table entry named along METRIC
                                  (ttft_ms for "ttft_ms.p50": false); true when METRIC's first
                                  key names none */
+        /* " where PATH<=X,PATH>=Y": a level is eligible only when it meets every one */
+        struct objective_limit limits[OBJECTIVE_MAX_LIMITS];
+        size_t n_limits;
+        bool bad_limits;      /* a where clause that does not read as the above (or too many) */
 };
 
-/* Splits text at its first '@'. This function can't fail; *ret borrows from text. */
+/* Splits text at its first '@' and at " where ". This function can't fail; *ret borrows
+ * from text. */
 void objective_parse(const char *text, struct objective *ret);
+
+/* The number at path (len bytes; dots reach into objects) in a bench level entry: false when
+ * there is none, or it is not a finite number. */
+bool objective_entry_value(json_t *entry, const char *path, size_t len, double *ret);
+/* Whether a bench level entry meets every constraint of o (true without any). */
+bool objective_meets(const struct objective *o, json_t *entry);
 
 #endif

@@ -602,3 +602,18 @@ int openai_parse_models(const char *body, size_t len, char **ret_id, size_t *ret
                 *ret_count = count;
         return 0;
 }
+
+char *openai_error_message(const char *body, size_t len) {
+        json_error_t je;
+        json_t *j = json_loadb(body ? body : "", body ? len : 0, 0, &je);
+        json_t *e = json_object_get(j, "error"); /* NULL-safe: NULL for a non-object */
+        json_t *m = json_is_object(e) ? json_object_get(e, "message") : e;
+        if (!json_is_string(m))
+                m = json_object_get(j, "detail");
+        if (!json_is_string(m))
+                m = json_object_get(j, "message");
+        char *r = json_is_string(m) && json_string_length(m) > 0 ? strndup(json_string_value(m), json_string_length(m))
+                                                                 : NULL;
+        json_decref(j);
+        return r;
+}

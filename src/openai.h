@@ -90,6 +90,11 @@ int openai_output_finish(struct openai_output *o);
  * gets a reason; caller frees). */
 int openai_parse_models(const char *body, size_t len, char **ret_id, size_t *ret_count, char **ret_error);
 
+/* The server's own words in an error body or error event: OpenAI's and llama.cpp's
+ * {"error": {"message"}}, {"error": "..."}, FastAPI's {"detail": "..."} or {"message": "..."}.
+ * A copy (caller frees), or NULL when there are none (or out of memory). */
+char *openai_error_message(const char *body, size_t len);
+
 /* Parses JSON from a server with the tolerance described above; *ret_error gets a
  * reason with an excerpt on failure (caller frees). Exposed for the bench and tests. */
 int openai_json_loads(const char *text, size_t len, json_t **ret, char **ret_error);

@@ -47,6 +47,9 @@ struct profile {
                                             the running gauntlet comes before PATH */
         bool takes_seed;
         bool takes_ignore_eos;
+        const char *tokenize_path;       /* POST {"content"/"prompt": text} -> "tokens"/"count": the
+                                            server's own token count (the bench's prompt
+                                            calibration); NULL: it is learnt from usage */
         const char *const *version_command; /* argv printing the engine's version, or NULL */
         const char *const *default_values;  /* axis value names meaning "the engine's default" */
         const struct signature *signatures; /* engine-specific first; ends with {NULL} */

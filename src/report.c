@@ -37,8 +37,23 @@ void report_view_free(struct report_view *v) {
                 }
                 free(c->checks);
                 json_decref(c->bench);
+                for (size_t k = 0; k < c->eval.n_answers; k++) {
+                        struct report_eval_answer *e = &c->eval.answers[k];
+                        free(e->id);
+                        free(e->key);
+                        free(e->question);
+                        free(e->cause);
+                        free(e->evidence);
+                        free(e->output);
+                        free(e->finish_reason);
+                        free(e->logprobs);
+                }
+                free(c->eval.answers);
         }
         free(v->cells);
+        json_decref(v->eval.settings);
+        free(v->eval.source);
+        free(v->eval.named);
         strv_free(v->axes);
         free(v->journal_path);
         free(v->sweep_how);
@@ -99,10 +114,94 @@ int report_view_mask_secrets(struct report_view *v) {
                         if ((r = mask_string(&sv, &ch->evidence)) >= 0 && (r = mask_string(&sv, &ch->output)) >= 0)
                                 r = mask_string(&sv, &ch->reasoning);
                 }
+                for (size_t k = 0; k < c->eval.n_answers && r >= 0; k++) {
+                        struct report_eval_answer *e = &c->eval.answers[k];
+                        if ((r = mask_string(&sv, &e->evidence)) >= 0 && (r = mask_string(&sv, &e->output)) >= 0)
+                                r = mask_string(&sv, &e->question);
+                }
         }
         secrets_values_release(&v->secrets);
         v->secrets = sv; /* what was hidden, for text from outside the view */
         return r;
+}
+
+/* ---- the eval's gate ---- */
+
+static struct eval_answer *answers_of(const struct report_eval *e) {
+        struct eval_answer *a = calloc(e->n_answers ? e->n_answers : 1, sizeof(*a));
+        for (size_t i = 0; a && i < e->n_answers; i++)
+                a[i] = (struct eval_answer){.verdict = e->answers[i].verdict,
+                                            .output = e->answers[i].output,
+                                            .logprobs = e->answers[i].logprobs,
+                                            .n_logprobs = e->answers[i].n_logprobs};
+        return a;
+}
+
+static bool eval_eligible(const struct report_cell *c) {
+        return !c->excluded && c->has_attempt && c->verdict == VERDICT_PASS && c->eval.ran;
+}
+
+int report_view_apply_eval(struct report_view *v) {
+        struct report_view_eval *ve = &v->eval;
+        ve->reference = -1;
+        ve->gated = 0;
+        if (!ve->on || v->n_cells == 0)
+                return 0;
+        _cleanup_free_ struct eval_cell *ec = calloc(v->n_cells, sizeof(*ec));
+        if (!ec)
+                return -ENOMEM;
+        int named = -1;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                ec[i] = (struct eval_cell){.eligible = eval_eligible(c), .n = c->eval.fig.n,
+                                           .correct = c->eval.fig.correct, .distance = c->distance};
+                if (ve->named && strcmp(c->id, ve->named) == 0)
+                        named = (int)i;
+        }
+        bool fell_back = false;
+        int ref = eval_pick_reference(ec, v->n_cells, named, &fell_back);
+        ve->fell_back = ve->named && (fell_back || named < 0);
+        ve->reference = ref;
+        if (ref < 0)
+                return 0;
+        const char *by = json_string_value(json_object_get(ve->settings, "reference_by"));
+        ve->reference_by = ref == named ? (streq_ptr(by, "reference") ? "reference" : "baseline") : "most accurate";
+        struct report_cell *rc = &v->cells[ref];
+        rc->eval.is_reference = true;
+        _cleanup_free_ struct eval_answer *ra = answers_of(&rc->eval);
+        if (!ra)
+                return -ENOMEM;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                struct report_cell *c = &v->cells[i];
+                if ((int)i == ref || !ec[i].eligible)
+                        continue;
+                _cleanup_free_ struct eval_answer *a = answers_of(&c->eval);
+                if (!a)
+                        return -ENOMEM;
+                c->eval.compared = true;
+                eval_two_proportion(c->eval.fig.correct, c->eval.fig.n, rc->eval.fig.correct, rc->eval.fig.n, &c->eval.z,
+                                    &c->eval.p);
+                eval_diff(a, ra, MIN(c->eval.n_answers, rc->eval.n_answers), &c->eval.diff);
+                c->eval.gate = eval_gate_decide(&ve->rules, &c->eval.fig, &rc->eval.fig, &c->eval.diff);
+                if (c->eval.gate == EVAL_GATE_NONE)
+                        continue;
+                const char *first = c->eval.diff.first != SIZE_MAX ? c->eval.answers[c->eval.diff.first].id : NULL;
+                char *ev = eval_gate_evidence(c->eval.gate, &ve->rules, &c->eval.fig, &rc->eval.fig, &c->eval.diff, rc->id,
+                                              first);
+                char *cause = strdup(eval_gate_cause(c->eval.gate));
+                if (!ev || !cause) {
+                        free(ev);
+                        free(cause);
+                        return -ENOMEM;
+                }
+                free(c->cause);
+                free(c->evidence);
+                c->verdict = VERDICT_WRONG;
+                c->cause = cause;
+                c->evidence = ev;
+                ve->gated++;
+        }
+        return 0;
 }
 
 const char *report_cell_verdict(const struct report_cell *c) {
@@ -134,28 +233,13 @@ static void view_objective(const struct report_view *v, struct objective *o) {
 }
 
 static bool metric_value(json_t *entry, const struct objective *o, double *ret) {
-        char part[128];
-        json_t *v = entry;
-        for (size_t i = 0; i < o->metric_len && v;) {
-                size_t k = 0;
-                while (i + k < o->metric_len && o->metric[i + k] != '.')
-                        k++;
-                if (k >= sizeof(part))
-                        return false;
-                memcpy(part, o->metric + i, k);
-                part[k] = 0;
-                v = json_object_get(v, part);
-                i += k + 1;
-        }
-        if (!json_is_number(v))
-                return false;
-        *ret = json_number_value(v);
-        return isfinite(*ret);
+        return objective_entry_value(entry, o->metric, o->metric_len, ret);
 }
 
 /* The bench figure of a cell: from the entry at the objective's concurrency, or the best
  * over all levels when the objective names none. *ret_level is that entry's concurrency. */
-static bool bench_value(const struct report_cell *c, const struct objective *o, double *ret, long *ret_level) {
+static bool bench_value_entry(const struct report_cell *c, const struct objective *o, double *ret, long *ret_level,
+                              json_t **ret_entry) {
         size_t i;
         json_t *e;
         bool found = false;
@@ -166,15 +250,44 @@ static bool bench_value(const struct report_cell *c, const struct objective *o, 
                 double x;
                 if (o->concurrency && level != o->concurrency)
                         continue;
-                if (!metric_value(e, o, &x))
+                /* A level where nothing completed measured nothing, and a throughput of 0
+                 * is no figure to rank by: neither can make a cell best. */
+                if (json_integer_value(json_object_get(e, metric_key(METRIC_COMPLETED))) <= 0)
+                        continue;
+                if (!metric_value(e, o, &x) || (o->higher_better && x <= 0))
+                        continue;
+                /* an SLA objective: a level that breaks a constraint is not eligible */
+                if (!objective_meets(o, e))
                         continue;
                 if (!found || (o->higher_better ? x > *ret : x < *ret)) {
                         *ret = x;
                         *ret_level = level;
+                        if (ret_entry)
+                                *ret_entry = e;
                         found = true;
                 }
         }
         return found;
+}
+
+static bool bench_value(const struct report_cell *c, const struct objective *o, double *ret, long *ret_level) {
+        return bench_value_entry(c, o, ret, ret_level, NULL);
+}
+
+/* The objective's [min, max] over the repeats of a level entry ("spread"). */
+static bool entry_spread(json_t *e, const struct objective *o, double *lo, double *hi) {
+        char key[128];
+        if (o->metric_len >= sizeof(key))
+                return false;
+        memcpy(key, o->metric, o->metric_len);
+        key[o->metric_len] = 0;
+        json_t *r = json_object_get(json_object_get(e, metric_key(METRIC_SPREAD)), key);
+        if (!json_is_array(r) || json_array_size(r) != 2 || !json_is_number(json_array_get(r, 0)) ||
+            !json_is_number(json_array_get(r, 1)))
+                return false;
+        *lo = json_number_value(json_array_get(r, 0));
+        *hi = json_number_value(json_array_get(r, 1));
+        return true;
 }
 
 static bool smoke_seconds(const struct report_cell *c, double *ret) {
@@ -195,36 +308,132 @@ int report_cell_score(const struct report_view *v, const struct report_cell *c, 
                 return -ENODATA;
         view_objective(v, &o);
         if (by_bench) {
-                if (!bench_value(c, &o, &x, &level))
+                json_t *e = NULL;
+                if (!bench_value_entry(c, &o, &x, &level, &e))
                         return -ENODATA;
                 *ret = (struct report_score){.by_bench = true, .higher_better = o.higher_better, .value = x};
+                ret->has_spread = entry_spread(e, &o, &ret->lo, &ret->hi);
                 return 0;
         }
-        if (!smoke_seconds(c, &x))
+        /* A cell that was benchmarked is ranked by its bench or not at all: its smoke time
+         * does not stand in for figures that came out empty. */
+        if ((!o.smoke && json_array_size(c->bench) > 0) || !smoke_seconds(c, &x))
                 return -ENODATA;
         *ret = (struct report_score){.by_bench = false, .higher_better = false, .value = x};
         return 0;
 }
 
-int report_best_index(const struct report_view *v, struct report_score *ret_score) {
-        struct report_score s, top = {0};
-        bool by_bench = false, have_top = false, any_pass = false;
-        for (size_t i = 0; i < v->n_cells; i++) {
-                any_pass |= cell_passed(&v->cells[i]);
+/* Whether s ties with the top score top; *ret_noise says when only the ranges make it so. */
+static bool score_ties(const struct report_score *top, const struct report_score *s, bool *ret_noise) {
+        double margin = 0.01 * fabs(top->value);
+        bool close = top->higher_better ? s->value >= top->value - margin : s->value <= top->value + margin;
+        bool overlap = top->has_spread && s->has_spread && s->lo <= top->hi && top->lo <= s->hi;
+        if (ret_noise)
+                *ret_noise = !close && overlap;
+        return close || overlap;
+}
+
+/* The top score among passing cells (by bench when any cell has a bench figure). */
+static bool top_score(const struct report_view *v, struct report_score *ret, bool *ret_by_bench) {
+        struct report_score s;
+        bool by_bench = false, have = false;
+        for (size_t i = 0; i < v->n_cells; i++)
                 if (report_cell_score(v, &v->cells[i], true, &s) == 0)
                         by_bench = true;
-        }
-        if (!any_pass)
-                return -ENOENT;
         for (size_t i = 0; i < v->n_cells; i++) {
                 if (report_cell_score(v, &v->cells[i], by_bench, &s) < 0)
                         continue;
-                if (!have_top || (s.higher_better ? s.value > top.value : s.value < top.value))
-                        top = s;
-                have_top = true;
+                if (!have || (s.higher_better ? s.value > ret->value : s.value < ret->value))
+                        *ret = s;
+                have = true;
         }
-        /* Everything within 1% of the top figure ties: the difference is noise, and a
-         * configuration closer to the engine's defaults is the safer one to deploy. */
+        *ret_by_bench = by_bench;
+        return have;
+}
+
+size_t report_best_ties(const struct report_view *v, size_t *ret, size_t max) {
+        struct report_score top, s;
+        bool by_bench;
+        int best = report_best_index(v, NULL);
+        if (best < 0 || !top_score(v, &top, &by_bench))
+                return 0;
+        size_t n = 0;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                if ((int)i == best || report_cell_score(v, &v->cells[i], by_bench, &s) < 0 || !score_ties(&top, &s, NULL))
+                        continue;
+                if (n < max)
+                        ret[n] = i;
+                n++;
+        }
+        return n;
+}
+
+bool report_best_within_noise(const struct report_view *v) {
+        struct report_score top, s;
+        bool by_bench, noise = false, any = false;
+        int best = report_best_index(v, NULL);
+        if (best < 0 || !top_score(v, &top, &by_bench))
+                return false;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                bool n;
+                if ((int)i == best || report_cell_score(v, &v->cells[i], by_bench, &s) < 0 || !score_ties(&top, &s, &n))
+                        continue;
+                any = true;
+                noise |= n || (top.has_spread && s.has_spread);
+        }
+        return any && noise;
+}
+
+int report_cell_sla(const struct report_view *v, const struct report_cell *c, struct report_sla *ret) {
+        struct objective o;
+        view_objective(v, &o);
+        if (o.smoke || o.n_limits == 0 || !json_array_size(c->bench))
+                return -ENODATA;
+        struct report_sla sla = {0};
+        size_t i;
+        json_t *e;
+        json_array_foreach(c->bench, i, e)
+                sla.by_rate |= json_number_value(json_object_get(e, metric_key(METRIC_RATE))) > 0;
+        json_array_foreach(c->bench, i, e) {
+                double x = sla.by_rate ? json_number_value(json_object_get(e, metric_key(METRIC_RATE)))
+                                       : (double)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY)));
+                if (objective_meets(&o, e) && json_integer_value(json_object_get(e, metric_key(METRIC_COMPLETED))) > 0)
+                        sla.met = MAX(sla.met, x);
+        }
+        json_array_foreach(c->bench, i, e) {
+                double x = sla.by_rate ? json_number_value(json_object_get(e, metric_key(METRIC_RATE)))
+                                       : (double)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY)));
+                bool met = objective_meets(&o, e) && json_integer_value(json_object_get(e, metric_key(METRIC_COMPLETED))) > 0;
+                if (!met && x > sla.met && (sla.failed == 0 || x < sla.failed))
+                        sla.failed = x;
+        }
+        *ret = sla;
+        return 0;
+}
+
+char *report_sla_text(const struct report_view *v, const struct report_cell *c) {
+        struct report_sla s;
+        if (report_cell_sla(v, c, &s) < 0)
+                return NULL;
+        const char *unit = s.by_rate ? "req/s" : s.met == 1 ? "stream" : "streams";
+        if (s.met == 0)
+                return s.failed ? strdup_printf("SLA not met (from %g %s)", s.failed, unit) : strdup("SLA not met");
+        if (s.failed)
+                return strdup_printf("SLA met up to %g %s (not at %g)", s.met, unit, s.failed);
+        return strdup_printf("SLA met up to %g %s (all measured)", s.met, unit);
+}
+
+int report_best_index(const struct report_view *v, struct report_score *ret_score) {
+        struct report_score s, top = {0};
+        bool by_bench = false, any_pass = false;
+        for (size_t i = 0; i < v->n_cells; i++)
+                any_pass |= cell_passed(&v->cells[i]);
+        if (!any_pass)
+                return -ENOENT;
+        bool have_top = top_score(v, &top, &by_bench);
+        /* Everything within 1% of the top figure ties, and so does a figure whose range over
+         * the repeats overlaps the top's: the difference is noise, and a configuration closer
+         * to the engine's defaults is the safer one to deploy. */
         int best = -1;
         struct report_score best_score = {.value = NAN};
         for (size_t i = 0; i < v->n_cells; i++) {
@@ -234,9 +443,10 @@ int report_best_index(const struct report_view *v, struct report_score *ret_scor
                 if (have_top) {
                         if (report_cell_score(v, c, by_bench, &s) < 0)
                                 continue;
-                        double margin = 0.01 * fabs(top.value);
-                        if (top.higher_better ? s.value < top.value - margin : s.value > top.value + margin)
+                        if (!score_ties(&top, &s, NULL))
                                 continue;
+                } else if (report_cell_score(v, c, false, &s) < 0) {
+                        continue; /* benchmarked, and no figure came of it: not a winner */
                 }
                 if (best < 0 || c->distance < v->cells[best].distance) {
                         best = (int)i;
@@ -287,6 +497,75 @@ char *report_cell_figure(const struct report_view *v, const struct report_cell *
         if (smoke_seconds(c, &x))
                 return x < 1 ? strdup_printf("smoke %.3gms", x * 1000) : strdup_printf("smoke %.2fs", x);
         return NULL;
+}
+
+char *report_cell_eval_line(const struct report_view *v, const struct report_cell *c) {
+        const struct report_eval *e = &c->eval;
+        if (!v->eval.on || !e->ran)
+                return NULL;
+        _cleanup_free_ char *fig = eval_figures_line(&e->fig);
+        if (!fig)
+                return NULL;
+        struct buf b;
+        buf_init(&b, 0);
+        int r = buf_printf(&b, "eval %s", fig);
+        if (r >= 0 && e->is_reference)
+                r = buf_puts(&b, "; the reference");
+        else if (r >= 0 && e->compared && e->diff.common)
+                r = buf_printf(&b, "; %.1f%% answers identical to the reference", 100 * e->diff.agreement);
+        if (r >= 0 && e->compared && e->diff.lp_tokens)
+                r = buf_printf(&b, ", mean |logprob diff| %.3g", e->diff.lp_mad);
+        if (r < 0) {
+                buf_release(&b);
+                return NULL;
+        }
+        return buf_detach(&b);
+}
+
+char *report_eval_summary(const struct report_view *v) {
+        const struct report_view_eval *ve = &v->eval;
+        if (!ve->on)
+                return NULL;
+        struct buf b;
+        buf_init(&b, 0);
+        int r = buf_printf(&b, "%s, %zu question%s", ve->source ? ve->source : "?", ve->questions,
+                           ve->questions == 1 ? "" : "s");
+        if (r >= 0 && ve->reference >= 0)
+                r = buf_printf(&b, "; reference %.8s (%s%s)", v->cells[ve->reference].id, ve->reference_by,
+                               ve->fell_back ? ": the named reference has no eval figures" : "");
+        else if (r >= 0)
+                r = buf_puts(&b, "; no reference: no cell that passed answered the eval");
+        if (r >= 0)
+                r = buf_puts(&b, "; a cell is wrong/accuracy when a two-proportion z-test puts it below the reference at 95%");
+        if (r >= 0 && ve->rules.min_agreement >= 0)
+                r = buf_printf(&b, ", wrong/divergence below %g identical answers", ve->rules.min_agreement);
+        if (r >= 0 && ve->rules.max_logprob_diff >= 0)
+                r = buf_printf(&b, "%s above a mean |logprob diff| of %g",
+                               ve->rules.min_agreement >= 0 ? " or" : ", wrong/divergence", ve->rules.max_logprob_diff);
+        if (r < 0) {
+                buf_release(&b);
+                return NULL;
+        }
+        return buf_detach(&b);
+}
+
+/* "within the measured noise of: ID, ID" after the best line, when repeats say so. */
+static int put_ties(struct buf *out, const struct report_view *v, bool markdown) {
+        size_t idx[8];
+        size_t n = report_best_ties(v, idx, ELEMENTSOF(idx));
+        if (n == 0 || !report_best_within_noise(v))
+                return 0;
+        int r = buf_puts(out, markdown ? "\nThe best is within the measured noise of " : "  within the measured noise of ");
+        for (size_t i = 0; i < MIN(n, ELEMENTSOF(idx)) && r >= 0; i++)
+                r = buf_printf(out, "%s%s%s%s", i ? ", " : "", markdown ? "`" : "", v->cells[idx[i]].id, markdown ? "`" : "");
+        if (r >= 0 && n > ELEMENTSOF(idx))
+                r = buf_printf(out, " and %zu more", n - ELEMENTSOF(idx));
+        static const char md_tail[] = ": their ranges over the repeats overlap, so the one closest to the engine's "
+                                      "defaults is named; the figures do not tell them apart.\n";
+        static const char text_tail[] = ": their ranges over the repeats overlap; named: the closest to the defaults\n";
+        if (r >= 0)
+                r = buf_puts(out, markdown ? md_tail : text_tail);
+        return r;
 }
 
 /* ---- escaping ---- */
@@ -518,8 +797,10 @@ int report_text(const struct report_view *v, const struct report_text_options *o
                 if ((r = put_padded(out, verdict, verdict_w + 2, color ? verdict_color(c) : NULL)) < 0)
                         return r;
                 _cleanup_free_ char *fig = report_cell_figure(v, c);
+                _cleanup_free_ char *eval_line = cell_passed(c) ? report_cell_eval_line(v, c) : NULL;
                 _cleanup_free_ char *result = escaped_text(fig ? fig : report_cell_cause(c), RESULT_MAX);
-                _cleanup_free_ char *evidence = escaped_text(c->has_attempt ? c->evidence : NULL, evidence_w);
+                _cleanup_free_ char *evidence = escaped_text(eval_line ? eval_line : c->has_attempt ? c->evidence : NULL,
+                                                             evidence_w);
                 if (!result || !evidence)
                         return -ENOMEM;
                 if ((r = put_padded(out, result, result_w + 2, NULL)) < 0 || (r = buf_puts(out, evidence)) < 0)
@@ -540,9 +821,19 @@ int report_text(const struct report_view *v, const struct report_text_options *o
                 _cleanup_free_ char *label = cell_axes_label(v, c, false), *fig = report_cell_figure(v, c);
                 if (!label)
                         return -ENOMEM;
-                r = buf_printf(out, "best: %s %s%s%s\n", c->id, label, fig ? ", " : "", fig ? fig : "");
+                _cleanup_free_ char *sla = report_sla_text(v, c);
+                r = buf_printf(out, "best: %s %s%s%s%s%s\n", c->id, label, fig ? ", " : "", fig ? fig : "",
+                               sla ? ", " : "", sla ? sla : "");
         } else
-                r = buf_puts(out, "best: none (no cell passed)\n");
+                r = buf_puts(out, report_count_verdicts(v, (size_t[_VERDICT_MAX]){0})
+                                          ? "best: none (no passing cell has a figure under the objective)\n"
+                                          : "best: none (no cell passed)\n");
+        if (r >= 0 && best >= 0)
+                r = put_ties(out, v, false);
+        _cleanup_free_ char *eval = report_eval_summary(v);
+        _cleanup_free_ char *eval_shown = eval ? escaped_text(eval, 0) : NULL;
+        if (r >= 0 && eval_shown)
+                r = buf_printf(out, "eval: %s\n", eval_shown);
         if (r < 0 || (r = put_summary(out, v)) < 0)
                 return r;
         return buf_puts(out, "\n");
@@ -644,6 +935,116 @@ static json_t *check_json(const struct report_check *k) {
         return o;
 }
 
+/* A number, or null where JSON has none (NaN, inf). */
+static json_t *json_number_or_null(double x) {
+        return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *eval_answer_json(const struct report_eval_answer *a) {
+        json_t *o = json_object();
+        if (!o)
+                return NULL;
+        int e = 0;
+        e |= json_object_set_new(o, "id", json_string_lossy(a->id));
+        e |= json_object_set_new(o, "verdict", json_string(verdict_to_string(a->verdict)));
+        e |= json_object_set_new(o, "cause", json_string_lossy(a->cause));
+        e |= json_object_set_new(o, "evidence", json_string_lossy(a->evidence));
+        e |= json_object_set_new(o, "output", json_string_lossy(a->output));
+        e |= json_object_set_new(o, "latency_s", json_seconds(a->latency));
+        if (e) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+/* A cell's "eval": its figures, its questions, and the comparison with the reference. */
+static json_t *cell_eval_json(const struct report_view *v, const struct report_cell *c) {
+        const struct report_eval *e = &c->eval;
+        if (!v->eval.on || !e->ran)
+                return json_null();
+        _cleanup_json_ json_t *o = json_object(), *by = json_object(), *qs = json_array();
+        if (!o || !by || !qs)
+                return NULL;
+        int err = 0;
+        for (int k = 0; k < _VERDICT_MAX; k++)
+                if (e->fig.by_verdict[k])
+                        err |= json_object_set_new(by, verdict_to_string((enum verdict)k),
+                                                   json_integer((json_int_t)e->fig.by_verdict[k]));
+        for (size_t i = 0; i < e->n_answers; i++)
+                err |= json_array_append_new(qs, eval_answer_json(&e->answers[i]));
+        err |= json_object_set_new(o, "n", json_integer((json_int_t)e->fig.n));
+        err |= json_object_set_new(o, "correct", json_integer((json_int_t)e->fig.correct));
+        err |= json_object_set_new(o, "accuracy", json_number_or_null(e->fig.accuracy));
+        err |= json_object_set_new(o, "ci95", json_pack("[o, o]", json_number_or_null(e->fig.ci_low),
+                                                         json_number_or_null(e->fig.ci_high)));
+        err |= json_object_set_new(o, "by_verdict", json_incref(by));
+        err |= json_object_set_new(o, "reference", json_boolean(e->is_reference));
+        if (e->compared) {
+                const struct eval_diff *d = &e->diff;
+                json_t *first = json_null();
+                if (d->first != SIZE_MAX && d->first < e->n_answers) {
+                        const struct report_eval_answer *a = &e->answers[d->first];
+                        const struct report_cell *rc = &v->cells[v->eval.reference];
+                        const char *ro = d->first < rc->eval.n_answers ? rc->eval.answers[d->first].output : NULL;
+                        first = json_pack("{s:o, s:o, s:o, s:o, s:I}", "id", json_string_lossy(a->id), "question",
+                                          json_string_lossy(a->question), "output", json_string_lossy(a->output),
+                                          "reference_output", json_string_lossy(ro), "offset", (json_int_t)d->first_offset);
+                }
+                json_t *vs = json_pack("{s:o, s:o, s:b, s:I, s:I, s:o, s:o, s:I, s:o}", "z", json_number_or_null(e->z), "p",
+                                       json_number_or_null(e->p), "below",
+                                       eval_significantly_below(e->fig.correct, e->fig.n,
+                                                                v->cells[v->eval.reference].eval.fig.correct,
+                                                                v->cells[v->eval.reference].eval.fig.n),
+                                       "compared", (json_int_t)d->common, "identical", (json_int_t)d->identical,
+                                       "agreement", json_number_or_null(d->agreement), "logprob_mad",
+                                       json_number_or_null(d->lp_mad), "logprob_tokens", (json_int_t)d->lp_tokens,
+                                       "first_divergence", first ? first : json_null());
+                err |= json_object_set_new(o, "vs_reference", vs);
+        } else
+                err |= json_object_set_new(o, "vs_reference", json_null());
+        err |= json_object_set_new(o, "gate", e->gate ? json_string(eval_gate_cause(e->gate)) : json_null());
+        err |= json_object_set_new(o, "journal_verdict",
+                                   e->gate ? json_string(verdict_to_string(e->journal_verdict)) : json_null());
+        err |= json_object_set_new(o, "answers", json_incref(qs));
+        if (err)
+                return NULL;
+        return json_incref(o);
+}
+
+/* The view's "eval": what was asked and which cell is the reference. */
+static json_t *view_eval_json(const struct report_view *v) {
+        const struct report_view_eval *ve = &v->eval;
+        if (!ve->on)
+                return json_null();
+        json_t *o = json_deep_copy(ve->settings);
+        if (!o)
+                return NULL;
+        int err = 0;
+        err |= json_object_set_new(o, "named_reference", json_string_lossy(ve->named));
+        err |= json_object_set_new(o, "reference", ve->reference >= 0 ? json_string(v->cells[ve->reference].id) : json_null());
+        err |= json_object_set_new(o, "reference_by", ve->reference >= 0 ? json_string(ve->reference_by) : json_null());
+        err |= json_object_set_new(o, "fell_back", json_boolean(ve->fell_back));
+        err |= json_object_set_new(o, "test", json_string("two-proportion z-test, pooled, two-sided, alpha 0.05"));
+        err |= json_object_set_new(o, "interval", json_string("Wilson score, 95%"));
+        err |= json_object_set_new(o, "gated", json_integer((json_int_t)ve->gated));
+        if (err) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+/* {"by": "concurrency"|"rate", "met": N or null, "failed_at": N or null}, or null. */
+static json_t *sla_json(const struct report_view *v, const struct report_cell *c) {
+        struct report_sla s;
+        if (report_cell_sla(v, c, &s) < 0)
+                return json_null();
+        return json_pack("{s:s, s:o, s:o}", "by", s.by_rate ? "rate" : "concurrency", "met",
+                         s.met > 0 ? json_real(s.met) : json_null(), "failed_at",
+                         s.failed > 0 ? json_real(s.failed) : json_null());
+}
+
 static json_t *cell_json(const struct report_view *v, const struct report_cell *c) {
         _cleanup_json_ json_t *axes = json_object(), *checks = json_array(), *phases = json_object();
         if (!axes || !checks || !phases)
@@ -661,7 +1062,8 @@ static json_t *cell_json(const struct report_view *v, const struct report_cell *
         static const char *const keys[] = {"id",     "axes",      "command",  "env",         "verdict",
                                             "cause",  "evidence",  "log",      "ready_s",     "checks",
                                             "bench",  "state",     "distance", "excluded",    "phases_s",
-                                            "exit_code", "exit_signal", "port", "peak_gpu_mem_mib", "attempt_sweep"};
+                                            "exit_code", "exit_signal", "port", "peak_gpu_mem_mib", "attempt_sweep",
+                                            "sla", "eval"};
         json_t *vals[] = {
                 json_string(c->id),
                 json_incref(axes),
@@ -683,6 +1085,8 @@ static json_t *cell_json(const struct report_view *v, const struct report_cell *
                 c->port ? json_integer(c->port) : json_null(),
                 c->peak_gpu_mem_mib ? json_integer((json_int_t)c->peak_gpu_mem_mib) : json_null(),
                 c->has_attempt ? json_integer(c->attempt_sweep_id) : json_null(),
+                sla_json(v, c),
+                cell_eval_json(v, c),
         };
         _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
         json_t *o = json_object();
@@ -691,6 +1095,23 @@ static json_t *cell_json(const struct report_view *v, const struct report_cell *
                 return NULL;
         }
         return o;
+}
+
+static json_t *ties_json(const struct report_view *v) {
+        size_t n = report_best_ties(v, NULL, 0);
+        _cleanup_free_ size_t *idx = calloc(n ? n : 1, sizeof(*idx));
+        json_t *a = json_array();
+        if (!idx || !a) {
+                json_decref(a);
+                return NULL;
+        }
+        report_best_ties(v, idx, n);
+        for (size_t i = 0; i < n; i++)
+                if (json_array_append_new(a, json_string(v->cells[idx[i]].id)) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
 }
 
 int report_json(const struct report_view *v, const char *version, json_t **ret) {
@@ -721,7 +1142,8 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
                                   v->sweep_how, "earlier_sweeps", (json_int_t)v->earlier_sweeps);
         static const char *const keys[] = {"gauntlet", "engine",   "host",      "cells", "best",    "model",
                                             "objective", "matrix",  "journal",   "sweep", "axes",    "summary",
-                                            "best_value", "best_by"};
+                                            "best_value", "best_by", "best_ties", "best_within_noise",
+                                            "eval"};
         json_t *vals[] = {
                 json_string(version ? version : "unknown"),
                 json_string_lossy(v->engine),
@@ -737,6 +1159,9 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
                 json_incref(summary),
                 best >= 0 && !isnan(score.value) ? json_real(score.value) : json_null(),
                 best >= 0 && !isnan(score.value) ? json_string(score.by_bench ? "objective" : "smoke") : json_null(),
+                ties_json(v),
+                json_boolean(report_best_within_noise(v)),
+                view_eval_json(v),
         };
         _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
         json_t *o = json_object();
@@ -805,6 +1230,46 @@ static int ranked_cmp(const void *a, const void *b) {
         return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Per benchmarked passing cell: the SLA figure, and the prompt and output tokens per request
+ * the server counted at each level. */
+static int put_bench_notes(struct buf *out, const struct report_view *v, const struct ranked *order) {
+        bool any = false;
+        int r = 0;
+        for (size_t i = 0; i < v->n_cells && r >= 0; i++) {
+                const struct report_cell *c = &v->cells[order[i].index];
+                if (!cell_passed(c) || !json_array_size(c->bench))
+                        continue;
+                if (!any && (r = buf_puts(out, "\n#### Benchmarked cells\n\n")) < 0)
+                        return r;
+                any = true;
+                _cleanup_free_ char *sla = report_sla_text(v, c);
+                if ((r = buf_printf(out, "- `%s`%s%s:", c->id, sla ? " " : "", sla ? sla : "")) < 0)
+                        return r;
+                size_t k;
+                json_t *e;
+                json_array_foreach(c->bench, k, e) {
+                        json_t *pt = json_object_get(e, metric_key(METRIC_PROMPT_TOKENS_PER_REQUEST));
+                        json_t *ot = json_object_get(e, metric_key(METRIC_OUTPUT_TOKENS_PER_REQUEST));
+                        json_t *cal = json_object_get(e, metric_key(METRIC_PROMPT_CALIBRATION));
+                        r = buf_printf(out, " @%lld%s prompt %.0f (%lld-%lld) tokens",
+                                       (long long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))),
+                                       json_is_true(json_object_get(e, metric_key(METRIC_SEARCH))) ? " (search)" : "",
+                                       json_number_value(json_object_get(pt, "mean")),
+                                       (long long)json_integer_value(json_object_get(pt, "min")),
+                                       (long long)json_integer_value(json_object_get(pt, "max")));
+                        if (r >= 0 && json_is_integer(json_object_get(cal, "template_tokens")))
+                                r = buf_printf(out, " (%lld of them the template)",
+                                               (long long)json_integer_value(json_object_get(cal, "template_tokens")));
+                        if (r >= 0)
+                                r = buf_printf(out, ", output %.0f;", json_number_value(json_object_get(ot, "mean")));
+                        if (r < 0)
+                                return r;
+                }
+                r = buf_puts(out, "\n");
+        }
+        return r;
+}
+
 int report_markdown(const struct report_view *v, struct buf *out) {
         struct report_score score, s;
         int best = report_best_index(v, &score);
@@ -834,18 +1299,26 @@ int report_markdown(const struct report_view *v, struct buf *out) {
                 return r;
         if ((r = buf_puts(out, "\n\nObjective: ")) < 0 ||
             (r = report_code_span(out, v->objective ? v->objective : OBJECTIVE_DEFAULT, 0, false)) < 0 ||
-            (r = buf_puts(out, ". ")) < 0 || (r = put_summary(out, v)) < 0 || (r = buf_puts(out, ".\n\n|   |")) < 0)
+            (r = buf_puts(out, ". ")) < 0 || (r = put_summary(out, v)) < 0 || (r = buf_puts(out, ".\n\n")) < 0)
+                return r;
+        bool eval = v->eval.on;
+        _cleanup_free_ char *eval_summary = report_eval_summary(v);
+        if (eval_summary && ((r = buf_puts(out, "Eval: ")) < 0 || (r = report_escape_markdown(out, eval_summary, 0)) < 0 ||
+                             (r = buf_puts(out, ".\n\n")) < 0))
+                return r;
+        if ((r = buf_puts(out, "|   |")) < 0)
                 return r;
         for (size_t k = 0; k < v->n_axes; k++)
                 if ((r = buf_puts(out, " ")) < 0 || (r = report_code_span(out, v->axes[k], 0, true)) < 0 ||
                     (r = buf_puts(out, " |")) < 0)
                         return r;
-        if ((r = buf_puts(out, " verdict | cause or figure | cell |\n|---|")) < 0)
+        if ((r = buf_puts(out, eval ? " verdict | cause or figure | accuracy | cell |\n|---|"
+                                    : " verdict | cause or figure | cell |\n|---|")) < 0)
                 return r;
         for (size_t k = 0; k < v->n_axes; k++)
                 if ((r = buf_puts(out, "---|")) < 0)
                         return r;
-        if ((r = buf_puts(out, "---|---|---|\n")) < 0)
+        if ((r = buf_puts(out, eval ? "---|---|---|---|\n" : "---|---|---|\n")) < 0)
                 return r;
         for (size_t i = 0; i < v->n_cells; i++) {
                 const struct report_cell *c = &v->cells[order[i].index];
@@ -859,10 +1332,26 @@ int report_markdown(const struct report_view *v, struct buf *out) {
                 _cleanup_free_ char *fig = report_cell_figure(v, c);
                 const char *result = fig ? fig : report_cell_cause(c);
                 if ((r = buf_printf(out, cell_passed(c) ? " **%s** | " : " %s | ", report_cell_verdict(c))) < 0 ||
-                    (r = fig ? report_escape_markdown(out, fig, 64) : report_code_span(out, result, 64, true)) < 0 ||
-                    (r = buf_printf(out, " | `%s` |\n", c->id)) < 0)
+                    (r = fig ? report_escape_markdown(out, fig, 64) : report_code_span(out, result, 64, true)) < 0)
+                        return r;
+                if (eval) {
+                        const struct report_eval *e = &c->eval;
+                        if (e->ran && e->fig.n)
+                                r = buf_printf(out, " | %.3f [%.3f, %.3f]%s", e->fig.accuracy, e->fig.ci_low, e->fig.ci_high,
+                                               e->is_reference ? " (reference)" : "");
+                        else
+                                r = buf_puts(out, " | –");
+                        if (r < 0)
+                                return r;
+                }
+                if ((r = buf_printf(out, " | `%s` |\n", c->id)) < 0)
                         return r;
         }
+
+        if (best >= 0 && (r = put_ties(out, v, true)) < 0)
+                return r;
+        if ((r = put_bench_notes(out, v, order)) < 0)
+                return r;
 
         bool any = false;
         for (size_t i = 0; i < v->n_cells; i++) {

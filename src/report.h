@@ -15,6 +15,7 @@
 
 #include "attempt.h"
 #include "buf.h"
+#include "eval.h"
 #include "secrets.h"
 #include "verdict.h"
 
@@ -27,6 +28,33 @@ struct report_check {
         int http_status;
         usec_t latency, ttft;
         bool streamed;
+};
+
+/* One eval answer, as journaled (eval_results). */
+struct report_eval_answer {
+        char *id, *key;
+        char *question;               /* the prompt, or the messages as JSON */
+        enum verdict verdict;         /* VERDICT_SKIPPED: not asked */
+        char *cause, *evidence, *output, *finish_reason;
+        int http_status;
+        usec_t latency;
+        double *logprobs;             /* NULL when the server sent none; NaN where it sent null */
+        size_t n_logprobs;
+};
+
+/* A cell's eval against the view's question set (docs/eval.md). */
+struct report_eval {
+        bool ran;                     /* its attempt answered the view's set */
+        bool other_set;               /* it answered an earlier sweep's different set */
+        struct report_eval_answer *answers;  /* ran: one per question, in order */
+        size_t n_answers;
+        struct eval_figures fig;
+        bool is_reference;
+        bool compared;                /* compared with the reference: below is set */
+        double z, p;                  /* two-proportion z-test against the reference */
+        struct eval_diff diff;
+        enum eval_gate gate;          /* not NONE: the cell's verdict was turned wrong */
+        enum verdict journal_verdict; /* the verdict as journaled, before the gate */
 };
 
 struct report_cell {
@@ -53,6 +81,22 @@ struct report_cell {
         struct report_check *checks;
         size_t n_checks;
         json_t *bench;                /* array of per-concurrency objects, or NULL */
+        struct report_eval eval;
+};
+
+/* The latest sweep's eval and its reference. */
+struct report_view_eval {
+        bool on;                      /* the latest sweep ran an eval */
+        json_t *settings;             /* as journaled (eval_settings_json) */
+        char *source;
+        size_t questions;
+        char set[17];
+        struct eval_options rules;    /* min_agreement, max_logprob_diff (strings unused) */
+        int reference;                /* index of the reference cell, -1: none */
+        const char *reference_by;     /* "reference", "baseline", "most accurate" (static) */
+        char *named;                  /* the cell `reference:`/`baseline:` named, or NULL */
+        bool fell_back;               /* named had no eval figures: the most accurate serves */
+        size_t gated;                 /* cells the gate turned wrong */
 };
 
 struct report_view {
@@ -74,6 +118,7 @@ struct report_view {
         size_t n_axes;
         struct report_cell *cells;    /* in the latest sweep's order */
         size_t n_cells;
+        struct report_view_eval eval;
         /* Set by report_view_mask_secrets: the values it hid, for renderers that show
          * text from outside the view (report_html's log excerpts). */
         struct secrets_values secrets;
@@ -87,6 +132,13 @@ void report_view_free(struct report_view *v);
 int report_view_mask_secrets(struct report_view *v);
 static inline void report_view_freep(struct report_view **v) { if (*v) report_view_free(*v); }
 #define _cleanup_report_view_ _cleanup_(report_view_freep)
+
+/* Applies the eval's gate to a loaded view (report_load does): picks the reference, and
+ * for each other cell that passed and answered the view's set computes the test and the
+ * differential, turning the verdict into wrong/accuracy (significantly below the
+ * reference) or wrong/divergence (a threshold of the differential crossed), with the
+ * figures as evidence. Deterministic: the same journal gives the same view. -ENOMEM. */
+int report_view_apply_eval(struct report_view *v);
 
 /* "not run" for a cell never settled, "skipped" for an excluded one, else the verdict. */
 const char *report_cell_verdict(const struct report_cell *c);
@@ -103,6 +155,8 @@ struct report_score {
         bool by_bench;        /* value is the bench metric; else seconds of smoke suite */
         bool higher_better;
         double value;
+        bool has_spread;      /* bench.repeats > 1: [lo, hi] is the figure's range over the runs */
+        double lo, hi;
 };
 /* The score of one cell under the view's objective; -ENODATA when the cell has no figure
  * (not passing, or no checks and no bench). */
@@ -113,6 +167,25 @@ int report_cell_score(const struct report_view *v, const struct report_cell *c, 
  * then to the earlier cell. Returns the cell's index, or -ENOENT when no cell passed.
  * *ret_score (optional) gets its score; value is NAN when no passing cell has a figure. */
 int report_best_index(const struct report_view *v, struct report_score *ret_score);
+/* The passing cells, other than the best, that tie with the top figure (within 1%, or, with
+ * repeats, whose range over the runs overlaps the top's): up to max indices into ret.
+ * Returns how many there are (0 without a best). */
+size_t report_best_ties(const struct report_view *v, size_t *ret, size_t max);
+/* Whether the best cell's tie is one of measured noise (ranges over repeats overlap). */
+bool report_best_within_noise(const struct report_view *v);
+
+/* An SLA objective's figure for a cell: the highest concurrency (closed loop) or rate (open
+ * loop) whose level met every constraint, and the lowest above it that did not (0: none
+ * measured). -ENODATA when the objective has no constraints or the cell no bench. */
+struct report_sla {
+        bool by_rate;
+        double met;           /* 0: no level met the constraints */
+        double failed;
+};
+int report_cell_sla(const struct report_view *v, const struct report_cell *c, struct report_sla *ret);
+/* "up to 48 streams (64 broke it)", "none met it", ...; caller frees; NULL without an SLA. */
+char *report_sla_text(const struct report_view *v, const struct report_cell *c);
+
 /* The same as the best cell's id (owned by the view), or NULL when no cell passed. */
 const char *report_best(const struct report_view *v);
 
@@ -125,6 +198,14 @@ size_t report_count_verdicts(const struct report_view *v, size_t counts[static _
 /* The figure a person reads for a passing cell: "172.3 tok/s @1" or "smoke 1.42s".
  * Caller frees; NULL when there is none or out of memory. */
 char *report_cell_figure(const struct report_view *v, const struct report_cell *c);
+
+/* A cell's eval in one line: "eval 198/200 right, accuracy 0.990 [0.964, 0.997]", then
+ * "; the reference" or "; 97.5% answers identical to the reference" (and the logprob
+ * drift when there is one). NULL when the cell has no eval of the view's set. Caller frees. */
+char *report_cell_eval_line(const struct report_view *v, const struct report_cell *c);
+/* The view's eval in one line: its source, question count, the reference and why it is
+ * the reference, the test. NULL without an eval. Caller frees. */
+char *report_eval_summary(const struct report_view *v);
 
 /* The shortest id prefix (at least 8) that tells the view's cells apart, as the text
  * report prints them; `gauntlet emit --cell` takes any unique prefix. */

@@ -26,6 +26,8 @@
 #define HTML_MAX_SERIES 4                  /* configurations in the latency chart */
 #define HTML_MAX_LEVELS 16                 /* concurrency levels on its x axis */
 #define HTML_MAX_GROUP_LINKS 8             /* cells named per failure cause */
+#define HTML_MAX_EVAL_ROWS 40              /* cells in the accuracy chart */
+#define HTML_MAX_EVAL_MISSES 50            /* a cell's wrong eval answers listed */
 
 /* The log excerpt: lines before and after the evidence line, or the last lines when the
  * evidence is not a line of the log. A log is read up to HTML_LOG_SCAN_MAX bytes (logs of
@@ -187,6 +189,8 @@ static const char *verdict_class(const struct report_cell *c) {
                 return "v-crash";
         case VERDICT_TIMEOUT:
                 return "v-timeout";
+        case VERDICT_OVERLOAD:
+                return "v-overload";
         case VERDICT_SKIPPED:
                 return "v-skipped";
         default:
@@ -198,7 +202,7 @@ static const char *check_class(enum verdict v) {
         static const char *const names[_VERDICT_MAX] = {
                 [VERDICT_PASS] = "v-pass",       [VERDICT_GARBAGE] = "v-garbage", [VERDICT_WRONG] = "v-wrong",
                 [VERDICT_CRASH] = "v-crash",     [VERDICT_TIMEOUT] = "v-timeout", [VERDICT_SKIPPED] = "v-skipped",
-                [VERDICT_ERROR] = "v-error",
+                [VERDICT_ERROR] = "v-error",     [VERDICT_OVERLOAD] = "v-overload",
         };
         return v >= 0 && v < _VERDICT_MAX ? names[v] : "v-error";
 }
@@ -212,6 +216,7 @@ static const char *verdict_meaning(const char *cls) {
                 {"v-wrong", "wrong", "fluent, but the answer is wrong"},
                 {"v-crash", "crash", "the server died"},
                 {"v-timeout", "timeout", "not ready in time, or a request hung"},
+                {"v-overload", "overload", "answered alone, but its benchmark requests failed"},
                 {"v-error", "error", "gauntlet could not do its part"},
                 {"v-skipped", "skipped", "excluded by the matrix"},
                 {"v-notrun", "not run", "not reached yet (sweep interrupted)"},
@@ -735,7 +740,26 @@ static void put_header(struct page *p, const struct ctx *x, const struct group *
                         put(p, "; ranked by smoke-suite time: no bench figures");
                 put(p, "; cell ");
                 put_short_id(p, x->id_width, c);
-                put(p, ")</span></p>\n");
+                put(p, ")</span>");
+                _cleanup_free_ char *sla = report_sla_text(v, c);
+                if (sla) {
+                        put(p, "; <span class=\"fig\">");
+                        esc(p, sla);
+                        put(p, "</span>");
+                }
+                if (report_best_within_noise(v)) {
+                        size_t idx[8];
+                        size_t n = report_best_ties(v, idx, ELEMENTSOF(idx));
+                        put(p, ". <span class=\"muted\">Within the measured noise of ");
+                        for (size_t i = 0; i < MIN(n, ELEMENTSOF(idx)); i++) {
+                                put(p, i ? ", " : "");
+                                put_short_id(p, x->id_width, &v->cells[idx[i]]);
+                        }
+                        if (n > ELEMENTSOF(idx))
+                                putf(p, " and %zu more", n - ELEMENTSOF(idx));
+                        put(p, ": their ranges over the repeats overlap; named: the closest to the engine's defaults.</span>");
+                }
+                put(p, "</p>\n");
         }
         put(p, "</div>\n<ul class=\"counts\">");
         for (int k = 0; k < _VERDICT_MAX; k++) {
@@ -764,9 +788,10 @@ static void put_header(struct page *p, const struct ctx *x, const struct group *
 /* ---- the matrix: heatmap or ranked table ---- */
 
 static void put_legend(struct page *p) {
-        static const char *const cls[] = {"v-pass",    "v-garbage", "v-wrong",   "v-crash",
-                                          "v-timeout", "v-error",   "v-skipped", "v-notrun"};
-        static const char *const word[] = {"pass", "garbage", "wrong", "crash", "timeout", "error", "skipped", "not run"};
+        static const char *const cls[] = {"v-pass",     "v-garbage", "v-wrong",   "v-crash",  "v-timeout",
+                                          "v-overload", "v-error",   "v-skipped", "v-notrun"};
+        static const char *const word[] = {"pass",     "garbage", "wrong",   "crash",  "timeout",
+                                           "overload", "error",   "skipped", "not run"};
         put(p, "<ul class=\"legend\">");
         for (size_t i = 0; i < ELEMENTSOF(cls); i++) {
                 put(p, "<li>");
@@ -798,8 +823,13 @@ static void put_result(struct page *p, const struct report_view *v, const struct
         _cleanup_free_ char *fig = report_cell_figure(v, c);
         const char *cause = report_cell_cause(c);
         if (fig) {
+                _cleanup_free_ char *sla = report_sla_text(v, c);
                 put(p, "<span class=\"fig\">");
                 esc(p, fig);
+                if (sla) {
+                        put(p, " · ");
+                        esc(p, sla);
+                }
                 put(p, "</span>");
         } else if (cause) {
                 put(p, "<span class=\"cause\">");
@@ -1262,6 +1292,201 @@ static void put_latency_chart(struct page *p, const struct ctx *x) {
         put(p, "</ul>\n</figure>\n");
 }
 
+/* ---- the eval ---- */
+
+static void put_share(struct page *p, double x) {
+        if (isfinite(x))
+                putf(p, "%.3f", x);
+        else
+                put(p, "–");
+}
+
+/* The accuracy of every cell that answered the eval: a dot and its 95% interval on a
+ * 0-1 axis, the reference's accuracy as a dashed line, gated cells in the wrong colour. */
+static void put_eval_chart(struct page *p, const struct ctx *x) {
+        const struct report_view *v = x->v;
+        const struct report_view_eval *ve = &v->eval;
+        size_t n = 0, more = 0;
+        for (size_t i = 0; i < v->n_cells; i++)
+                if (v->cells[x->order[i].index].eval.ran && v->cells[x->order[i].index].eval.fig.n) {
+                        if (n < HTML_MAX_EVAL_ROWS)
+                                n++;
+                        else
+                                more++;
+                }
+        put(p, "<figure class=\"chart\">\n<figcaption><b>Accuracy on the eval</b> <span class=\"muted\">(share of "
+               "right answers, with its 95% Wilson interval; the dashed line is the reference)</span></figcaption>\n");
+        if (n == 0) {
+                put(p, "<p class=\"muted\">No configuration answered the eval: it runs only on cells that pass the "
+                       "smoke suite.</p>\n</figure>\n");
+                return;
+        }
+        const double W = 1000, LW = 330, BX = 340, BW = 420, ROW = 28, TOP = 8;
+        double H = TOP + (double)n * ROW + 26;
+        putf(p, "<svg class=\"bars\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"accuracy of each configuration\">\n",
+             W, H);
+        for (int tick = 0; tick <= 5; tick++) {
+                double gx = BX + tick / 5.0 * BW;
+                putf(p, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/>", gx, TOP - 4, gx,
+                     TOP + (double)n * ROW);
+                putf(p, "<text class=\"tick\" x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%.1f</text>\n", gx, H - 8,
+                     tick / 5.0);
+        }
+        if (ve->reference >= 0) {
+                double rx = BX + v->cells[ve->reference].eval.fig.accuracy * BW;
+                putf(p, "<line class=\"refline\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/>\n", rx, TOP - 4, rx,
+                     TOP + (double)n * ROW);
+        }
+        size_t row = 0;
+        for (size_t i = 0; i < v->n_cells && row < n; i++) {
+                const struct report_cell *c = &v->cells[x->order[i].index];
+                const struct report_eval *e = &c->eval;
+                if (!e->ran || !e->fig.n)
+                        continue;
+                double y = TOP + (double)row * ROW + ROW / 2;
+                const char *cls = e->gate ? "miss" : e->is_reference ? "ref" : "hit";
+                put(p, "<a ");
+                put_cell_href(p, c);
+                putf(p, "><text class=\"lbl\" x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", LW, y + 4);
+                put_label(p, v, c, HTML_MAX_LABEL_CHARS);
+                put(p, "<title>");
+                put_label(p, v, c, 0);
+                put(p, "</title></text></a>");
+                putf(p, "<line class=\"ci %s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", cls,
+                     BX + e->fig.ci_low * BW, y, BX + e->fig.ci_high * BW, y);
+                putf(p, "<circle class=\"pt %s\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>", cls, BX + e->fig.accuracy * BW, y);
+                putf(p, "%zu/%zu right: %.3f [%.3f, %.3f]", e->fig.correct, e->fig.n, e->fig.accuracy, e->fig.ci_low,
+                     e->fig.ci_high);
+                put(p, "</title></circle>");
+                putf(p, "<text class=\"val\" x=\"%.0f\" y=\"%.1f\">%.3f [%.3f, %.3f]%s</text>\n", BX + BW + 14, y + 4,
+                     e->fig.accuracy, e->fig.ci_low, e->fig.ci_high, e->is_reference ? " ref" : e->gate ? " wrong" : "");
+                row++;
+        }
+        put(p, "</svg>\n");
+        if (more)
+                putf(p, "<p class=\"muted\">%zu more configuration%s not drawn.</p>\n", more, more == 1 ? "" : "s");
+        put(p, "</figure>\n");
+}
+
+static void put_eval_table(struct page *p, const struct ctx *x) {
+        const struct report_view *v = x->v;
+        put(p, "<table class=\"num\"><thead><tr><th>configuration</th><th>right</th><th>accuracy [95% CI]</th>"
+               "<th>z, p vs reference</th><th>identical answers</th><th>mean |Δ logprob|</th><th>verdict</th>"
+               "</tr></thead>\n<tbody>\n");
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[x->order[i].index];
+                const struct report_eval *e = &c->eval;
+                if (!e->ran)
+                        continue;
+                put(p, "<tr><td><a ");
+                put_cell_href(p, c);
+                put(p, ">");
+                put_label(p, v, c, HTML_MAX_LABEL_CHARS);
+                putf(p, "</a></td><td>%zu / %zu</td><td>", e->fig.correct, e->fig.n);
+                put_share(p, e->fig.accuracy);
+                put(p, " [");
+                put_share(p, e->fig.ci_low);
+                put(p, ", ");
+                put_share(p, e->fig.ci_high);
+                put(p, "]</td><td>");
+                if (e->is_reference)
+                        put(p, "reference");
+                else if (e->compared)
+                        putf(p, "%.2f, %s%.3g", e->z, e->p < 0.001 ? "&lt; " : "", e->p < 0.001 ? 0.001 : e->p);
+                else
+                        put(p, "–");
+                put(p, "</td><td>");
+                if (e->compared && e->diff.common)
+                        putf(p, "%zu / %zu (%.1f%%)", e->diff.identical, e->diff.common, 100 * e->diff.agreement);
+                else
+                        put(p, "–");
+                put(p, "</td><td>");
+                if (e->compared && e->diff.lp_tokens)
+                        putf(p, "%.4g <span class=\"muted\">(%zu tokens)</span>", e->diff.lp_mad, e->diff.lp_tokens);
+                else
+                        put(p, "–");
+                put(p, "</td><td>");
+                put_badge(p, verdict_class(c), report_cell_verdict(c));
+                if (e->gate) {
+                        put(p, " ");
+                        esc(p, eval_gate_cause(e->gate));
+                }
+                put(p, "</td></tr>\n");
+        }
+        put(p, "</tbody></table>\n");
+}
+
+static void put_eval(struct page *p, const struct ctx *x) {
+        const struct report_view *v = x->v;
+        if (!v->eval.on)
+                return;
+        put(p, "<section id=\"eval\">\n<h2>How accurate the working ones are</h2>\n<p class=\"note\">Eval: ");
+        _cleanup_free_ char *summary = report_eval_summary(v);
+        esc(p, summary ? summary : "");
+        put(p, ". The same questions go to every configuration that passed the smoke suite, greedy; the "
+               "reference is the yardstick (docs/eval.md).</p>\n");
+        put_eval_chart(p, x);
+        put_eval_table(p, x);
+        put(p, "</section>\n");
+}
+
+/* A cell's own eval block: its figures, the comparison, the first divergence and the
+ * answers it got wrong. */
+static void put_cell_eval(struct page *p, const struct report_view *v, const struct report_cell *c) {
+        const struct report_eval *e = &c->eval;
+        if (!v->eval.on || (!e->ran && !e->other_set))
+                return;
+        put(p, "<h4>Eval</h4>\n");
+        if (!e->ran) {
+                put(p, "<p class=\"muted\">Settled in an earlier sweep with another question set: not compared. "
+                       "<code>gauntlet run --rerun</code> asks it this sweep's questions.</p>\n");
+                return;
+        }
+        _cleanup_free_ char *line = report_cell_eval_line(v, c);
+        put(p, "<p>");
+        esc(p, line ? line : "");
+        if (e->compared)
+                putf(p, "; two-proportion z-test against the reference: z = %.2f, p = %.3g", e->z, e->p);
+        put(p, "</p>\n");
+        if (e->compared && e->diff.first != SIZE_MAX && e->diff.first < e->n_answers && v->eval.reference >= 0) {
+                const struct report_eval_answer *a = &e->answers[e->diff.first];
+                const struct report_cell *rc = &v->cells[v->eval.reference];
+                const char *ro = e->diff.first < rc->eval.n_answers ? rc->eval.answers[e->diff.first].output : NULL;
+                put(p, "<p>First answer that differs from the reference's: <code>");
+                esc(p, a->id);
+                putf(p, "</code> (at byte %zu)</p>\n<pre class=\"out\">", e->diff.first_offset);
+                escn(p, a->question, 2000);
+                put(p, "</pre>\n<div class=\"two\"><div><p class=\"muted\">this configuration</p><pre class=\"out\">");
+                escn(p, a->output ? a->output : "", 2000);
+                put(p, "</pre></div><div><p class=\"muted\">the reference</p><pre class=\"out\">");
+                escn(p, ro ? ro : "", 2000);
+                put(p, "</pre></div></div>\n");
+        }
+        size_t misses = e->fig.n - e->fig.correct;
+        if (misses == 0)
+                return;
+        putf(p, "<details class=\"reasoning\"><summary>%zu answer%s not right</summary>\n<table class=\"ranked\"><tbody>\n",
+             misses, misses == 1 ? "" : "s");
+        size_t shown = 0;
+        for (size_t i = 0; i < e->n_answers && shown < HTML_MAX_EVAL_MISSES; i++) {
+                const struct report_eval_answer *a = &e->answers[i];
+                if (a->verdict == VERDICT_PASS || a->verdict == VERDICT_SKIPPED)
+                        continue;
+                put(p, "<tr><td><code>");
+                esc(p, a->id);
+                put(p, "</code></td><td>");
+                put_badge(p, check_class(a->verdict), verdict_to_string(a->verdict));
+                put(p, "</td><td class=\"ev\">");
+                escn(p, a->evidence ? a->evidence : "", HTML_MAX_SHORT_CHARS);
+                put(p, "</td></tr>\n");
+                shown++;
+        }
+        put(p, "</tbody></table>\n");
+        if (misses > shown)
+                putf(p, "<p class=\"muted\">and %zu more (the JSON report lists every answer).</p>\n", misses - shown);
+        put(p, "</details>\n");
+}
+
 static void put_charts(struct page *p, const struct ctx *x) {
         put(p, "<section id=\"charts\">\n<h2>How fast the working ones are</h2>\n");
         if (x->best < 0) {
@@ -1523,6 +1748,7 @@ static void put_cell(struct page *p, const struct ctx *x, const struct ranked *o
                 for (size_t i = 0; i < c->n_checks; i++)
                         put_check(p, &c->checks[i]);
         }
+        put_cell_eval(p, v, c);
         if (json_array_size(c->bench) > 0) {
                 put(p, "<h4>Bench</h4>\n");
                 put_bench_table(p, c->bench);
@@ -1687,6 +1913,7 @@ static const char css[] =
         ".v-wrong{--vb:#fff1e5;--vf:#6f3400;--vd:#e16f24}\n"
         ".v-crash{--vb:#ffe4e2;--vf:#82071e;--vd:#cf222e}\n"
         ".v-timeout{--vb:#fff8c5;--vf:#4d3800;--vd:#bf8700}\n"
+        ".v-overload{--vb:#ffe7d1;--vf:#5c2900;--vd:#d1590a}\n"
         ".v-error{--vb:#e6ebf1;--vf:#1f2f45;--vd:#57606a}\n"
         ".v-skipped,.v-notrun,.v-none{--vb:#f6f8fa;--vf:#3d444d;--vd:#afb8c1}\n"
         ".badge,table.heat td{background:var(--vb);color:var(--vf);border-color:var(--vd)}\n"
@@ -1730,6 +1957,9 @@ static const char css[] =
         "svg .grid{stroke:#d8dee4;stroke-width:1}\n"
         "svg .bar{fill:#4ac26b}svg .bar.best{fill:#1a7f37}svg .val{font-weight:600}\n"
         "svg a text.lbl{fill:#0550ae}\n"
+        "svg .ci{stroke-width:3;stroke:#2da44e}svg .ci.miss{stroke:#e16f24}svg .ci.ref{stroke:#0969da}\n"
+        "svg .pt{fill:#1a7f37}svg .pt.miss{fill:#bc4c00}svg .pt.ref{fill:#0969da}\n"
+        "svg .refline{stroke:#0969da;stroke-width:1.5;stroke-dasharray:5 4}\n"
         ".slegend{list-style:none;padding:0;margin:6px 0;display:flex;flex-wrap:wrap;gap:4px 22px;font-size:14px}\n"
         ".slegend svg{vertical-align:middle}\n"
         "details.cell{border:1px solid var(--line);border-left:6px solid var(--vd);border-radius:6px;margin:8px 0}\n"
@@ -1803,6 +2033,7 @@ int report_html(const struct report_view *v, struct buf *out) {
         put(p, "<main>\n");
         put_matrix(p, &x);
         put_failures(p, &x, groups, n_groups);
+        put_eval(p, &x);
         put_charts(p, &x);
         put_cells(p, &x);
         put_host(p, &x);

@@ -2,6 +2,7 @@
 #include "report_load.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,15 +62,86 @@ static int load_checks(struct journal *j, struct report_cell *c) {
         }
 }
 
-/* The latest settled, non-skipped attempt of the cell, if any. */
-static int load_attempt(struct journal *j, struct report_cell *c) {
+/* The eval answers of the cell's attempt, when it answered the view's question set. */
+static int load_eval(struct journal *j, const struct report_view *v, struct report_cell *c, const char *set) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
+        if (!v->eval.on || !set)
+                return 0;
+        if (strcmp(set, v->eval.set) != 0) {
+                c->eval.other_set = true;
+                return 0;
+        }
         if ((r = journal_prepare(j,
-                         "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
-                         "ready_us, checks_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
-                         "peak_gpu_mem_mib, bench FROM attempts WHERE cell_id = ? AND state = 'settled' "
-                         "AND (verdict != 'skipped' OR cause = 'inferred') ORDER BY id DESC LIMIT 1",
+                         "SELECT qid, qkey, question, verdict, cause, evidence, output, finish_reason, http_status, "
+                         "latency_us, logprobs FROM eval_results WHERE attempt_id = ? ORDER BY seq",
+                         &s)) < 0 ||
+            (r = journal_bind(j, s, "i", c->attempt_id)) < 0)
+                return r;
+        size_t alloc = 0;
+        for (;;) {
+                int rc = sqlite3_step(s);
+                if (rc == SQLITE_DONE)
+                        break;
+                if (rc != SQLITE_ROW)
+                        return journal_fail(j, rc);
+                if (c->eval.n_answers == alloc) {
+                        size_t na = alloc ? alloc * 2 : 64;
+                        struct report_eval_answer *t = realloc(c->eval.answers, na * sizeof(*t));
+                        if (!t)
+                                return -ENOMEM;
+                        c->eval.answers = t;
+                        alloc = na;
+                }
+                struct report_eval_answer *e = &c->eval.answers[c->eval.n_answers++];
+                *e = (struct report_eval_answer){
+                        .verdict = verdict_from_string(journal_col_str(s, 3)),
+                        .http_status = sqlite3_column_int(s, 8),
+                        .latency = (usec_t)sqlite3_column_int64(s, 9),
+                };
+                if ((r = journal_col_strdup(s, 0, &e->id)) < 0 || (r = journal_col_strdup(s, 1, &e->key)) < 0 ||
+                    (r = journal_col_strdup(s, 2, &e->question)) < 0 || (r = journal_col_strdup(s, 4, &e->cause)) < 0 ||
+                    (r = journal_col_strdup(s, 5, &e->evidence)) < 0 || (r = journal_col_strdup(s, 6, &e->output)) < 0 ||
+                    (r = journal_col_strdup(s, 7, &e->finish_reason)) < 0)
+                        return r;
+                _cleanup_(json_decrefp) json_t *lp =
+                        journal_col_str(s, 10) ? json_loads(journal_col_str(s, 10), 0, NULL) : NULL;
+                if (json_is_array(lp) && json_array_size(lp) > 0) {
+                        size_t n = json_array_size(lp);
+                        if (!(e->logprobs = malloc(n * sizeof(*e->logprobs))))
+                                return -ENOMEM;
+                        for (size_t k = 0; k < n; k++) {
+                                json_t *x = json_array_get(lp, k);
+                                e->logprobs[k] = json_is_number(x) ? json_number_value(x) : NAN;
+                        }
+                        e->n_logprobs = n;
+                }
+        }
+        /* A set is asked whole (the rows are the questions in order); anything else is
+         * not an answer to this set. */
+        if (c->eval.n_answers != v->eval.questions)
+                return 0;
+        c->eval.ran = true;
+        for (size_t i = 0; i < c->eval.n_answers; i++)
+                eval_figures_add(&c->eval.fig, c->eval.answers[i].verdict);
+        eval_figures_finish(&c->eval.fig);
+        return 0;
+}
+
+/* The latest settled, non-skipped attempt of the cell, if any. */
+static int load_attempt(struct journal *j, const struct report_view *v, struct report_cell *c) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        bool v3 = journal_schema_version(j) >= 3;
+        if ((r = journal_prepare(j,
+                         v3 ? "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
+                              "ready_us, checks_us, eval_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
+                              "peak_gpu_mem_mib, bench, eval_set FROM attempts WHERE cell_id = ? AND state = 'settled' "
+                              "AND (verdict != 'skipped' OR cause = 'inferred') ORDER BY id DESC LIMIT 1"
+                            : "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
+                              "ready_us, checks_us, NULL, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
+                              "peak_gpu_mem_mib, bench, NULL FROM attempts WHERE cell_id = ? AND state = 'settled' "
+                              "AND (verdict != 'skipped' OR cause = 'inferred') ORDER BY id DESC LIMIT 1",
                          &s)) < 0 ||
             (r = journal_bind(j, s, "s", c->id)) < 0)
                 return r;
@@ -84,23 +156,66 @@ static int load_attempt(struct journal *j, struct report_cell *c) {
         c->verdict = verdict_from_string(journal_col_str(s, 2));
         c->started_wall = (usec_t)sqlite3_column_int64(s, 6);
         c->port = sqlite3_column_int(s, 7);
+        _Static_assert(PHASE_LAUNCH == 0 && PHASE_READY == 1 && PHASE_CHECKS == 2 && PHASE_EVAL == 3 &&
+                               PHASE_BENCH == 4 && PHASE_STOP == 5 && _PHASE_MAX == 6,
+                       "the columns launch_us ... stop_us in phase order");
         for (int p = 0; p < _PHASE_MAX; p++)
                 c->phase[p] = (usec_t)sqlite3_column_int64(s, 8 + p);
-        c->ready_after = (usec_t)sqlite3_column_int64(s, 13);
-        c->exit_code = sqlite3_column_int(s, 14);
-        c->exit_signal = sqlite3_column_int(s, 15);
-        c->peak_gpu_mem_mib = (uint64_t)sqlite3_column_int64(s, 16);
+        c->ready_after = (usec_t)sqlite3_column_int64(s, 14);
+        c->exit_code = sqlite3_column_int(s, 15);
+        c->exit_signal = sqlite3_column_int(s, 16);
+        c->peak_gpu_mem_mib = (uint64_t)sqlite3_column_int64(s, 17);
         if ((r = journal_col_strdup(s, 3, &c->cause)) < 0 || (r = journal_col_strdup(s, 4, &c->evidence)) < 0 ||
             (r = journal_col_strdup(s, 5, &c->log_path)) < 0)
                 return r;
-        if (journal_col_str(s, 17)) {
-                c->bench = json_loads(journal_col_str(s, 17), 0, NULL);
+        if (journal_col_str(s, 18)) {
+                c->bench = json_loads(journal_col_str(s, 18), 0, NULL);
                 if (!c->bench || !json_is_array(c->bench)) {
                         json_decref(c->bench);
                         c->bench = NULL;
                 }
         }
+        c->eval.journal_verdict = c->verdict;
+        if ((r = load_eval(j, v, c, journal_col_str(s, 19))) < 0)
+                return r;
         return load_checks(j, c);
+}
+
+/* The latest sweep's eval settings (sweeps.eval), when it has any. */
+static int load_eval_settings(struct journal *j, struct report_view *v) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        v->eval.reference = -1;
+        if (journal_schema_version(j) < 3)
+                return 0;
+        if ((r = journal_prepare(j, "SELECT eval FROM sweeps WHERE id = ?", &s)) < 0 ||
+            (r = journal_bind(j, s, "i", v->sweep_id)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW)
+                return rc == SQLITE_DONE ? 0 : journal_fail(j, rc);
+        const char *text = journal_col_str(s, 0);
+        json_t *e = text ? json_loads(text, 0, NULL) : NULL;
+        if (!json_is_object(e) || !json_is_string(json_object_get(e, "set"))) {
+                json_decref(e);
+                return 0;
+        }
+        struct report_view_eval *ve = &v->eval;
+        ve->on = true;
+        ve->settings = e;
+        eval_options_init(&ve->rules);
+        snprintf(ve->set, sizeof(ve->set), "%s", json_string_value(json_object_get(e, "set")));
+        ve->questions = (size_t)json_integer_value(json_object_get(e, "questions"));
+        json_t *x;
+        if (json_is_number(x = json_object_get(e, "min_agreement")))
+                ve->rules.min_agreement = json_number_value(x);
+        if (json_is_number(x = json_object_get(e, "max_logprob_diff")))
+                ve->rules.max_logprob_diff = json_number_value(x);
+        const char *src = json_string_value(json_object_get(e, "source"));
+        const char *named = json_string_value(json_object_get(e, "reference"));
+        if ((src && !(ve->source = strdup(src))) || (named && !(ve->named = strdup(named))))
+                return -ENOMEM;
+        return 0;
 }
 
 static int load_cells(struct journal *j, struct report_view *v) {
@@ -152,7 +267,7 @@ static int load_cells(struct journal *j, struct report_view *v) {
                         c->verdict = VERDICT_SKIPPED;
                         if (!(c->cause = strdup("excluded")))
                                 return -ENOMEM;
-                } else if ((r = load_attempt(j, c)) < 0)
+                } else if ((r = load_attempt(j, v, c)) < 0)
                         return r;
                 const char *host = v->host ? v->host : "127.0.0.1";
                 if ((r = placeholder_fill_argv(c->argv, host, c->port ? c->port : v->port, &c->command)) < 0)
@@ -201,7 +316,7 @@ int report_load_view(struct journal *j, struct report_view **ret) {
         if ((r = journal_count_sweeps(j, &count)) < 0)
                 return r;
         v->earlier_sweeps = count > 0 ? count - 1 : 0;
-        if ((r = load_cells(j, v)) < 0)
+        if ((r = load_eval_settings(j, v)) < 0 || (r = load_cells(j, v)) < 0 || (r = report_view_apply_eval(v)) < 0)
                 return r;
         *ret = TAKE_PTR(v);
         return 0;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "checks.h"
+#include "eval.h"
 #include "ytree.h"
 
 #define SUITE_MAX_CHECKS 256               /* specs in one check suite */
@@ -28,5 +29,17 @@ int suite_load_checks_string(const char *text, size_t len, const char *name, str
 /* The list itself, at node n of a tree being read (the matrix's `checks:`): 1 to
  * SUITE_MAX_CHECKS specs with unique names. Errors go to c, as every ytree reader's. */
 int suite_parse_checks(struct ytree_ctx *c, const struct ynode *n, struct check_spec **ret, size_t *ret_n);
+
+/* The eval's questions (docs/eval.md): a JSONL file, one JSON object per line,
+ * {"prompt": "...", "expect": ...} or {"messages": [{role, content}...], "expect": ...},
+ * with an optional "id" (default "line-N"); blank lines are skipped. expect takes the
+ * checks' forms: a string (equals), or {"equals"|"contains"|"regex"|"number": value}, a
+ * number also as a JSON number. Every question is a chat check, non-streamed. Errors as
+ * suite_load_checks_file: "FILE:LINE: message" (-EINVAL), "cannot read 'FILE': reason". */
+#define SUITE_MAX_JSONL ((size_t)64 << 20)       /* bytes of an eval file */
+#define SUITE_MAX_JSONL_LINE ((size_t)1 << 20)   /* bytes of one of its lines */
+int suite_load_jsonl(const char *path, struct check_spec **ret, size_t *ret_n, char **ret_error);
+int suite_parse_jsonl(const char *text, size_t len, const char *name, struct check_spec **ret, size_t *ret_n,
+                      char **ret_error);
 
 #endif

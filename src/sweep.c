@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "checks.h"
 #include "diagnose.h"
+#include "eval.h"
 #include "infer.h"
 #include "metrics.h"
 #include "procs.h"
@@ -134,17 +135,28 @@ static void phase(struct cell_run *cr, enum phase p) {
                 cr->cb->cell_phase(cr->cb->userdata, cr->cell, p);
 }
 
-static int run_checks(struct cell_run *cr, struct server *s, const char *url) {
-        const struct matrix *m = cr->m;
-        struct check_spec *suite = m->checks;
-        size_t n_suite = m->n_checks;
-        struct check_spec *owned = NULL;
+/* The matrix's check suite; *ret_owned is what the caller frees (the default suite). */
+static int matrix_suite(const struct matrix *m, struct check_spec **ret, size_t *ret_n, struct check_spec **ret_owned) {
+        *ret_owned = NULL;
         if (m->checks_default) {
-                int r = checks_default_suite(&owned, &n_suite);
+                int r = checks_default_suite(ret_owned, ret_n);
                 if (r < 0)
                         return r;
-                suite = owned;
+                *ret = *ret_owned;
+                return 0;
         }
+        *ret = m->checks;
+        *ret_n = m->n_checks;
+        return 0;
+}
+
+static int run_checks(struct cell_run *cr, struct server *s, const char *url) {
+        const struct matrix *m = cr->m;
+        struct check_spec *suite, *owned;
+        size_t n_suite;
+        int rs = matrix_suite(m, &suite, &n_suite, &owned);
+        if (rs < 0)
+                return rs;
         struct checks_target t = {
                 .base_url = url,
                 .model = NULL, /* what /v1/models serves: the path is not always the name */
@@ -180,7 +192,158 @@ static int run_checks(struct cell_run *cr, struct server *s, const char *url) {
         return attempt_set_verdict(cr->a, v, v == VERDICT_PASS ? NULL : cause, v == VERDICT_PASS ? NULL : evidence);
 }
 
+/* The eval (docs/eval.md): every question, concurrently, judged as checks are. A death
+ * is a crash as in the checks; a question that hung makes the cell timeout/request (the
+ * rest were not asked); wrong or garbage answers only count against its accuracy. */
+static int run_eval(struct cell_run *cr, struct server *s, const char *url) {
+        const struct matrix *m = cr->m;
+        struct checks_target t = {
+                .base_url = url,
+                .model = cr->model,
+                .profile = m->profile,
+                .request_timeout = m->request_timeout,
+                .should_abort = server_died,
+                .abort_userdata = s,
+        };
+        struct check_result *results = NULL;
+        int r = eval_run(cr->loop, &t, &m->eval_set, &m->eval, &results);
+        if (r == -ENOMEM || r == -EINVAL)
+                return r;
+        cr->a->eval = results;
+        cr->a->n_eval = m->eval_set.n;
+        cr->a->eval_set = &m->eval_set;
+        if (r == -EINTR) {
+                cr->interrupted = true;
+                return 0;
+        }
+        bool transport = false;
+        for (size_t i = 0; i < m->eval_set.n; i++)
+                transport |= results[i].transport_error;
+        if (r == 0 && transport)
+                server_wait_exit(s, now_usec() + DEATH_GRACE);
+        if (r == -ECANCELED || !server_alive(s))
+                return settle_death(s, cr->a->log_path, m->profile, cr->a);
+        if (r < 0)
+                return attempt_set_verdict(cr->a, VERDICT_ERROR, NULL, strerror(-r));
+        for (size_t i = 0; i < m->eval_set.n; i++)
+                if (results[i].verdict == VERDICT_TIMEOUT) {
+                        _cleanup_free_ char *ev = strdup_printf("eval question %s: %s", results[i].name,
+                                                                results[i].evidence ? results[i].evidence : "timed out");
+                        return ev ? attempt_set_verdict(cr->a, VERDICT_TIMEOUT, "request", ev) : -ENOMEM;
+                }
+        return 0;
+}
+
+/* The cause of an overload verdict: what kind of failure the first one was. */
+static const char *failure_cause(const char *first_error) {
+        static const struct {
+                const char *prefix, *cause;
+        } kinds[] = {
+                {"http_", "http"},       {"timeout", "timeout"}, {"connect", "connect"},
+                {"error_event", "stream"}, {"closed", "stream"}, {"bad_event", "stream"},
+                {"no_tokens", "stream"}, {"sse_limit", "stream"},
+        };
+        for (size_t i = 0; first_error && i < ELEMENTSOF(kinds); i++)
+                if (strncmp(first_error, kinds[i].prefix, strlen(kinds[i].prefix)) == 0)
+                        return kinds[i].cause;
+        return "failed";
+}
+
+/* A server that lived through its bench but failed more of its requests than the gate
+ * allows at some level is not a pass: overload, with the first such level as evidence. */
+static int gate_bench(struct attempt *a, const struct bench_spec *spec) {
+        size_t i;
+        json_t *level;
+        json_array_foreach(a->bench, i, level) {
+                json_int_t failed = json_integer_value(json_object_get(level, metric_key(METRIC_FAILED)));
+                json_int_t requests = json_integer_value(json_object_get(level, metric_key(METRIC_REQUESTS)));
+                if (failed <= 0 || (uint64_t)failed <= bench_failures_allowed(spec, (uint64_t)requests))
+                        continue;
+                const char *first = json_string_value(json_object_get(level, metric_key(METRIC_FIRST_ERROR)));
+                _cleanup_free_ char *ev = strdup_printf(
+                        "at concurrency %lld: %lld of %lld requests failed; first: %s",
+                        (long long)json_integer_value(json_object_get(level, metric_key(METRIC_CONCURRENCY))),
+                        (long long)failed, (long long)requests, first ? first : "no reason recorded");
+                if (!ev)
+                        return -ENOMEM;
+                return attempt_set_verdict(a, VERDICT_OVERLOAD, failure_cause(first), ev);
+        }
+        return 0;
+}
+
+/* A check under load that did not pass decides the verdict: the suite answered right alone,
+ * so what broke is the server under concurrent load (batch > 1). The first such check of the
+ * lowest level is the evidence. */
+static int gate_under_load(struct attempt *a) {
+        size_t i, k;
+        json_t *level, *c;
+        json_array_foreach(a->bench, i, level) {
+                json_array_foreach(json_object_get(level, metric_key(METRIC_CHECKS_UNDER_LOAD)), k, c) {
+                        enum verdict v = verdict_from_string(json_string_value(json_object_get(c, "verdict")));
+                        const char *cause = json_string_value(json_object_get(c, "cause"));
+                        /* No answer at all (an HTTP error, a cut, a timeout) is the server
+                         * failing a request under load, as the load's own requests do: that
+                         * is the failure gate's to judge, not a wrong answer. */
+                        if (v == VERDICT_PASS || v == VERDICT_TIMEOUT || (v == VERDICT_GARBAGE && streq_ptr(cause, "http")))
+                                continue;
+                        if (v == VERDICT_INVALID)
+                                v = VERDICT_ERROR;
+                        const char *ev = json_string_value(json_object_get(c, "evidence"));
+                        _cleanup_free_ char *e = strdup_printf(
+                                "under load at concurrency %lld, %s: %s",
+                                (long long)json_integer_value(json_object_get(level, metric_key(METRIC_CONCURRENCY))),
+                                json_string_value(json_object_get(c, "name")), ev ? ev : "(no evidence)");
+                        if (!e)
+                                return -ENOMEM;
+                        return attempt_set_verdict(a, v, cause, e) < 0 ? -ENOMEM : 1;
+                }
+        }
+        return 0;
+}
+
+/* The questions asked under load: the check suite, then up to BENCH_EVAL_UNDER_LOAD of the
+ * eval's that this cell answered right alone (so that a wrong answer under load is the
+ * load's doing, not a question the model does not know). Shallow copies: *ret is freed
+ * alone, the specs stay the suite's and the eval's. */
+#define BENCH_EVAL_UNDER_LOAD 16
+static int under_load_specs(const struct cell_run *cr, const struct check_spec *suite, size_t n_suite,
+                            struct check_spec **ret, size_t *ret_n) {
+        const struct attempt *a = cr->a;
+        size_t n_eval = cr->m->has_eval && a->eval ? a->n_eval : 0;
+        struct check_spec *all = calloc(n_suite + MIN(n_eval, (size_t)BENCH_EVAL_UNDER_LOAD) + 1, sizeof(*all));
+        if (!all)
+                return -ENOMEM;
+        size_t n = 0;
+        for (size_t i = 0; i < n_suite; i++)
+                all[n++] = suite[i];
+        for (size_t i = 0, k = 0; i < n_eval && k < BENCH_EVAL_UNDER_LOAD; i++)
+                if (a->eval[i].verdict == VERDICT_PASS) {
+                        all[n++] = cr->m->eval_set.specs[i];
+                        k++;
+                }
+        *ret = all;
+        *ret_n = n;
+        return 0;
+}
+
 static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
+        struct check_spec *suite, *owned;
+        size_t n_suite;
+        int rs = matrix_suite(cr->m, &suite, &n_suite, &owned);
+        if (rs < 0)
+                return rs;
+        _cleanup_free_ struct check_spec *asked = NULL;
+        size_t n_asked = 0;
+        if ((rs = under_load_specs(cr, suite, n_suite, &asked, &n_asked)) < 0) {
+                checks_free_suite(owned, owned ? n_suite : 0);
+                return rs;
+        }
+        struct checks_target ct = {
+                .base_url = url,
+                .model = cr->model,
+                .profile = cr->m->profile,
+                .request_timeout = cr->m->request_timeout,
+        };
         struct bench_target t = {
                 .base_url = url,
                 .model = cr->model ? cr->model : cr->m->model,
@@ -188,9 +351,21 @@ static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
                 .request_timeout = cr->m->request_timeout,
                 .should_abort = server_died,
                 .abort_userdata = s,
+                .checks = cr->m->bench.checks_under_load ? asked : NULL,
+                .n_checks = n_asked,
+                .checks_target = &ct,
         };
+        _cleanup_free_ char *refused = NULL;
+        t.ret_error = &refused;
         json_t *levels = NULL, *samples = NULL;
         int r = bench_run(cr->loop, &t, &cr->m->bench, &levels, &samples);
+        checks_free_suite(owned, owned ? n_suite : 0);
+        /* The bench as asked cannot run on this server (its context is too small for the
+         * prompt and output): said before a request of it is sent, not as 100% failures. */
+        if (r == -EMSGSIZE && server_alive(s)) {
+                sweep_notice(cr->cb, "cell %s: %s", cr->cell->id, refused ? refused : "the bench cannot run");
+                return attempt_set_verdict(cr->a, VERDICT_OVERLOAD, "context", refused ? refused : "the bench cannot run");
+        }
         if (r == -EINTR) {
                 json_decref(levels);
                 json_decref(samples);
@@ -212,7 +387,9 @@ static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
                 return attempt_set_verdict(cr->a, VERDICT_ERROR, NULL, strerror(-r));
         cr->a->bench = levels;
         cr->a->bench_samples = samples;
-        return 0;
+        if ((r = gate_under_load(cr->a)) != 0)
+                return r < 0 ? r : 0;
+        return gate_bench(cr->a, &cr->m->bench);
 }
 
 /* GPU memory still held after a server stopped: say who holds it. */
@@ -356,6 +533,14 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                  * that wait; loop_signal() still has it. */
                 if (r >= 0 && !cr->interrupted && loop_signal(cr->loop))
                         cr->interrupted = true;
+                if (r >= 0 && !cr->interrupted && a->verdict == VERDICT_PASS && m->has_eval) {
+                        phase(cr, PHASE_EVAL);
+                        usec_t te = now_usec();
+                        r = run_eval(cr, s, url);
+                        a->phase[PHASE_EVAL] = now_usec() - te;
+                        if (r >= 0 && !cr->interrupted && loop_signal(cr->loop))
+                                cr->interrupted = true;
+                }
                 if (r >= 0 && !cr->interrupted && a->verdict == VERDICT_PASS && m->has_bench) {
                         phase(cr, PHASE_BENCH);
                         usec_t t3 = now_usec();
@@ -555,6 +740,20 @@ static void infer_note(struct infer_cell *k, enum verdict v, const char *cause) 
         k->fine = v == VERDICT_PASS || v == VERDICT_GARBAGE || v == VERDICT_WRONG;
 }
 
+/* The eval's settings and its named reference (`reference:`, else `baseline:`) for the
+ * reports, which decide the accuracy gate (docs/eval.md). */
+static int record_eval(struct journal *j, int64_t sweep_id, const struct matrix *m, const struct cell *cells,
+                       size_t n) {
+        const size_t *choice = m->reference ? m->reference : m->baseline;
+        int at = choice && m->n_axes ? cells_find(cells, n, m->n_axes, choice) : -1;
+        _cleanup_json_ json_t *e = eval_settings_json(&m->eval, &m->eval_set, at >= 0 ? cells[at].id : NULL,
+                                                      at < 0 ? NULL : m->reference ? "reference" : "baseline");
+        _cleanup_free_ char *text = e ? json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        if (!text)
+                return -ENOMEM;
+        return journal_set_sweep_eval(j, sweep_id, text);
+}
+
 int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const struct sweep_options *o,
               const struct sweep_callbacks *cb, struct sweep_summary *ret, char **ret_error) {
         struct cell *cells = NULL;
@@ -605,6 +804,8 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                 FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
         r = journal_record_cells(j, sweep_id, m, cells, n);
         if (r < 0)
+                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
+        if (m->has_eval && (r = record_eval(j, sweep_id, m, cells, n)) < 0)
                 FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
 
         time_t now = time(NULL);

@@ -8,7 +8,7 @@
 static const char *const names[_VERDICT_MAX] = {
         [VERDICT_PASS] = "pass",       [VERDICT_GARBAGE] = "garbage", [VERDICT_WRONG] = "wrong",
         [VERDICT_CRASH] = "crash",     [VERDICT_TIMEOUT] = "timeout", [VERDICT_SKIPPED] = "skipped",
-        [VERDICT_ERROR] = "error",
+        [VERDICT_ERROR] = "error",     [VERDICT_OVERLOAD] = "overload",
 };
 
 const char *verdict_to_string(enum verdict v) {
@@ -28,8 +28,8 @@ int verdict_severity(enum verdict v) {
         /* A crash or a hang outranks what the checks saw before it; garbage outranks a
          * wrong answer because it says the numerics are broken, not the model. */
         static const int sev[_VERDICT_MAX] = {
-                [VERDICT_PASS] = 0,  [VERDICT_SKIPPED] = 1, [VERDICT_WRONG] = 2, [VERDICT_GARBAGE] = 3,
-                [VERDICT_TIMEOUT] = 4, [VERDICT_CRASH] = 5, [VERDICT_ERROR] = 6,
+                [VERDICT_PASS] = 0,    [VERDICT_SKIPPED] = 1, [VERDICT_OVERLOAD] = 2, [VERDICT_WRONG] = 3,
+                [VERDICT_GARBAGE] = 4, [VERDICT_TIMEOUT] = 5, [VERDICT_CRASH] = 6,    [VERDICT_ERROR] = 7,
         };
         if (v < 0 || v >= _VERDICT_MAX)
                 return 100;

@@ -10,6 +10,7 @@ enum verdict {
         VERDICT_TIMEOUT,
         VERDICT_SKIPPED,
         VERDICT_ERROR,
+        VERDICT_OVERLOAD, /* passed alone, but its benchmark requests failed (docs/metrics.md) */
         _VERDICT_MAX,
         VERDICT_INVALID = -1,
 };

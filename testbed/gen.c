@@ -127,6 +127,13 @@ int gen_step(struct gen *g, struct gen_step *ret) {
                         if (ends[i] >= 0)
                                 g->logits[ends[i]] = -INFINITY;
         }
+        if (g->row_off) {
+                /* a kernel that reads the batch's rows with the wrong stride: every logit
+                 * is its neighbour's */
+                float first = g->logits[0];
+                memmove(g->logits, g->logits + 1, (size_t)(nv - 1) * sizeof(float));
+                g->logits[nv - 1] = first;
+        }
         tok = sample_pick(g->logits, nv, &g->p.sample, &g->rng, g->scratch_f, g->scratch_i);
         g->n_generated++;
         if (!g->t_first)

@@ -60,6 +60,8 @@ struct gen {
         int *scratch_i;
         int n_generated;
         bool started, finished, in_reasoning;
+        bool row_off;         /* set by the server before a step: this token is chosen from
+                                 the logits shifted by one vocabulary row (--batch-fault) */
         struct tok_decoder dec_content, dec_reasoning;
         struct buf content;   /* all answer text so far (capped by the context) */
         size_t content_sent;  /* bytes of content already handed out */

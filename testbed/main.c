@@ -26,12 +26,15 @@ static void usage(FILE *f) {
                 "                        [--device-arch sm_90|sm_100|sm_120] [--mem-budget SIZE] [--threads N]\n"
                 "                        [--slow-load SEC] [--hang-at-load] [--die-after-requests N]\n"
                 "                        [--stall-mid-stream] [--malformed-sse] [--http-500] [--close-mid-stream]\n"
+                "                        [--batch-fault] [--max-queue N] [--wrong-answers N]\n"
                 "\n"
                 "A small real MoE inference server with an OpenAI-compatible API (docs/testbed.md).\n"
                 "  --moe-backend, --gemm-backend  auto reference nvfp4 nvfp4-swizzled tcgen05 fp16acc\n"
                 "                                 (shuffled: --moe-backend only)\n"
                 "  --mem-budget SIZE              emulated device memory for weights, e.g. 24M (0: unlimited)\n"
                 "  --threads N                    generations running at once (default 4)\n"
+                "  --wrong-answers N              one prompt in N (by a hash of its text) gets the first digit\n"
+                "                                 of its answer changed (a scripted fault, docs/testbed.md)\n"
                 "  --write-random-model FILE      write a random-weight model in the same format, and exit\n"
                 "  --random-seed N, --random-scale X   its seed (default 1) and weight range (default 0.08;\n"
                 "                                 0: every weight zero, so every logit ties)\n"
@@ -147,11 +150,14 @@ int main(int argc, char **argv) {
                 OPT_MALFORMED,
                 OPT_500,
                 OPT_CLOSE,
+                OPT_BATCH_FAULT,
+                OPT_MAX_QUEUE,
                 OPT_VERSION,
                 OPT_HELP,
                 OPT_WRITE_RANDOM,
                 OPT_RANDOM_SEED,
                 OPT_RANDOM_SCALE,
+                OPT_WRONG,
         };
         static const struct option longopts[] = {
                 {"port", required_argument, NULL, OPT_PORT},
@@ -169,6 +175,9 @@ int main(int argc, char **argv) {
                 {"malformed-sse", no_argument, NULL, OPT_MALFORMED},
                 {"http-500", no_argument, NULL, OPT_500},
                 {"close-mid-stream", no_argument, NULL, OPT_CLOSE},
+                {"wrong-answers", required_argument, NULL, OPT_WRONG},
+                {"batch-fault", no_argument, NULL, OPT_BATCH_FAULT},
+                {"max-queue", required_argument, NULL, OPT_MAX_QUEUE},
                 {"version", no_argument, NULL, OPT_VERSION},
                 {"help", no_argument, NULL, OPT_HELP},
                 {"write-random-model", required_argument, NULL, OPT_WRITE_RANDOM},
@@ -262,6 +271,24 @@ int main(int argc, char **argv) {
                         break;
                 case OPT_CLOSE:
                         so.close_mid_stream = true;
+                        break;
+                case OPT_WRONG:
+                        if (parse_int(optarg, 1, INT_MAX, &v) < 0) {
+                                fprintf(stderr, PROG ": error: argument --wrong-answers: invalid int value: '%s'\n",
+                                        optarg);
+                                return 2;
+                        }
+                        so.wrong_answers = (unsigned)v;
+                        break;
+                case OPT_BATCH_FAULT:
+                        so.batch_fault = true;
+                        break;
+                case OPT_MAX_QUEUE:
+                        if (parse_int(optarg, 1, 1000000, &v) < 0) {
+                                fprintf(stderr, PROG ": error: argument --max-queue: invalid int value: '%s'\n", optarg);
+                                return 2;
+                        }
+                        so.max_queue = (int)v;
                         break;
                 case OPT_VERSION:
                         printf(PROG " " VERSION "\n");

@@ -132,9 +132,14 @@ static void count_request(struct server *s, bool chat, unsigned status) {
 
 /* ---- generation slots -------------------------------------------------------------------- */
 
-/* Waits for a free slot. -ECANCELED when the server is stopping. */
+/* Waits for a free slot. -ECANCELED when the server is stopping, -EAGAIN when the queue is
+ * full (--max-queue). */
 static int slot_acquire(struct server *s) {
         pthread_mutex_lock(&s->lock);
+        if (s->o.max_queue > 0 && s->active >= s->o.max_active && s->mx.waiting >= s->o.max_queue) {
+                pthread_mutex_unlock(&s->lock);
+                return -EAGAIN;
+        }
         s->mx.waiting++;
         while (!s->stopping && s->active >= s->o.max_active)
                 pthread_cond_wait(&s->cond, &s->lock);
@@ -147,6 +152,15 @@ static int slot_acquire(struct server *s) {
         s->mx.running = s->active;
         pthread_mutex_unlock(&s->lock);
         return 0;
+}
+
+/* --batch-fault: whether the next token of g is chosen with another generation running. */
+static void batch_fault_arm(struct server *s, struct gen *g) {
+        if (!s->o.batch_fault)
+                return;
+        pthread_mutex_lock(&s->lock);
+        g->row_off = s->active > 1;
+        pthread_mutex_unlock(&s->lock);
 }
 
 static void slot_release(struct server *s) {
@@ -193,6 +207,8 @@ static void record_step(struct server *s, struct gen *g, const struct gen_step *
 
 struct request {
         bool chat, stream, include_usage, logprobs;
+        bool wrong;             /* --wrong-answers picked this prompt; wrong_done once changed */
+        bool wrong_done;
         int top_logprobs;
         struct gen_params gp;
         struct tok_ids prompt;
@@ -227,6 +243,25 @@ static int content_text(json_t *content, struct buf *out) {
 }
 
 /* Fills q from the JSON body; on a client error returns -EINVAL with *msg set. */
+/* --wrong-answers: whether this prompt is one of the N-th picked by the FNV-1a 64 hash of
+ * its text (the last user message of a chat). Deterministic per prompt, so a streamed and
+ * a non-streamed request get the same answer, and the smoke suite's 17 * 19 (hash 2 mod 3)
+ * is not picked with N = 3. */
+static void fault_pick(const struct server *s, struct request *q, const char *text, size_t len) {
+        if (s->o.wrong_answers)
+                q->wrong = fnv1a(FNV_SEED, text, len) % s->o.wrong_answers == 0;
+}
+
+/* The first digit of a picked prompt's answer becomes the next one (9 becomes 0). Only
+ * the text the client sees changes: the model goes on from the token it chose. */
+static void fault_digit(struct request *q, char *p, size_t n) {
+        for (size_t i = 0; q->wrong && !q->wrong_done && i < n; i++)
+                if (p[i] >= '0' && p[i] <= '9') {
+                        p[i] = (char)('0' + (p[i] - '0' + 1) % 10);
+                        q->wrong_done = true;
+                }
+}
+
 static int parse_request(struct server *s, const struct model *m, json_t *o, bool chat, struct request *q,
                          char **msg) {
         json_t *v;
@@ -373,6 +408,11 @@ static int parse_request(struct server *s, const struct model *m, json_t *o, boo
                 }
                 if (r == 0)
                         r = tok_chat_encode(&m->vocab, tm, n, thinking, &q->prompt);
+                for (size_t i = n; r == 0 && i-- > 0;)
+                        if (strcmp(tm[i].role, "user") == 0) {
+                                fault_pick(s, q, tm[i].content, strlen(tm[i].content));
+                                break;
+                        }
                 for (size_t i = 0; texts && i < n; i++)
                         buf_release(&texts[i]);
                 free(texts);
@@ -387,6 +427,7 @@ static int parse_request(struct server *s, const struct model *m, json_t *o, boo
                         p = json_array_get(p, 0);
                 if (!json_is_string(p))
                         return BAD("'prompt' must be a string");
+                fault_pick(s, q, json_string_value(p), json_string_length(p));
                 /* completion prompts: <s> + the raw text, control tokens written in it parsed */
                 if ((r = tok_ids_push(&q->prompt, m->vocab.bos)) < 0 ||
                     (r = tok_encode(&m->vocab, json_string_value(p), json_string_length(p), true, &q->prompt)) < 0)
@@ -477,6 +518,7 @@ static enum MHD_Result run_blocking(struct server *s, struct MHD_Connection *c, 
                         return MHD_NO;
                 }
                 size_t offset = content.len;
+                batch_fault_arm(s, g);
                 r = gen_step(g, &st);
                 if (r < 0) {
                         json_decref(logprobs);
@@ -485,6 +527,8 @@ static enum MHD_Result run_blocking(struct server *s, struct MHD_Connection *c, 
                 }
                 record_step(s, g, &st);
                 buf_append(&content, st.content, st.content_len);
+                if (content.len >= offset + st.content_len)
+                        fault_digit(q, content.data + offset, st.content_len);
                 buf_append(&reasoning, st.reasoning, st.reasoning_len);
                 if (logprobs && st.token >= 0) {
                         if (q->chat)
@@ -576,10 +620,19 @@ static int stream_produce(struct stream *st) {
                                               "assistant", "content", "", "logprobs", "finish_reason"));
                 return sse_event(st, o);
         }
+        batch_fault_arm(st->s, st->g);
         r = gen_step(st->g, &gs);
         if (r < 0)
                 return r;
         record_step(st->s, st->g, &gs);
+        _cleanup_free_ char *faulty = NULL;
+        if (st->q.wrong && !st->q.wrong_done && gs.content_len) {
+                if (!(faulty = malloc(gs.content_len)))
+                        return -ENOMEM;
+                memcpy(faulty, gs.content, gs.content_len);
+                fault_digit(&st->q, faulty, gs.content_len);
+                gs.content = faulty;
+        }
         if (gs.token >= 0 || gs.content_len || gs.reasoning_len) {
                 o = chunk_new(st);
                 json_t *lp = json_null();
@@ -715,8 +768,13 @@ static enum MHD_Result handle_generation(struct server *s, struct MHD_Connection
                 wait_for_stop(s);
                 return MHD_NO;
         }
-        if (slot_acquire(s) < 0) {
+        if ((r = slot_acquire(s)) < 0) {
                 request_release(&q);
+                if (r == -EAGAIN) {
+                        count_request(s, rq->chat, 503);
+                        return respond_error(c, 503, "injected fault: the queue is full (--max-queue %d)",
+                                             s->o.max_queue);
+                }
                 return MHD_NO;
         }
         r = gen_new(m, &q.prompt, &q.gp, &g);

@@ -31,6 +31,12 @@ struct server_opts {
         bool malformed_sse;      /* stream events after the first carry truncated JSON */
         bool http_500;           /* generation requests answer 500 */
         bool close_mid_stream;   /* streams are cut after SERVER_FAULT_CHUNKS chunks */
+        unsigned wrong_answers;  /* 0: never; else the prompts whose text hashes to 0 mod N get
+                                    the first digit of their answer changed */
+        bool batch_fault;        /* a token chosen while another generation runs is chosen from
+                                    logits read one row off (a batched kernel's stride bug) */
+        int max_queue;           /* > 0: a request that would wait behind this many others
+                                    answers 503 (a full queue) */
         /* Called (from a connection thread) when die_after generations completed; the
          * program decides how to die. Must not return. */
         void (*on_die)(unsigned n);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sweep-overhead.sh -- where a sweep's wall time goes: the servers' own time (start-up,
-# checks, bench requests) and gauntlet's own (everything else), phase by phase, from the
+# checks, eval and bench requests) and gauntlet's own (everything else), phase by phase, from the
 # per-phase times the journal keeps. A measurement, not a test (docs/supervisor.md
 # "Overhead" holds the figures).
 #
@@ -42,20 +42,22 @@ for r in $(seq "$runs"); do
         wall_us=$(((t1 - t0) / 1000))
         # One row of sums over the attempts (microseconds): the phases, the time inside an
         # attempt outside its phases, the time from the first attempt's start to the last
-        # one's end; the attempts and the cells that ran a bench.
-        IFS='|' read -r n launch ready checks bench stop inside span <<<"$(sqlite3 "$j" "
+        # one's end. The eval's phase where the journal has one (schema 3).
+        ev=0
+        sqlite3 "$j" "SELECT eval_us FROM attempts LIMIT 0" 2>/dev/null && ev="coalesce(eval_us, 0)"
+        IFS='|' read -r n launch ready checks eval bench stop inside span <<<"$(sqlite3 "$j" "
                 SELECT count(*), sum(coalesce(launch_us, 0)), sum(coalesce(ready_us, 0)),
-                       sum(coalesce(checks_us, 0)), sum(coalesce(bench_us, 0)), sum(coalesce(stop_us, 0)),
+                       sum(coalesce(checks_us, 0)), sum($ev), sum(coalesce(bench_us, 0)), sum(coalesce(stop_us, 0)),
                        sum(ended_wall - started_wall - coalesce(launch_us, 0) - coalesce(ready_us, 0)
-                           - coalesce(checks_us, 0) - coalesce(bench_us, 0) - coalesce(stop_us, 0)),
+                           - coalesce(checks_us, 0) - $ev - coalesce(bench_us, 0) - coalesce(stop_us, 0)),
                        max(ended_wall) - min(started_wall)
                 FROM attempts WHERE ended_wall IS NOT NULL")"
-        between=$((span - launch - ready - checks - bench - stop - inside))
+        between=$((span - launch - ready - checks - eval - bench - stop - inside))
         outside=$((wall_us - span))
-        servers=$((ready + checks + bench))
+        servers=$((ready + checks + eval + bench))
         own=$((wall_us - servers))
         summary=$(grep -E '^[0-9]+ cells:' "$tmp/out$r" || echo "(no summary)")
-        awk -v wall="$wall_us" -v n="$n" -v launch="$launch" -v ready="$ready" -v checks="$checks" \
+        awk -v wall="$wall_us" -v n="$n" -v launch="$launch" -v ready="$ready" -v checks="$checks" -v eval="$eval" \
                 -v bench="$bench" -v stop="$stop" -v inside="$inside" -v between="$between" \
                 -v outside="$outside" -v servers="$servers" -v own="$own" -v run="$r" -v summary="$summary" '
                 function row(name, us) {
@@ -66,6 +68,7 @@ for r in $(seq "$runs"); do
                         print "  the servers'"'"' own time:"
                         row("start-up: spawn to ready seen (or to its death)", ready)
                         row("checks", checks)
+                        row("eval", eval)
                         row("bench requests", bench)
                         row("all of it", servers)
                         print "  gauntlet'"'"'s own time:"

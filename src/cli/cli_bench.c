@@ -22,7 +22,8 @@ static void help(void) {
                "                      [--warmup N] [--model NAME] [--endpoint chat|completion]\n"
                "                      [--engine NAME] [--timeout DUR] [--prompt-file FILE]\n"
                "                      [--slo-ttft-ms MS] [--slo-tpot-ms MS] [--seed N]\n"
-               "                      [--samples FILE] [--format text|json]\n\n"
+               "                      [--samples FILE] [--format text|json] [--no-calibrate]\n"
+               "                      [--no-preconnect]\n\n"
                "Streams requests to a running OpenAI-compatible server and measures TTFT, ITL,\n"
                "TPOT, end-to-end latency and throughput (definitions: docs/metrics.md).\n\n"
                "  --url URL            the server, e.g. http://127.0.0.1:30000\n"
@@ -31,7 +32,10 @@ static void help(void) {
                "  --requests N         counted requests per level\n"
                "  --duration DUR       or: send for this long per level (30s, 2m)\n"
                "  --output-tokens N    max_tokens (plus ignore_eos/min_tokens when --engine takes them)\n"
-               "  --input-tokens N     synthetic prompt length in tokens (default: a short prompt)\n"
+               "  --input-tokens N     synthetic prompt length in the server's tokens, sized against\n"
+               "                       it first (default: a short prompt)\n"
+               "  --no-calibrate       N words of text instead, not sized and the context not checked\n"
+               "  --no-preconnect      do not open each level's connections before it starts\n"
                "  --rate R             open loop: R requests/s at absolute scheduled times\n"
                "  --poisson            open loop with Poisson arrivals (default: constant spacing)\n"
                "  --warmup N           requests per level sent first and not counted (default 0)\n"
@@ -184,13 +188,15 @@ int cli_bench(int argc, char **argv) {
                 {"seed", required_argument, NULL, 's'},
                 {"samples", required_argument, NULL, 'S'},
                 {"format", required_argument, NULL, 'f'},
+                {"no-calibrate", no_argument, NULL, 'C'},
+                {"no-preconnect", no_argument, NULL, 'N'},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
         static const char *const formats[] = {"text", "json", NULL};
         static const char *const endpoints[] = {"chat", "completion", NULL};
         struct bench_target target = {0};
-        struct bench_spec spec = {.chat = true};
+        struct bench_spec spec = {.chat = true, .calibrate = true};
         _cleanup_free_ int *levels_v = NULL;
         const char *prompt_file = NULL, *samples_file = NULL, *engine = NULL;
         int format = 0;
@@ -242,6 +248,12 @@ int cli_bench(int argc, char **argv) {
                 }
                 case 'P':
                         target.poisson = true;
+                        break;
+                case 'C':
+                        spec.calibrate = false;
+                        break;
+                case 'N':
+                        spec.no_preconnect = true;
                         break;
                 case 'w':
                         if (cli_parse_int(optarg, 0, INT32_MAX, &x) < 0)
@@ -358,7 +370,13 @@ int cli_bench(int argc, char **argv) {
                 return EXIT_FAILED;
         }
         json_t *levels = NULL, *samples = NULL;
+        _cleanup_free_ char *refused = NULL;
+        target.ret_error = &refused;
         r = bench_run(l, &target, &spec, &levels, samples_file ? &samples : NULL);
+        if (r == -EMSGSIZE) {
+                cli_error("%s", refused ? refused : "the bench cannot run against this server");
+                return EXIT_FAILED;
+        }
         if (r == -EINTR) {
                 cli_error("interrupted");
                 return EXIT_FAILED;

@@ -217,6 +217,9 @@ static int build_comments(const struct report_view *v, const struct report_cell 
         _cleanup_free_ char *fig = report_cell_figure(v, c);
         if (r >= 0 && fig)
                 r = push_printf(&lines, "%s %s.", chosen_by_best ? "Won with:" : "Figures:", fig);
+        _cleanup_free_ char *eval = report_cell_eval_line(v, c);
+        if (r >= 0 && eval)
+                r = push_printf(&lines, "Eval (%s): %s.", v->eval.source ? v->eval.source : "?", eval + strlen("eval "));
         size_t i;
         json_t *e;
         json_array_foreach(c->bench, i, e) {

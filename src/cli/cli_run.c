@@ -130,9 +130,9 @@ static char *best_text(const struct report_view *v) {
 
 /* The best so far after cell `id` settled with verdict v (a view of the whole journal
  * costs time in proportion to its cells, so it is read again only when the best may have
- * changed: the best is chosen among passing cells, so a cell that did not pass, and had
- * not passed before, leaves it as it was; a worker's journal changes under it). Owned by
- * p; NULL when the journal cannot say. */
+ * changed: the best, and the eval's reference and gate, are chosen among the cells that
+ * passed, so a cell that did not pass, and had not passed before, leaves it as it was; a
+ * worker's journal changes under it). Owned by p; NULL when the journal cannot say. */
 static const char *best_so_far(struct printer *p, const char *id, enum verdict v) {
         bool was_passing = false;
         for (char **c = p->passing; c && *c && !was_passing; c++)
@@ -145,7 +145,10 @@ static const char *best_so_far(struct printer *p, const char *id, enum verdict v
         if (report_load_view(p->j, &view) < 0)
                 return NULL;
         for (size_t i = 0; i < view->n_cells; i++)
-                if (view->cells[i].has_attempt && !view->cells[i].excluded && view->cells[i].verdict == VERDICT_PASS &&
+                /* as journaled: the eval's gate, against a reference among the passing
+                 * cells, may have turned it wrong in the view */
+                if (view->cells[i].has_attempt && !view->cells[i].excluded &&
+                    (view->cells[i].verdict == VERDICT_PASS || view->cells[i].eval.journal_verdict == VERDICT_PASS) &&
                     strv_push(&p->passing, view->cells[i].id) < 0) {
                         strv_free(TAKE_PTR(p->passing));
                         return NULL;
@@ -194,10 +197,19 @@ static void on_settled(void *userdata, const struct cell *c, size_t index, size_
                        bool from_journal) {
         struct printer *p = userdata;
         if (a) {
+                /* a pass says how the eval went; the verdict against the reference comes
+                 * once the sweep is over */
+                _cleanup_free_ char *eval = NULL;
+                if (a->verdict == VERDICT_PASS && a->eval) {
+                        struct eval_figures f;
+                        eval_figures_of(a->eval, a->n_eval, &f);
+                        _cleanup_free_ char *line = eval_figures_line(&f);
+                        eval = line ? strdup_printf("eval %s", line) : NULL;
+                }
                 /* a cell settled in this run (not one the matrix excludes): where the sweep
                  * stands now */
                 const char *best = a->id ? best_so_far(p, c->id, a->verdict) : NULL;
-                print_line(p, c, index, total, a->verdict, a->cause, a->evidence,
+                print_line(p, c, index, total, a->verdict, a->cause, eval ? eval : a->evidence,
                            a->verdict == VERDICT_SKIPPED ? 0 : now_usec() - p->started, false, best);
                 return;
         }
@@ -206,6 +218,24 @@ static void on_settled(void *userdata, const struct cell *c, size_t index, size_
         if (journal_cell_result(p->j, c->id, &v, &cause, &evidence) < 0)
                 v = VERDICT_INVALID;
         print_line(p, c, index, total, v, cause, evidence, 0, true, NULL);
+}
+
+/* The eval's verdicts, decided once every cell has settled (docs/eval.md). */
+static void print_eval_gate(const struct printer *p, const struct report_view *v) {
+        _cleanup_free_ char *summary = report_eval_summary(v);
+        if (!summary)
+                return;
+        fputs("eval: ", stdout);
+        put_text(p, stdout, summary, 0);
+        fputc('\n', stdout);
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                if (!c->eval.gate)
+                        continue;
+                printf("  %.8s wrong/%s  ", c->id, eval_gate_cause(c->eval.gate));
+                put_text(p, stdout, c->evidence, 200);
+                fputc('\n', stdout);
+        }
 }
 
 static void on_notice(void *userdata, const char *message) {
@@ -638,7 +668,9 @@ int cli_run(int argc, char **argv) {
                 const char *best = report_best(view);
                 if (best)
                         printf("; best: %s", best);
-                printf("\njournal: %s\n", jpath);
+                printf("\n");
+                print_eval_gate(&p, view);
+                printf("journal: %s\n", jpath);
                 write_outputs(m, view, log_root);
                 status = pass > 0 ? EXIT_OK : EXIT_FAILED;
                 report_view_free(view);

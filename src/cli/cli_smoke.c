@@ -6,6 +6,7 @@
 
 #include "checks.h"
 #include "cli.h"
+#include "eval.h"
 #include "text.h"
 #include "http.h"
 #include "loop.h"
@@ -16,7 +17,9 @@
 
 static void help(void) {
         printf("usage: gauntlet smoke --url URL [--model NAME] [--checks FILE] [--engine NAME]\n"
-               "                      [--timeout DUR] [--thinking-key KEY] [--format text|json]\n\n"
+               "                      [--timeout DUR] [--thinking-key KEY] [--format text|json]\n"
+               "                      [--eval FILE|builtin[:SET,...]] [--samples N] [--seed N]\n"
+               "                      [--concurrency N] [--max-tokens N] [--thinking on|off] [--no-logprobs]\n\n"
                "Asks a running OpenAI-compatible server questions with known answers and judges\n"
                "every output for garbage: the model list answers, \"Reply with exactly: OK\",\n"
                "17 * 19 with thinking off and on, each streamed and not.\n\n"
@@ -28,9 +31,20 @@ static void help(void) {
                "  --timeout DUR       per request (default 5m): 30s, 2m, 500ms\n"
                "  --thinking-key KEY  chat_template_kwargs key switching thinking\n"
                "                      (default enable_thinking; DeepSeek templates: thinking)\n"
-               "  --format text|json  (default text)\n\n"
-               "Exit status: 0 every check passed, 1 a check failed or the server is\n"
-               "unreachable, 2 usage error.\n");
+               "  --format text|json  (default text)\n"
+               "  --eval FILE         after a passing suite, the accuracy eval: a JSONL file of\n"
+               "                      {\"prompt\", \"expect\"} lines, or builtin (products, sums,\n"
+               "                      letters, sort, copy; builtin:products,sums for some)\n"
+               "  --samples N         eval questions: a seeded subset of the file, or how many\n"
+               "                      built-in ones to make (default 200)\n"
+               "  --seed N            for the subset and the built-in questions (default 1)\n"
+               "  --concurrency N     eval requests in flight (default 8)\n"
+               "  --max-tokens N      per eval question (default 256)\n"
+               "  --thinking on|off   switch thinking for the eval questions (default: the server's)\n"
+               "  --no-logprobs       do not ask for logprobs with the eval questions\n\n"
+               "Exit status: 0 every check passed (the eval reports figures; without a\n"
+               "reference it gates nothing), 1 a check failed, an eval question hung or the\n"
+               "server is unreachable, 2 usage error.\n");
 }
 
 /* Text from a server on a terminal: control characters shown, never interpreted. */
@@ -67,8 +81,62 @@ static bool unreachable(const struct check_result *r, size_t n) {
         return true;
 }
 
+/* What an eval run gave, for the printers. */
+struct eval_outcome {
+        const struct eval_set *set;
+        const struct eval_options *o;
+        const struct check_result *r;  /* set->n results, or NULL: not run */
+        struct eval_figures fig;
+        usec_t wall;
+        const char *skipped;           /* why it did not run, or NULL */
+};
+
+static json_t *eval_json(const struct eval_outcome *e) {
+        if (!e->set)
+                return json_null();
+        if (!e->r) {
+                json_t *o = json_pack("{s:s?, s:s?}", "source", e->set->source, "skipped", e->skipped);
+                return o;
+        }
+        json_t *o = json_object(), *qs = json_array(), *by = json_object();
+        if (!o || !qs || !by) {
+                json_decref(o);
+                json_decref(qs);
+                json_decref(by);
+                return NULL;
+        }
+        int x = 0;
+        for (int k = 0; k < _VERDICT_MAX; k++)
+                if (e->fig.by_verdict[k])
+                        x |= json_object_set_new(by, verdict_to_string((enum verdict)k),
+                                                 json_integer((json_int_t)e->fig.by_verdict[k]));
+        for (size_t i = 0; i < e->set->n; i++) {
+                const struct check_result *c = &e->r[i];
+                x |= json_array_append_new(qs, json_pack("{s:o, s:s, s:o, s:o, s:o, s:f}", "id", json_text(c->name), "verdict",
+                                                         verdict_to_string(c->verdict), "cause", json_text(c->cause),
+                                                         "evidence", json_text(c->evidence), "output", json_text(c->output),
+                                                         "latency_s", (double)c->latency / USEC_PER_SEC));
+        }
+        x |= json_object_set_new(o, "source", json_text(e->set->source));
+        x |= json_object_set_new(o, "questions", json_integer((json_int_t)e->set->n));
+        x |= json_object_set_new(o, "concurrency",
+                                 json_integer(e->o->concurrency > 0 ? e->o->concurrency : EVAL_DEFAULT_CONCURRENCY));
+        x |= json_object_set_new(o, "wall_s", json_real((double)e->wall / USEC_PER_SEC));
+        x |= json_object_set_new(o, "n", json_integer((json_int_t)e->fig.n));
+        x |= json_object_set_new(o, "correct", json_integer((json_int_t)e->fig.correct));
+        x |= json_object_set_new(o, "accuracy", e->fig.n ? json_real(e->fig.accuracy) : json_null());
+        x |= json_object_set_new(o, "ci95", e->fig.n ? json_pack("[f, f]", e->fig.ci_low, e->fig.ci_high) : json_null());
+        x |= json_object_set_new(o, "by_verdict", by);
+        x |= json_object_set_new(o, "answers", qs);
+        if (x) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
 static int print_json(const char *url, const char *model, enum verdict v, const char *cause, const char *evidence,
-                      const struct check_result *r, size_t n) {
+                      const struct check_result *r, size_t n, const struct eval_outcome *ev) {
         json_t *root = json_object(), *checks = json_array();
         if (!root || !checks) {
                 json_decref(root);
@@ -104,6 +172,7 @@ static int print_json(const char *url, const char *model, enum verdict v, const 
                 e |= json_array_append_new(checks, o);
         }
         e |= json_object_set_new(root, "checks", checks);
+        e |= json_object_set_new(root, "eval", eval_json(ev));
         if (e == 0)
                 e = json_dumpf(root, stdout, JSON_INDENT(2));
         json_decref(root);
@@ -131,6 +200,40 @@ static const char *verdict_color(enum verdict v) {
         default:
                 return "\033[31m";
         }
+}
+
+/* The eval's figures, then the first few answers that were not right. */
+static void print_eval_text(const struct eval_outcome *e) {
+        if (!e->set)
+                return;
+        fputs("eval: ", stdout);
+        put_escaped(stdout, e->set->source);
+        printf(", %zu question%s", e->set->n, e->set->n == 1 ? "" : "s");
+        if (!e->r) {
+                printf(": not run (%s)\n", e->skipped ? e->skipped : "?");
+                return;
+        }
+        char wall[32];
+        _cleanup_free_ char *line = eval_figures_line(&e->fig);
+        printf(", %d at a time: %s in %s\n", e->o->concurrency > 0 ? e->o->concurrency : EVAL_DEFAULT_CONCURRENCY,
+               line ? line : "?", format_seconds(e->wall, wall));
+        size_t shown = 0, misses = e->fig.n - e->fig.correct;
+        for (size_t i = 0; i < e->set->n && shown < 5; i++) {
+                const struct check_result *c = &e->r[i];
+                if (c->verdict == VERDICT_PASS || c->verdict == VERDICT_SKIPPED)
+                        continue;
+                fputs("  ", stdout);
+                put_escaped(stdout, c->name);
+                printf("  %s", verdict_to_string(c->verdict));
+                if (c->evidence) {
+                        fputs("  ", stdout);
+                        put_escaped(stdout, c->evidence);
+                }
+                fputc('\n', stdout);
+                shown++;
+        }
+        if (misses > shown)
+                printf("  and %zu more not right (--format json lists every answer)\n", misses - shown);
 }
 
 static void print_text(const char *model, enum verdict v, const char *cause, const char *evidence,
@@ -184,6 +287,13 @@ int cli_smoke(int argc, char **argv) {
                 {"timeout", required_argument, NULL, 't'},
                 {"thinking-key", required_argument, NULL, 'k'},
                 {"format", required_argument, NULL, 'f'},
+                {"eval", required_argument, NULL, 'E'},
+                {"samples", required_argument, NULL, 'S'},
+                {"seed", required_argument, NULL, 'D'},
+                {"concurrency", required_argument, NULL, 'C'},
+                {"max-tokens", required_argument, NULL, 'M'},
+                {"thinking", required_argument, NULL, 'T'},
+                {"no-logprobs", no_argument, NULL, 'L'},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
@@ -191,6 +301,11 @@ int cli_smoke(int argc, char **argv) {
         const char *url = NULL, *model = NULL, *checks_file = NULL, *engine = NULL, *thinking_key = NULL;
         usec_t timeout = SMOKE_DEFAULT_TIMEOUT;
         int format = 0;
+        const char *eval_src = NULL;
+        _cleanup_(eval_options_release) struct eval_options eo;
+        eval_options_init(&eo);
+        long lv;
+        bool eval_opt = false;
 
         opterr = 0;
         optind = 1;
@@ -225,6 +340,47 @@ int cli_smoke(int argc, char **argv) {
                         if (format < 0)
                                 return cli_usage_error("smoke", "invalid --format '%s' (text or json)", optarg);
                         break;
+                case 'E':
+                        eval_src = optarg;
+                        break;
+                case 'S':
+                        if (cli_parse_int(optarg, 1, EVAL_MAX_QUESTIONS, &lv) < 0)
+                                return cli_usage_error("smoke", "invalid --samples '%s' (1 to %d)", optarg, EVAL_MAX_QUESTIONS);
+                        eo.samples = (size_t)lv;
+                        eval_opt = true;
+                        break;
+                case 'D':
+                        if (cli_parse_int(optarg, 0, 2147483647, &lv) < 0)
+                                return cli_usage_error("smoke", "invalid --seed '%s'", optarg);
+                        eo.seed = (uint64_t)lv;
+                        eval_opt = true;
+                        break;
+                case 'C':
+                        if (cli_parse_int(optarg, 1, EVAL_MAX_CONCURRENCY, &lv) < 0)
+                                return cli_usage_error("smoke", "invalid --concurrency '%s' (1 to %d)", optarg,
+                                                       EVAL_MAX_CONCURRENCY);
+                        eo.concurrency = (int)lv;
+                        eval_opt = true;
+                        break;
+                case 'M':
+                        if (cli_parse_int(optarg, 1, 1000000, &lv) < 0)
+                                return cli_usage_error("smoke", "invalid --max-tokens '%s'", optarg);
+                        eo.max_tokens = (int)lv;
+                        eval_opt = true;
+                        break;
+                case 'T':
+                        if (strcmp(optarg, "on") == 0)
+                                eo.thinking = THINKING_ON;
+                        else if (strcmp(optarg, "off") == 0)
+                                eo.thinking = THINKING_OFF;
+                        else
+                                return cli_usage_error("smoke", "invalid --thinking '%s' (on or off)", optarg);
+                        eval_opt = true;
+                        break;
+                case 'L':
+                        eo.logprobs = false;
+                        eval_opt = true;
+                        break;
                 case 'h':
                         help();
                         return EXIT_OK;
@@ -238,6 +394,42 @@ int cli_smoke(int argc, char **argv) {
                 return cli_usage_error("smoke", "--url is required");
         if (!cli_valid_url(url))
                 return cli_usage_error("smoke", "invalid --url '%s' (want http://HOST:PORT)", url);
+        if (eval_opt && !eval_src)
+                return cli_usage_error("smoke", "--samples, --seed, --concurrency, --max-tokens, --thinking and "
+                                                "--no-logprobs go with --eval");
+        _cleanup_(eval_set_release) struct eval_set eval_set = {0};
+        if (eval_src) {
+                int r = 0;
+                _cleanup_free_ char *err = NULL;
+                if (strcmp(eval_src, "builtin") == 0 || startswith(eval_src, "builtin:")) {
+                        for (const char *p = eval_src[7] == ':' ? eval_src + 8 : ""; *p;) {
+                                size_t k = strcspn(p, ",");
+                                _cleanup_free_ char *name = strndup(p, k);
+                                int b = name ? eval_builtin_from_name(name) : -1;
+                                if (b < 0)
+                                        return cli_usage_error("smoke", "unknown built-in eval set '%s' (products, sums, "
+                                                                        "letters, sort, copy)", name ? name : "?");
+                                eo.builtins |= 1u << b;
+                                p += k + (p[k] == ',');
+                        }
+                        r = eval_set_builtin(&eo, &eval_set);
+                } else {
+                        struct check_spec *q = NULL;
+                        size_t nq = 0;
+                        if (!(eo.file = strdup(eval_src)))
+                                r = -ENOMEM;
+                        if (r >= 0 && (r = suite_load_jsonl(eval_src, &q, &nq, &err)) < 0) {
+                                cli_error("%s", err ? err : strerror(-r));
+                                return EXIT_USAGE;
+                        }
+                        if (r >= 0)
+                                r = eval_set_from_specs(&eo, q, nq, &eval_set);
+                }
+                if (r < 0) {
+                        cli_error("cannot build the eval: %s", strerror(-r));
+                        return EXIT_FAILED;
+                }
+        }
         const struct profile *profile = NULL;
         if (engine) {
                 profile = profile_find(engine);
@@ -268,9 +460,9 @@ int cli_smoke(int argc, char **argv) {
 
         int status = EXIT_FAILED;
         _cleanup_loop_ struct loop *l = NULL;
-        struct check_result *results = NULL;
+        struct check_result *results = NULL, *eval_results = NULL;
         size_t n_results = 0;
-        _cleanup_free_ char *used_model = NULL;
+        _cleanup_free_ char *used_model = NULL, *eval_why = NULL;
         r = loop_new(&l);
         if (r < 0) {
                 cli_error("cannot create the event loop: %s", strerror(-r));
@@ -309,14 +501,52 @@ int cli_smoke(int argc, char **argv) {
                 evidence = loop_signal(l) ? strsignal(loop_signal(l)) : "cancelled";
         }
 
+        /* The eval, after a suite that passed: as in a sweep, a server that fails the
+         * smoke suite is not worth a batch of questions. */
+        struct eval_outcome ev = {.set = eval_src ? &eval_set : NULL, .o = &eo};
+        if (eval_src && v != VERDICT_PASS)
+                ev.skipped = "the smoke suite did not pass";
+        else if (eval_src) {
+                target.model = model ? model : used_model;
+                target.ret_model = NULL;
+                usec_t t0 = now_usec();
+                r = eval_run(l, &target, &eval_set, &eo, &eval_results);
+                ev.wall = now_usec() - t0;
+                if (r == -ENOMEM) {
+                        cli_error("out of memory");
+                        goto finish;
+                }
+                if (r == -EINTR || r == -ECANCELED) {
+                        interrupted = true;
+                        v = VERDICT_ERROR;
+                        cause = "interrupted";
+                        evidence = loop_signal(l) ? strsignal(loop_signal(l)) : "cancelled";
+                }
+                if (eval_results) {
+                        ev.r = eval_results;
+                        eval_figures_of(eval_results, eval_set.n, &ev.fig);
+                        for (size_t i = 0; i < eval_set.n && !interrupted; i++)
+                                if (eval_results[i].verdict == VERDICT_TIMEOUT) {
+                                        v = VERDICT_TIMEOUT;
+                                        cause = "request";
+                                        eval_why = strdup_printf("eval question %s: %s", eval_results[i].name,
+                                                                 eval_results[i].evidence ? eval_results[i].evidence : "");
+                                        evidence = eval_why;
+                                        break;
+                                }
+                }
+        }
+
         if (format == 1) {
-                r = print_json(url, model ? model : used_model, v, cause, evidence, results, n_results);
+                r = print_json(url, model ? model : used_model, v, cause, evidence, results, n_results, &ev);
                 if (r < 0) {
                         cli_error("cannot format the results: %s", strerror(-r));
                         goto finish;
                 }
-        } else
+        } else {
                 print_text(model ? model : used_model, v, cause, evidence, results, n_results);
+                print_eval_text(&ev);
+        }
 
         if (down)
                 cli_error("cannot reach '%s': %s", url, evidence);
@@ -324,6 +554,7 @@ int cli_smoke(int argc, char **argv) {
                 cli_error("interrupted (%s): %zu of the checks ran", evidence, n_results);
         status = v == VERDICT_PASS ? EXIT_OK : EXIT_FAILED;
 finish:
+        checks_free_results(eval_results, eval_results ? eval_set.n : 0);
         checks_free_results(results, n_results);
         checks_free_suite(specs, n_specs);
         return status;

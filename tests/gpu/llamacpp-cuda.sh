@@ -7,6 +7,8 @@
 #                                               seconds (default 540) for them
 #   tests/gpu/llamacpp-cuda.sh sweep            wait for the builds, then doctor and the
 #                                               two sweeps; results in $OUT
+#   tests/gpu/llamacpp-cuda.sh build90 [WAIT_S] build sm90 alone (all cores) if needed, and
+#                                               wait up to WAIT_S seconds for it
 #   tests/gpu/llamacpp-cuda.sh slots            build sm90 alone (all cores) if needed, then
 #                                               sweep llamacpp-slots.yaml (gpus_per_cell: 1)
 #                                               with nvidia-smi sampling each GPU
@@ -34,7 +36,7 @@ say() { echo "$*" | tee -a "$OUT/summary.txt"; }
 
 # the builds this phase needs: both, or the sm90 one alone for the slots sweep
 BUILDS="sm90 sm80"
-[ "$phase" = slots ] && BUILDS=sm90
+case $phase in slots | build90) BUILDS=sm90 ;; esac
 builds_done() { # prints how many of the wanted builds have ended (ok or failed)
         local n=0 v
         for v in $BUILDS; do [ -f "$B/$v.rc" ] && n=$((n + 1)); done
@@ -59,7 +61,7 @@ wait_builds() { # seconds
         done
 }
 
-if [ "$phase" = build ] || [ "$phase" = slots ]; then
+if [ "$phase" = build ] || [ "$phase" = slots ] || [ "$phase" = build90 ]; then
         : >"$OUT/summary.txt"
         {
                 nvidia-smi -L; nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv
@@ -77,6 +79,8 @@ if [ "$phase" = build ] || [ "$phase" = slots ]; then
                 local v=$1 j=$2
                 shift 2
                 [ -f "$B/$v.rc" ] && [ "$(cat "$B/$v.rc")" = 0 ] && return 0
+                # a build still running from an earlier call of this warm machine
+                [ -f "$B/$v.log" ] && [ ! -f "$B/$v.rc" ] && pgrep -f "cmake.*$B/$v" >/dev/null && return 0
                 rm -f "$B/$v.rc"
                 # shellcheck disable=SC2086
                 setsid nohup bash -c '
@@ -90,7 +94,7 @@ if [ "$phase" = build ] || [ "$phase" = slots ]; then
                         echo $((SECONDS - s)) >"$1/$2.secs"
                         echo $rc >"$1/$2.rc"' _ "$B" "$v" "$j" "$@" >"$B/$v.log" 2>&1 </dev/null &
         }
-        if [ "$phase" = slots ]; then
+        if [ "$phase" = slots ] || [ "$phase" = build90 ]; then
                 start_build sm90 "$(nproc)" -DCMAKE_CUDA_ARCHITECTURES=90
         else
                 start_build sm90 11 -DCMAKE_CUDA_ARCHITECTURES=90

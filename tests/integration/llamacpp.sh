@@ -7,8 +7,13 @@
 #     flags, thinking on and off, with the same answers as gauntlet-testbed;
 #   - flags.yaml: flash attention x KV-cache types, crashes diagnosed from the engine's
 #     first error line (not a wrapper line, not a backtrace frame), each launched once;
-#   - serving.yaml: slots, batch sizes, reasoning formats, benchmarked without a failure;
-#   - random.yaml on two random-weight models the testbed writes: real garbage.
+#   - serving.yaml: slots, batch sizes, reasoning formats, benchmarked without a failure,
+#     prompts of 16 tokens by the server's count, the smoke suite passing under load;
+#   - load.yaml, context.yaml: bench requests the server refuses (overload/http, no best),
+#     a bench its context cannot hold (overload/context, refused before it runs);
+#   - random.yaml on two random-weight models the testbed writes: real garbage;
+#   - the eval: 200 built-in products answered identically by llama-server and the
+#     testbed, and eval.yaml: batch sizes compared with the baseline.
 . "$SRCDIR/tests/lib.sh"
 need_llama_server
 echo "llama-server: $LLAMA_SERVER ($("$LLAMA_SERVER" --version 2>&1 | grep -m1 -i version))"
@@ -31,6 +36,11 @@ done
 [ -n "$url" ] || { tail "$tmp/ls.log"; fail "llama-server did not come up"; }
 "$GAUNTLET" smoke --url "$url" --format json >"$tmp/smoke-ls.json" || {
         jq -c '.checks[] | {name, verdict, evidence, output, reasoning}' "$tmp/smoke-ls.json"; fail "smoke against llama-server: not pass"; }
+# the eval: 200 built-in products, two at a time (two of the default four slots' shared
+# 256-token context)
+eval_args=(--eval builtin:products --samples 200 --thinking off --max-tokens 16 --concurrency 2 --format json)
+"$GAUNTLET" smoke --url "$url" --engine llama.cpp "${eval_args[@]}" >"$tmp/eval-ls.json" ||
+        fail "smoke --eval against llama-server: not pass"
 kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
 "$TESTBED" --port 0 --host 127.0.0.1 >"$tmp/tb.log" 2>&1 &
 tb_pid=$!
@@ -41,7 +51,17 @@ for _ in $(seq 300); do
         sleep 0.1
 done
 "$GAUNTLET" smoke --url "$tburl" --format json >"$tmp/smoke-tb.json" || fail "smoke against the testbed: not pass"
+"$GAUNTLET" smoke --url "$tburl" "${eval_args[@]}" >"$tmp/eval-tb.json" || fail "smoke --eval against the testbed: not pass"
 kill "$tb_pid"; wait "$tb_pid" 2>/dev/null || true
+# the same model in two engines: every product right, every answer the same
+for f in ls tb; do
+        echo "eval, $f: $(jq -r '.eval | "\(.correct)/\(.n) right, accuracy \(.accuracy), ci95 \(.ci95), \(.wall_s)s"' "$tmp/eval-$f.json")"
+        [ "$(jq -r .eval.correct "$tmp/eval-$f.json")" = 200 ] ||
+                fail "eval, $f: $(jq -c '[.eval.answers[] | select(.verdict != "pass")][:3]' "$tmp/eval-$f.json")"
+done
+diff <(jq -r '.eval.answers[] | "\(.id) \(.output)"' "$tmp/eval-tb.json") \
+     <(jq -r '.eval.answers[] | "\(.id) \(.output)"' "$tmp/eval-ls.json") ||
+        fail "llama-server and gauntlet-testbed answer the eval differently (testbed <, llama-server >)"
 answers() { jq -r '.checks[] | select(.name != "models") | "\(.name) \(.output) | \(.reasoning // "")"' "$1"; }
 diff <(answers "$tmp/smoke-tb.json") <(answers "$tmp/smoke-ls.json") ||
         fail "llama-server and gauntlet-testbed answer the smoke suite differently (testbed <, llama-server >)"
@@ -95,9 +115,28 @@ sweep serving "$E/serving.yaml" "$MODEL" "$E/serving.expect"
 jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | select(.completed == .requests and .failed == 0 and
         .output_tokens_per_s > 0)] | length == 12' "$tmp/serving.json" >/dev/null ||
         fail "serving: a bench level had failures: $(jq -c '[.cells[] | .bench[] | {concurrency, requests, completed, failed, errors}]' "$tmp/serving.json")"
+# the prompts were sized by the server's own tokenizer: 16 tokens each, the chat template's
+# on top (usage.prompt_tokens counts both)
+jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | select(.prompt_calibration.method != "tokenize"
+        or .prompt_tokens_per_request.min - .prompt_calibration.template_tokens != 16
+        or .prompt_tokens_per_request.max - .prompt_calibration.template_tokens != 16)] | length == 0' \
+        "$tmp/serving.json" >/dev/null ||
+        fail "serving: prompts not of 16 tokens: $(jq -c '[.cells[] | .bench[]? | {prompt_tokens_per_request, prompt_calibration}]' "$tmp/serving.json")"
+# the smoke suite was asked under load at every level, and passed there
+jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | (.checks_under_load | length) as $n
+        | select($n != 6 or ([.checks_under_load[] | select(.verdict != "pass")] | length) > 0)] | length == 0' \
+        "$tmp/serving.json" >/dev/null ||
+        fail "serving: checks under load: $(jq -c '[.cells[] | .bench[]? | .checks_under_load]' "$tmp/serving.json")"
 best=$(jq -r .best "$tmp/serving.json")
 [ "$(jq -r --arg b "$best" '.cells[] | select(.id == $b) | .verdict' "$tmp/serving.json")" = pass ] ||
         fail "serving: best '$best' is not a passing cell"
+# bench requests the server refuses: overload, no best; a bench the context cannot hold:
+# refused before it runs
+sweep load "$E/load.yaml" "$MODEL" "$E/load.expect"
+[ "$(jq -r .best "$tmp/load.json")" = null ] || fail "load: a best among cells whose bench failed"
+[ "$(grep -c 'overload/http' "$tmp/load.out")" = 2 ] || { cat "$tmp/load.out"; fail "load: not one line per cell"; }
+sweep context "$E/context.yaml" "$MODEL" "$E/context.expect"
+[ "$(jq '[.cells[] | select(.bench != null)] | length' "$tmp/context.json")" = 0 ] || fail "context: the bench ran"
 "$TESTBED" --write-random-model "$tmp/seed1.gguf" --random-seed 1
 "$TESTBED" --write-random-model "$tmp/zero.gguf" --random-scale 0
 sweep random-seed1 "$E/random.yaml" "$tmp/seed1.gguf" "$E/random-seed1.expect"

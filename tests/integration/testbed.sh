@@ -231,6 +231,40 @@ grep -q DONE "$tmp/close" && fail "close: [DONE] sent"
 grep -q '^data: {' "$tmp/close" || fail "close: no chunk before the cut"
 stop
 
+# wrong answers: one prompt in N (FNV-1a 64 of the user's text, 0 mod N) gets the first
+# digit of its answer changed, the same streamed or not; the others are untouched
+if [ "$trained" = 1 ]; then
+        start wrong --wrong-answers 3 || fail "wrong: did not start"
+        wait_ready || fail "wrong: never ready"
+        picked=0
+        for ab in "17 19" "45 44" "47 83" "25 62" "12 12" "33 71" "90 18"; do
+                set -- $ab
+                prompt="What is $1 * $2?"
+                want=$(python3 -c '
+import sys
+h = 0xcbf29ce484222325
+for b in sys.argv[1].encode():
+    h = ((h ^ b) * 0x100000001b3) & (2**64 - 1)
+a = sys.argv[2]
+print(str((int(a[0]) + 1) % 10) + a[1:] if h % 3 == 0 else a)' "$prompt" $(($1 * $2)))
+                [ "$want" != $(($1 * $2)) ] && picked=$((picked + 1))
+                body="{\"messages\":[{\"role\":\"user\",\"content\":\"$prompt\"}],\"temperature\":0,\"max_tokens\":16"
+                got=$(chat "$body}" | jget '["choices"][0]["message"]["content"]')
+                [ "$got" = "$want" ] || fail "wrong: '$prompt' gave '$got', want '$want'"
+                streamed=$(curl -sN --max-time 20 -d "$body,\"stream\":true}" "$(url /v1/chat/completions)" | python3 -c '
+import sys, json
+out = ""
+for l in sys.stdin:
+    if l.startswith("data: {"):
+        for c in json.loads(l[6:]).get("choices", []):
+            out += c.get("delta", {}).get("content") or ""
+print(out)')
+                [ "$streamed" = "$want" ] || fail "wrong: '$prompt' streamed '$streamed', want '$want'"
+        done
+        [ "$picked" -ge 1 ] && [ "$picked" -le 5 ] || fail "wrong: $picked of 7 prompts picked"
+        stop
+fi
+
 # ---- backends
 # sm_100-only kernels on sm_120: torch's message, exit 1
 "$TESTBED" --model "$model" --port 0 --moe-backend tcgen05 --device-arch sm_120 >"$tmp/arch.log" 2>&1

@@ -161,6 +161,32 @@ static void test_prompt(void **state) {
         assert_int_equal(bench_prompt(1, 0, 1024, &d), -ENOBUFS);
 }
 
+/* Calibrated prompts: exactly the length asked, a fixed-width unique prefix, deterministic. */
+static void test_prompt_chars(void **state) {
+        for (size_t n = 0; n < 300; n += 7) {
+                _cleanup_buf_ struct buf a, b;
+                buf_init(&a, 0);
+                buf_init(&b, 0);
+                assert_int_equal(bench_prompt_chars(3, 12, n, &a), 0);
+                assert_int_equal(bench_prompt_chars(3, 99999999, n, &b), 0);
+                assert_int_equal(a.len, MAX(n, (size_t)BENCH_PROMPT_PREFIX));
+                assert_int_equal(b.len, a.len);
+                assert_true(startswith(buf_str(&a), "00000012:"));
+                assert_true(startswith(buf_str(&b), "99999999:"));
+        }
+        _cleanup_buf_ struct buf c, d;
+        buf_init(&c, 0);
+        buf_init(&d, 0);
+        assert_int_equal(bench_prompt_chars(3, 5, 500, &c), 0);
+        assert_int_equal(bench_prompt_chars(3, 5, 500, &d), 0);
+        assert_string_equal(buf_str(&c), buf_str(&d));
+        /* a longer prompt of the same request starts as the shorter one: the count grows with it */
+        _cleanup_buf_ struct buf e;
+        buf_init(&e, 0);
+        assert_int_equal(bench_prompt_chars(3, 5, 400, &e), 0);
+        assert_memory_equal(buf_str(&c), buf_str(&e), 400);
+}
+
 static struct bench_record rec_ok(usec_t sent, usec_t ttft, usec_t e2e, int64_t tokens, uint32_t chunks) {
         return (struct bench_record){.scheduled = sent, .sent = sent, .first_token = sent + ttft,
                                      .done = sent + e2e, .output_tokens = tokens, .prompt_tokens = 100,
@@ -281,6 +307,7 @@ int main(void) {
                 cmocka_unit_test(test_sched_constant),
                 cmocka_unit_test(test_sched_poisson),
                 cmocka_unit_test(test_prompt),
+                cmocka_unit_test(test_prompt_chars),
                 cmocka_unit_test(test_level_metrics),
                 cmocka_unit_test(test_level_no_usage_and_cpu_warning),
         };

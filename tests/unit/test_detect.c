@@ -3,7 +3,9 @@
  * tests/corpus/{garbage,clean}/NAME.txt is one output each; NAME.meta may say
  * `finish_reason=length` and `expect_cause=loop`. Every garbage file must be flagged (with
  * the cause when given) and every clean file must pass; a failure names the file.
- * tests/corpus/holdout/ is scored the same way. A file marked `known_miss=1` is garbage the
+ * tests/corpus/holdout/ is scored the same way, and so are tests/corpus/engine/ and
+ * holdout/engine/ (real engine outputs, with NAME.reasoning for a reasoning part and
+ * `completion_tokens=` from the server's usage). A file marked `known_miss=1` is garbage the
  * detectors do not catch yet (docs/detectors.md): it must still pass, so that catching it
  * one day shows up here. DETECT_VERBOSE=1 prints every verdict.
  */
@@ -29,7 +31,27 @@ static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Runs every NAME.txt under dir; returns the number of files judged wrongly. */
+/* The value of "key=" at the start of a line of meta, into buf (empty when absent). */
+static void meta_get(const char *meta, const char *key, char *buf, size_t size) {
+        size_t kl = strlen(key);
+        buf[0] = '\0';
+        for (const char *p = meta; p && *p;) {
+                if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+                        size_t n = strcspn(p + kl + 1, "\n");
+                        if (n >= size)
+                                n = size - 1;
+                        memcpy(buf, p + kl + 1, n);
+                        buf[n] = '\0';
+                        return;
+                }
+                p = strchr(p, '\n');
+                if (p)
+                        p++;
+        }
+}
+
+/* Runs every NAME.txt under dir (with NAME.reasoning as the reasoning part when there is
+ * one); returns the number of files judged wrongly. */
 static int run_dir(const char *sub, bool want_garbage, size_t *ret_total, size_t *ret_known_miss) {
         _cleanup_free_ char *dir = strdup_printf("%s/tests/corpus/%s", srcdir(), sub);
         assert_non_null(dir);
@@ -50,23 +72,26 @@ static int run_dir(const char *sub, bool want_garbage, size_t *ret_total, size_t
         bool verbose = getenv("DETECT_VERBOSE") != NULL;
         int wrong = 0;
         for (size_t i = 0; i < n; i++) {
+                int stem = (int)(strlen(names[i]) - 4);
                 _cleanup_free_ char *path = strdup_printf("%s/%s", dir, names[i]);
-                _cleanup_free_ char *meta_path = strdup_printf("%s/%.*s.meta", dir, (int)(strlen(names[i]) - 4), names[i]);
-                _cleanup_free_ char *text = NULL, *meta = NULL;
-                size_t len = 0;
+                _cleanup_free_ char *meta_path = strdup_printf("%s/%.*s.meta", dir, stem, names[i]);
+                _cleanup_free_ char *why_path = strdup_printf("%s/%.*s.reasoning", dir, stem, names[i]);
+                _cleanup_free_ char *text = NULL, *meta = NULL, *why = NULL;
+                size_t len = 0, why_len = 0;
                 assert_int_equal(read_file_capped(path, 16 << 20, &text, &len), 0);
-                char finish[32] = "", cause[32] = "";
-                bool known_miss = false;
-                if (read_file_capped(meta_path, 4096, &meta, NULL) == 0) {
-                        const char *p = strstr(meta, "finish_reason=");
-                        if (p)
-                                sscanf(p + strlen("finish_reason="), "%31[a-z_]", finish);
-                        p = strstr(meta, "expect_cause=");
-                        if (p)
-                                sscanf(p + strlen("expect_cause="), "%31[a-z_-]", cause);
-                        known_miss = strstr(meta, "known_miss=1") != NULL;
-                }
-                struct detect_input in = {.text = text, .len = len, .finish_reason = *finish ? finish : NULL};
+                char finish[32], cause[32], miss[8], tokens[24];
+                if (read_file_capped(meta_path, 1 << 16, &meta, NULL) < 0)
+                        meta = NULL;
+                meta_get(meta, "finish_reason", finish, sizeof finish);
+                meta_get(meta, "expect_cause", cause, sizeof cause);
+                meta_get(meta, "known_miss", miss, sizeof miss);
+                meta_get(meta, "completion_tokens", tokens, sizeof tokens);
+                bool known_miss = strcmp(miss, "1") == 0;
+                if (read_file_capped(why_path, 16 << 20, &why, &why_len) < 0)
+                        why = NULL;
+                struct detect_input in = {.text = text, .len = len, .reasoning = why, .reasoning_len = why_len,
+                                          .completion_tokens = strtoll(tokens, NULL, 10),
+                                          .finish_reason = *finish ? finish : NULL};
                 struct detect_result r;
                 assert_int_equal(detect_output(&in, &r), 0);
                 bool flagged = r.verdict == VERDICT_GARBAGE;
@@ -78,7 +103,7 @@ static int run_dir(const char *sub, bool want_garbage, size_t *ret_total, size_t
                         wrong++;
                         print_error("%s/%s: got %s %s (%s), want %s %s\n", sub, names[i], flagged ? "garbage" : "pass",
                                     r.cause ? r.cause : "", r.evidence ? r.evidence : "",
-                                    want_garbage ? "garbage" : "pass", cause);
+                                    want ? "garbage" : "pass", cause);
                 } else if (verbose)
                         print_message("%s/%s: %s %s %s\n", sub, names[i], flagged ? "garbage" : "pass",
                                       r.cause ? r.cause : "", r.evidence ? r.evidence : "");
@@ -110,14 +135,37 @@ static void test_corpus_clean(void **state) {
         assert_int_equal(wrong, 0);
 }
 
-static void test_corpus_holdout(void **state) {
+/* Outputs of a real engine, collected by tools/collect-corpus.py (docs/detectors.md): the
+ * collected garbage the detectors miss today is marked known_miss=1 by
+ * `corpus-figures --mark-misses`, so a miss here is a regression. */
+static void test_corpus_engine(void **state) {
         size_t ng, nc, miss = 0;
-        int wg = run_dir("holdout/garbage", true, &ng, &miss);
-        int wc = run_dir("holdout/clean", false, &nc, NULL);
-        print_message("holdout: garbage %zu of %zu flagged (%zu known misses), clean %zu of %zu passed\n",
+        int wg = run_dir("engine/garbage", true, &ng, &miss);
+        int wc = run_dir("engine/clean", false, &nc, NULL);
+        print_message("engine: garbage %zu of %zu flagged (%zu known misses), clean %zu of %zu passed\n",
                       ng - (size_t)wg - miss, ng, miss, nc - (size_t)wc, nc);
+        assert_true(ng >= 400);
+        assert_true(nc >= 20);
         assert_int_equal(wg, 0);
         assert_int_equal(wc, 0);
+}
+
+static void test_corpus_holdout(void **state) {
+        size_t ng, nc, eg, ec, miss = 0, emiss = 0;
+        int wg = run_dir("holdout/garbage", true, &ng, &miss);
+        int wc = run_dir("holdout/clean", false, &nc, NULL);
+        int weg = run_dir("holdout/engine/garbage", true, &eg, &emiss);
+        int wec = run_dir("holdout/engine/clean", false, &ec, NULL);
+        print_message("holdout: garbage %zu of %zu flagged (%zu known misses), clean %zu of %zu passed\n",
+                      ng - (size_t)wg - miss, ng, miss, nc - (size_t)wc, nc);
+        print_message("holdout engine: garbage %zu of %zu flagged (%zu known misses), clean %zu of %zu passed\n",
+                      eg - (size_t)weg - emiss, eg, emiss, ec - (size_t)wec, ec);
+        /* The held-back part never shrinks (docs/detectors.md). */
+        assert_true(ng >= 25 && nc >= 76 && eg >= 352 && ec >= 15);
+        assert_int_equal(wg, 0);
+        assert_int_equal(wc, 0);
+        assert_int_equal(weg, 0);
+        assert_int_equal(wec, 0);
 }
 
 /* Judges a C string; returns the cause, or NULL on pass. Evidence into *ret_ev if asked. */
@@ -155,6 +203,74 @@ static void test_short_repeats_pass(void **state) {
         check("OK OK OK OK OK OK OK OK", "length", "repeat");
         check("+++", "length", NULL);
         check("++++", "length", "repeat");
+}
+
+/* An output that is one unit over and over and was cut at the token limit: a handful is
+ * enough. Stopped by the model, the same output is an answer ("say it five times"). */
+static void test_whole_output_cut(void **state) {
+        check("v\xc3\xbdstup v\xc3\xbdstup v\xc3\xbdstup v\xc3\xbdstup", "length", "repeat");
+        check("v\xc3\xbdstup v\xc3\xbdstup v\xc3\xbdstup v\xc3\xbdstup", "stop", NULL);
+        check("ha ha ha", "length", NULL);
+        check("44444444", "length", "repeat");
+        check("4444", "length", NULL);
+        check("1 2 3 4 5 6 7 8 9 10 11 12", "length", NULL);
+        /* Asked for twelve, a model says it twelve times and stops. */
+        check("test test test test test test test test test test test test", "stop", NULL);
+        check("test test test test test test test test test test test test test test test test", "stop", "repeat");
+}
+
+static void test_special_token_names(void **state) {
+        check("<unk><unk><unk>", NULL, "repeat");
+        check("<|im_end|><|im_end|>", NULL, "repeat");
+        check("The answer is 323.<|im_end|><|im_end|><|im_end|>", NULL, "repeat");
+        check("[control_47][control_47][control_47][control_47]", "length", "repeat");
+        /* HTML and ChatML written on purpose pass. */
+        check("Use <br> for a line break: one<br>two<br><br>three", NULL, NULL);
+        check("<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>", NULL, NULL);
+        check("int a[4][4][4]; a[0][0][0] = 1;", NULL, NULL);
+        _cleanup_free_ char *ev = NULL;
+        assert_string_equal(judge("323<unk><unk><unk><unk><unk><unk><unk>", NULL, &ev), "repeat");
+        assert_non_null(strstr(ev, "special-token name '<unk>'"));
+}
+
+static void test_reasoning_end_in_answer(void **state) {
+        check("OK.</think>OK OK.</think>OK OK.</think>OK", NULL, "loop");
+        check("2112</think>2112762</think>12226</think>826666206", "length", "loop");
+        check("The parser moves everything up to </think> into reasoning_content; the text after </think> "
+              "is the answer, and a second </think> is kept.", NULL, NULL);
+        check("<think>17 * 19 = 323</think>323", NULL, NULL);
+}
+
+/* Tokens that print as nothing: the usage count says what the text does not show. */
+static void test_hidden_tokens(void **state) {
+        struct detect_input in = {.text = " los", .len = 4, .finish_reason = "length", .completion_tokens = 64};
+        struct detect_result r;
+        assert_int_equal(detect_output(&in, &r), 0);
+        assert_string_equal(r.cause, "low-information");
+        assert_non_null(strstr(r.evidence, "64 tokens"));
+        detect_result_release(&r);
+        /* The model stopped by itself (a hidden reasoning part counts as tokens too). */
+        in.finish_reason = "stop";
+        assert_int_equal(detect_output(&in, &r), 0);
+        assert_int_equal(r.verdict, VERDICT_PASS);
+        detect_result_release(&r);
+        /* No usage from the server, or a byte a token: nothing to say. */
+        in = (struct detect_input){.text = " los", .len = 4, .finish_reason = "length"};
+        assert_int_equal(detect_output(&in, &r), 0);
+        assert_int_equal(r.verdict, VERDICT_PASS);
+        detect_result_release(&r);
+        const char *why = "17 * 19 = 17 * 20 - 17 = 340 - 17 = 323, so the answer is 323 and I am sure.";
+        in = (struct detect_input){.text = "323", .len = 3, .reasoning = why, .reasoning_len = strlen(why),
+                                   .finish_reason = "length", .completion_tokens = 40};
+        assert_int_equal(detect_output(&in, &r), 0);
+        assert_int_equal(r.verdict, VERDICT_PASS);
+        detect_result_release(&r);
+}
+
+static void test_multilingual_prose_passes(void **state) {
+        check("The word for cat is \xd0\xba\xd0\xbe\xd1\x88\xd0\xba\xd0\xb0 in Russian, "
+              "\xce\xb3\xce\xac\xcf\x84\xce\xb1 in Greek, \xe7\x8c\xab in Japanese and "
+              "\xea\xb3\xa0\xec\x96\x91\xec\x9d\xb4 in Korean.", NULL, NULL);
 }
 
 static void test_empty(void **state) {
@@ -339,8 +455,14 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_corpus_garbage),
                 cmocka_unit_test(test_corpus_clean),
+                cmocka_unit_test(test_corpus_engine),
                 cmocka_unit_test(test_corpus_holdout),
                 cmocka_unit_test(test_short_repeats_pass),
+                cmocka_unit_test(test_whole_output_cut),
+                cmocka_unit_test(test_special_token_names),
+                cmocka_unit_test(test_reasoning_end_in_answer),
+                cmocka_unit_test(test_hidden_tokens),
+                cmocka_unit_test(test_multilingual_prose_passes),
                 cmocka_unit_test(test_empty),
                 cmocka_unit_test(test_reasoning_judged),
                 cmocka_unit_test(test_nan_and_http),

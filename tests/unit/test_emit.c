@@ -93,7 +93,7 @@ static int make_journal(const char *dir, bool nopass) {
                 if (r >= 0 && i == 0 && !nopass) {
                         a.verdict = VERDICT_PASS;
                         a.ready_after = 5 * USEC_PER_SEC;
-                        a.bench = json_pack("[{s:i, s:f}]", "concurrency", 1, "output_tokens_per_s", 99.5);
+                        a.bench = json_pack("[{s:i, s:i, s:f}]", "concurrency", 1, "completed", 16, "output_tokens_per_s", 99.5);
                 } else if (r >= 0)
                         r = attempt_set_verdict(&a, i == 2 ? VERDICT_CRASH : VERDICT_GARBAGE, i == 2 ? "oom" : "repeat",
                                                 "evidence");

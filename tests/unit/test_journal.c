@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -435,6 +436,148 @@ static void test_versions_and_foreign_files(void **state) {
         journal_close(j);
 }
 
+/* A journal of schema 1: tests/journals/v1.sql, written by gauntlet before the overload
+ * verdict and the eval. */
+static void make_v1(const char *path) {
+        const char *src = getenv("SRCDIR");
+        _cleanup_free_ char *sql_path = strdup_printf("%s/tests/journals/v1.sql", src && *src ? src : ".");
+        _cleanup_free_ char *sql = NULL;
+        size_t len = 0;
+        assert_int_equal(read_file_capped(sql_path, 1 << 20, &sql, &len), 0);
+        assert_int_equal(exec_sql(path, sql), 0);
+}
+
+/* A journal of schema 2 (the overload verdict, no eval): a current one without what
+ * version 3 added, which only adds. */
+static void make_v2(const char *path) {
+        struct journal *j = NULL;
+        int64_t sweep = 0;
+        assert_int_equal(journal_open(path, &j), 0);
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+        settle_pass(j, sweep, cells[0].id, 40001, 172.3);
+        journal_close(j);
+        assert_int_equal(exec_sql(path, "DROP TABLE eval_results; ALTER TABLE attempts DROP COLUMN eval_set; "
+                                        "ALTER TABLE attempts DROP COLUMN eval_us; ALTER TABLE sweeps DROP COLUMN eval; "
+                                        "PRAGMA user_version = 2"),
+                         0);
+}
+
+static int64_t user_version(const char *path) {
+        sqlite3 *db;
+        sqlite3_stmt *st;
+        int64_t v = -1;
+        assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+        if (sqlite3_step(st) == SQLITE_ROW)
+                v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        return v;
+}
+
+/* Writes an eval of three built-in questions for cells[1] in a new sweep, and reads it back. */
+static void eval_round_trip(struct journal *j) {
+        struct report_view *v = NULL;
+        int64_t sweep = 0;
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+        struct eval_options o;
+        eval_options_init(&o);
+        o.samples = 3;
+        o.builtins = 1u << EVAL_PRODUCTS;
+        struct eval_set set;
+        assert_int_equal(eval_set_builtin(&o, &set), 0);
+        json_t *settings = eval_settings_json(&o, &set, cells[0].id, "baseline");
+        char *text = json_dumps(settings, JSON_COMPACT);
+        assert_int_equal(journal_set_sweep_eval(j, sweep, text), 0);
+        free(text);
+        json_decref(settings);
+        struct attempt a;
+        attempt_init(&a);
+        a.sweep_id = sweep;
+        memcpy(a.cell_id, cells[1].id, 17);
+        a.started_wall = now_wall_usec();
+        assert_int_equal(journal_attempt_begin(j, &a), 0);
+        a.verdict = VERDICT_PASS;
+        a.phase[PHASE_EVAL] = 700 * USEC_PER_MSEC;
+        a.eval_set = &set;
+        a.n_eval = 3;
+        a.eval = calloc(3, sizeof(*a.eval));
+        static const double lp[] = {-0.25, NAN};
+        for (size_t i = 0; i < 3; i++)
+                a.eval[i] = (struct check_result){.name = strdup(set.specs[i].name),
+                                                  .verdict = i == 2 ? VERDICT_WRONG : VERDICT_PASS,
+                                                  .output = strdup(i == 2 ? "no" : "42")};
+        a.eval[0].logprobs = malloc(sizeof(lp));
+        memcpy(a.eval[0].logprobs, lp, sizeof(lp));
+        a.eval[0].n_logprobs = 2;
+        assert_int_equal(journal_attempt_settle(j, &a), 0);
+        attempt_release(&a);
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_true(v->eval.on);
+        assert_int_equal(v->eval.questions, 3);
+        const struct report_cell *c = &v->cells[1];
+        assert_string_equal(c->id, cells[1].id);
+        assert_int_equal(c->phase[PHASE_EVAL], 700 * USEC_PER_MSEC);
+        assert_true(c->eval.ran);
+        assert_int_equal(c->eval.fig.n, 3);
+        assert_int_equal(c->eval.fig.correct, 2);
+        assert_string_equal(c->eval.answers[0].question, set.specs[0].prompt);
+        assert_string_equal(c->eval.answers[0].key, set.keys[0]);
+        assert_int_equal(c->eval.answers[0].n_logprobs, 2);
+        assert_true(c->eval.answers[0].logprobs[0] == -0.25);
+        assert_true(isnan(c->eval.answers[0].logprobs[1])); /* journaled as null */
+        /* the named reference (cells[0]) has no eval of this set: the one that ran serves */
+        assert_false(v->cells[0].eval.ran);
+        assert_int_equal(v->eval.reference, 1);
+        assert_true(v->eval.fell_back);
+        report_view_free(v);
+        eval_set_release(&set);
+}
+
+static void test_upgrade_v1(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        struct report_view *v = NULL;
+        make_v1(f->path);
+        assert_int_equal(user_version(f->path), 1);
+        /* opened to write: upgraded through every step, the data kept */
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(journal_schema_version(j), JOURNAL_SCHEMA_VERSION);
+        assert_int_equal(user_version(f->path), JOURNAL_SCHEMA_VERSION);
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_int_equal(v->n_cells, 1);
+        assert_string_equal(v->cells[0].id, "85d1e9d0c14cd30c");
+        assert_int_equal(v->cells[0].verdict, VERDICT_PASS);
+        assert_int_equal(v->cells[0].phase[PHASE_READY], 46302);
+        assert_int_equal(v->cells[0].phase[PHASE_EVAL], 0);
+        assert_int_equal(v->cells[0].phase[PHASE_BENCH], 377298);
+        assert_non_null(v->cells[0].bench);
+        assert_false(v->eval.on);
+        report_view_free(v);
+        eval_round_trip(j);
+        journal_close(j);
+}
+
+static void test_upgrade_v2(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        struct report_view *v = NULL;
+        make_v2(f->path);
+        assert_int_equal(user_version(f->path), 2);
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(user_version(f->path), JOURNAL_SCHEMA_VERSION);
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_int_equal(v->cells[0].verdict, VERDICT_PASS);
+        assert_int_equal(v->cells[0].phase[PHASE_READY], 2500 * USEC_PER_MSEC);
+        assert_int_equal(v->cells[0].n_checks, 2);
+        assert_false(v->eval.on);
+        report_view_free(v);
+        eval_round_trip(j);
+        journal_close(j);
+}
+
 /* No descriptor of the journal may leak into a server gauntlet spawns. */
 static void test_cloexec(void **state) {
         struct fixture *f = *state;
@@ -556,6 +699,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_settled_and_abandon, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_orphans, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_versions_and_foreign_files, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_upgrade_v1, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_upgrade_v2, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cloexec, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_survives_sigkill, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_other_process_closes, setup, teardown),

@@ -10,7 +10,8 @@
 #include "metrics.h"
 #include "objective.h"
 
-/* A level with every optional part: an open-loop rate and both SLOs. */
+/* A level with every optional part: an open-loop rate, both SLOs, a failure, a calibration
+ * and checks under load. */
 static json_t *full_level(void) {
         struct bench_level lv;
         assert_int_equal(bench_level_init(&lv, 2, 4.0), 0);
@@ -23,8 +24,18 @@ static json_t *full_level(void) {
         assert_int_equal(bench_level_add(&lv, &ok), 0);
         assert_int_equal(bench_level_add(&lv, &bad), 0);
         bench_level_itl(&lv, 1000);
+        json_t *cal = json_pack("{s:s}", "method", "usage"), *load = json_array();
+        json_t *spread = json_object();
+        lv.calibration = cal;
+        lv.under_load = load;
+        lv.repeats = 3;
+        lv.spread = spread;
+        lv.search = true;
         json_t *o = bench_level_json(&lv);
         bench_level_release(&lv);
+        json_decref(cal);
+        json_decref(load);
+        json_decref(spread);
         assert_non_null(o);
         return o;
 }
@@ -119,11 +130,68 @@ static void test_objective_direction(void **state) {
         assert_null(o.info);
 }
 
+/* An SLA objective: its constraints parse, and a level meets them or not. */
+static void test_objective_where(void **state) {
+        struct objective o;
+        objective_parse("output_tokens_per_s@32 where ttft_ms.p99<=500,itl_ms.p99<=50,goodput.requests_per_s>=2", &o);
+        assert_false(o.bad_limits);
+        assert_int_equal(o.concurrency, 32);
+        assert_int_equal(o.metric_len, strlen("output_tokens_per_s"));
+        assert_ptr_equal(o.info, metric_info(METRIC_OUTPUT_TOKENS_PER_S));
+        assert_int_equal(o.n_limits, 3);
+        assert_true(o.limits[0].at_most);
+        assert_int_equal(o.limits[0].path_len, strlen("ttft_ms.p99"));
+        assert_true(o.limits[0].limit == 500);
+        assert_false(o.limits[2].at_most);
+        json_t *ok = json_pack("{s:{s:f}, s:{s:f}, s:{s:f}}", "ttft_ms", "p99", 499.0, "itl_ms", "p99", 50.0, "goodput",
+                               "requests_per_s", 2.5);
+        json_t *slow = json_pack("{s:{s:f}, s:{s:f}, s:{s:f}}", "ttft_ms", "p99", 501.0, "itl_ms", "p99", 10.0, "goodput",
+                                 "requests_per_s", 9.0);
+        json_t *missing = json_pack("{s:{s:f}}", "ttft_ms", "p99", 1.0);
+        assert_true(objective_meets(&o, ok));
+        assert_false(objective_meets(&o, slow));
+        assert_false(objective_meets(&o, missing)); /* a figure that is not there does not meet it */
+        json_decref(ok);
+        json_decref(slow);
+        json_decref(missing);
+        /* no level: the best one that meets it */
+        objective_parse("output_tokens_per_s where ttft_ms.p50<=1", &o);
+        assert_int_equal(o.concurrency, 0);
+        assert_int_equal(o.n_limits, 1);
+        assert_int_equal(o.metric_len, strlen("output_tokens_per_s"));
+        /* the short form stays as it was */
+        objective_parse("output_tokens_per_s@8", &o);
+        assert_int_equal(o.concurrency, 8);
+        assert_int_equal(o.n_limits, 0);
+        /* what does not read */
+        static const char *const bad[] = {"x@1 where ttft_ms.p99<500", "x@1 where <=3", "x@1 where a<=", "x@1 where a<=1,",
+                                          "x@1 where a<=1e999", "x@1 where a<=1,b<=1,c<=1,d<=1,e<=1,f<=1,g<=1,h<=1,i<=1"};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                objective_parse(bad[i], &o);
+                if (!o.bad_limits)
+                        fail_msg("'%s' should not parse", bad[i]);
+        }
+}
+
+/* The failure gate's threshold: a count, or a share of the level's requests. */
+static void test_failures_allowed(void **state) {
+        struct bench_spec s = {0};
+        assert_int_equal(bench_failures_allowed(&s, 64), 0);
+        s.max_failures = 3;
+        assert_int_equal(bench_failures_allowed(&s, 64), 3);
+        s.max_failure_share = 0.05;
+        assert_int_equal(bench_failures_allowed(&s, 64), 3); /* 3.2 -> 3 */
+        assert_int_equal(bench_failures_allowed(&s, 100), 5);
+        assert_int_equal(bench_failures_allowed(&s, 10), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_table_is_the_level),
                 cmocka_unit_test(test_resolve),
                 cmocka_unit_test(test_objective_direction),
+                cmocka_unit_test(test_objective_where),
+                cmocka_unit_test(test_failures_allowed),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,8 +22,8 @@ static void mkcell(struct report_cell *c, size_t pos, int distance, enum verdict
         *c = (struct report_cell){.position = pos, .distance = distance, .has_attempt = true, .verdict = v};
         snprintf(c->id, sizeof(c->id), "%016zx", pos + 0xa0);
         if (tok_s >= 0)
-                c->bench = json_pack("[{s:i, s:f, s:{s:f}}, {s:i, s:f, s:{s:f}}]", "concurrency", 1,
-                                     "output_tokens_per_s", tok_s, "ttft_ms", "p50", 1000.0 / tok_s, "concurrency", 8,
+                c->bench = json_pack("[{s:i, s:i, s:f, s:{s:f}}, {s:i, s:i, s:f, s:{s:f}}]", "concurrency", 1,
+                                     "completed", 64, "output_tokens_per_s", tok_s, "ttft_ms", "p50", 1000.0 / tok_s, "concurrency", 8, "completed", 64,
                                      "output_tokens_per_s", tok_s * 5, "ttft_ms", "p50", 8000.0 / tok_s);
         smoke_checks[pos][0] = (struct report_check){.name = "ok", .latency = smoke_ms * USEC_PER_MSEC / 2};
         smoke_checks[pos][1] = (struct report_check){.name = "math", .latency = smoke_ms * USEC_PER_MSEC / 2};
@@ -168,7 +168,8 @@ static struct report_view *make_view(char *dir) {
         a.checks = calloc(1, sizeof(*a.checks));
         a.checks[0] = (struct check_result){.name = strdup("math"), .verdict = VERDICT_PASS, .output = strdup("323"),
                                             .http_status = 200, .latency = 180 * USEC_PER_MSEC};
-        a.bench = json_pack("[{s:i, s:f, s:{s:f, s:f, s:f}}]", "concurrency", 1, "output_tokens_per_s", 172.3, "ttft_ms",
+        a.bench = json_pack("[{s:i, s:i, s:f, s:{s:f, s:f, s:f}}]", "concurrency", 1, "completed", 64,
+                            "output_tokens_per_s", 172.3, "ttft_ms",
                             "p50", 80.1, "p90", 95.0, "p99", 120.2);
         assert_int_equal(journal_attempt_settle(j, &a), 0);
         attempt_release(&a);
@@ -207,6 +208,70 @@ static int teardown(void **state) {
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", (char *)*state);
         free(*state);
         return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A benchmark that measured nothing makes no winner: no completed request, a throughput of
+ * 0, or bench entries without the objective's figure. Ranges over repeats that overlap tie. */
+static void test_best_needs_a_figure(void **state) {
+        struct report_cell c[3];
+        struct report_view v = {.cells = c, .n_cells = 3, .objective = "output_tokens_per_s@1"};
+        mkcell(&c[0], 0, 0, VERDICT_PASS, 100, 500);
+        mkcell(&c[1], 1, 0, VERDICT_PASS, 200, 500);
+        mkcell(&c[2], 2, 0, VERDICT_PASS, 300, 500);
+        json_object_set_new(json_array_get(c[2].bench, 0), "completed", json_integer(0));
+        json_object_set_new(json_array_get(c[1].bench, 0), "output_tokens_per_s", json_real(0));
+        assert_int_equal(report_best_index(&v, NULL), 0);
+        /* nothing measured anywhere: no best, not a fallback to the smoke time */
+        json_object_set_new(json_array_get(c[0].bench, 0), "completed", json_integer(0));
+        assert_int_equal(report_best_index(&v, NULL), -ENOENT);
+        assert_null(report_best(&v));
+        drop_cells(c, 3);
+
+        /* repeats: 100 [90, 110] and 105 [95, 115] overlap, 130 [125, 135] does not */
+        mkcell(&c[0], 0, 1, VERDICT_PASS, 130, 500);
+        mkcell(&c[1], 1, 0, VERDICT_PASS, 125, 500);
+        mkcell(&c[2], 2, 2, VERDICT_PASS, 100, 500);
+        json_object_set_new(json_array_get(c[0].bench, 0), "spread",
+                            json_pack("{s:[f, f]}", "output_tokens_per_s", 120.0, 140.0));
+        json_object_set_new(json_array_get(c[1].bench, 0), "spread",
+                            json_pack("{s:[f, f]}", "output_tokens_per_s", 119.0, 131.0));
+        json_object_set_new(json_array_get(c[2].bench, 0), "spread",
+                            json_pack("{s:[f, f]}", "output_tokens_per_s", 90.0, 110.0));
+        /* 125 is 4% below 130 but within its noise: the closer to the defaults is named */
+        assert_int_equal(report_best_index(&v, NULL), 1);
+        size_t ties[4];
+        assert_int_equal(report_best_ties(&v, ties, 4), 1);
+        assert_int_equal(ties[0], 0);
+        assert_true(report_best_within_noise(&v));
+        /* apart: the fastest wins and there is no tie */
+        json_object_set_new(json_array_get(c[1].bench, 0), "spread",
+                            json_pack("{s:[f, f]}", "output_tokens_per_s", 119.0, 119.5));
+        assert_int_equal(report_best_index(&v, NULL), 0);
+        assert_int_equal(report_best_ties(&v, ties, 4), 0);
+        assert_false(report_best_within_noise(&v));
+        drop_cells(c, 3);
+}
+
+/* An SLA objective: a level over a limit is not eligible, and the SLA figure per cell. */
+static void test_sla(void **state) {
+        struct report_cell c[2];
+        struct report_view v = {.cells = c, .n_cells = 2, .objective = "output_tokens_per_s@8 where ttft_ms.p50<=1500"};
+        mkcell(&c[0], 0, 0, VERDICT_PASS, 100, 500); /* @8: 500 tok/s, ttft p50 80 ms */
+        mkcell(&c[1], 1, 0, VERDICT_PASS, 5, 500);   /* @8: 25 tok/s, ttft p50 1600 ms: over */
+        assert_int_equal(report_best_index(&v, NULL), 0);
+        struct report_sla s;
+        assert_int_equal(report_cell_sla(&v, &c[0], &s), 0);
+        assert_true(s.met == 8 && s.failed == 0);
+        assert_int_equal(report_cell_sla(&v, &c[1], &s), 0);
+        assert_true(s.met == 1 && s.failed == 8);
+        _cleanup_free_ char *t = report_sla_text(&v, &c[1]);
+        assert_string_equal(t, "SLA met up to 1 stream (not at 8)");
+        /* the faster cell breaks the SLA: the slower one is best */
+        v.objective = "output_tokens_per_s@8 where ttft_ms.p50<=10";
+        assert_int_equal(report_best_index(&v, NULL), -ENOENT);
+        v.objective = "output_tokens_per_s@8";
+        assert_int_equal(report_cell_sla(&v, &c[0], &s), -ENODATA);
+        drop_cells(c, 2);
 }
 
 static void test_json_contract(void **state) {
@@ -438,6 +503,8 @@ static void test_secrets(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_best),
+                cmocka_unit_test(test_best_needs_a_figure),
+                cmocka_unit_test(test_sla),
                 cmocka_unit_test_setup_teardown(test_json_contract, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_markdown, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_text, setup, teardown),

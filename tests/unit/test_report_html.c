@@ -196,8 +196,8 @@ static void test_hostile(void **state) {
         json_object_set_new(f.v.host_json, "gpus",
                             json_pack("[{s:s, s:s, s:i}]", "name", hostile[1], "arch", hostile[0], "memory_mib", 1024));
         json_object_set_new(f.v.host_json, hostile[0], json_string(hostile[2]));
-        f.cells[0].bench = json_pack("[{s:i, s:f, s:{s:f, s:f}, s:{s:f, s:f}}]", "concurrency", 1,
-                                     "output_tokens_per_s", 100.0, "ttft_ms", "p50", 10.0, "p99", 20.0, "itl_ms",
+        f.cells[0].bench = json_pack("[{s:i, s:i, s:f, s:{s:f, s:f}, s:{s:f, s:f}}]", "concurrency", 1,
+                                     "completed", 64, "output_tokens_per_s", 100.0, "ttft_ms", "p50", 10.0, "p99", 20.0, "itl_ms",
                                      "p50", 5.0, "p99", 7.0);
 
         char *html = render(&f.v);
@@ -301,10 +301,11 @@ static void test_header_and_charts(void **state) {
         struct fake f;
         fake_init(&f, 1, 4);
         for (size_t i = 0; i < 3; i++)
-                f.cells[i].bench = json_pack("[{s:i, s:f, s:{s:f, s:f}, s:{s:f, s:f}}, {s:i, s:f, s:{s:f, s:f}, s:{s:f, s:f}}]",
-                                             "concurrency", 1, "output_tokens_per_s", 100.0 + 50.0 * (double)i,
+                f.cells[i].bench = json_pack("[{s:i, s:i, s:f, s:{s:f, s:f}, s:{s:f, s:f}}, "
+                                             "{s:i, s:i, s:f, s:{s:f, s:f}, s:{s:f, s:f}}]",
+                                             "concurrency", 1, "completed", 64, "output_tokens_per_s", 100.0 + 50.0 * (double)i,
                                              "ttft_ms", "p50", 10.0, "p99", 20.0, "itl_ms", "p50", 5.0, "p99", 7.0,
-                                             "concurrency", 8, "output_tokens_per_s", 400.0 + 50.0 * (double)i,
+                                             "concurrency", 8, "completed", 64, "output_tokens_per_s", 400.0 + 50.0 * (double)i,
                                              "ttft_ms", "p50", 30.0, "p99", 60.0, "itl_ms", "p50", 9.0, "p99", 12.0);
         f.cells[3].verdict = VERDICT_TIMEOUT;
         f.cells[3].cause = "startup";

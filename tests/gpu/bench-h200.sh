@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# tests/gpu/bench-h200.sh -- the bench's own accuracy on the GPU host (16 cpus), and gauntlet
+# bench side by side with llama.cpp's per-request timings on the H200 (docs/bench.md).
+#
+#   tests/gpu/bench-h200.sh client    bench/run-client-bench.sh sections 1 and 5 (256 streams,
+#                                     and 256 that all start at once, with and without
+#                                     pre-connect), then start the sm90 llama-server build
+#                                     (tests/gpu/llamacpp-cuda.sh build90) with the time left
+#   tests/gpu/bench-h200.sh timings   wait for that build, then tools/vs-llamacpp-timings.sh
+#                                     against it with every layer on the GPU
+# Inputs, in the ignored .device/ (carry it): the llama.cpp archive, and .device/prebuilt made
+# by tools/pack-prebuilt.sh .device/prebuilt build/bin/gauntlet build/bin/gauntlet-schedsrv jq curl
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-$PWD/h200-out}
+mkdir -p "$OUT"
+P=$PWD/.device/prebuilt
+export PATH="$P/bin:$PATH" LD_LIBRARY_PATH="$P/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export GAUNTLET=$P/bin/gauntlet SCHEDSRV=$P/bin/gauntlet-schedsrv
+case ${1:-client} in
+client)
+        { nvidia-smi -L; nproc; uptime; } >"$OUT/host.txt" 2>&1
+        SECTIONS="1 5" bench/run-client-bench.sh 2>&1 | tee "$OUT/client.txt"
+        OUT=$OUT DEADLINE=570 tests/gpu/llamacpp-cuda.sh build90 $((560 - SECONDS)) 2>&1 | tail -n 5
+        ;;
+timings)
+        OUT=$OUT tests/gpu/llamacpp-cuda.sh build90 420 2>&1 | tail -n 5
+        ls=$PWD/build-h200/llamacpp/sm90/bin/llama-server
+        [ -x "$ls" ] || { echo "no sm90 llama-server"; exit 1; }
+        for lv in "1,4" "16"; do
+                LEVELS=$lv REQUESTS=64 INPUT=96 OUTPUT=128 tools/vs-llamacpp-timings.sh "$ls" testbed/model.gguf \
+                        -ngl 99 --parallel 16 -t 4 2>&1 | tee -a "$OUT/timings.txt"
+        done
+        ;;
+esac
