@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "buf.h"
+#include "cgroup.h"
 #include "spawn.h"
 #include "utf8.h"
 
@@ -362,6 +363,22 @@ static json_t *python_json(const struct host_command *c) {
         return o;
 }
 
+/* How a server's processes are contained here: {"method": "cgroup", "cgroup": DIR, "kill":
+ * "cgroup.kill"|"signals"} or {"method": "procs", "reason": WHY} (cgroup.h). */
+static json_t *containment_json(void) {
+        struct cgroup_base *b = NULL;
+        char *why = NULL;
+        json_t *o;
+        if (cgroup_base_open(&b, &why) == 0) {
+                o = json_pack("{s:s, s:s, s:s}", "method", "cgroup", "cgroup", b->path, "kill",
+                              b->has_kill ? "cgroup.kill" : "signals");
+                cgroup_base_free(b);
+        } else
+                o = json_pack("{s:s, s:s?}", "method", "procs", "reason", why);
+        free(why);
+        return o;
+}
+
 /* Everything but the GPUs and the commands. */
 static int host_facts(json_t *o) {
         struct utsname u;
@@ -385,7 +402,8 @@ static int host_facts(json_t *o) {
             set_new(o, "memory_mib",
                     have_mem ? json_integer((json_int_t)((uint64_t)si.totalram * si.mem_unit / (1024 * 1024)))
                              : json_null()) < 0 ||
-            set_new(o, "hostname", json_str_or_null(hostname[0] ? hostname : NULL)) < 0)
+            set_new(o, "hostname", json_str_or_null(hostname[0] ? hostname : NULL)) < 0 ||
+            set_new(o, "containment", containment_json()) < 0)
                 return -ENOMEM;
         return 0;
 }

@@ -296,8 +296,11 @@ static int setup(struct journal *j, bool create) {
         if (app == 0 && version == 0 && objects == 0) {
                 if (!create || j->readonly)
                         return JOURNAL_ENOTJOURNAL;
-                /* WAL first: the mode is stored in the file and holds for every later open. */
-                if ((r = exec(j, "PRAGMA journal_mode=WAL")) < 0 || (r = begin(j)) < 0)
+                /* WAL first: the mode is stored in the file and holds for every later open.
+                 * NORMAL from the start: no sync for each step of a schema that a crash
+                 * would only leave to be made again. */
+                if ((r = exec(j, "PRAGMA synchronous=NORMAL")) < 0 || (r = exec(j, "PRAGMA journal_mode=WAL")) < 0 ||
+                    (r = begin(j)) < 0)
                         return r;
                 r = exec(j, schema);
                 if (r >= 0)

@@ -76,7 +76,11 @@ static bool environ_has(pid_t pid, const char *needle, size_t needle_len) {
         return false;
 }
 
+static bool is_registered(pid_t pid);
+
 int procs_find(const struct procs_query *q, pid_t **ret, size_t *ret_n) {
+        if (q->cgroup)
+                return cgroup_members(q->cgroup, ret, ret_n);
         DIR *d = opendir("/proc");
         if (!d)
                 return -errno;
@@ -109,6 +113,7 @@ int procs_find(const struct procs_query *q, pid_t **ret, size_t *ret_n) {
                         cap = nc;
                 }
                 info.match = (q->root && pid == q->root) || (q->sid && info.sid == q->sid) ||
+                             (q->adopted && info.ppid == self && !is_registered(pid)) ||
                              (needle && environ_has(pid, needle, needle_len));
                 all[n++] = info;
         }
@@ -174,7 +179,42 @@ static bool is_registered(pid_t pid) {
         return false;
 }
 
+/* Reaps gauntlet's unregistered children through /proc/self/task/TID/children, each
+ * thread's list of its children (an orphan is adopted by one thread of the subreaper).
+ * -ENOENT without those files (a kernel without CONFIG_PROC_CHILDREN). */
+static int reap_listed_children(void) {
+        DIR *d = opendir("/proc/self/task");
+        if (!d)
+                return -errno;
+        int r = 0;
+        struct dirent *de;
+        while (r == 0 && (de = readdir(d))) {
+                if (!isdigit((unsigned char)de->d_name[0]))
+                        continue;
+                _cleanup_free_ char *path = strdup_printf("/proc/self/task/%s/children", de->d_name);
+                _cleanup_free_ char *text = NULL;
+                if (!path) {
+                        r = -ENOMEM;
+                        break;
+                }
+                if ((r = read_file_capped(path, 1 << 20, &text, NULL)) < 0)
+                        break;
+                for (char *p = text, *end; *p; p = end) {
+                        long pid = strtol(p, &end, 10);
+                        if (end == p)
+                                break;
+                        /* a live child gives 0: only a zombie is reaped */
+                        if (pid > 0 && !is_registered((pid_t)pid))
+                                waitpid((pid_t)pid, NULL, WNOHANG);
+                }
+        }
+        closedir(d);
+        return r;
+}
+
 void procs_reap_orphans(void) {
+        if (reap_listed_children() != -ENOENT)
+                return;
         /* Walk /proc for zombies whose parent is us rather than waitpid(-1): that would also
          * collect registered children whose owners want their status. */
         DIR *d = opendir("/proc");
@@ -212,9 +252,37 @@ static void on_pidfd(struct loop *l, int fd, uint32_t revents, void *userdata) {
         loop_unwatch_fd(l, fd);
 }
 
+/* Whether pid ignores SIGTERM (SigIgn in /proc/PID/status): the kernel dropped the one it
+ * was sent, and waiting for it to act on it is waiting for nothing. */
+static bool ignores_sigterm(pid_t pid) {
+        char path[64], buf[4096];
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        const char *p = strstr(buf, "\nSigIgn:");
+        if (!p)
+                return false;
+        unsigned long long mask = strtoull(p + strlen("\nSigIgn:"), NULL, 16);
+        return (mask >> (SIGTERM - 1)) & 1;
+}
+
+/* After SIGTERM: whether every process not yet gone ignores it. */
+static bool all_left_ignore(const pid_t *pids, const struct watched *w, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (!w[i].gone && !ignores_sigterm(pids[i]))
+                        return false;
+        return true;
+}
+
 /* Signals every listed process through a pidfd and waits until all exited or `until`;
  * once `main` (when listed; 0: none) is gone, at most `straggler_grace` more (0: no
- * shortening). Returns how many it signalled. */
+ * shortening). After SIGTERM, the wait ends as soon as every process left ignores it.
+ * Returns how many it signalled. */
 static int signal_and_wait(struct loop *l, const pid_t *pids, size_t n, int sig, usec_t until, pid_t main,
                            usec_t straggler_grace) {
         struct watched *w = calloc(n ? n : 1, sizeof(*w));
@@ -246,6 +314,8 @@ static int signal_and_wait(struct loop *l, const pid_t *pids, size_t n, int sig,
                 until = MIN(until, now_usec() + straggler_grace);
         bool main_gone = main_at < 0 || w[main_at].gone;
         while (pending > 0) {
+                if (sig == SIGTERM && all_left_ignore(pids, w, n))
+                        break;
                 int r = loop_iterate(l, until);
                 if (r == -ETIME)
                         break;
@@ -270,6 +340,55 @@ static int signal_and_wait(struct loop *l, const pid_t *pids, size_t n, int sig,
         return signalled;
 }
 
+static void on_cgroup_event(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        (void)cgroup_populated(userdata); /* re-arms the event; the waiter reads it again */
+}
+
+/* Waits as events until the cgroup is empty or `until`. 1: empty; 0: not yet; or -errno. */
+static int cgroup_wait_empty(struct loop *l, const struct cgroup *cg, usec_t until) {
+        int r = loop_watch_fd(l, cg->events_fd, EPOLLPRI, on_cgroup_event, (void *)cg);
+        if (r < 0)
+                return r;
+        while ((r = cgroup_populated(cg)) == 1)
+                if (loop_iterate(l, until) == -ETIME)
+                        break;
+        loop_unwatch_fd(l, cg->events_fd);
+        if (r == 1)
+                r = cgroup_populated(cg);
+        return r < 0 ? r : r == 0;
+}
+
+/* procs_terminate's SIGKILL for a cgroup: kill it all at once, until it is empty. */
+static int cgroup_terminate(struct loop *l, const struct cgroup *cg, usec_t deadline, size_t *killed) {
+        for (;;) {
+                procs_reap_orphans();
+                int r = cgroup_populated(cg);
+                if (r <= 0)
+                        return r;
+                if (now_usec() >= deadline)
+                        return -ETIME;
+                _cleanup_free_ pid_t *pids = NULL;
+                size_t n = 0;
+                if ((r = cgroup_members(cg, &pids, &n)) < 0)
+                        return r;
+                r = cgroup_kill(cg);
+                if (r == -EOPNOTSUPP) {
+                        /* Before Linux 5.14: each member; a fork in flight is caught next round. */
+                        for (size_t i = 0; i < n; i++) {
+                                int fd = pidfd_open(pids[i], 0);
+                                if (fd >= 0) {
+                                        pidfd_send_signal(fd, SIGKILL, NULL, 0);
+                                        close(fd);
+                                }
+                        }
+                } else if (r < 0)
+                        return r;
+                *killed += n;
+                if ((r = cgroup_wait_empty(l, cg, MIN(now_usec() + 5 * USEC_PER_SEC, deadline))) < 0)
+                        return r;
+        }
+}
+
 int procs_terminate(struct loop *l, const struct procs_query *q, usec_t grace, usec_t deadline,
                     size_t *ret_killed) {
         size_t killed = 0;
@@ -283,6 +402,13 @@ int procs_terminate(struct loop *l, const struct procs_query *q, usec_t grace, u
                 r = signal_and_wait(l, pids, n, SIGTERM, until, q->main, q->straggler_grace);
                 if (r < 0)
                         return r;
+        }
+        if (q->cgroup) {
+                r = cgroup_terminate(l, q->cgroup, deadline, &killed);
+                procs_reap_orphans();
+                if (ret_killed)
+                        *ret_killed = killed;
+                return r;
         }
         /* Whatever is left (or appeared meanwhile) gets SIGKILL, until nothing is left. */
         for (;;) {

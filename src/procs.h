@@ -1,11 +1,14 @@
 /* procs.h -- finding and ending a server's processes, including the ones that hid.
  *
  * Engines start workers; some ignore SIGTERM, some move to a session of their own, some
- * outlive their parent. A server's processes are therefore found three ways at once: the
- * descendants of its main process, the members of its session, and every process whose
- * environment carries the attempt's token (GAUNTLET_ATTEMPT=<token>, which gauntlet puts
- * in the server's environment and every child inherits). The token also lets the next run
- * find what a SIGKILLed gauntlet left behind without ever touching a reused PID.
+ * outlive their parent. Where the server has a cgroup of its own (cgroup.h), its processes
+ * are that cgroup's members and nothing else is searched: nothing leaves a cgroup by
+ * forking. Otherwise they are found three ways at once: the descendants of its main
+ * process, the members of its session, and every process whose environment carries the
+ * attempt's token (GAUNTLET_ATTEMPT=<token>, which gauntlet puts in the server's
+ * environment and every child inherits, unless a child empties its environment). The
+ * token also lets the next run find what a SIGKILLed gauntlet left behind without ever
+ * touching a reused PID.
  */
 #ifndef GAUNTLET_PROCS_H
 #define GAUNTLET_PROCS_H
@@ -13,18 +16,31 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cgroup.h"
 #include "loop.h"
 #include "util.h"
 
 #define PROCS_TOKEN_VAR "GAUNTLET_ATTEMPT"
 
 struct procs_query {
+        /* When set: the server's processes are this cgroup's members, and the three ways
+         * below are not searched; procs_terminate kills the cgroup and waits for it to be
+         * empty (it does not remove it). */
+        const struct cgroup *cgroup;
         const char *token;   /* match GAUNTLET_ATTEMPT=<token> in /proc/PID/environ; may be NULL */
         pid_t root;          /* include descendants of this pid (and itself); 0: none */
         pid_t sid;           /* include members of this session; 0: none */
+        /* include gauntlet's own children that no owner registered (procs_register_child),
+         * and their descendants: orphans of a server's tree that gauntlet, a subreaper,
+         * adopted. A daemon that double-forked, left the session and emptied its
+         * environment is one, while gauntlet lives. For a process that runs one server at
+         * a time (a sweep, or one worker of it). */
+        bool adopted;
         /* procs_terminate: the server's main process. Once it is gone (or when it was
          * gone before the stop), whatever is left is a straggler and gets only
-         * straggler_grace after SIGTERM, not the whole grace. 0: no main process. */
+         * straggler_grace after SIGTERM, not the whole grace. 0: no main process.
+         * Either way, once every process left ignores SIGTERM (SigIgn in
+         * /proc/PID/status), none can act on it: SIGKILL comes at once. */
         pid_t main;
         usec_t straggler_grace;
 };
@@ -41,7 +57,8 @@ int procs_new_token(char buf[static 33]);
 
 /* Ends every process matching q: SIGTERM, wait as events (pidfds on the loop) up to grace,
  * then SIGKILL and wait again, repeating the search until none is left or `deadline`
- * passes. Zombie children of gauntlet (orphans it adopted as a subreaper) are reaped,
+ * passes. With a cgroup: SIGKILL through cgroup.kill (each member's pidfd where the kernel
+ * has none), and "none left" is cgroup.events saying "populated 0", waited for as an event. Zombie children of gauntlet (orphans it adopted as a subreaper) are reaped,
  * except registered children (procs_register_child) whose status someone still wants.
  * *ret_killed (optional) counts processes that needed SIGKILL.
  * Returns 0 when nothing is left, -ETIME when something survived the deadline (unkillable:

@@ -1,12 +1,15 @@
-/* spawn.c -- starting a child process: posix_spawn with the policy spelled out as options. */
+/* spawn.c -- starting a child process: posix_spawn with the policy spelled out as options;
+ * clone3 (or fork) when the child must be born in a cgroup. */
 #include "spawn.h"
 
 #include <fcntl.h>
+#include <linux/sched.h> /* struct clone_args, CLONE_INTO_CGROUP */
 #include <signal.h>
 #include <spawn.h> /* the system's: src/ is on the quote path only (-iquote) */
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "util.h"
@@ -55,19 +58,24 @@ static int stdio_actions(const struct spawn_options *o, posix_spawn_file_actions
         return 0;
 }
 
+/* The signals whose dispositions go back to SIG_DFL in the child. */
+static void default_signals(const struct spawn_options *o, sigset_t *defaults) {
+        if (o->signals == SPAWN_SIGNALS_ALL) {
+                sigfillset(defaults);
+        } else {
+                sigemptyset(defaults);
+                sigaddset(defaults, SIGINT);
+                sigaddset(defaults, SIGTERM);
+                sigaddset(defaults, SIGHUP);
+        }
+        if (o->default_sigpipe)
+                sigaddset(defaults, SIGPIPE);
+}
+
 static int attr_setup(const struct spawn_options *o, posix_spawnattr_t *attr) {
         sigset_t empty, defaults;
         sigemptyset(&empty);
-        if (o->signals == SPAWN_SIGNALS_ALL) {
-                sigfillset(&defaults);
-        } else {
-                sigemptyset(&defaults);
-                sigaddset(&defaults, SIGINT);
-                sigaddset(&defaults, SIGTERM);
-                sigaddset(&defaults, SIGHUP);
-        }
-        if (o->default_sigpipe)
-                sigaddset(&defaults, SIGPIPE);
+        default_signals(o, &defaults);
         short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
         int r;
         switch (o->group) {
@@ -90,9 +98,162 @@ static int attr_setup(const struct spawn_options *o, posix_spawnattr_t *attr) {
         return 0;
 }
 
+/* What the child of spawn_clone does between the clone and the exec, all prepared by the
+ * parent: the child is a copy of a process that may have had other threads, so it makes
+ * system calls only (no allocation, no locks), in posix_spawn's order. */
+struct plan {
+        const char *path;
+        char *const *argv, *const *env;
+        const char *workdir;
+        int dup_from[3];            /* the descriptor that becomes stream k; -1: inherited */
+        enum spawn_group group;
+        sigset_t defaults;
+        int move_fd;                /* the cgroup's cgroup.procs, to write "0" to first; or -1 */
+        int err_fd;                 /* the error pipe's write end (close-on-exec) */
+};
+
+static _Noreturn void child_run(const struct plan *p) {
+        if (p->move_fd >= 0 && write(p->move_fd, "0", 1) != 1)
+                goto fail;
+        if (p->group == SPAWN_GROUP_NEW_SESSION && setsid() < 0)
+                goto fail;
+        if (p->group == SPAWN_GROUP_NEW && setpgid(0, 0) < 0)
+                goto fail;
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sigismember(&p->defaults, sig) == 1)
+                        (void)sigaction(sig, &dfl, NULL); /* SIGKILL, SIGSTOP: refused, harmless */
+        for (int k = 0; k < 3; k++) {
+                int from = p->dup_from[k];
+                /* dup2 onto itself would keep close-on-exec */
+                if (from >= 0 && (from == k ? fcntl(k, F_SETFD, 0) : dup2(from, k)) < 0)
+                        goto fail;
+        }
+        if (p->workdir && chdir(p->workdir) < 0)
+                goto fail;
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (strchr(p->path, '/'))
+                execve(p->path, p->argv, p->env);
+        else
+                execvpe(p->path, p->argv, p->env);
+fail:;
+        int e = errno;
+        ssize_t k = write(p->err_fd, &e, sizeof(e));
+        _exit(k == (ssize_t)sizeof(e) ? 127 : 126);
+}
+
+/* spawn_start for a child born in a cgroup (see spawn.h). */
+static int spawn_clone(const struct spawn_options *o, struct spawn *ret) {
+        int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+        int err_pipe[2] = {-1, -1};
+        _cleanup_close_ int null_fd = -1, move_fd = -1;
+        struct plan p = {.path = o->path ? o->path : o->argv[0], .argv = o->argv, .env = o->env ? o->env : environ,
+                         .workdir = o->workdir, .dup_from = {-1, -1, -1}, .group = o->group, .move_fd = -1};
+        int r = 0, pidfd = -1;
+        pid_t pid = -1;
+        default_signals(o, &p.defaults);
+        for (int k = 0; k < 3 && r == 0; k++) {
+                switch (o->stdio[k]) {
+                case SPAWN_STDIO_INHERIT:
+                        break;
+                case SPAWN_STDIO_NULL:
+                        if (null_fd < 0 && (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+                                r = -errno;
+                        p.dup_from[k] = null_fd;
+                        break;
+                case SPAWN_STDIO_PIPE: {
+                        if (pipe2(pipes[k], O_CLOEXEC) < 0) {
+                                r = -errno;
+                                break;
+                        }
+                        int mine = pipes[k][k == 0 ? 1 : 0];
+                        if (fcntl(mine, F_SETFL, fcntl(mine, F_GETFL) | O_NONBLOCK) < 0)
+                                r = -errno;
+                        p.dup_from[k] = pipes[k][k == 0 ? 0 : 1];
+                        break;
+                }
+                case SPAWN_STDIO_STDOUT:
+                        if (k != 2)
+                                r = -EINVAL;
+                        p.dup_from[k] = 1;
+                        break;
+                default:
+                        r = -EINVAL;
+                }
+        }
+        if (r == 0 && pipe2(err_pipe, O_CLOEXEC) < 0)
+                r = -errno;
+        if (r < 0)
+                goto out;
+        p.err_fd = err_pipe[1];
+
+        if (!o->cgroup_by_write) {
+                struct clone_args ca = {.flags = CLONE_INTO_CGROUP | CLONE_PIDFD,
+                                        .pidfd = (uint64_t)(uintptr_t)&pidfd,
+                                        .exit_signal = SIGCHLD,
+                                        .cgroup = (uint64_t)o->cgroup_fd};
+                pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+                if (pid == 0)
+                        child_run(&p);
+                /* Refused for want of clone3 or of CLONE_INTO_CGROUP (before 5.7), or by a
+                 * seccomp filter: fork instead. The cgroup's own refusals stand. */
+                if (pid < 0 && errno != ENOSYS && errno != E2BIG && errno != EINVAL && errno != EPERM) {
+                        r = -errno;
+                        goto out;
+                }
+        }
+        if (pid < 0) {
+                pidfd = -1;
+                if ((move_fd = openat(o->cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC)) < 0) {
+                        r = -errno;
+                        goto out;
+                }
+                p.move_fd = move_fd;
+                pid = fork();
+                if (pid == 0)
+                        child_run(&p);
+                if (pid < 0) {
+                        r = -errno;
+                        goto out;
+                }
+        }
+        close(TAKE_FD(err_pipe[1]));
+        /* End of file: the exec happened. An errno: it never ran the program. */
+        int child_errno = 0;
+        ssize_t k;
+        do
+                k = read(err_pipe[0], &child_errno, sizeof(child_errno));
+        while (k < 0 && errno == EINTR);
+        bool own_group = o->group != SPAWN_GROUP_INHERIT;
+        if (k == (ssize_t)sizeof(child_errno) || (pidfd < 0 && (pidfd = pidfd_open(pid, 0)) < 0)) {
+                r = k == (ssize_t)sizeof(child_errno) ? -child_errno : -errno;
+                if (k != (ssize_t)sizeof(child_errno))
+                        kill(own_group ? -pid : pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                if (pidfd >= 0)
+                        close(pidfd);
+                goto out;
+        }
+        struct spawn s = {.pid = pid, .pidfd = pidfd, .fd = {-1, -1, -1}, .own_group = own_group};
+        for (int i = 0; i < 3; i++)
+                if (pipes[i][0] >= 0)
+                        s.fd[i] = TAKE_FD(pipes[i][i == 0 ? 1 : 0]);
+        *ret = s;
+        r = 0;
+out:
+        for (int i = 0; i < 3; i++)
+                close_pair(pipes[i]);
+        close_pair(err_pipe);
+        return r;
+}
+
 int spawn_start(const struct spawn_options *o, struct spawn *ret) {
         if (!o->argv || !o->argv[0])
                 return -EINVAL;
+        if (o->into_cgroup)
+                return spawn_clone(o, ret);
         const char *path = o->path ? o->path : o->argv[0];
         int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
         posix_spawn_file_actions_t fa;

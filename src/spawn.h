@@ -9,8 +9,15 @@
  *
  * A zeroed struct spawn_options is the plainest child: the caller's session and group,
  * SIGINT/SIGTERM/SIGHUP back to their defaults, the caller's stdin/stdout/stderr and
- * environment. A new policy (a cgroup of its own for a server's processes, say) is one more
- * field whose zero value means "as before".
+ * environment. A new policy is one more field whose zero value means "as before".
+ *
+ * A child that must be born in a cgroup (into_cgroup: a server's own, cgroup.h) cannot come
+ * from posix_spawn, which has no such attribute in this C library: it comes from clone3
+ * with CLONE_INTO_CGROUP (Linux 5.7), so it is in the cgroup before its first instruction,
+ * or, where clone3 refuses that, from fork, the child moving itself into the cgroup
+ * (writing its cgroup.procs) before anything else. Either way the child then does by hand
+ * what the options ask of posix_spawn (system calls only, no allocation), execs at once,
+ * and a failed exec comes back to the caller as its errno, through a close-on-exec pipe.
  */
 #ifndef GAUNTLET_SPAWN_H
 #define GAUNTLET_SPAWN_H
@@ -56,6 +63,10 @@ struct spawn_options {
         enum spawn_signals signals;
         bool default_sigpipe;       /* SIGPIPE back to SIG_DFL too (SPAWN_SIGNALS_ALL has it) */
         enum spawn_stdio stdio[3];  /* stdin, stdout, stderr */
+        bool into_cgroup;           /* born in the cgroup whose directory cgroup_fd is open on */
+        int cgroup_fd;
+        bool cgroup_by_write;       /* into_cgroup by fork and the child's own write to
+                                     * cgroup.procs even where clone3 could do it (tests) */
 };
 
 /* A started child. The descriptors are the caller's (close-on-exec), to close with
@@ -71,9 +82,10 @@ struct spawn {
 
 /* Starts the child. Returns 0 and fills *ret; on failure *ret is untouched, no descriptor
  * is left open and nothing is left running: -ENOENT when the program is not found, other
- * negative errnos as posix_spawn reports them, and when no pidfd can be had for the child
- * (pidfd_open) its errno, after the child was killed (its whole group when it has one of
- * its own) and reaped. */
+ * negative errnos as posix_spawn reports them (into_cgroup: as the kernel refused the
+ * cgroup, -EACCES, -EBUSY...), and when no pidfd can be had for the child (pidfd_open) its
+ * errno, after the child was killed (its whole group when it has one of its own) and
+ * reaped. */
 int spawn_start(const struct spawn_options *o, struct spawn *ret);
 
 /* Closes what the caller still holds of s (pidfd, pipe ends). Neither kills nor reaps. */

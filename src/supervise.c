@@ -44,10 +44,20 @@ static void on_pidfd(struct loop *l, int fd, uint32_t revents, void *userdata) {
 }
 
 static void scan_line(struct server *s, const char *line) {
-        if (s->has_ready_re && !s->ready_line_seen && regexec(&s->ready_re, line, 0, NULL, 0) == 0) {
-                s->ready_line_seen = true;
-                if (!s->probe_in_flight)
-                        s->next_probe = now_usec(); /* probe at once: readiness soon after the line */
+        if (s->ready_at)
+                return;
+        if (s->has_ready_re) {
+                if (!s->ready_line_seen && regexec(&s->ready_re, line, 0, NULL, 0) == 0) {
+                        s->ready_line_seen = true;
+                        /* probe at once (or once the probe in flight is answered):
+                         * readiness soon after the line */
+                        s->next_probe = now_usec();
+                }
+        } else {
+                /* No ready line known: any line is a sign of progress, and servers often
+                 * say when they are ready. The next probe comes SUPERVISE_PROBE_MIN after
+                 * the last one started, not a whole interval. */
+                s->next_probe = MIN(s->next_probe, s->probe_started + SUPERVISE_PROBE_MIN);
         }
 }
 
@@ -152,6 +162,12 @@ static void on_probe_done(struct loop *l, CURL *easy, CURLcode result, void *use
                 s->ready_at = now_usec();
 }
 
+/* When the probe after one that starts now is due (SUPERVISE_PROBE_* in the header). */
+static usec_t next_probe_time(const struct server *s, usec_t now) {
+        usec_t since = now > s->started ? now - s->started : 0;
+        return now + MAX(SUPERVISE_PROBE_MIN, MIN(SUPERVISE_PROBE_INTERVAL, since / SUPERVISE_PROBE_SHARE));
+}
+
 static int probe_start(struct server *s) {
         if (!s->probe) {
                 s->probe = curl_easy_init();
@@ -172,7 +188,8 @@ static int probe_start(struct server *s) {
         if (r < 0)
                 return r;
         s->probe_in_flight = true;
-        s->next_probe = now_usec() + SUPERVISE_PROBE_INTERVAL;
+        s->probe_started = now_usec();
+        s->next_probe = next_probe_time(s, s->probe_started);
         return 0;
 }
 
@@ -214,7 +231,7 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
         int r;
         _cleanup_strv_free_ char **env = NULL;
 
-        if (!spec->argv || !spec->argv[0])
+        if (!spec->argv || !spec->argv[0] || (spec->cgroups && !spec->token))
                 return -EINVAL;
         struct server *s = calloc(1, sizeof(*s));
         if (!s)
@@ -267,6 +284,19 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
                 .default_sigpipe = true,
                 .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_STDOUT},
         };
+        /* Its own cgroup, made before the spawn and named by the token, which the journal
+         * already has: what a killed gauntlet leaves is found by name (sweep.c). */
+        if (spec->cgroups) {
+                _cleanup_free_ char *name = cgroup_name(spec->token);
+                if (!name) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                if ((r = cgroup_create(spec->cgroups, name, &s->cgroup)) < 0)
+                        goto fail;
+                so.into_cgroup = true;
+                so.cgroup_fd = s->cgroup->dirfd;
+        }
         struct spawn child;
         if ((r = spawn_start(&so, &child)) < 0)
                 goto fail;
@@ -305,7 +335,7 @@ enum server_event server_wait_ready(struct server *s, usec_t deadline) {
                 if (now >= deadline)
                         return SERVER_DEADLINE;
                 if (!s->probe_in_flight && now >= s->next_probe && probe_start(s) < 0)
-                        s->next_probe = now + SUPERVISE_PROBE_INTERVAL;
+                        s->next_probe = next_probe_time(s, now);
                 usec_t until = s->probe_in_flight ? deadline : MIN(deadline, s->next_probe);
                 int r = loop_iterate(s->loop, until);
                 if (r == -EINTR)
@@ -341,14 +371,20 @@ int server_stop(struct server *s, usec_t grace, usec_t deadline, size_t *ret_kil
         }
         collect_exit(s);
         struct procs_query q = {
+                .cgroup = s->cgroup,
                 .token = s->token,
                 .root = s->exited ? 0 : s->pid,
                 .sid = s->pid, /* spawned with setsid: its session id is its pid */
+                .adopted = true,
                 /* once the main process is gone, the rest are stragglers: a short grace */
                 .main = s->exited ? 0 : s->pid,
                 .straggler_grace = s->straggler_grace,
         };
         int r = procs_terminate(s->loop, &q, grace, deadline, ret_killed);
+        /* Empty now: its directory goes. One that cannot (what would stop it?) is an empty
+         * directory left, not a process: no reason to stop the sweep. */
+        if (r == 0 && s->cgroup)
+                (void)cgroup_remove(s->cgroup);
         /* The main process is ours: its pidfd fires when it is a zombie. */
         while (!s->exited) {
                 collect_exit(s);
@@ -385,6 +421,11 @@ void server_free(struct server *s) {
         }
         if (s->log_fd >= 0)
                 close(s->log_fd);
+        if (s->cgroup) {
+                /* Never stopped (the spawn failed): empty, so it can go. */
+                (void)cgroup_remove(s->cgroup);
+                cgroup_free(s->cgroup);
+        }
         if (s->has_ready_re)
                 regfree(&s->ready_re);
         buf_release(&s->line);

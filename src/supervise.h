@@ -13,14 +13,22 @@
 #include <sys/types.h>
 
 #include "buf.h"
+#include "cgroup.h"
 #include "loop.h"
 #include "profile.h"
 #include "util.h"
 
 /* A log bigger than this is cut: the rest is drained and counted, not written. */
 #define SUPERVISE_MAX_LOG ((size_t)512 << 20)
-/* Interval between readiness probes: readiness is seen within this of the probe passing. */
+/* Interval between readiness probes: a 64th of the time since the spawn, between these
+ * two. Readiness is seen within about 1.6% of the time the server took to get there (a
+ * server ready in 1 s is probed every 16 ms by then), and never more than 200 ms late.
+ * Sooner after a log line: at once after the engine's ready line, and for an engine with
+ * no known ready line SUPERVISE_PROBE_MIN after the last probe (servers often say when
+ * they are ready). */
+#define SUPERVISE_PROBE_MIN (10 * USEC_PER_MSEC)
 #define SUPERVISE_PROBE_INTERVAL (200 * USEC_PER_MSEC)
+#define SUPERVISE_PROBE_SHARE 64
 
 struct server_spec {
         char *const *argv;          /* resolved argv; argv[0] is looked up in PATH */
@@ -36,6 +44,9 @@ struct server_spec {
         usec_t straggler_grace;     /* server_stop: the SIGTERM grace left to its other
                                        processes once the main one is gone; 0: the whole
                                        grace */
+        const struct cgroup_base *cgroups; /* the server is born in a cgroup of its own,
+                                       "gauntlet-<token>" under this (token required);
+                                       NULL: its processes are found through /proc */
 };
 
 struct server {
@@ -61,6 +72,7 @@ struct server {
         CURL *probe;
         bool probe_in_flight;
         usec_t next_probe;
+        usec_t probe_started;       /* when the last probe started */
         struct buf probe_body;
         char *health_url;
         enum ready_kind ready;
@@ -68,6 +80,7 @@ struct server {
         bool has_ready_re;
         char *token;
         usec_t straggler_grace;     /* from the spec */
+        struct cgroup *cgroup;      /* its own cgroup, or NULL; removed by server_stop */
 };
 
 /* Spawns the server. On failure nothing is left running and *ret is untouched; -ENOENT
@@ -90,8 +103,9 @@ bool server_wait_exit(struct server *s, usec_t until);
 void server_drain_log(struct server *s, usec_t until);
 
 /* Stops the server and everything it started: SIGTERM, grace, SIGKILL, confirmed by
- * procs_terminate. Collects the main process's status. *ret_killed (optional): how many
- * needed SIGKILL. Returns 0, or -ETIME when something could not be ended by `deadline`. */
+ * procs_terminate (with a cgroup: killed, empty, then removed). Collects the main
+ * process's status. *ret_killed (optional): how many needed SIGKILL. Returns 0, or -ETIME
+ * when something could not be ended by `deadline`. */
 int server_stop(struct server *s, usec_t grace, usec_t deadline, size_t *ret_killed);
 
 void server_free(struct server *s);

@@ -476,6 +476,7 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                 .ready = m->profile->ready,
                 .ready_line = m->profile->ready_line,
                 .straggler_grace = m->straggler_timeout,
+                .cgroups = cr->o->cgroups,
         };
 
         /* Where GPU memory stands before the launch: the next cell starts only once it is
@@ -706,6 +707,22 @@ int sweep_cleanup_orphans(struct loop *l, struct journal *j, usec_t grace) {
                 size_t killed = 0;
                 _cleanup_free_ pid_t *pids = NULL;
                 size_t np = 0;
+                /* Its cgroup first: what emptied its environment and left its session is
+                 * still in there. */
+                _cleanup_free_ char *name = o[i].token ? cgroup_name(o[i].token) : NULL;
+                struct cgroup *cg = NULL;
+                if (name && cgroup_find(name, &cg) == 0) {
+                        struct procs_query qc = {.cgroup = cg};
+                        if (procs_find(&qc, &pids, &np) == 0)
+                                total += np;
+                        free(TAKE_PTR(pids));
+                        r = procs_terminate(l, &qc, grace, now_usec() + grace + STOP_EXTRA, &killed);
+                        if (r >= 0)
+                                (void)cgroup_remove(cg); /* empty: at worst a directory is left */
+                        cgroup_free(cg);
+                        if (r < 0)
+                                break;
+                }
                 if (procs_find(&q, &pids, &np) == 0)
                         total += np;
                 r = procs_terminate(l, &q, grace, now_usec() + grace + STOP_EXTRA, &killed);

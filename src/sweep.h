@@ -7,6 +7,7 @@
 #define GAUNTLET_SWEEP_H
 
 #include "attempt.h"
+#include "cgroup.h"
 #include "gpu.h"
 #include "journal.h"
 #include "loop.h"
@@ -38,6 +39,9 @@ struct sweep_options {
          * ("CUDA_VISIBLE_DEVICES=...") to each server's environment, outside the cell id. */
         size_t slot, n_slots;         /* n_slots 0 or 1: every cell */
         char *const *extra_env;
+        /* Each server in a cgroup of its own under this (cgroup.h); NULL: its processes are
+         * found through /proc (procs.h) */
+        const struct cgroup_base *cgroups;
 };
 
 struct sweep_summary {
@@ -58,8 +62,10 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
               const struct sweep_callbacks *cb, struct sweep_summary *ret, char **ret_error);
 
 /* Stops what a killed earlier run left behind (attempts still 'running' in the journal):
- * SIGTERM, `grace`, then SIGKILL. Returns how many processes were ended, or a negative
- * errno. */
+ * SIGTERM, `grace`, then SIGKILL, to the attempt's cgroup when one is found by its name
+ * (cgroup_find: made by a run that had cgroups, whether or not this one has), and to
+ * every process found by its token or recorded pid. Returns how many processes were
+ * ended, or a negative errno. */
 int sweep_cleanup_orphans(struct loop *l, struct journal *j, usec_t grace);
 
 /* Hands a formatted notice to cb->notice, if there is one (the library never prints). */

@@ -134,8 +134,15 @@ int main(int argc, char **argv) {
         usec_t *death = calloc((size_t)rounds, sizeof(usec_t));
         usec_t *ready_probe = calloc((size_t)rounds, sizeof(usec_t));
         usec_t *ready_line = calloc((size_t)rounds, sizeof(usec_t));
+        usec_t *ready_logged = calloc((size_t)rounds, sizeof(usec_t));
         usec_t *stop_fast = calloc((size_t)rounds, sizeof(usec_t));
         usec_t *stop_slow = calloc((size_t)rounds, sizeof(usec_t));
+        usec_t *stop_fast_cg = calloc((size_t)rounds, sizeof(usec_t));
+        usec_t *stop_slow_cg = calloc((size_t)rounds, sizeof(usec_t));
+        /* the stops again with each server in a cgroup of its own, where this host allows */
+        struct cgroup_base *cgroups = NULL;
+        char *no_cgroups = NULL;
+        (void)cgroup_base_open(&cgroups, &no_cgroups);
 
         for (int i = 0; i < rounds; i++) {
                 char token[33];
@@ -156,20 +163,26 @@ int main(int argc, char **argv) {
                 server_stop(s, USEC_PER_SEC, now_usec() + 5 * USEC_PER_SEC, NULL);
                 server_free(s);
 
-                /* 2. readiness by probe only, and with a ready line; 3. stop */
-                for (int mode = 0; mode < 2; mode++) {
+                /* 2. readiness by probe only, with a ready line, and with a line gauntlet
+                 * does not know as the ready line (m 2: the server prints it, the spec has
+                 * none); 3. stop (m 3 and 4: m 0 and 1 in a cgroup) */
+                for (int m = 0; m < (cgroups ? 5 : 3); m++) {
+                        int mode = m == 1 || m == 4; /* a ready line, and 250 ms to exit */
+                        procs_new_token(token);
                         int port;
                         supervise_free_port("127.0.0.1", 0, 1, &port);
                         char p[16], rms[16], tms[16];
                         snprintf(p, sizeof(p), "%d", port);
-                        snprintf(rms, sizeof(rms), "%d", 300 + (i * 53) % 400);
+                        /* m 2 later, where the probe interval (a 64th of the time) is 30-47 ms */
+                        snprintf(rms, sizeof(rms), "%d", m == 2 ? 2000 + (i * 53) % 1000 : 300 + (i * 53) % 400);
                         snprintf(tms, sizeof(tms), "%d", mode == 0 ? 0 : 250);
-                        char *a2[] = {exe, "--child-http", p, rms, mode ? "line" : "noline", tms, NULL};
+                        char *a2[] = {exe, "--child-http", p, rms, mode || m == 2 ? "line" : "noline", tms, NULL};
                         char url[64];
                         snprintf(url, sizeof(url), "http://127.0.0.1:%d/health", port);
                         struct server_spec s2 = {.argv = a2, .log_path = log, .token = token, .health_url = url,
                                                  .ready = READY_HTTP_200,
-                                                 .ready_line = mode ? "server is ready" : NULL};
+                                                 .ready_line = mode ? "server is ready" : NULL,
+                                                 .cgroups = m >= 3 ? cgroups : NULL};
                         if (server_start(l, &s2, &s) < 0)
                                 return 2;
                         if (server_wait_ready(s, now_usec() + 10 * USEC_PER_SEC) != SERVER_READY)
@@ -178,11 +191,15 @@ int main(int argc, char **argv) {
                         /* the stamp is in the log already: it was printed before 200 was served */
                         loop_iterate(l, now_usec() + 20 * USEC_PER_MSEC);
                         usec_t truth = read_stamp(log, "ready-at");
-                        (mode ? ready_line : ready_probe)[i] = r_at > truth ? r_at - truth : 0;
+                        usec_t *ready_row = m == 0 ? ready_probe : m == 1 ? ready_line : m == 2 ? ready_logged : NULL;
+                        if (ready_row)
+                                ready_row[i] = r_at > truth ? r_at - truth : 0;
                         usec_t t0 = now_usec();
                         server_stop(s, 5 * USEC_PER_SEC, now_usec() + 10 * USEC_PER_SEC, NULL);
                         usec_t took = now_usec() - t0;
-                        (mode ? stop_slow : stop_fast)[i] = took - (mode ? 250 * USEC_PER_MSEC : 0);
+                        usec_t *row = m == 0 ? stop_fast : m == 1 ? stop_slow : m == 3 ? stop_fast_cg : m == 4 ? stop_slow_cg : NULL;
+                        if (row)
+                                row[i] = took - (mode ? 250 * USEC_PER_MSEC : 0);
                         server_free(s);
                 }
         }
@@ -190,8 +207,16 @@ int main(int argc, char **argv) {
         report("death noticed after the process exited", death, (size_t)rounds);
         report("ready seen after /health turned 200 (probe)", ready_probe, (size_t)rounds);
         report("ready seen after /health turned 200 (line)", ready_line, (size_t)rounds);
+        report("the same, a line gauntlet does not know (2-3 s)", ready_logged, (size_t)rounds);
         report("stop beyond the server's own exit (0 ms)", stop_fast, (size_t)rounds);
         report("stop beyond the server's own exit (250 ms)", stop_slow, (size_t)rounds);
+        if (cgroups) {
+                report("the same in a cgroup (0 ms)", stop_fast_cg, (size_t)rounds);
+                report("the same in a cgroup (250 ms)", stop_slow_cg, (size_t)rounds);
+        } else
+                printf("no cgroups here (%s): stops in a cgroup not measured\n", no_cgroups ? no_cgroups : "?");
+        cgroup_base_free(cgroups);
+        free(no_cgroups);
         unlink(log);
         rmdir(dir);
         loop_free(l);

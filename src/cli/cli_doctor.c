@@ -12,8 +12,10 @@
 static void usage(FILE *f) {
         fprintf(f, "usage: gauntlet doctor [--format text|json] [--engine NAME]\n\n"
                    "What gauntlet sees of this host: GPUs (architecture, memory, the processes\n"
-                   "holding memory), driver, CUDA, kernel, OS, CPU, memory, and the version of\n"
-                   "each engine it can find (llama.cpp, vllm, sglang, trtllm; or only NAME).\n\n"
+                   "holding memory), driver, CUDA, kernel, OS, CPU, memory, how a server's\n"
+                   "processes are contained (a cgroup of its own, or found through /proc), and\n"
+                   "the version of each engine it can find (llama.cpp, vllm, sglang, trtllm; or\n"
+                   "only NAME).\n\n"
                    "  --format FMT   text (default) or json: the fingerprint journaled with sweeps\n"
                    "  --engine NAME  ask only this engine (sglang, vllm, trtllm, llama.cpp,\n"
                    "                 testbed, generic)\n");
@@ -73,6 +75,15 @@ static void print_text(json_t *fp, const struct gpu *g) {
         else
                 printf("memory:   unknown\n");
         printf("hostname: %s\n", text_or(json_object_get(fp, "hostname"), "unknown"));
+        json_t *cont = json_object_get(fp, "containment");
+        if (streq_ptr(json_string_value(json_object_get(cont, "method")), "cgroup"))
+                printf("processes: a cgroup v2 of its own for each server, under %s (ended by %s)\n",
+                       text_or(json_object_get(cont, "cgroup"), "?"), text_or(json_object_get(cont, "kill"), "?"));
+        else
+                printf("processes: found through /proc (descendants, session, GAUNTLET_ATTEMPT token, orphans it "
+                       "adopted); "
+                       "no cgroups: %s\n",
+                       text_or(json_object_get(cont, "reason"), "unknown"));
         printf("engines:\n");
         const char *name;
         json_t *v;

@@ -47,6 +47,11 @@ struct printer {
         /* the secret values of every cell's argv and env: a key the server echoes into
          * its log, and so into the evidence, is hidden in these lines too */
         struct secrets_values secrets;
+        /* The best so far, as last read from the journal, and the cells that passed then:
+         * read again only when it may have changed (best_so_far). */
+        char *best;
+        char **passing;
+        bool shared;        /* a worker: other processes settle cells in the journal too */
 };
 
 /* Server and matrix text is data: secrets masked, control characters, C1 and bidi
@@ -101,8 +106,59 @@ static const char *verdict_color(enum verdict v) {
         }
 }
 
+/* "best so far: moe=a gemm=b, 172.3 tok/s @1" (or "best so far: none") as the journal's
+ * best-cell rule has it now (report_best_index: the same as the report's and emit's), or
+ * NULL when the journal cannot say. Caller frees. */
+static char *best_text(const struct report_view *v) {
+        int best = report_best_index(v, NULL);
+        if (best < 0)
+                return strdup("best so far: none");
+        const struct report_cell *c = &v->cells[best];
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 0);
+        buf_puts(&b, "best so far: ");
+        for (size_t k = 0; k < v->n_axes; k++)
+                buf_printf(&b, "%s%s=%s", k ? " " : "", v->axes[k],
+                           c->axis_values && c->axis_values[k] ? c->axis_values[k] : "?");
+        if (v->n_axes == 0)
+                buf_printf(&b, "%.8s", c->id);
+        _cleanup_free_ char *fig = report_cell_figure(v, c);
+        if (fig)
+                buf_printf(&b, ", %s", fig);
+        return buf_detach(&b);
+}
+
+/* The best so far after cell `id` settled with verdict v (a view of the whole journal
+ * costs time in proportion to its cells, so it is read again only when the best may have
+ * changed: the best, and the eval's reference and gate, are chosen among the cells that
+ * passed, so a cell that did not pass, and had not passed before, leaves it as it was; a
+ * worker's journal changes under it). Owned by p; NULL when the journal cannot say. */
+static const char *best_so_far(struct printer *p, const char *id, enum verdict v) {
+        bool was_passing = false;
+        for (char **c = p->passing; c && *c && !was_passing; c++)
+                was_passing = strcmp(*c, id) == 0;
+        if (p->best && !p->shared && v != VERDICT_PASS && !was_passing)
+                return p->best;
+        _cleanup_report_view_ struct report_view *view = NULL;
+        free(TAKE_PTR(p->best));
+        strv_free(TAKE_PTR(p->passing));
+        if (report_load_view(p->j, &view) < 0)
+                return NULL;
+        for (size_t i = 0; i < view->n_cells; i++)
+                /* as journaled: the eval's gate, against a reference among the passing
+                 * cells, may have turned it wrong in the view */
+                if (view->cells[i].has_attempt && !view->cells[i].excluded &&
+                    (view->cells[i].verdict == VERDICT_PASS || view->cells[i].eval.journal_verdict == VERDICT_PASS) &&
+                    strv_push(&p->passing, view->cells[i].id) < 0) {
+                        strv_free(TAKE_PTR(p->passing));
+                        return NULL;
+                }
+        p->best = best_text(view);
+        return p->best;
+}
+
 static void print_line(struct printer *p, const struct cell *c, size_t index, size_t total, enum verdict v,
-                       const char *cause, const char *evidence, usec_t took, bool from_journal) {
+                       const char *cause, const char *evidence, usec_t took, bool from_journal, const char *best) {
         clear_progress(p);
         _cleanup_free_ char *label = cell_label(p->m, c);
         char vc[64];
@@ -124,6 +180,11 @@ static void print_line(struct printer *p, const struct cell *c, size_t index, si
                 printf(" %7s", "(journal)");
         else
                 printf(" %6.1fs", (double)took / USEC_PER_SEC);
+        if (best) {
+                fputs("  [", stdout);
+                put_text(p, stdout, best, 0);
+                fputc(']', stdout);
+        }
         if (evidence) {
                 fputs("  ", stdout);
                 put_text(p, stdout, evidence, 160);
@@ -145,15 +206,18 @@ static void on_settled(void *userdata, const struct cell *c, size_t index, size_
                         _cleanup_free_ char *line = eval_figures_line(&f);
                         eval = line ? strdup_printf("eval %s", line) : NULL;
                 }
+                /* a cell settled in this run (not one the matrix excludes): where the sweep
+                 * stands now */
+                const char *best = a->id ? best_so_far(p, c->id, a->verdict) : NULL;
                 print_line(p, c, index, total, a->verdict, a->cause, eval ? eval : a->evidence,
-                           a->verdict == VERDICT_SKIPPED ? 0 : now_usec() - p->started, false);
+                           a->verdict == VERDICT_SKIPPED ? 0 : now_usec() - p->started, false, best);
                 return;
         }
         enum verdict v = VERDICT_INVALID;
         _cleanup_free_ char *cause = NULL, *evidence = NULL;
         if (journal_cell_result(p->j, c->id, &v, &cause, &evidence) < 0)
                 v = VERDICT_INVALID;
-        print_line(p, c, index, total, v, cause, evidence, 0, true);
+        print_line(p, c, index, total, v, cause, evidence, 0, true, NULL);
 }
 
 /* The eval's verdicts, decided once every cell has settled (docs/eval.md). */
@@ -469,8 +533,12 @@ int cli_run(int argc, char **argv) {
                 return EXIT_USAGE;
         }
 
-        struct printer p = {
-                .m = m, .j = j, .progress = !w.active && cli_color(stderr), .color = cli_color(stdout), .width = 10};
+        struct printer p = {.m = m,
+                            .j = j,
+                            .progress = !w.active && cli_color(stderr),
+                            .color = cli_color(stdout),
+                            .width = 10,
+                            .shared = w.active};
         {
                 struct cell *cells = NULL;
                 size_t n = 0;
@@ -523,6 +591,10 @@ int cli_run(int argc, char **argv) {
                         fprintf(stderr, "gauntlet: GPU %u: %s (%s), %llu MiB\n", gpu->gpus[i].index, gpu->gpus[i].name,
                                 gpu->gpus[i].arch[0] ? gpu->gpus[i].arch : "arch unknown",
                                 (unsigned long long)gpu->gpus[i].memory_total_mib);
+        /* A cgroup of its own for each server where the host gives us a subtree; else the
+         * /proc ways (`gauntlet doctor` says which, and why). */
+        _cleanup_cgroup_base_ struct cgroup_base *cgroups = NULL;
+        (void)cgroup_base_open(&cgroups, NULL);
         _cleanup_free_ char *visible_env = w.visible ? strdup_printf("CUDA_VISIBLE_DEVICES=%s", w.visible) : NULL;
         char *extra_env[] = {visible_env, NULL};
         struct sweep_options o = {.journal_path = jpath,
@@ -533,7 +605,8 @@ int cli_run(int argc, char **argv) {
                                   .gpu = gpu,
                                   .slot = w.slot,
                                   .n_slots = w.active ? w.n_slots : 0,
-                                  .extra_env = visible_env ? extra_env : NULL};
+                                  .extra_env = visible_env ? extra_env : NULL,
+                                  .cgroups = cgroups};
         struct sweep_summary sum = {0};
         _cleanup_free_ char *sweep_error = NULL;
         /* Cells that need fewer GPUs than the host has run side by side, one worker per
@@ -543,6 +616,8 @@ int cli_run(int argc, char **argv) {
                 cli_error("%s", sweep_error ? sweep_error : strerror(-r));
                 journal_close(j);
                 secrets_values_release(&p.secrets);
+                free(p.best);
+                strv_free(p.passing);
                 return EXIT_USAGE;
         }
         struct worker_args wa = {.matrix_path = matrix_path, .journal_path = jpath, .rerun = rerun, .no_infer = no_infer};
@@ -559,6 +634,8 @@ int cli_run(int argc, char **argv) {
                         cli_error("%s", sweep_error ? sweep_error : strerror(-r));
                 journal_close(j);
                 secrets_values_release(&p.secrets);
+                free(p.best);
+                strv_free(p.passing);
                 return r == -EINTR ? 130 : r < 0 ? EXIT_USAGE : EXIT_OK;
         }
         if (r == -EINTR) {
@@ -600,5 +677,7 @@ int cli_run(int argc, char **argv) {
         }
         journal_close(j);
         secrets_values_release(&p.secrets);
+        free(p.best);
+        strv_free(p.passing);
         return status;
 }

@@ -25,8 +25,9 @@
  *
  * One more fault, for the SIGKILL tests: GAUNTLET_FAULT_KILL_AFTER_SPAWN=NAME makes the
  * program called NAME (its argv[0] without the folder, e.g. "gauntlet") SIGKILL itself as
- * soon as posix_spawn/posix_spawnp has started a child, i.e. in the narrowest window
- * there is between a server's start and anything recorded about it. Other programs that
+ * soon as posix_spawn/posix_spawnp has started a child (or, for a server born in a cgroup
+ * of its own, clone3 or fork has: the child goes on to exec the server without it), i.e.
+ * in the narrowest window there is between a server's start and anything recorded about it. Other programs that
  * load the shim on the way (env, a shell) pass the variable on untouched; NAME removes it
  * from its environment at load, so its children do not inherit it.
  */
@@ -41,7 +42,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -315,6 +318,31 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
         REAL(posix_spawn);
         int r = real_posix_spawn(pid, path, fa, attr, argv, envp);
         if (r == 0 && kill_after_spawn)
+                raise(SIGKILL);
+        return r;
+}
+
+/* gauntlet's raw clone3 for a child born in a cgroup (src/spawn.c). syscall(2) takes up to
+ * six register arguments; all six are passed on (extra ones are ignored by the kernel). */
+long syscall(long number, ...) {
+        va_list ap;
+        va_start(ap, number);
+        long a[6];
+        for (int i = 0; i < 6; i++)
+                a[i] = va_arg(ap, long);
+        va_end(ap);
+        REAL(syscall);
+        long r = real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+        if (number == SYS_clone3 && r > 0 && kill_after_spawn)
+                raise(SIGKILL);
+        return r;
+}
+
+/* ... and its fork where clone3 cannot put a child in a cgroup. */
+pid_t fork(void) {
+        REAL(fork);
+        pid_t r = real_fork();
+        if (r > 0 && kill_after_spawn)
                 raise(SIGKILL);
         return r;
 }

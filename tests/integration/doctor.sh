@@ -40,6 +40,29 @@ jq -e '.engines | keys == ["llama.cpp", "sglang", "trtllm", "vllm"]' "$tmp/fp.js
         soft_fail "JSON engines: $(jq -c .engines "$tmp/fp.json")"
 jq -e 'has("python")' "$tmp/fp.json" >/dev/null || soft_fail "JSON lacks python (vllm and sglang are Python engines)"
 
+# --- how a server's processes are contained: a cgroup of its own, or the /proc ways -----
+# GAUNTLET_NO_CGROUP forces the /proc ways, and doctor says so and why; without it, doctor
+# says cgroups where this host allows them (the unit tests make one to be sure), and a
+# reason otherwise, never nothing.
+GAUNTLET_NO_CGROUP=1 "$GAUNTLET" doctor >"$tmp/nocg.txt" || soft_fail "doctor with GAUNTLET_NO_CGROUP exit $?"
+grep -q '^processes: found through /proc (.*); no cgroups: GAUNTLET_NO_CGROUP is set$' "$tmp/nocg.txt" ||
+        soft_fail "doctor does not say the /proc ways are in force: $(grep ^processes "$tmp/nocg.txt")"
+GAUNTLET_NO_CGROUP=1 "$GAUNTLET" doctor --format json | jq -e '.containment == {"method": "procs", "reason": "GAUNTLET_NO_CGROUP is set"}' >/dev/null ||
+        soft_fail "JSON containment with GAUNTLET_NO_CGROUP: $(GAUNTLET_NO_CGROUP=1 "$GAUNTLET" doctor --format json | jq -c .containment)"
+method=$(jq -r '.containment.method' "$tmp/fp.json")
+case $method in
+cgroup)
+        dir=$(jq -r '.containment.cgroup' "$tmp/fp.json")
+        [ -f "$dir/cgroup.procs" ] || soft_fail "containment.cgroup '$dir' is no cgroup directory"
+        grep -q "^processes: a cgroup v2 of its own for each server, under $dir (ended by " "$tmp/out" ||
+                soft_fail "text does not say cgroups are in force: $(grep ^processes "$tmp/out")" ;;
+procs)
+        jq -e '.containment.reason | type == "string" and length > 0' "$tmp/fp.json" >/dev/null ||
+                soft_fail "no reason why cgroups are not in force: $(jq -c .containment "$tmp/fp.json")"
+        grep -q '^processes: found through /proc' "$tmp/out" || soft_fail "text lacks the processes line" ;;
+*) soft_fail "containment.method '$method'" ;;
+esac
+
 # --- one engine, found on PATH: its version's first line --------------------------------
 if [ -x "$TESTBED" ]; then
         want=$("$TESTBED" --version | head -1)

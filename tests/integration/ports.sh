@@ -18,14 +18,24 @@ s.listen(16)
 open(sys.argv[2], "w").close()
 time.sleep(120)
 PY
-# squat.sh PORT: another process listens on PORT (out of the caller's session, without
-# gauntlet's token, so stopping a server never stops it) once this returns 0; its pid goes
-# where unsquat finds it
+# The squat service: a child of this script, outside gauntlet, so a squatter is really
+# another process (one a server started would be the server's, and its cgroup would end
+# it with the server). It reads "PORT READY" lines from a FIFO and starts a squatter for
+# each; their pids go where unsquat finds them.
+mkfifo "$tmp/squat.fifo"
+(
+        exec 3<>"$tmp/squat.fifo"
+        while read -r port ready <&3; do
+                env -u GAUNTLET_ATTEMPT setsid python3 "$tmp/squat.py" "$port" "$ready" &
+                echo $! >>"$tmp/squatters"
+        done
+) &
+squatd=$!
+# squat.sh PORT: another process listens on PORT once this returns 0
 cat >"$tmp/squat.sh" <<EOF2
 #!/bin/sh
 ready="$tmp/squat-ready-\$1-\$\$"
-env -u GAUNTLET_ATTEMPT setsid python3 "$tmp/squat.py" "\$1" "\$ready" &
-echo \$! >>"$tmp/squatters"
+echo "\$1 \$ready" >"$tmp/squat.fifo"
 i=0
 while [ ! -e "\$ready" ]; do
         [ \$i -lt 100 ] || exit 1
@@ -35,7 +45,7 @@ done
 EOF2
 chmod +x "$tmp/squat.sh"
 unsquat() { if [ -f "$tmp/squatters" ]; then xargs -r kill -9 <"$tmp/squatters" 2>/dev/null || true; fi; rm -f "$tmp/squatters"; }
-trap 'unsquat; cleanup' EXIT
+trap 'unsquat; kill "$squatd" 2>/dev/null || true; cleanup' EXIT
 
 # The server: with SQUAT=once a squatter takes its port just before its first launch,
 # with SQUAT=always before every launch. With QUIET=1 a server that finds its port taken

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "buf.h"
+#include "cgroup.h"
 #include "spawn.h"
 #include "util.h"
 
@@ -242,6 +243,120 @@ static void test_die_with_parent(void **state) {
         assert_int_equal(prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0), 0);
 }
 
+/* The "0::" line of /proc/PID/cgroup. */
+static char *cgroup_of(pid_t pid) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        assert_int_equal(read_file_capped(path, 1 << 16, &text, &len), 0);
+        char *p = strstr(text, "0::");
+        assert_non_null(p);
+        char *nl = strchr(p, '\n');
+        char *r = nl ? strndup(p + 3, (size_t)(nl - p - 3)) : strdup(p + 3);
+        assert_non_null(r);
+        return r;
+}
+
+/* Born in a cgroup, by clone3 and by the child's own write: the child is a member before
+ * it runs the program, and the other options hold as with posix_spawn. */
+static void test_into_cgroup(void **state) {
+        struct cgroup_base *b = NULL;
+        _cleanup_free_ char *why = NULL;
+        if (cgroup_base_open(&b, &why) < 0) {
+                print_message("no cgroups here (%s)\n", why ? why : "?");
+                skip();
+        }
+        for (int by_write = 0; by_write < 2; by_write++) {
+                char token[33];
+                assert_int_equal(random_hex(token, 16), 0);
+                _cleanup_free_ char *name = cgroup_name(token);
+                struct cgroup *cg = NULL;
+                assert_int_equal(cgroup_create(b, name, &cg), 0);
+                assert_int_equal(cgroup_populated(cg), 0);
+                char *env[] = {"GAUNTLET_SPAWN_TEST=in", NULL};
+                /* the child reads its own cgroup: it was there before the exec */
+                struct spawn_options o = {
+                        .argv = ARGV("/bin/sh", "-c", "echo $GAUNTLET_SPAWN_TEST; pwd; grep '^0::' /proc/self/cgroup; "
+                                                      "echo err >&2; exec sleep 30"),
+                        .env = env,
+                        .workdir = "/",
+                        .group = SPAWN_GROUP_NEW_SESSION,
+                        .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_STDOUT},
+                        .into_cgroup = true,
+                        .cgroup_fd = cg->dirfd,
+                        .cgroup_by_write = by_write,
+                };
+                struct spawn s;
+                size_t before = open_fds();
+                assert_int_equal(spawn_start(&o, &s), 0);
+                assert_int_equal(open_fds(), before + 2); /* the pidfd and the pipe's read end */
+                pid_t pgrp, sid;
+                pgrp_session(s.pid, &pgrp, &sid);
+                assert_int_equal(sid, s.pid);
+                assert_int_equal(cgroup_populated(cg), 1);
+                _cleanup_free_ pid_t *pids = NULL;
+                size_t n = 0;
+                assert_int_equal(cgroup_members(cg, &pids, &n), 0);
+                bool member = false; /* with its grep, perhaps */
+                for (size_t i = 0; i < n; i++)
+                        member |= pids[i] == s.pid;
+                assert_true(member);
+                _cleanup_free_ char *in = cgroup_of(s.pid);
+                assert_true(endswith(in, name));
+                /* the sleep keeps the pipe open: read what came before it */
+                _cleanup_buf_ struct buf out;
+                buf_init(&out, 1 << 16);
+                while (!strstr(buf_str(&out), "err\n")) {
+                        struct pollfd p = {.fd = s.fd[1], .events = POLLIN};
+                        assert_int_equal(poll(&p, 1, 5000), 1);
+                        char tmp[512];
+                        ssize_t k = read(s.fd[1], tmp, sizeof(tmp));
+                        assert_true(k > 0);
+                        assert_int_equal(buf_append(&out, tmp, (size_t)k), 0);
+                }
+                _cleanup_free_ char *want = strdup_printf("in\n/\n0::%s\nerr\n", in);
+                assert_string_equal(buf_str(&out), want);
+                /* once the shell is the sleep (a shell blocks signals around its forks) */
+                char comm_path[64];
+                snprintf(comm_path, sizeof(comm_path), "/proc/%d/comm", (int)s.pid);
+                for (int i = 0; i < 500; i++) {
+                        _cleanup_free_ char *comm = NULL;
+                        size_t len;
+                        if (read_file_capped(comm_path, 64, &comm, &len) == 0 && startswith(comm, "sleep"))
+                                break;
+                        usleep(10000);
+                }
+                assert_int_equal(status_mask(s.pid, "SigBlk:"), 0);
+                assert_int_equal(cgroup_remove(cg), -EBUSY);
+                spawn_abort(&s);
+                assert_int_equal(cgroup_populated(cg), 0);
+                assert_int_equal(cgroup_remove(cg), 0);
+                cgroup_free(cg);
+        }
+
+        /* A program that is not there: -ENOENT, nothing left, no descriptor leaked. */
+        struct cgroup *cg = NULL;
+        assert_int_equal(cgroup_create(b, "gauntlet-test-spawn-missing", &cg), 0);
+        size_t before = open_fds();
+        struct spawn s = {.pid = 12345};
+        struct spawn_options o = {.argv = ARGV("gauntlet-no-such-command-here"),
+                                  .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_STDOUT},
+                                  .into_cgroup = true,
+                                  .cgroup_fd = cg->dirfd};
+        assert_int_equal(spawn_start(&o, &s), -ENOENT);
+        struct spawn_options o2 = {.argv = ARGV("true"), .workdir = "/nonexistent/dir", .into_cgroup = true,
+                                   .cgroup_fd = cg->dirfd, .cgroup_by_write = true};
+        assert_int_equal(spawn_start(&o2, &s), -ENOENT);
+        assert_int_equal(s.pid, 12345);
+        assert_int_equal(open_fds(), before);
+        assert_true(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+        assert_int_equal(cgroup_populated(cg), 0);
+        assert_int_equal(cgroup_remove(cg), 0);
+        cgroup_free(cg);
+        cgroup_base_free(b);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_groups),
@@ -250,6 +365,7 @@ int main(void) {
                 cmocka_unit_test(test_env_workdir_path),
                 cmocka_unit_test(test_not_found),
                 cmocka_unit_test(test_die_with_parent),
+                cmocka_unit_test(test_into_cgroup),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -50,7 +51,8 @@ static int teardown(void **state) {
         return 0;
 }
 
-static struct server *start_sh(struct env *e, const char *script) {
+static struct server *start_sh_in(struct env *e, const char *script, const struct cgroup_base *cgroups,
+                                  usec_t straggler_grace) {
         char *argv[] = {"/bin/sh", "-c", (char *)script, NULL};
         char *env[] = {"FIXTURE_VAR=1", NULL};
         struct server_spec spec = {
@@ -60,10 +62,16 @@ static struct server *start_sh(struct env *e, const char *script) {
                 .token = e->token,
                 .health_url = "http://127.0.0.1:9/health", /* discard port: never ready */
                 .ready = READY_HTTP_200,
+                .cgroups = cgroups,
+                .straggler_grace = straggler_grace,
         };
         struct server *s = NULL;
         assert_int_equal(server_start(e->loop, &spec, &s), 0);
         return s;
+}
+
+static struct server *start_sh(struct env *e, const char *script) {
+        return start_sh_in(e, script, NULL, 0);
 }
 
 static size_t count_procs(struct env *e) {
@@ -153,6 +161,116 @@ static void test_outlives_parent(void **state) {
         assert_int_equal(server_stop(s, 200 * USEC_PER_MSEC, now_usec() + 10 * USEC_PER_SEC, NULL), 0);
         server_free(s);
         assert_int_equal(count_procs(e), 0);
+}
+
+/* Whether pid is running (not a zombie, not gone). */
+static bool running(pid_t pid) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        if (read_file_capped(path, 4096, &text, &len) < 0)
+                return false;
+        char *rp = strrchr(text, ')');
+        return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+/* The pid a script wrote into the file, waited for up to 5 s. */
+static pid_t pid_from(struct env *e, const char *file) {
+        _cleanup_free_ char *path = strdup_printf("%s/%s", e->dir, file);
+        usec_t until = now_usec() + 5 * USEC_PER_SEC;
+        for (;;) {
+                _cleanup_free_ char *text = NULL;
+                size_t len;
+                if (read_file_capped(path, 64, &text, &len) == 0 && len > 0 && text[len - 1] == '\n') {
+                        unlink(path);
+                        return (pid_t)atoi(text);
+                }
+                assert_true(now_usec() < until);
+                loop_iterate(e->loop, now_usec() + 20 * USEC_PER_MSEC);
+        }
+}
+
+/* A daemon as daemon(3) makes one, with an empty environment: nobody's descendant, in a
+ * session of its own, without the token, ignoring SIGTERM. With a cgroup it is a member,
+ * and the stop kills the cgroup, waits for it to be empty and removes it; without one, it
+ * is still found while the test (a subreaper, as gauntlet is) lives: it adopted it. */
+static void test_daemon(void **state) {
+        struct env *e = *state;
+        _cleanup_free_ char *script = strdup_printf(
+                "(setsid env -i /bin/sh -c \"trap '' TERM HUP; echo \\$\\$ >%s/daemon.tmp; mv %s/daemon.tmp %s/daemon; "
+                "exec sleep 300\" </dev/null >/dev/null 2>&1 &); echo started; exec sleep 300",
+                e->dir, e->dir, e->dir);
+        struct cgroup_base *b = NULL;
+        int have = cgroup_base_open(&b, NULL);
+        for (int with = 0; with < 2; with++) {
+                if (with && have < 0) {
+                        print_message("no cgroups here: the cgroup half is not run\n");
+                        break;
+                }
+                struct server *s = start_sh_in(e, script, with ? b : NULL, 0);
+                pid_t daemon = pid_from(e, "daemon");
+                assert_true(running(daemon));
+                /* hidden from the three /proc ways */
+                assert_int_equal(count_procs(e), 1);
+                _cleanup_free_ char *cg_path = with ? strdup(s->cgroup->path) : NULL;
+                struct stat st;
+                assert_true(!with || stat(cg_path, &st) == 0);
+                size_t killed = 0;
+                assert_int_equal(server_stop(s, USEC_PER_SEC, now_usec() + 10 * USEC_PER_SEC, &killed), 0);
+                assert_true(killed >= 1);
+                assert_false(running(daemon));
+                assert_true(!with || (stat(cg_path, &st) < 0 && errno == ENOENT));
+                server_free(s);
+        }
+        cgroup_base_free(b);
+}
+
+/* Once the main process is gone, a straggler that ignores SIGTERM cannot act on it and is
+ * killed at once; one that catches it gets the straggler grace. */
+static void test_stragglers(void **state) {
+        struct env *e = *state;
+        struct cgroup_base *b = NULL;
+        (void)cgroup_base_open(&b, NULL); /* either way */
+        static const char *const helper[] = {
+                "trap '' TERM; exec sleep 300",                       /* ignores it */
+                "trap 'echo got TERM' TERM; while :; do sleep 0.05; done", /* catches it, stays */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(helper); i++) {
+                _cleanup_free_ char *script = strdup_printf("sh -c \"%s\" & echo $! >%s/helper; exec sleep 300",
+                                                            helper[i], e->dir);
+                struct server *s = start_sh_in(e, script, b, 600 * USEC_PER_MSEC);
+                pid_t h = pid_from(e, "helper");
+                /* the trap is set when the helper is a shell with a handler or SIG_IGN */
+                usec_t until = now_usec() + 5 * USEC_PER_SEC;
+                for (;;) {
+                        char path[64];
+                        snprintf(path, sizeof(path), "/proc/%d/status", (int)h);
+                        _cleanup_free_ char *st = NULL;
+                        size_t len;
+                        assert_int_equal(read_file_capped(path, 1 << 16, &st, &len), 0);
+                        const char *field = i == 0 ? "SigIgn:" : "SigCgt:";
+                        char *p = strstr(st, field);
+                        assert_non_null(p);
+                        if ((strtoull(p + strlen(field), NULL, 16) >> (SIGTERM - 1)) & 1)
+                                break;
+                        assert_true(now_usec() < until);
+                        loop_iterate(e->loop, now_usec() + 10 * USEC_PER_MSEC);
+                }
+                usec_t t0 = now_usec();
+                size_t killed = 0;
+                assert_int_equal(server_stop(s, 30 * USEC_PER_SEC, now_usec() + 60 * USEC_PER_SEC, &killed), 0);
+                usec_t took = now_usec() - t0;
+                assert_int_equal(s->exit_signal, SIGTERM);
+                assert_true(killed >= 1); /* the helper (and the sleep it runs, perhaps) */
+                assert_false(running(h));
+                if (i == 0)
+                        assert_true(took < 500 * USEC_PER_MSEC); /* not the 600 ms grace */
+                else
+                        assert_true(took >= 600 * USEC_PER_MSEC && took < 20 * USEC_PER_SEC);
+                server_free(s);
+        }
+        cgroup_base_free(b);
 }
 
 static void test_spawn_failure(void **state) {
@@ -265,6 +383,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_outlives_parent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_spawn_failure, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_cap_is_per_line, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_daemon, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stragglers, setup, teardown),
                 cmocka_unit_test(test_starttime),
                 cmocka_unit_test(test_free_port_slots),
                 cmocka_unit_test(test_port_taken),
