@@ -90,6 +90,18 @@ static const char *const wrapper_lines[] = {
         NULL,
 };
 
+/* Lines a launcher writes into a server's log between the server's own (docs/slurm.md):
+ * srun's chatter (queued, allocated, how a task ended: "srun: error: node1: task 0: Exited
+ * with exit code 1") and slurmstepd's notices of a cancel ("*** STEP 12.0 ON node1
+ * CANCELLED AT ... ***", which the launcher's outcome quotes). Never a server's evidence.
+ * slurmstepd's other errors ("execve(): x: No such file or directory") are kept: they are
+ * why the server did not start. */
+static const char *const launcher_lines[] = {
+        "^srun: ",
+        "^slurmstepd(-[^ :]*)?: error: \\*\\*\\* ",
+        NULL,
+};
+
 static const struct signature no_signatures[] = {{NULL, NULL, 0, NULL}};
 
 /* llama.cpp (llama-server): texts seen from the build in ../shared/engines, kept in
@@ -241,6 +253,10 @@ const struct signature *profile_common_signatures(void) {
 
 const char *const *profile_wrapper_lines(void) {
         return wrapper_lines;
+}
+
+const char *const *profile_launcher_lines(void) {
+        return launcher_lines;
 }
 
 bool profile_is_default_value(const struct profile *p, const char *value) {
