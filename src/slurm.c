@@ -280,9 +280,7 @@ int slurm_parse_scontrol_job(const char *text, struct slurm_job_info *ret) {
         return 1;
 }
 
-/* sacct --parsable2 --format=JobID,State,ExitCode,NodeList,Elapsed,Timelimit: the first
- * line ("12|CANCELLED by 0|0:15|node1|00:00:03|01:00:00"). 1, 0 none, -ENOMEM. */
-static int parse_sacct(const char *text, struct slurm_job_info *ret) {
+int slurm_parse_sacct(const char *text, struct slurm_job_info *ret) {
         while (*text == '\n')
                 text++;
         size_t len = strcspn(text, "\n");
@@ -355,7 +353,7 @@ int slurm_state_outcome(const struct slurm_job_info *j, const char *stepd, struc
                 {"PREEMPTED", VERDICT_ERROR, "preempted", "it was preempted"},
                 {"NODE_FAIL", VERDICT_ERROR, "node-fail", "its node failed"},
                 {"BOOT_FAIL", VERDICT_ERROR, "node-fail", "its node failed to boot"},
-                {"CANCELLED", VERDICT_ERROR, "cancelled", "it was cancelled, not by gauntlet"},
+                {"CANCELLED", VERDICT_ERROR, "cancelled", "it was cancelled outside gauntlet"},
                 {"OUT_OF_MEMORY", VERDICT_CRASH, "oom", "it ran out of the memory Slurm gave it"},
         };
         if (!j->state || strcmp(j->state, "COMPLETED") == 0 || strcmp(j->state, "FAILED") == 0)
@@ -523,7 +521,7 @@ static int query_job(struct slurm_server *st, struct loop *l, struct slurm_job_i
                         "--format=JobID,State,ExitCode,NodeList,Elapsed,Timelimit", NULL};
         r = cmd_run(l, acct, &c);
         *intr |= c.interrupted;
-        r = r == 0 && c.status == 0 ? parse_sacct(buf_str(&c.out[0]), ret) : 0;
+        r = r == 0 && c.status == 0 ? slurm_parse_sacct(buf_str(&c.out[0]), ret) : 0;
         cmd_release(&c);
         return r;
 }
@@ -696,10 +694,11 @@ static int slurm_outcome(void *state, struct loop *l, int *exit_code, int *exit_
         char d[32];
         bool intr = false;
         if (st->queue_expired) {
+                const char *state_now = st->state ? st->state : "unknown";
                 _cleanup_free_ char *reason = st->reason ? host_clean_text(st->reason, strlen(st->reason), EVIDENCE_LINE)
                                                          : NULL;
                 char *e = st->id ? strdup_printf("Slurm job %ld did not start within slurm.queue_timeout (%s): still %s%s%s%s",
-                                                 st->id, format_duration(st->cfg->queue_timeout, d), st->state,
+                                                 st->id, format_duration(st->cfg->queue_timeout, d), state_now,
                                                  says_nothing(reason) ? "" : " (reason ", says_nothing(reason) ? "" : reason,
                                                  says_nothing(reason) ? "" : ")")
                                  : strdup_printf("no Slurm job named %s appeared within slurm.queue_timeout (%s)%s%s",
@@ -761,9 +760,9 @@ static int slurm_outcome(void *state, struct loop *l, int *exit_code, int *exit_
         return r;
 }
 
-/* Waits until no job named `name` holds a place (squeue), asking at growing intervals
- * while the loop serves everything else. 0, -ETIME at the deadline (*ret_state: what it
- * still was), or negative errno. */
+/* Waits until no job named st->name holds a place (squeue), asking at growing intervals
+ * while the loop serves everything else. 0, -ETIME at the deadline, or negative errno;
+ * *ret_state (optional): its state as last seen, NULL when squeue showed none. */
 static int wait_gone(struct slurm_server *st, struct loop *l, usec_t deadline, char **ret_state) {
         usec_t wait = 100 * USEC_PER_MSEC;
         for (;;) {
@@ -773,9 +772,9 @@ static int wait_gone(struct slurm_server *st, struct loop *l, usec_t deadline, c
                 if (r == -ENOMEM)
                         return r;
                 bool gone = r == 0 || (r == 1 && !slurm_state_active(j.state));
-                if (!gone && r == 1 && ret_state) {
+                if (r >= 0 && ret_state) {
                         free(*ret_state);
-                        *ret_state = strdup(j.state);
+                        *ret_state = r == 1 ? strdup(j.state) : NULL;
                 }
                 slurm_job_info_release(&j);
                 if (gone)
@@ -815,13 +814,14 @@ static int slurm_stop(void *state, struct server *s, usec_t grace, usec_t deadli
                 free(note);
                 return 0;
         }
-        if (r == -ETIME) {
-                char *note = strdup_printf("Slurm job %ld still %s after scancel%s%s", st->id, left ? left : "there",
-                                           st->error ? ": " : "", st->error ? st->error : "");
-                if (note)
-                        server_log_note(s, note);
-                free(note);
-        }
+        _cleanup_free_ char *note = NULL;
+        if (r == -ETIME)
+                note = strdup_printf("Slurm job %ld still %s after scancel%s%s", st->id, left ? left : "there",
+                                     st->error ? ": " : "", st->error ? st->error : "");
+        else if (r == 0 && st->id && left)
+                note = strdup_printf("Slurm job %ld ended %s", st->id, left);
+        if (note)
+                server_log_note(s, note);
         return r;
 }
 

@@ -60,6 +60,11 @@ int slurm_parse_squeue(const char *text, struct slurm_job_info *ret);
  * RunTime, TimeLimit). 1, 0 when it names no job, -ENOMEM. */
 int slurm_parse_scontrol_job(const char *text, struct slurm_job_info *ret);
 
+/* `sacct --parsable2 --format=JobID,State,ExitCode,NodeList,Elapsed,Timelimit` output
+ * (the first line, "12|CANCELLED by 0|0:15|node1|00:00:03|01:00:00") into *ret, for a job
+ * the controller has forgotten. 1, 0 when it names no job, -ENOMEM. */
+int slurm_parse_sacct(const char *text, struct slurm_job_info *ret);
+
 /* Whether a job in this state still holds a place in the queue or on a node. */
 bool slurm_state_active(const char *state);
 
