@@ -80,4 +80,22 @@ echo "slurm run: 6 cells, 6 jobs, $(awk -v a="$start" -v b="$end" 'BEGIN { print
         { cat "$tmp/again.out"; fail "the resume failed"; }
 [ "$(grep -c '(journal)' "$tmp/again.out")" -eq 6 ] || { cat "$tmp/again.out"; fail "the resume ran cells again"; }
 [ "$(slurm_jobs | grep -c '|gauntlet-' || true)" -eq 6 ] || fail "the resume submitted jobs: $(slurm_jobs)"
+
+# Ctrl-C while three workers' jobs load: every job of the run is cancelled, exit 130.
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/int.db" >"$tmp/int.out" 2>&1 &
+gpid=$!
+echo "$gpid" >"$tmp/pids-int"
+for _ in $(seq 300); do
+        [ "$(grep -l '^\[gauntlet: Slurm job [0-9]* runs on' "$tmp"/int/*/*.log 2>/dev/null | wc -l)" -ge 3 ] && break
+        sleep 0.1
+done
+[ "$(slurm_active | grep -c '|gauntlet-' || true)" -eq 3 ] || fail "3 jobs should be running: $(slurm_active)"
+kill -INT "$gpid"
+set +e
+wait "$gpid"
+status=$?
+set -e
+[ "$status" -eq 130 ] || { cat "$tmp/int.out"; fail "SIGINT: exit $status, want 130"; }
+[ -z "$(slurm_active)" ] || fail "SIGINT left jobs in the queue: $(slurm_active)"
+expect_none_alive "SIGINT left gauntlet processes"
 echo "slurm.sh: all good"
