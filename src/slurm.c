@@ -132,6 +132,9 @@ static int cmd_run(struct loop *l, char *const *argv, struct cmd *c) {
                 else if (k == -ETIME) {
                         r = -ETIMEDOUT;
                         break;
+                } else if (k < 0) {
+                        r = k;
+                        break;
                 }
                 cmd_reap(c, WNOHANG);
         }
@@ -147,6 +150,16 @@ out:
         close(c->pidfd);
         procs_unregister_child(c->pid);
         return r;
+}
+
+/* Lets the loop serve everything else until `until` (signals too: they are the caller's
+ * to look at, through loop_signal). The wait between two questions to Slurm. */
+static void pause_until(struct loop *l, usec_t until) {
+        while (now_usec() < until) {
+                int k = loop_iterate(l, until);
+                if (k < 0 && k != -EINTR)
+                        return;
+        }
 }
 
 /* The first line of s, cleaned for a message (Slurm's output is data). */
@@ -526,6 +539,18 @@ static int query_job(struct slurm_server *st, struct loop *l, struct slurm_job_i
         return r;
 }
 
+/* Whether s can stand as the host of a URL: a host name or an IPv4 or IPv6 address, and
+ * nothing else (it comes from Slurm, and the checks and the bench go there). */
+static bool host_name_ok(const char *s) {
+        size_t n = strlen(s);
+        if (n == 0 || n > 253)
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!isalnum((unsigned char)*p) && *p != '.' && *p != '-' && *p != '_' && *p != ':')
+                        return false;
+        return true;
+}
+
 /* The first host of a node list ("node[1-2]" -> "node1") and the address Slurm reaches it
  * at (NodeAddr), which is where gauntlet talks to the server. */
 static int node_address(struct slurm_server *st, struct loop *l, const char *nodes, char **ret_node,
@@ -552,12 +577,16 @@ static int node_address(struct slurm_server *st, struct loop *l, const char *nod
                 return -ENOMEM;
         }
         cmd_release(&c);
-        if (addr && (!*addr || strpbrk(addr, " /"))) {
+        if (addr && !host_name_ok(addr)) {
                 free(addr);
                 addr = NULL;
         }
         if (!addr && !(addr = strdup(node)))
                 return -ENOMEM;
+        if (!host_name_ok(addr)) {
+                free(addr);
+                return -EBADMSG; /* neither is something to put in a URL */
+        }
         *ret_node = TAKE_PTR(node);
         *ret_addr = addr;
         return 0;
@@ -710,7 +739,9 @@ static int slurm_outcome(void *state, struct loop *l, int *exit_code, int *exit_
                 return 1;
         }
         if (st->place_error) {
-                char *e = strdup_printf("cannot follow Slurm job %s: %s", st->name, strerror(-st->place_error));
+                char *e = st->place_error == -EBADMSG
+                                  ? strdup_printf("Slurm job %ld runs on a node without an address to reach it at", st->id)
+                                  : strdup_printf("cannot follow Slurm job %s: %s", st->name, strerror(-st->place_error));
                 if (!e)
                         return -ENOMEM;
                 *ret = (struct server_outcome){VERDICT_ERROR, "slurm", e};
@@ -741,9 +772,7 @@ static int slurm_outcome(void *state, struct loop *l, int *exit_code, int *exit_
                         return r;
                 if (r == 0 || !slurm_state_active(j.state) || now_usec() >= until)
                         break;
-                usec_t next = now_usec() + wait;
-                while (loop_iterate(l, next) != -ETIME && now_usec() < next)
-                        ;
+                pause_until(l, now_usec() + wait);
                 wait = MIN(wait * 2, POLL_MAX);
         }
         if (r == 0)
@@ -781,9 +810,7 @@ static int wait_gone(struct slurm_server *st, struct loop *l, usec_t deadline, c
                         return 0;
                 if (now_usec() >= deadline)
                         return -ETIME;
-                usec_t next = MIN(deadline, now_usec() + wait);
-                while (loop_iterate(l, next) != -ETIME && now_usec() < next)
-                        ;
+                pause_until(l, MIN(deadline, now_usec() + wait));
                 wait = MIN(wait * 2, POLL_MAX);
         }
 }

@@ -64,6 +64,7 @@ struct server_launcher_ops {
         const char *const *drop_env;
 };
 
+/* Given in a server_spec, it must outlive the server (server_free). */
 struct server_launcher {
         const struct server_launcher_ops *ops;
         const void *config;         /* the launcher's settings, outliving every server */

@@ -17,8 +17,10 @@
 
 #include "diagnose.h"
 #include "matrix.h"
+#include "procs.h"
 #include "profile.h"
 #include "slurm.h"
+#include "supervise.h"
 #include "util.h"
 
 static const char timeout_job[] =
@@ -340,6 +342,152 @@ static void test_srun_lines_not_evidence(void **state) {
         unlink(path);
 }
 
+/* ---- supervise.h's launcher hooks, with a launcher that runs a shell script here ---- */
+
+struct fake {
+        const char *script;      /* what the "client" runs */
+        int places;              /* place() answers "not yet" this many times */
+        int place_result;        /* then this: 1 placed, -ETIME gave up */
+        int calls_place, calls_stop, calls_outcome, calls_free;
+        bool stop_saw_alive;     /* the client still ran when stop() was asked */
+};
+
+static int fake_prepare(const void *config, const struct server_spec *spec, char ***ret_argv, void **ret_state) {
+        const struct fake *f = config;
+        char *argv[] = {"/bin/sh", "-c", (char *)f->script, NULL};
+        *ret_argv = strv_copy(argv);
+        *ret_state = (void *)f;
+        return *ret_argv ? 0 : -ENOMEM;
+}
+
+static int fake_place(void *state, struct loop *l, usec_t *ret_next, char **ret_host, char **ret_note) {
+        struct fake *f = state;
+        f->calls_place++;
+        if (f->places-- > 0) {
+                *ret_next = now_usec() + 10 * USEC_PER_MSEC;
+                return 0;
+        }
+        *ret_note = strdup("placed on node7");
+        if (f->place_result == 1)
+                *ret_host = strdup("10.1.2.3");
+        return f->place_result;
+}
+
+static int fake_stop(void *state, struct server *s, usec_t grace, usec_t deadline) {
+        struct fake *f = state;
+        f->calls_stop++;
+        f->stop_saw_alive = server_alive(s);
+        return 0;
+}
+
+static int fake_outcome(void *state, struct loop *l, int *exit_code, int *exit_signal, struct server_outcome *ret) {
+        struct fake *f = state;
+        f->calls_outcome++;
+        if (f->place_result != 1) {
+                *ret = (struct server_outcome){VERDICT_TIMEOUT, "queue", strdup("still PENDING")};
+                return 1;
+        }
+        *exit_code = -1;
+        *exit_signal = 9; /* what the scheduler says, over the client's status */
+        return 0;
+}
+
+static void fake_free(void *state) {
+        ((struct fake *)state)->calls_free++;
+}
+
+static const char *const fake_drop[] = {"GAUNTLET_TEST_DROPPED", NULL};
+static const struct server_launcher_ops fake_ops = {
+        .prepare = fake_prepare,
+        .place = fake_place,
+        .stop = fake_stop,
+        .outcome = fake_outcome,
+        .free_state = fake_free,
+        .drop_env = fake_drop,
+};
+
+static struct server *fake_start(struct loop *l, struct fake *f, struct server_launcher *ln, const char *log,
+                                 const char *token) {
+        *ln = (struct server_launcher){.ops = &fake_ops, .config = f};
+        char *argv[] = {"never-run", NULL};
+        char *env[] = {"CELL_VAR=1", NULL};
+        struct server_spec spec = {.argv = argv, .env = env, .log_path = log, .token = token, .launcher = ln,
+                                   .port = 4242, .health_path = "/health", .name = "cell"};
+        struct server *s = NULL;
+        assert_int_equal(server_start(l, &spec, &s), 0);
+        return s;
+}
+
+static void test_launcher_hooks(void **state) {
+        struct loop *l = NULL;
+        assert_int_equal(loop_new(&l), 0);
+        char dir[] = "/tmp/gauntlet-launcher-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        _cleanup_free_ char *log = strdup_printf("%s/server.log", dir);
+        char token[33];
+        assert_int_equal(procs_new_token(token), 0);
+        setenv("GAUNTLET_TEST_DROPPED", "yes", 1);
+
+        /* placed after two "not yet": the URL is the place's, the startup clock restarts */
+        struct fake f = {.script = "echo dropped=${GAUNTLET_TEST_DROPPED-no} cell=$CELL_VAR; exec sleep 30",
+                         .places = 2, .place_result = 1};
+        struct server_launcher ln;
+        struct server *s = fake_start(l, &f, &ln, log, token);
+        usec_t spawned = s->started;
+        assert_null(server_base_url(s));
+        assert_int_equal(server_wait_placed(s), SERVER_READY);
+        assert_int_equal(f.calls_place, 3);
+        assert_string_equal(server_base_url(s), "http://10.1.2.3:4242");
+        assert_string_equal(s->health_url, "http://10.1.2.3:4242/health");
+        assert_true(s->started >= spawned + 20 * USEC_PER_MSEC);
+        assert_int_equal(server_wait_placed(s), SERVER_READY); /* once placed, at once */
+        assert_int_equal(f.calls_place, 3);
+        /* the launcher is asked first when stopping, while its client still runs */
+        assert_int_equal(server_stop(s, USEC_PER_SEC, now_usec() + 10 * USEC_PER_SEC, NULL), 0);
+        assert_int_equal(f.calls_stop, 1);
+        assert_true(f.stop_saw_alive);
+        /* the outcome hook may say what the client's status hides */
+        struct server_outcome o;
+        assert_int_equal(server_launcher_outcome(s, &o), 0);
+        assert_int_equal(s->exit_signal, 9);
+        server_free(s);
+        assert_int_equal(f.calls_free, 1);
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        assert_int_equal(read_file_capped(log, 1 << 20, &text, &len), 0);
+        /* the client got the cell's environment, not what the launcher keeps from it */
+        assert_non_null(strstr(text, "dropped=no cell=1\n"));
+        assert_non_null(strstr(text, "[gauntlet: placed on node7]\n"));
+
+        /* the launcher gives up: a deadline, and its outcome is the verdict */
+        struct fake g = {.script = "exec sleep 30", .places = 0, .place_result = -ETIME};
+        s = fake_start(l, &g, &ln, log, token);
+        assert_int_equal(server_wait_ready(s, now_usec() + 10 * USEC_PER_SEC), SERVER_DEADLINE);
+        assert_null(server_base_url(s));
+        assert_int_equal(server_launcher_outcome(s, &o), 1);
+        assert_int_equal(o.verdict, VERDICT_TIMEOUT);
+        assert_string_equal(o.cause, "queue");
+        free(o.evidence);
+        assert_int_equal(server_stop(s, USEC_PER_SEC, now_usec() + 10 * USEC_PER_SEC, NULL), 0);
+        assert_true(s->exited); /* the client was ended here after the launcher's stop */
+        assert_int_equal(g.calls_stop, 1);
+        server_free(s);
+
+        /* the client dies before it is placed: SERVER_DIED, never a probe */
+        struct fake h = {.script = "exit 3", .places = 1000, .place_result = 1};
+        s = fake_start(l, &h, &ln, log, token);
+        assert_int_equal(server_wait_placed(s), SERVER_DIED);
+        assert_int_equal(s->exit_code, 3);
+        assert_false(s->placed);
+        server_stop(s, USEC_PER_SEC, now_usec() + 10 * USEC_PER_SEC, NULL);
+        server_free(s);
+
+        unsetenv("GAUNTLET_TEST_DROPPED");
+        unlink(log);
+        rmdir(dir);
+        loop_free(l);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_field),           cmocka_unit_test(test_scontrol_job),
@@ -347,7 +495,7 @@ int main(void) {
                 cmocka_unit_test(test_exit_code_and_states),
                 cmocka_unit_test(test_outcomes),        cmocka_unit_test(test_argv),
                 cmocka_unit_test(test_matrix_slurm),    cmocka_unit_test(test_matrix_slurm_errors),
-                cmocka_unit_test(test_srun_lines_not_evidence),
+                cmocka_unit_test(test_srun_lines_not_evidence), cmocka_unit_test(test_launcher_hooks),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
