@@ -366,8 +366,9 @@ const char *server_base_url(const struct server *s) {
 }
 
 int server_launcher_outcome(struct server *s, struct server_outcome *ret) {
-        if (!s->launcher)
-                return 0;
+        collect_exit(s);
+        if (!s->launcher || (s->placed && !s->exited))
+                return 0; /* a server that runs where it was placed: nothing for the launcher to say */
         return s->launcher->ops->outcome(s->launcher_state, s->loop, &s->exit_code, &s->exit_signal, ret);
 }
 

@@ -153,7 +153,8 @@ enum server_event server_wait_ready(struct server *s, usec_t deadline);
 const char *server_base_url(const struct server *s);
 
 /* After the server died or placing gave up: 1 and *ret when the launcher decided the
- * outcome (caller frees ret->evidence); 0 otherwise (always for a server spawned here),
+ * outcome (caller frees ret->evidence); 0 otherwise (always for a server spawned here, and
+ * for one still running where it was placed),
  * with s->exit_code/exit_signal the server's own where the launcher knows better than
  * its client's status. Negative errno when out of memory. */
 int server_launcher_outcome(struct server *s, struct server_outcome *ret);

@@ -377,6 +377,7 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                 r = settle_death(s, a->log_path, m->profile, a);
                 break;
         case SERVER_DEADLINE:
+                /* not placed in time: the launcher says why; not ready in time: the log */
                 if ((r = settle_launcher(s, a)) == 0)
                         r = settle_deadline(a->log_path, m->profile, m->startup_timeout, a);
                 r = r < 0 ? r : 0;

@@ -49,6 +49,23 @@ matrix "$tmp/limit.yaml" 600 "{time: 1m}"
 limit_pid=$!
 echo "$limit_pid" >"$tmp/pids-limit"
 
+# 1b. A server that never gets ready: the startup timeout counts from the moment its job
+# runs, and the verdict and evidence are those of the same cell run here.
+cat >"$tmp/hang.yaml" <<YAML
+engine: testbed
+args: [--threads, "1", --hang-at-load]
+startup_timeout: 3s
+stop_timeout: 5s
+launcher: slurm
+YAML
+"$GAUNTLET" run "$tmp/hang.yaml" --launcher local --journal "$tmp/hang-local.db" >"$tmp/hang-local.out" 2>&1 &&
+        fail "a server that hangs passed"
+"$GAUNTLET" run "$tmp/hang.yaml" --journal "$tmp/hang.db" >"$tmp/hang.out" 2>&1 && fail "a server that hangs passed"
+want=$(only_cell "$tmp/hang-local.db")
+got=$(only_cell "$tmp/hang.db")
+case $want in "timeout startup|not ready after 3s; last log line: "*) ;; *) fail "hang, here: got '$want'" ;; esac
+[ "$got" = "$want" ] || { cat "$tmp/hang.out"; fail "hang through Slurm: got '$got', here '$want'"; }
+
 # 2. A job that cannot start: the partition is DOWN. It is asked for through SLURM_PARTITION,
 # the variable srun reads: gauntlet leaves Slurm's variables to Slurm.
 matrix "$tmp/down.yaml" 0 "{queue_timeout: 3s}"
