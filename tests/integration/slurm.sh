@@ -81,8 +81,10 @@ echo "slurm run: 6 cells, 6 jobs, $(awk -v a="$start" -v b="$end" 'BEGIN { print
 [ "$(grep -c '(journal)' "$tmp/again.out")" -eq 6 ] || { cat "$tmp/again.out"; fail "the resume ran cells again"; }
 [ "$(slurm_jobs | grep -c '|gauntlet-' || true)" -eq 6 ] || fail "the resume submitted jobs: $(slurm_jobs)"
 
-# Ctrl-C while three workers' jobs load: every job of the run is cancelled, exit 130.
-"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/int.db" >"$tmp/int.out" 2>&1 &
+# Ctrl-C while three workers' jobs load (for 60 s: none ends by itself meanwhile): every
+# job of the run is cancelled, exit 130.
+sed 's/--slow-load, "2"/--slow-load, "60"/' "$tmp/m.yaml" >"$tmp/int.yaml"
+"$GAUNTLET" run "$tmp/int.yaml" --journal "$tmp/int.db" >"$tmp/int.out" 2>&1 &
 gpid=$!
 echo "$gpid" >"$tmp/pids-int"
 for _ in $(seq 300); do
