@@ -692,6 +692,14 @@ static int slurm_place(void *state, struct loop *l, usec_t *ret_next, char **ret
                         st->place_error = r;
                         return r;
                 }
+                if (intr) {
+                        /* a signal consumed by the commands' waits: the caller is to stop now,
+                         * not after the readiness wait */
+                        free(node);
+                        free(addr);
+                        slurm_job_info_release(&j);
+                        return -EINTR;
+                }
                 *ret_note = strdup_printf("Slurm job %ld runs on %s (address %s); the server listens on port %d",
                                           j.id, node, addr, st->port);
                 free(node);
