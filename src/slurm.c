@@ -660,8 +660,10 @@ static int slurm_prepare(const void *config, const struct server_spec *spec, cha
         st->name = strdup_printf(SLURM_JOB_PREFIX "%s", spec->token);
         st->log_path = strdup(spec->log_path);
         _cleanup_free_ char *comment = strdup_printf("gauntlet cell %s", spec->name ? spec->name : "?");
+        /* the program as it is started here: the testbed's path beside gauntlet, or argv[0] */
+        const char *program = spec->path ? spec->path : spec->argv[0];
         char **argv = NULL;
-        int r = st->name && st->log_path && comment ? slurm_build_argv(cfg, st->name, comment, spec->path ? spec->path : spec->argv[0], spec->argv, &argv)
+        int r = st->name && st->log_path && comment ? slurm_build_argv(cfg, st->name, comment, program, spec->argv, &argv)
                                                   : -ENOMEM;
         if (r < 0) {
                 server_state_free(st);
