@@ -229,7 +229,7 @@ struct rx_list {
 
 static struct line_rules {
         bool ready;
-        struct rx_list frame, quiet, error, exception, wrapper;
+        struct rx_list frame, quiet, error, exception, wrapper, foreign;
 } rules;
 
 static void rx_list_release(struct rx_list *l) {
@@ -268,12 +268,14 @@ static const struct line_rules *rules_get(void) {
         if (rx_list_compile(&rules.frame, frame_lines) < 0 || rx_list_compile(&rules.quiet, quiet_lines) < 0 ||
             rx_list_compile(&rules.error, error_lines) < 0 ||
             rx_list_compile(&rules.exception, exception_lines) < 0 ||
-            rx_list_compile(&rules.wrapper, profile_wrapper_lines()) < 0) {
+            rx_list_compile(&rules.wrapper, profile_wrapper_lines()) < 0 ||
+            rx_list_compile(&rules.foreign, profile_foreign_lines()) < 0) {
                 rx_list_release(&rules.frame);
                 rx_list_release(&rules.quiet);
                 rx_list_release(&rules.error);
                 rx_list_release(&rules.exception);
                 rx_list_release(&rules.wrapper);
+                rx_list_release(&rules.foreign);
                 return NULL;
         }
         rules.ready = true;
@@ -382,6 +384,8 @@ int diagnose_error_line(const char *text, size_t len, char **ret_evidence, size_
         int k = 0;
         while (!found && (k = line_next(&it)) > 0) {
                 const char *line = it.copy;
+                if (rx_list_match(&r->foreign, line))
+                        continue; /* gauntlet's or srun's, between the server's lines */
                 if (in_traceback) {
                         size_t skip = 0;
                         if (prefix_len > 0 && it.line_len >= prefix_len && memcmp(line, prefix, prefix_len) == 0)
@@ -475,6 +479,13 @@ static int read_log(const char *path, struct buf *out) {
         return 0;
 }
 
+/* Whether a line is not the server's (gauntlet's note, srun's). */
+static bool foreign_line(const char *p, size_t n) {
+        const struct line_rules *r = rules_get();
+        _cleanup_free_ char *line = r ? strndup(p, n) : NULL;
+        return line && rx_list_match(&r->foreign, line);
+}
+
 char *diagnose_last_line(const char *log_path) {
         _cleanup_buf_ struct buf b;
         buf_init(&b, 0);
@@ -488,7 +499,7 @@ char *diagnose_last_line(const char *log_path) {
                 size_t start = end;
                 while (start > 0 && t[start - 1] != '\n')
                         start--;
-                if (end > start)
+                if (end > start && !foreign_line(t + start, end - start))
                         return evidence_from(t + start, end - start);
                 end = start;
         }

@@ -20,6 +20,7 @@ static const char *const top_keys[] = {
         "engine", "model",    "command",  "args",   "env",     "host",      "port",
         "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "straggler_timeout", "memory_timeout", "gpus_per_cell", "axes",
         "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit", "eval", "reference",
+        "launcher", "slurm",
         NULL,
 };
 
@@ -682,6 +683,135 @@ objective_done:
         return 0;
 }
 
+/* srun options gauntlet sets itself for every job (docs/slurm.md): a job is found again by
+ * its name, runs one server, and sends its output back over srun. */
+static const char *const slurm_own_options[] = {
+        "--job-name", "-J", "--comment", "--nodes", "-N", "--ntasks", "-n", "--jobid",
+        "--output", "-o", "--error", "-e", "--input", "-i", "--pty", NULL,
+};
+
+/* Whether arg sets the srun option opt: "--nodes", "--nodes=2"; "-N", "-N2". */
+static bool slurm_arg_sets(const char *arg, const char *opt) {
+        size_t n = strlen(opt);
+        if (strncmp(arg, opt, n) != 0)
+                return false;
+        return arg[n] == '\0' || (opt[1] == '-' ? arg[n] == '=' : true);
+}
+
+/* `slurm.time`: a duration with a unit (90m, 2h) becomes Slurm's "[D-]H:MM:SS"; Slurm's own
+ * forms ("30:00", "1:30:00", "2-00:00:00", "2-12", UNLIMITED) are kept as written. A bare
+ * number is refused: Slurm reads minutes where the matrix reads seconds. */
+static int parse_slurm_time(struct ytree_ctx *c, const struct ynode *v, char **ret) {
+        const char *s;
+        int r = y_scalar(c, v, "slurm.time", &s);
+        if (r < 0)
+                return r;
+        if (strcasecmp(s, "UNLIMITED") == 0 || strcasecmp(s, "INFINITE") == 0)
+                return (*ret = strdup(s)) ? 0 : -ENOMEM;
+        if (strpbrk(s, ":-")) {
+                /* [days-]hours[:minutes[:seconds]] or minutes:seconds[...]: digits in groups */
+                const char *p = s;
+                bool days = false;
+                size_t groups = 0, digits = 0;
+                for (; *p; p++) {
+                        if (*p >= '0' && *p <= '9') {
+                                digits++;
+                                continue;
+                        }
+                        if (digits == 0 || digits > 6 || (*p == '-' && (days || groups > 0)) || (*p != ':' && *p != '-'))
+                                break;
+                        days |= *p == '-';
+                        groups++;
+                        digits = 0;
+                }
+                if (*p || digits == 0 || digits > 6 || groups > 3 || (!days && groups > 2))
+                        return ytree_fail(c, v->line,
+                                          "slurm.time '%s' is neither a duration like 90m or 2h nor Slurm's "
+                                          "[days-]hours:minutes:seconds",
+                                          ytree_esc(c, s));
+                return (*ret = strdup(s)) ? 0 : -ENOMEM;
+        }
+        usec_t u = 0;
+        if (strspn(s, "0123456789") == strlen(s))
+                return ytree_fail(c, v->line,
+                                  "slurm.time '%s' has no unit: Slurm reads a bare number as minutes, the matrix "
+                                  "as seconds; write 30m, 2h or \"0:30:00\"",
+                                  ytree_esc(c, s));
+        if (parse_duration(s, &u) < 0 || u == 0)
+                return ytree_fail(c, v->line, "slurm.time must be a duration above zero like 90m or 2h, or Slurm's "
+                                              "[days-]hours:minutes:seconds, not %s",
+                                  y_describe(c, v));
+        unsigned long long sec = (unsigned long long)((u + USEC_PER_SEC - 1) / USEC_PER_SEC);
+        unsigned long long d = sec / 86400, h = sec / 3600 % 24, mi = sec / 60 % 60, se = sec % 60;
+        *ret = d ? strdup_printf("%llu-%02llu:%02llu:%02llu", d, h, mi, se)
+                 : strdup_printf("%llu:%02llu:%02llu", h, mi, se);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* `launcher:` and `slurm:` (docs/slurm.md). The slurm defaults are filled in even without
+ * the map, for `gauntlet run --launcher slurm`. */
+static int parse_launcher(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
+        const struct ynode *v, *n;
+        int r;
+        struct matrix_slurm *sl = &m->slurm;
+        sl->gpus_per_cell = m->gpus_per_cell;
+        sl->max_parallel = 4;
+        sl->queue_timeout = 60 * 60 * USEC_PER_SEC;
+        if ((v = y_get(root, "launcher"))) {
+                const char *s;
+                m->line_launcher = v->line;
+                if ((r = y_scalar(c, v, "launcher", &s)) < 0)
+                        return r;
+                if (strcmp(s, "local") == 0)
+                        m->launcher = LAUNCHER_LOCAL;
+                else if (strcmp(s, "slurm") == 0)
+                        m->launcher = LAUNCHER_SLURM;
+                else
+                        return ytree_fail(c, v->line, "launcher: unknown launcher '%s' (local or slurm)", ytree_esc(c, s));
+        }
+        if (!(n = y_get(root, "slurm")) || y_null(n))
+                return 0;
+        static const char *const keys[] = {"partition", "account", "gpus_per_cell", "time", "max_parallel",
+                                           "queue_timeout", "extra_args", NULL};
+        if ((r = y_map(c, n, "slurm")) < 0 || (r = y_check_keys(c, n, keys, "slurm")) < 0)
+                return r;
+        sl->line = y_key(root, "slurm")->line;
+        const char *names[] = {"partition", "account"};
+        char **dst[] = {&sl->partition, &sl->account};
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                if (!(v = y_get(n, names[i])))
+                        continue;
+                _cleanup_free_ char *what = strdup_printf("slurm.%s", names[i]);
+                if (!what)
+                        return -ENOMEM;
+                if ((r = y_string(c, v, what, dst[i])) < 0)
+                        return r;
+                if (!**dst[i] || strpbrk(*dst[i], " \t\r\n"))
+                        return ytree_fail(c, v->line, "%s '%s' is not a Slurm name", what, ytree_esc(c, *dst[i]));
+        }
+        if ((v = y_get(n, "gpus_per_cell")) && (r = y_int(c, v, "slurm.gpus_per_cell", 0, 1024, &sl->gpus_per_cell)) < 0)
+                return r;
+        if ((v = y_get(n, "time")) && (r = parse_slurm_time(c, v, &sl->time)) < 0)
+                return r;
+        if ((v = y_get(n, "max_parallel")) &&
+            (r = y_int(c, v, "slurm.max_parallel", 1, MATRIX_MAX_SLURM_PARALLEL, &sl->max_parallel)) < 0)
+                return r;
+        if ((v = y_get(n, "queue_timeout")) && (r = y_duration(c, v, "slurm.queue_timeout", &sl->queue_timeout)) < 0)
+                return r;
+        if ((v = y_get(n, "extra_args"))) {
+                if ((r = y_strv(c, v, "slurm.extra_args", MATRIX_MAX_ARGS, &sl->extra_args)) < 0)
+                        return r;
+                for (size_t i = 0; sl->extra_args[i]; i++)
+                        for (const char *const *o = slurm_own_options; *o; o++)
+                                if (slurm_arg_sets(sl->extra_args[i], *o))
+                                        return ytree_fail(c, v->items[i]->line,
+                                                          "slurm.extra_args: '%s' is gauntlet's to set (it names each "
+                                                          "job, runs one server in it and reads its output)",
+                                                          ytree_esc(c, sl->extra_args[i]));
+        }
+        return 0;
+}
+
 static int parse_checks(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         const struct ynode *v = y_get(root, "checks");
         m->checks_default = true;
@@ -954,7 +1084,7 @@ static int matrix_parse(struct ytree_ctx *c, const struct ynode *root, struct ma
                             y_describe(c, root));
         if ((r = y_check_keys(c, root, top_keys, "the matrix")) < 0 || (r = parse_engine(c, root, m)) < 0 ||
             (r = parse_command(c, root, m)) < 0 || (r = parse_base(c, root, m)) < 0 ||
-            (r = parse_axes(c, root, m)) < 0)
+            (r = parse_axes(c, root, m)) < 0 || (r = parse_launcher(c, root, m)) < 0)
                 return r;
         if ((r = parse_strategy(c, root, m)) < 0)
                 return r;
@@ -1035,6 +1165,10 @@ void matrix_free(struct matrix *m) {
         eval_options_release(&m->eval);
         eval_set_release(&m->eval_set);
         free(m->reference);
+        free(m->slurm.partition);
+        free(m->slurm.account);
+        free(m->slurm.time);
+        strv_free(m->slurm.extra_args);
         free(m);
 }
 

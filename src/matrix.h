@@ -54,6 +54,26 @@ enum strategy { STRATEGY_GRID, STRATEGY_ONE_AT_A_TIME };
 
 enum emit_kind { EMIT_SYSTEMD = 1 << 0, EMIT_SCRIPT = 1 << 1 };
 
+/* Where a cell's server runs: spawned here, or as a Slurm job (docs/slurm.md). */
+enum launcher_kind { LAUNCHER_LOCAL, LAUNCHER_SLURM };
+
+#define MATRIX_MAX_SLURM_PARALLEL 1024      /* slurm.max_parallel */
+
+/* The `slurm:` map, defaults filled in whether or not the map or `launcher: slurm` was
+ * given (`gauntlet run --launcher slurm` uses it too). */
+struct matrix_slurm {
+        char *partition;              /* NULL: the cluster's default partition */
+        char *account;                /* NULL: the user's default account */
+        int gpus_per_cell;            /* --gres=gpu:N per job; default the matrix's
+                                         gpus_per_cell (its tp); 0: no GPU asked for */
+        char *time;                   /* --time in Slurm's own form ("1:30:00"), from a
+                                         duration or given as such; NULL: the partition's */
+        int max_parallel;             /* jobs of this sweep at once; default 4 */
+        usec_t queue_timeout;         /* how long a job may wait to start; default 1h */
+        char **extra_args;            /* more srun options, before the server's argv; may be NULL */
+        unsigned line;                /* of the `slurm:` key; 0 when absent */
+};
+
 /* One exclusion rule: a cell matching every named axis is skipped. */
 struct exclude_rule {
         ssize_t *value;      /* per axis: value index, or -1 for "any" */
@@ -102,10 +122,13 @@ struct matrix {
                                          accurate cell, is the eval's reference */
         unsigned line_eval;           /* the `eval:` key's line, for errors found later */
         unsigned emit;                /* enum emit_kind bits; default both */
+        enum launcher_kind launcher;  /* `launcher:`, default local */
+        struct matrix_slurm slurm;
         /* Lines of the keys that say how a server starts, for errors found at launch
          * (sweep_preflight): `command:` (generic) or `engine:`, `workdir:`, `host:`; 0 when
          * the key is absent (then the message names the file alone). */
         unsigned line_command, line_workdir, line_host;
+        unsigned line_launcher;       /* of `launcher:`; 0 when absent */
 };
 
 /* Loads and validates. On failure returns a negative errno and, in *ret_error, one line

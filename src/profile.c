@@ -90,6 +90,20 @@ static const char *const wrapper_lines[] = {
         NULL,
 };
 
+/* Lines of a server's log that are not the server's, so never its evidence: gauntlet's
+ * own notes ("[gauntlet: log cut ...]", "[gauntlet: Slurm job 12 runs on ...]"), and what a
+ * launcher writes between the server's lines (docs/slurm.md): srun's chatter (queued,
+ * allocated, how a task ended: "srun: error: node1: task 0: Exited with exit code 1") and
+ * slurmstepd's notices of a cancel ("*** STEP 12.0 ON node1 CANCELLED AT ... ***", which the
+ * launcher's outcome quotes). slurmstepd's other errors ("execve(): x: No such file or
+ * directory") are kept: they are why the server did not start. */
+static const char *const foreign_lines[] = {
+        "^\\[gauntlet: ",
+        "^srun: ",
+        "^slurmstepd(-[^ :]*)?: error: \\*\\*\\* ",
+        NULL,
+};
+
 static const struct signature no_signatures[] = {{NULL, NULL, 0, NULL}};
 
 /* llama.cpp (llama-server): texts seen from the build in ../shared/engines, kept in
@@ -243,6 +257,10 @@ const struct signature *profile_common_signatures(void) {
 
 const char *const *profile_wrapper_lines(void) {
         return wrapper_lines;
+}
+
+const char *const *profile_foreign_lines(void) {
+        return foreign_lines;
 }
 
 bool profile_is_default_value(const struct profile *p, const char *value) {

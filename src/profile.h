@@ -65,6 +65,9 @@ const struct signature *profile_common_signatures(void);
  * failed (llama.cpp "failed to create context", vLLM "Engine core initialization failed").
  * Never the evidence when no signature matched; ends with NULL. */
 const char *const *profile_wrapper_lines(void);
+/* EREs of the lines in a server's log that are not the server's (gauntlet's notes, a
+ * launcher's such as Slurm's srun): never evidence. */
+const char *const *profile_foreign_lines(void);
 /* Whether an axis value name means the engine's default ("auto", "default", ...). */
 bool profile_is_default_value(const struct profile *p, const char *value);
 

@@ -193,6 +193,15 @@ static int probe_start(struct server *s) {
         return 0;
 }
 
+/* Whether a variable of gauntlet's environment is one the launcher keeps from its client. */
+static bool dropped(const struct server_spec *spec, const char *e, size_t klen) {
+        const char *const *d = spec->launcher ? spec->launcher->ops->drop_env : NULL;
+        for (; d && *d; d++)
+                if (strlen(*d) == klen && strncmp(*d, e, klen) == 0)
+                        return true;
+        return false;
+}
+
 /* gauntlet's environment, then the cell's, then the token; later entries win. */
 static char **build_env(const struct server_spec *spec) {
         char **env = NULL;
@@ -203,6 +212,8 @@ static char **build_env(const struct server_spec *spec) {
                         size_t klen = eq ? (size_t)(eq - *e) : strlen(*e);
                         if (strncmp(*e, PROCS_TOKEN_VAR "=", strlen(PROCS_TOKEN_VAR) + 1) == 0)
                                 continue; /* never inherit a token from an outer run */
+                        if (l == 0 && dropped(spec, *e, klen))
+                                continue; /* not for the launcher's client */
                         size_t n = strv_length(env);
                         size_t i;
                         for (i = 0; i < n; i++)
@@ -230,6 +241,7 @@ oom:
 int server_start(struct loop *l, const struct server_spec *spec, struct server **ret) {
         int r;
         _cleanup_strv_free_ char **env = NULL;
+        _cleanup_strv_free_ char **client = NULL;
 
         if (!spec->argv || !spec->argv[0] || (spec->cgroups && !spec->token))
                 return -EINVAL;
@@ -248,9 +260,18 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
         s->health_url = strdup(spec->health_url ? spec->health_url : "");
         s->token = spec->token ? strdup(spec->token) : NULL;
         s->straggler_grace = spec->straggler_grace;
-        if (!s->health_url || (spec->token && !s->token)) {
+        s->placed = !spec->launcher;
+        s->port = spec->port;
+        s->health_path = strdup(spec->health_path ? spec->health_path : "/health");
+        if (!s->health_url || !s->health_path || (spec->token && !s->token)) {
                 r = -ENOMEM;
                 goto fail;
+        }
+        if (spec->launcher) {
+                /* the launcher's client is what runs here, the server inside it */
+                if ((r = spec->launcher->ops->prepare(spec->launcher->config, spec, &client, &s->launcher_state)) < 0)
+                        goto fail;
+                s->launcher = spec->launcher;
         }
         if (spec->ready_line) {
                 if (regcomp(&s->ready_re, spec->ready_line, REG_EXTENDED | REG_NOSUB) != 0) {
@@ -275,8 +296,8 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
          * the signals gauntlet blocks (and SIGPIPE) at their defaults; stdin from
          * /dev/null, stdout and stderr on one pipe, the log's. */
         struct spawn_options so = {
-                .path = spec->path,
-                .argv = spec->argv,
+                .path = client ? NULL : spec->path,
+                .argv = client ? client : spec->argv,
                 .env = env,
                 .workdir = spec->workdir,
                 .group = SPAWN_GROUP_NEW_SESSION,
@@ -324,7 +345,75 @@ fail:
         return r;
 }
 
+enum server_event server_wait_placed(struct server *s) {
+        for (;;) {
+                collect_exit(s);
+                if (s->exited)
+                        return SERVER_DIED;
+                if (s->placed)
+                        return SERVER_READY;
+                if (now_usec() < s->next_place) {
+                        if (loop_iterate(s->loop, s->next_place) == -EINTR)
+                                return SERVER_SIGNAL;
+                        continue;
+                }
+                usec_t next = 0;
+                char *host = NULL, *note = NULL;
+                int r = s->launcher->ops->place(s->launcher_state, s->loop, &next, &host, &note);
+                if (note) {
+                        server_log_note(s, note);
+                        free(note);
+                }
+                if (r == 1) {
+                        char *url = strchr(host, ':') ? strdup_printf("http://[%s]:%d", host, s->port)
+                                                      : strdup_printf("http://%s:%d", host, s->port);
+                        char *health = url ? strdup_printf("%s%s", url, s->health_path) : NULL;
+                        free(host);
+                        if (!health) {
+                                free(url);
+                                return SERVER_DEADLINE; /* out of memory: the launcher's outcome */
+                        }
+                        free(s->base_url);
+                        free(s->health_url);
+                        s->base_url = url;
+                        s->health_url = health;
+                        s->placed = true;
+                        s->started = now_usec(); /* the startup timeout counts from here */
+                        s->next_probe = s->started;
+                        continue;
+                }
+                free(host);
+                if (r == -EINTR)
+                        return SERVER_SIGNAL;
+                if (r < 0)
+                        return SERVER_DEADLINE;
+                s->next_place = next;
+        }
+}
+
+const char *server_base_url(const struct server *s) {
+        return s->base_url;
+}
+
+int server_launcher_outcome(struct server *s, struct server_outcome *ret) {
+        collect_exit(s);
+        if (!s->launcher || (s->placed && !s->exited))
+                return 0; /* a server that runs where it was placed: nothing for the launcher to say */
+        return s->launcher->ops->outcome(s->launcher_state, s->loop, &s->exit_code, &s->exit_signal, ret);
+}
+
+void server_log_note(struct server *s, const char *text) {
+        _cleanup_free_ char *line = strdup_printf("%s[gauntlet: %s]\n", s->line.len ? "\n" : "", text);
+        if (line)
+                log_write(s, line, strlen(line));
+}
+
 enum server_event server_wait_ready(struct server *s, usec_t deadline) {
+        if (!s->placed) {
+                enum server_event ev = server_wait_placed(s);
+                if (ev != SERVER_READY)
+                        return ev;
+        }
         for (;;) {
                 collect_exit(s);
                 if (s->exited)
@@ -369,6 +458,8 @@ int server_stop(struct server *s, usec_t grace, usec_t deadline, size_t *ret_kil
                 loop_remove_transfer(s->loop, s->probe);
                 s->probe_in_flight = false;
         }
+        /* Where it runs first (the client may exit with it), then what runs here. */
+        int rl = s->launcher ? s->launcher->ops->stop(s->launcher_state, s, grace, deadline) : 0;
         collect_exit(s);
         struct procs_query q = {
                 .cgroup = s->cgroup,
@@ -396,7 +487,7 @@ int server_stop(struct server *s, usec_t grace, usec_t deadline, size_t *ret_kil
                 pidfd_send_signal(s->pidfd, SIGKILL, NULL, 0);
         }
         server_drain_log(s, MIN(deadline, now_usec() + USEC_PER_SEC));
-        return r;
+        return r < 0 ? r : rl;
 }
 
 void server_free(struct server *s) {
@@ -430,7 +521,11 @@ void server_free(struct server *s) {
                 regfree(&s->ready_re);
         buf_release(&s->line);
         buf_release(&s->probe_body);
+        if (s->launcher && s->launcher_state)
+                s->launcher->ops->free_state(s->launcher_state);
         free(s->health_url);
+        free(s->health_path);
+        free(s->base_url);
         free(s->token);
         free(s);
 }

@@ -17,6 +17,7 @@
 #include "loop.h"
 #include "profile.h"
 #include "util.h"
+#include "verdict.h"
 
 /* A log bigger than this is cut: the rest is drained and counted, not written. */
 #define SUPERVISE_MAX_LOG ((size_t)512 << 20)
@@ -29,6 +30,53 @@
 #define SUPERVISE_PROBE_MIN (10 * USEC_PER_MSEC)
 #define SUPERVISE_PROBE_INTERVAL (200 * USEC_PER_MSEC)
 #define SUPERVISE_PROBE_SHARE 64
+
+struct server;
+struct server_spec;
+
+/* What a launcher's scheduler decided about a server (a Slurm job's time limit, its node
+ * failing): the attempt's verdict, instead of a diagnosis of the log. */
+struct server_outcome {
+        enum verdict verdict;
+        const char *cause;          /* static */
+        char *evidence;             /* the caller frees */
+};
+
+/* A launcher runs the server somewhere other than here (docs/slurm.md). gauntlet then
+ * spawns the launcher's client (srun) in the server's place: with the server's environment,
+ * session, log pipe and token, so that the client's exit stands for the server's end and
+ * its output is the server's log. The hooks say what only the launcher knows. A server
+ * without a launcher (the usual case) is spawned here and is placed from the start. */
+struct server_launcher_ops {
+        /* The argv to spawn for spec (the server's own argv goes inside it, its program
+         * first), and a state for this one server (freed with free_state). */
+        int (*prepare)(const void *config, const struct server_spec *spec, char ***ret_argv, void **ret_state);
+        /* Where the server runs. 1: placed; *ret_host is the address gauntlet talks to
+         * (callee allocates). 0: not yet; ask again at *ret_next. -ETIME: it waited longer
+         * than the launcher allows (server_outcome says why); -EINTR: a signal came. Either
+         * way *ret_note may be a line for the log (callee allocates). */
+        int (*place)(void *state, struct loop *l, usec_t *ret_next, char **ret_host, char **ret_note);
+        /* Before the client is ended: ends the server where it runs (SIGTERM, up to grace for
+         * the client to exit, then for good) and waits until nothing of it is left there.
+         * 0, or -ETIME when it could not be confirmed by deadline. */
+        int (*stop)(void *state, struct server *s, usec_t grace, usec_t deadline);
+        /* After the client exited by itself, or placing gave up: 1 and *ret when the
+         * launcher decided the outcome; 0 when the server ended on its own, with *exit_code
+         * and *exit_signal set to the server's own status where the launcher knows it. */
+        int (*outcome)(void *state, struct loop *l, int *exit_code, int *exit_signal, struct server_outcome *ret);
+        void (*free_state)(void *state);
+        /* What a killed earlier run left: ends the server of the attempt whose token is
+         * given, where it runs. Returns how many were found (>= 0) or a negative errno. */
+        int (*cleanup)(const void *config, struct loop *l, const char *token, usec_t grace, usec_t deadline);
+        /* Variables of gauntlet's own environment the client must not get; NULL-ended. */
+        const char *const *drop_env;
+};
+
+/* Given in a server_spec, it must outlive the server (server_free). */
+struct server_launcher {
+        const struct server_launcher_ops *ops;
+        const void *config;         /* the launcher's settings, outliving every server */
+};
 
 struct server_spec {
         char *const *argv;          /* resolved argv; argv[0] is looked up in PATH */
@@ -47,6 +95,12 @@ struct server_spec {
         const struct cgroup_base *cgroups; /* the server is born in a cgroup of its own,
                                        "gauntlet-<token>" under this (token required);
                                        NULL: its processes are found through /proc */
+        /* With a launcher only: health_url is ignored until the server is placed; then it
+         * is http://HOST:port + health_path, HOST the place's (server_base_url). */
+        const struct server_launcher *launcher;
+        int port;
+        const char *health_path;
+        const char *name;           /* what the launcher names the job after (the cell id) */
 };
 
 struct server {
@@ -81,6 +135,14 @@ struct server {
         char *token;
         usec_t straggler_grace;     /* from the spec */
         struct cgroup *cgroup;      /* its own cgroup, or NULL; removed by server_stop */
+        /* launcher */
+        const struct server_launcher *launcher; /* NULL: spawned here */
+        void *launcher_state;
+        bool placed;                /* it runs somewhere gauntlet can reach; always with no launcher */
+        usec_t next_place;
+        int port;
+        char *health_path;
+        char *base_url;             /* with a launcher, once placed: http://HOST:PORT */
 };
 
 /* Spawns the server. On failure nothing is left running and *ret is untouched; -ENOENT
@@ -89,8 +151,29 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
 
 enum server_event { SERVER_READY, SERVER_DIED, SERVER_DEADLINE, SERVER_SIGNAL };
 
-/* Waits as events until the server is ready, dies, `deadline` passes or a signal arrives. */
+/* With a launcher: waits until the server was placed (SERVER_READY; s->started is then the
+ * time it was, so the startup timeout counts from there), the client died, the launcher
+ * gave up (SERVER_DEADLINE: server_launcher_outcome says why) or a signal came. At once
+ * SERVER_READY for a server spawned here. */
+enum server_event server_wait_placed(struct server *s);
+
+/* Waits as events until the server is ready, dies, `deadline` passes or a signal arrives
+ * (first until it is placed, see server_wait_placed). */
 enum server_event server_wait_ready(struct server *s, usec_t deadline);
+
+/* With a launcher, once placed: "http://HOST:PORT", where the server is reached. NULL
+ * otherwise: the caller's own address stands. */
+const char *server_base_url(const struct server *s);
+
+/* After the server died or placing gave up: 1 and *ret when the launcher decided the
+ * outcome (caller frees ret->evidence); 0 otherwise (always for a server spawned here, and
+ * for one still running where it was placed),
+ * with s->exit_code/exit_signal the server's own where the launcher knows better than
+ * its client's status. Negative errno when out of memory. */
+int server_launcher_outcome(struct server *s, struct server_outcome *ret);
+
+/* Writes a note of gauntlet's ("[gauntlet: ...]") as a line of its own into the log. */
+void server_log_note(struct server *s, const char *text);
 
 /* Gives the loop a turn of at most `until`: used while checks or benchmarks run, so that
  * death and log lines are seen. Collects the exit status if the server died. */

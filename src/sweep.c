@@ -15,6 +15,7 @@
 #include "infer.h"
 #include "metrics.h"
 #include "procs.h"
+#include "slurm.h"
 #include "supervise.h"
 
 /* Beyond the SIGTERM grace, how long SIGKILL may take to be confirmed. */
@@ -48,11 +49,26 @@ static bool server_died(void *userdata) {
         return !server_alive(userdata);
 }
 
+/* What a launcher's scheduler decided (a Slurm job's time limit, its node): 1 when that
+ * is the verdict, 0 when the log decides. */
+static int settle_launcher(struct server *s, struct attempt *a) {
+        struct server_outcome o;
+        int r = server_launcher_outcome(s, &o);
+        if (r <= 0)
+                return r;
+        r = attempt_set_verdict(a, o.verdict, o.cause, o.evidence);
+        free(o.evidence);
+        return r < 0 ? r : 1;
+}
+
 /* The server died (or was found dead): drain its log and diagnose. */
 static int settle_death(struct server *s, const char *log_path, const struct profile *p, struct attempt *a) {
         server_drain_log(s, now_usec() + DRAIN_TIME);
+        int r = settle_launcher(s, a);
+        if (r != 0)
+                return r < 0 ? r : 0;
         struct diagnosis d;
-        int r = diagnose_exit(log_path, p, s->exit_code, s->exit_signal, &d);
+        r = diagnose_exit(log_path, p, s->exit_code, s->exit_signal, &d);
         if (r < 0)
                 return r;
         r = attempt_set_verdict(a, d.verdict, d.cause, d.evidence);
@@ -110,9 +126,19 @@ struct cell_run {
         int launch;           /* 1, then 2... when the port was lost (PORT_TRIES) */
 };
 
-/* Where the matrix's servers listen (and gauntlet talks to them). */
+/* Where the matrix's servers listen (and, run here, where gauntlet talks to them). A
+ * Slurm job's server listens on every address of its node unless `host:` says otherwise. */
 static const char *matrix_host(const struct matrix *m) {
+        if (m->launcher == LAUNCHER_SLURM && !m->line_host)
+                return "0.0.0.0";
         return m->host ? m->host : "127.0.0.1";
+}
+
+const struct server_launcher *sweep_launcher(const struct matrix *m, struct server_launcher *buf) {
+        if (m->launcher != LAUNCHER_SLURM)
+                return NULL;
+        slurm_launcher(&m->slurm, buf);
+        return buf;
 }
 
 /* How many times a cell is launched when the port gauntlet picked turns out to be taken
@@ -122,12 +148,13 @@ static const char *matrix_host(const struct matrix *m) {
 /* Whether a crash is the port's fault rather than the configuration's: the log says the
  * address was in use, or the server died before it was ready and its port is now held
  * by something else. Only asked when gauntlet picked the port. */
-static bool lost_port(const struct attempt *a, const char *host) {
+static bool lost_port(const struct attempt *a, const struct matrix *m) {
         if (a->verdict != VERDICT_CRASH)
                 return false;
         if (streq_ptr(a->cause, "port"))
                 return true;
-        return a->ready_after == 0 && supervise_port_taken(host, a->port) == 1;
+        /* a server on another node: this machine's ports say nothing of its */
+        return m->launcher == LAUNCHER_LOCAL && a->ready_after == 0 && supervise_port_taken(matrix_host(m), a->port) == 1;
 }
 
 static void phase(struct cell_run *cr, enum phase p) {
@@ -433,7 +460,7 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                 return r;
         /* A fixed port that something else already listens on would have the readiness
          * probe and the checks talk to that other server: stop before the launch. */
-        if (m->port && (r = supervise_port_taken(host, port)) != 0) {
+        if (m->port && m->launcher == LAUNCHER_LOCAL && (r = supervise_port_taken(host, port)) != 0) {
                 cr->port_taken = r > 0;
                 return r > 0 ? -EADDRINUSE : r;
         }
@@ -465,6 +492,7 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
         if (!env)
                 return -ENOMEM;
         _cleanup_free_ char *program = sweep_program(m, argv[0]);
+        struct server_launcher launcher;
         struct server_spec spec = {
                 .path = program,
                 .argv = argv,
@@ -477,6 +505,10 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                 .ready_line = m->profile->ready_line,
                 .straggler_grace = m->straggler_timeout,
                 .cgroups = cr->o->cgroups,
+                .launcher = sweep_launcher(m, &launcher),
+                .port = port,
+                .health_path = m->profile->health_path,
+                .name = cr->cell->id,
         };
 
         /* Where GPU memory stands before the launch: the next cell starts only once it is
@@ -508,16 +540,25 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                 return r;
         }
 
+        /* A launcher's server first waits for its place (a Slurm job in the queue): part of
+         * the launch; the startup timeout counts from there. */
+        enum server_event ev = server_wait_placed(s);
+        a->phase[PHASE_LAUNCH] = now_usec() - t0;
+        const char *at = server_base_url(s) ? server_base_url(s) : url; /* where it answers */
         phase(cr, PHASE_READY);
         usec_t t1 = now_usec();
-        enum server_event ev = server_wait_ready(s, s->started + m->startup_timeout);
+        if (ev == SERVER_READY)
+                ev = server_wait_ready(s, s->started + m->startup_timeout);
         a->phase[PHASE_READY] = now_usec() - t1;
         switch (ev) {
         case SERVER_DIED:
                 r = settle_death(s, a->log_path, m->profile, a);
                 break;
         case SERVER_DEADLINE:
-                r = settle_deadline(a->log_path, m->profile, m->startup_timeout, a);
+                /* not placed in time: the launcher says why; not ready in time: the log */
+                if ((r = settle_launcher(s, a)) == 0)
+                        r = settle_deadline(a->log_path, m->profile, m->startup_timeout, a);
+                r = r < 0 ? r : 0;
                 break;
         case SERVER_SIGNAL:
                 cr->interrupted = true;
@@ -527,7 +568,7 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                 a->ready_after = s->ready_at - s->started;
                 phase(cr, PHASE_CHECKS);
                 usec_t t2 = now_usec();
-                r = run_checks(cr, s, url);
+                r = run_checks(cr, s, at);
                 a->phase[PHASE_CHECKS] = now_usec() - t2;
                 /* A signal that came while the checks waited for a death was consumed by
                  * that wait; loop_signal() still has it. */
@@ -536,7 +577,7 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                 if (r >= 0 && !cr->interrupted && a->verdict == VERDICT_PASS && m->has_eval) {
                         phase(cr, PHASE_EVAL);
                         usec_t te = now_usec();
-                        r = run_eval(cr, s, url);
+                        r = run_eval(cr, s, at);
                         a->phase[PHASE_EVAL] = now_usec() - te;
                         if (r >= 0 && !cr->interrupted && loop_signal(cr->loop))
                                 cr->interrupted = true;
@@ -544,7 +585,7 @@ static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) 
                 if (r >= 0 && !cr->interrupted && a->verdict == VERDICT_PASS && m->has_bench) {
                         phase(cr, PHASE_BENCH);
                         usec_t t3 = now_usec();
-                        r = run_bench(cr, s, url);
+                        r = run_bench(cr, s, at);
                         a->phase[PHASE_BENCH] = now_usec() - t3;
                 }
                 break;
@@ -648,6 +689,13 @@ int sweep_preflight(const struct matrix *m, char **ret_error) {
                 r = stat(m->workdir, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
         if (r < 0) {
                 err = strdup_printf("%s: workdir '%s' is not a folder: %s", at_wd, m->workdir, strerror(-r));
+        } else if (m->launcher == LAUNCHER_SLURM) {
+                /* The program and the host are the node's; here only srun must be there. */
+                _cleanup_free_ char *found = NULL, *at_l = key_at(m, m->line_launcher);
+                if ((r = find_on_path("srun", &found)) < 0)
+                        err = strdup_printf("%s: launcher slurm: cannot start 'srun': %s%s", at_l ? at_l : m->path,
+                                            r == -EACCES ? "not an executable file" : strerror(-r),
+                                            r == -ENOENT ? " (not on PATH)" : "");
         } else if (argv0) {
                 _cleanup_free_ char *found = sweep_program(m, argv0);
                 if (!found && strchr(argv0, '/')) {
@@ -668,7 +716,7 @@ int sweep_preflight(const struct matrix *m, char **ret_error) {
                                             r == -EACCES ? "not an executable file" : strerror(-r),
                                             r == -ENOENT && !strchr(argv0, '/') ? " (not on PATH)" : "");
         }
-        if (!r) {
+        if (!r && m->launcher == LAUNCHER_LOCAL) {
                 int port = 0;
                 r = supervise_free_port(matrix_host(m), 0, 1, &port);
                 if (r < 0)
@@ -682,7 +730,8 @@ int sweep_preflight(const struct matrix *m, char **ret_error) {
         return r;
 }
 
-int sweep_cleanup_orphans(struct loop *l, struct journal *j, usec_t grace) {
+int sweep_cleanup_orphans(struct loop *l, struct journal *j, const struct server_launcher *ln, usec_t grace,
+                          size_t *ret_jobs) {
         struct journal_orphan *o = NULL;
         size_t n = 0;
         int r = journal_orphans(j, &o, &n);
@@ -703,6 +752,17 @@ int sweep_cleanup_orphans(struct loop *l, struct journal *j, usec_t grace) {
                 pid_t root = 0;
                 if (o[i].pid > 0 && procs_starttime(o[i].pid, &start) == 0 && start == o[i].starttime)
                         root = o[i].pid;
+                /* A launcher's server first, where it runs (a Slurm job found by its name);
+                 * then its client here. */
+                if (ln && o[i].token) {
+                        int k = ln->ops->cleanup(ln->config, l, o[i].token, grace, now_usec() + grace + STOP_EXTRA);
+                        if (k < 0) {
+                                r = k;
+                                break;
+                        }
+                        if (ret_jobs)
+                                *ret_jobs += (size_t)k;
+                }
                 struct procs_query q = {.token = o[i].token, .root = root, .sid = root};
                 size_t killed = 0;
                 _cleanup_free_ pid_t *pids = NULL;
@@ -778,9 +838,14 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
         if (o->gpu && o->gpu->n_gpus > 0 && (r = gpu_sampler_start(l, o->gpu, 250 * USEC_PER_MSEC, &sampler)) < 0)
                 FAIL(r, "cannot sample GPU memory: %s", strerror(-r));
 
-        r = sweep_cleanup_orphans(l, j, m->stop_timeout);
+        struct server_launcher ln;
+        size_t jobs = 0;
+        r = sweep_cleanup_orphans(l, j, sweep_launcher(m, &ln), m->stop_timeout, &jobs);
         if (r < 0)
                 FAIL(r, "cannot stop what an earlier run left behind: %s", strerror(-r));
+        if (jobs > 0)
+                sweep_notice(cb, "cancelled %zu Slurm job%s left behind by an earlier run that was killed", jobs,
+                             jobs == 1 ? "" : "s");
         if (r > 0)
                 sweep_notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
                        r == 1 ? "" : "es");
@@ -890,7 +955,7 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                         r = run_cell(&cr, sweep_id, log_dir);
                         free(cr.model);
                         if (r < 0 || cr.interrupted || m->port || tries == PORT_TRIES ||
-                            !lost_port(&a, matrix_host(m)))
+                            !lost_port(&a, m))
                                 break;
                         /* Not the configuration's fault: the same cell again, on another port. */
                         _cleanup_free_ char *why =

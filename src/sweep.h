@@ -12,6 +12,7 @@
 #include "journal.h"
 #include "loop.h"
 #include "cells.h"
+#include "supervise.h"
 
 struct sweep_callbacks {
         /* A cell is about to launch (index is 0-based in the cell order). */
@@ -62,11 +63,16 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
               const struct sweep_callbacks *cb, struct sweep_summary *ret, char **ret_error);
 
 /* Stops what a killed earlier run left behind (attempts still 'running' in the journal):
- * SIGTERM, `grace`, then SIGKILL, to the attempt's cgroup when one is found by its name
- * (cgroup_find: made by a run that had cgroups, whether or not this one has), and to
- * every process found by its token or recorded pid. Returns how many processes were
- * ended, or a negative errno. */
-int sweep_cleanup_orphans(struct loop *l, struct journal *j, usec_t grace);
+ * with launcher ln (NULL: none), the server where it runs, found by its attempt's token
+ * (*ret_jobs, optional, counts the Slurm jobs cancelled); then SIGTERM, `grace`, SIGKILL,
+ * to the attempt's cgroup when one is found by its name (cgroup_find: made by a run that
+ * had cgroups, whether or not this one has), and to every process here found by its token
+ * or recorded pid. Returns how many processes were ended, or a negative errno. */
+int sweep_cleanup_orphans(struct loop *l, struct journal *j, const struct server_launcher *ln, usec_t grace,
+                          size_t *ret_jobs);
+
+/* The launcher of m's servers, filled into buf: NULL for servers spawned here. */
+const struct server_launcher *sweep_launcher(const struct matrix *m, struct server_launcher *buf);
 
 /* Hands a formatted notice to cb->notice, if there is one (the library never prints). */
 void sweep_notice(const struct sweep_callbacks *cb, const char *fmt, ...) _printf_(2, 3);

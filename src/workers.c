@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "buf.h"
+#include "cells.h"
 #include "spawn.h"
 
 struct worker {
@@ -30,10 +31,21 @@ static void on_worker_exit(struct loop *l, int fd, uint32_t revents, void *userd
         loop_unwatch_fd(l, fd);
 }
 
-/* The GPU sets the cells of m run on side by side; *ret_n < 2: not side by side. */
+/* The GPU sets the cells of m run on side by side; *ret_n < 2: not side by side. Slurm
+ * jobs take their GPUs from Slurm: then slurm.max_parallel slots (no more than there are
+ * cells), none restricted here. */
 static int plan_slots(const struct matrix *m, const struct gpu *g, struct gpu_slot **ret, size_t *ret_n) {
         *ret = NULL;
         *ret_n = 0;
+        if (m->launcher == LAUNCHER_SLURM) {
+                size_t n = MIN((size_t)m->slurm.max_parallel, cells_count(m));
+                if (n < 2)
+                        return 0;
+                if (!(*ret = calloc(n, sizeof(**ret))))
+                        return -ENOMEM;
+                *ret_n = n;
+                return 0;
+        }
         if (m->gpus_per_cell <= 0 || g->n_gpus < 2 * (size_t)m->gpus_per_cell)
                 return 0;
         const char **uuids = calloc(g->n_gpus, sizeof(char *));
@@ -104,13 +116,22 @@ int workers_run(struct loop *l, struct journal *j, const struct matrix *m, const
         }
         /* What a killed earlier run left is stopped once, here, before any worker starts;
          * failing that ends the run, as it ends sweep_run. */
-        r = sweep_cleanup_orphans(l, j, m->stop_timeout);
+        struct server_launcher ln;
+        size_t jobs = 0;
+        r = sweep_cleanup_orphans(l, j, sweep_launcher(m, &ln), m->stop_timeout, &jobs);
         if (r < 0)
                 FAIL(r, "cannot stop what an earlier run left behind: %s", strerror(-r));
+        if (jobs > 0)
+                sweep_notice(cb, "cancelled %zu Slurm job%s left behind by an earlier run that was killed", jobs,
+                             jobs == 1 ? "" : "s");
         if (r > 0)
                 sweep_notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
                        r == 1 ? "" : "es");
-        sweep_notice(cb, "%zu cells side by side, %d GPU%s each", n, m->gpus_per_cell, m->gpus_per_cell == 1 ? "" : "s");
+        if (m->launcher == LAUNCHER_SLURM)
+                sweep_notice(cb, "%zu cells side by side, each a Slurm job", n);
+        else
+                sweep_notice(cb, "%zu cells side by side, %d GPU%s each", n, m->gpus_per_cell,
+                             m->gpus_per_cell == 1 ? "" : "s");
         w = calloc(n, sizeof(*w));
         if (!w)
                 FAIL(-ENOMEM, "cannot start the workers: %s", strerror(ENOMEM));

@@ -26,8 +26,9 @@
 struct workers_slot {
         size_t slot, n_slots;       /* its cells: those whose index i has i % n_slots == slot */
         pid_t parent;               /* the process that starts it */
-        const char *gpus;           /* its GPUs as NVML indices, "0,1": for workers_select_gpus */
-        const char *visible;        /* CUDA_VISIBLE_DEVICES for its servers */
+        const char *gpus;           /* its GPUs as NVML indices, "0,1": for workers_select_gpus;
+                                       "" for Slurm jobs (Slurm gives them their GPUs) */
+        const char *visible;        /* CUDA_VISIBLE_DEVICES for its servers; NULL for Slurm jobs */
 };
 
 /* Builds the argv of worker ws into *ret_argv (a strv the callee allocates and the caller
@@ -43,7 +44,8 @@ struct workers_result {
 };
 
 /* Runs the sweep of m in workers when the host has room for two or more of its cells at
- * once; otherwise starts nothing (ret->slots 0; a matrix that fixes its port never runs
+ * once, or, with the Slurm launcher, when slurm.max_parallel and the cells allow two or more
+ * jobs at once; otherwise starts nothing (ret->slots 0; a matrix that fixes its port never runs
  * side by side, and a notice says so). Workers get SIGINT/SIGTERM/SIGHUP at their defaults,
  * this process's session and stdio. *ret is always filled.
  * Returns 0 (nothing started, or every worker succeeded), -EINTR when a worker was

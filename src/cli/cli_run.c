@@ -20,7 +20,8 @@
 #include "workers.h"
 
 static void usage(FILE *f) {
-        fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun] [--wait] [--no-infer]\n\n"
+        fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun] [--wait] [--no-infer]\n"
+              "                    [--launcher local|slurm]\n\n"
               "Launches every cell of the matrix under supervision, checks its answers,\n"
               "benchmarks the cells that answer right and records everything in the journal.\n"
               "Running it again on the same journal skips settled cells and retries the one a\n"
@@ -29,6 +30,8 @@ static void usage(FILE *f) {
               "  --rerun          run settled cells again\n"
               "  --wait           if another run holds the journal, wait for it to end\n"
               "  --no-infer       also run the cells an architecture crash already decided\n"
+              "  --launcher L     where servers run: local (here), or slurm (each cell a Slurm\n"
+              "                   job, the matrix's slurm: settings; docs/slurm.md)\n"
               "  --help           this text\n\n"
               "exit status: 0 a cell passed, 1 none passed, 2 usage or matrix error,\n"
               "130 interrupted\n",
@@ -378,6 +381,7 @@ struct worker {
 struct worker_args {
         const char *matrix_path, *journal_path;
         bool rerun, no_infer;
+        enum launcher_kind launcher;
 };
 
 /* A worker's command line: this program's `run` on the same matrix and journal, with the
@@ -388,10 +392,13 @@ static int worker_argv(void *userdata, const struct workers_slot *ws, char ***re
         if (!which)
                 return -ENOMEM;
         char *argv[] = {"/proc/self/exe", "run", (char *)a->matrix_path, "--journal", (char *)a->journal_path,
-                        "--worker", which, "--worker-gpus", (char *)ws->gpus,
-                        "--worker-visible", (char *)ws->visible, NULL};
+                        "--worker", which, "--launcher", a->launcher == LAUNCHER_SLURM ? "slurm" : "local", NULL};
         char **v = strv_copy(argv);
-        if (!v || (a->rerun && strv_push(&v, "--rerun") < 0) || (a->no_infer && strv_push(&v, "--no-infer") < 0)) {
+        /* GPUs only for a worker of its own GPU set: Slurm gives its jobs theirs */
+        bool gpus = ws->gpus && *ws->gpus, visible = ws->visible != NULL;
+        if (!v || (gpus && (strv_push(&v, "--worker-gpus") < 0 || strv_push(&v, ws->gpus) < 0)) ||
+            (visible && (strv_push(&v, "--worker-visible") < 0 || strv_push(&v, ws->visible) < 0)) ||
+            (a->rerun && strv_push(&v, "--rerun") < 0) || (a->no_infer && strv_push(&v, "--no-infer") < 0)) {
                 strv_free(v);
                 return -ENOMEM;
         }
@@ -415,6 +422,7 @@ int cli_run(int argc, char **argv) {
                 {"rerun", no_argument, NULL, 'r'},
                 {"wait", no_argument, NULL, 'w'},
                 {"no-infer", no_argument, NULL, 'I'},
+                {"launcher", required_argument, NULL, 'L'},
                 {"help", no_argument, NULL, 'h'},
                 {"worker", required_argument, NULL, 'W'},
                 {"worker-gpus", required_argument, NULL, 'G'},
@@ -423,6 +431,7 @@ int cli_run(int argc, char **argv) {
         };
         const char *journal_path = NULL;
         bool rerun = false, wait_lock = false, no_infer = false;
+        const char *launcher = NULL;
         struct worker w = {0};
         int c;
         opterr = 0;
@@ -439,6 +448,11 @@ int cli_run(int argc, char **argv) {
                         break;
                 case 'I':
                         no_infer = true;
+                        break;
+                case 'L':
+                        if (strcmp(optarg, "local") != 0 && strcmp(optarg, "slurm") != 0)
+                                return cli_usage_error("run", "unknown launcher '%s' (local or slurm)", optarg);
+                        launcher = optarg;
                         break;
                 case 'W':
                         if (sscanf(optarg, "%zu/%zu/%d", &w.slot, &w.n_slots, &w.parent) != 3 || w.n_slots < 2 ||
@@ -474,6 +488,11 @@ int cli_run(int argc, char **argv) {
                 cli_error("%s", error ? error : strerror(-r));
                 return EXIT_USAGE;
         }
+        if (launcher) {
+                m->launcher = strcmp(launcher, "slurm") == 0 ? LAUNCHER_SLURM : LAUNCHER_LOCAL;
+                m->line_launcher = 0; /* the command line's, not the file's */
+        }
+        bool slurm = m->launcher == LAUNCHER_SLURM;
         _cleanup_free_ char *jpath = journal_path ? strdup(journal_path) : default_journal(matrix_path);
         _cleanup_free_ char *log_root = jpath ? log_root_for(jpath) : NULL;
         if (!jpath || !log_root) {
@@ -569,18 +588,21 @@ int cli_run(int argc, char **argv) {
                 cli_error("cannot look for GPUs: %s", strerror(-r));
                 return EXIT_USAGE;
         }
-        if (w.active && (r = workers_select_gpus(gpu, w.gpus)) < 0) {
+        if (w.active && w.gpus && (r = workers_select_gpus(gpu, w.gpus)) < 0) {
                 cli_error("invalid --worker-gpus '%s': %s", w.gpus ? w.gpus : "", strerror(-r));
                 return EXIT_USAGE;
         }
         json_t *host = NULL;
         _cleanup_free_ char *host_json = NULL;
         if (host_fingerprint_gpu(loop, m->profile, gpu, &host) >= 0) {
+                /* this machine's, not the nodes' the cells ran on */
+                if (slurm)
+                        json_object_set_new(host, "launcher", json_string("slurm"));
                 host_json = json_dumps(host, JSON_COMPACT);
                 json_decref(host);
         }
-        if (w.active)
-                ; /* the parent said it */
+        if (w.active || slurm)
+                ; /* the parent said it; a Slurm job's GPUs are its node's */
         else if (gpu->n_gpus == 0) {
                 /* said once, and only where it matters: CPU engines run fine without one */
                 if (m->profile->needs_gpu)
@@ -602,7 +624,7 @@ int cli_run(int argc, char **argv) {
                                   .rerun = rerun,
                                   .no_infer = no_infer,
                                   .host_json = host_json ? host_json : "{}",
-                                  .gpu = gpu,
+                                  .gpu = slurm ? NULL : gpu, /* no memory wait for GPUs elsewhere */
                                   .slot = w.slot,
                                   .n_slots = w.active ? w.n_slots : 0,
                                   .extra_env = visible_env ? extra_env : NULL,
@@ -620,7 +642,8 @@ int cli_run(int argc, char **argv) {
                 strv_free(p.passing);
                 return EXIT_USAGE;
         }
-        struct worker_args wa = {.matrix_path = matrix_path, .journal_path = jpath, .rerun = rerun, .no_infer = no_infer};
+        struct worker_args wa = {.matrix_path = matrix_path, .journal_path = jpath, .rerun = rerun, .no_infer = no_infer,
+                                 .launcher = m->launcher};
         struct workers_result wr = {0};
         r = w.active ? 0 : workers_run(loop, j, m, gpu, worker_argv, &wa, &cb, &wr, &sweep_error);
         if (r == 0 && wr.slots == 0)

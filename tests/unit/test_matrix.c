@@ -540,6 +540,7 @@ static void test_examples(void **state) {
                 {"examples/vllm.yaml", "vllm", 7, 0, 4},
                 {"examples/llamacpp.yaml", "llama.cpp", 27, 0, 0},
                 {"examples/generic.yaml", "generic", 4, 0, 2},
+                {"examples/sglang-slurm.yaml", "sglang", 16, 1, 0},
         };
         for (size_t i = 0; i < ELEMENTSOF(ex); i++) {
                 _cleanup_matrix_ struct matrix *m = load_ok(ex[i].file);
@@ -560,7 +561,11 @@ static void test_examples(void **state) {
         assert_true(v->checks[2].require_reasoning);
         assert_int_equal(v->bench.duration, 60 * USEC_PER_SEC);
         assert_int_equal(v->bench.requests, 0);
-        _cleanup_matrix_ struct matrix *l = load_ok("examples/llamacpp.yaml");
+        _cleanup_matrix_ struct matrix *sl = load_ok("examples/sglang-slurm.yaml");
+        assert_int_equal(sl->launcher, LAUNCHER_SLURM);
+        assert_int_equal(sl->slurm.gpus_per_cell, 8); /* from --tp 8 */
+        assert_string_equal(sl->slurm.time, "1:00:00");
+                _cleanup_matrix_ struct matrix *l = load_ok("examples/llamacpp.yaml");
         assert_string_equal(l->axes[0].values[1].args[1], "on"); /* not "true" */
 }
 
