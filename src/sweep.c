@@ -177,6 +177,26 @@ static int matrix_suite(const struct matrix *m, struct check_spec **ret, size_t 
         return 0;
 }
 
+/* After a batch of requests (the checks, the eval) that ended with r: a connection
+ * refused, reset or cut is garbage from a live server but the first sign of a dying one
+ * (the socket closes a moment before the process is gone), so it waits for a death; a dead
+ * server is a crash whatever the answers were, and a failure of gauntlet's own an error.
+ * Returns 1 when the answers are the server's to judge, else what settling the attempt
+ * gave. */
+static int settle_after_requests(struct cell_run *cr, struct server *s, int r, const struct check_result *results,
+                                 size_t n) {
+        bool transport = false;
+        for (size_t i = 0; results && i < n; i++)
+                transport |= results[i].transport_error;
+        if (r == 0 && transport)
+                server_wait_exit(s, now_usec() + DEATH_GRACE);
+        if (r == -ECANCELED || !server_alive(s))
+                return settle_death(s, cr->a->log_path, cr->m->profile, cr->a);
+        if (r < 0)
+                return attempt_set_verdict(cr->a, VERDICT_ERROR, NULL, strerror(-r));
+        return 1;
+}
+
 static int run_checks(struct cell_run *cr, struct server *s, const char *url) {
         const struct matrix *m = cr->m;
         struct check_spec *suite, *owned;
@@ -203,17 +223,8 @@ static int run_checks(struct cell_run *cr, struct server *s, const char *url) {
                 cr->interrupted = true;
                 return 0;
         }
-        /* A connection refused, reset or cut is garbage from a live server but the first
-         * sign of a dying one: the socket closes a moment before the process is gone. */
-        bool transport = false;
-        for (size_t i = 0; i < n; i++)
-                transport |= results[i].transport_error;
-        if (r == 0 && transport)
-                server_wait_exit(s, now_usec() + DEATH_GRACE);
-        if (r == -ECANCELED || !server_alive(s))
-                return settle_death(s, cr->a->log_path, m->profile, cr->a);
-        if (r < 0)
-                return attempt_set_verdict(cr->a, VERDICT_ERROR, NULL, strerror(-r));
+        if ((rs = settle_after_requests(cr, s, r, results, n)) != 1)
+                return rs;
         const char *cause = NULL, *evidence = NULL;
         enum verdict v = checks_summarize(results, n, &cause, &evidence);
         return attempt_set_verdict(cr->a, v, v == VERDICT_PASS ? NULL : cause, v == VERDICT_PASS ? NULL : evidence);
@@ -243,15 +254,9 @@ static int run_eval(struct cell_run *cr, struct server *s, const char *url) {
                 cr->interrupted = true;
                 return 0;
         }
-        bool transport = false;
-        for (size_t i = 0; i < m->eval_set.n; i++)
-                transport |= results[i].transport_error;
-        if (r == 0 && transport)
-                server_wait_exit(s, now_usec() + DEATH_GRACE);
-        if (r == -ECANCELED || !server_alive(s))
-                return settle_death(s, cr->a->log_path, m->profile, cr->a);
-        if (r < 0)
-                return attempt_set_verdict(cr->a, VERDICT_ERROR, NULL, strerror(-r));
+        int rs = settle_after_requests(cr, s, r, results, m->eval_set.n);
+        if (rs != 1)
+                return rs;
         for (size_t i = 0; i < m->eval_set.n; i++)
                 if (results[i].verdict == VERDICT_TIMEOUT) {
                         _cleanup_free_ char *ev = strdup_printf("eval question %s: %s", results[i].name,
