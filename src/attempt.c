@@ -11,6 +11,7 @@ void attempt_release(struct attempt *a) {
         free(a->cause);
         free(a->evidence);
         free(a->log_path);
+        free(a->prediction);
         for (size_t i = 0; i < a->n_checks; i++)
                 check_result_release(&a->checks[i]);
         free(a->checks);

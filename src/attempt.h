@@ -37,6 +37,7 @@ struct attempt {
         json_t *bench;             /* array of per-concurrency objects (DESIGN.md shape), or NULL */
         json_t *bench_samples;     /* array of per-request sample objects, or NULL */
         uint64_t peak_gpu_mem_mib; /* 0 when unknown */
+        char *prediction;          /* skipped/pruned: the search's prediction, JSON; else NULL */
 };
 
 void attempt_init(struct attempt *a);

@@ -58,10 +58,20 @@ static bool pinned_by_spread(const struct infer_cell *cells, size_t n, size_t n_
         return true;
 }
 
+/* Whether a cell with A = x ran fine: then no kernel of x is missing, whatever crashed. */
+static bool served_with(const struct infer_cell *cells, size_t n, size_t axis, size_t x) {
+        for (size_t c = 0; c < n; c++)
+                if (cells[c].fine && cells[c].choice[axis] == x)
+                        return true;
+        return false;
+}
+
 int infer_decided(const struct infer_cell *cells, size_t n, size_t n_axes, size_t k, size_t *ret_axis,
                   size_t ret_by[static INFER_MAX_BY], size_t *ret_n_by) {
         for (size_t a = 0; a < n_axes; a++) {
                 size_t x = cells[k].choice[a];
+                if (served_with(cells, n, a, x))
+                        continue;
                 if (pinned_by_neighbour(cells, n, n_axes, a, x, ret_by, ret_n_by) ||
                     pinned_by_spread(cells, n, n_axes, a, x, ret_by, ret_n_by)) {
                         *ret_axis = a;

@@ -8,7 +8,8 @@
  *  (2) cells with A = x crashed with `arch` alongside at least two different values of
  *      every other axis.
  * A crash in a cell with two non-default values pins nothing by itself (either could be
- * to blame). docs/matrix.md "Inferred cells" states the rule.
+ * to blame), and nothing pins a value that some cell holding it ran fine with (its kernels
+ * are there: the crashes were another value's doing). docs/matrix.md "Inferred cells" states the rule.
  */
 #ifndef GAUNTLET_INFER_H
 #define GAUNTLET_INFER_H

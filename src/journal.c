@@ -249,6 +249,13 @@ static const char schema_v3[] =
         "  PRIMARY KEY (attempt_id, seq)\n"
         ");\n";
 
+/* Version 4 adds strategy: search (docs/search.md): its settings per sweep, and the
+ * prediction that kept a pruned cell from launching. Applied after schema_v3, for a new
+ * journal too. */
+static const char schema_v4[] =
+        "ALTER TABLE sweeps ADD COLUMN search TEXT;       -- JSON: the search's settings; NULL: another strategy\n"
+        "ALTER TABLE attempts ADD COLUMN prediction TEXT; -- JSON: the search's prediction for a pruned cell\n";
+
 static int upgrade(struct journal *j, int64_t from) {
         int r = 0;
         if (from < 2) {
@@ -263,6 +270,15 @@ static int upgrade(struct journal *j, int64_t from) {
                 r = exec(j, schema_v3);
                 if (r >= 0)
                         r = exec(j, "PRAGMA user_version=3");
+                if ((r = commit_or_rollback(j, r)) < 0)
+                        return r;
+        }
+        if (from < 4) {
+                if ((r = begin(j)) < 0)
+                        return r;
+                r = exec(j, schema_v4);
+                if (r >= 0)
+                        r = exec(j, "PRAGMA user_version=4");
                 if ((r = commit_or_rollback(j, r)) < 0)
                         return r;
         }
@@ -305,6 +321,8 @@ static int setup(struct journal *j, bool create) {
                 r = exec(j, schema);
                 if (r >= 0)
                         r = exec(j, schema_v3);
+                if (r >= 0)
+                        r = exec(j, schema_v4);
                 if (r >= 0) {
                         _cleanup_free_ char *pragmas =
                                 strdup_printf("PRAGMA application_id=%d; PRAGMA user_version=%d", JOURNAL_APPLICATION_ID,
@@ -738,14 +756,14 @@ static int settle_in_transaction(struct journal *j, const struct attempt *a) {
                          "UPDATE attempts SET state = 'settled', ended_wall = ?, verdict = ?, cause = ?, evidence = ?, "
                          "launch_us = ?, ready_us = ?, checks_us = ?, bench_us = ?, stop_us = ?, ready_after_us = ?, "
                          "exit_code = ?, exit_signal = ?, peak_gpu_mem_mib = ?, bench = ?, port = ?, log_path = ?, "
-                         "eval_us = ?, eval_set = ? WHERE id = ?",
+                         "eval_us = ?, eval_set = ?, prediction = ? WHERE id = ?",
                          &u)) < 0 ||
-            (r = journal_bind(j, u, "isssiiiiiiiiisisisi", (int64_t)now_wall_usec(), verdict_to_string(a->verdict), a->cause,
+            (r = journal_bind(j, u, "isssiiiiiiiiisisissi", (int64_t)now_wall_usec(), verdict_to_string(a->verdict), a->cause,
                           a->evidence, (int64_t)a->phase[PHASE_LAUNCH], (int64_t)a->phase[PHASE_READY],
                           (int64_t)a->phase[PHASE_CHECKS], (int64_t)a->phase[PHASE_BENCH],
                           (int64_t)a->phase[PHASE_STOP], (int64_t)a->ready_after, (int64_t)a->exit_code,
                           (int64_t)a->exit_signal, (int64_t)a->peak_gpu_mem_mib, bench, (int64_t)a->port, a->log_path,
-                          (int64_t)a->phase[PHASE_EVAL], eval_set, a->id)) < 0 ||
+                          (int64_t)a->phase[PHASE_EVAL], eval_set, a->prediction, a->id)) < 0 ||
             (r = step_done(j, u)) < 0)
                 return r;
         if ((r = journal_prepare(j,
@@ -884,6 +902,15 @@ int journal_set_sweep_eval(struct journal *j, int64_t sweep_id, const char *eval
         int r;
         if ((r = journal_prepare(j, "UPDATE sweeps SET eval = ? WHERE id = ?", &s)) < 0 ||
             (r = journal_bind(j, s, "si", eval_json, sweep_id)) < 0 || (r = step_done(j, s)) < 0)
+                return r;
+        return sqlite3_changes(j->db) > 0 ? 0 : -ENOENT;
+}
+
+int journal_set_sweep_search(struct journal *j, int64_t sweep_id, const char *search_json) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        if ((r = journal_prepare(j, "UPDATE sweeps SET search = ? WHERE id = ?", &s)) < 0 ||
+            (r = journal_bind(j, s, "si", search_json, sweep_id)) < 0 || (r = step_done(j, s)) < 0)
                 return r;
         return sqlite3_changes(j->db) > 0 ? 0 : -ENOENT;
 }

@@ -37,8 +37,9 @@
 
 /* PRAGMA user_version of the schema this code writes. Older journals are upgraded when
  * opened for writing (a read-only one is read as it is); newer ones are refused with
- * JOURNAL_ENEWER. Version 2 added the verdict overload, version 3 the eval (docs/journal.md). */
-#define JOURNAL_SCHEMA_VERSION 3
+ * JOURNAL_ENEWER. Version 2 added the verdict overload, version 3 the eval, version 4 the
+ * search's settings and predictions (docs/journal.md). */
+#define JOURNAL_SCHEMA_VERSION 4
 /* PRAGMA application_id: "GTLT". Marks the file as ours. */
 #define JOURNAL_APPLICATION_ID 0x47544c54
 
@@ -108,7 +109,7 @@ int journal_attempt_begin(struct journal *j, struct attempt *a);
  * alone, before the spawn: the cleanup then searches by the token only. */
 int journal_attempt_process(struct journal *j, int64_t attempt_id, int pid, uint64_t starttime, const char *token);
 /* Settles an attempt in ONE transaction: verdict, cause, evidence, phase durations,
- * ready_after, exit code/signal, peak memory, every check result, every eval answer (with
+ * ready_after, exit code/signal, peak memory, the search's prediction, every check result, every eval answer (with
  * its question's id, key and prompt), bench levels and raw bench samples; state 'settled'. -ENOENT if no such attempt, -ESTALE if it is no longer
  * 'running' (abandoned or settled already): nothing is written then. */
 int journal_attempt_settle(struct journal *j, const struct attempt *a);
@@ -137,6 +138,10 @@ int journal_schema_version(const struct journal *j);
 /* The eval's settings and reference for a sweep (JSON, eval.h's eval_settings_json), or
  * NULL for a sweep without eval. */
 int journal_set_sweep_eval(struct journal *j, int64_t sweep_id, const char *eval_json);
+
+/* The search's settings for a sweep of strategy: search (JSON, written by sweep.c, read by
+ * report_load.c: budget, the axes' flags, the cell it starts from). */
+int journal_set_sweep_search(struct journal *j, int64_t sweep_id, const char *search_json);
 
 /* How many sweeps the journal holds. */
 int journal_count_sweeps(struct journal *j, int64_t *ret);

@@ -20,7 +20,7 @@ static const char *const top_keys[] = {
         "engine", "model",    "command",  "args",   "env",     "host",      "port",
         "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "straggler_timeout", "memory_timeout", "gpus_per_cell", "axes",
         "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit", "eval", "reference",
-        "launcher", "slurm",
+        "launcher", "slurm", "budget",
         NULL,
 };
 
@@ -337,7 +337,7 @@ static int parse_strategy(struct ytree_ctx *c, const struct ynode *root, struct 
         int r;
         m->strategy = STRATEGY_GRID;
         if (v) {
-                static const char *const names[] = {"grid", "one-at-a-time", NULL};
+                static const char *const names[] = {"grid", "one-at-a-time", "search", NULL};
                 const char *s;
                 if ((r = y_scalar(c, v, "strategy", &s)) < 0)
                         return r;
@@ -345,8 +345,10 @@ static int parse_strategy(struct ytree_ctx *c, const struct ynode *root, struct 
                         m->strategy = STRATEGY_GRID;
                 else if (strcmp(s, "one-at-a-time") == 0)
                         m->strategy = STRATEGY_ONE_AT_A_TIME;
+                else if (strcmp(s, "search") == 0)
+                        m->strategy = STRATEGY_SEARCH;
                 else {
-                        _cleanup_free_ char *h = ytree_hint(s, names, 2);
+                        _cleanup_free_ char *h = ytree_hint(s, names, 3);
                         return ytree_fail(c, v->line, "unknown strategy '%s'%s", ytree_esc(c, s), h ? h : "");
                 }
         }
@@ -369,6 +371,25 @@ static int parse_strategy(struct ytree_ctx *c, const struct ynode *root, struct 
                         m->baseline[i] = (size_t)choice[i];
         } else if (m->strategy == STRATEGY_ONE_AT_A_TIME && m->n_axes > 0)
                 return ytree_fail(c, v->line, "strategy one-at-a-time needs a baseline naming a value of every axis");
+
+        const struct ynode *bu = y_get(root, "budget");
+        if (bu && !y_null(bu)) {
+                static const char *const keys[] = {"launches", "time", NULL};
+                if (m->strategy != STRATEGY_SEARCH)
+                        return ytree_fail(c, bu->line, "budget needs strategy: search");
+                if ((r = y_map(c, bu, "budget")) < 0 || (r = y_check_keys(c, bu, keys, "budget")) < 0)
+                        return r;
+                const struct ynode *k;
+                int launches = 0;
+                if ((k = y_get(bu, "launches")) && (r = y_int(c, k, "budget.launches", 1, MATRIX_MAX_CELLS, &launches)) < 0)
+                        return r;
+                m->budget_launches = (size_t)launches;
+                if ((k = y_get(bu, "time")) && (r = y_duration(c, k, "budget.time", &m->budget_time)) < 0)
+                        return r;
+                if (k && m->budget_time == 0)
+                        return ytree_fail(c, k->line, "budget.time must be more than 0");
+                m->line_budget = bu->line;
+        }
 
         const struct ynode *ex = y_get(root, "exclude");
         if (ex && !y_null(ex)) {

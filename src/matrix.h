@@ -50,7 +50,9 @@ struct axis {
         size_t n_values;
 };
 
-enum strategy { STRATEGY_GRID, STRATEGY_ONE_AT_A_TIME };
+/* grid: every cell; one-at-a-time: the baseline, then each axis varied alone; search: the
+ * next cell chosen from what has settled (search.h), within `budget:`. */
+enum strategy { STRATEGY_GRID, STRATEGY_ONE_AT_A_TIME, STRATEGY_SEARCH };
 
 enum emit_kind { EMIT_SYSTEMD = 1 << 0, EMIT_SCRIPT = 1 << 1 };
 
@@ -104,6 +106,11 @@ struct matrix {
         struct axis *axes;
         size_t n_axes;
         enum strategy strategy;
+        size_t budget_launches;       /* search: `budget.launches`, cells launched in all (this
+                                         journal's runs together); 0: none */
+        usec_t budget_time;           /* search: `budget.time`, the launched cells' time in all;
+                                         0: none */
+        unsigned line_budget;         /* of `budget:`; 0 when absent */
         size_t *baseline;             /* value index per axis; NULL when no `baseline:` was given
                                        * (always set for one-at-a-time with axes) */
         struct exclude_rule *excludes;

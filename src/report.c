@@ -49,8 +49,13 @@ void report_view_free(struct report_view *v) {
                         free(e->logprobs);
                 }
                 free(c->eval.answers);
+                json_decref(c->prediction);
         }
         free(v->cells);
+        strv_free(v->search.flags);
+        free(v->search.order);
+        free(v->search.best_so_far);
+        free(v->search.next_why);
         json_decref(v->eval.settings);
         free(v->eval.source);
         free(v->eval.named);
@@ -349,6 +354,13 @@ static bool top_score(const struct report_view *v, struct report_score *ret, boo
         }
         *ret_by_bench = by_bench;
         return have;
+}
+
+bool report_by_bench(const struct report_view *v) {
+        struct report_score top;
+        bool by_bench = false;
+        top_score(v, &top, &by_bench);
+        return by_bench;
 }
 
 size_t report_best_ties(const struct report_view *v, size_t *ret, size_t max) {

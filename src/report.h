@@ -82,6 +82,33 @@ struct report_cell {
         size_t n_checks;
         json_t *bench;                /* array of per-concurrency objects, or NULL */
         struct report_eval eval;
+        /* skipped/pruned: the search's prediction when it pruned the cell, as journaled:
+         * {"p_feasible", "mean", "high", "chance", "model_cells"} (mean and high in the
+         * objective's units, absent while no launched cell had a figure); else NULL */
+        json_t *prediction;
+};
+
+/* The latest sweep's search (strategy: search, docs/search.md): its settings as journaled,
+ * and what the model makes of the view's cells now. */
+struct report_view_search {
+        bool on;                      /* the latest sweep's strategy was search */
+        size_t budget_launches;       /* 0: none */
+        usec_t budget_time;           /* 0: none */
+        char **flags;                 /* per axis, "" when it has none (search.h axis_flags) */
+        long first;                   /* the cell it starts from, -1 when unknown */
+        size_t launched;              /* cells with a launched, settled attempt */
+        size_t pruned, inferred;      /* cells skipped as such */
+        usec_t spent;                 /* the launched cells' time, phase by phase, in all */
+        /* The launched cells in launch order (their attempts' start), and the best figure
+         * after each launch (NAN while none had one): best_so_far[i] after order[i]. */
+        size_t *order;
+        double *best_so_far;
+        /* What the search would launch next (-1: nothing: it stopped for want of chance or
+         * of candidates), and why it stopped or would stop ("budget", "no chance left", "no
+         * candidate left"; NULL while it would go on); next_why: its prediction, one line */
+        long next;
+        const char *stop;
+        char *next_why;
 };
 
 /* The latest sweep's eval and its reference. */
@@ -119,6 +146,7 @@ struct report_view {
         struct report_cell *cells;    /* in the latest sweep's order */
         size_t n_cells;
         struct report_view_eval eval;
+        struct report_view_search search;
         /* Set by report_view_mask_secrets: the values it hid, for renderers that show
          * text from outside the view (report_html's log excerpts). */
         struct secrets_values secrets;
@@ -161,6 +189,10 @@ struct report_score {
 /* The score of one cell under the view's objective; -ENODATA when the cell has no figure
  * (not passing, or no checks and no bench). */
 int report_cell_score(const struct report_view *v, const struct report_cell *c, bool by_bench, struct report_score *ret);
+
+/* Whether the view's cells are ranked by their bench figures (some passing cell has one),
+ * else by their smoke time: the by_bench to give report_cell_score. */
+bool report_by_bench(const struct report_view *v);
 
 /* The best cell: among passing cells, the top score by the objective; scores within 1%
  * of the top tie, and ties go to the smaller distance (closer to the engine's defaults),

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "journal_sql.h"
+#include "search_view.h"
 #include "placeholder.h"
 
 static int strv_from_json(const char *text, char ***ret) {
@@ -132,15 +133,20 @@ static int load_eval(struct journal *j, const struct report_view *v, struct repo
 static int load_attempt(struct journal *j, const struct report_view *v, struct report_cell *c) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
-        bool v3 = journal_schema_version(j) >= 3;
+        bool v3 = journal_schema_version(j) >= 3, v4 = journal_schema_version(j) >= 4;
         if ((r = journal_prepare(j,
-                         v3 ? "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
+                         v4 ? "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
                               "ready_us, checks_us, eval_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
-                              "peak_gpu_mem_mib, bench, eval_set FROM attempts WHERE cell_id = ? AND state = 'settled' "
+                              "peak_gpu_mem_mib, bench, eval_set, prediction FROM attempts WHERE cell_id = ? AND "
+                              "state = 'settled' AND (verdict != 'skipped' OR cause IN ('inferred', 'pruned')) "
+                              "ORDER BY id DESC LIMIT 1"
+                         : v3 ? "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
+                              "ready_us, checks_us, eval_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
+                              "peak_gpu_mem_mib, bench, eval_set, NULL FROM attempts WHERE cell_id = ? AND state = 'settled' "
                               "AND (verdict != 'skipped' OR cause = 'inferred') ORDER BY id DESC LIMIT 1"
                             : "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
                               "ready_us, checks_us, NULL, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
-                              "peak_gpu_mem_mib, bench, NULL FROM attempts WHERE cell_id = ? AND state = 'settled' "
+                              "peak_gpu_mem_mib, bench, NULL, NULL FROM attempts WHERE cell_id = ? AND state = 'settled' "
                               "AND (verdict != 'skipped' OR cause = 'inferred') ORDER BY id DESC LIMIT 1",
                          &s)) < 0 ||
             (r = journal_bind(j, s, "s", c->id)) < 0)
@@ -173,6 +179,13 @@ static int load_attempt(struct journal *j, const struct report_view *v, struct r
                 if (!c->bench || !json_is_array(c->bench)) {
                         json_decref(c->bench);
                         c->bench = NULL;
+                }
+        }
+        if (journal_col_str(s, 20)) {
+                c->prediction = json_loads(journal_col_str(s, 20), 0, NULL);
+                if (!json_is_object(c->prediction)) {
+                        json_decref(c->prediction);
+                        c->prediction = NULL;
                 }
         }
         c->eval.journal_verdict = c->verdict;
@@ -214,6 +227,42 @@ static int load_eval_settings(struct journal *j, struct report_view *v) {
         const char *src = json_string_value(json_object_get(e, "source"));
         const char *named = json_string_value(json_object_get(e, "reference"));
         if ((src && !(ve->source = strdup(src))) || (named && !(ve->named = strdup(named))))
+                return -ENOMEM;
+        return 0;
+}
+
+/* The latest sweep's search settings (sweeps.search), when its strategy was search. The
+ * first cell is named by id and found once the cells are loaded. */
+static int load_search_settings(struct journal *j, struct report_view *v, char **ret_first) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        v->search.first = -1;
+        v->search.next = -1;
+        if (journal_schema_version(j) < 4)
+                return 0;
+        if ((r = journal_prepare(j, "SELECT search FROM sweeps WHERE id = ?", &s)) < 0 ||
+            (r = journal_bind(j, s, "i", v->sweep_id)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW)
+                return rc == SQLITE_DONE ? 0 : journal_fail(j, rc);
+        const char *text = journal_col_str(s, 0);
+        _cleanup_(json_decrefp) json_t *e = text ? json_loads(text, 0, NULL) : NULL;
+        if (!json_is_object(e))
+                return 0;
+        struct report_view_search *vs = &v->search;
+        vs->on = true;
+        json_t *b = json_object_get(e, "budget"), *x;
+        if (json_is_integer(x = json_object_get(b, "launches")) && json_integer_value(x) > 0)
+                vs->budget_launches = (size_t)json_integer_value(x);
+        if (json_is_integer(x = json_object_get(b, "time_us")) && json_integer_value(x) > 0)
+                vs->budget_time = (usec_t)json_integer_value(x);
+        size_t i;
+        json_array_foreach(json_object_get(e, "flags"), i, x)
+                if ((r = strv_push(&vs->flags, json_is_string(x) ? json_string_value(x) : "")) < 0)
+                        return r;
+        const char *first = json_string_value(json_object_get(e, "first"));
+        if (first && !(*ret_first = strdup(first)))
                 return -ENOMEM;
         return 0;
 }
@@ -316,7 +365,14 @@ int report_load_view(struct journal *j, struct report_view **ret) {
         if ((r = journal_count_sweeps(j, &count)) < 0)
                 return r;
         v->earlier_sweeps = count > 0 ? count - 1 : 0;
-        if ((r = load_eval_settings(j, v)) < 0 || (r = load_cells(j, v)) < 0 || (r = report_view_apply_eval(v)) < 0)
+        _cleanup_free_ char *first = NULL;
+        if ((r = load_eval_settings(j, v)) < 0 || (r = load_search_settings(j, v, &first)) < 0 ||
+            (r = load_cells(j, v)) < 0 || (r = report_view_apply_eval(v)) < 0)
+                return r;
+        for (size_t i = 0; first && i < v->n_cells; i++)
+                if (strcmp(v->cells[i].id, first) == 0)
+                        v->search.first = (long)i;
+        if (v->search.on && (r = search_view_fill(v)) < 0)
                 return r;
         *ret = TAKE_PTR(v);
         return 0;

@@ -1,6 +1,7 @@
 /* sweep.c -- the sweep: for each cell, launch -> ready -> checks -> bench -> stop -> journal. */
 #include "sweep.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 #include "infer.h"
 #include "metrics.h"
 #include "procs.h"
+#include "report_load.h"
+#include "search_view.h"
 #include "slurm.h"
 #include "supervise.h"
 
@@ -819,209 +822,386 @@ static int record_eval(struct journal *j, int64_t sweep_id, const struct matrix 
         return journal_set_sweep_eval(j, sweep_id, text);
 }
 
+/* One sweep in progress: what every cell's step needs. */
+struct sweep {
+        struct loop *l;
+        const struct matrix *m;
+        struct journal *j;
+        const struct sweep_options *o;
+        const struct sweep_callbacks *cb;
+        struct gpu_sampler *sampler;
+        struct cell *cells;
+        size_t n;
+        struct infer_cell *known;     /* for inference; NULL: nothing is inferred */
+        int64_t sweep_id;
+        char *log_dir;
+        struct sweep_summary sum;
+        char *error;                  /* why the sweep could not go on, one line */
+};
+
+/* The sweep stops with err, and why (printf-style). Returns err. */
+static int sweep_fail(struct sweep *sw, int err, const char *fmt, ...) _printf_(3, 4);
+static int sweep_fail(struct sweep *sw, int err, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        free(sw->error);
+        if (vasprintf(&sw->error, fmt, ap) < 0)
+                sw->error = NULL;
+        va_end(ap);
+        return err;
+}
+
+static int journal_failed(struct sweep *sw, int r) {
+        return sweep_fail(sw, r, "cannot write the journal '%s': %s", sw->o->journal_path, strerror(-r));
+}
+
+static void settled(struct sweep *sw, size_t i, const struct attempt *a) {
+        if (sw->cb && sw->cb->cell_settled)
+                sw->cb->cell_settled(sw->cb->userdata, &sw->cells[i], i, sw->n, a, false);
+}
+
+/* A cell that is not launched: skipped with cause and evidence (and the search's
+ * prediction), journaled unless journal is false. */
+static int settle_skipped(struct sweep *sw, size_t i, const char *cause, const char *evidence, char *prediction,
+                          bool journal) {
+        struct attempt a;
+        attempt_init(&a);
+        a.sweep_id = sw->sweep_id;
+        memcpy(a.cell_id, sw->cells[i].id, sizeof(a.cell_id));
+        a.started_wall = now_wall_usec();
+        a.prediction = prediction;
+        int r = attempt_set_verdict(&a, VERDICT_SKIPPED, cause, evidence);
+        if (r >= 0 && journal && ((r = journal_attempt_begin(sw->j, &a)) < 0 || (r = journal_attempt_settle(sw->j, &a)) < 0)) {
+                attempt_release(&a);
+                return journal_failed(sw, r);
+        }
+        if (r < 0) {
+                attempt_release(&a);
+                return sweep_fail(sw, r, "out of memory");
+        }
+        sw->sum.by_verdict[VERDICT_SKIPPED]++;
+        settled(sw, i, &a);
+        attempt_release(&a);
+        return 0;
+}
+
+/* Whether an arch crash pinned on one of its values has decided cell i (infer.h): then it
+ * settles as skipped/inferred and *ret_done is set. */
+static int settle_inferred(struct sweep *sw, size_t i, bool *ret_done) {
+        size_t axis = 0, by[INFER_MAX_BY], n_by = 0;
+        const struct matrix *m = sw->m;
+        const struct cell *c = &sw->cells[i];
+        *ret_done = false;
+        if (sw->o->no_infer || !sw->known || m->n_axes == 0 ||
+            !infer_decided(sw->known, sw->n, m->n_axes, i, &axis, by, &n_by))
+                return 0;
+        _cleanup_buf_ struct buf ev;
+        buf_init(&ev, 4096);
+        buf_printf(&ev, "an arch crash of %s=%s decided it (cell%s", m->axes[axis].name,
+                   m->axes[axis].values[c->choice[axis]].name, n_by > 1 ? "s" : "");
+        for (size_t k = 0; k < n_by; k++)
+                buf_printf(&ev, "%s %.8s", k ? "," : "", sw->cells[by[k]].id);
+        buf_puts(&ev, "); --no-infer runs it");
+        *ret_done = true;
+        return settle_skipped(sw, i, "inferred", buf_str(&ev), NULL, true);
+}
+
+/* Launches cell i (again on another port when the one picked was taken), settles its
+ * attempt in the journal and tells the callbacks. 0, -EINTR (interrupted: the attempt is
+ * abandoned), or another negative errno with sw->error set. */
+static int launch(struct sweep *sw, size_t i) {
+        const struct matrix *m = sw->m;
+        const struct cell *c = &sw->cells[i];
+        int r = -EINVAL;
+        /* A signal seen by a wait that had no use for it (the orphan cleanup, the previous
+         * cell's stop) still ends the sweep before the next launch. */
+        if (loop_signal(sw->l))
+                return -EINTR;
+        if (!sw->log_dir[0] || (r = mkdir_p(sw->log_dir, 0755)) < 0)
+                return sweep_fail(sw, r, "cannot create '%s': %s", sw->log_dir, strerror(-r));
+        if (sw->cb && sw->cb->cell_started)
+                sw->cb->cell_started(sw->cb->userdata, c, i, sw->n);
+
+        struct attempt a;
+        struct cell_run cr;
+        for (int tries = 1;; tries++) {
+                attempt_init(&a);
+                cr = (struct cell_run){.loop = sw->l, .o = sw->o, .sampler = sw->sampler, .m = m, .j = sw->j,
+                                       .cell = c, .cb = sw->cb, .a = &a, .launch = tries};
+                r = run_cell(&cr, sw->sweep_id, sw->log_dir);
+                free(cr.model);
+                if (r < 0 || cr.interrupted || m->port || tries == PORT_TRIES || !lost_port(&a, m))
+                        break;
+                /* Not the configuration's fault: the same cell again, on another port. */
+                _cleanup_free_ char *why = strdup_printf("port %d was taken by another process (%s); launched again on another port",
+                                                         a.port, a.evidence ? a.evidence : "crash");
+                _cleanup_free_ char *label = cell_label(m, c);
+                sweep_notice(sw->cb, "%s: %s", label ? label : c->id, why ? why : "port taken; launched again");
+                r = journal_attempt_abandon(sw->j, a.id, why ? why : "port taken");
+                attempt_release(&a);
+                if (r < 0)
+                        return journal_failed(sw, r);
+        }
+        if (cr.port_taken) {
+                attempt_release(&a);
+                return sweep_fail(sw, -EADDRINUSE,
+                                  "port %d on %s is taken by another process: stop it, or leave 'port' out of the "
+                                  "matrix and gauntlet picks a free one",
+                                  m->port, matrix_host(m));
+        }
+        sw->sum.ran++;
+        if (r == -EBUSY) {
+                attempt_release(&a);
+                return sweep_fail(sw, r, "a process of the server could not be ended; not starting another");
+        }
+        if (r < 0) {
+                if (a.id)
+                        journal_attempt_abandon(sw->j, a.id, strerror(-r));
+                attempt_release(&a);
+                if (cr.journal_failed)
+                        return journal_failed(sw, r);
+                return sweep_fail(sw, r, "cannot run cell %s: %s", c->id, strerror(-r));
+        }
+        if (cr.interrupted) {
+                journal_attempt_abandon(sw->j, a.id, "interrupted by a signal");
+                attempt_release(&a);
+                return -EINTR;
+        }
+        if ((r = journal_attempt_settle(sw->j, &a)) < 0) {
+                attempt_release(&a);
+                return journal_failed(sw, r);
+        }
+        sw->sum.by_verdict[a.verdict]++;
+        if (sw->known)
+                infer_note(&sw->known[i], a.verdict, a.cause);
+        settled(sw, i, &a);
+        attempt_release(&a);
+        return 0;
+}
+
+/* Cell i in its turn: excluded, settled before, decided by an arch crash, or launched. */
+static int sweep_cell(struct sweep *sw, size_t i) {
+        const struct cell *c = &sw->cells[i];
+        int r;
+        /* Nothing is journaled for an excluded cell: the cell row says it is excluded, and
+         * lifting the exclusion later lets it run. */
+        if (c->excluded)
+                return settle_skipped(sw, i, "excluded", NULL, NULL, false);
+        bool done = false;
+        if (!sw->o->rerun && (r = journal_cell_settled(sw->j, c->id, &done)) < 0)
+                return sweep_fail(sw, r, "cannot read the journal: %s", strerror(-r));
+        if (done) {
+                sw->sum.settled_before++;
+                if (sw->cb && sw->cb->cell_settled)
+                        sw->cb->cell_settled(sw->cb->userdata, c, i, sw->n, NULL, true);
+                return 0;
+        }
+        if ((r = settle_inferred(sw, i, &done)) < 0 || done)
+                return r;
+        return launch(sw, i);
+}
+
+static int sweep_grid(struct sweep *sw) {
+        for (size_t i = 0; i < sw->n; i++) {
+                if (sw->o->n_slots > 1 && i % sw->o->n_slots != sw->o->slot)
+                        continue; /* another slot's cell */
+                int r = sweep_cell(sw, i);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The search's settings, journaled with the sweep for the reports (search_view.h). */
+static int record_search(struct sweep *sw) {
+        const struct matrix *m = sw->m;
+        _cleanup_json_ json_t *e = json_object(), *flags = json_array(), *budget = json_object();
+        if (!e || !flags || !budget)
+                return -ENOMEM;
+        for (size_t a = 0; a < m->n_axes; a++)
+                if (json_array_append_new(flags, json_string(m->axes[a].flag ? m->axes[a].flag : "")) < 0)
+                        return -ENOMEM;
+        if ((m->budget_launches && json_object_set_new(budget, "launches", json_integer((json_int_t)m->budget_launches)) < 0) ||
+            (m->budget_time && json_object_set_new(budget, "time_us", json_integer((json_int_t)m->budget_time)) < 0))
+                return -ENOMEM;
+        /* where it starts: the baseline, else the engine's defaults (the least distance) */
+        int first = m->baseline ? cells_find(sw->cells, sw->n, m->n_axes, m->baseline) : -1;
+        for (size_t i = 0; first < 0 && i < sw->n; i++)
+                if (!sw->cells[i].excluded)
+                        first = (int)i;
+        for (size_t i = 0; !m->baseline && first >= 0 && i < sw->n; i++)
+                if (!sw->cells[i].excluded && sw->cells[i].distance < sw->cells[first].distance)
+                        first = (int)i;
+        if (json_object_set(e, "budget", budget) < 0 || json_object_set(e, "flags", flags) < 0 ||
+            (first >= 0 && json_object_set_new(e, "first", json_string(sw->cells[first].id)) < 0))
+                return -ENOMEM;
+        _cleanup_free_ char *text = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (!text)
+                return -ENOMEM;
+        return journal_set_sweep_search(sw->j, sw->sweep_id, text);
+}
+
+/* The search's next step, from the journal as it stands (search_view.h): the decision, and
+ * the model and view behind it for the pruning. */
+static int search_step(struct sweep *sw, struct report_view **ret_view, struct search_fit **ret_fit,
+                       struct search_decision *ret) {
+        _cleanup_report_view_ struct report_view *v = NULL;
+        _cleanup_search_fit_ struct search_fit *f = NULL;
+        int r = report_load_view(sw->j, &v);
+        if (r < 0)
+                return sweep_fail(sw, r, "cannot read the journal: %s", strerror(-r));
+        if (v->n_cells != sw->n)
+                return sweep_fail(sw, -EIO, "cannot read the journal: %zu cells where the matrix has %zu", v->n_cells, sw->n);
+        for (size_t i = 0; i < sw->n; i++)
+                if (strcmp(v->cells[i].id, sw->cells[i].id) != 0)
+                        return sweep_fail(sw, -EIO, "cannot read the journal: cell %zu is %s, not %s", i, v->cells[i].id,
+                                          sw->cells[i].id);
+        if ((r = search_fit_view(v, &f)) < 0 || (r = search_fit_decide(f, v, sw->o->no_prune, ret)) < 0)
+                return sweep_fail(sw, r, "cannot fit the search's model: %s", strerror(-r));
+        *ret_view = TAKE_PTR(v);
+        *ret_fit = TAKE_PTR(f);
+        return 0;
+}
+
+/* The search's prediction of cell k, as journaled with a pruned cell (report.h). */
+static char *prediction_json(const struct search_model *model, size_t k) {
+        struct search_prediction p;
+        search_model_predict(model, k, &p);
+        _cleanup_json_ json_t *e = json_pack("{s:f,s:f,s:I}", "p_feasible", p.p_feasible, "chance", p.chance,
+                                             "model_cells", (json_int_t)search_model_launched(model));
+        if (e && isfinite(p.mean) &&
+            (json_object_set_new(e, "mean", json_real(p.mean)) < 0 || json_object_set_new(e, "high", json_real(p.high)) < 0))
+                return NULL;
+        return e ? json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
+}
+
+/* strategy: search: launch the cell the model chooses until it stops, then prune the rest
+ * with the model's reasons. Cells excluded, settled before or inferred are reported as the
+ * grid reports them. */
+static int sweep_search(struct sweep *sw) {
+        int r;
+        if ((r = record_search(sw)) < 0)
+                return journal_failed(sw, r);
+        for (size_t i = 0; i < sw->n; i++) {
+                bool done = false;
+                if (sw->cells[i].excluded)
+                        r = settle_skipped(sw, i, "excluded", NULL, NULL, false);
+                else if (!sw->o->rerun && (r = journal_cell_settled(sw->j, sw->cells[i].id, &done)) >= 0 && done) {
+                        sw->sum.settled_before++;
+                        if (sw->cb && sw->cb->cell_settled)
+                                sw->cb->cell_settled(sw->cb->userdata, &sw->cells[i], i, sw->n, NULL, true);
+                }
+                if (r < 0)
+                        return sweep_fail(sw, r, "cannot read the journal: %s", strerror(-r));
+        }
+        for (;;) {
+                _cleanup_report_view_ struct report_view *v = NULL;
+                _cleanup_search_fit_ struct search_fit *f = NULL;
+                struct search_decision d;
+                if ((r = search_step(sw, &v, &f, &d)) < 0)
+                        return r;
+                if (d.next < 0) {
+                        if (sw->cb && sw->cb->search_stopped)
+                                sw->cb->search_stopped(sw->cb->userdata, d.stop, search_model_launched(f->model),
+                                                       sw->m->budget_launches);
+                        bool budget = streq_ptr(d.stop, "budget");
+                        for (size_t i = 0; i < sw->n; i++) {
+                                if (f->obs[i].state != SEARCH_UNKNOWN || sw->cells[i].excluded)
+                                        continue;
+                                _cleanup_free_ char *why = search_model_why(f->model, i, budget);
+                                char *pred = prediction_json(f->model, i);
+                                if (!why || !pred) {
+                                        free(pred);
+                                        return sweep_fail(sw, -ENOMEM, "out of memory");
+                                }
+                                if ((r = settle_skipped(sw, i, "pruned", why, pred, true)) < 0)
+                                        return r;
+                        }
+                        return 0;
+                }
+                size_t i = (size_t)d.next;
+                bool done = false;
+                if ((r = settle_inferred(sw, i, &done)) < 0)
+                        return r;
+                if (done)
+                        continue;
+                if (sw->cb && sw->cb->search_launch)
+                        sw->cb->search_launch(sw->cb->userdata, search_model_launched(f->model) + 1,
+                                              sw->o->no_prune ? 0 : sw->m->budget_launches);
+                if ((r = launch(sw, i)) < 0)
+                        return r;
+        }
+}
+
 int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const struct sweep_options *o,
               const struct sweep_callbacks *cb, struct sweep_summary *ret, char **ret_error) {
-        struct cell *cells = NULL;
-        size_t n = 0;
-        struct sweep_summary sum = {0};
-        int64_t sweep_id = 0;
-        struct infer_cell *known = NULL;
-        struct gpu_sampler *sampler = NULL;
+        struct sweep sw = {.l = l, .m = m, .j = j, .o = o, .cb = cb};
         int r;
         char stamp[32];
-        _cleanup_free_ char *log_dir = NULL;
 
-#define FAIL(err, ...)                                                                   \
-        do {                                                                             \
-                r = (err);                                                               \
-                if (ret_error)                                                           \
-                        *ret_error = strdup_printf(__VA_ARGS__);                         \
-                goto finish;                                                             \
-        } while (0)
-
+        if (o->gpu && o->gpu->n_gpus > 0 && (r = gpu_sampler_start(l, o->gpu, 250 * USEC_PER_MSEC, &sw.sampler)) < 0) {
+                r = sweep_fail(&sw, r, "cannot sample GPU memory: %s", strerror(-r));
+                goto finish;
+        }
         /* The matrix's stop_timeout: the grace its servers get from this run, too. */
-        if (o->gpu && o->gpu->n_gpus > 0 && (r = gpu_sampler_start(l, o->gpu, 250 * USEC_PER_MSEC, &sampler)) < 0)
-                FAIL(r, "cannot sample GPU memory: %s", strerror(-r));
-
         struct server_launcher ln;
         size_t jobs = 0;
         r = sweep_cleanup_orphans(l, j, sweep_launcher(m, &ln), m->stop_timeout, &jobs);
-        if (r < 0)
-                FAIL(r, "cannot stop what an earlier run left behind: %s", strerror(-r));
+        if (r < 0) {
+                r = sweep_fail(&sw, r, "cannot stop what an earlier run left behind: %s", strerror(-r));
+                goto finish;
+        }
         if (jobs > 0)
                 sweep_notice(cb, "cancelled %zu Slurm job%s left behind by an earlier run that was killed", jobs,
                              jobs == 1 ? "" : "s");
         if (r > 0)
                 sweep_notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
-                       r == 1 ? "" : "es");
+                             r == 1 ? "" : "es");
 
-        r = cells_expand(m, &cells, &n);
-        if (r < 0)
-                FAIL(r, "cannot expand the matrix: %s", strerror(-r));
+        if ((r = cells_expand(m, &sw.cells, &sw.n)) < 0) {
+                r = sweep_fail(&sw, r, "cannot expand the matrix: %s", strerror(-r));
+                goto finish;
+        }
         /* What is known of each cell, for inference: what earlier runs settled, then this
          * run's verdicts as they come. Without it (ENOMEM) nothing is inferred. */
-        known = o->no_infer ? NULL : calloc(n ? n : 1, sizeof(*known));
-        for (size_t i = 0; known && i < n; i++) {
-                known[i].choice = cells[i].choice;
+        sw.known = o->no_infer ? NULL : calloc(sw.n ? sw.n : 1, sizeof(*sw.known));
+        for (size_t i = 0; sw.known && i < sw.n; i++) {
+                sw.known[i].choice = sw.cells[i].choice;
                 enum verdict v = VERDICT_INVALID;
                 _cleanup_free_ char *cause = NULL, *evidence = NULL;
-                if (!cells[i].excluded && journal_cell_result(j, cells[i].id, &v, &cause, &evidence) >= 0)
-                        infer_note(&known[i], v, cause);
+                if (!sw.cells[i].excluded && journal_cell_result(j, sw.cells[i].id, &v, &cause, &evidence) >= 0)
+                        infer_note(&sw.known[i], v, cause);
         }
-        sum.cells = n;
-        r = journal_begin_sweep(j, m, o->host_json ? o->host_json : "{}", &sweep_id);
-        if (r < 0)
-                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
-        r = journal_record_cells(j, sweep_id, m, cells, n);
-        if (r < 0)
-                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
-        if (m->has_eval && (r = record_eval(j, sweep_id, m, cells, n)) < 0)
-                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
+        sw.sum.cells = sw.n;
+        if ((r = journal_begin_sweep(j, m, o->host_json ? o->host_json : "{}", &sw.sweep_id)) < 0 ||
+            (r = journal_record_cells(j, sw.sweep_id, m, sw.cells, sw.n)) < 0 ||
+            (m->has_eval && (r = record_eval(j, sw.sweep_id, m, sw.cells, sw.n)) < 0)) {
+                r = journal_failed(&sw, r);
+                goto finish;
+        }
 
         time_t now = time(NULL);
         strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H-%M-%S", localtime(&now));
-        log_dir = strdup_printf("%s/%s", o->log_root, stamp);
-        if (!log_dir)
-                FAIL(-ENOMEM, "out of memory");
-
-        for (size_t i = 0; i < n; i++) {
-                const struct cell *c = &cells[i];
-                if (o->n_slots > 1 && i % o->n_slots != o->slot)
-                        continue; /* another slot's cell */
-                if (c->excluded) {
-                        /* Nothing is journaled for an excluded cell: the cell row says it is
-                         * excluded, and lifting the exclusion later lets it run. */
-                        struct attempt a;
-                        attempt_init(&a);
-                        memcpy(a.cell_id, c->id, sizeof(a.cell_id));
-                        r = attempt_set_verdict(&a, VERDICT_SKIPPED, "excluded", NULL);
-                        if (r < 0)
-                                FAIL(r, "out of memory");
-                        sum.by_verdict[VERDICT_SKIPPED]++;
-                        if (cb && cb->cell_settled)
-                                cb->cell_settled(cb->userdata, c, i, n, &a, false);
-                        attempt_release(&a);
-                        continue;
-                }
-                bool settled = false;
-                if (!o->rerun && (r = journal_cell_settled(j, c->id, &settled)) < 0)
-                        FAIL(r, "cannot read the journal: %s", strerror(-r));
-                if (settled) {
-                        sum.settled_before++;
-                        if (cb && cb->cell_settled)
-                                cb->cell_settled(cb->userdata, c, i, n, NULL, true);
-                        continue;
-                }
-                /* An arch crash pinned on one of its values has decided it (infer.h). */
-                size_t axis = 0, by[INFER_MAX_BY], n_by = 0;
-                if (!o->no_infer && known && m->n_axes > 0 && infer_decided(known, n, m->n_axes, i, &axis, by, &n_by)) {
-                        struct attempt a;
-                        attempt_init(&a);
-                        a.sweep_id = sweep_id;
-                        memcpy(a.cell_id, c->id, sizeof(a.cell_id));
-                        a.started_wall = now_wall_usec();
-                        _cleanup_buf_ struct buf ev;
-                        buf_init(&ev, 4096);
-                        buf_printf(&ev, "an arch crash of %s=%s decided it (cell%s", m->axes[axis].name,
-                                   m->axes[axis].values[c->choice[axis]].name, n_by > 1 ? "s" : "");
-                        for (size_t k = 0; k < n_by; k++)
-                                buf_printf(&ev, "%s %.8s", k ? "," : "", cells[by[k]].id);
-                        buf_puts(&ev, "); --no-infer runs it");
-                        if ((r = attempt_set_verdict(&a, VERDICT_SKIPPED, "inferred", buf_str(&ev))) < 0 ||
-                            (r = journal_attempt_begin(j, &a)) < 0 || (r = journal_attempt_settle(j, &a)) < 0) {
-                                attempt_release(&a);
-                                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
-                        }
-                        sum.by_verdict[VERDICT_SKIPPED]++;
-                        if (cb && cb->cell_settled)
-                                cb->cell_settled(cb->userdata, c, i, n, &a, false);
-                        attempt_release(&a);
-                        continue;
-                }
-                /* A signal seen by a wait that had no use for it (the orphan cleanup, the
-                 * previous cell's stop) still ends the sweep before the next launch. */
-                if (loop_signal(l)) {
-                        sum.interrupted = true;
-                        sum.signal = loop_signal(l);
-                        r = -EINTR;
-                        goto finish;
-                }
-                if (!log_dir[0] || (r = mkdir_p(log_dir, 0755)) < 0)
-                        FAIL(r, "cannot create '%s': %s", log_dir, strerror(-r));
-                if (cb && cb->cell_started)
-                        cb->cell_started(cb->userdata, c, i, n);
-
-                struct attempt a;
-                struct cell_run cr;
-                for (int tries = 1;; tries++) {
-                        attempt_init(&a);
-                        cr = (struct cell_run){.loop = l, .o = o, .sampler = sampler, .m = m, .j = j, .cell = c,
-                                               .cb = cb, .a = &a, .launch = tries};
-                        r = run_cell(&cr, sweep_id, log_dir);
-                        free(cr.model);
-                        if (r < 0 || cr.interrupted || m->port || tries == PORT_TRIES ||
-                            !lost_port(&a, m))
-                                break;
-                        /* Not the configuration's fault: the same cell again, on another port. */
-                        _cleanup_free_ char *why =
-                                strdup_printf("port %d was taken by another process (%s); launched again on another port",
-                                              a.port, a.evidence ? a.evidence : "crash");
-                        _cleanup_free_ char *label = cell_label(m, c);
-                        sweep_notice(cb, "%s: %s", label ? label : c->id, why ? why : "port taken; launched again");
-                        r = journal_attempt_abandon(j, a.id, why ? why : "port taken");
-                        attempt_release(&a);
-                        if (r < 0)
-                                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
-                }
-                if (cr.port_taken) {
-                        attempt_release(&a);
-                        FAIL(-EADDRINUSE,
-                             "port %d on %s is taken by another process: stop it, or leave 'port' out of the "
-                             "matrix and gauntlet picks a free one",
-                             m->port, matrix_host(m));
-                }
-                sum.ran++;
-                if (r == -EBUSY) {
-                        attempt_release(&a);
-                        FAIL(r, "a process of the server could not be ended; not starting another");
-                }
-                if (r < 0) {
-                        if (a.id)
-                                journal_attempt_abandon(j, a.id, strerror(-r));
-                        attempt_release(&a);
-                        if (cr.journal_failed)
-                                FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
-                        FAIL(r, "cannot run cell %s: %s", c->id, strerror(-r));
-                }
-                if (cr.interrupted) {
-                        journal_attempt_abandon(j, a.id, "interrupted by a signal");
-                        attempt_release(&a);
-                        sum.interrupted = true;
-                        sum.signal = loop_signal(l);
-                        r = -EINTR;
-                        goto finish;
-                }
-                r = journal_attempt_settle(j, &a);
-                if (r < 0) {
-                        attempt_release(&a);
-                        FAIL(r, "cannot write the journal '%s': %s", o->journal_path, strerror(-r));
-                }
-                sum.by_verdict[a.verdict]++;
-                if (known)
-                        infer_note(&known[i], a.verdict, a.cause);
-                if (cb && cb->cell_settled)
-                        cb->cell_settled(cb->userdata, c, i, n, &a, false);
-                attempt_release(&a);
+        if (!(sw.log_dir = strdup_printf("%s/%s", o->log_root, stamp))) {
+                r = sweep_fail(&sw, -ENOMEM, "out of memory");
+                goto finish;
         }
-        r = 0;
+        r = m->strategy == STRATEGY_SEARCH && m->n_axes > 0 ? sweep_search(&sw) : sweep_grid(&sw);
 
 finish:
-#undef FAIL
-        if (sweep_id)
-                journal_end_sweep(j, sweep_id, r == 0 ? "finished" : r == -EINTR ? "interrupted" : "failed");
-        free(known);
-        cells_free(cells, n);
-        gpu_sampler_free(sampler);
-        *ret = sum;
+        if (r == -EINTR) {
+                sw.sum.interrupted = true;
+                sw.sum.signal = loop_signal(l);
+        }
+        if (sw.sweep_id)
+                journal_end_sweep(j, sw.sweep_id, r == 0 ? "finished" : r == -EINTR ? "interrupted" : "failed");
+        if (r < 0 && r != -EINTR && ret_error)
+                *ret_error = sw.error ? TAKE_PTR(sw.error) : strdup(strerror(-r));
+        free(sw.error);
+        free(sw.log_dir);
+        free(sw.known);
+        cells_free(sw.cells, sw.n);
+        gpu_sampler_free(sw.sampler);
+        *ret = sw.sum;
         return r;
 }

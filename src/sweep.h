@@ -1,5 +1,9 @@
 /* sweep.h -- runs a matrix: every cell launched, checked, benchmarked, stopped, journaled.
  *
+ * The cells come in the strategy's order: grid and one-at-a-time as cells_expand lists
+ * them; search one at a time, as the model (search_view.h) chooses from the journal, the
+ * rest pruned once it stops. Each cell's life is the same whichever chose it.
+ *
  * The library side of `gauntlet run`. It prints nothing: the caller hears of progress
  * through the callbacks and prints what it likes.
  */
@@ -23,6 +27,12 @@ struct sweep_callbacks {
          * verdict/cause/evidence describe the earlier result). */
         void (*cell_settled)(void *userdata, const struct cell *c, size_t index, size_t total,
                              const struct attempt *a, bool from_journal);
+        /* strategy: search: launch number `launch` (1-based, the journal's launches
+         * counted) is about to start; budget 0: none. Called before cell_started. */
+        void (*search_launch)(void *userdata, size_t launch, size_t budget);
+        /* strategy: search: it stopped ("budget", "no chance left", "no candidate left")
+         * after `launched` launches; the cells left are pruned next. */
+        void (*search_stopped)(void *userdata, const char *why, size_t launched, size_t budget);
         /* Something was cleaned up or noticed that the user should know about. */
         void (*notice)(void *userdata, const char *message);
         void *userdata;
@@ -33,6 +43,8 @@ struct sweep_options {
         const char *log_root;         /* folder for this journal's logs */
         bool rerun;                   /* run settled cells again */
         bool no_infer;                /* run the cells an arch crash decided (infer.h) too */
+        bool no_prune;                /* search: launch every cell, in the model's order,
+                                         budget and stopping rule aside */
         const char *host_json;        /* host fingerprint, "{}" when unknown */
         struct gpu *gpu;              /* NULL or no GPUs: no memory wait, no peak figures */
         /* Side by side on disjoint GPU sets: this run takes the cells whose index i has

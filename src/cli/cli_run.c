@@ -20,7 +20,7 @@
 #include "workers.h"
 
 static void usage(FILE *f) {
-        fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun] [--wait] [--no-infer]\n"
+        fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun] [--wait] [--no-infer] [--no-prune]\n"
               "                    [--launcher local|slurm]\n\n"
               "Launches every cell of the matrix under supervision, checks its answers,\n"
               "benchmarks the cells that answer right and records everything in the journal.\n"
@@ -30,6 +30,8 @@ static void usage(FILE *f) {
               "  --rerun          run settled cells again\n"
               "  --wait           if another run holds the journal, wait for it to end\n"
               "  --no-infer       also run the cells an architecture crash already decided\n"
+              "  --no-prune       strategy search: launch every cell, in the search's order,\n"
+              "                   whatever the budget and the predictions\n"
               "  --launcher L     where servers run: local (here), or slurm (each cell a Slurm\n"
               "                   job, the matrix's slurm: settings; docs/slurm.md)\n"
               "  --help           this text\n\n"
@@ -55,6 +57,9 @@ struct printer {
         char *best;
         char **passing;
         bool shared;        /* a worker: other processes settle cells in the journal too */
+        /* strategy: search: the launch in flight (1-based; 0: none yet) and the budget (0:
+         * none), shown instead of the cell's place in the grid */
+        size_t launch, budget;
 };
 
 /* Server and matrix text is data: secrets masked, control characters, C1 and bidi
@@ -84,12 +89,47 @@ static void on_started(void *userdata, const struct cell *c, size_t index, size_
         p->started = now_usec();
 }
 
+/* "[3/12]" for a grid's cell; "[launch 17 (budget 72)]" for the search's, which chooses
+ * its cells as it goes. */
+static void put_place(const struct printer *p, FILE *f, size_t index, size_t total) {
+        if (!p->launch) {
+                int digits = snprintf(NULL, 0, "%zu", total);
+                fprintf(f, "[%*zu/%zu]", digits, index + 1, total);
+        } else if (p->budget)
+                fprintf(f, "[launch %zu (budget %zu)]", p->launch, p->budget);
+        else
+                fprintf(f, "[launch %zu of at most %zu]", p->launch, total);
+}
+
+static void on_search_launch(void *userdata, size_t launch, size_t budget) {
+        struct printer *p = userdata;
+        p->launch = launch;
+        p->budget = budget;
+}
+
+static void on_search_stopped(void *userdata, const char *why, size_t launched, size_t budget) {
+        struct printer *p = userdata;
+        clear_progress(p);
+        if (streq_ptr(why, "budget"))
+                printf("search: budget of %zu launch%s spent; the cells not launched are pruned\n", launched,
+                       launched == 1 ? "" : "es");
+        else if (streq_ptr(why, "no chance left"))
+                printf("search: after %zu launch%s no cell left has a real chance to beat the best; the rest are "
+                       "pruned\n", launched, launched == 1 ? "" : "es");
+        else
+                printf("search: %s after %zu launch%s\n", why ? why : "stopped", launched, launched == 1 ? "" : "es");
+        p->launch = 0; /* the pruned cells' lines show their place in the grid */
+        fflush(stdout);
+}
+
 static void on_phase(void *userdata, const struct cell *c, enum phase ph) {
         struct printer *p = userdata;
         if (!p->progress)
                 return;
         _cleanup_free_ char *label = cell_label(p->m, c);
-        fprintf(stderr, "\r\033[K[%zu/%zu] ", p->index + 1, p->total);
+        fputs("\r\033[K", stderr);
+        put_place(p, stderr, p->index, p->total);
+        fputc(' ', stderr);
         put_text(p, stderr, label ? label : c->id, 0);
         fprintf(stderr, ": %s…", phase_to_string(ph));
         fflush(stderr);
@@ -169,12 +209,17 @@ static void print_line(struct printer *p, const struct cell *c, size_t index, si
                 snprintf(vc, sizeof(vc), "%s/%s", verdict_to_string(v), cause);
         else
                 snprintf(vc, sizeof(vc), "%s", verdict_to_string(v));
-        int digits = snprintf(NULL, 0, "%zu", total);
         _cleanup_buf_ struct buf shown;
         buf_init(&shown, 0);
         if (report_escape_text(&shown, label ? label : c->id, 0) < 0)
                 return;
-        printf("[%*zu/%zu] %-*s  ", digits, index + 1, total, (int)p->width, buf_str(&shown));
+        /* a cell the search did not launch shows its place in the grid */
+        size_t launch = p->launch;
+        if (v == VERDICT_SKIPPED)
+                p->launch = 0;
+        put_place(p, stdout, index, total);
+        p->launch = launch;
+        printf(" %-*s  ", (int)p->width, buf_str(&shown));
         if (p->color)
                 printf("%s%-20s\033[0m", verdict_color(v), vc);
         else
@@ -422,6 +467,7 @@ int cli_run(int argc, char **argv) {
                 {"rerun", no_argument, NULL, 'r'},
                 {"wait", no_argument, NULL, 'w'},
                 {"no-infer", no_argument, NULL, 'I'},
+                {"no-prune", no_argument, NULL, 'P'},
                 {"launcher", required_argument, NULL, 'L'},
                 {"help", no_argument, NULL, 'h'},
                 {"worker", required_argument, NULL, 'W'},
@@ -430,7 +476,7 @@ int cli_run(int argc, char **argv) {
                 {0},
         };
         const char *journal_path = NULL;
-        bool rerun = false, wait_lock = false, no_infer = false;
+        bool rerun = false, wait_lock = false, no_infer = false, no_prune = false;
         const char *launcher = NULL;
         struct worker w = {0};
         int c;
@@ -448,6 +494,9 @@ int cli_run(int argc, char **argv) {
                         break;
                 case 'I':
                         no_infer = true;
+                        break;
+                case 'P':
+                        no_prune = true;
                         break;
                 case 'L':
                         if (strcmp(optarg, "local") != 0 && strcmp(optarg, "slurm") != 0)
@@ -488,6 +537,13 @@ int cli_run(int argc, char **argv) {
                 cli_error("%s", error ? error : strerror(-r));
                 return EXIT_USAGE;
         }
+        if (m->strategy == STRATEGY_SEARCH && rerun) {
+                cli_error("--rerun does not go with strategy: search, which learns from every cell the journal "
+                          "holds; give it a new --journal to search afresh");
+                return EXIT_USAGE;
+        }
+        if (m->strategy != STRATEGY_SEARCH && no_prune)
+                return cli_usage_error("run", "--no-prune needs a matrix with strategy: search");
         if (launcher) {
                 m->launcher = strcmp(launcher, "slurm") == 0 ? LAUNCHER_SLURM : LAUNCHER_LOCAL;
                 m->line_launcher = 0; /* the command line's, not the file's */
@@ -579,6 +635,8 @@ int cli_run(int argc, char **argv) {
                 .cell_phase = on_phase,
                 .cell_settled = on_settled,
                 .notice = on_notice,
+                .search_launch = on_search_launch,
+                .search_stopped = on_search_stopped,
                 .userdata = &p,
         };
         /* The host fingerprint goes into the journal with the sweep: reports say which GPU
@@ -623,6 +681,7 @@ int cli_run(int argc, char **argv) {
                                   .log_root = log_root,
                                   .rerun = rerun,
                                   .no_infer = no_infer,
+                                  .no_prune = no_prune,
                                   .host_json = host_json ? host_json : "{}",
                                   .gpu = slurm ? NULL : gpu, /* no memory wait for GPUs elsewhere */
                                   .slot = w.slot,
@@ -645,7 +704,11 @@ int cli_run(int argc, char **argv) {
         struct worker_args wa = {.matrix_path = matrix_path, .journal_path = jpath, .rerun = rerun, .no_infer = no_infer,
                                  .launcher = m->launcher};
         struct workers_result wr = {0};
-        r = w.active ? 0 : workers_run(loop, j, m, gpu, worker_argv, &wa, &cb, &wr, &sweep_error);
+        /* The search chooses each cell from all that settled before it: one at a time. */
+        if (m->strategy == STRATEGY_SEARCH && !w.active)
+                r = 0;
+        else
+                r = w.active ? 0 : workers_run(loop, j, m, gpu, worker_argv, &wa, &cb, &wr, &sweep_error);
         if (r == 0 && wr.slots == 0)
                 r = sweep_run(loop, m, j, &o, &cb, &sum, &sweep_error);
         else

@@ -60,10 +60,33 @@ static void test_spread(void **state) {
         assert_int_equal(infer_decided(d, 2, 1, 1, &axis, by, &n_by), 0);
 }
 
+/* A value some cell ran fine with is never pinned, however its arch crashes spread: the
+ * crashes were the other values' doing (seen on the testbed: moe=tcgen05 and gemm=tcgen05
+ * crashed beside threads=4, which had served with moe=gemm=reference). */
+static void test_served_value(void **state) {
+        (void)state;
+        struct infer_cell c[9];
+        size_t axis = 9, by[INFER_MAX_BY], n_by = 0;
+        grid(c);
+        c[2].known = c[2].arch = true; /* (0,2) */
+        c[5].known = c[5].arch = true; /* (1,2) */
+        assert_int_equal(infer_decided(c, 9, 2, 8, &axis, by, &n_by), 1); /* spread: (2,2) decided */
+        c[8].known = c[8].fine = true; /* yet (2,2) ran fine */
+        assert_int_equal(infer_decided(c, 9, 2, 8, &axis, by, &n_by), 0);
+        /* and the neighbour rule likewise: (1,0) crashed next to a fine (0,0), but (1,1) ran fine */
+        grid(c);
+        c[3].known = c[3].arch = true;
+        c[0].known = c[0].fine = true;
+        assert_int_equal(infer_decided(c, 9, 2, 5, &axis, by, &n_by), 1);
+        c[4].known = c[4].fine = true;
+        assert_int_equal(infer_decided(c, 9, 2, 5, &axis, by, &n_by), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_neighbour),
                 cmocka_unit_test(test_spread),
+                cmocka_unit_test(test_served_value),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -457,7 +457,8 @@ static void make_v2(const char *path) {
         assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
         settle_pass(j, sweep, cells[0].id, 40001, 172.3);
         journal_close(j);
-        assert_int_equal(exec_sql(path, "DROP TABLE eval_results; ALTER TABLE attempts DROP COLUMN eval_set; "
+        assert_int_equal(exec_sql(path, "ALTER TABLE attempts DROP COLUMN prediction; ALTER TABLE sweeps DROP COLUMN search; "
+                                        "DROP TABLE eval_results; ALTER TABLE attempts DROP COLUMN eval_set; "
                                         "ALTER TABLE attempts DROP COLUMN eval_us; ALTER TABLE sweeps DROP COLUMN eval; "
                                         "PRAGMA user_version = 2"),
                          0);

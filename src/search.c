@@ -1,0 +1,695 @@
+/* search.c -- strategy: search: a feasibility model and a speed model, and the next cell. */
+#include "search.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+
+#include "buf.h"
+#include "util.h"
+
+/* ---- features: a value, a pair or a triple of values of different axes ---------------- */
+
+/* Prior chance that a feature is a blocker, by its order (1, 2, 3 values). */
+static const double PRIOR[4] = {0, 0.08, 0.015, 0.004};
+/* A pair with an axis whose flag the failure's evidence names. */
+#define PRIOR_NAMED 0.35
+/* Triples only up to this many axes (their count grows with the cube of it). */
+#define TRIPLE_MAX_AXES 8
+
+/* key: order in bits 62-63; axes a, b, c in 4 bits each from bit 48; values 8 bits each
+ * from bit 0 (matrix.h caps axes at 16 and values at 256). */
+static uint64_t feat_key(int order, const size_t *ax, const size_t *val) {
+        uint64_t k = (uint64_t)order << 62;
+        for (int i = 0; i < order; i++)
+                k |= (uint64_t)(ax[i] & 15) << (48 + 4 * i) | (uint64_t)(val[i] & 255) << (8 * i);
+        return k;
+}
+static int key_order(uint64_t k) { return (int)(k >> 62); }
+static size_t key_axis(uint64_t k, int i) { return (size_t)(k >> (48 + 4 * i)) & 15; }
+static size_t key_value(uint64_t k, int i) { return (size_t)(k >> (8 * i)) & 255; }
+
+struct feat {
+        uint64_t key;         /* 0: empty slot */
+        bool cleared;         /* seen in a cell that served right: no blocker */
+        bool named;           /* a failure's evidence named the flag of one of its axes */
+        unsigned n_launched;  /* launched cells holding it */
+        unsigned n_failed;    /* of them, failed */
+        double b;             /* chance it is a blocker */
+        double logit_next;    /* scratch for the update */
+};
+
+struct feat_map {
+        struct feat *slots;
+        size_t cap;           /* a power of two */
+        size_t n;
+};
+
+static uint64_t mix64(uint64_t x) {
+        x ^= x >> 33;
+        x *= UINT64_C(0xff51afd7ed558ccd);
+        x ^= x >> 33;
+        x *= UINT64_C(0xc4ceb9fe1a85ec53);
+        x ^= x >> 33;
+        return x;
+}
+
+static struct feat *feat_find(const struct feat_map *fm, uint64_t key) {
+        if (!fm->cap)
+                return NULL;
+        for (size_t i = mix64(key) & (fm->cap - 1);; i = (i + 1) & (fm->cap - 1)) {
+                if (fm->slots[i].key == key)
+                        return &fm->slots[i];
+                if (!fm->slots[i].key)
+                        return NULL;
+        }
+}
+
+static int feat_grow(struct feat_map *fm) {
+        size_t cap = fm->cap ? fm->cap * 2 : 1024;
+        struct feat *s = calloc(cap, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        for (size_t i = 0; i < fm->cap; i++) {
+                if (!fm->slots[i].key)
+                        continue;
+                size_t k = mix64(fm->slots[i].key) & (cap - 1);
+                while (s[k].key)
+                        k = (k + 1) & (cap - 1);
+                s[k] = fm->slots[i];
+        }
+        free(fm->slots);
+        fm->slots = s;
+        fm->cap = cap;
+        return 0;
+}
+
+static int feat_get(struct feat_map *fm, uint64_t key, struct feat **ret) {
+        struct feat *f = feat_find(fm, key);
+        if (!f) {
+                if ((fm->n + 1) * 2 > fm->cap && feat_grow(fm) < 0)
+                        return -ENOMEM;
+                size_t i = mix64(key) & (fm->cap - 1);
+                while (fm->slots[i].key)
+                        i = (i + 1) & (fm->cap - 1);
+                f = &fm->slots[i];
+                f->key = key;
+                f->b = PRIOR[key_order(key)];
+                fm->n++;
+        }
+        *ret = f;
+        return 0;
+}
+
+/* The feature keys of cell k: its values, pairs and (few axes) triples, in a fixed order. */
+static size_t cell_features(const struct search_space *s, size_t k, uint64_t *out) {
+        const size_t *c = s->choice + k * s->n_axes;
+        size_t n = 0, A = s->n_axes;
+        for (size_t a = 0; a < A; a++)
+                out[n++] = feat_key(1, (size_t[]){a}, (size_t[]){c[a]});
+        for (size_t a = 0; a < A; a++)
+                for (size_t b = a + 1; b < A; b++)
+                        out[n++] = feat_key(2, (size_t[]){a, b}, (size_t[]){c[a], c[b]});
+        if (A <= TRIPLE_MAX_AXES)
+                for (size_t a = 0; a < A; a++)
+                        for (size_t b = a + 1; b < A; b++)
+                                for (size_t d = b + 1; d < A; d++)
+                                        out[n++] = feat_key(3, (size_t[]){a, b, d}, (size_t[]){c[a], c[b], c[d]});
+        return n;
+}
+
+static size_t features_per_cell(size_t A) {
+        size_t n = A + A * (A - 1) / 2;
+        if (A <= TRIPLE_MAX_AXES)
+                n += A * (A - 1) * (A - 2) / 6;
+        return n;
+}
+
+/* Whether evidence names flag: its name without leading dashes, '-' and '_' alike, case
+ * ignored, not inside a longer word. Names shorter than 3 characters never match. */
+static bool names_flag(const char *evidence, const char *flag) {
+        if (!evidence || !flag)
+                return false;
+        while (*flag == '-')
+                flag++;
+        size_t n = strlen(flag);
+        if (n < 3)
+                return false;
+        for (const char *p = evidence; *p; p++) {
+                if (p > evidence && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+                        continue;
+                size_t i = 0;
+                for (; i < n && p[i]; i++) {
+                        char x = (char)tolower((unsigned char)p[i]), y = (char)tolower((unsigned char)flag[i]);
+                        if (x == '_')
+                                x = '-';
+                        if (y == '_')
+                                y = '-';
+                        if (x != y)
+                                break;
+                }
+                if (i == n && !isalnum((unsigned char)p[n]) && p[n] != '_')
+                        return true;
+        }
+        return false;
+}
+
+/* ---- the model ------------------------------------------------------------------------ */
+
+struct search_model {
+        const struct search_space *s;
+        const struct search_obs *obs;
+        size_t n_launched;
+        long best;                    /* launched, feasible, best measured figure */
+        struct feat_map fm;
+        double unexplained;           /* chance of a failure no feature explains */
+        /* the speed model: y = sign * log(figure) */
+        double sign;
+        size_t n_y;
+        double y_best;                /* best posterior mean among launched cells with figures */
+        double noise;                 /* fitted noise (log units) */
+        double *pf, *mu, *sd;         /* per cell: feasibility, latent mean and sd (log) */
+};
+
+void search_model_free(struct search_model *m) {
+        if (!m)
+                return;
+        free(m->fm.slots);
+        free(m->pf);
+        free(m->mu);
+        free(m->sd);
+        free(m);
+}
+
+static bool launched(const struct search_obs *o) {
+        return o->state == SEARCH_FEASIBLE || o->state == SEARCH_INFEASIBLE;
+}
+
+/* Feasibility: features of launched cells; cleared ones; mean-field blame. */
+static int fit_feasibility(struct search_model *m) {
+        const struct search_space *s = m->s;
+        size_t F = features_per_cell(s->n_axes);
+        _cleanup_free_ uint64_t *keys = calloc(F, sizeof(*keys));
+        if (!keys)
+                return -ENOMEM;
+        size_t n_fail = 0;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const struct search_obs *o = &m->obs[k];
+                if (!launched(o))
+                        continue;
+                n_fail += o->state == SEARCH_INFEASIBLE;
+                size_t nf = cell_features(s, k, keys);
+                for (size_t i = 0; i < nf; i++) {
+                        struct feat *f;
+                        if (feat_get(&m->fm, keys[i], &f) < 0)
+                                return -ENOMEM;
+                        f->n_launched++;
+                        if (o->state == SEARCH_FEASIBLE)
+                                f->cleared = true;
+                        else
+                                f->n_failed++;
+                }
+        }
+        /* Evidence naming another axis's flag: the pairs with that axis are suspects. */
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const struct search_obs *o = &m->obs[k];
+                if (o->state != SEARCH_INFEASIBLE || !o->evidence || !s->axis_flags)
+                        continue;
+                const size_t *c = s->choice + k * s->n_axes;
+                for (size_t b = 0; b < s->n_axes; b++) {
+                        if (!names_flag(o->evidence, s->axis_flags[b]))
+                                continue;
+                        for (size_t a = 0; a < s->n_axes; a++) {
+                                if (a == b)
+                                        continue;
+                                size_t ax[2] = {MIN(a, b), MAX(a, b)};
+                                size_t va[2] = {c[ax[0]], c[ax[1]]};
+                                struct feat *f = feat_find(&m->fm, feat_key(2, ax, va));
+                                if (f && !f->cleared && !f->named) {
+                                        f->named = true;
+                                        f->b = PRIOR_NAMED;
+                                }
+                        }
+                }
+        }
+        for (size_t i = 0; i < m->fm.cap; i++)
+                if (m->fm.slots[i].key && m->fm.slots[i].cleared)
+                        m->fm.slots[i].b = 0;
+
+        /* Each failed cell's uncleared features. */
+        _cleanup_free_ struct feat **list = n_fail ? calloc(n_fail * F, sizeof(*list)) : NULL;
+        _cleanup_free_ size_t *len = n_fail ? calloc(n_fail, sizeof(*len)) : NULL;
+        _cleanup_free_ double *pre = calloc(F + 1, sizeof(double)), *suf = calloc(F + 1, sizeof(double));
+        if ((n_fail && (!list || !len)) || !pre || !suf)
+                return -ENOMEM;
+        size_t q = 0, unexplained = 0;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (m->obs[k].state != SEARCH_INFEASIBLE)
+                        continue;
+                size_t nf = cell_features(s, k, keys);
+                for (size_t i = 0; i < nf; i++) {
+                        struct feat *f = feat_find(&m->fm, keys[i]);
+                        if (!f->cleared)
+                                list[q * F + len[q]++] = f;
+                }
+                unexplained += len[q] == 0;
+                q++;
+        }
+        m->unexplained = ((double)unexplained + 0.5) / ((double)m->n_launched + 10.0);
+
+        /* Mean-field: a feature's odds of being a blocker grow with each failed cell that
+         * its fellow suspects explain badly (1 / P(the others alone block it)). Damped
+         * Jacobi sweeps, a fixed count: deterministic. */
+        for (int it = 0; it < 30; it++) {
+                for (size_t i = 0; i < m->fm.cap; i++) {
+                        struct feat *f = &m->fm.slots[i];
+                        if (f->key && !f->cleared) {
+                                double p = f->named ? PRIOR_NAMED : PRIOR[key_order(f->key)];
+                                f->logit_next = log(p / (1 - p));
+                        }
+                }
+                for (size_t o = 0; o < n_fail; o++) {
+                        struct feat **fl = list + o * F;
+                        size_t nl = len[o];
+                        pre[0] = 1;
+                        for (size_t i = 0; i < nl; i++)
+                                pre[i + 1] = pre[i] * (1 - fl[i]->b);
+                        suf[nl] = 1;
+                        for (size_t i = nl; i-- > 0;)
+                                suf[i] = suf[i + 1] * (1 - fl[i]->b);
+                        for (size_t i = 0; i < nl; i++) {
+                                double others = 1 - pre[i] * suf[i + 1]; /* the others block it */
+                                fl[i]->logit_next += -log(MAX(others, 1e-9));
+                        }
+                }
+                for (size_t i = 0; i < m->fm.cap; i++) {
+                        struct feat *f = &m->fm.slots[i];
+                        if (!f->key || f->cleared)
+                                continue;
+                        double l = MIN(f->logit_next, 40.0);
+                        f->b = 0.5 * f->b + 0.5 / (1 + exp(-l));
+                }
+        }
+        return 0;
+}
+
+static double feasibility(const struct search_model *m, size_t k, uint64_t *keys) {
+        size_t nf = cell_features(m->s, k, keys);
+        double p = 1 - m->unexplained;
+        for (size_t i = 0; i < nf; i++) {
+                const struct feat *f = feat_find(&m->fm, keys[i]);
+                p *= 1 - (f ? f->b : PRIOR[key_order(keys[i])]);
+        }
+        return p;
+}
+
+/* ---- the speed model: a Gaussian process on the axes' agreement ----------------------- */
+
+/* k(x, x') = S0 + s1 * m + s2 * m (m - 1) / 2, m the number of axes on which x and x'
+ * agree: a constant, one indicator kernel per axis (main effects) and one per pair of
+ * axes (pair interactions). */
+#define S0 0.05
+static double kern(double s1, double s2, size_t m) {
+        return S0 + s1 * (double)m + s2 * (double)m * ((double)m - 1) / 2;
+}
+
+static size_t agree(const struct search_space *s, size_t x, size_t y) {
+        const size_t *a = s->choice + x * s->n_axes, *b = s->choice + y * s->n_axes;
+        size_t m = 0;
+        for (size_t i = 0; i < s->n_axes; i++)
+                m += a[i] == b[i];
+        return m;
+}
+
+/* Cholesky of the n x n matrix in place (lower); -EDOM when not positive definite. */
+static int cholesky(double *a, size_t n) {
+        for (size_t j = 0; j < n; j++) {
+                double d = a[j * n + j];
+                for (size_t k = 0; k < j; k++)
+                        d -= a[j * n + k] * a[j * n + k];
+                if (d <= 0)
+                        return -EDOM;
+                d = sqrt(d);
+                a[j * n + j] = d;
+                for (size_t i = j + 1; i < n; i++) {
+                        double v = a[i * n + j];
+                        for (size_t k = 0; k < j; k++)
+                                v -= a[i * n + k] * a[j * n + k];
+                        a[i * n + j] = v / d;
+                }
+        }
+        return 0;
+}
+
+/* Solves L x = b in place. */
+static void forward(const double *l, size_t n, double *b) {
+        for (size_t i = 0; i < n; i++) {
+                double v = b[i];
+                for (size_t k = 0; k < i; k++)
+                        v -= l[i * n + k] * b[k];
+                b[i] = v / l[i * n + i];
+        }
+}
+
+/* Solves L^T x = b in place. */
+static void backward(const double *l, size_t n, double *b) {
+        for (size_t i = n; i-- > 0;) {
+                double v = b[i];
+                for (size_t k = i + 1; k < n; k++)
+                        v -= l[k * n + i] * b[k];
+                b[i] = v / l[i * n + i];
+        }
+}
+
+struct gp {
+        double s1, s2, noise;
+        double *l;            /* n x n Cholesky factor of K + noise^2 I */
+        double *alpha;        /* (K + noise^2 I)^-1 (y - mean) */
+        double lml;           /* log marginal likelihood */
+};
+
+/* Factors and solves for one choice of hyper-parameters. */
+static int gp_fit(const size_t *agree_obs, const double *y, size_t n, struct gp *g) {
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j <= i; j++) {
+                        double v = kern(g->s1, g->s2, agree_obs[i * n + j]);
+                        if (i == j)
+                                v += g->noise * g->noise + 1e-9;
+                        g->l[i * n + j] = v;
+                }
+        int r = cholesky(g->l, n);
+        if (r < 0)
+                return r;
+        memcpy(g->alpha, y, n * sizeof(double));
+        forward(g->l, n, g->alpha);
+        double fit = 0, logdet = 0;
+        for (size_t i = 0; i < n; i++) {
+                fit += g->alpha[i] * g->alpha[i];
+                logdet += log(g->l[i * n + i]);
+        }
+        g->lml = -0.5 * fit - logdet;
+        backward(g->l, n, g->alpha);
+        return 0;
+}
+
+static int fit_speed(struct search_model *m) {
+        const struct search_space *s = m->s;
+        size_t n = 0;
+        for (size_t k = 0; k < s->n_cells; k++)
+                n += m->obs[k].state == SEARCH_FEASIBLE && m->obs[k].has_value && m->obs[k].value > 0;
+        m->n_y = n;
+        for (size_t k = 0; k < s->n_cells; k++)
+                m->mu[k] = NAN;
+        if (n == 0)
+                return 0;
+        _cleanup_free_ size_t *idx = calloc(n, sizeof(*idx)), *ag = calloc(n * n, sizeof(*ag));
+        _cleanup_free_ double *y = calloc(n, sizeof(*y)), *l = calloc(n * n, sizeof(*l)),
+                              *alpha = calloc(n, sizeof(*alpha)), *best_l = calloc(n * n, sizeof(*best_l)),
+                              *best_alpha = calloc(n, sizeof(*best_alpha)), *v = calloc(n, sizeof(*v));
+        if (!idx || !ag || !y || !l || !alpha || !best_l || !best_alpha || !v)
+                return -ENOMEM;
+        double mean = 0;
+        for (size_t k = 0, i = 0; k < s->n_cells; k++)
+                if (m->obs[k].state == SEARCH_FEASIBLE && m->obs[k].has_value && m->obs[k].value > 0) {
+                        idx[i] = k;
+                        y[i] = m->sign * log(m->obs[k].value);
+                        mean += y[i++];
+                }
+        mean /= (double)n;
+        for (size_t i = 0; i < n; i++)
+                y[i] -= mean;
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j <= i; j++)
+                        ag[i * n + j] = ag[j * n + i] = agree(s, idx[i], idx[j]);
+
+        /* Hyper-parameters: the grid point of highest marginal likelihood (the defaults
+         * while there are too few figures to tell). */
+        static const double S1[] = {0.003, 0.02, 0.08}, S2[] = {0.0001, 0.002, 0.01}, NOISE[] = {0.01, 0.025, 0.06};
+        struct gp best = {.s1 = 0.02, .s2 = 0.002, .noise = 0.025, .lml = -INFINITY};
+        if (n < 4) {
+                best.l = best_l;
+                best.alpha = best_alpha;
+                if (gp_fit(ag, y, n, &best) < 0)
+                        return -EDOM;
+        } else {
+                for (size_t a = 0; a < ELEMENTSOF(S1); a++)
+                        for (size_t b = 0; b < ELEMENTSOF(S2); b++)
+                                for (size_t c = 0; c < ELEMENTSOF(NOISE); c++) {
+                                        struct gp g = {.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c], .l = l, .alpha = alpha};
+                                        if (gp_fit(ag, y, n, &g) < 0 || !(g.lml > best.lml))
+                                                continue;
+                                        g.l = best_l;
+                                        g.alpha = best_alpha;
+                                        memcpy(best_l, l, n * n * sizeof(double));
+                                        memcpy(best_alpha, alpha, n * sizeof(double));
+                                        best = g;
+                                }
+                if (!isfinite(best.lml))
+                        return -EDOM;
+        }
+        m->noise = best.noise;
+        double prior = kern(best.s1, best.s2, s->n_axes);
+        for (size_t k = 0; k < s->n_cells; k++) {
+                double mu = mean;
+                for (size_t i = 0; i < n; i++) {
+                        v[i] = kern(best.s1, best.s2, agree(s, k, idx[i]));
+                        mu += v[i] * best.alpha[i];
+                }
+                forward(best.l, n, v);
+                double var = prior;
+                for (size_t i = 0; i < n; i++)
+                        var -= v[i] * v[i];
+                m->mu[k] = mu;
+                m->sd[k] = sqrt(MAX(var, 1e-12));
+        }
+        m->y_best = -INFINITY;
+        for (size_t i = 0; i < n; i++)
+                m->y_best = MAX(m->y_best, m->mu[idx[i]]);
+        return 0;
+}
+
+int search_model_fit(const struct search_space *s, const struct search_obs *obs, struct search_model **ret) {
+        if (!s || !obs || s->n_axes == 0 || s->n_axes > 16 || s->n_cells == 0)
+                return -EINVAL;
+        for (size_t k = 0; k < s->n_cells * s->n_axes; k++)
+                if (s->choice[k] >= s->n_values[k % s->n_axes] || s->choice[k] > 255)
+                        return -EINVAL;
+        struct search_model *m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->s = s;
+        m->obs = obs;
+        m->sign = s->higher_better ? 1 : -1;
+        m->best = -1;
+        m->y_best = -INFINITY;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const struct search_obs *o = &obs[k];
+                if (!launched(o))
+                        continue;
+                m->n_launched++;
+                if (o->state == SEARCH_FEASIBLE && o->has_value && o->value > 0 &&
+                    (m->best < 0 || m->sign * o->value > m->sign * obs[m->best].value))
+                        m->best = (long)k;
+        }
+        m->pf = calloc(s->n_cells, sizeof(double));
+        m->mu = calloc(s->n_cells, sizeof(double));
+        m->sd = calloc(s->n_cells, sizeof(double));
+        _cleanup_free_ uint64_t *keys = calloc(features_per_cell(s->n_axes), sizeof(uint64_t));
+        int r = !m->pf || !m->mu || !m->sd || !keys ? -ENOMEM : fit_feasibility(m);
+        if (r >= 0)
+                r = fit_speed(m);
+        if (r < 0) {
+                search_model_free(m);
+                return r;
+        }
+        for (size_t k = 0; k < s->n_cells; k++)
+                m->pf[k] = obs[k].state == SEARCH_FEASIBLE ? 1 : obs[k].state == SEARCH_INFEASIBLE ? 0
+                                                                                 : feasibility(m, k, keys);
+        *ret = m;
+        return 0;
+}
+
+size_t search_model_launched(const struct search_model *m) {
+        return m->n_launched;
+}
+
+long search_model_best(const struct search_model *m) {
+        return m->best;
+}
+
+/* ---- decisions ------------------------------------------------------------------------ */
+
+static double norm_cdf(double z) {
+        return 0.5 * erfc(-z / M_SQRT2);
+}
+
+/* The margin a cell must beat the best by: the noise, at least 1%. */
+static double margin(const struct search_model *m) {
+        return MAX(m->noise, log(1.01));
+}
+
+void search_model_predict(const struct search_model *m, size_t k, struct search_prediction *ret) {
+        struct search_prediction p = {.p_feasible = m->pf[k], .mean = NAN, .high = NAN, .chance = m->pf[k], .ei = 0};
+        if (m->n_y > 0) {
+                double mu = m->mu[k], sd = m->sd[k];
+                p.mean = exp(m->sign * mu);
+                p.high = exp(m->sign * (mu + 2 * sd));
+                double z = (mu - m->y_best) / sd;
+                p.ei = m->pf[k] * (sd * exp(-0.5 * z * z) / sqrt(2 * M_PI) + (mu - m->y_best) * norm_cdf(z));
+                p.chance = m->pf[k] * norm_cdf((mu - m->y_best - margin(m)) / sd);
+        } else {
+                p.ei = m->pf[k];
+        }
+        *ret = p;
+}
+
+int search_model_decide(const struct search_model *m, const struct search_options *o, struct search_decision *ret) {
+        const struct search_space *s = m->s;
+        struct search_decision d = {.next = -1, .stop = NULL, .would_next = -1};
+        long pick = -1;
+        double pick_ei = -1, top_chance = 0;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (m->obs[k].state != SEARCH_UNKNOWN)
+                        continue;
+                struct search_prediction p;
+                search_model_predict(m, k, &p);
+                top_chance = MAX(top_chance, p.chance);
+                if (p.ei > pick_ei) {
+                        pick_ei = p.ei;
+                        pick = (long)k;
+                }
+        }
+        if (pick < 0) {
+                d.stop = "no candidate left";
+        } else if (o && o->max_launches && m->n_launched >= o->max_launches) {
+                d.stop = "budget";
+                d.would_next = pick;
+        } else if (m->n_launched == 0 && s->first < s->n_cells && m->obs[s->first].state == SEARCH_UNKNOWN) {
+                d.next = (long)s->first;
+        } else if (!(o && o->no_prune) && top_chance < SEARCH_STOP_CHANCE) {
+                d.stop = "no chance left";
+        } else {
+                d.next = pick;
+        }
+        *ret = d;
+        return 0;
+}
+
+/* ---- why a cell is not launched ------------------------------------------------------- */
+
+static void put_feature(struct buf *b, const struct search_space *s, uint64_t key) {
+        for (int i = 0; i < key_order(key); i++)
+                buf_printf(b, "%s%s=%s", i ? " with " : "", s->axis_names[key_axis(key, i)],
+                           s->value_names[key_axis(key, i)][key_value(key, i)]);
+}
+
+static bool cell_has(const struct search_space *s, size_t k, uint64_t key) {
+        const size_t *c = s->choice + k * s->n_axes;
+        for (int i = 0; i < key_order(key); i++)
+                if (c[key_axis(key, i)] != key_value(key, i))
+                        return false;
+        return true;
+}
+
+/* "crashed (arch)" for "crash/arch", and the word of the prediction ("crash"). */
+static void kind_words(const char *kind, struct buf *past, const char **ret_noun) {
+        static const struct {
+                const char *verdict, *past, *noun;
+        } w[] = {
+                {"crash", "crashed", "crash"},       {"garbage", "answered garbage", "garbage"},
+                {"wrong", "answered wrong", "wrong answers"}, {"timeout", "timed out", "timeout"},
+                {"overload", "failed under load", "failure under load"}, {"error", "failed", "failure"},
+        };
+        const char *slash = kind ? strchr(kind, '/') : NULL;
+        size_t vl = kind ? (slash ? (size_t)(slash - kind) : strlen(kind)) : 0;
+        for (size_t i = 0; i < ELEMENTSOF(w); i++)
+                if (kind && strlen(w[i].verdict) == vl && strncmp(kind, w[i].verdict, vl) == 0) {
+                        buf_puts(past, w[i].past);
+                        if (slash && slash[1])
+                                buf_printf(past, " (%s)", slash + 1);
+                        *ret_noun = w[i].noun;
+                        return;
+                }
+        buf_puts(past, "failed");
+        *ret_noun = "failure";
+}
+
+/* "predicted crash: attn=fa3 crashed (arch) in 3 of 3 cells: 8e5b8715, ..." */
+static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
+        const struct search_space *s = m->s;
+        _cleanup_free_ uint64_t *keys = calloc(features_per_cell(s->n_axes), sizeof(uint64_t));
+        if (!keys)
+                return -ENOMEM;
+        size_t nf = cell_features(s, k, keys);
+        const struct feat *top = NULL;
+        for (size_t i = 0; i < nf; i++) {
+                const struct feat *f = feat_find(&m->fm, keys[i]);
+                if (f && !f->cleared && f->n_failed > 0 && (!top || f->b > top->b))
+                        top = f;
+        }
+        if (!top) {
+                buf_printf(b, "predicted to fail: %.0f%% chance to serve right", 100 * m->pf[k]);
+                return 0;
+        }
+        /* the commonest kind among the failed cells holding it */
+        const char *kind = NULL;
+        size_t best_count = 0;
+        for (size_t x = 0; x < s->n_cells; x++) {
+                const struct search_obs *o = &m->obs[x];
+                if (o->state != SEARCH_INFEASIBLE || !cell_has(s, x, top->key))
+                        continue;
+                size_t count = 0;
+                for (size_t y = 0; y < s->n_cells; y++)
+                        count += m->obs[y].state == SEARCH_INFEASIBLE && streq_ptr(m->obs[y].kind, o->kind) &&
+                                 cell_has(s, y, top->key);
+                if (count > best_count) {
+                        best_count = count;
+                        kind = o->kind;
+                }
+        }
+        _cleanup_buf_ struct buf past;
+        buf_init(&past, 256);
+        const char *noun;
+        kind_words(kind, &past, &noun);
+        buf_printf(b, "predicted %s: ", noun);
+        put_feature(b, s, top->key);
+        buf_printf(b, " %s in %zu of %u cell%s", buf_str(&past), best_count, top->n_launched,
+                   top->n_launched == 1 ? "" : "s");
+        size_t named = 0;
+        for (size_t x = 0; x < s->n_cells && named < 4; x++)
+                if (m->obs[x].state == SEARCH_INFEASIBLE && streq_ptr(m->obs[x].kind, kind) && cell_has(s, x, top->key)) {
+                        buf_printf(b, "%s%.8s", named ? ", " : ": ", s->ids ? s->ids[x] : "?");
+                        named++;
+                }
+        if (best_count > named)
+                buf_puts(b, ", …");
+        if (m->pf[k] > 0.005)
+                buf_printf(b, " (%.0f%% chance to serve right)", 100 * m->pf[k]);
+        return 0;
+}
+
+char *search_model_why(const struct search_model *m, size_t k, bool budget_spent) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 4096);
+        if (budget_spent)
+                buf_puts(&b, "budget spent; ");
+        struct search_prediction p;
+        search_model_predict(m, k, &p);
+        if (p.p_feasible < SEARCH_FAIL_CHANCE) {
+                if (why_fail(m, k, &b) < 0)
+                        return NULL;
+        } else if (m->n_y == 0) {
+                buf_printf(&b, "predicted to serve right by %.0f%% chance, with no figure to beat yet", 100 * p.p_feasible);
+        } else {
+                double ratio_mean = exp(m->mu[k] - m->y_best), ratio_high = exp(m->mu[k] + 2 * m->sd[k] - m->y_best);
+                if (ratio_high < 1)
+                        buf_printf(&b, "predicted at most %.2fx the best", ratio_high);
+                else
+                        buf_printf(&b, "predicted %.2fx the best (at most %.2fx), %.1f%% chance to beat it", ratio_mean,
+                                   ratio_high, 100 * p.chance);
+                if (p.p_feasible < 0.9)
+                        buf_printf(&b, ", %.0f%% chance to serve right", 100 * p.p_feasible);
+        }
+        buf_printf(&b, " (model of %zu cell%s)", m->n_launched, m->n_launched == 1 ? "" : "s");
+        return buf_detach(&b);
+}

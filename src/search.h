@@ -1,0 +1,123 @@
+/* search.h -- strategy: search: which cell to launch next, and which never to launch.
+ *
+ * A pure model, no I/O: given the space (axes, values, cells) and what each cell's launch
+ * settled as so far, it names the next cell to launch, or says the search is over, and for
+ * every cell not launched predicts whether it would run and how fast (docs/search.md).
+ *
+ * The model has two parts, both learned from the settled cells alone:
+ *  - feasibility: a noisy-OR over blockers. A value, a pair of values or a triple of values
+ *    of different axes may be a blocker (a kernel built for another GPU, two flags that
+ *    cannot go together, the corner where memory-hungry values meet): any cell holding a
+ *    blocker does not serve right. A blocker seen in a cell that served is none; a cell
+ *    that failed blames its uncleared features, each by how little the others explain the
+ *    failure (mean-field, explaining away). Evidence that names another axis's flag ("X
+ *    requires --kv-cache-dtype fp8") raises the prior of the pairs with that axis.
+ *  - speed: a Gaussian process over log(figure) whose kernel counts the axes on which two
+ *    cells agree (a constant, the main effects and the pair interactions: effects that are
+ *    mostly multiplicative, with some pair interactions, under noise), hyper-parameters by
+ *    marginal likelihood over a fixed grid.
+ * The next cell is the one of highest expected improvement over the best figure, times
+ * its chance to serve right. Without a launch budget, the search stops when no cell left
+ * has a real chance (SEARCH_STOP_CHANCE) of beating the best by more than the noise.
+ *
+ * Determinism: the same space and observations give the same decisions, bit for bit
+ * (fixed iteration orders, no randomness, ties to the lower cell index), so a search
+ * resumed from the journal makes the decisions the interrupted one would have made.
+ */
+#ifndef GAUNTLET_SEARCH_H
+#define GAUNTLET_SEARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* What is known of one cell. */
+enum search_state {
+        SEARCH_UNKNOWN,      /* not launched (or launched and abandoned): a candidate */
+        SEARCH_FEASIBLE,     /* launched; served right (pass): value may hold its figure */
+        SEARCH_INFEASIBLE,   /* launched; crash, garbage, wrong, timeout, overload, error */
+        SEARCH_OUT,          /* never a candidate: excluded, or inferred (infer.h) */
+};
+
+struct search_obs {
+        enum search_state state;
+        bool has_value;      /* FEASIBLE with a figure of the objective */
+        double value;        /* the figure, in the objective's units (> 0) */
+        const char *kind;    /* INFEASIBLE: "crash/arch", "garbage/repeat"...; for the
+                                evidence, and cells failing alike are grouped by it */
+        const char *evidence;/* INFEASIBLE: the verdict's evidence, or NULL; read for the
+                                flags of other axes it names */
+};
+
+struct search_space {
+        size_t n_axes;                  /* >= 1 */
+        const size_t *n_values;         /* per axis, >= 1 */
+        const char *const *axis_names;  /* per axis, for evidence */
+        const char *const *const *value_names; /* [axis][value], for evidence */
+        /* per axis: the flag its values set ("--kv-cache-dtype"), NULL when none; an
+         * evidence line naming it blames the pairs with that axis */
+        const char *const *axis_flags;
+        size_t n_cells;
+        const size_t *choice;           /* n_cells * n_axes value indices, row-major */
+        const char *const *ids;         /* per cell, for evidence ("8e5b8715..."), may be NULL */
+        bool higher_better;             /* the objective's direction */
+        size_t first;                   /* the cell to start from: the baseline, else the
+                                           engine's defaults (the cell of least distance) */
+};
+
+/* Limits and knobs. A zero budget is no budget. */
+struct search_options {
+        size_t max_launches;            /* stop once this many cells were launched */
+        bool no_prune;                  /* launch every candidate, the model only orders */
+};
+
+/* Below this chance of beating the best (by more than the noise), a cell is not worth a
+ * launch, and with no budget left to spend the search stops. */
+#define SEARCH_STOP_CHANCE 0.02
+/* Below this chance of serving right, a cell is predicted to fail. */
+#define SEARCH_FAIL_CHANCE 0.10
+
+/* The model's view of one cell. */
+struct search_prediction {
+        double p_feasible;              /* the chance it serves right */
+        double mean;                    /* predicted figure (the objective's units); NAN
+                                           while no launched cell has a figure */
+        double high;                    /* a high (good-side) bound of the figure: the 97.7%
+                                           quantile, or the 2.3% one when lower is better */
+        double chance;                  /* of serving right and beating the best by more
+                                           than the noise */
+        double ei;                      /* expected improvement (log units) times p_feasible */
+};
+
+struct search_model;
+
+/* Fits the model to the observations (one per cell of s). The model borrows s and obs
+ * until search_model_free. -ENOMEM, -EINVAL (no axes, choices out of range). */
+int search_model_fit(const struct search_space *s, const struct search_obs *obs, struct search_model **ret);
+void search_model_free(struct search_model *m);
+
+/* The prediction for cell k (any state). */
+void search_model_predict(const struct search_model *m, size_t k, struct search_prediction *ret);
+
+/* How many cells were launched (FEASIBLE + INFEASIBLE), and the index of the best one by
+ * figure (-1: none has a figure). */
+size_t search_model_launched(const struct search_model *m);
+long search_model_best(const struct search_model *m);
+
+/* What to do next. */
+struct search_decision {
+        long next;                      /* the cell to launch, or -1: stop */
+        const char *stop;               /* when next < 0: why ("budget", "no chance left",
+                                           "no candidate left"); static */
+        long would_next;                /* when stopped for the budget: the cell it would
+                                           launch next, else -1 */
+};
+int search_model_decide(const struct search_model *m, const struct search_options *o, struct search_decision *ret);
+
+/* Why cell k is not worth a launch, in one line for its evidence (caller frees):
+ *  "predicted crash: attn=fa3 crashed (arch) in 3 of 3 cells: 8e5b8715, 0c1d2e3f, ..."
+ *  "predicted at most 0.71x the best (model of 23 cells)"
+ *  "budget spent; predicted 0.93x the best (model of 72 cells)"
+ * NULL when out of memory. budget_spent: the search stopped for its budget. */
+char *search_model_why(const struct search_model *m, size_t k, bool budget_spent);
+
+#endif
