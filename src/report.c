@@ -534,6 +534,40 @@ char *report_cell_eval_line(const struct report_view *v, const struct report_cel
         return buf_detach(&b);
 }
 
+char *report_search_summary(const struct report_view *v) {
+        const struct report_view_search *se = &v->search;
+        if (!se->on)
+                return NULL;
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 0);
+        buf_printf(&b, "%zu of %zu cells launched", se->launched, v->n_cells);
+        char dur[32];
+        if (se->budget_launches && se->budget_time)
+                buf_printf(&b, " (budget %zu launches, %s)", se->budget_launches, format_duration(se->budget_time, dur));
+        else if (se->budget_launches)
+                buf_printf(&b, " (budget %zu)", se->budget_launches);
+        else if (se->budget_time)
+                buf_printf(&b, " (budget %s)", format_duration(se->budget_time, dur));
+        buf_printf(&b, ", %zu pruned, %zu inferred", se->pruned, se->inferred);
+        if (se->spent)
+                buf_printf(&b, ", %s of launches", format_duration(se->spent, dur));
+        if (streq_ptr(se->stop, "no chance left"))
+                buf_puts(&b, "; stopped: no cell left has a real chance to beat the best");
+        else if (streq_ptr(se->stop, "no candidate left"))
+                buf_puts(&b, "; stopped: every cell is settled");
+        if (se->next >= 0 && (size_t)se->next < v->n_cells) {
+                const struct report_cell *c = &v->cells[se->next];
+                buf_puts(&b, streq_ptr(se->stop, "budget") ? "; with more budget it would launch " : "; next: ");
+                for (size_t i = 0; i < v->n_axes; i++)
+                        buf_printf(&b, "%s%s=%s", i ? " " : "", v->axes[i], c->axis_values[i] ? c->axis_values[i] : "?");
+                buf_printf(&b, " (%.8s", c->id);
+                if (se->next_why)
+                        buf_printf(&b, ": %s", se->next_why);
+                buf_puts(&b, ")");
+        }
+        return buf_detach(&b);
+}
+
 char *report_eval_summary(const struct report_view *v) {
         const struct report_view_eval *ve = &v->eval;
         if (!ve->on)
@@ -846,6 +880,10 @@ int report_text(const struct report_view *v, const struct report_text_options *o
         _cleanup_free_ char *eval_shown = eval ? escaped_text(eval, 0) : NULL;
         if (r >= 0 && eval_shown)
                 r = buf_printf(out, "eval: %s\n", eval_shown);
+        _cleanup_free_ char *search = report_search_summary(v);
+        _cleanup_free_ char *search_shown = search ? escaped_text(search, 0) : NULL;
+        if (r >= 0 && search_shown)
+                r = buf_printf(out, "search: %s\n", search_shown);
         if (r < 0 || (r = put_summary(out, v)) < 0)
                 return r;
         return buf_puts(out, "\n");
@@ -1075,7 +1113,7 @@ static json_t *cell_json(const struct report_view *v, const struct report_cell *
                                             "cause",  "evidence",  "log",      "ready_s",     "checks",
                                             "bench",  "state",     "distance", "excluded",    "phases_s",
                                             "exit_code", "exit_signal", "port", "peak_gpu_mem_mib", "attempt_sweep",
-                                            "sla", "eval"};
+                                            "sla", "eval", "prediction"};
         json_t *vals[] = {
                 json_string(c->id),
                 json_incref(axes),
@@ -1099,6 +1137,7 @@ static json_t *cell_json(const struct report_view *v, const struct report_cell *
                 c->has_attempt ? json_integer(c->attempt_sweep_id) : json_null(),
                 sla_json(v, c),
                 cell_eval_json(v, c),
+                c->prediction ? json_deep_copy(c->prediction) : json_null(),
         };
         _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
         json_t *o = json_object();
@@ -1124,6 +1163,36 @@ static json_t *ties_json(const struct report_view *v) {
                         return NULL;
                 }
         return a;
+}
+
+/* The search's figures (null for another strategy): counts, budget, why it stopped, what
+ * it would launch next, and the best figure after each launch. */
+static json_t *view_search_json(const struct report_view *v) {
+        const struct report_view_search *se = &v->search;
+        if (!se->on)
+                return json_null();
+        json_t *traj = json_array();
+        for (size_t i = 0; traj && i < se->launched; i++) {
+                const struct report_cell *c = &v->cells[se->order[i]];
+                if (json_array_append_new(traj, json_pack("{s:I,s:s,s:s,s:o}", "launch", (json_int_t)(i + 1), "cell", c->id,
+                                                          "verdict", report_cell_verdict(c), "best",
+                                                          isnan(se->best_so_far[i]) ? json_null()
+                                                                                    : json_real(se->best_so_far[i]))) < 0) {
+                        json_decref(traj);
+                        traj = NULL;
+                }
+        }
+        json_t *budget = json_object();
+        if (budget && se->budget_launches)
+                json_object_set_new(budget, "launches", json_integer((json_int_t)se->budget_launches));
+        if (budget && se->budget_time)
+                json_object_set_new(budget, "time_s", json_real((double)se->budget_time / USEC_PER_SEC));
+        bool has_next = se->next >= 0 && (size_t)se->next < v->n_cells;
+        return json_pack("{s:I,s:I,s:I,s:o,s:f,s:s?,s:s?,s:s?,s:o}", "launched", (json_int_t)se->launched, "pruned",
+                         (json_int_t)se->pruned, "inferred", (json_int_t)se->inferred, "budget",
+                         budget ? budget : json_null(), "spent_s", (double)se->spent / USEC_PER_SEC, "stopped", se->stop,
+                         "next", has_next ? v->cells[se->next].id : NULL, "next_prediction",
+                         has_next ? se->next_why : NULL, "best_so_far", traj ? traj : json_null());
 }
 
 int report_json(const struct report_view *v, const char *version, json_t **ret) {
@@ -1155,7 +1224,7 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
         static const char *const keys[] = {"gauntlet", "engine",   "host",      "cells", "best",    "model",
                                             "objective", "matrix",  "journal",   "sweep", "axes",    "summary",
                                             "best_value", "best_by", "best_ties", "best_within_noise",
-                                            "eval"};
+                                            "eval", "search"};
         json_t *vals[] = {
                 json_string(version ? version : "unknown"),
                 json_string_lossy(v->engine),
@@ -1174,6 +1243,7 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
                 ties_json(v),
                 json_boolean(report_best_within_noise(v)),
                 view_eval_json(v),
+                view_search_json(v),
         };
         _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
         json_t *o = json_object();
@@ -1317,6 +1387,10 @@ int report_markdown(const struct report_view *v, struct buf *out) {
         _cleanup_free_ char *eval_summary = report_eval_summary(v);
         if (eval_summary && ((r = buf_puts(out, "Eval: ")) < 0 || (r = report_escape_markdown(out, eval_summary, 0)) < 0 ||
                              (r = buf_puts(out, ".\n\n")) < 0))
+                return r;
+        _cleanup_free_ char *search_summary = report_search_summary(v);
+        if (search_summary && ((r = buf_puts(out, "Search: ")) < 0 ||
+                               (r = report_escape_markdown(out, search_summary, 0)) < 0 || (r = buf_puts(out, ".\n\n")) < 0))
                 return r;
         if ((r = buf_puts(out, "|   |")) < 0)
                 return r;

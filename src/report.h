@@ -235,6 +235,9 @@ char *report_cell_figure(const struct report_view *v, const struct report_cell *
  * "; the reference" or "; 97.5% answers identical to the reference" (and the logprob
  * drift when there is one). NULL when the cell has no eval of the view's set. Caller frees. */
 char *report_cell_eval_line(const struct report_view *v, const struct report_cell *c);
+/* The search in one line (NULL for another strategy; caller frees): cells launched, pruned
+ * and inferred, the budget, why it stopped, and what it would launch next. Raw: escape it. */
+char *report_search_summary(const struct report_view *v);
 /* The view's eval in one line: its source, question count, the reference and why it is
  * the reference, the test. NULL without an eval. Caller frees. */
 char *report_eval_summary(const struct report_view *v);

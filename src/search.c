@@ -10,10 +10,40 @@
 
 /* ---- features: a value, a pair or a triple of values of different axes ---------------- */
 
-/* Prior chance that a feature is a blocker, by its order (1, 2, 3 values). */
-static const double PRIOR[4] = {0, 0.08, 0.015, 0.004};
+/* Failures are told apart by class (their verdict, and for a crash its cause): each class
+ * has blockers of its own, with priors by order (1, 2, 3 values) that say where such
+ * failures come from. A kernel built for another GPU is one value's doing; memory runs out
+ * where two or three hungry values meet; a bad pair of flags is a pair; garbage and hangs
+ * are mostly one value's. A cell serves right when it holds no blocker of any class seen. */
+struct fail_class {
+        const char *prefix;   /* of the failure's kind ("crash/arch"); NULL: the rest */
+        double prior[4];
+};
+static const struct fail_class CLASSES[] = {
+        {"crash/arch", {0, 0.30, 0.01, 0.002}},
+        {"crash/oom", {0, 0.04, 0.05, 0.02}},
+        {"crash/signal", {0, 0.04, 0.05, 0.02}}, /* the OOM killer's SIGKILL, often */
+        {"crash", {0, 0.08, 0.04, 0.005}},       /* config, cuda, exit...: flags, pairs */
+        {"garbage", {0, 0.15, 0.02, 0.004}},
+        {"wrong", {0, 0.15, 0.02, 0.004}},
+        {"timeout", {0, 0.20, 0.02, 0.003}},
+        {"overload", {0, 0.15, 0.02, 0.004}},
+        {NULL, {0, 0.10, 0.02, 0.004}},
+};
+#define N_CLASSES ELEMENTSOF(CLASSES)
+
 /* A pair with an axis whose flag the failure's evidence names. */
 #define PRIOR_NAMED 0.35
+
+/* The class of a failure's kind. */
+static size_t kind_class(const char *kind) {
+        for (size_t c = 0; c < N_CLASSES - 1; c++) {
+                size_t n = strlen(CLASSES[c].prefix);
+                if (kind && strncmp(kind, CLASSES[c].prefix, n) == 0 && (kind[n] == '\0' || kind[n] == '/'))
+                        return c;
+        }
+        return N_CLASSES - 1;
+}
 /* Triples only up to this many axes (their count grows with the cube of it). */
 #define TRIPLE_MAX_AXES 8
 
@@ -35,7 +65,7 @@ struct feat {
         bool named;           /* a failure's evidence named the flag of one of its axes */
         unsigned n_launched;  /* launched cells holding it */
         unsigned n_failed;    /* of them, failed */
-        double b;             /* chance it is a blocker */
+        double b[N_CLASSES];  /* chance it is a blocker of each class */
         double logit_next;    /* scratch for the update */
 };
 
@@ -94,7 +124,6 @@ static int feat_get(struct feat_map *fm, uint64_t key, struct feat **ret) {
                         i = (i + 1) & (fm->cap - 1);
                 f = &fm->slots[i];
                 f->key = key;
-                f->b = PRIOR[key_order(key)];
                 fm->n++;
         }
         *ret = f;
@@ -162,13 +191,24 @@ struct search_model {
         size_t n_launched;
         long best;                    /* launched, feasible, best measured figure */
         struct feat_map fm;
+        bool seen[N_CLASSES];         /* classes some launched cell failed with */
         double unexplained;           /* chance of a failure no feature explains */
         /* the speed model: y = sign * log(figure) */
         double sign;
         size_t n_y;
         double y_best;                /* best posterior mean among launched cells with figures */
-        double noise;                 /* fitted noise (log units) */
-        double *pf, *mu, *sd;         /* per cell: feasibility, latent mean and sd (log) */
+        double noise;                 /* fitted noise (log units), the weights' average */
+        double margin;                /* a cell must beat the best by this to count */
+        double y_mean;                /* the figures' mean (log units) */
+        size_t *idx;                  /* the cells with figures, n_y of them */
+        struct gp *gp;                /* the grid points of some weight, n_gp of them */
+        size_t n_gp;
+        double *ls, *alphas;          /* their factors and solutions */
+        double *scratch;              /* n_y doubles for gp_cell */
+        double *pf, *mu, *sd;         /* per cell: feasibility, latent mean, sd (log; sd
+                                         computed when asked for, NAN until then) */
+        double *ei, *chance;          /* per cell: expected improvement and the chance to beat
+                                         the best, before feasibility */
 };
 
 void search_model_free(struct search_model *m) {
@@ -178,6 +218,13 @@ void search_model_free(struct search_model *m) {
         free(m->pf);
         free(m->mu);
         free(m->sd);
+        free(m->ei);
+        free(m->chance);
+        free(m->idx);
+        free(m->gp);
+        free(m->ls);
+        free(m->alphas);
+        free(m->scratch);
         free(m);
 }
 
@@ -185,7 +232,14 @@ static bool launched(const struct search_obs *o) {
         return o->state == SEARCH_FEASIBLE || o->state == SEARCH_INFEASIBLE;
 }
 
-/* Feasibility: features of launched cells; cleared ones; mean-field blame. */
+/* The prior of feature key for class c (named: a failure's evidence named its flag). */
+static double prior(size_t c, uint64_t key, bool named) {
+        if (named && key_order(key) == 2)
+                return MAX(PRIOR_NAMED, CLASSES[c].prior[2]);
+        return CLASSES[c].prior[key_order(key)];
+}
+
+/* Feasibility: features of launched cells; cleared ones; mean-field blame, class by class. */
 static int fit_feasibility(struct search_model *m) {
         const struct search_space *s = m->s;
         size_t F = features_per_cell(s->n_axes);
@@ -197,7 +251,10 @@ static int fit_feasibility(struct search_model *m) {
                 const struct search_obs *o = &m->obs[k];
                 if (!launched(o))
                         continue;
-                n_fail += o->state == SEARCH_INFEASIBLE;
+                if (o->state == SEARCH_INFEASIBLE) {
+                        n_fail++;
+                        m->seen[kind_class(o->kind)] = true;
+                }
                 size_t nf = cell_features(s, k, keys);
                 for (size_t i = 0; i < nf; i++) {
                         struct feat *f;
@@ -220,33 +277,32 @@ static int fit_feasibility(struct search_model *m) {
                         if (!names_flag(o->evidence, s->axis_flags[b]))
                                 continue;
                         for (size_t a = 0; a < s->n_axes; a++) {
-                                if (a == b)
-                                        continue;
                                 size_t ax[2] = {MIN(a, b), MAX(a, b)};
                                 size_t va[2] = {c[ax[0]], c[ax[1]]};
-                                struct feat *f = feat_find(&m->fm, feat_key(2, ax, va));
-                                if (f && !f->cleared && !f->named) {
+                                struct feat *f = a == b ? NULL : feat_find(&m->fm, feat_key(2, ax, va));
+                                if (f)
                                         f->named = true;
-                                        f->b = PRIOR_NAMED;
-                                }
                         }
                 }
         }
-        for (size_t i = 0; i < m->fm.cap; i++)
-                if (m->fm.slots[i].key && m->fm.slots[i].cleared)
-                        m->fm.slots[i].b = 0;
+        for (size_t i = 0; i < m->fm.cap; i++) {
+                struct feat *f = &m->fm.slots[i];
+                for (size_t c = 0; f->key && c < N_CLASSES; c++)
+                        f->b[c] = f->cleared || !m->seen[c] ? 0 : prior(c, f->key, f->named);
+        }
 
-        /* Each failed cell's uncleared features. */
+        /* Each failed cell's class and uncleared features. */
         _cleanup_free_ struct feat **list = n_fail ? calloc(n_fail * F, sizeof(*list)) : NULL;
-        _cleanup_free_ size_t *len = n_fail ? calloc(n_fail, sizeof(*len)) : NULL;
+        _cleanup_free_ size_t *len = n_fail ? calloc(n_fail, sizeof(*len)) : NULL, *cls = n_fail ? calloc(n_fail, sizeof(*cls)) : NULL;
         _cleanup_free_ double *pre = calloc(F + 1, sizeof(double)), *suf = calloc(F + 1, sizeof(double));
-        if ((n_fail && (!list || !len)) || !pre || !suf)
+        if ((n_fail && (!list || !len || !cls)) || !pre || !suf)
                 return -ENOMEM;
         size_t q = 0, unexplained = 0;
         for (size_t k = 0; k < s->n_cells; k++) {
                 if (m->obs[k].state != SEARCH_INFEASIBLE)
                         continue;
                 size_t nf = cell_features(s, k, keys);
+                cls[q] = kind_class(m->obs[k].kind);
                 for (size_t i = 0; i < nf; i++) {
                         struct feat *f = feat_find(&m->fm, keys[i]);
                         if (!f->cleared)
@@ -257,53 +313,84 @@ static int fit_feasibility(struct search_model *m) {
         }
         m->unexplained = ((double)unexplained + 0.5) / ((double)m->n_launched + 10.0);
 
-        /* Mean-field: a feature's odds of being a blocker grow with each failed cell that
-         * its fellow suspects explain badly (1 / P(the others alone block it)). Damped
-         * Jacobi sweeps, a fixed count: deterministic. */
-        for (int it = 0; it < 30; it++) {
-                for (size_t i = 0; i < m->fm.cap; i++) {
-                        struct feat *f = &m->fm.slots[i];
-                        if (f->key && !f->cleared) {
-                                double p = f->named ? PRIOR_NAMED : PRIOR[key_order(f->key)];
-                                f->logit_next = log(p / (1 - p));
+        /* Mean-field, one class at a time: a feature's odds of being a blocker of the class
+         * grow with each failed cell of that class that its fellow suspects explain badly
+         * (1 / P(the others alone block it)). Damped Jacobi sweeps, a fixed count:
+         * deterministic. */
+        for (size_t c = 0; c < N_CLASSES; c++) {
+                if (!m->seen[c])
+                        continue;
+                for (int it = 0; it < 30; it++) {
+                        for (size_t i = 0; i < m->fm.cap; i++) {
+                                struct feat *f = &m->fm.slots[i];
+                                if (f->key && !f->cleared) {
+                                        double p = prior(c, f->key, f->named);
+                                        f->logit_next = log(p / (1 - p));
+                                }
                         }
-                }
-                for (size_t o = 0; o < n_fail; o++) {
-                        struct feat **fl = list + o * F;
-                        size_t nl = len[o];
-                        pre[0] = 1;
-                        for (size_t i = 0; i < nl; i++)
-                                pre[i + 1] = pre[i] * (1 - fl[i]->b);
-                        suf[nl] = 1;
-                        for (size_t i = nl; i-- > 0;)
-                                suf[i] = suf[i + 1] * (1 - fl[i]->b);
-                        for (size_t i = 0; i < nl; i++) {
-                                double others = 1 - pre[i] * suf[i + 1]; /* the others block it */
-                                fl[i]->logit_next += -log(MAX(others, 1e-9));
+                        for (size_t o = 0; o < n_fail; o++) {
+                                if (cls[o] != c)
+                                        continue;
+                                struct feat **fl = list + o * F;
+                                size_t nl = len[o];
+                                pre[0] = 1;
+                                for (size_t i = 0; i < nl; i++)
+                                        pre[i + 1] = pre[i] * (1 - fl[i]->b[c]);
+                                suf[nl] = 1;
+                                for (size_t i = nl; i-- > 0;)
+                                        suf[i] = suf[i + 1] * (1 - fl[i]->b[c]);
+                                for (size_t i = 0; i < nl; i++) {
+                                        double others = 1 - pre[i] * suf[i + 1]; /* the others block it */
+                                        fl[i]->logit_next += -log(MAX(others, 1e-9));
+                                }
                         }
-                }
-                for (size_t i = 0; i < m->fm.cap; i++) {
-                        struct feat *f = &m->fm.slots[i];
-                        if (!f->key || f->cleared)
-                                continue;
-                        double l = MIN(f->logit_next, 40.0);
-                        f->b = 0.5 * f->b + 0.5 / (1 + exp(-l));
+                        for (size_t i = 0; i < m->fm.cap; i++) {
+                                struct feat *f = &m->fm.slots[i];
+                                if (!f->key || f->cleared)
+                                        continue;
+                                double l = MIN(f->logit_next, 40.0);
+                                f->b[c] = 0.5 * f->b[c] + 0.5 / (1 + exp(-l));
+                        }
                 }
         }
         return 0;
 }
 
+/* The chance that feature key (f: its entry, NULL when no launched cell held it) is no
+ * blocker of any class seen. */
+static double clear_chance(const struct search_model *m, const struct feat *f, uint64_t key) {
+        double p = 1;
+        for (size_t c = 0; c < N_CLASSES; c++)
+                if (m->seen[c])
+                        p *= 1 - (f ? f->b[c] : prior(c, key, false));
+        return p;
+}
+
+/* The largest blocker chance of f over the classes, and the class. */
+static double blame(const struct search_model *m, const struct feat *f, size_t *ret_class) {
+        double top = 0;
+        for (size_t c = 0; c < N_CLASSES; c++)
+                if (m->seen[c] && f->b[c] > top) {
+                        top = f->b[c];
+                        if (ret_class)
+                                *ret_class = c;
+                }
+        return top;
+}
+
 static double feasibility(const struct search_model *m, size_t k, uint64_t *keys) {
         size_t nf = cell_features(m->s, k, keys);
         double p = 1 - m->unexplained;
-        for (size_t i = 0; i < nf; i++) {
-                const struct feat *f = feat_find(&m->fm, keys[i]);
-                p *= 1 - (f ? f->b : PRIOR[key_order(keys[i])]);
-        }
+        for (size_t i = 0; i < nf; i++)
+                p *= clear_chance(m, feat_find(&m->fm, keys[i]), keys[i]);
         return p;
 }
 
 /* ---- the speed model: a Gaussian process on the axes' agreement ----------------------- */
+
+static double norm_cdf(double z) {
+        return 0.5 * erfc(-z / M_SQRT2);
+}
 
 /* k(x, x') = S0 + s1 * m + s2 * m (m - 1) / 2, m the number of axes on which x and x'
  * agree: a constant, one indicator kernel per axis (main effects) and one per pair of
@@ -366,6 +453,7 @@ struct gp {
         double *l;            /* n x n Cholesky factor of K + noise^2 I */
         double *alpha;        /* (K + noise^2 I)^-1 (y - mean) */
         double lml;           /* log marginal likelihood */
+        double w;             /* posterior weight */
 };
 
 /* Factors and solves for one choice of hyper-parameters. */
@@ -392,79 +480,158 @@ static int gp_fit(const size_t *agree_obs, const double *y, size_t n, struct gp 
         return 0;
 }
 
+/* The hyper-parameters tried: the variance of one axis's main effect, of one pair
+ * interaction, and the noise's sd (all in log units). Their posterior weights, by marginal
+ * likelihood under a flat prior, average the predictions: with few figures, large effects
+ * are not ruled out, so the model does not stop early on a guess. */
+static const double S1[] = {0.004, 0.02, 0.06, 0.15}, S2[] = {0.004, 0.02, 0.06, 0.12}, NOISE[] = {0.01, 0.025, 0.06};
+#define N_HYPER (ELEMENTSOF(S1) * ELEMENTSOF(S2) * ELEMENTSOF(NOISE))
+/* Hyper-parameters of less weight than this (relative to the heaviest) are left out. */
+#define HYPER_MIN_WEIGHT 1e-3
+/* Before it stops, the best cell's neighbours (one axis away) of at least this chance to
+ * serve right are launched. */
+#define NEIGHBOUR_MIN_FEASIBLE 0.3
+
+/* Cell k's latent mean and sd (log units) under grid point g. Without ret_sd, the sd is
+ * bounded instead in *ret_bound (when given): what the single nearest figure leaves of the
+ * prior variance, which the posterior's never exceeds. */
+static void gp_cell(const struct search_model *m, const struct gp *g, size_t k, double *ret_mu, double *ret_sd,
+                    double *ret_bound) {
+        const struct search_space *s = m->s;
+        size_t n = m->n_y;
+        double mu = m->y_mean, near = 0, prior = kern(g->s1, g->s2, s->n_axes);
+        for (size_t i = 0; i < n; i++) {
+                m->scratch[i] = kern(g->s1, g->s2, agree(s, k, m->idx[i]));
+                mu += m->scratch[i] * g->alpha[i];
+                near = MAX(near, m->scratch[i]);
+        }
+        *ret_mu = mu;
+        if (ret_bound)
+                *ret_bound = sqrt(MAX(prior - near * near / (prior + g->noise * g->noise), 1e-12));
+        if (!ret_sd)
+                return;
+        forward(g->l, n, m->scratch);
+        double var = prior;
+        for (size_t i = 0; i < n; i++)
+                var -= m->scratch[i] * m->scratch[i];
+        *ret_sd = sqrt(MAX(var, 1e-12));
+}
+
+/* The mixture's mean and sd of cell k (exact: every weighty grid point's variance). */
+static void mixture(const struct search_model *m, size_t k, double *ret_mu, double *ret_sd) {
+        double m1 = 0, m2 = 0;
+        for (size_t h = 0; h < m->n_gp; h++) {
+                double mu, sd;
+                gp_cell(m, &m->gp[h], k, &mu, &sd, NULL);
+                m1 += m->gp[h].w * mu;
+                m2 += m->gp[h].w * (sd * sd + mu * mu);
+        }
+        *ret_mu = m1;
+        *ret_sd = sqrt(MAX(m2 - m1 * m1, 1e-12));
+}
+
 static int fit_speed(struct search_model *m) {
         const struct search_space *s = m->s;
-        size_t n = 0;
-        for (size_t k = 0; k < s->n_cells; k++)
+        size_t n = 0, N = s->n_cells;
+        for (size_t k = 0; k < N; k++)
                 n += m->obs[k].state == SEARCH_FEASIBLE && m->obs[k].has_value && m->obs[k].value > 0;
         m->n_y = n;
-        for (size_t k = 0; k < s->n_cells; k++)
-                m->mu[k] = NAN;
+        for (size_t k = 0; k < N; k++)
+                m->mu[k] = m->sd[k] = NAN;
         if (n == 0)
                 return 0;
-        _cleanup_free_ size_t *idx = calloc(n, sizeof(*idx)), *ag = calloc(n * n, sizeof(*ag));
-        _cleanup_free_ double *y = calloc(n, sizeof(*y)), *l = calloc(n * n, sizeof(*l)),
-                              *alpha = calloc(n, sizeof(*alpha)), *best_l = calloc(n * n, sizeof(*best_l)),
-                              *best_alpha = calloc(n, sizeof(*best_alpha)), *v = calloc(n, sizeof(*v));
-        if (!idx || !ag || !y || !l || !alpha || !best_l || !best_alpha || !v)
+        _cleanup_free_ size_t *ag = calloc(n * n, sizeof(*ag));
+        _cleanup_free_ double *y = calloc(n, sizeof(*y));
+        m->idx = calloc(n, sizeof(*m->idx));
+        m->scratch = calloc(n, sizeof(double));
+        m->ls = calloc(N_HYPER * n * n, sizeof(double));
+        m->alphas = calloc(N_HYPER * n, sizeof(double));
+        m->gp = calloc(N_HYPER, sizeof(struct gp));
+        if (!ag || !y || !m->idx || !m->scratch || !m->ls || !m->alphas || !m->gp)
                 return -ENOMEM;
         double mean = 0;
-        for (size_t k = 0, i = 0; k < s->n_cells; k++)
+        for (size_t k = 0, i = 0; k < N; k++)
                 if (m->obs[k].state == SEARCH_FEASIBLE && m->obs[k].has_value && m->obs[k].value > 0) {
-                        idx[i] = k;
+                        m->idx[i] = k;
                         y[i] = m->sign * log(m->obs[k].value);
                         mean += y[i++];
                 }
         mean /= (double)n;
+        m->y_mean = mean;
         for (size_t i = 0; i < n; i++)
                 y[i] -= mean;
         for (size_t i = 0; i < n; i++)
                 for (size_t j = 0; j <= i; j++)
-                        ag[i * n + j] = ag[j * n + i] = agree(s, idx[i], idx[j]);
+                        ag[i * n + j] = ag[j * n + i] = agree(s, m->idx[i], m->idx[j]);
 
-        /* Hyper-parameters: the grid point of highest marginal likelihood (the defaults
-         * while there are too few figures to tell). */
-        static const double S1[] = {0.003, 0.02, 0.08}, S2[] = {0.0001, 0.002, 0.01}, NOISE[] = {0.01, 0.025, 0.06};
-        struct gp best = {.s1 = 0.02, .s2 = 0.002, .noise = 0.025, .lml = -INFINITY};
-        if (n < 4) {
-                best.l = best_l;
-                best.alpha = best_alpha;
-                if (gp_fit(ag, y, n, &best) < 0)
-                        return -EDOM;
-        } else {
-                for (size_t a = 0; a < ELEMENTSOF(S1); a++)
-                        for (size_t b = 0; b < ELEMENTSOF(S2); b++)
-                                for (size_t c = 0; c < ELEMENTSOF(NOISE); c++) {
-                                        struct gp g = {.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c], .l = l, .alpha = alpha};
-                                        if (gp_fit(ag, y, n, &g) < 0 || !(g.lml > best.lml))
-                                                continue;
-                                        g.l = best_l;
-                                        g.alpha = best_alpha;
-                                        memcpy(best_l, l, n * n * sizeof(double));
-                                        memcpy(best_alpha, alpha, n * sizeof(double));
-                                        best = g;
-                                }
-                if (!isfinite(best.lml))
-                        return -EDOM;
+        /* Each grid point's fit and marginal likelihood; the weights. */
+        struct gp *g = m->gp;
+        size_t h = 0;
+        double top = -INFINITY;
+        for (size_t a = 0; a < ELEMENTSOF(S1); a++)
+                for (size_t b = 0; b < ELEMENTSOF(S2); b++)
+                        for (size_t c = 0; c < ELEMENTSOF(NOISE); c++, h++) {
+                                g[h] = (struct gp){.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c], .l = m->ls + h * n * n,
+                                                   .alpha = m->alphas + h * n};
+                                if (gp_fit(ag, y, n, &g[h]) < 0)
+                                        g[h].lml = -INFINITY;
+                                top = MAX(top, g[h].lml);
+                        }
+        if (!isfinite(top))
+                return -EDOM;
+        double wsum = 0;
+        for (h = 0; h < N_HYPER; h++)
+                wsum += g[h].w = exp(g[h].lml - top);
+        /* The points of next to no weight are dropped. */
+        m->noise = 0;
+        m->n_gp = 0;
+        for (h = 0; h < N_HYPER; h++) {
+                struct gp x = g[h];
+                x.w = isfinite(x.lml) ? x.w / wsum : 0;
+                if (x.w < HYPER_MIN_WEIGHT / (double)N_HYPER)
+                        continue;
+                m->noise += x.w * x.noise;
+                g[m->n_gp++] = x;
         }
-        m->noise = best.noise;
-        double prior = kern(best.s1, best.s2, s->n_axes);
-        for (size_t k = 0; k < s->n_cells; k++) {
-                double mu = mean;
-                for (size_t i = 0; i < n; i++) {
-                        v[i] = kern(best.s1, best.s2, agree(s, k, idx[i]));
-                        mu += v[i] * best.alpha[i];
+        double wk = 0;
+        for (h = 0; h < m->n_gp; h++)
+                wk += g[h].w;
+        m->noise /= wk;
+        for (h = 0; h < m->n_gp; h++)
+                g[h].w /= wk;
+
+        /* The mixture's means; the best among launched cells (exact there). */
+        for (size_t k = 0; k < N; k++) {
+                double m1 = 0;
+                for (h = 0; h < m->n_gp; h++) {
+                        double mu;
+                        gp_cell(m, &g[h], k, &mu, NULL, NULL);
+                        m1 += g[h].w * mu;
                 }
-                forward(best.l, n, v);
-                double var = prior;
-                for (size_t i = 0; i < n; i++)
-                        var -= v[i] * v[i];
-                m->mu[k] = mu;
-                m->sd[k] = sqrt(MAX(var, 1e-12));
+                m->mu[k] = m1;
         }
         m->y_best = -INFINITY;
         for (size_t i = 0; i < n; i++)
-                m->y_best = MAX(m->y_best, m->mu[idx[i]]);
+                m->y_best = MAX(m->y_best, m->mu[m->idx[i]]);
+        /* Expected improvement over the best and the chance to beat it by the margin, grid
+         * point by grid point, for the candidates. A point where the cell's mean is more
+         * than 5 sds (bounded) below the best adds nothing worth the exact variance. */
+        m->margin = MAX(m->noise / 2, log(1.01));
+        for (size_t k = 0; k < N; k++) {
+                m->ei[k] = m->chance[k] = 0;
+                if (m->obs[k].state != SEARCH_UNKNOWN)
+                        continue;
+                for (h = 0; h < m->n_gp; h++) {
+                        double mu, sd, bound;
+                        gp_cell(m, &g[h], k, &mu, NULL, &bound);
+                        if (mu + 5 * bound < m->y_best)
+                                continue;
+                        gp_cell(m, &g[h], k, &mu, &sd, NULL);
+                        double z = (mu - m->y_best) / sd;
+                        m->ei[k] += g[h].w * (sd * exp(-0.5 * z * z) / sqrt(2 * M_PI) + (mu - m->y_best) * norm_cdf(z));
+                        m->chance[k] += g[h].w * norm_cdf((mu - m->y_best - m->margin) / sd);
+                }
+        }
         return 0;
 }
 
@@ -494,8 +661,10 @@ int search_model_fit(const struct search_space *s, const struct search_obs *obs,
         m->pf = calloc(s->n_cells, sizeof(double));
         m->mu = calloc(s->n_cells, sizeof(double));
         m->sd = calloc(s->n_cells, sizeof(double));
+        m->ei = calloc(s->n_cells, sizeof(double));
+        m->chance = calloc(s->n_cells, sizeof(double));
         _cleanup_free_ uint64_t *keys = calloc(features_per_cell(s->n_axes), sizeof(uint64_t));
-        int r = !m->pf || !m->mu || !m->sd || !keys ? -ENOMEM : fit_feasibility(m);
+        int r = !m->pf || !m->mu || !m->sd || !m->ei || !m->chance || !keys ? -ENOMEM : fit_feasibility(m);
         if (r >= 0)
                 r = fit_speed(m);
         if (r < 0) {
@@ -519,46 +688,118 @@ long search_model_best(const struct search_model *m) {
 
 /* ---- decisions ------------------------------------------------------------------------ */
 
-static double norm_cdf(double z) {
-        return 0.5 * erfc(-z / M_SQRT2);
+/* Cell k's mixture sd, computed once (the model's caches are not its meaning). */
+static double cell_sd(const struct search_model *m, size_t k) {
+        if (isnan(m->sd[k])) {
+                double mu;
+                mixture(m, k, &mu, &m->sd[k]);
+        }
+        return m->sd[k];
 }
 
-/* The margin a cell must beat the best by: the noise, at least 1%. */
-static double margin(const struct search_model *m) {
-        return MAX(m->noise, log(1.01));
+/* The acquisition (expected improvement weighed by the chance to serve right) and the
+ * chance to serve right and beat the best, without the exact sd that predict computes. */
+static double acquisition(const struct search_model *m, size_t k) {
+        return m->n_y > 0 ? m->pf[k] * m->ei[k] : m->pf[k];
+}
+static double chance(const struct search_model *m, size_t k) {
+        return m->n_y > 0 ? m->pf[k] * m->chance[k] : m->pf[k];
 }
 
 void search_model_predict(const struct search_model *m, size_t k, struct search_prediction *ret) {
-        struct search_prediction p = {.p_feasible = m->pf[k], .mean = NAN, .high = NAN, .chance = m->pf[k], .ei = 0};
+        struct search_prediction p = {.p_feasible = m->pf[k], .mean = NAN, .high = NAN, .chance = m->pf[k], .ei = m->pf[k]};
         if (m->n_y > 0) {
-                double mu = m->mu[k], sd = m->sd[k];
-                p.mean = exp(m->sign * mu);
-                p.high = exp(m->sign * (mu + 2 * sd));
-                double z = (mu - m->y_best) / sd;
-                p.ei = m->pf[k] * (sd * exp(-0.5 * z * z) / sqrt(2 * M_PI) + (mu - m->y_best) * norm_cdf(z));
-                p.chance = m->pf[k] * norm_cdf((mu - m->y_best - margin(m)) / sd);
-        } else {
-                p.ei = m->pf[k];
+                double sd = cell_sd(m, k);
+                p.mean = exp(m->sign * m->mu[k]);
+                p.high = exp(m->sign * (m->mu[k] + 2 * sd));
+                p.ei = acquisition(m, k);
+                p.chance = chance(m, k);
         }
         *ret = p;
+}
+
+/* Whether value x of axis a is still unknown: no cell that served right holds it, nothing
+ * condemns it (its own blame, or a failing prediction for every candidate holding it), and
+ * a candidate holds it. Then *ret_pick is that candidate of highest expected improvement. */
+static bool uncovered(const struct search_model *m, size_t a, size_t x, long *ret_pick, double *ret_ei) {
+        const struct search_space *s = m->s;
+        const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
+        if (f && (f->cleared || blame(m, f, NULL) >= 0.5))
+                return false;
+        long pick = -1;
+        double best = -1;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (m->obs[k].state != SEARCH_UNKNOWN || s->choice[k * s->n_axes + a] != x || m->pf[k] < SEARCH_FAIL_CHANCE)
+                        continue;
+                double ei = acquisition(m, k);
+                if (ei > best) {
+                        best = ei;
+                        pick = (long)k;
+                }
+        }
+        *ret_pick = pick;
+        *ret_ei = best;
+        return pick >= 0;
+}
+
+/* A cell one axis away from the best (by the model's mean among the launched cells), not
+ * launched and not predicted to fail: the one of highest acquisition, or -1. Before the
+ * search stops, the best is a local optimum: an interaction with one more value would
+ * show there. */
+static long neighbour(const struct search_model *m) {
+        const struct search_space *s = m->s;
+        long best = -1;
+        for (size_t i = 0; i < m->n_y; i++)
+                if (best < 0 || m->mu[m->idx[i]] > m->mu[best])
+                        best = (long)m->idx[i];
+        if (best < 0)
+                return -1;
+        const size_t *b = s->choice + (size_t)best * s->n_axes;
+        long pick = -1;
+        double top = -1;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (m->obs[k].state != SEARCH_UNKNOWN || m->pf[k] < NEIGHBOUR_MIN_FEASIBLE)
+                        continue;
+                const size_t *c = s->choice + k * s->n_axes;
+                size_t apart = 0;
+                for (size_t a = 0; a < s->n_axes && apart < 2; a++)
+                        apart += c[a] != b[a];
+                if (apart == 1 && acquisition(m, k) > top) {
+                        top = acquisition(m, k);
+                        pick = (long)k;
+                }
+        }
+        return pick;
 }
 
 int search_model_decide(const struct search_model *m, const struct search_options *o, struct search_decision *ret) {
         const struct search_space *s = m->s;
         struct search_decision d = {.next = -1, .stop = NULL, .would_next = -1};
         long pick = -1;
-        double pick_ei = -1, top_chance = 0;
+        double pick_ei = -1, chance_sum = 0;
         for (size_t k = 0; k < s->n_cells; k++) {
                 if (m->obs[k].state != SEARCH_UNKNOWN)
                         continue;
-                struct search_prediction p;
-                search_model_predict(m, k, &p);
-                top_chance = MAX(top_chance, p.chance);
-                if (p.ei > pick_ei) {
-                        pick_ei = p.ei;
+                double ei = acquisition(m, k);
+                chance_sum += chance(m, k);
+                if (ei > pick_ei) {
+                        pick_ei = ei;
                         pick = (long)k;
                 }
         }
+        /* Before it stops: a value no cell has served with yet, and that nothing condemns,
+         * gets its best candidate launched (a crash may have been its partner's doing). */
+        long cover = -1;
+        double cover_ei = -1;
+        for (size_t a = 0; a < s->n_axes && m->n_y > 0; a++)
+                for (size_t x = 0; x < s->n_values[a]; x++) {
+                        long k;
+                        double ei;
+                        if (uncovered(m, a, x, &k, &ei) && ei > cover_ei) {
+                                cover = k;
+                                cover_ei = ei;
+                        }
+                }
         if (pick < 0) {
                 d.stop = "no candidate left";
         } else if (o && o->max_launches && m->n_launched >= o->max_launches) {
@@ -566,8 +807,14 @@ int search_model_decide(const struct search_model *m, const struct search_option
                 d.would_next = pick;
         } else if (m->n_launched == 0 && s->first < s->n_cells && m->obs[s->first].state == SEARCH_UNKNOWN) {
                 d.next = (long)s->first;
-        } else if (!(o && o->no_prune) && top_chance < SEARCH_STOP_CHANCE) {
-                d.stop = "no chance left";
+        } else if (!(o && o->no_prune) && chance_sum < SEARCH_STOP_CHANCE) {
+                long near = neighbour(m);
+                if (cover >= 0)
+                        d.next = cover;
+                else if (near >= 0)
+                        d.next = near;
+                else
+                        d.stop = "no chance left";
         } else {
                 d.next = pick;
         }
@@ -624,7 +871,7 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
         const struct feat *top = NULL;
         for (size_t i = 0; i < nf; i++) {
                 const struct feat *f = feat_find(&m->fm, keys[i]);
-                if (f && !f->cleared && f->n_failed > 0 && (!top || f->b > top->b))
+                if (f && !f->cleared && f->n_failed > 0 && (!top || blame(m, f, NULL) > blame(m, top, NULL)))
                         top = f;
         }
         if (!top) {
@@ -681,7 +928,7 @@ char *search_model_why(const struct search_model *m, size_t k, bool budget_spent
         } else if (m->n_y == 0) {
                 buf_printf(&b, "predicted to serve right by %.0f%% chance, with no figure to beat yet", 100 * p.p_feasible);
         } else {
-                double ratio_mean = exp(m->mu[k] - m->y_best), ratio_high = exp(m->mu[k] + 2 * m->sd[k] - m->y_best);
+                double ratio_mean = exp(m->mu[k] - m->y_best), ratio_high = exp(m->mu[k] + 2 * cell_sd(m, k) - m->y_best);
                 if (ratio_high < 1)
                         buf_printf(&b, "predicted at most %.2fx the best", ratio_high);
                 else

@@ -17,8 +17,10 @@
  *    mostly multiplicative, with some pair interactions, under noise), hyper-parameters by
  *    marginal likelihood over a fixed grid.
  * The next cell is the one of highest expected improvement over the best figure, times
- * its chance to serve right. Without a launch budget, the search stops when no cell left
- * has a real chance (SEARCH_STOP_CHANCE) of beating the best by more than the noise.
+ * its chance to serve right. Without a launch budget, the search stops when the cells left
+ * have no real chance together (SEARCH_STOP_CHANCE) of beating the best by more than the
+ * noise, once every value has served in some cell (or is condemned) and every neighbour of
+ * the best (one axis away) that may serve has run.
  *
  * Determinism: the same space and observations give the same decisions, bit for bit
  * (fixed iteration orders, no randomness, ties to the lower cell index), so a search
@@ -70,9 +72,10 @@ struct search_options {
         bool no_prune;                  /* launch every candidate, the model only orders */
 };
 
-/* Below this chance of beating the best (by more than the noise), a cell is not worth a
- * launch, and with no budget left to spend the search stops. */
-#define SEARCH_STOP_CHANCE 0.02
+/* When the chances of the cells left to beat the best (by more than the noise) add up to
+ * less than this, and every value has served in some cell or is condemned, the search
+ * stops. */
+#define SEARCH_STOP_CHANCE 0.03
 /* Below this chance of serving right, a cell is predicted to fail. */
 #define SEARCH_FAIL_CHANCE 0.10
 
