@@ -1487,6 +1487,179 @@ static void put_cell_eval(struct page *p, const struct report_view *v, const str
         put(p, "</details>\n");
 }
 
+/* ---- the search ---- */
+
+/* Rows of the measured-and-predicted table, at most. */
+#define HTML_MAX_SEARCH_ROWS 40
+
+struct search_row {
+        size_t index;
+        bool measured;            /* else predicted (a pruned cell) */
+        double value, high;       /* the figure; a predicted one's high bound (NAN: none) */
+        double p_feasible;        /* predicted: the chance to serve right */
+        bool higher_better;
+};
+
+static int search_row_cmp(const void *a, const void *b) {
+        const struct search_row *x = a, *y = b;
+        double vx = x->higher_better ? -x->value : x->value, vy = y->higher_better ? -y->value : y->value;
+        if (vx != vy)
+                return vx < vy ? -1 : 1;
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void put_cell_axes(struct page *p, const struct report_view *v, const struct report_cell *c) {
+        for (size_t k = 0; k < v->n_axes; k++) {
+                putf(p, "%s", k ? " " : "");
+                esc(p, v->axes[k]);
+                put(p, "=");
+                esc(p, c->axis_values[k] ? c->axis_values[k] : "?");
+        }
+}
+
+/* The best figure after each launch, a step line over the launches; each launch's own
+ * figure a dot, a failure a mark on the axis. */
+static void put_search_chart(struct page *p, const struct ctx *x) {
+        const struct report_view *v = x->v;
+        const struct report_view_search *se = &v->search;
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t i = 0; i < se->launched; i++) {
+                struct report_score sc;
+                if (report_cell_score(v, &v->cells[se->order[i]], x->by_bench, &sc) == 0) {
+                        lo = MIN(lo, sc.value);
+                        hi = MAX(hi, sc.value);
+                }
+        }
+        put(p, "<figure class=\"chart\">\n<figcaption><b>Best so far against launches</b> <span class=\"muted\">"
+               "(the line: the best figure after each launch; dots: each launch's own figure; marks below: "
+               "launches that failed)</span></figcaption>\n");
+        if (!isfinite(lo)) {
+                put(p, "<p class=\"muted\">No launch has a figure yet.</p>\n</figure>\n");
+                return;
+        }
+        if (hi <= lo)
+                hi = lo + (lo > 0 ? lo : 1);
+        lo = MIN(lo, 0);
+        double W = 1000, H = 260, left = 70, right = 20, top = 15, bottom = 40;
+        double pw = W - left - right, ph = H - top - bottom, n = (double)MAX(se->launched, (size_t)2);
+#define SX(i) (left + pw * ((double)(i)) / (n - 1))
+#define SY(val) (top + ph * (1 - ((val) - lo) / (hi - lo)))
+        putf(p, "<svg class=\"lines\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"best figure so far against launches\">\n", W, H);
+        putf(p, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", left, top + ph, left + pw, top + ph);
+        putf(p, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", left, top, left, top + ph);
+        putf(p, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\">%.4g</text>\n", left - 6, top + 4, hi);
+        putf(p, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\">%.4g</text>\n", left - 6, top + ph, lo);
+        putf(p, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">launch 1 … %zu</text>\n",
+             left + pw / 2, H - 8, se->launched);
+        put(p, "<polyline fill=\"none\" stroke=\"#2a7\" stroke-width=\"2\" points=\"");
+        bool started = false;
+        for (size_t i = 0; i < se->launched; i++) {
+                if (isnan(se->best_so_far[i]))
+                        continue;
+                if (started && i > 0 && !isnan(se->best_so_far[i - 1]))
+                        putf(p, "%.1f,%.1f ", SX(i), SY(se->best_so_far[i - 1]));
+                putf(p, "%.1f,%.1f ", SX(i), SY(se->best_so_far[i]));
+                started = true;
+        }
+        put(p, "\"/>\n");
+        for (size_t i = 0; i < se->launched; i++) {
+                const struct report_cell *c = &v->cells[se->order[i]];
+                struct report_score sc;
+                if (report_cell_score(v, c, x->by_bench, &sc) == 0) {
+                        putf(p, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#27a\"><title>launch %zu: %.8s ", SX(i),
+                             SY(sc.value), i + 1, c->id);
+                        put_cell_axes(p, v, c);
+                        putf(p, ", %.4g</title></circle>\n", sc.value);
+                } else {
+                        putf(p, "<path d=\"M%.1f %.1f l4 8 l-8 0 z\" fill=\"#c33\"><title>launch %zu: %.8s ", SX(i),
+                             top + ph + 4, i + 1, c->id);
+                        put_cell_axes(p, v, c);
+                        put(p, ": ");
+                        esc(p, report_cell_verdict(c));
+                        if (report_cell_cause(c)) {
+                                put(p, "/");
+                                esc(p, report_cell_cause(c));
+                        }
+                        put(p, "</title></path>\n");
+                }
+        }
+#undef SX
+#undef SY
+        put(p, "</svg>\n</figure>\n");
+}
+
+/* The measured cells and the pruned ones side by side, by figure: what the search saw and
+ * what it predicted for the cells it left. */
+static void put_search_table(struct page *p, const struct ctx *x) {
+        const struct report_view *v = x->v;
+        _cleanup_free_ struct search_row *rows = calloc(v->n_cells + 1, sizeof(*rows));
+        if (!rows)
+                return fail(p, -ENOMEM);
+        size_t n = 0, pruned = 0;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                struct report_score sc;
+                if (report_cell_score(v, c, x->by_bench, &sc) == 0) {
+                        rows[n++] = (struct search_row){.index = i, .measured = true, .value = sc.value, .high = NAN,
+                                                        .higher_better = sc.higher_better};
+                        continue;
+                }
+                json_t *pr = c->prediction;
+                if (!pr || !streq_ptr(report_cell_cause(c), "pruned"))
+                        continue;
+                pruned++;
+                double mean = json_number_value(json_object_get(pr, "mean"));
+                if (!json_is_number(json_object_get(pr, "mean")))
+                        mean = NAN;
+                rows[n++] = (struct search_row){
+                        .index = i, .value = isnan(mean) ? 0 : mean,
+                        .high = json_is_number(json_object_get(pr, "high")) ? json_number_value(json_object_get(pr, "high")) : NAN,
+                        .p_feasible = json_number_value(json_object_get(pr, "p_feasible")),
+                        .higher_better = x->best_score.higher_better || !x->by_bench};
+        }
+        qsort(rows, n, sizeof(*rows), search_row_cmp);
+        putf(p, "<details open>\n<summary>Measured and predicted, by figure (%zu launched with a figure, %zu pruned",
+             n - pruned, pruned);
+        if (n > HTML_MAX_SEARCH_ROWS)
+                putf(p, "; the first %d shown", HTML_MAX_SEARCH_ROWS);
+        put(p, ")</summary>\n<table class=\"why\">\n<thead><tr><th>cell</th><th>configuration</th><th>figure</th>"
+               "<th>predicted up to</th><th>chance to serve right</th><th>why not launched</th></tr></thead>\n<tbody>\n");
+        for (size_t i = 0; i < n && i < HTML_MAX_SEARCH_ROWS; i++) {
+                const struct report_cell *c = &v->cells[rows[i].index];
+                putf(p, "<tr%s><td><code>%.8s</code></td><td>", rows[i].measured ? "" : " class=\"muted\"", c->id);
+                put_cell_axes(p, v, c);
+                if (rows[i].measured)
+                        putf(p, "</td><td><b>%.4g</b> measured</td><td></td><td></td><td></td></tr>\n", rows[i].value);
+                else {
+                        if (rows[i].value > 0)
+                                putf(p, "</td><td>%.4g predicted</td>", rows[i].value);
+                        else
+                                put(p, "</td><td>no figure to predict from</td>");
+                        if (isnan(rows[i].high))
+                                put(p, "<td></td>");
+                        else
+                                putf(p, "<td>%.4g</td>", rows[i].high);
+                        putf(p, "<td>%.0f%%</td><td>", 100 * rows[i].p_feasible);
+                        escn(p, c->evidence ? c->evidence : "", HTML_MAX_SHORT_CHARS);
+                        put(p, "</td></tr>\n");
+                }
+        }
+        put(p, "</tbody></table>\n</details>\n");
+}
+
+static void put_search(struct page *p, const struct ctx *x) {
+        const struct report_view *v = x->v;
+        if (!v->search.on)
+                return;
+        put(p, "<section id=\"search\">\n<h2>How the search went</h2>\n<p class=\"note\">");
+        _cleanup_free_ char *line = report_search_summary(v);
+        esc(p, line ? line : "");
+        put(p, ".</p>\n");
+        put_search_chart(p, x);
+        put_search_table(p, x);
+        put(p, "</section>\n");
+}
+
 static void put_charts(struct page *p, const struct ctx *x) {
         put(p, "<section id=\"charts\">\n<h2>How fast the working ones are</h2>\n");
         if (x->best < 0) {
@@ -2035,6 +2208,7 @@ int report_html(const struct report_view *v, struct buf *out) {
         put_failures(p, &x, groups, n_groups);
         put_eval(p, &x);
         put_charts(p, &x);
+        put_search(p, &x);
         put_cells(p, &x);
         put_host(p, &x);
         put_matrix_file(p, v);
