@@ -51,6 +51,7 @@ TESTBED     := $(BUILD)/bin/gauntlet-testbed
 LIBTESTBED  := $(BUILD)/libtestbed.a
 FIXTURE     := $(BUILD)/bin/gauntlet-fixture
 SCHEDSRV    := $(BUILD)/bin/gauntlet-schedsrv
+SEARCHBENCH := $(BUILD)/bin/gauntlet-search-bench
 
 BINS := $(GAUNTLET)
 ifneq ($(TB_SRC),)
@@ -59,6 +60,7 @@ endif
 ifneq ($(SS_SRC),)
 BINS += $(SCHEDSRV)
 endif
+BINS += $(SEARCHBENCH)
 TEST_BINS := $(UNIT_BIN)
 ifneq ($(FIX_SRC),)
 TEST_BINS += $(FIXTURE)
@@ -114,6 +116,11 @@ $(FIXTURE): $(FIX_OBJ) $(LIBGAUNTLET)
 $(SCHEDSRV): $(SS_OBJ) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(SS_OBJ) $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
+# tools/search-bench.c: search strategies on simulated spaces (src/search_sim.h).
+$(SEARCHBENCH): $(BUILD)/obj/tools/search-bench.o $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/tools/search-bench.o $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,524 @@
+/* test_search.c -- the search (search.h) driven by simulated spaces (search_sim.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+#include "search_sim.h"
+#include "util.h"
+
+/* ---- the simulator itself ---- */
+
+static void test_sim_generate(void **state) {
+        (void)state;
+        struct sim_params p = {0};
+        size_t below_share = 0;
+        for (uint64_t i = 0; i < 200; i++) {
+                struct sim_space *a = NULL, *b = NULL;
+                uint64_t seed = sim_seed_mix(7, i);
+                assert_int_equal(sim_space_generate(seed, &p, &a), 0);
+                assert_int_equal(sim_space_generate(seed, &p, &b), 0);
+                size_t n = sim_space_cells(a);
+                assert_true(n >= 50 && n <= 2000);
+                assert_int_equal(n, sim_space_cells(b));
+                double share = sim_space_feasible_share(a);
+                assert_true(share >= 0.2 && share <= 0.8);
+                below_share += share < 0.5;
+                /* the same seed, the same space: truth and names */
+                _cleanup_free_ char *da = sim_space_describe(a), *db = sim_space_describe(b);
+                assert_non_null(da);
+                assert_string_equal(da, db);
+                for (size_t k = 0; k < n; k++) {
+                        assert_true(sim_cell_speed(a, k) == sim_cell_speed(b, k));
+                        assert_int_equal(sim_cell_fail(a, k), sim_cell_fail(b, k));
+                }
+                struct search_space v;
+                sim_space_view(a, &v);
+                assert_true(v.n_axes >= 3 && v.n_axes <= 7);
+                assert_int_equal(v.first, 0);
+                assert_true(v.higher_better);
+                for (size_t ax = 0; ax < v.n_axes; ax++) {
+                        assert_true(v.n_values[ax] >= 2 && v.n_values[ax] <= 8);
+                        assert_int_equal(v.choice[ax], 0); /* the defaults cell */
+                        assert_string_equal(v.value_names[ax][0], "auto");
+                        assert_true(startswith(v.axis_flags[ax], "--"));
+                }
+                size_t best;
+                double best_speed;
+                sim_true_best(a, &best, &best_speed);
+                assert_int_equal(sim_cell_fail(a, best), SIM_FAIL_NONE);
+                for (size_t k = 0; k < n; k++)
+                        if (sim_cell_fail(a, k) == SIM_FAIL_NONE)
+                                assert_true(sim_cell_speed(a, k) <= best_speed);
+                sim_space_free(a);
+                sim_space_free(b);
+        }
+        /* shares spread over the range, not piled at one end */
+        assert_true(below_share > 20 && below_share < 180);
+}
+
+static void test_sim_launch(void **state) {
+        (void)state;
+        const size_t nv[] = {3, 3, 2};
+        struct sim_space *s = NULL;
+        assert_int_equal(sim_space_new(3, nv, NULL, &s), 0);
+        struct sim_term arch = {1, 2};
+        struct sim_term req[2] = {{0, 1}, {2, 1}};
+        assert_int_equal(sim_space_add_rule(s, SIM_FAIL_ARCH, &arch, 1), 0);
+        assert_int_equal(sim_space_add_rule(s, SIM_FAIL_REQUIRES, req, 2), 0);
+        assert_int_equal(sim_space_add_rule(s, SIM_FAIL_REQUIRES, req, 1), -EINVAL);
+        assert_int_equal(sim_space_set_effect(s, 0, 2, log(2.0)), 0);
+        sim_space_set_speed(s, 100, 0);
+        assert_int_equal(sim_space_finish(s), 0);
+        assert_int_equal(sim_space_cells(s), 18);
+        uint64_t rng = 1;
+        struct search_obs o;
+        double sec;
+        /* a0=v1 a1=auto a2=auto: v1 of --flag-a0 requires --flag-a2 v1 */
+        assert_int_equal(sim_launch(s, 6, &rng, &o, &sec), 0);
+        assert_int_equal(o.state, SEARCH_INFEASIBLE);
+        assert_string_equal(o.kind, "crash/config");
+        assert_string_equal(o.evidence, "ValueError: --flag-a0 v1 requires --flag-a2 v1");
+        assert_int_equal(sim_launch(s, 7, &rng, &o, &sec), 0);
+        assert_int_equal(o.state, SEARCH_FEASIBLE);
+        assert_int_equal(sim_launch(s, 2 * 6 + 2 * 2, &rng, &o, &sec), 0);
+        assert_string_equal(o.kind, "crash/arch");
+        assert_non_null(strstr(o.evidence, "no kernel image"));
+        assert_int_equal(sim_launch(s, 12, &rng, &o, &sec), 0);
+        assert_int_equal(o.state, SEARCH_FEASIBLE);
+        assert_true(o.has_value && fabs(o.value - 200) < 1e-9);  /* no noise */
+        assert_true(sec > 0);
+        assert_int_equal(sim_launch(s, 18, &rng, &o, &sec), -EINVAL);
+        sim_space_free(s);
+}
+
+static void test_sim_strategies(void **state) {
+        (void)state;
+        struct sim_space *s = NULL;
+        struct sim_params p = {.min_cells = 200};
+        assert_int_equal(sim_space_generate(42, &p, &s), 0);
+        size_t n = sim_space_cells(s);
+        struct search_space v;
+        sim_space_view(s, &v);
+        struct sim_result g, o, r;
+        assert_int_equal(sim_run(s, SIM_GRID, NULL, 1, &g), 0);
+        assert_int_equal(g.launches, n);
+        assert_true(g.named >= 0 && sim_cell_fail(s, (size_t)g.named) == SIM_FAIL_NONE);
+        /* the grid names the best measured: within the noise of the true best */
+        assert_true(g.named_speed >= 0.9 * g.best_speed);
+        assert_int_equal(sim_run(s, SIM_ONE_AT_A_TIME, NULL, 1, &o), 0);
+        size_t want = 1;
+        for (size_t a = 0; a < v.n_axes; a++)
+                want += v.n_values[a] - 1;
+        assert_int_equal(o.launches, want);
+        struct sim_run_params rp = {.budget = 17};
+        assert_int_equal(sim_run(s, SIM_RANDOM, &rp, 1, &r), 0);
+        assert_int_equal(r.launches, 17);
+        struct sim_result r2;
+        assert_int_equal(sim_run(s, SIM_RANDOM, &rp, 1, &r2), 0);
+        assert_int_equal(r.named, r2.named);
+        assert_true(r.seconds == r2.seconds);
+        sim_space_free(s);
+}
+
+/* ---- the search ---- */
+
+/* A search run by hand: fit, decide, launch, from the observations in obs. */
+struct walk {
+        const struct sim_space *s;
+        struct search_space view;
+        struct search_obs *obs;
+        uint64_t rng;
+        size_t launches;
+        long trail[4096];
+};
+
+static void walk_init(struct walk *w, const struct sim_space *s, uint64_t seed) {
+        memset(w, 0, sizeof(*w));
+        w->s = s;
+        sim_space_view(s, &w->view);
+        w->obs = calloc(sim_space_cells(s), sizeof(*w->obs));
+        assert_non_null(w->obs);
+        w->rng = seed;
+}
+
+/* Up to `steps` launches; returns the decision that ended it (next -1) or the last one. */
+static struct search_decision walk_run(struct walk *w, size_t steps, size_t max_launches) {
+        struct search_options o = {.max_launches = max_launches};
+        struct search_decision d = {.next = -1};
+        for (size_t i = 0; i < steps; i++) {
+                struct search_model *m = NULL;
+                assert_int_equal(search_model_fit(&w->view, w->obs, &m), 0);
+                assert_int_equal(search_model_decide(m, &o, &d), 0);
+                /* (e) the best it would name is always a cell it launched and saw serve */
+                long best = search_model_best(m);
+                if (best >= 0) {
+                        assert_true((size_t)best < sim_space_cells(w->s));
+                        assert_int_equal(w->obs[best].state, SEARCH_FEASIBLE);
+                        assert_true(w->obs[best].has_value);
+                }
+                assert_int_equal(search_model_launched(m), w->launches);
+                search_model_free(m);
+                if (d.next < 0)
+                        return d;
+                assert_true((size_t)d.next < sim_space_cells(w->s));
+                assert_int_equal(w->obs[d.next].state, SEARCH_UNKNOWN);   /* never twice */
+                assert_int_equal(sim_launch(w->s, (size_t)d.next, &w->rng, &w->obs[d.next], NULL), 0);
+                assert_true(w->launches < ELEMENTSOF(w->trail));
+                w->trail[w->launches++] = d.next;
+        }
+        return d;
+}
+
+static long walk_best(const struct walk *w) {
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&w->view, w->obs, &m), 0);
+        long best = search_model_best(m);
+        search_model_free(m);
+        return best;
+}
+
+/* (a) the same observations, the same decision; a resumed search continues as the
+ * uninterrupted one would. */
+static void test_determinism(void **state) {
+        (void)state;
+        struct sim_space *s = NULL;
+        struct sim_params p = {.min_cells = 300, .max_cells = 900};
+        assert_int_equal(sim_space_generate(1234, &p, &s), 0);
+        size_t n = sim_space_cells(s);
+
+        struct walk a;
+        walk_init(&a, s, 99);
+        walk_run(&a, 24, 0);
+        assert_true(a.launches >= 10);
+
+        /* twice the same fit: the same decision and the same predictions, bit for bit */
+        struct search_model *m1 = NULL, *m2 = NULL;
+        assert_int_equal(search_model_fit(&a.view, a.obs, &m1), 0);
+        assert_int_equal(search_model_fit(&a.view, a.obs, &m2), 0);
+        struct search_options o = {0};
+        struct search_decision d1, d2;
+        assert_int_equal(search_model_decide(m1, &o, &d1), 0);
+        assert_int_equal(search_model_decide(m2, &o, &d2), 0);
+        assert_int_equal(d1.next, d2.next);
+        for (size_t k = 0; k < n; k++) {
+                struct search_prediction p1, p2;
+                search_model_predict(m1, k, &p1);
+                search_model_predict(m2, k, &p2);
+                assert_memory_equal(&p1, &p2, sizeof(p1));
+        }
+        search_model_free(m1);
+        search_model_free(m2);
+
+        /* interrupted after 7 launches, resumed from copies (as from the journal: other
+         * memory, strings copied) */
+        struct walk b;
+        walk_init(&b, s, 99);
+        walk_run(&b, 7, 0);
+        assert_int_equal(b.launches, 7);
+        struct search_obs *copy = calloc(n, sizeof(*copy));
+        char **strings = calloc(2 * n, sizeof(char *));
+        assert_non_null(copy);
+        assert_non_null(strings);
+        for (size_t k = 0; k < n; k++) {
+                copy[k] = b.obs[k];
+                if (b.obs[k].kind)
+                        copy[k].kind = strings[2 * k] = strdup(b.obs[k].kind);
+                if (b.obs[k].evidence)
+                        copy[k].evidence = strings[2 * k + 1] = strdup(b.obs[k].evidence);
+        }
+        free(b.obs);
+        b.obs = copy;
+        walk_run(&b, 24 - 7, 0);
+        assert_int_equal(b.launches, a.launches);
+        assert_memory_equal(a.trail, b.trail, a.launches * sizeof(long));
+        for (size_t k = 0; k < 2 * n; k++)
+                free(strings[k]);
+        free(strings);
+        free(a.obs);
+        free(b.obs);
+        sim_space_free(s);
+}
+
+static int cmp_double(const void *x, const void *y) {
+        double a = *(const double *)x, b = *(const double *)y;
+        return a < b ? -1 : a > b;
+}
+
+/* (b) drawn spaces of 200 to 800 cells: the search without a budget names a cell within
+ * 3% of the true best in at least 80% of them, with a median of at most 15% of the grid.
+ * A guard of the level measured (docs/search.md: 84% over 200 spaces), not the goal of
+ * 95%, which the search does not reach yet. */
+#define DRAWN_SPACES 30
+static void test_drawn_spaces(void **state) {
+        (void)state;
+        /* at most 800 cells: the search's fit grows with cells x launches^2, and a unit
+         * test has to stay quick (tools/search-bench.c covers up to 2,000) */
+        struct sim_params p = {.min_cells = 200, .max_cells = 800};
+        size_t ok = 0;
+        double share[DRAWN_SPACES];
+        for (size_t i = 0; i < DRAWN_SPACES; i++) {
+                struct sim_space *s = NULL;
+                uint64_t seed = sim_seed_mix(2024, i);
+                assert_int_equal(sim_space_generate(seed, &p, &s), 0);
+                struct sim_result r;
+                assert_int_equal(sim_run(s, SIM_SEARCH, NULL, seed, &r), 0);
+                share[i] = (double)r.launches / (double)sim_space_cells(s);
+                ok += r.success;
+                if (!r.success)
+                        print_message("space %" PRIu64 " (%zu cells): named %ld at %.3fx the best after %zu launches\n",
+                                      seed, sim_space_cells(s), r.named, r.named_speed / r.best_speed, r.launches);
+                sim_space_free(s);
+        }
+        qsort(share, DRAWN_SPACES, sizeof(double), cmp_double);
+        double median = share[DRAWN_SPACES / 2];
+        print_message("%zu of %d spaces within 3%%; median %.1f%% of the grid\n", ok, DRAWN_SPACES, 100 * median);
+        assert_true(ok * 10 >= DRAWN_SPACES * 8);
+        assert_true(median <= 0.15);
+}
+
+/* The hand-built spaces' axes. */
+static const char *const attn_values[] = {"auto", "flashinfer", "fa3", "triton"};
+static const char *const moe_values[] = {"auto", "triton", "cutlass", "flashinfer_cutlass"};
+static const char *const kv_values[] = {"auto", "fp8_e4m3", "bf16"};
+static const char *const bs_values[] = {"auto", "32", "64", "128", "256"};
+static const char *const gemm_values[] = {"auto", "cutlass", "triton"};
+static const struct sim_axis hand_axes[] = {
+        {"attn", "--attention-backend", attn_values},
+        {"moe", "--moe-runner-backend", moe_values},
+        {"kv", "--kv-cache-dtype", kv_values},
+        {"bs", "--cuda-graph-max-bs", bs_values},
+        {"gemm", "--fp8-gemm-backend", gemm_values},
+};
+
+/* (c) a value that crashed with arch in 3 cells is predicted to crash elsewhere. */
+static void test_arch_predicted(void **state) {
+        (void)state;
+        const size_t nv[] = {4, 4, 3};
+        struct sim_space *s = NULL;
+        assert_int_equal(sim_space_new(3, nv, hand_axes, &s), 0);
+        struct sim_term fa3 = {0, 2};
+        assert_int_equal(sim_space_add_rule(s, SIM_FAIL_ARCH, &fa3, 1), 0);
+        assert_int_equal(sim_space_set_effect(s, 0, 1, 0.1), 0);
+        assert_int_equal(sim_space_set_effect(s, 1, 2, 0.2), 0);
+        assert_int_equal(sim_space_finish(s), 0);
+        struct search_space v;
+        sim_space_view(s, &v);
+        size_t n = sim_space_cells(s);
+        struct search_obs *obs = calloc(n, sizeof(*obs));
+        assert_non_null(obs);
+        /* cell index: attn * 12 + moe * 3 + kv */
+        const size_t served[][3] = {{0, 0, 0}, {1, 0, 0}, {3, 0, 0}, {0, 1, 0}, {0, 2, 1},
+                                    {1, 3, 2}, {3, 1, 1}, {0, 3, 2}, {1, 1, 1}};
+        const size_t crashed[][3] = {{2, 0, 0}, {2, 1, 1}, {2, 3, 2}};
+        uint64_t rng = 5;
+        for (size_t i = 0; i < ELEMENTSOF(served); i++) {
+                size_t k = served[i][0] * 12 + served[i][1] * 3 + served[i][2];
+                assert_int_equal(sim_launch(s, k, &rng, &obs[k], NULL), 0);
+                assert_int_equal(obs[k].state, SEARCH_FEASIBLE);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(crashed); i++) {
+                size_t k = crashed[i][0] * 12 + crashed[i][1] * 3 + crashed[i][2];
+                assert_int_equal(sim_launch(s, k, &rng, &obs[k], NULL), 0);
+                assert_string_equal(obs[k].kind, "crash/arch");
+        }
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&v, obs, &m), 0);
+        size_t untried = 2 * 12 + 2 * 3 + 0;   /* attn=fa3 moe=cutlass kv=auto */
+        size_t other = 1 * 12 + 2 * 3 + 0;     /* attn=flashinfer moe=cutlass kv=auto */
+        struct search_prediction pu, po;
+        search_model_predict(m, untried, &pu);
+        search_model_predict(m, other, &po);
+        print_message("p_feasible: fa3 %.3f, flashinfer %.3f\n", pu.p_feasible, po.p_feasible);
+        assert_true(pu.p_feasible < SEARCH_FAIL_CHANCE);
+        assert_true(po.p_feasible > 0.5);
+        _cleanup_free_ char *why = search_model_why(m, untried, false);
+        assert_non_null(why);
+        print_message("why: %s\n", why);
+        assert_true(startswith(why, "predicted crash"));
+        assert_non_null(strstr(why, "fa3"));
+        /* and the search never launches it */
+        struct search_options o = {0};
+        struct search_decision d;
+        assert_int_equal(search_model_decide(m, &o, &d), 0);
+        assert_true(d.next < 0 || (size_t)d.next / 12 != 2);
+        search_model_free(m);
+        free(obs);
+        sim_space_free(s);
+}
+
+/* (d) garbage at the defaults and at every cell one axis away from them: the search still
+ * reaches a serving cell. */
+static void test_garbage_defaults(void **state) {
+        (void)state;
+        const size_t nv[] = {4, 4, 3, 5, 3};
+        struct sim_space *s = NULL;
+        assert_int_equal(sim_space_new(5, nv, hand_axes, &s), 0);
+        struct sim_term attn_auto = {0, 0}, moe_auto = {1, 0};
+        assert_int_equal(sim_space_add_rule(s, SIM_FAIL_GARBAGE, &attn_auto, 1), 0);
+        assert_int_equal(sim_space_add_rule(s, SIM_FAIL_GARBAGE, &moe_auto, 1), 0);
+        assert_int_equal(sim_space_set_effect(s, 3, 4, 0.2), 0);
+        assert_int_equal(sim_space_set_effect(s, 2, 1, 0.1), 0);
+        assert_int_equal(sim_space_set_effect(s, 0, 3, -0.2), 0);
+        assert_int_equal(sim_space_finish(s), 0);
+        struct search_space v;
+        sim_space_view(s, &v);
+        /* every neighbour of the defaults fails */
+        for (size_t a = 0; a < v.n_axes; a++) {
+                size_t stride = 1;
+                for (size_t b = a + 1; b < v.n_axes; b++)
+                        stride *= v.n_values[b];
+                for (size_t val = 0; val < v.n_values[a]; val++)
+                        assert_int_equal(sim_cell_fail(s, val * stride), SIM_FAIL_GARBAGE);
+        }
+        struct walk w;
+        walk_init(&w, s, 3);
+        struct search_decision d = walk_run(&w, sim_space_cells(s), 0);
+        assert_true(d.next < 0);
+        assert_int_equal(w.trail[0], 0);   /* started at the defaults */
+        assert_int_equal(w.obs[0].state, SEARCH_INFEASIBLE);
+        long best = walk_best(&w);
+        print_message("%zu launches, named %ld (%s)\n", w.launches, best, d.stop ? d.stop : "-");
+        assert_true(best >= 0);
+        assert_int_equal(sim_cell_fail(s, (size_t)best), SIM_FAIL_NONE);
+        free(w.obs);
+        sim_space_free(s);
+}
+
+/* (e) the search never names a cell it did not launch (walk_run asserts it at every step),
+ * on drawn spaces with and without a budget. */
+static void test_names_launched(void **state) {
+        (void)state;
+        struct sim_params p = {.max_cells = 600};
+        for (uint64_t i = 0; i < 8; i++) {
+                struct sim_space *s = NULL;
+                uint64_t seed = sim_seed_mix(77, i);
+                assert_int_equal(sim_space_generate(seed, &p, &s), 0);
+                size_t budget = i % 2 ? sim_space_cells(s) / 10 : 0;
+                struct walk w;
+                walk_init(&w, s, seed);
+                struct search_decision d = walk_run(&w, sim_space_cells(s) + 1, budget);
+                assert_true(d.next < 0);
+                if (budget)
+                        assert_true(w.launches <= budget);
+                long best = walk_best(&w);
+                if (best >= 0)
+                        assert_int_equal(w.obs[best].state, SEARCH_FEASIBLE);
+                else
+                        for (size_t k = 0; k < sim_space_cells(s); k++)
+                                assert_true(w.obs[k].state != SEARCH_FEASIBLE);
+                free(w.obs);
+                sim_space_free(s);
+        }
+}
+
+/* (f) the issue's "done when": 720 cells with garbage defaults, an arch crash, a config
+ * crash naming the other flag, an OOM corner, a break under batching, and a best that
+ * needs two non-default values together; 72 launches name a cell within 5% of the true
+ * fastest correct one. */
+static void test_done_when(void **state) {
+        const size_t nv[] = {4, 4, 3, 5, 3};
+        struct sim_space *s = NULL;
+        assert_int_equal(sim_space_new(5, nv, hand_axes, &s), 0);
+        *state = s;   /* freed by space_teardown, also when an assertion fails */
+        sim_space_set_speed(s, 80, 0.02);
+        /* main effects (log): fa3 is the fastest attention but has no kernel for this GPU;
+         * moe=triton is fast alone and breaks under batching */
+        const double eff[][5] = {
+                {0, 0.10, 0.20, -0.05, 0},          /* attn */
+                {0, 0.15, -0.05, 0.10, 0},          /* moe */
+                {0, 0.12, -0.02, 0, 0},             /* kv */
+                {0, 0.10, 0.14, 0.20, 0.25},        /* bs: hungrier is faster */
+                {0, -0.03, 0.02, 0, 0},             /* gemm */
+        };
+        for (size_t a = 0; a < 5; a++)
+                for (size_t v = 0; v < nv[a]; v++)
+                        assert_int_equal(sim_space_set_effect(s, a, v, eff[a][v]), 0);
+        /* both cutlass: each a little worse alone, the best together */
+        assert_int_equal(sim_space_add_pair(s, (struct sim_term){1, 2}, (struct sim_term){4, 1}, 0.35), 0);
+        assert_int_equal(sim_space_add_pair(s, (struct sim_term){0, 3}, (struct sim_term){3, 4}, -0.10), 0);
+        assert_int_equal(sim_space_add_pair(s, (struct sim_term){0, 1}, (struct sim_term){2, 1}, 0.04), 0);
+        /* the defaults answer garbage ("auto" attention with "auto" MoE) */
+        struct sim_term garbage[2] = {{0, 0}, {1, 0}};
+        assert_int_equal(sim_space_add_rule(s, SIM_FAIL_GARBAGE, garbage, 2), 0);
+        struct sim_term fa3 = {0, 2};
+        assert_int_equal(sim_space_add_rule(s, SIM_FAIL_ARCH, &fa3, 1), 0);
+        /* kv=fp8_e4m3 requires attn=flashinfer */
+        struct sim_term req[2] = {{2, 1}, {0, 1}};
+        assert_int_equal(sim_space_add_rule(s, SIM_FAIL_REQUIRES, req, 2), 0);
+        struct sim_term batch = {1, 1};
+        assert_int_equal(sim_space_add_rule(s, SIM_FAIL_BATCH, &batch, 1), 0);
+        /* OOM where large graphs meet the hungrier GEMMs */
+        for (size_t v = 0; v < 5; v++)
+                assert_int_equal(sim_space_set_memory(s, 3, v, 0.25 * (double)v), 0);
+        assert_int_equal(sim_space_set_memory(s, 4, 1, 0.5), 0);
+        assert_int_equal(sim_space_set_memory(s, 4, 2, 0.3), 0);
+        sim_space_set_memory_limit(s, 1.2);
+        assert_int_equal(sim_space_finish(s), 0);
+        assert_int_equal(sim_space_cells(s), 720);
+
+        /* the space is what the test claims: garbage defaults; the best needs both cutlass
+         * at bs=64, the edge of OOM (bs=32 is within 5%); without both, the best is more
+         * than 5% slower */
+        assert_int_equal(sim_cell_fail(s, 0), SIM_FAIL_GARBAGE);
+        size_t best;
+        double best_speed;
+        sim_true_best(s, &best, &best_speed);
+        struct search_space v;
+        sim_space_view(s, &v);
+        const size_t *bc = &v.choice[best * 5];
+        assert_int_equal(bc[0], 1);
+        assert_int_equal(bc[1], 2);
+        assert_int_equal(bc[2], 1);
+        assert_int_equal(bc[3], 2);
+        assert_int_equal(bc[4], 1);
+        double second = 0;
+        for (size_t k = 0; k < 720; k++) {
+                const size_t *c = &v.choice[k * 5];
+                if (sim_cell_fail(s, k) == SIM_FAIL_NONE && !(c[1] == 2 && c[4] == 1))
+                        second = MAX(second, sim_cell_speed(s, k));
+        }
+        assert_true(second < 0.95 * best_speed);
+        assert_int_equal(sim_cell_fail(s, best + 3), SIM_FAIL_OOM);   /* bs=128 next door */
+        char *desc = sim_space_describe(s);
+        print_message("%s\n", desc ? desc : "");
+        free(desc);
+
+        struct sim_run_params rp = {.budget = 72};
+        struct sim_result r;
+        assert_int_equal(sim_run(s, SIM_SEARCH, &rp, 11, &r), 0);
+        print_message("search: %zu launches, named %ld at %.3fx the best (%s)\n", r.launches, r.named,
+                      r.named_speed / r.best_speed, r.stop ? r.stop : "-");
+        assert_true(r.launches <= 72);
+        assert_true(r.named >= 0);
+        assert_int_equal(sim_cell_fail(s, (size_t)r.named), SIM_FAIL_NONE);
+        assert_true(r.named_speed >= 0.95 * best_speed);
+}
+
+static int space_teardown(void **state) {
+        sim_space_free(*state);
+        *state = NULL;
+        return 0;
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_sim_generate),
+                cmocka_unit_test(test_sim_launch),
+                cmocka_unit_test(test_sim_strategies),
+                cmocka_unit_test(test_determinism),
+                cmocka_unit_test(test_drawn_spaces),
+                cmocka_unit_test(test_arch_predicted),
+                cmocka_unit_test(test_garbage_defaults),
+                cmocka_unit_test(test_names_launched),
+                cmocka_unit_test_teardown(test_done_when, space_teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,538 @@
+/* search-bench.c -- search strategies on simulated tuning spaces (src/search_sim.h).
+ * A measurement, not a test: tests/unit/test_search.c asserts the search's figures.
+ *
+ *   gauntlet-search-bench [--spaces N] [--seed S] [--min-cells N] [--max-cells N]
+ *                         [--budget-share F] [--jobs N] [--verbose]
+ *   gauntlet-search-bench --space SEED [--budget-share F]
+ *
+ * Draws N spaces (space i from seed mix(S, i)) and runs on each: grid, one-at-a-time,
+ * random with as many launches as the search used, random with F of the grid, the search
+ * without a budget, and the search with a budget of F of the cells (F = 0.1 unless given;
+ * --budget-share 0 leaves out the two rows with a share). Prints per strategy the
+ * success rate (named a serving cell within 3% of the true best), the launches and the
+ * launches as a share of the grid (median, p95) and the simulated hours (median), for all
+ * spaces and for the spaces of 200 cells or more; then the search's success on the spaces
+ * that show each pattern and on those that do not, and how far from the best each
+ * strategy's failures named.
+ * --verbose lists the spaces where the search failed, with their patterns. --space runs
+ * one space (by the seed such a list prints) and prints the search's trajectory.
+ * --jobs: spaces run side by side on N threads (default 2). stdout is the same for the same
+ * flags, --jobs included or not; progress and the run time go to stderr.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search_sim.h"
+#include "util.h"
+
+enum row {
+        ROW_GRID,
+        ROW_OAT,
+        ROW_RANDOM_SAME,
+        ROW_RANDOM_SHARE,
+        ROW_SEARCH,
+        ROW_SEARCH_BUDGET,
+        N_ROWS,
+};
+
+struct outcome {
+        bool ran;
+        bool success;
+        size_t launches;
+        double share;           /* launches / cells */
+        double hours;           /* simulated */
+        long named;
+        double named_speed, best_speed;
+        const char *stop;
+};
+
+struct space_result {
+        int rc;                 /* 0, or the error that stopped this space */
+        uint64_t seed;
+        size_t cells;
+        unsigned patterns;
+        char *describe;
+        struct outcome o[N_ROWS];
+};
+
+struct opts {
+        size_t spaces;
+        uint64_t seed;
+        size_t min_cells, max_cells;
+        double budget_share;
+        size_t jobs;
+        bool verbose;
+        bool one;
+        uint64_t one_seed;
+};
+
+static const char *prog = "gauntlet-search-bench";
+
+static void usage(FILE *f) {
+        fprintf(f,
+                "usage: %s [--spaces N] [--seed S] [--min-cells N] [--max-cells N] [--budget-share F] [--jobs N]\n"
+                "       [--verbose]\n"
+                "       %s --space SEED [--budget-share F] [--min-cells N] [--max-cells N]\n",
+                prog, prog);
+}
+
+static int parse_u64(const char *s, uint64_t *ret) {
+        char *end;
+        errno = 0;
+        if (!s || !*s || *s == '-')
+                return -EINVAL;
+        unsigned long long v = strtoull(s, &end, 0);
+        if (errno || *end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o) {
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+                const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+                uint64_t u;
+                if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+                        return 1;
+                } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+                        o->verbose = true;
+                        continue;
+                }
+                if (!v) {
+                        fprintf(stderr, "%s: '%s' needs a value\n", prog, a);
+                        return -EINVAL;
+                }
+                i++;
+                if (strcmp(a, "--budget-share") == 0) {
+                        char *end;
+                        errno = 0;
+                        o->budget_share = strtod(v, &end);
+                        if (errno || *end || !(o->budget_share >= 0 && o->budget_share <= 1)) {
+                                fprintf(stderr, "%s: invalid share '%s' (0 to 1)\n", prog, v);
+                                return -EINVAL;
+                        }
+                        continue;
+                }
+                if (parse_u64(v, &u) < 0) {
+                        fprintf(stderr, "%s: invalid number '%s' for %s\n", prog, v, a);
+                        return -EINVAL;
+                }
+                if (strcmp(a, "--spaces") == 0 && u >= 1 && u <= 1000000)
+                        o->spaces = (size_t)u;
+                else if (strcmp(a, "--jobs") == 0 && u >= 1 && u <= 256)
+                        o->jobs = (size_t)u;
+                else if (strcmp(a, "--seed") == 0)
+                        o->seed = u;
+                else if (strcmp(a, "--min-cells") == 0 && u <= SIM_CELLS_MAX)
+                        o->min_cells = (size_t)u;
+                else if (strcmp(a, "--max-cells") == 0 && u <= SIM_CELLS_MAX)
+                        o->max_cells = (size_t)u;
+                else if (strcmp(a, "--space") == 0) {
+                        o->one = true;
+                        o->one_seed = u;
+                } else {
+                        fprintf(stderr, "%s: unknown option or value out of range: '%s %s'\n", prog, a, v);
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+static size_t budget_of(double share, size_t cells) {
+        size_t b = (size_t)llround(share * (double)cells);
+        return b ? b : 1;
+}
+
+static int run_one(const struct sim_space *s, enum sim_strategy st, size_t budget, uint64_t seed, struct outcome *o,
+                   const struct sim_run_params *extra) {
+        struct sim_run_params p = {.budget = budget};
+        if (extra) {
+                p.on_step = extra->on_step;
+                p.userdata = extra->userdata;
+        }
+        struct sim_result r;
+        int rc = sim_run(s, st, &p, seed, &r);
+        if (rc < 0)
+                return rc;
+        *o = (struct outcome){
+                .ran = true,
+                .success = r.success,
+                .launches = r.launches,
+                .share = (double)r.launches / (double)sim_space_cells(s),
+                .hours = r.seconds / 3600,
+                .named = r.named,
+                .named_speed = r.named_speed,
+                .best_speed = r.best_speed,
+                .stop = r.stop,
+        };
+        return 0;
+}
+
+/* All the strategies on one space. */
+static int run_space(const struct sim_space *s, double share, struct space_result *sr,
+                     const struct sim_run_params *trajectory) {
+        uint64_t seed = sr->seed;
+        size_t n = sim_space_cells(s);
+        int rc;
+        if ((rc = run_one(s, SIM_GRID, 0, sim_seed_mix(seed, 10), &sr->o[ROW_GRID], NULL)) < 0 ||
+            (rc = run_one(s, SIM_ONE_AT_A_TIME, 0, sim_seed_mix(seed, 11), &sr->o[ROW_OAT], NULL)) < 0 ||
+            (rc = run_one(s, SIM_SEARCH, 0, sim_seed_mix(seed, 12), &sr->o[ROW_SEARCH], trajectory)) < 0 ||
+            (rc = run_one(s, SIM_RANDOM, sr->o[ROW_SEARCH].launches, sim_seed_mix(seed, 13), &sr->o[ROW_RANDOM_SAME],
+                          NULL)) < 0)
+                return rc;
+        if (share > 0) {
+                size_t b = budget_of(share, n);
+                if ((rc = run_one(s, SIM_RANDOM, b, sim_seed_mix(seed, 14), &sr->o[ROW_RANDOM_SHARE], NULL)) < 0 ||
+                    (rc = run_one(s, SIM_SEARCH, b, sim_seed_mix(seed, 15), &sr->o[ROW_SEARCH_BUDGET], NULL)) < 0)
+                        return rc;
+        }
+        return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *)a, y = *(const double *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* Nearest rank on sorted v. */
+static double percentile(const double *v, size_t n, double p) {
+        if (n == 0)
+                return NAN;
+        size_t rank = (size_t)ceil(p / 100.0 * (double)n - 1e-9);
+        return v[rank < 1 ? 0 : rank - 1];
+}
+
+static void row_label(enum row r, double share, char *buf, size_t size) {
+        switch (r) {
+        case ROW_GRID:
+                snprintf(buf, size, "grid");
+                break;
+        case ROW_OAT:
+                snprintf(buf, size, "one-at-a-time");
+                break;
+        case ROW_RANDOM_SAME:
+                snprintf(buf, size, "random (search's launches)");
+                break;
+        case ROW_RANDOM_SHARE:
+                snprintf(buf, size, "random (%g%% of grid)", 100 * share);
+                break;
+        case ROW_SEARCH:
+                snprintf(buf, size, "search");
+                break;
+        case ROW_SEARCH_BUDGET:
+                snprintf(buf, size, "search (budget %g%%)", 100 * share);
+                break;
+        case N_ROWS:
+                buf[0] = '\0';
+                break;
+        }
+}
+
+static void print_table(const struct space_result *sr, size_t n, size_t min_cells, double share, const char *title) {
+        double *launches = calloc(n, sizeof(double)), *shares = calloc(n, sizeof(double)),
+               *hours = calloc(n, sizeof(double));
+        if (!launches || !shares || !hours) {
+                free(launches);
+                free(shares);
+                free(hours);
+                return;
+        }
+        size_t in = 0;
+        for (size_t i = 0; i < n; i++)
+                in += sr[i].cells >= min_cells;
+        printf("%s (%zu spaces)\n", title, in);
+        printf("  %-28s %8s %10s %7s %10s %7s %10s\n", "strategy", "success", "launches", "p95", "of grid", "p95",
+               "hours");
+        for (enum row r = 0; r < N_ROWS; r++) {
+                size_t m = 0, ok = 0;
+                for (size_t i = 0; i < n; i++) {
+                        if (sr[i].cells < min_cells || !sr[i].o[r].ran)
+                                continue;
+                        launches[m] = (double)sr[i].o[r].launches;
+                        shares[m] = sr[i].o[r].share;
+                        hours[m] = sr[i].o[r].hours;
+                        ok += sr[i].o[r].success;
+                        m++;
+                }
+                if (m == 0)
+                        continue;
+                qsort(launches, m, sizeof(double), cmp_double);
+                qsort(shares, m, sizeof(double), cmp_double);
+                qsort(hours, m, sizeof(double), cmp_double);
+                char label[64];
+                row_label(r, share, label, sizeof(label));
+                printf("  %-28s %7.1f%% %10.0f %7.0f %9.1f%% %6.1f%% %10.1f\n", label, 100.0 * (double)ok / (double)m,
+                       percentile(launches, m, 50), percentile(launches, m, 95), 100 * percentile(shares, m, 50),
+                       100 * percentile(shares, m, 95), percentile(hours, m, 50));
+        }
+        printf("\n");
+        free(launches);
+        free(shares);
+        free(hours);
+}
+
+/* The search's success on the spaces that show each pattern, and on those that do not. */
+static void print_patterns(const struct space_result *sr, size_t n, double share) {
+        printf("search success by pattern\n");
+        printf("  %-10s %7s %9s %9s", "pattern", "spaces", "search", "without");
+        if (share > 0)
+                printf(" %9s %9s", "budget", "without");
+        printf("\n");
+        for (unsigned p = 0; p < _SIM_PATTERN_MAX; p++) {
+                size_t m = 0, ok = 0, okb = 0, ok_out = 0, okb_out = 0;
+                for (size_t i = 0; i < n; i++) {
+                        bool has = sr[i].patterns & (1u << p);
+                        m += has;
+                        (has ? &ok : &ok_out)[0] += sr[i].o[ROW_SEARCH].success;
+                        (has ? &okb : &okb_out)[0] += sr[i].o[ROW_SEARCH_BUDGET].success;
+                }
+                if (m == 0)
+                        continue;
+                double without = m < n ? 100.0 * (double)ok_out / (double)(n - m) : NAN;
+                printf("  %-10s %7zu %8.1f%% %8.1f%%", sim_pattern_to_string(p), m, 100.0 * (double)ok / (double)m,
+                       without);
+                if (share > 0)
+                        printf(" %8.1f%% %8.1f%%", 100.0 * (double)okb / (double)m,
+                               m < n ? 100.0 * (double)okb_out / (double)(n - m) : NAN);
+                printf("\n");
+        }
+        printf("\n");
+}
+
+/* How far from the best the failures of a strategy named. */
+static void print_misses(const struct space_result *sr, size_t n, enum row r, double share) {
+        static const double edges[] = {0.97, 0.95, 0.90, 0.80, 0.0};
+        size_t count[ELEMENTSOF(edges) + 1] = {0}, ran = 0;
+        for (size_t i = 0; i < n; i++) {
+                const struct outcome *o = &sr[i].o[r];
+                ran += o->ran;
+                if (!o->ran || o->success)
+                        continue;
+                if (o->named < 0) {
+                        count[ELEMENTSOF(edges)]++;
+                        continue;
+                }
+                double ratio = o->named_speed / o->best_speed;
+                for (size_t e = 1; e < ELEMENTSOF(edges); e++)
+                        if (ratio >= edges[e]) {
+                                count[e - 1]++;
+                                break;
+                        }
+        }
+        if (ran == 0)
+                return;
+        char label[64];
+        row_label(r, share, label, sizeof(label));
+        printf("  %-28s", label);
+        for (size_t e = 1; e < ELEMENTSOF(edges); e++)
+                printf("  %.2f-%.2f: %3zu", edges[e], edges[e - 1], count[e - 1]);
+        printf("  none: %zu\n", count[ELEMENTSOF(edges)]);
+}
+
+static void print_failure(const struct space_result *sr, enum row r, double share) {
+        const struct outcome *o = &sr->o[r];
+        char label[64];
+        row_label(r, share, label, sizeof(label));
+        printf("  seed %-20" PRIu64 " %5zu cells  %-20s ", sr->seed, sr->cells, label);
+        if (o->named < 0)
+                printf("named none after %zu launches", o->launches);
+        else
+                printf("named %.3fx the best after %zu launches", o->named_speed / o->best_speed, o->launches);
+        printf(" (%s)\n    %s\n", o->stop ? o->stop : "-", sr->describe ? sr->describe : "");
+}
+
+struct traj {
+        const struct sim_space *s;
+};
+
+static void on_step(void *userdata, const struct sim_step *st) {
+        const struct traj *t = userdata;
+        _cleanup_free_ char *label = sim_cell_label(t->s, st->cell);
+        const char *state = st->obs->state == SEARCH_FEASIBLE ? "pass" : st->obs->kind ? st->obs->kind : "fail";
+        printf("  %4zu  cell %5zu  %-16s", st->n, st->cell, state);
+        if (st->obs->has_value)
+                printf(" %9.2f  %.3fx", st->obs->value, sim_cell_speed(t->s, st->cell) / sim_cell_speed(t->s, 0));
+        else
+                printf(" %9s  %6s", "-", "");
+        if (st->best >= 0)
+                printf("  best %5ld %9.2f", st->best, st->best_value);
+        else
+                printf("  best     - %9s", "-");
+        printf("  %s\n", label ? label : "");
+}
+
+static int bench_one(const struct opts *o, const struct sim_params *params) {
+        struct sim_space *s = NULL;
+        int rc = sim_space_generate(o->one_seed, params, &s);
+        if (rc < 0) {
+                fprintf(stderr, "%s: cannot draw space %" PRIu64 ": %s\n", prog, o->one_seed, strerror(-rc));
+                return 1;
+        }
+        struct space_result sr = {.seed = o->one_seed, .cells = sim_space_cells(s)};
+        sr.describe = sim_space_describe(s);
+        size_t best;
+        double best_speed;
+        sim_true_best(s, &best, &best_speed);
+        _cleanup_free_ char *best_label = sim_cell_label(s, best);
+        printf("space %" PRIu64 ": %s\n", o->one_seed, sr.describe ? sr.describe : "");
+        printf("true best: cell %zu, %.2f (%.3fx the defaults): %s\n\n", best, best_speed,
+               best_speed / sim_cell_speed(s, 0), best_label ? best_label : "");
+        printf("search trajectory (speed relative to the defaults' true speed)\n");
+        struct traj t = {s};
+        struct sim_run_params tp = {.on_step = on_step, .userdata = &t};
+        rc = run_space(s, o->budget_share, &sr, &tp);
+        if (rc < 0) {
+                fprintf(stderr, "%s: space %" PRIu64 ": %s\n", prog, o->one_seed, strerror(-rc));
+                free(sr.describe);
+                sim_space_free(s);
+                return 1;
+        }
+        printf("\n");
+        for (enum row r = 0; r < N_ROWS; r++) {
+                const struct outcome *oc = &sr.o[r];
+                if (!oc->ran)
+                        continue;
+                char label[64];
+                row_label(r, o->budget_share, label, sizeof(label));
+                printf("  %-28s %-7s %5zu launches %6.1f h  named %5ld at %.3fx the best%s%s\n", label,
+                       oc->success ? "success" : "FAIL", oc->launches, oc->hours, oc->named,
+                       oc->named >= 0 ? oc->named_speed / oc->best_speed : 0.0, oc->stop ? "  stop: " : "",
+                       oc->stop ? oc->stop : "");
+        }
+        free(sr.describe);
+        sim_space_free(s);
+        return 0;
+}
+
+/* The spaces side by side: each thread takes the next index; results land by index, so
+ * the output does not depend on the threads. */
+struct pool {
+        const struct opts *o;
+        const struct sim_params *params;
+        struct space_result *sr;
+        atomic_size_t next, done;
+        usec_t start;
+        pthread_mutex_t progress;
+};
+
+static void *worker(void *userdata) {
+        struct pool *p = userdata;
+        for (;;) {
+                size_t i = atomic_fetch_add(&p->next, 1);
+                if (i >= p->o->spaces)
+                        return NULL;
+                struct space_result *r = &p->sr[i];
+                struct sim_space *s = NULL;
+                r->seed = sim_seed_mix(p->o->seed, i);
+                r->rc = sim_space_generate(r->seed, p->params, &s);
+                if (r->rc < 0)
+                        continue;
+                r->cells = sim_space_cells(s);
+                r->patterns = sim_space_patterns(s);
+                r->describe = sim_space_describe(s);
+                r->rc = run_space(s, p->o->budget_share, r, NULL);
+                sim_space_free(s);
+                size_t done = atomic_fetch_add(&p->done, 1) + 1;
+                if (done % 20 == 0) {
+                        pthread_mutex_lock(&p->progress);
+                        fprintf(stderr, "%s: %zu of %zu spaces, %.1f s\n", prog, done, p->o->spaces,
+                                (double)(now_usec() - p->start) / 1e6);
+                        pthread_mutex_unlock(&p->progress);
+                }
+        }
+}
+
+int main(int argc, char **argv) {
+        struct opts o = {.spaces = 200, .seed = 1, .min_cells = 50, .max_cells = 2000, .budget_share = 0.1, .jobs = 2};
+        int pr = parse_args(argc, argv, &o);
+        if (pr < 0) {
+                fprintf(stderr, "try '%s --help'\n", prog);
+                return 2;
+        }
+        if (pr > 0) {
+                usage(stdout);
+                return 0;
+        }
+        struct sim_params params = {.min_cells = o.min_cells, .max_cells = o.max_cells};
+        if (o.min_cells == 0 || o.min_cells > o.max_cells) {
+                fprintf(stderr, "%s: invalid cell range %zu-%zu\ntry '%s --help'\n", prog, o.min_cells, o.max_cells, prog);
+                return 2;
+        }
+        if (o.one)
+                return bench_one(&o, &params);
+
+        usec_t start = now_usec();
+        struct space_result *sr = calloc(o.spaces, sizeof(*sr));
+        if (!sr) {
+                fprintf(stderr, "%s: out of memory\n", prog);
+                return 1;
+        }
+        int status = 0;
+        struct pool pl = {.o = &o, .params = &params, .sr = sr, .start = start};
+        atomic_init(&pl.next, 0);
+        atomic_init(&pl.done, 0);
+        pthread_mutex_init(&pl.progress, NULL);
+        size_t n_threads = MIN(o.jobs, o.spaces), started = 0;
+        pthread_t *threads = calloc(n_threads, sizeof(pthread_t));
+        if (!threads) {
+                fprintf(stderr, "%s: out of memory\n", prog);
+                status = 1;
+                goto out;
+        }
+        for (; started < n_threads; started++) {
+                int rc = pthread_create(&threads[started], NULL, worker, &pl);
+                if (rc != 0) {
+                        if (started > 0)
+                                break;   /* fewer threads, the same results */
+                        fprintf(stderr, "%s: cannot start a thread: %s\n", prog, strerror(rc));
+                        free(threads);
+                        status = 1;
+                        goto out;
+                }
+        }
+        for (size_t t = 0; t < started; t++)
+                pthread_join(threads[t], NULL);
+        free(threads);
+        pthread_mutex_destroy(&pl.progress);
+        for (size_t i = 0; i < o.spaces; i++)
+                if (sr[i].rc < 0) {
+                        fprintf(stderr, "%s: space %" PRIu64 ": %s\n", prog, sr[i].seed, strerror(-sr[i].rc));
+                        status = 1;
+                        goto out;
+                }
+
+        printf("%zu spaces from seed %" PRIu64 ", %zu-%zu cells; success: named a serving cell within 3%% of the "
+               "true best\n\n",
+               o.spaces, o.seed, o.min_cells, o.max_cells);
+        print_table(sr, o.spaces, 0, o.budget_share, "all spaces");
+        print_table(sr, o.spaces, 200, o.budget_share, "spaces of >= 200 cells");
+        print_patterns(sr, o.spaces, o.budget_share);
+        printf("failures by the share of the best named\n");
+        for (enum row r = 0; r < N_ROWS; r++)
+                print_misses(sr, o.spaces, r, o.budget_share);
+        printf("\n");
+        if (o.verbose) {
+                printf("search failures\n");
+                for (size_t i = 0; i < o.spaces; i++)
+                        for (enum row r = ROW_SEARCH; r <= ROW_SEARCH_BUDGET; r++)
+                                if (sr[i].o[r].ran && !sr[i].o[r].success)
+                                        print_failure(&sr[i], r, o.budget_share);
+        }
+        fprintf(stderr, "%s: %zu spaces in %.1f s\n", prog, o.spaces, (double)(now_usec() - start) / 1e6);
+out:
+        for (size_t i = 0; i < o.spaces; i++)
+                free(sr[i].describe);
+        free(sr);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "%s: cannot write the output\n", prog);
+                return 1;
+        }
+        return status;
+}
