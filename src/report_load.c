@@ -195,21 +195,34 @@ static int load_attempt(struct journal *j, const struct report_view *v, struct r
 }
 
 /* The latest sweep's eval settings (sweeps.eval), when it has any. */
-static int load_eval_settings(struct journal *j, struct report_view *v) {
+/* The JSON object in column `sql` of the latest sweep (from schema version `since` on), in
+ * *ret (NULL: none, not an object, or an older journal). */
+static int load_sweep_json(struct journal *j, const struct report_view *v, const char *sql, int since, json_t **ret) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
-        v->eval.reference = -1;
-        if (journal_schema_version(j) < 3)
+        *ret = NULL;
+        if (journal_schema_version(j) < since)
                 return 0;
-        if ((r = journal_prepare(j, "SELECT eval FROM sweeps WHERE id = ?", &s)) < 0 ||
-            (r = journal_bind(j, s, "i", v->sweep_id)) < 0)
+        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "i", v->sweep_id)) < 0)
                 return r;
         int rc = sqlite3_step(s);
         if (rc != SQLITE_ROW)
                 return rc == SQLITE_DONE ? 0 : journal_fail(j, rc);
         const char *text = journal_col_str(s, 0);
         json_t *e = text ? json_loads(text, 0, NULL) : NULL;
-        if (!json_is_object(e) || !json_is_string(json_object_get(e, "set"))) {
+        if (!json_is_object(e))
+                json_decref(TAKE_PTR(e));
+        *ret = e;
+        return 0;
+}
+
+static int load_eval_settings(struct journal *j, struct report_view *v) {
+        json_t *e = NULL;
+        v->eval.reference = -1;
+        int r = load_sweep_json(j, v, "SELECT eval FROM sweeps WHERE id = ?", 3, &e);
+        if (r < 0 || !e)
+                return r;
+        if (!json_is_string(json_object_get(e, "set"))) {
                 json_decref(e);
                 return 0;
         }
@@ -234,22 +247,12 @@ static int load_eval_settings(struct journal *j, struct report_view *v) {
 /* The latest sweep's search settings (sweeps.search), when its strategy was search. The
  * first cell is named by id and found once the cells are loaded. */
 static int load_search_settings(struct journal *j, struct report_view *v, char **ret_first) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        int r;
+        _cleanup_(json_decrefp) json_t *e = NULL;
         v->search.first = -1;
         v->search.next = -1;
-        if (journal_schema_version(j) < 4)
-                return 0;
-        if ((r = journal_prepare(j, "SELECT search FROM sweeps WHERE id = ?", &s)) < 0 ||
-            (r = journal_bind(j, s, "i", v->sweep_id)) < 0)
+        int r = load_sweep_json(j, v, "SELECT search FROM sweeps WHERE id = ?", 4, &e);
+        if (r < 0 || !e)
                 return r;
-        int rc = sqlite3_step(s);
-        if (rc != SQLITE_ROW)
-                return rc == SQLITE_DONE ? 0 : journal_fail(j, rc);
-        const char *text = journal_col_str(s, 0);
-        _cleanup_(json_decrefp) json_t *e = text ? json_loads(text, 0, NULL) : NULL;
-        if (!json_is_object(e))
-                return 0;
         struct report_view_search *vs = &v->search;
         vs->on = true;
         json_t *b = json_object_get(e, "budget"), *x;
