@@ -1067,10 +1067,13 @@ static int search_step(struct sweep *sw, struct report_view **ret_view, struct s
 static char *prediction_json(const struct search_model *model, size_t k) {
         struct search_prediction p;
         search_model_predict(model, k, &p);
-        _cleanup_json_ json_t *e = json_pack("{s:f,s:f,s:I}", "p_feasible", p.p_feasible, "chance", p.chance,
-                                             "model_cells", (json_int_t)search_model_launched(model));
-        if (e && isfinite(p.mean) &&
-            (json_object_set_new(e, "mean", json_real(p.mean)) < 0 || json_object_set_new(e, "high", json_real(p.high)) < 0))
+        _cleanup_json_ json_t *e = json_pack("{s:f,s:f,s:I}", "p_feasible", isfinite(p.p_feasible) ? p.p_feasible : 0,
+                                             "chance", isfinite(p.chance) ? p.chance : 0, "model_cells",
+                                             (json_int_t)search_model_launched(model));
+        /* figures only where the model has them (none before a launch had a figure) */
+        if (e && isfinite(p.mean) && json_object_set_new(e, "mean", json_real(p.mean)) < 0)
+                return NULL;
+        if (e && isfinite(p.mean) && isfinite(p.high) && json_object_set_new(e, "high", json_real(p.high)) < 0)
                 return NULL;
         return e ? json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
 }
