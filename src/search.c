@@ -18,17 +18,18 @@
 struct fail_class {
         const char *prefix;   /* of the failure's kind ("crash/arch"); NULL: the rest */
         double prior[4];
+        bool memory;          /* memory ran out: the whole configuration's doing */
 };
 static const struct fail_class CLASSES[] = {
-        {"crash/arch", {0, 0.30, 0.01, 0.002}},
-        {"crash/oom", {0, 0.04, 0.05, 0.02}},
-        {"crash/signal", {0, 0.04, 0.05, 0.02}}, /* the OOM killer's SIGKILL, often */
-        {"crash", {0, 0.08, 0.04, 0.005}},       /* config, cuda, exit...: flags, pairs */
-        {"garbage", {0, 0.15, 0.02, 0.004}},
-        {"wrong", {0, 0.15, 0.02, 0.004}},
-        {"timeout", {0, 0.20, 0.02, 0.003}},
-        {"overload", {0, 0.15, 0.02, 0.004}},
-        {NULL, {0, 0.10, 0.02, 0.004}},
+        {"crash/arch", {0, 0.30, 0.01, 0.002}, false},
+        {"crash/oom", {0, 0.04, 0.05, 0.02}, true},
+        {"crash/signal", {0, 0.04, 0.05, 0.02}, true}, /* the OOM killer's SIGKILL, often */
+        {"crash", {0, 0.08, 0.04, 0.005}, false},       /* config, cuda, exit...: flags, pairs */
+        {"garbage", {0, 0.15, 0.02, 0.004}, false},
+        {"wrong", {0, 0.15, 0.02, 0.004}, false},
+        {"timeout", {0, 0.20, 0.02, 0.003}, false},
+        {"overload", {0, 0.15, 0.02, 0.004}, false},
+        {NULL, {0, 0.10, 0.02, 0.004}, false},
 };
 #define N_CLASSES ELEMENTSOF(CLASSES)
 
@@ -192,6 +193,13 @@ struct search_model {
         long best;                    /* launched, feasible, best measured figure */
         struct feat_map fm;
         bool seen[N_CLASSES];         /* classes some launched cell failed with */
+        /* Memory (docs/search.md): when a cell ran out of memory, an additive model of what
+         * each value costs, fitted to the cells that ran out and those that loaded:
+         * P(out of memory) = logistic(mem_b + sum of its values' mem_w). It stands in for
+         * the blockers of the memory classes. */
+        bool mem_on;
+        double mem_b, *mem_w;         /* mem_w[voff[a] + value] */
+        size_t *voff, n_mem, n_oom;   /* value offsets per axis; cells fitted, of them OOM */
         double unexplained;           /* chance of a failure no feature explains */
         /* the speed model: y = sign * log(figure) */
         double sign;
@@ -215,6 +223,8 @@ void search_model_free(struct search_model *m) {
         if (!m)
                 return;
         free(m->fm.slots);
+        free(m->mem_w);
+        free(m->voff);
         free(m->pf);
         free(m->mu);
         free(m->sd);
@@ -358,10 +368,15 @@ static int fit_feasibility(struct search_model *m) {
 
 /* The chance that feature key (f: its entry, NULL when no launched cell held it) is no
  * blocker of any class seen. */
+/* Whether class c is learned by blockers (not by the memory model). */
+static bool by_blockers(const struct search_model *m, size_t c) {
+        return m->seen[c] && !(m->mem_on && CLASSES[c].memory);
+}
+
 static double clear_chance(const struct search_model *m, const struct feat *f, uint64_t key) {
         double p = 1;
         for (size_t c = 0; c < N_CLASSES; c++)
-                if (m->seen[c])
+                if (by_blockers(m, c))
                         p *= 1 - (f ? f->b[c] : prior(c, key, false));
         return p;
 }
@@ -370,7 +385,7 @@ static double clear_chance(const struct search_model *m, const struct feat *f, u
 static double blame(const struct search_model *m, const struct feat *f, size_t *ret_class) {
         double top = 0;
         for (size_t c = 0; c < N_CLASSES; c++)
-                if (m->seen[c] && f->b[c] > top) {
+                if (by_blockers(m, c) && f->b[c] > top) {
                         top = f->b[c];
                         if (ret_class)
                                 *ret_class = c;
@@ -378,9 +393,97 @@ static double blame(const struct search_model *m, const struct feat *f, size_t *
         return top;
 }
 
+static int cholesky(double *a, size_t n);
+static void forward(const double *l, size_t n, double *b);
+static void backward(const double *l, size_t n, double *b);
+
+/* The memory model's chance that cell k runs out of memory (0 while none did). */
+static double oom_chance(const struct search_model *m, size_t k) {
+        if (!m->mem_on)
+                return 0;
+        const size_t *c = m->s->choice + k * m->s->n_axes;
+        double z = m->mem_b;
+        for (size_t a = 0; a < m->s->n_axes; a++)
+                z += m->mem_w[m->voff[a] + c[a]];
+        return 1 / (1 + exp(-z));
+}
+
+/* Fits the memory model: a logistic regression on the values (one weight each, a normal
+ * prior of sd 2; the intercept's sd 10) by Newton's method, a fixed number of steps. A cell
+ * that ran out of memory counts 1; one that loaded (it served, or answered garbage or
+ * wrong, or broke under load) 0; the other failures say nothing of memory. */
+static int fit_memory(struct search_model *m) {
+        const struct search_space *s = m->s;
+        size_t d = 0;
+        for (size_t c = 0; c < N_CLASSES; c++)
+                m->mem_on |= m->seen[c] && CLASSES[c].memory;
+        if (!m->mem_on)
+                return 0;
+        if (!(m->voff = calloc(s->n_axes, sizeof(size_t))))
+                return -ENOMEM;
+        for (size_t a = 0; a < s->n_axes; a++) {
+                m->voff[a] = d;
+                d += s->n_values[a];
+        }
+        size_t D = d + 1; /* the intercept last */
+        _cleanup_free_ double *theta = calloc(D, sizeof(double)), *g = calloc(D, sizeof(double)),
+                              *h = calloc(D * D, sizeof(double));
+        _cleanup_free_ size_t *rows = calloc(s->n_cells, sizeof(size_t));
+        _cleanup_free_ bool *y = calloc(s->n_cells, sizeof(bool));
+        m->mem_w = calloc(d, sizeof(double));
+        if (!theta || !g || !h || !rows || !y || !m->mem_w)
+                return -ENOMEM;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const struct search_obs *o = &m->obs[k];
+                bool oom = o->state == SEARCH_INFEASIBLE && CLASSES[kind_class(o->kind)].memory;
+                bool loaded = o->state == SEARCH_FEASIBLE ||
+                              (o->state == SEARCH_INFEASIBLE && o->kind &&
+                               (startswith(o->kind, "garbage") || startswith(o->kind, "wrong") || startswith(o->kind, "overload")));
+                if (!oom && !loaded)
+                        continue;
+                y[m->n_mem] = oom;
+                m->n_oom += oom;
+                rows[m->n_mem++] = k;
+        }
+        for (int it = 0; it < 20; it++) {
+                for (size_t i = 0; i < D; i++) {
+                        double prec = i == d ? 0.01 : 0.25;
+                        g[i] = prec * theta[i];
+                        for (size_t j = 0; j < D; j++)
+                                h[i * D + j] = i == j ? prec : 0;
+                }
+                for (size_t r = 0; r < m->n_mem; r++) {
+                        const size_t *c = s->choice + rows[r] * s->n_axes;
+                        double z = theta[d];
+                        for (size_t a = 0; a < s->n_axes; a++)
+                                z += theta[m->voff[a] + c[a]];
+                        double p = 1 / (1 + exp(-z)), w = p * (1 - p), e = p - (y[r] ? 1 : 0);
+                        size_t idx[17];
+                        size_t ni = 0;
+                        for (size_t a = 0; a < s->n_axes; a++)
+                                idx[ni++] = m->voff[a] + c[a];
+                        idx[ni++] = d;
+                        for (size_t i = 0; i < ni; i++) {
+                                g[idx[i]] += e;
+                                for (size_t j = 0; j < ni; j++)
+                                        h[idx[i] * D + idx[j]] += w;
+                        }
+                }
+                if (cholesky(h, D) < 0)
+                        break;
+                forward(h, D, g);
+                backward(h, D, g);
+                for (size_t i = 0; i < D; i++)
+                        theta[i] -= g[i];
+        }
+        memcpy(m->mem_w, theta, d * sizeof(double));
+        m->mem_b = theta[d];
+        return 0;
+}
+
 static double feasibility(const struct search_model *m, size_t k, uint64_t *keys) {
         size_t nf = cell_features(m->s, k, keys);
-        double p = 1 - m->unexplained;
+        double p = (1 - m->unexplained) * (1 - oom_chance(m, k));
         for (size_t i = 0; i < nf; i++)
                 p *= clear_chance(m, feat_find(&m->fm, keys[i]), keys[i]);
         return p;
@@ -666,6 +769,8 @@ int search_model_fit(const struct search_space *s, const struct search_obs *obs,
         _cleanup_free_ uint64_t *keys = calloc(features_per_cell(s->n_axes), sizeof(uint64_t));
         int r = !m->pf || !m->mu || !m->sd || !m->ei || !m->chance || !keys ? -ENOMEM : fit_feasibility(m);
         if (r >= 0)
+                r = fit_memory(m);
+        if (r >= 0)
                 r = fit_speed(m);
         if (r < 0) {
                 search_model_free(m);
@@ -873,6 +978,26 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                 const struct feat *f = feat_find(&m->fm, keys[i]);
                 if (f && !f->cleared && f->n_failed > 0 && (!top || blame(m, f, NULL) > blame(m, top, NULL)))
                         top = f;
+        }
+        double oom = oom_chance(m, k);
+        if (oom >= 0.5 && (!top || 1 - oom < 1 - blame(m, top, NULL))) {
+                /* the memory model's doing: its two costliest values here */
+                const size_t *c = s->choice + k * s->n_axes;
+                size_t first = 0, second = 0;
+                for (size_t a = 1; a < s->n_axes; a++)
+                        if (m->mem_w[m->voff[a] + c[a]] > m->mem_w[m->voff[first] + c[first]])
+                                first = a;
+                second = first == 0 && s->n_axes > 1 ? 1 : 0;
+                for (size_t a = 0; a < s->n_axes; a++)
+                        if (a != first && m->mem_w[m->voff[a] + c[a]] > m->mem_w[m->voff[second] + c[second]])
+                                second = a;
+                buf_printf(b, "predicted crash (oom): %.0f%% chance to run out of memory, by what %zu launches "
+                              "(%zu out of memory) say each value costs; here %s=%s",
+                           100 * oom, m->n_mem, m->n_oom, s->axis_names[first], s->value_names[first][c[first]]);
+                if (second != first)
+                        buf_printf(b, " and %s=%s", s->axis_names[second], s->value_names[second][c[second]]);
+                buf_puts(b, " cost the most");
+                return 0;
         }
         if (!top) {
                 buf_printf(b, "predicted to fail: %.0f%% chance to serve right", 100 * m->pf[k]);

@@ -508,8 +508,60 @@ static int space_teardown(void **state) {
         return 0;
 }
 
+/* Out of memory where the hungry values of two axes meet (cost a + b >= 3 of 2 + 2), a third
+ * axis beside it: the memory model predicts the corner from the cells that ran out and
+ * those that loaded, and says so; a lean cell of the same values is predicted to serve. */
+static void test_memory_corner(void **state) {
+        (void)state;
+        static const size_t nv[3] = {3, 3, 2};
+        static const char *const an[3] = {"mem", "chunk", "sched"};
+        static const char *const v3[3] = {"0", "1", "2"}, *const v2[2] = {"x", "y"};
+        static const char *const *const vn[3] = {v3, v3, v2};
+        size_t choice[18 * 3];
+        const char *ids[18];
+        char idbuf[18][17];
+        struct search_obs obs[18] = {0};
+        for (size_t k = 0; k < 18; k++) {
+                choice[k * 3] = k / 6;
+                choice[k * 3 + 1] = (k / 2) % 3;
+                choice[k * 3 + 2] = k % 2;
+                snprintf(idbuf[k], sizeof(idbuf[k]), "%016zx", k);
+                ids[k] = idbuf[k];
+        }
+        struct search_space sp = {.n_axes = 3, .n_values = nv, .axis_names = an, .value_names = vn, .n_cells = 18,
+                                  .choice = choice, .ids = ids, .higher_better = true, .first = 0};
+        /* launched with sched=x: the lean ones serve, the corner runs out of memory */
+        static const size_t served[][2] = {{0, 0}, {1, 1}, {2, 0}, {0, 2}, {1, 0}};
+        static const size_t oom[][2] = {{2, 2}, {1, 2}, {2, 1}};
+        for (size_t i = 0; i < ELEMENTSOF(served); i++)
+                obs[served[i][0] * 6 + served[i][1] * 2] =
+                        (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100 + 10.0 * (double)i};
+        for (size_t i = 0; i < ELEMENTSOF(oom); i++)
+                obs[oom[i][0] * 6 + oom[i][1] * 2] = (struct search_obs){
+                        .state = SEARCH_INFEASIBLE, .kind = "crash/oom", .evidence = "CUDA out of memory. Tried to allocate"};
+        /* and one with sched=y: sched is not to blame */
+        obs[2 * 6 + 1 * 2 + 1] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/oom", .evidence = "oom"};
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        struct search_prediction corner, lean;
+        search_model_predict(m, 2 * 6 + 2 * 2 + 1, &corner); /* mem=2 chunk=2 sched=y */
+        search_model_predict(m, 0 * 6 + 1 * 2 + 1, &lean);   /* mem=0 chunk=1 sched=y */
+        print_message("p_feasible: corner %.3f, lean %.3f\n", corner.p_feasible, lean.p_feasible);
+        assert_true(corner.p_feasible < SEARCH_FAIL_CHANCE);
+        assert_true(lean.p_feasible > 0.5);
+        char *why = search_model_why(m, 2 * 6 + 2 * 2 + 1, false);
+        assert_non_null(why);
+        print_message("why: %s\n", why);
+        assert_non_null(strstr(why, "predicted crash (oom)"));
+        assert_non_null(strstr(why, "mem=2"));
+        assert_non_null(strstr(why, "chunk=2"));
+        free(why);
+        search_model_free(m);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_memory_corner),
                 cmocka_unit_test(test_sim_generate),
                 cmocka_unit_test(test_sim_launch),
                 cmocka_unit_test(test_sim_strategies),
