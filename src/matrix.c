@@ -385,9 +385,7 @@ static int parse_strategy(struct ytree_ctx *c, const struct ynode *root, struct 
                         return r;
                 m->budget_launches = (size_t)launches;
                 if ((k = y_get(bu, "time")) && (r = y_duration(c, k, "budget.time", &m->budget_time)) < 0)
-                        return r;
-                if (k && m->budget_time == 0)
-                        return ytree_fail(c, k->line, "budget.time must be more than 0");
+                        return r; /* y_duration takes no zero */
                 m->line_budget = bu->line;
         }
 
