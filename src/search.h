@@ -10,12 +10,15 @@
  *    cannot go together, the corner where memory-hungry values meet): any cell holding a
  *    blocker does not serve right. A blocker seen in a cell that served is none; a cell
  *    that failed blames its uncleared features, each by how little the others explain the
- *    failure (mean-field, explaining away). Evidence that names another axis's flag ("X
- *    requires --kv-cache-dtype fp8") raises the prior of the pairs with that axis.
+ *    failure (mean-field, explaining away), class by class of failure (an arch crash is
+ *    one value's, a config crash often a pair's...). Evidence that names another axis's
+ *    flag ("X requires --kv-cache-dtype fp8") raises the prior of the pairs with that axis.
+ *    Running out of memory is learned apart, as an additive cost per value (a logistic
+ *    fit), so that the corner where hungry values meet is predicted as a corner.
  *  - speed: a Gaussian process over log(figure) whose kernel counts the axes on which two
  *    cells agree (a constant, the main effects and the pair interactions: effects that are
- *    mostly multiplicative, with some pair interactions, under noise), hyper-parameters by
- *    marginal likelihood over a fixed grid.
+ *    mostly multiplicative, with some pair interactions, under noise), its predictions
+ *    averaged over a fixed grid of hyper-parameters weighed by marginal likelihood.
  * The next cell is the one of highest expected improvement over the best figure, times
  * its chance to serve right. Without a launch budget, the search stops when the cells left
  * have no real chance together (SEARCH_STOP_CHANCE) of beating the best by more than the
@@ -79,7 +82,8 @@ struct search_options {
 /* Below this chance of serving right, a cell is predicted to fail. */
 #define SEARCH_FAIL_CHANCE 0.10
 
-/* The model's view of one cell. */
+/* The model's view of one cell. The model caches some figures as they are asked for:
+ * one model is not to be used from two threads at once (two models are fine). */
 struct search_prediction {
         double p_feasible;              /* the chance it serves right */
         double mean;                    /* predicted figure (the objective's units); NAN

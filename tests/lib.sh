@@ -74,6 +74,20 @@ expect_verdict() { # report.json axis value want
         [ "$got" = "$4" ] || fail "$2=$3: got '$got', want '$4'"
 }
 
+# The cells of a JSON report against rules of an .expect file (tests/engines/*/*.expect):
+# cells prints "k=v,k=v<TAB>verdict<TAB>cause<TAB>evidence" for each cell; matches says
+# whether a cell's axes ("k=v,k=v") match a rule's ("k=v[,k=v...]" or "*").
+cells() { # report.json
+        jq -r '.cells[] | [(.axes | to_entries | map("\(.key)=\(.value)") | join(",")), .verdict,
+               (.cause // "-"), (.evidence // "")] | @tsv' "$1"
+}
+matches() { # cell-axes rule-axes
+        local want w
+        [ "$2" = "*" ] && return 0
+        IFS=, read -ra want <<<"$2"
+        for w in "${want[@]}"; do [[ ",$1," == *",$w,"* ]] || return 1; done
+}
+
 # The real llama-server the real-engine tests run, in LLAMA_SERVER: $LLAMA_SERVER if set
 # (then it must work), else the build cache of tools/build-llamacpp.sh, else llama-server
 # on PATH. Without one the test is skipped (exit 77, tests/run names it), never passed.

@@ -69,15 +69,6 @@ grep -q '^math-thinking 323 | 17 \* 19 = ' <(answers "$tmp/smoke-ls.json") ||
         fail "thinking on: no reasoning apart from the answer: $(answers "$tmp/smoke-ls.json" | grep math-thinking)"
 
 # --- sweeps, each cell against its rule -------------------------------------------------
-# "k=v,k=v<TAB>verdict<TAB>cause<TAB>evidence" for each cell of a JSON report
-cells() { jq -r '.cells[] | [(.axes | to_entries | map("\(.key)=\(.value)") | join(",")), .verdict,
-                  (.cause // "-"), (.evidence // "")] | @tsv' "$1"; }
-matches() { # cell-axes rule-axes
-        local want
-        [ "$2" = "*" ] && return 0
-        IFS=, read -ra want <<<"$2"
-        for w in "${want[@]}"; do [[ ",$1," == *",$w,"* ]] || return 1; done
-}
 check_expect() { # report.json expect-file
         local axes verdict cause evidence rule raxes rverdict rcause rfrag found n=0
         while IFS=$'\t' read -r axes verdict cause evidence; do

@@ -46,15 +46,6 @@ grid_best=$(awk '$1 == "1" {print $3}' "$GRID")
 grid_figure() { awk -v a="$1" '$1 ~ /^[0-9]+$/ && $2 == a {print $3}' "$GRID"; }
 grid_rank() { awk -v a="$1" '$1 ~ /^[0-9]+$/ && $2 == a {print $1}' "$GRID"; }
 
-# "k=v,k=v<TAB>verdict<TAB>cause<TAB>evidence" for each cell of a JSON report
-cells() { jq -r '.cells[] | [(.axes | to_entries | map("\(.key)=\(.value)") | join(",")), .verdict,
-                  (.cause // "-"), (.evidence // "")] | @tsv' "$1"; }
-matches() { # cell-axes rule-axes
-        local want
-        [ "$2" = "*" ] && return 0
-        IFS=, read -ra want <<<"$2"
-        for w in "${want[@]}"; do [[ ",$1," == *",$w,"* ]] || return 1; done
-}
 # Every launched cell against its rule, every other one skipped; sets $launched.
 check_search() { # report.json expect-file name
         local axes verdict cause evidence raxes rverdict rcause rfrag found n=0 rvs rcs alt i
