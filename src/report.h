@@ -1,8 +1,8 @@
 /* report.h -- what a journal says, as one view, and the renderers that read it.
  *
  * report_load_view() (report_load.h) fills a struct report_view from a journal; every
- * renderer (text, JSON, Markdown here, HTML elsewhere) reads only the view, never the
- * database. The view holds
+ * renderer (report_text.c, report_json.c, report_md.c, report_html.c) reads only the
+ * view, never the database. The view holds
  * raw values exactly as journaled, secrets and server text included: each renderer masks
  * (secrets.h) and escapes for its own medium.
  */
@@ -241,6 +241,21 @@ char *report_search_summary(const struct report_view *v);
 /* The view's eval in one line: its source, question count, the reference and why it is
  * the reference, the test. NULL without an eval. Caller frees. */
 char *report_eval_summary(const struct report_view *v);
+
+/* Whether a cell passed: settled, not excluded, verdict pass. */
+bool report_cell_passed(const struct report_cell *c);
+
+/* What the text and Markdown renderers share. */
+/* "3 cells: 2 pass, 1 garbage, 1 not run" in the vocabulary's order. */
+int report_put_summary(struct buf *out, const struct report_view *v);
+/* "within the measured noise of: ID, ID" after the best line, when repeats say so. */
+int report_put_ties(struct buf *out, const struct report_view *v, bool markdown);
+/* "moe=a gemm=b" ("(base)" without axes), escaped as text or as one Markdown code span.
+ * Caller frees; NULL: ENOMEM. */
+char *report_cell_axes_label(const struct report_view *v, const struct report_cell *c, bool markdown);
+/* A wall time (microseconds since the epoch) as "2026-01-31 12:00:00", local time; "?"
+ * when it cannot be shown. Caller frees; NULL: ENOMEM. */
+char *report_format_wall(usec_t wall);
 
 /* The shortest id prefix (at least 8) that tells the view's cells apart, as the text
  * report prints them; `gauntlet emit --cell` takes any unique prefix. */
