@@ -473,6 +473,70 @@ int report_best_index(const struct report_view *v, struct report_score *ret_scor
         return best;
 }
 
+/* ---- the one ordering ---- */
+
+struct order_key {
+        struct report_ranked r;
+        double value;
+        bool higher_better;
+        enum verdict verdict;
+        const char *cause;
+};
+
+static int order_cmp(const void *a, const void *b) {
+        const struct order_key *x = a, *y = b;
+        if (x->r.rank != y->r.rank)
+                return (int)x->r.rank - (int)y->r.rank;
+        if (x->r.rank == REPORT_RANK_SCORED && x->value != y->value)
+                return (x->higher_better ? x->value < y->value : x->value > y->value) ? 1 : -1;
+        if (x->r.rank == REPORT_RANK_FAILED) {
+                if (x->verdict != y->verdict)
+                        return (int)x->verdict - (int)y->verdict;
+                int k = strcmp(x->cause ? x->cause : "", y->cause ? y->cause : "");
+                if (k)
+                        return k;
+        }
+        return x->r.index < y->r.index ? -1 : x->r.index > y->r.index;
+}
+
+int report_order(const struct report_view *v, struct report_ranked **ret) {
+        struct report_score best_score, s;
+        int best = report_best_index(v, &best_score);
+        /* the figures the best was chosen by: the bench's, unless no passing cell has one */
+        bool by_bench = best >= 0 && best_score.by_bench && !isnan(best_score.value);
+        _cleanup_free_ struct order_key *keys = calloc(v->n_cells + 1, sizeof(*keys));
+        struct report_ranked *order = calloc(v->n_cells + 1, sizeof(*order));
+        if (!keys || !order) {
+                free(order);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                struct order_key *k = &keys[i];
+                *k = (struct order_key){.r.index = i, .verdict = c->verdict, .cause = c->cause};
+                if ((int)i == best)
+                        k->r.rank = REPORT_RANK_BEST;
+                else if (report_cell_passed(c)) {
+                        k->r.rank = REPORT_RANK_PASSED;
+                        if (report_cell_score(v, c, by_bench, &s) == 0) {
+                                k->r.rank = REPORT_RANK_SCORED;
+                                k->value = s.value;
+                                k->higher_better = s.higher_better;
+                        }
+                } else if (c->excluded)
+                        k->r.rank = REPORT_RANK_SKIPPED;
+                else if (!c->has_attempt)
+                        k->r.rank = REPORT_RANK_NOT_RUN;
+                else
+                        k->r.rank = c->verdict == VERDICT_SKIPPED ? REPORT_RANK_SKIPPED : REPORT_RANK_FAILED;
+        }
+        qsort(keys, v->n_cells, sizeof(*keys), order_cmp);
+        for (size_t i = 0; i < v->n_cells; i++)
+                order[i] = keys[i].r;
+        *ret = order;
+        return 0;
+}
+
 const char *report_best(const struct report_view *v) {
         int i = report_best_index(v, NULL);
         return i >= 0 ? v->cells[i].id : NULL;

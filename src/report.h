@@ -206,6 +206,26 @@ size_t report_best_ties(const struct report_view *v, size_t *ret, size_t max);
 /* Whether the best cell's tie is one of measured noise (ranges over repeats overlap). */
 bool report_best_within_noise(const struct report_view *v);
 
+/* The one ordering of the view's cells: every renderer that ranks them (Markdown's table
+ * and failures, the HTML page's tables, charts and cell details) follows it. By rank, then:
+ * passes with a figure best first, failures by verdict (the vocabulary's order) and cause,
+ * and the rest (and equal figures) in the sweep's order. The text and JSON reports list
+ * the cells in the sweep's order instead, as `run` printed them. */
+enum report_rank {
+        REPORT_RANK_BEST,     /* the best cell (report_best_index) */
+        REPORT_RANK_SCORED,   /* the other passing cells with a figure under the objective */
+        REPORT_RANK_PASSED,   /* passing cells without one */
+        REPORT_RANK_FAILED,   /* settled, and not pass or skipped */
+        REPORT_RANK_SKIPPED,  /* excluded, pruned or inferred */
+        REPORT_RANK_NOT_RUN,  /* never settled */
+};
+struct report_ranked {
+        size_t index;         /* into v->cells */
+        enum report_rank rank;
+};
+/* The view's cells in that order: v->n_cells entries in *ret (caller frees). 0 or -ENOMEM. */
+int report_order(const struct report_view *v, struct report_ranked **ret);
+
 /* An SLA objective's figure for a cell: the highest concurrency (closed loop) or rate (open
  * loop) whose level met every constraint, and the lowest above it that did not (0: none
  * measured). -ENODATA when the objective has no constraints or the cell no bench. */

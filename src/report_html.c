@@ -227,10 +227,6 @@ static const char *verdict_meaning(const char *cls) {
         return "";
 }
 
-static bool cell_passed(const struct report_cell *c) {
-        return !c->excluded && c->has_attempt && c->verdict == VERDICT_PASS;
-}
-
 static bool cell_failed(const struct report_cell *c) {
         return !c->excluded && c->has_attempt && c->verdict != VERDICT_PASS && c->verdict != VERDICT_SKIPPED;
 }
@@ -306,36 +302,11 @@ static void put_wall(struct page *p, usec_t wall) {
                 esc(p, b);
 }
 
-/* ---- order: the best, the other passes by score, failures by verdict and cause ---- */
-
-struct ranked {
-        size_t index;
-        int group;          /* 0 best, 1 passes with a figure, 2 without, 3 failures, 4 skipped, 5 not run */
-        double value;
-        bool higher_better;
-        int verdict;
-        const char *cause;
-};
-
-static int ranked_cmp(const void *a, const void *b) {
-        const struct ranked *x = a, *y = b;
-        if (x->group != y->group)
-                return x->group - y->group;
-        if (x->group == 1 && x->value != y->value)
-                return (x->higher_better ? x->value < y->value : x->value > y->value) ? 1 : -1;
-        if (x->group == 3) {
-                if (x->verdict != y->verdict)
-                        return x->verdict - y->verdict;
-                int k = strcmp(x->cause ? x->cause : "", y->cause ? y->cause : "");
-                if (k)
-                        return k;
-        }
-        return x->index < y->index ? -1 : x->index > y->index;
-}
+/* ---- the page's context: the view's one ordering (report_order), counts ---- */
 
 struct ctx {
         const struct report_view *v;
-        struct ranked *order;     /* n_cells entries */
+        struct report_ranked *order;  /* the view's ordering: n_cells entries */
         int best;                 /* index into v->cells, or -1 */
         struct report_score best_score;
         bool by_bench;            /* scores are the bench metric (else smoke seconds) */
@@ -357,33 +328,11 @@ static int ctx_init(struct ctx *x, const struct report_view *v) {
         x->not_run = v->n_cells;
         for (int k = 0; k < _VERDICT_MAX; k++)
                 x->not_run -= x->counts[k];
-        x->order = calloc(v->n_cells + 1, sizeof(*x->order));
-        if (!x->order)
-                return -ENOMEM;
-        for (size_t i = 0; i < v->n_cells; i++) {
-                const struct report_cell *c = &v->cells[i];
-                struct ranked *o = &x->order[i];
-                struct report_score s;
-                *o = (struct ranked){.index = i, .verdict = c->verdict, .cause = c->cause};
-                if ((int)i == x->best)
-                        o->group = 0;
-                else if (cell_passed(c)) {
-                        o->group = 2;
-                        if (report_cell_score(v, c, x->by_bench, &s) == 0) {
-                                o->group = 1;
-                                o->value = s.value;
-                                o->higher_better = s.higher_better;
-                        }
-                } else if (c->excluded)
-                        o->group = 4;
-                else if (!c->has_attempt)
-                        o->group = 5;
-                else {
-                        o->group = c->verdict == VERDICT_SKIPPED ? 4 : 3;
-                        x->failed += o->group == 3;
-                }
-        }
-        qsort(x->order, v->n_cells, sizeof(*x->order), ranked_cmp);
+        int r = report_order(v, &x->order);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < v->n_cells; i++)
+                x->failed += x->order[i].rank == REPORT_RANK_FAILED;
         return 0;
 }
 
@@ -670,12 +619,12 @@ struct group {
 static size_t failure_groups(const struct ctx *x, struct group *g) {
         size_t n = 0;
         for (size_t i = 0; i < x->v->n_cells; i++) {
-                const struct ranked *o = &x->order[i];
-                if (o->group != 3)
+                const struct report_cell *c = &x->v->cells[x->order[i].index];
+                if (x->order[i].rank != REPORT_RANK_FAILED)
                         continue;
                 if (n > 0) {
-                        const struct ranked *f = &x->order[g[n - 1].first];
-                        if (f->verdict == o->verdict && streq_ptr(f->cause, o->cause)) {
+                        const struct report_cell *f = &x->v->cells[x->order[g[n - 1].first].index];
+                        if (f->verdict == c->verdict && streq_ptr(f->cause, c->cause)) {
                                 g[n - 1].n++;
                                 continue;
                         }
@@ -1023,9 +972,9 @@ static void put_bar_chart(struct page *p, const struct ctx *x) {
         double max = 0;
         bool higher = true;
         for (size_t i = 0; i < v->n_cells; i++) {
-                const struct ranked *o = &x->order[i];
+                const struct report_ranked *o = &x->order[i];
                 struct report_score s;
-                if (o->group > 2)
+                if (o->rank > REPORT_RANK_PASSED)
                         break;
                 if (report_cell_score(v, &v->cells[o->index], x->by_bench, &s) < 0) {
                         unscored++;
@@ -1066,10 +1015,10 @@ static void put_bar_chart(struct page *p, const struct ctx *x) {
         }
         size_t row = 0;
         for (size_t i = 0; i < v->n_cells && row < n; i++) {
-                const struct ranked *o = &x->order[i];
+                const struct report_ranked *o = &x->order[i];
                 const struct report_cell *c = &v->cells[o->index];
                 struct report_score s;
-                if (o->group > 2)
+                if (o->rank > REPORT_RANK_PASSED)
                         break;
                 if (report_cell_score(v, c, x->by_bench, &s) < 0)
                         continue;
@@ -1096,7 +1045,7 @@ static void put_bar_chart(struct page *p, const struct ctx *x) {
         put(p, "</svg>\n");
         size_t more = 0;
         for (size_t i = 0; i < v->n_cells; i++)
-                more += x->order[i].group <= 2;
+                more += x->order[i].rank <= REPORT_RANK_PASSED;
         more -= n + unscored;
         if (more)
                 putf(p, "<p class=\"muted\">%zu more passing configuration%s not drawn.</p>\n", more, more == 1 ? "" : "s");
@@ -1239,10 +1188,10 @@ static void put_latency_chart(struct page *p, const struct ctx *x) {
         long levels[HTML_MAX_LEVELS];
         size_t ns = 0, nl = 0;
         for (size_t i = 0; i < v->n_cells && ns < HTML_MAX_SERIES; i++) {
-                const struct ranked *o = &x->order[i];
+                const struct report_ranked *o = &x->order[i];
                 const struct report_cell *c = &v->cells[o->index];
                 double d;
-                if (o->group > 2)
+                if (o->rank > REPORT_RANK_PASSED)
                         break;
                 if (json_array_size(c->bench) == 0)
                         continue;
@@ -1856,7 +1805,7 @@ static void put_facts(struct page *p, const struct report_cell *c) {
         put(p, "</dl>\n");
 }
 
-static void put_cell(struct page *p, const struct ctx *x, const struct ranked *o) {
+static void put_cell(struct page *p, const struct ctx *x, const struct report_ranked *o) {
         const struct report_view *v = x->v;
         const struct report_cell *c = &v->cells[o->index];
         bool best = (int)o->index == x->best;

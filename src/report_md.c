@@ -44,25 +44,9 @@ static int put_fenced(struct buf *out, const char *text) {
         return r < 0 ? r : buf_puts(out, "\n");
 }
 
-struct ranked {
-        size_t index;
-        int group;        /* 0 best, 1 other passes, 2 the rest */
-        double value;
-        bool higher_better;
-};
-
-static int ranked_cmp(const void *a, const void *b) {
-        const struct ranked *x = a, *y = b;
-        if (x->group != y->group)
-                return x->group - y->group;
-        if (x->group == 1 && x->value != y->value)
-                return (x->higher_better ? x->value < y->value : x->value > y->value) ? 1 : -1;
-        return x->index < y->index ? -1 : x->index > y->index;
-}
-
 /* Per benchmarked passing cell: the SLA figure, and the prompt and output tokens per request
  * the server counted at each level. */
-static int put_bench_notes(struct buf *out, const struct report_view *v, const struct ranked *order) {
+static int put_bench_notes(struct buf *out, const struct report_view *v, const struct report_ranked *order) {
         bool any = false;
         int r = 0;
         for (size_t i = 0; i < v->n_cells && r >= 0; i++) {
@@ -101,27 +85,11 @@ static int put_bench_notes(struct buf *out, const struct report_view *v, const s
 }
 
 int report_markdown(const struct report_view *v, struct buf *out) {
-        struct report_score score, s;
-        int best = report_best_index(v, &score);
-        bool by_bench = best >= 0 && score.by_bench;
-        _cleanup_free_ struct ranked *order = calloc(v->n_cells + 1, sizeof(*order));
-        int r;
-        if (!order)
-                return -ENOMEM;
-        for (size_t i = 0; i < v->n_cells; i++) {
-                const struct report_cell *c = &v->cells[i];
-                order[i] = (struct ranked){.index = i, .group = 2};
-                if ((int)i == best)
-                        order[i].group = 0;
-                else if (report_cell_passed(c)) {
-                        order[i].group = 1;
-                        if (report_cell_score(v, c, by_bench, &s) == 0) {
-                                order[i].value = s.value;
-                                order[i].higher_better = s.higher_better;
-                        }
-                }
-        }
-        qsort(order, v->n_cells, sizeof(*order), ranked_cmp);
+        int best = report_best_index(v, NULL);
+        _cleanup_free_ struct report_ranked *order = NULL;
+        int r = report_order(v, &order);
+        if (r < 0)
+                return r;
 
         if ((r = buf_puts(out, "### gauntlet: ")) < 0 || (r = report_code_span(out, v->engine, 0, false)) < 0)
                 return r;
@@ -156,7 +124,7 @@ int report_markdown(const struct report_view *v, struct buf *out) {
                 return r;
         for (size_t i = 0; i < v->n_cells; i++) {
                 const struct report_cell *c = &v->cells[order[i].index];
-                if ((r = buf_puts(out, order[i].group == 0 ? "| **best** |" : "|   |")) < 0)
+                if ((r = buf_puts(out, order[i].rank == REPORT_RANK_BEST ? "| **best** |" : "|   |")) < 0)
                         return r;
                 for (size_t k = 0; k < v->n_axes; k++)
                         if ((r = buf_puts(out, " ")) < 0 ||

@@ -36,6 +36,38 @@ static void drop_cells(struct report_cell *c, size_t n) {
                 json_decref(c[i].bench);
 }
 
+/* The one ordering: the best, passes by figure, passes without one, failures by verdict
+ * then cause, skipped, not run; sweep order within. */
+static void test_order(void **state) {
+        struct report_cell c[8];
+        struct report_view v = {.cells = c, .n_cells = 8, .objective = "output_tokens_per_s@1"};
+        mkcell(&c[0], 0, 0, VERDICT_CRASH, -1, 0);
+        c[0].cause = "oom";
+        mkcell(&c[1], 1, 0, VERDICT_PASS, 100, 500);
+        mkcell(&c[2], 2, 0, VERDICT_GARBAGE, -1, 0);
+        mkcell(&c[3], 3, 0, VERDICT_PASS, 150, 500);
+        mkcell(&c[4], 4, 0, VERDICT_CRASH, -1, 0);
+        c[4].cause = "arch";
+        mkcell(&c[5], 5, 0, VERDICT_SKIPPED, -1, 0);
+        c[5].excluded = true;
+        mkcell(&c[6], 6, 0, VERDICT_PASS, 120, 500);
+        mkcell(&c[7], 7, 0, VERDICT_INVALID, -1, 0);
+        c[7].has_attempt = false;
+        struct report_ranked *o = NULL;
+        assert_int_equal(report_order(&v, &o), 0);
+        static const size_t want[] = {3, 6, 1, 2, 4, 0, 5, 7};
+        static const enum report_rank rank[] = {REPORT_RANK_BEST,   REPORT_RANK_SCORED, REPORT_RANK_SCORED,
+                                                REPORT_RANK_FAILED, REPORT_RANK_FAILED, REPORT_RANK_FAILED,
+                                                REPORT_RANK_SKIPPED, REPORT_RANK_NOT_RUN};
+        for (size_t i = 0; i < 8; i++) {
+                assert_int_equal(o[i].index, want[i]);
+                assert_int_equal(o[i].rank, rank[i]);
+        }
+        free(o);
+        drop_cells(c, 8);
+        (void)state;
+}
+
 static void test_best(void **state) {
         struct report_cell c[5];
         struct report_view v = {.cells = c, .n_cells = 5, .objective = "output_tokens_per_s@1"};
@@ -503,6 +535,7 @@ static void test_secrets(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_best),
+                cmocka_unit_test(test_order),
                 cmocka_unit_test(test_best_needs_a_figure),
                 cmocka_unit_test(test_sla),
                 cmocka_unit_test_setup_teardown(test_json_contract, setup, teardown),
