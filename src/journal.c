@@ -918,3 +918,18 @@ int journal_set_sweep_search(struct journal *j, int64_t sweep_id, const char *se
 int journal_count_sweeps(struct journal *j, int64_t *ret) {
         return pragma_int(j, "SELECT count(*) FROM sweeps", ret);
 }
+
+char *journal_log_root(const char *path) {
+        char *r = strdup(path);
+        if (!r)
+                return NULL;
+        char *slash = strrchr(r, '/');
+        char *dot = strrchr(r, '.');
+        if (dot && (!slash || dot > slash + 1))
+                *dot = '\0';
+        else {
+                free(r);
+                r = strdup_printf("%s.logs", path);
+        }
+        return r;
+}

@@ -66,6 +66,10 @@ int journal_open_existing(const char *path, struct journal **ret);
  * take it. A flock, not SQLite's POSIX locks: closing any descriptor of the journal drops
  * those. */
 int journal_lock(const char *path, bool wait, pid_t *ret_holder);
+/* The run folder of the journal at path, where `run` keeps each sweep's server logs (a
+ * folder per sweep) and its reports: the path without its extension (runs/demo.db ->
+ * runs/demo), or PATH.logs when the name has none. Caller frees; NULL: ENOMEM. */
+char *journal_log_root(const char *path);
 void journal_close(struct journal *j);
 static inline void journal_closep(struct journal **j) { if (*j) journal_close(*j); }
 #define _cleanup_journal_ _cleanup_(journal_closep)

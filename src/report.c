@@ -12,6 +12,20 @@
 #include "secrets.h"
 #include "text.h"
 
+void report_evidence_release(struct report_evidence *e) {
+        free(e->line);
+        *e = (struct report_evidence){0};
+}
+
+void report_log_release(struct report_log *l) {
+        for (size_t i = 0; i < l->n_lines; i++)
+                free(l->lines[i].text);
+        free(l->lines);
+        free(l->path);
+        free(l->root);
+        *l = (struct report_log){0};
+}
+
 void report_view_free(struct report_view *v) {
         if (!v)
                 return;
@@ -26,6 +40,8 @@ void report_view_free(struct report_view *v) {
                 free(c->cause);
                 free(c->evidence);
                 free(c->log_path);
+                report_evidence_release(&c->ev);
+                report_log_release(&c->log);
                 for (size_t k = 0; k < c->n_checks; k++) {
                         struct report_check *ch = &c->checks[k];
                         free(ch->name);
@@ -111,9 +127,12 @@ int report_view_mask_secrets(struct report_view *v) {
                 r = mask_string(&sv, &v->matrix_text);
         for (size_t i = 0; i < v->n_cells && r >= 0; i++) {
                 struct report_cell *c = &v->cells[i];
-                if ((r = mask_string(&sv, &c->evidence)) < 0 || (r = mask_strv(&sv, c->argv)) < 0 ||
-                    (r = mask_strv(&sv, c->command)) < 0 || (r = mask_strv(&sv, c->env)) < 0)
+                if ((r = mask_string(&sv, &c->evidence)) < 0 || (r = mask_string(&sv, &c->ev.line)) < 0 ||
+                    (r = mask_strv(&sv, c->argv)) < 0 || (r = mask_strv(&sv, c->command)) < 0 ||
+                    (r = mask_strv(&sv, c->env)) < 0)
                         break;
+                for (size_t k = 0; k < c->log.n_lines && r >= 0; k++)
+                        r = mask_string(&sv, &c->log.lines[k].text);
                 for (size_t k = 0; k < c->n_checks && r >= 0; k++) {
                         struct report_check *ch = &c->checks[k];
                         if ((r = mask_string(&sv, &ch->evidence)) >= 0 && (r = mask_string(&sv, &ch->output)) >= 0)

@@ -57,6 +57,71 @@ struct report_eval {
         enum verdict journal_verdict; /* the verdict as journaled, before the gate */
 };
 
+/* A cell's evidence, parsed once from what was journaled (report_load.h): which
+ * form it has, the server's line it quotes and where that line came from. Renderers show
+ * the journaled text (report_cell.evidence) and use these fields; they never take the
+ * text apart again. */
+enum report_evidence_kind {
+        REPORT_EVIDENCE_NONE,         /* none journaled */
+        REPORT_EVIDENCE_WHOLE,        /* the whole evidence is the quote (a log line a signature
+                                       * matched, an excerpt of an answer, gauntlet's own words) */
+        REPORT_EVIDENCE_FIRST_ERROR,  /* "STATUS; first error line: LINE" (diagnose_exit, a
+                                       * startup timeout) */
+        REPORT_EVIDENCE_LAST_LINE,    /* "STATUS; last log line: LINE" */
+};
+enum report_evidence_source {
+        REPORT_SOURCE_LOG,            /* the server's log: crashes, timeouts, ... */
+        REPORT_SOURCE_ANSWER,         /* the server's answer: garbage and wrong verdicts */
+};
+/* Bytes of the quoted line kept to look for in the log (diagnosis cuts long lines). */
+#define REPORT_EVIDENCE_LINE_MAX 200
+struct report_evidence {
+        enum report_evidence_kind kind;
+        enum report_evidence_source source;
+        char *line;                   /* the quoted line: its first line, blanks trimmed, up to
+                                       * REPORT_EVIDENCE_LINE_MAX bytes; NULL when shorter than
+                                       * 4 bytes (too short to look for) */
+};
+void report_evidence_release(struct report_evidence *e);
+
+/* The excerpt of a failed cell's server log (report_load_logs): the lines around the
+ * evidence's line, or the last lines when the log does not hold it. Only a file under the
+ * run folder of the view's journal is read (journal_log_root): a journal is data, and a
+ * log_path edited to name another file is named, never read. A log is read up to
+ * REPORT_LOG_SCAN_MAX bytes (hours of serving can be gigabytes; diagnosis found its line
+ * near the start or the end), and each line keeps its first REPORT_LOG_LINE_KEEP bytes. */
+#define REPORT_LOG_SCAN_MAX ((size_t)64 << 20)
+#define REPORT_LOG_LINE_KEEP 1024
+#define REPORT_LOG_BEFORE 6
+#define REPORT_LOG_AFTER 6
+#define REPORT_LOG_TAIL 12
+enum report_log_state {
+        REPORT_LOG_NOT_LOADED,        /* report_load_logs did not look (a passing cell, or not
+                                       * called: only the HTML page shows excerpts) */
+        REPORT_LOG_NONE,              /* no log was recorded for the attempt */
+        REPORT_LOG_READ,              /* lines below */
+        REPORT_LOG_MISSING,           /* moved or deleted since the sweep */
+        REPORT_LOG_UNREADABLE,        /* error says why */
+        REPORT_LOG_OUTSIDE,           /* not under the journal's run folder: not read */
+};
+struct report_log_line {
+        size_t no;                    /* 1-based */
+        char *text;                   /* its first REPORT_LOG_LINE_KEEP bytes, as in the file */
+};
+struct report_log {
+        enum report_log_state state;
+        char *path;                   /* the path read or named (a relative one joined with the
+                                       * sweep's cwd when that is where it was) */
+        char *root;                   /* OUTSIDE: the run folder it is not under */
+        int error;                    /* UNREADABLE: a negative errno */
+        struct report_log_line *lines;
+        size_t n_lines;
+        long match;                   /* index in lines of the evidence's line, -1: none */
+        bool scan_cut;                /* stopped at REPORT_LOG_SCAN_MAX */
+        bool empty;                   /* the file has no line */
+};
+void report_log_release(struct report_log *l);
+
 struct report_cell {
         char id[17];
         size_t position;              /* in the latest sweep's order */
@@ -72,6 +137,8 @@ struct report_cell {
         int64_t attempt_id, attempt_sweep_id;
         enum verdict verdict;         /* VERDICT_INVALID when not run */
         char *cause, *evidence, *log_path;
+        struct report_evidence ev;    /* the evidence, parsed (report_load fills it) */
+        struct report_log log;        /* the log's excerpt (report_load_logs fills it) */
         usec_t started_wall;          /* microseconds since the epoch */
         int port;
         usec_t phase[_PHASE_MAX];
@@ -147,15 +214,15 @@ struct report_view {
         size_t n_cells;
         struct report_view_eval eval;
         struct report_view_search search;
-        /* Set by report_view_mask_secrets: the values it hid, for renderers that show
-         * text from outside the view (report_html's log excerpts). */
+        /* Set by report_view_mask_secrets: the values it hid (report_html masks every
+         * string it writes with them too). */
         struct secrets_values secrets;
 };
 
 void report_view_free(struct report_view *v);
 /* Hides, in place, every secret value of the view's argv and env (secrets.h) wherever the
- * view repeats it: evidence, check outputs and reasoning, the matrix text, the argv, command
- * and env themselves. For what is shown to people (every report); the systemd unit and the
+ * view repeats it: evidence, check outputs and reasoning, log excerpts, the matrix text, the
+ * argv, command and env themselves. For what is shown to people (every report); the systemd unit and the
  * launch script need the real values and are built from an unmasked view. 0 or -ENOMEM. */
 int report_view_mask_secrets(struct report_view *v);
 static inline void report_view_freep(struct report_view **v) { if (*v) report_view_free(*v); }
@@ -293,8 +360,8 @@ int report_json(const struct report_view *v, const char *version, json_t **ret);
 /* A table for a PR: winner on top, then each failure's evidence in a fenced block. */
 int report_markdown(const struct report_view *v, struct buf *out);
 /* One self-contained HTML page (report_html.c, docs/report.md): inline CSS and SVG, no
- * fetches, works without JavaScript. Reads the cells' log files, when they still exist,
- * for an excerpt around each failure's evidence. */
+ * fetches, works without JavaScript. Shows each failure's log excerpt as the view holds it
+ * (report_load_logs); it opens no file. */
 int report_html(const struct report_view *v, struct buf *out);
 
 /* Escaping, shared with other renderers. Text: printable UTF-8 kept; \n \t \r as such;

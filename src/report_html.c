@@ -1,12 +1,10 @@
 /* report_html.c -- the journal as one self-contained HTML page: heatmap, charts, and each cell's story. */
 #include "report.h"
 
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "metrics.h"
@@ -29,18 +27,8 @@
 #define HTML_MAX_EVAL_ROWS 40              /* cells in the accuracy chart */
 #define HTML_MAX_EVAL_MISSES 50            /* a cell's wrong eval answers listed */
 
-/* The log excerpt: lines before and after the evidence line, or the last lines when the
- * evidence is not a line of the log. A log is read up to HTML_LOG_SCAN_MAX bytes (logs of
- * hours of serving can be gigabytes; diagnosis found its line near the start or the end),
- * and each line keeps its first HTML_LOG_LINE_KEEP bytes. */
-#define HTML_LOG_SCAN_MAX ((size_t)64 << 20)
-#define HTML_LOG_LINE_KEEP 1024
+/* A log excerpt's line: its first characters (report.h keeps REPORT_LOG_LINE_KEEP bytes). */
 #define HTML_LOG_LINE_CHARS 400
-#define HTML_LOG_BEFORE 6
-#define HTML_LOG_AFTER 6
-#define HTML_LOG_TAIL 12
-/* Evidence matched against log lines: its first bytes (diagnosis cuts long lines). */
-#define HTML_LOG_NEEDLE_MAX 200
 
 /* The one script: expands every section before printing. The page works without it; the
  * Content-Security-Policy lets exactly this text run (its SHA-256 below) and nothing else,
@@ -336,203 +324,59 @@ static int ctx_init(struct ctx *x, const struct report_view *v) {
         return 0;
 }
 
-/* ---- the log excerpt ---- */
+/* ---- the log excerpt, as report_load_logs put it in the view ---- */
 
-struct log_line {
-        size_t no;            /* 1-based */
-        size_t len;
-        bool cut;             /* longer than HTML_LOG_LINE_KEEP */
-        char text[HTML_LOG_LINE_KEEP + 1];
-};
-
-#define EXCERPT_RING MAX(HTML_LOG_BEFORE, HTML_LOG_TAIL)
-#define EXCERPT_MAX MAX(HTML_LOG_BEFORE + 1 + HTML_LOG_AFTER, HTML_LOG_TAIL)
-
-struct excerpt {
-        struct log_line ring[EXCERPT_RING];   /* the latest lines, by no % EXCERPT_RING */
-        struct log_line cur;
-        struct log_line lines[EXCERPT_MAX];
-        size_t n_lines;
-        char norm[HTML_LOG_LINE_KEEP + 1];    /* scratch: the current line as evidence reads */
-        int match;                            /* index in lines of the evidence line; -1 */
-        size_t after_left;
-        size_t total;                         /* lines read */
-        bool scan_cut;                        /* stopped at HTML_LOG_SCAN_MAX */
-        bool empty;
-};
-
-/* The text as diagnosis made its evidence of it: blanks trimmed at the start, control
- * characters as '?'. */
-static void normalized(const struct log_line *l, char *out) {
-        size_t i = 0, k = 0;
-        while (i < l->len && (l->text[i] == ' ' || l->text[i] == '\t'))
-                i++;
-        for (; i < l->len; i++) {
-                unsigned char ch = (unsigned char)l->text[i];
-                out[k++] = (ch < 0x20 && ch != '\t') || ch == 0x7f ? '?' : (char)ch;
-        }
-        out[k] = 0;
-}
-
-static void excerpt_line_done(struct excerpt *e, const char *needle) {
-        struct log_line *l = &e->cur;
-        l->no = ++e->total;
-        if (l->len > 0 && l->text[l->len - 1] == '\r')
-                l->text[--l->len] = 0;
-        if (e->match >= 0) {
-                if (e->after_left > 0) {
-                        e->lines[e->n_lines++] = *l;
-                        e->after_left--;
-                }
-        } else {
-                normalized(l, e->norm);
-                if (needle && strstr(e->norm, needle)) {
-                        size_t before = MIN((size_t)HTML_LOG_BEFORE, l->no - 1);
-                        for (size_t k = l->no - before; k < l->no; k++)
-                                e->lines[e->n_lines++] = e->ring[k % EXCERPT_RING];
-                        e->match = (int)e->n_lines;
-                        e->lines[e->n_lines++] = *l;
-                        e->after_left = HTML_LOG_AFTER;
-                } else
-                        e->ring[l->no % EXCERPT_RING] = *l;
-        }
-        l->len = 0;
-        l->cut = false;
-        l->text[0] = 0;
-}
-
-/* Reads the log at path looking for the line that holds needle (NULL: none), keeping the
- * lines around it, or the last lines. -ENOENT: no such file. */
-static int excerpt_read(const char *path, const char *needle, struct excerpt *e) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        struct stat st;
-        char chunk[65536];
-        size_t scanned = 0;
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        /* A FIFO or a device could block or never end: only regular files are logs. */
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        e->match = -1;
-        for (;;) {
-                ssize_t k = read(fd, chunk, sizeof(chunk));
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-                for (ssize_t i = 0; i < k; i++) {
-                        if (chunk[i] == '\n') {
-                                excerpt_line_done(e, needle);
-                                if (e->match >= 0 && e->after_left == 0)
-                                        return 0;
-                        } else if (e->cur.len < HTML_LOG_LINE_KEEP) {
-                                e->cur.text[e->cur.len++] = chunk[i];
-                                e->cur.text[e->cur.len] = 0;
-                        } else
-                                e->cur.cut = true;
-                }
-                scanned += (size_t)k;
-                if (scanned >= HTML_LOG_SCAN_MAX) {
-                        e->scan_cut = true;
-                        break;
-                }
-        }
-        if (e->cur.len > 0 || e->cur.cut)
-                excerpt_line_done(e, needle);
-        e->empty = e->total == 0;
-        if (e->match < 0) {
-                size_t n = MIN((size_t)HTML_LOG_TAIL, e->total);
-                for (size_t no = e->total - n + 1; no <= e->total; no++)
-                        e->lines[e->n_lines++] = e->ring[no % EXCERPT_RING];
-        }
-        return 0;
-}
-
-/* What to look for in the log: the evidence, or the log line it quotes (diagnose_exit:
- * "exited with status 1; first error line: X", "killed by SIGKILL; last log line: X"). */
-static char *evidence_needle(const char *evidence) {
-        static const char *const quotes[] = {"; first error line: ", "; last log line: "};
-        if (!evidence)
-                return NULL;
-        const char *s = evidence;
-        for (size_t i = 0; i < ELEMENTSOF(quotes); i++) {
-                const char *q = strstr(evidence, quotes[i]);
-                if (q) {
-                        s = q + strlen(quotes[i]);
-                        break;
-                }
-        }
-        while (*s == ' ' || *s == '\t')
-                s++;
-        size_t n = strcspn(s, "\n");
-        while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-                n--;
-        if (n < 4)
-                return NULL;
-        return strndup(s, MIN(n, (size_t)HTML_LOG_NEEDLE_MAX));
-}
-
-static void put_log_excerpt(struct page *p, const struct report_view *v, const struct report_cell *c) {
-        if (!c->log_path || !*c->log_path) {
+static void put_log_excerpt(struct page *p, const struct report_cell *c) {
+        const struct report_log *l = &c->log;
+        switch (l->state) {
+        case REPORT_LOG_NOT_LOADED:
+                return;
+        case REPORT_LOG_NONE:
                 put(p, "<p class=\"muted\">No log was recorded for this attempt.</p>\n");
                 return;
-        }
-        _cleanup_free_ char *joined = NULL;
-        const char *path = c->log_path;
-        _cleanup_free_ struct excerpt *e = calloc(1, sizeof(*e));
-        _cleanup_free_ char *needle = evidence_needle(c->evidence);
-        if (!e)
-                return fail(p, -ENOMEM);
-        int r = excerpt_read(path, needle, e);
-        /* A relative path is relative to where the sweep ran. */
-        if (r == -ENOENT && path[0] != '/' && v->cwd) {
-                joined = strdup_printf("%s/%s", v->cwd, c->log_path);
-                if (!joined)
-                        return fail(p, -ENOMEM);
-                memset(e, 0, sizeof(*e));
-                r = excerpt_read(joined, needle, e);
-                if (r != -ENOENT)
-                        path = joined;
-        }
-        if (r == -ENOENT) {
+        case REPORT_LOG_MISSING:
                 put(p, "<p class=\"muted\">Log not found: <code>");
-                esc(p, c->log_path);
+                esc(p, l->path);
                 put(p, "</code> (moved or deleted since the sweep).</p>\n");
                 return;
-        }
-        if (r < 0) {
+        case REPORT_LOG_UNREADABLE:
                 put(p, "<p class=\"muted\">Log <code>");
-                esc(p, path);
+                esc(p, l->path);
                 put(p, "</code> cannot be read: ");
-                esc(p, strerror(-r));
+                esc(p, strerror(-l->error));
                 put(p, ".</p>\n");
                 return;
+        case REPORT_LOG_OUTSIDE:
+                put(p, "<p class=\"muted\">Log <code>");
+                esc(p, l->path);
+                put(p, "</code> is not under this journal's run folder <code>");
+                esc(p, l->root);
+                put(p, "</code>: not read.</p>\n");
+                return;
+        case REPORT_LOG_READ:
+                break;
         }
         put(p, "<p class=\"logname\">Log <code>");
-        esc(p, path);
+        esc(p, l->path);
         put(p, "</code>");
-        if (e->empty) {
+        if (l->empty) {
                 put(p, " is empty.</p>\n");
                 return;
         }
-        if (e->match >= 0)
-                putf(p, ", around line %zu (the evidence, marked):</p>\n", e->lines[e->match].no);
-        else if (c->verdict == VERDICT_GARBAGE || c->verdict == VERDICT_WRONG)
+        if (l->match >= 0)
+                putf(p, ", around line %zu (the evidence, marked):</p>\n", l->lines[l->match].no);
+        else if (c->ev.source == REPORT_SOURCE_ANSWER)
                 putf(p, ", last %zu lines (the evidence above is the server's answer, not a log line):</p>\n",
-                     e->n_lines);
+                     l->n_lines);
         else
-                putf(p, ", last %zu lines%s:</p>\n", e->n_lines,
-                     e->scan_cut ? " read (the log is longer than the part searched)" : " (the evidence is not a line of it)");
+                putf(p, ", last %zu lines%s:</p>\n", l->n_lines,
+                     l->scan_cut ? " read (the log is longer than the part searched)" : " (the evidence is not a line of it)");
         put(p, "<pre class=\"log\">");
-        for (size_t i = 0; i < e->n_lines; i++) {
-                const struct log_line *l = &e->lines[i];
-                bool hit = (int)i == e->match;
-                putf(p, "%s<span class=\"ln\">%6zu</span> ", hit ? "<mark>" : "", l->no);
-                escn(p, l->text, HTML_LOG_LINE_CHARS);
+        for (size_t i = 0; i < l->n_lines; i++) {
+                const struct report_log_line *ln = &l->lines[i];
+                bool hit = (long)i == l->match;
+                putf(p, "%s<span class=\"ln\">%6zu</span> ", hit ? "<mark>" : "", ln->no);
+                escn(p, ln->text, HTML_LOG_LINE_CHARS);
                 put(p, hit ? "</mark>\n" : "\n");
         }
         put(p, "</pre>\n");
@@ -1835,7 +1679,7 @@ static void put_cell(struct page *p, const struct ctx *x, const struct report_ra
                 put(p, "</p>\n<pre class=\"ev\">");
                 escn(p, c->evidence ? c->evidence : "(no evidence recorded)", HTML_MAX_EVIDENCE_CHARS);
                 put(p, "</pre>\n");
-                put_log_excerpt(p, v, c);
+                put_log_excerpt(p, c);
         } else if (c->excluded)
                 put(p, "<p class=\"muted\">Excluded by the matrix's <code>exclude</code> list: never launched.</p>\n");
         else if (!c->has_attempt)

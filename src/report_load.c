@@ -1,10 +1,16 @@
-/* report_load.c -- the report view read from a journal: the latest sweep and its cells. */
+/* report_load.c -- the report view read from a journal: the latest sweep and its cells,
+ * their evidence taken apart once, and the failed cells' log excerpts. */
 #include "report_load.h"
 
+#include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "journal_sql.h"
 #include "search_view.h"
@@ -172,7 +178,8 @@ static int load_attempt(struct journal *j, const struct report_view *v, struct r
         c->exit_signal = sqlite3_column_int(s, 16);
         c->peak_gpu_mem_mib = (uint64_t)sqlite3_column_int64(s, 17);
         if ((r = journal_col_strdup(s, 3, &c->cause)) < 0 || (r = journal_col_strdup(s, 4, &c->evidence)) < 0 ||
-            (r = journal_col_strdup(s, 5, &c->log_path)) < 0)
+            (r = journal_col_strdup(s, 5, &c->log_path)) < 0 ||
+            (r = report_evidence_parse(c->evidence, c->verdict, &c->ev)) < 0)
                 return r;
         if (journal_col_str(s, 18)) {
                 c->bench = json_loads(journal_col_str(s, 18), 0, NULL);
@@ -378,5 +385,238 @@ int report_load_view(struct journal *j, struct report_view **ret) {
         if (v->search.on && (r = search_view_fill(v)) < 0)
                 return r;
         *ret = TAKE_PTR(v);
+        return 0;
+}
+
+/* ---- the evidence, taken apart once ---- */
+
+int report_evidence_parse(const char *evidence, enum verdict v, struct report_evidence *ret) {
+        /* what diagnose_exit and a startup timeout write: "STATUS; first error line: X" */
+        static const struct {
+                const char *mark;
+                enum report_evidence_kind kind;
+        } quotes[] = {
+                {"; first error line: ", REPORT_EVIDENCE_FIRST_ERROR},
+                {"; last log line: ", REPORT_EVIDENCE_LAST_LINE},
+        };
+        struct report_evidence e = {
+                .kind = evidence ? REPORT_EVIDENCE_WHOLE : REPORT_EVIDENCE_NONE,
+                .source = v == VERDICT_GARBAGE || v == VERDICT_WRONG ? REPORT_SOURCE_ANSWER : REPORT_SOURCE_LOG,
+        };
+        if (!evidence) {
+                *ret = e;
+                return 0;
+        }
+        const char *s = evidence;
+        for (size_t i = 0; i < ELEMENTSOF(quotes); i++) {
+                const char *q = strstr(evidence, quotes[i].mark);
+                if (q) {
+                        s = q + strlen(quotes[i].mark);
+                        e.kind = quotes[i].kind;
+                        break;
+                }
+        }
+        while (*s == ' ' || *s == '\t')
+                s++;
+        size_t n = strcspn(s, "\n");
+        while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+                n--;
+        if (n >= 4 && !(e.line = strndup(s, MIN(n, (size_t)REPORT_EVIDENCE_LINE_MAX))))
+                return -ENOMEM;
+        *ret = e;
+        return 0;
+}
+
+/* ---- the log excerpts ---- */
+
+struct log_line {
+        size_t no;            /* 1-based */
+        size_t len;
+        char text[REPORT_LOG_LINE_KEEP + 1];
+};
+
+#define EXCERPT_RING MAX(REPORT_LOG_BEFORE, REPORT_LOG_TAIL)
+#define EXCERPT_MAX MAX(REPORT_LOG_BEFORE + 1 + REPORT_LOG_AFTER, REPORT_LOG_TAIL)
+
+struct excerpt {
+        struct log_line ring[EXCERPT_RING];   /* the latest lines, by no % EXCERPT_RING */
+        struct log_line cur;
+        struct log_line lines[EXCERPT_MAX];
+        size_t n_lines;
+        char norm[REPORT_LOG_LINE_KEEP + 1];  /* scratch: the current line as evidence reads */
+        int match;                            /* index in lines of the evidence line; -1 */
+        size_t after_left;
+        size_t total;                         /* lines read */
+        bool scan_cut;                        /* stopped at REPORT_LOG_SCAN_MAX */
+};
+
+/* The text as diagnosis made its evidence of it: blanks trimmed at the start, control
+ * characters as '?'. */
+static void normalized(const struct log_line *l, char *out) {
+        size_t i = 0, k = 0;
+        while (i < l->len && (l->text[i] == ' ' || l->text[i] == '\t'))
+                i++;
+        for (; i < l->len; i++) {
+                unsigned char ch = (unsigned char)l->text[i];
+                out[k++] = (ch < 0x20 && ch != '\t') || ch == 0x7f ? '?' : (char)ch;
+        }
+        out[k] = 0;
+}
+
+static void excerpt_line_done(struct excerpt *e, const char *needle) {
+        struct log_line *l = &e->cur;
+        l->no = ++e->total;
+        if (l->len > 0 && l->text[l->len - 1] == '\r')
+                l->text[--l->len] = 0;
+        if (e->match >= 0) {
+                if (e->after_left > 0) {
+                        e->lines[e->n_lines++] = *l;
+                        e->after_left--;
+                }
+        } else {
+                normalized(l, e->norm);
+                if (needle && strstr(e->norm, needle)) {
+                        size_t before = MIN((size_t)REPORT_LOG_BEFORE, l->no - 1);
+                        for (size_t k = l->no - before; k < l->no; k++)
+                                e->lines[e->n_lines++] = e->ring[k % EXCERPT_RING];
+                        e->match = (int)e->n_lines;
+                        e->lines[e->n_lines++] = *l;
+                        e->after_left = REPORT_LOG_AFTER;
+                } else
+                        e->ring[l->no % EXCERPT_RING] = *l;
+        }
+        l->len = 0;
+        l->text[0] = 0;
+}
+
+/* Reads the open log fd looking for the line that holds needle (NULL: none), keeping the
+ * lines around it, or the last lines. */
+static int excerpt_read(int fd, const char *needle, struct excerpt *e) {
+        char chunk[65536];
+        size_t scanned = 0;
+        e->match = -1;
+        for (;;) {
+                ssize_t k = read(fd, chunk, sizeof(chunk));
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                for (ssize_t i = 0; i < k; i++) {
+                        if (chunk[i] == '\n') {
+                                excerpt_line_done(e, needle);
+                                if (e->match >= 0 && e->after_left == 0)
+                                        return 0;
+                        } else if (e->cur.len < REPORT_LOG_LINE_KEEP) {
+                                e->cur.text[e->cur.len++] = chunk[i];
+                                e->cur.text[e->cur.len] = 0;
+                        }
+                }
+                scanned += (size_t)k;
+                if (scanned >= REPORT_LOG_SCAN_MAX) {
+                        e->scan_cut = true;
+                        break;
+                }
+        }
+        if (e->cur.len > 0)
+                excerpt_line_done(e, needle);
+        if (e->match < 0) {
+                size_t n = MIN((size_t)REPORT_LOG_TAIL, e->total);
+                for (size_t no = e->total - n + 1; no <= e->total; no++)
+                        e->lines[e->n_lines++] = e->ring[no % EXCERPT_RING];
+        }
+        return 0;
+}
+
+/* Whether the file at real (a resolved path) lies under the folder root_real. */
+static bool path_under(const char *real, const char *root_real) {
+        size_t n = strlen(root_real);
+        return strncmp(real, root_real, n) == 0 && (real[n] == '/' || (n == 1 && root_real[0] == '/'));
+}
+
+/* The excerpt of one log. root_real: the journal's run folder resolved, NULL when it does
+ * not exist (then no log is under it). */
+static int load_log(const struct report_view *v, const struct report_cell *c, const char *root,
+                    const char *root_real, struct report_log *l) {
+        if (!c->log_path || !*c->log_path) {
+                l->state = REPORT_LOG_NONE;
+                return 0;
+        }
+        _cleanup_free_ char *joined = NULL, *real = NULL;
+        const char *path = c->log_path;
+        real = realpath(path, NULL);
+        /* A relative path is relative to where the sweep ran. */
+        if (!real && errno == ENOENT && path[0] != '/' && v->cwd) {
+                if (!(joined = strdup_printf("%s/%s", v->cwd, c->log_path)))
+                        return -ENOMEM;
+                real = realpath(joined, NULL);
+                if (real || errno != ENOENT)
+                        path = joined;
+        }
+        int err = real ? 0 : errno;
+        if (err == ENOMEM)
+                return -ENOMEM;
+        if (!(l->path = strdup(err == ENOENT ? c->log_path : path)))
+                return -ENOMEM;
+        if (!real) {
+                l->state = err == ENOENT ? REPORT_LOG_MISSING : REPORT_LOG_UNREADABLE;
+                l->error = -err;
+                return 0;
+        }
+        /* A journal is data: a log_path that leads out of the run folder (edited, or a
+         * symlink in it) is named and not read. */
+        if (!root_real || !path_under(real, root_real)) {
+                l->state = REPORT_LOG_OUTSIDE;
+                return (l->root = strdup(root)) ? 0 : -ENOMEM;
+        }
+        _cleanup_close_ int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+        struct stat st;
+        int r = 0;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                r = -errno;
+        /* A FIFO or a device could block or never end: only regular files are logs. */
+        else if (!S_ISREG(st.st_mode))
+                r = -EINVAL;
+        _cleanup_free_ struct excerpt *e = r < 0 ? NULL : calloc(1, sizeof(*e));
+        if (r >= 0 && !e)
+                return -ENOMEM;
+        if (r >= 0)
+                r = excerpt_read(fd, c->ev.line, e);
+        if (r < 0) {
+                l->state = REPORT_LOG_UNREADABLE;
+                l->error = r;
+                return 0;
+        }
+        l->state = REPORT_LOG_READ;
+        l->empty = e->total == 0;
+        l->scan_cut = e->scan_cut;
+        l->match = e->match;
+        if (e->n_lines && !(l->lines = calloc(e->n_lines, sizeof(*l->lines))))
+                return -ENOMEM;
+        for (size_t i = 0; i < e->n_lines; i++) {
+                l->lines[i].no = e->lines[i].no;
+                if (!(l->lines[i].text = strdup(e->lines[i].text)))
+                        return -ENOMEM;
+                l->n_lines++;
+        }
+        return 0;
+}
+
+int report_load_logs(struct report_view *v) {
+        _cleanup_free_ char *root = v->journal_path ? journal_log_root(v->journal_path) : strdup("");
+        if (!root)
+                return -ENOMEM;
+        _cleanup_free_ char *root_real = *root ? realpath(root, NULL) : NULL;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                struct report_cell *c = &v->cells[i];
+                if (c->excluded || !c->has_attempt || c->verdict == VERDICT_PASS || c->verdict == VERDICT_SKIPPED)
+                        continue;
+                report_log_release(&c->log);
+                c->log.match = -1;
+                int r = load_log(v, c, root, root_real, &c->log);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }

@@ -17,4 +17,14 @@
  * words). On success the caller owns *ret (report_view_free). */
 int report_load_view(struct journal *j, struct report_view **ret);
 
+/* The evidence journaled with verdict v, taken apart once (report.h, struct
+ * report_evidence): *ret owns its line. 0 or -ENOMEM. */
+int report_evidence_parse(const char *evidence, enum verdict v, struct report_evidence *ret);
+
+/* Loads the log excerpt (report.h, struct report_log) of every failed cell of the view,
+ * from files under the run folder of v->journal_path only (journal_log_root); a relative
+ * log path is tried as it is, then under v->cwd. What a log cannot give is a state of the
+ * excerpt, not an error: 0, or -ENOMEM. The HTML page is what shows them. */
+int report_load_logs(struct report_view *v);
+
 #endif

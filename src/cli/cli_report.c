@@ -102,6 +102,10 @@ int cli_report(int argc, char **argv) {
         int status = EXIT_OK;
         if (load(path, &v, &status) < 0)
                 return status;
+        if (f == 3 && report_load_logs(v) < 0) {
+                cli_error("out of memory");
+                return EXIT_USAGE;
+        }
         /* a key the server echoed into a log or an answer is hidden in every format */
         if (report_view_mask_secrets(v) < 0) {
                 cli_error("out of memory");

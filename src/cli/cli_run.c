@@ -328,6 +328,8 @@ static void write_outputs(const struct matrix *m, struct report_view *view, cons
                 built[i] = best >= 0 && (m->emit & kinds[i].bit) &&
                            cli_emit_build(view, best, true, kinds[i].systemd, NULL, 0, &emitted[i]) == EXIT_OK;
         }
+        if (report_load_logs(view) < 0)
+                cli_error("cannot read the logs' excerpts for the HTML report: %s", strerror(ENOMEM));
         if (report_view_mask_secrets(view) < 0)
                 cli_error("cannot mask the secrets in the reports: %s", strerror(ENOMEM));
         struct {
@@ -397,22 +399,6 @@ static char *default_journal(const char *matrix_path) {
         if (dot && dot != base)
                 *dot = '\0';
         return strdup_printf("runs/%s.db", base);
-}
-
-/* The journal's logs live beside it: runs/demo.db -> runs/demo/ */
-static char *log_root_for(const char *journal) {
-        char *r = strdup(journal);
-        if (!r)
-                return NULL;
-        char *slash = strrchr(r, '/');
-        char *dot = strrchr(r, '.');
-        if (dot && (!slash || dot > slash + 1))
-                *dot = '\0';
-        else {
-                free(r);
-                r = strdup_printf("%s.logs", journal);
-        }
-        return r;
 }
 
 struct worker {
@@ -550,7 +536,7 @@ int cli_run(int argc, char **argv) {
         }
         bool slurm = m->launcher == LAUNCHER_SLURM;
         _cleanup_free_ char *jpath = journal_path ? strdup(journal_path) : default_journal(matrix_path);
-        _cleanup_free_ char *log_root = jpath ? log_root_for(jpath) : NULL;
+        _cleanup_free_ char *log_root = jpath ? journal_log_root(jpath) : NULL;
         if (!jpath || !log_root) {
                 cli_error("out of memory");
                 return EXIT_USAGE;

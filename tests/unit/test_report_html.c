@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "report_load.h"
 
 /* ---- helpers ---- */
 
@@ -118,6 +119,8 @@ static char *render(const struct report_view *v) {
         return r;
 }
 
+static char *render_loaded(struct fake *f);
+
 /* ---- escaping ---- */
 
 static void test_escape(void **state) {
@@ -200,7 +203,7 @@ static void test_hostile(void **state) {
                                      "completed", 64, "output_tokens_per_s", 100.0, "ttft_ms", "p50", 10.0, "p99", 20.0, "itl_ms",
                                      "p50", 5.0, "p99", 7.0);
 
-        char *html = render(&f.v);
+        char *html = render_loaded(&f);
         /* the one script is the page's own, at the end; nothing else became markup */
         assert_int_equal(count(html, "<script"), 1);
         assert_non_null(strstr(html, "<script>addEventListener(\"beforeprint\""));
@@ -361,8 +364,52 @@ static void test_header_and_charts(void **state) {
 
 /* ---- the log excerpt around the evidence ---- */
 
-static char *write_log(size_t lines, size_t evidence_at, const char *evidence) {
-        char *path = strdup("/tmp/gauntlet-test-html-XXXXXX");
+/* A journal's place for the test: TMP/j.db, its run folder TMP/j, a sweep's logs in
+ * TMP/j/run; f's journal_path names it. Returns TMP (caller frees), the logs' folder in
+ * *ret_logs. */
+static char *fake_run_folder(struct fake *f, char **ret_logs) {
+        char *tmp = strdup("/tmp/gauntlet-test-html-XXXXXX");
+        assert_non_null(mkdtemp(tmp));
+        char *jdir = strdup_printf("%s/j", tmp);
+        char *logs = strdup_printf("%s/j/run", tmp);
+        assert_int_equal(mkdir(jdir, 0700), 0);
+        assert_int_equal(mkdir(logs, 0700), 0);
+        free(jdir);
+        f->v.journal_path = strdup_printf("%s/j.db", tmp);
+        *ret_logs = logs;
+        return tmp;
+}
+
+static void fake_run_folder_release(struct fake *f, char *tmp, char *logs) {
+        rmdir(logs);
+        char *jdir = strdup_printf("%s/j", tmp);
+        rmdir(jdir);
+        rmdir(tmp);
+        free(jdir);
+        free(logs);
+        free(tmp);
+        free(f->v.journal_path);
+}
+
+/* The page as `report --format html` makes it: the evidence taken apart and the logs'
+ * excerpts loaded into the view (report_load.h), then rendered. */
+static char *render_loaded(struct fake *f) {
+        for (size_t i = 0; i < f->v.n_cells; i++) {
+                struct report_cell *c = &f->cells[i];
+                report_evidence_release(&c->ev);
+                assert_int_equal(report_evidence_parse(c->evidence, c->verdict, &c->ev), 0);
+        }
+        assert_int_equal(report_load_logs(&f->v), 0);
+        char *html = render(&f->v);
+        for (size_t i = 0; i < f->v.n_cells; i++) {
+                report_evidence_release(&f->cells[i].ev);
+                report_log_release(&f->cells[i].log);
+        }
+        return html;
+}
+
+static char *write_log(const char *dir, size_t lines, size_t evidence_at, const char *evidence) {
+        char *path = strdup_printf("%s/cell-XXXXXX", dir);
         int fd = mkstemp(path);
         assert_true(fd >= 0);
         FILE *f = fdopen(fd, "w");
@@ -379,12 +426,13 @@ static char *write_log(size_t lines, size_t evidence_at, const char *evidence) {
 static void test_log_excerpt(void **state) {
         struct fake f;
         fake_init(&f, 1, 2);
-        char *log = write_log(40, 20, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB");
+        char *logs = NULL, *tmp = fake_run_folder(&f, &logs);
+        char *log = write_log(logs, 40, 20, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB");
         f.cells[1].verdict = VERDICT_CRASH;
         f.cells[1].cause = "oom";
         f.cells[1].evidence = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB";
         f.cells[1].log_path = log;
-        char *html = render(&f.v);
+        char *html = render_loaded(&f);
         assert_non_null(strstr(html, "around line 20 (the evidence, marked)"));
         assert_non_null(strstr(html, "<mark><span class=\"ln\">    20</span>     torch.OutOfMemoryError"));
         /* six lines on each side, escaped; no further */
@@ -397,7 +445,7 @@ static void test_log_excerpt(void **state) {
         /* a signal's evidence quotes the last log line: that is the line found */
         f.cells[1].cause = "signal";
         f.cells[1].evidence = "killed by SIGKILL; last log line: log line number 40 <x>";
-        html = render(&f.v);
+        html = render_loaded(&f);
         assert_non_null(strstr(html, "around line 40"));
         assert_non_null(strstr(html, "log line number 34 &lt;x&gt;"));
         assert_null(strstr(html, "log line number 33 "));
@@ -406,7 +454,7 @@ static void test_log_excerpt(void **state) {
         /* an exit's evidence quotes the first error line: that is the line found */
         f.cells[1].cause = "exit";
         f.cells[1].evidence = "exited with status 1; first error line: log line number 30 <x>";
-        html = render(&f.v);
+        html = render_loaded(&f);
         assert_non_null(strstr(html, "around line 30"));
         assert_non_null(strstr(html, "log line number 24 &lt;x&gt;"));
         assert_null(strstr(html, "log line number 23 "));
@@ -416,7 +464,7 @@ static void test_log_excerpt(void **state) {
         f.cells[1].cause = "startup";
         f.cells[1].verdict = VERDICT_TIMEOUT;
         f.cells[1].evidence = "not ready after 20m";
-        html = render(&f.v);
+        html = render_loaded(&f);
         assert_non_null(strstr(html, "last 12 lines (the evidence is not a line of it)"));
         assert_non_null(strstr(html, "log line number 29 &lt;x&gt;"));
         assert_null(strstr(html, "log line number 28 "));
@@ -428,26 +476,55 @@ static void test_log_excerpt(void **state) {
         char *dir = strndup(log, (size_t)(slash - log));
         f.v.cwd = dir;
         f.cells[1].log_path = (char *)slash + 1;
-        html = render(&f.v);
+        html = render_loaded(&f);
         assert_non_null(strstr(html, "log line number 29 &lt;x&gt;"));
         free(html);
         free(dir);
 
         /* a FIFO is not read (it could block the report forever) */
-        char fifo[] = "/tmp/gauntlet-test-html-fifo-XXXXXX";
-        int fd = mkstemp(fifo);
-        close(fd);
-        unlink(fifo);
+        char *fifo = strdup_printf("%s/fifo", logs);
         assert_int_equal(mkfifo(fifo, 0600), 0);
         f.cells[1].log_path = fifo;
         f.v.cwd = NULL;
-        html = render(&f.v);
+        html = render_loaded(&f);
         assert_non_null(strstr(html, "cannot be read"));
         free(html);
         unlink(fifo);
+        free(fifo);
+
+        /* a journal is data: a log_path edited to lead out of the run folder is named, not
+         * read (#24: the last lines of /etc/shadow were on the page) */
+        char *outside = write_log(tmp, 40, 20, "the secret of the outside file");
+        f.cells[1].log_path = outside;
+        html = render_loaded(&f);
+        assert_null(strstr(html, "secret of the outside"));
+        assert_null(strstr(html, "log line number"));
+        assert_non_null(strstr(html, "is not under this journal's run folder"));
+        assert_non_null(strstr(html, outside));
+        free(html);
+        /* nor through a symlink in the run folder, nor with .. in the path */
+        char *link = strdup_printf("%s/link.log", logs);
+        assert_int_equal(symlink(outside, link), 0);
+        f.cells[1].log_path = link;
+        html = render_loaded(&f);
+        assert_null(strstr(html, "secret of the outside"));
+        assert_non_null(strstr(html, "is not under this journal's run folder"));
+        free(html);
+        char *dotdot = strdup_printf("%s/../../%s", logs, strrchr(outside, '/') + 1);
+        f.cells[1].log_path = dotdot;
+        html = render_loaded(&f);
+        assert_null(strstr(html, "secret of the outside"));
+        assert_non_null(strstr(html, "is not under this journal's run folder"));
+        free(html);
+        unlink(link);
+        unlink(outside);
+        free(link);
+        free(dotdot);
+        free(outside);
 
         unlink(log);
         free(log);
+        fake_run_folder_release(&f, tmp, logs);
         fake_release(&f);
 }
 
@@ -455,7 +532,8 @@ static void test_log_excerpt(void **state) {
 static void test_log_long_lines(void **state) {
         struct fake f;
         fake_init(&f, 0, 1);
-        char path[] = "/tmp/gauntlet-test-html-long-XXXXXX";
+        char *logs = NULL, *tmp = fake_run_folder(&f, &logs);
+        char *path = strdup_printf("%s/long-XXXXXX", logs);
         int fd = mkstemp(path);
         assert_true(fd >= 0);
         FILE *fp = fdopen(fd, "w");
@@ -467,7 +545,7 @@ static void test_log_long_lines(void **state) {
         f.cells[0].cause = "cuda";
         f.cells[0].evidence = "RuntimeError: CUDA error: an illegal memory access was encountered";
         f.cells[0].log_path = path;
-        char *html = render(&f.v);
+        char *html = render_loaded(&f);
         assert_non_null(strstr(html, "around line 2"));
         /* 400 characters of the long line, then the cut mark */
         const char *x = strstr(html, "xxxxxxxx");
@@ -477,6 +555,8 @@ static void test_log_long_lines(void **state) {
         assert_true(strncmp(x + run, "…", strlen("…")) == 0);
         free(html);
         unlink(path);
+        free(path);
+        fake_run_folder_release(&f, tmp, logs);
         fake_release(&f);
 }
 
