@@ -178,31 +178,136 @@ int secrets_values_add_env(struct secrets_values *s, char *const *env) {
         return r < 0 ? r : values_add_masked(s, env, masked);
 }
 
-char *secrets_values_mask(const struct secrets_values *s, const char *text, int *ret_r) {
-        bool any = false;
-        *ret_r = 0;
-        for (size_t i = 0; i < s->n && !any; i++)
-                any = strstr(text, s->v[i]) != NULL;
-        if (!any)
-                return NULL;
-        struct buf b;
-        buf_init(&b, 0);
-        for (const char *q = text; *q;) {
-                size_t i;
-                for (i = 0; i < s->n; i++)
-                        if (startswith(q, s->v[i]))
-                                break;
-                int r;
-                if (i < s->n) {
-                        r = buf_puts(&b, SECRETS_MASK);
-                        q += strlen(s->v[i]);
-                } else
-                        r = buf_append(&b, q++, 1);
-                if (r < 0) {
+/* The forms a value takes in text gauntlet wrote: as it is; escaped as evidence quotes an
+ * answer (detect_excerpt: \\ \n \t \r, other controls \xNN); escaped as JSON (\\ \" \n \t
+ * \r, other controls \u00nn). Masking looks for each, so a value with a backslash or a
+ * quote is hidden in an excerpt or a JSON text too. forms[0] is the value; the others are
+ * NULL when they would equal it. */
+enum { FORMS = 3 };
+static int value_forms(const char *v, char *forms[static FORMS]) {
+        forms[0] = (char *)v;
+        forms[1] = forms[2] = NULL;
+        if (!v[strcspn(v, "\\\"\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17"
+                          "\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f")])
+                return 0;
+        for (int f = 1; f < FORMS; f++) {
+                bool json = f == 2;
+                struct buf b;
+                buf_init(&b, 0);
+                int r = 0;
+                for (const unsigned char *p = (const unsigned char *)v; *p && r >= 0; p++) {
+                        if (*p == '\\')
+                                r = buf_puts(&b, "\\\\");
+                        else if (*p == '"' && json)
+                                r = buf_puts(&b, "\\\"");
+                        else if (*p == '\n')
+                                r = buf_puts(&b, "\\n");
+                        else if (*p == '\t')
+                                r = buf_puts(&b, "\\t");
+                        else if (*p == '\r')
+                                r = buf_puts(&b, "\\r");
+                        else if (*p < 0x20 || *p == 0x7f)
+                                r = buf_printf(&b, json ? "\\u%04x" : "\\x%02X", *p);
+                        else
+                                r = buf_append(&b, p, 1);
+                }
+                if (r < 0 || b.truncated) {
                         buf_release(&b);
-                        *ret_r = r;
-                        return NULL;
+                        free(forms[1]);
+                        return -ENOMEM;
+                }
+                forms[f] = buf_detach(&b);
+                if (strcmp(forms[f], v) == 0 || (f == 2 && forms[1] && strcmp(forms[1], forms[2]) == 0)) {
+                        free(forms[f]);
+                        forms[f] = NULL;
                 }
         }
-        return buf_detach(&b);
+        return 0;
+}
+
+static bool is_cut_mark(const char *q) {
+        return startswith(q, "...") || startswith(q, "…");
+}
+
+/* How many bytes of text at q, which begins at text, hide a form of a value: the whole
+ * form; or, where a cut left part of it, a prefix of SECRETS_CUT_MIN bytes or more that
+ * ends the text or meets a cut mark ("..." or "…"), or a suffix as long that follows one.
+ * 0: none here. */
+static size_t masked_len(const char *text, const char *q, const char *form) {
+        size_t n = strlen(form), m = 0;
+        while (m < n && q[m] == form[m])
+                m++;
+        if (m == n)
+                return n;
+        if (m >= SECRETS_CUT_MIN && (q[m] == 0 || is_cut_mark(q + m)))
+                return m;
+        bool after_cut = (q - text >= 3 && startswith(q - 3, "...")) ||
+                         (q - text >= (ptrdiff_t)strlen("…") && startswith(q - strlen("…"), "…"));
+        for (size_t k = 1; after_cut && k + SECRETS_CUT_MIN <= n; k++)
+                if (startswith(q, form + k))
+                        return n - k;
+        return 0;
+}
+
+char *secrets_values_mask(const struct secrets_values *s, const char *text, int *ret_r) {
+        *ret_r = 0;
+        if (s->n == 0)
+                return NULL;
+        char **forms = calloc(s->n * FORMS, sizeof(char *));
+        struct buf b;
+        bool any = false;
+        int r = forms ? 0 : -ENOMEM;
+        for (size_t i = 0; i < s->n && r >= 0; i++)
+                r = value_forms(s->v[i], forms + i * FORMS);
+        const char *done = text; /* text before it is in b (once any) */
+        for (const char *q = text; *q && r >= 0;) {
+                size_t len = 0;
+                /* longest values first (secrets.h): a value that contains another is masked whole */
+                for (size_t i = 0; i < s->n * FORMS && !len; i++)
+                        if (forms[i])
+                                len = masked_len(text, q, forms[i]);
+                if (!len) {
+                        q++;
+                        continue;
+                }
+                if (!any)
+                        buf_init(&b, 0);
+                any = true;
+                if ((r = buf_append(&b, done, (size_t)(q - done))) >= 0)
+                        r = buf_puts(&b, SECRETS_MASK);
+                q += len;
+                done = q;
+        }
+        if (any && r >= 0)
+                r = buf_puts(&b, done);
+        for (size_t i = 0; forms && i < s->n; i++) {
+                free(forms[i * FORMS + 1]);
+                free(forms[i * FORMS + 2]);
+        }
+        free(forms);
+        if (any && (r < 0 || b.truncated)) {
+                buf_release(&b);
+                *ret_r = -ENOMEM;
+                return NULL;
+        }
+        *ret_r = r < 0 ? r : 0;
+        return any ? buf_detach(&b) : NULL;
+}
+
+/* ---- credentials in a URL ---- */
+
+char *secrets_mask_url(const char *url) {
+        const char *sep = strstr(url, "://");
+        const char *auth = sep ? sep + 3 : url;
+        size_t host_end = strcspn(auth, "/?#");
+        const char *at = NULL;
+        for (const char *p = auth; p < auth + host_end; p++)
+                if (*p == '@')
+                        at = p; /* the last one: a password may hold an '@' */
+        if (!at)
+                return strdup(url);
+        const char *colon = memchr(auth, ':', (size_t)(at - auth));
+        /* user:password@ keeps the user; a lone user@ is often a token: all of it goes */
+        const char *from = colon ? colon + 1 : auth;
+        return strdup_printf("%.*s%s%s", (int)(from - url), url, SECRETS_MASK, at);
 }

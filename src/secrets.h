@@ -50,7 +50,17 @@ int secrets_values_add_env(struct secrets_values *s, char *const *env);
 /* Adds one value as it is (the rules above already said it is secret). */
 int secrets_values_add_text(struct secrets_values *s, const char *value);
 /* text with every value replaced by SECRETS_MASK, owned by the caller; NULL with *ret_r 0
- * when text holds none, NULL with *ret_r -ENOMEM when out of memory. */
+ * when text holds none, NULL with *ret_r -ENOMEM when out of memory.
+ * For raw text: mask first, then cut and escape. Text already cut or escaped (evidence is
+ * journaled so: an answer's excerpt, a log line cut to length) is masked too: a value is
+ * looked for as it is and in its escaped forms (a backslash as \\, a quote as \"), and a
+ * part of SECRETS_CUT_MIN bytes or more that a cut left (a prefix ending the text or
+ * meeting a "..." or "…", a suffix right after one) is masked as the whole would be. */
+#define SECRETS_CUT_MIN 4
 char *secrets_values_mask(const struct secrets_values *s, const char *text, int *ret_r);
+
+/* url with the credentials of its authority masked: scheme://user:***@host/...; a lone
+ * user@ (often a token) as ***@. Caller frees; NULL: ENOMEM. */
+char *secrets_mask_url(const char *url);
 
 #endif

@@ -12,6 +12,7 @@
 #include "loop.h"
 #include "suite.h"
 #include "profile.h"
+#include "secrets.h"
 
 #define SMOKE_DEFAULT_TIMEOUT (5 * 60 * USEC_PER_SEC)
 
@@ -392,8 +393,14 @@ int cli_smoke(int argc, char **argv) {
                 return cli_usage_error("smoke", "unexpected argument '%s'", argv[optind]);
         if (!url)
                 return cli_usage_error("smoke", "--url is required");
+        /* the URL as printed: credentials in it (http://user:pass@host) masked */
+        _cleanup_free_ char *shown_url = secrets_mask_url(url);
+        if (!shown_url) {
+                cli_error("out of memory");
+                return EXIT_USAGE;
+        }
         if (!cli_valid_url(url))
-                return cli_usage_error("smoke", "invalid --url '%s' (want http://HOST:PORT)", url);
+                return cli_usage_error("smoke", "invalid --url '%s' (want http://HOST:PORT)", shown_url);
         if (eval_opt && !eval_src)
                 return cli_usage_error("smoke", "--samples, --seed, --concurrency, --max-tokens, --thinking and "
                                                 "--no-logprobs go with --eval");
@@ -538,7 +545,7 @@ int cli_smoke(int argc, char **argv) {
         }
 
         if (format == 1) {
-                r = print_json(url, model ? model : used_model, v, cause, evidence, results, n_results, &ev);
+                r = print_json(shown_url, model ? model : used_model, v, cause, evidence, results, n_results, &ev);
                 if (r < 0) {
                         cli_error("cannot format the results: %s", strerror(-r));
                         goto finish;
@@ -549,7 +556,7 @@ int cli_smoke(int argc, char **argv) {
         }
 
         if (down)
-                cli_error("cannot reach '%s': %s", url, evidence);
+                cli_error("cannot reach '%s': %s", shown_url, evidence);
         else if (interrupted)
                 cli_error("interrupted (%s): %zu of the checks ran", evidence, n_results);
         status = v == VERDICT_PASS ? EXIT_OK : EXIT_FAILED;
