@@ -1,15 +1,11 @@
 /* host.c -- the host fingerprint, and version commands run as events on the loop. */
 #include "host.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/epoll.h>
-#include <sys/pidfd.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 
 #include "buf.h"
 #include "cgroup.h"
@@ -51,112 +47,13 @@ char *host_clean_text(const char *s, size_t len, size_t max) {
 
 /* ---- commands --------------------------------------------------------------------- */
 
-struct job {
-        struct host_command *cmd;
-        struct loop *loop;
-        pid_t pid;
-        int pidfd;
-        int fd[2];               /* read ends: stdout, stderr; -1 once at EOF */
-        struct buf out[2];
-        bool exited;
-        int status;              /* waitid's, once exited */
-};
-
-static bool job_done(const struct job *j) {
-        return j->pid <= 0 || (j->exited && j->fd[0] < 0 && j->fd[1] < 0);
-}
-
-static void job_close_stream(struct job *j, int k) {
-        if (j->fd[k] < 0)
-                return;
-        loop_unwatch_fd(j->loop, j->fd[k]);
-        close(j->fd[k]);
-        j->fd[k] = -1;
-}
-
-static void on_stream(struct loop *l, int fd, uint32_t revents, void *userdata) {
-        struct job *j = userdata;
-        int k = fd == j->fd[0] ? 0 : 1;
-        char tmp[4096];
-        for (;;) {
-                ssize_t got = read(fd, tmp, sizeof(tmp));
-                if (got > 0) {
-                        /* Past the cap the bytes are dropped: only the first line matters. */
-                        (void)buf_append(&j->out[k], tmp, (size_t)got);
-                        continue;
-                }
-                if (got < 0 && errno == EINTR)
-                        continue;
-                if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-                        return;
-                job_close_stream(j, k); /* EOF or a read error */
-                return;
-        }
-}
-
-static void job_reap(struct job *j, int flags) {
-        siginfo_t si = {0};
-        if (waitid(P_PIDFD, (id_t)j->pidfd, &si, WEXITED | flags) < 0 || si.si_pid == 0)
-                return;
-        j->exited = true;
-        j->status = si.si_code == CLD_EXITED ? si.si_status : -1;
-        loop_unwatch_fd(j->loop, j->pidfd);
-}
-
-static void on_exit_event(struct loop *l, int fd, uint32_t revents, void *userdata) {
-        job_reap(userdata, WNOHANG);
-}
-
-static int job_spawn(struct loop *l, struct job *j) {
-        /* Its own process group: a timeout kills all of it. Every signal at its default
-         * (the loop may block or ignore some; a version command must not). */
-        struct spawn_options o = {
-                .argv = j->cmd->argv,
-                .group = SPAWN_GROUP_NEW,
-                .signals = SPAWN_SIGNALS_ALL,
-                .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_PIPE},
-        };
-        struct spawn child;
-        int r = spawn_start(&o, &child);
-        if (r < 0)
-                return r;
-        j->pid = child.pid;
-        j->pidfd = TAKE_FD(child.pidfd);
-        j->fd[0] = TAKE_FD(child.fd[1]);
-        j->fd[1] = TAKE_FD(child.fd[2]);
-        if ((r = loop_watch_fd(l, j->pidfd, EPOLLIN, on_exit_event, j)) < 0 ||
-            (r = loop_watch_fd(l, j->fd[0], EPOLLIN, on_stream, j)) < 0 ||
-            (r = loop_watch_fd(l, j->fd[1], EPOLLIN, on_stream, j)) < 0)
-                return r; /* the caller kills and cleans up */
-        return 0;
-}
-
-/* Ends whatever is left of the job and releases its descriptors. */
-static void job_finish(struct job *j) {
-        if (j->pid > 0 && !j->exited) {
-                j->cmd->timed_out = true;
-                kill(-j->pid, SIGKILL);
-                pidfd_send_signal(j->pidfd, SIGKILL, NULL, 0);
-                job_reap(j, 0); /* SIGKILLed: prompt */
-        } else if (j->pid > 0 && (j->fd[0] >= 0 || j->fd[1] >= 0)) {
-                kill(-j->pid, SIGKILL); /* exited, but something it started holds the pipes */
-        }
-        job_close_stream(j, 0);
-        job_close_stream(j, 1);
-        if (j->pidfd >= 0) {
-                loop_unwatch_fd(j->loop, j->pidfd);
-                close(j->pidfd);
-                j->pidfd = -1;
-        }
-}
-
 /* The first line worth keeping: see struct host_command. */
-static int job_line(struct job *j, char **ret) {
+static int command_line(const struct spawn_capture *c, char **ret) {
         *ret = NULL;
-        if (!j->exited || j->status != 0)
+        if (c->exit_code != 0)
                 return 0;
         for (int k = 0; k < 2; k++) {
-                const char *s = buf_str(&j->out[k]);
+                const char *s = buf_str(&c->out[k]);
                 while (*s) {
                         const char *e = strchr(s, '\n');
                         size_t len = e ? (size_t)(e - s) : strlen(s);
@@ -176,55 +73,28 @@ static int job_line(struct job *j, char **ret) {
 int host_run_commands(struct loop *l, struct host_command *cmds, size_t n, usec_t timeout) {
         if (n == 0)
                 return 0;
-        struct job *jobs = calloc(n, sizeof(*jobs));
-        if (!jobs)
+        struct spawn_capture *runs = calloc(n, sizeof(*runs));
+        if (!runs)
                 return -ENOMEM;
-        int r = 0;
         for (size_t i = 0; i < n; i++) {
-                struct job *j = &jobs[i];
-                *j = (struct job){.cmd = &cmds[i], .loop = l, .pidfd = -1, .fd = {-1, -1}};
-                buf_init(&j->out[0], HOST_MAX_OUTPUT);
-                buf_init(&j->out[1], HOST_MAX_OUTPUT);
+                runs[i] = (struct spawn_capture){.argv = cmds[i].argv, .max_output = HOST_MAX_OUTPUT};
                 cmds[i].line = NULL;
-                cmds[i].exit_status = -1;
-                cmds[i].not_found = cmds[i].timed_out = false;
         }
-        for (size_t i = 0; i < n && r == 0; i++) {
-                if (!cmds[i].argv || !cmds[i].argv[0]) {
-                        cmds[i].not_found = true;
-                        continue;
-                }
-                int k = job_spawn(l, &jobs[i]);
-                if (k == -ENOENT || k == -EACCES || k == -ENOEXEC || k == -ENOTDIR)
-                        cmds[i].not_found = true; /* not installed (or not runnable): null */
-                else if (k == -ENOMEM)
-                        r = k;
-                /* other spawn failures (descriptors exhausted): null as well */
-        }
-        usec_t deadline = now_usec() + timeout;
-        while (r == 0) {
-                bool all = true;
-                for (size_t i = 0; i < n; i++)
-                        all = all && job_done(&jobs[i]);
-                if (all)
-                        break;
-                int k = loop_iterate(l, deadline);
-                if (k == -ETIME)
-                        break;
-                if (k < 0)
-                        r = k;
-        }
+        int r = spawn_run_capture(l, runs, n, timeout, SPAWN_CAPTURE_STOP, NULL);
         for (size_t i = 0; i < n; i++) {
-                struct job *j = &jobs[i];
-                job_finish(j);
-                if (j->exited)
-                        cmds[i].exit_status = j->status;
-                if (r == 0 && job_line(j, &cmds[i].line) < 0)
+                const struct spawn_capture *c = &runs[i];
+                int e = c->error;
+                /* not installed (or not runnable): null; other spawn failures (descriptors
+                 * exhausted) give null as well */
+                cmds[i].not_found = !cmds[i].argv || !cmds[i].argv[0] || e == -ENOENT || e == -EACCES ||
+                                    e == -ENOEXEC || e == -ENOTDIR;
+                cmds[i].exit_status = c->exit_code;
+                cmds[i].timed_out = c->timed_out;
+                if (r == 0 && command_line(c, &cmds[i].line) < 0)
                         r = -ENOMEM;
-                buf_release(&j->out[0]);
-                buf_release(&j->out[1]);
+                spawn_capture_release(&runs[i]);
         }
-        free(jobs);
+        free(runs);
         if (r < 0)
                 host_commands_release(cmds, n);
         return r;

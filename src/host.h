@@ -12,7 +12,7 @@
  * /proc/cpuinfo, os-release) is data: control characters and invalid UTF-8 become '?',
  * and each string is cut at HOST_MAX_LINE bytes.
  *
- * Version commands run without a shell (spawn_start: own process group, stdin from
+ * Version commands run without a shell (spawn_run_capture: own process group, stdin from
  * /dev/null, stdout and stderr on pipes capped at HOST_MAX_OUTPUT each), all at once, as
  * events on the loop: their exits are pidfds, their output pipes, the timeout the loop's
  * `until`. A command that is not installed, fails, or is not done within the timeout

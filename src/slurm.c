@@ -6,15 +6,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/pidfd.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "host.h"
-#include "procs.h"
 #include "spawn.h"
 
 /* A waiting job is asked about at these intervals, doubling from the first to the last:
@@ -39,117 +35,23 @@ static const char *const enclosing_job_env[] = {"SLURM_JOB_ID", "SLURM_JOBID", "
 
 /* ---- running one Slurm command on the loop ---- */
 
-struct cmd {
-        struct loop *loop;
-        pid_t pid;
-        int pidfd;
-        int fd[2];                  /* stdout, stderr; -1 once at EOF */
-        struct buf out[2];          /* capped at SLURM_MAX_OUTPUT: the rest is dropped */
-        bool exited;
-        int status;                 /* exit status, or 128 + signal */
-        bool interrupted;           /* a signal came while it ran (loop_signal says which) */
-};
-
-static void cmd_close(struct cmd *c, int k) {
-        if (c->fd[k] < 0)
-                return;
-        loop_unwatch_fd(c->loop, c->fd[k]);
-        close(c->fd[k]);
-        c->fd[k] = -1;
-}
-
-static void cmd_on_stream(struct loop *l, int fd, uint32_t revents, void *userdata) {
-        struct cmd *c = userdata;
-        int k = fd == c->fd[0] ? 0 : 1;
-        char tmp[4096];
-        for (;;) {
-                ssize_t got = read(fd, tmp, sizeof(tmp));
-                if (got > 0) {
-                        (void)buf_append(&c->out[k], tmp, (size_t)got);
-                        continue;
-                }
-                if (got < 0 && errno == EINTR)
-                        continue;
-                if (got < 0 && errno == EAGAIN)
-                        return;
-                cmd_close(c, k);
-                return;
-        }
-}
-
-static void cmd_reap(struct cmd *c, int flags) {
-        siginfo_t si = {0};
-        if (c->exited || waitid(P_PIDFD, (id_t)c->pidfd, &si, WEXITED | flags) < 0 || si.si_pid == 0)
-                return;
-        c->exited = true;
-        c->status = si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status;
-        loop_unwatch_fd(c->loop, c->pidfd);
-}
-
-static void cmd_on_exit(struct loop *l, int fd, uint32_t revents, void *userdata) {
-        cmd_reap(userdata, WNOHANG);
-}
-
-static void cmd_release(struct cmd *c) {
-        buf_release(&c->out[0]);
-        buf_release(&c->out[1]);
-}
-
 /* Runs argv (from PATH, gauntlet's environment) with its output captured, as events on
- * l: 0 when it ran to its end (c->status), -ETIMEDOUT when it was killed at
- * SLURM_CMD_TIMEOUT, -ENOENT when it is not installed, other negative errnos from the
- * spawn. A signal does not cut it short (a cancel must still go out): it is noted in
- * c->interrupted. Release c with cmd_release whatever the result. */
-static int cmd_run(struct loop *l, char *const *argv, struct cmd *c) {
-        *c = (struct cmd){.loop = l, .pid = -1, .pidfd = -1, .fd = {-1, -1}};
-        buf_init(&c->out[0], SLURM_MAX_OUTPUT);
-        buf_init(&c->out[1], SLURM_MAX_OUTPUT);
-        struct spawn_options o = {
-                .argv = argv,
-                .group = SPAWN_GROUP_NEW,
-                .signals = SPAWN_SIGNALS_ALL,
-                .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_PIPE},
-        };
-        struct spawn child;
-        int r = spawn_start(&o, &child);
+ * l (spawn_run_capture, capped at SLURM_MAX_OUTPUT a stream): 0 when it ran to its end
+ * (c->exit_code, c->signal), -ETIMEDOUT when it was killed at SLURM_CMD_TIMEOUT, -ENOENT
+ * when it is not installed, other negative errnos from the spawn or the loop. A signal
+ * does not cut it short (a cancel must still go out): it sets *intr (when intr is given).
+ * Release c with spawn_capture_release whatever the result. */
+static int cmd_run(struct loop *l, char *const *argv, struct spawn_capture *c, bool *intr) {
+        *c = (struct spawn_capture){.argv = argv, .max_output = SLURM_MAX_OUTPUT};
+        bool interrupted = false;
+        int r = spawn_run_capture(l, c, 1, SLURM_CMD_TIMEOUT, SPAWN_CAPTURE_FINISH, &interrupted);
+        if (intr)
+                *intr |= interrupted;
         if (r < 0)
                 return r;
-        c->pid = child.pid;
-        /* gauntlet reaps orphans as a subreaper: this status is ours to collect */
-        procs_register_child(c->pid);
-        c->pidfd = TAKE_FD(child.pidfd);
-        c->fd[0] = TAKE_FD(child.fd[1]);
-        c->fd[1] = TAKE_FD(child.fd[2]);
-        if ((r = loop_watch_fd(l, c->pidfd, EPOLLIN, cmd_on_exit, c)) < 0 ||
-            (r = loop_watch_fd(l, c->fd[0], EPOLLIN, cmd_on_stream, c)) < 0 ||
-            (r = loop_watch_fd(l, c->fd[1], EPOLLIN, cmd_on_stream, c)) < 0)
-                goto out;
-        usec_t deadline = now_usec() + SLURM_CMD_TIMEOUT;
-        while (!c->exited || c->fd[0] >= 0 || c->fd[1] >= 0) {
-                int k = loop_iterate(l, deadline);
-                if (k == -EINTR)
-                        c->interrupted = true;
-                else if (k == -ETIME) {
-                        r = -ETIMEDOUT;
-                        break;
-                } else if (k < 0) {
-                        r = k;
-                        break;
-                }
-                cmd_reap(c, WNOHANG);
-        }
-out:
-        if (!c->exited) {
-                kill(-c->pid, SIGKILL);
-                pidfd_send_signal(c->pidfd, SIGKILL, NULL, 0);
-                cmd_reap(c, 0);
-        }
-        cmd_close(c, 0);
-        cmd_close(c, 1);
-        loop_unwatch_fd(l, c->pidfd);
-        close(c->pidfd);
-        procs_unregister_child(c->pid);
-        return r;
+        if (c->error < 0)
+                return c->error;
+        return c->timed_out ? -ETIMEDOUT : 0;
 }
 
 /* Lets the loop serve everything else until `until` (signals too: they are the caller's
@@ -464,7 +366,7 @@ static void server_state_free(void *state) {
 }
 
 /* Keeps a failed command's words (its first stderr line, or how it ended). */
-static void note_error(struct slurm_server *st, const char *what, int r, const struct cmd *c) {
+static void note_error(struct slurm_server *st, const char *what, int r, const struct spawn_capture *c) {
         free(st->error);
         if (r == -ENOENT)
                 st->error = strdup_printf("%s: not installed (not on PATH)", what);
@@ -472,7 +374,14 @@ static void note_error(struct slurm_server *st, const char *what, int r, const s
                 st->error = strdup_printf("%s: %s", what, strerror(-r));
         else {
                 _cleanup_free_ char *line = first_line(buf_str(&c->out[1]));
-                st->error = line && *line ? strdup(line) : strdup_printf("%s exited with status %d", what, c->status);
+                if (line && *line)
+                        st->error = strdup(line);
+                else if (c->signal) {
+                        const char *name = sigabbrev_np(c->signal);
+                        st->error = name ? strdup_printf("%s killed by SIG%s", what, name)
+                                         : strdup_printf("%s killed by signal %d", what, c->signal);
+                } else
+                        st->error = strdup_printf("%s exited with status %d", what, c->exit_code);
         }
 }
 
@@ -483,12 +392,11 @@ static int query_name(struct slurm_server *st, struct loop *l, struct slurm_job_
         if (!name)
                 return -ENOMEM;
         char *argv[] = {"squeue", "--noheader", "--states=all", name, "--format=%i|%T|%N|%r", NULL};
-        struct cmd c;
-        int r = cmd_run(l, argv, &c);
-        *intr |= c.interrupted;
-        if (r < 0 || c.status != 0) {
+        struct spawn_capture c;
+        int r = cmd_run(l, argv, &c, intr);
+        if (r < 0 || c.exit_code != 0) {
                 note_error(st, "squeue", r, &c);
-                cmd_release(&c);
+                spawn_capture_release(&c);
                 return r < 0 ? r : -EIO;
         }
         r = slurm_parse_squeue(buf_str(&c.out[0]), ret);
@@ -497,7 +405,7 @@ static int query_name(struct slurm_server *st, struct loop *l, struct slurm_job_
                 free(st->error);
                 st->error = strdup_printf("squeue printed something else than asked: %s", line ? line : "");
         }
-        cmd_release(&c);
+        spawn_capture_release(&c);
         if (r == 1) {
                 st->id = ret->id;
                 free(st->state);
@@ -515,16 +423,15 @@ static int query_job(struct slurm_server *st, struct loop *l, struct slurm_job_i
         if (!id)
                 return -ENOMEM;
         char *show[] = {"scontrol", "--oneliner", "show", "job", id, NULL};
-        struct cmd c;
-        int r = cmd_run(l, show, &c);
-        *intr |= c.interrupted;
-        if (r == 0 && c.status == 0)
+        struct spawn_capture c;
+        int r = cmd_run(l, show, &c, intr);
+        if (r == 0 && c.exit_code == 0)
                 r = slurm_parse_scontrol_job(buf_str(&c.out[0]), ret);
         else {
                 note_error(st, "scontrol", r, &c);
                 r = 0;
         }
-        cmd_release(&c);
+        spawn_capture_release(&c);
         if (r != 0)
                 return r;
         _cleanup_free_ char *jobs = strdup_printf("--jobs=%ld", st->id);
@@ -532,10 +439,9 @@ static int query_job(struct slurm_server *st, struct loop *l, struct slurm_job_i
                 return -ENOMEM;
         char *acct[] = {"sacct", "--noheader", "--parsable2", "--allocations", jobs,
                         "--format=JobID,State,ExitCode,NodeList,Elapsed,Timelimit", NULL};
-        r = cmd_run(l, acct, &c);
-        *intr |= c.interrupted;
-        r = r == 0 && c.status == 0 ? slurm_parse_sacct(buf_str(&c.out[0]), ret) : 0;
-        cmd_release(&c);
+        r = cmd_run(l, acct, &c, intr);
+        r = r == 0 && c.exit_code == 0 ? slurm_parse_sacct(buf_str(&c.out[0]), ret) : 0;
+        spawn_capture_release(&c);
         return r;
 }
 
@@ -556,27 +462,25 @@ static bool host_name_ok(const char *s) {
 static int node_address(struct slurm_server *st, struct loop *l, const char *nodes, char **ret_node,
                         char **ret_addr, bool *intr) {
         _cleanup_free_ char *node = NULL;
-        struct cmd c;
+        struct spawn_capture c;
         int r;
         if (strpbrk(nodes, "[,")) {
                 char *argv[] = {"scontrol", "show", "hostnames", (char *)nodes, NULL};
-                r = cmd_run(l, argv, &c);
-                *intr |= c.interrupted;
-                if (r == 0 && c.status == 0)
+                r = cmd_run(l, argv, &c, intr);
+                if (r == 0 && c.exit_code == 0)
                         node = strndup(buf_str(&c.out[0]), strcspn(buf_str(&c.out[0]), "\n"));
-                cmd_release(&c);
+                spawn_capture_release(&c);
         }
         if (!node && !(node = strndup(nodes, strcspn(nodes, "[,"))))
                 return -ENOMEM;
         char *argv[] = {"scontrol", "--oneliner", "show", "node", node, NULL};
         char *addr = NULL;
-        r = cmd_run(l, argv, &c);
-        *intr |= c.interrupted;
-        if (r == 0 && c.status == 0 && slurm_field(buf_str(&c.out[0]), "NodeAddr", &addr) < 0) {
-                cmd_release(&c);
+        r = cmd_run(l, argv, &c, intr);
+        if (r == 0 && c.exit_code == 0 && slurm_field(buf_str(&c.out[0]), "NodeAddr", &addr) < 0) {
+                spawn_capture_release(&c);
                 return -ENOMEM;
         }
-        cmd_release(&c);
+        spawn_capture_release(&c);
         if (addr && !host_name_ok(addr)) {
                 free(addr);
                 addr = NULL;
@@ -598,12 +502,12 @@ static int scancel(struct slurm_server *st, struct loop *l, const char *name, co
         if (!n || (signal && !s))
                 return -ENOMEM;
         char *argv[] = {"scancel", n, s, NULL};
-        struct cmd c;
-        int r = cmd_run(l, argv, &c);
-        if ((r < 0 || c.status != 0) && st)
+        struct spawn_capture c;
+        int r = cmd_run(l, argv, &c, NULL);
+        if ((r < 0 || c.exit_code != 0) && st)
                 note_error(st, "scancel", r, &c);
-        r = r < 0 ? r : c.status == 0 ? 0 : -EIO;
-        cmd_release(&c);
+        r = r < 0 ? r : c.exit_code == 0 ? 0 : -EIO;
+        spawn_capture_release(&c);
         return r;
 }
 

@@ -7,11 +7,14 @@
 #include <signal.h>
 #include <spawn.h> /* the system's: src/ is on the quote path only (-iquote) */
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "loop.h"
+#include "procs.h"
 #include "util.h"
 
 extern char **environ;
@@ -337,4 +340,171 @@ int spawn_die_with_parent(int sig, pid_t parent) {
         if (getppid() != parent)
                 return -ESRCH;
         return 0;
+}
+
+/* ---- a command run to its end for its output ---- */
+
+struct capture_job {
+        struct spawn_capture *c;
+        struct loop *loop;
+        pid_t pid;                  /* 0: not started */
+        int pidfd;
+        int fd[2];                  /* read ends of stdout, stderr; -1 once at EOF */
+        bool reaped;
+};
+
+static bool capture_done(const struct capture_job *j) {
+        return j->pid <= 0 || (j->reaped && j->fd[0] < 0 && j->fd[1] < 0);
+}
+
+static void capture_close(struct capture_job *j, int k) {
+        if (j->fd[k] < 0)
+                return;
+        loop_unwatch_fd(j->loop, j->fd[k]);
+        close(TAKE_FD(j->fd[k]));
+}
+
+static void capture_on_stream(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        struct capture_job *j = userdata;
+        int k = fd == j->fd[0] ? 0 : 1;
+        char tmp[4096];
+        for (;;) {
+                ssize_t got = read(fd, tmp, sizeof(tmp));
+                if (got > 0) {
+                        (void)buf_append(&j->c->out[k], tmp, (size_t)got); /* past the cap: dropped */
+                        continue;
+                }
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                        return;
+                capture_close(j, k); /* EOF or a read error */
+                return;
+        }
+}
+
+static void capture_reap(struct capture_job *j, int flags) {
+        siginfo_t si = {0};
+        if (j->reaped || waitid(P_PIDFD, (id_t)j->pidfd, &si, WEXITED | flags) < 0 || si.si_pid == 0)
+                return;
+        j->reaped = true;
+        if (si.si_code == CLD_EXITED)
+                j->c->exit_code = si.si_status;
+        else
+                j->c->signal = si.si_status; /* CLD_KILLED, CLD_DUMPED */
+        loop_unwatch_fd(j->loop, j->pidfd);
+}
+
+static void capture_on_exit(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        capture_reap(userdata, WNOHANG);
+}
+
+static int capture_start(struct capture_job *j) {
+        struct spawn_options o = {
+                .argv = j->c->argv,
+                .group = SPAWN_GROUP_NEW,
+                .signals = SPAWN_SIGNALS_ALL,
+                .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_PIPE},
+        };
+        struct spawn child;
+        int r = spawn_start(&o, &child);
+        if (r < 0)
+                return r;
+        j->pid = child.pid;
+        /* Its status is ours to collect, not a subreaper's sweep of orphans. With the table
+         * full it is still watched: only that sweep could then take it. */
+        (void)procs_register_child(j->pid);
+        j->pidfd = TAKE_FD(child.pidfd);
+        j->fd[0] = TAKE_FD(child.fd[1]);
+        j->fd[1] = TAKE_FD(child.fd[2]);
+        if ((r = loop_watch_fd(j->loop, j->pidfd, EPOLLIN, capture_on_exit, j)) < 0 ||
+            (r = loop_watch_fd(j->loop, j->fd[0], EPOLLIN, capture_on_stream, j)) < 0 ||
+            (r = loop_watch_fd(j->loop, j->fd[1], EPOLLIN, capture_on_stream, j)) < 0)
+                return r; /* started: the caller kills and reaps it */
+        return 0;
+}
+
+/* Ends what is left of the job (its group, when it or something it started is still
+ * there), reaps it and closes its descriptors. at_deadline: the time ran out (rather than
+ * a signal or an error cutting the wait short). */
+static void capture_finish(struct capture_job *j, bool at_deadline) {
+        if (j->pid <= 0)
+                return;
+        if (!j->reaped) {
+                j->c->timed_out = at_deadline;
+                kill(-j->pid, SIGKILL);
+                pidfd_send_signal(j->pidfd, SIGKILL, NULL, 0);
+                capture_reap(j, 0); /* SIGKILLed: prompt */
+        } else if (j->fd[0] >= 0 || j->fd[1] >= 0) {
+                kill(-j->pid, SIGKILL); /* exited, but something it started holds the pipes */
+        }
+        capture_close(j, 0);
+        capture_close(j, 1);
+        loop_unwatch_fd(j->loop, j->pidfd);
+        close(TAKE_FD(j->pidfd));
+        procs_unregister_child(j->pid);
+}
+
+int spawn_run_capture(struct loop *l, struct spawn_capture *runs, size_t n, usec_t timeout,
+                      enum spawn_capture_on_signal on_signal, bool *ret_interrupted) {
+        for (size_t i = 0; i < n; i++) {
+                struct spawn_capture *c = &runs[i];
+                buf_init(&c->out[0], c->max_output);
+                buf_init(&c->out[1], c->max_output);
+                c->error = 0;
+                c->exit_code = -1;
+                c->signal = 0;
+                c->timed_out = false;
+        }
+        if (n == 0)
+                return 0;
+        struct capture_job *jobs = calloc(n, sizeof(*jobs));
+        if (!jobs)
+                return -ENOMEM;
+        int r = 0;
+        bool interrupted = false;
+        for (size_t i = 0; i < n && r == 0; i++) {
+                struct capture_job *j = &jobs[i];
+                *j = (struct capture_job){.c = &runs[i], .loop = l, .pidfd = -1, .fd = {-1, -1}};
+                int k = capture_start(j);
+                if (k < 0 && j->pid > 0)
+                        r = k; /* started, but the loop cannot watch it */
+                else if (k < 0)
+                        runs[i].error = k;
+                if (k == -ENOMEM)
+                        r = k;
+        }
+        /* A job not reached above is zeroed by calloc: pid 0, nothing to finish. */
+        usec_t deadline = now_usec() + timeout;
+        while (r == 0) {
+                bool all = true;
+                for (size_t i = 0; i < n && all; i++)
+                        all = capture_done(&jobs[i]);
+                if (all)
+                        break;
+                int k = loop_iterate(l, deadline);
+                if (k == -EINTR) {
+                        interrupted = true;
+                        if (on_signal == SPAWN_CAPTURE_STOP)
+                                r = k;
+                } else if (k == -ETIME)
+                        break;
+                else if (k < 0)
+                        r = k;
+                /* an exit the loop has not dispatched yet (or at all: a full table) */
+                for (size_t i = 0; i < n; i++)
+                        if (jobs[i].pid > 0)
+                                capture_reap(&jobs[i], WNOHANG);
+        }
+        for (size_t i = 0; i < n; i++)
+                capture_finish(&jobs[i], r == 0);
+        free(jobs);
+        if (ret_interrupted)
+                *ret_interrupted = interrupted;
+        return r;
+}
+
+void spawn_capture_release(struct spawn_capture *c) {
+        buf_release(&c->out[0]);
+        buf_release(&c->out[1]);
 }

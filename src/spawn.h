@@ -1,7 +1,7 @@
 /* spawn.h -- starting a child process: the one place that calls posix_spawn.
  *
- * Every child gauntlet starts (servers, version commands, the workers of a side-by-side
- * sweep) goes through spawn_start, and its options say the whole policy: where it runs
+ * Every child gauntlet starts (servers, version commands, Slurm's commands, the workers of
+ * a side-by-side sweep) goes through spawn_start, and its options say the whole policy: where it runs
  * (session, process group), which signals it gets back, where its standard streams go,
  * its environment and working directory. The child is exec'ed at once (posix_spawn:
  * nothing runs between fork and exec), never through a shell, and comes back with a pidfd,
@@ -24,6 +24,11 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+
+#include "buf.h"
+#include "util.h"
+
+struct loop;
 
 /* Where the child runs. */
 enum spawn_group {
@@ -100,5 +105,48 @@ void spawn_abort(struct spawn *s);
  * dies. Returns 0, -ESRCH when `parent` is already gone (this process was re-parented
  * before the call), or the errno of prctl. */
 int spawn_die_with_parent(int sig, pid_t parent);
+
+/* ---- a command run to its end for its output ---------------------------------------- */
+
+/* One command for spawn_run_capture. The child: argv[0] looked up in PATH, gauntlet's
+ * environment, a process group of its own (a deadline kills all it started), every signal
+ * at its default, stdin from /dev/null, stdout and stderr on pipes. */
+struct spawn_capture {
+        char *const *argv;          /* in: NULL-terminated */
+        size_t max_output;          /* in: bytes kept of each stream (0: BUF_DEFAULT_MAX); the
+                                     * rest is read and dropped, so a chatty child never
+                                     * blocks on its pipe */
+        struct buf out[2];          /* out: stdout, stderr (buf_str: always a string, possibly
+                                     * cut mid-character at the cap); spawn_capture_release */
+        int error;                  /* out: 0 when it was started, else spawn_start's negative
+                                     * errno (-ENOENT: not installed; -EINVAL: no argv) */
+        int exit_code;              /* out: 0..255 when it exited by itself; -1 when it was
+                                     * not started or a signal ended it */
+        int signal;                 /* out: the signal that ended it (SIGKILL when the
+                                     * deadline did: timed_out); 0 when it exited */
+        bool timed_out;             /* out: still running at the deadline (its group killed) */
+};
+
+/* What spawn_run_capture does when a signal caught by the loop (loop_catch_signals)
+ * arrives while the commands run. */
+enum spawn_capture_on_signal {
+        SPAWN_CAPTURE_STOP,         /* kill them all and return -EINTR */
+        SPAWN_CAPTURE_FINISH,       /* let them run to their end or the deadline (a scancel
+                                     * must still go out); *ret_interrupted says it came */
+};
+
+/* Starts runs[0..n) at once and waits, as events on l (their exits are pidfds, their output
+ * pipes, the deadline the loop's `until`), until every one has exited and closed its
+ * output, or `timeout` passes. Then what is left is killed: SIGKILL to the process group of
+ * each (also of one that exited but left something holding its pipes); every child started
+ * is reaped before the return, and while it runs it is registered (procs_register_child)
+ * so that an orphan reaper does not take its status. One that cannot be started says so in
+ * its `error`; the others run. Returns 0 (each run says how it went), -ENOMEM, -EINTR
+ * (SPAWN_CAPTURE_STOP and a signal came: every child killed), or another negative errno
+ * of the loop (every child killed). *ret_interrupted (optional): a caught signal came.
+ * Release each run's buffers with spawn_capture_release whatever the result. */
+int spawn_run_capture(struct loop *l, struct spawn_capture *runs, size_t n, usec_t timeout,
+                      enum spawn_capture_on_signal on_signal, bool *ret_interrupted);
+void spawn_capture_release(struct spawn_capture *c);
 
 #endif

@@ -1,5 +1,6 @@
 /* test_spawn.c -- spawn_start's options, seen from the child: session and group, signal
- * mask and dispositions, standard streams, environment, working directory, pidfd. */
+ * mask and dispositions, standard streams, environment, working directory, pidfd; and
+ * spawn_run_capture: exit code and signal apart, the output cap, the deadline, signals. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 
 #include "buf.h"
 #include "cgroup.h"
+#include "loop.h"
 #include "spawn.h"
 #include "util.h"
 
@@ -357,6 +359,150 @@ static void test_into_cgroup(void **state) {
         cgroup_base_free(b);
 }
 
+/* ---- spawn_run_capture ---- */
+
+static void test_capture_status(void **state) {
+        _cleanup_loop_ struct loop *l = NULL;
+        assert_int_equal(loop_new(&l), 0);
+        struct spawn_capture c[] = {
+                {.argv = ARGV("sh", "-c", "echo out; echo err >&2; exit 3")},
+                {.argv = ARGV("sh", "-c", "kill -TERM $$; sleep 5")},
+                {.argv = ARGV("sh", "-c", "kill -KILL $$")},
+                {.argv = ARGV("gauntlet-no-such-command-here")},
+                {.argv = NULL},
+                {.argv = ARGV("true")},
+        };
+        size_t before = open_fds();
+        usec_t t0 = now_usec();
+        assert_int_equal(spawn_run_capture(l, c, ELEMENTSOF(c), 5 * USEC_PER_SEC, SPAWN_CAPTURE_STOP, NULL), 0);
+        assert_true(now_usec() - t0 < 2 * USEC_PER_SEC);
+        assert_int_equal(open_fds(), before);
+        /* an exit: its code, no signal, both streams apart */
+        assert_int_equal(c[0].error, 0);
+        assert_int_equal(c[0].exit_code, 3);
+        assert_int_equal(c[0].signal, 0);
+        assert_string_equal(buf_str(&c[0].out[0]), "out\n");
+        assert_string_equal(buf_str(&c[0].out[1]), "err\n");
+        /* a signal: the signal, no exit code (not 128 + signal) */
+        assert_int_equal(c[1].exit_code, -1);
+        assert_int_equal(c[1].signal, SIGTERM);
+        assert_int_equal(c[2].exit_code, -1);
+        assert_int_equal(c[2].signal, SIGKILL);
+        /* not started: the spawn's error, nothing else */
+        assert_int_equal(c[3].error, -ENOENT);
+        assert_int_equal(c[3].exit_code, -1);
+        assert_int_equal(c[3].signal, 0);
+        assert_string_equal(buf_str(&c[3].out[0]), "");
+        assert_int_equal(c[4].error, -EINVAL);
+        assert_int_equal(c[5].exit_code, 0);
+        for (size_t i = 0; i < ELEMENTSOF(c); i++) {
+                assert_false(c[i].timed_out);
+                spawn_capture_release(&c[i]);
+        }
+        /* every child reaped */
+        assert_true(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+        assert_int_equal(spawn_run_capture(l, NULL, 0, USEC_PER_SEC, SPAWN_CAPTURE_STOP, NULL), 0);
+}
+
+static void test_capture_cap(void **state) {
+        _cleanup_loop_ struct loop *l = NULL;
+        assert_int_equal(loop_new(&l), 0);
+        /* far more than the cap, on both streams: read to the end and dropped past the cap,
+         * so the child never blocks on a full pipe */
+        struct spawn_capture c = {.argv = ARGV("sh", "-c", "seq 200000; seq 200000 >&2"), .max_output = 100};
+        assert_int_equal(spawn_run_capture(l, &c, 1, 5 * USEC_PER_SEC, SPAWN_CAPTURE_STOP, NULL), 0);
+        assert_int_equal(c.exit_code, 0);
+        assert_false(c.timed_out);
+        for (int k = 0; k < 2; k++) {
+                assert_int_equal(c.out[k].len, 100);
+                assert_true(c.out[k].truncated);
+                assert_memory_equal(buf_str(&c.out[k]), "1\n2\n3\n", 6);
+        }
+        spawn_capture_release(&c);
+}
+
+/* Whether pid is gone (or a zombie waiting for a parent other than this process). */
+static bool process_gone(pid_t pid) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        if (read_file_capped(path, 4096, &text, &len) < 0)
+                return true;
+        const char *rp = strrchr(text, ')');
+        return rp && rp[1] == ' ' && rp[2] == 'Z';
+}
+
+static void test_capture_timeout(void **state) {
+        _cleanup_loop_ struct loop *l = NULL;
+        assert_int_equal(loop_new(&l), 0);
+        char pidfile[] = "/tmp/test_spawn.XXXXXX";
+        int fd = mkstemp(pidfile);
+        assert_true(fd >= 0);
+        close(fd);
+        char script[256];
+        /* exits at once but leaves a child of its group holding stdout: not timed out, its
+         * output kept, the child killed at the deadline */
+        snprintf(script, sizeof(script), "sleep 30 & echo $! > %s; echo kept", pidfile);
+        struct spawn_capture c[] = {
+                {.argv = ARGV("sleep", "30")},
+                {.argv = ARGV("sh", "-c", script)},
+                {.argv = ARGV("sh", "-c", "sleep 0.1; echo fast")},
+        };
+        usec_t t0 = now_usec();
+        assert_int_equal(spawn_run_capture(l, c, ELEMENTSOF(c), 400 * USEC_PER_MSEC, SPAWN_CAPTURE_STOP, NULL), 0);
+        usec_t took = now_usec() - t0;
+        assert_true(took >= 400 * USEC_PER_MSEC);
+        assert_true(took < 1500 * USEC_PER_MSEC);
+        assert_true(c[0].timed_out);
+        assert_int_equal(c[0].exit_code, -1);
+        assert_int_equal(c[0].signal, SIGKILL);
+        assert_false(c[1].timed_out);
+        assert_int_equal(c[1].exit_code, 0);
+        assert_string_equal(buf_str(&c[1].out[0]), "kept\n");
+        assert_false(c[2].timed_out);
+        assert_string_equal(buf_str(&c[2].out[0]), "fast\n");
+        for (size_t i = 0; i < ELEMENTSOF(c); i++)
+                spawn_capture_release(&c[i]);
+
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        assert_int_equal(read_file_capped(pidfile, 64, &text, &len), 0);
+        unlink(pidfile);
+        pid_t straggler = (pid_t)atoi(text);
+        assert_true(straggler > 0);
+        bool gone = false;
+        for (int i = 0; i < 100 && !(gone = process_gone(straggler)); i++)
+                usleep(20 * 1000);
+        assert_true(gone);
+}
+
+/* Last: it blocks SIGTERM in this process for good (loop_catch_signals). */
+static void test_capture_signal(void **state) {
+        _cleanup_loop_ struct loop *l = NULL;
+        assert_int_equal(loop_new(&l), 0);
+        assert_int_equal(loop_catch_signals(l), 0);
+        /* FINISH: the signal is noted, the command runs to its end */
+        struct spawn_capture c = {.argv = ARGV("sh", "-c", "kill -TERM $PPID; sleep 0.2; echo done")};
+        bool intr = false;
+        assert_int_equal(spawn_run_capture(l, &c, 1, 5 * USEC_PER_SEC, SPAWN_CAPTURE_FINISH, &intr), 0);
+        assert_true(intr);
+        assert_int_equal(c.exit_code, 0);
+        assert_string_equal(buf_str(&c.out[0]), "done\n");
+        spawn_capture_release(&c);
+        /* STOP: -EINTR at once, the command killed (not a timeout) */
+        struct spawn_capture d = {.argv = ARGV("sh", "-c", "kill -TERM $PPID; sleep 30")};
+        intr = false;
+        usec_t t0 = now_usec();
+        assert_int_equal(spawn_run_capture(l, &d, 1, 5 * USEC_PER_SEC, SPAWN_CAPTURE_STOP, &intr), -EINTR);
+        assert_true(now_usec() - t0 < 2 * USEC_PER_SEC);
+        assert_true(intr);
+        assert_false(d.timed_out);
+        assert_int_equal(d.signal, SIGKILL);
+        spawn_capture_release(&d);
+        assert_true(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_groups),
@@ -366,6 +512,10 @@ int main(void) {
                 cmocka_unit_test(test_not_found),
                 cmocka_unit_test(test_die_with_parent),
                 cmocka_unit_test(test_into_cgroup),
+                cmocka_unit_test(test_capture_status),
+                cmocka_unit_test(test_capture_cap),
+                cmocka_unit_test(test_capture_timeout),
+                cmocka_unit_test(test_capture_signal),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
