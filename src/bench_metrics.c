@@ -420,10 +420,9 @@ static int warn(struct bench_level *lv, const char *fmt, ...) _printf_(2, 3);
 static int warn(struct bench_level *lv, const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
-        char *s = NULL;
-        int k = vasprintf(&s, fmt, ap);
+        char *s = strdup_vprintf(fmt, ap);
         va_end(ap);
-        if (k < 0)
+        if (!s)
                 return -ENOMEM;
         int r = json_array_append_new(lv->warnings, json_string(s));
         free(s);

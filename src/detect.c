@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "buf.h"
+#include "text.h"
 #include "util.h"
 
 /* Texts longer than this are judged on their first and last DETECT_WINDOW bytes only:
@@ -51,11 +52,6 @@ static bool is_space(uint32_t c) {
         return c == ' ' || (c >= '\t' && c <= '\r') || c == 0x85 || c == 0xA0 || c == 0x1680 ||
                (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
                c == 0x205F || c == 0x3000;
-}
-
-static bool is_zero_width(uint32_t c) {
-        return (c >= 0x200B && c <= 0x200D) || (c >= 0x2060 && c <= 0x2064) || c == 0xFEFF ||
-               c == 0x180E;
 }
 
 static bool is_digit(uint32_t c) {
@@ -164,66 +160,6 @@ static bool is_cjk_punct(uint32_t c) {
 
 /* ---- escaping and excerpts ---------------------------------------------------------- */
 
-/* Code points that would hide or reorder text on a terminal: shown as \uXXXX. */
-static bool is_invisible(uint32_t c) {
-        return (c >= 0x80 && c <= 0x9F) || c == 0xAD || is_zero_width(c) || (c >= 0x200E && c <= 0x200F) ||
-               (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069) || c == 0xFFFE || c == 0xFFFF;
-}
-
-/* Appends the escaped form of s[from..to) to b, at most max bytes of output (whole
- * escapes only). Returns the input offset where it stopped. */
-static size_t escape_into(struct buf *b, const char *s, size_t from, size_t to, size_t max) {
-        const unsigned char *u = (const unsigned char *)s;
-        size_t i = from, start_len = b->len;
-        while (i < to) {
-                char tmp[16];
-                size_t k;
-                uint32_t cp;
-                bool trunc;
-                size_t n = utf8_decode(u + i, to - i, &cp, &trunc);
-                if (n == 0) {
-                        snprintf(tmp, sizeof tmp, "\\x%02X", u[i]);
-                        k = 1;
-                } else if (cp == '\n') {
-                        strcpy(tmp, "\\n");
-                        k = n;
-                } else if (cp == '\t') {
-                        strcpy(tmp, "\\t");
-                        k = n;
-                } else if (cp == '\r') {
-                        strcpy(tmp, "\\r");
-                        k = n;
-                } else if (cp == '\\') {
-                        strcpy(tmp, "\\\\");
-                        k = n;
-                } else if (cp < 0x20 || cp == 0x7F) {
-                        snprintf(tmp, sizeof tmp, "\\x%02X", (unsigned)cp);
-                        k = n;
-                } else if (is_invisible(cp)) {
-                        snprintf(tmp, sizeof tmp, "\\u%04X", (unsigned)cp);
-                        k = n;
-                } else {
-                        memcpy(tmp, s + i, n);
-                        tmp[n] = '\0';
-                        k = n;
-                }
-                size_t tl = strlen(tmp);
-                if (b->len - start_len + tl > max)
-                        break;
-                if (buf_append(b, tmp, tl) < 0)
-                        break;
-                i += k;
-        }
-        return i;
-}
-
-/* Moves a byte offset back to the start of a UTF-8 sequence (at most 3 bytes). */
-static size_t utf8_align(const char *s, size_t len, size_t at) {
-        for (int k = 0; k < 3 && at > 0 && at < len && ((unsigned char)s[at] & 0xC0) == 0x80; k++)
-                at--;
-        return at;
-}
-
 char *detect_excerpt(const char *s, size_t len, size_t at, size_t max) {
         _cleanup_buf_ struct buf b;
         buf_init(&b, 0);
@@ -233,10 +169,10 @@ char *detect_excerpt(const char *s, size_t len, size_t at, size_t max) {
                 at = len;
         /* A little context before the spot, most of the room after it. */
         size_t before = max / 5;
-        size_t from = utf8_align(s, len, at > before ? at - before : 0);
+        size_t from = utf8_char_start(s, len, at > before ? at - before : 0);
         if (from > 0 && buf_puts(&b, "...") < 0)
                 return NULL;
-        size_t stop = escape_into(&b, s, from, len, max);
+        size_t stop = text_escape_range(&b, s, from, len, max, TEXT_QUOTED);
         if (stop < len && buf_puts(&b, "...") < 0)
                 return NULL;
         return buf_detach(&b);
@@ -245,7 +181,7 @@ char *detect_excerpt(const char *s, size_t len, size_t at, size_t max) {
 char *detect_escape(const char *s, size_t len) {
         _cleanup_buf_ struct buf b;
         buf_init(&b, 0);
-        escape_into(&b, s ? s : "", 0, s ? len : 0, SIZE_MAX);
+        text_escape_range(&b, s ? s : "", 0, s ? len : 0, SIZE_MAX, TEXT_QUOTED);
         return buf_detach(&b);
 }
 
@@ -259,7 +195,7 @@ static char *unit_string(const uint32_t *cps, size_t p) {
         buf_init(&b, 0);
         if (buf_puts(&b, "'") < 0)
                 return NULL;
-        escape_into(&b, tmp, 0, n, 48);
+        text_escape_range(&b, tmp, 0, n, 48, TEXT_QUOTED);
         if (buf_puts(&b, "'") < 0)
                 return NULL;
         return buf_detach(&b);
@@ -307,7 +243,7 @@ static int check_invalid(const char *s, size_t n, bool length_cut, struct findin
                                           : strdup_printf("control character U+%04X at byte %zu", (unsigned)cp, i);
                         return f->what ? 1 : -ENOMEM;
                 }
-                if (is_zero_width(cp)) {
+                if (text_zero_width(cp)) {
                         if (zw_run++ == 0)
                                 zw_start = i;
                         if (zw_run == 3) {
@@ -402,10 +338,10 @@ static int dtext_init(struct dtext *t, const char *s, size_t len, size_t base) {
         }
         t->off[t->n] = len;
         t->first = 0;
-        while (t->first < t->n && (is_space(t->cp[t->first]) || is_zero_width(t->cp[t->first])))
+        while (t->first < t->n && (is_space(t->cp[t->first]) || text_zero_width(t->cp[t->first])))
                 t->first++;
         t->last = t->n;
-        while (t->last > t->first && (is_space(t->cp[t->last - 1]) || is_zero_width(t->cp[t->last - 1])))
+        while (t->last > t->first && (is_space(t->cp[t->last - 1]) || text_zero_width(t->cp[t->last - 1])))
                 t->last--;
         return 0;
 }
@@ -1301,11 +1237,11 @@ static int judge_text(const char *s, size_t len, bool length_cut, struct finding
         int r = check_invalid(s, len, length_cut, f);
         if (r != 0)
                 return r;
-        size_t head = utf8_align(s, len, DETECT_WINDOW);
+        size_t head = utf8_char_start(s, len, DETECT_WINDOW);
         r = judge_part(s, head, 0, false, f);
         if (r != 0)
                 return r;
-        size_t tail = utf8_align(s, len, len - DETECT_WINDOW);
+        size_t tail = utf8_char_start(s, len, len - DETECT_WINDOW);
         return judge_part(s + tail, len - tail, tail, length_cut, f);
 }
 
@@ -1363,7 +1299,7 @@ static bool blank(const char *s, size_t len) {
                 uint32_t cp;
                 bool trunc;
                 size_t k = utf8_decode(u + i, len - i, &cp, &trunc);
-                if (k == 0 || !(is_space(cp) || is_zero_width(cp)))
+                if (k == 0 || !(is_space(cp) || text_zero_width(cp)))
                         return false;
                 i += k;
         }

@@ -44,9 +44,9 @@ void detect_result_release(struct detect_result *r);
 
 /* An excerpt of s around byte offset at: it starts max/5 bytes before `at` (moved back to a
  * character boundary) and holds at most max bytes of escaped text, with "..." where cut.
- * Escaped: \n \t \r \\, other controls and invalid UTF-8 bytes as \xNN, invisible or
- * reordering characters (zero-width, bidi controls, C1) as \uXXXX; the result is valid
- * UTF-8 with no control bytes. Caller frees; NULL on ENOMEM. */
+ * Escaped as text.h's TEXT_QUOTED: \n \t \r \\, other controls and invalid UTF-8 bytes
+ * as \xNN, hidden characters (text_hidden_control: zero-width, bidi controls, C1) as
+ * \uXXXX; the result is valid UTF-8 with no control bytes. Caller frees; NULL on ENOMEM. */
 char *detect_excerpt(const char *s, size_t len, size_t at, size_t max);
 
 /* All of s escaped the same way (for file names and other untrusted text printed whole).

@@ -444,38 +444,24 @@ static int read_log(const char *path, struct buf *out) {
         if (fstat(fd, &st) < 0)
                 return -errno;
         size_t size = (size_t)st.st_size;
+        bool cut = size > DIAGNOSE_MAX_HEAD + DIAGNOSE_MAX_TAIL;
         buf_init(out, DIAGNOSE_MAX_HEAD + DIAGNOSE_MAX_TAIL + 64);
-        char chunk[65536];
-        size_t want_head = MIN(size, DIAGNOSE_MAX_HEAD + DIAGNOSE_MAX_TAIL);
-        size_t got = 0;
-        while (got < want_head) {
-                ssize_t k = read(fd, chunk, MIN(sizeof(chunk), want_head - got));
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                if (buf_append(out, chunk, (size_t)k) < 0)
-                        return -ENOMEM;
-                got += (size_t)k;
-        }
-        if (size > want_head) {
-                /* keep the head, then the tail after a visible gap */
-                out->len = MIN(out->len, DIAGNOSE_MAX_HEAD);
-                if (buf_puts(out, "\n[...]\n") < 0 || lseek(fd, -(off_t)DIAGNOSE_MAX_TAIL, SEEK_END) < 0)
-                        return -EIO;
-                for (;;) {
-                        ssize_t k = read(fd, chunk, sizeof(chunk));
-                        if (k < 0 && errno == EINTR)
-                                continue;
-                        if (k <= 0)
-                                break;
-                        if (buf_append(out, chunk, (size_t)k) < 0)
-                                break;
-                }
-        }
+        _cleanup_free_ char *head = NULL;
+        size_t len;
+        int r = read_fd_upto(fd, cut ? DIAGNOSE_MAX_HEAD : size, &head, &len);
+        if (r < 0)
+                return r;
+        if (buf_append(out, head, len) < 0)
+                return -ENOMEM;
+        if (!cut)
+                return 0;
+        /* the head, then the tail after a visible gap (a tail that cannot be read is left
+         * out) */
+        _cleanup_free_ char *tail = NULL;
+        if (buf_puts(out, "\n[...]\n") < 0 || lseek(fd, -(off_t)DIAGNOSE_MAX_TAIL, SEEK_END) < 0)
+                return -EIO;
+        if (read_fd_upto(fd, DIAGNOSE_MAX_TAIL, &tail, &len) == 0)
+                (void)buf_append(out, tail, len);
         return 0;
 }
 

@@ -111,11 +111,10 @@ static void gpu_info_release(struct gpu_info *gi) {
 static int set_reason(struct gpu *g, const char *fmt, ...) _printf_(2, 3);
 static int set_reason(struct gpu *g, const char *fmt, ...) {
         va_list ap;
-        char *s = NULL;
         va_start(ap, fmt);
-        int k = vasprintf(&s, fmt, ap);
+        char *s = strdup_vprintf(fmt, ap);
         va_end(ap);
-        if (k < 0)
+        if (!s)
                 return -ENOMEM;
         free(g->reason);
         g->reason = s;

@@ -10,42 +10,7 @@
 #include "buf.h"
 #include "cgroup.h"
 #include "spawn.h"
-#include "utf8.h"
-
-/* ---- text from the host is data ------------------------------------------------------- */
-
-char *host_clean_text(const char *s, size_t len, size_t max) {
-        const unsigned char *u = (const unsigned char *)s;
-        while (len > 0 && (*u == ' ' || *u == '\t' || *u == '\r' || *u == '\n')) {
-                u++;
-                len--;
-        }
-        while (len > 0 && (u[len - 1] == ' ' || u[len - 1] == '\t' || u[len - 1] == '\r' || u[len - 1] == '\n'))
-                len--;
-        char *out = malloc(MIN(len, max) + 1);
-        if (!out)
-                return NULL;
-        size_t o = 0;
-        for (size_t i = 0; i < len;) {
-                size_t k = utf8_decode(u + i, len - i, NULL, NULL);
-                if (k == 0 || (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))) {
-                        if (o + 1 > max)
-                                break;
-                        out[o++] = '?';
-                        i += k ? k : 1;
-                        continue;
-                }
-                if (o + k > max)
-                        break;
-                memcpy(out + o, u + i, k);
-                o += k;
-                i += k;
-        }
-        out[o] = 0;
-        return out;
-}
-
-/* ---- commands --------------------------------------------------------------------- */
+#include "text.h"
 
 /* The first line worth keeping: see struct host_command. */
 static int command_line(const struct spawn_capture *c, char **ret) {
@@ -57,7 +22,7 @@ static int command_line(const struct spawn_capture *c, char **ret) {
                 while (*s) {
                         const char *e = strchr(s, '\n');
                         size_t len = e ? (size_t)(e - s) : strlen(s);
-                        _cleanup_free_ char *line = host_clean_text(s, len, HOST_MAX_LINE);
+                        _cleanup_free_ char *line = text_clean(s, len, HOST_MAX_LINE);
                         if (!line)
                                 return -ENOMEM;
                         if (line[0] && (k == 0 || strcasestr(line, "version"))) {
@@ -119,7 +84,7 @@ bool host_engine_is_python(const char *engine) {
 static json_t *json_text(const char *s, size_t len) {
         if (!s)
                 return json_null();
-        _cleanup_free_ char *c = host_clean_text(s, len, HOST_MAX_LINE);
+        _cleanup_free_ char *c = text_clean(s, len, HOST_MAX_LINE);
         if (!c)
                 return NULL;
         return json_string(c);
@@ -156,7 +121,7 @@ static char *os_release_value(const char *key) {
                                         v++;
                                         vlen -= 2;
                                 }
-                                return host_clean_text(v, vlen, HOST_MAX_LINE);
+                                return text_clean(v, vlen, HOST_MAX_LINE);
                         }
                         line = e ? e + 1 : NULL;
                 }
@@ -180,7 +145,7 @@ static char *cpu_model(void) {
                             (line[klen] == '\t' || line[klen] == ' ' || line[klen] == ':')) {
                                 char *colon = memchr(line, ':', llen);
                                 if (colon)
-                                        return host_clean_text(colon + 1, llen - (size_t)(colon + 1 - line),
+                                        return text_clean(colon + 1, llen - (size_t)(colon + 1 - line),
                                                                HOST_MAX_LINE);
                         }
                         line = e ? e + 1 : NULL;

@@ -10,7 +10,7 @@
  *              null when python3 does not run)}
  * Unknown values are null, never an error. Text that came from the host (versions,
  * /proc/cpuinfo, os-release) is data: control characters and invalid UTF-8 become '?',
- * and each string is cut at HOST_MAX_LINE bytes.
+ * and each string is cut at HOST_MAX_LINE bytes (text_clean).
  *
  * Version commands run without a shell (spawn_run_capture: own process group, stdin from
  * /dev/null, stdout and stderr on pipes capped at HOST_MAX_OUTPUT each), all at once, as
@@ -69,10 +69,5 @@ struct host_command {
  * processes. Returns 0, -ENOMEM, or -EINTR (a caught signal; every command killed). */
 int host_run_commands(struct loop *l, struct host_command *cmds, size_t n, usec_t timeout);
 void host_commands_release(struct host_command *cmds, size_t n);
-
-/* Replaces control characters and invalid UTF-8 in s[0..len) with '?' and cuts at max
- * bytes (at a character boundary); trims blanks at both ends. Caller frees; NULL on
- * ENOMEM. */
-char *host_clean_text(const char *s, size_t len, size_t max);
 
 #endif

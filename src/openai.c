@@ -250,9 +250,7 @@ void openai_output_release(struct openai_output *o) {
 static int append_text(struct buf *b, const char *p, size_t n) {
         if (n <= b->max - b->len)
                 return buf_append(b, p, n) == -ENOMEM ? -ENOMEM : 0;
-        size_t room = b->max - b->len;
-        while (room > 0 && ((unsigned char)p[room] & 0xc0) == 0x80)
-                room--;
+        size_t room = utf8_char_start(p, n, b->max - b->len);
         int r = buf_append(b, p, room);
         b->truncated = true;
         return r == -ENOMEM ? -ENOMEM : 0;

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "host.h"
 #include "spawn.h"
+#include "text.h"
 
 /* A waiting job is asked about at these intervals, doubling from the first to the last:
  * Slurm has no event to wait for, so its controller is polled, gently. */
@@ -68,7 +68,7 @@ static void pause_until(struct loop *l, usec_t until) {
 static char *first_line(const char *s) {
         while (*s == '\n' || *s == '\r')
                 s++;
-        return host_clean_text(s, strcspn(s, "\n"), EVIDENCE_LINE);
+        return text_clean(s, strcspn(s, "\n"), EVIDENCE_LINE);
 }
 
 /* ---- parsing what Slurm prints ---- */
@@ -279,9 +279,9 @@ int slurm_state_outcome(const struct slurm_job_info *j, const char *stepd, struc
         bool known = i < ELEMENTSOF(ends);
         _cleanup_buf_ struct buf b;
         buf_init(&b, 4096);
-        _cleanup_free_ char *state = host_clean_text(j->state, strlen(j->state), 64);
-        _cleanup_free_ char *reason = j->reason ? host_clean_text(j->reason, strlen(j->reason), EVIDENCE_LINE) : NULL;
-        _cleanup_free_ char *nodes = j->nodes ? host_clean_text(j->nodes, strlen(j->nodes), EVIDENCE_LINE) : NULL;
+        _cleanup_free_ char *state = text_clean(j->state, strlen(j->state), 64);
+        _cleanup_free_ char *reason = j->reason ? text_clean(j->reason, strlen(j->reason), EVIDENCE_LINE) : NULL;
+        _cleanup_free_ char *nodes = j->nodes ? text_clean(j->nodes, strlen(j->nodes), EVIDENCE_LINE) : NULL;
         if (!state)
                 return -ENOMEM;
         buf_printf(&b, "Slurm job %ld %s", j->id, state);
@@ -539,7 +539,7 @@ static char *slurm_lines(const char *log_path, bool stepd) {
                 bool is_srun = n > 13 && (startswith(p, "srun: error: ") || startswith(p, "srun: fatal: "));
                 bool is_stepd = startswith(p, "slurmstepd") && memmem(p, n, "***", 3);
                 if ((stepd && is_stepd) || (!stepd && is_srun && found < 3)) {
-                        _cleanup_free_ char *line = host_clean_text(p, n, EVIDENCE_LINE);
+                        _cleanup_free_ char *line = text_clean(p, n, EVIDENCE_LINE);
                         if (!line)
                                 return NULL;
                         if (stepd)
@@ -638,7 +638,7 @@ static int slurm_outcome(void *state, struct loop *l, int *exit_code, int *exit_
         bool intr = false;
         if (st->queue_expired) {
                 const char *state_now = st->state ? st->state : "unknown";
-                _cleanup_free_ char *reason = st->reason ? host_clean_text(st->reason, strlen(st->reason), EVIDENCE_LINE)
+                _cleanup_free_ char *reason = st->reason ? text_clean(st->reason, strlen(st->reason), EVIDENCE_LINE)
                                                          : NULL;
                 char *e = st->id ? strdup_printf("Slurm job %ld did not start within slurm.queue_timeout (%s): still %s%s%s%s",
                                                  st->id, format_duration(st->cfg->queue_timeout, d), state_now,

@@ -1,5 +1,5 @@
-/* text.c -- one way to show text that came from a server or a user: escaped for a
- * terminal or for Markdown (rules in text.h). */
+/* text.c -- text that came from a server, a host or a user, made safe to show: escaped
+ * for a terminal, Markdown or a quote, or cleaned to one plain line (rules in text.h). */
 #include "text.h"
 
 #include <stdio.h>
@@ -8,24 +8,26 @@
 #include "utf8.h"
 #include "util.h"
 
-/* Code points a terminal or a renderer would act on rather than show: C1 controls (some
- * terminals read U+009B as CSI) and the bidirectional overrides that reorder text. */
-bool text_hidden_control(uint32_t cp) {
-        return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
-               cp == 0x200e || cp == 0x200f || cp == 0xfeff;
+bool text_zero_width(uint32_t cp) {
+        return (cp >= 0x200b && cp <= 0x200d) || (cp >= 0x2060 && cp <= 0x2064) || cp == 0xfeff || cp == 0x180e;
 }
 
+bool text_hidden_control(uint32_t cp) {
+        return (cp >= 0x80 && cp <= 0x9f) || cp == 0xad || text_zero_width(cp) || (cp >= 0x200e && cp <= 0x200f) ||
+               (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfffe || cp == 0xffff;
+}
 
-/* The escaped form of the character at p: into tmp (or a constant), its length in bytes
- * of input in *ret_n and in characters shown in *ret_chars. */
-static const char *escape_one(const unsigned char *p, enum text_mode mode, char tmp[static 16], size_t *ret_n,
-                              size_t *ret_chars) {
+/* The escaped form of the character at p (avail bytes there): into tmp (or a constant),
+ * its length in bytes of input in *ret_n and in characters shown in *ret_chars. */
+static const char *escape_one(const unsigned char *p, size_t avail, enum text_mode mode, char tmp[static 16],
+                              size_t *ret_n, size_t *ret_chars) {
+        bool upper = mode == TEXT_QUOTED;
         uint32_t cp = 0;
-        size_t n = utf8_decode(p, SIZE_MAX, &cp, NULL);
+        size_t n = utf8_decode(p, avail, &cp, NULL);
         const char *piece = tmp;
         *ret_chars = 0;
         if (n == 0) {
-                snprintf(tmp, 16, "\\x%02x", *p);
+                snprintf(tmp, 16, upper ? "\\x%02X" : "\\x%02x", *p);
                 n = 1;
         } else if (cp == '\n')
                 piece = mode == TEXT_MARKDOWN ? "<br>" : "\\n";
@@ -33,10 +35,12 @@ static const char *escape_one(const unsigned char *p, enum text_mode mode, char 
                 piece = "\\t";
         else if (cp == '\r')
                 piece = "\\r";
+        else if (cp == '\\' && mode == TEXT_QUOTED)
+                piece = "\\\\";
         else if (cp < 0x20 || cp == 0x7f)
-                snprintf(tmp, 16, "\\x%02x", (unsigned)cp);
+                snprintf(tmp, 16, upper ? "\\x%02X" : "\\x%02x", (unsigned)cp);
         else if (text_hidden_control(cp))
-                snprintf(tmp, 16, "\\u%04x", (unsigned)cp);
+                snprintf(tmp, 16, upper ? "\\u%04X" : "\\u%04x", (unsigned)cp);
         else if (mode == TEXT_MARKDOWN && cp == '<')
                 piece = "&lt;";
         else if (mode == TEXT_MARKDOWN && cp == '>')
@@ -64,7 +68,7 @@ int text_escape(struct buf *out, const char *s, size_t max_chars, enum text_mode
                 return 0;
         if (max_chars > 0) {
                 for (const unsigned char *p = (const unsigned char *)s; *p; p += n) {
-                        escape_one(p, mode, tmp, &n, &chars);
+                        escape_one(p, SIZE_MAX, mode, tmp, &n, &chars);
                         total += chars;
                 }
                 /* Cut one short to leave room for the ellipsis. */
@@ -73,7 +77,7 @@ int text_escape(struct buf *out, const char *s, size_t max_chars, enum text_mode
         }
         total = 0;
         for (const unsigned char *p = (const unsigned char *)s; *p && r >= 0; p += n) {
-                const char *piece = escape_one(p, mode, tmp, &n, &chars);
+                const char *piece = escape_one(p, SIZE_MAX, mode, tmp, &n, &chars);
                 if (total + chars > limit)
                         return buf_puts(out, "…");
                 r = buf_puts(out, piece);
@@ -82,3 +86,48 @@ int text_escape(struct buf *out, const char *s, size_t max_chars, enum text_mode
         return r;
 }
 
+size_t text_escape_range(struct buf *out, const char *s, size_t from, size_t to, size_t max, enum text_mode mode) {
+        const unsigned char *u = (const unsigned char *)s;
+        size_t i = from, start_len = out->len;
+        while (i < to) {
+                char tmp[16];
+                size_t n, chars;
+                const char *piece = escape_one(u + i, to - i, mode, tmp, &n, &chars);
+                size_t len = strlen(piece);
+                if (out->len - start_len + len > max || buf_append(out, piece, len) < 0)
+                        break;
+                i += n;
+        }
+        return i;
+}
+
+char *text_clean(const char *s, size_t len, size_t max) {
+        const unsigned char *u = (const unsigned char *)s;
+        while (len > 0 && (*u == ' ' || *u == '\t' || *u == '\r' || *u == '\n')) {
+                u++;
+                len--;
+        }
+        while (len > 0 && (u[len - 1] == ' ' || u[len - 1] == '\t' || u[len - 1] == '\r' || u[len - 1] == '\n'))
+                len--;
+        char *out = malloc(MIN(len, max) + 1);
+        if (!out)
+                return NULL;
+        size_t o = 0;
+        for (size_t i = 0; i < len;) {
+                size_t k = utf8_decode(u + i, len - i, NULL, NULL);
+                if (k == 0 || (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))) {
+                        if (o + 1 > max)
+                                break;
+                        out[o++] = '?';
+                        i += k ? k : 1;
+                        continue;
+                }
+                if (o + k > max)
+                        break;
+                memcpy(out + o, u + i, k);
+                o += k;
+                i += k;
+        }
+        out[o] = 0;
+        return out;
+}

@@ -1,4 +1,5 @@
-/* utf8.c -- decoding one UTF-8 sequence, strictly; encoding one code point. */
+/* utf8.c -- decoding one UTF-8 sequence, strictly; encoding one code point; the start of
+ * the character at a byte offset. */
 #include "utf8.h"
 
 size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret_cp, bool *ret_truncated) {
@@ -75,4 +76,10 @@ size_t utf8_encode(uint32_t cp, char out[4]) {
         out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
         out[3] = (char)(0x80 | (cp & 0x3F));
         return 4;
+}
+
+size_t utf8_char_start(const char *s, size_t len, size_t at) {
+        for (int k = 0; k < 3 && at > 0 && at < len && ((unsigned char)s[at] & 0xc0) == 0x80; k++)
+                at--;
+        return at;
 }

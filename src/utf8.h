@@ -1,4 +1,5 @@
-/* utf8.h -- decoding one UTF-8 sequence, strictly; encoding one code point. */
+/* utf8.h -- decoding one UTF-8 sequence, strictly; encoding one code point; the start of
+ * the character at a byte offset. */
 #ifndef GAUNTLET_UTF8_H
 #define GAUNTLET_UTF8_H
 
@@ -16,5 +17,10 @@ size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret_cp, bool *ret
 /* Writes cp as UTF-8 into out (room for 4 bytes, not terminated). Returns the length (1..4),
  * or 0 for a surrogate or a value above U+10FFFF. */
 size_t utf8_encode(uint32_t cp, char out[4]);
+
+/* Where a cut at byte `at` of s[0..len) must go so as not to split a character: `at` moved
+ * back over the continuation bytes there (at most 3, the most a valid sequence has). at 0,
+ * and at >= len (the end), are left as they are. */
+size_t utf8_char_start(const char *s, size_t len, size_t at);
 
 #endif

@@ -90,13 +90,17 @@ bool strv_equal(char *const *a, char *const *b) {
         return true;
 }
 
+char *strdup_vprintf(const char *fmt, va_list ap) {
+        char *s = NULL;
+        return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+}
+
 char *strdup_printf(const char *fmt, ...) {
         va_list ap;
-        char *s = NULL;
         va_start(ap, fmt);
-        int r = vasprintf(&s, fmt, ap);
+        char *s = strdup_vprintf(fmt, ap);
         va_end(ap);
-        return r < 0 ? NULL : s;
+        return s;
 }
 
 bool startswith(const char *s, const char *prefix) {
@@ -185,25 +189,13 @@ uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
         return h;
 }
 
-int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len) {
-        size_t cap = 4096, len = 0;
+int read_fd_upto(int fd, size_t max, char **ret, size_t *ret_len) {
+        size_t cap = MIN(max, (size_t)4096), len = 0;
         _cleanup_free_ char *data = malloc(cap + 1);
         if (!data)
                 return -ENOMEM;
-        for (;;) {
+        while (len < max) {
                 if (len == cap) {
-                        if (cap >= max) {
-                                /* full: one more byte says whether there was more */
-                                char probe;
-                                ssize_t k = read(fd, &probe, 1);
-                                if (k < 0 && errno == EINTR)
-                                        continue;
-                                if (k < 0)
-                                        return -errno;
-                                if (k > 0)
-                                        return -EFBIG;
-                                break;
-                        }
                         size_t ncap = MIN(cap * 2, max);
                         char *nd = realloc(data, ncap + 1);
                         if (!nd)
@@ -222,6 +214,30 @@ int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len) {
                 len += (size_t)k;
         }
         data[len] = '\0';
+        if (ret_len)
+                *ret_len = len;
+        *ret = TAKE_PTR(data);
+        return 0;
+}
+
+int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_free_ char *data = NULL;
+        size_t len;
+        int r = read_fd_upto(fd, max, &data, &len);
+        if (r < 0)
+                return r;
+        while (len == max) {
+                /* full: one more byte says whether there was more */
+                char probe;
+                ssize_t k = read(fd, &probe, 1);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k > 0)
+                        return -EFBIG;
+                break;
+        }
         if (ret_len)
                 *ret_len = len;
         *ret = TAKE_PTR(data);

@@ -9,6 +9,7 @@
 #define GAUNTLET_UTIL_H
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,6 +73,7 @@ bool strv_equal(char *const *a, char *const *b);
 
 /* Duplicating helpers that return NULL only on ENOMEM. */
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
+char *strdup_vprintf(const char *fmt, va_list ap) _printf_(1, 0);
 bool startswith(const char *s, const char *prefix);
 bool endswith(const char *s, const char *suffix);
 bool streq_ptr(const char *a, const char *b);
@@ -90,6 +92,9 @@ uint64_t fnv1a(uint64_t seed, const void *p, size_t n);
  * exactly max bytes is fine); NUL-terminates. */
 int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len);
 int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len);
+/* Reads from fd until the end or max bytes, whichever is first (what follows is left
+ * unread); NUL-terminates. */
+int read_fd_upto(int fd, size_t max, char **ret, size_t *ret_len);
 /* Writes all of buf to fd, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t n);
 /* mkdir -p; 0 if it exists already. */

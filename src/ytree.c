@@ -23,12 +23,7 @@ void ytree_ctx_release(struct ytree_ctx *c) {
  * boundary. The copy lives until the ctx is released (or 8 more calls). */
 const char *ytree_esc(struct ytree_ctx *c, const char *s) {
         enum { CUT = 80 };
-        size_t n = strlen(s), take = n;
-        if (take > CUT) {
-                take = CUT;
-                while (take > 0 && ((unsigned char)s[take] & 0xc0) == 0x80)
-                        take--;
-        }
+        size_t n = strlen(s), take = n > CUT ? utf8_char_start(s, n, CUT) : n;
         _cleanup_free_ char *cut = strndup(s, take);
         struct buf b;
         buf_init(&b, 0);
@@ -48,11 +43,10 @@ int ytree_fail(struct ytree_ctx *c, unsigned line, const char *fmt, ...) {
         if (c->error)
                 return -EINVAL;
         va_list ap;
-        char *msg = NULL;
         va_start(ap, fmt);
-        int k = vasprintf(&msg, fmt, ap);
+        char *msg = strdup_vprintf(fmt, ap);
         va_end(ap);
-        if (k < 0)
+        if (!msg)
                 return -ENOMEM;
         c->error = strdup_printf("%s:%u: %s", c->name, line ? line : 1, msg);
         free(msg);

@@ -8,6 +8,7 @@
 #include "host.h"
 #include "loop.h"
 #include "profile.h"
+#include "text.h"
 
 static void usage(FILE *f) {
         fprintf(f, "usage: gauntlet doctor [--format text|json] [--engine NAME]\n\n"
@@ -47,7 +48,7 @@ static void print_text(json_t *fp, const struct gpu *g) {
                         const struct gpu_info *gi = &g->gpus[i];
                         for (size_t p = 0; p < gi->n_processes; p++) {
                                 const struct gpu_process *pr = &gi->processes[p];
-                                _cleanup_free_ char *name = host_clean_text(pr->name, strlen(pr->name), 16);
+                                _cleanup_free_ char *name = text_clean(pr->name, strlen(pr->name), 16);
                                 if (pr->used_mib >= 0)
                                         printf("     held by pid %d (%s): %lld MiB\n", (int)pr->pid,
                                                name && name[0] ? name : "?", (long long)pr->used_mib);

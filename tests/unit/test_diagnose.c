@@ -100,6 +100,36 @@ static void test_exit_without_signature(void **state) {
         unlink(path);
 }
 
+/* A log longer than head and tail together: its head and its tail are read, the middle
+ * is not. */
+static void test_long_log(void **state) {
+        char path[] = "/tmp/gauntlet-diag-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        char line[1024];
+        memset(line, 'a', sizeof(line) - 1);
+        line[sizeof(line) - 1] = '\n';
+        const char *first = "loading\n", *middle = "Traceback (most recent call last):\nValueError: lost\n";
+        assert_int_equal(write_all(fd, first, strlen(first)), 0);
+        size_t n = (DIAGNOSE_MAX_HEAD + DIAGNOSE_MAX_TAIL) / sizeof(line);
+        for (size_t i = 0; i < n + 16; i++) {
+                if (i == n / 2)
+                        assert_int_equal(write_all(fd, middle, strlen(middle)), 0);
+                assert_int_equal(write_all(fd, line, sizeof(line)), 0);
+        }
+        assert_int_equal(write_all(fd, "last words\n", 11), 0);
+        close(fd);
+        _cleanup_free_ char *last = diagnose_last_line(path);
+        assert_string_equal(last, "last words");
+        struct diagnosis d;
+        assert_int_equal(diagnose_exit(path, profile_find("vllm"), 1, 0, &d), 0);
+        /* the error in the middle, in neither part, is not seen */
+        assert_null(strstr(d.evidence, "ValueError"));
+        assert_non_null(strstr(d.evidence, "last words"));
+        diagnosis_release(&d);
+        unlink(path);
+}
+
 static void test_innermost_beats_wrapper(void **state) {
         /* tier: the root cause wins over a later-but-earlier-tier symptom, and a lower tier
          * found later still beats a device error found first */
@@ -321,6 +351,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_log_corpus),
                 cmocka_unit_test(test_exit_without_signature),
+                cmocka_unit_test(test_long_log),
                 cmocka_unit_test(test_innermost_beats_wrapper),
                 cmocka_unit_test(test_control_chars_in_evidence),
                 cmocka_unit_test(test_assertion_forms),

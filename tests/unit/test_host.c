@@ -1,4 +1,4 @@
-/* test_host.c -- version commands as events, text cleaning, the host fingerprint. */
+/* test_host.c -- version commands as events, the host fingerprint (text_clean: test_text.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,25 +11,6 @@
 #include "host.h"
 
 #define ARGV(...) ((char *const[]){__VA_ARGS__, NULL})
-
-static char *clean(const char *s, size_t max) {
-        return host_clean_text(s, strlen(s), max);
-}
-
-static void test_clean_text(void **state) {
-        _cleanup_free_ char *a = clean("  v1.2\t\r\n", 100);
-        assert_string_equal(a, "v1.2");
-        _cleanup_free_ char *b = clean("a\x1b[31mb\x7f", 100);
-        assert_string_equal(b, "a?[31mb?");
-        /* invalid UTF-8 (a lone continuation byte, an overlong '/'), valid é kept */
-        _cleanup_free_ char *c = clean("\x80x\xc0\xafy\xc3\xa9", 100);
-        assert_string_equal(c, "?x??y\xc3\xa9");
-        /* the cap never splits a character */
-        _cleanup_free_ char *d = clean("ab\xc3\xa9", 3);
-        assert_string_equal(d, "ab");
-        _cleanup_free_ char *e = clean("", 3);
-        assert_string_equal(e, "");
-}
 
 static void test_commands(void **state) {
         _cleanup_loop_ struct loop *l = NULL;
@@ -222,8 +203,7 @@ static void test_fingerprint_no_gpus(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_clean_text),
-                cmocka_unit_test(test_commands),
+                        cmocka_unit_test(test_commands),
                 cmocka_unit_test(test_commands_timeout),
                 cmocka_unit_test(test_fingerprint_fake_gpus),
                 cmocka_unit_test(test_fingerprint_no_gpus),

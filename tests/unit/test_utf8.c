@@ -1,4 +1,4 @@
-/* test_utf8.c -- utf8_encode against utf8_decode, and the values neither takes. */
+/* test_utf8.c -- utf8_encode against utf8_decode, the values neither takes, utf8_char_start. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,11 +57,32 @@ static void test_round_trip(void **state) {
         }
 }
 
+/* A cut never splits a character: back over continuation bytes, at most three. */
+static void test_char_start(void **state) {
+        const char *s = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z"; /* a é € 😀 z */
+        size_t len = strlen(s);
+        assert_int_equal(utf8_char_start(s, len, 0), 0);
+        assert_int_equal(utf8_char_start(s, len, 1), 1);
+        assert_int_equal(utf8_char_start(s, len, 2), 1);
+        assert_int_equal(utf8_char_start(s, len, 3), 3);
+        assert_int_equal(utf8_char_start(s, len, 5), 3);
+        assert_int_equal(utf8_char_start(s, len, 9), 6);
+        assert_int_equal(utf8_char_start(s, len, 10), 10);
+        /* the end, and past it, stay where they are */
+        assert_int_equal(utf8_char_start(s, len, len), len);
+        assert_int_equal(utf8_char_start(s, len, len + 5), len + 5);
+        /* a run of stray continuation bytes: at most three back */
+        const char *junk = "x\x80\x80\x80\x80\x80";
+        assert_int_equal(utf8_char_start(junk, 6, 5), 2);
+        assert_int_equal(utf8_char_start(junk, 6, 3), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_encode_lengths_and_bytes),
                 cmocka_unit_test(test_encode_rejects_what_decode_rejects),
                 cmocka_unit_test(test_round_trip),
+                cmocka_unit_test(test_char_start),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -131,7 +132,25 @@ static void test_read_capped(void **state) {
         got = NULL;
         assert_int_equal(read_file_capped(path, sizeof(data) - 1, &got, &len), -EFBIG);
         assert_null(got);
+        /* a cap below the first read's size is a cap too */
+        assert_int_equal(read_file_capped(path, 100, &got, &len), -EFBIG);
+        assert_null(got);
         assert_int_equal(read_file_capped("/nonexistent/gauntlet", 10, &got, &len), -ENOENT);
+        /* read_fd_upto: that much, the rest left for the next read */
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(read_fd_upto(fd, 6000, &got, &len), 0);
+        assert_int_equal(len, 6000);
+        assert_int_equal(got[len], '\0');
+        free(got);
+        assert_int_equal(read_fd_upto(fd, 6000, &got, &len), 0);
+        assert_int_equal(len, sizeof(data) - 6000);
+        free(got);
+        assert_int_equal(read_fd_upto(fd, 0, &got, &len), 0);
+        assert_int_equal(len, 0);
+        assert_string_equal(got, "");
+        free(got);
+        close(fd);
         unlink(path);
 }
 
