@@ -1,4 +1,4 @@
-/* fuzz_matrix.c -- libFuzzer target: the matrix loader (matrix_load_string) and, when a
+/* fuzz_matrix.c -- libFuzzer target: the matrix loader (cells_load_matrix_string) and, when a
  * matrix loads, its expansion into cells.
  *
  * Invariants: no crash, leak or hang (the alias and size limits hold); a failure is
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct matrix *m = NULL;
         char *err = NULL;
-        int r = matrix_load_string((const char *)data, size, "fuzz.yaml", &m, &err);
+        int r = cells_load_matrix_string((const char *)data, size, "fuzz.yaml", &m, &err);
         if (r < 0) {
                 FUZZ_ASSERT(!m, "*ret set on failure");
                 check_error(r, err);

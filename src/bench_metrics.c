@@ -1,5 +1,5 @@
 /* bench_metrics.c -- the pure half of bench: event parsing, schedules, prompts, level metrics. */
-#include "bench.h"
+#include "bench_metrics.h"
 #include "metrics.h"
 
 #include <math.h>

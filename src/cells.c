@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "placeholder.h"
+#include "ytree.h"
 
 size_t cells_count(const struct matrix *m) {
         if (m->strategy == STRATEGY_ONE_AT_A_TIME) {
@@ -224,4 +225,150 @@ int cells_find(const struct cell *cells, size_t n, size_t n_axes, const size_t *
                         return (int)i;
         }
         return -1;
+}
+
+/* ---- the cell checks of a matrix ---- */
+
+static int cell_id_cmp(const void *x, const void *y) {
+        const struct cell *a = *(const struct cell *const *)x, *b = *(const struct cell *const *)y;
+        return strcmp(a->id, b->id);
+}
+
+/* Two cells with one id would be one configuration under two names: the journal could not
+ * tell them apart. It happens when axis values change nothing (a map value without args). */
+static int check_unique_cells(struct ytree_ctx *c, const struct matrix *m) {
+        struct cell *cells = NULL;
+        size_t n = 0;
+        int r = cells_expand(m, &cells, &n);
+        if (r < 0)
+                return r;
+        struct cell **sorted = calloc(n, sizeof(*sorted));
+        if (!sorted) {
+                cells_free(cells, n);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+                sorted[i] = &cells[i];
+        qsort(sorted, n, sizeof(*sorted), cell_id_cmp);
+        for (size_t i = 1; i < n && r >= 0; i++)
+                if (strcmp(sorted[i - 1]->id, sorted[i]->id) == 0) {
+                        _cleanup_free_ char *a = cell_label(m, sorted[i - 1]);
+                        _cleanup_free_ char *b = cell_label(m, sorted[i]);
+                        if (!a || !b)
+                                r = -ENOMEM;
+                        else
+                                r = ytree_fail(c, m->line_axes,
+                                         "cells '%s' and '%s' give the same command and environment; make each value change something",
+                                         ytree_esc(c, a), ytree_esc(c, b));
+                }
+        free(sorted);
+        cells_free(cells, n);
+        return r;
+}
+
+static size_t count_occurrences(const char *s, const char *needle) {
+        size_t n = 0, l = strlen(needle);
+        for (const char *p = strstr(s, needle); p; p = strstr(p + l, needle))
+                n++;
+        return n;
+}
+
+static size_t text_bytes(char *const *v, size_t model_len) {
+        size_t b = 0;
+        for (size_t i = 0; v && v[i]; i++)
+                b += strlen(v[i]) + 1 + count_occurrences(v[i], "{model}") * model_len;
+        return b;
+}
+
+/* The largest cell any combination can make stays within MATRIX_MAX_ARGS, MATRIX_MAX_ENV
+ * and MATRIX_MAX_CELL_BYTES: expansion then costs at most cells times that. */
+static int check_cell_size(struct ytree_ctx *c, const struct matrix *m) {
+        size_t ml = m->model ? strlen(m->model) : 0;
+        const char *const *tmpl = cell_template(m);
+        size_t n_argv = strv_length((char *const *)tmpl) + strv_length(m->args), n_env = strv_length(m->env);
+        size_t bytes = text_bytes((char *const *)tmpl, ml) + text_bytes(m->args, ml) + text_bytes(m->env, 0);
+        for (size_t a = 0; a < m->n_axes; a++) {
+                size_t most_args = 0, most_env = 0, most_bytes = 0;
+                for (size_t j = 0; j < m->axes[a].n_values; j++) {
+                        const struct axis_value *v = &m->axes[a].values[j];
+                        most_args = MAX(most_args, strv_length(v->args));
+                        most_env = MAX(most_env, strv_length(v->env));
+                        most_bytes = MAX(most_bytes, text_bytes(v->args, ml) + text_bytes(v->env, 0));
+                }
+                n_argv += most_args;
+                n_env += most_env;
+                bytes += most_bytes;
+        }
+        unsigned where = m->n_axes ? m->line_axes : m->line_args;
+        unsigned line = where ? where : m->line_top;
+        if (n_argv > MATRIX_MAX_ARGS)
+                return ytree_fail(c, line, "a cell's command line can reach %zu arguments (at most %d)", n_argv,
+                            MATRIX_MAX_ARGS);
+        if (n_env > MATRIX_MAX_ENV)
+                return ytree_fail(c, line, "a cell's environment can reach %zu variables (at most %d)", n_env, MATRIX_MAX_ENV);
+        if (bytes > MATRIX_MAX_CELL_BYTES)
+                return ytree_fail(c, line, "a cell's command line and environment can reach %zu bytes (at most %zu)", bytes,
+                            MATRIX_MAX_CELL_BYTES);
+        return 0;
+}
+
+/* The eval's reference must be a cell that runs. */
+static int check_reference(struct ytree_ctx *c, const struct matrix *m) {
+        struct cell *cells = NULL;
+        size_t n = 0;
+        int r = cells_expand(m, &cells, &n);
+        if (r < 0)
+                return r;
+        int at = cells_find(cells, n, m->n_axes, m->reference);
+        bool excluded = at >= 0 && cells[at].excluded;
+        cells_free(cells, n);
+        if (at < 0)
+                return ytree_fail(c, m->line_reference, "reference is not a cell of this matrix (strategy one-at-a-time "
+                                                        "varies one axis from the baseline at a time)");
+        if (excluded)
+                return ytree_fail(c, m->line_reference, "reference names a cell that exclude leaves out");
+        return 0;
+}
+
+static int check_cells(struct ytree_ctx *c, const struct matrix *m) {
+        int r;
+        /* The count before anything walks the cells (one-at-a-time cannot get this big). */
+        if (cells_count(m) > MATRIX_MAX_CELLS)
+                return ytree_fail(c, m->line_axes, "the matrix has more than %d cells; split it or use strategy: one-at-a-time",
+                                  MATRIX_MAX_CELLS);
+        if ((r = check_cell_size(c, m)) < 0)
+                return r;
+        if (m->n_axes > 0 && (r = check_unique_cells(c, m)) < 0)
+                return r;
+        if (m->reference && (r = check_reference(c, m)) < 0)
+                return r;
+        return 0;
+}
+
+int cells_load_matrix_string(const char *text, size_t len, const char *name, struct matrix **ret, char **ret_error) {
+        struct matrix *m = NULL;
+        int r = matrix_parse_string(text, len, name, &m, ret_error);
+        if (r < 0)
+                return r;
+        struct ytree_ctx c = {.name = name};
+        r = check_cells(&c, m);
+        if (r < 0) {
+                if (ret_error)
+                        *ret_error = TAKE_PTR(c.error);
+                ytree_ctx_release(&c);
+                matrix_free(m);
+                return r;
+        }
+        ytree_ctx_release(&c);
+        *ret = m;
+        return 0;
+}
+
+int cells_load_matrix(const char *path, struct matrix **ret, char **ret_error) {
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        int r = ytree_read_path(path, &text, &len, ret_error);
+        if (r < 0)
+                return r;
+        return cells_load_matrix_string(text, len, path, ret, ret_error);
 }

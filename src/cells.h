@@ -7,10 +7,10 @@
  *
  * Ownership: cells_expand hands back an array the caller frees with cells_free; each cell
  * owns its strings. A cell borrows nothing from the matrix, but choice[] and cell_label()
- * only make sense with the matrix it came from. Invariants, for a matrix that matrix_load
- * accepted (it checks count, size and unique ids, expanding to do so): it expands without
- * error, its cells' ids are distinct, and no cell is larger than the MATRIX_MAX_ARGS,
- * MATRIX_MAX_ENV and MATRIX_MAX_CELL_BYTES limits.
+ * only make sense with the matrix it came from. Invariants, for a matrix that
+ * cells_load_matrix accepted (it checks count, size and unique ids, expanding to do so): it
+ * expands without error, its cells' ids are distinct, and no cell is larger than the
+ * MATRIX_MAX_ARGS, MATRIX_MAX_ENV and MATRIX_MAX_CELL_BYTES limits.
  */
 #ifndef GAUNTLET_CELLS_H
 #define GAUNTLET_CELLS_H
@@ -55,5 +55,17 @@ int cell_resolve_argv(const struct cell *c, const char *host, int port, char ***
 /* "moe=flashinfer_cutlass gemm=auto" style label, axes in order; "(base)" for a matrix
  * without axes. Caller frees; NULL only when out of memory. Names are raw: escape them. */
 char *cell_label(const struct matrix *m, const struct cell *c);
+
+/* Loads a matrix: its schema (matrix_parse_string), then the cells it makes: at most
+ * MATRIX_MAX_CELLS, none past the MATRIX_MAX_ARGS, MATRIX_MAX_ENV and
+ * MATRIX_MAX_CELL_BYTES limits, no two with one id, and the eval's reference a cell that
+ * runs. On failure returns a negative errno and, in *ret_error, one line (caller frees):
+ * "FILE:LINE: message" for anything wrong in the file (-EINVAL, also for a file over
+ * YTREE_MAX_FILE), "cannot read 'FILE': reason" when it cannot be read (the read's errno).
+ * *ret_error may stay NULL on -ENOMEM. Nothing else happens on failure. */
+int cells_load_matrix(const char *path, struct matrix **ret, char **ret_error);
+/* The same from memory; name stands for the file in messages. */
+int cells_load_matrix_string(const char *text, size_t len, const char *name, struct matrix **ret,
+                             char **ret_error);
 
 #endif

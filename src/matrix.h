@@ -1,8 +1,9 @@
 /* matrix.h -- the matrix schema: the user's matrix file -> a checked struct matrix.
  *
- * The keys are a contract (DESIGN.md, docs/matrix.md). matrix_load() validates
- * everything a sweep needs before anything is launched or written: a malformed file gives
- * one message "FILE:LINE: what is wrong" and no side effects. The YAML under it is
+ * The keys are a contract (DESIGN.md, docs/matrix.md). matrix_parse_string() validates the
+ * schema, and cells_load_matrix() (cells.h) the cells it makes as well: together everything
+ * a sweep needs before anything is launched or written: a malformed file gives one message
+ * "FILE:LINE: what is wrong" and no side effects. The YAML under it is
  * ytree.h's, the `checks:` list suite.h's; the cells it expands into are cells.h's.
  *
  * Ownership: a struct matrix owns every string, vector and array it points to, profile
@@ -82,7 +83,7 @@ struct exclude_rule {
 };
 
 struct matrix {
-        char *path;                   /* as given (the name, for matrix_load_string) */
+        char *path;                   /* as given (the name, for matrix_parse_string) */
         char *text;                   /* the file as read, for the journal and reports */
         char *engine;                 /* the profile's canonical name ("llamacpp" -> "llama.cpp") */
         const struct profile *profile;
@@ -136,16 +137,19 @@ struct matrix {
          * the key is absent (then the message names the file alone). */
         unsigned line_command, line_workdir, line_host;
         unsigned line_launcher;       /* of `launcher:`; 0 when absent */
+        /* Lines for the cell checks (cells_load_matrix): the top of the file, `axes:`,
+         * `args:` and `reference:`; 0 when absent. */
+        unsigned line_top, line_axes, line_args, line_reference;
 };
 
-/* Loads and validates. On failure returns a negative errno and, in *ret_error, one line
- * (caller frees): "FILE:LINE: message" for anything wrong in the file (-EINVAL, also for
- * a file over YTREE_MAX_FILE), "cannot read 'FILE': reason" when it cannot be read (the
- * read's errno). *ret_error may stay NULL on -ENOMEM. Nothing else happens on failure. */
-int matrix_load(const char *path, struct matrix **ret, char **ret_error);
-/* The same from memory; name stands for the file in messages. */
-int matrix_load_string(const char *text, size_t len, const char *name, struct matrix **ret,
-                       char **ret_error);
+/* Parses and validates the schema: every key, value and reference between keys, but not
+ * the cells the matrix makes (their number and size, distinct ids, the eval's reference a
+ * cell that runs): cells.h's cells_load_matrix checks those too, and is what a caller
+ * wants. name stands for the file in messages. On failure returns a negative errno and, in
+ * *ret_error, one line (caller frees): "FILE:LINE: message" (-EINVAL); *ret_error may stay
+ * NULL on -ENOMEM. Nothing else happens on failure. */
+int matrix_parse_string(const char *text, size_t len, const char *name, struct matrix **ret,
+                        char **ret_error);
 void matrix_free(struct matrix *m);
 static inline void matrix_freep(struct matrix **m) { if (*m) matrix_free(*m); }
 #define _cleanup_matrix_ _cleanup_(matrix_freep)

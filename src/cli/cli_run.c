@@ -518,7 +518,7 @@ int cli_run(int argc, char **argv) {
 
         _cleanup_matrix_ struct matrix *m = NULL;
         _cleanup_free_ char *error = NULL;
-        int r = matrix_load(matrix_path, &m, &error);
+        int r = cells_load_matrix(matrix_path, &m, &error);
         if (r < 0) {
                 cli_error("%s", error ? error : strerror(-r));
                 return EXIT_USAGE;

@@ -35,7 +35,7 @@ static struct matrix *load_ok(const char *rel) {
         _cleanup_free_ char *path = src_path(rel);
         struct matrix *m = NULL;
         char *err = NULL;
-        int r = matrix_load(path, &m, &err);
+        int r = cells_load_matrix(path, &m, &err);
         if (r < 0)
                 fail_msg("%s: %d %s", rel, r, err ? err : "(no message)");
         assert_non_null(m);
@@ -46,7 +46,7 @@ static struct matrix *load_ok(const char *rel) {
 static struct matrix *load_str(const char *yaml) {
         struct matrix *m = NULL;
         char *err = NULL;
-        int r = matrix_load_string(yaml, strlen(yaml), "inline.yaml", &m, &err);
+        int r = cells_load_matrix_string(yaml, strlen(yaml), "inline.yaml", &m, &err);
         if (r < 0)
                 fail_msg("inline: %d %s", r, err ? err : "(no message)");
         return m;
@@ -56,7 +56,7 @@ static struct matrix *load_str(const char *yaml) {
 static char *load_err(const char *yaml, size_t len) {
         struct matrix *m = (struct matrix *)0x1; /* must stay untouched on failure */
         char *err = NULL;
-        int r = matrix_load_string(yaml, len, "t.yaml", &m, &err);
+        int r = cells_load_matrix_string(yaml, len, "t.yaml", &m, &err);
         assert_int_equal(r, -EINVAL);
         assert_ptr_equal(m, (struct matrix *)0x1);
         assert_non_null(err);
@@ -323,7 +323,7 @@ static size_t check_bad_files(const char *pattern, bool suite) {
                         assert_int_equal(n, 77);
                 } else {
                         struct matrix *m = (struct matrix *)0x1;
-                        r = matrix_load(path, &m, &err);
+                        r = cells_load_matrix(path, &m, &err);
                         assert_ptr_equal(m, (struct matrix *)0x1);
                 }
                 _cleanup_free_ char *prefix = strdup_printf("%s:%u: ", path, line);
@@ -444,7 +444,7 @@ static void test_bad_inline(void **state) {
         /* a file that cannot be read says so, with the errno */
         struct matrix *none = NULL;
         char *e6 = NULL;
-        assert_int_equal(matrix_load("/nonexistent/m.yaml", &none, &e6), -ENOENT);
+        assert_int_equal(cells_load_matrix("/nonexistent/m.yaml", &none, &e6), -ENOENT);
         assert_null(none);
         assert_string_equal(e6, "cannot read '/nonexistent/m.yaml': No such file or directory");
         free(e6);

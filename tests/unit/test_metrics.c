@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "bench.h"
+#include "bench_metrics.h"
 #include "metrics.h"
 #include "objective.h"
 

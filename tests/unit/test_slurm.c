@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "diagnose.h"
+#include "cells.h"
 #include "matrix.h"
 #include "procs.h"
 #include "profile.h"
@@ -226,7 +227,7 @@ static void test_argv(void **state) {
 static struct matrix *load(const char *yaml, char **err) {
         struct matrix *m = NULL;
         *err = NULL;
-        if (matrix_load_string(yaml, strlen(yaml), "m.yaml", &m, err) < 0)
+        if (cells_load_matrix_string(yaml, strlen(yaml), "m.yaml", &m, err) < 0)
                 return NULL;
         return m;
 }
