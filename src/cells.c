@@ -77,7 +77,8 @@ static void cell_release(struct cell *c) {
         strv_free(c->env);
 }
 
-const char *const *cell_template(const struct matrix *m) {
+/* The argv every cell starts with: the matrix's command, else the profile's template. */
+static const char *const *cell_template(const struct matrix *m) {
         return m->command ? (const char *const *)m->command : m->profile->command;
 }
 

@@ -46,8 +46,6 @@ size_t cells_count(const struct matrix *m);
 /* The index of the cell whose choice is `choice` (one value index per axis), or -1. */
 int cells_find(const struct cell *cells, size_t n, size_t n_axes, const size_t *choice);
 
-/* The argv every cell starts with: the matrix's command, else the profile's template. */
-const char *const *cell_template(const struct matrix *m);
 /* Copies argv with every {host} and {port} filled in, also inside longer arguments
  * ("http://{host}:{port}"); other text, other braces included, is left alone (the rule
  * of placeholder.h). */

@@ -509,18 +509,8 @@ int diagnose_exit(const char *log_path, const struct profile *p, int exit_code, 
         }
         _cleanup_free_ char *last = first ? NULL : diagnose_last_line(log_path);
         char status[64];
-        const char *cause;
-        if (exit_signal) {
-                const char *name = sigabbrev_np(exit_signal);
-                if (name)
-                        snprintf(status, sizeof(status), "killed by SIG%s", name);
-                else
-                        snprintf(status, sizeof(status), "killed by signal %d", exit_signal);
-                cause = "signal";
-        } else {
-                snprintf(status, sizeof(status), "exited with status %d", exit_code);
-                cause = "exit";
-        }
+        exit_describe(exit_code, exit_signal, status);
+        const char *cause = exit_signal ? "signal" : "exit";
         char *e = first  ? strdup_printf("%s; first error line: %s", status, first)
                   : last ? strdup_printf("%s; last log line: %s", status, last)
                          : strdup(status);

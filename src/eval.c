@@ -46,7 +46,8 @@ static unsigned builtin_mask(const struct eval_options *o) {
         return o->builtins ? o->builtins : (1u << _EVAL_BUILTIN_MAX) - 1;
 }
 
-char *eval_options_source(const struct eval_options *o) {
+/* "builtin:products,sums,letters,sort,copy" or "file:PATH" (caller frees; NULL: ENOMEM). */
+static char *eval_options_source(const struct eval_options *o) {
         if (o->file)
                 return strdup_printf("file:%s", o->file);
         struct buf b;

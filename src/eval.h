@@ -70,12 +70,10 @@ struct eval_options {
 /* The defaults above: built-in sets, seed 1, logprobs on, no gate on the differential. */
 void eval_options_init(struct eval_options *o);
 void eval_options_release(struct eval_options *o);
-/* "builtin:products,sums,letters,sort,copy" or "file:PATH" (caller frees; NULL: ENOMEM). */
-char *eval_options_source(const struct eval_options *o);
 
 /* The questions asked, in order. */
 struct eval_set {
-        char *source;            /* eval_options_source() */
+        char *source;            /* "builtin:SETS" or "file:PATH": where they came from */
         struct check_spec *specs;  /* one per question: name = its id, non-streamed */
         char (*keys)[17];        /* per question: FNV-1a 64 of the prompt (or messages) and
                                     the expectation, as 16 hex digits */

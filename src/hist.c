@@ -63,18 +63,6 @@ void hist_record(struct hist *h, uint64_t v) {
                 h->max = v;
 }
 
-void hist_merge(struct hist *dst, const struct hist *src) {
-        if (!src->count)
-                return;
-        for (size_t i = 0; i < HIST_BUCKETS; i++)
-                dst->counts[i] += src->counts[i];
-        dst->count += src->count;
-        dst->clamped += src->clamped;
-        dst->sum += src->sum;
-        dst->min = MIN(dst->min, src->min);
-        dst->max = MAX(dst->max, src->max);
-}
-
 uint64_t hist_percentile(const struct hist *h, double p) {
         if (!h->count)
                 return 0;

@@ -40,8 +40,6 @@ void hist_release(struct hist *h);
 void hist_reset(struct hist *h);
 /* Records one value. This function can't fail. */
 void hist_record(struct hist *h, uint64_t v);
-/* Adds every sample of src to dst. */
-void hist_merge(struct hist *dst, const struct hist *src);
 
 /* The value at percentile p (0..100), nearest-rank: the smallest recorded value such that
  * at least p% of the samples are <= it, reported as the middle of its bucket clamped to

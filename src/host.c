@@ -72,7 +72,8 @@ void host_commands_release(struct host_command *cmds, size_t n) {
 
 /* ---- the fingerprint ------------------------------------------------------------------ */
 
-bool host_engine_is_python(const char *engine) {
+/* Whether an engine's profile is a Python program (torch and flashinfer matter to it). */
+static bool host_engine_is_python(const char *engine) {
         static const char *const python[] = {"sglang", "vllm", "trtllm"};
         for (size_t i = 0; engine && i < ELEMENTSOF(python); i++)
                 if (strcmp(engine, python[i]) == 0)
@@ -154,7 +155,8 @@ static char *cpu_model(void) {
         return NULL;
 }
 
-json_t *host_gpus_json(const struct gpu *g) {
+/* The GPU part alone: the "gpus" array of the fingerprint. New reference, NULL on ENOMEM. */
+static json_t *host_gpus_json(const struct gpu *g) {
         json_t *list = json_array();
         if (!list)
                 return NULL;
@@ -293,12 +295,4 @@ out:
         json_decref(o);
         host_commands_release(cmds, n);
         return r;
-}
-
-int host_fingerprint(struct loop *l, const struct profile *p, json_t **ret) {
-        _cleanup_gpu_ struct gpu *g = NULL;
-        int r = gpu_open(&g);
-        if (r < 0)
-                return r;
-        return host_fingerprint_gpu(l, p, g, ret);
 }

@@ -38,18 +38,12 @@
 
 /* The fingerprint. With p, only p's engine is asked for its version; with p NULL, the
  * usual engines (llama.cpp, vllm, sglang, trtllm). Python engines (sglang, vllm, trtllm)
- * add the python entry. GPUs come from gpu_open() (GAUNTLET_FAKE_GPUS applies).
- * *ret is a new reference. Fails only with -ENOMEM, or -EINTR when a signal caught by
- * the loop arrived while the commands ran (they are killed first). */
-int host_fingerprint(struct loop *l, const struct profile *p, json_t **ret);
-/* The same with GPUs from a state the caller holds (queried afresh here). */
+ * add the python entry. GPUs from g, a state the caller holds (gpu_open: GAUNTLET_FAKE_GPUS
+ * applies), queried afresh here. *ret is a new reference. Fails only with -ENOMEM, or
+ * -EINTR when a signal caught by the loop arrived while the commands ran (they are killed
+ * first). */
 int host_fingerprint_gpu(struct loop *l, const struct profile *p, struct gpu *g, json_t **ret);
 
-/* The GPU part alone: the "gpus" array of the fingerprint. New reference, NULL on ENOMEM. */
-json_t *host_gpus_json(const struct gpu *g);
-
-/* Whether an engine's profile is a Python program (torch and flashinfer matter to it). */
-bool host_engine_is_python(const char *engine);
 
 /* One command to run for its first line (the exposed piece, for tests and tools). */
 struct host_command {

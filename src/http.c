@@ -20,7 +20,7 @@ struct http_transfer {
         char errbuf[CURL_ERROR_SIZE];
 };
 
-void http_response_init(struct http_response *r) {
+static void http_response_init(struct http_response *r) {
         *r = (struct http_response){0};
         buf_init(&r->body, HTTP_DEFAULT_MAX_BODY);
 }
@@ -267,7 +267,9 @@ fail:
         return r;
 }
 
-void http_cancel(struct http_transfer *t) {
+/* Stops a transfer in flight now; its done callback is not called; its response gets
+ * error -ECANCELED unless it had finished already. */
+static void http_cancel(struct http_transfer *t) {
         if (!t || !t->running)
                 return;
         loop_remove_transfer(t->loop, t->easy);
@@ -284,10 +286,6 @@ void http_transfer_free(struct http_transfer *t) {
         curl_slist_free_all(t->headers);
         http_response_release(&t->resp);
         free(t);
-}
-
-bool http_transfer_done(const struct http_transfer *t) {
-        return t->done;
 }
 
 struct http_response *http_transfer_response(struct http_transfer *t) {

@@ -70,26 +70,21 @@ struct http_response {
         char *error_message;           /* owned: curl's words for the failure, or NULL */
 };
 
-void http_response_init(struct http_response *r);
 void http_response_release(struct http_response *r);
 
 struct http_transfer;
 
-/* Called once when the transfer ends (not after http_cancel). The callee may free it. */
+/* Called once when the transfer ends (not when http_transfer_free cancels it first). The callee may free it. */
 typedef void (*http_done_cb)(struct http_transfer *t, void *userdata);
 
 /* Starts req on l. The request's strings are copied; on_data's userdata must outlive
  * the transfer. The transfer owns its response until http_transfer_free(). */
 int http_start(struct loop *l, const struct http_request *req, http_done_cb done, void *userdata,
                struct http_transfer **ret);
-/* Stops a transfer in flight now; its done callback is not called; its response gets
- * error -ECANCELED unless it had finished already. */
-void http_cancel(struct http_transfer *t);
 /* Cancels it if needed and frees it. NULL is fine. */
 void http_transfer_free(struct http_transfer *t);
 static inline void http_transfer_freep(struct http_transfer **t) { http_transfer_free(*t); }
 #define _cleanup_http_transfer_ _cleanup_(http_transfer_freep)
-bool http_transfer_done(const struct http_transfer *t);
 struct http_response *http_transfer_response(struct http_transfer *t);
 
 /* Runs req to its end on l, serving every other watch of the loop meanwhile. deadline is

@@ -212,7 +212,8 @@ static int reap_listed_children(void) {
         return r;
 }
 
-void procs_reap_orphans(void) {
+/* Reaps zombie children of gauntlet (adopted orphans, as a subreaper) not registered. */
+static void procs_reap_orphans(void) {
         if (reap_listed_children() != -ENOENT)
                 return;
         /* Walk /proc for zombies whose parent is us rather than waitpid(-1): that would also

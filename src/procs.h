@@ -66,11 +66,10 @@ int procs_new_token(char buf[static 33]);
 int procs_terminate(struct loop *l, const struct procs_query *q, usec_t grace, usec_t deadline,
                     size_t *ret_killed);
 
-/* A child whose exit status its owner collects itself: never reaped by procs_reap_orphans. */
+/* A child whose exit status its owner collects itself: never reaped as an adopted orphan
+ * (procs_terminate's reaping). */
 int procs_register_child(pid_t pid);
 void procs_unregister_child(pid_t pid);
-/* Reaps zombie children of gauntlet (adopted orphans, as a subreaper) not registered. */
-void procs_reap_orphans(void);
 /* Makes gauntlet the reaper of orphans from its children's trees (PR_SET_CHILD_SUBREAPER). */
 int procs_become_subreaper(void);
 

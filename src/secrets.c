@@ -51,7 +51,8 @@ bool secrets_flag(const char *flag) {
         return flag && flag_n(flag, strlen(flag));
 }
 
-char *secrets_mask_env_entry(const char *entry) {
+/* "KEY=VALUE" with VALUE masked when KEY is a secret name. Caller frees; NULL: ENOMEM. */
+static char *secrets_mask_env_entry(const char *entry) {
         const char *eq = strchr(entry, '=');
         if (!eq || !env_name_n(entry, (size_t)(eq - entry)))
                 return strdup(entry);

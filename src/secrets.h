@@ -26,8 +26,6 @@ bool secrets_env_name(const char *name);
 /* Whether a command-line flag ("--api-key", "-token") takes a secret value. */
 bool secrets_flag(const char *flag);
 
-/* "KEY=VALUE" with VALUE masked when KEY is a secret name. Caller frees; NULL: ENOMEM. */
-char *secrets_mask_env_entry(const char *entry);
 /* Copies of env / argv with secrets masked. *ret is NULL for a NULL input. */
 int secrets_mask_env(char *const *env, char ***ret);
 int secrets_mask_argv(char *const *argv, char ***ret);

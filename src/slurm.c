@@ -374,14 +374,9 @@ static void note_error(struct slurm_server *st, const char *what, int r, const s
                 st->error = strdup_printf("%s: %s", what, strerror(-r));
         else {
                 _cleanup_free_ char *line = first_line(buf_str(&c->out[1]));
-                if (line && *line)
-                        st->error = strdup(line);
-                else if (c->signal) {
-                        const char *name = sigabbrev_np(c->signal);
-                        st->error = name ? strdup_printf("%s killed by SIG%s", what, name)
-                                         : strdup_printf("%s killed by signal %d", what, c->signal);
-                } else
-                        st->error = strdup_printf("%s exited with status %d", what, c->exit_code);
+                char status[64];
+                st->error = line && *line ? strdup(line)
+                                          : strdup_printf("%s %s", what, exit_describe(c->exit_code, c->signal, status));
         }
 }
 

@@ -530,21 +530,6 @@ void server_free(struct server *s) {
         free(s);
 }
 
-const char *server_describe_exit(const struct server *s, char buf[static 64]) {
-        if (!s->exited)
-                return "still running";
-        if (s->exit_signal) {
-                const char *name = sigabbrev_np(s->exit_signal);
-                if (name)
-                        snprintf(buf, 64, "killed by SIG%s", name);
-                else
-                        snprintf(buf, 64, "killed by signal %d", s->exit_signal);
-        } else {
-                snprintf(buf, 64, "exited with status %d", s->exit_code);
-        }
-        return buf;
-}
-
 /* The first address of host to listen on; -EADDRNOTAVAIL when it has none. */
 static int resolve_host(const char *host, struct addrinfo **ret) {
         struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,

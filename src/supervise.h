@@ -193,9 +193,6 @@ int server_stop(struct server *s, usec_t grace, usec_t deadline, size_t *ret_kil
 
 void server_free(struct server *s);
 
-/* "exited with status 1", "killed by SIGKILL", "still running" (static or into buf). */
-const char *server_describe_exit(const struct server *s, char buf[static 64]);
-
 /* A free TCP port on host, chosen by the kernel (a server gets its own port per launch).
  * Cells that run side by side in n_slots processes (n_slots > 1) draw from disjoint sets
  * of ports, one per slot, so two of them are never handed the same port. */

@@ -95,6 +95,17 @@ char *strdup_vprintf(const char *fmt, va_list ap) {
         return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
 }
 
+const char *exit_describe(int exit_code, int exit_signal, char buf[static 64]) {
+        const char *name = exit_signal ? sigabbrev_np(exit_signal) : NULL;
+        if (name)
+                snprintf(buf, 64, "killed by SIG%s", name);
+        else if (exit_signal)
+                snprintf(buf, 64, "killed by signal %d", exit_signal);
+        else
+                snprintf(buf, 64, "exited with status %d", exit_code);
+        return buf;
+}
+
 char *strdup_printf(const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);

@@ -74,6 +74,9 @@ bool strv_equal(char *const *a, char *const *b);
 /* Duplicating helpers that return NULL only on ENOMEM. */
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
 char *strdup_vprintf(const char *fmt, va_list ap) _printf_(1, 0);
+/* How a process ended, in words, into buf: "exited with status 1" when exit_signal is 0,
+ * else "killed by SIGKILL" ("killed by signal 77" for a signal without a name). */
+const char *exit_describe(int exit_code, int exit_signal, char buf[static 64]);
 bool startswith(const char *s, const char *prefix);
 bool endswith(const char *s, const char *suffix);
 bool streq_ptr(const char *a, const char *b);

@@ -673,7 +673,9 @@ int ytree_load(struct ytree_ctx *c, const char *text, size_t len, struct ytree *
         return 0;
 }
 
-int ytree_read_file(struct ytree_ctx *c, const char *path, char **ret, size_t *ret_len) {
+/* Reads path up to YTREE_MAX_FILE bytes (caller frees *ret). Too big: "NAME:1: the file is
+ * too big" and -EINVAL; unreadable: "cannot read 'PATH': reason" and the read's errno. */
+static int ytree_read_file(struct ytree_ctx *c, const char *path, char **ret, size_t *ret_len) {
         /* A FIFO or a device would block the open or the read for ever: files only. */
         struct stat st;
         if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {

@@ -88,11 +88,9 @@ struct ytree {
  * (or one that is only null) is an error: "the file is empty". On failure *d holds what was
  * built so far: release it either way. */
 int ytree_load(struct ytree_ctx *c, const char *text, size_t len, struct ytree *d);
-/* Reads path up to YTREE_MAX_FILE bytes (caller frees *ret). Too big: "NAME:1: the file is
- * too big" and -EINVAL; unreadable: "cannot read 'PATH': reason" and the read's errno. */
-int ytree_read_file(struct ytree_ctx *c, const char *path, char **ret, size_t *ret_len);
-/* The same with a context of its own: on failure the one-line message goes to *ret_error
- * (when given; caller frees). */
+/* Reads path up to YTREE_MAX_FILE bytes (caller frees *ret). On failure the one-line
+ * message goes to *ret_error (when given; caller frees): too big: "NAME:1: the file is too
+ * big" and -EINVAL; unreadable: "cannot read 'PATH': reason" and the read's errno. */
 int ytree_read_path(const char *path, char **ret, size_t *ret_len, char **ret_error);
 void ytree_release(struct ytree *d);
 

@@ -12,6 +12,13 @@
 
 #define ARGV(...) ((char *const[]){__VA_ARGS__, NULL})
 
+/* The fingerprint with GPUs from gpu_open, as the CLI gets it. */
+static int fingerprint(struct loop *l, const struct profile *p, json_t **ret) {
+        _cleanup_gpu_ struct gpu *g = NULL;
+        int r = gpu_open(&g);
+        return r < 0 ? r : host_fingerprint_gpu(l, p, g, ret);
+}
+
 static void test_commands(void **state) {
         _cleanup_loop_ struct loop *l = NULL;
         assert_int_equal(loop_new(&l), 0);
@@ -128,7 +135,7 @@ static void test_fingerprint_fake_gpus(void **state) {
         static const char *const version[] = {"echo", "engine 9.9.9", NULL};
         const struct profile fake = {.name = "fake-engine", .version_command = version};
         json_t *fp = NULL;
-        assert_int_equal(host_fingerprint(l, &fake, &fp), 0);
+        assert_int_equal(fingerprint(l, &fake, &fp), 0);
         json_t *gpus = json_object_get(fp, "gpus");
         assert_int_equal(json_array_size(gpus), 2);
         json_t *g1 = json_array_get(gpus, 1);
@@ -155,7 +162,7 @@ static void test_fingerprint_fake_gpus(void **state) {
         /* A Python engine that is not installed: null, and the python entry appears. */
         static const char *const missing[] = {"gauntlet-no-such-engine", "--version", NULL};
         const struct profile py = {.name = "vllm", .version_command = missing};
-        assert_int_equal(host_fingerprint(l, &py, &fp), 0);
+        assert_int_equal(fingerprint(l, &py, &fp), 0);
         eng = json_object_get(fp, "engines");
         assert_true(json_is_null(json_object_get(eng, "vllm")));
         json_t *pj = json_object_get(fp, "python");
@@ -181,7 +188,7 @@ static void test_fingerprint_no_gpus(void **state) {
         const char *path = getenv("PATH");
         _cleanup_free_ char *saved = path ? strdup(path) : NULL;
         setenv("PATH", "/nonexistent", 1);
-        int r = host_fingerprint(l, NULL, &fp);
+        int r = fingerprint(l, NULL, &fp);
         if (saved)
                 setenv("PATH", saved, 1);
         assert_int_equal(r, 0);

@@ -107,7 +107,7 @@ static void test_signal_death(void **state) {
         assert_int_equal(server_wait_ready(s, now_usec() + 10 * USEC_PER_SEC), SERVER_DIED);
         assert_int_equal(s->exit_signal, SIGKILL);
         char buf[64];
-        assert_string_equal(server_describe_exit(s, buf), "killed by SIGKILL");
+        assert_string_equal(exit_describe(s->exit_code, s->exit_signal, buf), "killed by SIGKILL");
         server_stop(s, USEC_PER_SEC, now_usec() + 5 * USEC_PER_SEC, NULL);
         server_free(s);
 }

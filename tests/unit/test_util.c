@@ -114,6 +114,15 @@ static void test_sse_limit(void **state) {
         assert_int_equal(c.n, 0);
 }
 
+static void test_exit_describe(void **state) {
+        char buf[64];
+        assert_string_equal(exit_describe(3, 0, buf), "exited with status 3");
+        assert_string_equal(exit_describe(0, 0, buf), "exited with status 0");
+        assert_string_equal(exit_describe(-1, 9, buf), "killed by SIGKILL");
+        assert_string_equal(exit_describe(-1, 15, buf), "killed by SIGTERM");
+        assert_string_equal(exit_describe(-1, 77, buf), "killed by signal 77");
+}
+
 static void test_read_capped(void **state) {
         char path[] = "/tmp/gauntlet-util-XXXXXX";
         int fd = mkstemp(path);
@@ -159,7 +168,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_duration), cmocka_unit_test(test_format_duration),
                 cmocka_unit_test(test_buf_cap),        cmocka_unit_test(test_strv),
                 cmocka_unit_test(test_sse_splits),     cmocka_unit_test(test_sse_limit),
-                cmocka_unit_test(test_read_capped),
+                cmocka_unit_test(test_read_capped),    cmocka_unit_test(test_exit_describe),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
