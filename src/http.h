@@ -74,7 +74,8 @@ void http_response_release(struct http_response *r);
 
 struct http_transfer;
 
-/* Called once when the transfer ends (not when http_transfer_free cancels it first). The callee may free it. */
+/* Called once when the transfer ends (not when http_transfer_free cancels it first). The
+ * callee may free it. */
 typedef void (*http_done_cb)(struct http_transfer *t, void *userdata);
 
 /* Starts req on l. The request's strings are copied; on_data's userdata must outlive
