@@ -335,3 +335,9 @@ usec_t loop_wake_time(const struct loop *l) {
 int loop_signal(const struct loop *l) {
         return l->signal;
 }
+
+void loop_interrupt(struct loop *l, int sig) {
+        if (!l->signal)
+                l->signal = sig;
+        l->signal_pending = true;
+}

@@ -60,5 +60,9 @@ usec_t loop_wake_time(const struct loop *l);
 int loop_catch_signals(struct loop *l);
 /* The first caught signal, or 0. Sticky: once set it stays set. */
 int loop_signal(const struct loop *l);
+/* As if signal sig had been caught: the caller's way to stop what waits on l for a reason
+ * of its own (the tool's output can no longer be written: SIGPIPE). loop_signal() then
+ * says sig unless a signal came first; the next loop_iterate returns -EINTR. */
+void loop_interrupt(struct loop *l, int sig);
 
 #endif

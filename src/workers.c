@@ -139,23 +139,30 @@ int workers_run(struct loop *l, struct journal *j, const struct matrix *m, const
         for (size_t k = 0; k < n && start_error == 0; k++)
                 start_error = start_worker(l, &w[k], k, n, &slots[k], argv_fn, userdata);
         /* Wait for every worker started, even when one could not be; a signal is passed on
-         * (a second one too: a worker that is stopping its server goes on stopping it). */
+         * (a second one too: a worker that is stopping its server goes on stopping it).
+         * A worker that lost the output (141: the shared stdout is a closed pipe) ends the
+         * others too, with SIGTERM, since SIGPIPE is ignored. */
         for (;;) {
                 bool all = true;
-                for (size_t k = 0; k < n; k++)
+                for (size_t k = 0; k < n; k++) {
                         all &= !w[k].started || w[k].exited;
+                        if (w[k].exited && w[k].status == 141 && !loop_signal(l))
+                                loop_interrupt(l, SIGPIPE);
+                }
                 if (all)
                         break;
                 if (loop_iterate(l, USEC_INFINITY) == -EINTR)
                         for (size_t k = 0; k < n; k++)
                                 if (w[k].started && !w[k].exited)
-                                        pidfd_send_signal(w[k].child.pidfd, loop_signal(l), NULL, 0);
+                                        pidfd_send_signal(w[k].child.pidfd,
+                                                          loop_signal(l) == SIGPIPE ? SIGTERM : loop_signal(l), NULL, 0);
         }
         for (size_t k = 0; k < n; k++) {
                 if (!w[k].started)
                         continue;
                 spawn_release(&w[k].child);
-                if (w[k].status == 130)
+                /* interrupted: SIGHUP, SIGINT or SIGTERM, or the output lost (cli_run) */
+                if (w[k].status == 129 || w[k].status == 130 || w[k].status == 141)
                         res.interrupted = true;
                 else if (w[k].status != 0)
                         res.failed++;

@@ -3,8 +3,11 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
 
 #include "buf.h"
 #include "cli.h"
@@ -36,13 +39,17 @@ static void usage(FILE *f) {
               "                   job, the matrix's slurm: settings; docs/slurm.md)\n"
               "  --help           this text\n\n"
               "exit status: 0 a cell passed, 1 none passed, 2 usage or matrix error,\n"
-              "130 interrupted\n",
+              "129 hung up (SIGHUP), 130 interrupted (SIGINT, SIGTERM), 141 output lost\n"
+              "(stdout or stderr could not be written); each time the server was stopped\n",
               f);
 }
 
 struct printer {
         const struct matrix *m;
         struct journal *j;
+        /* the sweep's loop: output that cannot be written interrupts it (output_lost) */
+        struct loop *loop;
+        bool output_lost;
         bool progress;      /* a progress line on stderr (a terminal) */
         bool color;
         size_t width;       /* of the label column */
@@ -81,12 +88,59 @@ static void clear_progress(struct printer *p) {
                 fputs("\r\033[K", stderr);
 }
 
+/* After each write: output that cannot be written (a reader gone, `| head -1`; a full
+ * disk) is an interruption, as SIGINT is: the server is stopped, the attempt abandoned,
+ * and the run ends with 141 (interrupted_status). SIGPIPE itself is ignored. */
+static void check_output(struct printer *p) {
+        if (p->output_lost || !(ferror(stdout) || ferror(stderr)))
+                return;
+        p->output_lost = true;
+        if (p->loop)
+                loop_interrupt(p->loop, SIGPIPE);
+}
+
+/* stdout or stderr is a pipe whose reader has gone (`| head -1` read its line): an
+ * interruption at once, not at the next line, which may come an hour later. */
+static void on_output_gone(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        struct printer *p = userdata;
+        if (!(revents & (EPOLLERR | EPOLLHUP)))
+                return;
+        loop_unwatch_fd(l, fd);
+        if (!p->output_lost) {
+                p->output_lost = true;
+                loop_interrupt(l, SIGPIPE);
+        }
+}
+
+/* Watches stdout and stderr when they are pipes or sockets (a terminal's hangup is
+ * SIGHUP's, a file has no reader to lose). */
+static void watch_output(struct printer *p) {
+        for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+                struct stat st;
+                if (fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+                        (void)loop_watch_fd(p->loop, fd, 0, on_output_gone, p);
+        }
+}
+
+/* The exit status of a run that a signal (or lost output) interrupted: docs/faults.md. */
+static int interrupted_status(int sig) {
+        switch (sig) {
+        case SIGHUP:
+                return 129;
+        case SIGPIPE:
+                return 141;
+        default:
+                return 130; /* SIGINT, SIGTERM */
+        }
+}
+
 static void on_started(void *userdata, const struct cell *c, size_t index, size_t total) {
         struct printer *p = userdata;
         p->current = c;
         p->index = index;
         p->total = total;
         p->started = now_usec();
+        check_output(p);
 }
 
 /* "[3/12]" for a grid's cell; "[launch 17 (budget 72)]" for the search's, which chooses
@@ -120,6 +174,7 @@ static void on_search_stopped(void *userdata, const char *why, size_t launched, 
                 printf("search: %s after %zu launch%s\n", why ? why : "stopped", launched, launched == 1 ? "" : "es");
         p->launch = 0; /* the pruned cells' lines show their place in the grid */
         fflush(stdout);
+        check_output(p);
 }
 
 static void on_phase(void *userdata, const struct cell *c, enum phase ph) {
@@ -133,6 +188,7 @@ static void on_phase(void *userdata, const struct cell *c, enum phase ph) {
         put_text(p, stderr, label ? label : c->id, 0);
         fprintf(stderr, ": %s…", phase_to_string(ph));
         fflush(stderr);
+        check_output(p);
 }
 
 static const char *verdict_color(enum verdict v) {
@@ -239,6 +295,7 @@ static void print_line(struct printer *p, const struct cell *c, size_t index, si
         }
         fputc('\n', stdout);
         fflush(stdout);
+        check_output(p);
 }
 
 static void on_settled(void *userdata, const struct cell *c, size_t index, size_t total, const struct attempt *a,
@@ -292,6 +349,7 @@ static void on_notice(void *userdata, const char *message) {
         fputs("gauntlet: ", stderr);
         put_text(p, stderr, message, 0);
         fputc('\n', stderr);
+        check_output(p);
 }
 
 static int write_file(const char *path, const struct buf *b) {
@@ -510,6 +568,9 @@ int cli_run(int argc, char **argv) {
         }
         if (optind != argc - 1)
                 return cli_usage_error("run", optind >= argc ? "no matrix file given" : "more than one matrix file given");
+        /* A write to a closed pipe fails with EPIPE instead of killing the run with its
+         * server still up: check_output makes it an interruption. */
+        signal(SIGPIPE, SIG_IGN);
         /* A worker whose parent is killed stops its server and ends (as on SIGTERM): a
          * sweep never goes on without the process that reports it. */
         if (w.active && workers_attach(w.parent) < 0)
@@ -596,6 +657,7 @@ int cli_run(int argc, char **argv) {
 
         struct printer p = {.m = m,
                             .j = j,
+                            .loop = loop,
                             .progress = !w.active && cli_color(stderr),
                             .color = cli_color(stdout),
                             .width = 10,
@@ -616,6 +678,7 @@ int cli_run(int argc, char **argv) {
                 }
                 p.width = MIN(p.width, (size_t)60);
         }
+        watch_output(&p);
         struct sweep_callbacks cb = {
                 .cell_started = on_started,
                 .cell_phase = on_phase,
@@ -708,12 +771,16 @@ int cli_run(int argc, char **argv) {
                 secrets_values_release(&p.secrets);
                 free(p.best);
                 strv_free(p.passing);
-                return r == -EINTR ? 130 : r < 0 ? EXIT_USAGE : EXIT_OK;
+                return r == -EINTR ? interrupted_status(sum.signal) : r < 0 ? EXIT_USAGE : EXIT_OK;
         }
-        if (r == -EINTR) {
+        if (r == -EINTR && sum.signal == SIGPIPE) {
+                cli_error("output lost (stdout or stderr cannot be written): the server was stopped; run again to "
+                          "resume");
+                status = interrupted_status(sum.signal);
+        } else if (r == -EINTR) {
                 cli_error("interrupted by SIG%s: the server was stopped; run again to resume",
                           sum.signal ? sigabbrev_np(sum.signal) : "INT");
-                status = 130;
+                status = interrupted_status(sum.signal);
         } else if (r < 0) {
                 cli_error("%s", sweep_error ? sweep_error : strerror(-r));
                 status = EXIT_USAGE;
@@ -746,6 +813,12 @@ int cli_run(int argc, char **argv) {
                 write_outputs(m, view, log_root);
                 status = pass > 0 ? EXIT_OK : EXIT_FAILED;
                 report_view_free(view);
+        }
+        /* the sweep ended, but what it said did not all reach its reader */
+        check_output(&p);
+        if (p.output_lost && (status == EXIT_OK || status == EXIT_FAILED)) {
+                cli_error("output lost (stdout or stderr cannot be written)");
+                status = interrupted_status(SIGPIPE);
         }
         journal_close(j);
         secrets_values_release(&p.secrets);

@@ -1,5 +1,6 @@
 /* main.c -- gauntlet's entry point: picks the command and makes sure stdout was written. */
 #include <curl/curl.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <string.h>
@@ -103,8 +104,24 @@ int cli_bad_option(const char *cmd, int o, char **argv) {
         return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
+/* A closed stdin, stdout or stderr would be taken by the next file opened (the journal),
+ * and messages would land in it: /dev/null for stdin, /dev/full for the others (a write
+ * there fails, as to the closed descriptor). */
+static void guard_std_fds(void) {
+        for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+                if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+                        continue;
+                int n = open(fd == STDIN_FILENO ? "/dev/null" : "/dev/full", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+                if (n >= 0 && n != fd) {
+                        dup2(n, fd);
+                        close(n);
+                }
+        }
+}
+
 int main(int argc, char **argv) {
         int status;
+        guard_std_fds();
         if (argc < 2) {
                 usage(stderr);
                 return EXIT_USAGE;
