@@ -96,6 +96,12 @@ struct bench {
         json_t *samples;      /* NULL when not wanted */
         bool samples_full;
         int error;            /* sticky failure from inside a callback (-ENOMEM) */
+        /* Stopping early (docs/metrics.md "Failures decide"): */
+        usec_t last_byte;     /* this level: when the last response byte of any request came */
+        const char *stopped;  /* why this level stopped early; then no later level runs.
+                               * NULL: it did not. Static text. */
+        uint64_t cancelled;   /* requests (and checks) in flight when it stopped: not counted */
+        uint64_t unsent;      /* requests of the level never sent because it stopped */
 };
 
 static void breq_free(struct breq *q) {
@@ -204,6 +210,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
                 q->b->lv.reads++;
         }
         q->now = wake > q->rec.sent && wake > q->last_chunk ? wake : now_usec();
+        q->b->last_byte = q->now;
         if (!q->status)
                 curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
         if (q->status != 200) {
@@ -305,6 +312,19 @@ static int add_sample(struct bench *b, const struct breq *q) {
 
 static int issue_due(struct bench *b);
 
+/* Whether the level's failures already exceed what the failure gate allows, whatever the
+ * requests still to come do (bench_target.stop_when_failed). A share of a level with a
+ * duration is not known before its end. */
+static bool failures_decided(const struct bench *b) {
+        const struct bench_spec *spec = b->spec;
+        if (!b->t->stop_when_failed || b->lv.failed == 0)
+                return false;
+        if (spec->max_failure_share > 0 && spec->duration)
+                return false;
+        uint64_t planned = spec->duration ? UINT64_MAX : (uint64_t)spec->requests;
+        return b->lv.failed > bench_failures_allowed(spec, planned);
+}
+
 /* Whether a request died on a kept-alive connection that the server had already closed:
  * nothing came back, and libcurl made no new connection for it. Such a request never
  * reached the server as far as anyone can tell, so it is sent again once on a new
@@ -362,10 +382,16 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
             curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us) == CURLE_OK && connect_us > 0)
                 q->rec.connect = (usec_t)connect_us;
         classify(q, result);
+        /* A request that timed out while no byte of any request came back since it was
+         * sent: the server has stopped answering. The requests after it would each wait a
+         * whole request_timeout for nothing. (A warm-up one counts then: it is the level's
+         * only measurement.) */
+        bool hung = !q->rec.ok && strcmp(q->rec.error, "timeout") == 0 && b->last_byte < q->rec.sent;
+        bool counted = !q->warmup || (hung && !b->stopped);
         _cleanup_free_ char *detail = NULL;
-        if (!q->rec.ok && !q->warmup && !b->lv.first_error[0])
+        if (!q->rec.ok && counted && !b->lv.first_error[0])
                 q->rec.detail = detail = failure_detail(q, result);
-        if (!q->warmup) {
+        if (counted) {
                 int r = bench_level_add(&b->lv, &q->rec);
                 if (r >= 0)
                         r = add_sample(b, q);
@@ -376,6 +402,13 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
         q->next_free = b->free_list;
         b->free_list = q;
         b->inflight--;
+        if (!b->stopped && hung)
+                b->stopped = "the server stopped answering: a request timed out with no byte of any request since "
+                             "it was sent";
+        else if (!b->stopped && failures_decided(b))
+                b->stopped = "failures over max_failures decided the verdict";
+        if (b->stopped)
+                return; /* the rest is cancelled once this wake-up's callbacks are done (run_level) */
         int r = issue_due(b);
         if (r < 0 && !b->error)
                 b->error = r;
@@ -587,6 +620,8 @@ static int issue_probe(struct bench *b) {
  * Checks under load go first. */
 static int issue_due(struct bench *b) {
         for (;;) {
+                if (b->stopped)
+                        return 0;
                 int rp = issue_probe(b);
                 if (rp < 0)
                         return rp;
@@ -670,6 +705,8 @@ static int probes_json(struct bench *b, json_t **ret) {
         if (!a)
                 return -ENOMEM;
         for (size_t i = 0; i < b->n_probes; i++) {
+                if (!b->probes[i].done)
+                        continue; /* cancelled with the level (stop_level) */
                 struct check_result res = {0};
                 int r = check_probe_result(b->probes[i].p, &res);
                 if (r < 0) {
@@ -748,6 +785,29 @@ static int preconnect(struct bench *b, int n) {
         return r < 0 ? r : p.ok;
 }
 
+/* Ends a level that stopped early: its requests and checks in flight are cancelled (not
+ * counted: neither completed nor failed), the rest is not sent. */
+static void stop_level(struct bench *b) {
+        for (size_t i = 0; i < b->n_pool; i++) {
+                struct breq *q = b->pool[i];
+                if (!q->busy)
+                        continue;
+                loop_remove_transfer(b->l, q->easy);
+                q->busy = false;
+                q->next_free = b->free_list;
+                b->free_list = q;
+                b->cancelled++;
+        }
+        for (size_t i = 0; i < b->n_probes; i++)
+                if (b->probes[i].p && !b->probes[i].done) {
+                        check_probe_free(b->probes[i].p);
+                        b->probes[i].p = NULL;
+                        b->cancelled++;
+                }
+        b->unsent = b->total != UINT64_MAX && b->total > b->issued ? b->total - b->issued : 0;
+        b->inflight = 0;
+}
+
 /* Runs one level to its end. On success the level's JSON is appended to levels. */
 static int run_level(struct bench *b, int concurrency, double rate, json_t *levels) {
         const struct bench_spec *spec = b->spec;
@@ -764,6 +824,8 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         b->total = spec->duration ? UINT64_MAX : (uint64_t)spec->warmup + (uint64_t)spec->requests;
         b->stop_at = USEC_INFINITY;
         b->open = rate > 0;
+        b->last_byte = 0;
+        b->cancelled = b->unsent = 0;
         probes_reset(b);
         bench_sched_init(&b->sched, rate > 0 ? rate : 1, t->poisson, t->seed);
 
@@ -781,6 +843,10 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
 
         r = issue_due(b);
         while (r >= 0 && !b->error) {
+                if (b->stopped) {
+                        stop_level(b);
+                        break;
+                }
                 if (b->inflight == 0 && !more_to_send(b, b->open ? b->next_due : now_usec()) &&
                     b->probes_sent >= b->n_probes)
                         break;
@@ -806,6 +872,15 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
                 goto out;
         b->lv.under_load = under_load;
         json_t *o = bench_level_json(&b->lv);
+        if (o && b->stopped &&
+            json_array_append_new(json_object_get(o, metric_key(METRIC_WARNINGS)),
+                                  json_sprintf("stopped early: %s; %llu in flight cancelled, %llu not sent, no "
+                                               "later level run",
+                                               b->stopped, (unsigned long long)b->cancelled,
+                                               (unsigned long long)b->unsent)) < 0) {
+                json_decref(o);
+                o = NULL;
+        }
         if (!o || json_array_append_new(levels, o) < 0)
                 r = -ENOMEM;
 out:
@@ -1213,11 +1288,12 @@ static int run_repeated(struct bench *b, int concurrency, double rate, json_t *l
         _cleanup_json_ json_t *runs = json_array();
         if (!runs)
                 return -ENOMEM;
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && !b->stopped; i++) {
                 int r = run_level(b, concurrency, rate, runs);
                 if (r < 0)
                         return r;
         }
+        n = (int)json_array_size(runs); /* fewer when one stopped early */
         _cleanup_free_ json_t **one = calloc((size_t)n, sizeof(*one));
         if (!one)
                 return -ENOMEM;
@@ -1275,6 +1351,8 @@ static int sla_search(struct bench *b, json_t *levels) {
                 json_t *got = json_array_get(levels, before);
                 if (!got || json_object_set_new(got, metric_key(METRIC_SEARCH), json_true()) < 0)
                         return -ENOMEM;
+                if (b->stopped)
+                        return 0; /* the level is in levels, with its warning */
                 if (objective_meets(&o, got) && json_integer_value(json_object_get(got, metric_key(METRIC_COMPLETED))) > 0)
                         lo = mid;
                 else
@@ -1343,9 +1421,9 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
         }
         if ((r = probes_init(&b)) >= 0 && spec->calibrate && spec->input_tokens > 0 && !b.n_prompts)
                 r = calibrate(&b);
-        for (size_t i = 0; i < spec->n_concurrency && r >= 0; i++)
+        for (size_t i = 0; i < spec->n_concurrency && r >= 0 && !b.stopped; i++)
                 r = run_repeated(&b, spec->concurrency[i], spec->rate, levels);
-        if (r >= 0 && spec->search_max > 0 && spec->objective)
+        if (r >= 0 && !b.stopped && spec->search_max > 0 && spec->objective)
                 r = sla_search(&b, levels);
         if (r >= 0 && b.samples_full) {
                 /* Say so on every level: the samples are a prefix, the metrics are whole. */

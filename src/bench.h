@@ -50,6 +50,13 @@ struct bench_target {
         const struct profile *profile;  /* takes_ignore_eos, ...; NULL: generic */
         usec_t request_timeout;         /* whole request; 0: 10 minutes */
         bool (*should_abort)(void *userdata); /* polled after each loop iteration; NULL: never */
+        /* Once a level's failures exceed what spec's failure gate allows (max_failures, or a
+         * share of a level of known size), the verdict is decided: its requests in flight are
+         * cancelled, the rest not sent, and no later level runs (the sweep). Whatever this
+         * says, a level also stops so when the server has stopped answering: a request timed
+         * out with no byte of any request since it was sent. Either way its JSON warnings
+         * say so, and bench_run returns the levels run so far. */
+        bool stop_when_failed;
         void *abort_userdata;
         /* Optional; zero values mean the defaults. */
         const char *const *prompts;     /* NULL-terminated; used in turn. NULL: synthetic text */

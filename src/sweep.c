@@ -386,6 +386,7 @@ static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
                 .request_timeout = cr->m->request_timeout,
                 .should_abort = server_died,
                 .abort_userdata = s,
+                .stop_when_failed = true, /* the failure gate decides the verdict (gate_bench) */
                 .checks = cr->m->bench.checks_under_load ? asked : NULL,
                 .n_checks = n_asked,
                 .checks_target = &ct,
