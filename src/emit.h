@@ -1,9 +1,11 @@
 /* emit.h -- a systemd unit or a POSIX launch script for one cell.
  *
- * The caller (cli_report.c) picks the cell from the journal and fills a struct emit_spec;
- * this module only turns it into text, with every argument and value escaped for its
- * destination, so that the unit or script runs the exact argv the sweep ran. Emitted
- * files carry real values (secrets included): they are meant to launch the server.
+ * emit_cell turns a cell of a report view (report.h, as journaled: real values) into the
+ * unit or script, header comments included: what `gauntlet emit` prints and what `gauntlet
+ * run` leaves beside its reports. Below it, emit_systemd and emit_script turn a struct
+ * emit_spec into text, with every argument and value escaped for its destination, so that
+ * the unit or script runs the exact argv and environment the sweep ran. Emitted files carry
+ * real values (secrets included): they are meant to launch the server.
  */
 #ifndef GAUNTLET_EMIT_H
 #define GAUNTLET_EMIT_H
@@ -26,12 +28,30 @@ struct emit_spec {
 /* A unit: comments, [Unit] Description/After/Wants, [Service] Type=simple, ExecStart,
  * Environment=, WorkingDirectory=, Restart=on-failure, TimeoutStartSec=,
  * KillMode=control-group, [Install] WantedBy=multi-user.target. -EINVAL for what systemd
- * cannot express (an env name that is empty or holds '=' or control characters, a
- * relative workdir). argv[0] is resolved to an absolute path through PATH when found. */
+ * cannot express (an env name that is not env_name_valid, util.h: systemd would drop it;
+ * a workdir that is relative, holds a control character, ends in a backslash or a blank).
+ * argv[0] is resolved to an absolute path through PATH when found. */
 int emit_systemd(const struct emit_spec *s, struct buf *out);
 /* #!/bin/sh, set -e, the comments, cd WORKDIR, export K='V' lines, exec 'arg' ... ;
- * env names a shell cannot export go through `env 'K=V'` on the exec line. */
+ * env names a shell cannot export go through `env -- 'K=V'` on the exec line (the "--":
+ * a name starting with '-' is not taken for an option). */
 int emit_script(const struct emit_spec *s, struct buf *out);
+
+struct report_view;
+
+struct emit_cell_options {
+        bool systemd;          /* a systemd unit, else a launch script */
+        bool chosen_by_best;   /* the header says "the best passing cell", else "chosen with --cell" */
+        const char *name;      /* the service's name; NULL: "gauntlet-ENGINE" */
+        int port;              /* used when the matrix fixed none; 0: the attempt's */
+};
+
+/* Appends to out the unit or script of cell idx of v (a view as journaled, its secrets
+ * unmasked). 0, or a negative errno with *ret_error (optional; caller frees) one line
+ * saying why: no port known, an env name or workdir the destination cannot express
+ * (-EINVAL), -ENOMEM. */
+int emit_cell(const struct report_view *v, size_t idx, const struct emit_cell_options *o, struct buf *out,
+              char **ret_error);
 
 /* One word in systemd's quoting: "..." with \ and " escaped, % as %%, control characters,
  * DEL and bytes that are not UTF-8 as \xNN; in_exec also writes $ as $$ (ExecStart=

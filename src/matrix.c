@@ -137,6 +137,19 @@ static int parse_base(struct ytree_ctx *c, const struct ynode *root, struct matr
                 m->line_workdir = v->line;
                 if ((r = y_string(c, v, "workdir", &m->workdir)) < 0)
                         return r;
+                /* The unit's WorkingDirectory= is one unquoted line: a control character
+                 * breaks it, a trailing backslash continues it into the next directive, and
+                 * blanks at either end are stripped. */
+                size_t n = strlen(m->workdir);
+                bool control = false;
+                for (const char *p = m->workdir; *p; p++)
+                        control |= (unsigned char)*p < 0x20 || *p == 0x7f;
+                if (n == 0 || control || m->workdir[n - 1] == '\\' || strchr(" \t", m->workdir[0]) ||
+                    strchr(" \t", m->workdir[n - 1]))
+                        return ytree_fail(c, v->line,
+                                          "workdir '%s' cannot be written in a systemd unit (empty, a control "
+                                          "character, a trailing backslash, or blanks at an end)",
+                                          ytree_esc(c, m->workdir));
         }
         int from_args = args_tp(m);
         m->tp = from_args;

@@ -310,3 +310,12 @@ int random_hex(char *buf, size_t n_bytes) {
         buf[2 * n_bytes] = '\0';
         return 0;
 }
+
+bool env_name_valid(const char *name) {
+        if (!name || !((*name >= 'A' && *name <= 'Z') || (*name >= 'a' && *name <= 'z') || *name == '_'))
+                return false;
+        for (const char *p = name + 1; *p; p++)
+                if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+                        return false;
+        return true;
+}

@@ -78,6 +78,10 @@ char *strdup_vprintf(const char *fmt, va_list ap) _printf_(1, 0);
  * else "killed by SIGKILL" ("killed by signal 77" for a signal without a name). */
 const char *exit_describe(int exit_code, int exit_signal, char buf[static 64]);
 bool startswith(const char *s, const char *prefix);
+/* An environment variable name that systemd's Environment= and sh's export both take:
+ * [A-Za-z_][A-Za-z0-9_]*. systemd drops any other from a unit; env(1) reads one starting
+ * with '-' as an option. */
+bool env_name_valid(const char *name);
 bool endswith(const char *s, const char *suffix);
 bool streq_ptr(const char *a, const char *b);
 

@@ -637,8 +637,14 @@ int y_env(struct ytree_ctx *c, const struct ynode *n, const char *what, size_t m
                 return -ENOMEM;
         for (size_t i = 0; i < count; i++) {
                 const struct ynode *k = n->items[2 * i];
-                if (k->len == 0 || strpbrk(k->value, "= \t\r\n"))
-                        return ytree_fail(c, k->line, "%s: '%s' is not a valid variable name", what, ytree_esc(c, k->value));
+                /* What systemd's Environment= and sh's export take alike: a name either drops
+                 * (systemd skips it) or misreads (env(1) takes "-X=1" for an option) would
+                 * make the emitted unit or script run another server than the one tested. */
+                if (!env_name_valid(k->value))
+                        return ytree_fail(c, k->line,
+                                          "%s: '%s' is not a valid variable name (ASCII letters, digits and _, not "
+                                          "starting with a digit)",
+                                          what, ytree_esc(c, k->value));
                 const char *val = NULL; /* likewise */
                 r = y_scalar(c, n->items[2 * i + 1], "an environment value", &val);
                 if (r < 0)

@@ -340,14 +340,62 @@ static void test_unit_and_script(void **state) {
         spec.env = odd_env;
         buf_init(&script, 0);
         assert_int_equal(emit_script(&spec, &script), 0);
-        assert_non_null(strstr(buf_str(&script), "exec env 'odd.name=x y' '"));
+        assert_non_null(strstr(buf_str(&script), "exec env -- 'odd.name=x y' '"));
         buf_release(&script);
-        /* Names systemd cannot take are refused, not written broken. */
-        char *bad_env[] = {"=x", NULL};
-        spec.env = bad_env;
+        /* A name that looks like an option of env(1) is an assignment: --unset=PLAIN would
+         * unset PLAIN, --chdir=/ move the server (an old journal may hold such names; the
+         * matrix refuses them). */
+        char *option_env[] = {"--unset=PLAIN", "--chdir=/", "PLAIN=2", NULL};
+        spec.env = option_env;
+        buf_init(&script, 0);
+        assert_int_equal(emit_script(&spec, &script), 0);
+        snprintf(path, sizeof(path), "%s/run-options.sh", dir);
+        assert_int_equal(write_text(path, script.data, script.len, 0755), 0);
+        buf_release(&script);
+        snprintf(cmd, sizeof(cmd), "cd / && env -u SECRET_TOKEN sh '%s'", path);
+        assert_int_equal(run(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "printf '\\0002\\000' | cmp -s - '%s/stub.env'", dir);
+        assert_int_equal(run(cmd), 0); /* SECRET_TOKEN empty, PLAIN still 2 */
+        spec.env = env;
+        /* Names systemd cannot take are refused, not written where systemd would drop them. */
+        static const char *const bad_names[] = {"=x", "1ABC=1", "a.b=1", "A-B=1", "caf\xc3\xa9=1", "-x=1", NULL};
+        for (size_t i = 0; bad_names[i]; i++) {
+                char *bad_env[] = {(char *)bad_names[i], NULL};
+                spec.env = bad_env;
+                buf_init(&unit, 0);
+                assert_int_equal(emit_systemd(&spec, &unit), -EINVAL);
+                buf_release(&unit);
+        }
+        spec.env = env;
+        /* A workdir a unit line cannot hold: a trailing backslash would swallow the next
+         * directive; blanks at the ends are stripped. */
+        static const char *const bad_dirs[] = {"/srv/m\\", "/srv/m ", "relative", "/a\nb", NULL};
+        for (size_t i = 0; bad_dirs[i]; i++) {
+                spec.workdir = bad_dirs[i];
+                buf_init(&unit, 0);
+                assert_int_equal(emit_systemd(&spec, &unit), -EINVAL);
+                buf_release(&unit);
+        }
+        /* The edges that are fine pass systemd-analyze verify without a warning: names
+         * with _ and digits, a workdir with a blank, % and $ inside. */
+        char odd_dir[512];
+        snprintf(odd_dir, sizeof(odd_dir), "%s/w d%%$x\\y", dir);
+        assert_int_equal(mkdir(odd_dir, 0755), 0);
+        char *edge_env[] = {"_A1=1", "a=x y", "Z_9=%h$HOME", NULL};
+        spec.env = edge_env;
+        spec.workdir = odd_dir;
         buf_init(&unit, 0);
-        assert_int_equal(emit_systemd(&spec, &unit), -EINVAL);
+        assert_int_equal(emit_systemd(&spec, &unit), 0);
+        snprintf(path, sizeof(path), "%s/gauntlet-edge.service", dir);
+        assert_int_equal(write_text(path, unit.data, unit.len, 0644), 0);
         buf_release(&unit);
+        if (access("/usr/bin/systemd-analyze", X_OK) == 0 || access("/bin/systemd-analyze", X_OK) == 0) {
+                snprintf(cmd, sizeof(cmd),
+                         "out=$(systemd-analyze verify '%s' 2>&1); rc=$?; printf '%%s\\n' \"$out\"; "
+                         "[ $rc = 0 ] && ! printf '%%s' \"$out\" | grep -qi 'ignoring\\|invalid'",
+                         path);
+                assert_int_equal(run(cmd), 0);
+        }
 
         report_view_free(v);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
