@@ -34,4 +34,8 @@ jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | .completed == .reques
         fail "the garbage cell was benchmarked"
 grep -q "gauntlet-generic.service" "$tmp/out" || fail "no unit written for the winner"
 grep -q "Won with: .*tok/s" "$tmp/j/gauntlet-generic.service" || fail "the unit does not say what it won with"
+# run and emit build the unit and the script with the same library call (emit_cell): the
+# same text from the same journal
+"$GAUNTLET" emit systemd "$tmp/j.db" | cmp -s - "$tmp/j/gauntlet-generic.service" || fail "run's unit differs from emit's"
+"$GAUNTLET" emit script "$tmp/j.db" | cmp -s - "$tmp/j/launch-generic.sh" || fail "run's script differs from emit's"
 echo "bench-pick.sh: all good"
