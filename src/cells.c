@@ -307,9 +307,10 @@ static int check_cell_size(struct ytree_ctx *c, const struct matrix *m) {
                             MATRIX_MAX_ARGS);
         if (n_env > MATRIX_MAX_ENV)
                 return ytree_fail(c, line, "a cell's environment can reach %zu variables (at most %d)", n_env, MATRIX_MAX_ENV);
-        if (bytes > MATRIX_MAX_CELL_BYTES)
-                return ytree_fail(c, line, "a cell's command line and environment can reach %zu bytes (at most %zu)", bytes,
-                            MATRIX_MAX_CELL_BYTES);
+        if (bytes > MATRIX_MAX_CELL_BYTES) /* named where the bulk is: the longest value */
+                return ytree_fail(c, m->line_longest ? m->line_longest : line,
+                                  "a cell's command line and environment can reach %zu bytes (at most %zu)", bytes,
+                                  MATRIX_MAX_CELL_BYTES);
         return 0;
 }
 

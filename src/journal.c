@@ -78,8 +78,23 @@ int journal_prepare(struct journal *j, const char *sql, sqlite3_stmt **ret) {
         return rc == SQLITE_OK ? 0 : journal_fail(j, rc);
 }
 
+/* A journal deleted (or replaced) under a run: SQLite would go on writing into a file
+ * nobody can open again, and every result from then on would be lost. Checked before each
+ * write, by the path's inode against the open file's (SQLITE_FCNTL_HAS_MOVED). */
+static int check_not_moved(struct journal *j) {
+        int moved = 0;
+        if (sqlite3_file_control(j->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK || !moved)
+                return 0;
+        free(j->error);
+        j->error = strdup("the journal file was deleted or replaced while in use");
+        return JOURNAL_EMOVED;
+}
+
 /* Steps a statement that returns no row. */
 static int step_done(struct journal *j, sqlite3_stmt *s) {
+        int r = check_not_moved(j);
+        if (r < 0)
+                return r;
         int rc = sqlite3_step(s);
         return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : journal_fail(j, rc);
 }
@@ -87,7 +102,8 @@ static int step_done(struct journal *j, sqlite3_stmt *s) {
 /* BEGIN IMMEDIATE takes the write lock at once, so a transaction never fails halfway
  * for a lock another writer holds (busy_timeout waits for it up front). */
 static int begin(struct journal *j) {
-        return exec(j, "BEGIN IMMEDIATE");
+        int r = check_not_moved(j);
+        return r < 0 ? r : exec(j, "BEGIN IMMEDIATE");
 }
 
 static int commit_or_rollback(struct journal *j, int r) {
@@ -393,10 +409,17 @@ int journal_open(const char *path, struct journal **ret) {
          * (a side-by-side worker, a `gauntlet report`) believes it is the last one when
          * it closes, checkpoints and resets the WAL under this one, and the journal reads
          * as damaged or is damaged. */
-        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+        int r = journal_check_path(path);
+        if (r < 0)
+                return r;
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
         if (fd < 0)
                 return -errno;
+        struct stat st;
+        r = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : JOURNAL_ENOTFILE;
         close(fd);
+        if (r < 0)
+                return r;
         return open_db(path, SQLITE_OPEN_READWRITE, true, ret);
 }
 
@@ -426,7 +449,18 @@ int journal_open_existing(const char *path, struct journal **ret) {
         return r;
 }
 
+int journal_check_path(const char *path) {
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return S_ISREG(st.st_mode) ? 0 : JOURNAL_ENOTFILE;
+}
+
 int journal_lock(const char *path, bool wait, pid_t *ret_holder) {
+        /* nothing is made beside a device, a FIFO or a folder */
+        int r = journal_check_path(path);
+        if (r < 0)
+                return r;
         _cleanup_free_ char *lp = strdup_printf("%s.lock", path);
         if (!lp)
                 return -ENOMEM;
@@ -473,6 +507,11 @@ const char *journal_strerror(int r) {
                 return "written by a newer gauntlet (journal schema too new)";
         if (r == -EUCLEAN)
                 return "the journal is damaged";
+        if (r == JOURNAL_ENOTFILE)
+                return "not a regular file (a device, a FIFO or a folder cannot be a journal)";
+        if (r == JOURNAL_EMOVED)
+                return "the journal file was deleted or replaced while in use; what was settled before is in "
+                       "the file as it was";
         return strerror(r < 0 ? -r : r);
 }
 
@@ -920,16 +959,10 @@ int journal_count_sweeps(struct journal *j, int64_t *ret) {
 }
 
 char *journal_log_root(const char *path) {
-        char *r = strdup(path);
-        if (!r)
-                return NULL;
-        char *slash = strrchr(r, '/');
-        char *dot = strrchr(r, '.');
-        if (dot && (!slash || dot > slash + 1))
-                *dot = '\0';
-        else {
-                free(r);
-                r = strdup_printf("%s.logs", path);
-        }
-        return r;
+        const char *slash = strrchr(path, '/');
+        const char *base = slash ? slash + 1 : path;
+        size_t n = strlen(base);
+        if (n > 3 && strcmp(base + n - 3, ".db") == 0)
+                return strndup(path, strlen(path) - 3);
+        return strdup_printf("%s.logs", path);
 }

@@ -15,10 +15,14 @@
  * they are needed to relaunch a cell. The file is created with mode 0600 (SQLite gives
  * the -wal and -shm files the same mode); reports and printouts mask secrets (secrets.h).
  *
- * Errors: negative errno values. Two are the journal's own:
+ * Errors: negative errno values. Four are the journal's own:
  *   JOURNAL_ENOTJOURNAL  the file is not a gauntlet journal (another SQLite database, or
  *                        not SQLite at all);
- *   JOURNAL_ENEWER       the journal was written by a newer gauntlet (schema too new).
+ *   JOURNAL_ENEWER       the journal was written by a newer gauntlet (schema too new);
+ *   JOURNAL_ENOTFILE     the path is not a regular file (/dev/null, /dev/full, a FIFO, a
+ *                        folder): journal_open and journal_lock refuse it, leaving nothing;
+ *   JOURNAL_EMOVED       every write checks first that the path still names the open file:
+ *                        a journal deleted or replaced mid-run stops the run at its next write.
  * journal_strerror() turns any of these into words; journal_last_error() has SQLite's own
  * message for the last failure on a handle.
  *
@@ -45,6 +49,8 @@
 
 #define JOURNAL_ENOTJOURNAL (-EMEDIUMTYPE)
 #define JOURNAL_ENEWER (-EPROTONOSUPPORT)
+#define JOURNAL_ENOTFILE (-ENOTBLK)
+#define JOURNAL_EMOVED (-ESTALE)
 
 /* How long a statement waits for another connection's lock before giving -EBUSY. */
 #define JOURNAL_BUSY_TIMEOUT_MS 10000
@@ -64,12 +70,17 @@ int journal_open_existing(const char *path, struct journal **ret);
  * *ret_holder (0 when unreadable) when another run holds it and wait is false; with wait,
  * blocks until it is free. Other errors: negative errno. Readers (report, emit) never
  * take it. A flock, not SQLite's POSIX locks: closing any descriptor of the journal drops
- * those. */
+ * those. JOURNAL_ENOTFILE, and no lock file made, when path is not a regular file. */
 int journal_lock(const char *path, bool wait, pid_t *ret_holder);
 /* The run folder of the journal at path, where `run` keeps each sweep's server logs (a
- * folder per sweep) and its reports: the path without its extension (runs/demo.db ->
- * runs/demo), or PATH.logs when the name has none. Caller frees; NULL: ENOMEM. */
+ * folder per sweep) and its reports: runs/demo.db -> runs/demo; any other name gets ".logs"
+ * added (x.sqlite -> x.sqlite.logs, x -> x.logs), so that x.db and x.sqlite never share
+ * one. Caller frees; NULL: ENOMEM. */
 char *journal_log_root(const char *path);
+/* 0 when path is a regular file or does not exist yet; JOURNAL_ENOTFILE for anything
+ * else (checked before a lock file is made beside it); another negative errno when it
+ * cannot be looked at. */
+int journal_check_path(const char *path);
 void journal_close(struct journal *j);
 static inline void journal_closep(struct journal **j) { if (*j) journal_close(*j); }
 #define _cleanup_journal_ _cleanup_(journal_closep)

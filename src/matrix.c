@@ -1016,9 +1016,37 @@ static int parse_eval(struct ytree_ctx *c, const struct ynode *root, struct matr
         return 0;
 }
 
+/* The longest scalar below n, as its line: a map's value is named by its key's line (the
+ * env variable, not the start of its value). */
+static void longest_scalar(const struct ynode *n, unsigned line, size_t *best, unsigned *ret_line) {
+        if (!n)
+                return;
+        if (n->kind == Y_SCALAR) {
+                if (n->len > *best) {
+                        *best = n->len;
+                        *ret_line = line ? line : n->line;
+                }
+                return;
+        }
+        for (size_t i = 0; i < n->n_items; i++) {
+                if (n->kind == Y_MAP && i % 2 == 0)
+                        continue; /* a key: its value is looked at with the key's line */
+                longest_scalar(n->items[i], n->kind == Y_MAP ? n->items[i - 1]->line : 0, best, ret_line);
+        }
+}
+
 static int matrix_parse(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         int r;
         m->line_top = root->line;
+        if (root->kind == Y_MAP) {
+                /* where the bulk of a cell is, for the size check (cells.c) */
+                size_t best = 0;
+                static const char *const keys[] = {"command", "args", "env", "axes"};
+                for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
+                        const struct ynode *key = y_key(root, keys[k]);
+                        longest_scalar(y_get(root, keys[k]), key ? key->line : 0, &best, &m->line_longest);
+                }
+        }
         if (root->kind != Y_MAP)
                 return ytree_fail(c, root->line, "a matrix must be a map of keys (engine, model, axes, ...), not %s",
                             y_describe(c, root));

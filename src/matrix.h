@@ -140,6 +140,7 @@ struct matrix {
         /* Lines for the cell checks (cells_load_matrix): the top of the file, `axes:`,
          * `args:` and `reference:`; 0 when absent. */
         unsigned line_top, line_axes, line_args, line_reference;
+        unsigned line_longest;  /* the longest argument or env value's (an env value's: its key's) */
 };
 
 /* Parses and validates the schema: every key, value and reference between keys, but not

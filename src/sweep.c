@@ -853,7 +853,7 @@ static int sweep_fail(struct sweep *sw, int err, const char *fmt, ...) {
 }
 
 static int journal_failed(struct sweep *sw, int r) {
-        return sweep_fail(sw, r, "cannot write the journal '%s': %s", sw->o->journal_path, strerror(-r));
+        return sweep_fail(sw, r, "cannot write the journal '%s': %s", sw->o->journal_path, journal_strerror(r));
 }
 
 static void settled(struct sweep *sw, size_t i, const struct attempt *a) {

@@ -277,6 +277,33 @@ int write_all(int fd, const void *buf, size_t n) {
         return 0;
 }
 
+int write_file_replace(const char *path, const void *data, size_t n) {
+        const char *slash = strrchr(path, '/');
+        const char *base = slash ? slash + 1 : path;
+        if (!*base)
+                return -EISDIR;
+        char *tmp = strdup_printf("%.*s.%s.XXXXXX", slash ? (int)(slash - path + 1) : 0, path, base);
+        if (!tmp)
+                return -ENOMEM;
+        int fd = mkostemp(tmp, O_CLOEXEC); /* 0600 */
+        if (fd < 0) {
+                int r = -errno;
+                free(tmp);
+                return r;
+        }
+        int r = write_all(fd, data, n);
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (close(fd) < 0 && r >= 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                unlink(tmp);
+        free(tmp);
+        return r;
+}
+
 int mkdir_p(const char *path, unsigned mode) {
         _cleanup_free_ char *copy = strdup(path);
         if (!copy)

@@ -104,6 +104,11 @@ int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len);
 int read_fd_upto(int fd, size_t max, char **ret, size_t *ret_len);
 /* Writes all of buf to fd, retrying on EINTR and short writes. */
 int write_all(int fd, const void *buf, size_t n);
+/* Writes a whole file the way nobody else's file receives it: a temporary file beside
+ * path (".NAME.XXXXXX", mode 0600 from its first byte), all of data, fsync, then renamed
+ * onto path. What was at path (a file of another mode, a symlink) is replaced, never
+ * written through; on failure it is left as it was and the temporary file removed. */
+int write_file_replace(const char *path, const void *data, size_t n);
 /* mkdir -p; 0 if it exists already. */
 int mkdir_p(const char *path, unsigned mode);
 /* Fresh randomness (getrandom) as 2 * n_bytes lowercase hex digits and a NUL: buf holds

@@ -352,14 +352,10 @@ static void on_notice(void *userdata, const char *message) {
         check_output(p);
 }
 
+/* A fresh 0600 file renamed into place (write_file_replace): an older report of another
+ * mode, or a symlink someone left at the name, never receives what this one holds. */
 static int write_file(const char *path, const struct buf *b) {
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
-        int r = write_all(fd, buf_str(b), b->len);
-        if (r < 0)
-                return r;
-        return close(TAKE_FD(fd)) < 0 ? -errno : 0;
+        return write_file_replace(path, buf_str(b), b->len);
 }
 
 /* What a finished sweep leaves beside its logs: the report as HTML, Markdown and JSON, and for
@@ -421,7 +417,7 @@ static void write_outputs(const struct matrix *m, struct report_view *view, cons
                 if (rep[i].r >= 0)
                         rep[i].r = write_file(rep[i].path, &rep[i].out);
                 if (rep[i].r < 0) {
-                        /* a file cut short is worse than none */
+                        /* a file cut short is worse than none; an older one is not this run's */
                         unlink(rep[i].path);
                         cli_error("cannot write '%s': %s", rep[i].path, strerror(-rep[i].r));
                 } else
@@ -629,8 +625,12 @@ int cli_run(int argc, char **argv) {
                         cli_error("journal '%s' is in use by another run (%s)", jpath, holder_text(holder, hbuf));
                         return EXIT_USAGE;
                 }
+                if (lock_fd == JOURNAL_ENOTFILE) {
+                        cli_error("journal '%s' is %s", jpath, journal_strerror(lock_fd));
+                        return EXIT_USAGE;
+                }
                 if (lock_fd < 0) {
-                        cli_error("cannot lock the journal '%s': %s", jpath, strerror(-lock_fd));
+                        cli_error("cannot lock the journal '%s': %s", jpath, journal_strerror(lock_fd));
                         return EXIT_USAGE;
                 }
         }
@@ -648,7 +648,7 @@ int cli_run(int argc, char **argv) {
         struct journal *j = NULL;
         r = journal_open(jpath, &j);
         if (r < 0) {
-                if (r == JOURNAL_ENOTJOURNAL || r == JOURNAL_ENEWER)
+                if (r == JOURNAL_ENOTJOURNAL || r == JOURNAL_ENEWER || r == JOURNAL_ENOTFILE)
                         cli_error("'%s' is %s", jpath, journal_strerror(r));
                 else
                         cli_error("cannot open the journal '%s': %s", jpath, journal_strerror(r));

@@ -569,8 +569,37 @@ static void test_examples(void **state) {
         assert_string_equal(l->axes[0].values[1].args[1], "on"); /* not "true" */
 }
 
+/* The 64 KiB per-cell limit is named at the line of what makes the cell big: an env value
+ * (block or flow), an axis value's env, a long argument; not line 1. */
+static void test_cell_bytes_line(void **state) {
+        static const struct {
+                const char *head, *tail;
+                const char *want;
+        } cases[] = {
+                {"engine: testbed\nmodel: m\nenv:\n  SMALL: \"1\"\n  BIG: \"", "\"\n", "t.yaml:5: "},
+                {"engine: testbed\n\nenv: {SMALL: \"1\", BIG: \"", "\"}\n", "t.yaml:3: "},
+                {"engine: testbed\naxes:\n  x:\n    values:\n      - {name: a}\n      - name: b\n        env:\n"
+                 "          HUGE: \"",
+                 "\"\n", "t.yaml:8: "},
+                {"engine: testbed\nargs: [--a, \"1\",\n  \"", "\"]\n", "t.yaml:3: "},
+        };
+        size_t big = MATRIX_MAX_CELL_BYTES + 10;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_buf_ struct buf b;
+                buf_init(&b, 0);
+                assert_int_equal(buf_puts(&b, cases[i].head), 0);
+                for (size_t k = 0; k < big; k++)
+                        assert_int_equal(buf_append(&b, "x", 1), 0);
+                assert_int_equal(buf_puts(&b, cases[i].tail), 0);
+                _cleanup_free_ char *err = load_err(buf_str(&b), b.len);
+                if (!startswith(err, cases[i].want) || !strstr(err, "can reach"))
+                        fail_msg("case %zu: got '%.120s', want '%s...can reach...'", i, err, cases[i].want);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_cell_bytes_line),
                 cmocka_unit_test(test_design_example), cmocka_unit_test(test_one_at_a_time),
                 cmocka_unit_test(test_ids),            cmocka_unit_test(test_map_values),
                 cmocka_unit_test(test_resolve_argv),   cmocka_unit_test(test_defaults_and_minimal),

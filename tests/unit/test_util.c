@@ -6,7 +6,10 @@
 #include <cmocka.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "sse.h"
@@ -163,12 +166,59 @@ static void test_read_capped(void **state) {
         unlink(path);
 }
 
+/* A report, unit or script is written to a fresh 0600 file renamed into place: an existing
+ * 0644 file or a symlink at the target never receives the text. */
+static void test_write_replace(void **state) {
+        char dir[] = "/tmp/gauntlet-util-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char *target = strdup_printf("%s/report.md", dir), *other = strdup_printf("%s/elsewhere", dir);
+        char *got = NULL;
+        size_t len = 0;
+        struct stat st;
+        /* an existing world-readable file: replaced by a 0600 one */
+        int fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(fchmod(fd, 0644), 0);
+        close(fd);
+        assert_int_equal(write_file_replace(target, "secret", 6), 0);
+        assert_int_equal(lstat(target, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(st.st_mode & 0777, 0600);
+        assert_int_equal(read_file_capped(target, 100, &got, &len), 0);
+        assert_string_equal(got, "secret");
+        free(got);
+        /* a symlink at the target: the link is replaced, what it pointed to is untouched */
+        fd = open(other, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write_all(fd, "theirs", 6), 0);
+        close(fd);
+        assert_int_equal(unlink(target), 0);
+        assert_int_equal(symlink(other, target), 0);
+        assert_int_equal(write_file_replace(target, "secret2", 7), 0);
+        assert_int_equal(lstat(target, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(st.st_mode & 0777, 0600);
+        assert_int_equal(read_file_capped(other, 100, &got, &len), 0);
+        assert_string_equal(got, "theirs");
+        free(got);
+        /* a folder that cannot be written: an error, and nothing left behind */
+        char *missing = strdup_printf("%s/no/such/x", dir);
+        assert_int_equal(write_file_replace(missing, "x", 1), -ENOENT);
+        free(missing);
+        char *cmd = strdup_printf("test $(ls -A '%s' | wc -l) -eq 2 && rm -rf '%s'", dir, dir);
+        assert_int_equal(system(cmd), 0); /* report.md and elsewhere, no temporary file */
+        free(cmd);
+        free(target);
+        free(other);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_duration), cmocka_unit_test(test_format_duration),
                 cmocka_unit_test(test_buf_cap),        cmocka_unit_test(test_strv),
                 cmocka_unit_test(test_sse_splits),     cmocka_unit_test(test_sse_limit),
                 cmocka_unit_test(test_read_capped),    cmocka_unit_test(test_exit_describe),
+                cmocka_unit_test(test_write_replace),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
