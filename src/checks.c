@@ -371,6 +371,8 @@ static int completion_prepare(struct run *run, const struct check_spec *spec, bo
         int max_tokens = spec->max_tokens;
         if (max_tokens <= 0)
                 max_tokens = spec->thinking == THINKING_ON ? CHECK_DEFAULT_MAX_TOKENS_THINKING : CHECK_DEFAULT_MAX_TOKENS;
+        /* one logprob per token asked for: what a server sends beyond is counted, not kept */
+        openai_output_cap_logprobs(&c->out, max_tokens);
         struct openai_params p = {
                 .chat = chat,
                 .model = run->model,
@@ -458,6 +460,7 @@ static int completion_judge(struct run *run, struct completion *c, int r, const 
                         return -ENOMEM;
                 memcpy(res->logprobs, out->logprobs, out->n_logprobs * sizeof(*res->logprobs));
                 res->n_logprobs = out->n_logprobs;
+                res->logprobs_dropped = out->logprobs_dropped;
         }
 
         if (parse_failed)

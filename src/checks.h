@@ -54,6 +54,7 @@ struct check_result {
         double *logprobs;        /* the chosen tokens' log-probabilities, when the target
                                     asked for them and the server sent them; else NULL */
         size_t n_logprobs;
+        size_t logprobs_dropped; /* sent beyond the request's max_tokens: counted, not kept */
 };
 
 #define CHECK_MAX_OUTPUT ((size_t)1 << 20)

@@ -230,9 +230,14 @@ void openai_output_init(struct openai_output *o, const char *const *reasoning_fi
                 .prompt_tokens = -1,
                 .completion_tokens = -1,
                 .reasoning_fields = reasoning_fields ? reasoning_fields : default_reasoning_fields,
+                .max_logprobs = OPENAI_MAX_LOGPROBS,
         };
         buf_init(&o->content, max ? max : (size_t)1 << 20);
         buf_init(&o->reasoning, max ? max : (size_t)1 << 20);
+}
+
+void openai_output_cap_logprobs(struct openai_output *o, int max_tokens) {
+        o->max_logprobs = max_tokens > 0 ? MIN((size_t)max_tokens, OPENAI_MAX_LOGPROBS) : OPENAI_MAX_LOGPROBS;
 }
 
 void openai_output_release(struct openai_output *o) {
@@ -339,8 +344,10 @@ static double logprob_value(json_t *v, bool *ret_ok) {
 }
 
 static int push_logprob(struct openai_output *o, double v) {
-        if (o->n_logprobs >= OPENAI_MAX_LOGPROBS)
+        if (o->n_logprobs >= MIN(o->max_logprobs, OPENAI_MAX_LOGPROBS)) {
+                o->logprobs_dropped++;
                 return 0;
+        }
         if (o->n_logprobs == o->alloc_logprobs) {
                 size_t n = o->alloc_logprobs ? o->alloc_logprobs * 2 : 64;
                 double *d = realloc(o->logprobs, n * sizeof(*d));

@@ -23,7 +23,8 @@
 #include "buf.h"
 #include "util.h"
 
-#define OPENAI_MAX_LOGPROBS ((size_t)65536)  /* logprobs kept per output; more are dropped */
+#define OPENAI_MAX_LOGPROBS ((size_t)65536)  /* logprobs kept per output at most; more are
+                                                dropped (and counted), see max_logprobs */
 #define OPENAI_MAX_ERROR ((size_t)4096)      /* bytes of a server's error message kept */
 
 struct openai_params {
@@ -56,6 +57,11 @@ struct openai_output {
         double *logprobs;            /* per token; NaN/Inf kept as such */
         size_t n_logprobs;
         size_t alloc_logprobs;
+        size_t max_logprobs;         /* kept at most: the tokens the request asked for
+                                        (openai_output_cap_logprobs), else OPENAI_MAX_LOGPROBS.
+                                        A server cannot grow the answer's memory beyond
+                                        what its max_tokens allows. */
+        size_t logprobs_dropped;     /* logprobs sent beyond max_logprobs, not kept */
         int64_t prompt_tokens;       /* usage; -1 when the server did not say */
         int64_t completion_tokens;
         bool done;                   /* stream: `[DONE]` arrived */
@@ -73,6 +79,10 @@ struct openai_output {
  * reasoning each (0: 1 MiB). */
 void openai_output_init(struct openai_output *o, const char *const *reasoning_fields, size_t max);
 void openai_output_release(struct openai_output *o);
+/* Keeps at most max_tokens logprobs (the request's max_tokens: one per token it may
+ * produce, reasoning included); the rest are counted in logprobs_dropped. max_tokens <= 0
+ * leaves OPENAI_MAX_LOGPROBS, which is also the most ever kept. */
+void openai_output_cap_logprobs(struct openai_output *o, int max_tokens);
 
 /* A whole (non-streamed) response body. Returns 0 (an {"error": ...} object is data: see
  * o->error), -EBADMSG for a body that is not the expected JSON (o->parse_error says why),

@@ -413,6 +413,54 @@ static void test_events_after_done(void **state) {
         openai_output_release(&o);
 }
 
+/* A server sending far more logprobs than tokens asked for: kept up to the request's
+ * max_tokens per answer, the rest counted; memory stays at what the cap allows. */
+static void test_logprobs_capped(void **state) {
+        /* streamed chat: 50 chunks of 100 logprobs each, 8 tokens asked for */
+        struct openai_output o;
+        openai_output_init(&o, NULL, 0);
+        openai_output_cap_logprobs(&o, 8);
+        struct buf ev;
+        buf_init(&ev, 0);
+        for (int k = 0; k < 50; k++) {
+                buf_reset(&ev);
+                buf_puts(&ev, "{\"choices\":[{\"delta\":{\"content\":\"a\"},\"logprobs\":{\"content\":[");
+                for (int i = 0; i < 100; i++)
+                        buf_printf(&ev, "%s{\"token\":\"a\",\"logprob\":-%d.5}", i ? "," : "", k);
+                buf_puts(&ev, "]}}]}");
+                assert_int_equal(openai_stream_event(&o, ev.data, ev.len), 0);
+        }
+        assert_int_equal(o.n_logprobs, 8);
+        assert_int_equal(o.logprobs_dropped, 50 * 100 - 8);
+        assert_true(o.logprobs[7] == -0.5); /* the first ones are kept */
+        assert_true(o.alloc_logprobs <= 64);
+        openai_output_release(&o);
+
+        /* whole completions answer: 200,000 token_logprobs for 16 tokens asked */
+        openai_output_init(&o, NULL, 0);
+        openai_output_cap_logprobs(&o, 16);
+        buf_reset(&ev);
+        buf_puts(&ev, "{\"choices\":[{\"text\":\"x\",\"finish_reason\":\"length\",\"logprobs\":{\"token_logprobs\":[");
+        for (int i = 0; i < 200000; i++)
+                buf_puts(&ev, i ? ",-1" : "-1");
+        buf_puts(&ev, "]}}]}");
+        assert_int_equal(openai_parse_response(&o, ev.data, ev.len), 0);
+        assert_int_equal(o.n_logprobs, 16);
+        assert_int_equal(o.logprobs_dropped, 200000 - 16);
+        assert_true(o.alloc_logprobs <= 64);
+        openai_output_release(&o);
+
+        /* no max_tokens: the fixed ceiling, as before */
+        openai_output_init(&o, NULL, 0);
+        openai_output_cap_logprobs(&o, 0);
+        assert_int_equal(o.max_logprobs, OPENAI_MAX_LOGPROBS);
+        assert_int_equal(openai_parse_response(&o, ev.data, ev.len), 0);
+        assert_int_equal(o.n_logprobs, OPENAI_MAX_LOGPROBS);
+        assert_int_equal(o.logprobs_dropped, 200000 - OPENAI_MAX_LOGPROBS);
+        openai_output_release(&o);
+        buf_release(&ev);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_build_chat),
@@ -427,6 +475,7 @@ int main(void) {
                 cmocka_unit_test(test_think_tags),
                 cmocka_unit_test(test_models),
                 cmocka_unit_test(test_events_after_done),
+                cmocka_unit_test(test_logprobs_capped),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
