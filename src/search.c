@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 #include "buf.h"
 #include "util.h"
@@ -33,8 +34,15 @@ static const struct fail_class CLASSES[] = {
 };
 #define N_CLASSES ELEMENTSOF(CLASSES)
 
-/* A pair with an axis whose flag the failure's evidence names. */
+/* A pair with an axis whose flag the failure's evidence names; a pair whose two flags it
+ * quotes, each with the value the cell had ("--a x cannot be used with --b y"). */
 #define PRIOR_NAMED 0.35
+#define PRIOR_QUOTED 0.8
+enum { NAMED_NONE, NAMED_AXIS, NAMED_PAIR };
+/* How far a requirement the evidence states ("--a x requires --b y") is believed: a cell
+ * with a=x and b other than y serves right with this chance, to the power of the number of
+ * failed cells that stated it. */
+#define REQUIRE_BROKEN 0.05
 
 /* The class of a failure's kind. */
 static size_t kind_class(const char *kind) {
@@ -63,7 +71,8 @@ static size_t key_value(uint64_t k, int i) { return (size_t)(k >> (8 * i)) & 255
 struct feat {
         uint64_t key;         /* 0: empty slot */
         bool cleared;         /* seen in a cell that served right: no blocker */
-        bool named;           /* a failure's evidence named the flag of one of its axes */
+        unsigned char named;  /* a failure's evidence named: NAMED_AXIS the flag of one of
+                                 its axes, NAMED_PAIR both flags, each with this value */
         unsigned n_launched;  /* launched cells holding it */
         unsigned n_failed;    /* of them, failed */
         double b[N_CLASSES];  /* chance it is a blocker of each class */
@@ -155,17 +164,18 @@ static size_t features_per_cell(size_t A) {
         return n;
 }
 
-/* Whether evidence names flag: its name without leading dashes, '-' and '_' alike, case
- * ignored, not inside a longer word. Names shorter than 3 characters never match. */
-static bool names_flag(const char *evidence, const char *flag) {
+/* Where evidence names flag at or after from: its name without leading dashes, '-' and
+ * '_' alike, case ignored, not inside a longer word; the end of the name, or NULL. Names
+ * shorter than 3 characters never match. */
+static const char *find_flag(const char *evidence, const char *from, const char *flag) {
         if (!evidence || !flag)
-                return false;
+                return NULL;
         while (*flag == '-')
                 flag++;
         size_t n = strlen(flag);
         if (n < 3)
-                return false;
-        for (const char *p = evidence; *p; p++) {
+                return NULL;
+        for (const char *p = from; *p; p++) {
                 if (p > evidence && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
                         continue;
                 size_t i = 0;
@@ -179,9 +189,39 @@ static bool names_flag(const char *evidence, const char *flag) {
                                 break;
                 }
                 if (i == n && !isalnum((unsigned char)p[n]) && p[n] != '_')
-                        return true;
+                        return p + n;
         }
-        return false;
+        return NULL;
+}
+
+static bool names_flag(const char *evidence, const char *flag) {
+        return find_flag(evidence, evidence, flag) != NULL;
+}
+
+/* The value of axis a that evidence quotes right after a mention of a's flag ("--kv fp8",
+ * "--kv=fp8", "--kv 'fp8'"), as its index: own when one mention quotes the value the cell
+ * has; *ret_other another value some mention quotes, or -1. */
+static void quoted_values(const struct search_space *s, size_t a, const char *evidence, size_t cell_value,
+                          bool *ret_own, long *ret_other) {
+        *ret_own = false;
+        *ret_other = -1;
+        const char *p = evidence;
+        while ((p = find_flag(evidence, p, s->axis_flags[a]))) {
+                while (*p == ' ' || *p == '=' || *p == ':' || *p == '\'' || *p == '"' || *p == '`')
+                        p++;
+                size_t n = strcspn(p, " \t\n,;)]}'\"`");
+                while (n > 0 && p[n - 1] == '.')
+                        n--;
+                for (size_t v = 0; n > 0 && s->value_names && v < s->n_values[a]; v++) {
+                        const char *name = s->value_names[a][v];
+                        if (!name || strlen(name) != n || strncasecmp(p, name, n) != 0)
+                                continue;
+                        if (v == cell_value)
+                                *ret_own = true;
+                        else if (*ret_other < 0)
+                                *ret_other = (long)v;
+                }
+        }
 }
 
 /* ---- the model ------------------------------------------------------------------------ */
@@ -201,6 +241,12 @@ struct search_model {
         double mem_b, *mem_w;         /* mem_w[voff[a] + value] */
         size_t *voff, n_mem, n_oom;   /* value offsets per axis; cells fitted, of them OOM */
         double unexplained;           /* chance of a failure no feature explains */
+        /* Requirements failures' evidence stated: "--a x requires --b y" (docs/search.md). */
+        struct require {
+                size_t a, x, b, y;
+                size_t cell;          /* the failed cell whose evidence said it */
+        } *req;
+        size_t n_req;
         /* the speed model: y = sign * log(figure) */
         double sign;
         size_t n_y;
@@ -223,6 +269,7 @@ void search_model_free(struct search_model *m) {
         if (!m)
                 return;
         free(m->fm.slots);
+        free(m->req);
         free(m->mem_w);
         free(m->voff);
         free(m->pf);
@@ -243,10 +290,84 @@ static bool launched(const struct search_obs *o) {
 }
 
 /* The prior of feature key for class c (named: a failure's evidence named its flag). */
-static double prior(size_t c, uint64_t key, bool named) {
-        if (named && key_order(key) == 2)
+static double prior(size_t c, uint64_t key, unsigned named) {
+        if (named == NAMED_PAIR && key_order(key) == 2)
+                return MAX(PRIOR_QUOTED, CLASSES[c].prior[2]);
+        if (named == NAMED_AXIS && key_order(key) == 2)
                 return MAX(PRIOR_NAMED, CLASSES[c].prior[2]);
         return CLASSES[c].prior[key_order(key)];
+}
+
+/* Reads failed cell k's evidence (see fit_feasibility); sets explained[k] when it states a
+ * requirement the cell broke. */
+static int read_evidence(struct search_model *m, size_t k, bool *explained) {
+        const struct search_space *s = m->s;
+        const struct search_obs *o = &m->obs[k];
+        const size_t *c = s->choice + k * s->n_axes;
+        size_t own[16], n_own = 0, need_axis[16], n_need = 0;
+        long need_value[16];
+        for (size_t b = 0; b < s->n_axes; b++) {
+                if (!names_flag(o->evidence, s->axis_flags[b]))
+                        continue;
+                bool is_own;
+                long other;
+                quoted_values(s, b, o->evidence, c[b], &is_own, &other);
+                if (is_own)
+                        own[n_own++] = b;
+                else if (other >= 0) {
+                        need_axis[n_need] = b;
+                        need_value[n_need++] = other;
+                }
+                for (size_t a = 0; a < s->n_axes; a++) {
+                        size_t ax[2] = {MIN(a, b), MAX(a, b)};
+                        size_t va[2] = {c[ax[0]], c[ax[1]]};
+                        struct feat *f = a == b ? NULL : feat_find(&m->fm, feat_key(2, ax, va));
+                        if (f && f->named < NAMED_AXIS)
+                                f->named = NAMED_AXIS;
+                }
+        }
+        if (n_own >= 2 && n_need == 0)
+                for (size_t i = 0; i < n_own; i++)
+                        for (size_t j = i + 1; j < n_own; j++) {
+                                size_t ax[2] = {own[i], own[j]}, va[2] = {c[own[i]], c[own[j]]};
+                                struct feat *f = feat_find(&m->fm, feat_key(2, ax, va));
+                                if (f)
+                                        f->named = NAMED_PAIR;
+                        }
+        for (size_t i = 0; i < n_own; i++)
+                for (size_t j = 0; j < n_need; j++) {
+                        struct require *r = realloc(m->req, (m->n_req + 1) * sizeof(*r));
+                        if (!r)
+                                return -ENOMEM;
+                        m->req = r;
+                        m->req[m->n_req++] = (struct require){own[i], c[own[i]], need_axis[j], (size_t)need_value[j], k};
+                        explained[k] = true;
+                }
+        return 0;
+}
+
+/* The requirement cell k breaks (it holds a=x, not b=y, and no cell with a=x and its value
+ * of b served right), or NULL; *ret_count: how many failed cells stated requirements it
+ * breaks. */
+static const struct require *broken_requirement(const struct search_model *m, size_t k, size_t *ret_count) {
+        const size_t *c = m->s->choice + k * m->s->n_axes;
+        const struct require *first = NULL;
+        size_t count = 0;
+        for (size_t i = 0; i < m->n_req; i++) {
+                const struct require *r = &m->req[i];
+                if (c[r->a] != r->x || c[r->b] == r->y)
+                        continue;
+                size_t ax[2] = {MIN(r->a, r->b), MAX(r->a, r->b)};
+                size_t va[2] = {c[ax[0]], c[ax[1]]};
+                const struct feat *f = feat_find(&m->fm, feat_key(2, ax, va));
+                if (!f || !f->cleared) {
+                        first = first ? first : r;
+                        count++;
+                }
+        }
+        if (ret_count)
+                *ret_count = count;
+        return first;
 }
 
 /* Feasibility: features of launched cells; cleared ones; mean-field blame, class by class. */
@@ -277,29 +398,28 @@ static int fit_feasibility(struct search_model *m) {
                                 f->n_failed++;
                 }
         }
-        /* Evidence naming another axis's flag: the pairs with that axis are suspects. */
+        /* What failures' evidence says of other axes: the pairs with an axis whose flag it
+         * names are suspects; a pair it quotes with both values is the likely culprit; a
+         * requirement it states ("--a x requires --b y") explains the failure by itself. */
+        _cleanup_free_ bool *explained = calloc(s->n_cells, sizeof(bool));
+        if (!explained)
+                return -ENOMEM;
         for (size_t k = 0; k < s->n_cells; k++) {
                 const struct search_obs *o = &m->obs[k];
                 if (o->state != SEARCH_INFEASIBLE || !o->evidence || !s->axis_flags)
                         continue;
-                const size_t *c = s->choice + k * s->n_axes;
-                for (size_t b = 0; b < s->n_axes; b++) {
-                        if (!names_flag(o->evidence, s->axis_flags[b]))
-                                continue;
-                        for (size_t a = 0; a < s->n_axes; a++) {
-                                size_t ax[2] = {MIN(a, b), MAX(a, b)};
-                                size_t va[2] = {c[ax[0]], c[ax[1]]};
-                                struct feat *f = a == b ? NULL : feat_find(&m->fm, feat_key(2, ax, va));
-                                if (f)
-                                        f->named = true;
-                        }
-                }
+                int r = read_evidence(m, k, explained);
+                if (r < 0)
+                        return r;
         }
         for (size_t i = 0; i < m->fm.cap; i++) {
                 struct feat *f = &m->fm.slots[i];
                 for (size_t c = 0; f->key && c < N_CLASSES; c++)
                         f->b[c] = f->cleared || !m->seen[c] ? 0 : prior(c, f->key, f->named);
         }
+        /* A failure a requirement explains blames nothing else. */
+        for (size_t k = 0; k < s->n_cells; k++)
+                n_fail -= explained[k];
 
         /* Each failed cell's class and uncleared features. */
         _cleanup_free_ struct feat **list = n_fail ? calloc(n_fail * F, sizeof(*list)) : NULL;
@@ -309,7 +429,7 @@ static int fit_feasibility(struct search_model *m) {
                 return -ENOMEM;
         size_t q = 0, unexplained = 0;
         for (size_t k = 0; k < s->n_cells; k++) {
-                if (m->obs[k].state != SEARCH_INFEASIBLE)
+                if (m->obs[k].state != SEARCH_INFEASIBLE || explained[k])
                         continue;
                 size_t nf = cell_features(s, k, keys);
                 cls[q] = kind_class(m->obs[k].kind);
@@ -484,6 +604,9 @@ static int fit_memory(struct search_model *m) {
 static double feasibility(const struct search_model *m, size_t k, uint64_t *keys) {
         size_t nf = cell_features(m->s, k, keys);
         double p = (1 - m->unexplained) * (1 - oom_chance(m, k));
+        size_t stated;
+        if (broken_requirement(m, k, &stated))
+                p *= pow(REQUIRE_BROKEN, (double)stated);
         for (size_t i = 0; i < nf; i++)
                 p *= clear_chance(m, feat_find(&m->fm, keys[i]), keys[i]);
         return p;
@@ -791,6 +914,16 @@ long search_model_best(const struct search_model *m) {
         return m->best;
 }
 
+long search_model_named(const struct search_model *m) {
+        long best = -1;
+        for (size_t i = 0; i < m->n_y; i++) {
+                size_t k = m->idx[i];
+                if (m->obs[k].state == SEARCH_FEASIBLE && (best < 0 || m->mu[k] > m->mu[best]))
+                        best = (long)k;
+        }
+        return best >= 0 ? best : m->best;
+}
+
 /* ---- decisions ------------------------------------------------------------------------ */
 
 /* Cell k's mixture sd, computed once (the model's caches are not its meaning). */
@@ -823,20 +956,57 @@ void search_model_predict(const struct search_model *m, size_t k, struct search_
         *ret = p;
 }
 
+/* The axis on which every failed cell holding a=x has one same value (the partner that may
+ * be the failures' doing rather than x), with that value in *ret_value; -1 when there is
+ * none, or when x crashed for the GPU's architecture somewhere (one value's doing). */
+static long confounded_axis(const struct search_model *m, size_t a, size_t x, size_t *ret_value) {
+        const struct search_space *s = m->s;
+        size_t A = s->n_axes;
+        _cleanup_free_ long *same = malloc(A * sizeof(long)); /* -1 unset, -2 varies */
+        if (!same)
+                return -1;
+        for (size_t b = 0; b < A; b++)
+                same[b] = -1;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const size_t *c = s->choice + k * A;
+                if (m->obs[k].state != SEARCH_INFEASIBLE || c[a] != x)
+                        continue;
+                if (kind_class(m->obs[k].kind) == 0) /* crash/arch */
+                        return -1;
+                for (size_t b = 0; b < A; b++)
+                        same[b] = same[b] == -1 ? (long)c[b] : same[b] == (long)c[b] ? same[b] : -2;
+        }
+        for (size_t b = 0; b < A; b++)
+                if (b != a && same[b] >= 0 && s->n_values[b] > 1) {
+                        *ret_value = (size_t)same[b];
+                        return (long)b;
+                }
+        return -1;
+}
+
 /* Whether value x of axis a is still unknown: no cell that served right holds it, nothing
  * condemns it (its own blame, or a failing prediction for every candidate holding it), and
- * a candidate holds it. Then *ret_pick is that candidate of highest expected improvement. */
+ * a candidate holds it. Then *ret_pick is that candidate of highest expected improvement.
+ * Blame alone does not condemn a value whose failures all shared one partner value: it
+ * gets one cell with another partner, whatever the model predicts for it. */
 static bool uncovered(const struct search_model *m, size_t a, size_t x, long *ret_pick, double *ret_ei) {
         const struct search_space *s = m->s;
         const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
-        if (f && (f->cleared || blame(m, f, NULL) >= 0.5))
+        long partner = -1;
+        size_t partner_value = 0;
+        if (f && f->cleared)
+                return false;
+        if (f && blame(m, f, NULL) >= 0.5 && (partner = confounded_axis(m, a, x, &partner_value)) < 0)
                 return false;
         long pick = -1;
         double best = -1;
         for (size_t k = 0; k < s->n_cells; k++) {
-                if (m->obs[k].state != SEARCH_UNKNOWN || s->choice[k * s->n_axes + a] != x || m->pf[k] < SEARCH_FAIL_CHANCE)
+                const size_t *c = s->choice + k * s->n_axes;
+                if (m->obs[k].state != SEARCH_UNKNOWN || c[a] != x)
                         continue;
-                double ei = acquisition(m, k);
+                if (partner >= 0 ? c[partner] == partner_value : m->pf[k] < SEARCH_FAIL_CHANCE)
+                        continue;
+                double ei = partner >= 0 ? m->ei[k] + m->pf[k] : acquisition(m, k);
                 if (ei > best) {
                         best = ei;
                         pick = (long)k;
@@ -978,6 +1148,17 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                 const struct feat *f = feat_find(&m->fm, keys[i]);
                 if (f && !f->cleared && f->n_failed > 0 && (!top || blame(m, f, NULL) > blame(m, top, NULL)))
                         top = f;
+        }
+        const struct require *r = broken_requirement(m, k, NULL);
+        if (r) {
+                _cleanup_buf_ struct buf past;
+                buf_init(&past, 256);
+                const char *noun;
+                kind_words(m->obs[r->cell].kind, &past, &noun);
+                buf_printf(b, "predicted %s: %s=%s requires %s=%s, by the evidence of cell %.8s (%s)", noun,
+                           s->axis_names[r->a], s->value_names[r->a][r->x], s->axis_names[r->b],
+                           s->value_names[r->b][r->y], s->ids ? s->ids[r->cell] : "?", buf_str(&past));
+                return 0;
         }
         double oom = oom_chance(m, k);
         if (oom >= 0.5 && (!top || 1 - oom < 1 - blame(m, top, NULL))) {

@@ -109,6 +109,9 @@ void search_model_predict(const struct search_model *m, size_t k, struct search_
  * figure (-1: none has a figure). */
 size_t search_model_launched(const struct search_model *m);
 long search_model_best(const struct search_model *m);
+/* The launched cell that serves right of the best mean by the model (its figure pooled with
+ * what its neighbours say), -1 when none has a figure. */
+long search_model_named(const struct search_model *m);
 
 /* What to do next. */
 struct search_decision {

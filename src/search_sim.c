@@ -867,7 +867,7 @@ static int run_search(struct run *r, size_t budget, const char **ret_stop) {
                 ret = search_model_decide(m, &o, &d);
                 if (ret >= 0 && d.next < 0) {
                         /* The search names the best; it is what its user would be told. */
-                        r->best = search_model_best(m);
+                        r->best = search_model_named(m);
                         *ret_stop = d.stop;
                 }
                 search_model_free(m);
@@ -941,6 +941,10 @@ int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_ru
         }
         /* named must be a cell this run launched and saw serve */
         bool named_ok = r.best >= 0 && (size_t)r.best < n && r.obs[r.best].state == SEARCH_FEASIBLE;
+        size_t near = 0;
+        for (size_t k = 0; k < n; k++)
+                near += r.obs[k].state == SEARCH_FEASIBLE && s->rule[k] == -1 &&
+                        s->log_speed[k] >= s->log_speed[s->best_cell] + log(0.97);
         free(r.obs);
         if (rc < 0)
                 return rc;
@@ -951,6 +955,7 @@ int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_ru
                 .best_speed = exp(s->log_speed[s->best_cell]),
                 .seconds = r.seconds,
                 .stop = stop,
+                .near_launched = near,
         };
         if (res.named >= 0 && (size_t)res.named < n) {
                 res.named_speed = exp(s->log_speed[res.named]);

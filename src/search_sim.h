@@ -186,12 +186,14 @@ struct sim_run_params {
 struct sim_result {
         size_t launches;            /* cells launched */
         long named;                 /* the cell named best: the launched serving cell of
-                                       the best measured figure (SEARCH: search_model_best);
+                                       the best measured figure (SEARCH: search_model_named, the model's best);
                                        -1 when none served */
         double named_speed;         /* its true speed; 0 when named is -1 */
         size_t best_cell;           /* the true best serving cell */
         double best_speed;          /* its true speed */
         bool success;               /* named serves right and named_speed >= 0.97 x best */
+        size_t near_launched;       /* launched cells that serve right within 3% of the
+                                       best: a failure with some is the noise's doing */
         double seconds;             /* simulated time of all the launches */
         const char *stop;           /* SEARCH: why it stopped (static), else NULL */
 };

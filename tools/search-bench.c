@@ -49,6 +49,7 @@ struct outcome {
         double hours;           /* simulated */
         long named;
         double named_speed, best_speed;
+        size_t near_launched;   /* launched serving cells within 3% of the best */
         const char *stop;
 };
 
@@ -170,6 +171,7 @@ static int run_one(const struct sim_space *s, enum sim_strategy st, size_t budge
                 .named = r.named,
                 .named_speed = r.named_speed,
                 .best_speed = r.best_speed,
+                .near_launched = r.near_launched,
                 .stop = r.stop,
         };
         return 0;
@@ -345,7 +347,8 @@ static void print_failure(const struct space_result *sr, enum row r, double shar
                 printf("named none after %zu launches", o->launches);
         else
                 printf("named %.3fx the best after %zu launches", o->named_speed / o->best_speed, o->launches);
-        printf(" (%s)\n    %s\n", o->stop ? o->stop : "-", sr->describe ? sr->describe : "");
+        printf(" (%s; %zu launched within 3%%)\n    %s\n", o->stop ? o->stop : "-", o->near_launched,
+               sr->describe ? sr->describe : "");
 }
 
 struct traj {
@@ -384,6 +387,10 @@ static int bench_one(const struct opts *o, const struct sim_params *params) {
         printf("space %" PRIu64 ": %s\n", o->one_seed, sr.describe ? sr.describe : "");
         printf("true best: cell %zu, %.2f (%.3fx the defaults): %s\n\n", best, best_speed,
                best_speed / sim_cell_speed(s, 0), best_label ? best_label : "");
+        size_t near = 0;
+        for (size_t k = 0; k < sim_space_cells(s); k++)
+                near += sim_cell_fail(s, k) == SIM_FAIL_NONE && sim_cell_speed(s, k) >= 0.97 * best_speed;
+        printf("cells that serve right within 3%% of the best: %zu\n", near);
         printf("search trajectory (speed relative to the defaults' true speed)\n");
         struct traj t = {s};
         struct sim_run_params tp = {.on_step = on_step, .userdata = &t};
