@@ -457,6 +457,14 @@ char *report_sla_text(const struct report_view *v, const struct report_cell *c) 
 int report_best_index(const struct report_view *v, struct report_score *ret_score) {
         struct report_score s, top = {0};
         bool by_bench = false, any_pass = false;
+        /* A search names the cell its model rates best (report.h, docs/search.md). */
+        if (v->search.on && v->search.has_named && v->search.named < v->n_cells &&
+            report_cell_passed(&v->cells[v->search.named]) &&
+            report_cell_score(v, &v->cells[v->search.named], report_by_bench(v), &s) == 0) {
+                if (ret_score)
+                        *ret_score = s;
+                return (int)v->search.named;
+        }
         for (size_t i = 0; i < v->n_cells; i++)
                 any_pass |= report_cell_passed(&v->cells[i]);
         if (!any_pass)
@@ -634,6 +642,16 @@ char *report_search_summary(const struct report_view *v) {
         buf_printf(&b, ", %zu pruned, %zu inferred", se->pruned, se->inferred);
         if (se->spent)
                 buf_printf(&b, ", %s of launches", format_duration(se->spent, dur));
+        if (se->has_named && se->top >= 0 && (size_t)se->top < v->n_cells) {
+                struct report_score named, top;
+                bool by_bench = report_by_bench(v);
+                if (report_cell_score(v, &v->cells[se->named], by_bench, &named) == 0 &&
+                    report_cell_score(v, &v->cells[se->top], by_bench, &top) == 0)
+                        buf_printf(&b, "; best by the model: %.8s (measured %.4g, estimated %.4g) over %.8s (measured "
+                                       "%.4g, estimated %.4g)",
+                                   v->cells[se->named].id, named.value, se->named_estimate, v->cells[se->top].id,
+                                   top.value, se->top_estimate);
+        }
         if (streq_ptr(se->stop, "no chance left"))
                 buf_puts(&b, "; stopped: no cell left has a real chance to beat the best");
         else if (streq_ptr(se->stop, "no candidate left"))

@@ -176,6 +176,16 @@ struct report_view_search {
         long next;
         const char *stop;
         char *next_why;
+        /* The launched passing cell the model rates best: its figure pooled with what the
+         * cells around it say, so one lucky or unlucky measurement does not decide
+         * (docs/search.md "The named best"). report_best_index names it. named_estimate is
+         * the model's figure for it; top, when another cell measured best, that cell, with
+         * the model's figure top_estimate (-1 and NAN otherwise). */
+        bool has_named;
+        size_t named;
+        double named_estimate;
+        long top;
+        double top_estimate;
 };
 
 /* The latest sweep's eval and its reference. */

@@ -304,11 +304,18 @@ static json_t *view_search_json(const struct report_view *v) {
         if (budget && se->budget_time)
                 json_object_set_new(budget, "time_s", json_real((double)se->budget_time / USEC_PER_SEC));
         bool has_next = se->next >= 0 && (size_t)se->next < v->n_cells;
-        return json_pack("{s:I,s:I,s:I,s:o,s:f,s:s?,s:s?,s:s?,s:o}", "launched", (json_int_t)se->launched, "pruned",
+        json_t *named = se->has_named ? json_pack("{s:s,s:f}", "cell", v->cells[se->named].id, "estimate",
+                                                  se->named_estimate)
+                                      : json_null();
+        json_t *top = se->has_named && se->top >= 0 ? json_pack("{s:s,s:f}", "cell", v->cells[se->top].id, "estimate",
+                                                                se->top_estimate)
+                                                    : json_null();
+        return json_pack("{s:I,s:I,s:I,s:o,s:f,s:s?,s:s?,s:s?,s:o,s:o,s:o}", "launched", (json_int_t)se->launched, "pruned",
                          (json_int_t)se->pruned, "inferred", (json_int_t)se->inferred, "budget",
                          budget ? budget : json_null(), "spent_s", (double)se->spent / USEC_PER_SEC, "stopped", se->stop,
                          "next", has_next ? v->cells[se->next].id : NULL, "next_prediction",
-                         has_next ? se->next_why : NULL, "best_so_far", traj ? traj : json_null());
+                         has_next ? se->next_why : NULL, "best_so_far", traj ? traj : json_null(), "named",
+                         named ? named : json_null(), "top_measured", top ? top : json_null());
 }
 
 int report_json(const struct report_view *v, const char *version, json_t **ret) {

@@ -161,6 +161,9 @@ int search_view_fill(struct report_view *v) {
         struct report_view_search *s = &v->search;
         s->next = -1;
         s->stop = NULL;
+        s->has_named = false;
+        s->top = -1;
+        s->top_estimate = NAN;
         s->launched = s->pruned = s->inferred = 0;
         for (size_t k = 0; k < v->n_cells; k++) {
                 const struct report_cell *c = &v->cells[k];
@@ -205,6 +208,19 @@ int search_view_fill(struct report_view *v) {
                 return r;
         s->stop = d.stop;
         s->next = d.next >= 0 ? d.next : d.would_next;
+        long named = search_model_named(f->model), top = search_model_best(f->model);
+        if (named >= 0) {
+                struct search_prediction p;
+                search_model_predict(f->model, (size_t)named, &p);
+                s->has_named = true;
+                s->named = (size_t)named;
+                s->named_estimate = p.mean;
+                if (top >= 0 && top != named) {
+                        search_model_predict(f->model, (size_t)top, &p);
+                        s->top = top;
+                        s->top_estimate = p.mean;
+                }
+        }
         free(TAKE_PTR(s->next_why));
         if (s->next >= 0) {
                 struct search_prediction p;

@@ -53,6 +53,10 @@ grep -q "^\[launch $n (budget 8)\]" "$tmp/out" || fail "no 'launch $n (budget 8)
 best=$(jq -r .best "$tmp/r.json")
 [ "$(jq -r --arg b "$best" '.cells[] | select(.id == $b) | "\(.axes.delay) \(.axes.kind)"' "$tmp/r.json")" = "d5 ok" ] ||
         fail "best: $(jq -c --arg b "$best" '.cells[] | select(.id == $b) | .axes' "$tmp/r.json")"
+# the best is the model's named cell, launched and serving, with its estimate
+[ "$(jq -r .search.named.cell "$tmp/r.json")" = "$best" ] || fail "search.named: $(jq -c .search.named "$tmp/r.json"), best $best"
+[ "$(jq -r --arg b "$best" '.cells[] | select(.id == $b) | .verdict' "$tmp/r.json")" = pass ] || fail "the named best did not pass"
+jq -e '.search.named.estimate > 0' "$tmp/r.json" >/dev/null || fail "no estimate for the named best"
 # every cell accounted for: none "not run"; the unlaunched skipped, pruned or inferred, with a reason
 [ "$(jq '.summary["not run"]' "$tmp/r.json")" = 0 ] || fail "cells left unaccounted: $(jq -c .summary "$tmp/r.json")"
 bad=$(jq -r '.cells[] | select(.verdict == "skipped" and ((.cause != "pruned" and .cause != "inferred") or (.evidence // "") == "")) | .id' "$tmp/r.json")

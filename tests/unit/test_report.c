@@ -147,6 +147,34 @@ static void test_best(void **state) {
         assert_int_equal(report_cells(&v), 5);
         free(fig);
 
+        /* A search names the cell its model rates best, though another measured higher; a
+         * named cell that did not pass, or without a figure, is not named. */
+        drop_cells(c, 5);
+        mkcell(&c[0], 0, 0, VERDICT_PASS, 100, 500);
+        mkcell(&c[1], 1, 0, VERDICT_PASS, 160, 500);
+        mkcell(&c[2], 2, 1, VERDICT_PASS, 156, 500);
+        mkcell(&c[3], 3, 0, VERDICT_CRASH, -1, 0);
+        mkcell(&c[4], 4, 0, VERDICT_PASS, -1, 500);
+        v.objective = "output_tokens_per_s@1";
+        assert_int_equal(report_best_index(&v, NULL), 1);
+        v.search = (struct report_view_search){.on = true, .has_named = true, .named = 2, .named_estimate = 157,
+                                               .top = 1, .top_estimate = 150, .next = -1};
+        assert_int_equal(report_best_index(&v, &s), 2);
+        assert_true(fabs(s.value - 156) < 1e-9);
+        char *line = report_search_summary(&v);
+        assert_non_null(line);
+        assert_non_null(strstr(line, "best by the model: 00000000 (measured 156, estimated 157) over 00000000 (measured 160, "
+                                     "estimated 150)"));
+        free(line);
+        v.search.named = 3;
+        assert_int_equal(report_best_index(&v, NULL), 1);
+        v.search.named = 4;
+        assert_int_equal(report_best_index(&v, NULL), 1);
+        v.search.on = false;
+        v.search.named = 2;
+        assert_int_equal(report_best_index(&v, NULL), 1);
+        v.search = (struct report_view_search){0};
+
         /* No passing cell: no best. */
         for (size_t i = 0; i < 5; i++)
                 c[i].verdict = VERDICT_GARBAGE;
