@@ -1207,6 +1207,133 @@ static int check_low_information(const struct dtext *t, struct finding *f) {
         return f->what ? 1 : -ENOMEM;
 }
 
+/* ---- short loops ---------------------------------------------------------------------- */
+
+/* Short loops: a unit of a few letters, or one short word or digit, repeated to the end of
+ * the output, the way a broken kernel repeats its last token ("achtachtacht...",
+ * "inhabitants ants ants ants...", "The total is 42 2 2 2 2..."). check_loops lets these
+ * pass below 16 repeats when the model stopped by itself, because a whole answer of one
+ * word said N times is a right answer to "say it N times". Two shapes are never such an
+ * answer and fire at SHORT_MIN_REPEATS:
+ *   glued:    a unit of 3+ letters (2+ in a syllabic script: Han, kana, Hangul, Indic,
+ *             Thai) with no space, lowercase (or caseless), as the whole output or its
+ *             tail: "undundund", "tritritri", "二十三二十三", "니다니다", "हैहैहै";
+ *   word-cut: one short word or one digit 1-9 with spaces or commas, whose first copy
+ *             is the end of the word before it: "inhabit|ants ants ants", "4|2 2 2 2",
+ *             "veintitrés, trés, trés".
+ * Guards, for the answers that look alike: laughter and song syllables ("hahaha",
+ * "Bwahahaha", "huehuehue", "tra-la-la", "ฮ่าฮ่า"), units with any other character
+ * (code, tables, ellipses, ASCII art), mixed or upper case ("XOXO", "oOoO", base64),
+ * DNA letters ("acgtacgt"), alphabet runs ("abcabc"), digits glued to digits (repeating
+ * decimals, binary) and zeros (vectors and matrices: "10, 0, 0, 0"). Tuned on
+ * tests/corpus (docs/detectors.md has the figures). */
+#define SHORT_MAX_PERIOD 8
+#define SHORT_MAX_LETTERS 6
+#define SHORT_MIN_REPEATS 6
+
+/* Laughter and song syllables, lowercase; a unit matches when its letters are one of these
+ * in some rotation ("ah" is "ha"). */
+static const char *const laughs[] = {
+        "ha", "he", "hi", "ho", "hu", "ja", "je", "ji", "jo", "ka", "ke", "ki", "ku", "xa", "xe", "la", "na",
+        "lo", "wk", "rs", "hue", "heh", "hah", "hih", "hoh", "kek", "lol", "muah", "mwah", "bwah",
+        "\xd1\x85\xd0\xb0" /* ха */, "\xd1\x85\xd0\xb5" /* хе */, "\xd1\x85\xd0\xb8" /* хи */,
+        "\xd0\xbb\xd0\xb0" /* ла */, "\xe0\xb8\xae\xe0\xb9\x88\xe0\xb8\xb2" /* ฮ่า */,
+        "\xe0\xb8\xae\xe0\xb8\xb2" /* ฮา */, "\xe0\xa4\xb9\xe0\xa4\xbe" /* हा */,
+        "\xe0\xa4\xb9\xe0\xa5\x87" /* हे */, "\xe0\xa6\xb9\xe0\xa6\xbe" /* হা */,
+};
+
+static bool is_laugh(const uint32_t *w, size_t n) {
+        for (size_t r = 0; r < n; r++) {
+                char tmp[4 * SHORT_MAX_PERIOD + 1];
+                size_t k = 0;
+                for (size_t i = 0; i < n; i++)
+                        k += utf8_encode(lower_cp(w[(r + i) % n]), tmp + k);
+                tmp[k] = '\0';
+                for (size_t i = 0; i < ELEMENTSOF(laughs); i++)
+                        if (strcmp(tmp, laughs[i]) == 0)
+                                return true;
+        }
+        return false;
+}
+
+static bool is_short_sep(uint32_t c) {
+        return is_space(c) || c == ',' || c == 0x3001 || c == 0xFF0C;
+}
+
+static bool fam_syllabic(enum family f) {
+        return fam_cjk(f) || f == FAM_INDIC || f == FAM_THAI;
+}
+
+static int check_short_loops(const struct dtext *t, struct finding *f) {
+        size_t total = t->last - t->first;
+        for (size_t p = 2; p <= SHORT_MAX_PERIOD && 2 * p <= total; p++) {
+                /* The stretch of period p that ends the output. */
+                size_t start = t->last - p;
+                while (start > t->first && t->cp[start - 1] == t->cp[start - 1 + p])
+                        start--;
+                size_t cover = t->last - start, repeats = (2 * cover + p) / (2 * p);
+                const uint32_t *u = t->cp + start;
+                if (repeats < SHORT_MIN_REPEATS || !unit_is_primitive(u, p))
+                        continue;
+                size_t letters = 0, marks = 0, digits = 0, seps = 0, words = 0, upper = 0, other = 0;
+                bool syllabic = false, dna = true;
+                uint32_t digit = 0;
+                uint32_t w[SHORT_MAX_PERIOD];
+                size_t nw = 0;
+                for (size_t i = 0; i < p; i++) {
+                        uint32_t c = u[i];
+                        enum family fam = family_of(c);
+                        if (is_short_sep(c)) {
+                                seps++;
+                                continue;
+                        }
+                        if (is_short_sep(u[(i + p - 1) % p]))
+                                words++;
+                        if (is_digit(c)) {
+                                digits++;
+                                digit = c;
+                        } else if (fam != FAM_NONE || is_combining(c)) {
+                                if (is_combining(c))
+                                        marks++;
+                                else
+                                        letters++;
+                                syllabic = syllabic || fam_syllabic(fam);
+                                upper += lower_cp(c) != c;
+                                dna = dna && c < 0x80 && strchr("acgtuACGTU", (int)c);
+                                w[nw++] = c;
+                        } else
+                                other++;
+                }
+                if (other || (letters && digits) || letters > SHORT_MAX_LETTERS)
+                        continue;
+                /* "abc", "bca", "xyz": consecutive letters, in some rotation. */
+                size_t steps = 0;
+                for (size_t i = 0; i < nw; i++)
+                        steps += w[(i + 1) % nw] == w[i] + 1u;
+                bool alphabet = nw >= 3 && steps + 1 >= nw;
+                bool glued_start = start > t->first && (is_word_char(u[0]) || is_digit(u[0])) &&
+                                   (is_word_char(t->cp[start - 1]) || is_digit(t->cp[start - 1]));
+                const char *shape = NULL;
+                if (!seps && !digits && (syllabic ? letters + marks >= 2 : letters >= 3) && !upper && !dna &&
+                    !alphabet && !is_laugh(w, nw))
+                        shape = "glued";
+                else if (seps && words == 1 && glued_start &&
+                         (digits ? digits == 1 && digit != '0' : !is_laugh(w, nw)))
+                        shape = "cut from the word before it";
+                if (!shape)
+                        continue;
+                _cleanup_free_ char *us = unit_string(u, p);
+                if (!us)
+                        return -ENOMEM;
+                f->cause = seps ? "repeat" : "loop";
+                f->at = t->base + t->off[start];
+                f->what = strdup_printf("short unit %s (%s) repeated %zu times to the end at byte %zu", us, shape,
+                                        repeats, f->at);
+                return f->what ? 1 : -ENOMEM;
+        }
+        return 0;
+}
+
 /* ---- the text detectors together ------------------------------------------------------ */
 
 /* Judges s[base..base+len) of an output (s points at the part). */
@@ -1227,6 +1354,8 @@ static int judge_part(const char *s, size_t len, size_t base, bool length_cut, s
                 r = check_soup(&t, f);
         if (r == 0)
                 r = check_low_information(&t, f);
+        if (r == 0)
+                r = check_short_loops(&t, f);
         return r;
 }
 

@@ -219,6 +219,86 @@ static void test_whole_output_cut(void **state) {
         check("test test test test test test test test test test test test test test test test", "stop", "repeat");
 }
 
+/* Short loops (issue 24 item 10): a short unit repeated to the end, glued ("achtacht...")
+ * or cut from the word before it ("inhabitants ants ants..."), fires at six repeats even
+ * when the model stopped; five pass. */
+static void test_short_loops(void **state) {
+        check("achtachtachtachtachtachtachtacht", NULL, "loop");
+        check("undundundundundund", "stop", "loop");
+        check("undundundundund", "stop", NULL);
+        check("Undundundundundund", "stop", "loop");
+        check("Das Ergebnis ist dreiundzwanzigzigzigzigzigzigzig", "stop", "loop");
+        check("The total is 42 2 2 2 2 2 2", "stop", "repeat");
+        check("The total is 42 2 2 2 2", "stop", NULL);
+        check("17 x 23 = 391, 1, 1, 1, 1, 1, 1, 1", "stop", "repeat");
+        check("The capital is London ndon ndon ndon ndon ndon ndon", "stop", "repeat");
+        check("Paris has about two million inhabitants ants ants ants ants ants ants ants", "stop", "repeat");
+        check("La respuesta es veintitr\xc3\xa9s, tr\xc3\xa9s, tr\xc3\xa9s, tr\xc3\xa9s, tr\xc3\xa9s, tr\xc3\xa9s",
+              "stop", "repeat");
+        /* 二十三 x 6, 니다 x 6, है x 6: syllabic scripts need two code points. */
+        check("\xe7\xad\x94\xe6\xa1\x88\xe6\x98\xaf\xe4\xb8\x89\xe7\x99\xbe"
+              "\xe4\xba\x8c\xe5\x8d\x81\xe4\xb8\x89\xe4\xba\x8c\xe5\x8d\x81\xe4\xb8\x89\xe4\xba\x8c\xe5\x8d\x81\xe4\xb8\x89"
+              "\xe4\xba\x8c\xe5\x8d\x81\xe4\xb8\x89\xe4\xba\x8c\xe5\x8d\x81\xe4\xb8\x89\xe4\xba\x8c\xe5\x8d\x81\xe4\xb8\x89",
+              "stop", "loop");
+        check("\xec\xa0\x95\xeb\x8b\xb5\xec\x9d\x80 323\xec\x9e\x85"
+              "\xeb\x8b\x88\xeb\x8b\xa4\xeb\x8b\x88\xeb\x8b\xa4\xeb\x8b\x88\xeb\x8b\xa4"
+              "\xeb\x8b\x88\xeb\x8b\xa4\xeb\x8b\x88\xeb\x8b\xa4\xeb\x8b\x88\xeb\x8b\xa4",
+              "stop", "loop");
+        check("\xe0\xa4\x89\xe0\xa4\xa4\xe0\xa5\x8d\xe0\xa4\xa4\xe0\xa4\xb0 "
+              "\xe0\xa4\xb9\xe0\xa5\x88\xe0\xa4\xb9\xe0\xa5\x88\xe0\xa4\xb9\xe0\xa5\x88"
+              "\xe0\xa4\xb9\xe0\xa5\x88\xe0\xa4\xb9\xe0\xa5\x88\xe0\xa4\xb9\xe0\xa5\x88",
+              "stop", "loop");
+        _cleanup_free_ char *ev = NULL;
+        assert_string_equal(judge("Paris has two million inhabitants ants ants ants ants ants ants", NULL, &ev),
+                            "repeat");
+        assert_non_null(strstr(ev, "short unit 'ants '"));
+        assert_non_null(strstr(ev, "inhabitants"));
+}
+
+/* What looks like a short loop and is an answer. */
+static void test_short_loop_guards(void **state) {
+        /* Counting, and a word said N times (also after a preamble): not cut from a word. */
+        check("1 2 3 4 5 6 7 8 9 10 11 12", "stop", NULL);
+        check("10 9 8 7 6 5 4 3 2 1 0", "stop", NULL);
+        check("Ones: 1 1 1 1 1 1 1 1 1", "stop", NULL);
+        check("hello hello hello hello hello hello hello hello", "stop", NULL);
+        check("Sure! hello hello hello hello hello hello hello hello", "stop", NULL);
+        check("It was a long, long, long, long, long, long, long way", "stop", NULL);
+        /* Laughter and songs. */
+        check("hahahahahahahahahahaha", "stop", NULL);
+        check("Bwahahahahahahahahaha", "stop", NULL);
+        check("Mwahaha ha ha ha ha ha ha ha", "stop", NULL);
+        check("huehuehuehuehuehuehuehue", "stop", NULL);
+        check("Jajajajajajajajaja", "stop", NULL);
+        check("Tra-la-la-la-la-la-la-la-la", "stop", NULL);
+        check("\xe0\xb8\xae\xe0\xb9\x88\xe0\xb8\xb2\xe0\xb8\xae\xe0\xb9\x88\xe0\xb8\xb2\xe0\xb8\xae\xe0\xb9\x88\xe0\xb8\xb2"
+              "\xe0\xb8\xae\xe0\xb9\x88\xe0\xb8\xb2\xe0\xb8\xae\xe0\xb9\x88\xe0\xb8\xb2\xe0\xb8\xae\xe0\xb9\x88\xe0\xb8\xb2",
+              "stop", NULL);
+        check("\xe0\xa4\xb9\xe0\xa4\xbe\xe0\xa4\xb9\xe0\xa4\xbe\xe0\xa4\xb9\xe0\xa4\xbe\xe0\xa4\xb9\xe0\xa4\xbe"
+              "\xe0\xa4\xb9\xe0\xa4\xbe\xe0\xa4\xb9\xe0\xa4\xbe\xe0\xa4\xb9\xe0\xa4\xbe",
+              "stop", NULL);
+        check("wkwkwkwkwkwkwkwkwkwk", "stop", NULL);
+        /* Ellipses, ASCII art, code, tables. */
+        check("Hmm... hmm... hmm... hmm... hmm... hmm... hmm...", "stop", NULL);
+        check("XOXOXOXOXOXOXOXOXOXO", "stop", NULL);
+        check("Welcome!\noOoOoOoOoOoOoOoOoOoO", "stop", NULL);
+        check("=-=-=-=-=-=-=-=-=-=-", "stop", NULL);
+        check("QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB", "stop", NULL);
+        check("abababababababab", "stop", NULL);
+        check("abcabcabcabcabcabcabcabc", "stop", NULL);
+        check("acgtacgtacgtacgtacgtacgtacgt", "stop", NULL);
+        check("CACACACACACACACACACACACA", "stop", NULL);
+        check("| 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |", "stop", NULL);
+        check("if (x) {\n  if (y) {\n    z();\n  }\n}\n}}}}}}", "stop", NULL);
+        /* Digits: repeating decimals, binary, grouped thousands, zero vectors. */
+        check("1/7 = 0.142857142857142857142857142857142857142857", "stop", NULL);
+        check("11010101010101010101", "stop", NULL);
+        check("10^24 = 1 000 000 000 000 000 000 000 000", "stop", NULL);
+        check("10, 0, 0, 0, 0, 0, 0, 0, 0, 0", "stop", NULL);
+        /* Onomatopoeia a handful of times. */
+        check("blahblahblahblahblah", "stop", NULL);
+}
+
 static void test_special_token_names(void **state) {
         check("<unk><unk><unk>", NULL, "repeat");
         check("<|im_end|><|im_end|>", NULL, "repeat");
@@ -459,6 +539,8 @@ int main(void) {
                 cmocka_unit_test(test_corpus_holdout),
                 cmocka_unit_test(test_short_repeats_pass),
                 cmocka_unit_test(test_whole_output_cut),
+                cmocka_unit_test(test_short_loops),
+                cmocka_unit_test(test_short_loop_guards),
                 cmocka_unit_test(test_special_token_names),
                 cmocka_unit_test(test_reasoning_end_in_answer),
                 cmocka_unit_test(test_hidden_tokens),
