@@ -253,8 +253,8 @@ static int cmp_double(const void *x, const void *y) {
 }
 
 /* (b) drawn spaces of 200 to 800 cells: the search without a budget names a cell within
- * 3% of the true best in at least 80% of them, with a median of at most 15% of the grid.
- * A guard of the level measured (docs/search.md: 90.6% over 160 such spaces), not the goal of
+ * 3% of the true best in at least 85% of them, with a median of at most 15% of the grid.
+ * A guard of the level measured (docs/search.md: 94.4% over 160 such spaces), not the goal of
  * 95%, which the search does not reach yet. */
 #define DRAWN_SPACES 30
 static void test_drawn_spaces(void **state) {
@@ -280,7 +280,7 @@ static void test_drawn_spaces(void **state) {
         qsort(share, DRAWN_SPACES, sizeof(double), cmp_double);
         double median = share[DRAWN_SPACES / 2];
         print_message("%zu of %d spaces within 3%%; median %.1f%% of the grid\n", ok, DRAWN_SPACES, 100 * median);
-        assert_true(ok * 10 >= DRAWN_SPACES * 8);
+        assert_true(ok * 100 >= DRAWN_SPACES * 85);
         assert_true(median <= 0.15);
 }
 
