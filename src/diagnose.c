@@ -492,8 +492,11 @@ char *diagnose_last_line(const char *log_path) {
         return NULL;
 }
 
-int diagnose_exit(const char *log_path, const struct profile *p, int exit_code, int exit_signal,
-                  struct diagnosis *ret) {
+/* A log read for its reason: a signature's diagnosis when one matches; else `status`
+ * (what gauntlet saw: an exit status, a deadline) with the log's first error line, else
+ * its last line, else `if_empty` when given, as verdict/cause. */
+static int diagnose_log(const char *log_path, const struct profile *p, const char *status, const char *if_empty,
+                        enum verdict v, const char *cause, struct diagnosis *ret) {
         _cleanup_buf_ struct buf b;
         buf_init(&b, 0);
         _cleanup_free_ char *first = NULL;
@@ -508,16 +511,29 @@ int diagnose_exit(const char *log_path, const struct profile *p, int exit_code, 
                         return r;
         }
         _cleanup_free_ char *last = first ? NULL : diagnose_last_line(log_path);
-        char status[64];
-        exit_describe(exit_code, exit_signal, status);
-        const char *cause = exit_signal ? "signal" : "exit";
-        char *e = first  ? strdup_printf("%s; first error line: %s", status, first)
-                  : last ? strdup_printf("%s; last log line: %s", status, last)
-                         : strdup(status);
+        char *e = first      ? strdup_printf("%s; first error line: %s", status, first)
+                  : last     ? strdup_printf("%s; last log line: %s", status, last)
+                  : if_empty ? strdup_printf("%s; %s", status, if_empty)
+                             : strdup(status);
         if (!e)
                 return -ENOMEM;
-        *ret = (struct diagnosis){.verdict = VERDICT_CRASH, .cause = cause, .evidence = e, .line = first_no};
+        *ret = (struct diagnosis){.verdict = v, .cause = cause, .evidence = e, .line = first_no};
         return 0;
+}
+
+int diagnose_exit(const char *log_path, const struct profile *p, int exit_code, int exit_signal,
+                  struct diagnosis *ret) {
+        char status[64];
+        exit_describe(exit_code, exit_signal, status);
+        return diagnose_log(log_path, p, status, NULL, VERDICT_CRASH, exit_signal ? "signal" : "exit", ret);
+}
+
+int diagnose_deadline(const char *log_path, const struct profile *p, usec_t timeout, struct diagnosis *ret) {
+        char dur[32];
+        _cleanup_free_ char *status = strdup_printf("not ready after %s", format_duration(timeout, dur));
+        if (!status)
+                return -ENOMEM;
+        return diagnose_log(log_path, p, status, "the log is empty", VERDICT_TIMEOUT, "startup", ret);
 }
 
 void diagnosis_release(struct diagnosis *d) {

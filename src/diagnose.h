@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "profile.h"
+#include "util.h"
 #include "verdict.h"
 
 /* Bytes of a log read for diagnosis: the first and the last part of a bigger log. */
@@ -48,6 +49,12 @@ int diagnose_error_line(const char *text, size_t len, char **ret_evidence, size_
  * fills *ret on success; .line is 0 when the evidence quotes no error line. */
 int diagnose_exit(const char *log_path, const struct profile *p, int exit_code, int exit_signal,
                   struct diagnosis *ret);
+
+/* Diagnoses a server not ready by its deadline (still running): a signature in the log
+ * names the cause (a worker died, the main process hangs on); else timeout/startup, "not
+ * ready after DURATION" with the first error line, else the last line, else "; the log is
+ * empty". Always fills *ret on success. */
+int diagnose_deadline(const char *log_path, const struct profile *p, usec_t timeout, struct diagnosis *ret);
 
 /* The last non-blank line of the log (cut to DIAGNOSE_MAX_EVIDENCE), or NULL. */
 char *diagnose_last_line(const char *log_path);

@@ -79,34 +79,15 @@ static int settle_death(struct server *s, const char *log_path, const struct pro
         return r;
 }
 
-/* Not ready by the deadline: a fatal line in the log (a worker died, the main process
- * hangs on) names the cause; otherwise it is a startup timeout. */
+/* Not ready by the deadline: the log says why (diagnose_deadline). */
 static int settle_deadline(const char *log_path, const struct profile *p, usec_t timeout, struct attempt *a) {
-        _cleanup_free_ char *text = NULL;
-        size_t len = 0;
         struct diagnosis d;
-        char dur[32];
-        if (read_file_capped(log_path, DIAGNOSE_MAX_TAIL, &text, &len) == 0 &&
-            diagnose_text(text, len, p, &d) == 1) {
-                int r = attempt_set_verdict(a, d.verdict, d.cause, d.evidence);
-                diagnosis_release(&d);
+        int r = diagnose_deadline(log_path, p, timeout, &d);
+        if (r < 0)
                 return r;
-        }
-        /* No fatal line: the first error line says more than the last line, when there is one. */
-        _cleanup_free_ char *first = NULL;
-        size_t no = 0;
-        if (text && diagnose_error_line(text, len, &first, &no) < 0)
-                return -ENOMEM;
-        _cleanup_free_ char *last = first ? NULL : diagnose_last_line(log_path);
-        _cleanup_free_ char *e = first  ? strdup_printf("not ready after %s; first error line: %s",
-                                                        format_duration(timeout, dur), first)
-                                 : last ? strdup_printf("not ready after %s; last log line: %s",
-                                                        format_duration(timeout, dur), last)
-                                        : strdup_printf("not ready after %s; the log is empty",
-                                                        format_duration(timeout, dur));
-        if (!e)
-                return -ENOMEM;
-        return attempt_set_verdict(a, VERDICT_TIMEOUT, "startup", e);
+        r = attempt_set_verdict(a, d.verdict, d.cause, d.evidence);
+        diagnosis_release(&d);
+        return r;
 }
 
 /* Memory within this of the baseline counts as given back: drivers and other tenants

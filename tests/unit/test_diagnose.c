@@ -189,6 +189,42 @@ static void expect_exit(const char *engine, const char *log, int code, int sig, 
         diagnosis_release(&d);
 }
 
+/* A server still running at its startup deadline: a signature names the cause; else
+ * timeout/startup with the first error line, else the last line, else an empty log. */
+static void expect_deadline(const char *log, enum verdict v, const char *cause, const char *evidence) {
+        char path[] = "/tmp/gauntlet-diag-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_int_equal(write_all(fd, log, strlen(log)), 0);
+        close(fd);
+        struct diagnosis d;
+        assert_int_equal(diagnose_deadline(path, profile_find("vllm"), 90 * USEC_PER_SEC, &d), 0);
+        unlink(path);
+        if (strcmp(d.cause, cause) != 0 || strcmp(d.evidence, evidence) != 0)
+                print_error("expected %s '%s', got %s '%s'\n", cause, evidence, d.cause, d.evidence);
+        assert_int_equal(d.verdict, v);
+        assert_string_equal(d.cause, cause);
+        assert_string_equal(d.evidence, evidence);
+        diagnosis_release(&d);
+}
+
+static void test_deadline(void **state) {
+        (void)state;
+        expect_deadline("INFO loading\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                        "INFO still here\n",
+                        VERDICT_CRASH, "oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB");
+        expect_deadline("INFO loading\nERROR something odd\nINFO waiting\n", VERDICT_TIMEOUT, "startup",
+                        "not ready after 90s; first error line: ERROR something odd");
+        expect_deadline("INFO loading\nINFO waiting for workers\n", VERDICT_TIMEOUT, "startup",
+                        "not ready after 90s; last log line: INFO waiting for workers");
+        expect_deadline("", VERDICT_TIMEOUT, "startup", "not ready after 90s; the log is empty");
+        /* no log at all reads as an empty one */
+        struct diagnosis d;
+        assert_int_equal(diagnose_deadline("/nonexistent/gauntlet.log", profile_find("vllm"), 5 * USEC_PER_SEC, &d), 0);
+        assert_string_equal(d.evidence, "not ready after 5s; the log is empty");
+        diagnosis_release(&d);
+}
+
 static void test_assertion_forms(void **state) {
         /* ggml: the assertion line, not the backtrace under it (gdb repeats its text) */
         expect_text("llama.cpp",
@@ -359,6 +395,7 @@ int main(void) {
                 cmocka_unit_test(test_first_error_line),
                 cmocka_unit_test(test_python_traceback),
                 cmocka_unit_test(test_common_signatures_for_llamacpp),
+                cmocka_unit_test(test_deadline),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
