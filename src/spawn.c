@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -507,4 +508,28 @@ int spawn_run_capture(struct loop *l, struct spawn_capture *runs, size_t n, usec
 void spawn_capture_release(struct spawn_capture *c) {
         buf_release(&c->out[0]);
         buf_release(&c->out[1]);
+}
+
+int spawn_find_on_path(const char *name, char **ret) {
+        const char *path = getenv("PATH");
+        if (!path || !*path)
+                path = "/usr/local/bin:/usr/bin:/bin";
+        int r = -ENOENT;
+        for (const char *p = path; *p;) {
+                const char *colon = strchr(p, ':');
+                size_t n = colon ? (size_t)(colon - p) : strlen(p);
+                _cleanup_free_ char *f = n ? strdup_printf("%.*s/%s", (int)n, p, name) : strdup_printf("./%s", name);
+                if (!f)
+                        return -ENOMEM;
+                struct stat st;
+                if (stat(f, &st) == 0 && S_ISREG(st.st_mode)) {
+                        if (access(f, X_OK) == 0) {
+                                *ret = TAKE_PTR(f);
+                                return 0;
+                        }
+                        r = -EACCES;
+                }
+                p += n + (colon ? 1 : 0);
+        }
+        return r;
 }

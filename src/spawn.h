@@ -149,4 +149,10 @@ int spawn_run_capture(struct loop *l, struct spawn_capture *runs, size_t n, usec
                       enum spawn_capture_on_signal on_signal, bool *ret_interrupted);
 void spawn_capture_release(struct spawn_capture *c);
 
+/* Where a program named without '/' is found: the first regular, executable file of that
+ * name on this process's PATH (not a server's environment; no PATH or an empty one:
+ * /usr/local/bin:/usr/bin:/bin), as posix_spawnp searches it. 0 and *ret (caller frees);
+ * -ENOENT when there is none, -EACCES when one is there but not executable, -ENOMEM. */
+int spawn_find_on_path(const char *name, char **ret);
+
 #endif

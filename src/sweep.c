@@ -19,6 +19,7 @@
 #include "report_load.h"
 #include "search_view.h"
 #include "slurm.h"
+#include "spawn.h"
 #include "supervise.h"
 
 /* Beyond the SIGTERM grace, how long SIGKILL may take to be confirmed. */
@@ -635,32 +636,6 @@ char *sweep_program(const struct matrix *m, const char *argv0) {
         return p;
 }
 
-/* Where a program without '/' is found: PATH, as posix_spawnp searches it (gauntlet's own
- * PATH: the matrix's env is the server's, not the search's). 0 or -ENOENT / -EACCES. */
-static int find_on_path(const char *name, char **ret) {
-        const char *path = getenv("PATH");
-        if (!path || !*path)
-                path = "/usr/local/bin:/usr/bin:/bin";
-        int r = -ENOENT;
-        for (const char *p = path; *p;) {
-                const char *colon = strchr(p, ':');
-                size_t n = colon ? (size_t)(colon - p) : strlen(p);
-                _cleanup_free_ char *f = n ? strdup_printf("%.*s/%s", (int)n, p, name) : strdup_printf("./%s", name);
-                if (!f)
-                        return -ENOMEM;
-                struct stat st;
-                if (stat(f, &st) == 0 && S_ISREG(st.st_mode)) {
-                        if (access(f, X_OK) == 0) {
-                                *ret = TAKE_PTR(f);
-                                return 0;
-                        }
-                        r = -EACCES;
-                }
-                p += n + (colon ? 1 : 0);
-        }
-        return r;
-}
-
 /* "FILE:LINE" of a matrix key, or "FILE" when the key was not written. */
 static char *key_at(const struct matrix *m, unsigned line) {
         return line ? strdup_printf("%s:%u", m->path, line) : strdup(m->path);
@@ -682,7 +657,7 @@ int sweep_preflight(const struct matrix *m, char **ret_error) {
         } else if (m->launcher == LAUNCHER_SLURM) {
                 /* The program and the host are the node's; here only srun must be there. */
                 _cleanup_free_ char *found = NULL, *at_l = key_at(m, m->line_launcher);
-                if ((r = find_on_path("srun", &found)) < 0)
+                if ((r = spawn_find_on_path("srun", &found)) < 0)
                         err = strdup_printf("%s: launcher slurm: cannot start 'srun': %s%s", at_l ? at_l : m->path,
                                             r == -EACCES ? "not an executable file" : strerror(-r),
                                             r == -ENOENT ? " (not on PATH)" : "");
@@ -699,7 +674,7 @@ int sweep_preflight(const struct matrix *m, char **ret_error) {
                         else if (!S_ISREG(st.st_mode) || access(at, X_OK) != 0)
                                 r = -EACCES;
                 } else if (!found) {
-                        r = find_on_path(argv0, &found);
+                        r = spawn_find_on_path(argv0, &found);
                 }
                 if (r < 0)
                         err = strdup_printf("%s: cannot start '%s': %s%s", at_cmd, argv0,

@@ -7,10 +7,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -503,6 +505,45 @@ static void test_capture_signal(void **state) {
         assert_true(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
 }
 
+/* PATH as posix_spawnp reads it: the first executable file wins; a file that is there but
+ * not executable is EACCES, none at all ENOENT. */
+static void test_find_on_path(void **state) {
+        (void)state;
+        char dir[] = "/tmp/gauntlet-path-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        _cleanup_free_ char *a = strdup_printf("%s/a", dir), *b = strdup_printf("%s/b", dir),
+                            *noexec = strdup_printf("%s/a/prog", dir), *exec = strdup_printf("%s/b/prog", dir);
+        assert_int_equal(mkdir(a, 0700), 0);
+        assert_int_equal(mkdir(b, 0700), 0);
+        int fd = open(noexec, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+        _cleanup_free_ char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+        _cleanup_free_ char *path = strdup_printf("%s:%s", a, b);
+        setenv("PATH", path, 1);
+        char *found = NULL;
+        assert_int_equal(spawn_find_on_path("prog", &found), -EACCES);
+        assert_null(found);
+        fd = open(exec, O_WRONLY | O_CREAT | O_CLOEXEC, 0700);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(spawn_find_on_path("prog", &found), 0);
+        assert_string_equal(found, exec);
+        free(found);
+        found = NULL;
+        assert_int_equal(spawn_find_on_path("no-such-program", &found), -ENOENT);
+        assert_null(found);
+        if (old)
+                setenv("PATH", old, 1);
+        else
+                unsetenv("PATH");
+        unlink(noexec);
+        unlink(exec);
+        rmdir(a);
+        rmdir(b);
+        rmdir(dir);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_groups),
@@ -516,6 +557,7 @@ int main(void) {
                 cmocka_unit_test(test_capture_cap),
                 cmocka_unit_test(test_capture_timeout),
                 cmocka_unit_test(test_capture_signal),
+                cmocka_unit_test(test_find_on_path),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
