@@ -119,7 +119,8 @@ static const char *matrix_host(const struct matrix *m) {
         return m->host ? m->host : "127.0.0.1";
 }
 
-const struct server_launcher *sweep_launcher(const struct matrix *m, struct server_launcher *buf) {
+/* The launcher of m's servers, filled into buf: NULL for servers spawned here. */
+static const struct server_launcher *sweep_launcher(const struct matrix *m, struct server_launcher *buf) {
         if (m->launcher != LAUNCHER_SLURM)
                 return NULL;
         slurm_launcher(&m->slurm, buf);
@@ -695,7 +696,13 @@ int sweep_preflight(const struct matrix *m, char **ret_error) {
         return r;
 }
 
-int sweep_cleanup_orphans(struct loop *l, struct journal *j, const struct server_launcher *ln, usec_t grace,
+/* Stops what a killed earlier run left behind (attempts still 'running' in the journal):
+ * with launcher ln (NULL: none), the server where it runs, found by its attempt's token
+ * (*ret_jobs, optional, counts the Slurm jobs cancelled); then SIGTERM, `grace`, SIGKILL,
+ * to the attempt's cgroup when one is found by its name (cgroup_find: made by a run that
+ * had cgroups, whether or not this one has), and to every process here found by its token
+ * or recorded pid. Returns how many processes were ended, or a negative errno. */
+static int sweep_cleanup_orphans(struct loop *l, struct journal *j, const struct server_launcher *ln, usec_t grace,
                           size_t *ret_jobs) {
         struct journal_orphan *o = NULL;
         size_t n = 0;
@@ -756,6 +763,26 @@ int sweep_cleanup_orphans(struct loop *l, struct journal *j, const struct server
         }
         journal_orphans_free(o, n);
         return r < 0 ? r : (int)MIN(total, (size_t)INT32_MAX);
+}
+
+int sweep_clear_leftovers(struct loop *l, struct journal *j, const struct matrix *m, const struct sweep_callbacks *cb,
+                          char **ret_error) {
+        /* The matrix's stop_timeout: the grace its servers get from this run, too. */
+        struct server_launcher ln;
+        size_t jobs = 0;
+        int r = sweep_cleanup_orphans(l, j, sweep_launcher(m, &ln), m->stop_timeout, &jobs);
+        if (r < 0) {
+                if (ret_error)
+                        *ret_error = strdup_printf("cannot stop what an earlier run left behind: %s", strerror(-r));
+                return r;
+        }
+        if (jobs > 0)
+                sweep_notice(cb, "cancelled %zu Slurm job%s left behind by an earlier run that was killed", jobs,
+                             jobs == 1 ? "" : "s");
+        if (r > 0)
+                sweep_notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
+                             r == 1 ? "" : "es");
+        return 0;
 }
 
 /* Records a settled verdict for inference. */
@@ -1103,20 +1130,8 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                 r = sweep_fail(&sw, r, "cannot sample GPU memory: %s", strerror(-r));
                 goto finish;
         }
-        /* The matrix's stop_timeout: the grace its servers get from this run, too. */
-        struct server_launcher ln;
-        size_t jobs = 0;
-        r = sweep_cleanup_orphans(l, j, sweep_launcher(m, &ln), m->stop_timeout, &jobs);
-        if (r < 0) {
-                r = sweep_fail(&sw, r, "cannot stop what an earlier run left behind: %s", strerror(-r));
+        if ((r = sweep_clear_leftovers(l, j, m, cb, &sw.error)) < 0)
                 goto finish;
-        }
-        if (jobs > 0)
-                sweep_notice(cb, "cancelled %zu Slurm job%s left behind by an earlier run that was killed", jobs,
-                             jobs == 1 ? "" : "s");
-        if (r > 0)
-                sweep_notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
-                             r == 1 ? "" : "es");
 
         if ((r = cells_expand(m, &sw.cells, &sw.n)) < 0) {
                 r = sweep_fail(&sw, r, "cannot expand the matrix: %s", strerror(-r));

@@ -74,17 +74,13 @@ struct sweep_summary {
 int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const struct sweep_options *o,
               const struct sweep_callbacks *cb, struct sweep_summary *ret, char **ret_error);
 
-/* Stops what a killed earlier run left behind (attempts still 'running' in the journal):
- * with launcher ln (NULL: none), the server where it runs, found by its attempt's token
- * (*ret_jobs, optional, counts the Slurm jobs cancelled); then SIGTERM, `grace`, SIGKILL,
- * to the attempt's cgroup when one is found by its name (cgroup_find: made by a run that
- * had cgroups, whether or not this one has), and to every process here found by its token
- * or recorded pid. Returns how many processes were ended, or a negative errno. */
-int sweep_cleanup_orphans(struct loop *l, struct journal *j, const struct server_launcher *ln, usec_t grace,
-                          size_t *ret_jobs);
-
-/* The launcher of m's servers, filled into buf: NULL for servers spawned here. */
-const struct server_launcher *sweep_launcher(const struct matrix *m, struct server_launcher *buf);
+/* What every run of m does first, alone or side by side (workers.h), before any server
+ * starts: what a killed earlier run left behind (attempts still 'running' in the journal) is
+ * stopped, with m's launcher where it runs and m's stop_timeout as the grace, and told to
+ * cb as notices. 0, or a negative errno and *ret_error (optional, caller frees): "cannot
+ * stop what an earlier run left behind: ...". */
+int sweep_clear_leftovers(struct loop *l, struct journal *j, const struct matrix *m, const struct sweep_callbacks *cb,
+                          char **ret_error);
 
 /* Hands a formatted notice to cb->notice, if there is one (the library never prints). */
 void sweep_notice(const struct sweep_callbacks *cb, const char *fmt, ...) _printf_(2, 3);

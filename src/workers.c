@@ -116,17 +116,8 @@ int workers_run(struct loop *l, struct journal *j, const struct matrix *m, const
         }
         /* What a killed earlier run left is stopped once, here, before any worker starts;
          * failing that ends the run, as it ends sweep_run. */
-        struct server_launcher ln;
-        size_t jobs = 0;
-        r = sweep_cleanup_orphans(l, j, sweep_launcher(m, &ln), m->stop_timeout, &jobs);
-        if (r < 0)
-                FAIL(r, "cannot stop what an earlier run left behind: %s", strerror(-r));
-        if (jobs > 0)
-                sweep_notice(cb, "cancelled %zu Slurm job%s left behind by an earlier run that was killed", jobs,
-                             jobs == 1 ? "" : "s");
-        if (r > 0)
-                sweep_notice(cb, "stopped %d process%s left behind by an earlier run that was killed", r,
-                       r == 1 ? "" : "es");
+        if ((r = sweep_clear_leftovers(l, j, m, cb, ret_error)) < 0)
+                goto finish;
         if (m->launcher == LAUNCHER_SLURM)
                 sweep_notice(cb, "%zu cells side by side, each a Slurm job", n);
         else
