@@ -1,4 +1,5 @@
-/* sweep.c -- the sweep: for each cell, launch -> ready -> checks -> bench -> stop -> journal. */
+/* sweep.c -- the sweep: which cell next (grid or search), and each cell's life as phases,
+ * launch -> ready -> checks -> eval -> bench -> stop -> settle (phases.h) -> journal. */
 #include "sweep.h"
 
 #include <math.h>
@@ -11,10 +12,10 @@
 
 #include "bench.h"
 #include "checks.h"
-#include "diagnose.h"
 #include "eval.h"
 #include "infer.h"
 #include "metrics.h"
+#include "phases.h"
 #include "procs.h"
 #include "report_load.h"
 #include "search_view.h"
@@ -24,11 +25,6 @@
 
 /* Beyond the SIGTERM grace, how long SIGKILL may take to be confirmed. */
 #define STOP_EXTRA (30 * USEC_PER_SEC)
-/* After a connection error, how long to wait for the server's death before calling the
- * error garbage from a live server. */
-#define DEATH_GRACE (2 * USEC_PER_SEC)
-/* How long to read the log of a dead server before diagnosing it. */
-#define DRAIN_TIME (1 * USEC_PER_SEC)
 
 static char *base_url(const char *host, int port) {
         if (strchr(host, ':'))
@@ -53,48 +49,12 @@ static bool server_died(void *userdata) {
         return !server_alive(userdata);
 }
 
-/* What a launcher's scheduler decided (a Slurm job's time limit, its node): 1 when that
- * is the verdict, 0 when the log decides. */
-static int settle_launcher(struct server *s, struct attempt *a) {
-        struct server_outcome o;
-        int r = server_launcher_outcome(s, &o);
-        if (r <= 0)
-                return r;
-        r = attempt_set_verdict(a, o.verdict, o.cause, o.evidence);
-        free(o.evidence);
-        return r < 0 ? r : 1;
-}
-
-/* The server died (or was found dead): drain its log and diagnose. */
-static int settle_death(struct server *s, const char *log_path, const struct profile *p, struct attempt *a) {
-        server_drain_log(s, now_usec() + DRAIN_TIME);
-        int r = settle_launcher(s, a);
-        if (r != 0)
-                return r < 0 ? r : 0;
-        struct diagnosis d;
-        r = diagnose_exit(log_path, p, s->exit_code, s->exit_signal, &d);
-        if (r < 0)
-                return r;
-        r = attempt_set_verdict(a, d.verdict, d.cause, d.evidence);
-        diagnosis_release(&d);
-        return r;
-}
-
-/* Not ready by the deadline: the log says why (diagnose_deadline). */
-static int settle_deadline(const char *log_path, const struct profile *p, usec_t timeout, struct attempt *a) {
-        struct diagnosis d;
-        int r = diagnose_deadline(log_path, p, timeout, &d);
-        if (r < 0)
-                return r;
-        r = attempt_set_verdict(a, d.verdict, d.cause, d.evidence);
-        diagnosis_release(&d);
-        return r;
-}
-
 /* Memory within this of the baseline counts as given back: drivers and other tenants
  * move a little memory all the time. */
 #define MEMORY_TOLERANCE_MIB 512
 
+/* One attempt of one cell: what its phases share (phases.h). The launch fills the middle
+ * part; cell_run_release frees it. */
 struct cell_run {
         struct loop *loop;
         const struct sweep_options *o;
@@ -104,12 +64,36 @@ struct cell_run {
         const struct cell *cell;
         const struct sweep_callbacks *cb;
         struct attempt *a;
+        int64_t sweep_id;
+        const char *log_dir;
+        int launch;           /* 1, then 2... when the port was lost (PORT_TRIES) */
+        /* the launch's */
+        char token[33];
+        char **argv, **env;
+        char *url;            /* where gauntlet talks to a server spawned here */
+        char *health, *program;
+        struct server_launcher launcher; /* outlives the server */
+        uint64_t *baseline;   /* GPU memory before the launch, one per GPU; NULL: no wait */
+        usec_t launched;      /* when the launch began (monotonic) */
+        struct server *s;     /* NULL until started, and after the stop */
+        const char *at;       /* once placed: where the server answers */
         char *model;          /* the model id the checks used, for the bench */
+        /* how the attempt ended besides its verdict */
         bool interrupted;
         bool journal_failed;  /* the error returned is the journal's (disk full...) */
         bool port_taken;      /* the error returned: the fixed port is someone else's */
-        int launch;           /* 1, then 2... when the port was lost (PORT_TRIES) */
 };
+
+static void cell_run_release(struct cell_run *cr) {
+        strv_free(cr->argv);
+        strv_free(cr->env);
+        free(cr->url);
+        free(cr->health);
+        free(cr->program);
+        free(cr->baseline);
+        free(cr->model);
+        server_free(cr->s);
+}
 
 /* Where the matrix's servers listen (and, run here, where gauntlet talks to them). A
  * Slurm job's server listens on every address of its node unless `host:` says otherwise. */
@@ -143,9 +127,18 @@ static bool lost_port(const struct attempt *a, const struct matrix *m) {
         return m->launcher == LAUNCHER_LOCAL && a->ready_after == 0 && supervise_port_taken(matrix_host(m), a->port) == 1;
 }
 
-static void phase(struct cell_run *cr, enum phase p) {
+/* The cell enters phase p: the callbacks hear of it; the time it began. */
+static usec_t phase_enter(struct cell_run *cr, enum phase p) {
         if (cr->cb && cr->cb->cell_phase)
                 cr->cb->cell_phase(cr->cb->userdata, cr->cell, p);
+        return now_usec();
+}
+
+/* A signal that came while a phase waited for something else (a death after the checks)
+ * was consumed by that wait; loop_signal() still has it: the attempt is interrupted. */
+static void phase_signal(struct cell_run *cr, struct phase_result *res) {
+        if (loop_signal(cr->loop))
+                res->step = STEP_INTERRUPTED;
 }
 
 /* The matrix's check suite; *ret_owned is what the caller frees (the default suite). */
@@ -163,71 +156,189 @@ static int matrix_suite(const struct matrix *m, struct check_spec **ret, size_t 
         return 0;
 }
 
-/* After a batch of requests (the checks, the eval) that ended with r: a connection
- * refused, reset or cut is garbage from a live server but the first sign of a dying one
- * (the socket closes a moment before the process is gone), so it waits for a death; a dead
- * server is a crash whatever the answers were, and a failure of gauntlet's own an error.
- * Returns 1 when the answers are the server's to judge, else what settling the attempt
- * gave. */
-static int settle_after_requests(struct cell_run *cr, struct server *s, int r, const struct check_result *results,
-                                 size_t n) {
-        bool transport = false;
-        for (size_t i = 0; results && i < n; i++)
-                transport |= results[i].transport_error;
-        if (r == 0 && transport)
-                server_wait_exit(s, now_usec() + DEATH_GRACE);
-        if (r == -ECANCELED || !server_alive(s))
-                return settle_death(s, cr->a->log_path, cr->m->profile, cr->a);
-        if (r < 0)
-                return attempt_set_verdict(cr->a, VERDICT_ERROR, NULL, strerror(-r));
-        return 1;
+/* The attempt's row, its log, its port and its token, journaled before anything starts. */
+static int launch_prepare(struct cell_run *cr) {
+        const struct matrix *m = cr->m;
+        struct attempt *a = cr->a;
+        const char *host = matrix_host(m);
+        int r;
+        a->sweep_id = cr->sweep_id;
+        memcpy(a->cell_id, cr->cell->id, sizeof(a->cell_id));
+        a->started_wall = now_wall_usec();
+        /* A launch again on another port keeps the first launch's log. */
+        a->log_path = cr->launch > 1 ? strdup_printf("%s/%s.launch%d.log", cr->log_dir, cr->cell->id, cr->launch)
+                                     : strdup_printf("%s/%s.log", cr->log_dir, cr->cell->id);
+        if (!a->log_path)
+                return -ENOMEM;
+        int port = m->port;
+        if (!port && (r = supervise_free_port(host, cr->o->slot, cr->o->n_slots, &port)) < 0)
+                return r;
+        /* A fixed port that something else already listens on would have the readiness
+         * probe and the checks talk to that other server: stop before the launch. */
+        if (m->port && m->launcher == LAUNCHER_LOCAL && (r = supervise_port_taken(host, port)) != 0) {
+                cr->port_taken = r > 0;
+                return r > 0 ? -EADDRINUSE : r;
+        }
+        a->port = port;
+        if ((r = procs_new_token(cr->token)) < 0)
+                return r;
+        /* The token goes in before the spawn: a gauntlet SIGKILLed between the spawn and
+         * the pid's record leaves a server that the next run still finds by it. */
+        if ((r = journal_attempt_begin(cr->j, a)) < 0 || (r = journal_attempt_process(cr->j, a->id, 0, 0, cr->token)) < 0)
+                cr->journal_failed = true;
+        return r;
 }
 
-static int run_checks(struct cell_run *cr, struct server *s, const char *url) {
+/* What the server is started from: its argv, environment and addresses. */
+static int launch_spec(struct cell_run *cr, struct server_spec *ret) {
         const struct matrix *m = cr->m;
+        const char *host = matrix_host(m);
+        int r;
+        if ((r = cell_resolve_argv(cr->cell, host, cr->a->port, &cr->argv)) < 0)
+                return r;
+        cr->url = base_url(host, cr->a->port);
+        cr->health = cr->url ? strdup_printf("%s%s", cr->url, m->profile->health_path) : NULL;
+        if (!cr->health)
+                return -ENOMEM;
+        cr->env = strv_copy(cr->cell->env);
+        for (char *const *e = cr->o->extra_env; cr->env && e && *e; e++)
+                if (strv_push(&cr->env, *e) < 0)
+                        return -ENOMEM;
+        if (!cr->env)
+                return -ENOMEM;
+        cr->program = sweep_program(m, cr->argv[0]);
+        *ret = (struct server_spec){
+                .path = cr->program,
+                .argv = cr->argv,
+                .env = cr->env,
+                .workdir = m->workdir,
+                .log_path = cr->a->log_path,
+                .token = cr->token,
+                .health_url = cr->health,
+                .ready = m->profile->ready,
+                .ready_line = m->profile->ready_line,
+                .straggler_grace = m->straggler_timeout,
+                .cgroups = cr->o->cgroups,
+                .launcher = sweep_launcher(m, &cr->launcher),
+                .port = cr->a->port,
+                .health_path = m->profile->health_path,
+                .name = cr->cell->id,
+        };
+        return 0;
+}
+
+/* Phase launch: the attempt prepared and journaled, GPU memory noted (the next cell starts
+ * only once it is back there), the server started and its pid journaled at once (a
+ * SIGKILLed gauntlet's next run finds it by its token). A server that cannot start decides
+ * error; then cr->s stays NULL. */
+static int cell_launch(struct cell_run *cr, struct phase_result *res) {
+        struct server_spec spec;
+        int r;
+        if ((r = launch_prepare(cr)) < 0 || (r = launch_spec(cr, &spec)) < 0)
+                return r;
+        struct gpu *g = cr->o->gpu;
+        if (g && g->n_gpus > 0 && gpu_sample(g) >= 0 && (cr->baseline = calloc(g->n_gpus, sizeof(uint64_t))))
+                for (size_t i = 0; i < g->n_gpus; i++)
+                        cr->baseline[i] = g->gpus[i].memory_used_mib;
+        if (cr->sampler)
+                gpu_sampler_reset(cr->sampler);
+
+        cr->launched = phase_enter(cr, PHASE_LAUNCH);
+        r = server_start(cr->loop, &spec, &cr->s);
+        cr->a->phase[PHASE_LAUNCH] = now_usec() - cr->launched;
+        if (r < 0) {
+                _cleanup_free_ char *e = strdup_printf("cannot start '%s': %s", cr->argv[0], strerror(-r));
+                return phase_result_decide(res, VERDICT_ERROR, NULL, e ? e : "cannot start the server");
+        }
+        if ((r = journal_attempt_process(cr->j, cr->a->id, cr->s->pid, cr->s->starttime, cr->token)) < 0) {
+                cr->journal_failed = true;
+                server_stop(cr->s, cr->m->stop_timeout, now_usec() + cr->m->stop_timeout + STOP_EXTRA, NULL);
+                server_free(TAKE_PTR(cr->s));
+        }
+        return r;
+}
+
+/* Phase ready: a launcher's server first waits for its place (a Slurm job in the queue:
+ * part of the launch; the startup timeout counts from there), then for its readiness. */
+static int cell_ready(void *ctx, struct phase_result *res) {
+        struct cell_run *cr = ctx;
+        struct server *s = cr->s;
+        enum server_event ev = server_wait_placed(s);
+        cr->a->phase[PHASE_LAUNCH] = now_usec() - cr->launched;
+        cr->at = server_base_url(s) ? server_base_url(s) : cr->url;
+        usec_t t = phase_enter(cr, PHASE_READY);
+        if (ev == SERVER_READY)
+                ev = server_wait_ready(s, s->started + cr->m->startup_timeout);
+        cr->a->phase[PHASE_READY] = now_usec() - t;
+        switch (ev) {
+        case SERVER_DIED:
+                return phases_death(s, cr->a->log_path, cr->m->profile, res);
+        case SERVER_DEADLINE:
+                /* not placed in time: the launcher says why; not ready in time: the log */
+                return phases_deadline(s, cr->a->log_path, cr->m->profile, cr->m->startup_timeout, res);
+        case SERVER_SIGNAL:
+                res->step = STEP_INTERRUPTED;
+                return 0;
+        case SERVER_READY:
+                break;
+        }
+        cr->a->ready_after = s->ready_at - s->started;
+        return 0;
+}
+
+/* Phase checks: the suite, asked of the server alone. */
+static int cell_checks(void *ctx, struct phase_result *res) {
+        struct cell_run *cr = ctx;
+        const struct matrix *m = cr->m;
+        usec_t t0 = phase_enter(cr, PHASE_CHECKS);
         struct check_spec *suite, *owned;
         size_t n_suite;
-        int rs = matrix_suite(m, &suite, &n_suite, &owned);
-        if (rs < 0)
-                return rs;
+        int r = matrix_suite(m, &suite, &n_suite, &owned);
+        if (r < 0)
+                return r;
         struct checks_target t = {
-                .base_url = url,
+                .base_url = cr->at,
                 .model = NULL, /* what /v1/models serves: the path is not always the name */
                 .profile = m->profile,
                 .request_timeout = m->request_timeout,
                 .should_abort = server_died,
-                .abort_userdata = s,
+                .abort_userdata = cr->s,
                 .ret_model = &cr->model,
         };
         struct check_result *results = NULL;
         size_t n = 0;
-        int r = checks_run(cr->loop, &t, suite, n_suite, &results, &n);
+        r = checks_run(cr->loop, &t, suite, n_suite, &results, &n);
         checks_free_suite(owned, owned ? n_suite : 0);
         cr->a->checks = results;
         cr->a->n_checks = n;
         if (r == -EINTR) {
-                cr->interrupted = true;
-                return 0;
+                res->step = STEP_INTERRUPTED;
+                r = 0;
+        } else if ((r = phases_after_requests(cr->s, cr->a->log_path, m->profile, r, results, n, res)) == 1) {
+                r = phases_checks(results, n, res);
         }
-        if ((rs = settle_after_requests(cr, s, r, results, n)) != 1)
-                return rs;
-        const char *cause = NULL, *evidence = NULL;
-        enum verdict v = checks_summarize(results, n, &cause, &evidence);
-        return attempt_set_verdict(cr->a, v, v == VERDICT_PASS ? NULL : cause, v == VERDICT_PASS ? NULL : evidence);
+        cr->a->phase[PHASE_CHECKS] = now_usec() - t0;
+        if (r >= 0)
+                phase_signal(cr, res);
+        return r;
 }
 
-/* The eval (docs/eval.md): every question, concurrently, judged as checks are. A death
- * is a crash as in the checks; a question that hung makes the cell timeout/request (the
- * rest were not asked); wrong or garbage answers only count against its accuracy. */
-static int run_eval(struct cell_run *cr, struct server *s, const char *url) {
+static bool wants_eval(const void *ctx) {
+        return ((const struct cell_run *)ctx)->m->has_eval;
+}
+
+/* Phase eval (docs/eval.md): every question, concurrently, judged as checks are. */
+static int cell_eval(void *ctx, struct phase_result *res) {
+        struct cell_run *cr = ctx;
         const struct matrix *m = cr->m;
+        usec_t t0 = phase_enter(cr, PHASE_EVAL);
         struct checks_target t = {
-                .base_url = url,
+                .base_url = cr->at,
                 .model = cr->model,
                 .profile = m->profile,
                 .request_timeout = m->request_timeout,
                 .should_abort = server_died,
-                .abort_userdata = s,
+                .abort_userdata = cr->s,
         };
         struct check_result *results = NULL;
         int r = eval_run(cr->loop, &t, &m->eval_set, &m->eval, &results);
@@ -237,86 +348,15 @@ static int run_eval(struct cell_run *cr, struct server *s, const char *url) {
         cr->a->n_eval = m->eval_set.n;
         cr->a->eval_set = &m->eval_set;
         if (r == -EINTR) {
-                cr->interrupted = true;
-                return 0;
+                res->step = STEP_INTERRUPTED;
+                r = 0;
+        } else if ((r = phases_after_requests(cr->s, cr->a->log_path, m->profile, r, results, m->eval_set.n, res)) == 1) {
+                r = phases_eval(results, m->eval_set.n, res);
         }
-        int rs = settle_after_requests(cr, s, r, results, m->eval_set.n);
-        if (rs != 1)
-                return rs;
-        for (size_t i = 0; i < m->eval_set.n; i++)
-                if (results[i].verdict == VERDICT_TIMEOUT) {
-                        _cleanup_free_ char *ev = strdup_printf("eval question %s: %s", results[i].name,
-                                                                results[i].evidence ? results[i].evidence : "timed out");
-                        return ev ? attempt_set_verdict(cr->a, VERDICT_TIMEOUT, "request", ev) : -ENOMEM;
-                }
-        return 0;
-}
-
-/* The cause of an overload verdict: what kind of failure the first one was. */
-static const char *failure_cause(const char *first_error) {
-        static const struct {
-                const char *prefix, *cause;
-        } kinds[] = {
-                {"http_", "http"},       {"timeout", "timeout"}, {"connect", "connect"},
-                {"error_event", "stream"}, {"closed", "stream"}, {"bad_event", "stream"},
-                {"no_tokens", "stream"}, {"sse_limit", "stream"},
-        };
-        for (size_t i = 0; first_error && i < ELEMENTSOF(kinds); i++)
-                if (strncmp(first_error, kinds[i].prefix, strlen(kinds[i].prefix)) == 0)
-                        return kinds[i].cause;
-        return "failed";
-}
-
-/* A server that lived through its bench but failed more of its requests than the gate
- * allows at some level is not a pass: overload, with the first such level as evidence. */
-static int gate_bench(struct attempt *a, const struct bench_spec *spec) {
-        size_t i;
-        json_t *level;
-        json_array_foreach(a->bench, i, level) {
-                json_int_t failed = json_integer_value(json_object_get(level, metric_key(METRIC_FAILED)));
-                json_int_t requests = json_integer_value(json_object_get(level, metric_key(METRIC_REQUESTS)));
-                if (failed <= 0 || (uint64_t)failed <= bench_failures_allowed(spec, (uint64_t)requests))
-                        continue;
-                const char *first = json_string_value(json_object_get(level, metric_key(METRIC_FIRST_ERROR)));
-                _cleanup_free_ char *ev = strdup_printf(
-                        "at concurrency %lld: %lld of %lld requests failed; first: %s",
-                        (long long)json_integer_value(json_object_get(level, metric_key(METRIC_CONCURRENCY))),
-                        (long long)failed, (long long)requests, first ? first : "no reason recorded");
-                if (!ev)
-                        return -ENOMEM;
-                return attempt_set_verdict(a, VERDICT_OVERLOAD, failure_cause(first), ev);
-        }
-        return 0;
-}
-
-/* A check under load that did not pass decides the verdict: the suite answered right alone,
- * so what broke is the server under concurrent load (batch > 1). The first such check of the
- * lowest level is the evidence. */
-static int gate_under_load(struct attempt *a) {
-        size_t i, k;
-        json_t *level, *c;
-        json_array_foreach(a->bench, i, level) {
-                json_array_foreach(json_object_get(level, metric_key(METRIC_CHECKS_UNDER_LOAD)), k, c) {
-                        enum verdict v = verdict_from_string(json_string_value(json_object_get(c, "verdict")));
-                        const char *cause = json_string_value(json_object_get(c, "cause"));
-                        /* No answer at all (an HTTP error, a cut, a timeout) is the server
-                         * failing a request under load, as the load's own requests do: that
-                         * is the failure gate's to judge, not a wrong answer. */
-                        if (v == VERDICT_PASS || v == VERDICT_TIMEOUT || (v == VERDICT_GARBAGE && streq_ptr(cause, "http")))
-                                continue;
-                        if (v == VERDICT_INVALID)
-                                v = VERDICT_ERROR;
-                        const char *ev = json_string_value(json_object_get(c, "evidence"));
-                        _cleanup_free_ char *e = strdup_printf(
-                                "under load at concurrency %lld, %s: %s",
-                                (long long)json_integer_value(json_object_get(level, metric_key(METRIC_CONCURRENCY))),
-                                json_string_value(json_object_get(c, "name")), ev ? ev : "(no evidence)");
-                        if (!e)
-                                return -ENOMEM;
-                        return attempt_set_verdict(a, v, cause, e) < 0 ? -ENOMEM : 1;
-                }
-        }
-        return 0;
+        cr->a->phase[PHASE_EVAL] = now_usec() - t0;
+        if (r >= 0)
+                phase_signal(cr, res);
+        return r;
 }
 
 /* The questions asked under load: the check suite, then up to BENCH_EVAL_UNDER_LOAD of the
@@ -344,71 +384,117 @@ static int under_load_specs(const struct cell_run *cr, const struct check_spec *
         return 0;
 }
 
-static int run_bench(struct cell_run *cr, struct server *s, const char *url) {
+/* The bench's load, with the checks (and eval questions) asked under it; the levels and
+ * samples in *ret_levels, *ret_samples (the caller's). As bench_run returns. */
+static int bench_load(struct cell_run *cr, json_t **ret_levels, json_t **ret_samples, char **ret_refused) {
         struct check_spec *suite, *owned;
         size_t n_suite;
-        int rs = matrix_suite(cr->m, &suite, &n_suite, &owned);
-        if (rs < 0)
-                return rs;
+        int r = matrix_suite(cr->m, &suite, &n_suite, &owned);
+        if (r < 0)
+                return r;
         _cleanup_free_ struct check_spec *asked = NULL;
         size_t n_asked = 0;
-        if ((rs = under_load_specs(cr, suite, n_suite, &asked, &n_asked)) < 0) {
+        if ((r = under_load_specs(cr, suite, n_suite, &asked, &n_asked)) < 0) {
                 checks_free_suite(owned, owned ? n_suite : 0);
-                return rs;
+                return r;
         }
         struct checks_target ct = {
-                .base_url = url,
+                .base_url = cr->at,
                 .model = cr->model,
                 .profile = cr->m->profile,
                 .request_timeout = cr->m->request_timeout,
         };
         struct bench_target t = {
-                .base_url = url,
+                .base_url = cr->at,
                 .model = cr->model ? cr->model : cr->m->model,
                 .profile = cr->m->profile,
                 .request_timeout = cr->m->request_timeout,
                 .should_abort = server_died,
-                .abort_userdata = s,
-                .stop_when_failed = true, /* the failure gate decides the verdict (gate_bench) */
+                .abort_userdata = cr->s,
+                .stop_when_failed = true, /* the failure gate decides the verdict (phases_gate_bench) */
                 .checks = cr->m->bench.checks_under_load ? asked : NULL,
                 .n_checks = n_asked,
                 .checks_target = &ct,
+                .ret_error = ret_refused,
         };
-        _cleanup_free_ char *refused = NULL;
-        t.ret_error = &refused;
-        json_t *levels = NULL, *samples = NULL;
-        int r = bench_run(cr->loop, &t, &cr->m->bench, &levels, &samples);
+        r = bench_run(cr->loop, &t, &cr->m->bench, ret_levels, ret_samples);
         checks_free_suite(owned, owned ? n_suite : 0);
-        /* The bench as asked cannot run on this server (its context is too small for the
-         * prompt and output): said before a request of it is sent, not as 100% failures. */
-        if (r == -EMSGSIZE && server_alive(s)) {
-                sweep_notice(cr->cb, "cell %s: %s", cr->cell->id, refused ? refused : "the bench cannot run");
-                return attempt_set_verdict(cr->a, VERDICT_OVERLOAD, "context", refused ? refused : "the bench cannot run");
-        }
-        if (r == -EINTR) {
-                json_decref(levels);
-                json_decref(samples);
-                cr->interrupted = true;
-                return 0;
-        }
+        return r;
+}
+
+static bool wants_bench(const void *ctx) {
+        return ((const struct cell_run *)ctx)->m->has_bench;
+}
+
+/* Phase bench: the load; a death is a crash; a check under load that did not pass, else
+ * the failure gate, decides. */
+static int cell_bench(void *ctx, struct phase_result *res) {
+        struct cell_run *cr = ctx;
+        usec_t t0 = phase_enter(cr, PHASE_BENCH);
+        _cleanup_free_ char *refused = NULL;
+        _cleanup_json_ json_t *levels = NULL, *samples = NULL;
+        int r = bench_load(cr, &levels, &samples, &refused);
         size_t i;
         json_t *level;
         json_int_t failed = 0;
         json_array_foreach(levels, i, level) failed += json_integer_value(json_object_get(level, metric_key(METRIC_FAILED)));
-        if (r == 0 && failed > 0)
-                server_wait_exit(s, now_usec() + DEATH_GRACE); /* failures may be a death */
-        if (r == -ECANCELED || !server_alive(s)) {
-                json_decref(levels);
-                json_decref(samples);
-                return settle_death(s, cr->a->log_path, cr->m->profile, cr->a);
+        /* The bench as asked cannot run on this server (its context is too small for the
+         * prompt and output): said before a request of it is sent, not as 100% failures. */
+        if (r == -EMSGSIZE && server_alive(cr->s)) {
+                const char *why = refused ? refused : "the bench cannot run";
+                sweep_notice(cr->cb, "cell %s: %s", cr->cell->id, why);
+                r = phase_result_decide(res, VERDICT_OVERLOAD, "context", why);
+        } else if (r == -EINTR) {
+                res->step = STEP_INTERRUPTED;
+                r = 0;
+        } else {
+                if (r == 0 && failed > 0)
+                        server_wait_exit(cr->s, now_usec() + PHASES_DEATH_GRACE); /* failures may be a death */
+                if (r == -ECANCELED || !server_alive(cr->s)) {
+                        r = phases_death(cr->s, cr->a->log_path, cr->m->profile, res);
+                } else if (r < 0) {
+                        r = phase_result_decide(res, VERDICT_ERROR, NULL, strerror(-r));
+                } else {
+                        cr->a->bench = TAKE_PTR(levels);
+                        cr->a->bench_samples = TAKE_PTR(samples);
+                        if ((r = phases_gate_under_load(cr->a->bench, res)) == 0)
+                                r = phases_gate_bench(cr->a->bench, &cr->m->bench, res);
+                }
         }
+        cr->a->phase[PHASE_BENCH] = now_usec() - t0;
+        return r < 0 ? r : 0;
+}
+
+/* Phase stop: whatever happened, nothing of this server outlives the attempt. Its own
+ * exit status, if it ended by itself, goes to the attempt. -EBUSY when a process survived
+ * SIGKILL: the sweep must not go on. */
+static int cell_stop(struct cell_run *cr) {
+        const struct matrix *m = cr->m;
+        struct attempt *a = cr->a;
+        struct server *s = cr->s;
+        usec_t t = phase_enter(cr, PHASE_STOP);
+        bool died_by_itself = s->exited;
+        size_t killed = 0;
+        int r = server_stop(s, m->stop_timeout, t + m->stop_timeout + STOP_EXTRA, &killed);
+        a->phase[PHASE_STOP] = now_usec() - t;
+        if (died_by_itself) {
+                a->exit_code = s->exit_code;
+                a->exit_signal = s->exit_signal;
+        }
+        /* The pipe is read whatever the disk says, so the server runs on and the attempt
+         * settles; but the diagnosis reads the file, so a log cut before the fatal line
+         * gives a vaguer cause (crash/exit). Say so. */
+        if (s->log_error)
+                sweep_notice(cr->cb, "cannot write the log '%s': %s; it is cut there", a->log_path,
+                             strerror(-s->log_error));
+        server_free(TAKE_PTR(cr->s));
         if (r < 0)
-                return attempt_set_verdict(cr->a, VERDICT_ERROR, NULL, strerror(-r));
-        cr->a->bench = levels;
-        cr->a->bench_samples = samples;
-        if ((r = gate_under_load(cr->a)) != 0)
-                return r < 0 ? r : 0;
-        return gate_bench(cr->a, &cr->m->bench);
+                return r == -ETIME ? -EBUSY : r;
+        if (cr->sampler) {
+                gpu_sampler_tick(cr->sampler);
+                a->peak_gpu_mem_mib = cr->sampler->peak_sum_mib;
+        }
+        return 0;
 }
 
 /* GPU memory still held after a server stopped: say who holds it. */
@@ -430,194 +516,54 @@ static void report_holders(struct cell_run *cr, const struct gpu_holders *h, use
         sweep_notice(cr->cb, "%s", buf_str(&b));
 }
 
-/* One attempt of one cell. Returns 0 when the attempt settled (cr->interrupted tells
- * whether it was cut short instead), negative errno when gauntlet cannot go on. */
-static int run_cell(struct cell_run *cr, int64_t sweep_id, const char *log_dir) {
-        const struct matrix *m = cr->m;
-        struct attempt *a = cr->a;
-        const char *host = matrix_host(m);
-        char token[33];
-        int r;
-
-        a->sweep_id = sweep_id;
-        memcpy(a->cell_id, cr->cell->id, sizeof(a->cell_id));
-        a->started_wall = now_wall_usec();
-        /* A launch again on another port keeps the first launch's log. */
-        a->log_path = cr->launch > 1 ? strdup_printf("%s/%s.launch%d.log", log_dir, cr->cell->id, cr->launch)
-                                     : strdup_printf("%s/%s.log", log_dir, cr->cell->id);
-        if (!a->log_path)
-                return -ENOMEM;
-        int port = m->port;
-        if (!port && (r = supervise_free_port(host, cr->o->slot, cr->o->n_slots, &port)) < 0)
-                return r;
-        /* A fixed port that something else already listens on would have the readiness
-         * probe and the checks talk to that other server: stop before the launch. */
-        if (m->port && m->launcher == LAUNCHER_LOCAL && (r = supervise_port_taken(host, port)) != 0) {
-                cr->port_taken = r > 0;
-                return r > 0 ? -EADDRINUSE : r;
-        }
-        a->port = port;
-        if ((r = procs_new_token(token)) < 0)
-                return r;
-        if ((r = journal_attempt_begin(cr->j, a)) < 0) {
-                cr->journal_failed = true;
-                return r;
-        }
-        /* The token goes in before the spawn: a gauntlet SIGKILLed between the spawn and
-         * the pid's record below leaves a server that the next run still finds by it. */
-        if ((r = journal_attempt_process(cr->j, a->id, 0, 0, token)) < 0) {
-                cr->journal_failed = true;
-                return r;
-        }
-
-        _cleanup_strv_free_ char **argv = NULL;
-        if ((r = cell_resolve_argv(cr->cell, host, port, &argv)) < 0)
-                return r;
-        _cleanup_free_ char *url = base_url(host, port);
-        _cleanup_free_ char *health = url ? strdup_printf("%s%s", url, m->profile->health_path) : NULL;
-        if (!health)
-                return -ENOMEM;
-        _cleanup_strv_free_ char **env = strv_copy(cr->cell->env);
-        for (char *const *e = cr->o->extra_env; env && e && *e; e++)
-                if (strv_push(&env, *e) < 0)
-                        return -ENOMEM;
-        if (!env)
-                return -ENOMEM;
-        _cleanup_free_ char *program = sweep_program(m, argv[0]);
-        struct server_launcher launcher;
-        struct server_spec spec = {
-                .path = program,
-                .argv = argv,
-                .env = env,
-                .workdir = m->workdir,
-                .log_path = a->log_path,
-                .token = token,
-                .health_url = health,
-                .ready = m->profile->ready,
-                .ready_line = m->profile->ready_line,
-                .straggler_grace = m->straggler_timeout,
-                .cgroups = cr->o->cgroups,
-                .launcher = sweep_launcher(m, &launcher),
-                .port = port,
-                .health_path = m->profile->health_path,
-                .name = cr->cell->id,
-        };
-
-        /* Where GPU memory stands before the launch: the next cell starts only once it is
-         * back there. */
+/* Phase settle: after a stop, the next cell waits until GPU memory is back where it was
+ * before the launch (a signal meanwhile interrupts the attempt); then, unless gauntlet
+ * cannot go on (r < 0, returned), the attempt's verdict is decided from what the phases
+ * came to (phases_decide). */
+static int cell_settle(struct cell_run *cr, bool stopped, int r, struct phase_result *res) {
         struct gpu *g = cr->o->gpu;
-        _cleanup_free_ uint64_t *baseline = NULL;
-        if (g && g->n_gpus > 0 && gpu_sample(g) >= 0 && (baseline = calloc(g->n_gpus, sizeof(uint64_t))))
-                for (size_t i = 0; i < g->n_gpus; i++)
-                        baseline[i] = g->gpus[i].memory_used_mib;
-        if (cr->sampler)
-                gpu_sampler_reset(cr->sampler);
-
-        phase(cr, PHASE_LAUNCH);
-        usec_t t0 = now_usec();
-        struct server *s = NULL;
-        r = server_start(cr->loop, &spec, &s);
-        a->phase[PHASE_LAUNCH] = now_usec() - t0;
-        if (r < 0) {
-                _cleanup_free_ char *e = strdup_printf("cannot start '%s': %s", argv[0], strerror(-r));
-                return attempt_set_verdict(a, VERDICT_ERROR, NULL, e ? e : "cannot start the server");
-        }
-        /* Recorded before anything else can happen: a SIGKILLed gauntlet's next run
-         * finds this server by its token. */
-        r = journal_attempt_process(cr->j, a->id, s->pid, s->starttime, token);
-        if (r < 0) {
-                cr->journal_failed = true;
-                server_stop(s, m->stop_timeout, now_usec() + m->stop_timeout + STOP_EXTRA, NULL);
-                server_free(s);
-                return r;
-        }
-
-        /* A launcher's server first waits for its place (a Slurm job in the queue): part of
-         * the launch; the startup timeout counts from there. */
-        enum server_event ev = server_wait_placed(s);
-        a->phase[PHASE_LAUNCH] = now_usec() - t0;
-        const char *at = server_base_url(s) ? server_base_url(s) : url; /* where it answers */
-        phase(cr, PHASE_READY);
-        usec_t t1 = now_usec();
-        if (ev == SERVER_READY)
-                ev = server_wait_ready(s, s->started + m->startup_timeout);
-        a->phase[PHASE_READY] = now_usec() - t1;
-        switch (ev) {
-        case SERVER_DIED:
-                r = settle_death(s, a->log_path, m->profile, a);
-                break;
-        case SERVER_DEADLINE:
-                /* not placed in time: the launcher says why; not ready in time: the log */
-                if ((r = settle_launcher(s, a)) == 0)
-                        r = settle_deadline(a->log_path, m->profile, m->startup_timeout, a);
-                r = r < 0 ? r : 0;
-                break;
-        case SERVER_SIGNAL:
-                cr->interrupted = true;
-                r = 0;
-                break;
-        case SERVER_READY:
-                a->ready_after = s->ready_at - s->started;
-                phase(cr, PHASE_CHECKS);
-                usec_t t2 = now_usec();
-                r = run_checks(cr, s, at);
-                a->phase[PHASE_CHECKS] = now_usec() - t2;
-                /* A signal that came while the checks waited for a death was consumed by
-                 * that wait; loop_signal() still has it. */
-                if (r >= 0 && !cr->interrupted && loop_signal(cr->loop))
-                        cr->interrupted = true;
-                if (r >= 0 && !cr->interrupted && a->verdict == VERDICT_PASS && m->has_eval) {
-                        phase(cr, PHASE_EVAL);
-                        usec_t te = now_usec();
-                        r = run_eval(cr, s, at);
-                        a->phase[PHASE_EVAL] = now_usec() - te;
-                        if (r >= 0 && !cr->interrupted && loop_signal(cr->loop))
-                                cr->interrupted = true;
-                }
-                if (r >= 0 && !cr->interrupted && a->verdict == VERDICT_PASS && m->has_bench) {
-                        phase(cr, PHASE_BENCH);
-                        usec_t t3 = now_usec();
-                        r = run_bench(cr, s, at);
-                        a->phase[PHASE_BENCH] = now_usec() - t3;
-                }
-                break;
-        }
-
-        /* Whatever happened, nothing of this server outlives the attempt. */
-        phase(cr, PHASE_STOP);
-        bool died_by_itself = s->exited;
-        usec_t t4 = now_usec();
-        size_t killed = 0;
-        int rs = server_stop(s, m->stop_timeout, t4 + m->stop_timeout + STOP_EXTRA, &killed);
-        a->phase[PHASE_STOP] = now_usec() - t4;
-        if (died_by_itself) {
-                a->exit_code = s->exit_code;
-                a->exit_signal = s->exit_signal;
-        }
-        /* The pipe is read whatever the disk says, so the server runs on and the attempt
-         * settles; but the diagnosis reads the file, so a log cut before the fatal line
-         * gives a vaguer cause (crash/exit). Say so. */
-        if (s->log_error)
-                sweep_notice(cr->cb, "cannot write the log '%s': %s; it is cut there", a->log_path,
-                       strerror(-s->log_error));
-        server_free(s);
-        if (rs < 0)
-                return rs == -ETIME ? -EBUSY : rs; /* a process survived SIGKILL: do not go on */
-        if (cr->sampler) {
-                gpu_sampler_tick(cr->sampler);
-                a->peak_gpu_mem_mib = cr->sampler->peak_sum_mib;
-        }
-        if (baseline && !cr->interrupted) {
+        if (stopped && cr->baseline && res->step != STEP_INTERRUPTED) {
                 usec_t wait = cr->m->memory_timeout;
                 struct gpu_holders h = {0};
-                int rw = gpu_wait_memory_settled(cr->loop, g, baseline, g->n_gpus, MEMORY_TOLERANCE_MIB,
+                int rw = gpu_wait_memory_settled(cr->loop, g, cr->baseline, g->n_gpus, MEMORY_TOLERANCE_MIB,
                                                  now_usec() + wait, &h);
                 if (rw == -EINTR)
-                        cr->interrupted = true;
+                        res->step = STEP_INTERRUPTED;
                 else if (rw == -ETIME)
                         report_holders(cr, &h, wait);
                 gpu_holders_release(&h);
         }
+        cr->interrupted = res->step == STEP_INTERRUPTED;
+        return r < 0 ? r : phases_decide(cr->a, res);
+}
+
+/* What a started server goes through after its launch, in order (phases_run). A check of
+ * the server's own between readiness and the checks is one more entry after cell_ready. */
+static const struct phase_def cell_phases[] = {
+        {.run = cell_ready},
+        {.run = cell_checks},
+        {.run = cell_eval, .wanted = wants_eval},
+        {.run = cell_bench, .wanted = wants_bench},
+};
+
+/* One attempt of one cell: launch, the phases, stop, settle. Returns 0 when the attempt
+ * settled (cr->interrupted tells whether it was cut short instead), negative errno when
+ * gauntlet cannot go on. */
+static int run_cell(struct cell_run *cr) {
+        struct phase_result res = {0};
+        bool stopped = false;
+        int r = cell_launch(cr, &res);
+        if (r >= 0 && cr->s) {
+                r = phases_run(cell_phases, ELEMENTSOF(cell_phases), cr, &res);
+                int rs = cell_stop(cr);
+                if (rs < 0) {
+                        phase_result_release(&res);
+                        return rs;
+                }
+                stopped = true;
+        }
+        r = cell_settle(cr, stopped, r, &res);
+        phase_result_release(&res);
         return r;
 }
 
@@ -911,9 +857,10 @@ static int launch(struct sweep *sw, size_t i) {
         for (int tries = 1;; tries++) {
                 attempt_init(&a);
                 cr = (struct cell_run){.loop = sw->l, .o = sw->o, .sampler = sw->sampler, .m = m, .j = sw->j,
-                                       .cell = c, .cb = sw->cb, .a = &a, .launch = tries};
-                r = run_cell(&cr, sw->sweep_id, sw->log_dir);
-                free(cr.model);
+                                       .cell = c, .cb = sw->cb, .a = &a, .sweep_id = sw->sweep_id,
+                                       .log_dir = sw->log_dir, .launch = tries};
+                r = run_cell(&cr);
+                cell_run_release(&cr);
                 if (r < 0 || cr.interrupted || m->port || tries == PORT_TRIES || !lost_port(&a, m))
                         break;
                 /* Not the configuration's fault: the same cell again, on another port. */
