@@ -27,8 +27,24 @@
 #define BENCH_ERROR_BODY ((size_t)4096)
 /* Bytes of the server's words quoted in first_error. */
 #define BENCH_ERROR_EXCERPT 200
+/* prefix_repetition: the prompt indices its prefixes are made from (bench_prompt_chars's
+ * "NNNNNNNN:" tag), apart from the requests' own (which start at 0). */
+#define BENCH_PREFIX_INDEX UINT64_C(90000000)
+#define BENCH_PREFIX_SPAN UINT64_C(10000000)
 
 struct bench;
+
+/* One request of the workload as plan_build made it; request i of the run is entry
+ * i % n_plan. */
+struct plan_entry {
+        const char *text;      /* the prompt as given (dataset or prompt file; borrowed), or NULL:
+                                  synthetic text made for each request */
+        int tokens;            /* synthetic: its length in tokens (prefix_repetition: the suffix's) */
+        size_t chars;          /* ... in characters when calibrated; 0: `tokens` words (bench_prompt) */
+        int group;             /* prefix_repetition: whose prefix it starts with; -1: none */
+        int output;            /* max_tokens */
+        int64_t prompt_tokens; /* a dataset text's length as sized; -1 unknown */
+};
 
 /* One check under load of the current level. */
 struct probe {
@@ -87,12 +103,17 @@ struct bench {
         usec_t next_due;      /* open loop: scheduled time of the next send */
         int tfd;              /* open loop: absolute CLOCK_MONOTONIC timer for next_due */
         uint64_t prompt_index;/* across levels, so prompts never repeat */
-        size_t prompt_chars;  /* calibrated prompt length (bench_prompt_chars); 0: bench_prompt */
+        struct plan_entry *plan; /* the workload's requests, sent in turn (plan_build) */
+        size_t n_plan;
+        bool plan_texts;      /* its prompts are the dataset's or a file's texts, not synthetic */
+        int prefix_tokens;    /* prefix_repetition: the shared prefix, in tokens (or words) */
+        size_t prefix_chars;  /* ... in characters when calibrated; 0: prefix_tokens words */
+        uint64_t level_seq;   /* levels started: each has its own prefixes */
         json_t *calibration;  /* what the calibration found, for every level; NULL: none */
+        json_t *workload;     /* the dataset and arrivals as run, for every level */
         struct probe *probes; /* the checks under load, the same at every level */
         size_t n_probes;
         size_t probes_sent;   /* at this level */
-        size_t n_prompts;
         json_t *samples;      /* NULL when not wanted */
         bool samples_full;
         int error;            /* sticky failure from inside a callback (-ENOMEM) */
@@ -448,16 +469,31 @@ static int build_body(struct bench *b, struct breq *q) {
         _cleanup_buf_ struct buf prompt;
         buf_init(&prompt, BENCH_MAX_BODY);
         uint64_t pi = b->prompt_index++;
-        int r;
-        if (b->n_prompts)
-                r = buf_puts(&prompt, t->prompts[pi % b->n_prompts]);
-        else if (b->prompt_chars)
-                r = bench_prompt_chars(t->seed, pi, b->prompt_chars, &prompt);
-        else
-                r = bench_prompt(t->seed, pi, spec->input_tokens > 0 ? spec->input_tokens : 16, &prompt);
+        const struct plan_entry *e = &b->plan[pi % b->n_plan];
+        int r = 0;
+        if (e->group >= 0 && b->prefix_tokens > 0) {
+                /* the group's prefix, the same for every request of the group at this level,
+                 * then the request's own text */
+                uint64_t gi = BENCH_PREFIX_INDEX + (b->level_seq * (uint64_t)spec->dataset.num_prefixes +
+                                                    (uint64_t)e->group) % BENCH_PREFIX_SPAN;
+                r = b->prefix_chars ? bench_prompt_chars(spec->seed, gi, b->prefix_chars, &prompt)
+                                    : bench_prompt(spec->seed, gi, b->prefix_tokens, &prompt);
+                if (r >= 0 && e->tokens > 0)
+                        r = buf_puts(&prompt, " ");
+        }
         if (r < 0)
                 return r;
-        json_t *o = json_pack("{s:b, s:i, s:{s:b}}", "stream", 1, "max_tokens", spec->output_tokens,
+        if (e->text)
+                r = buf_puts(&prompt, e->text);
+        else if (e->group >= 0 && e->tokens == 0)
+                r = 0;
+        else if (e->chars)
+                r = bench_prompt_chars(spec->seed, pi, e->chars, &prompt);
+        else
+                r = bench_prompt(spec->seed, pi, e->tokens, &prompt);
+        if (r < 0)
+                return r;
+        json_t *o = json_pack("{s:b, s:i, s:{s:b}}", "stream", 1, "max_tokens", e->output,
                               "stream_options", "include_usage", 1);
         if (!o)
                 return -ENOMEM;
@@ -469,9 +505,9 @@ static int build_body(struct bench *b, struct breq *q) {
         else
                 json_object_set_new(o, "prompt", json_string(buf_str(&prompt)));
         if (t->profile && t->profile->takes_ignore_eos) {
-                /* Exactly output_tokens tokens: no early end of sequence. */
+                /* Exactly the asked output: no early end of sequence. */
                 json_object_set_new(o, "ignore_eos", json_true());
-                json_object_set_new(o, "min_tokens", json_integer(spec->output_tokens));
+                json_object_set_new(o, "min_tokens", json_integer(e->output));
         }
         char *s = json_dumps(o, JSON_COMPACT);
         json_decref(o);
@@ -827,7 +863,8 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         b->last_byte = 0;
         b->cancelled = b->unsent = 0;
         probes_reset(b);
-        bench_sched_init(&b->sched, rate > 0 ? rate : 1, t->poisson, t->seed);
+        bench_sched_init(&b->sched, rate > 0 ? rate : 1, spec->poisson, spec->burstiness, spec->seed);
+        uint64_t first_prompt = b->prompt_index;
 
         if (!spec->no_preconnect) {
                 if ((r = preconnect(b, concurrency)) < 0)
@@ -868,6 +905,16 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         b->lv.wall_s = (double)(now_usec() - b->t0) / 1e6;
         b->lv.rss_kb_peak = self.ru_maxrss;
         b->lv.calibration = b->calibration;
+        b->lv.workload = b->workload;
+        if (b->plan_texts && b->prompt_index > b->n_plan &&
+            json_array_append_new(b->lv.warnings,
+                                  json_sprintf("the workload's %zu prompts were sent more than once (the %s of the "
+                                               "run): a repeat may be answered from the prefix cache",
+                                               b->n_plan, first_prompt >= b->n_plan ? "whole level" : "end of the level")) < 0)
+                r = -ENOMEM;
+        b->level_seq++;
+        if (r < 0)
+                goto out;
         if (b->n_probes && (r = probes_json(b, &under_load)) < 0)
                 goto out;
         b->lv.under_load = under_load;
@@ -900,6 +947,7 @@ struct calib {
         const char *method;   /* "tokenize" or "usage" */
         int64_t template;     /* usage.prompt_tokens of an empty message: what the chat template
                                  (or BOS) adds to every prompt; -1 unknown */
+        int64_t context;      /* tokens a request may use, from /v1/models; 0: not said */
         int requests;         /* sent so far */
         bool refused;         /* the server refused a prompt as too long */
         int status;           /* the last error status, and its message */
@@ -1038,7 +1086,7 @@ static int calib_count(struct calib *c, const char *text, int64_t *ret) {
 static int calib_text(struct calib *c, size_t chars, int64_t *ret) {
         _cleanup_buf_ struct buf t;
         buf_init(&t, BENCH_MAX_BODY);
-        int r = bench_prompt_chars(c->b->t->seed, 0, chars, &t);
+        int r = bench_prompt_chars(c->b->spec->seed, 0, chars, &t);
         if (r < 0)
                 return r;
         r = calib_count(c, buf_str(&t), ret);
@@ -1065,30 +1113,25 @@ static int refuse(struct bench *b, const char *fmt, ...) {
         return -EMSGSIZE;
 }
 
-/* Finds the prompt length, in characters, that the server counts as spec->input_tokens
- * tokens: a bisection on the length of bench_prompt_chars's text, each step one count by
- * the server (its tokenize endpoint, or usage.prompt_tokens less the template's share).
- * Token counts grow with the text, one token at a time or nearly; the length kept is the
- * one whose count is nearest the asked number. Then checks that prompt and output fit the
- * context the server says a request has. */
-static int calibrate(struct bench *b) {
-        const struct bench_spec *spec = b->spec;
-        int64_t want = spec->input_tokens;
-        struct calib c = {.b = b, .method = b->t->profile && b->t->profile->tokenize_path ? "tokenize" : "usage",
-                          .template = -1};
-        int64_t ctx = calib_context(&c);
+/* Finds the prompt length, in characters, that the server counts as `want` tokens: a
+ * bisection on the length of bench_prompt_chars's text, each step one count by the server
+ * (its tokenize endpoint, or usage.prompt_tokens less the template's share). Token counts
+ * grow with the text, one token at a time or nearly; the length kept is the one whose count
+ * is nearest the asked number. */
+static int calib_find(struct calib *c, int64_t want, size_t *ret_chars, int64_t *ret_got) {
+        struct bench *b = c->b;
         size_t lo = BENCH_PROMPT_PREFIX, hi = (size_t)want * 2;
         int64_t flo, fhi;
-        int r = calib_text(&c, lo, &flo);
+        int r = calib_text(c, lo, &flo);
         if (r == -EBADMSG || r == -ENODATA)
                 return refuse(b, "cannot size the prompts: the server answered no token count (%s)",
-                              strcmp(c.method, "tokenize") == 0 ? "tokenize endpoint" : "usage.prompt_tokens");
+                              strcmp(c->method, "tokenize") == 0 ? "tokenize endpoint" : "usage.prompt_tokens");
         if (r < 0)
                 return r;
         fhi = flo;
         if (flo < want) {
                 for (;;) {
-                        if ((r = calib_text(&c, hi, &fhi)) < 0)
+                        if ((r = calib_text(c, hi, &fhi)) < 0)
                                 return r;
                         if (fhi >= want)
                                 break;
@@ -1102,7 +1145,7 @@ static int calibrate(struct bench *b) {
                 while (hi - lo > 1) {
                         size_t mid = lo + (hi - lo) / 2;
                         int64_t f;
-                        if ((r = calib_text(&c, mid, &f)) < 0)
+                        if ((r = calib_text(c, mid, &f)) < 0)
                                 return r;
                         if (f < want) {
                                 lo = mid;
@@ -1113,29 +1156,381 @@ static int calibrate(struct bench *b) {
                         }
                 }
         }
-        if (flo < want && fhi == INT64_MAX && c.refused)
+        if (flo < want && fhi == INT64_MAX && c->refused)
                 return refuse(b, "the server refuses prompts of %lld tokens (%lld is the longest it took): HTTP %d%s%s",
-                              (long long)want, (long long)flo, c.status, c.message[0] ? ": " : "", c.message);
+                              (long long)want, (long long)flo, c->status, c->message[0] ? ": " : "", c->message);
         bool take_hi = flo >= want || (fhi != INT64_MAX && llabs(fhi - want) <= llabs(want - flo));
-        size_t chars = take_hi && flo < want ? hi : lo;
-        int64_t got = take_hi && flo < want ? fhi : flo;
-        /* the template's share, when the tokenizer gave the counts: one more request */
-        if (c.template < 0 && (r = calib_usage(&c, "", &c.template)) < 0 && r != -EBADMSG && r != -ENODATA)
+        *ret_chars = take_hi && flo < want ? hi : lo;
+        *ret_got = take_hi && flo < want ? fhi : flo;
+        return 0;
+}
+
+/* The template's share (usage.prompt_tokens of an empty message), asked once; 0 when the
+ * server does not say. */
+static int calib_template(struct calib *c, int64_t *ret) {
+        if (c->template < 0) {
+                int r = calib_usage(c, "", &c->template);
+                if (r < 0 && r != -EBADMSG && r != -ENODATA)
+                        return r;
+        }
+        *ret = c->template > 0 ? c->template : 0;
+        return 0;
+}
+
+/* Sizes the synthetic prompts of n lengths (want[i] tokens -> ret_chars[i] characters,
+ * measured ret_got[i] tokens) and says so in b->calibration: the first length under the
+ * keys it always had, every length under "lengths" when there are several. */
+static int calibrate(struct bench *b, struct calib *c, const int64_t *want, size_t n, size_t *ret_chars,
+                     int64_t *ret_got) {
+        int r;
+        for (size_t i = 0; i < n; i++)
+                if ((r = calib_find(c, want[i], &ret_chars[i], &ret_got[i])) < 0)
+                        return r;
+        int64_t tmpl;
+        if ((r = calib_template(c, &tmpl)) < 0)
                 return r;
-        int64_t tmpl = c.template > 0 ? c.template : 0;
-        b->prompt_chars = chars;
-        b->calibration = json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:i}", "method", c.method, "input_tokens",
-                                   (json_int_t)want, "chars", (json_int_t)chars, "measured", (json_int_t)got,
-                                   "template_tokens", c.template >= 0 ? json_integer(c.template) : json_null(),
-                                   "context", ctx > 0 ? json_integer(ctx) : json_null(), "requests", c.requests);
+        b->calibration = json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:i}", "method", c->method, "input_tokens",
+                                   (json_int_t)want[0], "chars", (json_int_t)ret_chars[0], "measured",
+                                   (json_int_t)ret_got[0], "template_tokens",
+                                   c->template >= 0 ? json_integer(c->template) : json_null(), "context",
+                                   c->context > 0 ? json_integer(c->context) : json_null(), "requests", c->requests);
         if (!b->calibration)
                 return -ENOMEM;
-        if (ctx > 0 && got + tmpl + spec->output_tokens > ctx)
-                return refuse(b, "the server's context holds %lld tokens per request; a bench request needs %lld "
-                              "(%lld prompt + %lld template + %d output)",
-                              (long long)ctx, (long long)(got + tmpl + spec->output_tokens), (long long)got,
-                              (long long)tmpl, spec->output_tokens);
+        if (n > 1) {
+                json_t *a = json_array();
+                if (!a || json_object_set_new(b->calibration, "lengths", a) < 0)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++)
+                        if (json_array_append_new(a, json_pack("{s:I, s:I, s:I}", "input_tokens", (json_int_t)want[i],
+                                                               "chars", (json_int_t)ret_chars[i], "measured",
+                                                               (json_int_t)ret_got[i])) < 0)
+                                return -ENOMEM;
+        }
         return 0;
+}
+
+/* Checks that the longest request, prompt tokens as measured and output as asked, fits the
+ * context the server says a request has. */
+static int check_context(struct bench *b, struct calib *c, int64_t prompt, int64_t output) {
+        int64_t tmpl = c->template > 0 ? c->template : 0;
+        if (c->context > 0 && prompt + tmpl + output > c->context)
+                return refuse(b, "the server's context holds %lld tokens per request; a bench request needs %lld "
+                              "(%lld prompt + %lld template + %lld output)",
+                              (long long)c->context, (long long)(prompt + tmpl + output), (long long)prompt,
+                              (long long)tmpl, (long long)output);
+        return 0;
+}
+
+/* ---- the workload: the requests a run sends, from its dataset ------------------------- */
+
+static int plan_alloc(struct bench *b, size_t n) {
+        if (!(b->plan = calloc(n ? n : 1, sizeof(*b->plan))))
+                return -ENOMEM;
+        b->n_plan = n;
+        for (size_t i = 0; i < n; i++)
+                b->plan[i] = (struct plan_entry){.group = -1, .prompt_tokens = -1};
+        return 0;
+}
+
+static int num_prompts(const struct bench_spec *spec) {
+        return spec->dataset.num_prompts > 0 ? spec->dataset.num_prompts : DATASET_DEFAULT_PROMPTS;
+}
+
+/* random: one length, as always, or with a range ratio num_prompts lengths drawn from the
+ * ranges, their prompts sized at both ends of the input range and the rest in between by
+ * a straight line (a prompt of these words grows by nearly the same tokens per character). */
+static int plan_random(struct bench *b, struct calib *c) {
+        const struct bench_spec *spec = b->spec;
+        int in = spec->input_tokens, r;
+        double ratio = spec->dataset.range_ratio;
+        bool sized = spec->calibrate && in > 0;
+        if (ratio == 0) {
+                if ((r = plan_alloc(b, 1)) < 0)
+                        return r;
+                b->plan[0].tokens = in > 0 ? in : 16;
+                b->plan[0].output = spec->output_tokens;
+                if (!sized)
+                        return 0;
+                int64_t want = in, got;
+                if ((r = calibrate(b, c, &want, 1, &b->plan[0].chars, &got)) < 0)
+                        return r;
+                return check_context(b, c, got, spec->output_tokens);
+        }
+        int ilo, ihi, olo, ohi;
+        dataset_len_range(in > 0 ? in : 16, ratio, 1, &ilo, &ihi);
+        dataset_len_range(spec->output_tokens, ratio, 1, &olo, &ohi);
+        if ((r = plan_alloc(b, (size_t)num_prompts(spec))) < 0)
+                return r;
+        uint64_t rng = spec->seed ^ UINT64_C(0x72616e646f6d);
+        for (size_t i = 0; i < b->n_plan; i++) {
+                b->plan[i].tokens = dataset_draw(&rng, ilo, ihi);
+                b->plan[i].output = dataset_draw(&rng, olo, ohi);
+        }
+        if (!sized)
+                return 0;
+        int64_t want[2] = {ilo, ihi}, got[2];
+        size_t chars[2];
+        if ((r = calibrate(b, c, want, ihi > ilo ? 2 : 1, chars, got)) < 0)
+                return r;
+        if (ihi == ilo) {
+                chars[1] = chars[0];
+                got[1] = got[0];
+        }
+        for (size_t i = 0; i < b->n_plan; i++) {
+                struct plan_entry *e = &b->plan[i];
+                double f = ihi > ilo ? (double)(e->tokens - ilo) / (double)(ihi - ilo) : 0;
+                e->chars = (size_t)llround((double)chars[0] + f * ((double)chars[1] - (double)chars[0]));
+                e->chars = MAX(e->chars, (size_t)BENCH_PROMPT_PREFIX);
+        }
+        return check_context(b, c, got[1], ohi);
+}
+
+/* prefix_repetition: num_prefixes groups of num_prompts / num_prefixes requests, shuffled;
+ * every prompt is the group's prefix of prefix_len tokens then its own suffix_len. */
+static int plan_prefix(struct bench *b, struct calib *c) {
+        const struct bench_spec *spec = b->spec;
+        const struct dataset_options *o = &spec->dataset;
+        _cleanup_free_ int *groups = NULL;
+        size_t n;
+        int r = dataset_prefix_groups(num_prompts(spec), o->num_prefixes, spec->seed, &groups, &n);
+        if (r < 0)
+                return r;
+        if ((r = plan_alloc(b, n)) < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                b->plan[i].group = groups[i];
+                b->plan[i].tokens = o->suffix_len;
+                b->plan[i].output = o->prefix_output_len;
+        }
+        b->prefix_tokens = o->prefix_len;
+        if (!spec->calibrate)
+                return 0;
+        int64_t want[2];
+        size_t k = 0, chars[2] = {0, 0};
+        int64_t got[2] = {0, 0};
+        if (o->prefix_len > 0)
+                want[k++] = o->prefix_len;
+        if (o->suffix_len > 0)
+                want[k++] = o->suffix_len;
+        if ((r = calibrate(b, c, want, k, chars, got)) < 0)
+                return r;
+        if (o->prefix_len > 0)
+                b->prefix_chars = chars[0];
+        for (size_t i = 0; i < n && o->suffix_len > 0; i++)
+                b->plan[i].chars = chars[k - 1];
+        return check_context(b, c, got[0] + (k > 1 ? got[1] : 0), o->prefix_output_len);
+}
+
+/* A text's length without the server: about four bytes a token (--no-calibrate). */
+static int64_t estimate_tokens(const char *s) {
+        return (int64_t)((strlen(s) + 3) / 4);
+}
+
+/* A dataset text's length in the server's tokens. 1: the server refused it (longer than
+ * its context), 0: measured. */
+static int size_text(struct bench *b, struct calib *c, const char *text, int64_t *ret) {
+        if (!b->spec->calibrate) {
+                *ret = estimate_tokens(text);
+                return 0;
+        }
+        int r = calib_count(c, text, ret);
+        if (r == -EBADMSG && c->template >= 0)
+                return 1;
+        if (r == -EBADMSG || r == -ENODATA)
+                return refuse(b, "cannot size the prompts: the server answered no token count (%s)",
+                              strcmp(c->method, "tokenize") == 0 ? "tokenize endpoint" : "usage.prompt_tokens");
+        return r;
+}
+
+/* sharegpt: the conversations in a seeded order, each measured in the server's tokens
+ * (prompt and reply), kept when the filters and the server's context allow, until
+ * num_prompts are kept (vLLM's sampling). */
+static int plan_sharegpt(struct bench *b, struct calib *c, json_t *work) {
+        const struct bench_spec *spec = b->spec;
+        const struct dataset_options *o = &spec->dataset;
+        const struct dataset *d = spec->data;
+        size_t want = (size_t)num_prompts(spec);
+        _cleanup_free_ size_t *order = NULL;
+        int r = dataset_order(d->n, spec->seed, &order);
+        if (r < 0)
+                return r;
+        if ((r = plan_alloc(b, MIN(want, d->n))) < 0)
+                return r;
+        int64_t tmpl = 0;
+        if (spec->calibrate && (r = calib_template(c, &tmpl)) < 0)
+                return r;
+        size_t n = 0, filtered = 0, too_long = 0, looked = 0;
+        for (size_t k = 0; k < d->n && n < want; k++) {
+                const struct dataset_entry *e = &d->v[order[k]];
+                int64_t pl, rl;
+                looked++;
+                if ((r = size_text(b, c, e->prompt, &pl)) < 0)
+                        return r;
+                int r2 = r == 0 ? size_text(b, c, e->reply, &rl) : 1;
+                if (r2 < 0)
+                        return r2;
+                if (r > 0 || r2 > 0) {
+                        too_long++;
+                        continue;
+                }
+                int64_t out = dataset_sharegpt_output(o, rl);
+                if (!dataset_sharegpt_keep(o, pl, out)) {
+                        filtered++;
+                        continue;
+                }
+                if (c->context > 0 && pl + tmpl + out > c->context) {
+                        too_long++;
+                        continue;
+                }
+                b->plan[n++] = (struct plan_entry){.text = e->prompt, .group = -1, .output = (int)MIN(out, INT32_MAX),
+                                                   .prompt_tokens = pl};
+        }
+        b->n_plan = n;
+        json_t *skipped = json_pack("{s:I, s:I, s:I}", "no_reply", (json_int_t)d->no_reply, "filtered",
+                                    (json_int_t)filtered, "context", (json_int_t)too_long);
+        if (!skipped || json_object_set_new(work, "skipped", skipped) < 0 ||
+            json_object_set_new(work, "looked_at", json_integer((json_int_t)looked)) < 0)
+                return -ENOMEM;
+        if (n == 0)
+                return refuse(b, "no conversation of '%s' is left to send: %zu looked at, %zu outside the length "
+                              "filters, %zu too long for the server", o->path ? o->path : "the dataset", looked,
+                              filtered, too_long);
+        if (spec->calibrate &&
+            !(b->calibration = json_pack("{s:s, s:o, s:o, s:i}", "method", c->method, "template_tokens",
+                                         c->template >= 0 ? json_integer(c->template) : json_null(), "context",
+                                         c->context > 0 ? json_integer(c->context) : json_null(), "requests",
+                                         c->requests)))
+                return -ENOMEM;
+        return 0;
+}
+
+/* custom: the file's prompts in a seeded order, num_prompts of them, each with its
+ * output_tokens or spec's; sent as they are, not measured. */
+static int plan_custom(struct bench *b) {
+        const struct bench_spec *spec = b->spec;
+        const struct dataset *d = spec->data;
+        _cleanup_free_ size_t *order = NULL;
+        int r = dataset_order(d->n, spec->seed, &order);
+        if (r < 0 || (r = plan_alloc(b, MIN((size_t)num_prompts(spec), d->n))) < 0)
+                return r;
+        for (size_t i = 0; i < b->n_plan; i++) {
+                const struct dataset_entry *e = &d->v[order[i]];
+                b->plan[i].text = e->prompt;
+                b->plan[i].output = e->output_tokens > 0 ? e->output_tokens : spec->output_tokens;
+        }
+        return 0;
+}
+
+/* "workload": the dataset, how many prompts it gave, their lengths as planned, and the
+ * arrivals. */
+static int plan_describe(struct bench *b, json_t *work) {
+        const struct bench_spec *spec = b->spec;
+        int64_t imin = INT64_MAX, imax = 0, omin = INT64_MAX, omax = 0;
+        double isum = 0, osum = 0;
+        size_t ni = 0;
+        for (size_t i = 0; i < b->n_plan; i++) {
+                const struct plan_entry *e = &b->plan[i];
+                int64_t in = e->text ? e->prompt_tokens : (int64_t)e->tokens + (e->group >= 0 ? b->prefix_tokens : 0);
+                if (in >= 0) {
+                        imin = MIN(imin, in);
+                        imax = MAX(imax, in);
+                        isum += (double)in;
+                        ni++;
+                }
+                omin = MIN(omin, (int64_t)e->output);
+                omax = MAX(omax, (int64_t)e->output);
+                osum += e->output;
+        }
+        const char *arrivals = spec->rate <= 0 ? "closed_loop" : !spec->poisson ? "constant"
+                               : spec->burstiness > 0 && spec->burstiness != 1 ? "gamma" : "poisson";
+        int r = 0;
+        if (json_object_set_new(work, "prompts", json_integer((json_int_t)b->n_plan)) < 0 ||
+            json_object_set_new(work, "arrivals", json_string(arrivals)) < 0 ||
+            json_object_set_new(work, "seed", json_integer((json_int_t)spec->seed)) < 0 ||
+            json_object_set_new(work, "output_tokens",
+                                json_pack("{s:I, s:I, s:f}", "min", (json_int_t)omin, "max", (json_int_t)omax,
+                                          "mean", osum / (double)MAX(b->n_plan, 1))) < 0)
+                r = -ENOMEM;
+        if (r == 0 && !strcmp(arrivals, "gamma") &&
+            json_object_set_new(work, "burstiness", json_real(spec->burstiness)) < 0)
+                r = -ENOMEM;
+        if (r == 0 && ni > 0 &&
+            json_object_set_new(work, "input_tokens",
+                                json_pack("{s:I, s:I, s:f, s:s}", "min", (json_int_t)imin, "max", (json_int_t)imax,
+                                          "mean", isum / (double)ni, "as",
+                                          b->plan_texts ? (spec->calibrate ? "measured" : "estimated")
+                                          : spec->calibrate && spec->input_tokens + b->prefix_tokens > 0 ? "asked, sized"
+                                                                                                          : "asked, words")) < 0)
+                r = -ENOMEM;
+        return r;
+}
+
+/* The run's requests (b->plan) from the prompt file or spec's dataset, sized against the
+ * server where lengths matter (docs/bench.md "Workloads"), and "workload" for the levels. */
+static int plan_build(struct bench *b) {
+        const struct bench_spec *spec = b->spec;
+        const struct bench_target *t = b->t;
+        struct calib c = {.b = b, .method = t->profile && t->profile->tokenize_path ? "tokenize" : "usage",
+                          .template = -1};
+        enum dataset_kind kind = spec->dataset.kind;
+        json_t *work = b->workload = json_object();
+        if (!work)
+                return -ENOMEM;
+        int r;
+        if (t->prompts) {
+                size_t n = 0;
+                while (t->prompts[n])
+                        n++;
+                if ((r = plan_alloc(b, n)) < 0)
+                        return r;
+                for (size_t i = 0; i < n; i++) {
+                        b->plan[i].text = t->prompts[i];
+                        b->plan[i].output = spec->output_tokens;
+                }
+                b->plan_texts = true;
+                if (json_object_set_new(work, "dataset", json_string("prompt_file")) < 0)
+                        return -ENOMEM;
+                return plan_describe(b, work);
+        }
+        if (json_object_set_new(work, "dataset", json_string(dataset_kind_name(kind))) < 0)
+                return -ENOMEM;
+        bool file = kind == DATASET_SHAREGPT || kind == DATASET_CUSTOM;
+        if (file) {
+                if (!spec->data || spec->data->kind != kind)
+                        return -EINVAL;
+                b->plan_texts = true;
+                if ((spec->dataset.path && json_object_set_new(work, "path", json_string(spec->dataset.path)) < 0) ||
+                    json_object_set_new(work, "entries", json_integer((json_int_t)spec->data->entries)) < 0)
+                        return -ENOMEM;
+        }
+        bool sized = spec->calibrate && kind != DATASET_CUSTOM && (kind != DATASET_RANDOM || spec->input_tokens > 0);
+        if (sized)
+                c.context = calib_context(&c);
+        switch (kind) {
+        case DATASET_SHAREGPT:
+                r = plan_sharegpt(b, &c, work);
+                break;
+        case DATASET_CUSTOM:
+                r = plan_custom(b);
+                break;
+        case DATASET_PREFIX_REPETITION:
+                r = plan_prefix(b, &c);
+                if (r >= 0 && json_object_set_new(work, "prefix", json_pack("{s:i, s:i, s:i}", "tokens",
+                                                                            spec->dataset.prefix_len, "groups",
+                                                                            spec->dataset.num_prefixes, "suffix_tokens",
+                                                                            spec->dataset.suffix_len)) < 0)
+                        r = -ENOMEM;
+                break;
+        default:
+                r = plan_random(b, &c);
+                if (r >= 0 && spec->dataset.range_ratio > 0 &&
+                    json_object_set_new(work, "range_ratio", json_real(spec->dataset.range_ratio)) < 0)
+                        r = -ENOMEM;
+                break;
+        }
+        if (r < 0)
+                return r;
+        return plan_describe(b, work);
 }
 
 /* ---- repeats: each level N times, one entry of medians -------------------------------- */
@@ -1173,7 +1568,7 @@ static int combine_object(json_t *out, json_t *const *objs, size_t n, const char
         int r = 0;
         json_object_foreach(out, k, v) {
                 if (json_is_object(v) && strcmp(k, metric_key(METRIC_ERRORS)) != 0 &&
-                    strcmp(k, metric_key(METRIC_PROMPT_CALIBRATION)) != 0) {
+                    strcmp(k, metric_key(METRIC_PROMPT_CALIBRATION)) != 0 && strcmp(k, metric_key(METRIC_WORKLOAD)) != 0) {
                         _cleanup_free_ json_t **sub = calloc(n, sizeof(*sub));
                         _cleanup_free_ char *path = strdup_printf("%s%s.", prefix, k);
                         bool all = true;
@@ -1373,6 +1768,11 @@ static bool spec_valid(const struct bench_target *t, const struct bench_spec *sp
         for (size_t i = 0; i < spec->n_concurrency; i++)
                 if (spec->concurrency[i] < 1)
                         return false;
+        if (dataset_options_check(&spec->dataset) || spec->burstiness < 0)
+                return false;
+        if ((spec->dataset.kind == DATASET_SHAREGPT || spec->dataset.kind == DATASET_CUSTOM) && !t->prompts &&
+            (!spec->data || spec->data->kind != spec->dataset.kind))
+                return false;
         return true;
 }
 
@@ -1406,8 +1806,6 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                         goto out;
         if ((r = random_hex(b.run_id, (sizeof(b.run_id) - 1) / 2)) < 0)
                 goto out;
-        for (const char *const *p = t->prompts; p && *p; p++)
-                b.n_prompts++;
         b.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
         if (b.tfd < 0) {
                 r = -errno;
@@ -1419,8 +1817,8 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                 b.tfd = -1;
                 goto out;
         }
-        if ((r = probes_init(&b)) >= 0 && spec->calibrate && spec->input_tokens > 0 && !b.n_prompts)
-                r = calibrate(&b);
+        if ((r = probes_init(&b)) >= 0)
+                r = plan_build(&b);
         for (size_t i = 0; i < spec->n_concurrency && r >= 0 && !b.stopped; i++)
                 r = run_repeated(&b, spec->concurrency[i], spec->rate, levels);
         if (r >= 0 && !b.stopped && spec->search_max > 0 && spec->objective)
@@ -1450,6 +1848,8 @@ out:
         curl_slist_free_all(b.headers);
         free(b.url);
         json_decref(b.calibration);
+        json_decref(b.workload);
+        free(b.plan);
         if (old_slack > 0)
                 prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
         if (r < 0) {

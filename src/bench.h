@@ -7,7 +7,7 @@
  *  - closed loop (spec->rate == 0): exactly `concurrency` requests in flight; a finished
  *    request is replaced at once.
  *  - open loop (spec->rate > 0): requests are sent at absolute scheduled times (constant
- *    spacing, or Poisson when target->poisson), never by relative sleeps; `concurrency` caps
+ *    spacing, or Poisson or gamma arrivals as spec says), never by relative sleeps; `concurrency` caps
  *    the requests in flight. A request that could not go out on time (cap reached, client
  *    busy) is sent as soon as it can, and its lateness is recorded as its send delay: the
  *    schedule never slides (no coordinated omission), and lateness is reported.
@@ -59,9 +59,7 @@ struct bench_target {
         bool stop_when_failed;
         void *abort_userdata;
         /* Optional; zero values mean the defaults. */
-        const char *const *prompts;     /* NULL-terminated; used in turn. NULL: synthetic text */
-        bool poisson;                   /* open loop: Poisson arrivals instead of constant spacing */
-        uint64_t seed;                  /* synthetic prompts and Poisson schedule; 0: fixed default */
+        const char *const *prompts;     /* NULL-terminated; used in turn. NULL: spec's dataset */
         usec_t slo_ttft;                /* goodput SLOs; 0: none */
         usec_t slo_tpot;
         char **ret_error;               /* optional: on -EMSGSIZE, why (one line; caller frees) */

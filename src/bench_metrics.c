@@ -226,16 +226,38 @@ int bench_event_parse(const char *p, size_t n, struct bench_event *ret) {
 
 /* ---- schedules ------------------------------------------------------------------------ */
 
-/* splitmix64: small, seeded, good enough for arrival times and word choice. */
-static uint64_t rng_next(uint64_t *state) {
-        uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-        return z ^ (z >> 31);
+/* splitmix64 (dataset.h): small, seeded, good enough for arrival times and word choice. */
+#define rng_next dataset_rng_next
+
+/* U in (0, 1]: 53 random bits, never 0 so log() stays finite. */
+static double uniform(uint64_t *rng) {
+        return ((double)(rng_next(rng) >> 11) + 1.0) / 9007199254740992.0;
 }
 
-void bench_sched_init(struct bench_sched *s, double rate, bool poisson, uint64_t seed) {
-        *s = (struct bench_sched){.rate = rate, .poisson = poisson, .rng = seed ? seed : 0x6761756e746c6574};
+/* A standard normal variate (Box-Muller; the second of the pair is not kept). */
+static double normal(uint64_t *rng) {
+        double u = uniform(rng), v = uniform(rng);
+        return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+double bench_gamma(uint64_t *rng, double shape) {
+        if (shape < 1) /* gamma(a) = gamma(a + 1) * U^(1/a) */
+                return bench_gamma(rng, shape + 1) * pow(uniform(rng), 1 / shape);
+        double d = shape - 1.0 / 3, c = 1 / sqrt(9 * d);
+        for (;;) {
+                double x = normal(rng), v = 1 + c * x;
+                if (v <= 0)
+                        continue;
+                v = v * v * v;
+                double u = uniform(rng);
+                if (log(u) < 0.5 * x * x + d - d * v + d * log(v))
+                        return d * v;
+        }
+}
+
+void bench_sched_init(struct bench_sched *s, double rate, bool poisson, double burstiness, uint64_t seed) {
+        *s = (struct bench_sched){.rate = rate, .poisson = poisson, .shape = burstiness > 0 ? burstiness : 1,
+                                  .rng = seed ? seed : 0x6761756e746c6574};
 }
 
 usec_t bench_sched_next(struct bench_sched *s) {
@@ -243,9 +265,10 @@ usec_t bench_sched_next(struct bench_sched *s) {
         if (!s->poisson)
                 return (usec_t)llround((double)i * 1e6 / s->rate);
         if (i > 0) {
-                /* U in (0, 1]: 53 random bits, never 0 so log() stays finite. */
-                double u = ((double)(rng_next(&s->rng) >> 11) + 1.0) / 9007199254740992.0;
-                s->t += -log(u) / s->rate;
+                if (s->shape == 1)
+                        s->t += -log(uniform(&s->rng)) / s->rate;
+                else /* gamma(shape, scale 1/(rate*shape)): mean 1/rate */
+                        s->t += bench_gamma(&s->rng, s->shape) / (s->rate * s->shape);
         }
         return (usec_t)llround(s->t * 1e6);
 }
@@ -530,6 +553,8 @@ json_t *bench_level_json(struct bench_level *lv) {
         json_object_set(o, metric_key(METRIC_WARNINGS), lv->warnings);
         if (lv->calibration)
                 json_object_set(o, metric_key(METRIC_PROMPT_CALIBRATION), lv->calibration);
+        if (lv->workload)
+                json_object_set(o, metric_key(METRIC_WORKLOAD), lv->workload);
         if (lv->under_load)
                 json_object_set(o, metric_key(METRIC_CHECKS_UNDER_LOAD), lv->under_load);
         /* set on the level entries bench_run combines or searches, not by a single run */

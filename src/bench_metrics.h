@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "dataset.h"
 #include "hist.h"
 #include "util.h"
 
@@ -54,6 +55,17 @@ struct bench_spec {
         bool checks_under_load; /* the sweep mixes its check suite into every level (default) */
         const char *objective;  /* the objective's text (objective.h), borrowed: its constraints
                                    steer the search; NULL: no search */
+        /* The workload (docs/bench.md "Workloads"), the same for `gauntlet bench` and the
+         * matrix's bench: where the prompts and their lengths come from, and how requests
+         * arrive in an open loop. */
+        struct dataset_options dataset; /* kind random (the default): synthetic prompts of
+                                           input_tokens, answers of output_tokens */
+        const struct dataset *data;     /* sharegpt and custom: the file as read, borrowed */
+        uint64_t seed;                  /* prompts, the dataset's draws and the arrivals; 0: a
+                                           fixed default */
+        bool poisson;                   /* open loop: random arrivals instead of constant spacing */
+        double burstiness;              /* their gaps: gamma of this shape, mean 1/rate; 0 or 1:
+                                           Poisson (exponential gaps) */
 };
 
 /* The most failed requests a level of n requests may have under spec's gate. */
@@ -76,15 +88,21 @@ int bench_event_parse(const char *p, size_t n, struct bench_event *ret);
 
 /* Open-loop schedule: offsets from the level start of successive sends. Constant spacing
  * computes offset i as i/rate (no accumulated rounding); Poisson draws exponential gaps
- * with mean 1/rate from a seeded generator (same seed, same schedule). */
+ * with mean 1/rate from a seeded generator (same seed, same schedule); with a burstiness
+ * other than 1 the gaps are gamma-distributed with that shape and the same mean 1/rate
+ * (vLLM's --burstiness): below 1 burstier than Poisson, above 1 more even. */
 struct bench_sched {
         double rate;        /* requests per second, > 0 */
         bool poisson;
+        double shape;       /* gamma shape of the gaps; 1: exponential */
         uint64_t rng;
         uint64_t n;         /* offsets handed out so far */
         double t;           /* Poisson: current offset in seconds */
 };
-void bench_sched_init(struct bench_sched *s, double rate, bool poisson, uint64_t seed);
+/* burstiness <= 0 means 1. */
+void bench_sched_init(struct bench_sched *s, double rate, bool poisson, double burstiness, uint64_t seed);
+/* One gamma(shape, 1) variate from the state *rng (Marsaglia and Tsang). */
+double bench_gamma(uint64_t *rng, double shape);
 usec_t bench_sched_next(struct bench_sched *s);
 
 /* Synthetic prompt of about `tokens` tokens: a unique prefix for request `index` (so that
@@ -161,6 +179,7 @@ struct bench_level {
         usec_t slo_ttft, slo_tpot; /* copied from the target */
         json_t *errors;            /* reason -> count, owned */
         json_t *calibration;       /* the bench's prompt calibration, or NULL; borrowed */
+        json_t *workload;          /* the dataset and arrivals as run (bench_run), or NULL; borrowed */
         json_t *under_load;        /* the checks under load (array), or NULL; borrowed */
         int repeats;               /* > 1: "repeats" (bench_run's combined entries set it) */
         json_t *spread;            /* "spread", or NULL; borrowed */

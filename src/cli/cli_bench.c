@@ -15,6 +15,74 @@
 #define BENCH_MAX_LEVELS 64
 #define BENCH_MAX_CONCURRENCY 100000
 #define PROMPT_FILE_MAX ((size_t)64 << 20)
+/* --output-tokens when a dataset other than random is named and it is not given: a custom
+ * line without output_tokens asks for this many (vLLM's --custom-output-len default). */
+#define BENCH_CLI_OUTPUT_TOKENS 256
+
+enum {
+        OPT_BURSTINESS = 256,
+        OPT_DATASET_NAME,
+        OPT_DATASET_PATH,
+        OPT_NUM_PROMPTS,
+        OPT_RANGE_RATIO,
+        OPT_PREFIX_LEN,
+        OPT_SUFFIX_LEN,
+        OPT_NUM_PREFIXES,
+        OPT_PREFIX_OUTPUT_LEN,
+        OPT_SHAREGPT_OUTPUT_LEN,
+        OPT_SHAREGPT_MAX_OUTPUT_LEN,
+        OPT_SHAREGPT_MIN_LEN,
+        OPT_SHAREGPT_MAX_PROMPT_LEN,
+        OPT_SHAREGPT_MAX_TOTAL_LEN,
+};
+
+/* The dataset's integer options: flag, range and where each goes. */
+struct int_option {
+        const char *name;
+        long min, max;
+        int *dst;
+};
+
+static const struct int_option *int_option(struct dataset_options *o, int c) {
+        static struct int_option v;
+        switch (c) {
+        case OPT_NUM_PROMPTS:
+                v = (struct int_option){"num-prompts", 1, DATASET_MAX_PROMPTS, &o->num_prompts};
+                break;
+        case OPT_PREFIX_LEN:
+                v = (struct int_option){"prefix-repetition-prefix-len", 0, DATASET_MAX_TOKENS, &o->prefix_len};
+                break;
+        case OPT_SUFFIX_LEN:
+                v = (struct int_option){"prefix-repetition-suffix-len", 0, DATASET_MAX_TOKENS, &o->suffix_len};
+                break;
+        case OPT_NUM_PREFIXES:
+                v = (struct int_option){"prefix-repetition-num-prefixes", 1, DATASET_MAX_PROMPTS, &o->num_prefixes};
+                break;
+        case OPT_PREFIX_OUTPUT_LEN:
+                v = (struct int_option){"prefix-repetition-output-len", 1, DATASET_MAX_TOKENS, &o->prefix_output_len};
+                break;
+        case OPT_SHAREGPT_OUTPUT_LEN:
+                v = (struct int_option){"sharegpt-output-len", 1, DATASET_MAX_TOKENS, &o->sharegpt_output_len};
+                break;
+        case OPT_SHAREGPT_MAX_OUTPUT_LEN:
+                v = (struct int_option){"sharegpt-max-output-len", 1, DATASET_MAX_TOKENS, &o->sharegpt_max_output_len};
+                break;
+        case OPT_SHAREGPT_MIN_LEN:
+                v = (struct int_option){"sharegpt-min-len", 0, DATASET_MAX_TOKENS, &o->sharegpt_min_len};
+                break;
+        case OPT_SHAREGPT_MAX_PROMPT_LEN:
+                v = (struct int_option){"sharegpt-max-prompt-len", 1, DATASET_MAX_TOKENS, &o->sharegpt_max_prompt_len};
+                break;
+        default:
+                v = (struct int_option){"sharegpt-max-total-len", 1, DATASET_MAX_TOKENS, &o->sharegpt_max_total_len};
+                break;
+        }
+        return &v;
+}
+
+static void dataset_freep(struct dataset **d) {
+        dataset_free(*d);
+}
 
 static void help(void) {
         printf("usage: gauntlet bench --url URL --concurrency N[,N...] (--requests N | --duration DUR)\n"
@@ -23,7 +91,9 @@ static void help(void) {
                "                      [--engine NAME] [--timeout DUR] [--prompt-file FILE]\n"
                "                      [--slo-ttft-ms MS] [--slo-tpot-ms MS] [--seed N]\n"
                "                      [--samples FILE] [--format text|json] [--no-calibrate]\n"
-               "                      [--no-preconnect]\n\n"
+               "                      [--no-preconnect] [--burstiness B]\n"
+               "                      [--dataset-name sharegpt|random|prefix_repetition|custom]\n"
+               "                      [--dataset-path FILE] [--num-prompts N] [DATASET OPTIONS]\n\n"
                "Streams requests to a running OpenAI-compatible server and measures TTFT, ITL,\n"
                "TPOT, end-to-end latency and throughput (definitions: docs/metrics.md).\n\n"
                "  --url URL            the server, e.g. http://127.0.0.1:30000\n"
@@ -38,6 +108,8 @@ static void help(void) {
                "  --no-preconnect      do not open each level's connections before it starts\n"
                "  --rate R             open loop: R requests/s at absolute scheduled times\n"
                "  --poisson            open loop with Poisson arrivals (default: constant spacing)\n"
+               "  --burstiness B       open loop: gamma-distributed gaps of shape B, mean 1/R\n"
+               "                       (1: Poisson, below 1 burstier, above 1 more even)\n"
                "  --warmup N           requests per level sent first and not counted (default 0)\n"
                "  --model NAME         model field of the requests (default: omitted)\n"
                "  --endpoint KIND      chat (default) or completion\n"
@@ -46,9 +118,27 @@ static void help(void) {
                "  --prompt-file FILE   prompts, one per line, used in turn\n"
                "  --slo-ttft-ms MS     goodput: requests with TTFT at most MS ...\n"
                "  --slo-tpot-ms MS     ... and TPOT at most MS\n"
-               "  --seed N             synthetic prompts and Poisson schedule (default fixed)\n"
+               "  --seed N             prompts, the dataset's sample and the arrivals (default fixed)\n"
                "  --samples FILE       write the raw per-request samples there as JSON\n"
                "  --format text|json   (default text)\n\n"
+               "Workload (the names and meanings of vllm bench serve; docs/bench.md \"Workloads\"):\n"
+               "  --dataset-name NAME  random (default: synthetic prompts), sharegpt (a ShareGPT JSON\n"
+               "                       file), prefix_repetition (groups sharing a prefix), custom\n"
+               "                       (a JSONL file of {\"prompt\": ..., \"output_tokens\": N})\n"
+               "  --dataset-path FILE  the sharegpt or custom file\n"
+               "  --num-prompts N      prompts drawn from the dataset (default 1000); also the\n"
+               "                       requests per level when neither --requests nor --duration\n"
+               "  --random-input-len N, --random-output-len N   other names of --input-tokens and\n"
+               "                       --output-tokens\n"
+               "  --random-range-ratio R   lengths uniform in [len*(1-R), len*(1+R)], 0 <= R < 1\n"
+               "  --prefix-repetition-prefix-len N   shared prefix tokens (default 256)\n"
+               "  --prefix-repetition-suffix-len N   each request's own tokens (default 256)\n"
+               "  --prefix-repetition-num-prefixes N groups (default 10)\n"
+               "  --prefix-repetition-output-len N   output tokens (default 128)\n"
+               "  --sharegpt-output-len N   every output N tokens instead of the reply's length\n"
+               "  --sharegpt-max-output-len N   replies longer than N asked for N tokens\n"
+               "  --sharegpt-min-len N, --sharegpt-max-prompt-len N, --sharegpt-max-total-len N\n"
+               "                       conversations outside these lengths are skipped (4, 1024, 2048)\n\n"
                "Exit status: 0 requests completed, 1 every request failed or the bench could\n"
                "not run, 2 usage error.\n");
 }
@@ -157,6 +247,19 @@ static void print_text(json_t *levels) {
                                                                metric_key(METRIC_CPU_CORES))));
         }
         printf("(latencies in ms; definitions in docs/metrics.md)\n");
+        /* where the prompts came from, unless the plain synthetic ones */
+        json_t *wl = json_object_get(json_array_get(levels, 0), metric_key(METRIC_WORKLOAD));
+        const char *ds = json_string_value(json_object_get(wl, "dataset"));
+        json_t *in = json_object_get(wl, "input_tokens"), *out = json_object_get(wl, "output_tokens");
+        if (ds && (strcmp(ds, "random") != 0 || json_object_get(wl, "range_ratio")))
+                printf("workload: %s, %lld prompts; input %lld-%lld tokens (%s), output %lld-%lld; arrivals %s\n", ds,
+                       (long long)json_integer_value(json_object_get(wl, "prompts")),
+                       (long long)json_integer_value(json_object_get(in, "min")),
+                       (long long)json_integer_value(json_object_get(in, "max")),
+                       in ? json_string_value(json_object_get(in, "as")) : "not measured",
+                       (long long)json_integer_value(json_object_get(out, "min")),
+                       (long long)json_integer_value(json_object_get(out, "max")),
+                       json_string_value(json_object_get(wl, "arrivals")));
         json_array_foreach(levels, i, lv) {
                 size_t k;
                 json_t *w;
@@ -190,6 +293,22 @@ int cli_bench(int argc, char **argv) {
                 {"format", required_argument, NULL, 'f'},
                 {"no-calibrate", no_argument, NULL, 'C'},
                 {"no-preconnect", no_argument, NULL, 'N'},
+                {"burstiness", required_argument, NULL, OPT_BURSTINESS},
+                {"dataset-name", required_argument, NULL, OPT_DATASET_NAME},
+                {"dataset-path", required_argument, NULL, OPT_DATASET_PATH},
+                {"num-prompts", required_argument, NULL, OPT_NUM_PROMPTS},
+                {"random-input-len", required_argument, NULL, 'i'},
+                {"random-output-len", required_argument, NULL, 'o'},
+                {"random-range-ratio", required_argument, NULL, OPT_RANGE_RATIO},
+                {"prefix-repetition-prefix-len", required_argument, NULL, OPT_PREFIX_LEN},
+                {"prefix-repetition-suffix-len", required_argument, NULL, OPT_SUFFIX_LEN},
+                {"prefix-repetition-num-prefixes", required_argument, NULL, OPT_NUM_PREFIXES},
+                {"prefix-repetition-output-len", required_argument, NULL, OPT_PREFIX_OUTPUT_LEN},
+                {"sharegpt-output-len", required_argument, NULL, OPT_SHAREGPT_OUTPUT_LEN},
+                {"sharegpt-max-output-len", required_argument, NULL, OPT_SHAREGPT_MAX_OUTPUT_LEN},
+                {"sharegpt-min-len", required_argument, NULL, OPT_SHAREGPT_MIN_LEN},
+                {"sharegpt-max-prompt-len", required_argument, NULL, OPT_SHAREGPT_MAX_PROMPT_LEN},
+                {"sharegpt-max-total-len", required_argument, NULL, OPT_SHAREGPT_MAX_TOTAL_LEN},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
@@ -197,8 +316,10 @@ int cli_bench(int argc, char **argv) {
         static const char *const endpoints[] = {"chat", "completion", NULL};
         struct bench_target target = {0};
         struct bench_spec spec = {.chat = true, .calibrate = true};
+        dataset_options_init(&spec.dataset);
+        bool dataset_named = false; /* a workload flag was given */
         _cleanup_free_ int *levels_v = NULL;
-        const char *prompt_file = NULL, *samples_file = NULL, *engine = NULL;
+        const char *prompt_file = NULL, *samples_file = NULL, *engine = NULL, *dataset_path = NULL;
         int format = 0;
         long x;
 
@@ -247,8 +368,57 @@ int cli_bench(int argc, char **argv) {
                         break;
                 }
                 case 'P':
-                        target.poisson = true;
+                        spec.poisson = true;
                         break;
+                case OPT_BURSTINESS: {
+                        char *end;
+                        errno = 0;
+                        spec.burstiness = strtod(optarg, &end);
+                        if (errno || end == optarg || *end || !(spec.burstiness > 0) || spec.burstiness > 1000)
+                                return cli_usage_error("bench", "invalid --burstiness '%s' (a gamma shape above 0)",
+                                                       optarg);
+                        spec.poisson = true;
+                        break;
+                }
+                case OPT_DATASET_NAME:
+                        if (dataset_kind_from_name(optarg, &spec.dataset.kind) < 0)
+                                return cli_usage_error("bench", "invalid --dataset-name '%s' (sharegpt, random, "
+                                                       "prefix_repetition or custom)", optarg);
+                        dataset_named = true;
+                        break;
+                case OPT_DATASET_PATH:
+                        dataset_path = optarg;
+                        dataset_named = true;
+                        break;
+                case OPT_RANGE_RATIO: {
+                        char *end;
+                        errno = 0;
+                        spec.dataset.range_ratio = strtod(optarg, &end);
+                        if (errno || end == optarg || *end || !(spec.dataset.range_ratio >= 0) ||
+                            !(spec.dataset.range_ratio < 1))
+                                return cli_usage_error("bench", "invalid --random-range-ratio '%s' (0 <= R < 1)",
+                                                       optarg);
+                        dataset_named = true;
+                        break;
+                }
+                case OPT_NUM_PROMPTS:
+                case OPT_PREFIX_LEN:
+                case OPT_SUFFIX_LEN:
+                case OPT_NUM_PREFIXES:
+                case OPT_PREFIX_OUTPUT_LEN:
+                case OPT_SHAREGPT_OUTPUT_LEN:
+                case OPT_SHAREGPT_MAX_OUTPUT_LEN:
+                case OPT_SHAREGPT_MIN_LEN:
+                case OPT_SHAREGPT_MAX_PROMPT_LEN:
+                case OPT_SHAREGPT_MAX_TOTAL_LEN: {
+                        const struct int_option *io = int_option(&spec.dataset, c);
+                        if (cli_parse_int(optarg, io->min, io->max, &x) < 0)
+                                return cli_usage_error("bench", "invalid --%s '%s' (%ld to %ld)", io->name, optarg,
+                                                       io->min, io->max);
+                        *io->dst = (int)x;
+                        dataset_named = true;
+                        break;
+                }
                 case 'C':
                         spec.calibrate = false;
                         break;
@@ -293,7 +463,7 @@ int cli_bench(int argc, char **argv) {
                 case 's': {
                         char *end;
                         errno = 0;
-                        target.seed = strtoull(optarg, &end, 10);
+                        spec.seed = strtoull(optarg, &end, 10);
                         if (errno || end == optarg || *end)
                                 return cli_usage_error("bench", "invalid --seed '%s'", optarg);
                         break;
@@ -319,12 +489,30 @@ int cli_bench(int argc, char **argv) {
                 return cli_usage_error("bench", "--url is required");
         if (!cli_valid_url(target.base_url))
                 return cli_usage_error("bench", "invalid --url '%s' (want http://HOST:PORT)", target.base_url);
+        enum dataset_kind kind = spec.dataset.kind;
+        if (dataset_named && prompt_file)
+                return cli_usage_error("bench", "give --prompt-file or a dataset, not both");
+        /* spec.dataset owns its path: this scope does, for it */
+        _cleanup_free_ char *path_copy = dataset_path ? strdup(dataset_path) : NULL;
+        if (dataset_path && !path_copy) {
+                cli_error("out of memory");
+                return EXIT_FAILED;
+        }
+        spec.dataset.path = path_copy;
+        const char *bad = dataset_options_check(&spec.dataset);
+        if (bad)
+                return cli_usage_error("bench", "--dataset-name %s: %s", dataset_kind_name(kind), bad);
+        if (dataset_named && spec.requests == 0 && spec.duration == 0)
+                spec.requests = spec.dataset.num_prompts > 0 ? spec.dataset.num_prompts : DATASET_DEFAULT_PROMPTS;
         if ((spec.requests > 0) == (spec.duration > 0))
                 return cli_usage_error("bench", "give one of --requests and --duration");
+        /* the datasets other than random say their own output lengths; custom's lines may not */
+        if (spec.output_tokens == 0 && kind != DATASET_RANDOM)
+                spec.output_tokens = BENCH_CLI_OUTPUT_TOKENS;
         if (spec.output_tokens == 0)
                 return cli_usage_error("bench", "--output-tokens is required");
-        if (target.poisson && spec.rate == 0)
-                return cli_usage_error("bench", "--poisson needs --rate");
+        if (spec.poisson && spec.rate == 0)
+                return cli_usage_error("bench", "--%s needs --rate", spec.burstiness > 0 ? "burstiness" : "poisson");
         if (engine) {
                 target.profile = profile_find(engine);
                 if (!target.profile)
@@ -349,6 +537,16 @@ int cli_bench(int argc, char **argv) {
                         return EXIT_USAGE;
                 }
                 target.prompts = (const char *const *)prompts;
+        }
+        _cleanup_(dataset_freep) struct dataset *data = NULL;
+        if (kind == DATASET_SHAREGPT || kind == DATASET_CUSTOM) {
+                _cleanup_free_ char *err = NULL;
+                r = dataset_load(kind, spec.dataset.path, &data, &err);
+                if (r < 0) {
+                        cli_error("%s", err ? err : strerror(-r));
+                        return EXIT_USAGE;
+                }
+                spec.data = data;
         }
 
         /* Every stream is a socket: take all the descriptors the hard limit allows. */

@@ -77,13 +77,13 @@ static void test_event_parse(void **state) {
 
 static void test_sched_constant(void **state) {
         struct bench_sched s;
-        bench_sched_init(&s, 2000, false, 0);
+        bench_sched_init(&s, 2000, false, 1, 0);
         for (uint64_t i = 0; i < 100000; i++) {
                 usec_t t = bench_sched_next(&s);
                 /* exact spacing of 500 us, no drift after many sends */
                 assert_int_equal(t, i * 500);
         }
-        bench_sched_init(&s, 3, false, 0);
+        bench_sched_init(&s, 3, false, 1, 0);
         assert_int_equal(bench_sched_next(&s), 0);
         assert_int_equal(bench_sched_next(&s), 333333);
         assert_int_equal(bench_sched_next(&s), 666667);
@@ -93,7 +93,7 @@ static void test_sched_constant(void **state) {
 static void test_sched_poisson(void **state) {
         struct bench_sched s;
         double rate = 100;
-        bench_sched_init(&s, rate, true, 42);
+        bench_sched_init(&s, rate, true, 1, 42);
         size_t n = 200000;
         usec_t prev = bench_sched_next(&s);
         assert_int_equal(prev, 0);
@@ -113,9 +113,9 @@ static void test_sched_poisson(void **state) {
         assert_true(fabs(sd / mean - 1) < 0.02);
         /* the same seed gives the same schedule; another seed another one */
         struct bench_sched a, b, c;
-        bench_sched_init(&a, rate, true, 7);
-        bench_sched_init(&b, rate, true, 7);
-        bench_sched_init(&c, rate, true, 8);
+        bench_sched_init(&a, rate, true, 1, 7);
+        bench_sched_init(&b, rate, true, 1, 7);
+        bench_sched_init(&c, rate, true, 1, 8);
         bool differs = false;
         for (int i = 0; i < 100; i++) {
                 usec_t x = bench_sched_next(&a);

@@ -25,8 +25,9 @@ static json_t *full_level(void) {
         assert_int_equal(bench_level_add(&lv, &bad), 0);
         bench_level_itl(&lv, 1000);
         json_t *cal = json_pack("{s:s}", "method", "usage"), *load = json_array();
-        json_t *spread = json_object();
+        json_t *spread = json_object(), *work = json_pack("{s:s}", "dataset", "random");
         lv.calibration = cal;
+        lv.workload = work;
         lv.under_load = load;
         lv.repeats = 3;
         lv.spread = spread;
@@ -34,6 +35,7 @@ static json_t *full_level(void) {
         json_t *o = bench_level_json(&lv);
         bench_level_release(&lv);
         json_decref(cal);
+        json_decref(work);
         json_decref(load);
         json_decref(spread);
         assert_non_null(o);
