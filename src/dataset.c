@@ -255,7 +255,7 @@ static int sharegpt_parse(struct reader *rd) {
                 if (rd->p == s)
                         return fail(rd, line, "an entry was expected, not '%c'", *s);
                 json_error_t je;
-                json_t *o = json_loadb(s, (size_t)(rd->p - s), 0, &je);
+                json_t *o = json_loadb(s, (size_t)(rd->p - s), JSON_DECODE_ANY, &je);
                 rd->d->entries++;
                 if (!o)
                         return fail(rd, line + (je.line > 0 ? (unsigned)je.line - 1 : 0), "malformed JSON: %s", je.text);
@@ -272,6 +272,8 @@ static int sharegpt_parse(struct reader *rd) {
                         advance(rd);
                         break;
                 }
+                if (rd->p >= rd->end)
+                        return fail(rd, rd->line, "the list of conversations does not end (no ']')");
                 return fail(rd, rd->line, "',' or ']' expected after entry %zu", rd->d->entries);
         }
         skip_ws(rd);
@@ -298,7 +300,7 @@ static int custom_parse(struct reader *rd) {
                         return fail(rd, line, "more than %d entries", DATASET_MAX_ENTRIES);
                 rd->d->entries++;
                 json_error_t je;
-                _cleanup_json_ json_t *o = json_loadb(s, (size_t)(e - s), 0, &je);
+                _cleanup_json_ json_t *o = json_loadb(s, (size_t)(e - s), JSON_DECODE_ANY, &je);
                 if (!o)
                         return fail(rd, line, "malformed JSON: %s", je.text);
                 if (!json_is_object(o))

@@ -553,12 +553,128 @@ static int parse_objective_map(struct ytree_ctx *c, const struct ynode *v, char 
         return 0;
 }
 
+static char *beside_matrix(const struct matrix *m, const char *file);
+
+/* bench.dataset: vLLM's dataset options under their names (docs/matrix.md "bench"), the
+ * file read now so that a bad one stops the matrix here, at its own FILE:LINE. */
+static int parse_dataset(struct ytree_ctx *c, const struct ynode *n, const struct ynode *bench, struct matrix *m) {
+        static const char *const keys[] = {"name", "path", "num_prompts", "seed", "random_input_len",
+                                           "random_output_len", "random_range_ratio", "prefix_repetition_prefix_len",
+                                           "prefix_repetition_suffix_len", "prefix_repetition_num_prefixes",
+                                           "prefix_repetition_output_len", "sharegpt_output_len",
+                                           "sharegpt_max_output_len", "sharegpt_min_len", "sharegpt_max_prompt_len",
+                                           "sharegpt_max_total_len", NULL};
+        static const struct {
+                const char *key;
+                long min, max;
+                size_t off;
+        } ints[] = {
+                {"num_prompts", 1, DATASET_MAX_PROMPTS, offsetof(struct dataset_options, num_prompts)},
+                {"prefix_repetition_prefix_len", 0, DATASET_MAX_TOKENS, offsetof(struct dataset_options, prefix_len)},
+                {"prefix_repetition_suffix_len", 0, DATASET_MAX_TOKENS, offsetof(struct dataset_options, suffix_len)},
+                {"prefix_repetition_num_prefixes", 1, DATASET_MAX_PROMPTS, offsetof(struct dataset_options, num_prefixes)},
+                {"prefix_repetition_output_len", 1, DATASET_MAX_TOKENS,
+                 offsetof(struct dataset_options, prefix_output_len)},
+                {"sharegpt_output_len", 1, DATASET_MAX_TOKENS, offsetof(struct dataset_options, sharegpt_output_len)},
+                {"sharegpt_max_output_len", 1, DATASET_MAX_TOKENS,
+                 offsetof(struct dataset_options, sharegpt_max_output_len)},
+                {"sharegpt_min_len", 0, DATASET_MAX_TOKENS, offsetof(struct dataset_options, sharegpt_min_len)},
+                {"sharegpt_max_prompt_len", 1, DATASET_MAX_TOKENS,
+                 offsetof(struct dataset_options, sharegpt_max_prompt_len)},
+                {"sharegpt_max_total_len", 1, DATASET_MAX_TOKENS,
+                 offsetof(struct dataset_options, sharegpt_max_total_len)},
+        };
+        struct bench_spec *b = &m->bench;
+        struct dataset_options *o = &b->dataset;
+        const struct ynode *v;
+        int r;
+        if ((r = y_map(c, n, "bench.dataset")) < 0 || (r = y_check_keys(c, n, keys, "bench.dataset")) < 0)
+                return r;
+        if ((v = y_get(n, "name"))) {
+                const char *s;
+                if ((r = y_scalar(c, v, "bench.dataset.name", &s)) < 0)
+                        return r;
+                if (dataset_kind_from_name(s, &o->kind) < 0) {
+                        const char *names[_DATASET_MAX];
+                        for (int i = 0; i < _DATASET_MAX; i++)
+                                names[i] = dataset_kind_name((enum dataset_kind)i);
+                        _cleanup_free_ char *h = ytree_hint(s, names, _DATASET_MAX);
+                        return ytree_fail(c, v->line, "unknown dataset '%s'%s (sharegpt, random, prefix_repetition, "
+                                          "custom)", ytree_esc(c, s), h ? h : "");
+                }
+        }
+        for (size_t i = 0; i < ELEMENTSOF(ints); i++)
+                if ((v = y_get(n, ints[i].key))) {
+                        _cleanup_free_ char *what = strdup_printf("bench.dataset.%s", ints[i].key);
+                        if (!what)
+                                return -ENOMEM;
+                        if ((r = y_int(c, v, what, ints[i].min, ints[i].max, (int *)((char *)o + ints[i].off))) < 0)
+                                return r;
+                }
+        if ((v = y_get(n, "seed"))) {
+                int k;
+                if ((r = y_int(c, v, "bench.dataset.seed", 0, 2147483647, &k)) < 0)
+                        return r;
+                b->seed = (uint64_t)k;
+        }
+        /* the random dataset's lengths are input_tokens and output_tokens by other names */
+        static const char *const aliases[][2] = {{"random_input_len", "input_tokens"},
+                                                 {"random_output_len", "output_tokens"}};
+        for (size_t i = 0; i < ELEMENTSOF(aliases); i++) {
+                if (!(v = y_get(n, aliases[i][0])))
+                        continue;
+                if (y_get(bench, aliases[i][1]))
+                        return ytree_fail(c, v->line, "bench: give %s or dataset.%s, not both", aliases[i][1],
+                                          aliases[i][0]);
+                _cleanup_free_ char *what = strdup_printf("bench.dataset.%s", aliases[i][0]);
+                if (!what)
+                        return -ENOMEM;
+                if ((r = y_int(c, v, what, i == 0 ? 0 : 1, DATASET_MAX_TOKENS,
+                               i == 0 ? &b->input_tokens : &b->output_tokens)) < 0)
+                        return r;
+        }
+        if ((v = y_get(n, "random_range_ratio"))) {
+                if ((r = y_double(c, v, "bench.dataset.random_range_ratio", 0, &o->range_ratio)) < 0)
+                        return r;
+                if (o->range_ratio >= 1)
+                        return ytree_fail(c, v->line, "bench.dataset.random_range_ratio must be less than 1, not %s",
+                                          ytree_esc(c, v->value));
+        }
+        const struct ynode *path = y_get(n, "path");
+        if (path && (r = y_string(c, path, "bench.dataset.path", &o->path)) < 0)
+                return r;
+        const char *bad = dataset_options_check(o);
+        if (bad)
+                return ytree_fail(c, path && o->path && !*o->path ? path->line : n->line, "bench.dataset (%s): %s",
+                                  dataset_kind_name(o->kind), bad);
+        if (o->kind != DATASET_SHAREGPT && o->kind != DATASET_CUSTOM)
+                return 0;
+        _cleanup_free_ char *file = beside_matrix(m, o->path);
+        _cleanup_free_ char *err = NULL;
+        if (!file)
+                return -ENOMEM;
+        r = dataset_load(o->kind, file, &m->bench_data, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -EINVAL && err) {
+                /* the dataset file's own FILE:LINE */
+                free(c->error);
+                c->error = TAKE_PTR(err);
+                return r;
+        }
+        if (r < 0)
+                return ytree_fail(c, path->line, "%s", err ? err : strerror(-r));
+        b->data = m->bench_data;
+        return 0;
+}
+
 static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         static const int default_levels[] = {1, 8, 32};
         struct bench_spec *b = &m->bench;
         *b = (struct bench_spec){.input_tokens = 1024, .output_tokens = 256, .requests = 64, .warmup = 2, .chat = true,
                                  .max_failure_share = -1, .calibrate = true, .repeats = 1,
                                  .checks_under_load = true};
+        dataset_options_init(&b->dataset);
         const struct ynode *n = y_get(root, "bench"), *v;
         int r;
         m->has_bench = n && !y_null(n);
@@ -566,7 +682,8 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                 static const char *const keys[] = {"concurrency", "input_tokens", "output_tokens", "requests",
                                                    "warmup",      "rate",         "duration",      "endpoint",
                                                    "max_failures", "calibrate",   "repeats",       "search",
-                                                   "checks_under_load", NULL};
+                                                   "checks_under_load", "dataset", "poisson",   "burstiness",
+                                                   NULL};
                 if ((r = y_map(c, n, "bench")) < 0 || (r = y_check_keys(c, n, keys, "bench")) < 0)
                         return r;
                 if ((v = y_get(n, "concurrency"))) {
@@ -620,6 +737,26 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                         return r;
                 if ((v = y_get(n, "search")) && (r = parse_search(c, v, b)) < 0)
                         return r;
+                if ((v = y_get(n, "dataset")) && !y_null(v)) {
+                        if ((r = parse_dataset(c, v, n, m)) < 0)
+                                return r;
+                        /* as vllm bench serve: the prompts drawn are the requests sent */
+                        if (!req && !dur && b->dataset.num_prompts > 0)
+                                b->requests = b->dataset.num_prompts;
+                }
+                if ((v = y_get(n, "poisson")) && (r = y_bool(c, v, "bench.poisson", &b->poisson)) < 0)
+                        return r;
+                if ((v = y_get(n, "burstiness"))) {
+                        if ((r = y_double(c, v, "bench.burstiness", 0, &b->burstiness)) < 0)
+                                return r;
+                        if (!(b->burstiness > 0) || b->burstiness > 1000)
+                                return ytree_fail(c, v->line, "bench.burstiness is a gamma shape above 0 (1: Poisson), "
+                                                  "not %s", ytree_esc(c, v->value));
+                        b->poisson = true;
+                }
+                if (b->poisson && b->rate == 0)
+                        return ytree_fail(c, (v ? v : y_get(n, "poisson"))->line,
+                                          "bench: Poisson or gamma arrivals need a rate (requests per second)");
                 if ((v = y_get(n, "endpoint"))) {
                         static const char *const eps[] = {"chat", "completions", NULL};
                         const char *s;
@@ -1111,6 +1248,8 @@ void matrix_free(struct matrix *m) {
         free(m->excludes);
         checks_free_suite(m->checks, m->n_checks);
         free(m->bench.concurrency);
+        dataset_options_release(&m->bench.dataset);
+        dataset_free(m->bench_data);
         free(m->objective);
         eval_options_release(&m->eval);
         eval_set_release(&m->eval_set);

@@ -121,6 +121,8 @@ struct matrix {
         size_t n_checks;
         bool has_bench;               /* a `bench:` key was given; bench holds defaults if not */
         struct bench_spec bench;
+        struct dataset *bench_data;   /* bench.dataset's file as read (sharegpt, custom), or NULL;
+                                         bench.data points here */
         char *objective;              /* default OBJECTIVE_DEFAULT (objective.h) */
         bool has_eval;                /* an `eval:` key was given (docs/eval.md) */
         struct eval_options eval;     /* its options (defaults when !has_eval) */

@@ -12,6 +12,7 @@
 #include <glob.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "cells.h"
@@ -528,6 +529,78 @@ static void test_check_suites(void **state) {
         free(err);
 }
 
+static void write_text(const char *path, const char *text) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        assert_int_equal(fputs(text, f) >= 0, 1);
+        assert_int_equal(fclose(f), 0);
+}
+
+/* bench.dataset: the keys, the file beside the matrix read at load, a bad file named at its
+ * own line; poisson and burstiness. */
+static void test_bench_dataset(void **state) {
+        char dir[] = "/tmp/test_matrix_ds.XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        _cleanup_free_ char *sg = strdup_printf("%s/sg.json", dir), *mx = strdup_printf("%s/m.yaml", dir);
+        write_text(sg, "[{\"conversations\": [{\"from\": \"human\", \"value\": \"hi there\"},\n"
+                       "  {\"from\": \"gpt\", \"value\": \"hello\"}]}]\n");
+        write_text(mx, "engine: testbed\n"
+                       "bench:\n"
+                       "  rate: 4\n"
+                       "  burstiness: 0.5\n"
+                       "  dataset:\n"
+                       "    name: sharegpt\n"
+                       "    path: sg.json\n"
+                       "    num_prompts: 20\n"
+                       "    seed: 9\n"
+                       "    sharegpt_max_output_len: 300\n"
+                       "    sharegpt_max_total_len: 4096\n");
+        struct matrix *m = NULL;
+        char *err = NULL;
+        if (cells_load_matrix(mx, &m, &err) < 0)
+                fail_msg("%s", err);
+        const struct bench_spec *b = &m->bench;
+        assert_int_equal(b->dataset.kind, DATASET_SHAREGPT);
+        assert_string_equal(b->dataset.path, "sg.json");
+        assert_non_null(b->data);
+        assert_int_equal(b->data->n, 1);
+        assert_string_equal(b->data->v[0].reply, "hello");
+        assert_int_equal(b->dataset.num_prompts, 20);
+        assert_int_equal(b->requests, 20); /* the prompts drawn are the requests sent */
+        assert_int_equal(b->seed, 9);
+        assert_int_equal(b->dataset.sharegpt_max_output_len, 300);
+        assert_int_equal(b->dataset.sharegpt_max_total_len, 4096);
+        assert_int_equal(b->dataset.sharegpt_max_prompt_len, 1024);
+        assert_true(b->poisson);
+        assert_true(b->burstiness == 0.5);
+        matrix_free(m);
+
+        /* the random dataset's lengths are input_tokens and output_tokens */
+        const char *y = "engine: testbed\nbench: {requests: 5, dataset: {random_input_len: 300, random_output_len: 20, "
+                        "random_range_ratio: 0.25}}\n";
+        assert_int_equal(cells_load_matrix_string(y, strlen(y), "t.yaml", &m, &err), 0);
+        assert_int_equal(m->bench.input_tokens, 300);
+        assert_int_equal(m->bench.output_tokens, 20);
+        assert_true(m->bench.dataset.range_ratio == 0.25);
+        assert_int_equal(m->bench.requests, 5);
+        assert_null(m->bench.data);
+        matrix_free(m);
+
+        /* a malformed dataset file: its own FILE:LINE */
+        write_text(sg, "[\n{\"conversations\": [{\"from\": \"human\", \"value\": \"a\"}, {\"value\": \"b\"}]},\n"
+                       "{\"conversations\": [{\"value\": \"a\" \"b\"}]}\n]\n");
+        m = (struct matrix *)0x1;
+        assert_int_equal(cells_load_matrix(mx, &m, &err), -EINVAL);
+        assert_ptr_equal(m, (struct matrix *)0x1);
+        _cleanup_free_ char *want = strdup_printf("%s:3: malformed JSON: ", sg);
+        if (!startswith(err, want))
+                fail_msg("got %s", err);
+        free(err);
+        unlink(sg);
+        unlink(mx);
+        rmdir(dir);
+}
+
 static void test_examples(void **state) {
         static const struct {
                 const char *file;
@@ -606,6 +679,7 @@ int main(void) {
                 cmocka_unit_test(test_bad_matrices),   cmocka_unit_test(test_bad_suites),
                 cmocka_unit_test(test_bad_inline),     cmocka_unit_test(test_alias_bomb_fast),
                 cmocka_unit_test(test_check_suites),   cmocka_unit_test(test_examples),
+                cmocka_unit_test(test_bench_dataset),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
