@@ -908,9 +908,10 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         b->lv.workload = b->workload;
         if (b->plan_texts && b->prompt_index > b->n_plan &&
             json_array_append_new(b->lv.warnings,
-                                  json_sprintf("the workload's %zu prompts were sent more than once (the %s of the "
-                                               "run): a repeat may be answered from the prefix cache",
-                                               b->n_plan, first_prompt >= b->n_plan ? "whole level" : "end of the level")) < 0)
+                                  json_sprintf("the workload's %zu prompts were sent more than once (%s): a "
+                                               "repeat may be answered from the prefix cache", b->n_plan,
+                                               first_prompt >= b->n_plan ? "this whole level repeats them"
+                                                                         : "this level ran out of them")) < 0)
                 r = -ENOMEM;
         b->level_seq++;
         if (r < 0)
