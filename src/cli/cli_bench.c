@@ -251,12 +251,15 @@ static void print_text(json_t *levels) {
         json_t *wl = json_object_get(json_array_get(levels, 0), metric_key(METRIC_WORKLOAD));
         const char *ds = json_string_value(json_object_get(wl, "dataset"));
         json_t *in = json_object_get(wl, "input_tokens"), *out = json_object_get(wl, "output_tokens");
+        char inputs[96] = "input not measured";
+        if (in)
+                snprintf(inputs, sizeof(inputs), "input %lld-%lld tokens (%s)",
+                         (long long)json_integer_value(json_object_get(in, "min")),
+                         (long long)json_integer_value(json_object_get(in, "max")),
+                         json_string_value(json_object_get(in, "as")));
         if (ds && (strcmp(ds, "random") != 0 || json_object_get(wl, "range_ratio")))
-                printf("workload: %s, %lld prompts; input %lld-%lld tokens (%s), output %lld-%lld; arrivals %s\n", ds,
-                       (long long)json_integer_value(json_object_get(wl, "prompts")),
-                       (long long)json_integer_value(json_object_get(in, "min")),
-                       (long long)json_integer_value(json_object_get(in, "max")),
-                       in ? json_string_value(json_object_get(in, "as")) : "not measured",
+                printf("workload: %s, %lld prompts; %s, output %lld-%lld; arrivals %s\n", ds,
+                       (long long)json_integer_value(json_object_get(wl, "prompts")), inputs,
                        (long long)json_integer_value(json_object_get(out, "min")),
                        (long long)json_integer_value(json_object_get(out, "max")),
                        json_string_value(json_object_get(wl, "arrivals")));
