@@ -10,7 +10,10 @@
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+
+#include "text.h"
 
 struct proc_info {
         pid_t pid, ppid, sid;
@@ -434,4 +437,187 @@ int procs_terminate(struct loop *l, const struct procs_query *q, usec_t grace, u
         if (ret_killed)
                 *ret_killed = killed;
         return 0;
+}
+
+/* ---- who listens on a port ------------------------------------------------------------ */
+
+/* /proc/net/tcp on a busy host: about 150 bytes per socket; this is a million of them. */
+#define NET_TCP_MAX ((size_t)160 << 20)
+/* "socket:[" + 20 digits + "]" */
+#define SOCKET_LINK_MAX 64
+
+/* One hex word of an address as /proc/net/tcp prints it: a 32-bit value in host order,
+ * whose bytes in memory are the address's bytes in network order. */
+static bool parse_word(const char *p, unsigned char out[4]) {
+        uint32_t x = 0;
+        for (int i = 0; i < 8; i++) {
+                int c = p[i], d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+                if (d < 0)
+                        return false;
+                x = x << 4 | (uint32_t)d;
+        }
+        memcpy(out, &x, 4);
+        return true;
+}
+
+int procs_parse_listeners(const char *text, int family, int port, struct procs_listener **v, size_t *n) {
+        size_t words = family == AF_INET6 ? 4 : 1;
+        const char *line = strchr(text, '\n'); /* the header */
+        while (line && *++line) {
+                const char *end = strchr(line, '\n');
+                /* "  N: ADDR:PORT REMADDR:PORT ST TXQ:RXQ TR:WHEN RETR UID TIMEOUT INODE ..." */
+                const char *p = strchr(line, ':');
+                line = end;
+                if (!p)
+                        continue;
+                p++;
+                while (*p == ' ')
+                        p++;
+                struct procs_listener l = {.family = family};
+                size_t w;
+                for (w = 0; w < words && parse_word(p + 8 * w, l.addr + 4 * w); w++)
+                        ;
+                if (w < words || p[8 * words] != ':')
+                        continue;
+                char *q;
+                unsigned long lport = strtoul(p + 8 * words + 1, &q, 16);
+                unsigned long state, uid, timeout;
+                unsigned long long inode;
+                char rem[64];
+                if (sscanf(q, " %63s %lx %*s %*s %*s %lu %lu %llu", rem, &state, &uid, &timeout, &inode) != 5)
+                        continue;
+                if (state != 0x0A || lport != (unsigned long)port)
+                        continue; /* 0x0A: TCP_LISTEN */
+                l.inode = inode;
+                l.uid = (uint32_t)uid;
+                struct procs_listener *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+                if (!nv)
+                        return -ENOMEM;
+                *v = nv;
+                nv[(*n)++] = l;
+        }
+        return 0;
+}
+
+int procs_listeners(int port, struct procs_listener **ret, size_t *ret_n) {
+        static const struct {
+                const char *path;
+                int family;
+        } files[] = {{"/proc/net/tcp", AF_INET}, {"/proc/net/tcp6", AF_INET6}};
+        struct procs_listener *v = NULL;
+        size_t n = 0;
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_free_ char *text = NULL;
+                int r = read_file_capped(files[i].path, NET_TCP_MAX, &text, NULL);
+                if (r == -ENOENT && files[i].family == AF_INET6)
+                        continue; /* a kernel without IPv6 */
+                if (r >= 0)
+                        r = procs_parse_listeners(text, files[i].family, port, &v, &n);
+                if (r < 0) {
+                        free(v);
+                        return r;
+                }
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+/* 1 when one of pid's descriptors is the socket `want` ("socket:[INODE]"), 0 when none is,
+ * negative errno when its descriptor table cannot be read. */
+static int holds_socket(pid_t pid, const char *want) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+        DIR *d = opendir(path);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        int found = 0;
+        struct dirent *de;
+        while (!found && (de = readdir(d))) {
+                char link[SOCKET_LINK_MAX];
+                if (de->d_name[0] == '.')
+                        continue;
+                ssize_t k = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
+                if (k <= 0)
+                        continue;
+                link[k] = '\0';
+                found = strcmp(link, want) == 0;
+        }
+        closedir(d);
+        return found;
+}
+
+int procs_socket_holder(const pid_t *pids, size_t n, uint64_t inode, pid_t *ret_pid) {
+        char want[SOCKET_LINK_MAX];
+        snprintf(want, sizeof(want), "socket:[%llu]", (unsigned long long)inode);
+        bool denied = false;
+        if (pids) {
+                for (size_t i = 0; i < n; i++) {
+                        int r = holds_socket(pids[i], want);
+                        if (r > 0) {
+                                *ret_pid = pids[i];
+                                return 1;
+                        }
+                        denied |= r < 0;
+                }
+                return denied ? -EACCES : 0;
+        }
+        DIR *d = opendir("/proc");
+        if (!d)
+                return -errno;
+        struct dirent *de;
+        int found = 0;
+        while (!found && (de = readdir(d))) {
+                if (!isdigit((unsigned char)de->d_name[0]))
+                        continue;
+                pid_t pid = (pid_t)atoi(de->d_name);
+                int r = holds_socket(pid, want);
+                if (r > 0) {
+                        *ret_pid = pid;
+                        found = 1;
+                }
+                denied |= r < 0;
+        }
+        closedir(d);
+        return found ? 1 : denied ? -EACCES : 0;
+}
+
+/* A command line as the report shows it: arguments joined by spaces, escaped, cut. */
+#define DESCRIBE_MAX_CHARS 160
+
+char *procs_describe(pid_t pid) {
+        char path[64];
+        _cleanup_free_ char *comm = NULL, *cmdline = NULL;
+        size_t clen = 0;
+        snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+        if (read_file_capped(path, 256, &comm, NULL) >= 0)
+                comm[strcspn(comm, "\n")] = '\0';
+        snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+        if (read_file_capped(path, (size_t)64 << 10, &cmdline, &clen) >= 0) {
+                while (clen > 0 && cmdline[clen - 1] == '\0')
+                        clen--;
+                for (size_t i = 0; i < clen; i++)
+                        if (cmdline[i] == '\0')
+                                cmdline[i] = ' ';
+                cmdline[clen] = '\0';
+        }
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 4096);
+        int r = buf_printf(&b, "pid %d", (int)pid);
+        if (r >= 0 && comm && comm[0]) {
+                r = buf_puts(&b, " (");
+                if (r >= 0)
+                        r = text_escape(&b, comm, 32, TEXT_TERMINAL);
+                if (r >= 0)
+                        r = buf_puts(&b, ")");
+        }
+        if (r >= 0 && cmdline && cmdline[0]) {
+                r = buf_puts(&b, " '");
+                if (r >= 0)
+                        r = text_escape(&b, cmdline, DESCRIBE_MAX_CHARS, TEXT_TERMINAL);
+                if (r >= 0)
+                        r = buf_puts(&b, "'");
+        }
+        return r < 0 ? NULL : strdup(buf_str(&b));
 }

@@ -73,4 +73,36 @@ void procs_unregister_child(pid_t pid);
 /* Makes gauntlet the reaper of orphans from its children's trees (PR_SET_CHILD_SUBREAPER). */
 int procs_become_subreaper(void);
 
+/* ---- who listens on a port --------------------------------------------------------------
+ * A server's port answers for whoever listens on it: before gauntlet believes what answers,
+ * it finds the listening sockets in /proc/net/tcp and /proc/net/tcp6 and the processes whose
+ * descriptors hold them (/proc/PID/fd -> "socket:[INODE]"). */
+
+/* One TCP socket in state LISTEN. */
+struct procs_listener {
+        uint64_t inode;
+        int family;                 /* AF_INET or AF_INET6 */
+        unsigned char addr[16];     /* network byte order; the first 4 for AF_INET */
+        uint32_t uid;               /* the socket's owner */
+};
+
+/* Appends to *v the LISTEN sockets on port found in text, the contents of /proc/net/tcp
+ * (family AF_INET) or /proc/net/tcp6 (AF_INET6). Lines that do not parse are skipped.
+ * 0 or -ENOMEM (*v and *n then hold what was appended before). */
+int procs_parse_listeners(const char *text, int family, int port, struct procs_listener **v, size_t *n);
+
+/* The LISTEN sockets on port in this network namespace, IPv4 and IPv6. *ret is malloc'ed
+ * (caller frees), possibly empty. Negative errno when /proc/net/tcp cannot be read. */
+int procs_listeners(int port, struct procs_listener **ret, size_t *ret_n);
+
+/* Which process holds the socket `inode`: one of pids[0..n) when pids is not NULL, else any
+ * process of the system. 1 and *ret_pid when found; 0 when none of the processes it could
+ * look at holds it; -EACCES when it was not found and some descriptor tables could not be
+ * read (another user's processes). */
+int procs_socket_holder(const pid_t *pids, size_t n, uint64_t inode, pid_t *ret_pid);
+
+/* "pid 123 (comm) 'cmdline'", the command escaped (control characters and bytes that are
+ * not UTF-8 as \xNN) and cut; "pid 123" alone when /proc tells nothing. NULL: out of memory. */
+char *procs_describe(pid_t pid);
+
 #endif

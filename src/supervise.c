@@ -432,6 +432,106 @@ enum server_event server_wait_ready(struct server *s, usec_t deadline) {
         }
 }
 
+/* Whether a connection to one of host's addresses reaches listener l: the same address, or
+ * l's wildcard (an IPv6 wildcard also takes IPv4, unless the socket is IPV6_V6ONLY, which
+ * /proc does not say: counted as reaching). */
+static bool listener_reached(const struct procs_listener *l, const struct addrinfo *ai) {
+        static const unsigned char zero[16], mapped[12] = {[10] = 0xff, [11] = 0xff};
+        bool wildcard = memcmp(l->addr, zero, l->family == AF_INET6 ? 16 : 4) == 0;
+        if (wildcard && l->family == AF_INET6)
+                return true;
+        for (; ai; ai = ai->ai_next) {
+                const unsigned char *a = NULL;
+                int fam = ai->ai_family;
+                if (fam == AF_INET)
+                        a = (const unsigned char *)&((const struct sockaddr_in *)ai->ai_addr)->sin_addr;
+                else if (fam == AF_INET6)
+                        a = (const unsigned char *)&((const struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+                if (!a)
+                        continue;
+                if (wildcard && fam == AF_INET)
+                        return true;
+                if (fam == l->family && memcmp(a, l->addr, fam == AF_INET6 ? 16 : 4) == 0)
+                        return true;
+                /* ::ffff:a.b.c.d in tcp6 takes a.b.c.d */
+                if (fam == AF_INET && l->family == AF_INET6 && memcmp(l->addr, mapped, 12) == 0 &&
+                    memcmp(l->addr + 12, a, 4) == 0)
+                        return true;
+        }
+        return false;
+}
+
+static bool own_listener(const struct server *s, uint64_t inode) {
+        for (size_t i = 0; i < s->n_own_listeners; i++)
+                if (s->own_listeners[i] == inode)
+                        return true;
+        return false;
+}
+
+/* Evidence for listener l on port, held by another process than the server's. */
+static char *foreign_listener(const struct procs_listener *l, int port) {
+        pid_t holder = 0;
+        int r = procs_socket_holder(NULL, 0, l->inode, &holder);
+        if (r > 0) {
+                _cleanup_free_ char *who = procs_describe(holder);
+                return who ? strdup_printf("port %d is answered by %s, not by a process of the server", port, who)
+                           : NULL;
+        }
+        return strdup_printf("port %d is answered by a process that is not the server's and that gauntlet cannot "
+                             "identify (socket %llu of uid %u: another user's process, or no permission to see "
+                             "its descriptors)",
+                             port, (unsigned long long)l->inode, (unsigned)l->uid);
+}
+
+int server_verify_port(struct server *s, const char *host, char **ret_evidence) {
+        if (s->launcher || s->port <= 0)
+                return 0;
+        _cleanup_free_ struct procs_listener *ls = NULL;
+        size_t n = 0;
+        int r = procs_listeners(s->port, &ls, &n);
+        if (r < 0)
+                return r;
+        struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *ai = NULL;
+        if (getaddrinfo(host, "0", &hints, &ai) != 0)
+                return -EADDRNOTAVAIL;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n_pids = 0;
+        bool found = false;
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                if (!listener_reached(&ls[i], ai) || own_listener(s, ls[i].inode))
+                        continue;
+                if (!found) {
+                        /* the processes of the server, as server_stop finds them */
+                        collect_exit(s);
+                        struct procs_query q = {.cgroup = s->cgroup, .token = s->token,
+                                                .root = s->exited ? 0 : s->pid, .sid = s->pid, .adopted = true};
+                        if ((r = procs_find(&q, &pids, &n_pids)) < 0)
+                                break;
+                        found = true;
+                }
+                pid_t holder;
+                int h = procs_socket_holder(pids, n_pids, ls[i].inode, &holder);
+                if (h > 0) {
+                        uint64_t *nv = realloc(s->own_listeners, (s->n_own_listeners + 1) * sizeof(*nv));
+                        if (!nv) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        s->own_listeners = nv;
+                        nv[s->n_own_listeners++] = ls[i].inode;
+                        continue;
+                }
+                /* another process listens where the server should */
+                char *e = foreign_listener(&ls[i], s->port);
+                r = e ? 1 : -ENOMEM;
+                if (e)
+                        *ret_evidence = e;
+                break;
+        }
+        freeaddrinfo(ai);
+        return r < 0 ? r : r == 1 ? 1 : 0;
+}
+
 bool server_alive(struct server *s) {
         collect_exit(s);
         return !s->exited;
@@ -526,6 +626,7 @@ void server_free(struct server *s) {
         free(s->health_url);
         free(s->health_path);
         free(s->base_url);
+        free(s->own_listeners);
         free(s->token);
         free(s);
 }

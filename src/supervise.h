@@ -143,6 +143,8 @@ struct server {
         int port;
         char *health_path;
         char *base_url;             /* with a launcher, once placed: http://HOST:PORT */
+        uint64_t *own_listeners;    /* listening sockets on port seen to be the server's */
+        size_t n_own_listeners;
 };
 
 /* Spawns the server. On failure nothing is left running and *ret is untouched; -ENOENT
@@ -171,6 +173,17 @@ const char *server_base_url(const struct server *s);
  * with s->exit_code/exit_signal the server's own where the launcher knows better than
  * its client's status. Negative errno when out of memory. */
 int server_launcher_outcome(struct server *s, struct server_outcome *ret);
+
+/* Whether what listens on the server's port is the server (docs/supervisor.md "The server
+ * answering"): every listening socket on s->port that a connection to host reaches (its
+ * address, or a wildcard) must be held by one of the server's processes (its cgroup's
+ * members, else its tree, session and token, as server_stop finds them). A socket once
+ * seen to be the server's is not looked up again, so a call costs a read of
+ * /proc/net/tcp{,6} unless the listener changed. Returns 0 when it is the server's, or
+ * when nothing listens (nothing can answer for it), or for a server run by a launcher
+ * (elsewhere: the launcher's job and node are the bound); 1 when another process listens
+ * there, with *ret_evidence naming it (caller frees); negative errno when it cannot tell. */
+int server_verify_port(struct server *s, const char *host, char **ret_evidence);
 
 /* Writes a note of gauntlet's ("[gauntlet: ...]") as a line of its own into the log. */
 void server_log_note(struct server *s, const char *text);

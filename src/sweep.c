@@ -282,8 +282,37 @@ static int cell_ready(void *ctx, struct phase_result *res) {
         case SERVER_READY:
                 break;
         }
-        cr->a->ready_after = s->ready_at - s->started;
         return 0;
+}
+
+/* The server answering is the one launched (server_verify_port): another process listening
+ * on its port decides crash/port, with that process as evidence. */
+static int confirm_port(struct cell_run *cr, struct phase_result *res) {
+        _cleanup_free_ char *e = NULL;
+        int r = server_verify_port(cr->s, matrix_host(cr->m), &e);
+        if (r < 0)
+                sweep_notice(cr->cb, "cannot tell which process listens on port %d: %s", cr->s->port, strerror(-r));
+        if (r <= 0)
+                return 0;
+        server_log_note(cr->s, e);
+        return phase_result_decide(res, VERDICT_CRASH, "port", e);
+}
+
+/* Phase port, before the first check: the readiness probe may have been answered by
+ * another process. Only a server that answers for itself counts as ready (a picked port
+ * lost so is launched again on another: lost_port). */
+static int cell_port(void *ctx, struct phase_result *res) {
+        struct cell_run *cr = ctx;
+        int r = confirm_port(cr, res);
+        if (r >= 0 && res->step == STEP_NEXT)
+                cr->a->ready_after = cr->s->ready_at - cr->s->started;
+        return r;
+}
+
+/* Phase port again, after the bench: a listener that changed meanwhile is asked again. */
+static int cell_port_again(void *ctx, struct phase_result *res) {
+        struct cell_run *cr = ctx;
+        return server_alive(cr->s) ? confirm_port(cr, res) : 0;
 }
 
 /* Phase checks: the suite, asked of the server alone. */
@@ -537,13 +566,14 @@ static int cell_settle(struct cell_run *cr, bool stopped, int r, struct phase_re
         return r < 0 ? r : phases_decide(cr->a, res);
 }
 
-/* What a started server goes through after its launch, in order (phases_run). A check of
- * the server's own between readiness and the checks is one more entry after cell_ready. */
+/* What a started server goes through after its launch, in order (phases_run). */
 static const struct phase_def cell_phases[] = {
         {.run = cell_ready},
+        {.run = cell_port},
         {.run = cell_checks},
         {.run = cell_eval, .wanted = wants_eval},
         {.run = cell_bench, .wanted = wants_bench},
+        {.run = cell_port_again},
 };
 
 /* One attempt of one cell: launch, the phases, stop, settle. Returns 0 when the attempt

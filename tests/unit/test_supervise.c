@@ -374,6 +374,73 @@ static void test_port_held_by_dead_connections(void **state) {
         close(cfd);
 }
 
+/* /proc/net/tcp and tcp6 as the kernel prints them: only LISTEN (0A) sockets on the port,
+ * with their address in network order, owner and inode; junk lines are skipped. */
+static void test_parse_listeners(void **state) {
+        static const char tcp[] =
+                "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+                "   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 4242 1 0 100 0 0 10 0\n"
+                "   1: 0100007F:1F90 0100007F:CD5C 01 00000000:00000000 00:00000000 00000000  1000        0 4243 1 0\n"
+                "   2: 00000000:1F91 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4244 1 0\n"
+                "   3: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4245 1 0\n"
+                "   4: garbage\n";
+        static const char tcp6[] =
+                "  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+                "   0: 00000000000000000000000001000000:1F90 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000   0 0 777 1 0\n";
+        struct procs_listener *v = NULL;
+        size_t n = 0;
+        assert_int_equal(procs_parse_listeners(tcp, AF_INET, 8080, &v, &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(v[0].inode, 4242);
+        assert_int_equal(v[0].uid, 1000);
+        assert_int_equal(v[0].family, AF_INET);
+        assert_memory_equal(v[0].addr, ((unsigned char[]){127, 0, 0, 1}), 4);
+        assert_int_equal(v[1].inode, 4245);
+        assert_memory_equal(v[1].addr, ((unsigned char[]){0, 0, 0, 0}), 4);
+        assert_int_equal(procs_parse_listeners(tcp6, AF_INET6, 8080, &v, &n), 0);
+        assert_int_equal(n, 3);
+        assert_int_equal(v[2].inode, 777);
+        struct in6_addr lo = IN6ADDR_LOOPBACK_INIT;
+        assert_memory_equal(v[2].addr, &lo, 16);
+        free(v);
+}
+
+/* A socket this process listens on: found among the listeners of its port, held by this
+ * process and by no other, and described by pid and command. */
+static void test_socket_holder(void **state) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof(sa);
+        assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        assert_int_equal(listen(fd, 1), 0);
+        assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+        int port = ntohs(sa.sin_port);
+        struct procs_listener *v = NULL;
+        size_t n = 0;
+        assert_int_equal(procs_listeners(port, &v, &n), 0);
+        assert_int_equal(n, 1);
+        pid_t self = getpid(), other = getppid(), got = 0;
+        assert_int_equal(procs_socket_holder(&self, 1, v[0].inode, &got), 1);
+        assert_int_equal(got, self);
+        assert_int_equal(procs_socket_holder(&other, 1, v[0].inode, &got), 0);
+        got = 0;
+        assert_int_equal(procs_socket_holder(NULL, 0, v[0].inode, &got), 1);
+        assert_int_equal(got, self);
+        char *d = procs_describe(self);
+        char want[32];
+        snprintf(want, sizeof(want), "pid %d (", (int)self);
+        assert_non_null(d);
+        assert_true(startswith(d, want));
+        assert_non_null(strstr(d, "test_supervise"));
+        free(d);
+        free(v);
+        close(fd);
+        /* closed: nothing listens there any more */
+        assert_int_equal(procs_listeners(port, &v, &n), 0);
+        assert_int_equal(n, 0);
+        free(v);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_death_is_an_event, setup, teardown),
@@ -389,6 +456,8 @@ int main(void) {
                 cmocka_unit_test(test_free_port_slots),
                 cmocka_unit_test(test_port_taken),
                 cmocka_unit_test(test_port_held_by_dead_connections),
+                cmocka_unit_test(test_parse_listeners),
+                cmocka_unit_test(test_socket_holder),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
