@@ -31,6 +31,11 @@
  * "NNNNNNNN:" tag), apart from the requests' own (which start at 0). */
 #define BENCH_PREFIX_INDEX UINT64_C(90000000)
 #define BENCH_PREFIX_SPAN UINT64_C(10000000)
+/* Counting by /tokenize (docs/metrics.md "Output tokens"): the streamed text kept per
+ * request (past it, the text is cut and the count is the larger of the cut text's and the
+ * chunks), and the requests of a level counted that way (later ones count their chunks). */
+#define BENCH_MAX_TEXT ((size_t)1 << 20)
+#define BENCH_MAX_TOKENIZED 4096
 
 struct bench;
 
@@ -63,6 +68,7 @@ struct breq {
         struct sse sse;
         struct buf body;
         struct buf errbody;   /* a non-200 body or an error event's data, capped */
+        struct buf text;      /* the streamed content and reasoning, when counted by /tokenize */
         struct curl_slist *headers; /* the common headers plus this request's X-Request-Id */
         struct bench_record rec;
         uint64_t index;       /* position in the level, warm-up included */
@@ -114,6 +120,9 @@ struct bench {
         struct probe *probes; /* the checks under load, the same at every level */
         size_t n_probes;
         size_t probes_sent;   /* at this level */
+        bool tokenize;        /* output counted by the server's /tokenize (the calibration used it) */
+        struct counted *counted; /* this level's completed requests waiting for their count */
+        size_t n_counted;
         json_t *samples;      /* NULL when not wanted */
         bool samples_full;
         int error;            /* sticky failure from inside a callback (-ENOMEM) */
@@ -133,6 +142,7 @@ static void breq_free(struct breq *q) {
         sse_release(&q->sse);
         buf_release(&q->body);
         buf_release(&q->errbody);
+        buf_release(&q->text);
         curl_slist_free_all(q->headers);
         free(q);
 }
@@ -169,7 +179,7 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
                 return 0;
         }
         struct bench_event ev;
-        if (bench_event_parse(data, len, &ev) < 0) {
+        if (bench_event_parse_text(data, len, &ev, q->b->tokenize && !q->warmup ? &q->text : NULL) < 0) {
                 set_error(q, "bad_event");
                 return -EBADMSG;
         }
@@ -292,17 +302,17 @@ static double ms(usec_t u) {
         return (double)u / 1e3;
 }
 
-static int add_sample(struct bench *b, const struct breq *q) {
+static int add_sample(struct bench *b, const struct bench_record *r, uint64_t index, uint64_t seq) {
         if (!b->samples)
                 return 0;
         if (json_array_size(b->samples) >= BENCH_MAX_SAMPLES) {
                 b->samples_full = true;
                 return 0;
         }
-        const struct bench_record *r = &q->rec;
+        int64_t out = MAX(r->counted_tokens, (int64_t)r->chunks); /* gauntlet's count, as the level's */
         json_t *o = json_pack("{s:i, s:I, s:b, s:f, s:f, s:f, s:I, s:I, s:I}",
                               "concurrency", b->lv.concurrency,
-                              "index", (json_int_t)(q->index - (uint64_t)b->spec->warmup),
+                              "index", (json_int_t)(index - (uint64_t)b->spec->warmup),
                               "ok", r->ok,
                               "scheduled_ms", ms(r->scheduled - b->t0),
                               "send_delay_ms", ms(r->sent > r->scheduled ? r->sent - r->scheduled : 0),
@@ -314,9 +324,10 @@ static int add_sample(struct bench *b, const struct breq *q) {
                 return -ENOMEM;
         if (r->chunks > 0)
                 json_object_set_new(o, "ttft_ms", json_real(ms(r->first_token - r->sent)));
-        if (r->ok && r->output_tokens > 1)
-                json_object_set_new(o, "tpot_ms",
-                                    json_real(ms((r->done - r->first_token) / (usec_t)(r->output_tokens - 1))));
+        if (r->counted_tokens > 0)
+                json_object_set_new(o, "counted_tokens", json_integer(r->counted_tokens));
+        if (r->ok && out > 1)
+                json_object_set_new(o, "tpot_ms", json_real(ms((r->done - r->first_token) / (usec_t)(out - 1))));
         if (!r->ok)
                 json_object_set_new(o, "error", json_string(r->error));
         if (r->connect)
@@ -327,7 +338,7 @@ static int add_sample(struct bench *b, const struct breq *q) {
                                               r->t_prompt_ms, "predicted_n", r->t_predicted_n, "predicted_ms",
                                               r->t_predicted_ms, "predicted_per_token_ms", r->t_predicted_per_token_ms));
         json_object_set_new(o, "request_id",
-                            json_sprintf("gauntlet-%s-%llu", b->run_id, (unsigned long long)q->seq));
+                            json_sprintf("gauntlet-%s-%llu", b->run_id, (unsigned long long)seq));
         return json_array_append_new(b->samples, o) < 0 ? -ENOMEM : 0;
 }
 
@@ -374,6 +385,30 @@ static char *failure_detail(struct breq *q, CURLcode result) {
         return NULL;
 }
 
+/* A completed request of a bench that counts by /tokenize waits for its count until the
+ * level ends (count_deferred): the count's requests never share the server with the load.
+ * 1 when deferred, 0 when it is counted now by its chunks, -ENOMEM. */
+struct counted {
+        struct bench_record rec;
+        char *text;
+        uint64_t index, seq;
+};
+
+static int defer_count(struct bench *b, struct breq *q) {
+        if (!b->tokenize || !q->rec.ok || b->n_counted >= BENCH_MAX_TOKENIZED || q->text.len == 0)
+                return 0;
+        struct counted *v = realloc(b->counted, (b->n_counted + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        b->counted = v;
+        char *text = strndup(q->text.data, q->text.len);
+        if (!text)
+                return -ENOMEM;
+        v[b->n_counted++] = (struct counted){.rec = q->rec, .text = text, .index = q->index, .seq = q->seq};
+        v[b->n_counted - 1].rec.detail = NULL;
+        return 1;
+}
+
 static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata) {
         struct breq *q = userdata;
         struct bench *b = q->b;
@@ -413,9 +448,9 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
         if (!q->rec.ok && counted && !b->lv.first_error[0])
                 q->rec.detail = detail = failure_detail(q, result);
         if (counted) {
-                int r = bench_level_add(&b->lv, &q->rec);
-                if (r >= 0)
-                        r = add_sample(b, q);
+                int r = defer_count(b, q);
+                if (r == 0 && (r = bench_level_add(&b->lv, &q->rec)) >= 0)
+                        r = add_sample(b, &q->rec, q->index, q->seq);
                 if (r < 0 && !b->error)
                         b->error = r;
         }
@@ -457,6 +492,7 @@ static int slot_get(struct bench *b, struct breq **ret) {
         }
         buf_init(&q->body, BENCH_MAX_BODY);
         buf_init(&q->errbody, BENCH_ERROR_BODY);
+        buf_init(&q->text, BENCH_MAX_TEXT);
         sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
         b->pool[b->n_pool++] = q;
         *ret = q;
@@ -557,6 +593,7 @@ static int start_request(struct bench *b, usec_t scheduled) {
         q->resent = false;
         q->keep_sent = false;
         buf_reset(&q->errbody);
+        buf_reset(&q->text);
         curl_easy_setopt(q->easy, CURLOPT_FRESH_CONNECT, 0L);
         q->last_chunk = 0;
         q->read_wake = 0;
@@ -844,6 +881,9 @@ static void stop_level(struct bench *b) {
         b->inflight = 0;
 }
 
+static int count_deferred(struct bench *b);
+static void counted_clear(struct bench *b);
+
 /* Runs one level to its end. On success the level's JSON is appended to levels. */
 static int run_level(struct bench *b, int concurrency, double rate, json_t *levels) {
         const struct bench_spec *spec = b->spec;
@@ -854,6 +894,7 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
                 return r;
         b->lv.slo_ttft = t->slo_ttft;
         b->lv.slo_tpot = t->slo_tpot;
+        b->lv.max_tokens = spec->output_tokens;
         b->cap = concurrency;
         b->inflight = 0;
         b->issued = 0;
@@ -904,6 +945,8 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         b->lv.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
         b->lv.wall_s = (double)(now_usec() - b->t0) / 1e6;
         b->lv.rss_kb_peak = self.ru_maxrss;
+        if ((r = count_deferred(b)) < 0)
+                goto out;
         b->lv.calibration = b->calibration;
         b->lv.workload = b->workload;
         if (b->plan_texts && b->prompt_index > b->n_plan &&
@@ -932,6 +975,7 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         if (!o || json_array_append_new(levels, o) < 0)
                 r = -ENOMEM;
 out:
+        counted_clear(b);
         bench_level_release(&b->lv);
         return r;
 }
@@ -1038,34 +1082,41 @@ static int calib_usage(struct calib *c, const char *text, int64_t *ret) {
         return r;
 }
 
-/* The server's token count of text alone (no template, no special tokens). */
-static int calib_count(struct calib *c, const char *text, int64_t *ret) {
+/* The server's /tokenize count of text alone (no template, no special tokens): 0, -ENODATA
+ * when the answer has no count, -ENOENT without a tokenize path, or as calib_request. */
+static int calib_tokenize(struct calib *c, const char *text, int64_t *ret) {
         struct bench *b = c->b;
         const char *path = b->t->profile ? b->t->profile->tokenize_path : NULL;
-        if (path && strcmp(c->method, "tokenize") == 0) {
-                /* llama.cpp reads content and add_special, vLLM prompt and add_special_tokens;
-                 * each ignores the other's keys. */
-                json_t *body = json_pack("{s:s, s:s, s:b, s:b}", "content", text, "prompt", text, "add_special", 0,
-                                         "add_special_tokens", 0);
-                if (!body)
-                        return -ENOMEM;
-                if (b->t->model)
-                        json_object_set_new(body, "model", json_string(b->t->model));
-                json_t *o = NULL;
-                int status;
-                int r = calib_request(c, "POST", path, body, &o, &status);
-                json_decref(body);
-                if (r == 0) {
-                        json_t *n = json_object_get(o, "count");
-                        json_t *t = json_object_get(o, "tokens");
-                        r = json_is_integer(n) ? (*ret = json_integer_value(n), 0)
-                            : json_is_array(t) ? (*ret = (int64_t)json_array_size(t), 0)
-                                               : -ENODATA;
-                        json_decref(o);
-                        if (r == 0)
-                                return 0;
-                }
-                if (r == -ECANCELED || r == -EINTR || r == -ENOMEM)
+        if (!path)
+                return -ENOENT;
+        /* llama.cpp reads content and add_special, vLLM prompt and add_special_tokens;
+         * each ignores the other's keys. */
+        json_t *body = json_pack("{s:s, s:s, s:b, s:b}", "content", text, "prompt", text, "add_special", 0,
+                                 "add_special_tokens", 0);
+        if (!body)
+                return -ENOMEM;
+        if (b->t->model)
+                json_object_set_new(body, "model", json_string(b->t->model));
+        json_t *o = NULL;
+        int status;
+        int r = calib_request(c, "POST", path, body, &o, &status);
+        json_decref(body);
+        if (r == 0) {
+                json_t *n = json_object_get(o, "count");
+                json_t *t = json_object_get(o, "tokens");
+                r = json_is_integer(n) ? (*ret = json_integer_value(n), 0)
+                    : json_is_array(t) ? (*ret = (int64_t)json_array_size(t), 0)
+                                       : -ENODATA;
+                json_decref(o);
+        }
+        return r;
+}
+
+/* The server's token count of text alone (no template, no special tokens). */
+static int calib_count(struct calib *c, const char *text, int64_t *ret) {
+        if (strcmp(c->method, "tokenize") == 0) {
+                int r = calib_tokenize(c, text, ret);
+                if (r == 0 || r == -ECANCELED || r == -EINTR || r == -ENOMEM)
                         return r;
                 c->method = "usage"; /* no tokenizer there after all: learn it from usage */
         }
@@ -1195,6 +1246,7 @@ static int calibrate(struct bench *b, struct calib *c, const int64_t *want, size
                                    (json_int_t)ret_got[0], "template_tokens",
                                    c->template >= 0 ? json_integer(c->template) : json_null(), "context",
                                    c->context > 0 ? json_integer(c->context) : json_null(), "requests", c->requests);
+        b->tokenize = strcmp(c->method, "tokenize") == 0; /* the output is counted the same way */
         if (!b->calibration)
                 return -ENOMEM;
         if (n > 1) {
@@ -1534,6 +1586,40 @@ static int plan_build(struct bench *b) {
         return plan_describe(b, work);
 }
 
+/* ---- the output counted by the server's tokenizer ------------------------------------- */
+
+static void counted_clear(struct bench *b) {
+        for (size_t i = 0; i < b->n_counted; i++)
+                free(b->counted[i].text);
+        free(b->counted);
+        b->counted = NULL;
+        b->n_counted = 0;
+}
+
+/* The level's deferred requests, each counted by the server's /tokenize of its streamed
+ * text (as the calibration counts a prompt: no template, no special tokens), then added to
+ * the level. A count that fails leaves that request's chunks as its count. */
+static int count_deferred(struct bench *b) {
+        struct calib c = {.b = b, .method = "tokenize", .template = -1};
+        int r = 0;
+        for (size_t i = 0; r >= 0 && i < b->n_counted; i++) {
+                struct counted *d = &b->counted[i];
+                int64_t n = 0;
+                int rc = b->tokenize ? calib_tokenize(&c, d->text, &n) : -ENOENT;
+                if (rc == -ECANCELED || rc == -EINTR || rc == -ENOMEM) {
+                        r = rc;
+                        break;
+                }
+                if (rc < 0)
+                        b->tokenize = false; /* no count there after all: chunks from now on */
+                d->rec.counted_tokens = rc == 0 && n > 0 ? n : 0;
+                if ((r = bench_level_add(&b->lv, &d->rec)) >= 0)
+                        r = add_sample(b, &d->rec, d->index, d->seq);
+        }
+        counted_clear(b);
+        return r;
+}
+
 /* ---- repeats: each level N times, one entry of medians -------------------------------- */
 
 static int cmp_double(const void *a, const void *b) {
@@ -1551,7 +1637,9 @@ static double median(double *x, size_t n) {
 static bool summed(const char *key) {
         static const enum metric sums[] = {METRIC_REQUESTS, METRIC_COMPLETED,     METRIC_FAILED,
                                            METRIC_ABORTED,  METRIC_RESENT,        METRIC_EVENTS_AFTER_DONE,
-                                           METRIC_OUTPUT_TOKENS, METRIC_PROMPT_TOKENS, METRIC_CHUNKS};
+                                           METRIC_OUTPUT_TOKENS, METRIC_PROMPT_TOKENS, METRIC_CHUNKS,
+                                           METRIC_USAGE_TOKENIZED, METRIC_USAGE_TOKENS, METRIC_USAGE_COUNTED,
+                                           METRIC_USAGE_DISAGREE, METRIC_USAGE_OVER_MAX};
         for (size_t i = 0; i < ELEMENTSOF(sums); i++)
                 if (strcmp(key, metric_key(sums[i])) == 0)
                         return true;

@@ -19,6 +19,7 @@ enum scan_ctx { CTX_NONE, CTX_USAGE, CTX_TIMINGS };
 struct scan {
         const char *p, *end;
         struct bench_event *ev;
+        struct buf *text;       /* NULL: the strings are not wanted */
         int depth;
 };
 
@@ -49,6 +50,85 @@ static int scan_string(struct scan *s, const char **ret, size_t *ret_len) {
                 s->p++;
         }
         return -EBADMSG;
+}
+
+static int hex4(const char *p, const char *end, uint32_t *ret) {
+        uint32_t v = 0;
+        if (end - p < 4)
+                return -1;
+        for (int i = 0; i < 4; i++) {
+                char c = p[i];
+                int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                                 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+                if (d < 0)
+                        return -1;
+                v = v << 4 | (uint32_t)d;
+        }
+        *ret = v;
+        return 0;
+}
+
+static void put_utf8(struct buf *out, uint32_t cp) {
+        char u[4];
+        size_t n;
+        if (cp < 0x80) {
+                u[0] = (char)cp;
+                n = 1;
+        } else if (cp < 0x800) {
+                u[0] = (char)(0xC0 | cp >> 6);
+                u[1] = (char)(0x80 | (cp & 0x3F));
+                n = 2;
+        } else if (cp < 0x10000) {
+                u[0] = (char)(0xE0 | cp >> 12);
+                u[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+                u[2] = (char)(0x80 | (cp & 0x3F));
+                n = 3;
+        } else {
+                u[0] = (char)(0xF0 | cp >> 18);
+                u[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+                u[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+                u[3] = (char)(0x80 | (cp & 0x3F));
+                n = 4;
+        }
+        (void)buf_append(out, u, n); /* at the cap: dropped */
+}
+
+/* The raw bytes of a JSON string (between its quotes, as scan_string gives them), decoded
+ * and appended to out. */
+static void unescape_into(struct buf *out, const char *p, size_t n) {
+        const char *end = p + n;
+        while (p < end) {
+                const char *bs = memchr(p, '\\', (size_t)(end - p));
+                if (!bs) {
+                        (void)buf_append(out, p, (size_t)(end - p));
+                        return;
+                }
+                (void)buf_append(out, p, (size_t)(bs - p));
+                p = bs + 1;
+                if (p >= end)
+                        return;
+                char c = *p++;
+                static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+                const char *k = strchr(from, c);
+                if (c && k) {
+                        (void)buf_append(out, &to[k - from], 1);
+                        continue;
+                }
+                uint32_t cp, lo;
+                if (c != 'u' || hex4(p, end, &cp) < 0) {
+                        put_utf8(out, 0xFFFD);
+                        continue;
+                }
+                p += 4;
+                if (cp >= 0xD800 && cp < 0xDC00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
+                    hex4(p + 2, end, &lo) == 0 && lo >= 0xDC00 && lo < 0xE000) {
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                        p += 6;
+                } else if (cp >= 0xD800 && cp < 0xE000) {
+                        cp = 0xFFFD; /* a lone surrogate */
+                }
+                put_utf8(out, cp);
+        }
 }
 
 static bool key_is(const char *k, size_t n, const char *lit) {
@@ -159,9 +239,11 @@ static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ct
                 if (r < 0 || !key)
                         return r;
                 if (vn > 0 && (key_is(key, klen, "content") || key_is(key, klen, "reasoning_content") ||
-                               key_is(key, klen, "reasoning") || key_is(key, klen, "text")))
+                               key_is(key, klen, "reasoning") || key_is(key, klen, "text"))) {
                         ev->token = true;
-                else if (key_is(key, klen, "finish_reason"))
+                        if (s->text)
+                                unescape_into(s->text, v, vn);
+                } else if (key_is(key, klen, "finish_reason"))
                         ev->finish = true;
                 return 0;
         }
@@ -208,9 +290,13 @@ static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ct
 }
 
 int bench_event_parse(const char *p, size_t n, struct bench_event *ret) {
+        return bench_event_parse_text(p, n, ret, NULL);
+}
+
+int bench_event_parse_text(const char *p, size_t n, struct bench_event *ret, struct buf *text) {
         struct bench_event ev = {.prompt_tokens = -1, .completion_tokens = -1, .t_prompt_n = -1, .t_prompt_ms = -1,
                                  .t_predicted_n = -1, .t_predicted_ms = -1, .t_predicted_per_token_ms = -1};
-        struct scan s = {.p = p, .end = p + n, .ev = &ev};
+        struct scan s = {.p = p, .end = p + n, .ev = &ev, .text = text};
         skip_ws(&s);
         if (s.p >= s.end || *s.p != '{')
                 return -EBADMSG;
@@ -387,12 +473,22 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
         usec_t e2e = rec->done - rec->sent;
         hist_record(&lv->ttft, ttft);
         hist_record(&lv->e2e, e2e);
-        uint64_t out = rec->output_tokens >= 0 ? (uint64_t)rec->output_tokens : rec->chunks;
+        /* gauntlet's count, never the server's word (docs/metrics.md "Output tokens") */
+        uint64_t out = MAX(rec->counted_tokens > 0 ? (uint64_t)rec->counted_tokens : 0, (uint64_t)rec->chunks);
+        if (rec->counted_tokens > 0)
+                lv->tokenized++;
         lv->output_tokens += out;
         lv->chunks += rec->chunks;
         if (rec->output_tokens >= 0) {
-                lv->usage_tokens += out;
-                lv->usage_chunks += rec->chunks;
+                uint64_t u = (uint64_t)rec->output_tokens;
+                lv->usage_requests++;
+                lv->usage_tokens = lv->usage_tokens > UINT64_MAX - u ? UINT64_MAX : lv->usage_tokens + u;
+                lv->usage_counted += out;
+                if (bench_usage_disagrees(rec->output_tokens, out, lv->max_tokens)) {
+                        lv->usage_disagree++;
+                        if (lv->max_tokens > 0 && rec->output_tokens > lv->max_tokens)
+                                lv->usage_over_max++;
+                }
         } else {
                 lv->no_usage++;
         }
@@ -417,6 +513,15 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
                 lv->good_tokens += out;
         }
         return 0;
+}
+
+bool bench_usage_disagrees(int64_t usage, uint64_t counted, int max_tokens) {
+        if (usage < 0)
+                return false;
+        if (max_tokens > 0 && usage > max_tokens)
+                return true;
+        uint64_t u = (uint64_t)usage, diff = u > counted ? u - counted : counted - u;
+        return diff > BENCH_USAGE_SLACK && (double)diff > BENCH_USAGE_SHARE * (double)counted;
 }
 
 static double r3(double x) {
@@ -472,8 +577,20 @@ json_t *bench_level_json(struct bench_level *lv) {
                 warn(lv, "%llu of %llu requests failed", (unsigned long long)lv->failed,
                      (unsigned long long)lv->requests);
         if (lv->no_usage)
-                warn(lv, "%llu completed requests carried no usage: their output tokens are counted as chunks",
+                warn(lv, "%llu completed requests carried no usage: their count is not cross-checked",
                      (unsigned long long)lv->no_usage);
+        if (lv->usage_disagree) {
+                _cleanup_free_ char *over = lv->usage_over_max
+                                                    ? strdup_printf("; %llu said more than the %d max_tokens asked",
+                                                                    (unsigned long long)lv->usage_over_max, lv->max_tokens)
+                                                    : strdup("");
+                warn(lv, "usage disagrees with gauntlet's count on %llu of %llu requests: the server said %llu "
+                     "output tokens, gauntlet counted %llu (%s)%s; the figures use gauntlet's count",
+                     (unsigned long long)lv->usage_disagree, (unsigned long long)lv->usage_requests,
+                     (unsigned long long)lv->usage_tokens, (unsigned long long)lv->usage_counted,
+                     lv->tokenized ? "the server's /tokenize of the streamed text" : "one per streamed chunk",
+                     over ? over : "");
+        }
         if (lv->late && (double)lv->late > 0.01 * (double)lv->requests)
                 warn(lv, "client fell behind the schedule (coordinated omission): %llu of %llu requests "
                      "sent more than %llu ms late, p99 send delay %.3f ms",
@@ -485,7 +602,7 @@ json_t *bench_level_json(struct bench_level *lv) {
         if (lv->completed == 0 && lv->requests > 0)
                 warn(lv, "no request completed");
 
-        double tpc = lv->usage_chunks ? (double)lv->usage_tokens / (double)lv->usage_chunks : 0;
+        double tpc = lv->chunks ? (double)lv->output_tokens / (double)lv->chunks : 0;
         double achieved = lv->requests > 1 && lv->last_send > lv->first_send
                                   ? (double)(lv->requests - 1) * 1e6 / (double)(lv->last_send - lv->first_send)
                                   : 0;
@@ -550,6 +667,15 @@ json_t *bench_level_json(struct bench_level *lv) {
                                       lv->reads ? r3((double)lv->events / (double)lv->reads) : 0.0,
                                       metric_key(METRIC_CPU_RSS_KB_START), (int)lv->rss_kb_start,
                                       metric_key(METRIC_CPU_RSS_KB_PEAK), (int)lv->rss_kb_peak));
+        json_object_set_new(o, metric_key(METRIC_USAGE_CHECK),
+                            json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", metric_key(METRIC_USAGE_METHOD),
+                                      lv->tokenized ? "tokenize" : "chunks", metric_key(METRIC_USAGE_TOKENIZED),
+                                      (json_int_t)lv->tokenized, metric_key(METRIC_USAGE_REQUESTS),
+                                      (json_int_t)lv->usage_requests, metric_key(METRIC_USAGE_TOKENS),
+                                      (json_int_t)MIN(lv->usage_tokens, (uint64_t)INT64_MAX),
+                                      metric_key(METRIC_USAGE_COUNTED), (json_int_t)lv->usage_counted,
+                                      metric_key(METRIC_USAGE_DISAGREE), (json_int_t)lv->usage_disagree,
+                                      metric_key(METRIC_USAGE_OVER_MAX), (json_int_t)lv->usage_over_max));
         json_object_set(o, metric_key(METRIC_WARNINGS), lv->warnings);
         if (lv->calibration)
                 json_object_set(o, metric_key(METRIC_PROMPT_CALIBRATION), lv->calibration);

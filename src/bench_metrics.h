@@ -85,6 +85,17 @@ struct bench_event {
 };
 /* Returns 0, or -EBADMSG for text that is not one well-formed JSON object. */
 int bench_event_parse(const char *p, size_t n, struct bench_event *ret);
+/* The same, and when text is not NULL, the content, reasoning and text strings of the chunk
+ * decoded (JSON escapes undone; a lone surrogate or a bad escape as U+FFFD) and appended to
+ * it, in their order; what passes text's cap is dropped. */
+int bench_event_parse_text(const char *p, size_t n, struct bench_event *ret, struct buf *text);
+
+/* Whether a server's usage.completion_tokens disagrees with gauntlet's count of the same
+ * output (docs/metrics.md "Output tokens"): above max_tokens (when > 0) always; otherwise
+ * off by more than BENCH_USAGE_SLACK tokens and BENCH_USAGE_SHARE of the count. */
+#define BENCH_USAGE_SLACK 3
+#define BENCH_USAGE_SHARE 0.05
+bool bench_usage_disagrees(int64_t usage, uint64_t counted, int max_tokens);
 
 /* Open-loop schedule: offsets from the level start of successive sends. Constant spacing
  * computes offset i as i/rate (no accumulated rounding); Poisson draws exponential gaps
@@ -127,7 +138,10 @@ struct bench_record {
         usec_t connect;         /* TCP connect time when the request opened a connection, else 0 */
         bool timings;           /* the server's own per-request timings (llama.cpp "timings") */
         double t_prompt_n, t_prompt_ms, t_predicted_n, t_predicted_ms, t_predicted_per_token_ms;
-        int64_t output_tokens;  /* usage.completion_tokens; -1 when the server sent none */
+        int64_t output_tokens;  /* usage.completion_tokens, the server's word; -1 when it sent none */
+        int64_t counted_tokens; /* gauntlet's count of the output by the server's /tokenize (see
+                                 * bench_run), 0 when not counted that way: the count is then
+                                 * the chunks. The figures use max(this, chunks), never usage */
         int64_t prompt_tokens;  /* usage.prompt_tokens; -1 when absent */
         bool ok;                /* completed, see above */
         bool aborted;           /* failed after tokens had started to arrive (cut mid-stream) */
@@ -154,7 +168,8 @@ struct bench_level {
                                     * first send */
         uint64_t good;             /* completed requests meeting every SLO set */
         uint64_t good_tokens;      /* their output tokens */
-        uint64_t output_tokens;    /* over completed requests (usage, or chunks without usage) */
+        uint64_t output_tokens;    /* over completed requests, gauntlet's count: max(counted_tokens,
+                                    * chunks) of each (docs/metrics.md "Output tokens") */
         uint64_t prompt_tokens;    /* over completed requests that reported it */
         uint64_t prompt_count;     /* how many did */
         int64_t prompt_min, prompt_max;  /* over them; -1 when none */
@@ -163,8 +178,13 @@ struct bench_level {
                                                * the server's words ("http_400: request (586
                                                * tokens) exceeds ..."); "" when none failed */
         uint64_t chunks;           /* content chunks over completed requests */
-        uint64_t usage_tokens;     /* output tokens of completed requests that reported usage */
-        uint64_t usage_chunks;     /* their chunks: tokens_per_chunk = usage_tokens / usage_chunks */
+        uint64_t tokenized;        /* completed requests counted by /tokenize (subset of completed) */
+        int max_tokens;            /* the max_tokens each request asked for; 0: unknown */
+        uint64_t usage_requests;   /* completed requests that reported usage.completion_tokens */
+        uint64_t usage_tokens;     /* what their usage said, summed (saturating) */
+        uint64_t usage_counted;    /* gauntlet's count of the same requests */
+        uint64_t usage_disagree;   /* of usage_requests: bench_usage_disagrees */
+        uint64_t usage_over_max;   /* of usage_disagree: usage above max_tokens */
         uint64_t no_usage;         /* completed requests without a usage chunk */
         uint64_t events;           /* SSE events over all requests, warm-up included */
         uint64_t after_done;       /* events of counted requests after their [DONE]: ignored

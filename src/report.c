@@ -442,6 +442,33 @@ int report_cell_sla(const struct report_view *v, const struct report_cell *c, st
         return 0;
 }
 
+char *report_usage_note(const struct report_cell *c) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 4096);
+        size_t k;
+        json_t *e;
+        int r = 0;
+        json_array_foreach(c->bench, k, e) {
+                json_t *u = json_object_get(e, metric_key(METRIC_USAGE_CHECK));
+                json_int_t bad = json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_DISAGREE)));
+                json_int_t over = json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_OVER_MAX)));
+                if (bad <= 0 || r < 0)
+                        continue;
+                r = buf_printf(&b, "%s @%lld the server said %lld output tokens on %lld requests (%lld disagreeing",
+                               b.len ? ";" : "usage disagrees with gauntlet's count:",
+                               (long long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))),
+                               (long long)json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_TOKENS))),
+                               (long long)json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_REQUESTS))),
+                               (long long)bad);
+                if (r >= 0 && over > 0)
+                        r = buf_printf(&b, ", %lld above max_tokens", (long long)over);
+                if (r >= 0)
+                        r = buf_printf(&b, "), gauntlet counted %lld",
+                                       (long long)json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_COUNTED))));
+        }
+        return r < 0 || b.len == 0 ? NULL : strdup(buf_str(&b));
+}
+
 char *report_sla_text(const struct report_view *v, const struct report_cell *c) {
         struct report_sla s;
         if (report_cell_sla(v, c, &s) < 0)

@@ -315,6 +315,13 @@ int report_cell_sla(const struct report_view *v, const struct report_cell *c, st
 /* "up to 48 streams (64 broke it)", "none met it", ...; caller frees; NULL without an SLA. */
 char *report_sla_text(const struct report_view *v, const struct report_cell *c);
 
+/* Where the server's usage.completion_tokens disagreed with gauntlet's count of its output
+ * (docs/metrics.md "Output tokens"), one clause per level that did: "usage disagrees with
+ * gauntlet's count: @4 the server said 8000000 output tokens on 8 requests (8 above
+ * max_tokens), gauntlet counted 64". NULL when no level did (or out of memory); caller
+ * frees; raw: escape it. */
+char *report_usage_note(const struct report_cell *c);
+
 /* The same as the best cell's id (owned by the view), or NULL when no cell passed. */
 const char *report_best(const struct report_view *v);
 

@@ -1718,6 +1718,12 @@ static void put_cell(struct page *p, const struct ctx *x, const struct report_ra
         if (json_array_size(c->bench) > 0) {
                 put(p, "<h4>Bench</h4>\n");
                 put_bench_table(p, c->bench);
+                _cleanup_free_ char *note = report_usage_note(c);
+                if (note) {
+                        put(p, "<p class=\"note\">");
+                        esc(p, note);
+                        put(p, "</p>\n");
+                }
         }
         put_facts(p, c);
         put(p, "</div>\n</details>\n");

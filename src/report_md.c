@@ -79,6 +79,10 @@ static int put_bench_notes(struct buf *out, const struct report_view *v, const s
                         if (r < 0)
                                 return r;
                 }
+                _cleanup_free_ char *note = report_usage_note(c);
+                if (note && ((r = buf_puts(out, " ")) < 0 || (r = report_escape_markdown(out, note, 0)) < 0 ||
+                             (r = buf_puts(out, ".")) < 0))
+                        return r;
                 r = buf_puts(out, "\n");
         }
         return r;

@@ -164,6 +164,12 @@ int report_text(const struct report_view *v, const struct report_text_options *o
                                           : "best: none (no cell passed)\n");
         if (r >= 0 && best >= 0)
                 r = report_put_ties(out, v, false);
+        for (size_t i = 0; i < v->n_cells && r >= 0; i++) {
+                _cleanup_free_ char *note = report_usage_note(&v->cells[i]);
+                _cleanup_free_ char *shown = note ? escaped_text(note, 0) : NULL;
+                if (shown)
+                        r = buf_printf(out, "%s: %s\n", v->cells[i].id, shown);
+        }
         _cleanup_free_ char *eval = report_eval_summary(v);
         _cleanup_free_ char *eval_shown = eval ? escaped_text(eval, 0) : NULL;
         if (r >= 0 && eval_shown)

@@ -187,10 +187,13 @@ static void test_prompt_chars(void **state) {
         assert_memory_equal(buf_str(&c), buf_str(&e), 400);
 }
 
+/* A completed request whose usage says `tokens` and which gauntlet counted as many (by
+ * /tokenize: several tokens per chunk) in `chunks` chunks; tokens -1: no usage, and counted
+ * by its chunks. */
 static struct bench_record rec_ok(usec_t sent, usec_t ttft, usec_t e2e, int64_t tokens, uint32_t chunks) {
         return (struct bench_record){.scheduled = sent, .sent = sent, .first_token = sent + ttft,
                                      .done = sent + e2e, .output_tokens = tokens, .prompt_tokens = 100,
-                                     .chunks = chunks, .ok = true};
+                                     .counted_tokens = tokens > 0 ? tokens : 0, .chunks = chunks, .ok = true};
 }
 
 static double num(json_t *o, const char *k) {
@@ -301,6 +304,89 @@ static void test_level_no_usage_and_cpu_warning(void **state) {
         bench_level_release(&lv);
 }
 
+/* The text of a chunk's content and reasoning strings, escapes undone, in their order. */
+static void test_event_text(void **state) {
+        _cleanup_buf_ struct buf t;
+        buf_init(&t, 64);
+        struct bench_event ev;
+        const char *s = "{\"choices\":[{\"delta\":{\"reasoning_content\":\"a\\\"b\\n\",\"content\":\"\\u00e9\\ud83d\\ude00\\ud800x\"},"
+                        "\"finish_reason\":null}],\"model\":\"not-text\"}";
+        assert_int_equal(bench_event_parse_text(s, strlen(s), &ev, &t), 0);
+        assert_true(ev.token);
+        assert_string_equal(buf_str(&t), "a\"b\n\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdx");
+        /* without a buffer: the same event, nothing kept */
+        assert_int_equal(bench_event_parse_text(s, strlen(s), &ev, NULL), 0);
+        assert_true(ev.token);
+        /* at the buffer's cap the rest is dropped, the event still parses */
+        _cleanup_buf_ struct buf small;
+        buf_init(&small, 4);
+        const char *long_chunk = "{\"choices\":[{\"text\":\"abcdefghij\"}]}";
+        assert_int_equal(bench_event_parse_text(long_chunk, strlen(long_chunk), &ev, &small), 0);
+        assert_true(small.len <= 4);
+}
+
+/* usage is the server's word: checked against gauntlet's count, never used for the figures. */
+static void test_usage_is_checked(void **state) {
+        struct bench_level lv;
+        assert_int_equal(bench_level_init(&lv, 1, 0), 0);
+        lv.max_tokens = 8;
+        usec_t t0 = 1000 * USEC_PER_SEC;
+        /* the issue's liar: 8 chunks, usage 1000000 for max_tokens 8, over 1 s */
+        struct bench_record liar = rec_ok(t0, 1000, USEC_PER_SEC, 1000000, 8);
+        liar.counted_tokens = 0;
+        assert_int_equal(bench_level_add(&lv, &liar), 0);
+        /* within the slack (an end-of-sequence, <think> tags): agrees */
+        struct bench_record near = rec_ok(t0, 1000, USEC_PER_SEC, 8, 6);
+        near.counted_tokens = 0;
+        assert_int_equal(bench_level_add(&lv, &near), 0);
+        json_t *o = bench_level_json(&lv);
+        assert_int_equal(json_integer_value(json_object_get(o, "output_tokens")), 14);
+        assert_true(fabs(num(o, "output_tokens_per_s") - 14) < 1e-3);
+        assert_true(fabs(num(o, "tokens_per_chunk") - 1) < 1e-9);
+        json_t *u = json_object_get(o, "usage_check");
+        assert_string_equal(json_string_value(json_object_get(u, "method")), "chunks");
+        assert_int_equal(json_integer_value(json_object_get(u, "requests")), 2);
+        assert_int_equal(json_integer_value(json_object_get(u, "usage_tokens")), 1000008);
+        assert_int_equal(json_integer_value(json_object_get(u, "counted_tokens")), 14);
+        assert_int_equal(json_integer_value(json_object_get(u, "disagreeing")), 1);
+        assert_int_equal(json_integer_value(json_object_get(u, "above_max_tokens")), 1);
+        json_t *w = json_object_get(o, "warnings"), *x;
+        size_t i;
+        bool said = false;
+        json_array_foreach(w, i, x) said |= strstr(json_string_value(x), "usage disagrees with gauntlet's count on 1 of 2 "
+                                                                        "requests: the server said 1000008 output tokens, "
+                                                                        "gauntlet counted 14 (one per streamed chunk); 1 "
+                                                                        "said more than the 8 max_tokens asked") != NULL;
+        assert_true(said);
+        json_decref(o);
+        bench_level_release(&lv);
+
+        /* a 2x lie under max_tokens disagrees too; usage below the count as well */
+        assert_false(bench_usage_disagrees(100, 100, 256));
+        assert_false(bench_usage_disagrees(103, 100, 256));
+        assert_false(bench_usage_disagrees(105, 100, 256)); /* 5 > 3 but not > 5% */
+        assert_true(bench_usage_disagrees(106, 100, 256));
+        assert_true(bench_usage_disagrees(200, 100, 256));
+        assert_true(bench_usage_disagrees(50, 100, 256));
+        assert_true(bench_usage_disagrees(9, 8, 8)); /* above max_tokens: never believed */
+        assert_false(bench_usage_disagrees(-1, 8, 8)); /* no usage: nothing to check */
+        assert_false(bench_usage_disagrees(8, 8, 0));  /* max_tokens unknown */
+
+        /* counted by /tokenize: several tokens per chunk, and usage agrees */
+        assert_int_equal(bench_level_init(&lv, 1, 0), 0);
+        lv.max_tokens = 32;
+        struct bench_record tk = rec_ok(t0, 1000, USEC_PER_SEC, 32, 8);
+        assert_int_equal(bench_level_add(&lv, &tk), 0);
+        o = bench_level_json(&lv);
+        u = json_object_get(o, "usage_check");
+        assert_string_equal(json_string_value(json_object_get(u, "method")), "tokenize");
+        assert_int_equal(json_integer_value(json_object_get(u, "tokenized")), 1);
+        assert_int_equal(json_integer_value(json_object_get(u, "disagreeing")), 0);
+        assert_true(fabs(num(o, "tokens_per_chunk") - 4) < 1e-9);
+        json_decref(o);
+        bench_level_release(&lv);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_event_parse),
@@ -310,6 +396,8 @@ int main(void) {
                 cmocka_unit_test(test_prompt_chars),
                 cmocka_unit_test(test_level_metrics),
                 cmocka_unit_test(test_level_no_usage_and_cpu_warning),
+                cmocka_unit_test(test_event_text),
+                cmocka_unit_test(test_usage_is_checked),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

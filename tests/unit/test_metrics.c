@@ -59,7 +59,7 @@ static void check_object(json_t *o, const struct metric_info *parent, bool seen[
                 assert_true(index > last);
                 last = index;
                 seen[index] = true;
-                if (index == METRIC_GOODPUT || index == METRIC_CLIENT_CPU)
+                if (index == METRIC_GOODPUT || index == METRIC_CLIENT_CPU || index == METRIC_USAGE_CHECK)
                         check_object(v, m, seen);
                 if (m->unit && strcmp(m->unit, "ms") == 0 && json_is_object(v)) {
                         const char *sk;
