@@ -113,6 +113,15 @@ jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | select(.prompt_calibr
         or .prompt_tokens_per_request.max - .prompt_calibration.template_tokens != 16)] | length == 0' \
         "$tmp/serving.json" >/dev/null ||
         fail "serving: prompts not of 16 tokens: $(jq -c '[.cells[] | .bench[]? | {prompt_tokens_per_request, prompt_calibration}]' "$tmp/serving.json")"
+# the output was counted by the server's /tokenize, and llama-server's usage agrees with
+# the count at every level, whatever the reasoning format (docs/metrics.md "Output tokens":
+# its usage holds the <think> tags the parser takes out of the stream, within the slack)
+jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | select(.usage_check.method != "tokenize"
+        or .usage_check.tokenized != .completed or .usage_check.requests != .completed
+        or .usage_check.disagreeing != 0)] | length == 0' "$tmp/serving.json" >/dev/null ||
+        fail "serving: usage against the count: $(jq -c '[.cells[] | .bench[]? | {concurrency, usage_check}]' "$tmp/serving.json")"
+echo "serving: usage against gauntlet's count: $(jq -c '[.cells[] | select(.verdict == "pass") | .axes.reasoning as $r
+        | .bench[] | "\($r)@\(.concurrency): \(.usage_check.usage_tokens)/\(.usage_check.counted_tokens)"] | unique' "$tmp/serving.json")"
 # the smoke suite was asked under load at every level, and passed there
 jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | (.checks_under_load | length) as $n
         | select($n != 6 or ([.checks_under_load[] | select(.verdict != "pass")] | length) > 0)] | length == 0' \
