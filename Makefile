@@ -29,8 +29,9 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 
-LIB_SRC  := $(wildcard src/*.c)
-CLI_SRC  := $(wildcard src/cli/*.c)
+# src/NN-layer/*.c: the library, one folder a layer (docs/hacking.md); src/12-cli/: the tool
+CLI_SRC  := $(wildcard src/12-cli/*.c)
+LIB_SRC  := $(filter-out $(CLI_SRC),$(wildcard src/*/*.c))
 TB_SRC   := $(wildcard testbed/*.c)
 FIX_SRC  := $(wildcard tests/fixture/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -117,7 +118,7 @@ $(SCHEDSRV): $(SS_OBJ) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(SS_OBJ) $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
-# tools/search-bench.c: search strategies on simulated spaces (src/search_sim.h).
+# tools/search-bench.c: search strategies on simulated spaces (src/06-matrix/search_sim.h).
 $(SEARCHBENCH): $(BUILD)/obj/tools/search-bench.o $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/tools/search-bench.o $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)

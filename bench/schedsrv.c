@@ -36,9 +36,9 @@
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 
-#include "buf.h"
-#include "hist.h"
-#include "util.h"
+#include "02-text/buf.h"
+#include "01-base/hist.h"
+#include "01-base/util.h"
 
 #define MAX_REQUEST ((size_t)8 << 20)   /* request head + body; beyond: 413 and close */
 #define MAX_PENDING ((size_t)4 << 20)   /* unsent output per connection; beyond: close */

@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "detect.h"
+#include "04-gate/detect.h"
 #include "fuzz.h"
 
 static void check_text(const char *s, size_t max, const char *what) {

@@ -11,7 +11,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "golden.h"
+#include "04-gate/golden.h"
 
 static void check_normal(const char *s) {
         char *norm = NULL;

@@ -9,8 +9,8 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "cells.h"
-#include "matrix.h"
+#include "06-matrix/cells.h"
+#include "06-matrix/matrix.h"
 
 static void check_error(int r, const char *err) {
         FUZZ_ASSERT(r == -EINVAL, "unexpected result %d (%s)", r, err ? err : "");

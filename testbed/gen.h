@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "02-text/buf.h"
 #include "model.h"
 #include "sample.h"
 #include "tok.h"

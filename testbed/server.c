@@ -16,9 +16,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "buf.h"
+#include "02-text/buf.h"
 #include "gen.h"
-#include "util.h"
+#include "01-base/util.h"
 
 /* TTFT histogram bucket bounds, seconds (Prometheus "le"). */
 static const double ttft_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};

@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "detect.h"
-#include "util.h"
+#include "04-gate/detect.h"
+#include "01-base/util.h"
 
 #define FILE_MAX ((size_t)16 << 20)
 

@@ -3,13 +3,15 @@
 #
 # The table (the fenced block under "## Layers") lists, lowest first, "N name  modules...";
 # text in parentheses is a remark, and a line without a number continues the layer above.
-# A module is a .c/.h pair of src/ (src/X.c, src/X.h), named X; an entry written with its
-# ".h" (journal_sql.h) is a second header of the module listed just before it; "src/cli/*"
-# stands for every file of src/cli/, the module cli. From the `#include "..."` lines of src/*.c,
-# src/*.h and src/cli/*.c it fails (exit 1, one line a problem) on:
+# Layer N name is the folder src/NN-name/ (two digits). A module is a .c/.h pair of its
+# layer's folder (src/01-base/util.c, src/01-base/util.h), named X; an entry written with its
+# ".h" (journal_sql.h) is a second header of the module listed just before it; "src/NN-cli/*"
+# stands for every file of that folder, the module cli. From the `#include "..."` lines of
+# src/*/*.c and src/*/*.h it fails (exit 1, one line a problem) on:
 #   - an arrow up: a module including a header of a module in a higher layer;
 #   - a cycle: two modules that include each other (also within a layer);
-#   - a module of src/ that the table does not list, or a table entry with no file.
+#   - a module of src/ that the table does not list, or a table entry with no file;
+#   - a file outside its layer's folder.
 # Usage: tools/layers.sh [ROOT] (default: the repository this script is in). -v prints the
 # graph's arrows, layer by layer.
 set -euo pipefail
@@ -48,7 +50,7 @@ for num, name, text in layers:
     for word in re.split(r"[,\s]+", text):
         if not word:
             continue
-        mod = "cli" if word == "src/cli/*" else re.sub(r"\.[ch]$", "", word)
+        mod = "cli" if re.fullmatch(r"src/(\d\d-)?cli/\*", word) else re.sub(r"\.[ch]$", "", word)
         if not re.fullmatch(r"[a-z0-9_]+", mod):
             problems.append(f"layer table: '{word}' (layer {num} {name}) is not a module name")
             continue
@@ -61,15 +63,21 @@ for num, name, text in layers:
         prev = mod
 
 def module(path):
-    if path.startswith("src/cli/"):
+    if re.match(r"src/(\d\d-)?cli/", path):
         return "cli"
     mod = re.sub(r"\.[ch]$", "", os.path.basename(path))
     return header_of.get(mod, mod)
 
-files = sorted(glob.glob("src/*.[ch]") + glob.glob("src/cli/*.[ch]"))
+files = sorted(glob.glob("src/*.[ch]") + glob.glob("src/*/*.[ch]"))
 mods = {module(f) for f in files}
 for mod in sorted(mods - set(layer_of)):
     problems.append(f"{mod}: a module of src/ that the layer table of docs/hacking.md does not list")
+for f in files:
+    mod = module(f)
+    if mod in layer_of:
+        want = "src/%02d-%s/" % layer_of[mod]
+        if not f.startswith(want) or f.count("/") != 2:
+            problems.append(f"{f}: module {mod} of layer {layer_of[mod][0]} belongs in {want}")
 for mod in sorted(set(layer_of) - mods):
     problems.append(f"layer table: {mod} has no file in src/")
 

@@ -14,10 +14,10 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "checks.h"
-#include "http.h"
-#include "loop.h"
-#include "profile.h"
+#include "04-gate/checks.h"
+#include "03-io/http.h"
+#include "03-io/loop.h"
+#include "01-base/profile.h"
 
 /* ---- a tiny scripted HTTP server on a thread -------------------------------------- */
 

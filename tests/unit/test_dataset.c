@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bench_metrics.h"
-#include "dataset.h"
-#include "util.h"
+#include "05-bench/bench_metrics.h"
+#include "05-bench/dataset.h"
+#include "01-base/util.h"
 
 static struct dataset *parse_ok(enum dataset_kind k, const char *text) {
         struct dataset *d = NULL;

@@ -19,8 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "detect.h"
-#include "util.h"
+#include "04-gate/detect.h"
+#include "01-base/util.h"
 
 static const char *srcdir(void) {
         const char *s = getenv("SRCDIR");

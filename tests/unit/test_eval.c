@@ -18,12 +18,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "checks.h"
-#include "eval.h"
-#include "golden.h"
-#include "loop.h"
-#include "report.h"
-#include "suite.h"
+#include "04-gate/checks.h"
+#include "04-gate/eval.h"
+#include "04-gate/golden.h"
+#include "03-io/loop.h"
+#include "09-renderers/report.h"
+#include "06-matrix/suite.h"
 
 #define NEAR(a, b, tol) assert_true(fabs((a) - (b)) < (tol))
 

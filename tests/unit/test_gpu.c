@@ -9,8 +9,8 @@
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 
-#include "gpu.h"
-#include "loop.h"
+#include "07-processes/gpu.h"
+#include "03-io/loop.h"
 
 static char dir[] = "/tmp/test_gpu.XXXXXX";
 static char fake_path[64];

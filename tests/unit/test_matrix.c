@@ -14,12 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "cells.h"
-#include "matrix.h"
-#include "suite.h"
-#include "util.h"
-#include "ytree.h"
+#include "02-text/buf.h"
+#include "06-matrix/cells.h"
+#include "06-matrix/matrix.h"
+#include "06-matrix/suite.h"
+#include "01-base/util.h"
+#include "06-matrix/ytree.h"
 
 static const char *srcdir(void) {
         const char *s = getenv("SRCDIR");

@@ -6,9 +6,9 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "bench_metrics.h"
-#include "metrics.h"
-#include "objective.h"
+#include "05-bench/bench_metrics.h"
+#include "01-base/metrics.h"
+#include "02-text/objective.h"
 
 /* A level with every optional part: an open-loop rate, both SLOs, a failure, a calibration
  * and checks under load. */

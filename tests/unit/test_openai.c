@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "openai.h"
-#include "sse.h"
+#include "03-io/openai.h"
+#include "03-io/sse.h"
 
 static json_t *load(const char *s) {
         json_error_t e;

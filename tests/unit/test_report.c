@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "journal.h"
-#include "report.h"
-#include "report_load.h"
-#include "secrets.h"
+#include "08-journal/journal.h"
+#include "09-renderers/report.h"
+#include "10-report_load/report_load.h"
+#include "02-text/secrets.h"
 
 /* ---- best cell, on views built in memory ---- */
 

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "report.h"
-#include "report_load.h"
+#include "09-renderers/report.h"
+#include "10-report_load/report_load.h"
 
 /* ---- helpers ---- */
 

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search.h"
-#include "search_sim.h"
-#include "util.h"
+#include "06-matrix/search.h"
+#include "06-matrix/search_sim.h"
+#include "01-base/util.h"
 
 /* ---- the simulator itself ---- */
 

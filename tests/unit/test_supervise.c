@@ -15,9 +15,9 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
-#include "procs.h"
-#include "supervise.h"
-#include "util.h"
+#include "07-processes/procs.h"
+#include "07-processes/supervise.h"
+#include "01-base/util.h"
 
 struct env {
         struct loop *loop;

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "phases.h"
-#include "procs.h"
-#include "supervise.h"
-#include "util.h"
+#include "11-run/phases.h"
+#include "07-processes/procs.h"
+#include "07-processes/supervise.h"
+#include "01-base/util.h"
 
 /* ---- the sequence and the decision, with fake phases ---- */
 

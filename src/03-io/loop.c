@@ -1,0 +1,343 @@
+/* loop.c -- epoll + libcurl multi-socket: the one place that waits. */
+#include "03-io/loop.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+
+enum watch_kind { WATCH_NONE, WATCH_USER, WATCH_CURL, WATCH_SIGNAL };
+
+struct watch {
+        enum watch_kind kind;
+        uint32_t events;
+        loop_io_cb cb;
+        void *userdata;
+};
+
+struct transfer {
+        CURL *easy;
+        loop_transfer_cb done;
+        void *userdata;
+        struct transfer *prev, *next;
+};
+
+struct loop {
+        int epfd;
+        CURLM *multi;
+        struct watch *watches; /* indexed by fd */
+        size_t n_watches;
+        usec_t curl_deadline;  /* USEC_INFINITY when curl wants no timeout */
+        usec_t wake;           /* when loop_iterate last woke up: loop_wake_time() */
+        size_t transfers;
+        struct transfer *head;  /* every transfer in flight */
+        int sigfd;
+        int signal;            /* first caught signal, sticky */
+        bool signal_pending;   /* a signal arrived since the last loop_iterate return */
+};
+
+static struct watch *watch_get(struct loop *l, int fd, bool grow) {
+        if (fd < 0)
+                return NULL;
+        if ((size_t)fd >= l->n_watches) {
+                if (!grow)
+                        return NULL;
+                size_t n = l->n_watches ? l->n_watches : 64;
+                while (n <= (size_t)fd)
+                        n *= 2;
+                struct watch *w = realloc(l->watches, n * sizeof(*w));
+                if (!w)
+                        return NULL;
+                memset(w + l->n_watches, 0, (n - l->n_watches) * sizeof(*w));
+                l->watches = w;
+                l->n_watches = n;
+        }
+        return &l->watches[fd];
+}
+
+static int epoll_set(struct loop *l, int fd, uint32_t events, bool existed) {
+        struct epoll_event ev = {.events = events, .data.fd = fd};
+        if (epoll_ctl(l->epfd, existed ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) < 0)
+                return -errno;
+        return 0;
+}
+
+/* libcurl tells us which sockets to watch for what. */
+static int curl_socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp) {
+        struct loop *l = userp;
+        struct watch *w = watch_get(l, s, true);
+        if (!w)
+                return -1;
+        if (what == CURL_POLL_REMOVE) {
+                if (w->kind == WATCH_CURL) {
+                        epoll_ctl(l->epfd, EPOLL_CTL_DEL, s, NULL);
+                        *w = (struct watch){0};
+                }
+                return 0;
+        }
+        uint32_t events = 0;
+        if (what == CURL_POLL_IN || what == CURL_POLL_INOUT)
+                events |= EPOLLIN;
+        if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
+                events |= EPOLLOUT;
+        bool existed = w->kind == WATCH_CURL;
+        if (epoll_set(l, s, events, existed) < 0)
+                return -1;
+        w->kind = WATCH_CURL;
+        w->events = events;
+        return 0;
+}
+
+static int curl_timer_cb(CURLM *multi, long timeout_ms, void *userp) {
+        struct loop *l = userp;
+        if (timeout_ms < 0)
+                l->curl_deadline = USEC_INFINITY;
+        else
+                l->curl_deadline = now_usec() + (usec_t)timeout_ms * USEC_PER_MSEC;
+        return 0;
+}
+
+static void transfer_unlink(struct loop *l, struct transfer *t) {
+        if (t->prev)
+                t->prev->next = t->next;
+        else
+                l->head = t->next;
+        if (t->next)
+                t->next->prev = t->prev;
+        l->transfers--;
+}
+
+int loop_new(struct loop **ret) {
+        struct loop *l = calloc(1, sizeof(*l));
+        if (!l)
+                return -ENOMEM;
+        l->sigfd = -1;
+        l->curl_deadline = USEC_INFINITY;
+        l->epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (l->epfd < 0) {
+                int r = -errno;
+                free(l);
+                return r;
+        }
+        l->multi = curl_multi_init();
+        if (!l->multi) {
+                close(l->epfd);
+                free(l);
+                return -ENOMEM;
+        }
+        curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
+        curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, l);
+        curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
+        curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, l);
+        *ret = l;
+        return 0;
+}
+
+
+void loop_free(struct loop *l) {
+        if (!l)
+                return;
+        /* Detach every transfer still in flight; their owners clean up the handles. */
+        while (l->head)
+                loop_remove_transfer(l, l->head->easy);
+        curl_multi_cleanup(l->multi);
+        if (l->sigfd >= 0)
+                close(l->sigfd);
+        close(l->epfd);
+        free(l->watches);
+        free(l);
+}
+
+int loop_watch_fd(struct loop *l, int fd, uint32_t events, loop_io_cb cb, void *userdata) {
+        struct watch *w = watch_get(l, fd, true);
+        if (!w)
+                return fd < 0 ? -EBADF : -ENOMEM;
+        if (w->kind != WATCH_NONE)
+                return -EEXIST;
+        int r = epoll_set(l, fd, events, false);
+        if (r < 0)
+                return r;
+        *w = (struct watch){.kind = WATCH_USER, .events = events, .cb = cb, .userdata = userdata};
+        return 0;
+}
+
+void loop_unwatch_fd(struct loop *l, int fd) {
+        struct watch *w = watch_get(l, fd, false);
+        if (!w || w->kind != WATCH_USER)
+                return;
+        epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+        *w = (struct watch){0};
+}
+
+int loop_add_transfer(struct loop *l, CURL *easy, loop_transfer_cb done, void *userdata) {
+        struct transfer *t = malloc(sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        *t = (struct transfer){.easy = easy, .done = done, .userdata = userdata};
+        curl_easy_setopt(easy, CURLOPT_PRIVATE, t);
+        CURLMcode mc = curl_multi_add_handle(l->multi, easy);
+        if (mc != CURLM_OK) {
+                free(t);
+                curl_easy_setopt(easy, CURLOPT_PRIVATE, NULL);
+                return mc == CURLM_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
+        }
+        t->next = l->head;
+        if (l->head)
+                l->head->prev = t;
+        l->head = t;
+        l->transfers++;
+        return 0;
+}
+
+void loop_remove_transfer(struct loop *l, CURL *easy) {
+        struct transfer *t = NULL;
+        curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
+        if (!t)
+                return; /* finished already, or never added */
+        curl_multi_remove_handle(l->multi, easy);
+        curl_easy_setopt(easy, CURLOPT_PRIVATE, NULL);
+        transfer_unlink(l, t);
+        free(t);
+}
+
+size_t loop_transfers(const struct loop *l) {
+        return l->transfers;
+}
+
+static void finish_transfers(struct loop *l) {
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(l->multi, &left))) {
+                if (msg->msg != CURLMSG_DONE)
+                        continue;
+                CURL *easy = msg->easy_handle;
+                CURLcode result = msg->data.result;
+                struct transfer *t = NULL;
+                curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
+                curl_multi_remove_handle(l->multi, easy);
+                curl_easy_setopt(easy, CURLOPT_PRIVATE, NULL);
+                if (t) {
+                        transfer_unlink(l, t);
+                        struct transfer copy = *t;
+                        free(t);
+                        if (copy.done)
+                                copy.done(l, easy, result, copy.userdata);
+                }
+        }
+}
+
+static void read_signals(struct loop *l) {
+        struct signalfd_siginfo si;
+        while (read(l->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+                if (!l->signal)
+                        l->signal = (int)si.ssi_signo;
+                l->signal_pending = true;
+        }
+}
+
+#define MAX_EVENTS 256
+
+int loop_iterate(struct loop *l, usec_t until) {
+        struct epoll_event events[MAX_EVENTS];
+        int running;
+
+        for (;;) {
+                if (l->signal_pending) {
+                        l->signal_pending = false;
+                        return -EINTR;
+                }
+                usec_t now = now_usec();
+                if (l->curl_deadline != USEC_INFINITY && l->curl_deadline <= now) {
+                        l->curl_deadline = USEC_INFINITY;
+                        l->wake = now;
+                        curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+                        finish_transfers(l);
+                        return 0;
+                }
+                if (until != USEC_INFINITY && until <= now)
+                        return -ETIME;
+                usec_t wake = MIN(until, l->curl_deadline);
+                int n = epoll_wait(l->epfd, events, MAX_EVENTS, usec_to_timeout_ms(wake, now));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        continue; /* a deadline passed: handled at the top */
+                l->wake = now_usec();
+                for (int i = 0; i < n; i++) {
+                        int fd = events[i].data.fd;
+                        struct watch *w = watch_get(l, fd, false);
+                        if (!w)
+                                continue;
+                        switch (w->kind) {
+                        case WATCH_CURL: {
+                                int flags = 0;
+                                if (events[i].events & EPOLLIN)
+                                        flags |= CURL_CSELECT_IN;
+                                if (events[i].events & EPOLLOUT)
+                                        flags |= CURL_CSELECT_OUT;
+                                if (events[i].events & (EPOLLERR | EPOLLHUP))
+                                        flags |= CURL_CSELECT_ERR;
+                                curl_multi_socket_action(l->multi, fd, flags, &running);
+                                break;
+                        }
+                        case WATCH_USER:
+                                w->cb(l, fd, events[i].events, w->userdata);
+                                break;
+                        case WATCH_SIGNAL:
+                                read_signals(l);
+                                break;
+                        case WATCH_NONE:
+                                break; /* unwatched by an earlier callback in this batch */
+                        }
+                }
+                finish_transfers(l);
+                if (l->signal_pending) {
+                        l->signal_pending = false;
+                        return -EINTR;
+                }
+                return 0;
+        }
+}
+
+int loop_catch_signals(struct loop *l) {
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return -errno;
+        int fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        struct watch *w = watch_get(l, fd, true);
+        if (!w) {
+                close(fd);
+                return -ENOMEM;
+        }
+        int r = epoll_set(l, fd, EPOLLIN, false);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        *w = (struct watch){.kind = WATCH_SIGNAL, .events = EPOLLIN};
+        l->sigfd = fd;
+        return 0;
+}
+
+usec_t loop_wake_time(const struct loop *l) {
+        return l->wake;
+}
+
+int loop_signal(const struct loop *l) {
+        return l->signal;
+}
+
+void loop_interrupt(struct loop *l, int sig) {
+        if (!l->signal)
+                l->signal = sig;
+        l->signal_pending = true;
+}

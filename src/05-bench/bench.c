@@ -1,0 +1,1953 @@
+/* bench.c -- the load generator: streaming requests on the shared loop, closed and open loop. */
+#include "05-bench/bench.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+
+#include "04-gate/detect.h"
+#include "03-io/http.h"
+#include "01-base/metrics.h"
+#include "02-text/objective.h"
+#include "03-io/openai.h"
+#include "03-io/sse.h"
+
+/* libcurl's receive buffer per handle. SSE chunks are small; 16 KiB is libcurl's default
+ * and keeps one read per burst. It is most of a stream's memory (docs/bench.md). */
+#define BENCH_RECV_BUFFER 16384L
+/* A request body (prompt included) may not grow past this. */
+#define BENCH_MAX_BODY ((size_t)16 << 20)
+#define BENCH_DEFAULT_TIMEOUT (10 * 60 * USEC_PER_SEC)
+/* What is kept of a failed request's error body or error event, for first_error. */
+#define BENCH_ERROR_BODY ((size_t)4096)
+/* Bytes of the server's words quoted in first_error. */
+#define BENCH_ERROR_EXCERPT 200
+/* prefix_repetition: the prompt indices its prefixes are made from (bench_prompt_chars's
+ * "NNNNNNNN:" tag), apart from the requests' own (which start at 0). */
+#define BENCH_PREFIX_INDEX UINT64_C(90000000)
+#define BENCH_PREFIX_SPAN UINT64_C(10000000)
+/* Counting by /tokenize (docs/metrics.md "Output tokens"): the streamed text kept per
+ * request (past it, the text is cut and the count is the larger of the cut text's and the
+ * chunks), and the requests of a level counted that way (later ones count their chunks). */
+#define BENCH_MAX_TEXT ((size_t)1 << 20)
+#define BENCH_MAX_TOKENIZED 4096
+
+struct bench;
+
+/* One request of the workload as plan_build made it; request i of the run is entry
+ * i % n_plan. */
+struct plan_entry {
+        const char *text;      /* the prompt as given (dataset or prompt file; borrowed), or NULL:
+                                  synthetic text made for each request */
+        int tokens;            /* synthetic: its length in tokens (prefix_repetition: the suffix's) */
+        size_t chars;          /* ... in characters when calibrated; 0: `tokens` words (bench_prompt) */
+        int group;             /* prefix_repetition: whose prefix it starts with; -1: none */
+        int output;            /* max_tokens */
+        int64_t prompt_tokens; /* a dataset text's length as sized; -1 unknown */
+};
+
+/* One check under load of the current level. */
+struct probe {
+        struct bench *b;
+        const struct check_spec *spec;
+        bool stream;
+        struct check_probe *p;   /* NULL until sent */
+        bool done;
+};
+
+/* One request slot: reused request after request, so the easy handle, its connection and
+ * the parser buffers are set up once per slot, not once per request. */
+struct breq {
+        struct bench *b;
+        CURL *easy;
+        struct sse sse;
+        struct buf body;
+        struct buf errbody;   /* a non-200 body or an error event's data, capped */
+        struct buf text;      /* the streamed content and reasoning, when counted by /tokenize */
+        struct curl_slist *headers; /* the common headers plus this request's X-Request-Id */
+        struct bench_record rec;
+        uint64_t index;       /* position in the level, warm-up included */
+        uint64_t seq;         /* the N of its X-Request-Id: gauntlet-RUN-N */
+        usec_t now;           /* arrival time of the bytes being parsed */
+        usec_t last_chunk;    /* arrival of the previous content chunk, for ITL */
+        usec_t read_wake;     /* the wake-up of the last body bytes, to count reads */
+        long status;          /* HTTP status, 0 until the first body byte */
+        bool warmup;          /* not counted */
+        bool saw_end;         /* [DONE] or a finish_reason arrived */
+        bool saw_done;        /* [DONE] arrived: later events are ignored */
+        bool resent;          /* already sent again on a new connection (once at most) */
+        bool keep_sent;       /* resent: rec.sent stays the first send's */
+        bool busy;
+        struct breq *next_free;
+};
+
+struct bench {
+        struct loop *l;
+        const struct bench_target *t;
+        const struct bench_spec *spec;
+        char *url;
+        struct curl_slist *headers; /* common to every request; copied into each slot's list */
+        char run_id[9];       /* hex, in every X-Request-Id of this run */
+        uint64_t request_seq; /* across levels, warm-up included: the N of X-Request-Id */
+        struct breq **pool;   /* every slot ever made */
+        size_t n_pool;
+        struct breq *free_list;
+        struct bench_level lv;
+        int cap;              /* requests in flight at most */
+        int inflight;
+        uint64_t issued;      /* requests started at this level, warm-up included */
+        uint64_t total;       /* warm-up + counted; UINT64_MAX with a duration until it ends */
+        usec_t stop_at;       /* duration: no counted send scheduled at or after this */
+        usec_t t0;            /* level start */
+        bool open;            /* open loop */
+        struct bench_sched sched;
+        usec_t next_due;      /* open loop: scheduled time of the next send */
+        int tfd;              /* open loop: absolute CLOCK_MONOTONIC timer for next_due */
+        uint64_t prompt_index;/* across levels, so prompts never repeat */
+        struct plan_entry *plan; /* the workload's requests, sent in turn (plan_build) */
+        size_t n_plan;
+        bool plan_texts;      /* its prompts are the dataset's or a file's texts, not synthetic */
+        int prefix_tokens;    /* prefix_repetition: the shared prefix, in tokens (or words) */
+        size_t prefix_chars;  /* ... in characters when calibrated; 0: prefix_tokens words */
+        uint64_t level_seq;   /* levels started: each has its own prefixes */
+        json_t *calibration;  /* what the calibration found, for every level; NULL: none */
+        json_t *workload;     /* the dataset and arrivals as run, for every level */
+        struct probe *probes; /* the checks under load, the same at every level */
+        size_t n_probes;
+        size_t probes_sent;   /* at this level */
+        bool tokenize;        /* output counted by the server's /tokenize (the calibration used it) */
+        struct counted *counted; /* this level's completed requests waiting for their count */
+        size_t n_counted;
+        json_t *samples;      /* NULL when not wanted */
+        bool samples_full;
+        int error;            /* sticky failure from inside a callback (-ENOMEM) */
+        /* Stopping early (docs/metrics.md "Failures decide"): */
+        usec_t last_byte;     /* this level: when the last response byte of any request came */
+        const char *stopped;  /* why this level stopped early; then no later level runs.
+                               * NULL: it did not. Static text. */
+        uint64_t cancelled;   /* requests (and checks) in flight when it stopped: not counted */
+        uint64_t unsent;      /* requests of the level never sent because it stopped */
+};
+
+static void breq_free(struct breq *q) {
+        if (!q)
+                return;
+        if (q->easy)
+                curl_easy_cleanup(q->easy);
+        sse_release(&q->sse);
+        buf_release(&q->body);
+        buf_release(&q->errbody);
+        buf_release(&q->text);
+        curl_slist_free_all(q->headers);
+        free(q);
+}
+
+static void set_error(struct breq *q, const char *fmt, ...) _printf_(2, 3);
+static void set_error(struct breq *q, const char *fmt, ...) {
+        if (q->rec.error[0])
+                return; /* the first reason is the real one */
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(q->rec.error, sizeof(q->rec.error), fmt, ap);
+        va_end(ap);
+}
+
+/* One SSE event of a stream. Returning < 0 stops the stream (the request has failed). */
+static int on_event(void *userdata, const char *event, const char *data, size_t len) {
+        struct breq *q = userdata;
+        q->rec.events++;
+        q->b->lv.events++;
+        /* [DONE] ends the stream: a token after it is not one a client would see */
+        if (q->saw_done) {
+                if (!q->warmup)
+                        q->b->lv.after_done++;
+                return 0;
+        }
+        if (strcmp(event, "error") == 0) {
+                set_error(q, "error_event");
+                (void)buf_append(&q->errbody, data, MIN(len, BENCH_ERROR_BODY - 1));
+                return -EPROTO;
+        }
+        if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+                q->saw_end = true;
+                q->saw_done = true;
+                return 0;
+        }
+        struct bench_event ev;
+        if (bench_event_parse_text(data, len, &ev, q->b->tokenize && !q->warmup ? &q->text : NULL) < 0) {
+                set_error(q, "bad_event");
+                return -EBADMSG;
+        }
+        if (ev.error) {
+                set_error(q, "error_event");
+                (void)buf_append(&q->errbody, data, MIN(len, BENCH_ERROR_BODY - 1));
+                return -EPROTO;
+        }
+        if (ev.token) {
+                if (q->rec.chunks == 0)
+                        q->rec.first_token = q->now;
+                else if (!q->warmup)
+                        bench_level_itl(&q->b->lv, q->now - q->last_chunk);
+                q->last_chunk = q->now;
+                q->rec.chunks++;
+        }
+        if (ev.finish)
+                q->saw_end = true;
+        if (ev.timings) {
+                q->rec.timings = true;
+                q->rec.t_prompt_n = ev.t_prompt_n;
+                q->rec.t_prompt_ms = ev.t_prompt_ms;
+                q->rec.t_predicted_n = ev.t_predicted_n;
+                q->rec.t_predicted_ms = ev.t_predicted_ms;
+                q->rec.t_predicted_per_token_ms = ev.t_predicted_per_token_ms;
+        }
+        if (ev.usage) {
+                if (ev.completion_tokens >= 0)
+                        q->rec.output_tokens = ev.completion_tokens;
+                if (ev.prompt_tokens >= 0)
+                        q->rec.prompt_tokens = ev.prompt_tokens;
+        }
+        return 0;
+}
+
+/* libcurl calls this on the connection it picked, right before it writes the request: the
+ * moment TTFT and end-to-end latency count from. Between the schedule and this lies the
+ * client's own delay (building the body, other requests of the same burst), which
+ * send_delay reports. */
+static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip, int conn_primary_port,
+                     int conn_local_port) {
+        struct breq *q = userdata;
+        if (!q->keep_sent)
+                q->rec.sent = now_usec();
+        return CURL_PREREQFUNC_OK;
+}
+
+static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
+        struct breq *q = userdata;
+        size_t len = size * n;
+        /* One timestamp per read: events that arrived together arrived at the same time.
+         * The data was there when epoll_wait returned; the callbacks of the same batch that
+         * ran before this one are the client's delay, not the server's. A read driven by a
+         * timeout rather than a wake-up (wake older than the send) takes the time now. */
+        usec_t wake = loop_wake_time(q->b->l);
+        /* libcurl hands over each HTTP chunk of a read on its own: one read per wake-up. */
+        if (wake != q->read_wake) {
+                q->read_wake = wake;
+                q->b->lv.reads++;
+        }
+        q->now = wake > q->rec.sent && wake > q->last_chunk ? wake : now_usec();
+        q->b->last_byte = q->now;
+        if (!q->status)
+                curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
+        if (q->status != 200) {
+                /* the status is the verdict; the start of the body says why */
+                if (q->errbody.len < BENCH_ERROR_BODY - 1)
+                        (void)buf_append(&q->errbody, p, MIN(len, BENCH_ERROR_BODY - 1 - q->errbody.len));
+                return len;
+        }
+        int r = sse_feed(&q->sse, p, len);
+        if (r < 0) {
+                if (r == -E2BIG)
+                        set_error(q, "sse_limit");
+                return 0; /* makes libcurl end the transfer with CURLE_WRITE_ERROR */
+        }
+        return len;
+}
+
+static void classify(struct breq *q, CURLcode result) {
+        struct bench_record *rec = &q->rec;
+        if (!q->status)
+                curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
+        if (q->status && q->status != 200) {
+                rec->error[0] = '\0';
+                set_error(q, "http_%ld", q->status);
+        } else if (result == CURLE_OK) {
+                q->now = now_usec();
+                if (sse_finish(&q->sse) < 0 && !rec->error[0])
+                        set_error(q, "bad_event");
+                if (!rec->error[0] && !q->saw_end)
+                        set_error(q, "closed");
+                if (!rec->error[0] && rec->chunks == 0)
+                        set_error(q, "no_tokens");
+        } else {
+                switch (result) {
+                case CURLE_OPERATION_TIMEDOUT:
+                        set_error(q, "timeout");
+                        break;
+                case CURLE_COULDNT_CONNECT:
+                case CURLE_COULDNT_RESOLVE_HOST:
+                        set_error(q, "connect");
+                        break;
+                case CURLE_GOT_NOTHING:
+                case CURLE_RECV_ERROR:
+                case CURLE_SEND_ERROR:
+                case CURLE_PARTIAL_FILE:
+                        set_error(q, "closed");
+                        break;
+                default:
+                        set_error(q, "curl_%d", (int)result);
+                        break;
+                }
+        }
+        rec->ok = !rec->error[0];
+        rec->aborted = !rec->ok && rec->chunks > 0;
+}
+
+static double ms(usec_t u) {
+        return (double)u / 1e3;
+}
+
+static int add_sample(struct bench *b, const struct bench_record *r, uint64_t index, uint64_t seq) {
+        if (!b->samples)
+                return 0;
+        if (json_array_size(b->samples) >= BENCH_MAX_SAMPLES) {
+                b->samples_full = true;
+                return 0;
+        }
+        int64_t out = MAX(r->counted_tokens, (int64_t)r->chunks); /* gauntlet's count, as the level's */
+        json_t *o = json_pack("{s:i, s:I, s:b, s:f, s:f, s:f, s:I, s:I, s:I}",
+                              "concurrency", b->lv.concurrency,
+                              "index", (json_int_t)(index - (uint64_t)b->spec->warmup),
+                              "ok", r->ok,
+                              "scheduled_ms", ms(r->scheduled - b->t0),
+                              "send_delay_ms", ms(r->sent > r->scheduled ? r->sent - r->scheduled : 0),
+                              "e2e_ms", ms(r->done - r->sent),
+                              "chunks", (json_int_t)r->chunks,
+                              "output_tokens", (json_int_t)r->output_tokens,
+                              "prompt_tokens", (json_int_t)r->prompt_tokens);
+        if (!o)
+                return -ENOMEM;
+        if (r->chunks > 0)
+                json_object_set_new(o, "ttft_ms", json_real(ms(r->first_token - r->sent)));
+        if (r->counted_tokens > 0)
+                json_object_set_new(o, "counted_tokens", json_integer(r->counted_tokens));
+        if (r->ok && out > 1)
+                json_object_set_new(o, "tpot_ms", json_real(ms((r->done - r->first_token) / (usec_t)(out - 1))));
+        if (!r->ok)
+                json_object_set_new(o, "error", json_string(r->error));
+        if (r->connect)
+                json_object_set_new(o, "connect_ms", json_real(ms(r->connect)));
+        if (r->timings)
+                json_object_set_new(o, "server_timings",
+                                    json_pack("{s:f, s:f, s:f, s:f, s:f}", "prompt_n", r->t_prompt_n, "prompt_ms",
+                                              r->t_prompt_ms, "predicted_n", r->t_predicted_n, "predicted_ms",
+                                              r->t_predicted_ms, "predicted_per_token_ms", r->t_predicted_per_token_ms));
+        json_object_set_new(o, "request_id",
+                            json_sprintf("gauntlet-%s-%llu", b->run_id, (unsigned long long)seq));
+        return json_array_append_new(b->samples, o) < 0 ? -ENOMEM : 0;
+}
+
+static int issue_due(struct bench *b);
+
+/* Whether the level's failures already exceed what the failure gate allows, whatever the
+ * requests still to come do (bench_target.stop_when_failed). A share of a level with a
+ * duration is not known before its end. */
+static bool failures_decided(const struct bench *b) {
+        const struct bench_spec *spec = b->spec;
+        if (!b->t->stop_when_failed || b->lv.failed == 0)
+                return false;
+        if (spec->max_failure_share > 0 && spec->duration)
+                return false;
+        uint64_t planned = spec->duration ? UINT64_MAX : (uint64_t)spec->requests;
+        return b->lv.failed > bench_failures_allowed(spec, planned);
+}
+
+/* Whether a request died on a kept-alive connection that the server had already closed:
+ * nothing came back, and libcurl made no new connection for it. Such a request never
+ * reached the server as far as anyone can tell, so it is sent again once on a new
+ * connection instead of counting as the server's failure. */
+static bool died_on_reused_connection(struct breq *q, CURLcode result) {
+        if (q->resent || q->status || q->rec.chunks || q->rec.first_token)
+                return false;
+        if (result != CURLE_GOT_NOTHING && result != CURLE_SEND_ERROR && result != CURLE_RECV_ERROR)
+                return false;
+        long code = 0, connects = -1;
+        if (curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &code) != CURLE_OK || code != 0)
+                return false;
+        return curl_easy_getinfo(q->easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects == 0;
+}
+
+/* The server's words for a failed request: the message of its error body or event, else
+ * the start of that body, else libcurl's words for a transfer error. Caller frees. */
+static char *failure_detail(struct breq *q, CURLcode result) {
+        if (q->errbody.len) {
+                _cleanup_free_ char *m = openai_error_message(q->errbody.data, q->errbody.len);
+                return m ? detect_excerpt(m, strlen(m), 0, BENCH_ERROR_EXCERPT)
+                         : detect_excerpt(q->errbody.data, q->errbody.len, 0, BENCH_ERROR_EXCERPT);
+        }
+        if (result != CURLE_OK)
+                return strdup(curl_easy_strerror(result));
+        return NULL;
+}
+
+/* A completed request of a bench that counts by /tokenize waits for its count until the
+ * level ends (count_deferred): the count's requests never share the server with the load.
+ * 1 when deferred, 0 when it is counted now by its chunks, -ENOMEM. */
+struct counted {
+        struct bench_record rec;
+        char *text;
+        uint64_t index, seq;
+};
+
+static int defer_count(struct bench *b, struct breq *q) {
+        if (!b->tokenize || !q->rec.ok || b->n_counted >= BENCH_MAX_TOKENIZED || q->text.len == 0)
+                return 0;
+        struct counted *v = realloc(b->counted, (b->n_counted + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        b->counted = v;
+        char *text = strndup(q->text.data, q->text.len);
+        if (!text)
+                return -ENOMEM;
+        v[b->n_counted++] = (struct counted){.rec = q->rec, .text = text, .index = q->index, .seq = q->seq};
+        v[b->n_counted - 1].rec.detail = NULL;
+        return 1;
+}
+
+static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata) {
+        struct breq *q = userdata;
+        struct bench *b = q->b;
+        if (died_on_reused_connection(q, result)) {
+                usec_t first_send = q->rec.sent;
+                q->resent = true;
+                curl_easy_setopt(q->easy, CURLOPT_FRESH_CONNECT, 1L);
+                sse_release(&q->sse);
+                sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
+                q->saw_end = q->saw_done = false;
+                int r = loop_add_transfer(l, easy, on_done, q);
+                if (r == 0) {
+                        if (!q->warmup)
+                                b->lv.resent++;
+                        q->rec.sent = first_send; /* on_prereq moves it; the wait counts */
+                        q->keep_sent = true;
+                        return;
+                }
+        }
+        /* The end, like a chunk, counts from the wake-up in which libcurl saw it (the last
+         * bytes, or the error), not from when this callback got its turn. */
+        usec_t wake = loop_wake_time(l);
+        q->rec.done = wake > q->rec.sent && wake >= q->now ? wake : now_usec();
+        long connects = 0;
+        curl_off_t connect_us = 0;
+        if (curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0 &&
+            curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us) == CURLE_OK && connect_us > 0)
+                q->rec.connect = (usec_t)connect_us;
+        classify(q, result);
+        /* A request that timed out while no byte of any request came back since it was
+         * sent: the server has stopped answering. The requests after it would each wait a
+         * whole request_timeout for nothing. (A warm-up one counts then: it is the level's
+         * only measurement.) */
+        bool hung = !q->rec.ok && strcmp(q->rec.error, "timeout") == 0 && b->last_byte < q->rec.sent;
+        bool counted = !q->warmup || (hung && !b->stopped);
+        _cleanup_free_ char *detail = NULL;
+        if (!q->rec.ok && counted && !b->lv.first_error[0])
+                q->rec.detail = detail = failure_detail(q, result);
+        if (counted) {
+                int r = defer_count(b, q);
+                if (r == 0 && (r = bench_level_add(&b->lv, &q->rec)) >= 0)
+                        r = add_sample(b, &q->rec, q->index, q->seq);
+                if (r < 0 && !b->error)
+                        b->error = r;
+        }
+        q->busy = false;
+        q->next_free = b->free_list;
+        b->free_list = q;
+        b->inflight--;
+        if (!b->stopped && hung)
+                b->stopped = "the server stopped answering: a request timed out with no byte of any request since "
+                             "it was sent";
+        else if (!b->stopped && failures_decided(b))
+                b->stopped = "failures over max_failures decided the verdict";
+        if (b->stopped)
+                return; /* the rest is cancelled once this wake-up's callbacks are done (run_level) */
+        int r = issue_due(b);
+        if (r < 0 && !b->error)
+                b->error = r;
+}
+
+static int slot_get(struct bench *b, struct breq **ret) {
+        struct breq *q = b->free_list;
+        if (q) {
+                b->free_list = q->next_free;
+                *ret = q;
+                return 0;
+        }
+        struct breq **pool = realloc(b->pool, (b->n_pool + 1) * sizeof(*pool));
+        if (!pool)
+                return -ENOMEM;
+        b->pool = pool;
+        q = calloc(1, sizeof(*q));
+        if (!q)
+                return -ENOMEM;
+        q->b = b;
+        q->easy = curl_easy_init();
+        if (!q->easy) {
+                free(q);
+                return -ENOMEM;
+        }
+        buf_init(&q->body, BENCH_MAX_BODY);
+        buf_init(&q->errbody, BENCH_ERROR_BODY);
+        buf_init(&q->text, BENCH_MAX_TEXT);
+        sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
+        b->pool[b->n_pool++] = q;
+        *ret = q;
+        return 0;
+}
+
+static int build_body(struct bench *b, struct breq *q) {
+        const struct bench_spec *spec = b->spec;
+        const struct bench_target *t = b->t;
+        _cleanup_buf_ struct buf prompt;
+        buf_init(&prompt, BENCH_MAX_BODY);
+        uint64_t pi = b->prompt_index++;
+        const struct plan_entry *e = &b->plan[pi % b->n_plan];
+        int r = 0;
+        if (e->group >= 0 && b->prefix_tokens > 0) {
+                /* the group's prefix, the same for every request of the group at this level,
+                 * then the request's own text */
+                uint64_t gi = BENCH_PREFIX_INDEX + (b->level_seq * (uint64_t)spec->dataset.num_prefixes +
+                                                    (uint64_t)e->group) % BENCH_PREFIX_SPAN;
+                r = b->prefix_chars ? bench_prompt_chars(spec->seed, gi, b->prefix_chars, &prompt)
+                                    : bench_prompt(spec->seed, gi, b->prefix_tokens, &prompt);
+                if (r >= 0 && e->tokens > 0)
+                        r = buf_puts(&prompt, " ");
+        }
+        if (r < 0)
+                return r;
+        if (e->text)
+                r = buf_puts(&prompt, e->text);
+        else if (e->group >= 0 && e->tokens == 0)
+                r = 0;
+        else if (e->chars)
+                r = bench_prompt_chars(spec->seed, pi, e->chars, &prompt);
+        else
+                r = bench_prompt(spec->seed, pi, e->tokens, &prompt);
+        if (r < 0)
+                return r;
+        json_t *o = json_pack("{s:b, s:i, s:{s:b}}", "stream", 1, "max_tokens", e->output,
+                              "stream_options", "include_usage", 1);
+        if (!o)
+                return -ENOMEM;
+        if (t->model)
+                json_object_set_new(o, "model", json_string(t->model));
+        if (spec->chat)
+                json_object_set_new(o, "messages",
+                                    json_pack("[{s:s, s:s}]", "role", "user", "content", buf_str(&prompt)));
+        else
+                json_object_set_new(o, "prompt", json_string(buf_str(&prompt)));
+        if (t->profile && t->profile->takes_ignore_eos) {
+                /* Exactly the asked output: no early end of sequence. */
+                json_object_set_new(o, "ignore_eos", json_true());
+                json_object_set_new(o, "min_tokens", json_integer(e->output));
+        }
+        char *s = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        if (!s)
+                return -ENOMEM;
+        buf_reset(&q->body);
+        r = buf_puts(&q->body, s);
+        free(s);
+        return r;
+}
+
+/* Appends a copy of s to *l; -ENOMEM leaves *l as it was. */
+static int slist_add(struct curl_slist **l, const char *s) {
+        struct curl_slist *n = curl_slist_append(*l, s);
+        if (!n)
+                return -ENOMEM;
+        *l = n;
+        return 0;
+}
+
+/* Each request says who it is, X-Request-Id: gauntlet-RUN-N (RUN differs per bench_run, N
+ * counts every request of the run), so a server's log, or a server that records what it
+ * did per request, can be matched to the raw samples. */
+static int set_headers(struct bench *b, struct breq *q) {
+        curl_slist_free_all(q->headers);
+        q->headers = NULL;
+        for (const struct curl_slist *h = b->headers; h; h = h->next)
+                if (slist_add(&q->headers, h->data) < 0)
+                        return -ENOMEM;
+        char rid[64];
+        snprintf(rid, sizeof(rid), "X-Request-Id: gauntlet-%s-%llu", b->run_id, (unsigned long long)q->seq);
+        return slist_add(&q->headers, rid);
+}
+
+static int start_request(struct bench *b, usec_t scheduled) {
+        struct breq *q;
+        int r = slot_get(b, &q);
+        if (r < 0)
+                return r;
+        q->index = b->issued;
+        q->seq = b->request_seq;
+        q->warmup = q->index < (uint64_t)b->spec->warmup;
+        q->rec = (struct bench_record){.scheduled = scheduled, .output_tokens = -1, .prompt_tokens = -1};
+        q->status = 0;
+        q->saw_end = false;
+        q->saw_done = false;
+        q->resent = false;
+        q->keep_sent = false;
+        buf_reset(&q->errbody);
+        buf_reset(&q->text);
+        curl_easy_setopt(q->easy, CURLOPT_FRESH_CONNECT, 0L);
+        q->last_chunk = 0;
+        q->read_wake = 0;
+        sse_release(&q->sse);
+        sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
+        r = build_body(b, q);
+        if (r < 0)
+                goto fail;
+        r = set_headers(b, q);
+        if (r < 0)
+                goto fail;
+
+        CURL *e = q->easy;
+        usec_t timeout = b->t->request_timeout ? b->t->request_timeout : BENCH_DEFAULT_TIMEOUT;
+        curl_easy_setopt(e, CURLOPT_URL, b->url);
+        curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, q->headers);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, q->body.data);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->body.len);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, q);
+        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / USEC_PER_MSEC));
+        curl_easy_setopt(e, CURLOPT_BUFFERSIZE, BENCH_RECV_BUFFER);
+        curl_easy_setopt(e, CURLOPT_NOPROGRESS, 1L);
+        curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
+        curl_easy_setopt(e, CURLOPT_PREREQDATA, q);
+
+        /* Until libcurl really sends it (on_prereq), a request counts as sent now. */
+        q->rec.sent = now_usec();
+        r = loop_add_transfer(b->l, e, on_done, q);
+        if (r < 0)
+                goto fail;
+        q->busy = true;
+        b->issued++;
+        b->request_seq++;
+        b->inflight++;
+        if (!q->warmup && b->spec->duration && b->stop_at == USEC_INFINITY)
+                b->stop_at = q->rec.sent + b->spec->duration;
+        return 0;
+fail:
+        q->next_free = b->free_list;
+        b->free_list = q;
+        return r;
+}
+
+static int arm_timer(struct bench *b, usec_t when) {
+        struct itimerspec its = {
+                .it_value = {.tv_sec = (time_t)(when / USEC_PER_SEC),
+                             .tv_nsec = (long)(when % USEC_PER_SEC) * 1000},
+        };
+        if (timerfd_settime(b->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Whether the level has sends left; ends a duration level once its time is up. */
+static bool more_to_send(struct bench *b, usec_t due) {
+        if (b->issued >= b->total)
+                return false;
+        if (b->stop_at != USEC_INFINITY && due >= b->stop_at) {
+                b->total = b->issued;
+                return false;
+        }
+        return true;
+}
+
+static void on_probe_done(void *userdata) {
+        struct probe *pr = userdata;
+        struct bench *b = pr->b;
+        pr->done = true;
+        b->inflight--;
+        int r = issue_due(b);
+        if (r < 0 && !b->error)
+                b->error = r;
+}
+
+/* Starts the next check under load when the level's warm-up is out and the cap allows.
+ * Returns 1 when it started one, 0 when none was due. */
+static int issue_probe(struct bench *b) {
+        if (b->probes_sent >= b->n_probes || b->issued < (uint64_t)b->spec->warmup || b->inflight >= b->cap)
+                return 0;
+        struct probe *pr = &b->probes[b->probes_sent];
+        int r = check_probe_start(b->l, b->t->checks_target, pr->spec, pr->stream, on_probe_done, pr, &pr->p);
+        if (r < 0)
+                return r;
+        b->probes_sent++;
+        if (check_probe_finished(pr->p)) { /* judged without a request */
+                pr->done = true;
+                return 1;
+        }
+        b->inflight++;
+        return 1;
+}
+
+/* Sends everything that is due and allowed by the cap; arms the timer for what is not due.
+ * Checks under load go first. */
+static int issue_due(struct bench *b) {
+        for (;;) {
+                if (b->stopped)
+                        return 0;
+                int rp = issue_probe(b);
+                if (rp < 0)
+                        return rp;
+                if (rp > 0)
+                        continue;
+                usec_t now = now_usec();
+                usec_t due = b->open ? b->next_due : now;
+                if (!more_to_send(b, due) || b->inflight >= b->cap)
+                        return 0;
+                if (due > now)
+                        return arm_timer(b, due);
+                int r = start_request(b, due);
+                if (r < 0)
+                        return r;
+                if (b->open)
+                        b->next_due = b->t0 + bench_sched_next(&b->sched);
+        }
+}
+
+static void on_timer(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        struct bench *b = userdata;
+        uint64_t expirations;
+        if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN && !b->error)
+                b->error = -errno;
+        int r = issue_due(b);
+        if (r < 0 && !b->error)
+                b->error = r;
+}
+
+static long rss_kb(void) {
+        _cleanup_free_ char *s = NULL;
+        if (read_file_capped("/proc/self/statm", 4096, &s, NULL) < 0)
+                return -1;
+        unsigned long size, resident;
+        if (sscanf(s, "%lu %lu", &size, &resident) != 2)
+                return -1;
+        return (long)(resident * (unsigned long)sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static double tv_s(struct timeval tv) {
+        return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+static void probes_reset(struct bench *b) {
+        for (size_t i = 0; i < b->n_probes; i++) {
+                check_probe_free(b->probes[i].p);
+                b->probes[i].p = NULL;
+                b->probes[i].done = false;
+        }
+        b->probes_sent = 0;
+}
+
+/* One run per spec and stream mode, as checks_run would make them (no models check). */
+static int probes_init(struct bench *b) {
+        const struct bench_target *t = b->t;
+        if (!t->checks || !t->checks_target)
+                return 0;
+        size_t n = 0;
+        for (size_t i = 0; i < t->n_checks; i++)
+                if (t->checks[i].mode != CHECK_MODELS)
+                        n += t->checks[i].stream == STREAM_BOTH ? 2 : 1;
+        if (!n)
+                return 0;
+        if (!(b->probes = calloc(n, sizeof(*b->probes))))
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_checks; i++) {
+                const struct check_spec *c = &t->checks[i];
+                if (c->mode == CHECK_MODELS)
+                        continue;
+                for (int pass = 0; pass < (c->stream == STREAM_BOTH ? 2 : 1); pass++)
+                        b->probes[b->n_probes++] = (struct probe){
+                                .b = b, .spec = c, .stream = c->stream == STREAM_BOTH ? pass == 1 : c->stream == STREAM_YES};
+        }
+        return 0;
+}
+
+/* The level's checks under load: name, verdict, cause, evidence, latency, the answer's
+ * start. */
+static int probes_json(struct bench *b, json_t **ret) {
+        json_t *a = json_array();
+        if (!a)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n_probes; i++) {
+                if (!b->probes[i].done)
+                        continue; /* cancelled with the level (stop_level) */
+                struct check_result res = {0};
+                int r = check_probe_result(b->probes[i].p, &res);
+                if (r < 0) {
+                        json_decref(a);
+                        return r;
+                }
+                _cleanup_free_ char *out = detect_excerpt(res.output ? res.output : "", res.output ? strlen(res.output) : 0,
+                                                          0, CHECK_EVIDENCE_EXCERPT);
+                json_t *o = json_pack("{s:s, s:s, s:s?, s:s?, s:f, s:s?}", "name", res.name ? res.name : "",
+                                      "verdict", verdict_to_string(res.verdict), "cause", res.cause, "evidence",
+                                      res.evidence, "latency_ms", (double)res.latency / 1e3, "output", out);
+                check_result_release(&res);
+                if (!o || json_array_append_new(a, o) < 0) {
+                        json_decref(a);
+                        return -ENOMEM;
+                }
+        }
+        *ret = a;
+        return 0;
+}
+
+/* ---- pre-connect: the level's connections exist before its first request ------------- */
+
+struct preconnect {
+        int pending;
+        int ok;
+};
+
+static void preconnect_done(struct http_transfer *t, void *userdata) {
+        struct preconnect *p = userdata;
+        struct http_response *resp = http_transfer_response(t);
+        p->pending--;
+        if (resp->error == 0 && resp->status > 0)
+                p->ok++;
+}
+
+/* Opens n connections to the server, each used once (GET /v1/models) so that the server has
+ * accepted it, and leaves them in the loop's pool for the level: the first wave of a level
+ * that starts n streams at once then pays no connection set-up inside its TTFT (a server
+ * that closes connections after each answer makes this moot; connect_ms then shows it).
+ * Returns how many were opened. */
+static int preconnect(struct bench *b, int n) {
+        const char *base = b->t->base_url;
+        size_t blen = strlen(base);
+        while (blen > 0 && base[blen - 1] == '/')
+                blen--;
+        _cleanup_free_ char *url = strdup_printf("%.*s/v1/models", (int)blen, base);
+        struct http_transfer **ts = calloc((size_t)n, sizeof(*ts));
+        if (!url || !ts) {
+                free(ts);
+                return -ENOMEM;
+        }
+        struct preconnect p = {0};
+        struct http_request req = {
+                .method = "GET",
+                .url = url,
+                .timeout = b->t->request_timeout ? b->t->request_timeout : BENCH_DEFAULT_TIMEOUT,
+                .max_body = (size_t)1 << 20,
+        };
+        int r = 0;
+        for (int i = 0; i < n && r >= 0; i++) {
+                r = http_start(b->l, &req, preconnect_done, &p, &ts[i]);
+                if (r >= 0)
+                        p.pending++;
+        }
+        while (r >= 0 && p.pending > 0) {
+                r = loop_iterate(b->l, USEC_INFINITY);
+                if (r == -ETIME)
+                        r = 0;
+                if (r >= 0 && b->t->should_abort && b->t->should_abort(b->t->abort_userdata))
+                        r = -ECANCELED;
+        }
+        for (int i = 0; i < n; i++)
+                http_transfer_free(ts[i]);
+        free(ts);
+        return r < 0 ? r : p.ok;
+}
+
+/* Ends a level that stopped early: its requests and checks in flight are cancelled (not
+ * counted: neither completed nor failed), the rest is not sent. */
+static void stop_level(struct bench *b) {
+        for (size_t i = 0; i < b->n_pool; i++) {
+                struct breq *q = b->pool[i];
+                if (!q->busy)
+                        continue;
+                loop_remove_transfer(b->l, q->easy);
+                q->busy = false;
+                q->next_free = b->free_list;
+                b->free_list = q;
+                b->cancelled++;
+        }
+        for (size_t i = 0; i < b->n_probes; i++)
+                if (b->probes[i].p && !b->probes[i].done) {
+                        check_probe_free(b->probes[i].p);
+                        b->probes[i].p = NULL;
+                        b->cancelled++;
+                }
+        b->unsent = b->total != UINT64_MAX && b->total > b->issued ? b->total - b->issued : 0;
+        b->inflight = 0;
+}
+
+static int count_deferred(struct bench *b);
+static void counted_clear(struct bench *b);
+
+/* Runs one level to its end. On success the level's JSON is appended to levels. */
+static int run_level(struct bench *b, int concurrency, double rate, json_t *levels) {
+        const struct bench_spec *spec = b->spec;
+        const struct bench_target *t = b->t;
+        _cleanup_json_ json_t *under_load = NULL;
+        int r = bench_level_init(&b->lv, concurrency, rate);
+        if (r < 0)
+                return r;
+        b->lv.slo_ttft = t->slo_ttft;
+        b->lv.slo_tpot = t->slo_tpot;
+        b->lv.max_tokens = spec->output_tokens;
+        b->cap = concurrency;
+        b->inflight = 0;
+        b->issued = 0;
+        b->total = spec->duration ? UINT64_MAX : (uint64_t)spec->warmup + (uint64_t)spec->requests;
+        b->stop_at = USEC_INFINITY;
+        b->open = rate > 0;
+        b->last_byte = 0;
+        b->cancelled = b->unsent = 0;
+        probes_reset(b);
+        bench_sched_init(&b->sched, rate > 0 ? rate : 1, spec->poisson, spec->burstiness, spec->seed);
+        uint64_t first_prompt = b->prompt_index;
+
+        if (!spec->no_preconnect) {
+                if ((r = preconnect(b, concurrency)) < 0)
+                        goto out;
+                b->lv.preconnected = r;
+        }
+
+        struct rusage ru0, ru1, self;
+        getrusage(RUSAGE_THREAD, &ru0);
+        b->lv.rss_kb_start = rss_kb();
+        b->t0 = now_usec();
+        b->next_due = b->t0 + (b->open ? bench_sched_next(&b->sched) : 0);
+
+        r = issue_due(b);
+        while (r >= 0 && !b->error) {
+                if (b->stopped) {
+                        stop_level(b);
+                        break;
+                }
+                if (b->inflight == 0 && !more_to_send(b, b->open ? b->next_due : now_usec()) &&
+                    b->probes_sent >= b->n_probes)
+                        break;
+                r = loop_iterate(b->l, USEC_INFINITY);
+                if (r == -ETIME)
+                        r = 0;
+                if (r >= 0 && t->should_abort && t->should_abort(t->abort_userdata))
+                        r = -ECANCELED;
+        }
+        if (r >= 0 && b->error)
+                r = b->error;
+        if (r < 0)
+                goto out;
+
+        getrusage(RUSAGE_THREAD, &ru1);
+        getrusage(RUSAGE_SELF, &self);
+        b->lv.cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
+        b->lv.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+        b->lv.wall_s = (double)(now_usec() - b->t0) / 1e6;
+        b->lv.rss_kb_peak = self.ru_maxrss;
+        if ((r = count_deferred(b)) < 0)
+                goto out;
+        b->lv.calibration = b->calibration;
+        b->lv.workload = b->workload;
+        if (b->plan_texts && b->prompt_index > b->n_plan &&
+            json_array_append_new(b->lv.warnings,
+                                  json_sprintf("the workload's %zu prompts were sent more than once (%s): a "
+                                               "repeat may be answered from the prefix cache", b->n_plan,
+                                               first_prompt >= b->n_plan ? "this whole level repeats them"
+                                                                         : "this level ran out of them")) < 0)
+                r = -ENOMEM;
+        b->level_seq++;
+        if (r < 0)
+                goto out;
+        if (b->n_probes && (r = probes_json(b, &under_load)) < 0)
+                goto out;
+        b->lv.under_load = under_load;
+        json_t *o = bench_level_json(&b->lv);
+        if (o && b->stopped &&
+            json_array_append_new(json_object_get(o, metric_key(METRIC_WARNINGS)),
+                                  json_sprintf("stopped early: %s; %llu in flight cancelled, %llu not sent, no "
+                                               "later level run",
+                                               b->stopped, (unsigned long long)b->cancelled,
+                                               (unsigned long long)b->unsent)) < 0) {
+                json_decref(o);
+                o = NULL;
+        }
+        if (!o || json_array_append_new(levels, o) < 0)
+                r = -ENOMEM;
+out:
+        counted_clear(b);
+        bench_level_release(&b->lv);
+        return r;
+}
+
+/* ---- prompt calibration: input_tokens in the server's own tokens ---------------------- */
+
+/* A calibration request's limit on answers: a token count or a model list is small. */
+#define CALIB_MAX_BODY ((size_t)1 << 20)
+/* Prompts are searched up to this many characters per asked token. */
+#define CALIB_MAX_CHARS_PER_TOKEN 64
+
+struct calib {
+        struct bench *b;
+        const char *method;   /* "tokenize" or "usage" */
+        int64_t template;     /* usage.prompt_tokens of an empty message: what the chat template
+                                 (or BOS) adds to every prompt; -1 unknown */
+        int64_t context;      /* tokens a request may use, from /v1/models; 0: not said */
+        int requests;         /* sent so far */
+        bool refused;         /* the server refused a prompt as too long */
+        int status;           /* the last error status, and its message */
+        char message[160];
+};
+
+/* One JSON request to the server; *ret gets the parsed 2xx body. -EBADMSG for an answer that
+ * is not JSON or not 2xx (*ret_status says which), a transport error as http_run gives it. */
+static int calib_request(struct calib *c, const char *method, const char *path, json_t *body, json_t **ret,
+                         int *ret_status) {
+        struct bench *b = c->b;
+        const char *base = b->t->base_url;
+        size_t blen = strlen(base);
+        while (blen > 0 && base[blen - 1] == '/')
+                blen--;
+        _cleanup_free_ char *url = strdup_printf("%.*s%s", (int)blen, base, path);
+        _cleanup_free_ char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+        if (!url || (body && !text))
+                return -ENOMEM;
+        struct http_request req = {
+                .method = method,
+                .url = url,
+                .body = text,
+                .body_len = text ? strlen(text) : 0,
+                .timeout = b->t->request_timeout ? b->t->request_timeout : BENCH_DEFAULT_TIMEOUT,
+                .max_body = CALIB_MAX_BODY,
+                .should_abort = b->t->should_abort,
+                .abort_userdata = b->t->abort_userdata,
+        };
+        _cleanup_(http_response_release) struct http_response resp;
+        c->requests++;
+        int r = http_run(b->l, &req, USEC_INFINITY, &resp);
+        *ret_status = resp.status;
+        if (r < 0)
+                return r;
+        if (resp.status < 200 || resp.status >= 300 || resp.truncated) {
+                _cleanup_free_ char *m = openai_error_message(buf_str(&resp.body), resp.body.len);
+                _cleanup_free_ char *ex = m ? detect_excerpt(m, strlen(m), 0, sizeof(c->message) - 8) : NULL;
+                c->status = resp.status;
+                snprintf(c->message, sizeof(c->message), "%s", ex ? ex : "");
+                return -EBADMSG;
+        }
+        json_error_t je;
+        *ret = json_loadb(buf_str(&resp.body), resp.body.len, 0, &je);
+        return *ret ? 0 : -EBADMSG;
+}
+
+/* The context a request may use, from /v1/models: vLLM's max_model_len, llama.cpp's
+ * meta.n_ctx (per slot). 0 when the server does not say. */
+static int64_t calib_context(struct calib *c) {
+        json_t *o = NULL;
+        int status;
+        if (calib_request(c, "GET", "/v1/models", NULL, &o, &status) < 0)
+                return 0;
+        json_t *m = json_array_get(json_object_get(o, "data"), 0);
+        json_t *n = json_object_get(m, "max_model_len");
+        if (!json_is_integer(n))
+                n = json_object_get(json_object_get(m, "meta"), "n_ctx");
+        int64_t ctx = json_is_integer(n) && json_integer_value(n) > 0 ? json_integer_value(n) : 0;
+        json_decref(o);
+        return ctx;
+}
+
+/* usage.prompt_tokens of a one-token answer to text, as the bench would send it. */
+static int calib_usage(struct calib *c, const char *text, int64_t *ret) {
+        struct bench *b = c->b;
+        json_t *body = json_pack("{s:i, s:i, s:b}", "max_tokens", 1, "temperature", 0, "stream", 0);
+        if (!body)
+                return -ENOMEM;
+        if (b->t->model)
+                json_object_set_new(body, "model", json_string(b->t->model));
+        if (b->spec->chat)
+                json_object_set_new(body, "messages", json_pack("[{s:s, s:s}]", "role", "user", "content", text));
+        else
+                json_object_set_new(body, "prompt", json_string(text));
+        json_t *o = NULL;
+        int status;
+        int r = calib_request(c, "POST", b->spec->chat ? "/v1/chat/completions" : "/v1/completions", body, &o, &status);
+        json_decref(body);
+        if (r < 0)
+                return r;
+        json_t *n = json_object_get(json_object_get(o, "usage"), "prompt_tokens");
+        r = json_is_integer(n) && json_integer_value(n) >= 0 ? 0 : -ENODATA;
+        if (r == 0)
+                *ret = json_integer_value(n);
+        json_decref(o);
+        return r;
+}
+
+/* The server's /tokenize count of text alone (no template, no special tokens): 0, -ENODATA
+ * when the answer has no count, -ENOENT without a tokenize path, or as calib_request. */
+static int calib_tokenize(struct calib *c, const char *text, int64_t *ret) {
+        struct bench *b = c->b;
+        const char *path = b->t->profile ? b->t->profile->tokenize_path : NULL;
+        if (!path)
+                return -ENOENT;
+        /* llama.cpp reads content and add_special, vLLM prompt and add_special_tokens;
+         * each ignores the other's keys. */
+        json_t *body = json_pack("{s:s, s:s, s:b, s:b}", "content", text, "prompt", text, "add_special", 0,
+                                 "add_special_tokens", 0);
+        if (!body)
+                return -ENOMEM;
+        if (b->t->model)
+                json_object_set_new(body, "model", json_string(b->t->model));
+        json_t *o = NULL;
+        int status;
+        int r = calib_request(c, "POST", path, body, &o, &status);
+        json_decref(body);
+        if (r == 0) {
+                json_t *n = json_object_get(o, "count");
+                json_t *t = json_object_get(o, "tokens");
+                r = json_is_integer(n) ? (*ret = json_integer_value(n), 0)
+                    : json_is_array(t) ? (*ret = (int64_t)json_array_size(t), 0)
+                                       : -ENODATA;
+                json_decref(o);
+        }
+        return r;
+}
+
+/* The server's token count of text alone (no template, no special tokens). */
+static int calib_count(struct calib *c, const char *text, int64_t *ret) {
+        if (strcmp(c->method, "tokenize") == 0) {
+                int r = calib_tokenize(c, text, ret);
+                if (r == 0 || r == -ECANCELED || r == -EINTR || r == -ENOMEM)
+                        return r;
+                c->method = "usage"; /* no tokenizer there after all: learn it from usage */
+        }
+        if (c->template < 0) {
+                int r = calib_usage(c, "", &c->template);
+                if (r < 0)
+                        return r;
+        }
+        int64_t n;
+        int r = calib_usage(c, text, &n);
+        if (r < 0)
+                return r;
+        *ret = n - c->template;
+        return 0;
+}
+
+/* The count of the calibration text of `chars` characters. A prompt the server refuses
+ * (an HTTP error: longer than its context) counts as over any asked length. */
+static int calib_text(struct calib *c, size_t chars, int64_t *ret) {
+        _cleanup_buf_ struct buf t;
+        buf_init(&t, BENCH_MAX_BODY);
+        int r = bench_prompt_chars(c->b->spec->seed, 0, chars, &t);
+        if (r < 0)
+                return r;
+        r = calib_count(c, buf_str(&t), ret);
+        if (r == -EBADMSG && c->template >= 0) {
+                c->refused = true;
+                *ret = INT64_MAX;
+                return 0;
+        }
+        return r;
+}
+
+static int refuse(struct bench *b, const char *fmt, ...) _printf_(2, 3);
+static int refuse(struct bench *b, const char *fmt, ...) {
+        if (b->t->ret_error) {
+                va_list ap;
+                va_start(ap, fmt);
+                char *s = NULL;
+                if (vasprintf(&s, fmt, ap) < 0)
+                        s = NULL;
+                va_end(ap);
+                free(*b->t->ret_error);
+                *b->t->ret_error = s;
+        }
+        return -EMSGSIZE;
+}
+
+/* Finds the prompt length, in characters, that the server counts as `want` tokens: a
+ * bisection on the length of bench_prompt_chars's text, each step one count by the server
+ * (its tokenize endpoint, or usage.prompt_tokens less the template's share). Token counts
+ * grow with the text, one token at a time or nearly; the length kept is the one whose count
+ * is nearest the asked number. */
+static int calib_find(struct calib *c, int64_t want, size_t *ret_chars, int64_t *ret_got) {
+        struct bench *b = c->b;
+        size_t lo = BENCH_PROMPT_PREFIX, hi = (size_t)want * 2;
+        int64_t flo, fhi;
+        int r = calib_text(c, lo, &flo);
+        if (r == -EBADMSG || r == -ENODATA)
+                return refuse(b, "cannot size the prompts: the server answered no token count (%s)",
+                              strcmp(c->method, "tokenize") == 0 ? "tokenize endpoint" : "usage.prompt_tokens");
+        if (r < 0)
+                return r;
+        fhi = flo;
+        if (flo < want) {
+                for (;;) {
+                        if ((r = calib_text(c, hi, &fhi)) < 0)
+                                return r;
+                        if (fhi >= want)
+                                break;
+                        if (hi >= (size_t)want * CALIB_MAX_CHARS_PER_TOKEN || hi * 2 > BENCH_MAX_BODY / 2)
+                                return refuse(b, "cannot size the prompts: %zu characters are still %lld tokens, fewer "
+                                              "than the %lld asked", hi, (long long)fhi, (long long)want);
+                        lo = hi;
+                        flo = fhi;
+                        hi *= 2;
+                }
+                while (hi - lo > 1) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        int64_t f;
+                        if ((r = calib_text(c, mid, &f)) < 0)
+                                return r;
+                        if (f < want) {
+                                lo = mid;
+                                flo = f;
+                        } else {
+                                hi = mid;
+                                fhi = f;
+                        }
+                }
+        }
+        if (flo < want && fhi == INT64_MAX && c->refused)
+                return refuse(b, "the server refuses prompts of %lld tokens (%lld is the longest it took): HTTP %d%s%s",
+                              (long long)want, (long long)flo, c->status, c->message[0] ? ": " : "", c->message);
+        bool take_hi = flo >= want || (fhi != INT64_MAX && llabs(fhi - want) <= llabs(want - flo));
+        *ret_chars = take_hi && flo < want ? hi : lo;
+        *ret_got = take_hi && flo < want ? fhi : flo;
+        return 0;
+}
+
+/* The template's share (usage.prompt_tokens of an empty message), asked once; 0 when the
+ * server does not say. */
+static int calib_template(struct calib *c, int64_t *ret) {
+        if (c->template < 0) {
+                int r = calib_usage(c, "", &c->template);
+                if (r < 0 && r != -EBADMSG && r != -ENODATA)
+                        return r;
+        }
+        *ret = c->template > 0 ? c->template : 0;
+        return 0;
+}
+
+/* Sizes the synthetic prompts of n lengths (want[i] tokens -> ret_chars[i] characters,
+ * measured ret_got[i] tokens) and says so in b->calibration: the first length under the
+ * keys it always had, every length under "lengths" when there are several. */
+static int calibrate(struct bench *b, struct calib *c, const int64_t *want, size_t n, size_t *ret_chars,
+                     int64_t *ret_got) {
+        int r;
+        for (size_t i = 0; i < n; i++)
+                if ((r = calib_find(c, want[i], &ret_chars[i], &ret_got[i])) < 0)
+                        return r;
+        int64_t tmpl;
+        if ((r = calib_template(c, &tmpl)) < 0)
+                return r;
+        b->calibration = json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:i}", "method", c->method, "input_tokens",
+                                   (json_int_t)want[0], "chars", (json_int_t)ret_chars[0], "measured",
+                                   (json_int_t)ret_got[0], "template_tokens",
+                                   c->template >= 0 ? json_integer(c->template) : json_null(), "context",
+                                   c->context > 0 ? json_integer(c->context) : json_null(), "requests", c->requests);
+        b->tokenize = strcmp(c->method, "tokenize") == 0; /* the output is counted the same way */
+        if (!b->calibration)
+                return -ENOMEM;
+        if (n > 1) {
+                json_t *a = json_array();
+                if (!a || json_object_set_new(b->calibration, "lengths", a) < 0)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++)
+                        if (json_array_append_new(a, json_pack("{s:I, s:I, s:I}", "input_tokens", (json_int_t)want[i],
+                                                               "chars", (json_int_t)ret_chars[i], "measured",
+                                                               (json_int_t)ret_got[i])) < 0)
+                                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Checks that the longest request, prompt tokens as measured and output as asked, fits the
+ * context the server says a request has. */
+static int check_context(struct bench *b, struct calib *c, int64_t prompt, int64_t output) {
+        int64_t tmpl = c->template > 0 ? c->template : 0;
+        if (c->context > 0 && prompt + tmpl + output > c->context)
+                return refuse(b, "the server's context holds %lld tokens per request; a bench request needs %lld "
+                              "(%lld prompt + %lld template + %lld output)",
+                              (long long)c->context, (long long)(prompt + tmpl + output), (long long)prompt,
+                              (long long)tmpl, (long long)output);
+        return 0;
+}
+
+/* ---- the workload: the requests a run sends, from its dataset ------------------------- */
+
+static int plan_alloc(struct bench *b, size_t n) {
+        if (!(b->plan = calloc(n ? n : 1, sizeof(*b->plan))))
+                return -ENOMEM;
+        b->n_plan = n;
+        for (size_t i = 0; i < n; i++)
+                b->plan[i] = (struct plan_entry){.group = -1, .prompt_tokens = -1};
+        return 0;
+}
+
+static int num_prompts(const struct bench_spec *spec) {
+        return spec->dataset.num_prompts > 0 ? spec->dataset.num_prompts : DATASET_DEFAULT_PROMPTS;
+}
+
+/* random: one length, as always, or with a range ratio num_prompts lengths drawn from the
+ * ranges, their prompts sized at both ends of the input range and the rest in between by
+ * a straight line (a prompt of these words grows by nearly the same tokens per character). */
+static int plan_random(struct bench *b, struct calib *c) {
+        const struct bench_spec *spec = b->spec;
+        int in = spec->input_tokens, r;
+        double ratio = spec->dataset.range_ratio;
+        bool sized = spec->calibrate && in > 0;
+        if (ratio == 0) {
+                if ((r = plan_alloc(b, 1)) < 0)
+                        return r;
+                b->plan[0].tokens = in > 0 ? in : 16;
+                b->plan[0].output = spec->output_tokens;
+                if (!sized)
+                        return 0;
+                int64_t want = in, got;
+                if ((r = calibrate(b, c, &want, 1, &b->plan[0].chars, &got)) < 0)
+                        return r;
+                return check_context(b, c, got, spec->output_tokens);
+        }
+        int ilo, ihi, olo, ohi;
+        dataset_len_range(in > 0 ? in : 16, ratio, 1, &ilo, &ihi);
+        dataset_len_range(spec->output_tokens, ratio, 1, &olo, &ohi);
+        if ((r = plan_alloc(b, (size_t)num_prompts(spec))) < 0)
+                return r;
+        uint64_t rng = spec->seed ^ UINT64_C(0x72616e646f6d);
+        for (size_t i = 0; i < b->n_plan; i++) {
+                b->plan[i].tokens = dataset_draw(&rng, ilo, ihi);
+                b->plan[i].output = dataset_draw(&rng, olo, ohi);
+        }
+        if (!sized)
+                return 0;
+        int64_t want[2] = {ilo, ihi}, got[2];
+        size_t chars[2];
+        if ((r = calibrate(b, c, want, ihi > ilo ? 2 : 1, chars, got)) < 0)
+                return r;
+        if (ihi == ilo) {
+                chars[1] = chars[0];
+                got[1] = got[0];
+        }
+        for (size_t i = 0; i < b->n_plan; i++) {
+                struct plan_entry *e = &b->plan[i];
+                double f = ihi > ilo ? (double)(e->tokens - ilo) / (double)(ihi - ilo) : 0;
+                e->chars = (size_t)llround((double)chars[0] + f * ((double)chars[1] - (double)chars[0]));
+                e->chars = MAX(e->chars, (size_t)BENCH_PROMPT_PREFIX);
+        }
+        return check_context(b, c, got[1], ohi);
+}
+
+/* prefix_repetition: num_prefixes groups of num_prompts / num_prefixes requests, shuffled;
+ * every prompt is the group's prefix of prefix_len tokens then its own suffix_len. */
+static int plan_prefix(struct bench *b, struct calib *c) {
+        const struct bench_spec *spec = b->spec;
+        const struct dataset_options *o = &spec->dataset;
+        _cleanup_free_ int *groups = NULL;
+        size_t n;
+        int r = dataset_prefix_groups(num_prompts(spec), o->num_prefixes, spec->seed, &groups, &n);
+        if (r < 0)
+                return r;
+        if ((r = plan_alloc(b, n)) < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                b->plan[i].group = groups[i];
+                b->plan[i].tokens = o->suffix_len;
+                b->plan[i].output = o->prefix_output_len;
+        }
+        b->prefix_tokens = o->prefix_len;
+        if (!spec->calibrate)
+                return 0;
+        int64_t want[2];
+        size_t k = 0, chars[2] = {0, 0};
+        int64_t got[2] = {0, 0};
+        if (o->prefix_len > 0)
+                want[k++] = o->prefix_len;
+        if (o->suffix_len > 0)
+                want[k++] = o->suffix_len;
+        if ((r = calibrate(b, c, want, k, chars, got)) < 0)
+                return r;
+        if (o->prefix_len > 0)
+                b->prefix_chars = chars[0];
+        for (size_t i = 0; i < n && o->suffix_len > 0; i++)
+                b->plan[i].chars = chars[k - 1];
+        return check_context(b, c, got[0] + (k > 1 ? got[1] : 0), o->prefix_output_len);
+}
+
+/* A text's length without the server: about four bytes a token (--no-calibrate). */
+static int64_t estimate_tokens(const char *s) {
+        return (int64_t)((strlen(s) + 3) / 4);
+}
+
+/* A dataset text's length in the server's tokens. 1: the server refused it (longer than
+ * its context), 0: measured. */
+static int size_text(struct bench *b, struct calib *c, const char *text, int64_t *ret) {
+        if (!b->spec->calibrate) {
+                *ret = estimate_tokens(text);
+                return 0;
+        }
+        int r = calib_count(c, text, ret);
+        if (r == -EBADMSG && c->template >= 0)
+                return 1;
+        if (r == -EBADMSG || r == -ENODATA)
+                return refuse(b, "cannot size the prompts: the server answered no token count (%s)",
+                              strcmp(c->method, "tokenize") == 0 ? "tokenize endpoint" : "usage.prompt_tokens");
+        return r;
+}
+
+/* sharegpt: the conversations in a seeded order, each measured in the server's tokens
+ * (prompt and reply), kept when the filters and the server's context allow, until
+ * num_prompts are kept (vLLM's sampling). */
+static int plan_sharegpt(struct bench *b, struct calib *c, json_t *work) {
+        const struct bench_spec *spec = b->spec;
+        const struct dataset_options *o = &spec->dataset;
+        const struct dataset *d = spec->data;
+        size_t want = (size_t)num_prompts(spec);
+        _cleanup_free_ size_t *order = NULL;
+        int r = dataset_order(d->n, spec->seed, &order);
+        if (r < 0)
+                return r;
+        if ((r = plan_alloc(b, MIN(want, d->n))) < 0)
+                return r;
+        int64_t tmpl = 0;
+        if (spec->calibrate && (r = calib_template(c, &tmpl)) < 0)
+                return r;
+        size_t n = 0, filtered = 0, too_long = 0, looked = 0;
+        for (size_t k = 0; k < d->n && n < want; k++) {
+                const struct dataset_entry *e = &d->v[order[k]];
+                int64_t pl, rl;
+                looked++;
+                if ((r = size_text(b, c, e->prompt, &pl)) < 0)
+                        return r;
+                int r2 = r == 0 ? size_text(b, c, e->reply, &rl) : 1;
+                if (r2 < 0)
+                        return r2;
+                if (r > 0 || r2 > 0) {
+                        too_long++;
+                        continue;
+                }
+                int64_t out = dataset_sharegpt_output(o, rl);
+                if (!dataset_sharegpt_keep(o, pl, out)) {
+                        filtered++;
+                        continue;
+                }
+                if (c->context > 0 && pl + tmpl + out > c->context) {
+                        too_long++;
+                        continue;
+                }
+                b->plan[n++] = (struct plan_entry){.text = e->prompt, .group = -1, .output = (int)MIN(out, INT32_MAX),
+                                                   .prompt_tokens = pl};
+        }
+        b->n_plan = n;
+        json_t *skipped = json_pack("{s:I, s:I, s:I}", "no_reply", (json_int_t)d->no_reply, "filtered",
+                                    (json_int_t)filtered, "context", (json_int_t)too_long);
+        if (!skipped || json_object_set_new(work, "skipped", skipped) < 0 ||
+            json_object_set_new(work, "looked_at", json_integer((json_int_t)looked)) < 0)
+                return -ENOMEM;
+        if (n == 0)
+                return refuse(b, "no conversation of '%s' is left to send: %zu looked at, %zu outside the length "
+                              "filters, %zu too long for the server", o->path ? o->path : "the dataset", looked,
+                              filtered, too_long);
+        if (spec->calibrate &&
+            !(b->calibration = json_pack("{s:s, s:o, s:o, s:i}", "method", c->method, "template_tokens",
+                                         c->template >= 0 ? json_integer(c->template) : json_null(), "context",
+                                         c->context > 0 ? json_integer(c->context) : json_null(), "requests",
+                                         c->requests)))
+                return -ENOMEM;
+        return 0;
+}
+
+/* custom: the file's prompts in a seeded order, num_prompts of them, each with its
+ * output_tokens or spec's; sent as they are, not measured. */
+static int plan_custom(struct bench *b) {
+        const struct bench_spec *spec = b->spec;
+        const struct dataset *d = spec->data;
+        _cleanup_free_ size_t *order = NULL;
+        int r = dataset_order(d->n, spec->seed, &order);
+        if (r < 0 || (r = plan_alloc(b, MIN((size_t)num_prompts(spec), d->n))) < 0)
+                return r;
+        for (size_t i = 0; i < b->n_plan; i++) {
+                const struct dataset_entry *e = &d->v[order[i]];
+                b->plan[i].text = e->prompt;
+                b->plan[i].output = e->output_tokens > 0 ? e->output_tokens : spec->output_tokens;
+        }
+        return 0;
+}
+
+/* "workload": the dataset, how many prompts it gave, their lengths as planned, and the
+ * arrivals. */
+static int plan_describe(struct bench *b, json_t *work) {
+        const struct bench_spec *spec = b->spec;
+        int64_t imin = INT64_MAX, imax = 0, omin = INT64_MAX, omax = 0;
+        double isum = 0, osum = 0;
+        size_t ni = 0;
+        for (size_t i = 0; i < b->n_plan; i++) {
+                const struct plan_entry *e = &b->plan[i];
+                int64_t in = e->text ? e->prompt_tokens : (int64_t)e->tokens + (e->group >= 0 ? b->prefix_tokens : 0);
+                if (in >= 0) {
+                        imin = MIN(imin, in);
+                        imax = MAX(imax, in);
+                        isum += (double)in;
+                        ni++;
+                }
+                omin = MIN(omin, (int64_t)e->output);
+                omax = MAX(omax, (int64_t)e->output);
+                osum += e->output;
+        }
+        const char *arrivals = spec->rate <= 0 ? "closed_loop" : !spec->poisson ? "constant"
+                               : spec->burstiness > 0 && spec->burstiness != 1 ? "gamma" : "poisson";
+        int r = 0;
+        if (json_object_set_new(work, "prompts", json_integer((json_int_t)b->n_plan)) < 0 ||
+            json_object_set_new(work, "arrivals", json_string(arrivals)) < 0 ||
+            json_object_set_new(work, "seed", json_integer((json_int_t)spec->seed)) < 0 ||
+            json_object_set_new(work, "output_tokens",
+                                json_pack("{s:I, s:I, s:f}", "min", (json_int_t)omin, "max", (json_int_t)omax,
+                                          "mean", osum / (double)MAX(b->n_plan, 1))) < 0)
+                r = -ENOMEM;
+        if (r == 0 && !strcmp(arrivals, "gamma") &&
+            json_object_set_new(work, "burstiness", json_real(spec->burstiness)) < 0)
+                r = -ENOMEM;
+        if (r == 0 && ni > 0 &&
+            json_object_set_new(work, "input_tokens",
+                                json_pack("{s:I, s:I, s:f, s:s}", "min", (json_int_t)imin, "max", (json_int_t)imax,
+                                          "mean", isum / (double)ni, "as",
+                                          b->plan_texts ? (spec->calibrate ? "measured" : "estimated")
+                                          : spec->calibrate && spec->input_tokens + b->prefix_tokens > 0 ? "asked, sized"
+                                                                                                          : "asked, words")) < 0)
+                r = -ENOMEM;
+        return r;
+}
+
+/* The run's requests (b->plan) from the prompt file or spec's dataset, sized against the
+ * server where lengths matter (docs/bench.md "Workloads"), and "workload" for the levels. */
+static int plan_build(struct bench *b) {
+        const struct bench_spec *spec = b->spec;
+        const struct bench_target *t = b->t;
+        struct calib c = {.b = b, .method = t->profile && t->profile->tokenize_path ? "tokenize" : "usage",
+                          .template = -1};
+        enum dataset_kind kind = spec->dataset.kind;
+        json_t *work = b->workload = json_object();
+        if (!work)
+                return -ENOMEM;
+        int r;
+        if (t->prompts) {
+                size_t n = 0;
+                while (t->prompts[n])
+                        n++;
+                if ((r = plan_alloc(b, n)) < 0)
+                        return r;
+                for (size_t i = 0; i < n; i++) {
+                        b->plan[i].text = t->prompts[i];
+                        b->plan[i].output = spec->output_tokens;
+                }
+                b->plan_texts = true;
+                if (json_object_set_new(work, "dataset", json_string("prompt_file")) < 0)
+                        return -ENOMEM;
+                return plan_describe(b, work);
+        }
+        if (json_object_set_new(work, "dataset", json_string(dataset_kind_name(kind))) < 0)
+                return -ENOMEM;
+        bool file = kind == DATASET_SHAREGPT || kind == DATASET_CUSTOM;
+        if (file) {
+                if (!spec->data || spec->data->kind != kind)
+                        return -EINVAL;
+                b->plan_texts = true;
+                if ((spec->dataset.path && json_object_set_new(work, "path", json_string(spec->dataset.path)) < 0) ||
+                    json_object_set_new(work, "entries", json_integer((json_int_t)spec->data->entries)) < 0)
+                        return -ENOMEM;
+        }
+        bool sized = spec->calibrate && kind != DATASET_CUSTOM && (kind != DATASET_RANDOM || spec->input_tokens > 0);
+        if (sized)
+                c.context = calib_context(&c);
+        switch (kind) {
+        case DATASET_SHAREGPT:
+                r = plan_sharegpt(b, &c, work);
+                break;
+        case DATASET_CUSTOM:
+                r = plan_custom(b);
+                break;
+        case DATASET_PREFIX_REPETITION:
+                r = plan_prefix(b, &c);
+                if (r >= 0 && json_object_set_new(work, "prefix", json_pack("{s:i, s:i, s:i}", "tokens",
+                                                                            spec->dataset.prefix_len, "groups",
+                                                                            spec->dataset.num_prefixes, "suffix_tokens",
+                                                                            spec->dataset.suffix_len)) < 0)
+                        r = -ENOMEM;
+                break;
+        default:
+                r = plan_random(b, &c);
+                if (r >= 0 && spec->dataset.range_ratio > 0 &&
+                    json_object_set_new(work, "range_ratio", json_real(spec->dataset.range_ratio)) < 0)
+                        r = -ENOMEM;
+                break;
+        }
+        if (r < 0)
+                return r;
+        return plan_describe(b, work);
+}
+
+/* ---- the output counted by the server's tokenizer ------------------------------------- */
+
+static void counted_clear(struct bench *b) {
+        for (size_t i = 0; i < b->n_counted; i++)
+                free(b->counted[i].text);
+        free(b->counted);
+        b->counted = NULL;
+        b->n_counted = 0;
+}
+
+/* The level's deferred requests, each counted by the server's /tokenize of its streamed
+ * text (as the calibration counts a prompt: no template, no special tokens), then added to
+ * the level. A count that fails leaves that request's chunks as its count. */
+static int count_deferred(struct bench *b) {
+        struct calib c = {.b = b, .method = "tokenize", .template = -1};
+        int r = 0;
+        for (size_t i = 0; r >= 0 && i < b->n_counted; i++) {
+                struct counted *d = &b->counted[i];
+                int64_t n = 0;
+                int rc = b->tokenize ? calib_tokenize(&c, d->text, &n) : -ENOENT;
+                if (rc == -ECANCELED || rc == -EINTR || rc == -ENOMEM) {
+                        r = rc;
+                        break;
+                }
+                if (rc < 0)
+                        b->tokenize = false; /* no count there after all: chunks from now on */
+                d->rec.counted_tokens = rc == 0 && n > 0 ? n : 0;
+                if ((r = bench_level_add(&b->lv, &d->rec)) >= 0)
+                        r = add_sample(b, &d->rec, d->index, d->seq);
+        }
+        counted_clear(b);
+        return r;
+}
+
+/* ---- repeats: each level N times, one entry of medians -------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *)a, y = *(const double *)b;
+        return x < y ? -1 : x > y;
+}
+
+static double median(double *x, size_t n) {
+        qsort(x, n, sizeof(*x), cmp_double);
+        return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+/* Counters add up over the repeats (so the failure gate sees every failure); the errors
+ * object adds up per reason; the rest that is a number is the median. */
+static bool summed(const char *key) {
+        static const enum metric sums[] = {METRIC_REQUESTS, METRIC_COMPLETED,     METRIC_FAILED,
+                                           METRIC_ABORTED,  METRIC_RESENT,        METRIC_EVENTS_AFTER_DONE,
+                                           METRIC_OUTPUT_TOKENS, METRIC_PROMPT_TOKENS, METRIC_CHUNKS,
+                                           METRIC_USAGE_TOKENIZED, METRIC_USAGE_TOKENS, METRIC_USAGE_COUNTED,
+                                           METRIC_USAGE_DISAGREE, METRIC_USAGE_OVER_MAX};
+        for (size_t i = 0; i < ELEMENTSOF(sums); i++)
+                if (strcmp(key, metric_key(sums[i])) == 0)
+                        return true;
+        return strcmp(key, metric_stat_key(METRIC_STAT_COUNT)) == 0;
+}
+
+/* The median (or sum) of each number of an object over n runs' objects of the same shape.
+ * *spread, when not NULL, gets [min, max] of each real under its path. */
+static int combine_object(json_t *out, json_t *const *objs, size_t n, const char *prefix, json_t *spread) {
+        const char *k;
+        json_t *v;
+        double *x = calloc(n, sizeof(double));
+        if (!x)
+                return -ENOMEM;
+        int r = 0;
+        json_object_foreach(out, k, v) {
+                if (json_is_object(v) && strcmp(k, metric_key(METRIC_ERRORS)) != 0 &&
+                    strcmp(k, metric_key(METRIC_PROMPT_CALIBRATION)) != 0 && strcmp(k, metric_key(METRIC_WORKLOAD)) != 0) {
+                        _cleanup_free_ json_t **sub = calloc(n, sizeof(*sub));
+                        _cleanup_free_ char *path = strdup_printf("%s%s.", prefix, k);
+                        bool all = true;
+                        for (size_t i = 0; sub && i < n; i++)
+                                all &= json_is_object(sub[i] = json_object_get(objs[i], k));
+                        if (!path || !sub) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        if (all && (r = combine_object(v, sub, n, path, spread)) < 0)
+                                break;
+                        continue;
+                }
+                if (!json_is_number(v) || (!*prefix && (strcmp(k, metric_key(METRIC_CONCURRENCY)) == 0 ||
+                                                        strcmp(k, metric_key(METRIC_RATE)) == 0)))
+                        continue;
+                size_t m = 0;
+                for (size_t i = 0; i < n; i++) {
+                        json_t *e = json_object_get(objs[i], k);
+                        if (json_is_number(e))
+                                x[m++] = json_number_value(e);
+                }
+                if (m == 0)
+                        continue;
+                if (summed(k) && json_is_integer(v)) {
+                        double sum = 0;
+                        for (size_t i = 0; i < m; i++)
+                                sum += x[i];
+                        json_integer_set(v, (json_int_t)sum);
+                        continue;
+                }
+                double med = median(x, m);
+                if (json_is_integer(v))
+                        json_integer_set(v, (json_int_t)llround(med));
+                else
+                        json_real_set(v, med);
+                if (spread && json_is_real(v) && m > 1) {
+                        _cleanup_free_ char *path = strdup_printf("%s%s", prefix, k);
+                        if (!path || json_object_set_new(spread, path, json_pack("[f, f]", x[0], x[m - 1])) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                }
+        }
+        free(x);
+        return r;
+}
+
+/* One entry for n runs of a level: medians (counters summed), with "repeats": n and
+ * "spread": {path: [min, max]}; errors add up, warnings and checks under load are all
+ * kept (each check with the repeat it came from). */
+static json_t *combine_repeats(json_t *const *runs, size_t n) {
+        json_t *out = json_deep_copy(runs[0]);
+        json_t *spread = json_object();
+        if (!out || !spread)
+                goto fail;
+        if (combine_object(out, runs, n, "", spread) < 0)
+                goto fail;
+        json_t *errors = json_object_get(out, metric_key(METRIC_ERRORS));
+        json_t *warnings = json_object_get(out, metric_key(METRIC_WARNINGS));
+        json_t *checks = json_array();
+        if (!checks)
+                goto fail;
+        json_object_set_new(out, metric_key(METRIC_CHECKS_UNDER_LOAD), checks);
+        for (size_t i = 0; i < n; i++) {
+                const char *k;
+                json_t *v, *w;
+                size_t j;
+                if (i > 0) {
+                        json_object_foreach(json_object_get(runs[i], metric_key(METRIC_ERRORS)), k, v) {
+                                json_int_t had = json_integer_value(json_object_get(errors, k));
+                                json_object_set_new(errors, k, json_integer(had + json_integer_value(v)));
+                        }
+                        json_array_foreach(json_object_get(runs[i], metric_key(METRIC_WARNINGS)), j, w) {
+                                bool seen = false;
+                                size_t q;
+                                json_t *u;
+                                json_array_foreach(warnings, q, u) seen |= json_equal(u, w);
+                                if (!seen)
+                                        json_array_append(warnings, w);
+                        }
+                        json_t *fe = json_object_get(out, metric_key(METRIC_FIRST_ERROR));
+                        json_t *fi = json_object_get(runs[i], metric_key(METRIC_FIRST_ERROR));
+                        if (!fe && fi)
+                                json_object_set(out, metric_key(METRIC_FIRST_ERROR), fi);
+                }
+                json_array_foreach(json_object_get(runs[i], metric_key(METRIC_CHECKS_UNDER_LOAD)), j, w) {
+                        json_t *c = json_deep_copy(w);
+                        if (!c || json_object_set_new(c, "repeat", json_integer((json_int_t)i + 1)) < 0 ||
+                            json_array_append_new(checks, c) < 0)
+                                goto fail;
+                }
+        }
+        if (json_array_size(checks) == 0)
+                json_object_del(out, metric_key(METRIC_CHECKS_UNDER_LOAD));
+        if (json_object_set_new(out, metric_key(METRIC_REPEATS), json_integer((json_int_t)n)) < 0 ||
+            json_object_set_new(out, metric_key(METRIC_SPREAD), spread) < 0)
+                goto fail_out;
+        return out;
+fail:
+        json_decref(spread);
+fail_out:
+        json_decref(out);
+        return NULL;
+}
+
+/* A level spec->repeats times (each with its warm-up), appended as one entry. */
+static int run_repeated(struct bench *b, int concurrency, double rate, json_t *levels) {
+        int n = b->spec->repeats > 1 ? b->spec->repeats : 1;
+        if (n == 1)
+                return run_level(b, concurrency, rate, levels);
+        _cleanup_json_ json_t *runs = json_array();
+        if (!runs)
+                return -ENOMEM;
+        for (int i = 0; i < n && !b->stopped; i++) {
+                int r = run_level(b, concurrency, rate, runs);
+                if (r < 0)
+                        return r;
+        }
+        n = (int)json_array_size(runs); /* fewer when one stopped early */
+        _cleanup_free_ json_t **one = calloc((size_t)n, sizeof(*one));
+        if (!one)
+                return -ENOMEM;
+        for (int i = 0; i < n; i++)
+                one[i] = json_array_get(runs, (size_t)i);
+        json_t *c = combine_repeats(one, (size_t)n);
+        if (!c || json_array_append_new(levels, c) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* ---- the SLA search: the highest load that still meets the objective's constraints ---- */
+
+static int sla_search(struct bench *b, json_t *levels) {
+        const struct bench_spec *spec = b->spec;
+        struct objective o;
+        objective_parse(spec->objective, &o);
+        if (o.n_limits == 0 || o.bad_limits)
+                return 0;
+        bool by_rate = spec->rate > 0;
+        /* what the levels measured: the highest that met the constraints, the lowest above it
+         * that did not */
+        double lo = 0, hi = by_rate ? (double)spec->search_max : (double)spec->search_max + 1;
+        int cap = 0;
+        size_t i;
+        json_t *e;
+        json_array_foreach(levels, i, e) {
+                double x = by_rate ? json_number_value(json_object_get(e, metric_key(METRIC_RATE)))
+                                   : (double)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY)));
+                cap = MAX(cap, (int)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))));
+                if (objective_meets(&o, e) && json_integer_value(json_object_get(e, metric_key(METRIC_COMPLETED))) > 0)
+                        lo = MAX(lo, x);
+        }
+        json_array_foreach(levels, i, e) {
+                double x = by_rate ? json_number_value(json_object_get(e, metric_key(METRIC_RATE)))
+                                   : (double)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY)));
+                if (x > lo && !objective_meets(&o, e))
+                        hi = MIN(hi, x);
+        }
+        bool top_known = by_rate ? hi < (double)spec->search_max : hi <= (double)spec->search_max;
+        for (int round = 0; round < spec->search_rounds; round++) {
+                /* the first round tries the top of the range: a server that meets the SLA
+                 * there needs no bisection */
+                double mid = !top_known && round == 0 ? (double)spec->search_max
+                             : by_rate              ? (lo + hi) / 2
+                                                    : floor((lo + hi) / 2);
+                if (mid <= lo)
+                        break;
+                if (by_rate ? hi - lo < 0.01 * hi : mid <= lo)
+                        break;
+                size_t before = json_array_size(levels);
+                int r = run_repeated(b, by_rate ? cap : (int)mid, by_rate ? mid : 0, levels);
+                if (r < 0)
+                        return r;
+                json_t *got = json_array_get(levels, before);
+                if (!got || json_object_set_new(got, metric_key(METRIC_SEARCH), json_true()) < 0)
+                        return -ENOMEM;
+                if (b->stopped)
+                        return 0; /* the level is in levels, with its warning */
+                if (objective_meets(&o, got) && json_integer_value(json_object_get(got, metric_key(METRIC_COMPLETED))) > 0)
+                        lo = mid;
+                else
+                        hi = mid;
+                if (lo >= (double)spec->search_max)
+                        break;
+        }
+        return 0;
+}
+
+static bool spec_valid(const struct bench_target *t, const struct bench_spec *spec) {
+        if (!t || !t->base_url || !spec || spec->n_concurrency == 0 || !spec->concurrency)
+                return false;
+        if (spec->output_tokens < 1 || spec->input_tokens < 0 || spec->warmup < 0 || spec->rate < 0)
+                return false;
+        if ((spec->requests > 0) == (spec->duration > 0) || spec->requests < 0)
+                return false;
+        for (size_t i = 0; i < spec->n_concurrency; i++)
+                if (spec->concurrency[i] < 1)
+                        return false;
+        if (dataset_options_check(&spec->dataset) || spec->burstiness < 0)
+                return false;
+        if ((spec->dataset.kind == DATASET_SHAREGPT || spec->dataset.kind == DATASET_CUSTOM) && !t->prompts &&
+            (!spec->data || spec->data->kind != spec->dataset.kind))
+                return false;
+        return true;
+}
+
+int bench_run(struct loop *l, const struct bench_target *t, const struct bench_spec *spec,
+              json_t **ret_levels, json_t **ret_samples) {
+        if (!l || !spec_valid(t, spec))
+                return -EINVAL;
+        struct bench b = {.l = l, .t = t, .spec = spec, .tfd = -1};
+        json_t *levels = json_array();
+        int r = -ENOMEM;
+        /* Timer slack (50 us by default) would make every scheduled send late; it is
+         * per thread, so it is restored on the way out. */
+        int old_slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+        prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+        if (!levels)
+                goto out;
+        if (ret_samples && !(b.samples = json_array()))
+                goto out;
+        const char *base = t->base_url;
+        size_t blen = strlen(base);
+        while (blen > 0 && base[blen - 1] == '/')
+                blen--;
+        b.url = strdup_printf("%.*s%s", (int)blen, base, spec->chat ? "/v1/chat/completions" : "/v1/completions");
+        if (!b.url)
+                goto out;
+        /* "Expect:" turns off the 100-continue round trip for large prompts. */
+        static const char *const headers[] = {"Content-Type: application/json", "Accept: text/event-stream",
+                                              "Expect:"};
+        for (size_t i = 0; i < ELEMENTSOF(headers); i++)
+                if (slist_add(&b.headers, headers[i]) < 0)
+                        goto out;
+        if ((r = random_hex(b.run_id, (sizeof(b.run_id) - 1) / 2)) < 0)
+                goto out;
+        b.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (b.tfd < 0) {
+                r = -errno;
+                goto out;
+        }
+        r = loop_watch_fd(l, b.tfd, EPOLLIN, on_timer, &b);
+        if (r < 0) {
+                close(b.tfd);
+                b.tfd = -1;
+                goto out;
+        }
+        if ((r = probes_init(&b)) >= 0)
+                r = plan_build(&b);
+        for (size_t i = 0; i < spec->n_concurrency && r >= 0 && !b.stopped; i++)
+                r = run_repeated(&b, spec->concurrency[i], spec->rate, levels);
+        if (r >= 0 && !b.stopped && spec->search_max > 0 && spec->objective)
+                r = sla_search(&b, levels);
+        if (r >= 0 && b.samples_full) {
+                /* Say so on every level: the samples are a prefix, the metrics are whole. */
+                size_t i;
+                json_t *lvj;
+                json_array_foreach(levels, i, lvj)
+                        json_array_append_new(json_object_get(lvj, metric_key(METRIC_WARNINGS)),
+                                              json_sprintf("raw samples truncated at %d requests",
+                                                           BENCH_MAX_SAMPLES));
+        }
+out:
+        probes_reset(&b);
+        free(b.probes);
+        for (size_t i = 0; i < b.n_pool; i++) {
+                if (b.pool[i]->busy)
+                        loop_remove_transfer(l, b.pool[i]->easy);
+                breq_free(b.pool[i]);
+        }
+        free(b.pool);
+        if (b.tfd >= 0) {
+                loop_unwatch_fd(l, b.tfd);
+                close(b.tfd);
+        }
+        curl_slist_free_all(b.headers);
+        free(b.url);
+        json_decref(b.calibration);
+        json_decref(b.workload);
+        free(b.plan);
+        if (old_slack > 0)
+                prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
+        if (r < 0) {
+                json_decref(levels);
+                json_decref(b.samples);
+                return r;
+        }
+        *ret_levels = levels;
+        if (ret_samples)
+                *ret_samples = b.samples;
+        return 0;
+}

@@ -1,0 +1,506 @@
+/* dataset.c -- the bench's workload data: dataset options, ShareGPT and JSONL files, draws. */
+#include "05-bench/dataset.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "01-base/util.h"
+
+static const char *const kind_names[_DATASET_MAX] = {
+        [DATASET_RANDOM] = "random",
+        [DATASET_SHAREGPT] = "sharegpt",
+        [DATASET_PREFIX_REPETITION] = "prefix_repetition",
+        [DATASET_CUSTOM] = "custom",
+};
+
+const char *dataset_kind_name(enum dataset_kind k) {
+        return k >= 0 && k < _DATASET_MAX ? kind_names[k] : NULL;
+}
+
+int dataset_kind_from_name(const char *s, enum dataset_kind *ret) {
+        for (int i = 0; i < _DATASET_MAX; i++)
+                if (strcmp(s, kind_names[i]) == 0) {
+                        *ret = (enum dataset_kind)i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+void dataset_options_init(struct dataset_options *o) {
+        *o = (struct dataset_options){
+                .kind = DATASET_RANDOM,
+                .prefix_len = 256,
+                .suffix_len = 256,
+                .num_prefixes = 10,
+                .prefix_output_len = 128,
+                .sharegpt_min_len = 4,
+                .sharegpt_max_prompt_len = 1024,
+                .sharegpt_max_total_len = 2048,
+        };
+}
+
+void dataset_options_release(struct dataset_options *o) {
+        free(o->path);
+        o->path = NULL;
+}
+
+const char *dataset_options_check(const struct dataset_options *o) {
+        bool file = o->kind == DATASET_SHAREGPT || o->kind == DATASET_CUSTOM;
+        if (file && (!o->path || !*o->path))
+                return "this dataset needs a file (dataset path)";
+        if (!file && o->path)
+                return "only the sharegpt and custom datasets read a file";
+        if (!(o->range_ratio >= 0 && o->range_ratio < 1))
+                return "the range ratio must be at least 0 and less than 1";
+        if (o->kind == DATASET_PREFIX_REPETITION) {
+                int n = o->num_prompts ? o->num_prompts : DATASET_DEFAULT_PROMPTS;
+                if (o->num_prefixes < 1 || n < o->num_prefixes)
+                        return "prefix_repetition needs at least as many prompts as prefixes";
+                if (o->prefix_len + o->suffix_len < 1 || o->prefix_output_len < 1)
+                        return "prefix_repetition needs a prompt and an output of at least one token";
+        }
+        if (o->sharegpt_max_total_len > 0 && o->sharegpt_max_prompt_len > o->sharegpt_max_total_len)
+                return "the longest prompt kept is longer than the longest prompt and output kept";
+        return NULL;
+}
+
+/* ---- files ---------------------------------------------------------------------------- */
+
+struct reader {
+        const char *name;
+        const char *p, *start, *end;
+        unsigned line;          /* of *p */
+        char **ret_error;
+        struct dataset *d;
+};
+
+static int fail(struct reader *rd, unsigned line, const char *fmt, ...) _printf_(3, 4);
+static int fail(struct reader *rd, unsigned line, const char *fmt, ...) {
+        if (rd->ret_error) {
+                va_list ap;
+                va_start(ap, fmt);
+                char *msg = NULL;
+                if (vasprintf(&msg, fmt, ap) < 0)
+                        msg = NULL;
+                va_end(ap);
+                free(*rd->ret_error);
+                *rd->ret_error = msg ? strdup_printf("%s:%u: %s", rd->name, line, msg) : NULL;
+                free(msg);
+        }
+        return -EINVAL;
+}
+
+static void advance(struct reader *rd) {
+        if (*rd->p == '\n')
+                rd->line++;
+        rd->p++;
+}
+
+static void skip_ws(struct reader *rd) {
+        while (rd->p < rd->end && (*rd->p == ' ' || *rd->p == '\t' || *rd->p == '\n' || *rd->p == '\r'))
+                advance(rd);
+}
+
+/* At the start of a JSON value: moves past it without building anything (strings with
+ * their escapes, nesting counted), so that jansson only ever reads one entry at a time. */
+static int skip_value(struct reader *rd) {
+        unsigned line = rd->line;
+        size_t depth = 0;
+        bool in_string = false;
+        while (rd->p < rd->end) {
+                char c = *rd->p;
+                if (in_string) {
+                        if (c == '\\') {
+                                advance(rd);
+                                if (rd->p >= rd->end)
+                                        break;
+                        } else if (c == '"')
+                                in_string = false;
+                        else if (c == '\n')
+                                return fail(rd, rd->line, "a line break inside a string");
+                        advance(rd);
+                        if (!in_string && depth == 0)
+                                return 0;
+                        continue;
+                }
+                if (c == '"')
+                        in_string = true;
+                else if (c == '{' || c == '[')
+                        depth++;
+                else if (c == '}' || c == ']') {
+                        if (depth == 0)
+                                return 0; /* the end of the enclosing array */
+                        depth--;
+                } else if (depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'))
+                        return 0;
+                advance(rd);
+                if (depth == 0 && (c == '}' || c == ']'))
+                        return 0;
+        }
+        if (depth || in_string)
+                return fail(rd, line, "the entry starting here does not end before the file does");
+        return 0;
+}
+
+static int add_entry(struct reader *rd, struct dataset_entry e) {
+        struct dataset *d = rd->d;
+        if (d->n % 1024 == 0) {
+                struct dataset_entry *v = realloc(d->v, (d->n + 1024) * sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                d->v = v;
+        }
+        d->v[d->n++] = e;
+        return 0;
+}
+
+/* A text of an entry: a string, not empty, not over DATASET_MAX_TEXT. */
+static int text_of(struct reader *rd, unsigned line, json_t *v, const char *what, char **ret) {
+        if (!json_is_string(v))
+                return fail(rd, line, "%s is not a string", what);
+        size_t n = json_string_length(v);
+        if (n > DATASET_MAX_TEXT)
+                return fail(rd, line, "%s is %zu bytes, more than the %zu a text may have", what, n, DATASET_MAX_TEXT);
+        if (memchr(json_string_value(v), '\0', n))
+                return fail(rd, line, "%s holds a NUL character", what);
+        *ret = strndup(json_string_value(v), n);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static bool from_is(json_t *turn, const char *const *names) {
+        const char *f = json_string_value(json_object_get(turn, "from"));
+        if (!f)
+                f = json_string_value(json_object_get(turn, "role"));
+        for (; f && *names; names++)
+                if (strcmp(f, *names) == 0)
+                        return true;
+        return false;
+}
+
+/* One conversation: the first human turn and the turn after it. Turns that say who spoke
+ * ("from" or "role") are read by that; without it the first two turns are taken, as vLLM
+ * does. */
+static int sharegpt_entry(struct reader *rd, unsigned line, json_t *o) {
+        static const char *const human[] = {"human", "user", NULL};
+        if (!json_is_object(o))
+                return fail(rd, line, "entry %zu is not an object", rd->d->entries);
+        json_t *conv = json_object_get(o, "conversations");
+        if (!conv)
+                conv = json_object_get(o, "conversation");
+        if (!json_is_array(conv))
+                return fail(rd, line, "entry %zu has no \"conversations\" list", rd->d->entries);
+        size_t i, at = SIZE_MAX;
+        json_t *turn;
+        json_array_foreach(conv, i, turn) {
+                if (!json_is_object(turn) || !json_is_string(json_object_get(turn, "value")))
+                        return fail(rd, line, "entry %zu: turn %zu is not an object with a \"value\" string",
+                                    rd->d->entries, i + 1);
+                if (at == SIZE_MAX && (from_is(turn, human) || (i == 0 && !json_object_get(turn, "from") &&
+                                                                 !json_object_get(turn, "role"))))
+                        at = i;
+        }
+        if (at == SIZE_MAX || at + 1 >= json_array_size(conv)) {
+                rd->d->no_reply++; /* real files have empty and one-turn conversations */
+                return 0;
+        }
+        struct dataset_entry e = {.output_tokens = -1, .line = line};
+        int r = text_of(rd, line, json_object_get(json_array_get(conv, at), "value"), "the human turn", &e.prompt);
+        if (r >= 0)
+                r = text_of(rd, line, json_object_get(json_array_get(conv, at + 1), "value"), "the reply", &e.reply);
+        if (r >= 0 && !*e.prompt) {
+                free(e.prompt);
+                free(e.reply);
+                rd->d->no_reply++;
+                return 0;
+        }
+        if (r >= 0)
+                r = add_entry(rd, e);
+        if (r < 0) {
+                free(e.prompt);
+                free(e.reply);
+        }
+        return r;
+}
+
+static int sharegpt_parse(struct reader *rd) {
+        skip_ws(rd);
+        if (rd->p >= rd->end || *rd->p != '[')
+                return fail(rd, rd->line, "a ShareGPT file is one JSON list of conversations; this does not start "
+                            "with '['");
+        advance(rd);
+        for (;;) {
+                skip_ws(rd);
+                if (rd->p >= rd->end)
+                        return fail(rd, rd->line, "the list of conversations does not end (no ']')");
+                if (*rd->p == ']' && rd->d->entries == 0) {
+                        advance(rd);
+                        break;
+                }
+                if (rd->d->entries >= DATASET_MAX_ENTRIES)
+                        return fail(rd, rd->line, "more than %d entries", DATASET_MAX_ENTRIES);
+                const char *s = rd->p;
+                unsigned line = rd->line;
+                int r = skip_value(rd);
+                if (r < 0)
+                        return r;
+                if (rd->p == s)
+                        return fail(rd, line, "an entry was expected, not '%c'", *s);
+                json_error_t je;
+                json_t *o = json_loadb(s, (size_t)(rd->p - s), JSON_DECODE_ANY, &je);
+                rd->d->entries++;
+                if (!o)
+                        return fail(rd, line + (je.line > 0 ? (unsigned)je.line - 1 : 0), "malformed JSON: %s", je.text);
+                r = sharegpt_entry(rd, line, o);
+                json_decref(o);
+                if (r < 0)
+                        return r;
+                skip_ws(rd);
+                if (rd->p < rd->end && *rd->p == ',') {
+                        advance(rd);
+                        continue;
+                }
+                if (rd->p < rd->end && *rd->p == ']') {
+                        advance(rd);
+                        break;
+                }
+                if (rd->p >= rd->end)
+                        return fail(rd, rd->line, "the list of conversations does not end (no ']')");
+                return fail(rd, rd->line, "',' or ']' expected after entry %zu", rd->d->entries);
+        }
+        skip_ws(rd);
+        if (rd->p < rd->end)
+                return fail(rd, rd->line, "text after the list of conversations");
+        if (rd->d->n == 0)
+                return fail(rd, 1, "no conversation has a human turn and a reply (%zu entries)", rd->d->entries);
+        return 0;
+}
+
+static int custom_parse(struct reader *rd) {
+        while (rd->p < rd->end) {
+                const char *s = rd->p, *nl = memchr(s, '\n', (size_t)(rd->end - s));
+                const char *e = nl ? nl : rd->end;
+                unsigned line = rd->line;
+                rd->p = nl ? nl + 1 : rd->end;
+                rd->line++;
+                const char *q = s;
+                while (q < e && (*q == ' ' || *q == '\t' || *q == '\r'))
+                        q++;
+                if (q == e)
+                        continue;
+                if (rd->d->entries >= DATASET_MAX_ENTRIES)
+                        return fail(rd, line, "more than %d entries", DATASET_MAX_ENTRIES);
+                rd->d->entries++;
+                json_error_t je;
+                _cleanup_json_ json_t *o = json_loadb(s, (size_t)(e - s), JSON_DECODE_ANY, &je);
+                if (!o)
+                        return fail(rd, line, "malformed JSON: %s", je.text);
+                if (!json_is_object(o))
+                        return fail(rd, line, "a line is one object {\"prompt\": ..., \"output_tokens\": N}");
+                json_t *p = json_object_get(o, "prompt");
+                if (!p)
+                        return fail(rd, line, "no \"prompt\"");
+                struct dataset_entry en = {.output_tokens = -1, .line = line};
+                json_t *ot = json_object_get(o, "output_tokens");
+                if (ot && !json_is_null(ot)) {
+                        if (!json_is_integer(ot) || json_integer_value(ot) < 1 ||
+                            json_integer_value(ot) > DATASET_MAX_TOKENS)
+                                return fail(rd, line, "output_tokens must be an integer from 1 to %d",
+                                            DATASET_MAX_TOKENS);
+                        en.output_tokens = (int)json_integer_value(ot);
+                }
+                int r = text_of(rd, line, p, "the prompt", &en.prompt);
+                if (r < 0)
+                        return r;
+                if (!*en.prompt) {
+                        free(en.prompt);
+                        return fail(rd, line, "the prompt is empty");
+                }
+                if ((r = add_entry(rd, en)) < 0) {
+                        free(en.prompt);
+                        return r;
+                }
+        }
+        if (rd->d->n == 0)
+                return fail(rd, 1, "no prompt in the file");
+        return 0;
+}
+
+int dataset_parse(enum dataset_kind kind, const char *text, size_t len, const char *name, struct dataset **ret,
+                  char **ret_error) {
+        if (kind != DATASET_SHAREGPT && kind != DATASET_CUSTOM)
+                return -EINVAL;
+        struct dataset *d = calloc(1, sizeof(*d));
+        if (!d)
+                return -ENOMEM;
+        d->kind = kind;
+        struct reader rd = {.name = name, .p = text, .start = text, .end = text + len, .line = 1,
+                            .ret_error = ret_error, .d = d};
+        int r = kind == DATASET_SHAREGPT ? sharegpt_parse(&rd) : custom_parse(&rd);
+        if (r < 0) {
+                dataset_free(d);
+                return r;
+        }
+        *ret = d;
+        return 0;
+}
+
+int dataset_load(enum dataset_kind kind, const char *path, struct dataset **ret, char **ret_error) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                int r = -errno;
+                if (ret_error)
+                        *ret_error = strdup_printf("cannot read '%s': %s", path, strerror(-r));
+                return r;
+        }
+        struct stat st;
+        int r = 0;
+        if (fstat(fd, &st) < 0)
+                r = -errno;
+        else if (!S_ISREG(st.st_mode))
+                r = -EISDIR;
+        if (r < 0) {
+                close(fd);
+                if (ret_error)
+                        *ret_error = strdup_printf("cannot read '%s': %s", path,
+                                                   r == -EISDIR ? "not a regular file" : strerror(-r));
+                return r;
+        }
+        if ((uint64_t)st.st_size > DATASET_MAX_FILE) {
+                close(fd);
+                if (ret_error)
+                        *ret_error = strdup_printf("%s:1: the file is %lld bytes, more than the %zu a dataset may have",
+                                                   path, (long long)st.st_size, DATASET_MAX_FILE);
+                return -EINVAL;
+        }
+        size_t len = (size_t)st.st_size;
+        const char *text = "";
+        void *map = NULL;
+        if (len > 0) {
+                map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+                if (map == MAP_FAILED) {
+                        r = -errno;
+                        close(fd);
+                        if (ret_error)
+                                *ret_error = strdup_printf("cannot read '%s': %s", path, strerror(-r));
+                        return r;
+                }
+                text = map;
+        }
+        close(fd);
+        r = dataset_parse(kind, text, len, path, ret, ret_error);
+        if (map)
+                munmap(map, len);
+        return r;
+}
+
+void dataset_free(struct dataset *d) {
+        if (!d)
+                return;
+        for (size_t i = 0; i < d->n; i++) {
+                free(d->v[i].prompt);
+                free(d->v[i].reply);
+        }
+        free(d->v);
+        free(d);
+}
+
+/* ---- draws ---------------------------------------------------------------------------- */
+
+uint64_t dataset_rng_next(uint64_t *state) {
+        uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+        return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n) without modulo bias. */
+static uint64_t below(uint64_t *rng, uint64_t n) {
+        uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+        uint64_t x;
+        do
+                x = dataset_rng_next(rng);
+        while (x >= limit);
+        return x % n;
+}
+
+int dataset_order(size_t n, uint64_t seed, size_t **ret) {
+        size_t *v = malloc((n ? n : 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                v[i] = i;
+        uint64_t rng = seed ^ UINT64_C(0x73686172656770);
+        for (size_t i = n; i > 1; i--) {
+                size_t j = (size_t)below(&rng, i);
+                size_t t = v[i - 1];
+                v[i - 1] = v[j];
+                v[j] = t;
+        }
+        *ret = v;
+        return 0;
+}
+
+bool dataset_sharegpt_keep(const struct dataset_options *o, int64_t prompt_len, int64_t output_len) {
+        if (prompt_len < o->sharegpt_min_len)
+                return false;
+        if (o->sharegpt_output_len <= 0 && output_len < o->sharegpt_min_len)
+                return false;
+        if (output_len < 1)
+                return false;
+        if (o->sharegpt_max_prompt_len > 0 && prompt_len > o->sharegpt_max_prompt_len)
+                return false;
+        if (o->sharegpt_max_total_len > 0 && prompt_len + output_len > o->sharegpt_max_total_len)
+                return false;
+        return true;
+}
+
+int64_t dataset_sharegpt_output(const struct dataset_options *o, int64_t reply_len) {
+        if (o->sharegpt_output_len > 0)
+                return o->sharegpt_output_len;
+        if (o->sharegpt_max_output_len > 0 && reply_len > o->sharegpt_max_output_len)
+                return o->sharegpt_max_output_len;
+        return reply_len;
+}
+
+void dataset_len_range(int len, double r, int min_len, int *ret_lo, int *ret_hi) {
+        /* the small epsilon keeps 100 * (1 - 0.1) at 90, not at 89.99999 floored to 89 */
+        double lo = floor((double)len * (1 - r) + 1e-9), hi = ceil((double)len * (1 + r) - 1e-9);
+        *ret_lo = MAX((int)lo, min_len);
+        *ret_hi = MAX((int)hi, *ret_lo);
+}
+
+int dataset_draw(uint64_t *rng, int lo, int hi) {
+        if (hi <= lo)
+                return lo;
+        return lo + (int)below(rng, (uint64_t)(hi - lo) + 1);
+}
+
+int dataset_prefix_groups(int num_prompts, int num_prefixes, uint64_t seed, int **ret, size_t *ret_n) {
+        if (num_prefixes < 1 || num_prompts < num_prefixes)
+                return -EINVAL;
+        size_t per = (size_t)(num_prompts / num_prefixes), n = per * (size_t)num_prefixes;
+        int *v = malloc(n * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                v[i] = (int)(i / per);
+        uint64_t rng = seed ^ UINT64_C(0x707265666978);
+        for (size_t i = n; i > 1; i--) {
+                size_t j = (size_t)below(&rng, i);
+                int t = v[i - 1];
+                v[i - 1] = v[j];
+                v[j] = t;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}

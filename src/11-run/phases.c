@@ -1,0 +1,182 @@
+/* phases.c -- what each phase of a cell came to, and the verdict decided from it. */
+#include "11-run/phases.h"
+
+#include <string.h>
+
+#include "04-gate/diagnose.h"
+#include "01-base/metrics.h"
+
+int phase_result_decide(struct phase_result *r, enum verdict v, const char *cause, const char *evidence) {
+        char *c = cause ? strdup(cause) : NULL, *e = evidence ? strdup(evidence) : NULL;
+        if ((cause && !c) || (evidence && !e)) {
+                free(c);
+                free(e);
+                return -ENOMEM;
+        }
+        phase_result_release(r);
+        *r = (struct phase_result){.step = STEP_DECIDED, .verdict = v, .cause = c, .evidence = e};
+        return 0;
+}
+
+void phase_result_release(struct phase_result *r) {
+        free(r->cause);
+        free(r->evidence);
+        *r = (struct phase_result){0};
+}
+
+int phases_run(const struct phase_def *p, size_t n, void *ctx, struct phase_result *ret) {
+        for (size_t i = 0; i < n && ret->step == STEP_NEXT; i++) {
+                if (p[i].wanted && !p[i].wanted(ctx))
+                        continue;
+                int r = p[i].run(ctx, ret);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int phases_decide(struct attempt *a, const struct phase_result *r) {
+        switch (r->step) {
+        case STEP_NEXT:
+                return attempt_set_verdict(a, VERDICT_PASS, NULL, NULL);
+        case STEP_DECIDED:
+                return attempt_set_verdict(a, r->verdict, r->cause, r->evidence);
+        case STEP_INTERRUPTED:
+                break;
+        }
+        return 0;
+}
+
+/* What a launcher's scheduler decided (a Slurm job's time limit, its node): 1 when that
+ * decides *ret, 0 when the log decides. */
+static int launcher_outcome(struct server *s, struct phase_result *ret) {
+        struct server_outcome o;
+        int r = server_launcher_outcome(s, &o);
+        if (r <= 0)
+                return r;
+        r = phase_result_decide(ret, o.verdict, o.cause, o.evidence);
+        free(o.evidence);
+        return r < 0 ? r : 1;
+}
+
+static int decide_diagnosis(struct phase_result *ret, struct diagnosis *d) {
+        int r = phase_result_decide(ret, d->verdict, d->cause, d->evidence);
+        diagnosis_release(d);
+        return r;
+}
+
+int phases_death(struct server *s, const char *log_path, const struct profile *p, struct phase_result *ret) {
+        server_drain_log(s, now_usec() + PHASES_DRAIN_TIME);
+        int r = launcher_outcome(s, ret);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        struct diagnosis d;
+        if ((r = diagnose_exit(log_path, p, s->exit_code, s->exit_signal, &d)) < 0)
+                return r;
+        return decide_diagnosis(ret, &d);
+}
+
+int phases_deadline(struct server *s, const char *log_path, const struct profile *p, usec_t timeout,
+                    struct phase_result *ret) {
+        int r = launcher_outcome(s, ret);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        struct diagnosis d;
+        if ((r = diagnose_deadline(log_path, p, timeout, &d)) < 0)
+                return r;
+        return decide_diagnosis(ret, &d);
+}
+
+int phases_after_requests(struct server *s, const char *log_path, const struct profile *p, int r,
+                          const struct check_result *results, size_t n, struct phase_result *ret) {
+        bool transport = false;
+        for (size_t i = 0; results && i < n; i++)
+                transport |= results[i].transport_error;
+        if (r == 0 && transport)
+                server_wait_exit(s, now_usec() + PHASES_DEATH_GRACE);
+        if (r == -ECANCELED || !server_alive(s))
+                return phases_death(s, log_path, p, ret);
+        if (r < 0)
+                return phase_result_decide(ret, VERDICT_ERROR, NULL, strerror(-r));
+        return 1;
+}
+
+int phases_checks(const struct check_result *results, size_t n, struct phase_result *ret) {
+        const char *cause = NULL, *evidence = NULL;
+        enum verdict v = checks_summarize(results, n, &cause, &evidence);
+        if (v == VERDICT_PASS)
+                return 0;
+        return phase_result_decide(ret, v, cause, evidence);
+}
+
+int phases_eval(const struct check_result *results, size_t n, struct phase_result *ret) {
+        for (size_t i = 0; i < n; i++)
+                if (results[i].verdict == VERDICT_TIMEOUT) {
+                        _cleanup_free_ char *ev = strdup_printf("eval question %s: %s", results[i].name,
+                                                                results[i].evidence ? results[i].evidence : "timed out");
+                        return ev ? phase_result_decide(ret, VERDICT_TIMEOUT, "request", ev) : -ENOMEM;
+                }
+        return 0;
+}
+
+int phases_gate_under_load(const json_t *levels, struct phase_result *ret) {
+        size_t i, k;
+        json_t *level, *c;
+        json_array_foreach(levels, i, level) {
+                json_array_foreach(json_object_get(level, metric_key(METRIC_CHECKS_UNDER_LOAD)), k, c) {
+                        enum verdict v = verdict_from_string(json_string_value(json_object_get(c, "verdict")));
+                        const char *cause = json_string_value(json_object_get(c, "cause"));
+                        /* No answer at all (an HTTP error, a cut, a timeout) is the server
+                         * failing a request under load, as the load's own requests do: that
+                         * is the failure gate's to judge, not a wrong answer. */
+                        if (v == VERDICT_PASS || v == VERDICT_TIMEOUT || (v == VERDICT_GARBAGE && streq_ptr(cause, "http")))
+                                continue;
+                        if (v == VERDICT_INVALID)
+                                v = VERDICT_ERROR;
+                        const char *ev = json_string_value(json_object_get(c, "evidence"));
+                        _cleanup_free_ char *e = strdup_printf(
+                                "under load at concurrency %lld, %s: %s",
+                                (long long)json_integer_value(json_object_get(level, metric_key(METRIC_CONCURRENCY))),
+                                json_string_value(json_object_get(c, "name")), ev ? ev : "(no evidence)");
+                        if (!e)
+                                return -ENOMEM;
+                        return phase_result_decide(ret, v, cause, e) < 0 ? -ENOMEM : 1;
+                }
+        }
+        return 0;
+}
+
+/* The cause of an overload verdict: what kind of failure the first one was. */
+static const char *failure_cause(const char *first_error) {
+        static const struct {
+                const char *prefix, *cause;
+        } kinds[] = {
+                {"http_", "http"},       {"timeout", "timeout"}, {"connect", "connect"},
+                {"error_event", "stream"}, {"closed", "stream"}, {"bad_event", "stream"},
+                {"no_tokens", "stream"}, {"sse_limit", "stream"},
+        };
+        for (size_t i = 0; first_error && i < ELEMENTSOF(kinds); i++)
+                if (strncmp(first_error, kinds[i].prefix, strlen(kinds[i].prefix)) == 0)
+                        return kinds[i].cause;
+        return "failed";
+}
+
+int phases_gate_bench(const json_t *levels, const struct bench_spec *spec, struct phase_result *ret) {
+        size_t i;
+        json_t *level;
+        json_array_foreach(levels, i, level) {
+                json_int_t failed = json_integer_value(json_object_get(level, metric_key(METRIC_FAILED)));
+                json_int_t requests = json_integer_value(json_object_get(level, metric_key(METRIC_REQUESTS)));
+                if (failed <= 0 || (uint64_t)failed <= bench_failures_allowed(spec, (uint64_t)requests))
+                        continue;
+                const char *first = json_string_value(json_object_get(level, metric_key(METRIC_FIRST_ERROR)));
+                _cleanup_free_ char *ev = strdup_printf(
+                        "at concurrency %lld: %lld of %lld requests failed; first: %s",
+                        (long long)json_integer_value(json_object_get(level, metric_key(METRIC_CONCURRENCY))),
+                        (long long)failed, (long long)requests, first ? first : "no reason recorded");
+                if (!ev)
+                        return -ENOMEM;
+                return phase_result_decide(ret, VERDICT_OVERLOAD, failure_cause(first), ev) < 0 ? -ENOMEM : 1;
+        }
+        return 0;
+}

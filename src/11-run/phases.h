@@ -1,0 +1,117 @@
+/* phases.h -- a cell's life as phases, and its verdict decided in one place.
+ *
+ * sweep.c runs one attempt of a cell as phases: launch, ready, checks, eval, bench, then
+ * stop and settle. Each phase comes to a struct phase_result: on to the next phase, decided
+ * (a verdict with its cause and evidence), or interrupted (a signal came: the attempt is
+ * abandoned, whatever was decided). phases_run runs them in order until one is not "next";
+ * phases_decide sets the attempt's verdict from the last result: the one place where a
+ * launched cell's verdict is set. The producers below turn what a phase saw (a death, a
+ * deadline, the checks' answers, the bench's levels) into a result; their evidence strings
+ * are the journal's.
+ *
+ * Precedence, phase by phase:
+ *   - a server found dead after a batch of requests is a crash (its log and exit status
+ *     say which, or its launcher does) whatever the answers were;
+ *   - a launcher's own outcome (a Slurm job's time limit) beats the log's diagnosis;
+ *   - in the bench, a check under load that answered wrong beats the failure gate.
+ */
+#ifndef GAUNTLET_PHASES_H
+#define GAUNTLET_PHASES_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "04-gate/attempt.h"
+#include "05-bench/bench_metrics.h"
+#include "04-gate/checks.h"
+#include "01-base/profile.h"
+#include "07-processes/supervise.h"
+#include "01-base/verdict.h"
+
+/* After a connection error, how long to wait for the server's death before calling the
+ * error garbage from a live server. */
+#define PHASES_DEATH_GRACE (2 * USEC_PER_SEC)
+/* How long to read the log of a dead server before diagnosing it. */
+#define PHASES_DRAIN_TIME (1 * USEC_PER_SEC)
+
+enum phase_step {
+        STEP_NEXT,          /* the phase passed: on to the next one (after the last: pass) */
+        STEP_DECIDED,       /* the cell's verdict is decided: verdict, cause, evidence */
+        STEP_INTERRUPTED,   /* a signal came: the attempt is abandoned */
+};
+
+/* What a phase came to. Zero-initialised it is STEP_NEXT with nothing owned. */
+struct phase_result {
+        enum phase_step step;
+        enum verdict verdict;       /* STEP_DECIDED only */
+        char *cause;                /* owned, or NULL */
+        char *evidence;             /* owned, or NULL */
+};
+
+/* Sets *r to decided with v, cause and evidence (copied; NULLs allowed). 0 or -ENOMEM. */
+int phase_result_decide(struct phase_result *r, enum verdict v, const char *cause, const char *evidence);
+/* Frees what *r owns; it is STEP_NEXT again. */
+void phase_result_release(struct phase_result *r);
+
+/* One phase as phases_run runs it, on the caller's context. */
+struct phase_def {
+        /* Runs the phase; a result other than STEP_NEXT ends the sequence. < 0: gauntlet
+         * cannot go on (out of memory, the journal unwritable). */
+        int (*run)(void *ctx, struct phase_result *ret);
+        /* Whether the phase is run at all (a matrix without an eval); NULL: always. */
+        bool (*wanted)(const void *ctx);
+};
+
+/* Runs p[0..n) in order while *ret is STEP_NEXT (a phase not wanted is passed over).
+ * Returns 0, or the first phase's error (the sequence stops there). */
+int phases_run(const struct phase_def *p, size_t n, void *ctx, struct phase_result *ret);
+
+/* The attempt's verdict from what its phases came to: STEP_NEXT after the last is a pass,
+ * STEP_DECIDED its verdict, cause and evidence; STEP_INTERRUPTED leaves the attempt as it is
+ * (the caller abandons it). 0 or -ENOMEM. */
+int phases_decide(struct attempt *a, const struct phase_result *r);
+
+/* The server died (or was found dead): its log drained (PHASES_DRAIN_TIME), then its
+ * launcher's outcome when it decided one, else the diagnosis of the log at log_path and the
+ * exit status (diagnose_exit). Decides *ret. */
+int phases_death(struct server *s, const char *log_path, const struct profile *p, struct phase_result *ret);
+
+/* The server was not placed or not ready by its deadline: the launcher's outcome when it
+ * decided one (not placed in time), else the log's (diagnose_deadline: timeout/startup
+ * unless a fatal line names a cause). Decides *ret. */
+int phases_deadline(struct server *s, const char *log_path, const struct profile *p, usec_t timeout,
+                    struct phase_result *ret);
+
+/* After a batch of requests (the checks, the eval) that ended with r: a connection refused,
+ * reset or cut is garbage from a live server but the first sign of a dying one (the socket
+ * closes a moment before the process is gone), so it waits up to PHASES_DEATH_GRACE for a
+ * death; a dead server (or r == -ECANCELED: the batch saw it die) is phases_death whatever
+ * the answers were; another failure of gauntlet's own (r < 0) is error with strerror as its
+ * evidence. Returns 1 when the answers are the server's to judge (*ret untouched), 0 when
+ * *ret was decided, or a negative errno. */
+int phases_after_requests(struct server *s, const char *log_path, const struct profile *p, int r,
+                          const struct check_result *results, size_t n, struct phase_result *ret);
+
+/* The check suite's answers: STEP_NEXT when they pass (checks_summarize), else decided with
+ * the worst one's verdict, cause and evidence. 0 or -ENOMEM. */
+int phases_checks(const struct check_result *results, size_t n, struct phase_result *ret);
+
+/* The eval's answers: a question that timed out decides timeout/request ("eval question
+ * NAME: EVIDENCE"; the questions after it were not asked); wrong or garbage answers only
+ * count against its accuracy (STEP_NEXT). 0 or -ENOMEM. */
+int phases_eval(const struct check_result *results, size_t n, struct phase_result *ret);
+
+/* The bench's levels (the journal's array of per-concurrency objects): the first check
+ * under load, lowest level first, that did not pass decides the verdict ("under load at
+ * concurrency N, NAME: EVIDENCE"; invalid reads as error). No answer at all (timeout, an
+ * HTTP failure) is left to the failure gate. 1 when decided, 0 when none failed, -ENOMEM. */
+int phases_gate_under_load(const json_t *levels, struct phase_result *ret);
+
+/* The failure gate: the first level with more failed requests than spec allows
+ * (bench_failures_allowed) decides overload, its cause the kind of its first failure
+ * (http, timeout, connect, stream, else failed), "at concurrency N: F of R requests failed;
+ * first: ERROR". 1 when decided, 0 when every level passed the gate, -ENOMEM. */
+int phases_gate_bench(const json_t *levels, const struct bench_spec *spec, struct phase_result *ret);
+
+#endif
