@@ -85,13 +85,16 @@ case "$BUILD" in /*) so=$BUILD/lib/gauntlet-enospc.so ;; esac
 [ -f "$so" ] || fail "$so is missing: make test builds it (make BUILD=$BUILD faults)"
 {
         set +e
-        GAUNTLET_ENOSPC_PREFIX="$(readlink -f "$tmp")/tb2/report" GAUNTLET_ENOSPC_BUDGET=0 LD_PRELOAD="$so" \
+        # a report is written to a hidden temporary file beside it (tb2/.report.json.XXXXXX),
+        # then renamed into place: the full disk is met there
+        GAUNTLET_ENOSPC_PREFIX="$(readlink -f "$tmp")/tb2/.report" GAUNTLET_ENOSPC_BUDGET=0 LD_PRELOAD="$so" \
                 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
                 "$GAUNTLET" run "$tmp/tb.yaml" --journal "$tmp/tb2.db" >"$tmp/full.out" 2>"$tmp/full.err"
         set -e
         ! grep -q '^reports:' "$tmp/full.out" || fail "reports named although none was written: $(cat "$tmp/full.out")"
         grep -q "cannot write '.*report.json': No space left on device" "$tmp/full.err" || fail "no word of the full disk: $(cat "$tmp/full.err")"
         [ ! -s "$tmp/tb2/report.json" ] || fail "a report cut short was left"
+        ! ls "$tmp"/tb2/.report* >/dev/null 2>&1 || fail "a temporary report was left: $(ls -a "$tmp/tb2")"
 }
 expect_none_alive "processes left"
 echo "first-contact.sh: all good"
