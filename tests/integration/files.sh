@@ -74,6 +74,8 @@ echo "x.db -> x/, x.sqlite -> x.sqlite.logs/"
 # 4. The journal deleted while the second cell loads (5 s): the run stops at its next write,
 #    with one line naming it, status 2, the server stopped.
 matrix "$tmp/slow.yaml" 5
+expect_none_alive "a server of the runs above is left" 5
+rm -f "$tmp"/pids-* # the runs above left theirs: count this run's launches only
 "$GAUNTLET" run "$tmp/slow.yaml" --journal "$tmp/d.db" >"$tmp/out.d" 2>"$tmp/err.d" &
 gpid=$!
 for _ in $(seq 300); do
