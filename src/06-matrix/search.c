@@ -33,6 +33,7 @@ static const struct fail_class CLASSES[] = {
         {NULL, {0, 0.10, 0.02, 0.004}, false},
 };
 #define N_CLASSES ELEMENTSOF(CLASSES)
+#define CLASS_ARCH 0 /* CLASSES[0]: crash/arch, one value's doing */
 
 /* A pair with an axis whose flag the failure's evidence names; a pair whose two flags it
  * quotes, each with the value the cell had ("--a x cannot be used with --b y"). */
@@ -962,16 +963,14 @@ void search_model_predict(const struct search_model *m, size_t k, struct search_
 static long confounded_axis(const struct search_model *m, size_t a, size_t x, size_t *ret_value) {
         const struct search_space *s = m->s;
         size_t A = s->n_axes;
-        _cleanup_free_ long *same = malloc(A * sizeof(long)); /* -1 unset, -2 varies */
-        if (!same)
-                return -1;
+        long same[16]; /* per axis: -1 unset, -2 varies (search_model_fit: at most 16 axes) */
         for (size_t b = 0; b < A; b++)
                 same[b] = -1;
         for (size_t k = 0; k < s->n_cells; k++) {
                 const size_t *c = s->choice + k * A;
                 if (m->obs[k].state != SEARCH_INFEASIBLE || c[a] != x)
                         continue;
-                if (kind_class(m->obs[k].kind) == 0) /* crash/arch */
+                if (kind_class(m->obs[k].kind) == CLASS_ARCH)
                         return -1;
                 for (size_t b = 0; b < A; b++)
                         same[b] = same[b] == -1 ? (long)c[b] : same[b] == (long)c[b] ? same[b] : -2;
