@@ -231,6 +231,7 @@ struct search_model {
         const struct search_space *s;
         const struct search_obs *obs;
         size_t n_launched;
+        size_t n_launches;            /* the launches: a cell measured again counts each time */
         long best;                    /* launched, feasible, best measured figure */
         struct feat_map fm;
         bool seen[N_CLASSES];         /* classes some launched cell failed with */
@@ -256,10 +257,12 @@ struct search_model {
         double margin;                /* a cell must beat the best by this to count */
         double y_mean;                /* the figures' mean (log units) */
         size_t *idx;                  /* the cells with figures, n_y of them */
+        double *per;                  /* 1 / how many launches each figure pools: its share
+                                         of the noise's variance */
         struct gp *gp;                /* the grid points of some weight, n_gp of them */
         size_t n_gp;
         double *ls, *alphas;          /* their factors and solutions */
-        double *scratch;              /* n_y doubles for gp_cell */
+        double *scratch;              /* 2 n_y doubles for gp_cell and gp_apart */
         double *pf, *mu, *sd;         /* per cell: feasibility, latent mean, sd (log; sd
                                          computed when asked for, NAN until then) */
         double *ei, *chance;          /* per cell: expected improvement and the chance to beat
@@ -279,6 +282,7 @@ void search_model_free(struct search_model *m) {
         free(m->ei);
         free(m->chance);
         free(m->idx);
+        free(m->per);
         free(m->gp);
         free(m->ls);
         free(m->alphas);
@@ -684,12 +688,12 @@ struct gp {
 };
 
 /* Factors and solves for one choice of hyper-parameters. */
-static int gp_fit(const size_t *agree_obs, const double *y, size_t n, struct gp *g) {
+static int gp_fit(const size_t *agree_obs, const double *y, const double *per, size_t n, struct gp *g) {
         for (size_t i = 0; i < n; i++)
                 for (size_t j = 0; j <= i; j++) {
                         double v = kern(g->s1, g->s2, agree_obs[i * n + j]);
                         if (i == j)
-                                v += g->noise * g->noise + 1e-9;
+                                v += g->noise * g->noise * per[i] + 1e-9;
                         g->l[i * n + j] = v;
                 }
         int r = cholesky(g->l, n);
@@ -770,16 +774,18 @@ static int fit_speed(struct search_model *m) {
         _cleanup_free_ size_t *ag = calloc(n * n, sizeof(*ag));
         _cleanup_free_ double *y = calloc(n, sizeof(*y));
         m->idx = calloc(n, sizeof(*m->idx));
-        m->scratch = calloc(n, sizeof(double));
+        m->per = calloc(n, sizeof(double));
+        m->scratch = calloc(2 * n, sizeof(double));
         m->ls = calloc(N_HYPER * n * n, sizeof(double));
         m->alphas = calloc(N_HYPER * n, sizeof(double));
         m->gp = calloc(N_HYPER, sizeof(struct gp));
-        if (!ag || !y || !m->idx || !m->scratch || !m->ls || !m->alphas || !m->gp)
+        if (!ag || !y || !m->idx || !m->per || !m->scratch || !m->ls || !m->alphas || !m->gp)
                 return -ENOMEM;
         double mean = 0;
         for (size_t k = 0, i = 0; k < N; k++)
                 if (m->obs[k].state == SEARCH_FEASIBLE && m->obs[k].has_value && m->obs[k].value > 0) {
                         m->idx[i] = k;
+                        m->per[i] = 1.0 / MAX(m->obs[k].measured, 1u);
                         y[i] = m->sign * log(m->obs[k].value);
                         mean += y[i++];
                 }
@@ -800,7 +806,7 @@ static int fit_speed(struct search_model *m) {
                         for (size_t c = 0; c < ELEMENTSOF(NOISE); c++, h++) {
                                 g[h] = (struct gp){.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c], .l = m->ls + h * n * n,
                                                    .alpha = m->alphas + h * n};
-                                if (gp_fit(ag, y, n, &g[h]) < 0)
+                                if (gp_fit(ag, y, m->per, n, &g[h]) < 0)
                                         g[h].lml = -INFINITY;
                                 top = MAX(top, g[h].lml);
                         }
@@ -881,6 +887,7 @@ int search_model_fit(const struct search_space *s, const struct search_obs *obs,
                 if (!launched(o))
                         continue;
                 m->n_launched++;
+                m->n_launches += MAX(o->launches, 1u);
                 if (o->state == SEARCH_FEASIBLE && o->has_value && o->value > 0 &&
                     (m->best < 0 || m->sign * o->value > m->sign * obs[m->best].value))
                         m->best = (long)k;
@@ -911,6 +918,10 @@ size_t search_model_launched(const struct search_model *m) {
         return m->n_launched;
 }
 
+size_t search_model_launches(const struct search_model *m) {
+        return m->n_launches;
+}
+
 long search_model_best(const struct search_model *m) {
         return m->best;
 }
@@ -923,6 +934,83 @@ long search_model_named(const struct search_model *m) {
                         best = (long)k;
         }
         return best >= 0 ? best : m->best;
+}
+
+/* ---- measuring again ------------------------------------------------------------------ */
+
+/* With a few percent of noise per launch, one lucky launch of a runner-up outdoes one
+ * unlucky launch of the best, and pooling with the neighbours does not always tell them
+ * apart. Before the search names its best, the launched cells whose figures are too close
+ * to the best's are measured again (a new launch of the same cell): the chance that a
+ * launched cell beats the named one by more than CONFIRM_MARGIN must add up to less than
+ * CONFIRM_RISK, or one of the two is measured again, at most CONFIRM_MAX times each. */
+#define CONFIRM_MARGIN 0.03
+#define CONFIRM_RISK 0.10
+#define CONFIRM_MAX 3
+/* With a budget, the launches measuring again come out of its last share. */
+#define CONFIRM_BUDGET_SHARE 0.10
+
+/* Under grid point g, the chance that the latent figure of cell a beats cell b's by more
+ * than margin (log units): their difference's mean and variance, the covariance included
+ * (two cells that share values share their errors). */
+static double gp_apart(const struct search_model *m, const struct gp *g, size_t a, size_t b, double margin) {
+        const struct search_space *s = m->s;
+        size_t n = m->n_y;
+        double *va = m->scratch, *vb = m->scratch + n, mu = 0;
+        for (size_t i = 0; i < n; i++) {
+                va[i] = kern(g->s1, g->s2, agree(s, a, m->idx[i]));
+                vb[i] = kern(g->s1, g->s2, agree(s, b, m->idx[i]));
+                mu += (va[i] - vb[i]) * g->alpha[i];
+        }
+        forward(g->l, n, va);
+        forward(g->l, n, vb);
+        double prior = kern(g->s1, g->s2, s->n_axes);
+        double var = 2 * prior - 2 * kern(g->s1, g->s2, agree(s, a, b));
+        for (size_t i = 0; i < n; i++)
+                var -= (va[i] - vb[i]) * (va[i] - vb[i]);
+        return norm_cdf((mu - margin) / sqrt(MAX(var, 1e-12)));
+}
+
+static double apart(const struct search_model *m, size_t a, size_t b, double margin) {
+        double p = 0;
+        for (size_t h = 0; h < m->n_gp; h++)
+                p += m->gp[h].w * gp_apart(m, &m->gp[h], a, b, margin);
+        return p;
+}
+
+static unsigned measured(const struct search_obs *o) {
+        return MAX(o->measured, 1u);
+}
+
+/* The launched cell to measure again before the best is named, or -1: of the named best
+ * and the cell likeliest to beat it, the one measured fewer times (the named one on a
+ * tie: a lucky figure is what misleads). */
+static long confirm(const struct search_model *m) {
+        long named = search_model_named(m);
+        if (named < 0 || m->n_y < 2 || m->n_gp == 0)
+                return -1;
+        double risk = 0;
+        long pick = -1;
+        double pick_p = 0;
+        for (size_t i = 0; i < m->n_y; i++) {
+                size_t c = m->idx[i];
+                if ((long)c == named || m->obs[c].state != SEARCH_FEASIBLE)
+                        continue;
+                /* far below the best: nothing to weigh (its sd is at most the prior's) */
+                if (m->mu[c] < m->mu[named] - 6 * MAX(m->noise, 0.01))
+                        continue;
+                double p = apart(m, c, (size_t)named, CONFIRM_MARGIN);
+                risk += p;
+                if (measured(&m->obs[c]) < CONFIRM_MAX || measured(&m->obs[named]) < CONFIRM_MAX)
+                        if (p > pick_p) {
+                                pick_p = p;
+                                pick = (long)c;
+                        }
+        }
+        if (risk < CONFIRM_RISK || pick < 0)
+                return -1;
+        unsigned mn = measured(&m->obs[named]), mc = measured(&m->obs[pick]);
+        return mn <= mc && mn < CONFIRM_MAX ? named : mc < CONFIRM_MAX ? pick : named;
 }
 
 /* ---- decisions ------------------------------------------------------------------------ */
@@ -1074,24 +1162,35 @@ int search_model_decide(const struct search_model *m, const struct search_option
                                 cover_ei = ei;
                         }
                 }
-        if (pick < 0) {
+        bool prune = !(o && o->no_prune);
+        size_t budget = o ? o->max_launches : 0;
+        /* measuring again is for a search that prunes: one that launches every cell is
+         * asked for every cell, once */
+        long again = prune ? confirm(m) : -1;
+        if (pick < 0 && again < 0) {
                 d.stop = "no candidate left";
-        } else if (o && o->max_launches && m->n_launched >= o->max_launches) {
+        } else if (budget && m->n_launches >= budget) {
                 d.stop = "budget";
                 d.would_next = pick;
         } else if (m->n_launched == 0 && s->first < s->n_cells && m->obs[s->first].state == SEARCH_UNKNOWN) {
                 d.next = (long)s->first;
-        } else if (!(o && o->no_prune) && chance_sum < SEARCH_STOP_CHANCE) {
+        } else if (again >= 0 && (pick < 0 || (budget && (double)(budget - m->n_launches) <=
+                                                                     MAX(1.0, CONFIRM_BUDGET_SHARE * (double)budget)))) {
+                d.next = again;
+        } else if (prune && chance_sum < SEARCH_STOP_CHANCE) {
                 long near = neighbour(m);
                 if (cover >= 0)
                         d.next = cover;
                 else if (near >= 0)
                         d.next = near;
+                else if (again >= 0)
+                        d.next = again;
                 else
                         d.stop = "no chance left";
         } else {
                 d.next = pick;
         }
+        d.again = d.next >= 0 && m->obs[d.next].state == SEARCH_FEASIBLE;
         *ret = d;
         return 0;
 }

@@ -51,6 +51,10 @@ struct search_obs {
                                 evidence, and cells failing alike are grouped by it */
         const char *evidence;/* INFEASIBLE: the verdict's evidence, or NULL; read for the
                                 flags of other axes it names */
+        unsigned measured;   /* FEASIBLE with a figure: how many launches value pools (it is
+                                their geometric mean); 0 reads as 1 */
+        unsigned launches;   /* launched: how many times (a cell measured again before the
+                                search names its best); 0 reads as 1 */
 };
 
 struct search_space {
@@ -105,9 +109,11 @@ void search_model_free(struct search_model *m);
 /* The prediction for cell k (any state). */
 void search_model_predict(const struct search_model *m, size_t k, struct search_prediction *ret);
 
-/* How many cells were launched (FEASIBLE + INFEASIBLE), and the index of the best one by
- * figure (-1: none has a figure). */
+/* How many cells were launched (FEASIBLE + INFEASIBLE), how many launches that took (a
+ * cell measured again counts each time: the budget counts these), and the index of the
+ * best one by figure (-1: none has a figure). */
 size_t search_model_launched(const struct search_model *m);
+size_t search_model_launches(const struct search_model *m);
 long search_model_best(const struct search_model *m);
 /* The launched cell that serves right of the best mean by the model (its figure pooled with
  * what its neighbours say), -1 when none has a figure. */
@@ -116,6 +122,9 @@ long search_model_named(const struct search_model *m);
 /* What to do next. */
 struct search_decision {
         long next;                      /* the cell to launch, or -1: stop */
+        bool again;                     /* next was launched before and served: it is
+                                           measured again, its figure too close to the
+                                           best's to name one of them on one measurement */
         const char *stop;               /* when next < 0: why ("budget", "no chance left",
                                            "no candidate left"); static */
         long would_next;                /* when stopped for the budget: the cell it would

@@ -469,6 +469,15 @@ int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search
                 o.kind = fail_kinds[f];
                 o.evidence = s->rule[k] == SIM_RULE_OOM ? oom_evidence : s->rules[s->rule[k]].evidence;
         }
+        if (ret_obs->state == SEARCH_FEASIBLE && ret_obs->has_value) {
+                /* measured again: the figure pools the launches (their geometric mean) */
+                unsigned n = MAX(ret_obs->measured, 1u);
+                o.launches = MAX(ret_obs->launches, 1u) + 1;
+                if (o.state == SEARCH_FEASIBLE) {
+                        o.value = exp((log(ret_obs->value) * n + log(o.value)) / (n + 1));
+                        o.measured = n + 1;
+                }
+        }
         *ret_obs = o;
         if (ret_seconds)
                 *ret_seconds = sec;
@@ -828,15 +837,28 @@ struct run {
 };
 
 static int run_launch(struct run *r, size_t k) {
-        if (k >= r->s->n_cells || r->obs[k].state != SEARCH_UNKNOWN)
-                return -EPROTO;   /* a strategy that launches a cell twice is broken */
+        if (k >= r->s->n_cells)
+                return -EPROTO;
+        /* a cell is launched again only to measure it again, after it served */
+        if (r->obs[k].state != SEARCH_UNKNOWN && (r->obs[k].state != SEARCH_FEASIBLE || !r->obs[k].has_value))
+                return -EPROTO;
         double sec = 0;
         int ret = sim_launch(r->s, k, &r->rng, &r->obs[k], &sec);
         if (ret < 0)
                 return ret;
+
         r->launches++;
         r->seconds += sec;
-        if (r->obs[k].state == SEARCH_FEASIBLE && (r->best < 0 || r->obs[k].value > r->best_value)) {
+        if (r->best == (long)k) {
+                /* measured again: the best by figure may be another cell now */
+                r->best = -1;
+                for (size_t i = 0; i < r->s->n_cells; i++)
+                        if (r->obs[i].state == SEARCH_FEASIBLE && r->obs[i].has_value &&
+                            (r->best < 0 || r->obs[i].value > r->best_value)) {
+                                r->best = (long)i;
+                                r->best_value = r->obs[i].value;
+                        }
+        } else if (r->obs[k].state == SEARCH_FEASIBLE && (r->best < 0 || r->obs[k].value > r->best_value)) {
                 r->best = (long)k;
                 r->best_value = r->obs[k].value;
         }
@@ -875,8 +897,8 @@ static int run_search(struct run *r, size_t budget, const char **ret_stop) {
                         return ret;
                 if (d.next < 0)
                         return 0;
-                if (r->launches >= r->s->n_cells)
-                        return -EPROTO;
+                if (r->launches >= 4 * r->s->n_cells)
+                        return -EPROTO;   /* every cell, each measured up to 3 more times */
                 ret = run_launch(r, (size_t)d.next);
                 if (ret < 0)
                         return ret;

@@ -154,7 +154,9 @@ char *sim_cell_label(const struct sim_space *s, size_t k);
 
 /* Launches cell k: fills *ret_obs (state FEASIBLE with a measured value, or INFEASIBLE
  * with kind and evidence borrowed from s) and *ret_seconds (the simulated time it took),
- * drawing the noise from *rng. -EINVAL when k is out of range. */
+ * drawing the noise from *rng. When *ret_obs already holds a figure (the cell served
+ * before), the launch measures it again: the new value is the geometric mean of all its
+ * figures, with measured and launches counted. -EINVAL when k is out of range. */
 int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search_obs *ret_obs, double *ret_seconds);
 
 enum sim_strategy {
