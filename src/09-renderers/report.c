@@ -53,6 +53,7 @@ void report_view_free(struct report_view *v) {
                 }
                 free(c->checks);
                 json_decref(c->bench);
+                json_decref(c->earlier);
                 for (size_t k = 0; k < c->eval.n_answers; k++) {
                         struct report_eval_answer *e = &c->eval.answers[k];
                         free(e->id);
@@ -345,6 +346,24 @@ int report_cell_score(const struct report_view *v, const struct report_cell *c, 
                 return -ENODATA;
         *ret = (struct report_score){.by_bench = false, .higher_better = false, .value = x};
         return 0;
+}
+
+double report_cell_pooled(const struct report_view *v, const struct report_cell *c, bool by_bench, double value,
+                          unsigned *ret_n) {
+        double sum = log(value);
+        unsigned n = 1;
+        for (size_t i = 0; i < json_array_size(c->earlier); i++) {
+                struct report_cell t = *c;
+                struct report_score s;
+                t.bench = json_array_get(c->earlier, i);
+                if (report_cell_score(v, &t, by_bench, &s) == 0 && isfinite(s.value) && s.value > 0) {
+                        sum += log(s.value);
+                        n++;
+                }
+        }
+        if (ret_n)
+                *ret_n = n;
+        return exp(sum / n);
 }
 
 /* Whether s ties with the top score top; *ret_noise says when only the ranges make it so. */
@@ -666,6 +685,9 @@ char *report_search_summary(const struct report_view *v) {
                 buf_printf(&b, " (budget %zu)", se->budget_launches);
         else if (se->budget_time)
                 buf_printf(&b, " (budget %s)", format_duration(se->budget_time, dur));
+        if (se->launches > se->launched)
+                buf_printf(&b, ", %zu launches (%zu measuring a close cell again)", se->launches,
+                           se->launches - se->launched);
         buf_printf(&b, ", %zu pruned, %zu inferred", se->pruned, se->inferred);
         if (se->spent)
                 buf_printf(&b, ", %s of launches", format_duration(se->spent, dur));
@@ -676,8 +698,9 @@ char *report_search_summary(const struct report_view *v) {
                     report_cell_score(v, &v->cells[se->top], by_bench, &top) == 0)
                         buf_printf(&b, "; best by the model: %.8s (measured %.4g, estimated %.4g) over %.8s (measured "
                                        "%.4g, estimated %.4g)",
-                                   v->cells[se->named].id, named.value, se->named_estimate, v->cells[se->top].id,
-                                   top.value, se->top_estimate);
+                                   v->cells[se->named].id, report_cell_pooled(v, &v->cells[se->named], by_bench, named.value, NULL),
+                                   se->named_estimate, v->cells[se->top].id,
+                                   report_cell_pooled(v, &v->cells[se->top], by_bench, top.value, NULL), se->top_estimate);
         }
         if (streq_ptr(se->stop, "no chance left"))
                 buf_puts(&b, "; stopped: no cell left has a real chance to beat the best");

@@ -148,6 +148,12 @@ struct report_cell {
         struct report_check *checks;
         size_t n_checks;
         json_t *bench;                /* array of per-concurrency objects, or NULL */
+        /* The cell's launches (settled attempts, not skipped), and the benches of its
+         * earlier attempts that passed, oldest first (an array of arrays like bench), or
+         * NULL: a search measures a close cell again before it names its best. */
+        unsigned launches;
+        json_t *earlier;
+        usec_t earlier_spent;         /* the earlier attempts' phases, in all */
         struct report_eval eval;
         /* skipped/pruned: the search's prediction when it pruned the cell, as journaled:
          * {"p_feasible", "mean", "high", "chance", "model_cells"} (mean and high in the
@@ -164,6 +170,7 @@ struct report_view_search {
         char **flags;                 /* per axis, "" when it has none (search.h axis_flags) */
         long first;                   /* the cell it starts from, -1 when unknown */
         size_t launched;              /* cells with a launched, settled attempt */
+        size_t launches;              /* their launches: a cell measured again counts each */
         size_t pruned, inferred;      /* cells skipped as such */
         usec_t spent;                 /* the launched cells' time, phase by phase, in all */
         /* The launched cells in launch order (their attempts' start), and the best figure
@@ -266,6 +273,11 @@ struct report_score {
 /* The score of one cell under the view's objective; -ENODATA when the cell has no figure
  * (not passing, or no checks and no bench). */
 int report_cell_score(const struct report_view *v, const struct report_cell *c, bool by_bench, struct report_score *ret);
+/* A cell measured more than once (a search measures close cells again): the geometric mean
+ * of value (its latest score) and the scores of its earlier attempts that passed; how many
+ * figures that pools in *ret_n (may be NULL). */
+double report_cell_pooled(const struct report_view *v, const struct report_cell *c, bool by_bench, double value,
+                          unsigned *ret_n);
 
 /* Whether the view's cells are ranked by their bench figures (some passing cell has one),
  * else by their smoke time: the by_bench to give report_cell_score. */

@@ -1287,7 +1287,7 @@ static void put_cell_eval(struct page *p, const struct report_view *v, const str
 
 struct search_row {
         size_t index;
-        bool measured;            /* else predicted (a pruned cell) */
+        unsigned measured;        /* how many launches its figure pools; 0: predicted (a pruned cell) */
         double value, high;       /* the figure; a predicted one's high bound (NAN: none) */
         double p_feasible;        /* predicted: the chance to serve right */
         bool higher_better;
@@ -1393,7 +1393,9 @@ static void put_search_table(struct page *p, const struct ctx *x) {
                 const struct report_cell *c = &v->cells[i];
                 struct report_score sc;
                 if (report_cell_score(v, c, x->by_bench, &sc) == 0) {
-                        rows[n++] = (struct search_row){.index = i, .measured = true, .value = sc.value, .high = NAN,
+                        unsigned times = 1;
+                        double pooled = report_cell_pooled(v, c, x->by_bench, sc.value, &times);
+                        rows[n++] = (struct search_row){.index = i, .measured = times, .value = pooled, .high = NAN,
                                                         .higher_better = sc.higher_better};
                         continue;
                 }
@@ -1421,7 +1423,10 @@ static void put_search_table(struct page *p, const struct ctx *x) {
                 const struct report_cell *c = &v->cells[rows[i].index];
                 putf(p, "<tr%s><td><code>%.8s</code></td><td>", rows[i].measured ? "" : " class=\"muted\"", c->id);
                 put_cell_axes(p, v, c);
-                if (rows[i].measured)
+                if (rows[i].measured > 1)
+                        putf(p, "</td><td><b>%.4g</b> measured %u times (geometric mean)</td><td></td><td></td><td></td></tr>\n",
+                             rows[i].value, rows[i].measured);
+                else if (rows[i].measured)
                         putf(p, "</td><td><b>%.4g</b> measured</td><td></td><td></td><td></td></tr>\n", rows[i].value);
                 else {
                         if (rows[i].value > 0)

@@ -135,6 +135,41 @@ static int load_eval(struct journal *j, const struct report_view *v, struct repo
         return 0;
 }
 
+/* The cell's launches, and the benches of its earlier attempts that passed (a cell measured
+ * again: docs/search.md). */
+static int load_earlier(struct journal *j, struct report_cell *c) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        if ((r = journal_prepare(j,
+                                 journal_schema_version(j) >= 3
+                                         ? "SELECT id, verdict, bench, launch_us + ready_us + checks_us + eval_us + "
+                                           "bench_us + stop_us FROM attempts WHERE cell_id = ? AND state = 'settled' "
+                                           "AND verdict != 'skipped' ORDER BY id"
+                                         : "SELECT id, verdict, bench, launch_us + ready_us + checks_us + bench_us + "
+                                           "stop_us FROM attempts WHERE cell_id = ? AND state = 'settled' AND "
+                                           "verdict != 'skipped' ORDER BY id",
+                                 &s)) < 0 ||
+            (r = journal_bind(j, s, "s", c->id)) < 0)
+                return r;
+        int rc;
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+                c->launches++;
+                if (sqlite3_column_int64(s, 0) != c->attempt_id)
+                        c->earlier_spent += (usec_t)MAX(sqlite3_column_int64(s, 3), 0);
+                if (sqlite3_column_int64(s, 0) == c->attempt_id || !streq_ptr(journal_col_str(s, 1), "pass") ||
+                    !journal_col_str(s, 2))
+                        continue;
+                json_t *b = json_loads(journal_col_str(s, 2), 0, NULL);
+                if (!json_is_array(b)) {
+                        json_decref(b);
+                        continue;
+                }
+                if ((!c->earlier && !(c->earlier = json_array())) || json_array_append_new(c->earlier, b) < 0)
+                        return -ENOMEM;
+        }
+        return rc == SQLITE_DONE ? 0 : journal_fail(j, rc);
+}
+
 /* The latest settled, non-skipped attempt of the cell, if any. */
 static int load_attempt(struct journal *j, const struct report_view *v, struct report_cell *c) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
@@ -196,7 +231,8 @@ static int load_attempt(struct journal *j, const struct report_view *v, struct r
                 }
         }
         c->eval.journal_verdict = c->verdict;
-        if ((r = load_eval(j, v, c, journal_col_str(s, 19))) < 0)
+        if ((r = load_eval(j, v, c, journal_col_str(s, 19))) < 0 ||
+            (c->verdict != VERDICT_SKIPPED && (r = load_earlier(j, c)) < 0))
                 return r;
         return load_checks(j, c);
 }

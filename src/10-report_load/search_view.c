@@ -78,6 +78,7 @@ int search_fit_view(const struct report_view *v, struct search_fit **ret) {
                         r = value_index(f, a, c->axis_values && c->axis_values[a] ? c->axis_values[a] : "?", N,
                                         &f->choice[k * A + a]);
                 struct search_obs *o = &f->obs[k];
+                o->launches = c->launches;
                 if (c->excluded || (c->verdict == VERDICT_SKIPPED && !streq_ptr(c->cause, "pruned"))) {
                         o->state = SEARCH_OUT;
                 } else if (!c->has_attempt || c->verdict == VERDICT_SKIPPED) {
@@ -87,7 +88,7 @@ int search_fit_view(const struct report_view *v, struct search_fit **ret) {
                         o->state = SEARCH_FEASIBLE;
                         if (report_cell_score(v, c, by_bench, &s) == 0 && isfinite(s.value) && s.value > 0) {
                                 o->has_value = true;
-                                o->value = s.value;
+                                o->value = report_cell_pooled(v, c, by_bench, s.value, &o->measured);
                                 if (!higher_set)
                                         f->space.higher_better = s.higher_better;
                                 higher_set = true;
@@ -129,13 +130,15 @@ int search_fit_view(const struct report_view *v, struct search_fit **ret) {
         return 0;
 }
 
-/* The launched cells' time in all: every phase of each one's latest attempt. */
+/* The launched cells' time in all: every phase of each of their launches. */
 static usec_t spent(const struct report_view *v) {
         usec_t t = 0;
         for (size_t k = 0; k < v->n_cells; k++)
-                if (v->cells[k].has_attempt && v->cells[k].verdict != VERDICT_SKIPPED)
+                if (v->cells[k].has_attempt && v->cells[k].verdict != VERDICT_SKIPPED) {
                         for (int p = 0; p < _PHASE_MAX; p++)
                                 t += v->cells[k].phase[p];
+                        t += v->cells[k].earlier_spent;
+                }
         return t;
 }
 
@@ -164,13 +167,15 @@ int search_view_fill(struct report_view *v) {
         s->has_named = false;
         s->top = -1;
         s->top_estimate = NAN;
-        s->launched = s->pruned = s->inferred = 0;
+        s->launched = s->launches = s->pruned = s->inferred = 0;
         for (size_t k = 0; k < v->n_cells; k++) {
                 const struct report_cell *c = &v->cells[k];
                 if (c->excluded || !c->has_attempt)
                         continue;
-                if (c->verdict != VERDICT_SKIPPED)
+                if (c->verdict != VERDICT_SKIPPED) {
                         s->launched++;
+                        s->launches += MAX(c->launches, 1u);
+                }
                 else if (streq_ptr(c->cause, "pruned"))
                         s->pruned++;
                 else if (streq_ptr(c->cause, "inferred"))

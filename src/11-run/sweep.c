@@ -1066,7 +1066,7 @@ static int sweep_search(struct sweep *sw) {
                         return r;
                 if (d.next < 0) {
                         if (sw->cb && sw->cb->search_stopped)
-                                sw->cb->search_stopped(sw->cb->userdata, d.stop, search_model_launched(f->model),
+                                sw->cb->search_stopped(sw->cb->userdata, d.stop, search_model_launches(f->model),
                                                        sw->m->budget_launches);
                         bool budget = streq_ptr(d.stop, "budget");
                         for (size_t i = 0; i < sw->n; i++) {
@@ -1085,13 +1085,13 @@ static int sweep_search(struct sweep *sw) {
                 }
                 size_t i = (size_t)d.next;
                 bool done = false;
-                if ((r = settle_inferred(sw, i, &done)) < 0)
+                if (!d.again && (r = settle_inferred(sw, i, &done)) < 0)
                         return r;
                 if (done)
                         continue;
                 if (sw->cb && sw->cb->search_launch)
-                        sw->cb->search_launch(sw->cb->userdata, search_model_launched(f->model) + 1,
-                                              sw->o->no_prune ? 0 : sw->m->budget_launches);
+                        sw->cb->search_launch(sw->cb->userdata, search_model_launches(f->model) + 1,
+                                              sw->o->no_prune ? 0 : sw->m->budget_launches, d.again);
                 if ((r = launch(sw, i)) < 0)
                         return r;
         }

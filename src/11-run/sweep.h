@@ -28,8 +28,9 @@ struct sweep_callbacks {
         void (*cell_settled)(void *userdata, const struct cell *c, size_t index, size_t total,
                              const struct attempt *a, bool from_journal);
         /* strategy: search: launch number `launch` (1-based, the journal's launches
-         * counted) is about to start; budget 0: none. Called before cell_started. */
-        void (*search_launch)(void *userdata, size_t launch, size_t budget);
+         * counted) is about to start; budget 0: none; again: the cell served before and is
+         * measured again (docs/search.md). Called before cell_started. */
+        void (*search_launch)(void *userdata, size_t launch, size_t budget, bool again);
         /* strategy: search: it stopped ("budget", "no chance left", "no candidate left")
          * after `launched` launches; the cells left are pruned next. */
         void (*search_stopped)(void *userdata, const char *why, size_t launched, size_t budget);

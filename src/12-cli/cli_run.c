@@ -67,6 +67,7 @@ struct printer {
         /* strategy: search: the launch in flight (1-based; 0: none yet) and the budget (0:
          * none), shown instead of the cell's place in the grid */
         size_t launch, budget;
+        bool again;         /* the launch in flight measures a cell again */
 };
 
 /* Server and matrix text is data: secrets masked, control characters, C1 and bidi
@@ -144,21 +145,24 @@ static void on_started(void *userdata, const struct cell *c, size_t index, size_
 }
 
 /* "[3/12]" for a grid's cell; "[launch 17 (budget 72)]" for the search's, which chooses
- * its cells as it goes. */
+ * its cells as it goes ("[launch 18 (budget 72), measured again]": a cell that served,
+ * launched again because its figure is too close to the best's to tell them apart). */
 static void put_place(const struct printer *p, FILE *f, size_t index, size_t total) {
         if (!p->launch) {
                 int digits = snprintf(NULL, 0, "%zu", total);
                 fprintf(f, "[%*zu/%zu]", digits, index + 1, total);
         } else if (p->budget)
-                fprintf(f, "[launch %zu (budget %zu)]", p->launch, p->budget);
+                fprintf(f, "[launch %zu (budget %zu)%s]", p->launch, p->budget, p->again ? ", measured again" : "");
         else
-                fprintf(f, "[launch %zu of at most %zu]", p->launch, total);
+                fprintf(f, "[launch %zu%s]", p->launch, p->again ? ", measured again" : "");
+        (void)total;
 }
 
-static void on_search_launch(void *userdata, size_t launch, size_t budget) {
+static void on_search_launch(void *userdata, size_t launch, size_t budget, bool again) {
         struct printer *p = userdata;
         p->launch = launch;
         p->budget = budget;
+        p->again = again;
 }
 
 static void on_search_stopped(void *userdata, const char *why, size_t launched, size_t budget) {

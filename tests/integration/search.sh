@@ -7,7 +7,8 @@
 #   - the progress lines say "launch N (budget 8)"; every report has the search's line;
 #   - interrupted during a launch, it resumes with that very cell, and the report's "next"
 #     named it (decisions come from the journal);
-#   - a larger budget continues the same search: no cell launched twice;
+#   - a larger budget continues the same search: no cell launched twice, but to measure
+#     again a cell that served (its progress line says so, the report pools its figures);
 #   - --no-prune launches every cell the arch rule did not decide.
 . "$SRCDIR/tests/lib.sh"
 arch='--die-at-load, --log, "RuntimeError: CUDA error: no kernel image is available for execution on the device"'
@@ -47,7 +48,18 @@ matrix "$tmp/m.yaml" 8
 "$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
 n=$(launches)
 [ "$n" -le 8 ] && [ "$n" -ge 3 ] || fail "$n launches with a budget of 8: $(cat "$tmp/out")"
-[ "$(jq -r .search.launched "$tmp/r.json")" = "$n" ] || fail "the report counts $(jq .search.launched "$tmp/r.json") launches, the servers $n"
+[ "$(jq -r .search.launches "$tmp/r.json")" = "$n" ] || fail "the report counts $(jq .search.launches "$tmp/r.json") launches, the servers $n"
+# a cell launched more than once was measured again: it had served, and its line says so
+again() { # report output
+        [ "$(jq '[.cells[] | .launches // 0] | add' "$1")" = "$(jq .search.launches "$1")" ] || fail "the cells' launches do not add up"
+        [ "$(jq '[.cells[] | select((.launches // 0) > 1 and .verdict != "pass")] | length' "$1")" = 0 ] ||
+                fail "a cell launched again that had not served"
+        [ "$(jq '[.cells[] | select((.launches // 0) > 1)] | length' "$1")" = "$(jq '[.cells[] | select(.pooled != null)] | length' "$1")" ] ||
+                fail "a cell measured again without its pooled figure"
+        [ "$(jq '[.cells[] | (.launches // 1) - 1] | add' "$1")" = "$(grep -c 'measured again\]' "$2")" ] ||
+                fail "the progress lines do not say which launches measured a cell again"
+}
+again "$tmp/r.json" "$tmp/out"
 grep -q '^\[launch 1 (budget 8)\]' "$tmp/out" || fail "no 'launch 1 (budget 8)' line: $(head -3 "$tmp/out")"
 grep -q "^\[launch $n (budget 8)\]" "$tmp/out" || fail "no 'launch $n (budget 8)' line"
 best=$(jq -r .best "$tmp/r.json")
@@ -69,7 +81,7 @@ jq -r '.cells[] | select(.cause == "pruned") | .evidence' "$tmp/r.json" | grep -
         fail "a pruned cell without its prediction"
 [ "$(jq -r .search.stopped "$tmp/r.json")" = budget ] && [ "$(jq -r '.search.next | length' "$tmp/r.json")" = 16 ] ||
         fail "the search's stop and next: $(jq -c '.search | {stopped, next}' "$tmp/r.json")"
-[ "$(jq '.search.best_so_far | length' "$tmp/r.json")" = "$n" ] || fail "best_so_far: $(jq -c .search.best_so_far "$tmp/r.json")"
+[ "$(jq '.search.best_so_far | length' "$tmp/r.json")" = "$(jq .search.launched "$tmp/r.json")" ] || fail "best_so_far: $(jq -c .search.best_so_far "$tmp/r.json")"
 # the sm100 crashes are crash/arch, the garbage ones garbage: whatever was launched of them
 jq -r '.cells[] | select(.axes.kind == "sm100" and .verdict != "skipped") | "\(.verdict)/\(.cause)"' "$tmp/r.json" | grep -v '^crash/arch$' &&
         fail "an sm100 cell that did not crash with arch"
@@ -79,18 +91,20 @@ for f in text markdown html; do
         "$GAUNTLET" report --format $f "$tmp/j.db" >"$tmp/report.$f"
 done
 for f in text markdown; do
-        grep -qi "search: $n of 36 cells launched (budget 8), $pruned pruned" "$tmp/report.$f" ||
+        grep -qiE "search: $(jq .search.launched "$tmp/r.json") of 36 cells launched \(budget 8\), ($n launches \([0-9]+ measuring a close cell again\), )?$pruned pruned" "$tmp/report.$f" ||
                 fail "the $f report has no search line: $(tail -3 "$tmp/report.$f")"
 done
 grep -q 'id="search"' "$tmp/report.html" || fail "the HTML report has no search section"
 
-# --- a larger budget continues it: nothing launched twice -----------------------------------
+# --- a larger budget continues it: nothing launched twice but to measure it again ----------
 matrix "$tmp/m.yaml" 12
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out2" 2>&1 || { cat "$tmp/out2"; fail "the continued search failed"; }
 "$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r2.json"
 n2=$(launches)
 [ "$n2" -gt "$n" ] && [ "$n2" -le 12 ] || fail "$n2 launches in all after a budget of 12 (first run: $n)"
-[ "$(jq -r .search.launched "$tmp/r2.json")" = "$n2" ] || fail "launched twice? the report counts $(jq .search.launched "$tmp/r2.json"), the servers $n2"
+[ "$(jq -r .search.launches "$tmp/r2.json")" = "$n2" ] || fail "the report counts $(jq .search.launches "$tmp/r2.json") launches, the servers $n2"
+cat "$tmp/out" "$tmp/out2" >"$tmp/out12"
+again "$tmp/r2.json" "$tmp/out12"
 grep -q "^\[launch $((n + 1)) (budget 12)\]" "$tmp/out2" || fail "the continued search does not count on from $n: $(head -3 "$tmp/out2")"
 
 # --- interrupted mid-launch, it resumes with the same cell ------------------------------------
