@@ -93,3 +93,18 @@ uint64_t hist_percentile(const struct hist *h, double p) {
 double hist_mean(const struct hist *h) {
         return h->count ? h->sum / (double)h->count : 0.0;
 }
+
+double hist_stddev(const struct hist *h) {
+        if (h->count < 2)
+                return 0.0;
+        double mean = hist_mean(h), acc = 0;
+        for (size_t i = 0; i < HIST_BUCKETS; i++) {
+                if (!h->counts[i])
+                        continue;
+                uint64_t lo, hi;
+                hist_bucket_range(i, &lo, &hi);
+                double mid = (double)MAX(h->min, MIN(h->max, lo + (hi - lo) / 2));
+                acc += (double)h->counts[i] * (mid - mean) * (mid - mean);
+        }
+        return sqrt(acc / (double)h->count);
+}

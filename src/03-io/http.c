@@ -228,6 +228,10 @@ int http_start(struct loop *l, const struct http_request *req, http_done_cb done
         curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
         if (!req->use_env_proxy)
                 curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+        if (req->own_connection) {
+                curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
+                curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+        }
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
         curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);

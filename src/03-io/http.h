@@ -45,6 +45,9 @@ struct http_request {
         http_data_cb on_data;          /* optional streaming callback */
         void *userdata;                /* for on_data */
         bool use_env_proxy;            /* honour http_proxy & co. (off by default) */
+        bool own_connection;           /* a connection of its own, closed after it: never one
+                                          of the loop's pooled connections that other
+                                          transfers (the bench's streams) would reuse */
         /* http_run() only: polled after each loop iteration; true stops with -ECANCELED. */
         bool (*should_abort)(void *userdata);
         void *abort_userdata;

@@ -16,6 +16,7 @@
 #include "02-text/objective.h"
 #include "03-io/openai.h"
 #include "03-io/sse.h"
+#include "05-bench/scrape.h"
 
 /* libcurl's receive buffer per handle. SSE chunks are small; 16 KiB is libcurl's default
  * and keeps one read per burst. It is most of a stream's memory (docs/bench.md). */
@@ -132,6 +133,7 @@ struct bench {
                                * NULL: it did not. Static text. */
         uint64_t cancelled;   /* requests (and checks) in flight when it stopped: not counted */
         uint64_t unsent;      /* requests of the level never sent because it stopped */
+        struct scrape *scrape; /* the server's /metrics (scrape.h); NULL: not scraped */
 };
 
 static void breq_free(struct breq *q) {
@@ -205,6 +207,7 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
                 q->rec.t_predicted_n = ev.t_predicted_n;
                 q->rec.t_predicted_ms = ev.t_predicted_ms;
                 q->rec.t_predicted_per_token_ms = ev.t_predicted_per_token_ms;
+                q->rec.t_cache_n = ev.t_cache_n;
         }
         if (ev.usage) {
                 if (ev.completion_tokens >= 0)
@@ -888,12 +891,13 @@ static void counted_clear(struct bench *b);
 static int run_level(struct bench *b, int concurrency, double rate, json_t *levels) {
         const struct bench_spec *spec = b->spec;
         const struct bench_target *t = b->t;
-        _cleanup_json_ json_t *under_load = NULL;
+        _cleanup_json_ json_t *under_load = NULL, *server = NULL;
         int r = bench_level_init(&b->lv, concurrency, rate);
         if (r < 0)
                 return r;
         b->lv.slo_ttft = t->slo_ttft;
         b->lv.slo_tpot = t->slo_tpot;
+        b->lv.slo_e2el = t->slo_e2el;
         b->lv.max_tokens = spec->output_tokens;
         b->cap = concurrency;
         b->inflight = 0;
@@ -912,6 +916,9 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
                         goto out;
                 b->lv.preconnected = r;
         }
+
+        if (b->scrape && (r = scrape_level_begin(b->scrape)) < 0)
+                goto out;
 
         struct rusage ru0, ru1, self;
         getrusage(RUSAGE_THREAD, &ru0);
@@ -945,6 +952,15 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         b->lv.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
         b->lv.wall_s = (double)(now_usec() - b->t0) / 1e6;
         b->lv.rss_kb_peak = self.ru_maxrss;
+        if (b->scrape && (r = scrape_level_end(b->scrape, &server)) < 0)
+                goto out;
+        b->lv.server = server;
+        const char *no_metrics = scrape_note(b->scrape);
+        if (no_metrics && json_array_append_new(b->lv.warnings,
+                                                json_sprintf("no server metrics: %s", no_metrics)) < 0) {
+                r = -ENOMEM;
+                goto out;
+        }
         if ((r = count_deferred(b)) < 0)
                 goto out;
         b->lv.calibration = b->calibration;
@@ -1908,6 +1924,8 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
         }
         if ((r = probes_init(&b)) >= 0)
                 r = plan_build(&b);
+        if (r >= 0 && !spec->no_server_metrics)
+                r = scrape_new(l, t->base_url, &b.scrape);
         for (size_t i = 0; i < spec->n_concurrency && r >= 0 && !b.stopped; i++)
                 r = run_repeated(&b, spec->concurrency[i], spec->rate, levels);
         if (r >= 0 && !b.stopped && spec->search_max > 0 && spec->objective)
@@ -1922,6 +1940,7 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                                                            BENCH_MAX_SAMPLES));
         }
 out:
+        scrape_free(b.scrape);
         probes_reset(&b);
         free(b.probes);
         for (size_t i = 0; i < b.n_pool; i++) {

@@ -62,6 +62,7 @@ struct bench_target {
         const char *const *prompts;     /* NULL-terminated; used in turn. NULL: spec's dataset */
         usec_t slo_ttft;                /* goodput SLOs; 0: none */
         usec_t slo_tpot;
+        usec_t slo_e2el;                /* vLLM's --goodput e2el:MS; 0: none */
         char **ret_error;               /* optional: on -EMSGSIZE, why (one line; caller frees) */
         /* Checks under load (docs/metrics.md): at every level, once its warm-up is out, each
          * run of these specs (both streamed and not for STREAM_BOTH; CHECK_MODELS skipped) is

@@ -260,9 +260,9 @@ static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ct
                 if (ctx == CTX_TIMINGS && key) {
                         /* llama.cpp's own per-request figures, in its last chunk */
                         static const char *const names[] = {"prompt_n", "prompt_ms", "predicted_n", "predicted_ms",
-                                                            "predicted_per_token_ms"};
+                                                            "predicted_per_token_ms", "cache_n"};
                         double *dst[] = {&ev->t_prompt_n, &ev->t_prompt_ms, &ev->t_predicted_n, &ev->t_predicted_ms,
-                                         &ev->t_predicted_per_token_ms};
+                                         &ev->t_predicted_per_token_ms, &ev->t_cache_n};
                         char num[48];
                         size_t n = (size_t)(s->p - start);
                         for (size_t i = 0; i < ELEMENTSOF(names) && n < sizeof(num); i++)
@@ -295,7 +295,8 @@ int bench_event_parse(const char *p, size_t n, struct bench_event *ret) {
 
 int bench_event_parse_text(const char *p, size_t n, struct bench_event *ret, struct buf *text) {
         struct bench_event ev = {.prompt_tokens = -1, .completion_tokens = -1, .t_prompt_n = -1, .t_prompt_ms = -1,
-                                 .t_predicted_n = -1, .t_predicted_ms = -1, .t_predicted_per_token_ms = -1};
+                                 .t_predicted_n = -1, .t_predicted_ms = -1, .t_predicted_per_token_ms = -1,
+                                 .t_cache_n = -1};
         struct scan s = {.p = p, .end = p + n, .ev = &ev, .text = text};
         skip_ws(&s);
         if (s.p >= s.end || *s.p != '{')
@@ -500,7 +501,12 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
         }
         lv->output_min = lv->completed > 1 ? MIN(lv->output_min, (int64_t)out) : (int64_t)out;
         lv->output_max = MAX(lv->output_max, (int64_t)out);
-        bool good = !lv->slo_ttft || ttft <= lv->slo_ttft;
+        bool good = (!lv->slo_ttft || ttft <= lv->slo_ttft) && (!lv->slo_e2el || e2e <= lv->slo_e2el);
+        if (rec->timings && rec->t_prompt_n >= 0) {
+                lv->timed++;
+                lv->timed_prompt_n += (uint64_t)rec->t_prompt_n;
+                lv->timed_cache_n += rec->t_cache_n > 0 ? (uint64_t)rec->t_cache_n : 0;
+        }
         if (out > 1) {
                 /* TPOT: decode time per token after the first, (e2e - ttft) / (tokens - 1). */
                 usec_t tpot = (rec->done - rec->first_token) / (out - 1);
@@ -564,6 +570,29 @@ static json_t *count_json(uint64_t sum, uint64_t n, int64_t min, int64_t max) {
         return json_pack("{s:f, s:I, s:I}", metric_stat_key(METRIC_STAT_MEAN), r3((double)sum / (double)n),
                          metric_stat_key(METRIC_STAT_MIN), (json_int_t)min, metric_stat_key(METRIC_STAT_MAX),
                          (json_int_t)max);
+}
+
+int bench_level_vllm(const struct bench_level *lv, json_t *o) {
+        double window = lv->last_done > lv->first_send ? (double)(lv->last_done - lv->first_send) / 1e6 : 0;
+        double per_s = window > 0 ? 1.0 / window : 0;
+        const struct hist *h[] = {&lv->ttft, &lv->tpot, &lv->itl, &lv->e2e};
+        static const enum metric first[] = {METRIC_VLLM_MEAN_TTFT, METRIC_VLLM_MEAN_TPOT, METRIC_VLLM_MEAN_ITL,
+                                            METRIC_VLLM_MEAN_E2EL};
+        int r = 0;
+        r |= json_object_set_new(o, metric_key(METRIC_VLLM_REQUEST_THROUGHPUT), json_real(r3((double)lv->completed * per_s)));
+        r |= json_object_set_new(o, metric_key(METRIC_VLLM_OUTPUT_THROUGHPUT),
+                                 json_real(r3((double)lv->output_tokens * per_s)));
+        r |= json_object_set_new(o, metric_key(METRIC_VLLM_TOTAL_TOKEN_THROUGHPUT),
+                                 json_real(r3((double)(lv->output_tokens + lv->prompt_tokens) * per_s)));
+        for (size_t i = 0; i < ELEMENTSOF(h); i++) {
+                /* mean, median, std, p99 in the table's order; 0 when empty, as vLLM writes them */
+                double v[] = {hist_mean(h[i]), (double)hist_percentile(h[i], 50), hist_stddev(h[i]),
+                              (double)hist_percentile(h[i], 99)};
+                for (size_t k = 0; k < ELEMENTSOF(v); k++)
+                        r |= json_object_set_new(o, metric_key((enum metric)(first[i] + k)),
+                                                 json_real(h[i]->count ? r3(v[k] / 1e3) : 0.0));
+        }
+        return r < 0 ? -ENOMEM : 0;
 }
 
 json_t *bench_level_json(struct bench_level *lv) {
@@ -643,13 +672,15 @@ json_t *bench_level_json(struct bench_level *lv) {
                             count_json(lv->output_tokens, lv->completed, lv->output_min, lv->output_max));
         if (lv->rate > 0)
                 json_object_set_new(o, metric_key(METRIC_RATE), json_real(lv->rate));
-        if (lv->slo_ttft || lv->slo_tpot)
+        if (lv->slo_ttft || lv->slo_tpot || lv->slo_e2el)
                 json_object_set_new(o, metric_key(METRIC_GOODPUT),
-                                    json_pack("{s:o, s:o, s:f, s:f, s:I}",
+                                    json_pack("{s:o, s:o, s:o, s:f, s:f, s:I}",
                                               metric_key(METRIC_GOODPUT_SLO_TTFT_MS),
                                               lv->slo_ttft ? json_real(r3((double)lv->slo_ttft / 1e3)) : json_null(),
                                               metric_key(METRIC_GOODPUT_SLO_TPOT_MS),
                                               lv->slo_tpot ? json_real(r3((double)lv->slo_tpot / 1e3)) : json_null(),
+                                              metric_key(METRIC_GOODPUT_SLO_E2EL_MS),
+                                              lv->slo_e2el ? json_real(r3((double)lv->slo_e2el / 1e3)) : json_null(),
                                               metric_key(METRIC_GOODPUT_REQUESTS_PER_S), r3((double)lv->good * per_s),
                                               metric_key(METRIC_GOODPUT_OUTPUT_TOKENS_PER_S),
                                               r3((double)lv->good_tokens * per_s),
@@ -676,6 +707,23 @@ json_t *bench_level_json(struct bench_level *lv) {
                                       metric_key(METRIC_USAGE_COUNTED), (json_int_t)lv->usage_counted,
                                       metric_key(METRIC_USAGE_DISAGREE), (json_int_t)lv->usage_disagree,
                                       metric_key(METRIC_USAGE_OVER_MAX), (json_int_t)lv->usage_over_max));
+        if (bench_level_vllm(lv, o) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        if (lv->timed)
+                json_object_set_new(
+                        o, metric_key(METRIC_SERVER_TIMINGS),
+                        json_pack("{s:I, s:I, s:I, s:o}", metric_key(METRIC_ST_REQUESTS), (json_int_t)lv->timed,
+                                  metric_key(METRIC_ST_PROMPT_COMPUTED), (json_int_t)lv->timed_prompt_n,
+                                  metric_key(METRIC_ST_PROMPT_CACHED), (json_int_t)lv->timed_cache_n,
+                                  metric_key(METRIC_ST_CACHE_HIT_RATE),
+                                  lv->timed_prompt_n + lv->timed_cache_n
+                                          ? json_real(round(1e4 * (double)lv->timed_cache_n /
+                                                            (double)(lv->timed_prompt_n + lv->timed_cache_n)) / 1e4)
+                                          : json_null()));
+        if (lv->server)
+                json_object_set(o, metric_key(METRIC_SERVER_METRICS), lv->server);
         json_object_set(o, metric_key(METRIC_WARNINGS), lv->warnings);
         if (lv->calibration)
                 json_object_set(o, metric_key(METRIC_PROMPT_CALIBRATION), lv->calibration);
@@ -691,4 +739,55 @@ json_t *bench_level_json(struct bench_level *lv) {
         if (lv->search)
                 json_object_set_new(o, metric_key(METRIC_SEARCH), json_true());
         return o;
+}
+
+int bench_goodput_parse(const char *s, usec_t *ttft, usec_t *tpot, usec_t *e2el, char **ret_error) {
+        static const char *const keys[] = {"ttft", "tpot", "e2el"};
+        usec_t got[3] = {0};
+        bool any = false;
+        const char *p = s ? s : "";
+        for (;;) {
+                while (*p == ' ' || *p == '\t' || *p == ',')
+                        p++;
+                if (!*p)
+                        break;
+                size_t n = strcspn(p, " \t,");
+                const char *colon = memchr(p, ':', n);
+                int k = -1;
+                for (int i = 0; colon && i < 3; i++)
+                        if ((size_t)(colon - p) == strlen(keys[i]) && memcmp(p, keys[i], strlen(keys[i])) == 0)
+                                k = i;
+                if (k < 0) {
+                        *ret_error = strdup_printf("'%.*s' is not KEY:MS with KEY ttft, tpot or e2el", (int)MIN(n, 64),
+                                                   p);
+                        return -EINVAL;
+                }
+                char num[32];
+                size_t vn = n - (size_t)(colon + 1 - p);
+                char *end = NULL;
+                double v = -1;
+                if (vn > 0 && vn < sizeof(num)) {
+                        memcpy(num, colon + 1, vn);
+                        num[vn] = '\0';
+                        errno = 0;
+                        v = strtod(num, &end);
+                }
+                if (vn == 0 || vn >= sizeof(num) || errno || *end || !(v > 0) || v > 1e9) {
+                        *ret_error = strdup_printf("'%.*s': the %s SLO must be a number of milliseconds above 0",
+                                                   (int)MIN(n, 64), p, keys[k]);
+                        return -EINVAL;
+                }
+                got[k] = (usec_t)llround(v * 1000.0);
+                any = true;
+                p += n;
+        }
+        if (!any) {
+                *ret_error = strdup("no SLO given (want ttft:MS, tpot:MS and/or e2el:MS)");
+                return -EINVAL;
+        }
+        usec_t *dst[] = {ttft, tpot, e2el};
+        for (int i = 0; i < 3; i++)
+                if (got[i])
+                        *dst[i] = got[i];
+        return 0;
 }

@@ -53,6 +53,7 @@ struct bench_spec {
         int search_rounds;
         bool no_preconnect;     /* levels do not open their connections first (see bench_run) */
         bool checks_under_load; /* the sweep mixes its check suite into every level (default) */
+        bool no_server_metrics; /* do not scrape the server's /metrics (scrape.h; default: scrape) */
         const char *objective;  /* the objective's text (objective.h), borrowed: its constraints
                                    steer the search; NULL: no search */
         /* The workload (docs/bench.md "Workloads"), the same for `gauntlet bench` and the
@@ -82,6 +83,7 @@ struct bench_event {
         bool error;             /* a top-level "error" member that is not null */
         bool timings;           /* a top-level "timings" object (llama.cpp), with, -1 when absent: */
         double t_prompt_n, t_prompt_ms, t_predicted_n, t_predicted_ms, t_predicted_per_token_ms;
+        double t_cache_n;       /* timings.cache_n: prompt tokens reused from the cache */
 };
 /* Returns 0, or -EBADMSG for text that is not one well-formed JSON object. */
 int bench_event_parse(const char *p, size_t n, struct bench_event *ret);
@@ -138,6 +140,7 @@ struct bench_record {
         usec_t connect;         /* TCP connect time when the request opened a connection, else 0 */
         bool timings;           /* the server's own per-request timings (llama.cpp "timings") */
         double t_prompt_n, t_prompt_ms, t_predicted_n, t_predicted_ms, t_predicted_per_token_ms;
+        double t_cache_n;       /* -1 when the timings did not say */
         int64_t output_tokens;  /* usage.completion_tokens, the server's word; -1 when it sent none */
         int64_t counted_tokens; /* gauntlet's count of the output by the server's /tokenize (see
                                  * bench_run), 0 when not counted that way: the count is then
@@ -197,6 +200,11 @@ struct bench_level {
         usec_t last_send;          /* last counted request sent (actual) */
         usec_t last_done;          /* last counted request finished */
         usec_t slo_ttft, slo_tpot; /* copied from the target */
+        usec_t slo_e2el;           /* the same; 0: none */
+        uint64_t timed;            /* completed requests whose stream carried the server's timings */
+        uint64_t timed_prompt_n;   /* their timings.prompt_n: prompt tokens the server computed */
+        uint64_t timed_cache_n;    /* their timings.cache_n: prompt tokens it took from its cache */
+        json_t *server;            /* the server's /metrics over the level (scrape.h), or NULL; borrowed */
         json_t *errors;            /* reason -> count, owned */
         json_t *calibration;       /* the bench's prompt calibration, or NULL; borrowed */
         json_t *workload;          /* the dataset and arrivals as run (bench_run), or NULL; borrowed */
@@ -217,5 +225,15 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec);
 static inline void bench_level_itl(struct bench_level *lv, usec_t gap) { hist_record(&lv->itl, gap); }
 /* The level's JSON object (new reference), warnings derived from the counters included. */
 json_t *bench_level_json(struct bench_level *lv);
+/* Sets on o the flat figures of `vllm bench serve --save-result` (docs/metrics.md "vLLM's
+ * names"): request_throughput, output_throughput, total_token_throughput and
+ * {mean,median,std,p99}_{ttft,tpot,itl,e2el}_ms, from the level's own counters and
+ * histograms. bench_level_json calls it. 0 or -ENOMEM. */
+int bench_level_vllm(const struct bench_level *lv, json_t *o);
+
+/* vLLM's --goodput form, "ttft:MS tpot:MS e2el:MS" (any of them, in any order, separated by
+ * blanks or commas; MS > 0). Sets the SLOs it names (microseconds), leaves the others.
+ * -EINVAL with *ret_error (caller frees) saying why, in one line. */
+int bench_goodput_parse(const char *s, usec_t *ttft, usec_t *tpot, usec_t *e2el, char **ret_error);
 
 #endif

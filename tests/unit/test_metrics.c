@@ -8,6 +8,7 @@
 
 #include "05-bench/bench_metrics.h"
 #include "01-base/metrics.h"
+#include "05-bench/scrape.h"
 #include "02-text/objective.h"
 
 /* A level with every optional part: an open-loop rate, both SLOs, a failure, a calibration
@@ -17,8 +18,10 @@ static json_t *full_level(void) {
         assert_int_equal(bench_level_init(&lv, 2, 4.0), 0);
         lv.slo_ttft = 50000;
         lv.slo_tpot = 20000;
+        lv.slo_e2el = 100000;
         struct bench_record ok = {.scheduled = 1000, .sent = 1000, .first_token = 40000, .done = 90000,
-                                  .chunks = 5, .output_tokens = 5, .prompt_tokens = 10, .ok = true};
+                                  .chunks = 5, .output_tokens = 5, .prompt_tokens = 10, .ok = true,
+                                  .timings = true, .t_prompt_n = 4, .t_cache_n = 6};
         struct bench_record bad = {.scheduled = 2000, .sent = 2000, .done = 50000, .output_tokens = -1,
                                    .prompt_tokens = -1, .error = "http_500"};
         assert_int_equal(bench_level_add(&lv, &ok), 0);
@@ -26,6 +29,9 @@ static json_t *full_level(void) {
         bench_level_itl(&lv, 1000);
         json_t *cal = json_pack("{s:s}", "method", "usage"), *load = json_array();
         json_t *spread = json_object(), *work = json_pack("{s:s}", "dataset", "random");
+        struct scrape_level sl = {0};
+        json_t *server = scrape_level_json(&sl);
+        lv.server = server;
         lv.calibration = cal;
         lv.workload = work;
         lv.under_load = load;
@@ -38,6 +44,7 @@ static json_t *full_level(void) {
         json_decref(work);
         json_decref(load);
         json_decref(spread);
+        json_decref(server);
         assert_non_null(o);
         return o;
 }
@@ -59,7 +66,8 @@ static void check_object(json_t *o, const struct metric_info *parent, bool seen[
                 assert_true(index > last);
                 last = index;
                 seen[index] = true;
-                if (index == METRIC_GOODPUT || index == METRIC_CLIENT_CPU || index == METRIC_USAGE_CHECK)
+                if (index == METRIC_GOODPUT || index == METRIC_CLIENT_CPU || index == METRIC_USAGE_CHECK ||
+                    index == METRIC_SERVER_TIMINGS || index == METRIC_SERVER_METRICS)
                         check_object(v, m, seen);
                 if (m->unit && strcmp(m->unit, "ms") == 0 && json_is_object(v)) {
                         const char *sk;
