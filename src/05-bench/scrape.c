@@ -137,7 +137,8 @@ static bool parse_number(const char *p, size_t n, double *ret) {
         char *e;
         errno = 0;
         double v = strtod(tmp, &e);
-        if (e != tmp + n || (errno == ERANGE && v != 0 && !isinf(v)))
+        /* an overflow is no number; "+Inf" itself sets no ERANGE, an underflow is near 0 */
+        if (e != tmp + n || (errno == ERANGE && isinf(v)))
                 return false;
         *ret = v;
         return true;

@@ -683,7 +683,7 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                                    "warmup",      "rate",         "duration",      "endpoint",
                                                    "max_failures", "calibrate",   "repeats",       "search",
                                                    "checks_under_load", "dataset", "poisson",   "burstiness",
-                                                   NULL};
+                                                   "server_metrics", NULL};
                 if ((r = y_map(c, n, "bench")) < 0 || (r = y_check_keys(c, n, keys, "bench")) < 0)
                         return r;
                 if ((v = y_get(n, "concurrency"))) {
@@ -735,6 +735,11 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                         return r;
                 if ((v = y_get(n, "repeats")) && (r = y_int(c, v, "bench.repeats", 1, 100, &b->repeats)) < 0)
                         return r;
+                bool server_metrics = true;
+                if ((v = y_get(n, "server_metrics")) &&
+                    (r = y_bool(c, v, "bench.server_metrics", &server_metrics)) < 0)
+                        return r;
+                b->no_server_metrics = !server_metrics;
                 if ((v = y_get(n, "search")) && (r = parse_search(c, v, b)) < 0)
                         return r;
                 if ((v = y_get(n, "dataset")) && !y_null(v)) {

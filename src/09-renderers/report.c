@@ -488,6 +488,70 @@ char *report_usage_note(const struct report_cell *c) {
         return r < 0 || b.len == 0 ? NULL : strdup(buf_str(&b));
 }
 
+/* "42.5%", or NULL's "-" */
+static int put_share(struct buf *b, const char *what, json_t *v) {
+        if (!json_is_number(v))
+                return 0;
+        return buf_printf(b, "%s%s %.1f%%", b->len ? ", " : "", what, 100 * json_number_value(v));
+}
+
+static int put_count(struct buf *b, const char *what, json_t *v) {
+        if (!json_is_integer(v))
+                return 0;
+        return buf_printf(b, "%s%s %lld", b->len ? ", " : "", what, (long long)json_integer_value(v));
+}
+
+char *report_server_line(json_t *level) {
+        json_t *sm = json_object_get(level, metric_key(METRIC_SERVER_METRICS));
+        json_t *st = json_object_get(level, metric_key(METRIC_SERVER_TIMINGS));
+        if (!json_is_object(sm) && !json_is_object(st))
+                return NULL;
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 4096);
+        int r = 0;
+        if (json_is_object(sm)) {
+                json_t *rate = json_object_get(sm, metric_key(METRIC_SM_PREFIX_CACHE_HIT_RATE));
+                const char *from = json_string_value(json_object_get(sm, metric_key(METRIC_SM_PREFIX_CACHE_HIT_RATE_FROM)));
+                if ((r = put_share(&b, "KV cache peak", json_object_get(sm, metric_key(METRIC_SM_KV_CACHE_USAGE_PEAK)))) < 0 ||
+                    (r = put_count(&b, "running peak", json_object_get(sm, metric_key(METRIC_SM_RUNNING_PEAK)))) < 0 ||
+                    (r = put_count(&b, "waiting peak", json_object_get(sm, metric_key(METRIC_SM_WAITING_PEAK)))) < 0 ||
+                    (r = put_share(&b, from && strcmp(from, "gauge") == 0 ? "prefix cache hit rate (its gauge)"
+                                                                          : "prefix cache hits",
+                                   rate)) < 0 ||
+                    (r = put_count(&b, "preemptions", json_object_get(sm, metric_key(METRIC_SM_PREEMPTIONS)))) < 0 ||
+                    (r = put_count(&b, "prompt tokens processed", json_object_get(sm, metric_key(METRIC_SM_PROMPT_TOKENS)))) < 0)
+                        return NULL;
+                if (b.len == 0 && (r = buf_puts(&b, "/metrics has none of the series gauntlet reads")) < 0)
+                        return NULL;
+        }
+        if (json_is_object(st)) {
+                json_t *rate = json_object_get(st, metric_key(METRIC_ST_CACHE_HIT_RATE));
+                if (json_is_number(rate) &&
+                    (r = buf_printf(&b, "%sprompt cached %.1f%% (%lld of %lld tokens, its timings)", b.len ? ", " : "",
+                                    100 * json_number_value(rate),
+                                    (long long)json_integer_value(json_object_get(st, metric_key(METRIC_ST_PROMPT_CACHED))),
+                                    (long long)(json_integer_value(json_object_get(st, metric_key(METRIC_ST_PROMPT_CACHED))) +
+                                                json_integer_value(json_object_get(st, metric_key(METRIC_ST_PROMPT_COMPUTED)))))) < 0)
+                        return NULL;
+        }
+        return b.len ? strdup(buf_str(&b)) : NULL;
+}
+
+char *report_server_note(const struct report_cell *c) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 16384);
+        size_t k;
+        json_t *e;
+        json_array_foreach(c->bench, k, e) {
+                _cleanup_free_ char *line = report_server_line(e);
+                if (line && buf_printf(&b, "%s@%lld %s", b.len ? "; " : "the server's own figures: ",
+                                       (long long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))),
+                                       line) < 0)
+                        return NULL;
+        }
+        return b.len ? strdup(buf_str(&b)) : NULL;
+}
+
 char *report_sla_text(const struct report_view *v, const struct report_cell *c) {
         struct report_sla s;
         if (report_cell_sla(v, c, &s) < 0)

@@ -334,6 +334,14 @@ char *report_sla_text(const struct report_view *v, const struct report_cell *c);
  * frees; raw: escape it. */
 char *report_usage_note(const struct report_cell *c);
 
+/* The server's own figures of one bench level (its /metrics, its per-request timings), in a
+ * line: "KV cache peak 42.0%, running peak 4, waiting peak 0, prefix cache hits 87.5%,
+ * preemptions 0, prompt cached 80.0% (...)"; NULL when the level has neither (or out of
+ * memory). Caller frees; raw: escape it. */
+char *report_server_line(json_t *level);
+/* The same for every level of a cell: "the server's own figures: @1 ...; @4 ...", or NULL. */
+char *report_server_note(const struct report_cell *c);
+
 /* The same as the best cell's id (owned by the view), or NULL when no cell passed. */
 const char *report_best(const struct report_view *v);
 

@@ -1600,6 +1600,21 @@ static void put_bench_table(struct page *p, json_t *bench) {
                 put(p, "</td></tr>\n");
         }
         put(p, "</tbody></table>\n");
+        /* the server's own figures beside the client's: its /metrics, its timings */
+        bool any = false;
+        json_array_foreach(bench, i, e) {
+                _cleanup_free_ char *line = report_server_line(e);
+                if (!line)
+                        continue;
+                if (!any)
+                        put(p, "<p>The server's own figures:</p>\n<ul class=\"server-metrics\">\n");
+                any = true;
+                putf(p, "<li>@%lld ", (long long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))));
+                esc(p, line);
+                put(p, "</li>\n");
+        }
+        if (any)
+                put(p, "</ul>\n");
 }
 
 static void put_phases(struct page *p, const struct report_cell *c) {

@@ -83,6 +83,10 @@ static int put_bench_notes(struct buf *out, const struct report_view *v, const s
                 if (note && ((r = buf_puts(out, " ")) < 0 || (r = report_escape_markdown(out, note, 0)) < 0 ||
                              (r = buf_puts(out, ".")) < 0))
                         return r;
+                _cleanup_free_ char *server = report_server_note(c);
+                if (server && ((r = buf_puts(out, " ")) < 0 || (r = report_escape_markdown(out, server, 0)) < 0 ||
+                               (r = buf_puts(out, ".")) < 0))
+                        return r;
                 r = buf_puts(out, "\n");
         }
         return r;

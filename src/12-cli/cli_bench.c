@@ -7,6 +7,8 @@
 #include <sys/resource.h>
 
 #include "05-bench/bench.h"
+#include "02-text/text.h"
+#include "09-renderers/report.h"
 #include "12-cli/cli.h"
 #include "03-io/loop.h"
 #include "01-base/metrics.h"
@@ -34,6 +36,8 @@ enum {
         OPT_SHAREGPT_MIN_LEN,
         OPT_SHAREGPT_MAX_PROMPT_LEN,
         OPT_SHAREGPT_MAX_TOTAL_LEN,
+        OPT_NO_SERVER_METRICS,
+        OPT_GOODPUT,
 };
 
 /* The dataset's integer options: flag, range and where each goes. */
@@ -89,9 +93,9 @@ static void help(void) {
                "                      --output-tokens N [--input-tokens N] [--rate R] [--poisson]\n"
                "                      [--warmup N] [--model NAME] [--endpoint chat|completion]\n"
                "                      [--engine NAME] [--timeout DUR] [--prompt-file FILE]\n"
-               "                      [--slo-ttft-ms MS] [--slo-tpot-ms MS] [--seed N]\n"
+               "                      [--slo-ttft-ms MS] [--slo-tpot-ms MS] [--goodput SLOS] [--seed N]\n"
                "                      [--samples FILE] [--format text|json] [--no-calibrate]\n"
-               "                      [--no-preconnect] [--burstiness B]\n"
+               "                      [--no-preconnect] [--burstiness B] [--no-server-metrics]\n"
                "                      [--dataset-name sharegpt|random|prefix_repetition|custom]\n"
                "                      [--dataset-path FILE] [--num-prompts N] [DATASET OPTIONS]\n\n"
                "Streams requests to a running OpenAI-compatible server and measures TTFT, ITL,\n"
@@ -118,6 +122,8 @@ static void help(void) {
                "  --prompt-file FILE   prompts, one per line, used in turn\n"
                "  --slo-ttft-ms MS     goodput: requests with TTFT at most MS ...\n"
                "  --slo-tpot-ms MS     ... and TPOT at most MS\n"
+               "  --goodput SLOS       the same in vLLM's form: \"ttft:MS tpot:MS e2el:MS\" (any of them)\n"
+               "  --no-server-metrics  do not scrape the server's Prometheus /metrics\n"
                "  --seed N             prompts, the dataset's sample and the arrivals (default fixed)\n"
                "  --samples FILE       write the raw per-request samples there as JSON\n"
                "  --format text|json   (default text)\n\n"
@@ -264,6 +270,13 @@ static void print_text(json_t *levels) {
                        (long long)json_integer_value(json_object_get(out, "max")),
                        json_string_value(json_object_get(wl, "arrivals")));
         json_array_foreach(levels, i, lv) {
+                _cleanup_free_ char *server = report_server_line(lv);
+                _cleanup_free_ char *shown = server ? text_clean(server, strlen(server), 4096) : NULL;
+                if (shown)
+                        printf("server: concurrency %lld: %s\n",
+                               (long long)json_integer_value(json_object_get(lv, metric_key(METRIC_CONCURRENCY))), shown);
+        }
+        json_array_foreach(levels, i, lv) {
                 size_t k;
                 json_t *w;
                 json_array_foreach(json_object_get(lv, metric_key(METRIC_WARNINGS)), k, w)
@@ -297,6 +310,8 @@ int cli_bench(int argc, char **argv) {
                 {"no-calibrate", no_argument, NULL, 'C'},
                 {"no-preconnect", no_argument, NULL, 'N'},
                 {"burstiness", required_argument, NULL, OPT_BURSTINESS},
+                {"no-server-metrics", no_argument, NULL, OPT_NO_SERVER_METRICS},
+                {"goodput", required_argument, NULL, OPT_GOODPUT},
                 {"dataset-name", required_argument, NULL, OPT_DATASET_NAME},
                 {"dataset-path", required_argument, NULL, OPT_DATASET_PATH},
                 {"num-prompts", required_argument, NULL, OPT_NUM_PROMPTS},
@@ -428,6 +443,15 @@ int cli_bench(int argc, char **argv) {
                 case 'N':
                         spec.no_preconnect = true;
                         break;
+                case OPT_NO_SERVER_METRICS:
+                        spec.no_server_metrics = true;
+                        break;
+                case OPT_GOODPUT: {
+                        _cleanup_free_ char *why = NULL;
+                        if (bench_goodput_parse(optarg, &target.slo_ttft, &target.slo_tpot, &target.slo_e2el, &why) < 0)
+                                return cli_usage_error("bench", "invalid --goodput: %s", why ? why : "out of memory");
+                        break;
+                }
                 case 'w':
                         if (cli_parse_int(optarg, 0, INT32_MAX, &x) < 0)
                                 return cli_usage_error("bench", "invalid --warmup '%s'", optarg);

@@ -1,0 +1,331 @@
+/* test_scrape.c -- the Prometheus parser (hostile pages included), a level's folding of its
+ * pages, vLLM's flat names and --goodput form. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "05-bench/bench_metrics.h"
+#include "05-bench/scrape.h"
+#include "01-base/hist.h"
+#include "01-base/metrics.h"
+
+static struct scrape_sample parse(const char *text) {
+        struct scrape_sample s;
+        scrape_parse(text, strlen(text), &s);
+        return s;
+}
+
+static void test_vllm_page(void **state) {
+        struct scrape_sample s = parse(
+                "# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n"
+                "# TYPE vllm:kv_cache_usage_perc gauge\n"
+                "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.25\n"
+                "vllm:kv_cache_usage_perc{engine=\"1\",model_name=\"m\"} 0.5\n"
+                "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 3.0\n"
+                "vllm:num_requests_running{engine=\"1\",model_name=\"m\"} 2.0\n"
+                "vllm:num_requests_waiting{model_name=\"m\"} 1\n"
+                "vllm:prefix_cache_queries_total{model_name=\"m\"} 1000\n"
+                "vllm:prefix_cache_hits_total{model_name=\"m\"} 750\n"
+                "vllm:num_preemptions_total{model_name=\"m\"} 2 1700000000000\n"
+                "vllm:prompt_tokens_total{model_name=\"m\"} 1.5e+03\n"
+                "vllm:time_to_first_token_seconds_sum{model_name=\"m\"} 12.5\n"
+                "vllm:time_to_first_token_seconds_count{model_name=\"m\"} 10\n"
+                "vllm:time_to_first_token_seconds_bucket{le=\"+Inf\",model_name=\"m\"} 10\n"
+                "vllm:prefix_cache_queries_created{model_name=\"m\"} 1.7e9\n");
+        assert_string_equal(s.engine, "vllm");
+        assert_int_equal(s.samples, 13);
+        assert_int_equal(s.skipped, 0);
+        assert_true(s.has[SCRAPE_KV_USAGE]);
+        assert_true(s.value[SCRAPE_KV_USAGE] == 0.5); /* max over engines */
+        assert_true(s.value[SCRAPE_RUNNING] == 5);    /* sum */
+        assert_true(s.value[SCRAPE_WAITING] == 1);
+        assert_true(s.value[SCRAPE_PREFIX_QUERIES] == 1000);
+        assert_true(s.value[SCRAPE_PREFIX_HITS] == 750);
+        assert_true(s.value[SCRAPE_PREEMPTIONS] == 2);
+        assert_true(s.value[SCRAPE_PROMPT_TOKENS] == 1500);
+        assert_false(s.has[SCRAPE_PREFIX_HIT_RATE]);
+}
+
+static void test_sglang_and_llamacpp(void **state) {
+        struct scrape_sample s = parse("sglang:token_usage{model_name=\"x\"} 0.28\n"
+                                       "sglang:num_running_reqs{model_name=\"x\"} 7\n"
+                                       "sglang:num_queue_reqs{model_name=\"x\"} 4\n"
+                                       "sglang:cache_hit_rate{model_name=\"x\"} 0.9\n"
+                                       "sglang:num_retracted_requests_total{model_name=\"x\"} 3\n");
+        assert_string_equal(s.engine, "sglang");
+        assert_true(s.value[SCRAPE_KV_USAGE] == 0.28 && s.value[SCRAPE_RUNNING] == 7 && s.value[SCRAPE_WAITING] == 4);
+        assert_true(s.value[SCRAPE_PREFIX_HIT_RATE] == 0.9 && s.value[SCRAPE_PREEMPTIONS] == 3);
+        /* llama-server --metrics, as this snapshot writes it: no KV figure */
+        s = parse("# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.\n"
+                  "# TYPE llamacpp:prompt_tokens_total counter\n"
+                  "llamacpp:prompt_tokens_total 4096\n"
+                  "llamacpp:requests_processing 2\n"
+                  "llamacpp:requests_deferred 0\n");
+        assert_string_equal(s.engine, "llamacpp");
+        assert_false(s.has[SCRAPE_KV_USAGE]);
+        assert_true(s.value[SCRAPE_RUNNING] == 2 && s.has[SCRAPE_WAITING] && s.value[SCRAPE_PROMPT_TOKENS] == 4096);
+}
+
+/* A gauge is not matched with _total; a name that only starts like one is no figure. */
+static void test_names_exact(void **state) {
+        struct scrape_sample s = parse("vllm:num_requests_running_total 9\n"
+                                       "vllm:num_requests_runningX 9\n"
+                                       "xvllm:num_requests_running 9\n"
+                                       "vllm:num_preemptions 4\n");
+        assert_false(s.has[SCRAPE_RUNNING]);
+        assert_true(s.has[SCRAPE_PREEMPTIONS] && s.value[SCRAPE_PREEMPTIONS] == 4);
+        assert_int_equal(s.samples, 4);
+}
+
+static void test_hostile(void **state) {
+        /* escapes in labels (a brace, a quote, a newline escape inside), comments, CRLF */
+        struct scrape_sample s = parse("vllm:num_requests_waiting{a=\"}\\\" \\\\ \\n{\",b=\"x\",} 2\r\n"
+                                       "   # indented comment\n"
+                                       "\n"
+                                       "# EOF\n");
+        assert_int_equal(s.skipped, 0);
+        assert_true(s.value[SCRAPE_WAITING] == 2);
+        /* malformed: counted, never fatal */
+        s = parse("vllm:num_requests_running\n"              /* no value */
+                  "vllm:num_requests_running{a=\"x\"}\n"     /* no value */
+                  "vllm:num_requests_running{a=\"x} 3\n"     /* unterminated */
+                  "vllm:num_requests_running{a=\"\\q\"} 3\n" /* bad escape */
+                  "vllm:num_requests_running{a=x} 3\n"       /* unquoted */
+                  "vllm:num_requests_running 3 abc\n"        /* junk timestamp */
+                  "vllm:num_requests_running 3 1 2\n"        /* two timestamps */
+                  "vllm:num_requests_running 0x\n"           /* not a number */
+                  "9vllm 3\n"                                /* bad name */
+                  "{} 3\n"
+                  "vllm:num_requests_running 1e999999\n"     /* overflows */
+                  "vllm:num_requests_running{a=\"1\"} 5\n"); /* the one good line */
+        assert_int_equal(s.skipped, 11);
+        assert_int_equal(s.samples, 1);
+        assert_true(s.value[SCRAPE_RUNNING] == 5);
+        /* NaN and infinities are numbers to the format, never figures */
+        s = parse("vllm:kv_cache_usage_perc{e=\"0\"} NaN\n"
+                  "vllm:kv_cache_usage_perc{e=\"1\"} +Inf\n"
+                  "vllm:kv_cache_usage_perc{e=\"2\"} -Inf\n"
+                  "vllm:kv_cache_usage_perc{e=\"3\"} 0.125\n");
+        assert_int_equal(s.non_finite, 3);
+        assert_int_equal(s.skipped, 0);
+        assert_true(s.value[SCRAPE_KV_USAGE] == 0.125);
+        /* a series twice: the second ignored */
+        s = parse("vllm:num_requests_running{a=\"1\"} 5\nvllm:num_requests_running{a=\"1\"} 50\n"
+                  "vllm:num_requests_running{a=\"2\"} 1\n");
+        assert_int_equal(s.duplicates, 1);
+        assert_true(s.value[SCRAPE_RUNNING] == 6);
+        /* NUL bytes and binary: skipped lines, nothing else */
+        static const char bin[] = "vllm:num_requests_running 1\n\x00\x01\xff garbage\nvllm:\x00 2\n";
+        scrape_parse(bin, sizeof(bin) - 1, &s);
+        assert_int_equal(s.samples, 1);
+        assert_int_equal(s.skipped, 2);
+        /* nothing at all */
+        scrape_parse(NULL, 0, &s);
+        assert_int_equal(s.samples, 0);
+        assert_null(s.engine);
+}
+
+static void test_huge_lines(void **state) {
+        size_t n = SCRAPE_MAX_LINE + 100;
+        char *p = malloc(n + 64);
+        assert_non_null(p);
+        /* one label value longer than a line may be, then a good line */
+        size_t k = (size_t)sprintf(p, "vllm:num_requests_running{a=\"");
+        memset(p + k, 'x', n - k);
+        k = n;
+        k += (size_t)sprintf(p + k, "\"} 7\nvllm:num_requests_waiting 3\n");
+        struct scrape_sample s;
+        scrape_parse(p, k, &s);
+        assert_int_equal(s.skipped, 1);
+        assert_false(s.has[SCRAPE_RUNNING]);
+        assert_true(s.value[SCRAPE_WAITING] == 3);
+        /* many series: past the cap they are counted, not kept */
+        size_t cap = (SCRAPE_MAX_SERIES + 10) * 48;
+        char *q = malloc(cap);
+        assert_non_null(q);
+        size_t len = 0;
+        for (int i = 0; i < SCRAPE_MAX_SERIES + 10; i++)
+                len += (size_t)snprintf(q + len, cap - len, "vllm:num_requests_running{i=\"%d\"} 1\n", i);
+        scrape_parse(q, len, &s);
+        assert_true(s.value[SCRAPE_RUNNING] == SCRAPE_MAX_SERIES);
+        assert_int_equal(s.skipped, 10);
+        free(p);
+        free(q);
+}
+
+/* Peaks over the pages, counters' deltas from the first page to the last. */
+static void test_level(void **state) {
+        struct scrape_level a = {0};
+        struct scrape_sample s = parse("vllm:kv_cache_usage_perc 0.1\nvllm:num_requests_running 0\n"
+                                       "vllm:num_requests_waiting 0\nvllm:prefix_cache_queries_total 100\n"
+                                       "vllm:prefix_cache_hits_total 10\nvllm:num_preemptions_total 1\n");
+        scrape_level_add(&a, &s);
+        s = parse("vllm:kv_cache_usage_perc 0.75\nvllm:num_requests_running 8\nvllm:num_requests_waiting 3\n"
+                  "vllm:prefix_cache_queries_total 500\nvllm:prefix_cache_hits_total 310\n"
+                  "vllm:num_preemptions_total 4\nbad line here\n");
+        scrape_level_add(&a, &s);
+        s = parse("vllm:kv_cache_usage_perc 0.2\nvllm:num_requests_running 0\nvllm:num_requests_waiting 0\n"
+                  "vllm:prefix_cache_queries_total 1100\nvllm:prefix_cache_hits_total 760\n"
+                  "vllm:num_preemptions_total 5\n");
+        scrape_level_add(&a, &s);
+        json_t *o = scrape_level_json(&a);
+        assert_non_null(o);
+        assert_string_equal(json_string_value(json_object_get(o, "engine")), "vllm");
+        assert_int_equal(json_integer_value(json_object_get(o, "scrapes")), 3);
+        assert_true(json_real_value(json_object_get(o, "kv_cache_usage_peak")) == 0.75);
+        assert_int_equal(json_integer_value(json_object_get(o, "running_peak")), 8);
+        assert_int_equal(json_integer_value(json_object_get(o, "waiting_peak")), 3);
+        assert_int_equal(json_integer_value(json_object_get(o, "prefix_cache_queries")), 1000);
+        assert_int_equal(json_integer_value(json_object_get(o, "prefix_cache_hits")), 750);
+        assert_true(json_real_value(json_object_get(o, "prefix_cache_hit_rate")) == 0.75);
+        assert_string_equal(json_string_value(json_object_get(o, "prefix_cache_hit_rate_from")), "counters");
+        assert_int_equal(json_integer_value(json_object_get(o, "preemptions")), 4);
+        assert_true(json_is_null(json_object_get(o, "prompt_tokens")));
+        assert_int_equal(json_integer_value(json_object_get(o, "skipped_lines")), 1);
+        json_decref(o);
+
+        /* a counter that went down (the server restarted): no delta, no rate; the gauge's
+         * mean when the server has only that */
+        struct scrape_level b = {0};
+        s = parse("vllm:num_preemptions_total 9\nsglang:cache_hit_rate 0.5\n");
+        scrape_level_add(&b, &s);
+        s = parse("vllm:num_preemptions_total 2\nsglang:cache_hit_rate 0.7\n");
+        scrape_level_add(&b, &s);
+        o = scrape_level_json(&b);
+        assert_true(json_is_null(json_object_get(o, "preemptions")));
+        assert_true(fabs(json_real_value(json_object_get(o, "prefix_cache_hit_rate")) - 0.6) < 1e-9);
+        assert_string_equal(json_string_value(json_object_get(o, "prefix_cache_hit_rate_from")), "gauge");
+        assert_true(json_is_null(json_object_get(o, "kv_cache_usage_peak")));
+        json_decref(o);
+
+        /* one page: no delta can be told */
+        struct scrape_level c = {0};
+        s = parse("vllm:num_preemptions_total 9\n");
+        scrape_level_add(&c, &s);
+        o = scrape_level_json(&c);
+        assert_true(json_is_null(json_object_get(o, "preemptions")));
+        json_decref(o);
+}
+
+/* Every key of the object is the metrics table's, under server_metrics. */
+static void test_level_keys(void **state) {
+        struct scrape_level a = {0};
+        json_t *o = scrape_level_json(&a);
+        const char *k;
+        json_t *v;
+        size_t n = 0;
+        json_object_foreach(o, k, v) {
+                const struct metric_info *m = NULL;
+                for (int i = 0; i < _METRIC_MAX && !m; i++)
+                        if (metric_info((enum metric)i)->parent == metric_info(METRIC_SERVER_METRICS) &&
+                            strcmp(metric_key((enum metric)i), k) == 0)
+                                m = metric_info((enum metric)i);
+                if (!m)
+                        fail_msg("'%s' is not in the metrics table", k);
+                n++;
+        }
+        assert_int_equal(n, 16);
+        json_decref(o);
+}
+
+static void test_vllm_names(void **state) {
+        struct bench_level lv;
+        assert_int_equal(bench_level_init(&lv, 1, 0), 0);
+        for (int i = 0; i < 4; i++) {
+                /* TTFT 10, 20, 30, 40 ms; 11 tokens over 100 ms after the first */
+                struct bench_record r = {.scheduled = 0, .sent = 1000, .first_token = 1000 + 10000 * (usec_t)(i + 1),
+                                         .done = 1000 + 10000 * (usec_t)(i + 1) + 100000, .chunks = 11,
+                                         .output_tokens = 11, .prompt_tokens = 5, .ok = true};
+                assert_int_equal(bench_level_add(&lv, &r), 0);
+        }
+        struct bench_record bad = {.sent = 1000, .done = 2000, .output_tokens = -1, .prompt_tokens = -1,
+                                   .error = "http_500"};
+        assert_int_equal(bench_level_add(&lv, &bad), 0);
+        json_t *o = bench_level_json(&lv);
+        assert_non_null(o);
+        static const char *const keys[] = {
+                "completed", "failed", "request_throughput", "output_throughput", "total_token_throughput",
+                "mean_ttft_ms", "median_ttft_ms", "std_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms",
+                "std_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "std_itl_ms", "p99_itl_ms",
+                "mean_e2el_ms", "median_e2el_ms", "std_e2el_ms", "p99_e2el_ms"};
+        for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
+                if (!json_is_number(json_object_get(o, keys[i])))
+                        fail_msg("'%s' is missing or not a number", keys[i]);
+        assert_int_equal(json_integer_value(json_object_get(o, "completed")), 4);
+        assert_int_equal(json_integer_value(json_object_get(o, "failed")), 1);
+        assert_true(fabs(json_real_value(json_object_get(o, "mean_ttft_ms")) - 25.0) < 1e-9);
+        assert_true(fabs(json_real_value(json_object_get(o, "median_ttft_ms")) - 20.0) < 0.02);
+        /* population std of 10, 20, 30, 40: sqrt(125) */
+        assert_true(fabs(json_real_value(json_object_get(o, "std_ttft_ms")) - sqrt(125.0)) < 0.02);
+        assert_true(fabs(json_real_value(json_object_get(o, "p99_ttft_ms")) - 40.0) < 0.04);
+        assert_true(fabs(json_real_value(json_object_get(o, "mean_tpot_ms")) - 10.0) < 1e-9);
+        assert_true(json_real_value(json_object_get(o, "std_tpot_ms")) == 0);
+        assert_true(json_real_value(json_object_get(o, "mean_itl_ms")) == 0); /* no ITL recorded: 0, as vLLM */
+        assert_true(fabs(json_real_value(json_object_get(o, "request_throughput")) -
+                         json_real_value(json_object_get(o, "requests_per_s"))) < 1e-9);
+        assert_true(fabs(json_real_value(json_object_get(o, "output_throughput")) -
+                         json_real_value(json_object_get(o, "output_tokens_per_s"))) < 1e-9);
+        assert_true(fabs(json_real_value(json_object_get(o, "total_token_throughput")) -
+                         json_real_value(json_object_get(o, "total_tokens_per_s"))) < 1e-9);
+        json_decref(o);
+        bench_level_release(&lv);
+}
+
+static void test_stddev(void **state) {
+        struct hist h;
+        assert_int_equal(hist_init(&h), 0);
+        assert_true(hist_stddev(&h) == 0);
+        hist_record(&h, 5);
+        assert_true(hist_stddev(&h) == 0);
+        hist_record(&h, 5);
+        assert_true(hist_stddev(&h) == 0);
+        hist_reset(&h);
+        /* large values: within the bucket width */
+        double sum = 0, sq = 0;
+        for (uint64_t v = 1000000; v < 3000000; v += 7919) {
+                hist_record(&h, v);
+                sum += (double)v;
+        }
+        double mean = sum / (double)h.count;
+        for (uint64_t v = 1000000; v < 3000000; v += 7919)
+                sq += ((double)v - mean) * ((double)v - mean);
+        double exact = sqrt(sq / (double)h.count);
+        assert_true(fabs(hist_stddev(&h) - exact) / exact < 0.001);
+        hist_release(&h);
+}
+
+static void test_goodput_form(void **state) {
+        usec_t ttft = 0, tpot = 0, e2el = 0;
+        char *err = NULL;
+        assert_int_equal(bench_goodput_parse("ttft:500 tpot:50", &ttft, &tpot, &e2el, &err), 0);
+        assert_true(ttft == 500000 && tpot == 50000 && e2el == 0);
+        assert_int_equal(bench_goodput_parse("e2el:2500.5,ttft:100", &ttft, &tpot, &e2el, &err), 0);
+        assert_true(ttft == 100000 && tpot == 50000 && e2el == 2500500);
+        static const char *const bad[] = {"", "   ", "ttft", "ttft:", "ttft:-1", "ttft:0", "ttft:abc",
+                                          "itl:5", "TTFT:5", "ttft:5ms", "ttft:1e99"};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+                ttft = 7;
+                err = NULL;
+                assert_int_equal(bench_goodput_parse(bad[i], &ttft, &tpot, &e2el, &err), -EINVAL);
+                assert_non_null(err);
+                assert_null(strchr(err, '\n'));
+                assert_true(ttft == 7); /* untouched on failure */
+                free(err);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_vllm_page),   cmocka_unit_test(test_sglang_and_llamacpp),
+                cmocka_unit_test(test_names_exact), cmocka_unit_test(test_hostile),
+                cmocka_unit_test(test_huge_lines),  cmocka_unit_test(test_level),
+                cmocka_unit_test(test_level_keys),  cmocka_unit_test(test_vllm_names),
+                cmocka_unit_test(test_stddev),      cmocka_unit_test(test_goodput_form),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
