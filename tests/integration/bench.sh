@@ -52,10 +52,13 @@ jq -e '.bench | all(.itl_ms.p50 >= 1.5 and .itl_ms.p50 < 4)' "$tmp/ok.json" >/de
 jq -e '.bench | all(.tpot_ms.p50 >= 1.5 and .tpot_ms.p50 < 4)' "$tmp/ok.json" >/dev/null || fail "tpot"
 jq -e '.bench[0].output_tokens_per_s > 0 and .bench[1].output_tokens_per_s > .bench[0].output_tokens_per_s' \
         "$tmp/ok.json" >/dev/null || fail "throughput grows with concurrency"
-# keep-alive: 28 requests (warm-up included) on at most 1 + 4 connections
+# keep-alive: 28 requests (warm-up included) on at most 1 + 4 connections, plus the one
+# GET /metrics that found none, on a connection of its own (never a stream's)
 stats=$(curl -sf "$url/stats")
 [ "$(jq '.requests' <<<"$stats")" -eq 28 ] || fail "server saw $(jq '.requests' <<<"$stats") requests"
-[ "$(jq '.connections' <<<"$stats")" -le 5 ] || fail "connections not reused: $(jq '.connections' <<<"$stats")"
+[ "$(jq '.connections' <<<"$stats")" -le 6 ] || fail "connections not reused: $(jq '.connections' <<<"$stats")"
+jq -e '[.bench[].warnings[] | select(startswith("no server metrics"))] | length == 1' "$tmp/ok.json" >/dev/null ||
+        fail "the /metrics probe: $(jq -c '[.bench[].warnings]' "$tmp/ok.json")"
 
 # 2. text output and the completions endpoint
 "$GAUNTLET" bench --url "$url" --concurrency 2 --requests 4 --output-tokens 3 --endpoint completion \

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# bench-scrape.sh -- the server's own metrics (issue #25 item 6) and vLLM's names (item 7):
+# a fixture server whose /metrics is a vLLM-shaped page (its counters grow with the requests,
+# hostile text in a label and a junk line in it) and one without /metrics, swept side by
+# side. The first's figures are in the level JSON and in the text, Markdown and HTML
+# reports, escaped; the second says once that it has none. `gauntlet bench --format json`
+# carries vLLM's flat names; --no-server-metrics and bench.server_metrics: false scrape
+# nothing; --goodput takes vLLM's form and a bad one is one line.
+. "$SRCDIR/tests/lib.sh"
+command -v jq >/dev/null || fail "jq is needed"
+
+cat >"$tmp/metrics.txt" <<'PROM'
+# HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="<script>alert(1)</script>\"|`x`"} 0.42
+vllm:num_requests_running{model_name="m"} 3
+vllm:num_requests_waiting{model_name="m"} 1
+vllm:prefix_cache_queries_total{model_name="m"} {requests}00
+vllm:prefix_cache_hits_total{model_name="m"} {requests}0
+vllm:num_preemptions_total{model_name="m"} {requests}
+<script>alert(2)</script> junk
+vllm:num_requests_running{model_name="m"} 99
+PROM
+cat >"$tmp/m.yaml" <<YAML
+engine: generic
+command: [$FIXTURE, --port, "{port}", --pid-file, "$tmp/pids-{port}", --token-delay-ms, "2"]
+startup_timeout: 10s
+stop_timeout: 2s
+axes:
+  metrics:
+    values:
+      - {name: vllm, args: [--metrics-file, "$tmp/metrics.txt"]}
+      - {name: none, args: []}
+bench: {concurrency: [1, 2], output_tokens: 8, requests: 6, warmup: 0}
+objective: output_tokens_per_s@1
+YAML
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "run failed"; }
+"$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
+level() { jq -c --arg c "$1" --argjson n "$2" '.cells[] | select(.axes.metrics == $c) | .bench[] | select(.concurrency == $n)' "$tmp/r.json"; }
+for n in 1 2; do
+        sm=$(level vllm "$n" | jq -c .server_metrics)
+        # peaks as the page says (the duplicate series ignored); counters grew with the
+        # level's requests and checks: hits are a tenth of the queries
+        jq -e '.engine == "vllm" and .kv_cache_usage_peak == 0.42 and .running_peak == 3 and .waiting_peak == 1
+               and .prefix_cache_hit_rate == 0.1 and .prefix_cache_hit_rate_from == "counters"
+               and .preemptions >= 6 and .prefix_cache_queries == 100 * .preemptions and .scrapes >= 2
+               and .skipped_lines >= 2 and .duplicate_series >= 2' <<<"$sm" >/dev/null ||
+                fail "vllm@$n: server_metrics $sm"
+        l=$(level none "$n")
+        jq -e 'has("server_metrics") | not' <<<"$l" >/dev/null || fail "none@$n: $(jq -c .server_metrics <<<"$l")"
+        # vLLM's flat names, and what they mean
+        for k in completed failed request_throughput output_throughput total_token_throughput \
+                mean_ttft_ms median_ttft_ms std_ttft_ms p99_ttft_ms mean_tpot_ms median_tpot_ms std_tpot_ms \
+                p99_tpot_ms mean_itl_ms median_itl_ms std_itl_ms p99_itl_ms mean_e2el_ms median_e2el_ms \
+                std_e2el_ms p99_e2el_ms; do
+                jq -e --arg k "$k" '.[$k] | type == "number"' <<<"$l" >/dev/null || fail "none@$n: no number '$k'"
+        done
+        jq -e '.request_throughput == .requests_per_s and .output_throughput == .output_tokens_per_s
+               and .median_ttft_ms == .ttft_ms.p50 and .p99_e2el_ms == .e2e_ms.p99 and .completed == 6' \
+                <<<"$l" >/dev/null || fail "none@$n: vLLM's names disagree with gauntlet's"
+done
+# the server without /metrics says so once, in its first level
+said=$(jq '[.cells[] | select(.axes.metrics == "none") | .bench[].warnings[] | select(test("no server metrics"))]' "$tmp/r.json")
+[ "$(jq length <<<"$said")" = 1 ] || fail "want one 'no server metrics' warning, got $said"
+jq -e '.[0] == "no server metrics: GET /metrics answered HTTP 404"' <<<"$said" >/dev/null || fail "said $said"
+jq -e '[.cells[] | select(.axes.metrics == "vllm") | .bench[].warnings[] | select(test("server metrics"))] | length == 0' \
+        "$tmp/r.json" >/dev/null || fail "the server with /metrics was said to have none"
+
+# every report shows the figures beside the client's, and nothing of the page's text
+"$GAUNTLET" report "$tmp/j.db" >"$tmp/r.txt"
+"$GAUNTLET" report --format markdown "$tmp/j.db" >"$tmp/r.md"
+"$GAUNTLET" report --format html "$tmp/j.db" >"$tmp/r.html"
+want="KV cache peak 42.0%, running peak 3, waiting peak 1, prefix cache hits 10.0%, preemptions"
+for f in r.txt r.md r.html; do
+        grep -qF "$want" "$tmp/$f" || fail "$f has not the server's figures: $(grep -i 'server' "$tmp/$f" | head -3)"
+        ! grep -q "alert" "$tmp/$f" || fail "$f carries the page's text"
+done
+grep -qF "the server's own figures: @1 $want" "$tmp/r.txt" || fail "text: $(grep -F "own figures" "$tmp/r.txt")"
+
+# gauntlet bench: the same against one server, text and JSON; off with --no-server-metrics
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$FIXTURE" --port "$port" --metrics-file "$tmp/metrics.txt" --pid-file "$tmp/pids-bench" >"$tmp/fx.log" 2>&1 &
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.05; done
+url="http://127.0.0.1:$port"
+"$GAUNTLET" bench --url "$url" --concurrency 2 --requests 4 --output-tokens 8 --no-calibrate >"$tmp/b.txt"
+grep -qF "server: concurrency 2: $want" "$tmp/b.txt" || fail "bench text: $(cat "$tmp/b.txt")"
+"$GAUNTLET" bench --url "$url" --concurrency 2 --requests 4 --output-tokens 8 --no-calibrate --format json \
+        --goodput "ttft:60000 tpot:60000 e2el:60000" >"$tmp/b.json"
+jq -e '.bench[0] | .server_metrics.kv_cache_usage_peak == 0.42 and .completed == 4 and .failed == 0
+       and (.p99_ttft_ms | type) == "number" and .goodput.slo_e2el_ms == 60000 and .goodput.good == 4' \
+        "$tmp/b.json" >/dev/null || fail "bench json: $(jq -c '.bench[0] | {server_metrics, goodput}' "$tmp/b.json")"
+"$GAUNTLET" bench --url "$url" --concurrency 1 --requests 2 --output-tokens 4 --no-calibrate --format json \
+        --no-server-metrics >"$tmp/off.json"
+jq -e '.bench[0] | has("server_metrics") | not' "$tmp/off.json" >/dev/null || fail "--no-server-metrics scraped"
+if "$GAUNTLET" bench --url "$url" --requests 1 --output-tokens 4 --goodput "ttft:fast" 2>"$tmp/err"; then
+        fail "a bad --goodput was taken"
+fi
+[ "$(wc -l <"$tmp/err")" -le 2 ] && grep -q "^gauntlet: invalid --goodput: 'ttft:fast'" "$tmp/err" || fail "bad goodput: $(cat "$tmp/err")"
+
+# bench.server_metrics: false in a matrix
+sed -e 's/^bench: {/bench: {server_metrics: false, /' -e '/name: none/d' "$tmp/m.yaml" >"$tmp/off.yaml"
+"$GAUNTLET" run "$tmp/off.yaml" --journal "$tmp/off.db" >"$tmp/out2" 2>&1 || { cat "$tmp/out2"; fail "run (off) failed"; }
+"$GAUNTLET" report --format json "$tmp/off.db" | jq -e '[.cells[].bench[] | has("server_metrics")] | any | not' >/dev/null ||
+        fail "bench.server_metrics: false scraped"
+echo "bench-scrape: all good"
