@@ -16,6 +16,10 @@
  * named by the request's X-Request-Id, so a client's raw samples can be matched one by one.
  * Faults for tests: --fail-every N answers every Nth request 500; --close-every N cuts every
  * Nth stream after --close-after chunks.
+ * For workload tests: --log-requests FILE appends one JSON line per completion request,
+ * {"n": N, "rid": ..., "t_us": T, "body": {the request as sent}}, and one per stream end,
+ * {"n": N, "done_us": T} (CLOCK_MONOTONIC); --tag-content makes chunk i of request N say
+ * " rNtI" instead of " tokI", so every answer is told apart.
  * --processes N forks N-1 more copies that accept on the same socket, for a load no one
  * core could write (measuring a client's capacity); each keeps its own records, so /stats
  * and /requests then describe only the process that answered.
@@ -80,6 +84,8 @@ static struct {
         uint64_t fail_every, close_every;
         int processes;
         uint32_t close_after;
+        FILE *log;               /* --log-requests, or NULL */
+        bool tag;                /* --tag-content */
         int epfd, tfd, lfd;
         struct conn **heap;
         size_t n_heap, heap_alloc;
@@ -308,7 +314,14 @@ static long json_int_after(const char *body, size_t n, const char *key, long def
 }
 
 static void append_event(struct conn *c, struct buf *b, uint32_t i, bool last) {
-        if (c->chat)
+        if (S.tag)
+                buf_printf(b,
+                           c->chat ? "data: {\"id\":\"s%llu\",\"object\":\"chat.completion.chunk\",\"model\":\"sched\","
+                                     "\"choices\":[{\"index\":0,\"delta\":{\"content\":\" r%llut%u\"},\"finish_reason\":%s}]}\n\n"
+                                   : "data: {\"id\":\"s%llu\",\"object\":\"text_completion\",\"model\":\"sched\","
+                                     "\"choices\":[{\"index\":0,\"text\":\" r%llut%u\",\"finish_reason\":%s}]}\n\n",
+                           (unsigned long long)c->reqno, (unsigned long long)c->reqno, i, last ? "\"length\"" : "null");
+        else if (c->chat)
                 buf_printf(b,
                            "data: {\"id\":\"s%llu\",\"object\":\"chat.completion.chunk\",\"model\":\"sched\","
                            "\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok%u\"},\"finish_reason\":%s}]}\n\n",
@@ -369,6 +382,11 @@ static int stream_step(struct conn *c, usec_t now) {
                 c->streaming = false;
                 S.streams_done++;
                 record_stream(c, true);
+                if (S.log) {
+                        fprintf(S.log, "{\"n\":%llu,\"done_us\":%llu}\n", (unsigned long long)c->reqno,
+                                (unsigned long long)t);
+                        fflush(S.log);
+                }
                 return 0;
         }
         c->due = c->t_req + S.ttft + (usec_t)c->sent * S.itl;
@@ -392,6 +410,13 @@ static int handle_request(struct conn *c, const char *method, const char *path, 
                 return send_simple(c, 404, "Not Found", "application/json", "{\"error\":\"not found\"}\n");
 
         uint64_t n = ++S.requests;
+        if (S.log) {
+                /* the body as it came: a gauntlet request is one line of JSON */
+                bool json = blen > 0 && body[0] == '{' && !memchr(body, '\n', blen);
+                fprintf(S.log, "{\"n\":%llu,\"rid\":\"%s\",\"t_us\":%llu,\"body\":%.*s}\n", (unsigned long long)n,
+                        rid, (unsigned long long)now, json ? (int)blen : 4, json ? body : "null");
+                fflush(S.log);
+        }
         if (!S.first_req)
                 S.first_req = now;
         S.last_req = now;
@@ -603,6 +628,7 @@ static void usage(FILE *f) {
         fprintf(f, "usage: gauntlet-schedsrv [--port N] [--port-file FILE] [--ttft-ms X] [--itl-ms Y]\n"
                    "         [--chunks N] [--tokens-per-chunk K] [--events-per-write K]\n"
                    "         [--fail-every N] [--close-every N] [--close-after K] [--processes N]\n"
+                   "         [--log-requests FILE] [--tag-content]\n"
                    "Streams SSE chunks on an exact schedule; GET /stats says what it really did.\n");
 }
 
@@ -613,7 +639,8 @@ int main(int argc, char **argv) {
                 {"chunks", required_argument, NULL, 'n'}, {"tokens-per-chunk", required_argument, NULL, 'k'},
                 {"events-per-write", required_argument, NULL, 'w'}, {"fail-every", required_argument, NULL, 'f'},
                 {"close-every", required_argument, NULL, 'c'}, {"close-after", required_argument, NULL, 'a'},
-                {"processes", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0},
+                {"processes", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
+                {"log-requests", required_argument, NULL, 'L'}, {"tag-content", no_argument, NULL, 'T'}, {0},
         };
         int port = 0;
         const char *port_file = NULL;
@@ -638,6 +665,8 @@ int main(int argc, char **argv) {
                 case 'c': S.close_every = strtoull(optarg, NULL, 10); break;
                 case 'a': S.close_after = (uint32_t)strtoul(optarg, NULL, 10); break;
                 case 'j': S.processes = atoi(optarg); ok = S.processes >= 1 && S.processes <= 256; break;
+                case 'L': ok = (S.log = fopen(optarg, "ae")) != NULL; break;
+                case 'T': S.tag = true; break;
                 case 'h': usage(stdout); return 0;
                 default: usage(stderr); return 2;
                 }

@@ -213,6 +213,8 @@ static const struct metric_info table[_METRIC_MAX] = {
                                        "how input_tokens was sized in the server's tokens; absent without calibration"},
         [METRIC_WORKLOAD] = {"workload", NULL, "workload", "", HIGHER, false, NULL,
                              "the dataset the prompts came from, their lengths as sized, and the arrivals"},
+        [METRIC_SESSIONS] = {"sessions", NULL, "sessions", "", HIGHER, false, NULL,
+                             "multi_turn: sessions started, completed, ended by a failed turn or cut, and their turns"},
         [METRIC_CHECKS_UNDER_LOAD] = {"checks_under_load", NULL, "checks under load", "", HIGHER, false, NULL,
                                       "the suite's questions asked amid the level's load, and their verdicts"},
         [METRIC_REPEATS] = {"repeats", NULL, "repeats", "runs", HIGHER, false, NULL,

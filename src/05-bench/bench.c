@@ -17,6 +17,7 @@
 #include "03-io/openai.h"
 #include "03-io/sse.h"
 #include "05-bench/scrape.h"
+#include "01-base/utf8.h"
 
 /* libcurl's receive buffer per handle. SSE chunks are small; 16 KiB is libcurl's default
  * and keeps one read per burst. It is most of a stream's memory (docs/bench.md). */
@@ -32,6 +33,10 @@
  * "NNNNNNNN:" tag), apart from the requests' own (which start at 0). */
 #define BENCH_PREFIX_INDEX UINT64_C(90000000)
 #define BENCH_PREFIX_SPAN UINT64_C(10000000)
+/* trace: the indices its hash_ids blocks are made from, apart from both (the level's
+ * number makes each level's blocks its own, as prefix_repetition's prefixes). */
+#define BENCH_BLOCK_INDEX UINT64_C(50000000)
+#define BENCH_BLOCK_SPAN UINT64_C(40000000)
 /* Counting by /tokenize (docs/metrics.md "Output tokens"): the streamed text kept per
  * request (past it, the text is cut and the count is the larger of the cut text's and the
  * chunks), and the requests of a level counted that way (later ones count their chunks). */
@@ -50,6 +55,26 @@ struct plan_entry {
         int group;             /* prefix_repetition: whose prefix it starts with; -1: none */
         int output;            /* max_tokens */
         int64_t prompt_tokens; /* a dataset text's length as sized; -1 unknown */
+        const struct dataset_entry *trace; /* trace: its line (blocks of hash_ids, then its own
+                                              text), or NULL */
+};
+
+/* multi_turn: one session of the plan, its turns plan entries first .. first + turns - 1. */
+struct plan_session {
+        size_t first;
+        int turns;
+};
+
+/* multi_turn: a session in flight at this level. It holds its place in the cap from its
+ * first turn to its end, think times included. */
+struct session {
+        const struct plan_session *ps;
+        int turn;             /* the next turn to send, from 0 */
+        json_t *messages;     /* the conversation so far: user turns and the server's answers */
+        bool warmup;          /* a warm-up session: none of its requests is counted */
+        int32_t id;           /* counted sessions: from 0 in the level; warm-up: -1 */
+        usec_t due;           /* thinking: when its next turn goes */
+        struct session *next; /* in the thinking queue (due order) or the free list */
 };
 
 /* One check under load of the current level. */
@@ -72,6 +97,9 @@ struct breq {
         struct buf text;      /* the streamed content and reasoning, when counted by /tokenize */
         struct curl_slist *headers; /* the common headers plus this request's X-Request-Id */
         struct bench_record rec;
+        struct session *sess; /* multi_turn: the session this turn belongs to; NULL: none */
+        json_t *user_msg;     /* ... its user message, added to the session once answered */
+        struct buf answer;    /* ... the streamed content, the assistant's part of the history */
         uint64_t index;       /* position in the level, warm-up included */
         uint64_t seq;         /* the N of its X-Request-Id: gauntlet-RUN-N */
         usec_t now;           /* arrival time of the bytes being parsed */
@@ -134,7 +162,30 @@ struct bench {
         uint64_t cancelled;   /* requests (and checks) in flight when it stopped: not counted */
         uint64_t unsent;      /* requests of the level never sent because it stopped */
         struct scrape *scrape; /* the server's /metrics (scrape.h); NULL: not scraped */
+        /* multi_turn (docs/bench.md "Workloads"): sessions instead of requests fill the cap,
+         * and spec->requests, spec->warmup and the level's total count sessions */
+        struct plan_session *psessions;
+        size_t n_psessions;
+        struct session **sess_pool; /* every session made, freed at the end */
+        size_t n_sess_pool;
+        struct session *sess_free;
+        struct session *think_head, *think_tail; /* thinking, in due order */
+        uint64_t sess_started;  /* at this level, warm-up included */
+        uint64_t sess_counted, sess_completed, sess_failed, sess_cut, sess_turns;
+        /* trace: open loop at the trace's own times */
+        bool trace;
+        size_t trace_lines;     /* lines of the file replayed */
+        uint64_t trace_next;    /* the next line's index at this level */
+        /* lengths in characters of synthetic text (trace blocks, multi_turn turns): the
+         * straight line through two calibrated points; sized false: tokens as words */
+        bool sized;
+        int64_t size_t0, size_t1;
+        size_t size_c0, size_c1;
 };
+
+static bool sessions(const struct bench *b) {
+        return b->psessions != NULL;
+}
 
 static void breq_free(struct breq *q) {
         if (!q)
@@ -145,6 +196,8 @@ static void breq_free(struct breq *q) {
         buf_release(&q->body);
         buf_release(&q->errbody);
         buf_release(&q->text);
+        buf_release(&q->answer);
+        json_decref(q->user_msg);
         curl_slist_free_all(q->headers);
         free(q);
 }
@@ -181,7 +234,8 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
                 return 0;
         }
         struct bench_event ev;
-        if (bench_event_parse_text(data, len, &ev, q->b->tokenize && !q->warmup ? &q->text : NULL) < 0) {
+        if (bench_event_parse_texts(data, len, &ev, q->b->tokenize && !q->warmup ? &q->text : NULL,
+                                    q->sess ? &q->answer : NULL) < 0) {
                 set_error(q, "bad_event");
                 return -EBADMSG;
         }
@@ -335,6 +389,10 @@ static int add_sample(struct bench *b, const struct bench_record *r, uint64_t in
                 json_object_set_new(o, "error", json_string(r->error));
         if (r->connect)
                 json_object_set_new(o, "connect_ms", json_real(ms(r->connect)));
+        if (r->session >= 0) {
+                json_object_set_new(o, "session", json_integer(r->session));
+                json_object_set_new(o, "turn", json_integer(r->turn));
+        }
         if (r->timings)
                 json_object_set_new(o, "server_timings",
                                     json_pack("{s:f, s:f, s:f, s:f, s:f}", "prompt_n", r->t_prompt_n, "prompt_ms",
@@ -412,6 +470,175 @@ static int defer_count(struct bench *b, struct breq *q) {
         return 1;
 }
 
+/* ---- multi_turn sessions: the conversation so far, think times ---------------------- */
+
+static int start_request_for(struct bench *b, usec_t scheduled, struct session *sess);
+
+static void session_free(struct bench *b, struct session *se) {
+        json_decref(se->messages);
+        se->messages = NULL;
+        se->next = b->sess_free;
+        b->sess_free = se;
+}
+
+/* An answer as the history keeps it: the bytes as streamed, a sequence that is not UTF-8
+ * (a server's, or one cut at the cap) as U+FFFD. */
+static json_t *answer_string(const struct buf *a) {
+        json_t *v = json_stringn(buf_str(a), a->len);
+        if (v)
+                return v;
+        _cleanup_buf_ struct buf clean;
+        buf_init(&clean, 0);
+        const unsigned char *p = (const unsigned char *)buf_str(a);
+        for (size_t i = 0; i < a->len;) {
+                size_t k = utf8_decode(p + i, a->len - i, NULL, NULL);
+                if (k == 0) {
+                        if (buf_puts(&clean, "\xEF\xBF\xBD") < 0)
+                                return NULL;
+                        i++;
+                        continue;
+                }
+                if (buf_append(&clean, p + i, k) < 0)
+                        return NULL;
+                i += k;
+        }
+        return json_stringn(buf_str(&clean), clean.len);
+}
+
+/* A turn of q's session has ended. Answered, the session keeps its place in the cap: the
+ * turn and the answer as the client received it join its history, and its next turn waits
+ * the think time in the queue. A failed turn, or the last one, ends the session (a failed
+ * one is counted as the request's failure and the session's: its later turns are not
+ * sent). */
+static void session_turn_done(struct bench *b, struct breq *q) {
+        struct session *se = q->sess;
+        json_t *user = q->user_msg;
+        q->sess = NULL;
+        q->user_msg = NULL;
+        bool more = q->rec.ok && se->turn < se->ps->turns;
+        if (more) {
+                json_t *a = answer_string(&q->answer);
+                json_t *m = a ? json_pack("{s:s, s:o}", "role", "assistant", "content", a) : NULL;
+                if (!m || !user || json_array_append(se->messages, user) < 0 ||
+                    json_array_append_new(se->messages, m) < 0) {
+                        if (!b->error)
+                                b->error = -ENOMEM;
+                        more = false;
+                }
+        }
+        json_decref(user);
+        if (!more) {
+                if (!se->warmup) {
+                        if (q->rec.ok)
+                                b->sess_completed++;
+                        else
+                                b->sess_failed++;
+                }
+                session_free(b, se);
+                b->inflight--;
+                return;
+        }
+        se->due = now_usec() + b->spec->dataset.multi_turn_think_time;
+        se->next = NULL;
+        if (b->think_tail)
+                b->think_tail->next = se;
+        else
+                b->think_head = se;
+        b->think_tail = se;
+}
+
+/* The first thinking session's next turn (its think time is over). */
+static int session_next_turn(struct bench *b) {
+        struct session *se = b->think_head;
+        b->think_head = se->next;
+        if (!b->think_head)
+                b->think_tail = NULL;
+        se->next = NULL;
+        int r = start_request_for(b, se->due, se);
+        if (r < 0) {
+                session_free(b, se);
+                b->inflight--;
+        }
+        return r;
+}
+
+/* A new session of the plan, in turn, and its first turn. */
+static int session_start(struct bench *b, usec_t scheduled) {
+        struct session *se = b->sess_free;
+        if (se)
+                b->sess_free = se->next;
+        else {
+                struct session **pool = realloc(b->sess_pool, (b->n_sess_pool + 1) * sizeof(*pool));
+                if (!pool)
+                        return -ENOMEM;
+                b->sess_pool = pool;
+                if (!(se = calloc(1, sizeof(*se))))
+                        return -ENOMEM;
+                b->sess_pool[b->n_sess_pool++] = se;
+        }
+        *se = (struct session){.ps = &b->psessions[b->sess_started % b->n_psessions],
+                               .warmup = b->sess_started < (uint64_t)b->spec->warmup, .id = -1};
+        if (!(se->messages = json_array())) {
+                session_free(b, se);
+                return -ENOMEM;
+        }
+        if (!se->warmup)
+                se->id = (int32_t)MIN(b->sess_counted, (uint64_t)INT32_MAX);
+        b->inflight++;
+        int r = start_request_for(b, scheduled, se);
+        if (r < 0) {
+                b->inflight--;
+                session_free(b, se);
+                return r;
+        }
+        b->sess_started++;
+        if (!se->warmup)
+                b->sess_counted++;
+        return 0;
+}
+
+/* Ends the level's sessions when it stops early: those thinking, and the one of a request
+ * in flight (q, cancelled), are cut. */
+static void session_cut(struct bench *b, struct session *se) {
+        if (!se->warmup)
+                b->sess_cut++;
+        session_free(b, se);
+}
+
+/* The level's "sessions". */
+static int sessions_json(struct bench *b, json_t *o) {
+        json_t *v = json_pack("{s:I, s:I, s:I, s:I, s:I}", "started", (json_int_t)b->sess_counted, "completed",
+                              (json_int_t)b->sess_completed, "ended_by_failure", (json_int_t)b->sess_failed, "cut",
+                              (json_int_t)b->sess_cut, "turns", (json_int_t)b->sess_turns);
+        return !v || json_object_set_new(o, metric_key(METRIC_SESSIONS), v) < 0 ? -ENOMEM : 0;
+}
+
+/* What a level starts from: no session, the trace from its first line. */
+static void workload_level_start(struct bench *b) {
+        while (b->think_head) {
+                struct session *se = b->think_head;
+                b->think_head = se->next;
+                session_free(b, se);
+        }
+        b->think_tail = NULL;
+        b->sess_started = b->sess_counted = b->sess_completed = b->sess_failed = b->sess_cut = b->sess_turns = 0;
+        b->trace_next = 0;
+}
+
+/* Sessions started at this level (multi_turn), else requests: what the level's total counts. */
+static uint64_t started(const struct bench *b) {
+        return sessions(b) ? b->sess_started : b->issued;
+}
+
+/* The next send's offset from the level start, open loop: the trace's next line, or the
+ * arrival schedule's next gap. */
+static usec_t next_offset(struct bench *b) {
+        if (b->trace)
+                return dataset_trace_offset(b->spec->data, b->trace_lines, b->trace_next++,
+                                            b->spec->dataset.trace_speed);
+        return bench_sched_next(&b->sched);
+}
+
 static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata) {
         struct breq *q = userdata;
         struct bench *b = q->b;
@@ -460,7 +687,10 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
         q->busy = false;
         q->next_free = b->free_list;
         b->free_list = q;
-        b->inflight--;
+        if (q->sess)
+                session_turn_done(b, q);
+        else
+                b->inflight--;
         if (!b->stopped && hung)
                 b->stopped = "the server stopped answering: a request timed out with no byte of any request since "
                              "it was sent";
@@ -496,10 +726,55 @@ static int slot_get(struct bench *b, struct breq **ret) {
         buf_init(&q->body, BENCH_MAX_BODY);
         buf_init(&q->errbody, BENCH_ERROR_BODY);
         buf_init(&q->text, BENCH_MAX_TEXT);
+        buf_init(&q->answer, BENCH_MAX_TEXT);
         sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
         b->pool[b->n_pool++] = q;
         *ret = q;
         return 0;
+}
+
+/* Characters of synthetic text for `tokens` tokens: the straight line through the two
+ * calibrated points (these words grow by nearly the same tokens per character). */
+static size_t chars_for(const struct bench *b, int tokens) {
+        double c = b->size_t1 > b->size_t0
+                           ? (double)b->size_c0 + (double)(tokens - b->size_t0) * ((double)b->size_c1 - (double)b->size_c0) /
+                                                          (double)(b->size_t1 - b->size_t0)
+                           : (double)b->size_c0 * (double)tokens / (double)MAX(b->size_t0, 1);
+        return MAX((size_t)llround(MAX(c, 0)), (size_t)BENCH_PROMPT_PREFIX);
+}
+
+/* Synthetic text of `tokens` tokens for prompt index `index`: sized when calibrated, else
+ * that many words. The same index, the same text, and a shorter one its beginning. */
+static int synth_text(const struct bench *b, uint64_t index, int tokens, struct buf *out) {
+        if (!b->sized)
+                return bench_prompt(b->spec->seed, index, tokens, out);
+        return bench_prompt_chars(b->spec->seed, index, chars_for(b, tokens), out);
+}
+
+/* trace: a line's prompt: the text of each of its hash_ids blocks (trace_block_size tokens,
+ * the last one cut at input_length; the same hash id, the same text at this level, so a
+ * prefix cache sees what the trace shares), then text of its own for what they do not
+ * cover. */
+static int trace_text(const struct bench *b, const struct dataset_entry *d, uint64_t pi, struct buf *out) {
+        int bs = b->spec->dataset.trace_block_size;
+        int64_t left = d->input_length;
+        int r = 0;
+        for (size_t k = 0; k < d->n_hash && left > 0 && r >= 0; k++) {
+                int n = (int)MIN(left, (int64_t)bs);
+                uint64_t gi = BENCH_BLOCK_INDEX + (b->level_seq * UINT64_C(1000003) + d->hash_ids[k]) % BENCH_BLOCK_SPAN;
+                if (k > 0)
+                        r = buf_puts(out, " ");
+                if (r >= 0)
+                        r = synth_text(b, gi, n, out);
+                left -= n;
+        }
+        if (r >= 0 && left > 0) {
+                if (out->len)
+                        r = buf_puts(out, " ");
+                if (r >= 0)
+                        r = synth_text(b, pi, (int)left, out);
+        }
+        return r;
 }
 
 static int build_body(struct bench *b, struct breq *q) {
@@ -508,7 +783,10 @@ static int build_body(struct bench *b, struct breq *q) {
         _cleanup_buf_ struct buf prompt;
         buf_init(&prompt, BENCH_MAX_BODY);
         uint64_t pi = b->prompt_index++;
-        const struct plan_entry *e = &b->plan[pi % b->n_plan];
+        /* a session's turn; a trace's line i at the level's request i; else in turn */
+        const struct plan_entry *e = q->sess ? &b->plan[q->sess->ps->first + (size_t)q->sess->turn]
+                                     : b->trace ? &b->plan[b->issued % b->n_plan]
+                                                : &b->plan[pi % b->n_plan];
         int r = 0;
         if (e->group >= 0 && b->prefix_tokens > 0) {
                 /* the group's prefix, the same for every request of the group at this level,
@@ -522,7 +800,9 @@ static int build_body(struct bench *b, struct breq *q) {
         }
         if (r < 0)
                 return r;
-        if (e->text)
+        if (e->trace)
+                r = trace_text(b, e->trace, pi, &prompt);
+        else if (e->text)
                 r = buf_puts(&prompt, e->text);
         else if (e->group >= 0 && e->tokens == 0)
                 r = 0;
@@ -538,10 +818,22 @@ static int build_body(struct bench *b, struct breq *q) {
                 return -ENOMEM;
         if (t->model)
                 json_object_set_new(o, "model", json_string(t->model));
-        if (spec->chat)
-                json_object_set_new(o, "messages",
-                                    json_pack("[{s:s, s:s}]", "role", "user", "content", buf_str(&prompt)));
-        else
+        if (spec->chat) {
+                /* a session's turn goes with the conversation so far */
+                json_t *user = json_pack("{s:s, s:s}", "role", "user", "content", buf_str(&prompt));
+                json_t *msgs = q->sess ? json_copy(q->sess->messages) : json_array();
+                if (!user || !msgs || json_array_append(msgs, user) < 0 ||
+                    json_object_set_new(o, "messages", msgs) < 0) {
+                        json_decref(user);
+                        json_decref(o);
+                        return -ENOMEM;
+                }
+                json_decref(q->user_msg);
+                q->user_msg = NULL;
+                if (q->sess)
+                        q->user_msg = json_incref(user);
+                json_decref(user);
+        } else
                 json_object_set_new(o, "prompt", json_string(buf_str(&prompt)));
         if (t->profile && t->profile->takes_ignore_eos) {
                 /* Exactly the asked output: no early end of sequence. */
@@ -581,15 +873,20 @@ static int set_headers(struct bench *b, struct breq *q) {
         return slist_add(&q->headers, rid);
 }
 
-static int start_request(struct bench *b, usec_t scheduled) {
+static int start_request_for(struct bench *b, usec_t scheduled, struct session *sess) {
         struct breq *q;
         int r = slot_get(b, &q);
         if (r < 0)
                 return r;
-        q->index = b->issued;
+        /* a session's turns count by session (its index in the level: counted turns after
+         * spec->warmup, as the samples' index expects) */
+        q->index = !sess ? b->issued : sess->warmup ? 0 : (uint64_t)b->spec->warmup + b->sess_turns;
         q->seq = b->request_seq;
-        q->warmup = q->index < (uint64_t)b->spec->warmup;
-        q->rec = (struct bench_record){.scheduled = scheduled, .output_tokens = -1, .prompt_tokens = -1};
+        q->warmup = sess ? sess->warmup : q->index < (uint64_t)b->spec->warmup;
+        q->rec = (struct bench_record){.scheduled = scheduled, .output_tokens = -1, .prompt_tokens = -1,
+                                       .session = sess ? sess->id : -1, .turn = sess ? sess->turn + 1 : 0};
+        q->sess = sess;
+        buf_reset(&q->answer);
         q->status = 0;
         q->saw_end = false;
         q->saw_done = false;
@@ -633,14 +930,26 @@ static int start_request(struct bench *b, usec_t scheduled) {
         q->busy = true;
         b->issued++;
         b->request_seq++;
-        b->inflight++;
+        if (sess) {
+                sess->turn++;
+                if (!sess->warmup)
+                        b->sess_turns++;
+        } else
+                b->inflight++;
         if (!q->warmup && b->spec->duration && b->stop_at == USEC_INFINITY)
                 b->stop_at = q->rec.sent + b->spec->duration;
         return 0;
 fail:
+        q->sess = NULL;
+        json_decref(q->user_msg);
+        q->user_msg = NULL;
         q->next_free = b->free_list;
         b->free_list = q;
         return r;
+}
+
+static int start_request(struct bench *b, usec_t scheduled) {
+        return start_request_for(b, scheduled, NULL);
 }
 
 static int arm_timer(struct bench *b, usec_t when) {
@@ -655,10 +964,10 @@ static int arm_timer(struct bench *b, usec_t when) {
 
 /* Whether the level has sends left; ends a duration level once its time is up. */
 static bool more_to_send(struct bench *b, usec_t due) {
-        if (b->issued >= b->total)
+        if (started(b) >= b->total)
                 return false;
         if (b->stop_at != USEC_INFINITY && due >= b->stop_at) {
-                b->total = b->issued;
+                b->total = started(b);
                 return false;
         }
         return true;
@@ -677,7 +986,7 @@ static void on_probe_done(void *userdata) {
 /* Starts the next check under load when the level's warm-up is out and the cap allows.
  * Returns 1 when it started one, 0 when none was due. */
 static int issue_probe(struct bench *b) {
-        if (b->probes_sent >= b->n_probes || b->issued < (uint64_t)b->spec->warmup || b->inflight >= b->cap)
+        if (b->probes_sent >= b->n_probes || started(b) < (uint64_t)b->spec->warmup || b->inflight >= b->cap)
                 return 0;
         struct probe *pr = &b->probes[b->probes_sent];
         int r = check_probe_start(b->l, b->t->checks_target, pr->spec, pr->stream, on_probe_done, pr, &pr->p);
@@ -704,16 +1013,24 @@ static int issue_due(struct bench *b) {
                 if (rp > 0)
                         continue;
                 usec_t now = now_usec();
+                /* multi_turn: a session whose think time is over sends its next turn */
+                if (b->think_head && b->think_head->due <= now) {
+                        int r = session_next_turn(b);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                usec_t think = b->think_head ? b->think_head->due : USEC_INFINITY;
                 usec_t due = b->open ? b->next_due : now;
                 if (!more_to_send(b, due) || b->inflight >= b->cap)
-                        return 0;
+                        return think != USEC_INFINITY ? arm_timer(b, think) : 0;
                 if (due > now)
-                        return arm_timer(b, due);
-                int r = start_request(b, due);
+                        return arm_timer(b, MIN(due, think));
+                int r = sessions(b) ? session_start(b, due) : start_request(b, due);
                 if (r < 0)
                         return r;
                 if (b->open)
-                        b->next_due = b->t0 + bench_sched_next(&b->sched);
+                        b->next_due = b->t0 + next_offset(b);
         }
 }
 
@@ -873,14 +1190,23 @@ static void stop_level(struct bench *b) {
                 q->next_free = b->free_list;
                 b->free_list = q;
                 b->cancelled++;
+                if (q->sess)
+                        session_cut(b, q->sess);
+                q->sess = NULL;
         }
+        while (b->think_head) {
+                struct session *se = b->think_head;
+                b->think_head = se->next;
+                session_cut(b, se);
+        }
+        b->think_tail = NULL;
         for (size_t i = 0; i < b->n_probes; i++)
                 if (b->probes[i].p && !b->probes[i].done) {
                         check_probe_free(b->probes[i].p);
                         b->probes[i].p = NULL;
                         b->cancelled++;
                 }
-        b->unsent = b->total != UINT64_MAX && b->total > b->issued ? b->total - b->issued : 0;
+        b->unsent = b->total != UINT64_MAX && b->total > started(b) ? b->total - started(b) : 0;
         b->inflight = 0;
 }
 
@@ -904,10 +1230,11 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         b->issued = 0;
         b->total = spec->duration ? UINT64_MAX : (uint64_t)spec->warmup + (uint64_t)spec->requests;
         b->stop_at = USEC_INFINITY;
-        b->open = rate > 0;
+        b->open = rate > 0 || b->trace;
         b->last_byte = 0;
         b->cancelled = b->unsent = 0;
         probes_reset(b);
+        workload_level_start(b);
         bench_sched_init(&b->sched, rate > 0 ? rate : 1, spec->poisson, spec->burstiness, spec->seed);
         uint64_t first_prompt = b->prompt_index;
 
@@ -924,7 +1251,7 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         getrusage(RUSAGE_THREAD, &ru0);
         b->lv.rss_kb_start = rss_kb();
         b->t0 = now_usec();
-        b->next_due = b->t0 + (b->open ? bench_sched_next(&b->sched) : 0);
+        b->next_due = b->t0 + (b->open ? next_offset(b) : 0);
 
         r = issue_due(b);
         while (r >= 0 && !b->error) {
@@ -979,6 +1306,10 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
                 goto out;
         b->lv.under_load = under_load;
         json_t *o = bench_level_json(&b->lv);
+        if (o && sessions(b) && sessions_json(b, o) < 0) {
+                json_decref(o);
+                o = NULL;
+        }
         if (o && b->stopped &&
             json_array_append_new(json_object_get(o, metric_key(METRIC_WARNINGS)),
                                   json_sprintf("stopped early: %s; %llu in flight cancelled, %llu not sent, no "
@@ -1490,6 +1821,156 @@ static int plan_custom(struct bench *b) {
         return 0;
 }
 
+/* Sizes synthetic text at one or two lengths (tokens): synth_text's straight line. */
+static int size_points(struct bench *b, struct calib *c, int64_t t0, int64_t t1, int64_t *ret_got) {
+        int64_t want[2] = {t0, t1}, got[2] = {0, 0};
+        size_t chars[2] = {0, 0};
+        size_t n = t1 > t0 ? 2 : 1;
+        int r = calibrate(b, c, want, n, chars, got);
+        if (r < 0)
+                return r;
+        b->sized = true;
+        b->size_t0 = t0;
+        b->size_c0 = chars[0];
+        b->size_t1 = n == 2 ? t1 : t0;
+        b->size_c1 = n == 2 ? chars[1] : chars[0];
+        if (ret_got)
+                *ret_got = got[n - 1];
+        return 0;
+}
+
+/* multi_turn: sessions of turns. Synthetic: num_prompts sessions of multi_turn_turns user
+ * turns of multi_turn_input_len tokens each, all sharing one plan of turns (the text of each
+ * is made when sent, so no two are alike). A file: num_prompts of its conversations in a
+ * seeded order, their human turns as written, each asking for its reply's length in the
+ * server's tokens (or multi_turn_output_len). */
+static int plan_multi_turn(struct bench *b, struct calib *c, json_t *work) {
+        const struct bench_spec *spec = b->spec;
+        const struct dataset_options *o = &spec->dataset;
+        const struct dataset *d = spec->data;
+        int r;
+        if (!d) {
+                int turns = dataset_multi_turn_turns(o), out = dataset_multi_turn_output(o);
+                size_t n = (size_t)num_prompts(spec);
+                if ((r = plan_alloc(b, (size_t)turns)) < 0)
+                        return r;
+                if (!(b->psessions = calloc(n, sizeof(*b->psessions))))
+                        return -ENOMEM;
+                b->n_psessions = n;
+                for (size_t i = 0; i < n; i++)
+                        b->psessions[i] = (struct plan_session){.first = 0, .turns = turns};
+                for (int i = 0; i < turns; i++) {
+                        b->plan[i].tokens = o->multi_turn_input_len;
+                        b->plan[i].output = out;
+                }
+                if (!spec->calibrate)
+                        return 0;
+                int64_t got;
+                if ((r = size_points(b, c, o->multi_turn_input_len, o->multi_turn_input_len, &got)) < 0)
+                        return r;
+                for (int i = 0; i < turns; i++)
+                        b->plan[i].chars = chars_for(b, o->multi_turn_input_len);
+                /* the last turn carries the whole conversation */
+                return check_context(b, c, (int64_t)turns * got + (int64_t)(turns - 1) * out, out);
+        }
+        _cleanup_free_ size_t *order = NULL;
+        if ((r = dataset_order(d->n, spec->seed, &order)) < 0)
+                return r;
+        size_t n = MIN((size_t)num_prompts(spec), d->n), total = 0;
+        size_t cap = o->multi_turn_turns > 0 ? (size_t)o->multi_turn_turns : SIZE_MAX;
+        for (size_t k = 0; k < n; k++)
+                total += MIN(d->v[order[k]].n_turns, cap);
+        if ((r = plan_alloc(b, total)) < 0)
+                return r;
+        if (!(b->psessions = calloc(n, sizeof(*b->psessions))))
+                return -ENOMEM;
+        b->n_psessions = n;
+        b->plan_texts = true;
+        size_t at = 0, too_long = 0;
+        for (size_t k = 0; k < n; k++) {
+                const struct dataset_entry *e = &d->v[order[k]];
+                size_t turns = MIN(e->n_turns, cap);
+                b->psessions[k] = (struct plan_session){.first = at, .turns = (int)turns};
+                for (size_t t = 0; t < turns; t++) {
+                        int64_t out = o->multi_turn_output_len;
+                        if (out <= 0) {
+                                if ((r = size_text(b, c, e->replies[t], &out)) < 0)
+                                        return r;
+                                if (r > 0) { /* a reply longer than the server takes */
+                                        too_long++;
+                                        out = estimate_tokens(e->replies[t]);
+                                }
+                        }
+                        b->plan[at++] = (struct plan_entry){.text = e->turns[t], .group = -1,
+                                                            .output = (int)MIN(MAX(out, 1), DATASET_MAX_TOKENS),
+                                                            .prompt_tokens = -1};
+                }
+        }
+        if (json_object_set_new(work, "skipped", json_pack("{s:I}", "no_reply", (json_int_t)d->no_reply)) < 0)
+                return -ENOMEM;
+        if (too_long && json_object_set_new(work, "replies_too_long", json_integer((json_int_t)too_long)) < 0)
+                return -ENOMEM;
+        if (spec->calibrate &&
+            !(b->calibration = json_pack("{s:s, s:o, s:o, s:i}", "method", c->method, "template_tokens",
+                                         c->template >= 0 ? json_integer(c->template) : json_null(), "context",
+                                         c->context > 0 ? json_integer(c->context) : json_null(), "requests",
+                                         c->requests)))
+                return -ENOMEM;
+        return 0;
+}
+
+/* trace: the first num_prompts lines (all by default) in order, line i sent at its
+ * timestamp / trace_speed after the level's start; each prompt made of its hash_ids blocks
+ * (trace_text), sized in the server's tokens at the block size and at the shortest piece. */
+static int plan_trace(struct bench *b, struct calib *c, json_t *work) {
+        const struct bench_spec *spec = b->spec;
+        const struct dataset_options *o = &spec->dataset;
+        const struct dataset *d = spec->data;
+        size_t n = o->num_prompts > 0 ? MIN((size_t)o->num_prompts, d->n) : d->n;
+        int r = plan_alloc(b, n);
+        if (r < 0)
+                return r;
+        b->trace = true;
+        b->trace_lines = n;
+        b->plan_texts = false; /* its prompts are made, not the file's */
+        int bs = o->trace_block_size;
+        int64_t shortest = bs;
+        size_t blocks = 0;
+        for (size_t i = 0; i < n; i++) {
+                const struct dataset_entry *e = &d->v[i];
+                b->plan[i] = (struct plan_entry){.tokens = e->input_length, .group = -1, .output = e->output_tokens,
+                                                 .prompt_tokens = -1, .trace = e};
+                /* the pieces trace_text makes: whole blocks, a cut one, the rest */
+                int64_t covered = MIN((int64_t)e->n_hash * bs, (int64_t)e->input_length);
+                int64_t last = e->n_hash ? covered - (int64_t)(MIN(e->n_hash, (size_t)((covered + bs - 1) / bs)) - 1) * bs
+                                         : 0;
+                if (last > 0)
+                        shortest = MIN(shortest, last);
+                if (e->input_length > covered)
+                        shortest = MIN(shortest, (int64_t)e->input_length - covered);
+                blocks += e->n_hash;
+        }
+        double span = d->v[n - 1].timestamp_ms - d->v[0].timestamp_ms;
+        if (json_object_set_new(work, "trace",
+                                json_pack("{s:I, s:f, s:i, s:f, s:I}", "lines", (json_int_t)n, "speed", o->trace_speed,
+                                          "block_size", bs, "span_s", span / 1e3 / o->trace_speed, "hash_ids",
+                                          (json_int_t)blocks)) < 0)
+                return -ENOMEM;
+        if (!spec->calibrate)
+                return 0;
+        if ((r = size_points(b, c, MAX(shortest, 1), bs, NULL)) < 0)
+                return r;
+        /* a line longer than the server's context fails as the server says; the plan says how
+         * many there are */
+        int64_t tmpl = c->template > 0 ? c->template : 0;
+        size_t over = 0;
+        for (size_t i = 0; i < n && c->context > 0; i++)
+                over += (int64_t)d->v[i].input_length + tmpl + d->v[i].output_tokens > c->context;
+        if (over && json_object_set_new(json_object_get(work, "trace"), "over_context", json_integer((json_int_t)over)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* "workload": the dataset, how many prompts it gave, their lengths as planned, and the
  * arrivals. */
 static int plan_describe(struct bench *b, json_t *work) {
@@ -1510,16 +1991,33 @@ static int plan_describe(struct bench *b, json_t *work) {
                 omax = MAX(omax, (int64_t)e->output);
                 osum += e->output;
         }
-        const char *arrivals = spec->rate <= 0 ? "closed_loop" : !spec->poisson ? "constant"
+        const char *arrivals = b->trace ? "trace" : spec->rate <= 0 ? "closed_loop" : !spec->poisson ? "constant"
                                : spec->burstiness > 0 && spec->burstiness != 1 ? "gamma" : "poisson";
         int r = 0;
-        if (json_object_set_new(work, "prompts", json_integer((json_int_t)b->n_plan)) < 0 ||
+        size_t prompts = b->psessions ? 0 : b->n_plan; /* multi_turn: every turn of every session */
+        for (size_t i = 0; b->psessions && i < b->n_psessions; i++)
+                prompts += (size_t)b->psessions[i].turns;
+        if (json_object_set_new(work, "prompts", json_integer((json_int_t)prompts)) < 0 ||
             json_object_set_new(work, "arrivals", json_string(arrivals)) < 0 ||
             json_object_set_new(work, "seed", json_integer((json_int_t)spec->seed)) < 0 ||
             json_object_set_new(work, "output_tokens",
                                 json_pack("{s:I, s:I, s:f}", "min", (json_int_t)omin, "max", (json_int_t)omax,
                                           "mean", osum / (double)MAX(b->n_plan, 1))) < 0)
                 r = -ENOMEM;
+        if (r == 0 && b->psessions) {
+                int tmin = INT32_MAX, tmax = 0;
+                double tsum = 0;
+                for (size_t i = 0; i < b->n_psessions; i++) {
+                        tmin = MIN(tmin, b->psessions[i].turns);
+                        tmax = MAX(tmax, b->psessions[i].turns);
+                        tsum += b->psessions[i].turns;
+                }
+                json_t *mt = json_pack("{s:I, s:{s:i, s:i, s:f}, s:f}", "sessions", (json_int_t)b->n_psessions, "turns",
+                                       "min", tmin, "max", tmax, "mean", tsum / (double)MAX(b->n_psessions, 1),
+                                       "think_time_ms", ms(spec->dataset.multi_turn_think_time));
+                if (!mt || json_object_set_new(work, "multi_turn", mt) < 0)
+                        r = -ENOMEM;
+        }
         if (r == 0 && !strcmp(arrivals, "gamma") &&
             json_object_set_new(work, "burstiness", json_real(spec->burstiness)) < 0)
                 r = -ENOMEM;
@@ -1528,7 +2026,7 @@ static int plan_describe(struct bench *b, json_t *work) {
                                 json_pack("{s:I, s:I, s:f, s:s}", "min", (json_int_t)imin, "max", (json_int_t)imax,
                                           "mean", isum / (double)ni, "as",
                                           b->plan_texts ? (spec->calibrate ? "measured" : "estimated")
-                                          : spec->calibrate && spec->input_tokens + b->prefix_tokens > 0 ? "asked, sized"
+                                          : spec->calibrate && (spec->input_tokens + b->prefix_tokens > 0 || b->sized) ? "asked, sized"
                                                                                                           : "asked, words")) < 0)
                 r = -ENOMEM;
         return r;
@@ -1563,7 +2061,7 @@ static int plan_build(struct bench *b) {
         }
         if (json_object_set_new(work, "dataset", json_string(dataset_kind_name(kind))) < 0)
                 return -ENOMEM;
-        bool file = kind == DATASET_SHAREGPT || kind == DATASET_CUSTOM;
+        bool file = dataset_has_file(&spec->dataset);
         if (file) {
                 if (!spec->data || spec->data->kind != kind)
                         return -EINVAL;
@@ -1581,6 +2079,12 @@ static int plan_build(struct bench *b) {
                 break;
         case DATASET_CUSTOM:
                 r = plan_custom(b);
+                break;
+        case DATASET_MULTI_TURN:
+                r = plan_multi_turn(b, &c, work);
+                break;
+        case DATASET_TRACE:
+                r = plan_trace(b, &c, work);
                 break;
         case DATASET_PREFIX_REPETITION:
                 r = plan_prefix(b, &c);
@@ -1875,9 +2379,12 @@ static bool spec_valid(const struct bench_target *t, const struct bench_spec *sp
                         return false;
         if (dataset_options_check(&spec->dataset) || spec->burstiness < 0)
                 return false;
-        if ((spec->dataset.kind == DATASET_SHAREGPT || spec->dataset.kind == DATASET_CUSTOM) && !t->prompts &&
-            (!spec->data || spec->data->kind != spec->dataset.kind))
+        if (dataset_has_file(&spec->dataset) && !t->prompts && (!spec->data || spec->data->kind != spec->dataset.kind))
                 return false;
+        if (spec->dataset.kind == DATASET_MULTI_TURN && !t->prompts && !spec->chat)
+                return false; /* a conversation is chat messages */
+        if (spec->dataset.kind == DATASET_TRACE && !t->prompts && spec->rate > 0)
+                return false; /* the trace says when */
         return true;
 }
 
@@ -1958,6 +2465,12 @@ out:
         json_decref(b.calibration);
         json_decref(b.workload);
         free(b.plan);
+        free(b.psessions);
+        for (size_t i = 0; i < b.n_sess_pool; i++) {
+                json_decref(b.sess_pool[i]->messages);
+                free(b.sess_pool[i]);
+        }
+        free(b.sess_pool);
         if (old_slack > 0)
                 prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
         if (r < 0) {

@@ -20,6 +20,7 @@ struct scan {
         const char *p, *end;
         struct bench_event *ev;
         struct buf *text;       /* NULL: the strings are not wanted */
+        struct buf *content;    /* the answer alone (content, text), or NULL */
         int depth;
 };
 
@@ -243,6 +244,8 @@ static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ct
                         ev->token = true;
                         if (s->text)
                                 unescape_into(s->text, v, vn);
+                        if (s->content && (key_is(key, klen, "content") || key_is(key, klen, "text")))
+                                unescape_into(s->content, v, vn);
                 } else if (key_is(key, klen, "finish_reason"))
                         ev->finish = true;
                 return 0;
@@ -294,10 +297,14 @@ int bench_event_parse(const char *p, size_t n, struct bench_event *ret) {
 }
 
 int bench_event_parse_text(const char *p, size_t n, struct bench_event *ret, struct buf *text) {
+        return bench_event_parse_texts(p, n, ret, text, NULL);
+}
+
+int bench_event_parse_texts(const char *p, size_t n, struct bench_event *ret, struct buf *text, struct buf *content) {
         struct bench_event ev = {.prompt_tokens = -1, .completion_tokens = -1, .t_prompt_n = -1, .t_prompt_ms = -1,
                                  .t_predicted_n = -1, .t_predicted_ms = -1, .t_predicted_per_token_ms = -1,
                                  .t_cache_n = -1};
-        struct scan s = {.p = p, .end = p + n, .ev = &ev, .text = text};
+        struct scan s = {.p = p, .end = p + n, .ev = &ev, .text = text, .content = content};
         skip_ws(&s);
         if (s.p >= s.end || *s.p != '{')
                 return -EBADMSG;

@@ -91,6 +91,9 @@ int bench_event_parse(const char *p, size_t n, struct bench_event *ret);
  * decoded (JSON escapes undone; a lone surrogate or a bad escape as U+FFFD) and appended to
  * it, in their order; what passes text's cap is dropped. */
 int bench_event_parse_text(const char *p, size_t n, struct bench_event *ret, struct buf *text);
+/* The same, and the answer alone (content and text strings, not reasoning) appended to
+ * content when it is not NULL: what a multi-turn session sends back as the assistant's. */
+int bench_event_parse_texts(const char *p, size_t n, struct bench_event *ret, struct buf *text, struct buf *content);
 
 /* Whether a server's usage.completion_tokens disagrees with gauntlet's count of the same
  * output (docs/metrics.md "Output tokens"): above max_tokens (when > 0) always; otherwise
@@ -146,6 +149,9 @@ struct bench_record {
                                  * bench_run), 0 when not counted that way: the count is then
                                  * the chunks. The figures use max(this, chunks), never usage */
         int64_t prompt_tokens;  /* usage.prompt_tokens; -1 when absent */
+        int32_t session;        /* multi_turn: the session's index in the level (counted ones
+                                 * from 0), -1 for a request of no session */
+        int32_t turn;           /* ... the turn, from 1 */
         bool ok;                /* completed, see above */
         bool aborted;           /* failed after tokens had started to arrive (cut mid-stream) */
         char error[32];         /* failure reason when !ok: "http_500", "closed", "timeout", ... */

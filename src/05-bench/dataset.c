@@ -20,6 +20,8 @@ static const char *const kind_names[_DATASET_MAX] = {
         [DATASET_SHAREGPT] = "sharegpt",
         [DATASET_PREFIX_REPETITION] = "prefix_repetition",
         [DATASET_CUSTOM] = "custom",
+        [DATASET_MULTI_TURN] = "multi_turn",
+        [DATASET_TRACE] = "trace",
 };
 
 const char *dataset_kind_name(enum dataset_kind k) {
@@ -45,7 +47,23 @@ void dataset_options_init(struct dataset_options *o) {
                 .sharegpt_min_len = 4,
                 .sharegpt_max_prompt_len = 1024,
                 .sharegpt_max_total_len = 2048,
+                .multi_turn_input_len = 128,
+                .trace_speed = 1,
+                .trace_block_size = 512,
         };
+}
+
+bool dataset_has_file(const struct dataset_options *o) {
+        return o->kind == DATASET_SHAREGPT || o->kind == DATASET_CUSTOM || o->kind == DATASET_TRACE ||
+               (o->kind == DATASET_MULTI_TURN && o->path);
+}
+
+int dataset_multi_turn_turns(const struct dataset_options *o) {
+        return o->multi_turn_turns > 0 ? o->multi_turn_turns : 4;
+}
+
+int dataset_multi_turn_output(const struct dataset_options *o) {
+        return o->multi_turn_output_len > 0 ? o->multi_turn_output_len : 128;
 }
 
 void dataset_options_release(struct dataset_options *o) {
@@ -54,11 +72,19 @@ void dataset_options_release(struct dataset_options *o) {
 }
 
 const char *dataset_options_check(const struct dataset_options *o) {
-        bool file = o->kind == DATASET_SHAREGPT || o->kind == DATASET_CUSTOM;
+        bool file = o->kind == DATASET_SHAREGPT || o->kind == DATASET_CUSTOM || o->kind == DATASET_TRACE;
         if (file && (!o->path || !*o->path))
                 return "this dataset needs a file (dataset path)";
-        if (!file && o->path)
-                return "only the sharegpt and custom datasets read a file";
+        if (o->kind == DATASET_MULTI_TURN && o->path && !*o->path)
+                return "the dataset path is empty";
+        if (!file && o->kind != DATASET_MULTI_TURN && o->path)
+                return "only the sharegpt, custom, multi_turn and trace datasets read a file";
+        if (o->kind == DATASET_MULTI_TURN && !o->path && o->multi_turn_input_len < 1)
+                return "multi_turn needs user turns of at least one token";
+        if (!(o->trace_speed > 0) || o->trace_speed > 1e6)
+                return "the trace speed must be above 0 (1: the trace's own times)";
+        if (o->trace_block_size < 1)
+                return "the trace block size must be at least one token";
         if (!(o->range_ratio >= 0 && o->range_ratio < 1))
                 return "the range ratio must be at least 0 and less than 1";
         if (o->kind == DATASET_PREFIX_REPETITION) {
@@ -231,6 +257,70 @@ static int sharegpt_entry(struct reader *rd, unsigned line, json_t *o) {
         return r;
 }
 
+/* multi_turn: the human turns of one conversation, each with the turn that answers it, up to
+ * the first human turn without an answer (turns before the first human one, a system
+ * prompt, are left out). Who spoke is read as sharegpt_entry reads it. */
+static int multi_entry(struct reader *rd, unsigned line, json_t *o) {
+        static const char *const human[] = {"human", "user", NULL};
+        if (!json_is_object(o))
+                return fail(rd, line, "entry %zu is not an object", rd->d->entries);
+        json_t *conv = json_object_get(o, "conversations");
+        if (!conv)
+                conv = json_object_get(o, "conversation");
+        if (!json_is_array(conv))
+                return fail(rd, line, "entry %zu has no \"conversations\" list", rd->d->entries);
+        size_t n = json_array_size(conv), i;
+        json_t *turn;
+        bool said = false; /* the turns say who spoke */
+        json_array_foreach(conv, i, turn) {
+                if (!json_is_object(turn) || !json_is_string(json_object_get(turn, "value")))
+                        return fail(rd, line, "entry %zu: turn %zu is not an object with a \"value\" string",
+                                    rd->d->entries, i + 1);
+                said |= json_object_get(turn, "from") || json_object_get(turn, "role");
+        }
+        struct dataset_entry e = {.output_tokens = -1, .line = line};
+        size_t cap = MIN(n / 2 + 1, (size_t)DATASET_MAX_TURNS);
+        int r = 0;
+        if (!(e.turns = calloc(cap, sizeof(char *))) || !(e.replies = calloc(cap, sizeof(char *))))
+                r = -ENOMEM;
+        i = 0;
+        if (said)
+                while (i < n && !from_is(json_array_get(conv, i), human))
+                        i++;
+        for (; r >= 0 && i + 1 < n && e.n_turns < cap; i += 2) {
+                json_t *h = json_array_get(conv, i), *a = json_array_get(conv, i + 1);
+                if (said && (!from_is(h, human) || from_is(a, human)))
+                        break;
+                if (json_string_length(json_object_get(h, "value")) == 0)
+                        break;
+                r = text_of(rd, line, json_object_get(h, "value"), "a human turn", &e.turns[e.n_turns]);
+                if (r >= 0 && (r = text_of(rd, line, json_object_get(a, "value"), "a reply",
+                                           &e.replies[e.n_turns])) < 0) {
+                        free(e.turns[e.n_turns]);
+                        e.turns[e.n_turns] = NULL;
+                }
+                if (r >= 0)
+                        e.n_turns++;
+        }
+        if (r >= 0 && e.n_turns == 0) {
+                rd->d->no_reply++; /* real files have empty and one-turn conversations */
+                free(e.turns);
+                free(e.replies);
+                return 0;
+        }
+        if (r >= 0)
+                r = add_entry(rd, e);
+        if (r < 0) {
+                for (size_t k = 0; k < e.n_turns; k++) {
+                        free(e.turns[k]);
+                        free(e.replies[k]);
+                }
+                free(e.turns);
+                free(e.replies);
+        }
+        return r;
+}
+
 static int sharegpt_parse(struct reader *rd) {
         skip_ws(rd);
         if (rd->p >= rd->end || *rd->p != '[')
@@ -259,7 +349,7 @@ static int sharegpt_parse(struct reader *rd) {
                 rd->d->entries++;
                 if (!o)
                         return fail(rd, line + (je.line > 0 ? (unsigned)je.line - 1 : 0), "malformed JSON: %s", je.text);
-                r = sharegpt_entry(rd, line, o);
+                r = rd->d->kind == DATASET_MULTI_TURN ? multi_entry(rd, line, o) : sharegpt_entry(rd, line, o);
                 json_decref(o);
                 if (r < 0)
                         return r;
@@ -280,11 +370,15 @@ static int sharegpt_parse(struct reader *rd) {
         if (rd->p < rd->end)
                 return fail(rd, rd->line, "text after the list of conversations");
         if (rd->d->n == 0)
-                return fail(rd, 1, "no conversation has a human turn and a reply (%zu entries)", rd->d->entries);
+                return fail(rd, 1, "no conversation has a human turn and a reply (%zu entries%s)", rd->d->entries,
+                            rd->d->entries ? ", all of them empty or without a reply" : "");
         return 0;
 }
 
+static int trace_line(struct reader *rd, unsigned line, json_t *o, double *last_ts);
+
 static int custom_parse(struct reader *rd) {
+        double last_ts = 0;
         while (rd->p < rd->end) {
                 const char *s = rd->p, *nl = memchr(s, '\n', (size_t)(rd->end - s));
                 const char *e = nl ? nl : rd->end;
@@ -303,6 +397,12 @@ static int custom_parse(struct reader *rd) {
                 _cleanup_json_ json_t *o = json_loadb(s, (size_t)(e - s), JSON_DECODE_ANY, &je);
                 if (!o)
                         return fail(rd, line, "malformed JSON: %s", je.text);
+                if (rd->d->kind == DATASET_TRACE) {
+                        int r = trace_line(rd, line, o, &last_ts);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
                 if (!json_is_object(o))
                         return fail(rd, line, "a line is one object {\"prompt\": ..., \"output_tokens\": N}");
                 json_t *p = json_object_get(o, "prompt");
@@ -330,13 +430,73 @@ static int custom_parse(struct reader *rd) {
                 }
         }
         if (rd->d->n == 0)
-                return fail(rd, 1, "no prompt in the file");
+                return fail(rd, 1, rd->d->kind == DATASET_TRACE ? "no request in the trace" : "no prompt in the file");
+        return 0;
+}
+
+/* A non-negative integer field of a trace line, at most max. */
+static int trace_int(struct reader *rd, unsigned line, json_t *o, const char *key, long long min, long long max,
+                     long long *ret) {
+        json_t *v = json_object_get(o, key);
+        if (!v)
+                return fail(rd, line, "no \"%s\"", key);
+        if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+                return fail(rd, line, "\"%s\" must be an integer from %lld to %lld", key, min, max);
+        *ret = json_integer_value(v);
+        return 0;
+}
+
+/* trace: Mooncake's JSONL, one request a line: {"timestamp": ms, "input_length": N,
+ * "output_length": N, "hash_ids": [...]?}, in time order. */
+static int trace_line(struct reader *rd, unsigned line, json_t *o, double *last_ts) {
+        if (!json_is_object(o))
+                return fail(rd, line, "a line is one object {\"timestamp\": MS, \"input_length\": N, "
+                            "\"output_length\": N, \"hash_ids\": [...]}");
+        json_t *ts = json_object_get(o, "timestamp");
+        if (!ts)
+                return fail(rd, line, "no \"timestamp\"");
+        if (!json_is_number(ts) || !(json_number_value(ts) >= 0) || json_number_value(ts) > 1e15)
+                return fail(rd, line, "\"timestamp\" must be a number of milliseconds, at least 0");
+        double t = json_number_value(ts);
+        if (rd->d->n > 0 && t < *last_ts)
+                return fail(rd, line, "timestamp %.17g is before the previous line's %.17g (a trace is in time order)",
+                            t, *last_ts);
+        long long in, out;
+        int r = trace_int(rd, line, o, "input_length", 1, DATASET_MAX_TOKENS, &in);
+        if (r >= 0)
+                r = trace_int(rd, line, o, "output_length", 1, DATASET_MAX_TOKENS, &out);
+        if (r < 0)
+                return r;
+        struct dataset_entry e = {.output_tokens = (int)out, .line = line, .timestamp_ms = t, .input_length = (int)in};
+        json_t *h = json_object_get(o, "hash_ids");
+        if (h && !json_is_null(h)) {
+                if (!json_is_array(h))
+                        return fail(rd, line, "\"hash_ids\" is not a list of integers");
+                if (json_array_size(h) > DATASET_MAX_HASH_IDS)
+                        return fail(rd, line, "more than %d hash_ids", DATASET_MAX_HASH_IDS);
+                if (json_array_size(h) && !(e.hash_ids = calloc(json_array_size(h), sizeof(uint64_t))))
+                        return -ENOMEM;
+                size_t i;
+                json_t *v;
+                json_array_foreach(h, i, v) {
+                        if (!json_is_integer(v) || json_integer_value(v) < 0) {
+                                free(e.hash_ids);
+                                return fail(rd, line, "hash_ids[%zu] is not an integer of at least 0", i);
+                        }
+                        e.hash_ids[e.n_hash++] = (uint64_t)json_integer_value(v);
+                }
+        }
+        if ((r = add_entry(rd, e)) < 0) {
+                free(e.hash_ids);
+                return r;
+        }
+        *last_ts = t;
         return 0;
 }
 
 int dataset_parse(enum dataset_kind kind, const char *text, size_t len, const char *name, struct dataset **ret,
                   char **ret_error) {
-        if (kind != DATASET_SHAREGPT && kind != DATASET_CUSTOM)
+        if (kind != DATASET_SHAREGPT && kind != DATASET_CUSTOM && kind != DATASET_MULTI_TURN && kind != DATASET_TRACE)
                 return -EINVAL;
         struct dataset *d = calloc(1, sizeof(*d));
         if (!d)
@@ -344,7 +504,7 @@ int dataset_parse(enum dataset_kind kind, const char *text, size_t len, const ch
         d->kind = kind;
         struct reader rd = {.name = name, .p = text, .start = text, .end = text + len, .line = 1,
                             .ret_error = ret_error, .d = d};
-        int r = kind == DATASET_SHAREGPT ? sharegpt_parse(&rd) : custom_parse(&rd);
+        int r = kind == DATASET_SHAREGPT || kind == DATASET_MULTI_TURN ? sharegpt_parse(&rd) : custom_parse(&rd);
         if (r < 0) {
                 dataset_free(d);
                 return r;
@@ -408,6 +568,13 @@ void dataset_free(struct dataset *d) {
         for (size_t i = 0; i < d->n; i++) {
                 free(d->v[i].prompt);
                 free(d->v[i].reply);
+                for (size_t k = 0; k < d->v[i].n_turns; k++) {
+                        free(d->v[i].turns[k]);
+                        free(d->v[i].replies[k]);
+                }
+                free(d->v[i].turns);
+                free(d->v[i].replies);
+                free(d->v[i].hash_ids);
         }
         free(d->v);
         free(d);
@@ -503,4 +670,16 @@ int dataset_prefix_groups(int num_prompts, int num_prefixes, uint64_t seed, int 
         *ret = v;
         *ret_n = n;
         return 0;
+}
+
+usec_t dataset_trace_offset(const struct dataset *d, size_t n, uint64_t i, double speed) {
+        if (!d || n == 0 || n > d->n || !(speed > 0))
+                return 0;
+        double t0 = d->v[0].timestamp_ms, span = d->v[n - 1].timestamp_ms - t0;
+        /* a trace sent again starts one mean gap after its end (one line: 1 s later) */
+        double period = n > 1 ? span + span / (double)(n - 1) : 1000;
+        if (!(period > 0))
+                period = 1;
+        double ms = (double)(i / n) * period + d->v[i % n].timestamp_ms - t0;
+        return (usec_t)llround(ms * 1000.0 / speed);
 }

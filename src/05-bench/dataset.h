@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "01-base/util.h"
+
 /* A dataset file may not be larger than this (the whole ShareGPT V3 file is 0.7 GiB). */
 #define DATASET_MAX_FILE ((size_t)2 << 30)
 /* Entries (conversations or lines) read from one file at most. */
@@ -28,12 +30,19 @@
 #define DATASET_DEFAULT_PROMPTS 1000
 /* Token lengths a dataset option may ask for. */
 #define DATASET_MAX_TOKENS 10000000
+/* multi_turn: turns per session at most (a file's conversation is cut there). */
+#define DATASET_MAX_TURNS 1000
+/* trace: hash_ids per line at most. */
+#define DATASET_MAX_HASH_IDS 100000
 
 enum dataset_kind {
         DATASET_RANDOM,            /* synthetic prompts; lengths drawn from a range */
         DATASET_SHAREGPT,          /* a ShareGPT-format JSON file */
         DATASET_PREFIX_REPETITION, /* groups of synthetic prompts sharing a prefix */
         DATASET_CUSTOM,            /* a JSONL file of {"prompt": ..., "output_tokens": N?} */
+        DATASET_MULTI_TURN,        /* sessions of several turns: synthetic, or a ShareGPT file's
+                                      human turns */
+        DATASET_TRACE,             /* a Mooncake-format JSONL trace, replayed at its times */
         _DATASET_MAX,
 };
 
@@ -58,7 +67,21 @@ struct dataset_options {
         int sharegpt_min_len;      /* prompts and outputs shorter are skipped (4) */
         int sharegpt_max_prompt_len; /* prompts longer are skipped (1024) */
         int sharegpt_max_total_len;  /* prompt + output longer are skipped (2048) */
+        int multi_turn_turns;      /* multi_turn: turns per session; 0: 4 synthetic, or every
+                                      human turn of a file's conversation (at most this many) */
+        int multi_turn_input_len;  /* ... synthetic: tokens of each user turn (128) */
+        int multi_turn_output_len; /* ... max_tokens of each turn; 0: 128 synthetic, or each
+                                      reply's length in a file */
+        usec_t multi_turn_think_time; /* ... pause between an answer and the next turn (0) */
+        double trace_speed;        /* trace: times divided by this (1: its own times) */
+        int trace_block_size;      /* trace: tokens per hash_ids block (512, Mooncake's) */
 };
+
+/* Whether the dataset reads a file (sharegpt, custom, trace; multi_turn with a path). */
+bool dataset_has_file(const struct dataset_options *o);
+/* The turns of a synthetic multi_turn session, its input and output tokens per turn. */
+int dataset_multi_turn_turns(const struct dataset_options *o);
+int dataset_multi_turn_output(const struct dataset_options *o);
 
 /* vLLM's defaults for every option. */
 void dataset_options_init(struct dataset_options *o);
@@ -70,8 +93,17 @@ const char *dataset_options_check(const struct dataset_options *o);
 struct dataset_entry {
         char *prompt;        /* sharegpt: the first human turn; custom: "prompt" */
         char *reply;         /* sharegpt: the turn that answers it; custom: NULL */
-        int output_tokens;   /* custom: "output_tokens", or -1 when absent */
+        int output_tokens;   /* custom: "output_tokens", or -1 when absent; trace: "output_length" */
         unsigned line;       /* where the entry starts in the file */
+        /* multi_turn: the conversation's human turns and the reply after each, n_turns of
+         * each (prompt and reply are NULL) */
+        char **turns, **replies;
+        size_t n_turns;
+        /* trace: "timestamp" (ms), "input_length", "hash_ids" (n_hash of them, or NULL) */
+        double timestamp_ms;
+        int input_length;
+        uint64_t *hash_ids;
+        size_t n_hash;
 };
 
 struct dataset {
@@ -79,13 +111,15 @@ struct dataset {
         struct dataset_entry *v;
         size_t n;
         size_t entries;      /* entries in the file, the skipped ones included */
-        size_t no_reply;     /* sharegpt: conversations without a human turn and a reply after it */
+        size_t no_reply;     /* sharegpt, multi_turn: conversations without a human turn and a
+                                reply after it */
 };
 
-/* Reads a sharegpt or custom file. The file is data: on a malformed or oversized file
- * returns -EINVAL and *ret_error = "FILE:LINE: what is wrong" (one line; caller frees);
- * a file that cannot be read gives its errno and "cannot read 'FILE': ...". A file with no
- * usable entry is an error too. */
+/* Reads a sharegpt, custom, multi_turn (ShareGPT format) or trace file. The file is data:
+ * on a malformed or oversized file returns -EINVAL and *ret_error = "FILE:LINE: what is
+ * wrong" (one line; caller frees); a file that cannot be read gives its errno and "cannot
+ * read 'FILE': ...". A file with no usable entry is an error too, and so is a trace whose
+ * timestamps go back. */
 int dataset_load(enum dataset_kind kind, const char *path, struct dataset **ret, char **ret_error);
 int dataset_parse(enum dataset_kind kind, const char *text, size_t len, const char *name, struct dataset **ret,
                   char **ret_error);
@@ -112,6 +146,10 @@ int dataset_draw(uint64_t *rng, int lo, int hi);
  * requests (the remainder is dropped, as vLLM does), num_prompts / num_prefixes per group,
  * in a seeded shuffled order. -EINVAL when num_prompts < num_prefixes. Caller frees. */
 int dataset_prefix_groups(int num_prompts, int num_prefixes, uint64_t seed, int **ret, size_t *ret_n);
+
+/* trace: the offset from the first line of request i of a replay of the first n lines of d
+ * at speed, in usec; past line n the trace starts again one mean gap after its end. */
+usec_t dataset_trace_offset(const struct dataset *d, size_t n, uint64_t i, double speed);
 
 /* splitmix64: the one generator of the bench's draws (schedules, words, datasets). */
 uint64_t dataset_rng_next(uint64_t *state);

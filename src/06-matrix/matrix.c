@@ -563,7 +563,9 @@ static int parse_dataset(struct ytree_ctx *c, const struct ynode *n, const struc
                                            "prefix_repetition_suffix_len", "prefix_repetition_num_prefixes",
                                            "prefix_repetition_output_len", "sharegpt_output_len",
                                            "sharegpt_max_output_len", "sharegpt_min_len", "sharegpt_max_prompt_len",
-                                           "sharegpt_max_total_len", NULL};
+                                           "sharegpt_max_total_len", "multi_turn_turns", "multi_turn_input_len",
+                                           "multi_turn_output_len", "multi_turn_think_time", "trace_speed",
+                                           "trace_block_size", NULL};
         static const struct {
                 const char *key;
                 long min, max;
@@ -583,6 +585,11 @@ static int parse_dataset(struct ytree_ctx *c, const struct ynode *n, const struc
                  offsetof(struct dataset_options, sharegpt_max_prompt_len)},
                 {"sharegpt_max_total_len", 1, DATASET_MAX_TOKENS,
                  offsetof(struct dataset_options, sharegpt_max_total_len)},
+                {"multi_turn_turns", 1, DATASET_MAX_TURNS, offsetof(struct dataset_options, multi_turn_turns)},
+                {"multi_turn_input_len", 1, DATASET_MAX_TOKENS, offsetof(struct dataset_options, multi_turn_input_len)},
+                {"multi_turn_output_len", 1, DATASET_MAX_TOKENS,
+                 offsetof(struct dataset_options, multi_turn_output_len)},
+                {"trace_block_size", 1, DATASET_MAX_TOKENS, offsetof(struct dataset_options, trace_block_size)},
         };
         struct bench_spec *b = &m->bench;
         struct dataset_options *o = &b->dataset;
@@ -600,7 +607,7 @@ static int parse_dataset(struct ytree_ctx *c, const struct ynode *n, const struc
                                 names[i] = dataset_kind_name((enum dataset_kind)i);
                         _cleanup_free_ char *h = ytree_hint(s, names, _DATASET_MAX);
                         return ytree_fail(c, v->line, "unknown dataset '%s'%s (sharegpt, random, prefix_repetition, "
-                                          "custom)", ytree_esc(c, s), h ? h : "");
+                                          "custom, multi_turn, trace)", ytree_esc(c, s), h ? h : "");
                 }
         }
         for (size_t i = 0; i < ELEMENTSOF(ints); i++)
@@ -640,6 +647,16 @@ static int parse_dataset(struct ytree_ctx *c, const struct ynode *n, const struc
                         return ytree_fail(c, v->line, "bench.dataset.random_range_ratio must be less than 1, not %s",
                                           ytree_esc(c, v->value));
         }
+        if ((v = y_get(n, "multi_turn_think_time")) &&
+            (r = y_duration(c, v, "bench.dataset.multi_turn_think_time", &o->multi_turn_think_time)) < 0)
+                return r;
+        if ((v = y_get(n, "trace_speed"))) {
+                if ((r = y_double(c, v, "bench.dataset.trace_speed", 0, &o->trace_speed)) < 0)
+                        return r;
+                if (!(o->trace_speed > 0) || o->trace_speed > 1e6)
+                        return ytree_fail(c, v->line, "bench.dataset.trace_speed must be above 0 (1: the trace's own "
+                                          "times, 2: twice as fast), not %s", ytree_esc(c, v->value));
+        }
         const struct ynode *path = y_get(n, "path");
         if (path && (r = y_string(c, path, "bench.dataset.path", &o->path)) < 0)
                 return r;
@@ -647,7 +664,7 @@ static int parse_dataset(struct ytree_ctx *c, const struct ynode *n, const struc
         if (bad)
                 return ytree_fail(c, path && o->path && !*o->path ? path->line : n->line, "bench.dataset (%s): %s",
                                   dataset_kind_name(o->kind), bad);
-        if (o->kind != DATASET_SHAREGPT && o->kind != DATASET_CUSTOM)
+        if (!dataset_has_file(o))
                 return 0;
         _cleanup_free_ char *file = beside_matrix(m, o->path);
         _cleanup_free_ char *err = NULL;
@@ -745,9 +762,14 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                 if ((v = y_get(n, "dataset")) && !y_null(v)) {
                         if ((r = parse_dataset(c, v, n, m)) < 0)
                                 return r;
-                        /* as vllm bench serve: the prompts drawn are the requests sent */
+                        /* as vllm bench serve: the prompts drawn are the requests sent (multi_turn:
+                         * the sessions; a trace: its lines) */
                         if (!req && !dur && b->dataset.num_prompts > 0)
                                 b->requests = b->dataset.num_prompts;
+                        if (!req && !dur && b->dataset.kind == DATASET_TRACE && b->data)
+                                b->requests = (int)MIN(b->data->n, b->dataset.num_prompts > 0
+                                                                           ? (size_t)b->dataset.num_prompts
+                                                                           : b->data->n);
                 }
                 if ((v = y_get(n, "poisson")) && (r = y_bool(c, v, "bench.poisson", &b->poisson)) < 0)
                         return r;
@@ -776,6 +798,13 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                 return ytree_fail(c, v->line, "unknown endpoint '%s'%s", ytree_esc(c, s), h ? h : "");
                         }
                 }
+                if (b->dataset.kind == DATASET_MULTI_TURN && !b->chat)
+                        return ytree_fail(c, y_get(n, "endpoint")->line,
+                                          "bench.dataset multi_turn sends conversations: it needs the chat endpoint");
+                if (b->dataset.kind == DATASET_TRACE && b->rate > 0)
+                        return ytree_fail(c, y_get(n, "rate")->line,
+                                          "bench.dataset trace: the trace says when requests go; give no rate "
+                                          "(dataset.trace_speed scales its times)");
         }
         if (!b->concurrency) {
                 if (!(b->concurrency = malloc(sizeof(default_levels))))

@@ -38,6 +38,12 @@ enum {
         OPT_SHAREGPT_MAX_TOTAL_LEN,
         OPT_NO_SERVER_METRICS,
         OPT_GOODPUT,
+        OPT_MULTI_TURN_TURNS,
+        OPT_MULTI_TURN_INPUT_LEN,
+        OPT_MULTI_TURN_OUTPUT_LEN,
+        OPT_MULTI_TURN_THINK_TIME,
+        OPT_TRACE_SPEED,
+        OPT_TRACE_BLOCK_SIZE,
 };
 
 /* The dataset's integer options: flag, range and where each goes. */
@@ -77,6 +83,18 @@ static const struct int_option *int_option(struct dataset_options *o, int c) {
         case OPT_SHAREGPT_MAX_PROMPT_LEN:
                 v = (struct int_option){"sharegpt-max-prompt-len", 1, DATASET_MAX_TOKENS, &o->sharegpt_max_prompt_len};
                 break;
+        case OPT_MULTI_TURN_TURNS:
+                v = (struct int_option){"multi-turn-turns", 1, DATASET_MAX_TURNS, &o->multi_turn_turns};
+                break;
+        case OPT_MULTI_TURN_INPUT_LEN:
+                v = (struct int_option){"multi-turn-input-len", 1, DATASET_MAX_TOKENS, &o->multi_turn_input_len};
+                break;
+        case OPT_MULTI_TURN_OUTPUT_LEN:
+                v = (struct int_option){"multi-turn-output-len", 1, DATASET_MAX_TOKENS, &o->multi_turn_output_len};
+                break;
+        case OPT_TRACE_BLOCK_SIZE:
+                v = (struct int_option){"trace-block-size", 1, DATASET_MAX_TOKENS, &o->trace_block_size};
+                break;
         default:
                 v = (struct int_option){"sharegpt-max-total-len", 1, DATASET_MAX_TOKENS, &o->sharegpt_max_total_len};
                 break;
@@ -96,7 +114,8 @@ static void help(void) {
                "                      [--slo-ttft-ms MS] [--slo-tpot-ms MS] [--goodput SLOS] [--seed N]\n"
                "                      [--samples FILE] [--format text|json] [--no-calibrate]\n"
                "                      [--no-preconnect] [--burstiness B] [--no-server-metrics]\n"
-               "                      [--dataset-name sharegpt|random|prefix_repetition|custom]\n"
+               "                      [--dataset-name sharegpt|random|prefix_repetition|custom|\n"
+               "                                      multi_turn|trace]\n"
                "                      [--dataset-path FILE] [--num-prompts N] [DATASET OPTIONS]\n\n"
                "Streams requests to a running OpenAI-compatible server and measures TTFT, ITL,\n"
                "TPOT, end-to-end latency and throughput (definitions: docs/metrics.md).\n\n"
@@ -130,8 +149,11 @@ static void help(void) {
                "Workload (the names and meanings of vllm bench serve; docs/bench.md \"Workloads\"):\n"
                "  --dataset-name NAME  random (default: synthetic prompts), sharegpt (a ShareGPT JSON\n"
                "                       file), prefix_repetition (groups sharing a prefix), custom\n"
-               "                       (a JSONL file of {\"prompt\": ..., \"output_tokens\": N})\n"
-               "  --dataset-path FILE  the sharegpt or custom file\n"
+               "                       (a JSONL file of {\"prompt\": ..., \"output_tokens\": N}),\n"
+               "                       multi_turn (sessions of several turns), trace (a Mooncake\n"
+               "                       JSONL trace replayed at its times)\n"
+               "  --dataset-path FILE  the sharegpt, custom or trace file; multi_turn: a ShareGPT\n"
+               "                       file whose human turns are the turns (default: synthetic)\n"
                "  --num-prompts N      prompts drawn from the dataset (default 1000); also the\n"
                "                       requests per level when neither --requests nor --duration\n"
                "  --random-input-len N, --random-output-len N   other names of --input-tokens and\n"
@@ -144,7 +166,16 @@ static void help(void) {
                "  --sharegpt-output-len N   every output N tokens instead of the reply's length\n"
                "  --sharegpt-max-output-len N   replies longer than N asked for N tokens\n"
                "  --sharegpt-min-len N, --sharegpt-max-prompt-len N, --sharegpt-max-total-len N\n"
-               "                       conversations outside these lengths are skipped (4, 1024, 2048)\n\n"
+               "                       conversations outside these lengths are skipped (4, 1024, 2048)\n"
+               "  --multi-turn-turns N       turns per session (default 4; a file's: all, at most N)\n"
+               "  --multi-turn-input-len N   synthetic: tokens of each user turn (default 128)\n"
+               "  --multi-turn-output-len N  max_tokens of each turn (default 128; a file's: each\n"
+               "                       reply's length)\n"
+               "  --multi-turn-think-time DUR   pause between an answer and the next turn (0)\n"
+               "                       multi_turn: --concurrency, --requests and --warmup count\n"
+               "                       sessions; each turn sends the conversation so far\n"
+               "  --trace-speed S      trace: its times divided by S (default 1; 2: twice as fast)\n"
+               "  --trace-block-size N trace: tokens per hash_ids block (default 512)\n\n"
                "Exit status: 0 requests completed, 1 every request failed or the bench could\n"
                "not run, 2 usage error.\n");
 }
@@ -275,6 +306,16 @@ static void print_text(json_t *levels) {
                 if (shown)
                         printf("server: concurrency %lld: %s\n",
                                (long long)json_integer_value(json_object_get(lv, metric_key(METRIC_CONCURRENCY))), shown);
+                json_t *se = json_object_get(lv, metric_key(METRIC_SESSIONS));
+                if (se)
+                        printf("sessions: concurrency %lld: %lld started, %lld completed, %lld ended by a failed turn, "
+                               "%lld cut; %lld turns\n",
+                               (long long)json_integer_value(json_object_get(lv, metric_key(METRIC_CONCURRENCY))),
+                               (long long)json_integer_value(json_object_get(se, "started")),
+                               (long long)json_integer_value(json_object_get(se, "completed")),
+                               (long long)json_integer_value(json_object_get(se, "ended_by_failure")),
+                               (long long)json_integer_value(json_object_get(se, "cut")),
+                               (long long)json_integer_value(json_object_get(se, "turns")));
         }
         json_array_foreach(levels, i, lv) {
                 size_t k;
@@ -327,6 +368,12 @@ int cli_bench(int argc, char **argv) {
                 {"sharegpt-min-len", required_argument, NULL, OPT_SHAREGPT_MIN_LEN},
                 {"sharegpt-max-prompt-len", required_argument, NULL, OPT_SHAREGPT_MAX_PROMPT_LEN},
                 {"sharegpt-max-total-len", required_argument, NULL, OPT_SHAREGPT_MAX_TOTAL_LEN},
+                {"multi-turn-turns", required_argument, NULL, OPT_MULTI_TURN_TURNS},
+                {"multi-turn-input-len", required_argument, NULL, OPT_MULTI_TURN_INPUT_LEN},
+                {"multi-turn-output-len", required_argument, NULL, OPT_MULTI_TURN_OUTPUT_LEN},
+                {"multi-turn-think-time", required_argument, NULL, OPT_MULTI_TURN_THINK_TIME},
+                {"trace-speed", required_argument, NULL, OPT_TRACE_SPEED},
+                {"trace-block-size", required_argument, NULL, OPT_TRACE_BLOCK_SIZE},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
@@ -401,7 +448,7 @@ int cli_bench(int argc, char **argv) {
                 case OPT_DATASET_NAME:
                         if (dataset_kind_from_name(optarg, &spec.dataset.kind) < 0)
                                 return cli_usage_error("bench", "invalid --dataset-name '%s' (sharegpt, random, "
-                                                       "prefix_repetition or custom)", optarg);
+                                                       "prefix_repetition, custom, multi_turn or trace)", optarg);
                         dataset_named = true;
                         break;
                 case OPT_DATASET_PATH:
@@ -428,12 +475,33 @@ int cli_bench(int argc, char **argv) {
                 case OPT_SHAREGPT_MAX_OUTPUT_LEN:
                 case OPT_SHAREGPT_MIN_LEN:
                 case OPT_SHAREGPT_MAX_PROMPT_LEN:
-                case OPT_SHAREGPT_MAX_TOTAL_LEN: {
+                case OPT_SHAREGPT_MAX_TOTAL_LEN:
+                case OPT_MULTI_TURN_TURNS:
+                case OPT_MULTI_TURN_INPUT_LEN:
+                case OPT_MULTI_TURN_OUTPUT_LEN:
+                case OPT_TRACE_BLOCK_SIZE: {
                         const struct int_option *io = int_option(&spec.dataset, c);
                         if (cli_parse_int(optarg, io->min, io->max, &x) < 0)
                                 return cli_usage_error("bench", "invalid --%s '%s' (%ld to %ld)", io->name, optarg,
                                                        io->min, io->max);
                         *io->dst = (int)x;
+                        dataset_named = true;
+                        break;
+                }
+                case OPT_MULTI_TURN_THINK_TIME:
+                        if (parse_duration(optarg, &spec.dataset.multi_turn_think_time) < 0)
+                                return cli_usage_error("bench", "invalid --multi-turn-think-time '%s' (try 500ms, 2s)",
+                                                       optarg);
+                        dataset_named = true;
+                        break;
+                case OPT_TRACE_SPEED: {
+                        char *end;
+                        errno = 0;
+                        spec.dataset.trace_speed = strtod(optarg, &end);
+                        if (errno || end == optarg || *end || !(spec.dataset.trace_speed > 0) ||
+                            spec.dataset.trace_speed > 1e6)
+                                return cli_usage_error("bench", "invalid --trace-speed '%s' (above 0; 1: the trace's "
+                                                       "own times)", optarg);
                         dataset_named = true;
                         break;
                 }
@@ -529,7 +597,8 @@ int cli_bench(int argc, char **argv) {
         const char *bad = dataset_options_check(&spec.dataset);
         if (bad)
                 return cli_usage_error("bench", "--dataset-name %s: %s", dataset_kind_name(kind), bad);
-        if (dataset_named && spec.requests == 0 && spec.duration == 0)
+        bool requests_default = dataset_named && spec.requests == 0 && spec.duration == 0;
+        if (requests_default)
                 spec.requests = spec.dataset.num_prompts > 0 ? spec.dataset.num_prompts : DATASET_DEFAULT_PROMPTS;
         if ((spec.requests > 0) == (spec.duration > 0))
                 return cli_usage_error("bench", "give one of --requests and --duration");
@@ -538,6 +607,11 @@ int cli_bench(int argc, char **argv) {
                 spec.output_tokens = BENCH_CLI_OUTPUT_TOKENS;
         if (spec.output_tokens == 0)
                 return cli_usage_error("bench", "--output-tokens is required");
+        if (kind == DATASET_MULTI_TURN && !spec.chat)
+                return cli_usage_error("bench", "--dataset-name multi_turn sends conversations: it needs --endpoint chat");
+        if (kind == DATASET_TRACE && spec.rate > 0)
+                return cli_usage_error("bench", "--dataset-name trace: the trace says when requests go; give no --rate "
+                                       "(--trace-speed scales its times)");
         if (spec.poisson && spec.rate == 0)
                 return cli_usage_error("bench", "--%s needs --rate", spec.burstiness > 0 ? "burstiness" : "poisson");
         if (engine) {
@@ -566,7 +640,7 @@ int cli_bench(int argc, char **argv) {
                 target.prompts = (const char *const *)prompts;
         }
         _cleanup_(dataset_freep) struct dataset *data = NULL;
-        if (kind == DATASET_SHAREGPT || kind == DATASET_CUSTOM) {
+        if (dataset_has_file(&spec.dataset)) {
                 _cleanup_free_ char *err = NULL;
                 r = dataset_load(kind, spec.dataset.path, &data, &err);
                 if (r < 0) {
@@ -574,6 +648,10 @@ int cli_bench(int argc, char **argv) {
                         return EXIT_USAGE;
                 }
                 spec.data = data;
+                /* a trace's lines are its requests */
+                if (kind == DATASET_TRACE && requests_default)
+                        spec.requests = (int)MIN(data->n, spec.dataset.num_prompts > 0 ? (size_t)spec.dataset.num_prompts
+                                                                                        : data->n);
         }
 
         /* Every stream is a socket: take all the descriptors the hard limit allows. */
