@@ -291,6 +291,156 @@ static void test_prefix_groups(void **state) {
 }
 
 /* Gamma gaps: mean 1/rate whatever the shape; coefficient of variation 1/sqrt(shape). */
+static void test_multi_turn(void **state) {
+        const char *text = "[\n"
+                           " {\"conversations\": [{\"from\": \"system\", \"value\": \"be brief\"},\n"
+                           "   {\"from\": \"human\", \"value\": \"one\"}, {\"from\": \"gpt\", \"value\": \"1\"},\n"
+                           "   {\"from\": \"human\", \"value\": \"two\"}, {\"from\": \"gpt\", \"value\": \"2\"},\n"
+                           "   {\"from\": \"human\", \"value\": \"three, unanswered\"}]},\n"
+                           " {\"conversations\": []},\n"
+                           " {\"conversations\": [{\"value\": \"a\"}, {\"value\": \"b\"}, {\"value\": \"c\"}, {\"value\": \"d\"}]},\n"
+                           " {\"conversations\": [{\"from\": \"human\", \"value\": \"x\"}, {\"from\": \"human\", \"value\": \"y\"}]}\n"
+                           "]\n";
+        struct dataset *d = parse_ok(DATASET_MULTI_TURN, text);
+        assert_int_equal(d->entries, 4);
+        assert_int_equal(d->n, 2);
+        assert_int_equal(d->no_reply, 2); /* the empty one, and two human turns in a row */
+        assert_int_equal(d->v[0].n_turns, 2);
+        assert_null(d->v[0].prompt);
+        assert_string_equal(d->v[0].turns[0], "one");
+        assert_string_equal(d->v[0].replies[0], "1");
+        assert_string_equal(d->v[0].turns[1], "two");
+        assert_string_equal(d->v[0].replies[1], "2");
+        assert_int_equal(d->v[0].line, 2);
+        /* nobody said who spoke: turns in pairs */
+        assert_int_equal(d->v[1].n_turns, 2);
+        assert_string_equal(d->v[1].turns[1], "c");
+        assert_string_equal(d->v[1].replies[1], "d");
+        assert_int_equal(d->v[1].line, 7);
+        dataset_free(d);
+
+        char *e = parse_err(DATASET_MULTI_TURN, "[\n{\"conversations\": [{\"value\": 1}]}\n]", strlen("[\n{\"conversations\": [{\"value\": 1}]}\n]"));
+        assert_string_equal(e, "f:2: entry 1: turn 1 is not an object with a \"value\" string");
+        free(e);
+        e = parse_err(DATASET_MULTI_TURN, "[\n{\"conversations\": []},\n{\"conversations\": []}\n]", strlen("[\n{\"conversations\": []},\n{\"conversations\": []}\n]"));
+        assert_string_equal(e, "f:1: no conversation has a human turn and a reply (2 entries, all of them empty or "
+                               "without a reply)");
+        free(e);
+        e = parse_err(DATASET_MULTI_TURN, "[\n{\"conversations\": [}\n]", strlen("[\n{\"conversations\": [}\n]"));
+        assert_non_null(strstr(e, "f:2: malformed JSON"));
+        free(e);
+
+        struct dataset_options o;
+        dataset_options_init(&o);
+        o.kind = DATASET_MULTI_TURN;
+        assert_null(dataset_options_check(&o));
+        assert_false(dataset_has_file(&o));
+        assert_int_equal(dataset_multi_turn_turns(&o), 4);
+        assert_int_equal(dataset_multi_turn_output(&o), 128);
+        o.multi_turn_turns = 7;
+        o.multi_turn_output_len = 9;
+        assert_int_equal(dataset_multi_turn_turns(&o), 7);
+        assert_int_equal(dataset_multi_turn_output(&o), 9);
+        o.path = strdup("c.json");
+        assert_true(dataset_has_file(&o));
+        assert_null(dataset_options_check(&o));
+        dataset_options_release(&o);
+        o.kind = DATASET_RANDOM;
+        o.path = strdup("c.json");
+        assert_non_null(dataset_options_check(&o));
+        dataset_options_release(&o);
+}
+
+static void test_trace(void **state) {
+        const char *text = "{\"timestamp\": 0, \"input_length\": 700, \"output_length\": 5, \"hash_ids\": [0, 1]}\n"
+                           "\n"
+                           "{\"timestamp\": 27.5, \"input_length\": 10, \"output_length\": 1, \"extra\": true}\n"
+                           "{\"timestamp\": 27.5, \"input_length\": 3, \"output_length\": 2, \"hash_ids\": []}\n"
+                           "{\"timestamp\": 3027.5, \"input_length\": 3, \"output_length\": 2, \"hash_ids\": null}";
+        struct dataset *d = parse_ok(DATASET_TRACE, text);
+        assert_int_equal(d->n, 4);
+        assert_int_equal(d->v[0].input_length, 700);
+        assert_int_equal(d->v[0].output_tokens, 5);
+        assert_int_equal(d->v[0].n_hash, 2);
+        assert_int_equal(d->v[0].hash_ids[1], 1);
+        assert_int_equal(d->v[1].n_hash, 0);
+        assert_int_equal(d->v[1].line, 3);
+        assert_true(d->v[1].timestamp_ms == 27.5);
+        assert_int_equal(d->v[3].line, 5);
+        /* replayed: at its times, over the speed, then again one mean gap after its end */
+        assert_int_equal(dataset_trace_offset(d, 4, 0, 1), 0);
+        assert_int_equal(dataset_trace_offset(d, 4, 1, 1), 27500);
+        assert_int_equal(dataset_trace_offset(d, 4, 1, 2), 13750);
+        assert_int_equal(dataset_trace_offset(d, 4, 3, 1), 3027500);
+        assert_int_equal(dataset_trace_offset(d, 4, 4, 1), 4036667);
+        assert_int_equal(dataset_trace_offset(d, 2, 3, 1), 55000 + 27500);
+        dataset_free(d);
+
+        static const struct {
+                const char *text, *want;
+        } bad[] = {
+                {"{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}\n"
+                 "{\"timestamp\": 4, \"input_length\": 1, \"output_length\": 1}\n",
+                 "f:2: timestamp 4 is before the previous line's 5 (a trace is in time order)"},
+                {"{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}\n{\"timestamp\": 6,\n",
+                 "f:2: malformed JSON"},
+                {"\n{\"input_length\": 1, \"output_length\": 1}\n", "f:2: no \"timestamp\""},
+                {"{\"timestamp\": 1, \"output_length\": 1}\n", "f:1: no \"input_length\""},
+                {"{\"timestamp\": 1, \"input_length\": 1}\n", "f:1: no \"output_length\""},
+                {"{\"timestamp\": 1, \"input_length\": 0, \"output_length\": 1}\n",
+                 "f:1: \"input_length\" must be an integer from 1 to 10000000"},
+                {"{\"timestamp\": -1, \"input_length\": 1, \"output_length\": 1}\n",
+                 "f:1: \"timestamp\" must be a number of milliseconds, at least 0"},
+                {"{\"timestamp\": \"1\", \"input_length\": 1, \"output_length\": 1}\n",
+                 "f:1: \"timestamp\" must be a number of milliseconds, at least 0"},
+                {"{\"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1, \"x\"]}\n",
+                 "f:1: hash_ids[1] is not an integer of at least 0"},
+                {"{\"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": 3}\n",
+                 "f:1: \"hash_ids\" is not a list of integers"},
+                {"[1]\n", "f:1: a line is one object"},
+                {"\n\n", "f:1: no request in the trace"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char *e = parse_err(DATASET_TRACE, bad[i].text, strlen(bad[i].text));
+                if (strncmp(e, bad[i].want, strlen(bad[i].want)) != 0)
+                        fail_msg("case %zu: got '%s', want '%s'", i, e, bad[i].want);
+                free(e);
+        }
+
+        struct dataset_options o;
+        dataset_options_init(&o);
+        o.kind = DATASET_TRACE;
+        assert_non_null(dataset_options_check(&o)); /* needs a file */
+        o.path = strdup("t.jsonl");
+        assert_null(dataset_options_check(&o));
+        assert_true(o.trace_speed == 1 && o.trace_block_size == 512);
+        o.trace_speed = 0;
+        assert_non_null(dataset_options_check(&o));
+        dataset_options_release(&o);
+        enum dataset_kind k;
+        assert_int_equal(dataset_kind_from_name("trace", &k), 0);
+        assert_int_equal(k, DATASET_TRACE);
+        assert_int_equal(dataset_kind_from_name("multi_turn", &k), 0);
+        assert_int_equal(k, DATASET_MULTI_TURN);
+}
+
+/* The answer alone, for a session's history: content and text, not the reasoning. */
+static void test_event_content(void **state) {
+        struct buf all, answer;
+        buf_init(&all, 1024);
+        buf_init(&answer, 1024);
+        struct bench_event ev;
+        const char *a = "{\"choices\":[{\"delta\":{\"reasoning_content\":\"hmm \",\"content\":\"Hi\\n\\u00e9\"}}]}";
+        assert_int_equal(bench_event_parse_texts(a, strlen(a), &ev, &all, &answer), 0);
+        assert_true(ev.token);
+        const char *b = "{\"choices\":[{\"text\":\" there\"}]}";
+        assert_int_equal(bench_event_parse_texts(b, strlen(b), &ev, NULL, &answer), 0);
+        assert_string_equal(buf_str(&all), "hmm Hi\n\xc3\xa9");
+        assert_string_equal(buf_str(&answer), "Hi\n\xc3\xa9 there");
+        buf_release(&all);
+        buf_release(&answer);
+}
+
 static void test_sched_gamma(void **state) {
         static const double shapes[] = {0.25, 0.5, 2, 8};
         for (size_t k = 0; k < ELEMENTSOF(shapes); k++) {
@@ -333,7 +483,8 @@ int main(void) {
                 cmocka_unit_test(test_custom),        cmocka_unit_test(test_load),
                 cmocka_unit_test(test_order),         cmocka_unit_test(test_lengths),
                 cmocka_unit_test(test_sharegpt_filters), cmocka_unit_test(test_prefix_groups),
-                cmocka_unit_test(test_sched_gamma),
+                cmocka_unit_test(test_sched_gamma),   cmocka_unit_test(test_multi_turn),
+                cmocka_unit_test(test_trace),         cmocka_unit_test(test_event_content),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -601,6 +601,82 @@ static void test_bench_dataset(void **state) {
         rmdir(dir);
 }
 
+/* bench.dataset multi_turn and trace: their keys, a trace's lines as the requests, and the
+ * settings that cannot go with them. */
+static void test_bench_sessions_trace(void **state) {
+        struct matrix *m = NULL;
+        char *err = NULL;
+        const char *y = "engine: testbed\nbench: {dataset: {name: multi_turn, num_prompts: 6, multi_turn_turns: 3, "
+                        "multi_turn_input_len: 50, multi_turn_output_len: 20, multi_turn_think_time: 250ms}}\n";
+        if (cells_load_matrix_string(y, strlen(y), "t.yaml", &m, &err) < 0)
+                fail_msg("%s", err);
+        const struct dataset_options *o = &m->bench.dataset;
+        assert_int_equal(o->kind, DATASET_MULTI_TURN);
+        assert_int_equal(o->multi_turn_turns, 3);
+        assert_int_equal(o->multi_turn_input_len, 50);
+        assert_int_equal(o->multi_turn_output_len, 20);
+        assert_int_equal(o->multi_turn_think_time, 250 * USEC_PER_MSEC);
+        assert_int_equal(m->bench.requests, 6); /* sessions */
+        assert_null(m->bench.data);
+        matrix_free(m);
+
+        char dir[] = "/tmp/test_matrix_tr.XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        _cleanup_free_ char *tr = strdup_printf("%s/t.jsonl", dir), *mx = strdup_printf("%s/m.yaml", dir);
+        write_text(tr, "{\"timestamp\": 0, \"input_length\": 9, \"output_length\": 2, \"hash_ids\": [4]}\n"
+                       "{\"timestamp\": 10, \"input_length\": 9, \"output_length\": 2}\n"
+                       "{\"timestamp\": 20, \"input_length\": 9, \"output_length\": 2}\n");
+        write_text(mx, "engine: testbed\nbench: {dataset: {name: trace, path: t.jsonl, trace_speed: 2.5, "
+                       "trace_block_size: 16}}\n");
+        if (cells_load_matrix(mx, &m, &err) < 0)
+                fail_msg("%s", err);
+        assert_int_equal(m->bench.dataset.kind, DATASET_TRACE);
+        assert_true(m->bench.dataset.trace_speed == 2.5);
+        assert_int_equal(m->bench.dataset.trace_block_size, 16);
+        assert_int_equal(m->bench.data->n, 3);
+        assert_int_equal(m->bench.requests, 3); /* its lines */
+        matrix_free(m);
+        write_text(mx, "engine: testbed\nbench:\n  rate: 5\n  dataset: {name: trace, path: t.jsonl}\n");
+        assert_int_equal(cells_load_matrix(mx, &m, &err), -EINVAL);
+        _cleanup_free_ char *want_rate = strdup_printf("%s:3: bench.dataset trace: the trace says when", mx);
+        if (!startswith(err, want_rate))
+                fail_msg("got %s", err);
+        free(err);
+        write_text(mx, "engine: testbed\nbench: {dataset: {name: trace, path: t.jsonl, trace_speed: 2.5, "
+                       "trace_block_size: 16}}\n");
+        /* out of order: the trace's own FILE:LINE */
+        write_text(tr, "{\"timestamp\": 10, \"input_length\": 9, \"output_length\": 2}\n"
+                       "{\"timestamp\": 0, \"input_length\": 9, \"output_length\": 2}\n");
+        assert_int_equal(cells_load_matrix(mx, &m, &err), -EINVAL);
+        _cleanup_free_ char *want = strdup_printf("%s:2: timestamp 0 is before the previous line's 10", tr);
+        if (!startswith(err, want))
+                fail_msg("got %s", err);
+        free(err);
+        unlink(tr);
+        unlink(mx);
+        rmdir(dir);
+
+        static const struct {
+                const char *yaml, *want;
+        } bad[] = {
+                {"engine: testbed\nbench:\n  endpoint: completions\n  dataset: {name: multi_turn}\n",
+                 "t.yaml:3: bench.dataset multi_turn sends conversations: it needs the chat endpoint"},
+                {"engine: testbed\nbench:\n  dataset: {name: trace}\n", "this dataset needs a file"},
+                {"engine: testbed\nbench:\n  dataset: {name: trace, path: x, trace_speed: 0}\n",
+                 "t.yaml:3: bench.dataset.trace_speed must be above 0"},
+                {"engine: testbed\nbench:\n  dataset: {name: multi_turn, multi_turn_think_time: soon}\n", "t.yaml:3:"},
+                {"engine: testbed\nbench:\n  dataset: {name: multi_turn, multi_turn_turns: 0}\n", "t.yaml:3:"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                m = NULL;
+                err = NULL;
+                assert_int_equal(cells_load_matrix_string(bad[i].yaml, strlen(bad[i].yaml), "t.yaml", &m, &err), -EINVAL);
+                if (!err || !strstr(err, bad[i].want))
+                        fail_msg("case %zu: got %s, want %s", i, err ? err : "(null)", bad[i].want);
+                free(err);
+        }
+}
+
 static void test_examples(void **state) {
         static const struct {
                 const char *file;
@@ -680,6 +756,7 @@ int main(void) {
                 cmocka_unit_test(test_bad_inline),     cmocka_unit_test(test_alias_bomb_fast),
                 cmocka_unit_test(test_check_suites),   cmocka_unit_test(test_examples),
                 cmocka_unit_test(test_bench_dataset),
+                cmocka_unit_test(test_bench_sessions_trace),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
