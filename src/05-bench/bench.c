@@ -605,12 +605,11 @@ static void session_cut(struct bench *b, struct session *se) {
         session_free(b, se);
 }
 
-/* The level's "sessions". */
-static int sessions_json(struct bench *b, json_t *o) {
-        json_t *v = json_pack("{s:I, s:I, s:I, s:I, s:I}", "started", (json_int_t)b->sess_counted, "completed",
-                              (json_int_t)b->sess_completed, "ended_by_failure", (json_int_t)b->sess_failed, "cut",
-                              (json_int_t)b->sess_cut, "turns", (json_int_t)b->sess_turns);
-        return !v || json_object_set_new(o, metric_key(METRIC_SESSIONS), v) < 0 ? -ENOMEM : 0;
+/* The level's "sessions" (new reference). */
+static json_t *sessions_json(const struct bench *b) {
+        return json_pack("{s:I, s:I, s:I, s:I, s:I}", "started", (json_int_t)b->sess_counted, "completed",
+                         (json_int_t)b->sess_completed, "ended_by_failure", (json_int_t)b->sess_failed, "cut",
+                         (json_int_t)b->sess_cut, "turns", (json_int_t)b->sess_turns);
 }
 
 /* What a level starts from: no session, the trace from its first line. */
@@ -1305,11 +1304,13 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         if (b->n_probes && (r = probes_json(b, &under_load)) < 0)
                 goto out;
         b->lv.under_load = under_load;
-        json_t *o = bench_level_json(&b->lv);
-        if (o && sessions(b) && sessions_json(b, o) < 0) {
-                json_decref(o);
-                o = NULL;
+        if (sessions(b) && !(b->lv.sessions = sessions_json(b))) {
+                r = -ENOMEM;
+                goto out;
         }
+        json_t *o = bench_level_json(&b->lv);
+        json_decref(b->lv.sessions);
+        b->lv.sessions = NULL;
         if (o && b->stopped &&
             json_array_append_new(json_object_get(o, metric_key(METRIC_WARNINGS)),
                                   json_sprintf("stopped early: %s; %llu in flight cancelled, %llu not sent, no "

@@ -736,6 +736,8 @@ json_t *bench_level_json(struct bench_level *lv) {
                 json_object_set(o, metric_key(METRIC_PROMPT_CALIBRATION), lv->calibration);
         if (lv->workload)
                 json_object_set(o, metric_key(METRIC_WORKLOAD), lv->workload);
+        if (lv->sessions)
+                json_object_set(o, metric_key(METRIC_SESSIONS), lv->sessions);
         if (lv->under_load)
                 json_object_set(o, metric_key(METRIC_CHECKS_UNDER_LOAD), lv->under_load);
         /* set on the level entries bench_run combines or searches, not by a single run */

@@ -214,6 +214,7 @@ struct bench_level {
         json_t *errors;            /* reason -> count, owned */
         json_t *calibration;       /* the bench's prompt calibration, or NULL; borrowed */
         json_t *workload;          /* the dataset and arrivals as run (bench_run), or NULL; borrowed */
+        json_t *sessions;          /* multi_turn: the level's sessions (bench_run), or NULL; borrowed */
         json_t *under_load;        /* the checks under load (array), or NULL; borrowed */
         int repeats;               /* > 1: "repeats" (bench_run's combined entries set it) */
         json_t *spread;            /* "spread", or NULL; borrowed */

@@ -32,8 +32,10 @@ static json_t *full_level(void) {
         struct scrape_level sl = {0};
         json_t *server = scrape_level_json(&sl);
         lv.server = server;
+        json_t *sessions = json_pack("{s:i}", "started", 1);
         lv.calibration = cal;
         lv.workload = work;
+        lv.sessions = sessions;
         lv.under_load = load;
         lv.repeats = 3;
         lv.spread = spread;
@@ -42,6 +44,7 @@ static json_t *full_level(void) {
         bench_level_release(&lv);
         json_decref(cal);
         json_decref(work);
+        json_decref(sessions);
         json_decref(load);
         json_decref(spread);
         json_decref(server);
