@@ -143,7 +143,7 @@ printf '{"prompt": "a"}\n{"text": "b"}\n' >"$tmp/bad.jsonl"
 bad "gauntlet: $tmp/bad.jsonl:2: no \"prompt\"" --dataset-name custom --dataset-path "$tmp/bad.jsonl"
 bad "cannot read '$tmp/none.json'" --dataset-name sharegpt --dataset-path "$tmp/none.json"
 bad "this dataset needs a file" --dataset-name sharegpt
-bad "only the sharegpt and custom datasets read a file" --dataset-path "$tmp/c.jsonl" --output-tokens 2
+bad "only the sharegpt, custom, multi_turn and trace datasets read a file" --dataset-path "$tmp/c.jsonl" --output-tokens 2
 bad "invalid --dataset-name 'sharegtp'" --dataset-name sharegtp
 bad "invalid --random-range-ratio '1'" --random-range-ratio 1 --output-tokens 2
 bad "--burstiness needs --rate" --burstiness 2 --output-tokens 2 --requests 2
