@@ -286,8 +286,35 @@ static char *expect_words(const struct expect *e) {
         return strdup("expected nothing");
 }
 
+/* What was asked, for the detectors: the prompt, or the text of every message (string
+ * contents and the text parts of array contents), one per line. NULL on ENOMEM. */
+static char *spec_question(const struct check_spec *spec) {
+        if (!spec->messages || !json_is_array(spec->messages))
+                return strdup(spec->prompt ? spec->prompt : "");
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 0);
+        size_t i;
+        json_t *m;
+        json_array_foreach(spec->messages, i, m) {
+                json_t *c = json_object_get(m, "content");
+                size_t j;
+                json_t *part;
+                if (json_is_string(c) && (buf_puts(&b, json_string_value(c)) < 0 || buf_puts(&b, "\n") < 0))
+                        return NULL;
+                json_array_foreach(c, j, part) {
+                        const char *tx = json_string_value(json_object_get(part, "text"));
+                        if (tx && (buf_puts(&b, tx) < 0 || buf_puts(&b, "\n") < 0))
+                                return NULL;
+                }
+        }
+        return buf_detach(&b);
+}
+
 /* The verdict on one completed output. */
 static int judge_output(const struct check_spec *spec, struct check_result *res, const struct openai_output *out) {
+        _cleanup_free_ char *question = spec_question(spec);
+        if (!question)
+                return -ENOMEM;
         struct detect_input in = {
                 .text = out->content.data ? out->content.data : "",
                 .len = out->content.len,
@@ -299,6 +326,8 @@ static int judge_output(const struct check_spec *spec, struct check_result *res,
                 .n_logprobs = out->n_logprobs,
                 .http_status = res->http_status,
                 .error_message = out->error,
+                .question = question,
+                .question_len = strlen(question),
         };
         struct detect_result d = {0};
         int r = detect_output(&in, &d);

@@ -1225,8 +1225,15 @@ static int check_low_information(const struct dtext *t, struct finding *f) {
  * "Bwahahaha", "huehuehue", "tra-la-la", "ฮ่าฮ่า"), units with any other character
  * (code, tables, ellipses, ASCII art), mixed or upper case ("XOXO", "oOoO", base64),
  * DNA letters ("acgtacgt"), alphabet runs ("abcabc"), digits glued to digits (repeating
- * decimals, binary) and zeros (vectors and matrices: "10, 0, 0, 0"). Tuned on
- * tests/corpus (docs/detectors.md has the figures). */
+ * decimals, binary) and zeros (vectors and matrices: "10, 0, 0, 0").
+ * A third shape needs the question:
+ *   unasked:  the whole answer is one short word (3+ letters, 2+ in a syllabic script; no
+ *             digits) said SHORT_MIN_REPEATS times or more with spaces or commas, and the
+ *             question names neither the word nor the number of times: "ndon ndon ndon
+ *             ...", "tion tion tion ...". "Say hello 12 times" names hello; "greet me six
+ *             times" names six. Without a question this shape passes (it is "say it N
+ *             times" as far as the text can tell). The guards above apply too.
+ * Tuned on tests/corpus (docs/detectors.md has the figures). */
 #define SHORT_MAX_PERIOD 8
 #define SHORT_MAX_LETTERS 6
 #define SHORT_MIN_REPEATS 6
@@ -1264,7 +1271,83 @@ static bool fam_syllabic(enum family f) {
         return fam_cjk(f) || f == FAM_INDIC || f == FAM_THAI;
 }
 
-static int check_short_loops(const struct dtext *t, struct finding *f) {
+/* English number words for counts a question may name ("say it six times"). */
+static const char *const count_words[] = {
+        "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen",
+        "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
+};
+
+static bool letter_like(uint32_t c) {
+        return family_of(c) != FAM_NONE || is_combining(c);
+}
+
+/* Whether the question names the word w[0..k) (case-insensitive; as a whole word, except in
+ * a syllabic script, whose words are not spaced) or the count n (digits, or an English number
+ * word: "12", "twelve", "a dozen"). */
+static int question_names(const char *q, size_t qlen, const uint32_t *w, size_t k, bool syllabic, size_t n,
+                          bool *ret) {
+        _cleanup_free_ uint32_t *cp = malloc((qlen + 1) * sizeof(uint32_t));
+        if (!cp)
+                return -ENOMEM;
+        const unsigned char *u = (const unsigned char *)q;
+        size_t m = 0;
+        for (size_t i = 0; i < qlen;) {
+                bool trunc;
+                size_t l = utf8_decode(u + i, qlen - i, &cp[m], &trunc);
+                if (l == 0) {
+                        cp[m] = 0xFFFD;
+                        l = 1;
+                }
+                cp[m] = lower_cp(cp[m]);
+                m++;
+                i += l;
+        }
+        *ret = true;
+        for (size_t i = 0; i + k <= m; i++) {
+                size_t j = 0;
+                while (j < k && cp[i + j] == lower_cp(w[j]))
+                        j++;
+                if (j == k && (syllabic || ((i == 0 || !letter_like(cp[i - 1])) &&
+                                            (i + k == m || !letter_like(cp[i + k])))))
+                        return 0;
+        }
+        /* The count: a number on its own, or a number word. */
+        for (size_t i = 0; i < m;) {
+                size_t j = i;
+                if (is_digit(cp[i])) {
+                        size_t v = 0;
+                        while (j < m && is_digit(cp[j])) {
+                                v = v < 1000000 ? v * 10 + (cp[j] - '0') : v;
+                                j++;
+                        }
+                        bool alone = (i == 0 || !(letter_like(cp[i - 1]) || cp[i - 1] == '.' || cp[i - 1] == ',')) &&
+                                     (j == m || !(letter_like(cp[j]) || ((cp[j] == '.' || cp[j] == ',') &&
+                                                                         j + 1 < m && is_digit(cp[j + 1]))));
+                        if (alone && v == n)
+                                return 0;
+                } else if (letter_like(cp[i])) {
+                        char word[16];
+                        size_t l = 0;
+                        while (j < m && letter_like(cp[j])) {
+                                if (l + 1 < sizeof word)
+                                        word[l] = cp[j] < 0x80 ? (char)cp[j] : '?';
+                                l++;
+                                j++;
+                        }
+                        word[l < sizeof word ? l : sizeof word - 1] = '\0';
+                        if (n == 12 && strcmp(word, "dozen") == 0)
+                                return 0;
+                        if (n >= 6 && n - 6 < ELEMENTSOF(count_words) && strcmp(word, count_words[n - 6]) == 0)
+                                return 0;
+                } else
+                        j++;
+                i = j > i ? j : i + 1;
+        }
+        *ret = false;
+        return 0;
+}
+
+static int check_short_loops(const struct dtext *t, const char *question, size_t question_len, struct finding *f) {
         size_t total = t->last - t->first;
         for (size_t p = 2; p <= SHORT_MAX_PERIOD && 2 * p <= total; p++) {
                 /* The stretch of period p that ends the output. */
@@ -1320,6 +1403,19 @@ static int check_short_loops(const struct dtext *t, struct finding *f) {
                 else if (seps && words == 1 && glued_start &&
                          (digits ? digits == 1 && digit != '0' : !is_laugh(w, nw)))
                         shape = "cut from the word before it";
+                else if (question && seps && words == 1 && start == t->first && !digits &&
+                         (syllabic ? letters + marks >= 2 : letters >= 3) && !dna && !alphabet && !is_laugh(w, nw)) {
+                        /* The whole answer: its first copy starts it, with the word first. */
+                        size_t k = 0;
+                        while (k < p && !is_short_sep(u[k]))
+                                k++;
+                        bool named;
+                        int r = question_names(question, question_len, u, k, syllabic, repeats, &named);
+                        if (r < 0)
+                                return r;
+                        if (!named)
+                                shape = "the whole answer; the question names neither it nor the count";
+                }
                 if (!shape)
                         continue;
                 _cleanup_free_ char *us = unit_string(u, p);
@@ -1337,7 +1433,8 @@ static int check_short_loops(const struct dtext *t, struct finding *f) {
 /* ---- the text detectors together ------------------------------------------------------ */
 
 /* Judges s[base..base+len) of an output (s points at the part). */
-static int judge_part(const char *s, size_t len, size_t base, bool length_cut, struct finding *f) {
+static int judge_part(const char *s, size_t len, size_t base, bool length_cut, const char *question,
+                      size_t question_len, struct finding *f) {
         int r = check_invalid(s, len, length_cut, f);
         if (r != 0)
                 return r;
@@ -1355,23 +1452,25 @@ static int judge_part(const char *s, size_t len, size_t base, bool length_cut, s
         if (r == 0)
                 r = check_low_information(&t, f);
         if (r == 0)
-                r = check_short_loops(&t, f);
+                r = check_short_loops(&t, question, question_len, f);
         return r;
 }
 
-/* Judges a text; long ones by their first and last DETECT_WINDOW bytes. */
-static int judge_text(const char *s, size_t len, bool length_cut, struct finding *f) {
+/* Judges a text; long ones by their first and last DETECT_WINDOW bytes. question (NULL:
+ * not known, or not the answer) is what was asked. */
+static int judge_text(const char *s, size_t len, bool length_cut, const char *question, size_t question_len,
+                      struct finding *f) {
         if (len <= DETECT_WHOLE_MAX)
-                return judge_part(s, len, 0, length_cut, f);
+                return judge_part(s, len, 0, length_cut, question, question_len, f);
         int r = check_invalid(s, len, length_cut, f);
         if (r != 0)
                 return r;
         size_t head = utf8_char_start(s, len, DETECT_WINDOW);
-        r = judge_part(s, head, 0, false, f);
+        r = judge_part(s, head, 0, false, NULL, 0, f);
         if (r != 0)
                 return r;
         size_t tail = utf8_char_start(s, len, len - DETECT_WINDOW);
-        return judge_part(s + tail, len - tail, tail, length_cut, f);
+        return judge_part(s + tail, len - tail, tail, length_cut, NULL, 0, f);
 }
 
 /* The end of a reasoning block, glued to a new answer, twice or more in the answer (the
@@ -1528,7 +1627,7 @@ int detect_output(const struct detect_input *in, struct detect_result *ret) {
                                     : set_result(ret, "", text, len, &f);
         }
 
-        int r = judge_text(text, len, length_cut, &f);
+        int r = judge_text(text, len, length_cut, in->question, in->question ? in->question_len : 0, &f);
         if (r == 0)
                 r = check_reasoning_tags(text, len, &f);
         if (r < 0)
@@ -1537,7 +1636,7 @@ int detect_output(const struct detect_input *in, struct detect_result *ret) {
                 return set_result(ret, "", text, len, &f);
         if (in->reasoning) {
                 /* The reasoning part was cut too when the answer never started. */
-                r = judge_text(in->reasoning, in->reasoning_len, length_cut && blank(text, len), &f);
+                r = judge_text(in->reasoning, in->reasoning_len, length_cut && blank(text, len), NULL, 0, &f);
                 if (r < 0)
                         return r;
                 if (r > 0)

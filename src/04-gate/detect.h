@@ -1,4 +1,5 @@
-/* detect.h -- garbage detectors: tests every output must pass, whatever the question.
+/* detect.h -- garbage detectors: tests every output must pass, whatever the question (one,
+ * a whole answer of one short word said a handful of times, looks at the question when known).
  *
  * A detector looks at one output and says whether it is garbage: a run of one character
  * or token, a periodic loop, special-token names, low information, invalid text,
@@ -27,6 +28,10 @@ struct detect_input {
                                         when it did not say */
         int http_status;             /* 0 when not applicable */
         const char *error_message;   /* an error object or event the server sent, or NULL */
+        const char *question;        /* what was asked (the prompt, or the messages' text), or
+                                        NULL when not known: a whole answer of one short word
+                                        said 6-15 times is judged against it */
+        size_t question_len;
 };
 
 struct detect_result {

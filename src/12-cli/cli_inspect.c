@@ -14,6 +14,7 @@
 
 static void inspect_help(void) {
         printf("usage: gauntlet inspect [FILE...] [--format text|json] [--finish-reason REASON]\n"
+               "                        [--question TEXT]\n"
                "\n"
                "Runs the garbage detectors on saved outputs, one output per file (standard\n"
                "input when no FILE is given, or for '-'). Prints one line per file:\n"
@@ -23,6 +24,9 @@ static void inspect_help(void) {
                "options:\n"
                "  --format text|json       json prints {\"files\": [{\"file\", \"verdict\", \"cause\", \"evidence\"}]}\n"
                "  --finish-reason REASON   the finish_reason the server gave (e.g. length)\n"
+               "  --question TEXT          what was asked: a whole answer of one short word said\n"
+               "                           6-15 times is garbage unless it names the word or\n"
+               "                           the count (without it such an answer passes)\n"
                "  -h, --help               this text\n"
                "\n"
                "Files larger than 16 MiB are refused. Exit status: 0 all clean, 1 any flagged,\n"
@@ -40,11 +44,12 @@ int cli_inspect(int argc, char **argv) {
         static const struct option options[] = {
                 {"format", required_argument, NULL, 'f'},
                 {"finish-reason", required_argument, NULL, 'r'},
+                {"question", required_argument, NULL, 'q'},
                 {"help", no_argument, NULL, 'h'},
                 {0},
         };
         int format = 0;
-        const char *finish_reason = NULL;
+        const char *finish_reason = NULL, *question = NULL;
         optind = 1;
         opterr = 0;
         for (;;) {
@@ -61,6 +66,9 @@ int cli_inspect(int argc, char **argv) {
                         if (!*optarg)
                                 return cli_usage_error("inspect", "--finish-reason needs a value");
                         finish_reason = optarg;
+                        break;
+                case 'q':
+                        question = optarg;
                         break;
                 case 'h':
                         inspect_help();
@@ -108,7 +116,8 @@ int cli_inspect(int argc, char **argv) {
                         broken = true;
                         continue;
                 }
-                struct detect_input in = {.text = data, .len = len, .finish_reason = finish_reason};
+                struct detect_input in = {.text = data, .len = len, .finish_reason = finish_reason,
+                                          .question = question, .question_len = question ? strlen(question) : 0};
                 _cleanup_(detect_result_release) struct detect_result res = {0};
                 r = detect_output(&in, &res);
                 if (r < 0) {

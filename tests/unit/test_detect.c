@@ -299,6 +299,82 @@ static void test_short_loop_guards(void **state) {
         check("blahblahblahblahblah", "stop", NULL);
 }
 
+/* The same, with the question the checks pass: a whole answer of one short word said six
+ * times or more is garbage unless the question names the word or the count. */
+static void check_q(const char *text, const char *question, const char *want) {
+        struct detect_input in = {.text = text, .len = strlen(text), .finish_reason = "stop",
+                                  .question = question, .question_len = question ? strlen(question) : 0};
+        struct detect_result r;
+        assert_int_equal(detect_output(&in, &r), 0);
+        if (!streq_ptr(r.cause, want))
+                fail_msg("'%s' (question '%s'): got %s, want %s", text, question ? question : "-",
+                         r.cause ? r.cause : "pass", want ? want : "pass");
+        detect_result_release(&r);
+}
+
+static void test_short_loop_unasked(void **state) {
+        /* Word fragments and words the question does not ask for. */
+        check_q("ndon ndon ndon ndon ndon ndon ndon ndon", "What is the capital of the UK?", "repeat");
+        check_q("tion tion tion tion tion tion tion tion tion tion", "What is the opposite of addition?", "repeat");
+        check_q("tion, tion, tion, tion, tion, tion", "What is 17 * 19?", "repeat");
+        check_q(" sat\xc4\xb1r sat\xc4\xb1r sat\xc4\xb1r sat\xc4\xb1r sat\xc4\xb1r sat\xc4\xb1r sat\xc4\xb1r sat\xc4\xb1r",
+                "Reply with exactly: OK", "repeat");
+        check_q("hello hello hello hello hello hello", "What is the capital of the UK?", "repeat");
+        check_q("NDON NDON NDON NDON NDON NDON", "What is the capital of the UK?", "repeat");
+        /* 物件 x 6 spaced: a syllabic word of two code points. */
+        check_q("\xe7\x89\xa9\xe4\xbb\xb6 \xe7\x89\xa9\xe4\xbb\xb6 \xe7\x89\xa9\xe4\xbb\xb6 "
+                "\xe7\x89\xa9\xe4\xbb\xb6 \xe7\x89\xa9\xe4\xbb\xb6 \xe7\x89\xa9\xe4\xbb\xb6",
+                "What is 17 * 19?", "repeat");
+        /* Five repeats pass; sixteen are caught without the question (the whole-output limit). */
+        check_q("ndon ndon ndon ndon ndon", "What is the capital of the UK?", NULL);
+        /* The question's word only as a part of a longer word does not name it. */
+        check_q("ndon ndon ndon ndon ndon ndon", "Where is London?", "repeat");
+        _cleanup_free_ char *ev = NULL;
+        struct detect_input in = {.text = "tion tion tion tion tion tion tion", .len = 34, .question = "Hi",
+                                  .question_len = 2};
+        struct detect_result r;
+        assert_int_equal(detect_output(&in, &r), 0);
+        assert_non_null(r.evidence);
+        assert_non_null(strstr(r.evidence, "short unit 'tion ' (the whole answer; the question names neither"));
+        assert_non_null(strstr(r.evidence, "repeated 7 times"));
+        detect_result_release(&r);
+}
+
+/* What the question asked for, and the shapes the rule leaves alone. */
+static void test_short_loop_unasked_guards(void **state) {
+        /* Without the question: "say it N times" as far as the text can tell. */
+        check_q("ndon ndon ndon ndon ndon ndon ndon ndon", NULL, NULL);
+        /* The word named, in any case, quoted, in a syllabic script unspaced. */
+        check_q("hello hello hello hello hello hello hello hello", "Say hello 8 times", NULL);
+        check_q("HELLO HELLO HELLO HELLO HELLO HELLO", "Repeat the word 'Hello' six times.", NULL);
+        check_q("Hello Hello Hello Hello Hello Hello Hello", "say \"hello\" a few times", NULL);
+        check_q("test test test test test test test test test test test test", "Repeat the word test 12 times.", NULL);
+        check_q("\xe7\x89\xa9\xe4\xbb\xb6 \xe7\x89\xa9\xe4\xbb\xb6 \xe7\x89\xa9\xe4\xbb\xb6 "
+                "\xe7\x89\xa9\xe4\xbb\xb6 \xe7\x89\xa9\xe4\xbb\xb6 \xe7\x89\xa9\xe4\xbb\xb6",
+                "\xe8\xaf\xb7\xe8\xaf\xb4\xe7\x89\xa9\xe4\xbb\xb6\xe5\x85\xad\xe6\xac\xa1", NULL);
+        /* The count named: digits or an English number word, or a dozen. */
+        check_q("Hello Hello Hello Hello Hello Hello", "Greet me six times", NULL);
+        check_q("hola hola hola hola hola hola hola hola hola hola", "Say hello in Spanish 10 times", NULL);
+        check_q("meow meow meow meow meow meow meow meow meow meow meow meow", "Meow a dozen times", NULL);
+        check_q("woof woof woof woof woof woof woof", "What does a dog say? Say it 7 times.", NULL);
+        /* A count inside a longer number or a decimal is not one. */
+        check_q("woof woof woof woof woof woof woof", "What is 3.7 plus 170?", "repeat");
+        /* Laughter, two letters, digits, DNA, alphabet runs, counting, other characters. */
+        check_q("ha ha ha ha ha ha ha ha", "Tell me a joke.", NULL);
+        check_q("lol lol lol lol lol lol", "Tell me a joke.", NULL);
+        check_q("no no no no no no no no", "Do you like Mondays?", NULL);
+        check_q("7 7 7 7 7 7 7 7", "Write the number seven eight times.", NULL);
+        check_q("2 2 2 2 2 2 2", "What is 17 * 19?", NULL);
+        check_q("acgt acgt acgt acgt acgt acgt", "Write a DNA repeat.", NULL);
+        check_q("abc abc abc abc abc abc", "What comes next?", NULL);
+        check_q("1 2 3 4 5 6 7 8 9 10", "Count to ten.", NULL);
+        check_q("hmm... hmm... hmm... hmm... hmm... hmm...", "What do you think?", NULL);
+        check_q("| x | x | x | x | x | x | x |", "Draw a row.", NULL);
+        /* Not the whole answer: a preamble, or anything after the last copy. */
+        check_q("Sure! ndon ndon ndon ndon ndon ndon ndon", "What is the capital of the UK?", NULL);
+        check_q("ndon ndon ndon ndon ndon ndon ndon.", "What is the capital of the UK?", NULL);
+}
+
 static void test_special_token_names(void **state) {
         check("<unk><unk><unk>", NULL, "repeat");
         check("<|im_end|><|im_end|>", NULL, "repeat");
@@ -541,6 +617,8 @@ int main(void) {
                 cmocka_unit_test(test_whole_output_cut),
                 cmocka_unit_test(test_short_loops),
                 cmocka_unit_test(test_short_loop_guards),
+                cmocka_unit_test(test_short_loop_unasked),
+                cmocka_unit_test(test_short_loop_unasked_guards),
                 cmocka_unit_test(test_special_token_names),
                 cmocka_unit_test(test_reasoning_end_in_answer),
                 cmocka_unit_test(test_hidden_tokens),
