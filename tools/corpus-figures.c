@@ -14,6 +14,7 @@
  * (the reasoning part) and NAME.meta (`finish_reason=`, `completion_tokens=`, `kind=`, `known_miss=1`).
  */
 #include <dirent.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,46 @@ static void meta_get(const char *meta, const char *key, char *buf, size_t size) 
                         buf[n] = '\0';
                         return;
                 }
+}
+
+/* What was asked, as the checks pass it to the detectors (checks.c spec_question): the meta's
+ * `question=` line, or the text of the messages of its `request=` line (collected files),
+ * one per line; NULL when neither is there. Caller frees. */
+static char *meta_question(const char *meta) {
+        for (const char *p = meta; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                if (strncmp(p, "question=", 9) == 0)
+                        return strndup(p + 9, strcspn(p + 9, "\n"));
+        for (const char *p = meta; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+                if (strncmp(p, "request=", 8) != 0)
+                        continue;
+                size_t n = strcspn(p, "\n");
+                const char *j = memchr(p, '{', n);
+                if (!j)
+                        return NULL;
+                json_t *root = json_loadb(j, n - (size_t)(j - p), 0, NULL);
+                json_t *msgs = json_object_get(root, "messages");
+                size_t cap = 1, len = 0, i;
+                json_t *m;
+                json_array_foreach(msgs, i, m) {
+                        const char *c = json_string_value(json_object_get(m, "content"));
+                        cap += c ? strlen(c) + 1 : 0;
+                }
+                char *q = malloc(cap);
+                if (q) {
+                        json_array_foreach(msgs, i, m) {
+                                const char *c = json_string_value(json_object_get(m, "content"));
+                                if (c) {
+                                        memcpy(q + len, c, strlen(c));
+                                        len += strlen(c);
+                                        q[len++] = '\n';
+                                }
+                        }
+                        q[len] = '\0';
+                }
+                json_decref(root);
+                return q;
+        }
+        return NULL;
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -157,9 +198,11 @@ static int run_part(const char *corpus, const struct part *pt, bool details, boo
                 meta_get(meta, "completion_tokens", tokens, sizeof tokens);
                 if (read_file_capped(rpath, FILE_MAX, &why, &why_len) < 0)
                         why = NULL;
+                _cleanup_free_ char *question = meta_question(meta);
                 struct detect_input in = {.text = text, .len = len, .reasoning = why, .reasoning_len = why_len,
                                           .completion_tokens = strtoll(tokens, NULL, 10),
-                                          .finish_reason = *finish ? finish : NULL};
+                                          .finish_reason = *finish ? finish : NULL, .question = question,
+                                          .question_len = question ? strlen(question) : 0};
                 struct detect_result res;
                 r = detect_output(&in, &res);
                 if (r < 0)

@@ -97,15 +97,24 @@ printf 'OK' >"$nl_name"
 out=$("$G" inspect "$nl_name")
 [ "$out" = "$tmp/two\\nlines.txt: pass" ] || soft_fail "escaped file name: $out"
 
+# --question: a whole answer of one short word said 6+ times is judged against it.
+printf 'ndon ndon ndon ndon ndon ndon ndon ndon' >"$tmp/ndon.txt"
+"$G" inspect "$tmp/ndon.txt" >/dev/null; expect_rc 0 $? "ndon x 8 without a question"
+out=$("$G" inspect --question 'What is the capital of the UK?' "$tmp/ndon.txt"); rc=$?
+expect_rc 1 $rc "ndon x 8, a question that does not ask for it"
+echo "$out" | grep -q "garbage repeat: short unit 'ndon ' (the whole answer; the question names neither" || soft_fail "ndon line: $out"
+"$G" inspect "$tmp/ndon.txt" --question 'Say ndon 8 times' >/dev/null; expect_rc 0 $? "ndon x 8 asked for"
+
 # The corpus through the command line, as the unit test does it in-process; a sidecar's
-# finish_reason becomes --finish-reason.
+# finish_reason becomes --finish-reason, its question --question.
 corpus=${SRCDIR:-.}/tests/corpus
 for kind in clean garbage; do
         [ -d "$corpus/$kind" ] || continue
         for f in "$corpus/$kind"/*.txt; do
                 m=${f%.txt}.meta
                 fr=$( [ -e "$m" ] && sed -n 's/^finish_reason=//p' "$m")
-                "$G" inspect ${fr:+--finish-reason "$fr"} "$f" >/dev/null; rc=$?
+                q=$( [ -e "$m" ] && sed -n 's/^question=//p' "$m")
+                "$G" inspect ${fr:+--finish-reason "$fr"} ${q:+--question "$q"} "$f" >/dev/null; rc=$?
                 want=0; [ $kind = garbage ] && want=1
                 expect_rc $want $rc "corpus $kind/$(basename "$f")"
         done

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +49,46 @@ static void meta_get(const char *meta, const char *key, char *buf, size_t size) 
                 if (p)
                         p++;
         }
+}
+
+/* What was asked, as the checks pass it to the detectors (checks.c spec_question): the meta's
+ * `question=` line, or the text of the messages of its `request=` line (collected files),
+ * one per line; NULL when neither is there. Caller frees. */
+static char *meta_question(const char *meta) {
+        for (const char *p = meta; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                if (strncmp(p, "question=", 9) == 0)
+                        return strndup(p + 9, strcspn(p + 9, "\n"));
+        for (const char *p = meta; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+                if (strncmp(p, "request=", 8) != 0)
+                        continue;
+                size_t n = strcspn(p, "\n");
+                const char *j = memchr(p, '{', n);
+                if (!j)
+                        return NULL;
+                json_t *root = json_loadb(j, n - (size_t)(j - p), 0, NULL);
+                json_t *msgs = json_object_get(root, "messages");
+                size_t cap = 1, len = 0, i;
+                json_t *m;
+                json_array_foreach(msgs, i, m) {
+                        const char *c = json_string_value(json_object_get(m, "content"));
+                        cap += c ? strlen(c) + 1 : 0;
+                }
+                char *q = malloc(cap);
+                if (q) {
+                        json_array_foreach(msgs, i, m) {
+                                const char *c = json_string_value(json_object_get(m, "content"));
+                                if (c) {
+                                        memcpy(q + len, c, strlen(c));
+                                        len += strlen(c);
+                                        q[len++] = '\n';
+                                }
+                        }
+                        q[len] = '\0';
+                }
+                json_decref(root);
+                return q;
+        }
+        return NULL;
 }
 
 /* Runs every NAME.txt under dir (with NAME.reasoning as the reasoning part when there is
@@ -89,9 +130,11 @@ static int run_dir(const char *sub, bool want_garbage, size_t *ret_total, size_t
                 bool known_miss = strcmp(miss, "1") == 0;
                 if (read_file_capped(why_path, 16 << 20, &why, &why_len) < 0)
                         why = NULL;
+                _cleanup_free_ char *question = meta_question(meta);
                 struct detect_input in = {.text = text, .len = len, .reasoning = why, .reasoning_len = why_len,
                                           .completion_tokens = strtoll(tokens, NULL, 10),
-                                          .finish_reason = *finish ? finish : NULL};
+                                          .finish_reason = *finish ? finish : NULL, .question = question,
+                                          .question_len = question ? strlen(question) : 0};
                 struct detect_result r;
                 assert_int_equal(detect_output(&in, &r), 0);
                 bool flagged = r.verdict == VERDICT_GARBAGE;
