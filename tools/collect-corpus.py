@@ -21,6 +21,11 @@ Nothing is written by hand: a file's label comes from how it was made, never fro
 The kind of a garbage output (for the figures per kind) is read from its text
 and token ids by kind_of() below; it groups, it does not decide.
 
+The plan `stop-*` (run alone with `--only stop-`) asks collapsed random models for short
+answers that the model itself ends: its end token is raised by logit_bias to just under the
+bias at which it wins the first token, and sampling at temperature 1 then ends the run of
+one token at a random step (docs/detectors.md, "Short loops").
+
   tools/collect-corpus.py [--out tests/corpus] [--only SUBSTRING] [--list]
 
 Standard library only; about twelve minutes on two cores (5,223 requests). The files of a
@@ -60,11 +65,11 @@ PLAIN = {"top_k": 0, "top_p": 1.0, "min_p": 0.0}
 
 
 def req(rid, prompt, thinking=False, temperature=0.0, max_tokens=256, ignore_eos=False, expect=None,
-        reasoning=None, sampler=None):
+        reasoning=None, sampler=None, seed=1, eos_below=None):
     messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
     return {"id": rid, "messages": messages, "thinking": thinking, "temperature": temperature,
             "max_tokens": max_tokens, "ignore_eos": ignore_eos, "expect": expect, "reasoning": reasoning,
-            "sampler": sampler or {}}
+            "sampler": sampler or {}, "seed": seed, "eos_below": eos_below, "logit_bias": None}
 
 
 def mul_trace(a, b):
@@ -123,14 +128,18 @@ def testbed_run_on_requests():
     return out
 
 
-def random_requests():
+def random_prompts():
     two_turns = [{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "Hi"},
                  {"role": "assistant", "content": "Hello! How can I help?"},
                  {"role": "user", "content": "What is 17 * 19?"}]
-    prompts = [("ok", "Reply with exactly: OK", False), ("mul", "What is 17 * 19?", False),
-               ("mul-think", "What is 17 * 19?", True), ("fr", "\u00c9cris une phrase sur la mer.", False),
-               ("zh", "\u7528\u4e00\u53e5\u8bdd\u4ecb\u7ecd\u4f60\u81ea\u5df1\u3002", False),
-               ("turns", two_turns, False)]
+    return [("ok", "Reply with exactly: OK", False), ("mul", "What is 17 * 19?", False),
+            ("mul-think", "What is 17 * 19?", True), ("fr", "\u00c9cris une phrase sur la mer.", False),
+            ("zh", "\u7528\u4e00\u53e5\u8bdd\u4ecb\u7ecd\u4f60\u81ea\u5df1\u3002", False),
+            ("turns", two_turns, False)]
+
+
+def random_requests():
+    prompts = random_prompts()
     # max_tokens from the smoke suite's 256 down to a handful: a check may ask for few tokens,
     # and the first tokens of a flood are what a short answer shows
     settings = [("", None, 0.0, 256), ("", None, 0.0, 16), ("", None, 0.0, 8), ("", None, 0.0, 4),
@@ -140,6 +149,31 @@ def random_requests():
     for pid, p, think in prompts:
         for tag, sampler, t, m in settings:
             out.append(req("%s-%st%g-m%d" % (pid, tag, t, m), p, think, t, m, sampler=sampler))
+    return out
+
+
+# The end token of tools/corpus-model.py's vocabulary (</s>, id 2): llama-server ends a
+# completion there. A model collapsed into runs of one token never picks it: raised by
+# logit_bias to STOP_BELOW under the bias at which it wins the first token at temperature 0
+# (found per prompt, eos_threshold below), and sampled at temperature 1 with the plain
+# sampler, it ends the run at a random step, a few tokens to a few dozen in: the shape of a
+# broken kernel that repeats its last token a handful of times and stops. What comes out is
+# garbage by construction; which outputs are kept does not depend on their text.
+EOS_ID = 2
+STOP_BELOW = (0.5, 1.0, 2.0)
+STOP_SEEDS = (1, 2, 3, 4)
+STOP_MAX_TOKENS = 40
+
+
+def stop_requests():
+    out = []
+    for pid, p, think in random_prompts():
+        if pid == "zh":
+            continue  # llama-server refuses it with this vocabulary (HTTP 400, "unordered_map::at")
+        for d in STOP_BELOW:
+            for seed in STOP_SEEDS:
+                out.append(req("%s-below%g-r%d" % (pid, d, seed), p, think, 1.0, STOP_MAX_TOKENS, sampler=PLAIN,
+                               seed=seed, eos_below=d))
     return out
 
 
@@ -165,6 +199,13 @@ def model_plan(work, testbed_bin):
         mid = "tied-s%d-x%g" % (seed, scale)
         args = ["--seed", str(seed), "--scale", str(scale), "--tied"]
         plan.append((mid, cm + args, "random multilingual model, output tied to the embedding", rnd, flags))
+    # Short answers the model ends itself: collapsed tied models (runs of one token, and a
+    # switch to another token now and then) with their end token raised (stop_requests).
+    for seed in range(1, 11):
+        mid = "stop-tied-s%d-x0.2" % seed
+        args = ["--seed", str(seed), "--scale", "0.2", "--tied"]
+        plan.append((mid, cm + args, "random multilingual model, output tied to the embedding, end token raised "
+                     "(logit_bias) to stop it", stop_requests(), ([],)))
     plan.append(("zero", cm + ["--seed", "1", "--scale", "0.5", "--output-scale", "0"],
                  "random multilingual model, output projection zero (every logit ties)", rnd, flags))
     plan.append(("nan", cm + ["--seed", "1", "--scale", "0.5", "--nan"],
@@ -235,10 +276,12 @@ class Server:
 
     def chat(self, r):
         body = {"messages": r["messages"], "max_tokens": r["max_tokens"], "temperature": r["temperature"],
-                "seed": 1, "logprobs": True, "chat_template_kwargs": {"enable_thinking": r["thinking"]}}
+                "seed": r.get("seed", 1), "logprobs": True, "chat_template_kwargs": {"enable_thinking": r["thinking"]}}
         body.update(r["sampler"])
         if r["ignore_eos"]:
             body["ignore_eos"] = True
+        if r.get("logit_bias"):
+            body["logit_bias"] = r["logit_bias"]
         data = json.dumps(body, ensure_ascii=False).encode()
         rq = urllib.request.Request(self.url + "/v1/chat/completions", data=data,
                                     headers={"Content-Type": "application/json"})
@@ -247,6 +290,25 @@ class Server:
                 return 200, json.load(resp), body
         except urllib.error.HTTPError as e:
             return e.code, {"error": e.read().decode("utf-8", "replace")[:300]}, body
+
+
+def eos_threshold(srv, r):
+    """The smallest logit_bias on the end token (to 1/32) at which the greedy first token is
+    the end: the model's margin against it at the start of the answer. Returns (bias, the
+    requests it took)."""
+    lo, hi, n = 0.0, 64.0, 0
+    probe = dict(r, max_tokens=1, temperature=0.0, sampler={}, seed=1, eos_below=None)
+    while hi - lo > 1 / 32:
+        mid = (lo + hi) / 2
+        probe["logit_bias"] = [[EOS_ID, mid]]
+        status, resp, _ = srv.chat(probe)
+        n += 1
+        stopped = status == 200 and (resp.get("choices") or [{}])[0].get("finish_reason") == "stop"
+        if stopped:
+            hi = mid
+        else:
+            lo = mid
+    return hi, n
 
 
 # ---- kinds -----------------------------------------------------------------------------
@@ -362,7 +424,8 @@ def main():
             shutil.rmtree(d)
         os.makedirs(d, exist_ok=True)
     seen = set()
-    stats = {"requests": 0, "http_errors": 0, "duplicates": 0, "wrong_dropped": 0, "written": 0}
+    stats = {"requests": 0, "http_errors": 0, "duplicates": 0, "wrong_dropped": 0, "written": 0,
+             "threshold_requests": 0}
     try:
         for m in plan:
             if m["make"]:
@@ -377,7 +440,14 @@ def main():
                     specials = ["<think>", "</think>"] + (["<unk>", "<s>", "</s>", "<|user|>", "<|assistant|>",
                                                            "<|end|>"] if flags else [])
                 with Server(binary, m["file"], flags, os.path.join(work, tag + ".log")) as srv:
+                    thresholds = {}
                     for r in m["requests"]:
+                        if r["eos_below"] is not None:
+                            key = json.dumps([r["messages"], r["thinking"]])
+                            if key not in thresholds:
+                                thresholds[key], n = eos_threshold(srv, r)
+                                stats["threshold_requests"] += n
+                            r = dict(r, logit_bias=[[EOS_ID, round(thresholds[key] - r["eos_below"], 4)]])
                         stats["requests"] += 1
                         status, resp, body = srv.chat(r)
                         if status != 200 or "choices" not in resp:
@@ -401,6 +471,8 @@ def main():
                         name = "%s-%s" % (tag, r["id"])
                         d = dirs[(holdout(name), "garbage" if garbage else "clean")]
                         kind = kind_of(text, why, specials, ids) if garbage else "testbed-answer"
+                        if r["eos_below"] is not None:
+                            kind = "stopped-" + kind
                         with open(os.path.join(d, name + ".txt"), "w", encoding="utf-8", newline="") as f:
                             f.write(text)
                         if why:
@@ -420,6 +492,11 @@ def main():
                             f.write("server=llama-server -m MODEL.gguf --host 127.0.0.1 --port 0 -t 1%s\n" %
                                     ("".join(" " + x for x in flags)))
                             f.write("request=POST /v1/chat/completions %s\n" % json.dumps(shown, ensure_ascii=False))
+                            if r["eos_below"] is not None:
+                                f.write("end_token_bias=%g: %g under %g, the bias at which the end token (id %d) "
+                                        "wins the first token at temperature 0\n" %
+                                        (r["logit_bias"][0][1], r["eos_below"], r["logit_bias"][0][1] + r["eos_below"],
+                                         EOS_ID))
                             f.write("tokens=%d\n" % len(ids))
                             f.write("collected_by=tools/collect-corpus.py\n")
                         stats["written"] += 1

@@ -1227,8 +1227,8 @@ static int check_low_information(const struct dtext *t, struct finding *f) {
  * DNA letters ("acgtacgt"), alphabet runs ("abcabc"), digits glued to digits (repeating
  * decimals, binary) and zeros (vectors and matrices: "10, 0, 0, 0").
  * A third shape needs the question:
- *   unasked:  the whole answer is one short word (3+ letters, 2+ in a syllabic script; no
- *             digits) said SHORT_MIN_REPEATS times or more with spaces or commas, and the
+ *   unasked:  the whole answer (90 % of it) is one short word (2 to 6 letters, no digits)
+ *             said SHORT_MIN_REPEATS times or more with spaces or commas, and the
  *             question names neither the word nor the number of times: "ndon ndon ndon
  *             ...", "tion tion tion ...". "Say hello 12 times" names hello; "greet me six
  *             times" names six. Without a question this shape passes (it is "say it N
@@ -1403,14 +1403,20 @@ static int check_short_loops(const struct dtext *t, const char *question, size_t
                 else if (seps && words == 1 && glued_start &&
                          (digits ? digits == 1 && digit != '0' : !is_laugh(w, nw)))
                         shape = "cut from the word before it";
-                else if (question && seps && words == 1 && start == t->first && !digits &&
-                         (syllabic ? letters + marks >= 2 : letters >= 3) && !dna && !alphabet && !is_laugh(w, nw)) {
-                        /* The whole answer: its first copy starts it, with the word first. */
-                        size_t k = 0;
-                        while (k < p && !is_short_sep(u[k]))
+                else if (question && seps && words == 1 && cover * 10 >= total * 9 && !digits &&
+                         letters + marks >= 2 && !dna && !alphabet && !is_laugh(w, nw)) {
+                        /* The whole answer (90 % of it: a stray token may precede the run). The
+                         * word is the unit's one run of non-separators, in whatever rotation. */
+                        uint32_t word[SHORT_MAX_PERIOD];
+                        size_t k = 0, i0 = 0;
+                        while (i0 < p && !(is_short_sep(u[(i0 + p - 1) % p]) && !is_short_sep(u[i0])))
+                                i0++;
+                        while (k < p && !is_short_sep(u[(i0 + k) % p])) {
+                                word[k] = u[(i0 + k) % p];
                                 k++;
+                        }
                         bool named;
-                        int r = question_names(question, question_len, u, k, syllabic, repeats, &named);
+                        int r = question_names(question, question_len, word, k, syllabic, repeats, &named);
                         if (r < 0)
                                 return r;
                         if (!named)

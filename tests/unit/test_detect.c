@@ -204,7 +204,7 @@ static void test_corpus_holdout(void **state) {
         print_message("holdout engine: garbage %zu of %zu flagged (%zu known misses), clean %zu of %zu passed\n",
                       eg - (size_t)weg - emiss, eg, emiss, ec - (size_t)wec, ec);
         /* The held-back part never shrinks (docs/detectors.md). */
-        assert_true(ng >= 25 && nc >= 76 && eg >= 352 && ec >= 15);
+        assert_true(ng >= 26 && nc >= 76 && eg >= 446 && ec >= 15);
         assert_int_equal(wg, 0);
         assert_int_equal(wc, 0);
         assert_int_equal(weg, 0);
@@ -368,8 +368,19 @@ static void test_short_loop_unasked(void **state) {
         check_q("\xe7\x89\xa9\xe4\xbb\xb6 \xe7\x89\xa9\xe4\xbb\xb6 \xe7\x89\xa9\xe4\xbb\xb6 "
                 "\xe7\x89\xa9\xe4\xbb\xb6 \xe7\x89\xa9\xe4\xbb\xb6 \xe7\x89\xa9\xe4\xbb\xb6",
                 "What is 17 * 19?", "repeat");
+        /* Two letters are a word too (the engine corpus has Vietnamese "mà" x 9 and Persian
+         * "نه" x 6); so an emphatic "no" x 8 that the question does not ask for is flagged. */
+        check_q("\xe5\x8d\x97 m\xc3\xa0 m\xc3\xa0 m\xc3\xa0 m\xc3\xa0 m\xc3\xa0 m\xc3\xa0 m\xc3\xa0 m\xc3\xa0 m\xc3\xa0",
+                "What is 17 * 19?", "repeat");
+        check_q("\xd9\x86\xd9\x87 \xd9\x86\xd9\x87 \xd9\x86\xd9\x87 \xd9\x86\xd9\x87 \xd9\x86\xd9\x87 \xd9\x86\xd9\x87",
+                "What is 17 * 19?", "repeat");
+        check_q("no no no no no no no no", "Do you like Mondays?", "repeat");
         /* Five repeats pass; sixteen are caught without the question (the whole-output limit). */
         check_q("ndon ndon ndon ndon ndon", "What is the capital of the UK?", NULL);
+        /* A stray token before the run: 90 % of the answer is enough (the engine corpus has
+         * "ル মালায় মালায় ..."). */
+        check_q("\xe3\x83\xab ndon ndon ndon ndon ndon ndon ndon ndon ndon", "Reply with exactly: OK", "repeat");
+        check_q("Sure! ndon ndon ndon ndon ndon ndon ndon ndon ndon ndon", "What is the capital of the UK?", "repeat");
         /* The question's word only as a part of a longer word does not name it. */
         check_q("ndon ndon ndon ndon ndon ndon", "Where is London?", "repeat");
         _cleanup_free_ char *ev = NULL;
@@ -402,10 +413,12 @@ static void test_short_loop_unasked_guards(void **state) {
         check_q("woof woof woof woof woof woof woof", "What does a dog say? Say it 7 times.", NULL);
         /* A count inside a longer number or a decimal is not one. */
         check_q("woof woof woof woof woof woof woof", "What is 3.7 plus 170?", "repeat");
-        /* Laughter, two letters, digits, DNA, alphabet runs, counting, other characters. */
+        /* Laughter, one letter, digits, DNA, alphabet runs, counting, other characters. */
+        check_q("no no no no no no", "Say no six times", NULL);
+        check_q("ok ok ok ok ok ok ok", "Reply with exactly: OK", NULL);
         check_q("ha ha ha ha ha ha ha ha", "Tell me a joke.", NULL);
         check_q("lol lol lol lol lol lol", "Tell me a joke.", NULL);
-        check_q("no no no no no no no no", "Do you like Mondays?", NULL);
+        check_q("a a a a a a a a", "What is 17 * 19?", NULL);
         check_q("7 7 7 7 7 7 7 7", "Write the number seven eight times.", NULL);
         check_q("2 2 2 2 2 2 2", "What is 17 * 19?", NULL);
         check_q("acgt acgt acgt acgt acgt acgt", "Write a DNA repeat.", NULL);
@@ -413,8 +426,10 @@ static void test_short_loop_unasked_guards(void **state) {
         check_q("1 2 3 4 5 6 7 8 9 10", "Count to ten.", NULL);
         check_q("hmm... hmm... hmm... hmm... hmm... hmm...", "What do you think?", NULL);
         check_q("| x | x | x | x | x | x | x |", "Draw a row.", NULL);
-        /* Not the whole answer: a preamble, or anything after the last copy. */
-        check_q("Sure! ndon ndon ndon ndon ndon ndon ndon", "What is the capital of the UK?", NULL);
+        /* Not the whole answer (under 90 % of it), or anything after the last copy. */
+        check_q("The rain came, and the leaves fell down, down, down, down, down, down", "Write a line about autumn.",
+                NULL);
+        check_q("Well, ndon ndon ndon ndon ndon ndon ndon", "What is the capital of the UK?", NULL);
         check_q("ndon ndon ndon ndon ndon ndon ndon.", "What is the capital of the UK?", NULL);
 }
 
