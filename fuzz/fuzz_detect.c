@@ -3,7 +3,8 @@
  *
  * Input: byte 0 holds flags (reasoning present, finish_reason, HTTP status, an error
  * message, logprobs), byte 1 where the text ends and the reasoning begins, byte 2 the
- * excerpt's size; the rest is what a server answered.
+ * excerpt's size; the rest is what a server answered. The reasoning part is also given as
+ * the question (any bytes: the detectors decode it).
  * Invariants: no crash, leak or hang; pass has no cause and no evidence; garbage has a
  * cause from the fixed vocabulary and evidence that is short, valid UTF-8 and free of
  * control bytes (it goes to terminals, reports and the journal); excerpts and escapes are
@@ -55,6 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 .n_logprobs = n_logprobs,
                 .http_status = statuses[(flags >> 4) & 3],
                 .error_message = err_msg,
+                .question = (flags & 2) ? text + cut : NULL,
+                .question_len = (flags & 2) ? len - cut : 0,
         };
         struct detect_result res = {0};
         int r = detect_output(&di, &res);

@@ -521,6 +521,41 @@ static void test_runner_request_and_think_tags(void **state) {
         srv_stop(&s);
 }
 
+static void test_runner_question(void **state) {
+        /* The detectors get the question: a whole answer of one short word said eight times
+         * is garbage when the prompt asks for something else, and passes when the messages
+         * (any of them) name the word. */
+        struct srv s;
+        srv_start(&s, SRV_FIXED, NULL);
+        _cleanup_free_ char *reply = http_json("{\"choices\":[{\"message\":{\"content\":"
+                                               "\"ndon ndon ndon ndon ndon ndon ndon ndon\"},\"finish_reason\":\"stop\"}]}");
+        s.reply = reply;
+        srv_run(&s);
+        _cleanup_loop_ struct loop *l = NULL;
+        assert_int_equal(loop_new(&l), 0);
+        _cleanup_free_ char *url = srv_url(&s, "");
+        struct checks_target t = {.base_url = url, .model = "m", .request_timeout = 5 * USEC_PER_SEC};
+        struct check_spec specs[2] = {
+                {.name = "capital", .mode = CHECK_CHAT, .prompt = "What is the capital of the UK?",
+                 .stream = STREAM_NO, .expect = {.kind = EXPECT_NONE}},
+                {.name = "asked", .mode = CHECK_CHAT, .stream = STREAM_NO, .expect = {.kind = EXPECT_NONE}},
+        };
+        specs[1].messages = json_pack("[{s:s, s:s}, {s:s, s:s}]", "role", "system", "content", "Say ndon when asked.",
+                                      "role", "user", "content", "Go on, eight times.");
+        assert_non_null(specs[1].messages);
+        struct check_result *r = NULL;
+        size_t n = 0;
+        assert_int_equal(checks_run(l, &t, specs, 2, &r, &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(r[0].verdict, VERDICT_GARBAGE);
+        assert_string_equal(r[0].cause, "repeat");
+        assert_non_null(strstr(r[0].evidence, "the question names neither it nor the count"));
+        assert_int_equal(r[1].verdict, VERDICT_PASS);
+        checks_free_results(r, n);
+        json_decref(specs[1].messages);
+        srv_stop(&s);
+}
+
 static void test_runner_models(void **state) {
         /* The models check learns the model for the checks after it; an empty list is wrong. */
         struct srv s;
@@ -595,6 +630,7 @@ int main(void) {
                 cmocka_unit_test(test_runner_disagreement),
                 cmocka_unit_test(test_runner_request_and_think_tags),
                 cmocka_unit_test(test_runner_error_body_message),
+                cmocka_unit_test(test_runner_question),
                 cmocka_unit_test(test_runner_models),
                 cmocka_unit_test(test_runner_abort),
         };
