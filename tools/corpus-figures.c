@@ -11,7 +11,8 @@
  * line of every collected (engine/) garbage file to match the verdict now, so that
  * tests/unit/test_detect.c holds the detectors to today's figures: a file caught today must
  * stay caught, and one caught one day shows up there. A file NAME.txt may have NAME.reasoning
- * (the reasoning part) and NAME.meta (`finish_reason=`, `completion_tokens=`, `kind=`, `known_miss=1`).
+ * (the reasoning part) and NAME.meta (`finish_reason=`, `completion_tokens=`, `kind=`, `known_miss=1`,
+ * and the question: `question=`, or the messages of a collected file's `request=`).
  */
 #include <dirent.h>
 #include <jansson.h>

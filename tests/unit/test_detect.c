@@ -1,7 +1,8 @@
 /* test_detect.c -- the garbage detectors: the corpus as data, then edge cases by hand.
  *
  * tests/corpus/{garbage,clean}/NAME.txt is one output each; NAME.meta may say
- * `finish_reason=length` and `expect_cause=loop`. Every garbage file must be flagged (with
+ * `finish_reason=length`, `expect_cause=loop` and `question=` (what was asked; a collected
+ * file's question is the messages of its `request=` line). Every garbage file must be flagged (with
  * the cause when given) and every clean file must pass; a failure names the file.
  * tests/corpus/holdout/ is scored the same way, and so are tests/corpus/engine/ and
  * holdout/engine/ (real engine outputs, with NAME.reasoning for a reasoning part and
