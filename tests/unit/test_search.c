@@ -456,6 +456,64 @@ static void test_named_by_model(void **state) {
         sim_space_free(s);
 }
 
+/* (c4) Two cells that served, a percent apart and nothing around them to tell them apart:
+ * before naming one, the search measures them again (the named one first, then the one
+ * measured fewer times), at most 3 times each, and then stops; --no-prune measures nothing
+ * again. */
+static void test_measured_again(void **state) {
+        (void)state;
+        const size_t nv[] = {4, 4, 3};
+        struct sim_space *s = NULL;
+        assert_int_equal(sim_space_new(3, nv, hand_axes, &s), 0);
+        assert_int_equal(sim_space_finish(s), 0);
+        struct search_space v;
+        sim_space_view(s, &v);
+        size_t n = sim_space_cells(s), a = 0, b = n - 1;
+        struct search_obs *obs = calloc(n, sizeof(*obs));
+        assert_non_null(obs);
+        for (size_t k = 0; k < n; k++)
+                obs[k] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/config", .evidence = "bad flags"};
+        obs[a] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+        obs[b] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 101};
+        struct search_options no_prune = {.no_prune = true};
+        size_t again[2] = {0, 0}, launches = n;
+        for (;;) {
+                struct search_model *m = NULL;
+                struct search_decision d, np;
+                assert_int_equal(search_model_fit(&v, obs, &m), 0);
+                assert_int_equal(search_model_launches(m), launches);
+                assert_int_equal(search_model_launched(m), n);
+                assert_int_equal(search_model_decide(m, NULL, &d), 0);
+                assert_int_equal(search_model_decide(m, &no_prune, &np), 0);
+                assert_true(np.next < 0);
+                long named = search_model_named(m);
+                search_model_free(m);
+                if (d.next < 0) {
+                        assert_string_equal(d.stop, "no candidate left");
+                        break;
+                }
+                assert_true(d.again);
+                assert_true((size_t)d.next == a || (size_t)d.next == b);
+                size_t i = (size_t)d.next == a ? 0 : 1;
+                /* the first time, the named one (one measurement each) */
+                if (again[0] + again[1] == 0)
+                        assert_int_equal(d.next, named);
+                /* the one measured fewer times, or the named one on a tie */
+                if (again[i] > again[1 - i])
+                        fail_msg("measured again the cell measured more times");
+                again[i]++;
+                launches++;
+                assert_true(again[i] <= 2); /* 3 measurements at most */
+                /* the same figure again: the geometric mean does not move */
+                obs[d.next].measured = (unsigned)again[i] + 1;
+                obs[d.next].launches = (unsigned)again[i] + 1;
+        }
+        print_message("measured again: %zu and %zu times\n", again[0], again[1]);
+        assert_true(again[0] + again[1] >= 2);
+        free(obs);
+        sim_space_free(s);
+}
+
 /* (d) garbage at the defaults and at every cell one axis away from them: the search still
  * reaches a serving cell. */
 static void test_garbage_defaults(void **state) {
@@ -672,6 +730,7 @@ int main(void) {
                 cmocka_unit_test(test_arch_predicted),
                 cmocka_unit_test(test_requirement_read),
                 cmocka_unit_test(test_named_by_model),
+                cmocka_unit_test(test_measured_again),
                 cmocka_unit_test(test_garbage_defaults),
                 cmocka_unit_test(test_names_launched),
                 cmocka_unit_test_teardown(test_done_when, space_teardown),
