@@ -67,6 +67,8 @@ struct cell_run {
         int64_t sweep_id;
         const char *log_dir;
         int launch;           /* 1, then 2... when the port was lost (PORT_TRIES) */
+        unsigned measure;     /* a search measuring the cell again: its launch of the cell
+                                 (2, 3...), for a log of its own; 0 otherwise */
         /* the launch's */
         char token[33];
         char **argv, **env;
@@ -166,8 +168,11 @@ static int launch_prepare(struct cell_run *cr) {
         memcpy(a->cell_id, cr->cell->id, sizeof(a->cell_id));
         a->started_wall = now_wall_usec();
         /* A launch again on another port keeps the first launch's log. */
-        a->log_path = cr->launch > 1 ? strdup_printf("%s/%s.launch%d.log", cr->log_dir, cr->cell->id, cr->launch)
-                                     : strdup_printf("%s/%s.log", cr->log_dir, cr->cell->id);
+        char again[32] = "";
+        if (cr->measure > 1)
+                snprintf(again, sizeof(again), ".measure%u", cr->measure);
+        a->log_path = cr->launch > 1 ? strdup_printf("%s/%s%s.launch%d.log", cr->log_dir, cr->cell->id, again, cr->launch)
+                                     : strdup_printf("%s/%s%s.log", cr->log_dir, cr->cell->id, again);
         if (!a->log_path)
                 return -ENOMEM;
         int port = m->port;
@@ -869,7 +874,8 @@ static int settle_inferred(struct sweep *sw, size_t i, bool *ret_done) {
 /* Launches cell i (again on another port when the one picked was taken), settles its
  * attempt in the journal and tells the callbacks. 0, -EINTR (interrupted: the attempt is
  * abandoned), or another negative errno with sw->error set. */
-static int launch(struct sweep *sw, size_t i) {
+/* Launches cell i; measure: a search's launch of a cell it measures again (2, 3...), else 0. */
+static int launch(struct sweep *sw, size_t i, unsigned measure) {
         const struct matrix *m = sw->m;
         const struct cell *c = &sw->cells[i];
         int r = -EINVAL;
@@ -888,7 +894,7 @@ static int launch(struct sweep *sw, size_t i) {
                 attempt_init(&a);
                 cr = (struct cell_run){.loop = sw->l, .o = sw->o, .sampler = sw->sampler, .m = m, .j = sw->j,
                                        .cell = c, .cb = sw->cb, .a = &a, .sweep_id = sw->sweep_id,
-                                       .log_dir = sw->log_dir, .launch = tries};
+                                       .log_dir = sw->log_dir, .launch = tries, .measure = measure};
                 r = run_cell(&cr);
                 cell_run_release(&cr);
                 if (r < 0 || cr.interrupted || m->port || tries == PORT_TRIES || !lost_port(&a, m))
@@ -959,7 +965,7 @@ static int sweep_cell(struct sweep *sw, size_t i) {
         }
         if ((r = settle_inferred(sw, i, &done)) < 0 || done)
                 return r;
-        return launch(sw, i);
+        return launch(sw, i, 0);
 }
 
 static int sweep_grid(struct sweep *sw) {
@@ -1092,7 +1098,7 @@ static int sweep_search(struct sweep *sw) {
                 if (sw->cb && sw->cb->search_launch)
                         sw->cb->search_launch(sw->cb->userdata, search_model_launches(f->model) + 1,
                                               sw->o->no_prune ? 0 : sw->m->budget_launches, d.again);
-                if ((r = launch(sw, i)) < 0)
+                if ((r = launch(sw, i, d.again ? MAX(f->obs[i].launches, 1u) + 1 : 0)) < 0)
                         return r;
         }
 }

@@ -58,10 +58,13 @@ again() { # report output
                 fail "a cell measured again without its pooled figure"
         [ "$(jq '[.cells[] | (.launches // 1) - 1] | add' "$1")" = "$(grep -c 'measured again\]' "$2")" ] ||
                 fail "the progress lines do not say which launches measured a cell again"
+        # each launch keeps its own log: the ones measuring again do not overwrite the first
+        [ "$(find "$tmp/j" -name '*.measure*.log' | wc -l)" = "$(jq '[.cells[] | (.launches // 1) - 1] | add' "$1")" ] ||
+                fail "the launches measuring a cell again have no logs of their own: $(find "$tmp/j" -name '*.log' | head -20)"
 }
 again "$tmp/r.json" "$tmp/out"
 grep -q '^\[launch 1 (budget 8)\]' "$tmp/out" || fail "no 'launch 1 (budget 8)' line: $(head -3 "$tmp/out")"
-grep -q "^\[launch $n (budget 8)\]" "$tmp/out" || fail "no 'launch $n (budget 8)' line"
+grep -qE "^\[launch $n \(budget 8\)(, measured again)?\]" "$tmp/out" || fail "no 'launch $n (budget 8)' line"
 best=$(jq -r .best "$tmp/r.json")
 [ "$(jq -r --arg b "$best" '.cells[] | select(.id == $b) | "\(.axes.delay) \(.axes.kind)"' "$tmp/r.json")" = "d5 ok" ] ||
         fail "best: $(jq -c --arg b "$best" '.cells[] | select(.id == $b) | .axes' "$tmp/r.json")"
@@ -105,7 +108,7 @@ n2=$(launches)
 [ "$(jq -r .search.launches "$tmp/r2.json")" = "$n2" ] || fail "the report counts $(jq .search.launches "$tmp/r2.json") launches, the servers $n2"
 cat "$tmp/out" "$tmp/out2" >"$tmp/out12"
 again "$tmp/r2.json" "$tmp/out12"
-grep -q "^\[launch $((n + 1)) (budget 12)\]" "$tmp/out2" || fail "the continued search does not count on from $n: $(head -3 "$tmp/out2")"
+grep -qE "^\[launch $((n + 1)) \(budget 12\)(, measured again)?\]" "$tmp/out2" || fail "the continued search does not count on from $n: $(head -3 "$tmp/out2")"
 
 # --- interrupted mid-launch, it resumes with the same cell ------------------------------------
 rm -f "$tmp"/pids-*
@@ -125,7 +128,7 @@ next=$(jq -r .search.next "$tmp/r3.json")
 [ -n "$next" ] && [ "$next" != null ] || fail "the report names no next cell"
 "$GAUNTLET" run "$tmp/s.yaml" --journal "$tmp/s.db" >"$tmp/out4" 2>&1 || true
 label=$(jq -r --arg c "$next" '.cells[] | select(.id == $c) | "delay=\(.axes.delay) kind=\(.axes.kind) x=\(.axes.x)"' "$tmp/r3.json")
-grep -q "^\[launch 4 (budget 8)\] $label " "$tmp/out4" || fail "resumed with another cell than $label: $(grep -m1 '^\[launch 4' "$tmp/out4")"
+grep -qE "^\[launch 4 \(budget 8\)(, measured again)?\] $label " "$tmp/out4" || fail "resumed with another cell than $label: $(grep -m1 '^\[launch 4' "$tmp/out4")"
 
 # --- --no-prune launches them all ---------------------------------------------------------
 rm -f "$tmp"/pids-*
