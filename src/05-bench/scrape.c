@@ -56,13 +56,14 @@ static bool takes_max(enum scrape_figure f) {
         return f == SCRAPE_KV_USAGE || f == SCRAPE_PREFIX_HIT_RATE;
 }
 
-static int figure_of(const char *name, size_t n) {
+/* The entry of names[] that the series is, or -1. */
+static int series_of(const char *name, size_t n) {
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
                 size_t k = strlen(names[i].name);
                 if (n < k || memcmp(name, names[i].name, k) != 0)
                         continue;
                 if (n == k || (is_counter(names[i].figure) && n == k + 6 && memcmp(name + k, "_total", 6) == 0))
-                        return (int)names[i].figure;
+                        return (int)i;
         }
         return -1;
 }
@@ -226,9 +227,10 @@ static void parse_line(struct parse_state *st, const char *p, const char *end) {
                         if (name_len > k && memcmp(name, engines[i], k) == 0 && name[k] == ':')
                                 s->engine = engines[i];
                 }
-        int f = figure_of(name, name_len);
-        if (f < 0)
+        int series = series_of(name, name_len);
+        if (series < 0)
                 return;
+        int f = (int)names[series].figure;
         uint64_t h = fnv(fnv(UINT64_C(14695981039346656037), name, name_len), labels, (size_t)(labels_end - labels));
         for (size_t i = 0; i < st->n_seen; i++)
                 if (st->seen[i] == h) {
@@ -244,6 +246,8 @@ static void parse_line(struct parse_state *st, const char *p, const char *end) {
                 s->non_finite++;
                 return;
         }
+        if (f == SCRAPE_KV_USAGE && (!s->has[f] || v > s->value[f]))
+                s->kv_series = names[series].name;
         if (!s->has[f])
                 s->value[f] = v;
         else if (takes_max((enum scrape_figure)f))
@@ -280,6 +284,55 @@ void scrape_parse(const char *text, size_t len, struct scrape_sample *ret) {
                 free(st);
 }
 
+/* ---- llama.cpp's /slots ------------------------------------------------------------------ */
+
+/* A whole number in [lo, hi] at key k of o; absent: *ret untouched and true when optional. */
+static bool slot_int(json_t *o, const char *k, json_int_t lo, json_int_t hi, bool optional, json_int_t *ret) {
+        json_t *v = json_object_get(o, k);
+        if (!v)
+                return optional;
+        if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi)
+                return false;
+        *ret = json_integer_value(v);
+        return true;
+}
+
+int scrape_slots_parse(const char *text, size_t len, struct scrape_slots *ret_slots) {
+        if (!text || len == 0)
+                return -EBADMSG;
+        /* a key twice in an object is no slot; NUL in a string is refused by default */
+        json_t *a = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
+        if (!a)
+                return -EBADMSG;
+        int r = -EBADMSG;
+        size_t n = json_is_array(a) ? json_array_size(a) : 0;
+        if (n == 0 || n > SCRAPE_MAX_SLOTS)
+                goto out;
+        struct scrape_slots res = {0};
+        for (size_t i = 0; i < n; i++) {
+                json_t *o = json_array_get(a, i);
+                json_int_t n_ctx = 0, held = 0, id = -1;
+                if (!json_is_object(o) || !slot_int(o, "n_ctx", 1, INT32_MAX, false, &n_ctx) ||
+                    !slot_int(o, "n_prompt_tokens", 0, n_ctx, true, &held) ||
+                    !slot_int(o, "id", 0, INT32_MAX, true, &id))
+                        goto out;
+                /* an id twice: the page is not one server's slots */
+                for (size_t j = 0; id >= 0 && j < i; j++) {
+                        json_t *other = json_object_get(json_array_get(a, j), "id");
+                        if (other && json_integer_value(other) == id)
+                                goto out;
+                }
+                res.slots++;
+                res.held += (double)held;
+                res.cells += (double)n_ctx;
+        }
+        *ret_slots = res;
+        r = 0;
+out:
+        json_decref(a);
+        return r;
+}
+
 /* ---- a level's pages ------------------------------------------------------------------- */
 
 void scrape_level_add(struct scrape_level *a, const struct scrape_sample *s) {
@@ -287,6 +340,8 @@ void scrape_level_add(struct scrape_level *a, const struct scrape_sample *s) {
                 a->first = *s;
         a->last = *s;
         a->scrapes++;
+        if (s->kv_series)
+                a->kv_series = s->kv_series;
         a->skipped += s->skipped;
         a->duplicates += s->duplicates;
         a->non_finite += s->non_finite;
@@ -300,6 +355,13 @@ void scrape_level_add(struct scrape_level *a, const struct scrape_sample *s) {
         }
 }
 
+void scrape_level_add_slots(struct scrape_level *a, const struct scrape_slots *s) {
+        double u = s->cells > 0 ? s->held / s->cells : 0;
+        a->slots_peak = a->slots_has ? MAX(a->slots_peak, u) : u;
+        a->slots_has = true;
+        a->slots_scrapes++;
+}
+
 static double r4(double x) {
         return round(x * 10000.0) / 10000.0;
 }
@@ -309,10 +371,6 @@ static double delta(const struct scrape_level *a, enum scrape_figure f) {
         if (a->scrapes < 2 || !a->first.has[f] || !a->last.has[f] || a->last.value[f] < a->first.value[f])
                 return -1;
         return a->last.value[f] - a->first.value[f];
-}
-
-static json_t *num_or_null(double v, bool has) {
-        return has ? json_real(r4(v)) : json_null();
 }
 
 static json_t *count_or_null(double v) {
@@ -330,12 +388,22 @@ json_t *scrape_level_json(const struct scrape_level *a) {
                 from = json_string("gauge");
         }
         const char *engine = a->last.engine ? a->last.engine : a->first.engine;
-        return json_pack("{s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I}",
+        /* the server's own series first; the /slots estimate where it has none */
+        json_t *kv = json_null(), *kv_from = json_null();
+        if (a->peak_has[SCRAPE_KV_USAGE]) {
+                kv = json_real(r4(a->peak[SCRAPE_KV_USAGE]));
+                kv_from = a->kv_series ? json_string(a->kv_series) : json_null();
+        } else if (a->slots_has) {
+                kv = json_real(r4(a->slots_peak));
+                kv_from = json_string("slots");
+        }
+        return json_pack("{s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, "
+                         "s:I}",
                          metric_key(METRIC_SM_ENGINE), engine ? json_string(engine) : json_null(),
                          metric_key(METRIC_SM_SCRAPES), (json_int_t)a->scrapes,
                          metric_key(METRIC_SM_FAILED_SCRAPES), (json_int_t)a->failed,
-                         metric_key(METRIC_SM_KV_CACHE_USAGE_PEAK),
-                         num_or_null(a->peak[SCRAPE_KV_USAGE], a->peak_has[SCRAPE_KV_USAGE]),
+                         metric_key(METRIC_SM_KV_CACHE_USAGE_PEAK), kv,
+                         metric_key(METRIC_SM_KV_CACHE_SOURCE), kv_from,
                          metric_key(METRIC_SM_RUNNING_PEAK),
                          a->peak_has[SCRAPE_RUNNING] ? count_or_null(a->peak[SCRAPE_RUNNING]) : json_null(),
                          metric_key(METRIC_SM_WAITING_PEAK),
@@ -349,27 +417,43 @@ json_t *scrape_level_json(const struct scrape_level *a) {
                          metric_key(METRIC_SM_TRUNCATED_SCRAPES), (json_int_t)a->truncated,
                          metric_key(METRIC_SM_SKIPPED_LINES), (json_int_t)a->skipped,
                          metric_key(METRIC_SM_DUPLICATE_SERIES), (json_int_t)a->duplicates,
-                         metric_key(METRIC_SM_NON_FINITE), (json_int_t)a->non_finite);
+                         metric_key(METRIC_SM_NON_FINITE), (json_int_t)a->non_finite,
+                         metric_key(METRIC_SM_SLOTS_SCRAPES), (json_int_t)a->slots_scrapes,
+                         metric_key(METRIC_SM_FAILED_SLOTS_SCRAPES), (json_int_t)a->slots_failed,
+                         metric_key(METRIC_SM_SKIPPED_SLOTS_PAGES), (json_int_t)a->slots_skipped);
 }
 
 /* ---- fetching ---------------------------------------------------------------------------- */
 
+/* llama.cpp's /slots, for a server whose /metrics is llama.cpp's */
+enum slots_state {
+        SLOTS_UNKNOWN,  /* not asked: the engine is not known to be llama.cpp yet */
+        SLOTS_ASK,      /* llama.cpp: ask; its first answer decides */
+        SLOTS_ON,       /* it answered 200 once: read it with every scrape */
+        SLOTS_NONE,     /* its first answer was not 200, or none: never asked again */
+};
+
 struct scrape {
         struct loop *l;
         char *url;
+        char *slots_url;
         int tfd;                    /* the scrapes during a level */
         struct http_transfer *inflight; /* one during the level at most */
+        struct http_transfer *slots_inflight; /* the same for /slots */
         struct scrape_level lv;
         bool decided;               /* the first scrape has answered */
         bool none;                  /* the server has no metrics: nothing more is done */
         bool noted;                 /* scrape_note said so */
+        enum slots_state slots;
+        bool slots_noted;
         char why[160];
+        char slots_why[160];
 };
 
-static struct http_request request(struct scrape *s) {
+static struct http_request request(struct scrape *s, const char *url) {
         return (struct http_request){
                 .method = "GET",
-                .url = s->url,
+                .url = url,
                 .timeout = SCRAPE_TIMEOUT,
                 .max_body = SCRAPE_MAX_BODY,
                 .own_connection = true,
@@ -409,6 +493,40 @@ static void take(struct scrape *s, int r, const struct http_response *resp) {
                 return;
         }
         scrape_level_add(&s->lv, &smp);
+        if (s->slots == SLOTS_UNKNOWN && smp.engine && strcmp(smp.engine, "llamacpp") == 0)
+                s->slots = SLOTS_ASK;
+}
+
+/* Takes one /slots answer into the level; the first decides whether there is one. */
+static void take_slots(struct scrape *s, int r, const struct http_response *resp) {
+        bool first = s->slots == SLOTS_ASK;
+        if (r < 0 || resp->error || resp->status != 200) {
+                if (first) {
+                        s->slots = SLOTS_NONE;
+                        /* bench.c puts "no server metrics: " before it */
+                        if (resp->status > 0)
+                                snprintf(s->slots_why, sizeof(s->slots_why),
+                                         "KV-cache usage (llama.cpp's GET /slots answered HTTP %d)", resp->status);
+                        else
+                                snprintf(s->slots_why, sizeof(s->slots_why),
+                                         "KV-cache usage (llama.cpp's GET /slots got no answer: %s)",
+                                         http_strerror(r < 0 ? r : resp->error));
+                }
+                s->lv.slots_failed++;
+                return;
+        }
+        s->slots = SLOTS_ON;
+        struct scrape_slots sl;
+        /* a page cut at the cap is no JSON: not taken */
+        if (resp->truncated || scrape_slots_parse(resp->body.data, resp->body.len, &sl) < 0) {
+                s->lv.slots_skipped++;
+                return;
+        }
+        scrape_level_add_slots(&s->lv, &sl);
+}
+
+static bool slots_wanted(const struct scrape *s) {
+        return s->slots == SLOTS_ASK || s->slots == SLOTS_ON;
 }
 
 static void on_scraped(struct http_transfer *t, void *userdata) {
@@ -418,15 +536,32 @@ static void on_scraped(struct http_transfer *t, void *userdata) {
         http_transfer_free(t);
 }
 
+static void on_slots_scraped(struct http_transfer *t, void *userdata) {
+        struct scrape *s = userdata;
+        take_slots(s, 0, http_transfer_response(t));
+        s->slots_inflight = NULL;
+        http_transfer_free(t);
+}
+
 static void on_tick(struct loop *l, int fd, uint32_t revents, void *userdata) {
         struct scrape *s = userdata;
         uint64_t n;
-        if (read(fd, &n, sizeof(n)) < 0 || s->none || s->inflight)
-                return; /* one in flight still: this tick is skipped, not stacked */
-        struct http_request req = request(s);
-        if (http_start(s->l, &req, on_scraped, s, &s->inflight) < 0) {
-                s->inflight = NULL;
-                s->lv.failed++;
+        if (read(fd, &n, sizeof(n)) < 0 || s->none)
+                return;
+        /* one in flight still: this tick is skipped for it, not stacked */
+        if (!s->inflight) {
+                struct http_request req = request(s, s->url);
+                if (http_start(s->l, &req, on_scraped, s, &s->inflight) < 0) {
+                        s->inflight = NULL;
+                        s->lv.failed++;
+                }
+        }
+        if (slots_wanted(s) && !s->slots_inflight) {
+                struct http_request req = request(s, s->slots_url);
+                if (http_start(s->l, &req, on_slots_scraped, s, &s->slots_inflight) < 0) {
+                        s->slots_inflight = NULL;
+                        s->lv.slots_failed++;
+                }
         }
 }
 
@@ -442,7 +577,10 @@ int scrape_new(struct loop *l, const char *base_url, struct scrape **ret) {
         while (blen > 0 && base_url[blen - 1] == '/')
                 blen--;
         s->url = strdup_printf("%.*s/metrics", (int)blen, base_url);
-        if (!s->url) {
+        s->slots_url = strdup_printf("%.*s/slots", (int)blen, base_url);
+        if (!s->url || !s->slots_url) {
+                free(s->url);
+                free(s->slots_url);
                 free(s);
                 return -ENOMEM;
         }
@@ -460,11 +598,13 @@ void scrape_free(struct scrape *s) {
         if (!s)
                 return;
         http_transfer_free(s->inflight);
+        http_transfer_free(s->slots_inflight);
         if (s->tfd >= 0) {
                 loop_unwatch_fd(s->l, s->tfd);
                 close(s->tfd);
         }
         free(s->url);
+        free(s->slots_url);
         free(s);
 }
 
@@ -479,18 +619,28 @@ static void arm(struct scrape *s, bool on) {
         timerfd_settime(s->tfd, 0, &its, NULL);
 }
 
-/* One scrape, waited for. */
-static int scrape_now(struct scrape *s) {
-        struct http_request req = request(s);
+/* One GET of url, waited for, handed to fn. */
+static int fetch_now(struct scrape *s, const char *url,
+                     void (*fn)(struct scrape *s, int r, const struct http_response *resp)) {
+        struct http_request req = request(s, url);
         struct http_response resp;
         int r = http_run(s->l, &req, USEC_INFINITY, &resp);
         if (r == -EINTR || r == -ENOMEM) {
                 http_response_release(&resp);
                 return r;
         }
-        take(s, r, &resp);
+        fn(s, r, &resp);
         http_response_release(&resp);
         return 0;
+}
+
+/* One scrape, waited for: /metrics, then /slots where it is wanted (one after the other, so
+ * the two never share a moment on the server's queue). */
+static int scrape_now(struct scrape *s) {
+        int r = fetch_now(s, s->url, take);
+        if (r < 0 || s->none || !slots_wanted(s))
+                return r;
+        return fetch_now(s, s->slots_url, take_slots);
 }
 
 int scrape_level_begin(struct scrape *s) {
@@ -508,6 +658,8 @@ int scrape_level_end(struct scrape *s, json_t **ret) {
         arm(s, false);
         http_transfer_free(s->inflight);
         s->inflight = NULL;
+        http_transfer_free(s->slots_inflight);
+        s->slots_inflight = NULL;
         if (s->none) {
                 *ret = NULL;
                 return 0;
@@ -523,8 +675,15 @@ int scrape_level_end(struct scrape *s, json_t **ret) {
 }
 
 const char *scrape_note(struct scrape *s) {
-        if (!s || !s->none || s->noted)
+        if (!s)
                 return NULL;
-        s->noted = true;
-        return s->why;
+        if (s->none && !s->noted) {
+                s->noted = true;
+                return s->why;
+        }
+        if (s->slots == SLOTS_NONE && !s->slots_noted) {
+                s->slots_noted = true;
+                return s->slots_why;
+        }
+        return NULL;
 }

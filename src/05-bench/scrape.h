@@ -15,6 +15,13 @@
  * SCRAPE_MAX_LINE, a line that is not a sample, or a sample without a number is skipped
  * and counted; nothing of it is kept but numbers and the engine prefix, chosen from a fixed
  * list.
+ *
+ * llama.cpp exports no KV-cache series on /metrics. For it (the first page's series are
+ * "llamacpp:") the scraper also reads GET /slots at the same times, on a connection of its
+ * own with the same caps, and estimates the KV-cache usage from it (scrape_slots_parse):
+ * the cells the slots' cached prompts hold over the cells of the slots' contexts. A /slots
+ * page that is not a JSON array of whole slots is skipped and counted; a first /slots answer
+ * that is not 200 (llama-server --no-slots answers 501) means no /slots, said once.
  */
 #ifndef GAUNTLET_SCRAPE_H
 #define GAUNTLET_SCRAPE_H
@@ -57,12 +64,33 @@ struct scrape_sample {
         double value[_SCRAPE_FIGURE_MAX];
         const char *engine;     /* "vllm", "sglang", "llamacpp" from the first sample whose name
                                    has that prefix, or NULL; static text */
+        const char *kv_series;  /* the name of the series that gave SCRAPE_KV_USAGE (its largest
+                                   value), or NULL; static text */
         size_t samples;         /* sample lines read (any name) */
         size_t skipped;         /* lines that are not comments, blank or samples: too long,
                                    a bad name, bad labels, no value, junk after it */
         size_t duplicates;      /* samples of a figure's series already seen in this page: ignored */
         size_t non_finite;      /* samples of a figure that were NaN or infinite: ignored */
 };
+
+/* One GET /slots page of llama-server as parsed: an array of slot objects, each with
+ * "n_ctx" (the cells of its context) and, once it served a task, "n_prompt_tokens" (the
+ * tokens its cache holds: the prompt and the tokens generated after it, llama.cpp's
+ * slot.prompt.tokens). A slot without n_prompt_tokens holds nothing. */
+struct scrape_slots {
+        size_t slots;           /* slot objects read */
+        double held;            /* their n_prompt_tokens summed: cells held */
+        double cells;           /* their n_ctx summed */
+};
+/* The most slot objects a page may have (llama-server's --parallel); past it the page is
+ * not taken. */
+#define SCRAPE_MAX_SLOTS 4096
+
+/* Parses one /slots page. Returns 0 and fills *ret_slots, or -EBADMSG when the page is not
+ * a JSON array of 1..SCRAPE_MAX_SLOTS objects each with a whole "n_ctx" in 1..2^31-1 and
+ * a whole "n_prompt_tokens" (when there) in 0..n_ctx, without a key twice in an object or
+ * an "id" twice in the page; *ret_slots is untouched then. */
+int scrape_slots_parse(const char *text, size_t len, struct scrape_slots *ret_slots);
 
 /* Parses Prometheus text exposition (version 0.0.4; OpenMetrics' `# EOF` and `_total`
  * counters too). Counters are matched with or without their `_total` suffix; histograms'
@@ -81,12 +109,24 @@ struct scrape_level {
         double sum[_SCRAPE_FIGURE_MAX];     /* gauges: their sum, for the mean */
         unsigned n[_SCRAPE_FIGURE_MAX];     /* gauges: pages that had it */
         uint64_t skipped, duplicates, non_finite;
+        const char *kv_series;  /* the last page's SCRAPE_KV_USAGE series, or NULL */
+        /* llama.cpp's GET /slots (scrape_level_add_slots) */
+        unsigned slots_scrapes;         /* pages taken */
+        unsigned slots_failed;          /* answers not 200, none, timed out */
+        unsigned slots_skipped;         /* pages not taken: not slots (scrape_slots_parse), or cut */
+        bool slots_has;
+        double slots_peak;              /* the largest held / cells over the pages */
 };
 void scrape_level_add(struct scrape_level *a, const struct scrape_sample *s);
+/* One /slots page into the level: its usage (held / cells, 0 when it has no cells) raises
+ * slots_peak. */
+void scrape_level_add_slots(struct scrape_level *a, const struct scrape_slots *s);
 /* The level's "server_metrics" object (docs/metrics.md): peaks, the counters' deltas from
  * the first page to the last (null when either lacks it, or when it went down: the server
  * restarted), the prefix-cache hit rate from those deltas (else the mean of the server's
- * own rate gauge), and the parse counts. NULL when out of memory. */
+ * own rate gauge), and the parse counts. The KV-cache usage peak is the /metrics series'
+ * where a page had one (kv_cache_source: its name), else the /slots estimate's ("slots").
+ * NULL when out of memory. */
 json_t *scrape_level_json(const struct scrape_level *a);
 
 /* The fetching half. */
@@ -109,7 +149,8 @@ int scrape_level_begin(struct scrape *s);
  * Returns 0, -ENOMEM, -EINTR. */
 int scrape_level_end(struct scrape *s, json_t **ret);
 /* Why the server has no metrics, the first time it is asked after that was found ("GET
- * /metrics answered HTTP 404"); NULL otherwise, and on every later call: one line, said
+ * /metrics answered HTTP 404"), or, for llama.cpp, why it has no KV-cache figure ("GET
+ * /slots answered HTTP 501"); NULL otherwise, and on every later call: one line each, said
  * once. Static or owned by s. */
 const char *scrape_note(struct scrape *s);
 

@@ -5,7 +5,9 @@
 # side. The first's figures are in the level JSON and in the text, Markdown and HTML
 # reports, escaped; the second says once that it has none. `gauntlet bench --format json`
 # carries vLLM's flat names; --no-server-metrics and bench.server_metrics: false scrape
-# nothing; --goodput takes vLLM's form and a bad one is one line.
+# nothing; --goodput takes vLLM's form and a bad one is one line. A llama.cpp-shaped server
+# (no KV series on /metrics) gets its KV-cache figure from GET /slots: taken from a page of
+# slots, named as such, a broken page counted and skipped, none said once.
 . "$SRCDIR/tests/lib.sh"
 command -v jq >/dev/null || fail "jq is needed"
 
@@ -96,6 +98,61 @@ if "$GAUNTLET" bench --url "$url" --requests 1 --output-tokens 4 --goodput "ttft
         fail "a bad --goodput was taken"
 fi
 [ "$(wc -l <"$tmp/err")" -le 2 ] && grep -q "^gauntlet: invalid --goodput: 'ttft:fast'" "$tmp/err" || fail "bad goodput: $(cat "$tmp/err")"
+
+# llama.cpp: /metrics without a KV series, the estimate from GET /slots (as llama-server
+# writes it: a slot that served a task, one never used; hostile text in a string)
+cat >"$tmp/llama.txt" <<'PROM'
+# TYPE llamacpp:prompt_tokens_total counter
+llamacpp:prompt_tokens_total {requests}0
+llamacpp:requests_processing 2
+llamacpp:requests_deferred 0
+PROM
+cat >"$tmp/slots.json" <<'JSON'
+[{"id":0,"n_ctx":512,"speculative":false,"is_processing":true,"id_task":7,"n_prompt_tokens":384,
+  "n_prompt_tokens_processed":64,"n_prompt_tokens_cache":320,"params":{"n_predict":8,"stop":["<script>alert(3)</script>"]},
+  "next_token":[{"has_next_token":true,"has_new_line":false,"n_remain":4,"n_decoded":4}]},
+ {"id":1,"n_ctx":512,"speculative":false,"is_processing":false}]
+JSON
+printf '[{"id":0,"n_ctx":512,"n_prompt_tokens":9999}]' >"$tmp/slots-bad.json"
+slots_bench() { # NAME FIXTURE-ARGS...: one bench against a fixture, its JSON in $tmp/out-NAME.json
+        local name=$1 port
+        shift
+        port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+        "$FIXTURE" --port "$port" --metrics-file "$tmp/llama.txt" --pid-file "$tmp/pids-$name" "$@" >"$tmp/fx-$name.log" 2>&1 &
+        for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.05; done
+        "$GAUNTLET" bench --url "http://127.0.0.1:$port" --concurrency 1,2 --requests 4 --output-tokens 8 \
+                --no-calibrate --format json >"$tmp/out-$name.json" || fail "bench ($name) failed"
+        kill "$(cat "$tmp/pids-$name")" 2>/dev/null || true
+}
+slots_bench slots --slots-file "$tmp/slots.json"
+for i in 0 1; do
+        sm=$(jq -c ".bench[$i].server_metrics" "$tmp/out-slots.json")
+        # 384 cells held of 2 x 512
+        jq -e '.engine == "llamacpp" and .kv_cache_usage_peak == 0.375 and .kv_cache_source == "slots"
+               and .slots_scrapes >= 2 and .failed_slots_scrapes == 0
+               and .skipped_slots_pages == 0 and .running_peak == 2' <<<"$sm" >/dev/null || fail "slots@$i: $sm"
+done
+jq -e '[.bench[].warnings[] | select(test("server metrics"))] | length == 0' "$tmp/out-slots.json" >/dev/null ||
+        fail "slots: a warning: $(jq -c '[.bench[].warnings]' "$tmp/out-slots.json")"
+! grep -q alert "$tmp/out-slots.json" || fail "the /slots page's text is in the output"
+# a page that is no server's slots (more cells held than it has): skipped and counted
+slots_bench bad --slots-file "$tmp/slots-bad.json"
+jq -e '.bench[0].server_metrics | .kv_cache_usage_peak == null and .kv_cache_source == null
+       and .slots_scrapes == 0 and .skipped_slots_pages >= 2 and .failed_slots_scrapes == 0' "$tmp/out-bad.json" \
+        >/dev/null || fail "bad slots: $(jq -c '.bench[0].server_metrics' "$tmp/out-bad.json")"
+# no /slots (llama-server --no-slots answers 501, the fixture 404): none, said once, and not
+# asked again
+slots_bench noslots
+said=$(jq -c '[.bench[].warnings[] | select(test("server metrics"))]' "$tmp/out-noslots.json")
+jq -e '. == ["no server metrics: KV-cache usage (llama.cpp'"'"'s GET /slots answered HTTP 404)"]' <<<"$said" \
+        >/dev/null || fail "no slots: said $said"
+jq -e '[.bench[].server_metrics] | .[0].failed_slots_scrapes == 1 and .[1].failed_slots_scrapes == 0
+       and all(.kv_cache_usage_peak == null and .scrapes >= 2)' "$tmp/out-noslots.json" >/dev/null ||
+        fail "no slots: $(jq -c '[.bench[].server_metrics]' "$tmp/out-noslots.json")"
+# a vLLM page keeps its own series, named, and /slots is never asked
+jq -e '.bench[0].server_metrics | .kv_cache_source == "vllm:kv_cache_usage_perc" and .slots_scrapes == 0
+       and .failed_slots_scrapes == 0' "$tmp/b.json" >/dev/null ||
+        fail "vllm source: $(jq -c '.bench[0].server_metrics' "$tmp/b.json")"
 
 # bench.server_metrics: false in a matrix
 sed -e 's/^bench: {/bench: {server_metrics: false, /' -e '/name: none/d' "$tmp/m.yaml" >"$tmp/off.yaml"

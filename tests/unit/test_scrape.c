@@ -1,5 +1,5 @@
-/* test_scrape.c -- the Prometheus parser (hostile pages included), a level's folding of its
- * pages, vLLM's flat names and --goodput form. */
+/* test_scrape.c -- the Prometheus parser (hostile pages included), llama.cpp's /slots parser
+ * (hostile pages too), a level's folding of its pages, vLLM's flat names and --goodput form. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -212,6 +212,159 @@ static void test_level(void **state) {
         json_decref(o);
 }
 
+static int slots(const char *text, struct scrape_slots *ret) {
+        return scrape_slots_parse(text, strlen(text), ret);
+}
+
+/* llama-server's GET /slots as this snapshot writes it (server_slot::to_json with
+ * only_metrics): a slot that served a task, one generating now, one never used. */
+static void test_slots_page(void **state) {
+        struct scrape_slots sl = {0};
+        assert_int_equal(
+                slots("[{\"id\":0,\"n_ctx\":256,\"speculative\":false,\"is_processing\":false,\"id_task\":12,"
+                      "\"n_prompt_tokens\":232,\"n_prompt_tokens_processed\":40,\"n_prompt_tokens_cache\":192,"
+                      "\"params\":{\"n_predict\":8,\"seed\":4294967295,\"temperature\":0.0,\"stop\":[],"
+                      "\"samplers\":[\"top_k\"],\"lora\":[]},"
+                      "\"next_token\":[{\"has_next_token\":false,\"has_new_line\":false,\"n_remain\":-1,"
+                      "\"n_decoded\":8}]},"
+                      " {\"id\":1,\"n_ctx\":256,\"speculative\":false,\"is_processing\":true,\"id_task\":13,"
+                      "\"n_prompt_tokens\":100,\"next_token\":[{\"n_decoded\":3}]},"
+                      " {\"id\":2,\"n_ctx\":256,\"speculative\":false,\"is_processing\":false},"
+                      " {\"id\":3,\"n_ctx\":256,\"speculative\":false,\"is_processing\":false}]",
+                      &sl),
+                0);
+        assert_int_equal(sl.slots, 4);
+        /* n_prompt_tokens already counts the generated tokens: n_decoded is not added */
+        assert_true(sl.held == 332);
+        assert_true(sl.cells == 1024);
+        /* every slot full; slots without an id */
+        assert_int_equal(slots("[{\"n_ctx\":8,\"n_prompt_tokens\":8},{\"n_ctx\":8,\"n_prompt_tokens\":8}]", &sl), 0);
+        assert_true(sl.slots == 2 && sl.held == 16 && sl.cells == 16);
+}
+
+/* Whatever the page, one of two answers: its figures or -EBADMSG, with *ret untouched. */
+static void test_slots_hostile(void **state) {
+        static const char *const bad[] = {
+                "",
+                "null",
+                "{}",
+                "[]",                                                   /* no slot */
+                "[1]",
+                "[{}]",                                                 /* no n_ctx */
+                "[{\"n_ctx\":0}]",                                      /* no cells */
+                "[{\"n_ctx\":-256}]",
+                "[{\"n_ctx\":256.0}]",                                  /* not whole */
+                "[{\"n_ctx\":\"256\"}]",
+                "[{\"n_ctx\":1e300}]",
+                "[{\"n_ctx\":99999999999999999999999}]",                /* past what jansson holds */
+                "[{\"n_ctx\":4294967296}]",                             /* past an int32 */
+                "[{\"n_ctx\":256,\"n_prompt_tokens\":257}]",            /* more than its cells */
+                "[{\"n_ctx\":256,\"n_prompt_tokens\":-1}]",
+                "[{\"n_ctx\":256,\"n_prompt_tokens\":null}]",
+                "[{\"n_ctx\":256,\"n_prompt_tokens\":true}]",
+                "[{\"n_ctx\":256,\"n_ctx\":512}]",                      /* a key twice */
+                "[{\"id\":0,\"n_ctx\":256},{\"id\":0,\"n_ctx\":256}]",  /* an id twice */
+                "[{\"id\":-1,\"n_ctx\":256}]",
+                "[{\"id\":\"0\",\"n_ctx\":256}]",
+                "[{\"n_ctx\":256}] junk",
+                "[{\"n_ctx\":256}",                                     /* cut */
+                "[{\"n_ctx\":256,\"x\":\"a\\u0000b\"}]",                /* NUL in a string */
+                "[{\"n_ctx\":256,\"x\":\"\xff\xfe\"}]",                 /* not UTF-8 */
+                "<html><body>404</body></html>",
+                "{\"error\":{\"code\":501,\"message\":\"This server does not support slots endpoint.\"}}",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+                struct scrape_slots sl = {.slots = 7, .held = 7, .cells = 7};
+                if (slots(bad[i], &sl) != -EBADMSG)
+                        fail_msg("taken: %s", bad[i]);
+                assert_true(sl.slots == 7 && sl.held == 7 && sl.cells == 7);
+        }
+        struct scrape_slots sl = {0};
+        assert_int_equal(scrape_slots_parse(NULL, 0, &sl), -EBADMSG);
+        /* NUL bytes in the body, binary */
+        static const char bin[] = "[{\"n_ctx\":256}]\x00\x01";
+        assert_int_equal(scrape_slots_parse(bin, sizeof(bin) - 1, &sl), -EBADMSG);
+
+        /* nesting far past what a parser's stack should take */
+        size_t deep = 200000;
+        char *p = malloc(2 * deep + 1);
+        assert_non_null(p);
+        memset(p, '[', deep);
+        memset(p + deep, ']', deep);
+        assert_int_equal(scrape_slots_parse(p, 2 * deep, &sl), -EBADMSG);
+        free(p);
+
+        /* more slots than a server has: the page is not taken; at the cap it is */
+        size_t cap = (SCRAPE_MAX_SLOTS + 1) * 64 + 8;
+        char *q = malloc(cap);
+        assert_non_null(q);
+        size_t len = 0;
+        q[len++] = '[';
+        for (int i = 0; i < SCRAPE_MAX_SLOTS + 1; i++)
+                len += (size_t)snprintf(q + len, cap - len, "%s{\"id\":%d,\"n_ctx\":4,\"n_prompt_tokens\":1}",
+                                        i ? "," : "", i);
+        q[len++] = ']';
+        assert_int_equal(scrape_slots_parse(q, len, &sl), -EBADMSG);
+        char *last = q + len;
+        while (!(last[0] == ',' && last[1] == '{'))
+                last--;
+        *last = ']';
+        assert_int_equal(scrape_slots_parse(q, (size_t)(last - q) + 1, &sl), 0);
+        assert_true(sl.slots == SCRAPE_MAX_SLOTS && sl.held == SCRAPE_MAX_SLOTS && sl.cells == 4.0 * SCRAPE_MAX_SLOTS);
+        free(q);
+}
+
+/* llama.cpp: no KV series on /metrics, the /slots estimate in its place and said so; a
+ * server with its own series keeps it, named. */
+static void test_level_slots(void **state) {
+        struct scrape_level a = {0};
+        struct scrape_sample s = parse("llamacpp:requests_processing 0\nllamacpp:prompt_tokens_total 10\n");
+        scrape_level_add(&a, &s);
+        struct scrape_slots sl = {.slots = 4, .held = 0, .cells = 1024};
+        scrape_level_add_slots(&a, &sl);
+        sl = (struct scrape_slots){.slots = 4, .held = 928, .cells = 1024};
+        scrape_level_add_slots(&a, &sl);
+        sl = (struct scrape_slots){.slots = 4, .held = 500, .cells = 1024};
+        scrape_level_add_slots(&a, &sl);
+        a.slots_skipped = 2;
+        a.slots_failed = 1;
+        s = parse("llamacpp:requests_processing 4\nllamacpp:prompt_tokens_total 900\n");
+        scrape_level_add(&a, &s);
+        json_t *o = scrape_level_json(&a);
+        assert_non_null(o);
+        assert_string_equal(json_string_value(json_object_get(o, "engine")), "llamacpp");
+        assert_true(fabs(json_real_value(json_object_get(o, "kv_cache_usage_peak")) - 928.0 / 1024) < 1e-4);
+        assert_string_equal(json_string_value(json_object_get(o, "kv_cache_source")), "slots");
+        assert_int_equal(json_integer_value(json_object_get(o, "slots_scrapes")), 3);
+        assert_int_equal(json_integer_value(json_object_get(o, "failed_slots_scrapes")), 1);
+        assert_int_equal(json_integer_value(json_object_get(o, "skipped_slots_pages")), 2);
+        assert_int_equal(json_integer_value(json_object_get(o, "running_peak")), 4);
+        assert_int_equal(json_integer_value(json_object_get(o, "prompt_tokens")), 890);
+        json_decref(o);
+
+        /* the server's own series wins, whatever /slots says; its name is the source */
+        struct scrape_level b = {0};
+        s = parse("vllm:gpu_cache_usage_perc{e=\"0\"} 0.3\nvllm:kv_cache_usage_perc{e=\"0\"} 0.4\n");
+        scrape_level_add(&b, &s);
+        assert_string_equal(s.kv_series, "vllm:kv_cache_usage_perc");
+        sl = (struct scrape_slots){.slots = 1, .held = 10, .cells = 10};
+        scrape_level_add_slots(&b, &sl);
+        o = scrape_level_json(&b);
+        assert_true(json_real_value(json_object_get(o, "kv_cache_usage_peak")) == 0.4);
+        assert_string_equal(json_string_value(json_object_get(o, "kv_cache_source")), "vllm:kv_cache_usage_perc");
+        json_decref(o);
+
+        /* neither: null, and no source */
+        struct scrape_level c = {0};
+        s = parse("llamacpp:requests_processing 1\n");
+        scrape_level_add(&c, &s);
+        o = scrape_level_json(&c);
+        assert_true(json_is_null(json_object_get(o, "kv_cache_usage_peak")));
+        assert_true(json_is_null(json_object_get(o, "kv_cache_source")));
+        assert_int_equal(json_integer_value(json_object_get(o, "slots_scrapes")), 0);
+        json_decref(o);
+}
+
 /* Every key of the object is the metrics table's, under server_metrics. */
 static void test_level_keys(void **state) {
         struct scrape_level a = {0};
@@ -229,7 +382,7 @@ static void test_level_keys(void **state) {
                         fail_msg("'%s' is not in the metrics table", k);
                 n++;
         }
-        assert_int_equal(n, 16);
+        assert_int_equal(n, 20);
         json_decref(o);
 }
 
@@ -326,6 +479,8 @@ int main(void) {
                 cmocka_unit_test(test_huge_lines),  cmocka_unit_test(test_level),
                 cmocka_unit_test(test_level_keys),  cmocka_unit_test(test_vllm_names),
                 cmocka_unit_test(test_stddev),      cmocka_unit_test(test_goodput_form),
+                cmocka_unit_test(test_slots_page),  cmocka_unit_test(test_slots_hostile),
+                cmocka_unit_test(test_level_slots),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
