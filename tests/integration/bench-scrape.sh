@@ -122,6 +122,8 @@ slots_bench() { # NAME FIXTURE-ARGS...: one bench against a fixture, its JSON in
         for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.05; done
         "$GAUNTLET" bench --url "http://127.0.0.1:$port" --concurrency 1,2 --requests 4 --output-tokens 8 \
                 --no-calibrate --format json >"$tmp/out-$name.json" || fail "bench ($name) failed"
+        [ "$name" != slots ] || "$GAUNTLET" bench --url "http://127.0.0.1:$port" --concurrency 2 --requests 2 \
+                --output-tokens 4 --no-calibrate >"$tmp/out-slots.txt" || fail "bench (text) failed"
         kill "$(cat "$tmp/pids-$name")" 2>/dev/null || true
 }
 slots_bench slots --slots-file "$tmp/slots.json"
@@ -135,6 +137,8 @@ done
 jq -e '[.bench[].warnings[] | select(test("server metrics"))] | length == 0' "$tmp/out-slots.json" >/dev/null ||
         fail "slots: a warning: $(jq -c '[.bench[].warnings]' "$tmp/out-slots.json")"
 ! grep -q alert "$tmp/out-slots.json" || fail "the /slots page's text is in the output"
+grep -qF "server: concurrency 2: KV cache peak 37.5%, running peak 2" "$tmp/out-slots.txt" ||
+        fail "bench text: $(grep server: "$tmp/out-slots.txt")"
 # a page that is no server's slots (more cells held than it has): skipped and counted
 slots_bench bad --slots-file "$tmp/slots-bad.json"
 jq -e '.bench[0].server_metrics | .kv_cache_usage_peak == null and .kv_cache_source == null

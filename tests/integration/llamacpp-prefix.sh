@@ -2,23 +2,31 @@
 # llamacpp-prefix.sh -- issue #25's measure on the real llama-server (skipped, by name,
 # without one): with --metrics and its prompt cache on, a prefix_repetition workload has a
 # lower TTFT p50 than random prompts of the same total length, and the server's own figures
-# are in the level: /metrics (llamacpp: running peak, prompt tokens processed) and its
-# timings (prompt tokens taken from the cache). docs/bench.md "The server's own figures".
+# are in the level: /metrics (llamacpp: running peak, prompt tokens processed), its KV-cache
+# usage from GET /slots, and its timings (prompt tokens taken from the cache). With
+# --no-slots the level says once that it has no KV-cache figure. docs/bench.md "The
+# server's own figures".
 . "$SRCDIR/tests/lib.sh"
 need_llama_server
 command -v jq >/dev/null || fail "jq is needed"
-"$LLAMA_SERVER" -m "$SRCDIR/testbed/model.gguf" --host 127.0.0.1 --port 0 -t 2 --metrics -np 4 -c 1024 \
-        >"$tmp/ls.log" 2>&1 &
-ls_pid=$!
-echo "$ls_pid" >"$tmp/pids-ls"
-url=
-for _ in $(seq 300); do
-        url=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/ls.log" | head -1 | cut -d' ' -f3 || true)
-        [ -n "$url" ] && curl -sf "$url/health" >/dev/null 2>&1 && break
-        kill -0 "$ls_pid" 2>/dev/null || { cat "$tmp/ls.log"; fail "llama-server died at start"; }
-        sleep 0.1
-done
-[ -n "$url" ] || { tail "$tmp/ls.log"; fail "llama-server did not come up"; }
+start() { # NAME ARGS...: a llama-server, its URL in $url, its pid in $ls_pid
+        local name=$1
+        shift
+        "$LLAMA_SERVER" -m "$SRCDIR/testbed/model.gguf" --host 127.0.0.1 --port 0 -t 2 --metrics "$@" \
+                >"$tmp/$name.log" 2>&1 &
+        ls_pid=$!
+        echo "$ls_pid" >"$tmp/pids-$name"
+        url=
+        for _ in $(seq 300); do
+                url=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/$name.log" | head -1 | cut -d' ' -f3 || true)
+                [ -n "$url" ] && curl -sf "$url/health" >/dev/null 2>&1 && break
+                kill -0 "$ls_pid" 2>/dev/null || { cat "$tmp/$name.log"; fail "llama-server died at start"; }
+                sleep 0.1
+        done
+        [ -n "$url" ] || { tail "$tmp/$name.log"; fail "llama-server did not come up"; }
+}
+# four slots of 256 cells each (-np without --kv-unified: each slot its own part)
+start ls -np 4 -c 1024
 common=(--url "$url" --engine llama.cpp --concurrency 4 --requests 24 --warmup 4 --num-prompts 24 --seed 1
         --format json)
 "$GAUNTLET" bench "${common[@]}" --dataset-name prefix_repetition --prefix-repetition-prefix-len 192 \
@@ -27,7 +35,8 @@ common=(--url "$url" --engine llama.cpp --concurrency 4 --requests 24 --warmup 4
 "$GAUNTLET" bench "${common[@]}" --dataset-name random --random-input-len 224 --random-output-len 8 \
         >"$tmp/random.json" || fail "random bench failed"
 show() { jq -c '.bench[0] | {ttft: .ttft_ms.p50, prompt: .prompt_tokens_per_request.mean, server_timings,
-                           m: (.server_metrics | {engine, running_peak, prompt_tokens, kv_cache_usage_peak})}' "$1"; }
+                           m: (.server_metrics | {engine, running_peak, prompt_tokens, kv_cache_usage_peak,
+                                                  kv_cache_source, slots_scrapes})}' "$1"; }
 echo "prefix_repetition: $(show "$tmp/prefix.json")"
 echo "random:            $(show "$tmp/random.json")"
 p=$(jq '.bench[0].ttft_ms.p50' "$tmp/prefix.json")
@@ -46,5 +55,23 @@ jq -e '.bench[0] | .server_timings.prefix_cache_hit_rate < 0.3 and .server_metri
 jq -en --slurpfile a "$tmp/prefix.json" --slurpfile b "$tmp/random.json" \
         '$a[0].bench[0].server_metrics.prompt_tokens < $b[0].bench[0].server_metrics.prompt_tokens' >/dev/null ||
         fail "the server processed no fewer prompt tokens with shared prefixes"
+# the KV-cache usage from /slots, for both: at concurrency 4 every slot holds a prompt of
+# ~228 tokens and its answer after the level's first requests, so at least 4 x 224 of the
+# 1024 cells; every page of the real server's was taken
+for w in prefix random; do
+        jq -e '.bench[0].server_metrics | .kv_cache_source == "slots" and .kv_cache_usage_peak >= 0.85
+               and .kv_cache_usage_peak <= 1 and .slots_scrapes >= 2 and .skipped_slots_pages == 0' \
+                "$tmp/$w.json" >/dev/null || fail "$w: the KV-cache figure: $(show "$tmp/$w.json")"
+done
+kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
+# --no-slots: no KV-cache figure, said once
+start noslots -np 2 -c 512 --no-slots
+"$GAUNTLET" bench --url "$url" --engine llama.cpp --concurrency 1,2 --requests 2 --output-tokens 4 --no-calibrate \
+        --format json >"$tmp/noslots.json" || fail "--no-slots bench failed"
+said=$(jq -c '[.bench[].warnings[] | select(test("server metrics"))]' "$tmp/noslots.json")
+jq -e '. == ["no server metrics: KV-cache usage (llama.cpp'"'"'s GET /slots answered HTTP 501)"]' <<<"$said" \
+        >/dev/null || fail "--no-slots: said $said"
+jq -e '[.bench[].server_metrics] | length == 2 and all(.kv_cache_usage_peak == null and .engine == "llamacpp")' \
+        "$tmp/noslots.json" >/dev/null || fail "--no-slots: $(jq -c '[.bench[].server_metrics]' "$tmp/noslots.json")"
 kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
 echo "llamacpp-prefix: all good"
