@@ -63,6 +63,20 @@ void hist_record(struct hist *h, uint64_t v) {
                 h->max = v;
 }
 
+void hist_merge(struct hist *into, const struct hist *from) {
+        if (!from->count)
+                return;
+        for (size_t i = 0; i < HIST_BUCKETS; i++)
+                into->counts[i] += from->counts[i];
+        into->count += from->count;
+        into->clamped += from->clamped;
+        into->sum += from->sum;
+        if (from->min < into->min)
+                into->min = from->min;
+        if (from->max > into->max)
+                into->max = from->max;
+}
+
 uint64_t hist_percentile(const struct hist *h, double p) {
         if (!h->count)
                 return 0;

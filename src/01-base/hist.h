@@ -40,6 +40,9 @@ void hist_release(struct hist *h);
 void hist_reset(struct hist *h);
 /* Records one value. This function can't fail. */
 void hist_record(struct hist *h, uint64_t v);
+/* Adds every sample of from to into, as if each had been recorded there (the bench's loops,
+ * one histogram per thread, merged at the end of a level). This function can't fail. */
+void hist_merge(struct hist *into, const struct hist *from);
 
 /* The value at percentile p (0..100), nearest-rank: the smallest recorded value such that
  * at least p% of the samples are <= it, reported as the middle of its bucket clamped to

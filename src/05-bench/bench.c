@@ -2,10 +2,14 @@
 #include "05-bench/bench.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/timerfd.h>
@@ -44,6 +48,23 @@
 #define BENCH_MAX_TOKENIZED 4096
 
 struct bench;
+
+/* What the loops of one level share when it is spread over several threads (docs/bench.md
+ * "Client threads"). Loop 0 is the caller's, on the caller's loop; the others each run on a
+ * thread and a loop of their own. Written from any of those threads: atomics only. With
+ * one loop, the level uses it alone and no thread is made. */
+struct level_shared {
+        int n;                        /* loops of this level */
+        struct bench **loops;         /* [0] is the caller's bench; borrowed */
+        _Atomic usec_t t0;            /* the level's start, common to every loop */
+        atomic_bool go;               /* loop 0 has set t0: send */
+        atomic_bool abort;            /* a loop failed, or the caller aborted: stop now */
+        atomic_int ready;             /* other loops connected and waiting for go */
+        atomic_int finished;          /* other loops done with their share */
+        _Atomic usec_t stop_at;       /* duration: no counted send scheduled at or after this */
+        atomic_uint_fast64_t failed;  /* counted failures of every loop: the failure gate's */
+        _Atomic(const char *) stopped; /* why the level stopped early (any loop); NULL: it did not */
+};
 
 /* One request of the workload as plan_build made it; request i of the run is entry
  * i % n_plan. */
@@ -131,7 +152,6 @@ struct bench {
         int inflight;
         uint64_t issued;      /* requests started at this level, warm-up included */
         uint64_t total;       /* warm-up + counted; UINT64_MAX with a duration until it ends */
-        usec_t stop_at;       /* duration: no counted send scheduled at or after this */
         usec_t t0;            /* level start */
         bool open;            /* open loop */
         struct bench_sched sched;
@@ -156,7 +176,8 @@ struct bench {
         bool samples_full;
         int error;            /* sticky failure from inside a callback (-ENOMEM) */
         /* Stopping early (docs/metrics.md "Failures decide"): */
-        usec_t last_byte;     /* this level: when the last response byte of any request came */
+        _Atomic usec_t last_byte; /* this level: when the last response byte of any request of
+                                   * this loop came (relaxed: read by the other loops) */
         const char *stopped;  /* why this level stopped early; then no later level runs.
                                * NULL: it did not. Static text. */
         uint64_t cancelled;   /* requests (and checks) in flight when it stopped: not counted */
@@ -181,10 +202,33 @@ struct bench {
         bool sized;
         int64_t size_t0, size_t1;
         size_t size_c0, size_c1;
+        /* Several loops (struct level_shared): this bench is loop `shard` of sh->n and sends
+         * the level's requests i (warm-up included) with i % sh->n == shard; `issued` and
+         * `total` count its own. The bench_run caller's bench is loop 0 and owns the others
+         * (`loops`); another loop borrows its plan, url, headers and spec, and has its own
+         * loop, timer, slots, level metrics, samples and deferred counts. */
+        struct level_shared *sh;
+        struct level_shared level; /* loop 0's: what sh points at */
+        int shard;
+        uint64_t seq_base;    /* the X-Request-Id N of the level's request 0 */
+        size_t samples_base;  /* samples the run had kept before this level (another loop's) */
+        struct bench **loops; /* loop 0: [0] itself, then the other loops made so far */
+        int n_loops;
+        int wfd;              /* eventfd that wakes this loop for the others; -1: none yet */
+        int cpus;             /* CPUs this process may run on (automatic threads) */
+        struct loop *own;     /* another loop's own loop (l), freed with it */
+        pthread_t thread;
+        int result;           /* another loop's outcome of the level */
+        struct rusage ru0;    /* its thread's CPU when its share began */
 };
 
 static bool sessions(const struct bench *b) {
         return b->psessions != NULL;
+}
+
+/* Which loop sends the level's request i, and the level's index of a loop's k-th request. */
+static uint64_t level_index(const struct bench *b, uint64_t k) {
+        return k * (uint64_t)b->sh->n + (uint64_t)b->shard;
 }
 
 static void breq_free(struct breq *q) {
@@ -298,7 +342,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
                 q->b->lv.reads++;
         }
         q->now = wake > q->rec.sent && wake > q->last_chunk ? wake : now_usec();
-        q->b->last_byte = q->now;
+        atomic_store_explicit(&q->b->last_byte, q->now, memory_order_relaxed);
         if (!q->status)
                 curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
         if (q->status != 200) {
@@ -362,7 +406,7 @@ static double ms(usec_t u) {
 static int add_sample(struct bench *b, const struct bench_record *r, uint64_t index, uint64_t seq) {
         if (!b->samples)
                 return 0;
-        if (json_array_size(b->samples) >= BENCH_MAX_SAMPLES) {
+        if (b->samples_base + json_array_size(b->samples) >= BENCH_MAX_SAMPLES) {
                 b->samples_full = true;
                 return 0;
         }
@@ -410,12 +454,13 @@ static int issue_due(struct bench *b);
  * duration is not known before its end. */
 static bool failures_decided(const struct bench *b) {
         const struct bench_spec *spec = b->spec;
-        if (!b->t->stop_when_failed || b->lv.failed == 0)
+        uint64_t failed = atomic_load_explicit(&b->sh->failed, memory_order_relaxed);
+        if (!b->t->stop_when_failed || failed == 0)
                 return false;
         if (spec->max_failure_share > 0 && spec->duration)
                 return false;
         uint64_t planned = spec->duration ? UINT64_MAX : (uint64_t)spec->requests;
-        return b->lv.failed > bench_failures_allowed(spec, planned);
+        return failed > bench_failures_allowed(spec, planned);
 }
 
 /* Whether a request died on a kept-alive connection that the server had already closed:
@@ -456,7 +501,7 @@ struct counted {
 };
 
 static int defer_count(struct bench *b, struct breq *q) {
-        if (!b->tokenize || !q->rec.ok || b->n_counted >= BENCH_MAX_TOKENIZED || q->text.len == 0)
+        if (!b->tokenize || !q->rec.ok || b->n_counted >= (size_t)(BENCH_MAX_TOKENIZED / b->sh->n) || q->text.len == 0)
                 return 0;
         struct counted *v = realloc(b->counted, (b->n_counted + 1) * sizeof(*v));
         if (!v)
@@ -576,14 +621,16 @@ static int session_start(struct bench *b, usec_t scheduled) {
                         return -ENOMEM;
                 b->sess_pool[b->n_sess_pool++] = se;
         }
-        *se = (struct session){.ps = &b->psessions[b->sess_started % b->n_psessions],
-                               .warmup = b->sess_started < (uint64_t)b->spec->warmup, .id = -1};
+        /* the level's session j (warm-up ones first) is this loop's when j % loops is its
+         * shard (level_index) */
+        uint64_t j = level_index(b, b->sess_started), warmup = (uint64_t)b->spec->warmup;
+        *se = (struct session){.ps = &b->psessions[j % b->n_psessions], .warmup = j < warmup, .id = -1};
         if (!(se->messages = json_array())) {
                 session_free(b, se);
                 return -ENOMEM;
         }
         if (!se->warmup)
-                se->id = (int32_t)MIN(b->sess_counted, (uint64_t)INT32_MAX);
+                se->id = (int32_t)MIN(j - warmup, (uint64_t)INT32_MAX);
         b->inflight++;
         int r = start_request_for(b, scheduled, se);
         if (r < 0) {
@@ -595,6 +642,18 @@ static int session_start(struct bench *b, usec_t scheduled) {
         if (!se->warmup)
                 b->sess_counted++;
         return 0;
+}
+
+/* Frees every session b made (a loop's own; the plan's sessions are loop 0's). */
+static void sess_pool_free(struct bench *b) {
+        for (size_t i = 0; i < b->n_sess_pool; i++) {
+                json_decref(b->sess_pool[i]->messages);
+                free(b->sess_pool[i]);
+        }
+        free(b->sess_pool);
+        b->sess_pool = NULL;
+        b->n_sess_pool = 0;
+        b->sess_free = NULL;
 }
 
 /* Ends the level's sessions when it stops early: those thinking, and the one of a request
@@ -629,13 +688,37 @@ static uint64_t started(const struct bench *b) {
         return sessions(b) ? b->sess_started : b->issued;
 }
 
-/* The next send's offset from the level start, open loop: the trace's next line, or the
- * arrival schedule's next gap. */
-static usec_t next_offset(struct bench *b) {
-        if (b->trace)
-                return dataset_trace_offset(b->spec->data, b->trace_lines, b->trace_next++,
-                                            b->spec->dataset.trace_speed);
-        return bench_sched_next(&b->sched);
+/* When the last response byte of any request of the level came, on any loop. */
+static usec_t level_last_byte(const struct bench *b) {
+        usec_t last = 0;
+        for (int i = 0; i < b->sh->n; i++)
+                last = MAX(last, atomic_load_explicit(&b->sh->loops[i]->last_byte, memory_order_relaxed));
+        return last;
+}
+
+/* Wakes loop b out of its wait (a flag of the level changed). */
+static void loop_wake(struct bench *b) {
+        uint64_t one = 1;
+        if (b->wfd >= 0 && write(b->wfd, &one, sizeof(one)) < 0) {
+                /* EAGAIN: the counter is full, the loop has a wake-up waiting already */
+        }
+}
+
+static void on_wake(struct loop *l, int fd, uint32_t revents, void *userdata) {
+        uint64_t n;
+        if (read(fd, &n, sizeof(n)) < 0) {
+                /* EAGAIN: another read took it; the flags are read after every wake-up anyway */
+        }
+}
+
+/* Stops the level early, on every loop (`why` is static text). */
+static void level_stop(struct bench *b, const char *why) {
+        b->stopped = why;
+        const char *none = NULL;
+        if (b->sh->n > 1 && atomic_compare_exchange_strong(&b->sh->stopped, &none, why))
+                for (int i = 0; i < b->sh->n; i++)
+                        if (i != b->shard)
+                                loop_wake(b->sh->loops[i]);
 }
 
 static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata) {
@@ -671,12 +754,14 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
          * sent: the server has stopped answering. The requests after it would each wait a
          * whole request_timeout for nothing. (A warm-up one counts then: it is the level's
          * only measurement.) */
-        bool hung = !q->rec.ok && strcmp(q->rec.error, "timeout") == 0 && b->last_byte < q->rec.sent;
+        bool hung = !q->rec.ok && strcmp(q->rec.error, "timeout") == 0 && level_last_byte(b) < q->rec.sent;
         bool counted = !q->warmup || (hung && !b->stopped);
         _cleanup_free_ char *detail = NULL;
         if (!q->rec.ok && counted && !b->lv.first_error[0])
                 q->rec.detail = detail = failure_detail(q, result);
         if (counted) {
+                if (!q->rec.ok)
+                        atomic_fetch_add_explicit(&b->sh->failed, 1, memory_order_relaxed);
                 int r = defer_count(b, q);
                 if (r == 0 && (r = bench_level_add(&b->lv, &q->rec)) >= 0)
                         r = add_sample(b, &q->rec, q->index, q->seq);
@@ -691,10 +776,10 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
         else
                 b->inflight--;
         if (!b->stopped && hung)
-                b->stopped = "the server stopped answering: a request timed out with no byte of any request since "
-                             "it was sent";
+                level_stop(b, "the server stopped answering: a request timed out with no byte of any request since "
+                              "it was sent");
         else if (!b->stopped && failures_decided(b))
-                b->stopped = "failures over max_failures decided the verdict";
+                level_stop(b, "failures over max_failures decided the verdict");
         if (b->stopped)
                 return; /* the rest is cancelled once this wake-up's callbacks are done (run_level) */
         int r = issue_due(b);
@@ -781,10 +866,11 @@ static int build_body(struct bench *b, struct breq *q) {
         const struct bench_target *t = b->t;
         _cleanup_buf_ struct buf prompt;
         buf_init(&prompt, BENCH_MAX_BODY);
-        uint64_t pi = b->prompt_index++;
+        uint64_t pi = b->prompt_index; /* the level's request i gets its first prompt + i */
+        b->prompt_index += (uint64_t)b->sh->n;
         /* a session's turn; a trace's line i at the level's request i; else in turn */
         const struct plan_entry *e = q->sess ? &b->plan[q->sess->ps->first + (size_t)q->sess->turn]
-                                     : b->trace ? &b->plan[b->issued % b->n_plan]
+                                     : b->trace ? &b->plan[level_index(b, b->issued) % b->n_plan]
                                                 : &b->plan[pi % b->n_plan];
         int r = 0;
         if (e->group >= 0 && b->prefix_tokens > 0) {
@@ -879,8 +965,10 @@ static int start_request_for(struct bench *b, usec_t scheduled, struct session *
                 return r;
         /* a session's turns count by session (its index in the level: counted turns after
          * spec->warmup, as the samples' index expects) */
-        q->index = !sess ? b->issued : sess->warmup ? 0 : (uint64_t)b->spec->warmup + b->sess_turns;
-        q->seq = b->request_seq;
+        q->index = !sess         ? level_index(b, b->issued)
+                   : sess->warmup ? 0
+                                  : (uint64_t)b->spec->warmup + level_index(b, b->sess_turns);
+        q->seq = b->seq_base + level_index(b, b->issued);
         q->warmup = sess ? sess->warmup : q->index < (uint64_t)b->spec->warmup;
         q->rec = (struct bench_record){.scheduled = scheduled, .output_tokens = -1, .prompt_tokens = -1,
                                        .session = sess ? sess->id : -1, .turn = sess ? sess->turn + 1 : 0};
@@ -928,15 +1016,15 @@ static int start_request_for(struct bench *b, usec_t scheduled, struct session *
                 goto fail;
         q->busy = true;
         b->issued++;
-        b->request_seq++;
         if (sess) {
                 sess->turn++;
                 if (!sess->warmup)
                         b->sess_turns++;
         } else
                 b->inflight++;
-        if (!q->warmup && b->spec->duration && b->stop_at == USEC_INFINITY)
-                b->stop_at = q->rec.sent + b->spec->duration;
+        usec_t unset = USEC_INFINITY;
+        if (!q->warmup && b->spec->duration && atomic_load_explicit(&b->sh->stop_at, memory_order_relaxed) == unset)
+                atomic_compare_exchange_strong(&b->sh->stop_at, &unset, q->rec.sent + b->spec->duration);
         return 0;
 fail:
         q->sess = NULL;
@@ -965,7 +1053,8 @@ static int arm_timer(struct bench *b, usec_t when) {
 static bool more_to_send(struct bench *b, usec_t due) {
         if (started(b) >= b->total)
                 return false;
-        if (b->stop_at != USEC_INFINITY && due >= b->stop_at) {
+        usec_t stop_at = atomic_load_explicit(&b->sh->stop_at, memory_order_relaxed);
+        if (stop_at != USEC_INFINITY && due >= stop_at) {
                 b->total = started(b);
                 return false;
         }
@@ -985,7 +1074,8 @@ static void on_probe_done(void *userdata) {
 /* Starts the next check under load when the level's warm-up is out and the cap allows.
  * Returns 1 when it started one, 0 when none was due. */
 static int issue_probe(struct bench *b) {
-        if (b->probes_sent >= b->n_probes || started(b) < (uint64_t)b->spec->warmup || b->inflight >= b->cap)
+        if (b->probes_sent >= b->n_probes || level_index(b, started(b)) < (uint64_t)b->spec->warmup ||
+            b->inflight >= b->cap)
                 return 0;
         struct probe *pr = &b->probes[b->probes_sent];
         int r = check_probe_start(b->l, b->t->checks_target, pr->spec, pr->stream, on_probe_done, pr, &pr->p);
@@ -998,6 +1088,27 @@ static int issue_probe(struct bench *b) {
         }
         b->inflight++;
         return 1;
+}
+
+/* The schedule's offset of this loop's next request: the level's schedule has one offset per
+ * request i, and this loop takes those of its own requests. */
+static usec_t sched_next(struct bench *b) {
+        usec_t mine = 0;
+        for (int i = 0; i < b->sh->n; i++) {
+                usec_t t = bench_sched_next(&b->sched);
+                if (i == b->shard)
+                        mine = t;
+        }
+        return mine;
+}
+
+/* The offset from the level start of this loop's next send, open loop: the trace's line of
+ * the level's request it is (level_index), or the arrival schedule's. */
+static usec_t next_offset(struct bench *b) {
+        if (b->trace)
+                return dataset_trace_offset(b->spec->data, b->trace_lines, level_index(b, b->trace_next++),
+                                            b->spec->dataset.trace_speed);
+        return sched_next(b);
 }
 
 /* Sends everything that is due and allowed by the cap; arms the timer for what is not due.
@@ -1120,6 +1231,14 @@ static int probes_json(struct bench *b, json_t **ret) {
         return 0;
 }
 
+/* Whether the level must stop now: the caller's should_abort (asked on loop 0 only, the
+ * caller's thread), or another loop's failure. */
+static bool level_aborted(struct bench *b) {
+        if (atomic_load(&b->sh->abort))
+                return true;
+        return b->shard == 0 && b->t->should_abort && b->t->should_abort(b->t->abort_userdata);
+}
+
 /* ---- pre-connect: the level's connections exist before its first request ------------- */
 
 struct preconnect {
@@ -1168,7 +1287,7 @@ static int preconnect(struct bench *b, int n) {
                 r = loop_iterate(b->l, USEC_INFINITY);
                 if (r == -ETIME)
                         r = 0;
-                if (r >= 0 && b->t->should_abort && b->t->should_abort(b->t->abort_userdata))
+                if (r >= 0 && level_aborted(b))
                         r = -ECANCELED;
         }
         for (int i = 0; i < n; i++)
@@ -1212,48 +1331,179 @@ static void stop_level(struct bench *b) {
 static int count_deferred(struct bench *b);
 static void counted_clear(struct bench *b);
 
-/* Runs one level to its end. On success the level's JSON is appended to levels. */
-static int run_level(struct bench *b, int concurrency, double rate, json_t *levels) {
+/* ---- the loops of a level: one per thread (docs/bench.md "Client threads") ------------ */
+
+/* Frees another loop made by loop_make, with its slots and its event loop. Its thread has
+ * been joined. */
+static void loop_release(struct bench *w) {
+        if (!w)
+                return;
+        for (size_t i = 0; i < w->n_pool; i++) {
+                if (w->pool[i]->busy)
+                        loop_remove_transfer(w->l, w->pool[i]->easy);
+                breq_free(w->pool[i]);
+        }
+        free(w->pool);
+        if (w->tfd >= 0) {
+                if (w->l)
+                        loop_unwatch_fd(w->l, w->tfd);
+                close(w->tfd);
+        }
+        if (w->wfd >= 0) {
+                if (w->l)
+                        loop_unwatch_fd(w->l, w->wfd);
+                close(w->wfd);
+        }
+        counted_clear(w);
+        json_decref(w->samples);
+        bench_level_release(&w->lv);
+        sess_pool_free(w);
+        if (w->own)
+                loop_free(w->own);
+        free(w);
+}
+
+/* Another loop for loop 0's levels: its own event loop, timer and wake-up, and loop 0's
+ * run-wide settings, borrowed. */
+static int loop_make(struct bench *b, struct bench **ret) {
+        struct bench *w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        *w = (struct bench){.t = b->t, .spec = b->spec, .url = b->url, .headers = b->headers, .tfd = -1, .wfd = -1};
+        memcpy(w->run_id, b->run_id, sizeof(w->run_id));
+        int r = loop_new(&w->own);
+        if (r < 0)
+                goto fail;
+        w->l = w->own;
+        w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (w->tfd < 0 || (w->wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if ((r = loop_watch_fd(w->l, w->tfd, EPOLLIN, on_timer, w)) < 0 ||
+            (r = loop_watch_fd(w->l, w->wfd, EPOLLIN, on_wake, w)) < 0)
+                goto fail;
+        *ret = w;
+        return 0;
+fail:
+        loop_release(w);
+        return r;
+}
+
+/* Makes the level's n loops (those not made by an earlier level) and resets what they share. */
+static int level_loops(struct bench *b, int n) {
+        if (b->n_loops < n) {
+                struct bench **v = realloc(b->loops, (size_t)n * sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                b->loops = v;
+                if (b->n_loops == 0)
+                        b->loops[b->n_loops++] = b;
+                while (b->n_loops < n) {
+                        int r = loop_make(b, &b->loops[b->n_loops]);
+                        if (r < 0)
+                                return r;
+                        b->n_loops++;
+                }
+        }
+        if (n > 1 && b->wfd < 0) {
+                int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+                if (fd < 0)
+                        return -errno;
+                int r = loop_watch_fd(b->l, fd, EPOLLIN, on_wake, b);
+                if (r < 0) {
+                        close(fd);
+                        return r;
+                }
+                b->wfd = fd;
+        }
+        struct level_shared *sh = &b->level;
+        sh->n = n;
+        sh->loops = b->loops;
+        atomic_store(&sh->t0, 0);
+        atomic_store(&sh->go, false);
+        atomic_store(&sh->abort, false);
+        atomic_store(&sh->ready, 0);
+        atomic_store(&sh->finished, 0);
+        atomic_store(&sh->stop_at, USEC_INFINITY);
+        atomic_store(&sh->failed, 0);
+        atomic_store(&sh->stopped, NULL);
+        return 0;
+}
+
+/* Sets loop w up for its share of a level of `concurrency` streams; b is loop 0. */
+static int level_setup(struct bench *w, struct bench *b, int shard, int concurrency, double rate) {
         const struct bench_spec *spec = b->spec;
-        const struct bench_target *t = b->t;
-        _cleanup_json_ json_t *under_load = NULL, *server = NULL;
-        int r = bench_level_init(&b->lv, concurrency, rate);
+        int n = b->level.n;
+        int r = bench_level_init(&w->lv, concurrency, rate);
         if (r < 0)
                 return r;
-        b->lv.slo_ttft = t->slo_ttft;
-        b->lv.slo_tpot = t->slo_tpot;
-        b->lv.slo_e2el = t->slo_e2el;
-        b->lv.max_tokens = spec->output_tokens;
-        b->cap = concurrency;
-        b->inflight = 0;
-        b->issued = 0;
-        b->total = spec->duration ? UINT64_MAX : (uint64_t)spec->warmup + (uint64_t)spec->requests;
-        b->stop_at = USEC_INFINITY;
-        b->open = rate > 0 || b->trace;
-        b->last_byte = 0;
-        b->cancelled = b->unsent = 0;
-        probes_reset(b);
-        workload_level_start(b);
-        bench_sched_init(&b->sched, rate > 0 ? rate : 1, spec->poisson, spec->burstiness, spec->seed);
-        uint64_t first_prompt = b->prompt_index;
+        w->sh = &b->level;
+        w->shard = shard;
+        w->lv.slo_ttft = b->t->slo_ttft;
+        w->lv.slo_tpot = b->t->slo_tpot;
+        w->lv.slo_e2el = b->t->slo_e2el;
+        w->lv.max_tokens = spec->output_tokens;
+        w->cap = concurrency / n + (shard < concurrency % n);
+        w->inflight = 0;
+        w->issued = 0;
+        uint64_t total = spec->duration ? UINT64_MAX : (uint64_t)spec->warmup + (uint64_t)spec->requests;
+        w->total = total == UINT64_MAX ? UINT64_MAX
+                   : total > (uint64_t)shard ? (total - (uint64_t)shard + (uint64_t)n - 1) / (uint64_t)n
+                                             : 0;
+        w->open = rate > 0 || b->trace;
+        atomic_store_explicit(&w->last_byte, 0, memory_order_relaxed);
+        w->cancelled = w->unsent = 0;
+        bench_sched_init(&w->sched, rate > 0 ? rate : 1, spec->poisson, spec->burstiness, spec->seed);
+        w->seq_base = b->request_seq;
+        workload_level_start(w);
+        if (w == b)
+                return 0;
+        /* another loop: the run-wide state it reads, as loop 0 has it now */
+        w->prompt_index = b->prompt_index + (uint64_t)shard;
+        w->plan = b->plan;
+        w->n_plan = b->n_plan;
+        w->plan_texts = b->plan_texts;
+        w->prefix_tokens = b->prefix_tokens;
+        w->prefix_chars = b->prefix_chars;
+        w->level_seq = b->level_seq;
+        w->tokenize = b->tokenize;
+        w->psessions = b->psessions;
+        w->n_psessions = b->n_psessions;
+        w->trace = b->trace;
+        w->trace_lines = b->trace_lines;
+        w->sized = b->sized;
+        w->size_t0 = b->size_t0;
+        w->size_t1 = b->size_t1;
+        w->size_c0 = b->size_c0;
+        w->size_c1 = b->size_c1;
+        w->stopped = NULL;
+        w->error = 0;
+        w->result = 0;
+        w->samples_full = false;
+        w->samples_base = b->samples ? json_array_size(b->samples) : 0;
+        if (b->samples && !w->samples && !(w->samples = json_array()))
+                return -ENOMEM;
+        return 0;
+}
 
-        if (!spec->no_preconnect) {
-                if ((r = preconnect(b, concurrency)) < 0)
-                        goto out;
-                b->lv.preconnected = r;
-        }
+/* One turn of loop 0 while it waits for the other loops. */
+static int level_turn(struct bench *b) {
+        int r = loop_iterate(b->l, USEC_INFINITY);
+        if (r == -ETIME)
+                r = 0;
+        if (r >= 0 && level_aborted(b))
+                r = -ECANCELED;
+        return r;
+}
 
-        if (b->scrape && (r = scrape_level_begin(b->scrape)) < 0)
-                goto out;
-
-        struct rusage ru0, ru1, self;
-        getrusage(RUSAGE_THREAD, &ru0);
-        b->lv.rss_kb_start = rss_kb();
-        b->t0 = now_usec();
-        b->next_due = b->t0 + (b->open ? next_offset(b) : 0);
-
-        r = issue_due(b);
+/* Runs loop b's share of the level (from b->t0) until it is sent and answered, the level
+ * stopped early (on any loop), or it must stop. */
+static int level_drive(struct bench *b) {
+        int r = issue_due(b);
         while (r >= 0 && !b->error) {
+                if (!b->stopped && b->sh->n > 1)
+                        b->stopped = atomic_load(&b->sh->stopped);
                 if (b->stopped) {
                         stop_level(b);
                         break;
@@ -1264,18 +1514,196 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
                 r = loop_iterate(b->l, USEC_INFINITY);
                 if (r == -ETIME)
                         r = 0;
-                if (r >= 0 && t->should_abort && t->should_abort(t->abort_userdata))
+                if (r >= 0 && level_aborted(b))
                         r = -ECANCELED;
         }
         if (r >= 0 && b->error)
                 r = b->error;
+        return r;
+}
+
+static double ru_cpu_s(const struct rusage *a, const struct rusage *b, double *ret_sys) {
+        *ret_sys = tv_s(b->ru_stime) - tv_s(a->ru_stime);
+        return tv_s(b->ru_utime) - tv_s(a->ru_utime);
+}
+
+/* Another loop's thread: connects its share, waits for loop 0's start, sends its share. */
+static void *loop_thread(void *userdata) {
+        struct bench *w = userdata;
+        struct level_shared *sh = w->sh;
+        int r = 0;
+        if (!w->spec->no_preconnect && w->cap > 0 && (r = preconnect(w, w->cap)) >= 0) {
+                w->lv.preconnected = r;
+                r = 0;
+        }
+        atomic_fetch_add(&sh->ready, 1);
+        loop_wake(sh->loops[0]);
+        while (r >= 0 && !atomic_load(&sh->go) && !atomic_load(&sh->abort)) {
+                r = loop_iterate(w->l, USEC_INFINITY);
+                if (r == -ETIME)
+                        r = 0;
+        }
+        if (r >= 0 && atomic_load(&sh->abort))
+                r = -ECANCELED;
+        if (r >= 0) {
+                struct rusage ru0, ru1;
+                getrusage(RUSAGE_THREAD, &ru0);
+                w->t0 = atomic_load(&sh->t0);
+                w->next_due = w->t0 + (w->open ? next_offset(w) : 0);
+                r = level_drive(w);
+                getrusage(RUSAGE_THREAD, &ru1);
+                w->lv.cpu_user_s = ru_cpu_s(&ru0, &ru1, &w->lv.cpu_sys_s);
+                w->lv.loop_cpu_max_s = w->lv.cpu_user_s + w->lv.cpu_sys_s;
+        }
+        w->result = r;
+        if (r < 0 && r != -ECANCELED) {
+                atomic_store(&sh->abort, true);
+                for (int i = 0; i < sh->n; i++)
+                        if (sh->loops[i] != w)
+                                loop_wake(sh->loops[i]);
+        }
+        atomic_fetch_add(&sh->finished, 1);
+        loop_wake(sh->loops[0]);
+        return NULL;
+}
+
+/* Loop 0 waits for the `started` other loops to finish their shares, its own loop turning
+ * meanwhile (the caller's other watches, its abort); r < 0 stops them first. Returns r, or
+ * the first other loop's own failure. */
+static int level_join(struct bench *b, int started, int r) {
+        struct level_shared *sh = &b->level;
+        while (r >= 0 && atomic_load(&sh->finished) < started)
+                r = level_turn(b);
+        if (r < 0) {
+                atomic_store(&sh->abort, true);
+                for (int i = 1; i <= started; i++)
+                        loop_wake(sh->loops[i]);
+        }
+        for (int i = 1; i <= started; i++) {
+                struct bench *w = sh->loops[i];
+                pthread_join(w->thread, NULL);
+                if (w->result < 0 && (r >= 0 || (r == -ECANCELED && w->result != -ECANCELED)))
+                        r = w->result;
+        }
+        return r;
+}
+
+/* The level's requests, from 0, as far as its loops sent them: one past the last level
+ * index any loop used (with a duration, or sessions of unequal turns, the loops send
+ * unequal shares; the next level's prompts and request ids start past every one used). */
+static uint64_t level_sent(const struct bench *b) {
+        uint64_t end = 0;
+        for (int i = 0; i < b->level.n; i++) {
+                const struct bench *w = b->level.loops[i];
+                if (w->issued)
+                        end = MAX(end, level_index(w, w->issued - 1) + 1);
+        }
+        return end;
+}
+
+/* Adds the other loops' shares of the level to loop 0's: metrics, samples, deferred counts,
+ * sessions, and the requests each sent (for the next level's prompts and request ids). */
+static int level_merge(struct bench *b) {
+        struct level_shared *sh = &b->level;
+        uint64_t first_prompt = b->prompt_index - b->issued * (uint64_t)sh->n, sent = level_sent(b);
+        int r = 0;
+        for (int i = 1; i < sh->n && r >= 0; i++) {
+                struct bench *w = sh->loops[i];
+                if ((r = bench_level_merge(&b->lv, &w->lv)) < 0)
+                        break;
+                b->cancelled += w->cancelled;
+                b->unsent += w->unsent;
+                b->sess_counted += w->sess_counted;
+                b->sess_completed += w->sess_completed;
+                b->sess_failed += w->sess_failed;
+                b->sess_cut += w->sess_cut;
+                b->sess_turns += w->sess_turns;
+                b->samples_full |= w->samples_full;
+                size_t k;
+                json_t *v;
+                json_array_foreach(w->samples, k, v) {
+                        if (json_array_size(b->samples) >= BENCH_MAX_SAMPLES) {
+                                b->samples_full = true;
+                                break;
+                        }
+                        if (json_array_append(b->samples, v) < 0) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                }
+                json_array_clear(w->samples);
+                if (w->n_counted) {
+                        struct counted *c = realloc(b->counted, (b->n_counted + w->n_counted) * sizeof(*c));
+                        if (!c) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        b->counted = c;
+                        memcpy(c + b->n_counted, w->counted, w->n_counted * sizeof(*c));
+                        b->n_counted += w->n_counted;
+                        free(w->counted); /* the texts are loop 0's now */
+                        w->counted = NULL;
+                        w->n_counted = 0;
+                }
+        }
+        if (!b->stopped)
+                b->stopped = atomic_load(&sh->stopped);
+        b->request_seq = b->seq_base + sent;
+        b->prompt_index = first_prompt + sent;
+        return r;
+}
+
+/* Runs one level to its end, on bench_threads' loops. On success the level's JSON is
+ * appended to levels. */
+static int run_level(struct bench *b, int concurrency, double rate, json_t *levels) {
+        const struct bench_spec *spec = b->spec;
+        _cleanup_json_ json_t *under_load = NULL, *server = NULL;
+        struct level_shared *sh = &b->level;
+        uint64_t first_prompt = b->prompt_index;
+        int n = bench_threads(spec->threads, concurrency, b->cpus), started = 0;
+        int r = level_loops(b, n);
+        if (r < 0)
+                return r;
+        for (int i = 0; i < n && r >= 0; i++)
+                r = level_setup(b->loops[i], b, i, concurrency, rate);
+        if (r < 0)
+                goto out;
+        probes_reset(b);
+
+        /* the other loops connect their shares meanwhile; the level starts when all have */
+        for (int i = 1; i < n && r >= 0; i++)
+                if ((r = -pthread_create(&b->loops[i]->thread, NULL, loop_thread, b->loops[i])) == 0)
+                        started++;
+        if (r >= 0 && !spec->no_preconnect && (r = preconnect(b, b->cap)) >= 0) {
+                b->lv.preconnected = r;
+                r = 0;
+        }
+        while (r >= 0 && atomic_load(&sh->ready) < n - 1)
+                r = level_turn(b);
+        /* the server's /metrics, on loop 0 only: once every loop is ready, until all are done */
+        if (r >= 0 && b->scrape)
+                r = scrape_level_begin(b->scrape);
+
+        struct rusage ru0, ru1, self;
+        getrusage(RUSAGE_THREAD, &ru0);
+        if (r >= 0) {
+                b->lv.rss_kb_start = rss_kb();
+                b->t0 = now_usec();
+                atomic_store(&sh->t0, b->t0);
+                atomic_store(&sh->go, true);
+                for (int i = 1; i < n; i++)
+                        loop_wake(b->loops[i]);
+                b->next_due = b->t0 + (b->open ? next_offset(b) : 0);
+                r = level_drive(b);
+        }
+        r = level_join(b, started, r);
         if (r < 0)
                 goto out;
 
         getrusage(RUSAGE_THREAD, &ru1);
         getrusage(RUSAGE_SELF, &self);
-        b->lv.cpu_user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
-        b->lv.cpu_sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+        b->lv.cpu_user_s = ru_cpu_s(&ru0, &ru1, &b->lv.cpu_sys_s);
+        b->lv.loop_cpu_max_s = b->lv.cpu_user_s + b->lv.cpu_sys_s;
         b->lv.wall_s = (double)(now_usec() - b->t0) / 1e6;
         b->lv.rss_kb_peak = self.ru_maxrss;
         if (b->scrape && (r = scrape_level_end(b->scrape, &server)) < 0)
@@ -1287,6 +1715,9 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
                 r = -ENOMEM;
                 goto out;
         }
+        b->lv.threads = n;
+        if ((r = level_merge(b)) < 0)
+                goto out;
         if ((r = count_deferred(b)) < 0)
                 goto out;
         b->lv.calibration = b->calibration;
@@ -1325,6 +1756,11 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
 out:
         counted_clear(b);
         bench_level_release(&b->lv);
+        for (int i = 1; i < n; i++) {
+                counted_clear(b->loops[i]);
+                bench_level_release(&b->loops[i]->lv);
+                json_array_clear(b->loops[i]->samples);
+        }
         return r;
 }
 
@@ -2378,6 +2814,8 @@ static bool spec_valid(const struct bench_target *t, const struct bench_spec *sp
         for (size_t i = 0; i < spec->n_concurrency; i++)
                 if (spec->concurrency[i] < 1)
                         return false;
+        if (spec->threads < 0 || spec->threads > BENCH_MAX_THREADS)
+                return false;
         if (dataset_options_check(&spec->dataset) || spec->burstiness < 0)
                 return false;
         if (dataset_has_file(&spec->dataset) && !t->prompts && (!spec->data || spec->data->kind != spec->dataset.kind))
@@ -2389,11 +2827,22 @@ static bool spec_valid(const struct bench_target *t, const struct bench_spec *sp
         return true;
 }
 
+/* The CPUs this process may run on. */
+static int usable_cpus(void) {
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof(set), &set) == 0)
+                return CPU_COUNT(&set);
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        return n > 0 ? (int)n : 1;
+}
+
 int bench_run(struct loop *l, const struct bench_target *t, const struct bench_spec *spec,
               json_t **ret_levels, json_t **ret_samples) {
         if (!l || !spec_valid(t, spec))
                 return -EINVAL;
-        struct bench b = {.l = l, .t = t, .spec = spec, .tfd = -1};
+        struct bench b = {.l = l, .t = t, .spec = spec, .tfd = -1, .wfd = -1, .cpus = usable_cpus()};
+        b.sh = &b.level;
+        b.level.n = 1;
         json_t *levels = json_array();
         int r = -ENOMEM;
         /* Timer slack (50 us by default) would make every scheduled send late; it is
@@ -2451,6 +2900,13 @@ out:
         scrape_free(b.scrape);
         probes_reset(&b);
         free(b.probes);
+        for (int i = 1; i < b.n_loops; i++)
+                loop_release(b.loops[i]);
+        free(b.loops);
+        if (b.wfd >= 0) {
+                loop_unwatch_fd(l, b.wfd);
+                close(b.wfd);
+        }
         for (size_t i = 0; i < b.n_pool; i++) {
                 if (b.pool[i]->busy)
                         loop_remove_transfer(l, b.pool[i]->easy);
@@ -2467,11 +2923,7 @@ out:
         json_decref(b.workload);
         free(b.plan);
         free(b.psessions);
-        for (size_t i = 0; i < b.n_sess_pool; i++) {
-                json_decref(b.sess_pool[i]->messages);
-                free(b.sess_pool[i]);
-        }
-        free(b.sess_pool);
+        sess_pool_free(&b);
         if (old_slack > 0)
                 prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
         if (r < 0) {

@@ -537,6 +537,77 @@ bool bench_usage_disagrees(int64_t usage, uint64_t counted, int max_tokens) {
         return diff > BENCH_USAGE_SLACK && (double)diff > BENCH_USAGE_SHARE * (double)counted;
 }
 
+int bench_threads(int spec_threads, int concurrency, int cpus) {
+        int n = spec_threads;
+        if (n <= 0)
+                n = concurrency < BENCH_THREADS_FROM ? 1 : MIN(cpus - 1, concurrency / BENCH_STREAMS_PER_THREAD);
+        return MAX(1, MIN(MIN(n, concurrency), BENCH_MAX_THREADS));
+}
+
+int bench_level_merge(struct bench_level *lv, const struct bench_level *from) {
+        struct hist *into[] = {&lv->ttft, &lv->itl, &lv->tpot, &lv->e2e, &lv->send_delay, &lv->connect};
+        const struct hist *add[] = {&from->ttft, &from->itl, &from->tpot, &from->e2e, &from->send_delay,
+                                    &from->connect};
+        for (size_t i = 0; i < ELEMENTSOF(into); i++)
+                hist_merge(into[i], add[i]);
+        lv->requests += from->requests;
+        lv->completed += from->completed;
+        lv->failed += from->failed;
+        lv->aborted += from->aborted;
+        lv->late += from->late;
+        lv->preconnected += from->preconnected;
+        lv->resent += from->resent;
+        lv->good += from->good;
+        lv->good_tokens += from->good_tokens;
+        lv->timed += from->timed;
+        lv->timed_prompt_n += from->timed_prompt_n;
+        lv->timed_cache_n += from->timed_cache_n;
+        lv->output_tokens += from->output_tokens;
+        if (from->prompt_count) {
+                lv->prompt_min = lv->prompt_count ? MIN(lv->prompt_min, from->prompt_min) : from->prompt_min;
+                lv->prompt_max = MAX(lv->prompt_max, from->prompt_max);
+        }
+        lv->prompt_tokens += from->prompt_tokens;
+        lv->prompt_count += from->prompt_count;
+        if (from->completed) {
+                lv->output_min = lv->completed > from->completed ? MIN(lv->output_min, from->output_min) : from->output_min;
+                lv->output_max = MAX(lv->output_max, from->output_max);
+        }
+        if (!lv->first_error[0])
+                memcpy(lv->first_error, from->first_error, sizeof(lv->first_error));
+        lv->chunks += from->chunks;
+        lv->tokenized += from->tokenized;
+        lv->usage_requests += from->usage_requests;
+        lv->usage_tokens = lv->usage_tokens > UINT64_MAX - from->usage_tokens ? UINT64_MAX
+                                                                              : lv->usage_tokens + from->usage_tokens;
+        lv->usage_counted += from->usage_counted;
+        lv->usage_disagree += from->usage_disagree;
+        lv->usage_over_max += from->usage_over_max;
+        lv->no_usage += from->no_usage;
+        lv->events += from->events;
+        lv->after_done += from->after_done;
+        lv->reads += from->reads;
+        if (from->first_send && (!lv->first_send || from->first_send < lv->first_send))
+                lv->first_send = from->first_send;
+        lv->last_send = MAX(lv->last_send, from->last_send);
+        lv->last_done = MAX(lv->last_done, from->last_done);
+        lv->cpu_user_s += from->cpu_user_s;
+        lv->cpu_sys_s += from->cpu_sys_s;
+        lv->loop_cpu_max_s = MAX(lv->loop_cpu_max_s, from->loop_cpu_max_s);
+        const char *k;
+        json_t *v;
+        json_object_foreach(from->errors, k, v) {
+                json_int_t had = json_integer_value(json_object_get(lv->errors, k));
+                if (json_object_set_new(lv->errors, k, json_integer(had + json_integer_value(v))) < 0)
+                        return -ENOMEM;
+        }
+        size_t i;
+        json_array_foreach(from->warnings, i, v)
+                if (json_array_append_new(lv->warnings, json_deep_copy(v)) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
 static double r3(double x) {
         return round(x * 1000.0) / 1000.0;
 }
@@ -608,6 +679,11 @@ json_t *bench_level_json(struct bench_level *lv) {
         double per_s = window > 0 ? 1.0 / window : 0;
         double cpu = lv->cpu_user_s + lv->cpu_sys_s;
         double cores = lv->wall_s > 0 ? cpu / lv->wall_s : 0;
+        int threads = MAX(lv->threads, 1);
+        /* one loop: its thread is the whole client (loop_cpu_max_s may be left unset) */
+        double loop_max = lv->wall_s > 0 ? (threads > 1 ? lv->loop_cpu_max_s : cpu) / lv->wall_s : 0;
+        bool late = lv->late && (double)lv->late > 0.01 * (double)lv->requests;
+        bool bound = loop_max >= BENCH_CPU_BOUND || hist_percentile(&lv->send_delay, 50) > BENCH_LATE_USEC;
 
         if (lv->failed)
                 warn(lv, "%llu of %llu requests failed", (unsigned long long)lv->failed,
@@ -627,14 +703,17 @@ json_t *bench_level_json(struct bench_level *lv) {
                      lv->tokenized ? "the server's /tokenize of the streamed text" : "one per streamed chunk",
                      over ? over : "");
         }
-        if (lv->late && (double)lv->late > 0.01 * (double)lv->requests)
+        if (late)
                 warn(lv, "client fell behind the schedule (coordinated omission): %llu of %llu requests "
                      "sent more than %llu ms late, p99 send delay %.3f ms",
                      (unsigned long long)lv->late, (unsigned long long)lv->requests,
                      (unsigned long long)(BENCH_LATE_USEC / 1000),
                      (double)hist_percentile(&lv->send_delay, 99) / 1e3);
-        if (cores > BENCH_CPU_WARN)
+        if (threads == 1 && cores > BENCH_CPU_WARN)
                 warn(lv, "client used %.0f%% of a CPU core: the client may be the bottleneck", cores * 100);
+        else if (threads > 1 && loop_max > BENCH_CPU_WARN)
+                warn(lv, "the busiest of the client's %d threads used %.0f%% of a CPU core: the client may be the "
+                     "bottleneck", threads, loop_max * 100);
         if (lv->completed == 0 && lv->requests > 0)
                 warn(lv, "no request completed");
 
@@ -705,6 +784,10 @@ json_t *bench_level_json(struct bench_level *lv) {
                                       lv->reads ? r3((double)lv->events / (double)lv->reads) : 0.0,
                                       metric_key(METRIC_CPU_RSS_KB_START), (int)lv->rss_kb_start,
                                       metric_key(METRIC_CPU_RSS_KB_PEAK), (int)lv->rss_kb_peak));
+        json_t *cpu_o = json_object_get(o, metric_key(METRIC_CLIENT_CPU));
+        json_object_set_new(cpu_o, metric_key(METRIC_CPU_THREADS), json_integer(threads));
+        json_object_set_new(cpu_o, metric_key(METRIC_CPU_LOOP_CORES_MAX), json_real(r3(loop_max)));
+        json_object_set_new(cpu_o, metric_key(METRIC_CPU_BOUND), json_boolean(bound));
         json_object_set_new(o, metric_key(METRIC_USAGE_CHECK),
                             json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", metric_key(METRIC_USAGE_METHOD),
                                       lv->tokenized ? "tokenize" : "chunks", metric_key(METRIC_USAGE_TOKENIZED),

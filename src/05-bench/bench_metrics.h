@@ -24,6 +24,16 @@
 #define BENCH_FIRST_ERROR 256
 /* Client CPU above this fraction of one core gets the "client may be the bottleneck" warning. */
 #define BENCH_CPU_WARN 0.7
+/* The client was the bottleneck of a level (client_cpu.bound) when a loop's thread used this
+ * much of a core over it (no time left over), or when the median request went out more
+ * than BENCH_LATE_USEC after it was due (the client fell behind, not only in bursts). */
+#define BENCH_CPU_BOUND 0.9
+/* Threads of the bench (docs/bench.md "Client threads"): at most this many loops; with
+ * spec->threads 0, one loop below BENCH_THREADS_FROM streams, above, one per
+ * BENCH_STREAMS_PER_THREAD streams, at most the CPUs less one. */
+#define BENCH_MAX_THREADS 256
+#define BENCH_THREADS_FROM 256
+#define BENCH_STREAMS_PER_THREAD 128
 
 /* What to measure, per matrix (`bench:` in docs/matrix.md) or per `gauntlet bench`. */
 struct bench_spec {
@@ -67,7 +77,13 @@ struct bench_spec {
         bool poisson;                   /* open loop: random arrivals instead of constant spacing */
         double burstiness;              /* their gaps: gamma of this shape, mean 1/rate; 0 or 1:
                                            Poisson (exponential gaps) */
+        int threads;                    /* event loops (threads) a level is spread over, 1 to
+                                           BENCH_MAX_THREADS; 0: bench_threads' choice */
 };
+
+/* The loops a level of `concurrency` streams runs on: spec_threads (0: automatic, from the
+ * CPUs this process may use, `cpus`), never more than the streams. */
+int bench_threads(int spec_threads, int concurrency, int cpus);
 
 /* The most failed requests a level of n requests may have under spec's gate. */
 uint64_t bench_failures_allowed(const struct bench_spec *spec, uint64_t n);
@@ -221,8 +237,10 @@ struct bench_level {
         bool search;               /* "search": a level of the SLA search */
         json_t *warnings;          /* strings, owned */
         /* client costs over the level, set by bench_run before bench_level_json */
-        double cpu_user_s, cpu_sys_s, wall_s;
+        double cpu_user_s, cpu_sys_s, wall_s;   /* CPU: every loop's thread together */
         long rss_kb_start, rss_kb_peak;
+        int threads;               /* loops (threads) the level ran on; 0 counts as 1 */
+        double loop_cpu_max_s;     /* CPU of the busiest loop's thread (user + system) */
 };
 
 int bench_level_init(struct bench_level *lv, int concurrency, double rate);
@@ -230,6 +248,11 @@ void bench_level_release(struct bench_level *lv);
 /* Counts one finished request (ITL samples are added with bench_level_itl as they come). */
 int bench_level_add(struct bench_level *lv, const struct bench_record *rec);
 static inline void bench_level_itl(struct bench_level *lv, usec_t gap) { hist_record(&lv->itl, gap); }
+/* Adds what another loop of the same level measured (its own bench_level) to lv: counters
+ * summed, histograms merged, errors added up; the CPU summed, the busiest loop kept. The
+ * level's own fields (concurrency, rate, SLOs, wall time, RSS, borrowed objects) stay lv's.
+ * -ENOMEM leaves lv counted in part. */
+int bench_level_merge(struct bench_level *lv, const struct bench_level *from);
 /* The level's JSON object (new reference), warnings derived from the counters included. */
 json_t *bench_level_json(struct bench_level *lv);
 /* Sets on o the flat figures of `vllm bench serve --save-result` (docs/metrics.md "vLLM's

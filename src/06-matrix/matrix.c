@@ -700,7 +700,7 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                                    "warmup",      "rate",         "duration",      "endpoint",
                                                    "max_failures", "calibrate",   "repeats",       "search",
                                                    "checks_under_load", "dataset", "poisson",   "burstiness",
-                                                   "server_metrics", NULL};
+                                                   "server_metrics", "threads", NULL};
                 if ((r = y_map(c, n, "bench")) < 0 || (r = y_check_keys(c, n, keys, "bench")) < 0)
                         return r;
                 if ((v = y_get(n, "concurrency"))) {
@@ -757,6 +757,9 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                     (r = y_bool(c, v, "bench.server_metrics", &server_metrics)) < 0)
                         return r;
                 b->no_server_metrics = !server_metrics;
+                if ((v = y_get(n, "threads")) &&
+                    (r = y_int(c, v, "bench.threads", 1, BENCH_MAX_THREADS, &b->threads)) < 0)
+                        return r;
                 if ((v = y_get(n, "search")) && (r = parse_search(c, v, b)) < 0)
                         return r;
                 if ((v = y_get(n, "dataset")) && !y_null(v)) {

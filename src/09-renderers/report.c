@@ -552,6 +552,28 @@ char *report_server_note(const struct report_cell *c) {
         return b.len ? strdup(buf_str(&b)) : NULL;
 }
 
+char *report_client_note(const struct report_cell *c) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 4096);
+        size_t k;
+        json_t *e;
+        int r = 0;
+        json_array_foreach(c->bench, k, e) {
+                json_t *cpu = json_object_get(e, metric_key(METRIC_CLIENT_CPU));
+                if (!json_is_true(json_object_get(cpu, metric_key(METRIC_CPU_BOUND))) || r < 0)
+                        continue;
+                json_int_t threads = json_integer_value(json_object_get(cpu, metric_key(METRIC_CPU_THREADS)));
+                r = buf_printf(&b, "%s @%lld (busiest of %lld loop%s at %.0f%% of a core, send delay p50 %.3f ms)",
+                               b.len ? ";" : "the client was the bottleneck",
+                               (long long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))),
+                               (long long)MAX(threads, 1), threads > 1 ? "s" : "",
+                               100 * json_number_value(json_object_get(cpu, metric_key(METRIC_CPU_LOOP_CORES_MAX))),
+                               json_number_value(json_object_get(json_object_get(e, metric_key(METRIC_SEND_DELAY_MS)),
+                                                                 metric_stat_key(METRIC_STAT_P50))));
+        }
+        return r < 0 || b.len == 0 ? NULL : strdup(buf_str(&b));
+}
+
 char *report_sla_text(const struct report_view *v, const struct report_cell *c) {
         struct report_sla s;
         if (report_cell_sla(v, c, &s) < 0)

@@ -333,6 +333,10 @@ char *report_sla_text(const struct report_view *v, const struct report_cell *c);
  * max_tokens), gauntlet counted 64". NULL when no level did (or out of memory); caller
  * frees; raw: escape it. */
 char *report_usage_note(const struct report_cell *c);
+/* The levels at which the client itself was the bottleneck (client_cpu.bound): "the client
+ * was the bottleneck @1024 (busiest of 8 loops at 97% of a core, send delay p50 0.2 ms)";
+ * NULL when none was (or no memory). Caller frees. */
+char *report_client_note(const struct report_cell *c);
 
 /* The server's own figures of one bench level (its /metrics, its per-request timings), in a
  * line: "KV cache peak 42.0%, running peak 4, waiting peak 0, prefix cache hits 87.5%,

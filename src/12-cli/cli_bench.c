@@ -44,6 +44,7 @@ enum {
         OPT_MULTI_TURN_THINK_TIME,
         OPT_TRACE_SPEED,
         OPT_TRACE_BLOCK_SIZE,
+        OPT_THREADS,
 };
 
 /* The dataset's integer options: flag, range and where each goes. */
@@ -114,6 +115,7 @@ static void help(void) {
                "                      [--slo-ttft-ms MS] [--slo-tpot-ms MS] [--goodput SLOS] [--seed N]\n"
                "                      [--samples FILE] [--format text|json] [--no-calibrate]\n"
                "                      [--no-preconnect] [--burstiness B] [--no-server-metrics]\n"
+               "                      [--threads N]\n"
                "                      [--dataset-name sharegpt|random|prefix_repetition|custom|\n"
                "                                      multi_turn|trace]\n"
                "                      [--dataset-path FILE] [--num-prompts N] [DATASET OPTIONS]\n\n"
@@ -129,6 +131,9 @@ static void help(void) {
                "                       it first (default: a short prompt)\n"
                "  --no-calibrate       N words of text instead, not sized and the context not checked\n"
                "  --no-preconnect      do not open each level's connections before it starts\n"
+               "  --threads N          event loops (one thread each) the streams are divided among;\n"
+               "                       default: 1 below 256 streams, above one per 128 streams, at\n"
+               "                       most the CPUs less one (docs/bench.md \"Client threads\")\n"
                "  --rate R             open loop: R requests/s at absolute scheduled times\n"
                "  --poisson            open loop with Poisson arrivals (default: constant spacing)\n"
                "  --burstiness B       open loop: gamma-distributed gaps of shape B, mean 1/R\n"
@@ -318,6 +323,17 @@ static void print_text(json_t *levels) {
                                (long long)json_integer_value(json_object_get(se, "turns")));
         }
         json_array_foreach(levels, i, lv) {
+                json_t *cpu = json_object_get(lv, metric_key(METRIC_CLIENT_CPU));
+                if (json_is_true(json_object_get(cpu, metric_key(METRIC_CPU_BOUND))))
+                        printf("client-bound: concurrency %lld: the busiest of %lld thread(s) used %.0f%% of a core, "
+                               "send delay p50 %.3f ms: the figures include the client's own delay\n",
+                               (long long)json_integer_value(json_object_get(lv, metric_key(METRIC_CONCURRENCY))),
+                               (long long)json_integer_value(json_object_get(cpu, metric_key(METRIC_CPU_THREADS))),
+                               100 * json_number_value(json_object_get(cpu, metric_key(METRIC_CPU_LOOP_CORES_MAX))),
+                               json_number_value(json_object_get(json_object_get(lv, metric_key(METRIC_SEND_DELAY_MS)),
+                                                                 metric_stat_key(METRIC_STAT_P50))));
+        }
+        json_array_foreach(levels, i, lv) {
                 size_t k;
                 json_t *w;
                 json_array_foreach(json_object_get(lv, metric_key(METRIC_WARNINGS)), k, w)
@@ -353,6 +369,7 @@ int cli_bench(int argc, char **argv) {
                 {"burstiness", required_argument, NULL, OPT_BURSTINESS},
                 {"no-server-metrics", no_argument, NULL, OPT_NO_SERVER_METRICS},
                 {"goodput", required_argument, NULL, OPT_GOODPUT},
+                {"threads", required_argument, NULL, OPT_THREADS},
                 {"dataset-name", required_argument, NULL, OPT_DATASET_NAME},
                 {"dataset-path", required_argument, NULL, OPT_DATASET_PATH},
                 {"num-prompts", required_argument, NULL, OPT_NUM_PROMPTS},
@@ -520,6 +537,12 @@ int cli_bench(int argc, char **argv) {
                                 return cli_usage_error("bench", "invalid --goodput: %s", why ? why : "out of memory");
                         break;
                 }
+                case OPT_THREADS:
+                        if (cli_parse_int(optarg, 1, BENCH_MAX_THREADS, &x) < 0)
+                                return cli_usage_error("bench", "invalid --threads '%s' (1 to %d)", optarg,
+                                                       BENCH_MAX_THREADS);
+                        spec.threads = (int)x;
+                        break;
                 case 'w':
                         if (cli_parse_int(optarg, 0, INT32_MAX, &x) < 0)
                                 return cli_usage_error("bench", "invalid --warmup '%s'", optarg);
