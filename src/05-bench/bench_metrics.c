@@ -469,9 +469,11 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
                 if (rec->aborted)
                         lv->aborted++;
                 const char *why = rec->error[0] ? rec->error : "unknown";
-                if (!lv->first_error[0])
+                if (!lv->first_error[0]) {
                         snprintf(lv->first_error, sizeof(lv->first_error), "%s%s%s", why, rec->detail ? ": " : "",
                                  rec->detail ? rec->detail : "");
+                        lv->first_error_at = rec->done;
+                }
                 json_t *c = json_object_get(lv->errors, why);
                 json_int_t n = c ? json_integer_value(c) : 0;
                 return json_object_set_new(lv->errors, why, json_integer(n + 1)) < 0 ? -ENOMEM : 0;
@@ -573,8 +575,10 @@ int bench_level_merge(struct bench_level *lv, const struct bench_level *from) {
                 lv->output_min = lv->completed > from->completed ? MIN(lv->output_min, from->output_min) : from->output_min;
                 lv->output_max = MAX(lv->output_max, from->output_max);
         }
-        if (!lv->first_error[0])
+        if (from->first_error[0] && (!lv->first_error[0] || from->first_error_at < lv->first_error_at)) {
                 memcpy(lv->first_error, from->first_error, sizeof(lv->first_error));
+                lv->first_error_at = from->first_error_at;
+        }
         lv->chunks += from->chunks;
         lv->tokenized += from->tokenized;
         lv->usage_requests += from->usage_requests;

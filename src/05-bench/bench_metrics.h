@@ -202,6 +202,7 @@ struct bench_level {
         char first_error[BENCH_FIRST_ERROR];  /* the first failed counted request: reason, then
                                                * the server's words ("http_400: request (586
                                                * tokens) exceeds ..."); "" when none failed */
+        usec_t first_error_at;     /* when that request ended (bench_level_merge keeps the earliest) */
         uint64_t chunks;           /* content chunks over completed requests */
         uint64_t tokenized;        /* completed requests counted by /tokenize (subset of completed) */
         int max_tokens;            /* the max_tokens each request asked for; 0: unknown */

@@ -304,6 +304,80 @@ static void test_level_no_usage_and_cpu_warning(void **state) {
         bench_level_release(&lv);
 }
 
+/* Requests split over two loops' levels and merged give the JSON of one level that counted
+ * them all: the same counts, distributions, errors and window. */
+static void test_level_merge(void **state) {
+        struct bench_level one, a, b;
+        assert_int_equal(bench_level_init(&one, 8, 0), 0);
+        assert_int_equal(bench_level_init(&a, 8, 0), 0);
+        assert_int_equal(bench_level_init(&b, 8, 0), 0);
+        usec_t t0 = 1000 * USEC_PER_SEC;
+        for (int i = 0; i < 40; i++) {
+                struct bench_record r = rec_ok(t0 + (usec_t)i * 1000, 5000 + (usec_t)i * 37, 90000 + (usec_t)i * 101,
+                                               i % 5 ? 20 : -1, 20);
+                if (i % 7 == 3) {
+                        r.ok = false;
+                        snprintf(r.error, sizeof(r.error), "%s", i % 2 ? "http_500" : "closed");
+                }
+                assert_int_equal(bench_level_add(&one, &r), 0);
+                assert_int_equal(bench_level_add(i % 2 ? &b : &a, &r), 0);
+                bench_level_itl(&one, (usec_t)i * 3);
+                bench_level_itl(i % 2 ? &b : &a, (usec_t)i * 3);
+        }
+        one.events = 900;
+        a.events = 400;
+        b.events = 500;
+        one.wall_s = a.wall_s = 1.0;
+        one.cpu_user_s = 0.5;
+        a.cpu_user_s = 0.2;
+        b.cpu_user_s = 0.3;
+        a.loop_cpu_max_s = 0.2;
+        b.loop_cpu_max_s = 0.3;
+        a.threads = 2;
+        assert_int_equal(bench_level_merge(&a, &b), 0);
+        json_t *x = bench_level_json(&one), *y = bench_level_json(&a);
+        static const char *const same[] = {"requests", "completed", "failed", "output_tokens", "prompt_tokens",
+                                           "duration_s", "ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "send_delay_ms",
+                                           "errors", "first_error", "output_tokens_per_request", "usage_check",
+                                           "output_tokens_per_s", "send_rate_per_s"};
+        for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+                if (!json_equal(json_object_get(x, same[i]), json_object_get(y, same[i])))
+                        fail_msg("%s differs", same[i]);
+        json_t *cx = json_object_get(x, "client_cpu"), *cy = json_object_get(y, "client_cpu");
+        assert_true(fabs(num(cx, "user_s") - num(cy, "user_s")) < 1e-9);
+        assert_int_equal(json_integer_value(json_object_get(cy, "events")), 900);
+        assert_int_equal(json_integer_value(json_object_get(cx, "threads")), 1);
+        assert_int_equal(json_integer_value(json_object_get(cy, "threads")), 2);
+        /* one loop: its thread is the client; two: the busiest of them */
+        assert_true(fabs(num(cx, "loop_cores_max") - 0.5) < 1e-9);
+        assert_true(fabs(num(cy, "loop_cores_max") - 0.3) < 1e-9);
+        assert_false(json_is_true(json_object_get(cy, "bound")));
+        json_decref(x);
+        json_decref(y);
+        /* a loop at 95% of a core: the client was the bottleneck */
+        a.loop_cpu_max_s = 0.95;
+        y = bench_level_json(&a);
+        assert_true(json_is_true(json_object_get(json_object_get(y, "client_cpu"), "bound")));
+        json_decref(y);
+        bench_level_release(&one);
+        bench_level_release(&a);
+        bench_level_release(&b);
+}
+
+/* The loops of a level: as asked, never more than the streams; automatic: one below 256
+ * streams, then one per 128, at most the CPUs less one. */
+static void test_threads(void **state) {
+        assert_int_equal(bench_threads(4, 100, 16), 4);
+        assert_int_equal(bench_threads(4, 2, 16), 2);
+        assert_int_equal(bench_threads(0, 255, 16), 1);
+        assert_int_equal(bench_threads(0, 256, 16), 2);
+        assert_int_equal(bench_threads(0, 1024, 16), 8);
+        assert_int_equal(bench_threads(0, 2048, 16), 15);
+        assert_int_equal(bench_threads(0, 2048, 2), 1);
+        assert_int_equal(bench_threads(0, 2048, 1), 1);
+        assert_int_equal(bench_threads(1000, 2048, 2), BENCH_MAX_THREADS);
+}
+
 /* The text of a chunk's content and reasoning strings, escapes undone, in their order. */
 static void test_event_text(void **state) {
         _cleanup_buf_ struct buf t;
@@ -398,6 +472,8 @@ int main(void) {
                 cmocka_unit_test(test_level_no_usage_and_cpu_warning),
                 cmocka_unit_test(test_event_text),
                 cmocka_unit_test(test_usage_is_checked),
+                cmocka_unit_test(test_level_merge),
+                cmocka_unit_test(test_threads),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,6 +138,36 @@ static void test_clamp(void **state) {
         hist_release(&a);
 }
 
+/* Two histograms merged answer as one that recorded every sample. */
+static void test_merge(void **state) {
+        struct hist one = {0}, a = {0}, b = {0};
+        assert_int_equal(hist_init(&one), 0);
+        assert_int_equal(hist_init(&a), 0);
+        assert_int_equal(hist_init(&b), 0);
+        for (int i = 0; i < 20000; i++) {
+                uint64_t v = xorshift() % 5000000;
+                hist_record(&one, v);
+                hist_record(i % 3 ? &a : &b, v);
+        }
+        hist_record(&one, HIST_MAX + 5);
+        hist_record(&b, HIST_MAX + 5);
+        hist_merge(&a, &b);
+        assert_int_equal(a.count, one.count);
+        assert_int_equal(a.clamped, 1);
+        assert_int_equal(a.min, one.min);
+        assert_int_equal(a.max, one.max);
+        for (double p = 0; p <= 100; p += 0.5)
+                assert_int_equal(hist_percentile(&a, p), hist_percentile(&one, p));
+        assert_true(fabs(hist_mean(&a) - hist_mean(&one)) < 1e-6 * hist_mean(&one));
+        /* an empty one changes nothing */
+        hist_reset(&b);
+        hist_merge(&a, &b);
+        assert_int_equal(a.count, one.count);
+        hist_release(&one);
+        hist_release(&a);
+        hist_release(&b);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_uniform_wide),
@@ -145,6 +175,7 @@ int main(void) {
                 cmocka_unit_test(test_small_values_exact),
                 cmocka_unit_test(test_buckets),
                 cmocka_unit_test(test_clamp),
+                cmocka_unit_test(test_merge),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

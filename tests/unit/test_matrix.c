@@ -584,6 +584,13 @@ static void test_bench_dataset(void **state) {
         assert_true(m->bench.dataset.range_ratio == 0.25);
         assert_int_equal(m->bench.requests, 5);
         assert_null(m->bench.data);
+        assert_int_equal(m->bench.threads, 0); /* absent: the bench chooses */
+        matrix_free(m);
+
+        /* threads: as given */
+        y = "engine: testbed\nbench: {requests: 5, threads: 4}\n";
+        assert_int_equal(cells_load_matrix_string(y, strlen(y), "t.yaml", &m, &err), 0);
+        assert_int_equal(m->bench.threads, 4);
         matrix_free(m);
 
         /* a malformed dataset file: its own FILE:LINE */
