@@ -1,7 +1,8 @@
 # gauntlet -- the front door of the build. `make`, `make test`, `make demo`.
 #
 # Variants: `make SAN=1 BUILD=build-asan test` builds everything with
-# AddressSanitizer + UndefinedBehaviorSanitizer into its own folder.
+# AddressSanitizer + UndefinedBehaviorSanitizer into its own folder; `make SAN=thread
+# BUILD=build-tsan` with ThreadSanitizer (the bench's threads).
 
 BUILD   ?= build
 CC      ?= gcc
@@ -26,6 +27,10 @@ LDLIBS_EXTRA := -lm -ldl -lpthread
 ifeq ($(SAN),1)
 BASE_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
+endif
+ifeq ($(SAN),thread)
+BASE_CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=thread
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 

@@ -21,8 +21,9 @@
  * {"n": N, "done_us": T} (CLOCK_MONOTONIC); --tag-content makes chunk i of request N say
  * " rNtI" instead of " tokI", so every answer is told apart.
  * --processes N forks N-1 more copies that accept on the same socket, for a load no one
- * core could write (measuring a client's capacity); each keeps its own records, so /stats
- * and /requests then describe only the process that answered.
+ * core could write (measuring a client's capacity); each keeps its own records and
+ * histograms in memory they all share, so /stats and /requests, whichever process
+ * answers, describe them all (and POST /reset clears them all).
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -35,6 +36,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -46,6 +48,7 @@
 
 #define MAX_REQUEST ((size_t)8 << 20)   /* request head + body; beyond: 413 and close */
 #define MAX_PENDING ((size_t)4 << 20)   /* unsent output per connection; beyond: close */
+#define MAX_RESPONSE ((size_t)64 << 20) /* GET /requests's answer at most */
 #define MAX_RECORDS 16384               /* per-request records kept for GET /requests */
 #define MAX_RID 63                      /* X-Request-Id bytes kept */
 
@@ -56,6 +59,16 @@ struct record {
         usec_t last;             /* last content chunk written - request read */
         uint32_t chunks;         /* content chunks written */
         bool done;               /* the stream ended properly (not cut) */
+};
+
+/* What one process did since the last reset. */
+struct stats {
+        struct hist h_ttft, h_itl, h_late; /* their counts: in the shared memory too */
+        uint64_t requests, connections, streams_done, chunks_written, short_writes, failed, closed;
+        usec_t first_req, last_req;
+        struct record records[MAX_RECORDS];
+        size_t n_records;
+        uint64_t records_dropped;
 };
 
 struct conn {
@@ -89,22 +102,18 @@ static struct {
         int epfd, tfd, lfd;
         struct conn **heap;
         size_t n_heap, heap_alloc;
-        /* stats */
-        struct hist h_ttft, h_itl, h_late;
-        uint64_t requests, connections, streams_done, chunks_written, short_writes, failed, closed;
-        usec_t first_req, last_req;
-        struct record *records;  /* MAX_RECORDS */
-        size_t n_records;
-        uint64_t records_dropped;
+        struct stats *st;        /* this process's: one of all[] */
+        struct stats *all;       /* every process's, in memory they share (MAP_SHARED before the
+                                  * forks): /stats and /requests speak for all of them */
 } S;
 
 /* Files what c's stream did, at its end or when it is cut. */
 static void record_stream(const struct conn *c, bool done) {
-        if (S.n_records == MAX_RECORDS) {
-                S.records_dropped++;
+        if (S.st->n_records == MAX_RECORDS) {
+                S.st->records_dropped++;
                 return;
         }
-        struct record *r = &S.records[S.n_records++];
+        struct record *r = &S.st->records[S.st->n_records++];
         memcpy(r->rid, c->rid, sizeof(r->rid));
         r->ttft = c->sent ? c->t_first - c->t_req : 0;
         r->last = c->sent ? c->t_last - c->t_req : 0;
@@ -211,7 +220,7 @@ static int conn_send(struct conn *c, const char *p, size_t n) {
                 }
                 if ((size_t)k == n)
                         return 0;
-                S.short_writes++;
+                S.st->short_writes++;
                 p += k;
                 n -= (size_t)k;
                 want_out(c, true);
@@ -249,55 +258,100 @@ static void dist(struct buf *b, const char *name, const struct hist *h) {
                    (unsigned long long)(h->count ? h->min : 0), (unsigned long long)h->max);
 }
 
+/* Every process's stats as one (the histograms merged into `into`'s own counters). */
+static void stats_sum(struct stats *into) {
+        for (int i = 0; i < S.processes; i++) {
+                const struct stats *x = &S.all[i];
+                hist_merge(&into->h_ttft, &x->h_ttft);
+                hist_merge(&into->h_itl, &x->h_itl);
+                hist_merge(&into->h_late, &x->h_late);
+                into->requests += x->requests;
+                into->connections += x->connections;
+                into->streams_done += x->streams_done;
+                into->chunks_written += x->chunks_written;
+                into->short_writes += x->short_writes;
+                into->failed += x->failed;
+                into->closed += x->closed;
+                if (x->first_req && (!into->first_req || x->first_req < into->first_req))
+                        into->first_req = x->first_req;
+                into->last_req = MAX(into->last_req, x->last_req);
+        }
+}
+
 static int send_stats(struct conn *c) {
         _cleanup_buf_ struct buf b;
         buf_init(&b, 0);
-        double span = S.last_req > S.first_req ? (double)(S.last_req - S.first_req) / 1e6 : 0;
+        _cleanup_free_ struct stats *sum = calloc(1, sizeof(*sum));
+        if (!sum || hist_init(&sum->h_ttft) < 0 || hist_init(&sum->h_itl) < 0 || hist_init(&sum->h_late) < 0) {
+                if (sum) {
+                        hist_release(&sum->h_ttft);
+                        hist_release(&sum->h_itl);
+                }
+                return send_simple(c, 500, "Internal Server Error", "application/json", "{\"error\":\"memory\"}\n");
+        }
+        stats_sum(sum);
+        struct stats *st = sum;
+        double span = st->last_req > st->first_req ? (double)(st->last_req - st->first_req) / 1e6 : 0;
         buf_printf(&b,
                    "{\"requests\":%llu,\"connections\":%llu,\"streams_done\":%llu,\"chunks\":%llu,"
                    "\"failed\":%llu,\"closed\":%llu,\"short_writes\":%llu,\"request_span_s\":%.6f,"
                    "\"request_rate\":%.3f,\"ttft_us_sched\":%llu,\"itl_us_sched\":%llu,",
-                   (unsigned long long)S.requests, (unsigned long long)S.connections,
-                   (unsigned long long)S.streams_done, (unsigned long long)S.chunks_written,
-                   (unsigned long long)S.failed, (unsigned long long)S.closed,
-                   (unsigned long long)S.short_writes, span, span > 0 ? (double)(S.requests - 1) / span : 0.0,
+                   (unsigned long long)st->requests, (unsigned long long)st->connections,
+                   (unsigned long long)st->streams_done, (unsigned long long)st->chunks_written,
+                   (unsigned long long)st->failed, (unsigned long long)st->closed,
+                   (unsigned long long)st->short_writes, span, span > 0 ? (double)(st->requests - 1) / span : 0.0,
                    (unsigned long long)S.ttft, (unsigned long long)S.itl);
-        dist(&b, "ttft_us", &S.h_ttft);
+        dist(&b, "ttft_us", &st->h_ttft);
         buf_puts(&b, ",");
-        dist(&b, "itl_us", &S.h_itl);
+        dist(&b, "itl_us", &st->h_itl);
         buf_puts(&b, ",");
-        dist(&b, "late_us", &S.h_late);
+        dist(&b, "late_us", &st->h_late);
         buf_puts(&b, "}\n");
+        hist_release(&st->h_ttft);
+        hist_release(&st->h_itl);
+        hist_release(&st->h_late);
         return send_simple(c, 200, "OK", "application/json", buf_str(&b));
 }
 
-/* GET /requests: {"records":[{"id","ttft_us","last_us","chunks","done"}...],"dropped":N} */
+/* GET /requests: {"records":[{"id","ttft_us","last_us","chunks","done"}...],"dropped":N}, every
+ * process's records */
 static int send_records(struct conn *c) {
         _cleanup_buf_ struct buf b;
-        buf_init(&b, MAX_PENDING);
+        buf_init(&b, MAX_RESPONSE);
         int r = buf_puts(&b, "{\"records\":[");
-        for (size_t i = 0; i < S.n_records && r >= 0; i++) {
-                const struct record *x = &S.records[i];
-                r = buf_printf(&b, "%s{\"id\":\"%s\",\"ttft_us\":%llu,\"last_us\":%llu,\"chunks\":%u,\"done\":%s}",
-                               i ? "," : "", x->rid, (unsigned long long)x->ttft, (unsigned long long)x->last,
-                               x->chunks, x->done ? "true" : "false");
+        uint64_t dropped = 0;
+        bool first = true;
+        for (int k = 0; k < S.processes && r >= 0; k++) {
+                const struct stats *st = &S.all[k];
+                dropped += st->records_dropped;
+                for (size_t i = 0; i < st->n_records && r >= 0; i++, first = false) {
+                        const struct record *x = &st->records[i];
+                        r = buf_printf(&b, "%s{\"id\":\"%s\",\"ttft_us\":%llu,\"last_us\":%llu,\"chunks\":%u,\"done\":%s}",
+                                       first ? "" : ",", x->rid, (unsigned long long)x->ttft,
+                                       (unsigned long long)x->last, x->chunks, x->done ? "true" : "false");
+                }
         }
         if (r >= 0)
-                r = buf_printf(&b, "],\"dropped\":%llu}\n", (unsigned long long)S.records_dropped);
+                r = buf_printf(&b, "],\"dropped\":%llu}\n", (unsigned long long)dropped);
         if (r < 0)
                 return send_simple(c, 500, "Internal Server Error", "application/json", "{\"error\":\"too large\"}\n");
+        c->out.max = MAX_RESPONSE; /* this answer may be large; the client reads it at once */
         return send_simple(c, 200, "OK", "application/json", buf_str(&b));
 }
 
+/* Every process's stats (the others may be writing theirs: reset between runs). */
 static void stats_reset(void) {
-        S.n_records = 0;
-        S.records_dropped = 0;
-        hist_reset(&S.h_ttft);
-        hist_reset(&S.h_itl);
-        hist_reset(&S.h_late);
-        S.requests = S.connections = S.streams_done = S.chunks_written = S.short_writes = 0;
-        S.failed = S.closed = 0;
-        S.first_req = S.last_req = 0;
+        for (int i = 0; i < S.processes; i++) {
+                struct stats *st = &S.all[i];
+                st->n_records = 0;
+                st->records_dropped = 0;
+                hist_reset(&st->h_ttft);
+                hist_reset(&st->h_itl);
+                hist_reset(&st->h_late);
+                st->requests = st->connections = st->streams_done = st->chunks_written = st->short_writes = 0;
+                st->failed = st->closed = 0;
+                st->first_req = st->last_req = 0;
+        }
 }
 
 /* The integer after "key": in a JSON body, or def. Good enough for the bodies gauntlet sends. */
@@ -361,26 +415,26 @@ static int stream_step(struct conn *c, usec_t now) {
                 return -EPIPE;
         if (last && conn_send(c, "0\r\n\r\n", 5) < 0)
                 return -EPIPE;
-        hist_record(&S.h_late, t > due ? t - due : 0);
+        hist_record(&S.st->h_late, t > due ? t - due : 0);
         if (c->sent == 0) {
-                hist_record(&S.h_ttft, t - c->t_req);
+                hist_record(&S.st->h_ttft, t - c->t_req);
                 c->t_first = t;
         } else
-                hist_record(&S.h_itl, t - c->t_last);
+                hist_record(&S.st->h_itl, t - c->t_last);
         /* Chunks written together after the first share its write time: ITL 0 between them. */
         for (uint32_t i = 1; i < k; i++)
-                hist_record(&S.h_itl, 0);
+                hist_record(&S.st->h_itl, 0);
         c->t_last = t;
         c->sent += k;
-        S.chunks_written += k;
+        S.st->chunks_written += k;
         if (c->close_after && c->sent >= c->close_after && !last) {
-                S.closed++;
+                S.st->closed++;
                 return -EPIPE;
         }
         heap_remove(c);
         if (last) {
                 c->streaming = false;
-                S.streams_done++;
+                S.st->streams_done++;
                 record_stream(c, true);
                 if (S.log) {
                         fprintf(S.log, "{\"n\":%llu,\"done_us\":%llu}\n", (unsigned long long)c->reqno,
@@ -409,7 +463,7 @@ static int handle_request(struct conn *c, const char *method, const char *path, 
         if (strcmp(method, "POST") != 0 || (!chat && strcmp(path, "/v1/completions") != 0))
                 return send_simple(c, 404, "Not Found", "application/json", "{\"error\":\"not found\"}\n");
 
-        uint64_t n = ++S.requests;
+        uint64_t n = ++S.st->requests;
         if (S.log) {
                 /* the body as it came: a gauntlet request is one line of JSON */
                 bool json = blen > 0 && body[0] == '{' && !memchr(body, '\n', blen);
@@ -417,11 +471,11 @@ static int handle_request(struct conn *c, const char *method, const char *path, 
                         rid, (unsigned long long)now, json ? (int)blen : 4, json ? body : "null");
                 fflush(S.log);
         }
-        if (!S.first_req)
-                S.first_req = now;
-        S.last_req = now;
+        if (!S.st->first_req)
+                S.st->first_req = now;
+        S.st->last_req = now;
         if (S.fail_every && n % S.fail_every == 0) {
-                S.failed++;
+                S.st->failed++;
                 return send_simple(c, 500, "Internal Server Error", "application/json",
                                    "{\"error\":{\"message\":\"scripted failure\",\"code\":500}}\n");
         }
@@ -564,7 +618,7 @@ static void on_accept(void) {
                         free(c);
                         continue;
                 }
-                S.connections++;
+                S.st->connections++;
         }
 }
 
@@ -650,6 +704,7 @@ int main(int argc, char **argv) {
         S.tokens_per_chunk = 1;
         S.events_per_write = 1;
         S.close_after = 1;
+        S.processes = 1;
         int o;
         while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
                 bool ok = true;
@@ -683,11 +738,21 @@ int main(int argc, char **argv) {
                 setrlimit(RLIMIT_NOFILE, &rl);
         }
         signal(SIGPIPE, SIG_IGN);
-        S.records = calloc(MAX_RECORDS, sizeof(*S.records));
-        if (!S.records)
+        /* Every process's stats and histogram counters, in memory the forks share. */
+        size_t slot = sizeof(struct stats) + 3 * HIST_BUCKETS * sizeof(uint64_t);
+        char *shm = mmap(NULL, slot * (size_t)S.processes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (shm == MAP_FAILED)
                 return 1;
-        if (hist_init(&S.h_ttft) < 0 || hist_init(&S.h_itl) < 0 || hist_init(&S.h_late) < 0)
-                return 1;
+        S.all = (struct stats *)shm;
+        for (int i = 0; i < S.processes; i++) {
+                struct stats *st = &S.all[i];
+                uint64_t *counts = (uint64_t *)(shm + sizeof(struct stats) * (size_t)S.processes) +
+                                   (size_t)i * 3 * HIST_BUCKETS;
+                st->h_ttft = (struct hist){.counts = counts, .min = UINT64_MAX};
+                st->h_itl = (struct hist){.counts = counts + HIST_BUCKETS, .min = UINT64_MAX};
+                st->h_late = (struct hist){.counts = counts + 2 * HIST_BUCKETS, .min = UINT64_MAX};
+        }
+        S.st = &S.all[0];
 
         S.lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         int one = 1;
@@ -716,6 +781,7 @@ int main(int argc, char **argv) {
                                 _exit(0); /* it died before the line above */
                         child = true;
                         port_file = NULL;
+                        S.st = &S.all[i];
                         break;
                 }
         }
