@@ -14,6 +14,11 @@
 # 4. open-loop request rate vs target, constant spacing, 500..2000 req/s
 # 5. 256 streams that all start at once (no warm-up): TTFT per request against the server's,
 #    with the level's connections opened first (the default) and without (--no-preconnect)
+# 6. the client at scale, over several threads (--threads): 256, 1,024 and 2,048 streams
+#    against TTFT 20 ms, ITL 5 ms, 64 tokens, each with 1 and more threads; TTFT and ITL
+#    against the server's truth (distributions and per request), events/s in total, and
+#    whether the client was the bottleneck (SCALE_STREAMS, SCALE_THREADS, SCALE_REQUESTS)
+# 7. SSE events per second in total with several threads (ITL 0, 512 streams; THREADS_LIST)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -70,7 +75,7 @@ accuracy() {
           "per request (\($d | length) of \(length) matched): TTFT client-server p50 \(pct([$d[].t]; 50) | r3) p99 \(pct([$d[].t]; 99) | r3) max \(pct([$d[].t]; 100) | r3) min \(pct([$d[].t]; 0) | r3) ms; last token p50 \(pct([$d[].e]; 50) | r3) p99 \(pct([$d[].e]; 99) | r3) ms"' "$tmp/a.samples"
 }
 
-SECTIONS=${SECTIONS:-1 2 3 4 5}
+SECTIONS=${SECTIONS:-1 2 3 4 5 6 7}
 want() { case " $SECTIONS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 if want 1; then
@@ -130,6 +135,57 @@ for how in "" --no-preconnect; do
                   $b[0].bench[0] as $l |
                   "\($how) run \($run): \($d | length) matched; TTFT client-server p50 \(pct($d; 50) | r3) p99 \(pct($d; 99) | r3) max \(pct($d; 100) | r3) ms; preconnected \($l.preconnected); connect_ms p50 \($l.connect_ms.p50 // "-") p99 \($l.connect_ms.p99 // "-") (n \($l.connect_ms.count // 0))"' "$tmp/w.samples"
         done
+done
+fi
+
+# Several client threads need cores of their own: with 4 cpus or more, the client on cores
+# 0..T-1 (T the most threads asked), the server's processes on the rest (at most 8); with
+# fewer, both unpinned (the figures then include the sharing).
+scale_pins() { # THREADS_MAX
+        local t=$1
+        SCALE_CLI= SCALE_SRV= SCALE_PROCS=${SERVER_PROCS:-1}
+        if [ "$ncpu" -ge 4 ] && command -v taskset >/dev/null; then
+                [ "$t" -gt $((ncpu - 1)) ] && t=$((ncpu - 1))
+                local k=$((ncpu - t)); [ "$k" -gt 8 ] && k=8
+                SCALE_PROCS=${SERVER_PROCS:-$k}
+                SCALE_CLI="taskset -c 0-$((t - 1))" SCALE_SRV="taskset -c $t-$((t + SCALE_PROCS - 1))"
+        fi
+}
+maxof() { local m=0 x; for x in "$@"; do [ "$x" -gt "$m" ] && m=$x; done; echo "$m"; }
+
+if want 6; then
+scale_pins "$(maxof ${SCALE_THREADS:-1 2})"
+echo "== 6. at scale (server: TTFT 20 ms, ITL 5 ms, 64 chunks, $SCALE_PROCS process(es) ${SCALE_SRV:-unpinned}; client ${SCALE_CLI:-unpinned})"
+for streams in ${SCALE_STREAMS:-256 1024 2048}; do
+        for threads in ${SCALE_THREADS:-1 2}; do
+                SRV_PIN=$SCALE_SRV start --ttft-ms 20 --itl-ms 5 --processes "$SCALE_PROCS"
+                reqs=${SCALE_REQUESTS:-$((streams * 4))}
+                $SCALE_CLI "$G" bench --url "$url" --concurrency "$streams" --warmup "$streams" --requests "$reqs" \
+                        --output-tokens 64 --threads "$threads" --samples "$tmp/s.samples" --format json >"$tmp/s.json"
+                curl -s "$url/stats" >"$tmp/s.stats"
+                curl -s "$url/requests" >"$tmp/s.records"
+                jq -r --arg st "$streams" --arg th "$threads" --slurpfile s "$tmp/s.stats" '.bench[0] as $b | $s[0] as $t |
+                  def r3: (. * 1000 | round) / 1000;
+                  "\($st) streams, \($th) thread(s): TTFT client-server p50 \(($b.ttft_ms.p50 - $t.ttft_us.p50/1000) | r3) p99 \(($b.ttft_ms.p99 - $t.ttft_us.p99/1000) | r3) ms (server p50 \($t.ttft_us.p50/1000) p99 \($t.ttft_us.p99/1000)); ITL client-server p50 \(($b.itl_ms.p50 - $t.itl_us.p50/1000) | r3) p99 \(($b.itl_ms.p99 - $t.itl_us.p99/1000) | r3) ms (server p50 \($t.itl_us.p50/1000) p99 \($t.itl_us.p99/1000)); server late p99 \($t.late_us.p99) us; events \(($b.client_cpu.events / $b.client_cpu.wall_s) | round)/s in total, \($b.client_cpu.events_per_cpu_s | round) per CPU-second; client \($b.client_cpu.cores * 100 | round)% of a core in all, busiest thread \($b.client_cpu.loop_cores_max * 100 | round)%; bound \($b.client_cpu.bound); send delay p50 \($b.send_delay_ms.p50) p99 \($b.send_delay_ms.p99) ms; completed \($b.completed)/\($b.requests)"' "$tmp/s.json"
+                jq -r --slurpfile rec "$tmp/s.records" '
+                  ($rec[0].records | map({key: .id, value: .}) | from_entries) as $by |
+                  [ .[] | select(.ok) | . as $c | $by[$c.request_id] | select(. != null) |
+                    {t: ($c.ttft_ms - .ttft_us / 1000), e: ($c.e2e_ms - .last_us / 1000)} ] as $d |
+                  def pct(a; p): (a | sort) as $x | $x[((($x | length) - 1) * p / 100 | floor)];
+                  def r3: (. * 1000 | round) / 1000;
+                  "   per request (\($d | length) of \(length) matched): TTFT client-server p50 \(pct([$d[].t]; 50) | r3) p99 \(pct([$d[].t]; 99) | r3) max \(pct([$d[].t]; 100) | r3) ms; last token p50 \(pct([$d[].e]; 50) | r3) p99 \(pct([$d[].e]; 99) | r3) ms"' "$tmp/s.samples"
+        done
+done
+fi
+
+if want 7; then
+scale_pins "$(maxof ${THREADS_LIST:-1 2})"
+echo "== 7. SSE events per second in total, several threads (ITL 0, 512 streams, 1 event per write, $SCALE_PROCS server process(es))"
+for threads in ${THREADS_LIST:-1 2}; do
+        SRV_PIN=$SCALE_SRV start --ttft-ms 0 --itl-ms 0 --processes "$SCALE_PROCS"
+        $SCALE_CLI "$G" bench --url "$url" --concurrency 512 --warmup 512 --requests 1024 --output-tokens 1000 \
+                --threads "$threads" --format json >"$tmp/t.json"
+        jq -r --arg th "$threads" '.bench[0] | "\($th) thread(s): events \(.client_cpu.events) in \(.client_cpu.wall_s) s -> \(.client_cpu.events / .client_cpu.wall_s | round) events/s in total, \(.client_cpu.events_per_cpu_s | round) per CPU-second; client \(.client_cpu.cores * 100 | round)% of a core in all, busiest thread \(.client_cpu.loop_cores_max * 100 | round)%; \(.client_cpu.events_per_read) events per read; completed \(.completed)/\(.requests)"' "$tmp/t.json"
 done
 fi
 
