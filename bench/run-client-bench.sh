@@ -31,6 +31,7 @@ cleanup() {
         rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT # the EXIT trap then stops the server (timeout(1) sends TERM)
 ulimit -n "$(ulimit -Hn)"
 
 start() {

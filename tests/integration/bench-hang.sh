@@ -64,3 +64,22 @@ bench: {concurrency: [1, 2], output_tokens: 16, requests: 2, warmup: 0, max_fail
 [ "$(jq '[.cells[0].bench[].requests] | add' "$tmp/room.json")" = 4 ] || fail "room: not every request was sent"
 ! warnings room | grep -q 'stopped early' || fail "room: stopped early: $(warnings room)"
 echo "room for the failures: both levels whole, in $took s"
+
+# 4. the same over two loops (bench.threads): a stop decided on one loop stops the other,
+#    and the failure gate counts the failures of both.
+run_sweep hung2 "$common
+command: [$FIXTURE, --port, \"{port}\", --pid-file, \"$tmp/pids-hung2-{port}\", --hang-after-requests, \"2\"]
+request_timeout: 6s
+bench: {concurrency: [4, 8], threads: 2, output_tokens: 16, requests: 8, checks_under_load: false, calibrate: false}"
+[ "$(verdict hung2)" = overload/timeout ] || fail "hung2: verdict $(verdict hung2), want overload/timeout"
+[ "$(levels hung2)" = 4 ] || fail "hung2: levels run '$(levels hung2)', want only 4"
+[ "$(jq '.cells[0].bench[0].client_cpu.threads' "$tmp/hung2.json")" = 2 ] || fail "hung2: not two loops"
+warnings hung2 | grep -q 'stopped early: the server stopped answering' || fail "hung2: no word of the stop: $(warnings hung2)"
+[ "$took" -le 40 ] || fail "hung2: the sweep took $took s (one timeout is 6 s)"
+run_sweep slow2 "$slow
+bench: {concurrency: [4, 8], threads: 2, output_tokens: 16, requests: 8, checks_under_load: false, calibrate: false}"
+[ "$(verdict slow2)" = overload/timeout ] || fail "slow2: verdict $(verdict slow2), want overload/timeout"
+[ "$(levels slow2)" = 4 ] || fail "slow2: levels run '$(levels slow2)', want only 4"
+warnings slow2 | grep -q 'stopped early: failures over max_failures' || fail "slow2: no word of the stop: $(warnings slow2)"
+[ "$took" -le 40 ] || fail "slow2: the sweep took $took s"
+echo "two loops: hung and slow servers stopped on both, one level each"
