@@ -560,8 +560,29 @@ static void test_secrets(void **state) {
         assert_null(m);
 }
 
+/* The levels at which the client was the bottleneck, one clause each; none: NULL. */
+static void test_client_note(void **state) {
+        struct report_cell c = {0};
+        json_error_t e;
+        c.bench = json_loads("[{\"concurrency\": 256, \"client_cpu\": {\"threads\": 2, \"loop_cores_max\": 0.4, "
+                             "\"bound\": false}},"
+                             " {\"concurrency\": 1024, \"send_delay_ms\": {\"p50\": 0.25}, \"client_cpu\": "
+                             "{\"threads\": 8, \"loop_cores_max\": 0.97, \"bound\": true}}]", 0, &e);
+        assert_non_null(c.bench);
+        char *note = report_client_note(&c);
+        assert_non_null(note);
+        assert_string_equal(note, "the client was the bottleneck @1024 (busiest of 8 loops at 97% of a core, send "
+                                  "delay p50 0.250 ms)");
+        free(note);
+        json_decref(c.bench);
+        c.bench = json_loads("[{\"concurrency\": 8, \"client_cpu\": {\"bound\": false}}]", 0, &e);
+        assert_null(report_client_note(&c));
+        json_decref(c.bench);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_client_note),
                 cmocka_unit_test(test_best),
                 cmocka_unit_test(test_order),
                 cmocka_unit_test(test_best_needs_a_figure),
