@@ -2,7 +2,10 @@
 # bench-threads.sh -- `gauntlet bench --threads N` against gauntlet-schedsrv: a level spread
 # over several event loops gives the same counts as one loop, the same requests (indices,
 # request ids, prompts), figures consistent with one loop and with the server's own record
-# of each request; open loop, duration, failures and a bad flag with several loops too.
+# of each request; open loop, duration, failures and a bad flag with several loops too;
+# multi_turn sessions divided among the loops (each turn carrying its own conversation, the
+# counts one loop's), a trace's lines at their times from the loop of their request, and the
+# server's /metrics scraped around every loop's share.
 set -euo pipefail
 SCHEDSRV=${SCHEDSRV:-$(dirname "$GAUNTLET")/gauntlet-schedsrv}
 tmp=$(mktemp -d)
@@ -103,4 +106,137 @@ grep -q 'out tok/s' "$tmp/text.out" || fail "text: $(cat "$tmp/text.out")"
 rc=0
 "$GAUNTLET" bench --url "$url" --concurrency 2 --requests 4 --output-tokens 2 --threads 0 2>"$tmp/err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "invalid --threads '0'" "$tmp/err" || fail "--threads 0: rc $rc, $(cat "$tmp/err")"
+
+# 6. multi_turn over two loops (docs/bench.md "Client threads"): the level's session j goes
+# on loop j % 2 (its request ids N are the loop's: N % 2 == j % 2), each loop keeps its own
+# sessions, every turn carries the answers the server gave to its own conversation's
+# earlier turns (schedsrv's log, --tag-content), the think time is kept, the cap of 4 counts
+# sessions; the counts are one loop's
+start mt --ttft-ms 2 --itl-ms 1 --tag-content --log-requests "$tmp/mt.log"
+for n in 1 2; do
+        : >"$tmp/mt.log" # the server appends: emptied, not removed
+        "$GAUNTLET" bench --url "$url" --no-calibrate --dataset-name multi_turn --multi-turn-turns 3 \
+                --multi-turn-input-len 6 --multi-turn-output-len 3 --multi-turn-think-time 100ms --num-prompts 5 \
+                --warmup 1 --concurrency 4 --threads "$n" --samples "$tmp/mt$n.samples" --format json >"$tmp/mt$n.json"
+        cp "$tmp/mt.log" "$tmp/mt$n.log"
+        jq -e --argjson n "$n" '.bench[0] | .requests == 15 and .completed == 15 and .failed == 0
+                and .client_cpu.threads == $n
+                and .sessions == {started: 5, completed: 5, ended_by_failure: 0, cut: 0, turns: 15}' \
+                "$tmp/mt$n.json" >/dev/null \
+                || fail "multi_turn threads $n: $(jq -c '.bench[0] | {requests, completed, sessions, client_cpu}' "$tmp/mt$n.json")"
+        # counted session s is the level's session s + 1 (session 0 is the warm-up)
+        jq -e --argjson n "$n" 'length == 15 and ([.[] | .turn] | sort) == [1,1,1,1,1,2,2,2,2,2,3,3,3,3,3]
+                and ([.[] | .session] | unique) == [0,1,2,3,4]
+                and all(.[]; (.request_id | sub("^.*-"; "") | tonumber) % $n == (.session + 1) % $n)' \
+                "$tmp/mt$n.samples" >/dev/null \
+                || fail "multi_turn threads $n samples: $(jq -c '[.[] | [.session, .turn, .request_id]]' "$tmp/mt$n.samples")"
+        python3 - "$tmp/mt$n.log" "$n" <<'PY' || fail "multi_turn threads $n bodies: see above"
+import json, sys
+loops = int(sys.argv[2])
+reqs, done = {}, {}
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if "done_us" in o:
+        done[o["n"]] = o["done_us"]
+    else:
+        reqs[o["n"]] = o
+def answer(n):  # what schedsrv streamed to request n: max_tokens chunks " rNtI"
+    return "".join(" r%dt%d" % (n, i) for i in range(reqs[n]["body"]["max_tokens"]))
+by_msgs = {json.dumps(r["body"]["messages"]): n for n, r in reqs.items()}
+sessions = {}  # first request -> [requests]
+bad = 0
+for n, r in sorted(reqs.items()):
+    msgs = r["body"]["messages"]
+    turn = len(msgs) // 2 + 1
+    prev = None
+    for k in range(1, turn):  # the request of turn k is the one that sent msgs[:2k-1]
+        p = by_msgs.get(json.dumps(msgs[:2 * k - 1]))
+        if p is None or msgs[2 * k - 1]["role"] != "assistant" or msgs[2 * k - 1]["content"] != answer(p):
+            print("request", n, "turn", turn, ": message", 2 * k - 1, "is not the server's answer", p); bad += 1
+        prev = p
+    if prev is not None:
+        think = (r["t_us"] - done[prev]) / 1000
+        if not 100 <= think < 100 + 60:
+            print("request", n, "sent", think, "ms after its previous turn ended, want 100 ms"); bad += 1
+    sessions.setdefault(by_msgs[json.dumps(msgs[:1])], []).append(n)
+# 6 conversations (the warm-up's too) of 3 turns, each on one loop, both loops used
+if len(reqs) != 18 or len(sessions) != 6 or any(len(v) != 3 for v in sessions.values()):
+    print("sessions", sessions); bad += 1
+loop_of = lambda n: int(reqs[n]["rid"].rsplit("-", 1)[1]) % loops
+if any(len({loop_of(n) for n in v}) != 1 for v in sessions.values()) or \
+        len({loop_of(v[0]) for v in sessions.values()}) != loops:
+    print("sessions by loop", {k: [loop_of(n) for n in v] for k, v in sessions.items()}); bad += 1
+spans = [(reqs[min(v)]["t_us"], done[max(v)]) for v in sessions.values()]
+most = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
+if most > 4:
+    print("sessions open at once: %d, at most 4" % most); bad += 1
+sys.exit(1 if bad else 0)
+PY
+done
+
+# 7. a trace over two loops: the level's request i (on loop i % 2) is line i, scheduled at
+# line i's time and reaching the server then (plus its send delay and some jitter), its body
+# the one a single loop sends for line i
+cat >"$tmp/trace.jsonl" <<'EOF'
+{"timestamp": 0, "input_length": 40, "output_length": 2, "hash_ids": [7, 8, 9]}
+{"timestamp": 50, "input_length": 30, "output_length": 3, "hash_ids": [7, 10]}
+{"timestamp": 50, "input_length": 12, "output_length": 2}
+{"timestamp": 120, "input_length": 20, "output_length": 2, "hash_ids": [11, 12]}
+{"timestamp": 200.5, "input_length": 8, "output_length": 1, "hash_ids": [13]}
+{"timestamp": 260, "input_length": 9, "output_length": 2}
+{"timestamp": 300, "input_length": 16, "output_length": 4, "hash_ids": [7]}
+{"timestamp": 400, "input_length": 5, "output_length": 2}
+EOF
+start tr --ttft-ms 2 --itl-ms 1 --log-requests "$tmp/tr.log"
+for n in 1 2; do
+        : >"$tmp/tr.log"
+        "$GAUNTLET" bench --url "$url" --no-calibrate --dataset-name trace --dataset-path "$tmp/trace.jsonl" \
+                --trace-block-size 16 --concurrency 8 --threads "$n" --samples "$tmp/tr$n.samples" --format json \
+                >"$tmp/tr$n.json"
+        cp "$tmp/tr.log" "$tmp/tr$n.log"
+        jq -e --argjson n "$n" '.bench[0] | .requests == 8 and .completed == 8 and .client_cpu.threads == $n
+                and .workload.arrivals == "trace"' "$tmp/tr$n.json" >/dev/null \
+                || fail "trace threads $n: $(jq -c '.bench[0] | {requests, completed, client_cpu}' "$tmp/tr$n.json")"
+done
+python3 - "$tmp/trace.jsonl" "$tmp/tr1.samples" "$tmp/tr1.log" "$tmp/tr2.samples" "$tmp/tr2.log" <<'PY' \
+        || fail "trace over two loops: see above"
+import json, sys
+trace = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+bad = 0
+bodies = []
+for samples, log in ((sys.argv[2], sys.argv[3]), (sys.argv[4], sys.argv[5])):
+    got = {r["rid"]: r for r in (json.loads(l) for l in open(log)) if "rid" in r}
+    sent = {int(s["request_id"].rsplit("-", 1)[1]): s for s in json.load(open(samples))}
+    if sorted(sent) != list(range(len(trace))) or any(s["index"] != i for i, s in sent.items()):
+        print(samples, ": request ids and indices", sorted((i, s["index"]) for i, s in sent.items())); bad += 1
+        continue
+    lag = lambda i: got[sent[i]["request_id"]]["t_us"] / 1000 - trace[i]["timestamp"] - sent[i]["send_delay_ms"]
+    t0 = min(lag(i) for i in sent)
+    for i, line in enumerate(trace):
+        s = sent[i]
+        at = got[s["request_id"]]["t_us"] / 1000 - t0
+        if abs(s["scheduled_ms"] - line["timestamp"]) > 0.01 or s["output_tokens"] != line["output_length"]:
+            print(samples, ": request", i, "scheduled", s["scheduled_ms"], "output", s["output_tokens"], "want", line); bad += 1
+        if not line["timestamp"] <= at <= line["timestamp"] + s["send_delay_ms"] + 10:
+            print(samples, ": line at", line["timestamp"], "ms reached the server at", at, "ms"); bad += 1
+    bodies.append([got[sent[i]["request_id"]]["body"]["messages"] for i in range(len(trace))])
+if bad == 0 and bodies[0] != bodies[1]:
+    print("line bodies differ between one loop and two"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+
+# 8. the server's /metrics over two loops, on loop 0: its first scrape before either loop
+# sends, its last once both are done, so its counter of completion requests grew by the
+# level's 12
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+printf '%s\n' 'vllm:num_requests_running{model_name="m"} 1' 'vllm:num_preemptions_total{model_name="m"} {requests}' \
+        >"$tmp/metrics.txt"
+"$FIXTURE" --port "$port" --metrics-file "$tmp/metrics.txt" --token-delay-ms 2 >"$tmp/fx.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.05; done
+"$GAUNTLET" bench --url "http://127.0.0.1:$port" --concurrency 4 --requests 12 --warmup 0 --output-tokens 4 \
+        --no-calibrate --threads 2 --format json >"$tmp/sm.json"
+jq -e '.bench[0] | .completed == 12 and .client_cpu.threads == 2 and .server_metrics.engine == "vllm"
+       and .server_metrics.preemptions == 12 and .server_metrics.scrapes >= 2' "$tmp/sm.json" >/dev/null \
+        || fail "scrape over two loops: $(jq -c '.bench[0] | {completed, server_metrics}' "$tmp/sm.json")"
 echo "bench-threads: ok"

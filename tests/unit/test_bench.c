@@ -305,16 +305,23 @@ static void test_level_no_usage_and_cpu_warning(void **state) {
 }
 
 /* Requests split over two loops' levels and merged give the JSON of one level that counted
- * them all: the same counts, distributions, errors and window. */
+ * them all: the same counts, distributions, errors and window, the same goodput (an e2el SLO
+ * too), server timings and vLLM names. */
 static void test_level_merge(void **state) {
         struct bench_level one, a, b;
         assert_int_equal(bench_level_init(&one, 8, 0), 0);
         assert_int_equal(bench_level_init(&a, 8, 0), 0);
         assert_int_equal(bench_level_init(&b, 8, 0), 0);
+        one.slo_e2el = a.slo_e2el = b.slo_e2el = 92 * USEC_PER_MSEC;
         usec_t t0 = 1000 * USEC_PER_SEC;
         for (int i = 0; i < 40; i++) {
                 struct bench_record r = rec_ok(t0 + (usec_t)i * 1000, 5000 + (usec_t)i * 37, 90000 + (usec_t)i * 101,
                                                i % 5 ? 20 : -1, 20);
+                if (i % 3 == 0) { /* llama.cpp's timings: prompt tokens computed and cached */
+                        r.timings = true;
+                        r.t_prompt_n = 10 + i;
+                        r.t_cache_n = i % 2 ? 90 - i : -1;
+                }
                 if (i % 7 == 3) {
                         r.ok = false;
                         snprintf(r.error, sizeof(r.error), "%s", i % 2 ? "http_500" : "closed");
@@ -339,10 +346,14 @@ static void test_level_merge(void **state) {
         static const char *const same[] = {"requests", "completed", "failed", "output_tokens", "prompt_tokens",
                                            "duration_s", "ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "send_delay_ms",
                                            "errors", "first_error", "output_tokens_per_request", "usage_check",
-                                           "output_tokens_per_s", "send_rate_per_s"};
+                                           "output_tokens_per_s", "send_rate_per_s", "goodput", "server_timings",
+                                           "request_throughput", "mean_ttft_ms", "p99_e2el_ms", "std_itl_ms"};
         for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
                 if (!json_equal(json_object_get(x, same[i]), json_object_get(y, same[i])))
                         fail_msg("%s differs", same[i]);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(y, "server_timings"), "requests")), 12);
+        assert_true(json_integer_value(json_object_get(json_object_get(y, "goodput"), "good")) > 0);
+        assert_true(json_integer_value(json_object_get(json_object_get(y, "goodput"), "good")) < 34);
         json_t *cx = json_object_get(x, "client_cpu"), *cy = json_object_get(y, "client_cpu");
         assert_true(fabs(num(cx, "user_s") - num(cy, "user_s")) < 1e-9);
         assert_int_equal(json_integer_value(json_object_get(cy, "events")), 900);
