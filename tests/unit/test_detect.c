@@ -23,6 +23,7 @@
 
 #include "04-gate/detect.h"
 #include "01-base/util.h"
+#include "../corpus-meta.h"
 
 static const char *srcdir(void) {
         const char *s = getenv("SRCDIR");
@@ -52,45 +53,6 @@ static void meta_get(const char *meta, const char *key, char *buf, size_t size) 
         }
 }
 
-/* What was asked, as the checks pass it to the detectors (checks.c spec_question): the meta's
- * `question=` line, or the text of the messages of its `request=` line (collected files),
- * one per line; NULL when neither is there. Caller frees. */
-static char *meta_question(const char *meta) {
-        for (const char *p = meta; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-                if (strncmp(p, "question=", 9) == 0)
-                        return strndup(p + 9, strcspn(p + 9, "\n"));
-        for (const char *p = meta; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-                if (strncmp(p, "request=", 8) != 0)
-                        continue;
-                size_t n = strcspn(p, "\n");
-                const char *j = memchr(p, '{', n);
-                if (!j)
-                        return NULL;
-                json_t *root = json_loadb(j, n - (size_t)(j - p), 0, NULL);
-                json_t *msgs = json_object_get(root, "messages");
-                size_t cap = 1, len = 0, i;
-                json_t *m;
-                json_array_foreach(msgs, i, m) {
-                        const char *c = json_string_value(json_object_get(m, "content"));
-                        cap += c ? strlen(c) + 1 : 0;
-                }
-                char *q = malloc(cap);
-                if (q) {
-                        json_array_foreach(msgs, i, m) {
-                                const char *c = json_string_value(json_object_get(m, "content"));
-                                if (c) {
-                                        memcpy(q + len, c, strlen(c));
-                                        len += strlen(c);
-                                        q[len++] = '\n';
-                                }
-                        }
-                        q[len] = '\0';
-                }
-                json_decref(root);
-                return q;
-        }
-        return NULL;
-}
 
 /* Runs every NAME.txt under dir (with NAME.reasoning as the reasoning part when there is
  * one); returns the number of files judged wrongly. */
@@ -384,7 +346,6 @@ static void test_short_loop_unasked(void **state) {
         check_q("Sure! ndon ndon ndon ndon ndon ndon ndon ndon ndon ndon", "What is the capital of the UK?", "repeat");
         /* The question's word only as a part of a longer word does not name it. */
         check_q("ndon ndon ndon ndon ndon ndon", "Where is London?", "repeat");
-        _cleanup_free_ char *ev = NULL;
         struct detect_input in = {.text = "tion tion tion tion tion tion tion", .len = 34, .question = "Hi",
                                   .question_len = 2};
         struct detect_result r;
