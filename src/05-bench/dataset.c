@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "01-base/util.h"
+#include "02-text/buf.h"
+#include "02-text/text.h"
 
 static const char *const kind_names[_DATASET_MAX] = {
         [DATASET_RANDOM] = "random",
@@ -109,6 +111,9 @@ struct reader {
         struct dataset *d;
 };
 
+/* The message is escaped (text_escape): it quotes the file's bytes (jansson's "near '...'",
+ * a character found where an entry was expected), which may be control characters or not
+ * UTF-8, and it must stay one printable line. */
 static int fail(struct reader *rd, unsigned line, const char *fmt, ...) _printf_(3, 4);
 static int fail(struct reader *rd, unsigned line, const char *fmt, ...) {
         if (rd->ret_error) {
@@ -118,8 +123,12 @@ static int fail(struct reader *rd, unsigned line, const char *fmt, ...) {
                 if (vasprintf(&msg, fmt, ap) < 0)
                         msg = NULL;
                 va_end(ap);
+                _cleanup_buf_ struct buf b;
+                buf_init(&b, BUF_DEFAULT_MAX);
                 free(*rd->ret_error);
-                *rd->ret_error = msg ? strdup_printf("%s:%u: %s", rd->name, line, msg) : NULL;
+                *rd->ret_error = msg && text_escape(&b, msg, 0, TEXT_TERMINAL) == 0
+                                         ? strdup_printf("%s:%u: %s", rd->name, line, buf_str(&b))
+                                         : NULL;
                 free(msg);
         }
         return -EINVAL;

@@ -139,6 +139,31 @@ static void test_custom(void **state) {
         }
 }
 
+/* The file's bytes quoted in a message (jansson's "near '...'") are escaped: a control byte
+ * or a terminal escape sequence stays one printable line (found by fuzz_dataset). */
+static void test_bad_bytes_escaped(void **state) {
+        (void)state;
+        static const struct {
+                enum dataset_kind kind;
+                const char *text;
+                const char *want;
+        } cases[] = {
+                {DATASET_CUSTOM, "{\"prompt\": \"one\"}\n{\"prompt\": \x03}\n",
+                 "f:2: malformed JSON: invalid token near '\\x03'"},
+                {DATASET_TRACE, "{\"timestamp\": \x1b[2J}\n", "f:1: malformed JSON: invalid token near '\\x1b'"},
+                {DATASET_SHAREGPT, "[\n\x01\n]", "f:2: malformed JSON: invalid token near '\\x01'"},
+                {DATASET_MULTI_TURN, "[\n{\"conversations\": [\x7f]}\n]",
+                 "f:2: malformed JSON: invalid token near '\\x7f'"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *err = parse_err(cases[i].kind, cases[i].text, strlen(cases[i].text));
+                if (strcmp(err, cases[i].want) != 0)
+                        fail_msg("case %zu:\n  got:  %s\n  want: %s", i, err, cases[i].want);
+                for (const char *c = err; *c; c++)
+                        assert_true((unsigned char)*c >= 0x20 && *c != 0x7f);
+        }
+}
+
 static void test_load(void **state) {
         char dir[] = "/tmp/test_dataset.XXXXXX";
         assert_non_null(mkdtemp(dir));
@@ -481,6 +506,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_sharegpt),      cmocka_unit_test(test_sharegpt_bad),
                 cmocka_unit_test(test_custom),        cmocka_unit_test(test_load),
+                cmocka_unit_test(test_bad_bytes_escaped),
                 cmocka_unit_test(test_order),         cmocka_unit_test(test_lengths),
                 cmocka_unit_test(test_sharegpt_filters), cmocka_unit_test(test_prefix_groups),
                 cmocka_unit_test(test_sched_gamma),   cmocka_unit_test(test_multi_turn),
