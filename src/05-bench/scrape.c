@@ -362,8 +362,19 @@ void scrape_level_add_slots(struct scrape_level *a, const struct scrape_slots *s
         a->slots_scrapes++;
 }
 
+/* Four decimals; a value too large to have any (a server's nonsense, 1e305) as it is, where
+ * x * 10000 would overflow to Inf. */
 static double r4(double x) {
+        if (!(fabs(x) < 1e15))
+                return x;
         return round(x * 10000.0) / 10000.0;
+}
+
+/* A ratio as a JSON real, or null when it is not finite (a mean whose sum overflowed):
+ * jansson makes no real of NaN or Inf, and a NULL would fail the whole object. */
+static json_t *real_or_null(double x) {
+        x = r4(x);
+        return isfinite(x) ? json_real(x) : json_null();
 }
 
 /* The counter's growth over the level, or -1 when it cannot be told. */
@@ -381,20 +392,20 @@ json_t *scrape_level_json(const struct scrape_level *a) {
         double q = delta(a, SCRAPE_PREFIX_QUERIES), h = delta(a, SCRAPE_PREFIX_HITS);
         json_t *rate = json_null(), *from = json_null();
         if (q > 0 && h >= 0) {
-                rate = json_real(r4(MIN(h / q, 1.0)));
+                rate = real_or_null(MIN(h / q, 1.0));
                 from = json_string("counters");
         } else if (a->n[SCRAPE_PREFIX_HIT_RATE] > 0) {
-                rate = json_real(r4(a->sum[SCRAPE_PREFIX_HIT_RATE] / a->n[SCRAPE_PREFIX_HIT_RATE]));
-                from = json_string("gauge");
+                rate = real_or_null(a->sum[SCRAPE_PREFIX_HIT_RATE] / a->n[SCRAPE_PREFIX_HIT_RATE]);
+                from = json_is_null(rate) ? json_null() : json_string("gauge");
         }
         const char *engine = a->last.engine ? a->last.engine : a->first.engine;
         /* the server's own series first; the /slots estimate where it has none */
         json_t *kv = json_null(), *kv_from = json_null();
         if (a->peak_has[SCRAPE_KV_USAGE]) {
-                kv = json_real(r4(a->peak[SCRAPE_KV_USAGE]));
+                kv = real_or_null(a->peak[SCRAPE_KV_USAGE]);
                 kv_from = a->kv_series ? json_string(a->kv_series) : json_null();
         } else if (a->slots_has) {
-                kv = json_real(r4(a->slots_peak));
+                kv = real_or_null(a->slots_peak);
                 kv_from = json_string("slots");
         }
         return json_pack("{s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, "

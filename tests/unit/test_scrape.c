@@ -212,6 +212,38 @@ static void test_level(void **state) {
         json_decref(o);
 }
 
+/* Huge finite figures (found by fuzz_scrape): a KV-cache usage of 1e305 overflowed when
+ * rounded to four decimals and a hit-rate gauge of 1e308 on two pages summed to Inf; jansson
+ * makes no real of Inf, so the level had no object and the bench stopped with "out of
+ * memory". The object is made: a huge figure as it is, a mean that overflowed as null. */
+static void test_level_huge(void **state) {
+        (void)state;
+        struct scrape_level a = {0};
+        struct scrape_sample s = parse("vllm:kv_cache_usage_perc 1e305\nsglang:cache_hit_rate 1e308\n"
+                                       "vllm:num_requests_running 1e308\nvllm:num_requests_waiting -1e308\n");
+        scrape_level_add(&a, &s);
+        s = parse("vllm:kv_cache_usage_perc -1e305\nsglang:cache_hit_rate 1e308\nvllm:num_requests_running 1e308\n");
+        scrape_level_add(&a, &s);
+        json_t *o = scrape_level_json(&a);
+        assert_non_null(o);
+        assert_true(json_real_value(json_object_get(o, "kv_cache_usage_peak")) == 1e305);
+        assert_true(json_is_null(json_object_get(o, "prefix_cache_hit_rate")));
+        assert_true(json_is_null(json_object_get(o, "prefix_cache_hit_rate_from")));
+        assert_int_equal(json_integer_value(json_object_get(o, "running_peak")), 9000000000000000);
+        assert_true(json_is_null(json_object_get(o, "waiting_peak")));
+        json_decref(o);
+
+        /* a rate gauge whose mean is finite is still the gauge's, rounded */
+        struct scrape_level b = {0};
+        s = parse("sglang:cache_hit_rate 1e300\n");
+        scrape_level_add(&b, &s);
+        o = scrape_level_json(&b);
+        assert_non_null(o);
+        assert_true(json_real_value(json_object_get(o, "prefix_cache_hit_rate")) == 1e300);
+        assert_string_equal(json_string_value(json_object_get(o, "prefix_cache_hit_rate_from")), "gauge");
+        json_decref(o);
+}
+
 static int slots(const char *text, struct scrape_slots *ret) {
         return scrape_slots_parse(text, strlen(text), ret);
 }
@@ -480,7 +512,7 @@ int main(void) {
                 cmocka_unit_test(test_level_keys),  cmocka_unit_test(test_vllm_names),
                 cmocka_unit_test(test_stddev),      cmocka_unit_test(test_goodput_form),
                 cmocka_unit_test(test_slots_page),  cmocka_unit_test(test_slots_hostile),
-                cmocka_unit_test(test_level_slots),
+                cmocka_unit_test(test_level_slots),  cmocka_unit_test(test_level_huge),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
