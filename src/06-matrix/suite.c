@@ -4,6 +4,8 @@
 #include <regex.h>
 #include <string.h>
 
+#include "02-text/buf.h"
+#include "02-text/text.h"
 #include "04-gate/golden.h"
 
 static const char *const check_keys[] = {"name",     "prompt",     "messages", "mode",   "thinking",
@@ -341,8 +343,13 @@ static int jsonl_expect(struct ytree_ctx *c, unsigned line, json_t *e, struct ex
 static int jsonl_line(struct ytree_ctx *c, unsigned line, const char *text, size_t len, struct check_spec *spec) {
         json_error_t je;
         _cleanup_json_ json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-        if (!o)
-                return ytree_fail(c, line, "not JSON: %s", je.text);
+        if (!o) {
+                /* jansson quotes the bytes where it stopped: the file's, escaped to one line */
+                _cleanup_buf_ struct buf why;
+                buf_init(&why, sizeof(je.text) * 4 + 1);
+                return ytree_fail(c, line, "not JSON: %s",
+                                  text_escape(&why, je.text, 0, TEXT_TERMINAL) == 0 ? buf_str(&why) : "(unreadable)");
+        }
         if (!json_is_object(o))
                 return ytree_fail(c, line, "a question must be a JSON object, not %s", json_type_words(o));
         const char *key;

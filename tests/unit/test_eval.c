@@ -261,6 +261,8 @@ static void test_jsonl(void **state) {
                 {"{\"prompt\": \"a\", \"prompt\": \"b\", \"expect\": \"c\"}\n", "q.jsonl:1: not JSON: duplicate object key"},
                 {"\n  \n", "q.jsonl:2: the file holds no question"},
                 {"{\"prompt\": \"\xff\", \"expect\": \"b\"}\n", "q.jsonl:1: not JSON"},
+                /* the bytes jansson quotes are the file's: escaped, one printable line */
+                {"{\"prompt\": \x1b[2J}\n", "q.jsonl:1: not JSON: invalid token near '\\x1b'"},
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 q = (struct check_spec *)0x1;
