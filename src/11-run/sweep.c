@@ -872,9 +872,9 @@ static int settle_inferred(struct sweep *sw, size_t i, bool *ret_done) {
 }
 
 /* Launches cell i (again on another port when the one picked was taken), settles its
- * attempt in the journal and tells the callbacks. 0, -EINTR (interrupted: the attempt is
- * abandoned), or another negative errno with sw->error set. */
-/* Launches cell i; measure: a search's launch of a cell it measures again (2, 3...), else 0. */
+ * attempt in the journal and tells the callbacks; measure: a search's launch of a cell it
+ * measures again (2, 3...), else 0. 0, -EINTR (interrupted: the attempt is abandoned), or
+ * another negative errno with sw->error set. */
 static int launch(struct sweep *sw, size_t i, unsigned measure) {
         const struct matrix *m = sw->m;
         const struct cell *c = &sw->cells[i];
