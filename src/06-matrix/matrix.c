@@ -347,6 +347,27 @@ static int parse_choice(struct ytree_ctx *c, const struct matrix *m, const struc
         return 0;
 }
 
+/* A {axis: value} map that names one cell: a value of every axis ("baseline", "reference"),
+ * into *ret (n_axes value indices). */
+static int parse_cell(struct ytree_ctx *c, const struct matrix *m, const struct ynode *n, const char *what,
+                      size_t **ret) {
+        _cleanup_free_ ssize_t *choice = calloc(m->n_axes, sizeof(*choice));
+        if (!choice)
+                return -ENOMEM;
+        int r = parse_choice(c, m, n, what, choice);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < m->n_axes; i++)
+                if (choice[i] < 0)
+                        return ytree_fail(c, n->line, "%s must name every axis; '%s' is missing", what,
+                                          ytree_esc(c, m->axes[i].name));
+        if (!(*ret = calloc(m->n_axes, sizeof(**ret))))
+                return -ENOMEM;
+        for (size_t i = 0; i < m->n_axes; i++)
+                (*ret)[i] = (size_t)choice[i];
+        return 0;
+}
+
 static int parse_strategy(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         const struct ynode *v = y_get(root, "strategy");
         int r;
@@ -371,19 +392,8 @@ static int parse_strategy(struct ytree_ctx *c, const struct ynode *root, struct 
         if (b) {
                 if (m->n_axes == 0)
                         return ytree_fail(c, b->line, "baseline needs axes");
-                _cleanup_free_ ssize_t *choice = calloc(m->n_axes, sizeof(*choice));
-                if (!choice)
-                        return -ENOMEM;
-                if ((r = parse_choice(c, m, b, "baseline", choice)) < 0)
+                if ((r = parse_cell(c, m, b, "baseline", &m->baseline)) < 0)
                         return r;
-                for (size_t i = 0; i < m->n_axes; i++)
-                        if (choice[i] < 0)
-                                return ytree_fail(c, b->line, "baseline must name every axis; '%s' is missing",
-                                            ytree_esc(c, m->axes[i].name));
-                if (!(m->baseline = calloc(m->n_axes, sizeof(*m->baseline))))
-                        return -ENOMEM;
-                for (size_t i = 0; i < m->n_axes; i++)
-                        m->baseline[i] = (size_t)choice[i];
         } else if (m->strategy == STRATEGY_ONE_AT_A_TIME && m->n_axes > 0)
                 return ytree_fail(c, v->line, "strategy one-at-a-time needs a baseline naming a value of every axis");
 
@@ -1172,19 +1182,8 @@ static int parse_eval(struct ytree_ctx *c, const struct ynode *root, struct matr
         if (ref && !y_null(ref)) {
                 if (m->n_axes == 0)
                         return ytree_fail(c, ref->line, "reference needs axes (a matrix of one cell has nothing to compare)");
-                _cleanup_free_ ssize_t *choice = calloc(m->n_axes, sizeof(*choice));
-                if (!choice)
-                        return -ENOMEM;
-                if ((r = parse_choice(c, m, ref, "reference", choice)) < 0)
+                if ((r = parse_cell(c, m, ref, "reference", &m->reference)) < 0)
                         return r;
-                for (size_t i = 0; i < m->n_axes; i++)
-                        if (choice[i] < 0)
-                                return ytree_fail(c, ref->line, "reference must name every axis; '%s' is missing",
-                                            ytree_esc(c, m->axes[i].name));
-                if (!(m->reference = calloc(m->n_axes, sizeof(*m->reference))))
-                        return -ENOMEM;
-                for (size_t i = 0; i < m->n_axes; i++)
-                        m->reference[i] = (size_t)choice[i];
                 m->line_reference = ref->line; /* a cell that runs: cells_load_matrix */
         }
         return 0;
