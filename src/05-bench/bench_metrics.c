@@ -139,6 +139,23 @@ static bool key_is(const char *k, size_t n, const char *lit) {
 
 static int scan_value(struct scan *s, const char *key, size_t klen, enum scan_ctx ctx);
 
+/* After an item of an object or array: 1 at a ',' (another item follows), 0 at `close`
+ * (the container ends), -EBADMSG otherwise. */
+static int scan_after_item(struct scan *s, char close) {
+        skip_ws(s);
+        if (s->p >= s->end)
+                return -EBADMSG;
+        if (*s->p == ',') {
+                s->p++;
+                return 1;
+        }
+        if (*s->p != close)
+                return -EBADMSG;
+        s->p++;
+        s->depth--;
+        return 0;
+}
+
 static int scan_object(struct scan *s, enum scan_ctx ctx) {
         if (++s->depth > SCAN_MAX_DEPTH)
                 return -EBADMSG;
@@ -164,19 +181,8 @@ static int scan_object(struct scan *s, enum scan_ctx ctx) {
                 r = scan_value(s, k, kn, ctx);
                 if (r < 0)
                         return r;
-                skip_ws(s);
-                if (s->p >= s->end)
-                        return -EBADMSG;
-                if (*s->p == ',') {
-                        s->p++;
-                        continue;
-                }
-                if (*s->p == '}') {
-                        s->p++;
-                        s->depth--;
-                        return 0;
-                }
-                return -EBADMSG;
+                if ((r = scan_after_item(s, '}')) <= 0)
+                        return r;
         }
 }
 
@@ -195,19 +201,8 @@ static int scan_array(struct scan *s) {
                 int r = scan_value(s, NULL, 0, CTX_NONE);
                 if (r < 0)
                         return r;
-                skip_ws(s);
-                if (s->p >= s->end)
-                        return -EBADMSG;
-                if (*s->p == ',') {
-                        s->p++;
-                        continue;
-                }
-                if (*s->p == ']') {
-                        s->p++;
-                        s->depth--;
-                        return 0;
-                }
-                return -EBADMSG;
+                if ((r = scan_after_item(s, ']')) <= 0)
+                        return r;
         }
 }
 
