@@ -45,47 +45,8 @@ jq -e 'length == 15 and ([.[] | .turn] | sort) == [1,1,1,1,1,2,2,2,2,2,3,3,3,3,3
 # Each body, checked against the server's own log: its assistant messages are the answers
 # the server streamed to the earlier turns of the same conversation, its think time was
 # kept, and at most 2 sessions were ever open (and 2 were).
-python3 - "$tmp/mt.log" <<'PY' || fail "multi_turn bodies: see above"
-import json, sys
-reqs, done = {}, {}
-for line in open(sys.argv[1]):
-    o = json.loads(line)
-    if "done_us" in o:
-        done[o["n"]] = o["done_us"]
-    else:
-        reqs[o["n"]] = o
-def answer(n):  # what schedsrv streamed to request n: max_tokens chunks " rNtI"
-    return "".join(" r%dt%d" % (n, i) for i in range(reqs[n]["body"]["max_tokens"]))
-by_msgs = {json.dumps(r["body"]["messages"]): n for n, r in reqs.items()}
-sessions = {}  # first request -> [requests]
-bad = 0
-for n, r in sorted(reqs.items()):
-    msgs = r["body"]["messages"]
-    roles = [m["role"] for m in msgs]
-    if roles != ["user", "assistant"] * (len(msgs) // 2) + ["user"]:
-        print("roles", n, roles); bad += 1; continue
-    turn = len(msgs) // 2 + 1
-    prev = None
-    for k in range(1, turn):  # the request of turn k is the one that sent msgs[:2k-1]
-        p = by_msgs.get(json.dumps(msgs[:2 * k - 1]))
-        if p is None or msgs[2 * k - 1]["content"] != answer(p):
-            print("request", n, "turn", turn, ": assistant message", k, "is not the answer the server gave",
-                  msgs[2 * k - 1]["content"], p); bad += 1
-        prev = p
-    if prev is not None:
-        think = (r["t_us"] - done[prev]) / 1000
-        if not 150 <= think < 150 + 60:
-            print("request", n, "sent", think, "ms after its previous turn ended, want 150 ms"); bad += 1
-    first = by_msgs[json.dumps(msgs[:1])]
-    sessions.setdefault(first, []).append(n)
-if len(sessions) != 5 or any(len(v) != 3 for v in sessions.values()):
-    print("sessions", sessions); bad += 1
-spans = [(reqs[min(v)]["t_us"], done[max(v)]) for v in sessions.values()]
-most = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
-if most != 2:
-    print("sessions open at once: %d, want 2" % most); bad += 1
-sys.exit(1 if bad else 0)
-PY
+"$SRCDIR/tests/sessions-check.py" "$tmp/mt.log" --think 150 --sessions 5 --turns 3 --open 2 ||
+        fail "multi_turn bodies: see above"
 
 # a failed turn ends its session: every 2nd request fails, one session at a time, so each
 # session's second turn fails and its third is never sent

@@ -130,48 +130,9 @@ for n in 1 2; do
                 and all(.[]; (.request_id | sub("^.*-"; "") | tonumber) % $n == (.session + 1) % $n)' \
                 "$tmp/mt$n.samples" >/dev/null \
                 || fail "multi_turn threads $n samples: $(jq -c '[.[] | [.session, .turn, .request_id]]' "$tmp/mt$n.samples")"
-        python3 - "$tmp/mt$n.log" "$n" <<'PY' || fail "multi_turn threads $n bodies: see above"
-import json, sys
-loops = int(sys.argv[2])
-reqs, done = {}, {}
-for line in open(sys.argv[1]):
-    o = json.loads(line)
-    if "done_us" in o:
-        done[o["n"]] = o["done_us"]
-    else:
-        reqs[o["n"]] = o
-def answer(n):  # what schedsrv streamed to request n: max_tokens chunks " rNtI"
-    return "".join(" r%dt%d" % (n, i) for i in range(reqs[n]["body"]["max_tokens"]))
-by_msgs = {json.dumps(r["body"]["messages"]): n for n, r in reqs.items()}
-sessions = {}  # first request -> [requests]
-bad = 0
-for n, r in sorted(reqs.items()):
-    msgs = r["body"]["messages"]
-    turn = len(msgs) // 2 + 1
-    prev = None
-    for k in range(1, turn):  # the request of turn k is the one that sent msgs[:2k-1]
-        p = by_msgs.get(json.dumps(msgs[:2 * k - 1]))
-        if p is None or msgs[2 * k - 1]["role"] != "assistant" or msgs[2 * k - 1]["content"] != answer(p):
-            print("request", n, "turn", turn, ": message", 2 * k - 1, "is not the server's answer", p); bad += 1
-        prev = p
-    if prev is not None:
-        think = (r["t_us"] - done[prev]) / 1000
-        if not 100 <= think < 100 + 60:
-            print("request", n, "sent", think, "ms after its previous turn ended, want 100 ms"); bad += 1
-    sessions.setdefault(by_msgs[json.dumps(msgs[:1])], []).append(n)
-# 6 conversations (the warm-up's too) of 3 turns, each on one loop, both loops used
-if len(reqs) != 18 or len(sessions) != 6 or any(len(v) != 3 for v in sessions.values()):
-    print("sessions", sessions); bad += 1
-loop_of = lambda n: int(reqs[n]["rid"].rsplit("-", 1)[1]) % loops
-if any(len({loop_of(n) for n in v}) != 1 for v in sessions.values()) or \
-        len({loop_of(v[0]) for v in sessions.values()}) != loops:
-    print("sessions by loop", {k: [loop_of(n) for n in v] for k, v in sessions.items()}); bad += 1
-spans = [(reqs[min(v)]["t_us"], done[max(v)]) for v in sessions.values()]
-most = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
-if most > 4:
-    print("sessions open at once: %d, at most 4" % most); bad += 1
-sys.exit(1 if bad else 0)
-PY
+        # 6 conversations (the warm-up's too) of 3 turns, each on one loop, both loops used
+        "$SRCDIR/tests/sessions-check.py" "$tmp/mt$n.log" --think 100 --sessions 6 --turns 3 --open 4 --at-most \
+                --loops "$n" || fail "multi_turn threads $n bodies: see above"
 done
 
 # 7. a trace over two loops: the level's request i (on loop i % 2) is line i, scheduled at
