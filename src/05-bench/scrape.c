@@ -448,7 +448,8 @@ struct scrape {
         struct loop *l;
         char *url;
         char *slots_url;
-        int tfd;                    /* the scrapes during a level */
+        int tfd;                    /* the scrapes during a level: one-shot, re-armed */
+        usec_t gap;                 /* until the next of them */
         struct http_transfer *inflight; /* one during the level at most */
         struct http_transfer *slots_inflight; /* the same for /slots */
         struct scrape_level lv;
@@ -554,11 +555,21 @@ static void on_slots_scraped(struct http_transfer *t, void *userdata) {
         http_transfer_free(t);
 }
 
+/* The next scrape during the level after `after`, or none (0). */
+static void arm(struct scrape *s, usec_t after) {
+        struct itimerspec its = {0};
+        its.it_value.tv_sec = (time_t)(after / USEC_PER_SEC);
+        its.it_value.tv_nsec = (long)(after % USEC_PER_SEC) * 1000;
+        timerfd_settime(s->tfd, 0, &its, NULL);
+}
+
 static void on_tick(struct loop *l, int fd, uint32_t revents, void *userdata) {
         struct scrape *s = userdata;
         uint64_t n;
         if (read(fd, &n, sizeof(n)) < 0 || s->none)
                 return;
+        s->gap = s->gap * 2 < SCRAPE_INTERVAL ? s->gap * 2 : SCRAPE_INTERVAL;
+        arm(s, s->gap);
         /* one in flight still: this tick is skipped for it, not stacked */
         if (!s->inflight) {
                 struct http_request req = request(s, s->url);
@@ -619,16 +630,6 @@ void scrape_free(struct scrape *s) {
         free(s);
 }
 
-static void arm(struct scrape *s, bool on) {
-        struct itimerspec its = {0};
-        if (on) {
-                its.it_value.tv_sec = (time_t)(SCRAPE_FIRST / USEC_PER_SEC);
-                its.it_value.tv_nsec = (long)(SCRAPE_FIRST % USEC_PER_SEC) * 1000;
-                its.it_interval.tv_sec = (time_t)(SCRAPE_INTERVAL / USEC_PER_SEC);
-                its.it_interval.tv_nsec = (long)(SCRAPE_INTERVAL % USEC_PER_SEC) * 1000;
-        }
-        timerfd_settime(s->tfd, 0, &its, NULL);
-}
 
 /* One GET of url, waited for, handed to fn. */
 static int fetch_now(struct scrape *s, const char *url,
@@ -661,12 +662,13 @@ int scrape_level_begin(struct scrape *s) {
         int r = scrape_now(s);
         if (r < 0 || s->none)
                 return r;
-        arm(s, true);
+        s->gap = SCRAPE_FIRST;
+        arm(s, s->gap);
         return 0;
 }
 
 int scrape_level_end(struct scrape *s, json_t **ret) {
-        arm(s, false);
+        arm(s, 0);
         http_transfer_free(s->inflight);
         s->inflight = NULL;
         http_transfer_free(s->slots_inflight);

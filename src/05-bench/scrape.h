@@ -5,9 +5,9 @@
  * figures gauntlet reads, whatever the engine calls them (the name table is in scrape.c and
  * docs/metrics.md "The server's own metrics"), and folds a level's scrapes into one JSON
  * object (struct scrape_level). The other half (struct scrape) fetches /metrics on the
- * bench's loop: once before a level (waited for), then every SCRAPE_INTERVAL during it
- * (never waited for: a scrape in flight when the next is due is not doubled), then once
- * after it (waited for). A scrape goes out on a connection of its own, never one of the
+ * bench's loop: once before a level (waited for), then during it (never waited for: a
+ * scrape in flight when the next is due is not doubled) SCRAPE_FIRST after its start and at
+ * gaps that double from there up to SCRAPE_INTERVAL, then once after it (waited for). A scrape goes out on a connection of its own, never one of the
  * pooled connections the bench's streams use, and is capped in size and time.
  *
  * Server output is data: a /metrics answer is read up to SCRAPE_MAX_BODY bytes (past it the
@@ -40,9 +40,11 @@
  * theirs is ignored and counted as skipped. */
 #define SCRAPE_MAX_SERIES 256
 #define SCRAPE_INTERVAL (1 * USEC_PER_SEC)
-/* The first scrape during a level comes this long after its start, so that a level shorter
- * than the interval is seen under load at least once. */
-#define SCRAPE_FIRST (200 * USEC_PER_MSEC)
+/* The first scrape during a level comes this long after its start, and the gaps double from
+ * there (0.1, 0.3, 0.7, 1.5, 2.5 s, ...): a level shorter than the interval is still seen
+ * under load a few times, so a peak is not one sample's luck, and a long one is scraped
+ * once a second. */
+#define SCRAPE_FIRST (100 * USEC_PER_MSEC)
 #define SCRAPE_TIMEOUT (2 * USEC_PER_SEC)
 
 /* What gauntlet reads from a /metrics page. */

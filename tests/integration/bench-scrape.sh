@@ -94,6 +94,18 @@ jq -e '.bench[0] | .server_metrics.kv_cache_usage_peak == 0.42 and .completed ==
 "$GAUNTLET" bench --url "$url" --concurrency 1 --requests 2 --output-tokens 4 --no-calibrate --format json \
         --no-server-metrics >"$tmp/off.json"
 jq -e '.bench[0] | has("server_metrics") | not' "$tmp/off.json" >/dev/null || fail "--no-server-metrics scraped"
+# a level of at least 1.6 s (6 requests one after the other, each 7 events 40 ms apart) is
+# scraped during it at 0.1, 0.3, 0.7 and 1.5 s, beside before and after: 6 (one may be
+# skipped while the one before is still in flight on a loaded machine); at a fixed second
+# it would be 3 or 4
+sport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$FIXTURE" --port "$sport" --token-delay-ms 40 --metrics-file "$tmp/metrics.txt" --pid-file "$tmp/pids-slow" \
+        >"$tmp/fx-slow.log" 2>&1 &
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$sport/health" >/dev/null && break; sleep 0.05; done
+"$GAUNTLET" bench --url "http://127.0.0.1:$sport" --concurrency 1 --requests 6 --warmup 0 \
+        --output-tokens 20 --no-calibrate --format json >"$tmp/slow.json" || fail "bench (slow) failed"
+jq -e '.bench[0] | .duration_s >= 1.6 and .server_metrics.scrapes >= 5' "$tmp/slow.json" >/dev/null ||
+        fail "a 1.6 s level's scrapes: $(jq -c '.bench[0] | {duration_s, scrapes: .server_metrics.scrapes}' "$tmp/slow.json")"
 if "$GAUNTLET" bench --url "$url" --requests 1 --output-tokens 4 --goodput "ttft:fast" 2>"$tmp/err"; then
         fail "a bad --goodput was taken"
 fi

@@ -27,7 +27,7 @@ start() { # NAME ARGS...: a llama-server, its URL in $url, its pid in $ls_pid
 }
 # four slots of 256 cells each (-np without --kv-unified: each slot its own part)
 start ls -np 4 -c 1024
-common=(--url "$url" --engine llama.cpp --concurrency 4 --requests 24 --warmup 4 --num-prompts 24 --seed 1
+common=(--url "$url" --engine llama.cpp --concurrency 4 --requests 48 --warmup 4 --num-prompts 48 --seed 1
         --format json)
 "$GAUNTLET" bench "${common[@]}" --dataset-name prefix_repetition --prefix-repetition-prefix-len 192 \
         --prefix-repetition-suffix-len 32 --prefix-repetition-num-prefixes 4 --prefix-repetition-output-len 8 \
