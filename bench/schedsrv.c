@@ -6,9 +6,16 @@
  *     t_request + ttft + i * itl
  * (an absolute schedule: lateness never accumulates), and the time of the write() that
  * really sent it is what /stats reports:
- *     ttft_us  first chunk written - request fully read
- *     itl_us   chunk i written - chunk i-1 written
- *     late_us  chunk written - chunk due
+ *     ttft_us    first chunk written - request arrived
+ *     itl_us     chunk i written - chunk i-1 written
+ *     late_us    chunk written - chunk due
+ *     rx_lag_us  request read - request arrived
+ * A request "arrived" when the kernel took in its last segment: the socket's receive
+ * timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME, taken back to CLOCK_MONOTONIC), not when this
+ * process got round to reading it. So a process busy writing other streams does not shorten
+ * the TTFT it reports: the wait for its read is part of the server's time, as it is in the
+ * client's. Where the kernel gives no timestamp the read time stands in (counted in /stats
+ * as stamps_read); --stamp read uses the read time always, as before.
  * Requests: POST /v1/chat/completions or /v1/completions, streamed as OpenAI chunks with
  * a role-only first chunk, max_tokens / tokens-per-chunk content chunks (the last with
  * finish_reason "length"), a usage chunk, then [DONE]. GET /stats, POST /reset, GET /health.
@@ -55,15 +62,17 @@
 /* What the server did for one request. */
 struct record {
         char rid[MAX_RID + 1];   /* X-Request-Id, "" when none (or not [A-Za-z0-9._:-]) */
-        usec_t ttft;             /* first content chunk written - request read; 0: none */
-        usec_t last;             /* last content chunk written - request read */
+        usec_t ttft;             /* first content chunk written - request arrived; 0: none */
+        usec_t last;             /* last content chunk written - request arrived */
+        usec_t rx_lag;           /* request read - request arrived */
         uint32_t chunks;         /* content chunks written */
         bool done;               /* the stream ended properly (not cut) */
 };
 
 /* What one process did since the last reset. */
 struct stats {
-        struct hist h_ttft, h_itl, h_late; /* their counts: in the shared memory too */
+        struct hist h_ttft, h_itl, h_late, h_rxlag; /* their counts: in the shared memory too */
+        uint64_t stamps_kernel, stamps_read; /* requests' arrival: the kernel's time, the read's */
         uint64_t requests, connections, streams_done, chunks_written, short_writes, failed, closed;
         usec_t first_req, last_req;
         struct record records[MAX_RECORDS];
@@ -79,7 +88,8 @@ struct conn {
         bool streaming;
         bool chat;
         uint64_t reqno;
-        usec_t t_req;            /* request fully read */
+        usec_t t_req;            /* request arrived (see the top) */
+        usec_t rx_lag;           /* request read - request arrived */
         usec_t t_last;           /* previous chunk written */
         uint32_t sent;           /* content chunks written */
         uint32_t total;          /* content chunks to write */
@@ -99,6 +109,7 @@ static struct {
         uint32_t close_after;
         FILE *log;               /* --log-requests, or NULL */
         bool tag;                /* --tag-content */
+        bool stamp_read;         /* --stamp read: a request arrives when it is read */
         int epfd, tfd, lfd;
         struct conn **heap;
         size_t n_heap, heap_alloc;
@@ -117,6 +128,7 @@ static void record_stream(const struct conn *c, bool done) {
         memcpy(r->rid, c->rid, sizeof(r->rid));
         r->ttft = c->sent ? c->t_first - c->t_req : 0;
         r->last = c->sent ? c->t_last - c->t_req : 0;
+        r->rx_lag = c->rx_lag;
         r->chunks = c->sent;
         r->done = done;
 }
@@ -265,6 +277,9 @@ static void stats_sum(struct stats *into) {
                 hist_merge(&into->h_ttft, &x->h_ttft);
                 hist_merge(&into->h_itl, &x->h_itl);
                 hist_merge(&into->h_late, &x->h_late);
+                hist_merge(&into->h_rxlag, &x->h_rxlag);
+                into->stamps_kernel += x->stamps_kernel;
+                into->stamps_read += x->stamps_read;
                 into->requests += x->requests;
                 into->connections += x->connections;
                 into->streams_done += x->streams_done;
@@ -282,10 +297,12 @@ static int send_stats(struct conn *c) {
         _cleanup_buf_ struct buf b;
         buf_init(&b, 0);
         _cleanup_free_ struct stats *sum = calloc(1, sizeof(*sum));
-        if (!sum || hist_init(&sum->h_ttft) < 0 || hist_init(&sum->h_itl) < 0 || hist_init(&sum->h_late) < 0) {
+        if (!sum || hist_init(&sum->h_ttft) < 0 || hist_init(&sum->h_itl) < 0 || hist_init(&sum->h_late) < 0 ||
+            hist_init(&sum->h_rxlag) < 0) {
                 if (sum) {
                         hist_release(&sum->h_ttft);
                         hist_release(&sum->h_itl);
+                        hist_release(&sum->h_late);
                 }
                 return send_simple(c, 500, "Internal Server Error", "application/json", "{\"error\":\"memory\"}\n");
         }
@@ -295,25 +312,30 @@ static int send_stats(struct conn *c) {
         buf_printf(&b,
                    "{\"requests\":%llu,\"connections\":%llu,\"streams_done\":%llu,\"chunks\":%llu,"
                    "\"failed\":%llu,\"closed\":%llu,\"short_writes\":%llu,\"request_span_s\":%.6f,"
-                   "\"request_rate\":%.3f,\"ttft_us_sched\":%llu,\"itl_us_sched\":%llu,",
+                   "\"request_rate\":%.3f,\"ttft_us_sched\":%llu,\"itl_us_sched\":%llu,"
+                   "\"stamps_kernel\":%llu,\"stamps_read\":%llu,",
                    (unsigned long long)st->requests, (unsigned long long)st->connections,
                    (unsigned long long)st->streams_done, (unsigned long long)st->chunks_written,
                    (unsigned long long)st->failed, (unsigned long long)st->closed,
                    (unsigned long long)st->short_writes, span, span > 0 ? (double)(st->requests - 1) / span : 0.0,
-                   (unsigned long long)S.ttft, (unsigned long long)S.itl);
+                   (unsigned long long)S.ttft, (unsigned long long)S.itl,
+                   (unsigned long long)st->stamps_kernel, (unsigned long long)st->stamps_read);
         dist(&b, "ttft_us", &st->h_ttft);
         buf_puts(&b, ",");
         dist(&b, "itl_us", &st->h_itl);
         buf_puts(&b, ",");
         dist(&b, "late_us", &st->h_late);
+        buf_puts(&b, ",");
+        dist(&b, "rx_lag_us", &st->h_rxlag);
         buf_puts(&b, "}\n");
         hist_release(&st->h_ttft);
         hist_release(&st->h_itl);
         hist_release(&st->h_late);
+        hist_release(&st->h_rxlag);
         return send_simple(c, 200, "OK", "application/json", buf_str(&b));
 }
 
-/* GET /requests: {"records":[{"id","ttft_us","last_us","chunks","done"}...],"dropped":N}, every
+/* GET /requests: {"records":[{"id","ttft_us","last_us","rx_lag_us","chunks","done"}...],"dropped":N}, every
  * process's records */
 static int send_records(struct conn *c) {
         _cleanup_buf_ struct buf b;
@@ -326,9 +348,12 @@ static int send_records(struct conn *c) {
                 dropped += st->records_dropped;
                 for (size_t i = 0; i < st->n_records && r >= 0; i++, first = false) {
                         const struct record *x = &st->records[i];
-                        r = buf_printf(&b, "%s{\"id\":\"%s\",\"ttft_us\":%llu,\"last_us\":%llu,\"chunks\":%u,\"done\":%s}",
+                        r = buf_printf(&b,
+                                       "%s{\"id\":\"%s\",\"ttft_us\":%llu,\"last_us\":%llu,\"rx_lag_us\":%llu,"
+                                       "\"chunks\":%u,\"done\":%s}",
                                        first ? "" : ",", x->rid, (unsigned long long)x->ttft,
-                                       (unsigned long long)x->last, x->chunks, x->done ? "true" : "false");
+                                       (unsigned long long)x->last, (unsigned long long)x->rx_lag, x->chunks,
+                                       x->done ? "true" : "false");
                 }
         }
         if (r >= 0)
@@ -348,6 +373,8 @@ static void stats_reset(void) {
                 hist_reset(&st->h_ttft);
                 hist_reset(&st->h_itl);
                 hist_reset(&st->h_late);
+                hist_reset(&st->h_rxlag);
+                st->stamps_kernel = st->stamps_read = 0;
                 st->requests = st->connections = st->streams_done = st->chunks_written = st->short_writes = 0;
                 st->failed = st->closed = 0;
                 st->first_req = st->last_req = 0;
@@ -447,8 +474,9 @@ static int stream_step(struct conn *c, usec_t now) {
         return heap_push(c) < 0 ? -EPIPE : 0;
 }
 
+/* now: the request was read; arrived: it came (now where the kernel said nothing) */
 static int handle_request(struct conn *c, const char *method, const char *path, const char *rid,
-                          const char *body, size_t blen, usec_t now) {
+                          const char *body, size_t blen, usec_t arrived, usec_t now) {
         if (strcmp(method, "GET") == 0 && strcmp(path, "/stats") == 0)
                 return send_stats(c);
         if (strcmp(method, "GET") == 0 && strcmp(path, "/requests") == 0)
@@ -464,16 +492,23 @@ static int handle_request(struct conn *c, const char *method, const char *path, 
                 return send_simple(c, 404, "Not Found", "application/json", "{\"error\":\"not found\"}\n");
 
         uint64_t n = ++S.st->requests;
+        if (arrived && arrived <= now) {
+                S.st->stamps_kernel++;
+        } else {
+                arrived = now;
+                S.st->stamps_read++;
+        }
         if (S.log) {
                 /* the body as it came: a gauntlet request is one line of JSON */
                 bool json = blen > 0 && body[0] == '{' && !memchr(body, '\n', blen);
                 fprintf(S.log, "{\"n\":%llu,\"rid\":\"%s\",\"t_us\":%llu,\"body\":%.*s}\n", (unsigned long long)n,
-                        rid, (unsigned long long)now, json ? (int)blen : 4, json ? body : "null");
+                        rid, (unsigned long long)arrived, json ? (int)blen : 4, json ? body : "null");
                 fflush(S.log);
         }
         if (!S.st->first_req)
-                S.st->first_req = now;
-        S.st->last_req = now;
+                S.st->first_req = arrived;
+        S.st->last_req = arrived;
+        hist_record(&S.st->h_rxlag, now - arrived);
         if (S.fail_every && n % S.fail_every == 0) {
                 S.st->failed++;
                 return send_simple(c, 500, "Internal Server Error", "application/json",
@@ -487,7 +522,8 @@ static int handle_request(struct conn *c, const char *method, const char *path, 
         for (size_t i = 0; i < blen; i++)
                 words += body[i] == ' ';
         *c = (struct conn){.fd = c->fd, .in = c->in, .out = c->out, .streaming = true, .chat = chat, .reqno = n,
-                           .t_req = now, .total = (uint32_t)total, .prompt_tokens = words};
+                           .t_req = arrived, .rx_lag = now - arrived, .total = (uint32_t)total,
+                           .prompt_tokens = words};
         memcpy(c->rid, rid, sizeof(c->rid));
         if (S.close_every && n % S.close_every == 0)
                 c->close_after = S.close_after;
@@ -508,7 +544,7 @@ static int handle_request(struct conn *c, const char *method, const char *path, 
         r = send_chunked(c, &b);
         if (r < 0)
                 return r;
-        c->due = now + S.ttft;
+        c->due = arrived + S.ttft;
         return heap_push(c) < 0 ? -ENOMEM : 0;
 }
 
@@ -528,7 +564,7 @@ static void take_rid(const char *p, const char *end, char *rid) {
 }
 
 /* Handles every complete request in c->in (one at a time: no new one while streaming). */
-static int conn_process(struct conn *c, usec_t now) {
+static int conn_process(struct conn *c, usec_t arrived, usec_t now) {
         while (!c->streaming && c->in.len) {
                 char *end = memmem(c->in.data, c->in.len, "\r\n\r\n", 4);
                 if (!end)
@@ -554,7 +590,7 @@ static int conn_process(struct conn *c, usec_t now) {
                 char *q = strchr(path, '?');
                 if (q)
                         *q = '\0';
-                int r = handle_request(c, method, path, rid, c->in.data + head_len, (size_t)clen, now);
+                int r = handle_request(c, method, path, rid, c->in.data + head_len, (size_t)clen, arrived, now);
                 buf_consume(&c->in, head_len + (size_t)clen);
                 if (r < 0)
                         return r;
@@ -562,8 +598,25 @@ static int conn_process(struct conn *c, usec_t now) {
         return 0;
 }
 
+/* The kernel's receive time of what one recvmsg() read (its last segment's), on
+ * CLOCK_MONOTONIC; 0: none. real_off: CLOCK_REALTIME - CLOCK_MONOTONIC now. */
+static usec_t rx_stamp(struct msghdr *m, int64_t real_off) {
+        for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h; h = CMSG_NXTHDR(m, h)) {
+                if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_TIMESTAMPNS)
+                        continue;
+                struct timespec ts;
+                memcpy(&ts, CMSG_DATA(h), sizeof(ts));
+                int64_t real = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+                return real > real_off ? (usec_t)(real - real_off) : 0;
+        }
+        return 0;
+}
+
 static void on_conn(struct conn *c, uint32_t events) {
         usec_t now = now_usec();
+        struct timespec rt;
+        clock_gettime(CLOCK_REALTIME, &rt);
+        int64_t real_off = (int64_t)rt.tv_sec * 1000000 + rt.tv_nsec / 1000 - (int64_t)now;
         if (events & EPOLLOUT) {
                 ssize_t k = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
                 if (k < 0 && errno != EAGAIN) {
@@ -577,14 +630,25 @@ static void on_conn(struct conn *c, uint32_t events) {
         }
         if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
                 char tmp[65536];
+                union {
+                        char buf[CMSG_SPACE(sizeof(struct timespec))];
+                        struct cmsghdr align;
+                } ctl;
+                usec_t arrived = 0;
                 for (;;) {
-                        ssize_t k = recv(c->fd, tmp, sizeof(tmp), 0);
+                        struct iovec iov = {.iov_base = tmp, .iov_len = sizeof(tmp)};
+                        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                                           .msg_controllen = sizeof(ctl.buf)};
+                        ssize_t k = recvmsg(c->fd, &m, 0);
                         if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
                                 conn_close(c);
                                 return;
                         }
                         if (k < 0)
                                 break;
+                        usec_t a = S.stamp_read ? 0 : rx_stamp(&m, real_off);
+                        if (a)
+                                arrived = a;
                         if (buf_append(&c->in, tmp, (size_t)k) < 0) {
                                 conn_close(c);
                                 return;
@@ -592,7 +656,7 @@ static void on_conn(struct conn *c, uint32_t events) {
                         if ((size_t)k < sizeof(tmp))
                                 break;
                 }
-                if (conn_process(c, now) < 0)
+                if (conn_process(c, arrived, now) < 0)
                         conn_close(c);
         }
 }
@@ -604,6 +668,8 @@ static void on_accept(void) {
                         return;
                 int one = 1;
                 setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+                if (!S.stamp_read)
+                        setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
                 struct conn *c = calloc(1, sizeof(*c));
                 if (!c) {
                         close(fd);
@@ -682,7 +748,7 @@ static void usage(FILE *f) {
         fprintf(f, "usage: gauntlet-schedsrv [--port N] [--port-file FILE] [--ttft-ms X] [--itl-ms Y]\n"
                    "         [--chunks N] [--tokens-per-chunk K] [--events-per-write K]\n"
                    "         [--fail-every N] [--close-every N] [--close-after K] [--processes N]\n"
-                   "         [--log-requests FILE] [--tag-content]\n"
+                   "         [--log-requests FILE] [--tag-content] [--stamp arrival|read]\n"
                    "Streams SSE chunks on an exact schedule; GET /stats says what it really did.\n");
 }
 
@@ -694,7 +760,8 @@ int main(int argc, char **argv) {
                 {"events-per-write", required_argument, NULL, 'w'}, {"fail-every", required_argument, NULL, 'f'},
                 {"close-every", required_argument, NULL, 'c'}, {"close-after", required_argument, NULL, 'a'},
                 {"processes", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
-                {"log-requests", required_argument, NULL, 'L'}, {"tag-content", no_argument, NULL, 'T'}, {0},
+                {"log-requests", required_argument, NULL, 'L'}, {"tag-content", no_argument, NULL, 'T'},
+                {"stamp", required_argument, NULL, 's'}, {0},
         };
         int port = 0;
         const char *port_file = NULL;
@@ -722,6 +789,10 @@ int main(int argc, char **argv) {
                 case 'j': S.processes = atoi(optarg); ok = S.processes >= 1 && S.processes <= 256; break;
                 case 'L': ok = (S.log = fopen(optarg, "ae")) != NULL; break;
                 case 'T': S.tag = true; break;
+                case 's':
+                        S.stamp_read = strcmp(optarg, "read") == 0;
+                        ok = S.stamp_read || strcmp(optarg, "arrival") == 0;
+                        break;
                 case 'h': usage(stdout); return 0;
                 default: usage(stderr); return 2;
                 }
@@ -739,7 +810,7 @@ int main(int argc, char **argv) {
         }
         signal(SIGPIPE, SIG_IGN);
         /* Every process's stats and histogram counters, in memory the forks share. */
-        size_t slot = sizeof(struct stats) + 3 * HIST_BUCKETS * sizeof(uint64_t);
+        size_t slot = sizeof(struct stats) + 4 * HIST_BUCKETS * sizeof(uint64_t);
         char *shm = mmap(NULL, slot * (size_t)S.processes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (shm == MAP_FAILED)
                 return 1;
@@ -747,10 +818,11 @@ int main(int argc, char **argv) {
         for (int i = 0; i < S.processes; i++) {
                 struct stats *st = &S.all[i];
                 uint64_t *counts = (uint64_t *)(shm + sizeof(struct stats) * (size_t)S.processes) +
-                                   (size_t)i * 3 * HIST_BUCKETS;
+                                   (size_t)i * 4 * HIST_BUCKETS;
                 st->h_ttft = (struct hist){.counts = counts, .min = UINT64_MAX};
                 st->h_itl = (struct hist){.counts = counts + HIST_BUCKETS, .min = UINT64_MAX};
                 st->h_late = (struct hist){.counts = counts + 2 * HIST_BUCKETS, .min = UINT64_MAX};
+                st->h_rxlag = (struct hist){.counts = counts + 3 * HIST_BUCKETS, .min = UINT64_MAX};
         }
         S.st = &S.all[0];
 

@@ -11,6 +11,7 @@ enum watch_kind { WATCH_NONE, WATCH_USER, WATCH_CURL, WATCH_SIGNAL };
 struct watch {
         enum watch_kind kind;
         uint32_t events;
+        uint64_t queued;        /* the dispatch (loop.dispatch) whose ready list holds it; 0: none */
         loop_io_cb cb;
         void *userdata;
 };
@@ -28,7 +29,8 @@ struct loop {
         struct watch *watches; /* indexed by fd */
         size_t n_watches;
         usec_t curl_deadline;  /* USEC_INFINITY when curl wants no timeout */
-        usec_t wake;           /* when loop_iterate last woke up: loop_wake_time() */
+        usec_t wake;           /* when the fd being handled was seen ready: loop_wake_time() */
+        uint64_t dispatch;     /* loop_iterate's dispatches so far */
         size_t transfers;
         struct transfer *head;  /* every transfer in flight */
         int sigfd;
@@ -236,9 +238,69 @@ static void read_signals(struct loop *l) {
 }
 
 #define MAX_EVENTS 256
+/* While a batch of ready fds is handled, every RESTAMP_EVERY of them the loop asks epoll
+ * again (without waiting) which have become ready since, and notes when: data that arrives
+ * while a batch is handled is stamped within RESTAMP_EVERY callbacks of its coming, not when
+ * the batch is over. A dispatch handles at most MAX_READY fds: an fd's data is read when its
+ * turn comes and stamped with when it was seen ready, so what came in between is stamped
+ * early by up to the batch's length, and a batch is kept as short as epoll's own. */
+#define RESTAMP_EVERY 16
+#define MAX_READY MAX_EVENTS
+
+struct ready {
+        int fd;
+        uint32_t events;
+        usec_t seen;
+};
+
+/* Appends what epoll reported at `seen` to the ready list, each fd once. */
+static void take_ready(struct loop *l, const struct epoll_event *ev, int n, usec_t seen, struct ready *ready,
+                       size_t *nr) {
+        for (int i = 0; i < n && *nr < MAX_READY; i++) {
+                struct watch *w = watch_get(l, ev[i].data.fd, false);
+                if (!w || w->queued == l->dispatch)
+                        continue;
+                w->queued = l->dispatch;
+                ready[(*nr)++] = (struct ready){.fd = ev[i].data.fd, .events = ev[i].events, .seen = seen};
+        }
+}
+
+static void dispatch_one(struct loop *l, const struct ready *e) {
+        struct watch *w = watch_get(l, e->fd, false);
+        if (!w)
+                return;
+        if (w->queued == l->dispatch)
+                w->queued = 0; /* ready again after this: noted again, with its own time */
+        l->wake = e->seen;
+        int running;
+        switch (w->kind) {
+        case WATCH_CURL: {
+                int flags = 0;
+                if (e->events & EPOLLIN)
+                        flags |= CURL_CSELECT_IN;
+                if (e->events & EPOLLOUT)
+                        flags |= CURL_CSELECT_OUT;
+                if (e->events & (EPOLLERR | EPOLLHUP))
+                        flags |= CURL_CSELECT_ERR;
+                curl_multi_socket_action(l->multi, e->fd, flags, &running);
+                /* the transfers it ended end now, at this fd's time */
+                finish_transfers(l);
+                break;
+        }
+        case WATCH_USER:
+                w->cb(l, e->fd, e->events, w->userdata);
+                break;
+        case WATCH_SIGNAL:
+                read_signals(l);
+                break;
+        case WATCH_NONE:
+                break; /* unwatched by an earlier callback in this batch */
+        }
+}
 
 int loop_iterate(struct loop *l, usec_t until) {
         struct epoll_event events[MAX_EVENTS];
+        struct ready ready[MAX_READY];
         int running;
 
         for (;;) {
@@ -265,33 +327,16 @@ int loop_iterate(struct loop *l, usec_t until) {
                 }
                 if (n == 0)
                         continue; /* a deadline passed: handled at the top */
-                l->wake = now_usec();
-                for (int i = 0; i < n; i++) {
-                        int fd = events[i].data.fd;
-                        struct watch *w = watch_get(l, fd, false);
-                        if (!w)
-                                continue;
-                        switch (w->kind) {
-                        case WATCH_CURL: {
-                                int flags = 0;
-                                if (events[i].events & EPOLLIN)
-                                        flags |= CURL_CSELECT_IN;
-                                if (events[i].events & EPOLLOUT)
-                                        flags |= CURL_CSELECT_OUT;
-                                if (events[i].events & (EPOLLERR | EPOLLHUP))
-                                        flags |= CURL_CSELECT_ERR;
-                                curl_multi_socket_action(l->multi, fd, flags, &running);
-                                break;
+                l->dispatch++;
+                size_t nr = 0;
+                take_ready(l, events, n, now_usec(), ready, &nr);
+                for (size_t i = 0; i < nr; i++) {
+                        if (i && i % RESTAMP_EVERY == 0 && nr < MAX_READY) {
+                                int k = epoll_wait(l->epfd, events, MAX_EVENTS, 0);
+                                if (k > 0)
+                                        take_ready(l, events, k, now_usec(), ready, &nr);
                         }
-                        case WATCH_USER:
-                                w->cb(l, fd, events[i].events, w->userdata);
-                                break;
-                        case WATCH_SIGNAL:
-                                read_signals(l);
-                                break;
-                        case WATCH_NONE:
-                                break; /* unwatched by an earlier callback in this batch */
-                        }
+                        dispatch_one(l, &ready[i]);
                 }
                 finish_transfers(l);
                 if (l->signal_pending) {

@@ -48,10 +48,12 @@ size_t loop_transfers(const struct loop *l);
  * -EINTR when a caught signal arrived (see loop_catch_signals). */
 int loop_iterate(struct loop *l, usec_t until);
 
-/* When the current (or last) loop_iterate woke up: epoll_wait returned with events, or a
- * libcurl timeout was due. Inside a callback, the moment its data was known to be there,
- * before the callbacks ahead of it in the same batch ran (bench times chunk arrivals with
- * it). 0 before any. */
+/* Inside a callback, when the loop first saw its fd ready: when epoll_wait returned with it,
+ * or, for an fd that became ready while a batch was being handled, when the loop looked again
+ * (every few callbacks of a batch); the callbacks ahead of it in the batch are the loop's
+ * delay, not the data's. When a libcurl timeout was due: then. Transfers end (their
+ * callbacks run) at the time of the fd on which they ended. bench times chunk arrivals with
+ * it. 0 before any. */
 usec_t loop_wake_time(const struct loop *l);
 
 /* Blocks SIGINT, SIGTERM and SIGHUP for this process and reads them through a signalfd:
