@@ -2881,8 +2881,8 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
         }
         if ((r = probes_init(&b)) >= 0)
                 r = plan_build(&b);
-        if (r >= 0 && !spec->no_server_metrics)
-                r = scrape_new(l, t->base_url, &b.scrape);
+        if (r >= 0 && !spec->no_server_metrics && (r = scrape_new(l, t->base_url, &b.scrape)) >= 0)
+                scrape_set_kv_layout(b.scrape, t->kv_layout, t->kv_cells);
         for (size_t i = 0; i < spec->n_concurrency && r >= 0 && !b.stopped; i++)
                 r = run_repeated(&b, spec->concurrency[i], spec->rate, levels);
         if (r >= 0 && !b.stopped && spec->search_max > 0 && spec->objective)

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "05-bench/bench_metrics.h"
+#include "05-bench/scrape.h"
 #include "02-text/buf.h"
 #include "04-gate/checks.h"
 #include "01-base/hist.h"
@@ -72,6 +73,11 @@ struct bench_target {
         const struct check_spec *checks;
         size_t n_checks;
         const struct checks_target *checks_target; /* model, profile, timeouts of those */
+        /* llama.cpp's KV cache among its slots, for the /slots estimate (scrape.h): unknown
+         * (zero, computed as split), split, or unified with the cache's cells (0: from
+         * /slots, the largest slot n_ctx). */
+        enum scrape_kv_layout kv_layout;
+        uint32_t kv_cells;
 };
 
 /* Runs every level of spec. On success returns 0 and sets *ret_levels to a JSON array, one

@@ -325,6 +325,7 @@ int scrape_slots_parse(const char *text, size_t len, struct scrape_slots *ret_sl
                 res.slots++;
                 res.held += (double)held;
                 res.cells += (double)n_ctx;
+                res.max_ctx = MAX(res.max_ctx, (double)n_ctx);
         }
         *ret_slots = res;
         r = 0;
@@ -355,8 +356,39 @@ void scrape_level_add(struct scrape_level *a, const struct scrape_sample *s) {
         }
 }
 
+static const char *const kv_layout_names[_SCRAPE_KV_LAYOUT_MAX] = {
+        [SCRAPE_KV_UNKNOWN] = "unknown",
+        [SCRAPE_KV_SPLIT] = "split",
+        [SCRAPE_KV_UNIFIED] = "unified",
+};
+
+const char *scrape_kv_layout_name(enum scrape_kv_layout l) {
+        return l >= 0 && l < _SCRAPE_KV_LAYOUT_MAX ? kv_layout_names[l] : "unknown";
+}
+
+int scrape_kv_layout_from_name(const char *name, enum scrape_kv_layout *ret) {
+        if (name && strcmp(name, "unified") == 0)
+                *ret = SCRAPE_KV_UNIFIED;
+        else if (name && strcmp(name, "split") == 0)
+                *ret = SCRAPE_KV_SPLIT;
+        else
+                return -EINVAL;
+        return 0;
+}
+
 void scrape_level_add_slots(struct scrape_level *a, const struct scrape_slots *s) {
-        double u = s->cells > 0 ? s->held / s->cells : 0;
+        double u;
+        if (a->kv_layout == SCRAPE_KV_UNIFIED) {
+                /* every slot's n_ctx is the whole cache: held over it once, not once a slot */
+                double cells = a->kv_cells > 0 ? a->kv_cells : s->max_ctx;
+                u = cells > 0 ? s->held / cells : 0;
+                if (u > 1) {
+                        a->slots_over++;
+                        u = 1;
+                }
+        } else {
+                u = s->cells > 0 ? s->held / s->cells : 0;
+        }
         a->slots_peak = a->slots_has ? MAX(a->slots_peak, u) : u;
         a->slots_has = true;
         a->slots_scrapes++;
@@ -400,21 +432,24 @@ json_t *scrape_level_json(const struct scrape_level *a) {
         }
         const char *engine = a->last.engine ? a->last.engine : a->first.engine;
         /* the server's own series first; the /slots estimate where it has none */
-        json_t *kv = json_null(), *kv_from = json_null();
+        json_t *kv = json_null(), *kv_from = json_null(), *layout = json_null();
         if (a->peak_has[SCRAPE_KV_USAGE]) {
                 kv = real_or_null(a->peak[SCRAPE_KV_USAGE]);
                 kv_from = a->kv_series ? json_string(a->kv_series) : json_null();
         } else if (a->slots_has) {
                 kv = real_or_null(a->slots_peak);
                 kv_from = json_string("slots");
+                layout = json_string(scrape_kv_layout_name(a->kv_layout));
         }
-        return json_pack("{s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, "
-                         "s:I}",
+        return json_pack("{s:o, s:I, s:I, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, "
+                         "s:I, s:I, s:I}",
                          metric_key(METRIC_SM_ENGINE), engine ? json_string(engine) : json_null(),
                          metric_key(METRIC_SM_SCRAPES), (json_int_t)a->scrapes,
                          metric_key(METRIC_SM_FAILED_SCRAPES), (json_int_t)a->failed,
                          metric_key(METRIC_SM_KV_CACHE_USAGE_PEAK), kv,
                          metric_key(METRIC_SM_KV_CACHE_SOURCE), kv_from,
+                         metric_key(METRIC_SM_KV_CACHE_LAYOUT), layout,
+                         metric_key(METRIC_SM_KV_CACHE_CAPPED_PAGES), (json_int_t)a->slots_over,
                          metric_key(METRIC_SM_RUNNING_PEAK),
                          a->peak_has[SCRAPE_RUNNING] ? count_or_null(a->peak[SCRAPE_RUNNING]) : json_null(),
                          metric_key(METRIC_SM_WAITING_PEAK),
@@ -460,6 +495,8 @@ struct scrape {
         bool slots_noted;
         char why[160];
         char slots_why[160];
+        enum scrape_kv_layout kv_layout; /* scrape_set_kv_layout: each level's from it */
+        double kv_cells;
 };
 
 static struct http_request request(struct scrape *s, const char *url) {
@@ -655,8 +692,13 @@ static int scrape_now(struct scrape *s) {
         return fetch_now(s, s->slots_url, take_slots);
 }
 
+void scrape_set_kv_layout(struct scrape *s, enum scrape_kv_layout layout, uint32_t cells) {
+        s->kv_layout = layout >= 0 && layout < _SCRAPE_KV_LAYOUT_MAX ? layout : SCRAPE_KV_UNKNOWN;
+        s->kv_cells = s->kv_layout == SCRAPE_KV_UNIFIED ? cells : 0;
+}
+
 int scrape_level_begin(struct scrape *s) {
-        s->lv = (struct scrape_level){0};
+        s->lv = (struct scrape_level){.kv_layout = s->kv_layout, .kv_cells = s->kv_cells};
         if (s->none)
                 return 0;
         int r = scrape_now(s);

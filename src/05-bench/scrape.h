@@ -19,9 +19,11 @@
  * llama.cpp exports no KV-cache series on /metrics. For it (the first page's series are
  * "llamacpp:") the scraper also reads GET /slots at the same times, on a connection of its
  * own with the same caps, and estimates the KV-cache usage from it (scrape_slots_parse):
- * the cells the slots' cached prompts hold over the cells of the slots' contexts. A /slots
- * page that is not a JSON array of whole slots is skipped and counted; a first /slots answer
- * that is not 200 (llama-server --no-slots answers 501) means no /slots, said once.
+ * the cells the slots' cached prompts hold over the cells of the cache: the slots' contexts
+ * summed for a cache split among the slots, one slot's context for a unified cache (the
+ * caller says which, scrape_set_kv_layout: /slots does not). A /slots page that is not a
+ * JSON array of whole slots is skipped and counted; a first /slots answer that is not 200
+ * (llama-server --no-slots answers 501) means no /slots, said once.
  */
 #ifndef GAUNTLET_SCRAPE_H
 #define GAUNTLET_SCRAPE_H
@@ -83,7 +85,21 @@ struct scrape_slots {
         size_t slots;           /* slot objects read */
         double held;            /* their n_prompt_tokens summed: cells held */
         double cells;           /* their n_ctx summed */
+        double max_ctx;         /* the largest n_ctx */
 };
+
+/* How llama-server's KV cache is laid out among its slots: what the /slots estimate divides
+ * by (docs/metrics.md "llama.cpp's KV-cache usage"). */
+enum scrape_kv_layout {
+        SCRAPE_KV_UNKNOWN,      /* not known: as split (the sum of the slots' n_ctx) */
+        SCRAPE_KV_SPLIT,        /* --parallel N without --kv-unified: each slot its own n_ctx */
+        SCRAPE_KV_UNIFIED,      /* one cache all slots share; every slot's n_ctx is all of it */
+        _SCRAPE_KV_LAYOUT_MAX,
+};
+/* "unknown", "split", "unified". */
+const char *scrape_kv_layout_name(enum scrape_kv_layout l);
+/* The layout of that name ("unified" or "split"), or -EINVAL. */
+int scrape_kv_layout_from_name(const char *name, enum scrape_kv_layout *ret);
 /* The most slot objects a page may have (llama-server's --parallel); past it the page is
  * not taken. */
 #define SCRAPE_MAX_SLOTS 4096
@@ -117,18 +133,24 @@ struct scrape_level {
         unsigned slots_failed;          /* answers not 200, none, timed out */
         unsigned slots_skipped;         /* pages not taken: not slots (scrape_slots_parse), or cut */
         bool slots_has;
-        double slots_peak;              /* the largest held / cells over the pages */
+        double slots_peak;              /* the largest usage over the pages (0..1 when unified) */
+        /* set by the caller before the first /slots page: */
+        enum scrape_kv_layout kv_layout;
+        double kv_cells;                /* unified: the cache's cells; 0: each page's largest n_ctx */
+        unsigned slots_over;            /* unified: pages whose held cells were more than the
+                                           cache's (idle slots' prompts evicted since): capped at 1 */
 };
 void scrape_level_add(struct scrape_level *a, const struct scrape_sample *s);
-/* One /slots page into the level: its usage (held / cells, 0 when it has no cells) raises
- * slots_peak. */
+/* One /slots page into the level: its usage raises slots_peak. Split or unknown: held /
+ * cells (0 when it has no cells); unified: held / the cache's cells (a->kv_cells, else the
+ * page's max_ctx), capped at 1 (counted in slots_over). */
 void scrape_level_add_slots(struct scrape_level *a, const struct scrape_slots *s);
 /* The level's "server_metrics" object (docs/metrics.md): peaks, the counters' deltas from
  * the first page to the last (null when either lacks it, or when it went down: the server
  * restarted), the prefix-cache hit rate from those deltas (else the mean of the server's
  * own rate gauge), and the parse counts. The KV-cache usage peak is the /metrics series'
- * where a page had one (kv_cache_source: its name), else the /slots estimate's ("slots").
- * NULL when out of memory. */
+ * where a page had one (kv_cache_source: its name), else the /slots estimate's ("slots", and
+ * kv_cache_layout the layout it assumed; null otherwise). NULL when out of memory. */
 json_t *scrape_level_json(const struct scrape_level *a);
 
 /* The fetching half. */
@@ -139,6 +161,11 @@ int scrape_new(struct loop *l, const char *base_url, struct scrape **ret);
 void scrape_free(struct scrape *s);
 static inline void scrape_freep(struct scrape **s) { if (*s) scrape_free(*s); }
 #define _cleanup_scrape_ _cleanup_(scrape_freep)
+
+/* What the /slots estimate divides by (scrape_level_add_slots): the layout, and for unified
+ * the cache's cells (0: each page's largest n_ctx). Default: unknown. Takes effect at the
+ * next level. */
+void scrape_set_kv_layout(struct scrape *s, enum scrape_kv_layout layout, uint32_t cells);
 
 /* Before a level: scrapes once and waits for it (serving the loop meanwhile), then arms the
  * scrapes during the level. The first scrape of a scraper also decides whether the server

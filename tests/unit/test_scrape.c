@@ -269,6 +269,7 @@ static void test_slots_page(void **state) {
         /* n_prompt_tokens already counts the generated tokens: n_decoded is not added */
         assert_true(sl.held == 332);
         assert_true(sl.cells == 1024);
+        assert_true(sl.max_ctx == 256);
         /* every slot full; slots without an id */
         assert_int_equal(slots("[{\"n_ctx\":8,\"n_prompt_tokens\":8},{\"n_ctx\":8,\"n_prompt_tokens\":8}]", &sl), 0);
         assert_true(sl.slots == 2 && sl.held == 16 && sl.cells == 16);
@@ -372,6 +373,9 @@ static void test_level_slots(void **state) {
         assert_int_equal(json_integer_value(json_object_get(o, "skipped_slots_pages")), 2);
         assert_int_equal(json_integer_value(json_object_get(o, "running_peak")), 4);
         assert_int_equal(json_integer_value(json_object_get(o, "prompt_tokens")), 890);
+        /* not told: as split, and said so */
+        assert_string_equal(json_string_value(json_object_get(o, "kv_cache_layout")), "unknown");
+        assert_int_equal(json_integer_value(json_object_get(o, "kv_cache_capped_pages")), 0);
         json_decref(o);
 
         /* the server's own series wins, whatever /slots says; its name is the source */
@@ -384,6 +388,7 @@ static void test_level_slots(void **state) {
         o = scrape_level_json(&b);
         assert_true(json_real_value(json_object_get(o, "kv_cache_usage_peak")) == 0.4);
         assert_string_equal(json_string_value(json_object_get(o, "kv_cache_source")), "vllm:kv_cache_usage_perc");
+        assert_true(json_is_null(json_object_get(o, "kv_cache_layout")));
         json_decref(o);
 
         /* neither: null, and no source */
@@ -395,6 +400,68 @@ static void test_level_slots(void **state) {
         assert_true(json_is_null(json_object_get(o, "kv_cache_source")));
         assert_int_equal(json_integer_value(json_object_get(o, "slots_scrapes")), 0);
         json_decref(o);
+}
+
+/* The /slots estimate by layout: split (and unknown) divide by the slots' n_ctx summed;
+ * unified by the one cache's cells, given or a slot's n_ctx, capped at 1 and counted. */
+static void test_level_slots_layout(void **state) {
+        /* 4 slots of a 1024-cell unified cache, each holding 230: /slots says n_ctx 1024 each */
+        struct scrape_slots full = {.slots = 4, .held = 920, .cells = 4096, .max_ctx = 1024};
+        struct scrape_slots over = {.slots = 4, .held = 1500, .cells = 4096, .max_ctx = 1024};
+        static const struct {
+                enum scrape_kv_layout layout;
+                double kv_cells;
+                const char *name;
+                double peak;      /* over the pages full, then over */
+                int capped;
+                double peak_full; /* the page full alone */
+        } cases[] = {
+                {SCRAPE_KV_UNKNOWN, 0, "unknown", 1500.0 / 4096, 0, 920.0 / 4096},
+                {SCRAPE_KV_SPLIT, 0, "split", 1500.0 / 4096, 0, 920.0 / 4096},
+                {SCRAPE_KV_UNIFIED, 1024, "unified", 1.0, 1, 920.0 / 1024},
+                {SCRAPE_KV_UNIFIED, 0, "unified", 1.0, 1, 920.0 / 1024}, /* cells from the page */
+                {SCRAPE_KV_UNIFIED, 2048, "unified", 1500.0 / 2048, 0, 920.0 / 2048},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct scrape_level a = {.kv_layout = cases[i].layout, .kv_cells = cases[i].kv_cells};
+                struct scrape_sample s = parse("llamacpp:requests_processing 4\n");
+                scrape_level_add(&a, &s);
+                scrape_level_add_slots(&a, &full);
+                json_t *o = scrape_level_json(&a);
+                assert_true(fabs(json_real_value(json_object_get(o, "kv_cache_usage_peak")) - cases[i].peak_full) < 1e-4);
+                assert_int_equal(json_integer_value(json_object_get(o, "kv_cache_capped_pages")), 0);
+                json_decref(o);
+                scrape_level_add_slots(&a, &over);
+                scrape_level_add_slots(&a, &full);
+                o = scrape_level_json(&a);
+                if (fabs(json_real_value(json_object_get(o, "kv_cache_usage_peak")) - cases[i].peak) >= 1e-4)
+                        fail_msg("case %zu: peak %g", i, json_real_value(json_object_get(o, "kv_cache_usage_peak")));
+                assert_true(json_real_value(json_object_get(o, "kv_cache_usage_peak")) <= 1.0);
+                assert_string_equal(json_string_value(json_object_get(o, "kv_cache_source")), "slots");
+                assert_string_equal(json_string_value(json_object_get(o, "kv_cache_layout")), cases[i].name);
+                assert_int_equal(json_integer_value(json_object_get(o, "kv_cache_capped_pages")), cases[i].capped);
+                json_decref(o);
+        }
+        /* a page with no cells at all (not one parse_slots takes, but the fold is total) */
+        struct scrape_level z = {.kv_layout = SCRAPE_KV_UNIFIED};
+        struct scrape_slots none = {0};
+        scrape_level_add_slots(&z, &none);
+        assert_true(z.slots_peak == 0 && z.slots_over == 0);
+
+        /* the names, both ways; nothing else is a layout */
+        enum scrape_kv_layout l = SCRAPE_KV_UNKNOWN;
+        assert_int_equal(scrape_kv_layout_from_name("unified", &l), 0);
+        assert_int_equal(l, SCRAPE_KV_UNIFIED);
+        assert_int_equal(scrape_kv_layout_from_name("split", &l), 0);
+        assert_int_equal(l, SCRAPE_KV_SPLIT);
+        static const char *const bad[] = {"", "Unified", "unified ", "unknown", "both"};
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                assert_int_equal(scrape_kv_layout_from_name(bad[i], &l), -EINVAL);
+        assert_int_equal(scrape_kv_layout_from_name(NULL, &l), -EINVAL);
+        assert_int_equal(l, SCRAPE_KV_SPLIT);
+        assert_string_equal(scrape_kv_layout_name(SCRAPE_KV_UNKNOWN), "unknown");
+        assert_string_equal(scrape_kv_layout_name(SCRAPE_KV_SPLIT), "split");
+        assert_string_equal(scrape_kv_layout_name(SCRAPE_KV_UNIFIED), "unified");
 }
 
 /* Every key of the object is the metrics table's, under server_metrics. */
@@ -414,7 +481,7 @@ static void test_level_keys(void **state) {
                         fail_msg("'%s' is not in the metrics table", k);
                 n++;
         }
-        assert_int_equal(n, 20);
+        assert_int_equal(n, 22);
         json_decref(o);
 }
 
@@ -512,7 +579,7 @@ int main(void) {
                 cmocka_unit_test(test_level_keys),  cmocka_unit_test(test_vllm_names),
                 cmocka_unit_test(test_stddev),      cmocka_unit_test(test_goodput_form),
                 cmocka_unit_test(test_slots_page),  cmocka_unit_test(test_slots_hostile),
-                cmocka_unit_test(test_level_slots),  cmocka_unit_test(test_level_huge),
+                cmocka_unit_test(test_level_slots),  cmocka_unit_test(test_level_slots_layout),  cmocka_unit_test(test_level_huge),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
