@@ -1,6 +1,7 @@
 /* phases.c -- what each phase of a cell came to, and the verdict decided from it. */
 #include "11-run/phases.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "04-gate/diagnose.h"
@@ -179,4 +180,80 @@ int phases_gate_bench(const json_t *levels, const struct bench_spec *spec, struc
                 return phase_result_decide(ret, VERDICT_OVERLOAD, failure_cause(first), ev) < 0 ? -ENOMEM : 1;
         }
         return 0;
+}
+
+/* ---- llama-server's KV-cache layout, from its log ---- */
+
+/* Skips the literal lit at *p (within end); false when it is not there. */
+static bool eat(const char **p, const char *end, const char *lit) {
+        size_t n = strlen(lit);
+        if ((size_t)(end - *p) < n || memcmp(*p, lit, n) != 0)
+                return false;
+        *p += n;
+        return true;
+}
+
+/* A whole number 1..INT32_MAX in plain digits at *p (no sign, no leading zero). */
+static bool eat_count(const char **p, const char *end, uint32_t *ret) {
+        const char *q = *p;
+        uint64_t v = 0;
+        if (q >= end || *q < '1' || *q > '9')
+                return false;
+        for (; q < end && *q >= '0' && *q <= '9'; q++)
+                if ((v = v * 10 + (uint64_t)(*q - '0')) > INT32_MAX)
+                        return false;
+        *p = q;
+        *ret = (uint32_t)v;
+        return true;
+}
+
+static const char kv_init[] = "load_model: initializing, n_slots = ";
+static const char kv_capping[] = "exceeds the training context of the model (";
+
+/* One line (no newline): 1 when it is an initializing line as phases_kv_layout takes it
+ * (*ret set but for capping), -1 when it starts like one and is not, 0 otherwise. */
+static int kv_line(const char *line, const char *end, struct phases_kv_layout *ret) {
+        const char *p = memmem(line, (size_t)(end - line), kv_init, sizeof(kv_init) - 1);
+        if (!p)
+                return 0;
+        p += sizeof(kv_init) - 1;
+        uint32_t n, c;
+        bool unified;
+        if (!eat_count(&p, end, &n) || !eat(&p, end, ", n_ctx_slot = ") || !eat_count(&p, end, &c) ||
+            !eat(&p, end, ", kv_unified = '"))
+                return -1;
+        if (eat(&p, end, "true'"))
+                unified = true;
+        else if (eat(&p, end, "false'"))
+                unified = false;
+        else
+                return -1;
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r'))
+                p++;
+        if (p != end)
+                return -1;
+        *ret = (struct phases_kv_layout){.layout = unified ? SCRAPE_KV_UNIFIED : SCRAPE_KV_SPLIT,
+                                         .cells = unified ? c : 0, .slots = n};
+        return 1;
+}
+
+void phases_kv_layout(const char *text, size_t len, struct phases_kv_layout *ret) {
+        struct phases_kv_layout res = {0};
+        bool capped = false;
+        const char *p = text, *end = text ? text + len : NULL;
+        while (p && p < end) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+                const char *stop = nl ? nl : end;
+                struct phases_kv_layout l;
+                int r = kv_line(p, stop, &l);
+                if (r != 0) {
+                        /* the last initializing line decides, with the capping said before it */
+                        res = r > 0 && !capped ? l : (struct phases_kv_layout){0};
+                        capped = false;
+                } else if (memmem(p, (size_t)(stop - p), kv_capping, sizeof(kv_capping) - 1)) {
+                        capped = true;
+                }
+                p = nl ? nl + 1 : end;
+        }
+        *ret = res;
 }

@@ -24,6 +24,7 @@
 
 #include "04-gate/attempt.h"
 #include "05-bench/bench_metrics.h"
+#include "05-bench/scrape.h"
 #include "04-gate/checks.h"
 #include "01-base/profile.h"
 #include "07-processes/supervise.h"
@@ -113,5 +114,24 @@ int phases_gate_under_load(const json_t *levels, struct phase_result *ret);
  * (http, timeout, connect, stream, else failed), "at concurrency N: F of R requests failed;
  * first: ERROR". 1 when decided, 0 when every level passed the gate, -ENOMEM. */
 int phases_gate_bench(const json_t *levels, const struct bench_spec *spec, struct phase_result *ret);
+
+/* llama-server's KV-cache layout, from its log (the bench's /slots estimate divides by it:
+ * scrape.h). The last line of text that ends with
+ *     load_model: initializing, n_slots = N, n_ctx_slot = C, kv_unified = 'true'|'false'
+ * (N and C whole numbers 1..2^31-1 in plain digits, nothing after the quote but blanks)
+ * says it: 'true' is unified with C cells (every slot's context is the whole cache), 'false'
+ * split. Unknown (cells 0) when there is no such line, when a line of the same start is
+ * anything else, or when llama-server said before it, since the previous such line, that
+ * "the slot context (X) exceeds the training context of the model (Y) - capping" (C is then
+ * not the cache's size). Nothing else of the text is kept. */
+struct phases_kv_layout {
+        enum scrape_kv_layout layout;
+        uint32_t cells;         /* unified: the cache's cells; else 0 */
+        uint32_t slots;         /* N of the line taken; 0 when none */
+};
+void phases_kv_layout(const char *text, size_t len, struct phases_kv_layout *ret);
+/* The most of a server's log phases_kv_layout is given (its start: the line comes before
+ * the server is ready). */
+#define PHASES_KV_LOG_MAX ((size_t)4 << 20)
 
 #endif

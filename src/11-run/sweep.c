@@ -2,6 +2,7 @@
  * launch -> ready -> checks -> eval -> bench -> stop -> settle (phases.h) -> journal. */
 #include "11-run/sweep.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -418,6 +419,19 @@ static int under_load_specs(const struct cell_run *cr, const struct check_spec *
         return 0;
 }
 
+/* llama-server's KV-cache layout from the start of the cell's log (phases_kv_layout), for the
+ * bench's /slots estimate; unknown when the log says none or cannot be read. Whatever the
+ * matrix names the engine: only llama-server prints that line, and the bench reads /slots
+ * only from a server whose /metrics is llama.cpp's. */
+static void log_kv_layout(const char *log_path, struct phases_kv_layout *ret) {
+        *ret = (struct phases_kv_layout){0};
+        _cleanup_close_ int fd = log_path ? open(log_path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        if (fd >= 0 && read_fd_upto(fd, PHASES_KV_LOG_MAX, &text, &len) == 0)
+                phases_kv_layout(text, len, ret);
+}
+
 /* The bench's load, with the checks (and eval questions) asked under it; the levels and
  * samples in *ret_levels, *ret_samples (the caller's). As bench_run returns. */
 static int bench_load(struct cell_run *cr, json_t **ret_levels, json_t **ret_samples, char **ret_refused) {
@@ -451,6 +465,10 @@ static int bench_load(struct cell_run *cr, json_t **ret_levels, json_t **ret_sam
                 .checks_target = &ct,
                 .ret_error = ret_refused,
         };
+        struct phases_kv_layout kv;
+        log_kv_layout(cr->a->log_path, &kv);
+        t.kv_layout = kv.layout;
+        t.kv_cells = kv.cells;
         r = bench_run(cr->loop, &t, &cr->m->bench, ret_levels, ret_samples);
         checks_free_suite(owned, owned ? n_suite : 0);
         return r;

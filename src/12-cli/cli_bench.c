@@ -37,6 +37,7 @@ enum {
         OPT_SHAREGPT_MAX_PROMPT_LEN,
         OPT_SHAREGPT_MAX_TOTAL_LEN,
         OPT_NO_SERVER_METRICS,
+        OPT_KV_CACHE_LAYOUT,
         OPT_GOODPUT,
         OPT_MULTI_TURN_TURNS,
         OPT_MULTI_TURN_INPUT_LEN,
@@ -115,7 +116,7 @@ static void help(void) {
                "                      [--slo-ttft-ms MS] [--slo-tpot-ms MS] [--goodput SLOS] [--seed N]\n"
                "                      [--samples FILE] [--format text|json] [--no-calibrate]\n"
                "                      [--no-preconnect] [--burstiness B] [--no-server-metrics]\n"
-               "                      [--threads N]\n"
+               "                      [--threads N] [--kv-cache-layout unified|split]\n"
                "                      [--dataset-name sharegpt|random|prefix_repetition|custom|\n"
                "                                      multi_turn|trace]\n"
                "                      [--dataset-path FILE] [--num-prompts N] [DATASET OPTIONS]\n\n"
@@ -148,6 +149,10 @@ static void help(void) {
                "  --slo-tpot-ms MS     ... and TPOT at most MS\n"
                "  --goodput SLOS       the same in vLLM's form: \"ttft:MS tpot:MS e2el:MS\" (any of them)\n"
                "  --no-server-metrics  do not scrape the server's Prometheus /metrics\n"
+               "  --kv-cache-layout L  llama.cpp's KV cache among its slots, for the KV-cache usage\n"
+               "                       estimated from GET /slots: unified (--kv-unified, and\n"
+               "                       llama-server without --parallel) or split (--parallel N);\n"
+               "                       default: unknown, computed as split\n"
                "  --seed N             prompts, the dataset's sample and the arrivals (default fixed)\n"
                "  --samples FILE       write the raw per-request samples there as JSON\n"
                "  --format text|json   (default text)\n\n"
@@ -368,6 +373,7 @@ int cli_bench(int argc, char **argv) {
                 {"no-preconnect", no_argument, NULL, 'N'},
                 {"burstiness", required_argument, NULL, OPT_BURSTINESS},
                 {"no-server-metrics", no_argument, NULL, OPT_NO_SERVER_METRICS},
+                {"kv-cache-layout", required_argument, NULL, OPT_KV_CACHE_LAYOUT},
                 {"goodput", required_argument, NULL, OPT_GOODPUT},
                 {"threads", required_argument, NULL, OPT_THREADS},
                 {"dataset-name", required_argument, NULL, OPT_DATASET_NAME},
@@ -530,6 +536,11 @@ int cli_bench(int argc, char **argv) {
                         break;
                 case OPT_NO_SERVER_METRICS:
                         spec.no_server_metrics = true;
+                        break;
+                case OPT_KV_CACHE_LAYOUT:
+                        if (scrape_kv_layout_from_name(optarg, &target.kv_layout) < 0)
+                                return cli_usage_error("bench", "invalid --kv-cache-layout '%s' (unified or split)",
+                                                       optarg);
                         break;
                 case OPT_GOODPUT: {
                         _cleanup_free_ char *why = NULL;

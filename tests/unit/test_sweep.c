@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -450,6 +451,83 @@ static void test_wrong_answer_under_load(void **state) {
         assert_int_equal(res.step, STEP_NEXT);
 }
 
+/* ---- llama-server's KV-cache layout from its log ---- */
+
+static struct phases_kv_layout kv_of(const char *text) {
+        struct phases_kv_layout l = {.layout = SCRAPE_KV_SPLIT, .cells = 7, .slots = 7};
+        phases_kv_layout(text, strlen(text), &l);
+        return l;
+}
+
+static void test_kv_layout_from_log(void **state) {
+        /* a real log: llama-server without --parallel, unified 4 x 256 */
+        const char *src = getenv("SRCDIR");
+        _cleanup_free_ char *path = strdup_printf("%s/tests/logs/llamacpp-clean.log", src ? src : ".");
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        assert_non_null(path);
+        assert_int_equal(read_file_capped(path, 1 << 20, &text, &len), 0);
+        struct phases_kv_layout l = {0};
+        phases_kv_layout(text, len, &l);
+        assert_int_equal(l.layout, SCRAPE_KV_UNIFIED);
+        assert_int_equal(l.cells, 256);
+        assert_int_equal(l.slots, 4);
+
+        l = kv_of("0.00.013.817 I srv    load_model: initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = 'false'\n");
+        assert_true(l.layout == SCRAPE_KV_SPLIT && l.cells == 0 && l.slots == 4);
+        /* the last line decides; CRLF and blanks after the quote are fine */
+        l = kv_of("x load_model: initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = 'false'\n"
+                  "x load_model: initializing, n_slots = 1, n_ctx_slot = 4096, kv_unified = 'true' \r\n");
+        assert_true(l.layout == SCRAPE_KV_UNIFIED && l.cells == 4096 && l.slots == 1);
+        /* without a newline at the end */
+        l = kv_of("load_model: initializing, n_slots = 2, n_ctx_slot = 8, kv_unified = 'true'");
+        assert_true(l.layout == SCRAPE_KV_UNIFIED && l.cells == 8 && l.slots == 2);
+
+        /* capped at the training context: n_ctx_slot is not the cache's size */
+        l = kv_of("0.00.013.000 W srv    load_model: the slot context (8192) exceeds the training context of "
+                  "the model (2048) - capping\n"
+                  "0.00.013.817 I srv    load_model: initializing, n_slots = 4, n_ctx_slot = 2048, kv_unified = 'true'\n");
+        assert_true(l.layout == SCRAPE_KV_UNKNOWN && l.cells == 0 && l.slots == 0);
+        /* a capping said for an earlier load does not carry over to the next */
+        l = kv_of("load_model: the slot context (8192) exceeds the training context of the model (2048) - capping\n"
+                  "load_model: initializing, n_slots = 4, n_ctx_slot = 2048, kv_unified = 'true'\n"
+                  "load_model: initializing, n_slots = 4, n_ctx_slot = 1024, kv_unified = 'true'\n");
+        assert_true(l.layout == SCRAPE_KV_UNIFIED && l.cells == 1024);
+
+        /* missing, or not the line: unknown */
+        static const char *const unknown[] = {
+                "",
+                "0.00.013.817 I srv    load_model: loading model\n",
+                "load_model: initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = 'yes'\n",
+                "load_model: initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = 'true'; rm -rf /\n",
+                "load_model: initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = 'True'\n",
+                "load_model: initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = true\n",
+                "load_model: initializing, n_slots = -4, n_ctx_slot = 256, kv_unified = 'true'\n",
+                "load_model: initializing, n_slots = 4, n_ctx_slot = 0, kv_unified = 'true'\n",
+                "load_model: initializing, n_slots = 4, n_ctx_slot = 0256, kv_unified = 'true'\n",
+                "load_model: initializing, n_slots = 4, n_ctx_slot = 2147483648, kv_unified = 'true'\n",
+                "load_model: initializing, n_slots = 4, n_ctx_slot = 99999999999999999999999, kv_unified = 'true'\n",
+                "load_model: initializing, n_slots = 4, n_ctx_slot = 1e3, kv_unified = 'true'\n",
+                "load_model: initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = 'true\n",
+                "load_model: initializing, n_slots = 4, n_ctx_slot = 256\n",
+                "load_model: initializing, n_slots = 4,\nn_ctx_slot = 256, kv_unified = 'true'\n",
+                /* a good line, then a garbled one of the same start: the last says nothing */
+                "load_model: initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = 'true'\n"
+                "load_model: initializing, n_slots = 4, n_ctx_slot = \x1b[31m256, kv_unified = 'true'\n",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(unknown); i++) {
+                l = kv_of(unknown[i]);
+                if (l.layout != SCRAPE_KV_UNKNOWN || l.cells != 0 || l.slots != 0)
+                        fail_msg("case %zu: layout %d cells %u", i, (int)l.layout, l.cells);
+        }
+        /* a NUL inside the text: the line stops nothing, the bytes are only compared */
+        static const char nul[] = "load_model: initializing, n_slots = 4, n_ctx_slot = 2\0" "56, kv_unified = 'true'\n";
+        phases_kv_layout(nul, sizeof(nul) - 1, &l);
+        assert_int_equal(l.layout, SCRAPE_KV_UNKNOWN);
+        phases_kv_layout(NULL, 0, &l);
+        assert_int_equal(l.layout, SCRAPE_KV_UNKNOWN);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_phase_passes),
@@ -464,6 +542,7 @@ int main(void) {
                 cmocka_unit_test(test_checks_and_eval),
                 cmocka_unit_test(test_bench_failure_gate),
                 cmocka_unit_test(test_wrong_answer_under_load),
+                cmocka_unit_test(test_kv_layout_from_log),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
