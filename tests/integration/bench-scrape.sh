@@ -7,7 +7,9 @@
 # carries vLLM's flat names; --no-server-metrics and bench.server_metrics: false scrape
 # nothing; --goodput takes vLLM's form and a bad one is one line. A llama.cpp-shaped server
 # (no KV series on /metrics) gets its KV-cache figure from GET /slots: taken from a page of
-# slots, named as such, a broken page counted and skipped, none said once.
+# slots, named as such, a broken page counted and skipped, none said once; divided by the
+# slots' contexts summed unless told the cache is unified (--kv-cache-layout, or in a sweep
+# the server log's "initializing, ... kv_unified = 'true'" line).
 . "$SRCDIR/tests/lib.sh"
 command -v jq >/dev/null || fail "jq is needed"
 
@@ -133,18 +135,46 @@ slots_bench() { # NAME FIXTURE-ARGS...: one bench against a fixture, its JSON in
         "$FIXTURE" --port "$port" --metrics-file "$tmp/llama.txt" --pid-file "$tmp/pids-$name" "$@" >"$tmp/fx-$name.log" 2>&1 &
         for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.05; done
         "$GAUNTLET" bench --url "http://127.0.0.1:$port" --concurrency 1,2 --requests 4 --output-tokens 8 \
-                --no-calibrate --format json >"$tmp/out-$name.json" || fail "bench ($name) failed"
+                --no-calibrate --format json ${bench_args[@]+"${bench_args[@]}"} >"$tmp/out-$name.json" ||
+                fail "bench ($name) failed"
         [ "$name" != slots ] || "$GAUNTLET" bench --url "http://127.0.0.1:$port" --concurrency 2 --requests 2 \
                 --output-tokens 4 --no-calibrate >"$tmp/out-slots.txt" || fail "bench (text) failed"
         kill "$(cat "$tmp/pids-$name")" 2>/dev/null || true
 }
+bench_args=()
 slots_bench slots --slots-file "$tmp/slots.json"
 for i in 0 1; do
         sm=$(jq -c ".bench[$i].server_metrics" "$tmp/out-slots.json")
-        # 384 cells held of 2 x 512
+        # 384 cells held of 2 x 512: not told the layout, as split
         jq -e '.engine == "llamacpp" and .kv_cache_usage_peak == 0.375 and .kv_cache_source == "slots"
+               and .kv_cache_layout == "unknown" and .kv_cache_capped_pages == 0
                and .slots_scrapes >= 2 and .failed_slots_scrapes == 0
                and .skipped_slots_pages == 0 and .running_peak == 2' <<<"$sm" >/dev/null || fail "slots@$i: $sm"
+done
+# told: split the same; unified, 384 of the one cache of 512 (each slot's n_ctx is all of it)
+bench_args=(--kv-cache-layout split)
+slots_bench split --slots-file "$tmp/slots.json"
+jq -e 'all(.bench[].server_metrics; .kv_cache_usage_peak == 0.375 and .kv_cache_layout == "split")' \
+        "$tmp/out-split.json" >/dev/null || fail "split: $(jq -c '[.bench[].server_metrics]' "$tmp/out-split.json")"
+bench_args=(--kv-cache-layout unified)
+slots_bench unified --slots-file "$tmp/slots.json"
+jq -e 'all(.bench[].server_metrics; .kv_cache_usage_peak == 0.75 and .kv_cache_layout == "unified"
+       and .kv_cache_source == "slots" and .kv_cache_capped_pages == 0)' "$tmp/out-unified.json" >/dev/null ||
+        fail "unified: $(jq -c '[.bench[].server_metrics]' "$tmp/out-unified.json")"
+# unified, and the slots hold more than one cache (idle slots' prompts evicted since): 1, counted
+cat >"$tmp/slots-over.json" <<'JSON'
+[{"id":0,"n_ctx":512,"n_prompt_tokens":384},{"id":1,"n_ctx":512,"n_prompt_tokens":300}]
+JSON
+slots_bench over --slots-file "$tmp/slots-over.json"
+jq -e 'all(.bench[].server_metrics; .kv_cache_usage_peak == 1 and .kv_cache_layout == "unified"
+       and .kv_cache_capped_pages == .slots_scrapes and .slots_scrapes >= 2)' "$tmp/out-over.json" >/dev/null ||
+        fail "unified over: $(jq -c '[.bench[].server_metrics]' "$tmp/out-over.json")"
+bench_args=()
+for bad in both "" Unified; do
+        "$GAUNTLET" bench --url http://127.0.0.1:1 --concurrency 1 --requests 1 --output-tokens 1 \
+                --kv-cache-layout "$bad" >"$tmp/bad.out" 2>"$tmp/bad.err" && fail "--kv-cache-layout '$bad' taken"
+        head -n1 "$tmp/bad.err" | grep -qxF "gauntlet: invalid --kv-cache-layout '$bad' (unified or split)" ||
+                fail "--kv-cache-layout '$bad': $(cat "$tmp/bad.err")"
 done
 jq -e '[.bench[].warnings[] | select(test("server metrics"))] | length == 0' "$tmp/out-slots.json" >/dev/null ||
         fail "slots: a warning: $(jq -c '[.bench[].warnings]' "$tmp/out-slots.json")"
@@ -169,6 +199,35 @@ jq -e '[.bench[].server_metrics] | .[0].failed_slots_scrapes == 1 and .[1].faile
 jq -e '.bench[0].server_metrics | .kv_cache_source == "vllm:kv_cache_usage_perc" and .slots_scrapes == 0
        and .failed_slots_scrapes == 0' "$tmp/b.json" >/dev/null ||
         fail "vllm source: $(jq -c '.bench[0].server_metrics' "$tmp/b.json")"
+
+# a sweep reads the layout from the cell's log (the last initializing line; capped: unknown)
+init="0.00.013.817 I srv    load_model: initializing, n_slots = 2, n_ctx_slot = 512, kv_unified"
+cat >"$tmp/kv.yaml" <<YAML
+engine: generic
+command: [$FIXTURE, --port, "{port}", --pid-file, "$tmp/pids-{port}", --metrics-file, "$tmp/llama.txt",
+          --slots-file, "$tmp/slots.json"]
+startup_timeout: 10s
+stop_timeout: 2s
+axes:
+  kv:
+    values:
+      - {name: unified, args: [--log, "$init = 'false'", --log, "$init = 'true'"]}
+      - {name: split, args: [--log, "$init = 'false'"]}
+      - {name: capped, args: [--log, "0.00.013.000 W srv    load_model: the slot context (8192) exceeds the training context of the model (512) - capping", --log, "$init = 'true'"]}
+      - {name: garbled, args: [--log, "$init = 'true'; x"]}
+      - {name: none, args: []}
+bench: {concurrency: [2], output_tokens: 8, requests: 4, warmup: 0}
+objective: output_tokens_per_s@2
+YAML
+"$GAUNTLET" run "$tmp/kv.yaml" --journal "$tmp/kv.db" >"$tmp/out-kv" 2>&1 || { cat "$tmp/out-kv"; fail "run (kv) failed"; }
+"$GAUNTLET" report --format json "$tmp/kv.db" >"$tmp/kv.json"
+kv() { jq -c --arg c "$1" '.cells[] | select(.axes.kv == $c) | .bench[0].server_metrics | {kv_cache_usage_peak, kv_cache_layout}' "$tmp/kv.json"; }
+for want in 'unified 0.75' 'split 0.375' 'capped 0.375 unknown' 'garbled 0.375 unknown' 'none 0.375 unknown'; do
+        set -- $want
+        got=$(kv "$1")
+        jq -e --argjson p "$2" --arg l "${3:-$1}" '.kv_cache_usage_peak == $p and .kv_cache_layout == $l' <<<"$got" \
+                >/dev/null || fail "sweep kv $1: $got"
+done
 
 # bench.server_metrics: false in a matrix
 sed -e 's/^bench: {/bench: {server_metrics: false, /' -e '/name: none/d' "$tmp/m.yaml" >"$tmp/off.yaml"
