@@ -4,8 +4,10 @@
 # lower TTFT p50 than random prompts of the same total length, and the server's own figures
 # are in the level: /metrics (llamacpp: running peak, prompt tokens processed), its KV-cache
 # usage from GET /slots, and its timings (prompt tokens taken from the cache). With
-# --no-slots the level says once that it has no KV-cache figure. docs/bench.md "The
-# server's own figures".
+# --no-slots the level says once that it has no KV-cache figure. Without -np (llama-server's
+# unified cache, every slot's n_ctx the whole of it) the figure is right with
+# --kv-cache-layout unified and reads a quarter without. docs/bench.md "The server's own
+# figures".
 . "$SRCDIR/tests/lib.sh"
 need_llama_server
 command -v jq >/dev/null || fail "jq is needed"
@@ -63,6 +65,27 @@ for w in prefix random; do
                and .kv_cache_usage_peak <= 1 and .slots_scrapes >= 2 and .skipped_slots_pages == 0' \
                 "$tmp/$w.json" >/dev/null || fail "$w: the KV-cache figure: $(show "$tmp/$w.json")"
 done
+kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
+# without -np: 4 slots sharing one cache of 256 cells (the model's training context: a larger
+# -c has each slot's context capped at it, and then n_ctx_slot is not the cache's size), as
+# its log says
+start uni -c 256
+grep -qF "initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = 'true'" "$tmp/uni.log" ||
+        fail "llama-server without -np: $(grep -F initializing "$tmp/uni.log")"
+uni=(--url "$url" --engine llama.cpp --concurrency 4 --requests 16 --warmup 4 --num-prompts 20 --seed 1
+     --format json --dataset-name random --random-input-len 52 --random-output-len 8)
+"$GAUNTLET" bench "${uni[@]}" --kv-cache-layout unified >"$tmp/uni.json" || fail "unified bench failed"
+"$GAUNTLET" bench "${uni[@]}" >"$tmp/uni-unknown.json" || fail "unified bench (layout unknown) failed"
+echo "unified:           $(show "$tmp/uni.json")"
+echo "unified, unknown:  $(show "$tmp/uni-unknown.json")"
+# every slot holds its ~60 cells of the one cache: at least 4 x 56 of 256
+jq -e '.bench[0].server_metrics | .kv_cache_source == "slots" and .kv_cache_layout == "unified"
+       and .kv_cache_usage_peak >= 0.85 and .kv_cache_usage_peak <= 1 and .skipped_slots_pages == 0' \
+        "$tmp/uni.json" >/dev/null || fail "unified: $(jq -c '.bench[0].server_metrics' "$tmp/uni.json")"
+# not told: the slots' n_ctx summed, 4 x 256, a quarter of the truth
+jq -e '.bench[0].server_metrics | .kv_cache_layout == "unknown" and .kv_cache_usage_peak >= 0.2
+       and .kv_cache_usage_peak <= 0.26' "$tmp/uni-unknown.json" >/dev/null ||
+        fail "unified, layout unknown: $(jq -c '.bench[0].server_metrics' "$tmp/uni-unknown.json")"
 kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
 # --no-slots: no KV-cache figure, said once
 start noslots -np 2 -c 512 --no-slots
