@@ -50,6 +50,7 @@
 #include <sys/timerfd.h>
 
 #include "02-text/buf.h"
+#include "03-io/loop.h"
 #include "01-base/hist.h"
 #include "01-base/util.h"
 
@@ -598,25 +599,8 @@ static int conn_process(struct conn *c, usec_t arrived, usec_t now) {
         return 0;
 }
 
-/* The kernel's receive time of what one recvmsg() read (its last segment's), on
- * CLOCK_MONOTONIC; 0: none. real_off: CLOCK_REALTIME - CLOCK_MONOTONIC now. */
-static usec_t rx_stamp(struct msghdr *m, int64_t real_off) {
-        for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h; h = CMSG_NXTHDR(m, h)) {
-                if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_TIMESTAMPNS)
-                        continue;
-                struct timespec ts;
-                memcpy(&ts, CMSG_DATA(h), sizeof(ts));
-                int64_t real = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-                return real > real_off ? (usec_t)(real - real_off) : 0;
-        }
-        return 0;
-}
-
 static void on_conn(struct conn *c, uint32_t events) {
         usec_t now = now_usec();
-        struct timespec rt;
-        clock_gettime(CLOCK_REALTIME, &rt);
-        int64_t real_off = (int64_t)rt.tv_sec * 1000000 + rt.tv_nsec / 1000 - (int64_t)now;
         if (events & EPOLLOUT) {
                 ssize_t k = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
                 if (k < 0 && errno != EAGAIN) {
@@ -646,7 +630,8 @@ static void on_conn(struct conn *c, uint32_t events) {
                         }
                         if (k < 0)
                                 break;
-                        usec_t a = S.stamp_read ? 0 : rx_stamp(&m, real_off);
+                        /* the kernel's time of the last segment this read took */
+                        usec_t a = S.stamp_read ? 0 : loop_cmsg_rx_time(&m);
                         if (a)
                                 arrived = a;
                         if (buf_append(&c->in, tmp, (size_t)k) < 0) {

@@ -5,6 +5,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
 
 enum watch_kind { WATCH_NONE, WATCH_USER, WATCH_CURL, WATCH_SIGNAL };
 
@@ -12,6 +15,8 @@ struct watch {
         enum watch_kind kind;
         uint32_t events;
         uint64_t queued;        /* the dispatch (loop.dispatch) whose ready list holds it; 0: none */
+        bool rx_stamped;        /* a libcurl socket given SO_TIMESTAMPNS (loop_rx_stamps) */
+        uint16_t port;          /* a libcurl TCP socket's local port (loop_rx_stamps); 0: unknown */
         loop_io_cb cb;
         void *userdata;
 };
@@ -31,6 +36,12 @@ struct loop {
         usec_t curl_deadline;  /* USEC_INFINITY when curl wants no timeout */
         usec_t wake;           /* when the fd being handled was seen ready: loop_wake_time() */
         uint64_t dispatch;     /* loop_iterate's dispatches so far */
+        uint64_t turn;         /* fds handled so far: loop_turn() */
+        int turn_fd;           /* this turn's fd; -1: a libcurl timeout */
+        bool rx_stamps;        /* loop_rx_stamps() */
+        bool span_ok;          /* this turn's span_first/last are the kernel's */
+        usec_t span_first, span_last;
+        char *peek;            /* LOOP_PEEK_BYTES, for the peeks of a late turn */
         size_t transfers;
         struct transfer *head;  /* every transfer in flight */
         int sigfd;
@@ -85,6 +96,19 @@ static int curl_socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, vo
         bool existed = w->kind == WATCH_CURL;
         if (epoll_set(l, s, events, existed) < 0)
                 return -1;
+        if (!existed && l->rx_stamps) {
+                int one = 1;
+                w->rx_stamped = setsockopt(s, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) == 0;
+                struct sockaddr_storage sa;
+                socklen_t sl = sizeof(sa);
+                w->port = 0;
+                if (getsockname(s, (struct sockaddr *)&sa, &sl) == 0) {
+                        if (sa.ss_family == AF_INET)
+                                w->port = ntohs(((struct sockaddr_in *)&sa)->sin_port);
+                        else if (sa.ss_family == AF_INET6)
+                                w->port = ntohs(((struct sockaddr_in6 *)&sa)->sin6_port);
+                }
+        }
         w->kind = WATCH_CURL;
         w->events = events;
         return 0;
@@ -114,6 +138,7 @@ int loop_new(struct loop **ret) {
         if (!l)
                 return -ENOMEM;
         l->sigfd = -1;
+        l->turn_fd = -1;
         l->curl_deadline = USEC_INFINITY;
         l->epfd = epoll_create1(EPOLL_CLOEXEC);
         if (l->epfd < 0) {
@@ -147,6 +172,7 @@ void loop_free(struct loop *l) {
                 close(l->sigfd);
         close(l->epfd);
         free(l->watches);
+        free(l->peek);
         free(l);
 }
 
@@ -265,6 +291,57 @@ static void take_ready(struct loop *l, const struct epoll_event *ev, int n, usec
         }
 }
 
+usec_t loop_cmsg_rx_time(struct msghdr *m) {
+        for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h; h = CMSG_NXTHDR(m, h)) {
+                if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_TIMESTAMPNS)
+                        continue;
+                struct timespec ts, rt;
+                memcpy(&ts, CMSG_DATA(h), sizeof(ts));
+                usec_t now = now_usec();
+                clock_gettime(CLOCK_REALTIME, &rt);
+                int64_t real = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+                int64_t real_now = (int64_t)rt.tv_sec * 1000000 + rt.tv_nsec / 1000;
+                int64_t ago = real_now - real;
+                /* a stamp from the future (the wall clock stepped) or none (0) is no time */
+                if (ts.tv_sec == 0 || ago < 0 || (uint64_t)ago >= now)
+                        return 0;
+                return now - (usec_t)ago;
+        }
+        return 0;
+}
+
+/* The kernel's arrival time of the unread data up to `len` bytes into fd's queue (of the
+ * last segment those bytes reach), by a peek that leaves it there; 0: none. */
+static usec_t peek_rx_time(int fd, char *buf, size_t len) {
+        struct iovec iov = {.iov_base = buf, .iov_len = len};
+        union {
+                char buf[CMSG_SPACE(sizeof(struct timespec))];
+                struct cmsghdr align;
+        } ctl;
+        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+        if (recvmsg(fd, &m, MSG_PEEK | MSG_DONTWAIT) <= 0)
+                return 0;
+        return loop_cmsg_rx_time(&m);
+}
+
+/* A turn that comes RX_PEEK_AFTER or more after its fd was seen ready may read data that
+ * came in the meantime: where the kernel stamps the socket, ask it when the oldest and the
+ * newest unread data came. */
+#define RX_PEEK_AFTER 20
+#define LOOP_PEEK_BYTES ((size_t)64 << 10)
+
+static void take_span(struct loop *l, int fd) {
+        if (!l->peek && !(l->peek = malloc(LOOP_PEEK_BYTES)))
+                return;
+        usec_t first = peek_rx_time(fd, l->peek, 1);
+        usec_t last = first ? peek_rx_time(fd, l->peek, LOOP_PEEK_BYTES) : 0;
+        if (first && last >= first) {
+                l->span_ok = true;
+                l->span_first = first;
+                l->span_last = last;
+        }
+}
+
 static void dispatch_one(struct loop *l, const struct ready *e) {
         struct watch *w = watch_get(l, e->fd, false);
         if (!w)
@@ -272,6 +349,11 @@ static void dispatch_one(struct loop *l, const struct ready *e) {
         if (w->queued == l->dispatch)
                 w->queued = 0; /* ready again after this: noted again, with its own time */
         l->wake = e->seen;
+        l->turn++;
+        l->turn_fd = e->fd;
+        l->span_ok = false;
+        if (w->kind == WATCH_CURL && w->rx_stamped && (e->events & EPOLLIN) && now_usec() - e->seen >= RX_PEEK_AFTER)
+                take_span(l, e->fd);
         int running;
         switch (w->kind) {
         case WATCH_CURL: {
@@ -285,6 +367,7 @@ static void dispatch_one(struct loop *l, const struct ready *e) {
                 curl_multi_socket_action(l->multi, e->fd, flags, &running);
                 /* the transfers it ended end now, at this fd's time */
                 finish_transfers(l);
+                l->span_ok = false;
                 break;
         }
         case WATCH_USER:
@@ -312,6 +395,9 @@ int loop_iterate(struct loop *l, usec_t until) {
                 if (l->curl_deadline != USEC_INFINITY && l->curl_deadline <= now) {
                         l->curl_deadline = USEC_INFINITY;
                         l->wake = now;
+                        l->turn++;
+                        l->turn_fd = -1;
+                        l->span_ok = false;
                         curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
                         finish_transfers(l);
                         return 0;
@@ -375,6 +461,31 @@ int loop_catch_signals(struct loop *l) {
 
 usec_t loop_wake_time(const struct loop *l) {
         return l->wake;
+}
+
+uint64_t loop_turn(const struct loop *l) {
+        return l->turn;
+}
+
+int loop_turn_fd(const struct loop *l) {
+        return l->turn_fd;
+}
+
+unsigned loop_turn_port(const struct loop *l) {
+        const struct watch *w = l->turn_fd >= 0 && (size_t)l->turn_fd < l->n_watches ? &l->watches[l->turn_fd] : NULL;
+        return w && w->kind == WATCH_CURL ? w->port : 0;
+}
+
+bool loop_rx_span(const struct loop *l, usec_t *ret_first, usec_t *ret_last) {
+        if (!l->span_ok)
+                return false;
+        *ret_first = l->span_first;
+        *ret_last = l->span_last;
+        return true;
+}
+
+void loop_rx_stamps(struct loop *l, bool on) {
+        l->rx_stamps = on;
 }
 
 int loop_signal(const struct loop *l) {

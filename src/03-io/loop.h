@@ -12,6 +12,7 @@
 #define GAUNTLET_LOOP_H
 
 #include <curl/curl.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "01-base/util.h"
@@ -55,6 +56,31 @@ int loop_iterate(struct loop *l, usec_t until);
  * callbacks run) at the time of the fd on which they ended. bench times chunk arrivals with
  * it. 0 before any. */
 usec_t loop_wake_time(const struct loop *l);
+/* Counts the fds (and libcurl timeouts) the loop has handled: a callback's turn. Callbacks
+ * of the same turn (the write callbacks of one read, the transfers it ended) see the same. */
+uint64_t loop_turn(const struct loop *l);
+/* The fd whose turn it is; -1 in a libcurl timeout's. libcurl, given one socket's turn, may
+ * also move other transfers whose timers are due, and read their sockets: their data did not
+ * come at this turn's times (loop_wake_time, loop_rx_span), which are this fd's only. */
+int loop_turn_fd(const struct loop *l);
+/* The local TCP port of the libcurl socket whose turn it is, where loop_rx_stamps was on
+ * when it was first watched (libcurl's CURLINFO_LOCAL_PORT of a transfer says whether the
+ * turn is its own); 0: unknown, or not a libcurl socket's turn. */
+unsigned loop_turn_port(const struct loop *l);
+
+/* On: the libcurl sockets this loop watches from now on get SO_TIMESTAMPNS, and a turn that
+ * comes 20 us or more after its fd was seen ready (the loop was busy with the ones before
+ * it) first asks the kernel, by two peeks, when the oldest and the newest of the unread data
+ * came. Inside that turn's callbacks loop_rx_span() gives the two times (CLOCK_MONOTONIC)
+ * and returns true; otherwise (a prompt turn, no timestamp, not a libcurl socket) false,
+ * and loop_wake_time() is the time to use. bench turns it on for its level's loops. */
+void loop_rx_stamps(struct loop *l, bool on);
+bool loop_rx_span(const struct loop *l, usec_t *ret_first, usec_t *ret_last);
+
+struct msghdr;
+/* The kernel's receive time (SCM_TIMESTAMPNS, CLOCK_REALTIME) in a message's control data,
+ * taken to CLOCK_MONOTONIC; 0: none, or one from the future. */
+usec_t loop_cmsg_rx_time(struct msghdr *m);
 
 /* Blocks SIGINT, SIGTERM and SIGHUP for this process and reads them through a signalfd:
  * loop_iterate() then returns -EINTR and loop_signal() says which arrived. Children must

@@ -125,7 +125,8 @@ struct breq {
         uint64_t seq;         /* the N of its X-Request-Id: gauntlet-RUN-N */
         usec_t now;           /* arrival time of the bytes being parsed */
         usec_t last_chunk;    /* arrival of the previous content chunk, for ITL */
-        usec_t read_wake;     /* the wake-up of the last body bytes, to count reads */
+        uint64_t read_turn;   /* the loop's turn (loop_turn) of the last body bytes: reads */
+        long port;            /* the connection's local port, as of the last body bytes; 0: unknown */
         long status;          /* HTTP status, 0 until the first body byte */
         bool warmup;          /* not counted */
         bool saw_end;         /* [DONE] or a finish_reason arrived */
@@ -331,17 +332,33 @@ static int on_prereq(void *userdata, char *conn_primary_ip, char *conn_local_ip,
 static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
         struct breq *q = userdata;
         size_t len = size * n;
-        /* One timestamp per read: events that arrived together arrived at the same time.
-         * The data was there when epoll_wait returned; the callbacks of the same batch that
-         * ran before this one are the client's delay, not the server's. A read driven by a
-         * timeout rather than a wake-up (wake older than the send) takes the time now. */
-        usec_t wake = loop_wake_time(q->b->l);
-        /* libcurl hands over each HTTP chunk of a read on its own: one read per wake-up. */
-        if (wake != q->read_wake) {
-                q->read_wake = wake;
+        /* The time the data came, not when this callback got its turn: when the loop saw the
+         * socket ready (the callbacks ahead of it are the client's delay, not the server's),
+         * or, for a turn that came late, the kernel's arrival times of the oldest and the
+         * newest data it read (loop_rx_span): the first HTTP chunk of the read came at the
+         * first, the others by the last. libcurl hands over each HTTP chunk of a read on its
+         * own: one read per turn. A read in another socket's turn (libcurl moved this
+         * transfer on that one's timer) or in a timeout's, which says nothing of when this
+         * socket's data came, takes the time now, as does a time older than the send. Never
+         * before the previous chunk. */
+        struct loop *l = q->b->l;
+        uint64_t turn = loop_turn(l);
+        bool first_of_read = turn != q->read_turn;
+        if (first_of_read) {
+                q->read_turn = turn;
                 q->b->lv.reads++;
+                if (curl_easy_getinfo(q->easy, CURLINFO_LOCAL_PORT, &q->port) != CURLE_OK)
+                        q->port = 0;
         }
-        q->now = wake > q->rec.sent && wake > q->last_chunk ? wake : now_usec();
+        usec_t t = 0, first, last;
+        if (q->port > 0 && (unsigned long)q->port == loop_turn_port(l)) {
+                t = loop_wake_time(l);
+                if (loop_rx_span(l, &first, &last))
+                        t = first_of_read ? first : last;
+        }
+        if (t <= q->rec.sent)
+                t = now_usec();
+        q->now = MAX(t, q->last_chunk);
         atomic_store_explicit(&q->b->last_byte, q->now, memory_order_relaxed);
         if (!q->status)
                 curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
@@ -740,10 +757,21 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
                         return;
                 }
         }
-        /* The end, like a chunk, counts from the wake-up in which libcurl saw it (the last
-         * bytes, or the error), not from when this callback got its turn. */
-        usec_t wake = loop_wake_time(l);
-        q->rec.done = wake > q->rec.sent && wake >= q->now ? wake : now_usec();
+        /* The end is when [DONE] came (the time of the bytes that held it, as a chunk's),
+         * whenever libcurl settles the stream: in the same turn or a later one, its own
+         * socket's or another's. Without [DONE] (an error, a cut, a server that sends none)
+         * it counts, like a chunk, from when the last bytes or the error came, not from
+         * when this callback got its turn: when its socket was seen ready, or the kernel's
+         * time of the newest data read in a late turn; in another socket's turn, now. */
+        usec_t t = 0, first, last;
+        if (q->saw_done && q->now > q->rec.sent) {
+                t = q->now;
+        } else if (q->port > 0 && (unsigned long)q->port == loop_turn_port(l)) {
+                t = loop_wake_time(l);
+                if (loop_rx_span(l, &first, &last))
+                        t = last;
+        }
+        q->rec.done = t > q->rec.sent ? MAX(t, q->now) : now_usec();
         long connects = 0;
         curl_off_t connect_us = 0;
         if (curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0 &&
@@ -983,7 +1011,8 @@ static int start_request_for(struct bench *b, usec_t scheduled, struct session *
         buf_reset(&q->text);
         curl_easy_setopt(q->easy, CURLOPT_FRESH_CONNECT, 0L);
         q->last_chunk = 0;
-        q->read_wake = 0;
+        q->read_turn = 0;
+        q->port = 0;
         sse_release(&q->sse);
         sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
         r = build_body(b, q);
@@ -1375,6 +1404,7 @@ static int loop_make(struct bench *b, struct bench **ret) {
         if (r < 0)
                 goto fail;
         w->l = w->own;
+        loop_rx_stamps(w->l, true);
         w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
         if (w->tfd < 0 || (w->wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
                 r = -errno;
@@ -2879,6 +2909,8 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                 b.tfd = -1;
                 goto out;
         }
+        /* the streams' sockets say when their data came (loop_rx_span) */
+        loop_rx_stamps(l, true);
         if ((r = probes_init(&b)) >= 0)
                 r = plan_build(&b);
         if (r >= 0 && !spec->no_server_metrics && (r = scrape_new(l, t->base_url, &b.scrape)) >= 0)
@@ -2897,6 +2929,7 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                                                            BENCH_MAX_SAMPLES));
         }
 out:
+        loop_rx_stamps(l, false);
         scrape_free(b.scrape);
         probes_reset(&b);
         free(b.probes);

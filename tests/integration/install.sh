@@ -146,6 +146,7 @@ expect_completion "json" gauntlet smoke --format = j
 expect_completion "json text" gauntlet doctor --format ""
 expect_completion "chat completion" gauntlet bench --endpoint ""
 expect_completion "llama.cpp" gauntlet bench --engine ll
+expect_completion "split unified" gauntlet bench --kv-cache-layout ""
 expect_completion "script systemd" gauntlet emit ""
 expect_completion "m.yaml n.yml sub" gauntlet run ""
 expect_completion "j.db sub" gauntlet run m.yaml --journal ""
