@@ -103,3 +103,23 @@ need_llama_server() {
         fi
         export LLAMA_SERVER
 }
+
+# start_llama_server NAME ARGS...: llama-server (need_llama_server first) on the testbed's
+# model at a port of its choosing, logging to $tmp/NAME.log; once it answers /health, its
+# URL is in $url and its pid in $ls_pid (listed for the cleanup).
+start_llama_server() {
+        local name=$1
+        shift
+        "$LLAMA_SERVER" -m "$SRCDIR/testbed/model.gguf" --host 127.0.0.1 --port 0 "$@" >"$tmp/$name.log" 2>&1 &
+        ls_pid=$!
+        echo "$ls_pid" >"$tmp/pids-$name"
+        url=
+        for _ in $(seq 300); do
+                url=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/$name.log" | head -1 | cut -d' ' -f3 || true)
+                [ -n "$url" ] && curl -sf "$url/health" >/dev/null 2>&1 && return 0
+                kill -0 "$ls_pid" 2>/dev/null || { cat "$tmp/$name.log"; fail "llama-server ($name) died at start"; }
+                sleep 0.1
+        done
+        tail "$tmp/$name.log"
+        fail "llama-server ($name) did not come up"
+}

@@ -2570,6 +2570,9 @@ static int plan_build(struct bench *b) {
         }
         if (r < 0)
                 return r;
+        /* A workload sized by the server's /tokenize has its output counted the same way */
+        if (c.requests > 0)
+                b->tokenize = strcmp(c.method, "tokenize") == 0;
         return plan_describe(b, work);
 }
 

@@ -11,21 +11,8 @@
 . "$SRCDIR/tests/lib.sh"
 need_llama_server
 command -v jq >/dev/null || fail "jq is needed"
-start() { # NAME ARGS...: a llama-server, its URL in $url, its pid in $ls_pid
-        local name=$1
-        shift
-        "$LLAMA_SERVER" -m "$SRCDIR/testbed/model.gguf" --host 127.0.0.1 --port 0 -t 2 --metrics "$@" \
-                >"$tmp/$name.log" 2>&1 &
-        ls_pid=$!
-        echo "$ls_pid" >"$tmp/pids-$name"
-        url=
-        for _ in $(seq 300); do
-                url=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/$name.log" | head -1 | cut -d' ' -f3 || true)
-                [ -n "$url" ] && curl -sf "$url/health" >/dev/null 2>&1 && break
-                kill -0 "$ls_pid" 2>/dev/null || { cat "$tmp/$name.log"; fail "llama-server died at start"; }
-                sleep 0.1
-        done
-        [ -n "$url" ] || { tail "$tmp/$name.log"; fail "llama-server did not come up"; }
+start() { # NAME ARGS...: a llama-server with --metrics, its URL in $url, its pid in $ls_pid
+        start_llama_server "$1" -t 2 --metrics "${@:2}"
 }
 # four slots of 256 cells each (-np without --kv-unified: each slot its own part)
 start ls -np 4 -c 1024

@@ -9,16 +9,7 @@
 need_llama_server
 MODEL=$SRCDIR/testbed/model.gguf
 [ -f "$MODEL" ] || { echo "SKIP: no trained testbed model ($MODEL)"; exit 77; }
-"$LLAMA_SERVER" -m "$MODEL" --host 127.0.0.1 --port 0 -t 2 -np 4 --reasoning-format none >"$tmp/ls.log" 2>&1 &
-echo $! >"$tmp/pids-ls"
-url=
-for _ in $(seq 300); do
-        url=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/ls.log" | head -1 | cut -d' ' -f3 || true)
-        [ -n "$url" ] && curl -sf "$url/health" >/dev/null 2>&1 && break
-        kill -0 "$(cat "$tmp/pids-ls")" 2>/dev/null || { cat "$tmp/ls.log"; fail "llama-server died at start"; }
-        sleep 0.1
-done
-[ -n "$url" ] || { tail "$tmp/ls.log"; fail "llama-server did not come up"; }
+start_llama_server ls -t 2 -np 4 --reasoning-format none
 
 # 8 sessions of 4 turns, 32-token user turns, 24-token answers, 50 ms think time, 4 at a time
 "$GAUNTLET" bench --url "$url" --engine llama.cpp --dataset-name multi_turn --num-prompts 8 \
