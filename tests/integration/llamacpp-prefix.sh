@@ -62,17 +62,27 @@ grep -qF "initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = 'true'" "$tm
 uni=(--url "$url" --engine llama.cpp --concurrency 4 --requests 16 --warmup 4 --num-prompts 20 --seed 1
      --format json --dataset-name random --random-input-len 52 --random-output-len 8)
 "$GAUNTLET" bench "${uni[@]}" --kv-cache-layout unified >"$tmp/uni.json" || fail "unified bench failed"
+# the same on a fresh server: the first run left the cache full, and what the server evicts
+# for the next prompts would set the two readings apart by more than the layout
+kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
+start uni2 -c 256
+uni[1]=$url
 "$GAUNTLET" bench "${uni[@]}" >"$tmp/uni-unknown.json" || fail "unified bench (layout unknown) failed"
 echo "unified:           $(show "$tmp/uni.json")"
 echo "unified, unknown:  $(show "$tmp/uni-unknown.json")"
-# every slot holds its ~60 cells of the one cache: at least 4 x 56 of 256
+# every slot holds its ~60 cells of the one cache: 4 x 56 and more of 256 when all four are
+# full, less at a moment a slot has let its cells go for its next prompt (0.88-0.98 seen)
 jq -e '.bench[0].server_metrics | .kv_cache_source == "slots" and .kv_cache_layout == "unified"
-       and .kv_cache_usage_peak >= 0.85 and .kv_cache_usage_peak <= 1 and .skipped_slots_pages == 0' \
+       and .kv_cache_usage_peak >= 0.75 and .kv_cache_usage_peak <= 1 and .skipped_slots_pages == 0' \
         "$tmp/uni.json" >/dev/null || fail "unified: $(jq -c '.bench[0].server_metrics' "$tmp/uni.json")"
-# not told: the slots' n_ctx summed, 4 x 256, a quarter of the truth
-jq -e '.bench[0].server_metrics | .kv_cache_layout == "unknown" and .kv_cache_usage_peak >= 0.2
+# not told: the slots' n_ctx summed, 4 x 256, a quarter of the truth (0.18-0.25 seen), and
+# the same workload's reading with the layout at least three times that
+jq -e '.bench[0].server_metrics | .kv_cache_layout == "unknown" and .kv_cache_usage_peak >= 0.15
        and .kv_cache_usage_peak <= 0.26' "$tmp/uni-unknown.json" >/dev/null ||
         fail "unified, layout unknown: $(jq -c '.bench[0].server_metrics' "$tmp/uni-unknown.json")"
+jq -en --slurpfile a "$tmp/uni.json" --slurpfile b "$tmp/uni-unknown.json" \
+        '$a[0].bench[0].server_metrics.kv_cache_usage_peak >= 3 * $b[0].bench[0].server_metrics.kv_cache_usage_peak' \
+        >/dev/null || fail "unified: the layout changed the reading by less than 3x"
 kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
 # --no-slots: no KV-cache figure, said once
 start noslots -np 2 -c 512 --no-slots
