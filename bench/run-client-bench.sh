@@ -55,6 +55,21 @@ if [ "$ncpu" -ge 2 ] && command -v taskset >/dev/null; then
 fi
 echo "host: $ncpu cpus, load average $(cut -d' ' -f1-3 /proc/loadavg); client ${CLI_PIN:-unpinned}, server ${SRV_PIN:-unpinned}"
 
+# per_request SAMPLES RECORDS INDENT: each request's TTFT and last-token time, client minus
+# server in ms, matched by X-Request-Id (exact samples, no histogram buckets): against the
+# server's arrival-based truth, then against its read of the request, and its read lag.
+per_request() {
+        jq -r --slurpfile rec "$2" --arg in "$3" '
+          ($rec[0].records | map({key: .id, value: .}) | from_entries) as $by |
+          [ .[] | select(.ok) | . as $c | $by[$c.request_id] | select(. != null) |
+            {t: ($c.ttft_ms - .ttft_us / 1000), e: ($c.e2e_ms - .last_us / 1000),
+             r: ($c.ttft_ms - (.ttft_us - .rx_lag_us) / 1000), l: (.rx_lag_us / 1000)} ] as $d |
+          def pct(a; p): (a | sort) as $x | $x[((($x | length) - 1) * p / 100 | floor)];
+          def r3: (. * 1000 | round) / 1000;
+          "\($in)per request (\($d | length) of \(length) matched): TTFT client-server p50 \(pct([$d[].t]; 50) | r3) p99 \(pct([$d[].t]; 99) | r3) max \(pct([$d[].t]; 100) | r3) min \(pct([$d[].t]; 0) | r3) ms; last token p50 \(pct([$d[].e]; 50) | r3) p99 \(pct([$d[].e]; 99) | r3) ms",
+          "\($in)   against the server'"'"'s read instead of the arrival: TTFT p50 \(pct([$d[].r]; 50) | r3) p99 \(pct([$d[].r]; 99) | r3) ms; the server'"'"'s read lag p50 \(pct([$d[].l]; 50) | r3) p99 \(pct([$d[].l]; 99) | r3) ms"' "$1"
+}
+
 # accuracy LABEL: 256 streams against TTFT 50 ms / ITL 10 ms / 100 chunks; compares the
 # client's distributions with the server's, then each request's TTFT and last-token time
 # with the server's record of that same request (matched by X-Request-Id).
@@ -69,16 +84,7 @@ accuracy() {
           "client TTFT p50 \($b.ttft_ms.p50) ms p99 \($b.ttft_ms.p99) ms | server TTFT p50 \($t.ttft_us.p50/1000) ms p99 \($t.ttft_us.p99/1000) ms | diff p50 \((($b.ttft_ms.p50 - $t.ttft_us.p50/1000)*1000|round)/1000) ms p99 \((($b.ttft_ms.p99 - $t.ttft_us.p99/1000)*1000|round)/1000) ms",
           "client ITL  p50 \($b.itl_ms.p50) ms p99 \($b.itl_ms.p99) ms | server ITL  p50 \($t.itl_us.p50/1000) ms p99 \($t.itl_us.p99/1000) ms | diff p50 \((($b.itl_ms.p50 - $t.itl_us.p50/1000)*1000|round)/1000) ms p99 \((($b.itl_ms.p99 - $t.itl_us.p99/1000)*1000|round)/1000) ms",
           "server lateness vs its schedule: p50 \($t.late_us.p50) us p99 \($t.late_us.p99) us; client CPU \($b.client_cpu.cores*100|round)% of a core; completed \($b.completed)/\($b.requests); connections \($t.connections)"' "$tmp/a.json"
-        # Per request: client minus server, in ms (exact samples, no histogram buckets).
-        jq -r --slurpfile rec "$tmp/a.records" '
-          ($rec[0].records | map({key: .id, value: .}) | from_entries) as $by |
-          [ .[] | select(.ok) | . as $c | $by[$c.request_id] | select(. != null) |
-            {t: ($c.ttft_ms - .ttft_us / 1000), e: ($c.e2e_ms - .last_us / 1000),
-             r: ($c.ttft_ms - (.ttft_us - .rx_lag_us) / 1000), l: (.rx_lag_us / 1000)} ] as $d |
-          def pct(a; p): (a | sort) as $x | $x[((($x | length) - 1) * p / 100 | floor)];
-          def r3: (. * 1000 | round) / 1000;
-          "per request (\($d | length) of \(length) matched): TTFT client-server p50 \(pct([$d[].t]; 50) | r3) p99 \(pct([$d[].t]; 99) | r3) max \(pct([$d[].t]; 100) | r3) min \(pct([$d[].t]; 0) | r3) ms; last token p50 \(pct([$d[].e]; 50) | r3) p99 \(pct([$d[].e]; 99) | r3) ms",
-          "   (against the server'"'"'s read of each request instead of its arrival: TTFT p50 \(pct([$d[].r]; 50) | r3) p99 \(pct([$d[].r]; 99) | r3) ms; the server'"'"'s read lag p50 \(pct([$d[].l]; 50) | r3) p99 \(pct([$d[].l]; 99) | r3) ms)"' "$tmp/a.samples"
+        per_request "$tmp/a.samples" "$tmp/a.records" ""
 }
 
 SECTIONS=${SECTIONS:-1 2 3 4 5 6 7}
@@ -173,15 +179,7 @@ for streams in ${SCALE_STREAMS:-256 1024 2048}; do
                 jq -r --arg st "$streams" --arg th "$threads" --slurpfile s "$tmp/s.stats" '.bench[0] as $b | $s[0] as $t |
                   def r3: (. * 1000 | round) / 1000;
                   "\($st) streams, \($th) thread(s): TTFT client-server p50 \(($b.ttft_ms.p50 - $t.ttft_us.p50/1000) | r3) p99 \(($b.ttft_ms.p99 - $t.ttft_us.p99/1000) | r3) ms (server p50 \($t.ttft_us.p50/1000) p99 \($t.ttft_us.p99/1000)); ITL client-server p50 \(($b.itl_ms.p50 - $t.itl_us.p50/1000) | r3) p99 \(($b.itl_ms.p99 - $t.itl_us.p99/1000) | r3) ms (server p50 \($t.itl_us.p50/1000) p99 \($t.itl_us.p99/1000)); server late p99 \($t.late_us.p99) us; events \(($b.client_cpu.events / $b.client_cpu.wall_s) | round)/s in total, \($b.client_cpu.events_per_cpu_s | round) per CPU-second; client \($b.client_cpu.cores * 100 | round)% of a core in all, busiest thread \($b.client_cpu.loop_cores_max * 100 | round)%; bound \($b.client_cpu.bound); send delay p50 \($b.send_delay_ms.p50) p99 \($b.send_delay_ms.p99) ms; completed \($b.completed)/\($b.requests)"' "$tmp/s.json"
-                jq -r --slurpfile rec "$tmp/s.records" '
-                  ($rec[0].records | map({key: .id, value: .}) | from_entries) as $by |
-                  [ .[] | select(.ok) | . as $c | $by[$c.request_id] | select(. != null) |
-                    {t: ($c.ttft_ms - .ttft_us / 1000), e: ($c.e2e_ms - .last_us / 1000),
-                     r: ($c.ttft_ms - (.ttft_us - .rx_lag_us) / 1000), l: (.rx_lag_us / 1000)} ] as $d |
-                  def pct(a; p): (a | sort) as $x | $x[((($x | length) - 1) * p / 100 | floor)];
-                  def r3: (. * 1000 | round) / 1000;
-                  "   per request (\($d | length) of \(length) matched): TTFT client-server p50 \(pct([$d[].t]; 50) | r3) p99 \(pct([$d[].t]; 99) | r3) max \(pct([$d[].t]; 100) | r3) min \(pct([$d[].t]; 0) | r3) ms; last token p50 \(pct([$d[].e]; 50) | r3) p99 \(pct([$d[].e]; 99) | r3) ms",
-                  "   against the server'"'"'s read instead of the arrival: TTFT p50 \(pct([$d[].r]; 50) | r3) p99 \(pct([$d[].r]; 99) | r3) ms; the server'"'"'s read lag p50 \(pct([$d[].l]; 50) | r3) p99 \(pct([$d[].l]; 99) | r3) ms"' "$tmp/s.samples"
+                per_request "$tmp/s.samples" "$tmp/s.records" "   "
         done
 done
 fi
