@@ -5,9 +5,11 @@
  * the reasons for them are in docs/detectors.md; tests/corpus/ is the data they were tuned
  * on. The text detectors run in this order, the first finding decides:
  *   invalid text (bytes) -> runs and loops (code points) -> only special-token names ->
- *   loops of sentences -> soup -> low information;
+ *   loops of sentences -> table fragments -> soup -> low information -> short loops;
  * then, on the answer only, the reasoning end tag; then, cut at the token limit, tokens
- * that print as nothing (usage against the text's size).
+ * that print as nothing (usage against the text's size). A forced continuation (the
+ * bench's ignore_eos) gets the subset that an honest one cannot trip: invalid text, runs
+ * of one character, soup (judge_part).
  */
 #include "04-gate/detect.h"
 #include "01-base/utf8.h"
@@ -387,6 +389,11 @@ static const struct limits unit_limits[_U_MAX] = {
         [U_SPECIAL] = {12, 6, 4, 3, 3},
 };
 
+/* '#' draws (headings, comment banners) but a whole output of it is the "########" of a
+ * broken kernel: drawing limits, except when it is (nearly) the whole output or the tail of
+ * one that never stopped. */
+static const struct limits hash_run_limits = {200, 64, 16, 8, 8};
+
 /* "<|...|>" names are only ever special tokens (ChatML, Llama 3, reserved ones): three in a
  * row are never an answer. */
 static const struct limits pipe_limits = {3, 3, 2, 2, 2};
@@ -517,12 +524,14 @@ struct loop_hit {
         enum uclass cls;
 };
 
-static int check_loops(const struct dtext *t, bool length_cut, struct finding *f) {
+/* max_period 1 judges runs of one character only (the forced subset, which also leaves
+ * whitespace runs alone: see detect.h). */
+static int check_loops(const struct dtext *t, bool length_cut, size_t max_period, bool forced, struct finding *f) {
         size_t total = t->last - t->first;
         if (total < 2)
                 return 0;
         struct loop_hit best = {0};
-        for (size_t p = 1; p <= LOOP_MAX_PERIOD && p < total; p++) {
+        for (size_t p = 1; p <= max_period && p < total; p++) {
                 size_t streak = 0;
                 for (size_t i = t->first; i + p <= t->last; i++) {
                         bool eq = i + p < t->last && t->cp[i] == t->cp[i + p];
@@ -542,7 +551,8 @@ static int check_loops(const struct dtext *t, bool length_cut, struct finding *f
                                         bool pipe = false;
                                         if (p > 1 && unit_is_special(unit, p, &pipe))
                                                 cls = U_SPECIAL;
-                                        const struct limits *l = p == 1 ? &run_limits[cls]
+                                        const struct limits *l = p == 1 ? (unit[0] == '#' ? &hash_run_limits
+                                                                                          : &run_limits[cls])
                                                                  : pipe ? &pipe_limits
                                                                         : &unit_limits[cls];
                                         double coverage = (double)cover / (double)total;
@@ -555,6 +565,10 @@ static int check_loops(const struct dtext *t, bool length_cut, struct finding *f
                                             (is_digit(t->cp[start - 1]) || t->cp[start - 1] == '.' ||
                                              t->cp[start - 1] == ','))
                                                 need = l->any;
+                                        /* A model forced past its end may pad with
+                                         * newlines or spaces: that is not a fault. */
+                                        if (forced && cls == U_WS)
+                                                need = 0;
                                         if (need && repeats >= need)
                                                 best = (struct loop_hit){start, p, cover, repeats, cls};
                                 }
@@ -735,6 +749,99 @@ static int check_segment_loops(const struct dtext *t, bool length_cut, struct fi
         f->at = t->base + t->off[seg[best_start].start];
         f->what = strdup_printf("%zu %s repeated %zu times at byte %zu", best_q,
                                 best_q == 1 ? "line" : "lines", best_rep, f->at);
+        return f->what ? 1 : -ENOMEM;
+}
+
+/* ---- table fragments ------------------------------------------------------------------ */
+
+/* A table that is not one: a broken model puts pipes between a couple of tokens over and
+ * over, in rows of varying length, with no header rule (llama.cpp #23693: " 42.\nC# | C#
+ * |\nC32 | C# | C# |\nC# | C32 |..."). A real table has a header rule (`| --- |`), or rows
+ * of one length (a board, a truth table, a schedule of identical rows), or more than a few
+ * different cells (its header alone has that). Fires when the rows hold most of the output's
+ * visible characters, with at least TABLE_MIN_ROWS rows and TABLE_MIN_CELLS non-empty cells,
+ * at most TABLE_MAX_DISTINCT different cells (whitespace folded) and TABLE_MIN_WIDTHS
+ * different numbers of cells per row. */
+#define TABLE_MIN_ROWS 4
+#define TABLE_MIN_CELLS 12
+#define TABLE_MAX_DISTINCT 3
+#define TABLE_MIN_WIDTHS 3
+
+/* A header rule's cell: dashes (or '='), colons and spaces, at least three dashes. */
+static bool cell_is_rule(const uint32_t *c, size_t n) {
+        size_t dashes = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (c[i] == '-' || c[i] == '=' || c[i] == 0x2014 || c[i] == 0x2500)
+                        dashes++;
+                else if (c[i] != ':' && !is_space(c[i]))
+                        return false;
+        }
+        return dashes >= 3;
+}
+
+static int check_table_fragments(const struct dtext *t, struct finding *f) {
+        uint64_t distinct[TABLE_MAX_DISTINCT];
+        size_t n_distinct = 0, rows = 0, cells = 0, row_cps = 0, all_cps = 0, first_row = 0;
+        uint32_t widths = 0;  /* bit k: a row of k non-empty cells (31: 31 or more) */
+        for (size_t i = t->first; i < t->last;) {
+                size_t s = i, e = i, pipes = 0, visible = 0;
+                for (; e < t->last && t->cp[e] != '\n'; e++) {
+                        pipes += t->cp[e] == '|';
+                        visible += !is_space(t->cp[e]);
+                }
+                all_cps += visible;
+                i = e + 1;
+                if (!pipes)
+                        continue;
+                size_t width = 0;
+                for (size_t c = s; c <= e;) {
+                        size_t d = c;
+                        while (d < e && t->cp[d] != '|')
+                                d++;
+                        size_t a = c, b = d;
+                        while (a < b && is_space(t->cp[a]))
+                                a++;
+                        while (b > a && is_space(t->cp[b - 1]))
+                                b--;
+                        c = d + 1;
+                        if (a == b)
+                                continue;
+                        if (cell_is_rule(t->cp + a, b - a))
+                                return 0;  /* a header rule: a real table */
+                        uint64_t h = FNV_SEED;
+                        for (size_t k = a; k < b; k++) {
+                                uint32_t ch = is_space(t->cp[k]) ? ' ' : t->cp[k];
+                                if (ch == ' ' && is_space(t->cp[k - 1]))
+                                        continue;
+                                h = fnv1a(h, &ch, sizeof ch);
+                        }
+                        size_t j = 0;
+                        while (j < n_distinct && distinct[j] != h)
+                                j++;
+                        if (j == n_distinct) {
+                                if (n_distinct == TABLE_MAX_DISTINCT)
+                                        return 0;  /* too many different cells */
+                                distinct[n_distinct++] = h;
+                        }
+                        width++;
+                }
+                if (!width)
+                        continue;
+                if (rows++ == 0)
+                        first_row = s;
+                cells += width;
+                row_cps += visible;
+                widths |= UINT32_C(1) << MIN(width, 31);
+        }
+        unsigned n_widths = (unsigned)__builtin_popcount(widths);
+        if (rows < TABLE_MIN_ROWS || cells < TABLE_MIN_CELLS || n_widths < TABLE_MIN_WIDTHS ||
+            row_cps * 3 < all_cps * 2)
+                return 0;
+        f->cause = "loop";
+        f->at = t->base + t->off[first_row];
+        f->what = strdup_printf("table fragments: %zu cells in %zu rows of %u different widths, only %zu "
+                                "different cells, no header rule, at byte %zu",
+                                cells, rows, n_widths, n_distinct, f->at);
         return f->what ? 1 : -ENOMEM;
 }
 
@@ -1438,8 +1545,10 @@ static int check_short_loops(const struct dtext *t, const char *question, size_t
 
 /* ---- the text detectors together ------------------------------------------------------ */
 
-/* Judges s[base..base+len) of an output (s points at the part). */
-static int judge_part(const char *s, size_t len, size_t base, bool length_cut, const char *question,
+/* Judges s[base..base+len) of an output (s points at the part). forced: only the forced
+ * subset (detect.h): invalid text, runs of one character judged as if the model had
+ * stopped (the token limit was the bench's, not a sign), soup. */
+static int judge_part(const char *s, size_t len, size_t base, bool length_cut, bool forced, const char *question,
                       size_t question_len, struct finding *f) {
         int r = check_invalid(s, len, length_cut, f);
         if (r != 0)
@@ -1448,11 +1557,19 @@ static int judge_part(const char *s, size_t len, size_t base, bool length_cut, c
         r = dtext_init(&t, s, len, base);
         if (r < 0)
                 return r;
-        r = check_loops(&t, length_cut, f);
+        if (forced) {
+                r = check_loops(&t, false, 1, true, f);
+                if (r == 0)
+                        r = check_soup(&t, f);
+                return r;
+        }
+        r = check_loops(&t, length_cut, LOOP_MAX_PERIOD, false, f);
         if (r == 0)
                 r = check_only_special(&t, f);
         if (r == 0)
                 r = check_segment_loops(&t, length_cut, f);
+        if (r == 0)
+                r = check_table_fragments(&t, f);
         if (r == 0)
                 r = check_soup(&t, f);
         if (r == 0)
@@ -1464,19 +1581,19 @@ static int judge_part(const char *s, size_t len, size_t base, bool length_cut, c
 
 /* Judges a text; long ones by their first and last DETECT_WINDOW bytes. question (NULL:
  * not known, or not the answer) is what was asked. */
-static int judge_text(const char *s, size_t len, bool length_cut, const char *question, size_t question_len,
-                      struct finding *f) {
+static int judge_text(const char *s, size_t len, bool length_cut, bool forced, const char *question,
+                      size_t question_len, struct finding *f) {
         if (len <= DETECT_WHOLE_MAX)
-                return judge_part(s, len, 0, length_cut, question, question_len, f);
+                return judge_part(s, len, 0, length_cut, forced, question, question_len, f);
         int r = check_invalid(s, len, length_cut, f);
         if (r != 0)
                 return r;
         size_t head = utf8_char_start(s, len, DETECT_WINDOW);
-        r = judge_part(s, head, 0, false, NULL, 0, f);
+        r = judge_part(s, head, 0, false, forced, NULL, 0, f);
         if (r != 0)
                 return r;
         size_t tail = utf8_char_start(s, len, len - DETECT_WINDOW);
-        return judge_part(s + tail, len - tail, tail, length_cut, NULL, 0, f);
+        return judge_part(s + tail, len - tail, tail, length_cut, forced, NULL, 0, f);
 }
 
 /* The end of a reasoning block, glued to a new answer, twice or more in the answer (the
@@ -1633,8 +1750,9 @@ int detect_output(const struct detect_input *in, struct detect_result *ret) {
                                     : set_result(ret, "", text, len, &f);
         }
 
-        int r = judge_text(text, len, length_cut, in->question, in->question ? in->question_len : 0, &f);
-        if (r == 0)
+        int r = judge_text(text, len, length_cut, in->forced, in->question, in->question ? in->question_len : 0, &f);
+        /* Forced past its end, a model starts its turn over: the tag is no sign there. */
+        if (r == 0 && !in->forced)
                 r = check_reasoning_tags(text, len, &f);
         if (r < 0)
                 return r;
@@ -1642,11 +1760,18 @@ int detect_output(const struct detect_input *in, struct detect_result *ret) {
                 return set_result(ret, "", text, len, &f);
         if (in->reasoning) {
                 /* The reasoning part was cut too when the answer never started. */
-                r = judge_text(in->reasoning, in->reasoning_len, length_cut && blank(text, len), NULL, 0, &f);
+                r = judge_text(in->reasoning, in->reasoning_len, length_cut && blank(text, len), in->forced, NULL, 0,
+                               &f);
                 if (r < 0)
                         return r;
                 if (r > 0)
                         return set_result(ret, "reasoning: ", in->reasoning, in->reasoning_len, &f);
+        }
+        /* Forced past its end, a model may spend its tokens on end-of-turn and other special
+         * tokens the server hides, or say nothing visible at all: neither is a fault there. */
+        if (in->forced) {
+                *ret = (struct detect_result){.verdict = VERDICT_PASS};
+                return 0;
         }
         if (length_cut && !blank(text, len)) {
                 r = check_hidden_tokens(in, len, &f);

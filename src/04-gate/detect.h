@@ -4,13 +4,14 @@
  * A detector looks at one output and says whether it is garbage: a run of one character
  * or token, a periodic loop, special-token names, low information, invalid text,
  * multilingual soup, tokens that print as nothing, an empty answer, NaN in logprobs, an
- * HTTP 5xx. Correct answers are often short and sometimes legitimately repetitive
+ * HTTP 5xx, a table of a couple of cells in ragged rows. Correct answers are often short and sometimes legitimately repetitive
  * (counting, tables, code, refrains): a detector must not cry wolf.
  * Thresholds are tuned on the corpus under tests/corpus/ (docs/detectors.md).
  */
 #ifndef GAUNTLET_DETECT_H
 #define GAUNTLET_DETECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,19 @@ struct detect_input {
                                         NULL when not known: a whole answer of one short word
                                         said 6-15 times is judged against it */
         size_t question_len;
+        bool forced;                 /* the output was forced past its natural end (a bench
+                                        request with ignore_eos / min_tokens): only the
+                                        detectors that cannot fire on an honest forced
+                                        continuation run: runs of one character (incl. one
+                                        punctuation character), invalid text and control
+                                        bytes, NaN, replacement characters, mixed-script word
+                                        salad (and the HTTP/error-event rules); loops,
+                                        low-information and the short-word repetition rule do
+                                        not. Runs are judged as if the model had stopped (the
+                                        token limit is the bench's), runs of whitespace not at
+                                        all; special-token names, the reasoning end tag,
+                                        hidden tokens and an empty answer are not judged
+                                        (docs/detectors.md "Forced continuations") */
 };
 
 struct detect_result {
