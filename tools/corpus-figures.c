@@ -5,6 +5,10 @@
  *
  *   corpus-figures [--details] [--details-holdout] [--mark-misses] [CORPUS_DIR]
  *
+ * Then the same garbage judged with the forced subset (detect_input.forced: what the bench's
+ * outputs forced past their end get), and tests/corpus/forced/ (honest answers forced past
+ * their end) with it.
+ *
  * --details lists every miss and false alarm of the tuning part with its evidence;
  * --details-holdout does the same for the held-back part, which is for reporting only
  * (tuning on it would make its figures worthless). --mark-misses rewrites the `known_miss=1`
@@ -31,37 +35,45 @@ struct part {
         const char *dir;
         bool holdout, garbage;
         const char *source;  /* "hand" (written for the corpus) or "engine" (collected) */
+        bool forced;         /* judged with detect_input.forced (the bench's subset) */
 };
 
+/* The forced rows judge the same garbage again with the forced subset (what the bench's
+ * forced outputs get), and tests/corpus/forced/: honest answers forced past their end. */
 static const struct part parts[] = {
-        {"garbage", false, true, "hand"},
-        {"clean", false, false, "hand"},
-        {"holdout/garbage", true, true, "hand"},
-        {"holdout/clean", true, false, "hand"},
-        {"engine/garbage", false, true, "engine"},
-        {"engine/clean", false, false, "engine"},
-        {"holdout/engine/garbage", true, true, "engine"},
-        {"holdout/engine/clean", true, false, "engine"},
+        {"garbage", false, true, "hand", false},
+        {"clean", false, false, "hand", false},
+        {"holdout/garbage", true, true, "hand", false},
+        {"holdout/clean", true, false, "hand", false},
+        {"engine/garbage", false, true, "engine", false},
+        {"engine/clean", false, false, "engine", false},
+        {"holdout/engine/garbage", true, true, "engine", false},
+        {"holdout/engine/clean", true, false, "engine", false},
+        {"garbage", false, true, "hand", true},
+        {"holdout/garbage", true, true, "hand", true},
+        {"engine/garbage", false, true, "engine", true},
+        {"holdout/engine/garbage", true, true, "engine", true},
+        {"forced", false, false, "hand", true},
 };
 
 struct row {
         char *kind;           /* "engine: word-repeat", "hand: hand-written", ... */
-        bool garbage;
+        bool garbage, forced;
         size_t n[2], flagged[2];  /* [0] tuning, [1] holdout */
 };
 
 static struct row *rows;
 static size_t n_rows;
 
-static struct row *row_get(const char *kind, bool garbage) {
+static struct row *row_get(const char *kind, bool garbage, bool forced) {
         for (size_t i = 0; i < n_rows; i++)
-                if (rows[i].garbage == garbage && strcmp(rows[i].kind, kind) == 0)
+                if (rows[i].garbage == garbage && rows[i].forced == forced && strcmp(rows[i].kind, kind) == 0)
                         return &rows[i];
         struct row *nr = realloc(rows, (n_rows + 1) * sizeof(*rows));
         if (!nr)
                 return NULL;
         rows = nr;
-        rows[n_rows] = (struct row){.kind = strdup(kind), .garbage = garbage};
+        rows[n_rows] = (struct row){.kind = strdup(kind), .garbage = garbage, .forced = forced};
         return rows[n_rows].kind ? &rows[n_rows++] : NULL;
 }
 
@@ -87,6 +99,8 @@ static int cmp_str(const void *a, const void *b) {
 
 static int cmp_row(const void *a, const void *b) {
         const struct row *x = a, *y = b;
+        if (x->forced != y->forced)
+                return x->forced ? 1 : -1;
         if (x->garbage != y->garbage)
                 return x->garbage ? -1 : 1;
         return strcmp(x->kind, y->kind);
@@ -165,13 +179,13 @@ static int run_part(const char *corpus, const struct part *pt, bool details, boo
                 struct detect_input in = {.text = text, .len = len, .reasoning = why, .reasoning_len = why_len,
                                           .completion_tokens = strtoll(tokens, NULL, 10),
                                           .finish_reason = *finish ? finish : NULL, .question = question,
-                                          .question_len = question ? strlen(question) : 0};
+                                          .question_len = question ? strlen(question) : 0, .forced = pt->forced};
                 struct detect_result res;
                 r = detect_output(&in, &res);
                 if (r < 0)
                         return r;
                 _cleanup_free_ char *label = strdup_printf("%s: %s", pt->source, *kind ? kind : "hand-written");
-                struct row *row = label ? row_get(label, pt->garbage) : NULL;
+                struct row *row = label ? row_get(label, pt->garbage, pt->forced) : NULL;
                 if (!row) {
                         detect_result_release(&res);
                         return -ENOMEM;
@@ -179,7 +193,7 @@ static int run_part(const char *corpus, const struct part *pt, bool details, boo
                 bool flagged = res.verdict == VERDICT_GARBAGE;
                 row->n[pt->holdout]++;
                 row->flagged[pt->holdout] += flagged;
-                if (mark && pt->garbage && strcmp(pt->source, "engine") == 0 && meta &&
+                if (mark && !pt->forced && pt->garbage && strcmp(pt->source, "engine") == 0 && meta &&
                     (strcmp(miss, "1") == 0) != !flagged) {
                         r = mark_miss(mpath, meta, !flagged);
                         if (r < 0) {
@@ -188,7 +202,8 @@ static int run_part(const char *corpus, const struct part *pt, bool details, boo
                         }
                 }
                 if (details && flagged != pt->garbage)
-                        printf("%s %s/%s (%s): %s %s\n", pt->garbage ? "miss" : "FALSE ALARM", pt->dir, names[i],
+                        printf("%s%s %s/%s (%s): %s %s\n", pt->garbage ? "miss" : "FALSE ALARM",
+                               pt->forced ? " (forced)" : "", pt->dir, names[i],
                                *kind ? kind : "hand-written", flagged ? res.cause : "pass",
                                flagged ? res.evidence : "");
                 detect_result_release(&res);
@@ -196,13 +211,18 @@ static int run_part(const char *corpus, const struct part *pt, bool details, boo
         return 0;
 }
 
-static void print_table(bool garbage) {
+static void print_table(bool garbage, bool forced) {
         size_t tot[2][2] = {{0}};
-        printf("\n| %s | tuning | held back |\n| --- | --- | --- |\n",
-               garbage ? "garbage, caught / files" : "clean, false alarms / files");
+        if (forced)
+                printf("\n| %s | tuning | held back |\n| --- | --- | --- |\n",
+                       garbage ? "forced subset: garbage, caught / files"
+                               : "forced subset: honest forced continuations, false alarms / files");
+        else
+                printf("\n| %s | tuning | held back |\n| --- | --- | --- |\n",
+                       garbage ? "garbage, caught / files" : "clean, false alarms / files");
         for (size_t i = 0; i < n_rows; i++) {
                 const struct row *w = &rows[i];
-                if (w->garbage != garbage)
+                if (w->garbage != garbage || w->forced != forced)
                         continue;
                 printf("| %s | %zu / %zu | %zu / %zu |\n", w->kind, w->flagged[0], w->n[0], w->flagged[1], w->n[1]);
                 for (int h = 0; h < 2; h++) {
@@ -243,8 +263,10 @@ int main(int argc, char **argv) {
                 return 1;
         }
         qsort(rows, n_rows, sizeof(*rows), cmp_row);
-        print_table(true);
-        print_table(false);
+        print_table(true, false);
+        print_table(false, false);
+        print_table(true, true);
+        print_table(false, true);
         for (size_t i = 0; i < n_rows; i++)
                 free(rows[i].kind);
         free(rows);

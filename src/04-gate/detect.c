@@ -413,9 +413,10 @@ static enum uclass classify_cp(uint32_t c) {
 }
 
 static enum uclass classify_unit(const uint32_t *u, size_t p) {
-        /* '+' draws box corners, but a run of it is the "++++++++" of a broken kernel. */
+        /* '+' draws box corners, but a run of it is the "++++++++" of a broken kernel. The
+         * long-vowel mark 'ー' is a letter in a word (ラーメン), and a rule when it runs. */
         if (p == 1)
-                return u[0] == '+' ? U_PUNCT : classify_cp(u[0]);
+                return u[0] == '+' ? U_PUNCT : u[0] == 0x30FC ? U_DRAW : classify_cp(u[0]);
         bool letter = false, digit = false, other = false, nonspace = false;
         for (size_t i = 0; i < p; i++) {
                 enum uclass c = classify_cp(u[i]);
@@ -558,6 +559,17 @@ static int check_loops(const struct dtext *t, bool length_cut, size_t max_period
                                         double coverage = (double)cover / (double)total;
                                         bool tail = start + cover >= t->last;
                                         unsigned need = limit_for(l, length_cut, coverage, tail);
+                                        /* Forced, the end is where the bench cut, maybe in the
+                                         * middle of a banner, a rule or a long number after a
+                                         * short start: only the collapse characters ('!', '+',
+                                         * '?', emoji) keep the lower limits of coverage; the
+                                         * others fire anywhere at their highest limit, or
+                                         * when the run is all of the output. */
+                                        if (forced && cls != U_PUNCT) {
+                                                need = l->any;
+                                                if (l->whole && cover == total)
+                                                        need = MIN(need, l->whole);
+                                        }
                                         /* Digits that continue a number ("10000...", "0.3333...")
                                          * are a googol or a repeating decimal: only the
                                          * anywhere limit applies. */

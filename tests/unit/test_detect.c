@@ -9,6 +9,9 @@
  * `completion_tokens=` from the server's usage). A file marked `known_miss=1` is garbage the
  * detectors do not catch yet (docs/detectors.md): it must still pass, so that catching it
  * one day shows up here. DETECT_VERBOSE=1 prints every verdict.
+ * tests/corpus/forced/ holds honest answers forced past their end (the bench's ignore_eos):
+ * judged with detect_input.forced, none may be flagged; the garbage files whose meta says
+ * `expect_forced=garbage` must be flagged with forced too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,8 +58,10 @@ static void meta_get(const char *meta, const char *key, char *buf, size_t size) 
 
 
 /* Runs every NAME.txt under dir (with NAME.reasoning as the reasoning part when there is
- * one); returns the number of files judged wrongly. */
-static int run_dir(const char *sub, bool want_garbage, size_t *ret_total, size_t *ret_known_miss) {
+ * one); returns the number of files judged wrongly. forced: judged with the forced subset,
+ * and for garbage only the files marked expect_forced=garbage (the others are not counted). */
+static int run_dir_forced(const char *sub, bool want_garbage, bool forced, size_t *ret_total,
+                          size_t *ret_known_miss) {
         _cleanup_free_ char *dir = strdup_printf("%s/tests/corpus/%s", srcdir(), sub);
         assert_non_null(dir);
         DIR *d = opendir(dir);
@@ -75,6 +80,7 @@ static int run_dir(const char *sub, bool want_garbage, size_t *ret_total, size_t
                 qsort(names, n, sizeof(char *), cmp_str);
         bool verbose = getenv("DETECT_VERBOSE") != NULL;
         int wrong = 0;
+        size_t judged = 0;
         for (size_t i = 0; i < n; i++) {
                 int stem = (int)(strlen(names[i]) - 4);
                 _cleanup_free_ char *path = strdup_printf("%s/%s", dir, names[i]);
@@ -83,11 +89,18 @@ static int run_dir(const char *sub, bool want_garbage, size_t *ret_total, size_t
                 _cleanup_free_ char *text = NULL, *meta = NULL, *why = NULL;
                 size_t len = 0, why_len = 0;
                 assert_int_equal(read_file_capped(path, 16 << 20, &text, &len), 0);
-                char finish[32], cause[32], miss[8], tokens[24];
+                char finish[32], cause[32], miss[8], tokens[24], expect_forced[16];
                 if (read_file_capped(meta_path, 1 << 16, &meta, NULL) < 0)
                         meta = NULL;
+                meta_get(meta, "expect_forced", expect_forced, sizeof expect_forced);
+                if (forced && want_garbage && strcmp(expect_forced, "garbage") != 0)
+                        continue;
+                judged++;
+                if (forced)
+                        cause[0] = '\0';
                 meta_get(meta, "finish_reason", finish, sizeof finish);
-                meta_get(meta, "expect_cause", cause, sizeof cause);
+                if (!forced)
+                        meta_get(meta, "expect_cause", cause, sizeof cause);
                 meta_get(meta, "known_miss", miss, sizeof miss);
                 meta_get(meta, "completion_tokens", tokens, sizeof tokens);
                 bool known_miss = strcmp(miss, "1") == 0;
@@ -97,7 +110,7 @@ static int run_dir(const char *sub, bool want_garbage, size_t *ret_total, size_t
                 struct detect_input in = {.text = text, .len = len, .reasoning = why, .reasoning_len = why_len,
                                           .completion_tokens = strtoll(tokens, NULL, 10),
                                           .finish_reason = *finish ? finish : NULL, .question = question,
-                                          .question_len = question ? strlen(question) : 0};
+                                          .question_len = question ? strlen(question) : 0, .forced = forced};
                 struct detect_result r;
                 assert_int_equal(detect_output(&in, &r), 0);
                 bool flagged = r.verdict == VERDICT_GARBAGE;
@@ -107,7 +120,8 @@ static int run_dir(const char *sub, bool want_garbage, size_t *ret_total, size_t
                         (*ret_known_miss)++;
                 if (!ok) {
                         wrong++;
-                        print_error("%s/%s: got %s %s (%s), want %s %s\n", sub, names[i], flagged ? "garbage" : "pass",
+                        print_error("%s/%s%s: got %s %s (%s), want %s %s\n", sub, names[i], forced ? " (forced)" : "",
+                                    flagged ? "garbage" : "pass",
                                     r.cause ? r.cause : "", r.evidence ? r.evidence : "",
                                     want ? "garbage" : "pass", cause);
                 } else if (verbose)
@@ -121,8 +135,12 @@ static int run_dir(const char *sub, bool want_garbage, size_t *ret_total, size_t
                 }
                 detect_result_release(&r);
         }
-        *ret_total = n;
+        *ret_total = judged;
         return wrong;
+}
+
+static int run_dir(const char *sub, bool want_garbage, size_t *ret_total, size_t *ret_known_miss) {
+        return run_dir_forced(sub, want_garbage, false, ret_total, ret_known_miss);
 }
 
 static void test_corpus_garbage(void **state) {
@@ -172,6 +190,22 @@ static void test_corpus_holdout(void **state) {
         assert_int_equal(wc, 0);
         assert_int_equal(weg, 0);
         assert_int_equal(wec, 0);
+}
+
+/* The forced subset on the corpus: the honest forced continuations of tests/corpus/forced/
+ * all pass, and the field garbage marked expect_forced=garbage (runs of one punctuation
+ * character, U+FFFD, salad, garbled CJK) is still caught. */
+static void test_corpus_forced(void **state) {
+        size_t nc, ng, nh;
+        int wc = run_dir_forced("forced", false, true, &nc, NULL);
+        int wg = run_dir_forced("garbage", true, true, &ng, NULL);
+        int wh = run_dir_forced("holdout/garbage", true, true, &nh, NULL);
+        print_message("forced: honest continuations %zu of %zu passed; field garbage %zu of %zu flagged, held back "
+                      "%zu of %zu\n", nc - (size_t)wc, nc, ng - (size_t)wg, ng, nh - (size_t)wh, nh);
+        assert_true(nc >= 25 && ng >= 14 && nh >= 7);
+        assert_int_equal(wc, 0);
+        assert_int_equal(wg, 0);
+        assert_int_equal(wh, 0);
 }
 
 /* Judges a C string; returns the cause, or NULL on pass. Evidence into *ret_ev if asked. */
@@ -598,6 +632,96 @@ static void test_evidence_points_at_problem(void **state) {
         assert_true(strlen(ev) < 220);
 }
 
+/* Judges text forced past its end (the bench's ignore_eos): returns the cause or NULL. */
+static const char *judge_forced(const char *text, int64_t completion_tokens) {
+        struct detect_input in = {.text = text, .len = strlen(text), .finish_reason = "length",
+                                  .completion_tokens = completion_tokens, .forced = true};
+        struct detect_result r;
+        assert_int_equal(detect_output(&in, &r), 0);
+        const char *cause = r.cause;
+        detect_result_release(&r);
+        return cause;
+}
+
+static char *repeat_str(const char *head, const char *unit, size_t n) {
+        size_t hl = strlen(head), ul = strlen(unit);
+        char *s = malloc(hl + ul * n + 1);
+        assert_non_null(s);
+        memcpy(s, head, hl);
+        for (size_t i = 0; i < n; i++)
+                memcpy(s + hl + i * ul, unit, ul);
+        s[hl + ul * n] = '\0';
+        return s;
+}
+
+/* Item 2 of issue 31: the forced subset keeps catching runs of one character, U+FFFD soup
+ * and salad, and lets honest forced continuations (an answer, then the same sentence, the
+ * count, the table row or the code line over and over) pass; the same honest outputs without
+ * the flag are flagged, so the flag is what lets them through. */
+static void test_forced_subset(void **state) {
+        _cleanup_free_ char *bangs = repeat_str("", "!", 64);
+        _cleanup_free_ char *plus = repeat_str("", "+", 128);
+        _cleanup_free_ char *hashes = repeat_str("", "#", 96);
+        _cleanup_free_ char *answer_bangs = repeat_str("The answer is 323", "!", 40);
+        _cleanup_free_ char *fffd = repeat_str("The ", "\xef\xbf\xbd\xef\xbf\xbd answer ", 12);
+        assert_string_equal(judge_forced(bangs, 64), "repeat");
+        assert_string_equal(judge_forced(plus, 128), "repeat");
+        assert_string_equal(judge_forced(hashes, 12), "repeat");
+        assert_string_equal(judge_forced(answer_bangs, 40), "repeat");
+        assert_string_equal(judge_forced("!!!!", 4), "repeat");
+        assert_string_equal(judge_forced("++++", 4), "repeat");
+        assert_string_equal(judge_forced(fffd, 60), "invalid-text");
+        assert_string_equal(judge_forced("MethodInfoyageegebensatunya am\xc3\xa4t\xc3\xb6\xc3\xb6ri ilmektedirToplam "
+                                         "\xd0\xb2\xd0\xbe\xd0\xbf\xd1\x80\xd0\xbe\xd1\x81_FRAMEBUFFER sebelumnya", 32),
+                            "low-information");
+        assert_string_equal(judge_forced("OK\x01\x02", 4), "invalid-text");
+        struct detect_input nan_in = {.text = "OK", .len = 2, .forced = true, .logprobs = (const double[]){NAN},
+                                      .n_logprobs = 1};
+        struct detect_result r;
+        assert_int_equal(detect_output(&nan_in, &r), 0);
+        assert_string_equal(r.cause, "nan");
+        detect_result_release(&r);
+        struct detect_input http_in = {.text = "", .http_status = 500, .forced = true};
+        assert_int_equal(detect_output(&http_in, &r), 0);
+        assert_string_equal(r.cause, "http");
+        detect_result_release(&r);
+
+        _cleanup_free_ char *sentence = repeat_str("The capital of France is Paris.", "\n\nThe capital of France is Paris.", 24);
+        _cleanup_free_ char *count = repeat_str("1 2 3 4 5 6 7 8 9 10", "\n1 2 3 4 5 6 7 8 9 10", 30);
+        _cleanup_free_ char *row = repeat_str("| Day | Start |\n| --- | --- |\n| Monday | 09:00 |", "\n| Friday | 09:00 |", 30);
+        _cleanup_free_ char *code = repeat_str("def reset(regs):\n    regs[0] = 0\n", "    regs[1] = 0\n", 40);
+        _cleanup_free_ char *pad = repeat_str("OK", "\n", 300);
+        _cleanup_free_ char *turn = repeat_str("323.", "</think>323.", 20);
+        const char *honest[] = {sentence, count, row, code, pad, turn};
+        for (size_t i = 0; i < ELEMENTSOF(honest); i++) {
+                const char *got = judge_forced(honest[i], 256);
+                if (got)
+                        fail_msg("honest forced continuation %zu flagged %s", i, got);
+        }
+        /* Hidden tokens and a blank answer are no sign when the model may not stop. */
+        assert_null(judge_forced("Sure.", 256));
+        assert_null(judge_forced("", 256));
+        /* Without the flag the same outputs are garbage: the flag is what lets them pass. */
+        assert_non_null(judge(sentence, "length", NULL));
+        assert_non_null(judge(count, "length", NULL));
+        assert_non_null(judge(row, "length", NULL));
+        assert_non_null(judge(code, "length", NULL));
+        assert_non_null(judge(turn, "length", NULL));
+}
+
+/* Table fragments (llama.cpp #23693): a couple of cells in ragged rows, no header rule. A
+ * table with a header rule, rows of one width or more than three different cells passes. */
+static void test_table_fragments(void **state) {
+        check("C# | C# |\nC32 | C# | C# |\nC# | C32 |\nC# | C# | C# | C32\nC32 | C# |\nC# | C# |", NULL, "loop");
+        check("C# | C# |\nC32 | C# | C# |\nC# | C32 |", NULL, NULL);  /* 3 rows: too few */
+        check("| Team | A | B |\n| --- | --- | --- |\n| x | C# | C# |\n| y | C# | C# |\n| z | C# | C# |\n"
+              "| w | C# |", NULL, NULL);
+        check("| X | O | X | O |\n| O | X | O | X |\n| X | X | O | O |\n| O | O | X | X |", NULL, NULL);
+        check("yes | no\nyes | no | maybe\nyes\n| yes | no | yes | no |\nno | yes", NULL, NULL);  /* 11 cells */
+        check("yes | no\nyes | no | maybe\nyes\n| yes | no | yes | no |\nno | no | yes", NULL, "loop");  /* 12 */
+        check("a | b\na | b | c\na\n| a | b | a | b |\nb | a | c\nd | a", NULL, NULL);  /* 4 different cells */
+}
+
 static void test_long_input(void **state) {
         /* A 3 MiB clean-looking text ending in a degenerate run: judged by its ends. */
         size_t n = (size_t)3 << 20;
@@ -633,6 +757,9 @@ int main(void) {
                 cmocka_unit_test(test_corpus_clean),
                 cmocka_unit_test(test_corpus_engine),
                 cmocka_unit_test(test_corpus_holdout),
+                cmocka_unit_test(test_corpus_forced),
+                cmocka_unit_test(test_forced_subset),
+                cmocka_unit_test(test_table_fragments),
                 cmocka_unit_test(test_short_repeats_pass),
                 cmocka_unit_test(test_whole_output_cut),
                 cmocka_unit_test(test_short_loops),
