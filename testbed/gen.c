@@ -41,6 +41,7 @@ int gen_new(const struct model *m, const struct tok_ids *prompt, const struct ge
                         goto fail;
         if ((r = model_ctx_new(m, &g->ctx)) < 0)
                 goto fail;
+        g->ctx->kv_fault_before = p->kv_fault_before;
         *ret = g;
         return 0;
 fail:
@@ -102,6 +103,40 @@ static size_t max_stop_len(const struct gen *g) {
         return mx;
 }
 
+/* --fault-sampling: a fused top-p kernel that reads its sorted index array wrong and
+ * returns ids from the rarest end of the vocabulary, the byte-fallback tokens: every other
+ * draw starts a character of another script (Latin-1, Latin Extended, Greek, Cyrillic,
+ * Hebrew, Arabic, CJK), completed with continuation bytes so the text stays valid UTF-8;
+ * the rest keep the model's own token, whose Latin fragments the model goes on writing
+ * around the intruders. End tokens are never returned: the salad runs to max_tokens. All
+ * of it from the request's seeded generator, so a seed gives the same salad every time. */
+static int salad_pick(struct gen *g, int tok) {
+        static const struct {
+                uint8_t lead_lo, lead_hi; /* lead byte range */
+                int cont;                 /* continuation bytes */
+        } scripts[] = {
+                {0xc3, 0xc3, 1}, {0xc4, 0xc5, 1}, {0xce, 0xcf, 1}, {0xd0, 0xd1, 1},
+                {0xd7, 0xd7, 1}, {0xd8, 0xd9, 1}, {0xe3, 0xe3, 2}, {0xe4, 0xe9, 2},
+        };
+        const struct tok_vocab *v = &g->m->vocab;
+        uint64_t r = (uint64_t)(sample_rng_uniform(&g->rng) * 0x1p53);
+        if (g->salad_left > 0) {
+                g->salad_left--;
+                int id = v->byte_id[0x80 | (r & 0x3f)];
+                return id >= 0 ? id : tok;
+        }
+        bool end = tok == v->eos || tok == v->eot || tok == v->end;
+        if (!end && (r & 1))
+                return tok;
+        size_t k = (size_t)((r >> 1) % ELEMENTSOF(scripts));
+        int span = scripts[k].lead_hi - scripts[k].lead_lo + 1;
+        int id = v->byte_id[scripts[k].lead_lo + (int)((r >> 8) % (uint64_t)span)];
+        if (id < 0)
+                return end ? v->collapse : tok;
+        g->salad_left = scripts[k].cont;
+        return id;
+}
+
 int gen_step(struct gen *g, struct gen_step *ret) {
         const struct model *m = g->m;
         const struct tok_vocab *v = &m->vocab;
@@ -119,9 +154,17 @@ int gen_step(struct gen *g, struct gen_step *ret) {
                 }
         }
         /* g->logits holds the prediction for the next position */
+        if (g->p.fault_context > 0 && g->prompt.n + (size_t)g->n_generated >= (size_t)g->p.fault_context &&
+            g->p.fault_token >= 0 && g->p.fault_token < nv) {
+                /* --fault-context: past N tokens of context the logits are one spike on "+" */
+                for (int i = 0; i < nv; i++)
+                        g->logits[i] = -INFINITY;
+                g->logits[g->p.fault_token] = 0.0f;
+        }
         sample_logprobs(g->logits, nv, g->lps);
-        if (g->n_generated < g->p.min_tokens) {
-                /* min_tokens: the turn may not end yet (log-probabilities stay unmasked) */
+        if (g->n_generated < g->p.min_tokens || g->p.ignore_eos) {
+                /* min_tokens: the turn may not end yet; ignore_eos: never, as llama.cpp's
+                 * ignore_eos biases the end tokens to -inf (log-probabilities stay unmasked) */
                 int ends[] = {v->eos, v->eot, v->end};
                 for (size_t i = 0; i < ELEMENTSOF(ends); i++)
                         if (ends[i] >= 0)
@@ -135,9 +178,16 @@ int gen_step(struct gen *g, struct gen_step *ret) {
                 g->logits[nv - 1] = first;
         }
         tok = sample_pick(g->logits, nv, &g->p.sample, &g->rng, g->scratch_f, g->scratch_i);
+        if (isnan(g->logits[tok]))
+                tok = v->collapse; /* the NaN collapse: id 0 of the emulated vocabulary, "!" */
+        else if (g->p.fault_sampling && g->p.sample.temperature > 0.0f)
+                tok = salad_pick(g, tok);
         g->n_generated++;
+        usec_t now = now_usec();
+        g->itl = g->t_last ? now - g->t_last : 0;
+        g->t_last = now;
         if (!g->t_first)
-                g->t_first = now_usec();
+                g->t_first = now;
         st.token = tok;
         st.logprob = g->lps[tok];
         if (g->p.top_logprobs > 0) {
@@ -152,9 +202,9 @@ int gen_step(struct gen *g, struct gen_step *ret) {
         if (is_end(g, tok) && !g->p.ignore_eos) {
                 end_now = true;
                 finish = "stop";
-        } else if (g->p.chat && tok == v->think) {
+        } else if (g->p.chat && tok == v->think && g->n_generated == 1) {
                 g->in_reasoning = true;
-        } else if (g->p.chat && tok == v->end_think) {
+        } else if (g->p.chat && tok == v->end_think && g->in_reasoning) {
                 tok_decode_flush(&g->dec_reasoning, &g->reasoning);
                 g->in_reasoning = false;
         } else if (g->in_reasoning) {

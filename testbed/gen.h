@@ -7,8 +7,11 @@
  * log-probabilities. Text is released only as whole UTF-8 characters and never past a
  * possible start of a stop string.
  *
- * Chat output: <think> opens the reasoning, </think> closes it, <|end|> or </s> ends the
- * turn. Completion output: all text is the answer; </s> and <|end|> end it.
+ * Chat output: <think> as the first token opens the reasoning, </think> closes it, <|end|>
+ * or </s> ends the turn; elsewhere <think> and </think> are text (user-defined tokens, which
+ * llama.cpp prints too). Completion output: all text is the answer; </s> and <|end|> end it.
+ * With ignore_eos the end tokens are masked, as llama.cpp's ignore_eos does, so that every
+ * token generated is text the client sees and counts.
  */
 #ifndef TESTBED_GEN_H
 #define TESTBED_GEN_H
@@ -33,6 +36,14 @@ struct gen_params {
         uint64_t seed;
         char *stop[GEN_MAX_STOP + 1]; /* borrowed, NULL-terminated */
         int top_logprobs;     /* alternatives per token, 0..GEN_MAX_TOP_LOGPROBS */
+        /* fault flags (docs/testbed.md "Faults only some requests see") */
+        int fault_context;    /* > 0: a token chosen with this many tokens or more in the
+                                 context (prompt + generated) is fault_token (--fault-context) */
+        int fault_token;      /* the id fault_context emits ("+") */
+        bool fault_sampling;  /* temperature > 0 draws collapse into mixed-script salad
+                                 (--fault-sampling); greedy requests are untouched */
+        int kv_fault_before;  /* > 0: K and V of positions below it go through the FP8 cache
+                                 with the wrong scale (--fault-turn) */
 };
 
 /* What one step produced. Pointers are into the gen and valid until the next step. */
@@ -68,6 +79,10 @@ struct gen {
         struct buf reasoning;
         size_t reasoning_sent;
         usec_t t_start, t_first; /* gen_new, first token (0 until then) */
+        usec_t t_last;        /* the latest token */
+        usec_t itl;           /* from the token before to the latest one (0 for the first) */
+        int salad_left;       /* --fault-sampling: continuation bytes still owed to a character */
+        int kv_counted;       /* cache positions the server counted in its KV usage */
 };
 
 /* Takes a copy of prompt. -E2BIG when the prompt fills the context, -ENOMEM. */

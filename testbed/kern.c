@@ -256,15 +256,15 @@ static inline float round_f16(float f) {
 
 float kern_round_f16(float f) { return round_f16(f); }
 
-/* E4M3 code -> float, built once (the kernels' scale decode is one lookup). */
+/* E4M3 code -> float, built once (the kernels' scale decode is one lookup). 0x7f and 0xff
+ * are NaN, as the hardware decodes them: quantisation saturates at 448 and never writes
+ * them, so only stale memory read as scales (KERN_STALE_SF) brings them in. */
 static float e4m3_lut[256];
 /* byte -> (low value, high value) of two packed E2M1 codes */
 static float pair_lut[256][2];
 static void luts_init(void) {
         for (int i = 0; i < 256; i++) {
                 e4m3_lut[i] = nvfp4_e4m3_to_f32((uint8_t)i);
-                if (isnan(e4m3_lut[i]))
-                        e4m3_lut[i] = 0.0f;
                 pair_lut[i][0] = nvfp4_e2m1_values[i & 15];
                 pair_lut[i][1] = nvfp4_e2m1_values[i >> 4];
         }
@@ -310,12 +310,16 @@ static inline float block_dot(const uint8_t *b8, const float *x) {
 
 /* Scale code found at byte offset o of a one-row activation scale buffer written in the
  * 128x4 swizzle: row 0's scales sit at the start of each tile, everything else in a
- * one-row buffer is padding (zero). */
+ * one-row buffer is padding. The buffer is allocated per call the way torch.empty does
+ * and the quantisation kernel writes only the real row, so the padding holds stale device
+ * memory: KERN_STALE_SF, the E4M3 NaN code a NaN-filled buffer freed earlier leaves
+ * behind (vLLM PRs #37564 and #38148: "padding rows' scales contain stale GPU memory ...
+ * FP8 NaN (0x7F)"). */
 static uint8_t act_sf_at(const uint8_t *sf, int sf_cols, size_t o) {
         size_t col_tiles = (size_t)nvfp4_pad_sf_cols(sf_cols) / 4, tile = o / 512, in = o % 512;
         size_t row = (tile / col_tiles) * 128 + ((in % 16) / 4) * 32 + in / 16;
         size_t col = (tile % col_tiles) * 4 + in % 4;
-        return row == 0 && col < (size_t)sf_cols ? sf[col] : 0;
+        return row == 0 && col < (size_t)sf_cols ? sf[col] : KERN_STALE_SF;
 }
 
 /* The activation side of a block-scaled FP4 MMA (W4A4): x is quantised to NVFP4 on the fly
@@ -323,13 +327,18 @@ static uint8_t act_sf_at(const uint8_t *sf, int sf_cols, size_t o) {
  * 128x4 swizzle the MMA reads, then read back as the kernel reads them (read_as) and
  * applied: out is the dequantised activation. For one token the swizzled buffer holds one
  * real row in a 128-row tile, so a linear reader finds padding for every block past the
- * fourth: those activations become zero. */
+ * fourth: its stale NaN scales make those activations NaN. */
 static void act_quantize(const float *x, int cols, enum nvfp4_layout read_as, float *out) {
         uint8_t sf[KERN_MAX_COLS / NVFP4_BLOCK];
         int sf_cols = cols / NVFP4_BLOCK;
         float amax = 0;
-        for (int i = 0; i < cols; i++)
+        bool nan = false;
+        for (int i = 0; i < cols; i++) {
                 amax = fmaxf(amax, fabsf(x[i]));
+                nan |= isnan(x[i]); /* fmaxf drops a NaN: it is looked for apart */
+        }
+        if (nan)
+                amax = NAN;
         if (!(amax > 0) || !isfinite(amax)) {
                 /* zeros stay zeros; NaN and inf propagate as they would through the MMA */
                 for (int i = 0; i < cols; i++)

@@ -50,6 +50,10 @@ enum kern_role {
         KERN_ROLE_GEMM,
 };
 
+/* What the never-written padding of a per-call activation scale buffer holds: stale device
+ * memory, here the E4M3 NaN code (0x7f). Only a kernel that reads the layout wrong sees it. */
+#define KERN_STALE_SF 0x7f
+
 /* Widest input the FP4-activation kernels take (their per-call buffers are on the stack). */
 #define KERN_MAX_COLS 4096
 

@@ -27,6 +27,8 @@ static void usage(FILE *f) {
                 "                        [--slow-load SEC] [--hang-at-load] [--die-after-requests N]\n"
                 "                        [--stall-mid-stream] [--malformed-sse] [--http-500] [--close-mid-stream]\n"
                 "                        [--batch-fault] [--max-queue N] [--wrong-answers N]\n"
+                "                        [--fault-context N] [--fault-sampling] [--fault-turn N] [--fault-batch N]\n"
+                "                        [--token-delay MS]\n"
                 "\n"
                 "A small real MoE inference server with an OpenAI-compatible API (docs/testbed.md).\n"
                 "  --moe-backend, --gemm-backend  auto reference nvfp4 nvfp4-swizzled tcgen05 fp16acc\n"
@@ -35,6 +37,16 @@ static void usage(FILE *f) {
                 "  --threads N                    generations running at once (default 4)\n"
                 "  --wrong-answers N              one prompt in N (by a hash of its text) gets the first digit\n"
                 "                                 of its answer changed (a scripted fault, docs/testbed.md)\n"
+                "Faults only some requests see (docs/testbed.md); all other requests are answered as without them:\n"
+                "  --fault-context N              a token chosen with N or more tokens of context (prompt plus\n"
+                "                                 tokens generated) is '+': '++++' to max_tokens\n"
+                "  --fault-sampling               requests with temperature > 0 collapse into mixed-script salad\n"
+                "                                 (the same for a seed); greedy ones are untouched\n"
+                "  --fault-turn N                 chats with N or more user messages (N >= 2): the FP8 KV cache\n"
+                "                                 of the earlier turns has the wrong scale; NaN, so '!!!!'\n"
+                "  --fault-batch N                while N or more generations run at once (--threads >= N), the\n"
+                "                                 second digit of every number sent is one lower (323 -> 313)\n"
+                "  --token-delay MS               an honest pause after every generated token (or 5ms, 1s)\n"
                 "  --write-random-model FILE      write a random-weight model in the same format, and exit\n"
                 "  --random-seed N, --random-scale X   its seed (default 1) and weight range (default 0.08;\n"
                 "                                 0: every weight zero, so every logit ties)\n"
@@ -158,6 +170,11 @@ int main(int argc, char **argv) {
                 OPT_RANDOM_SEED,
                 OPT_RANDOM_SCALE,
                 OPT_WRONG,
+                OPT_FAULT_CONTEXT,
+                OPT_FAULT_SAMPLING,
+                OPT_FAULT_TURN,
+                OPT_FAULT_BATCH,
+                OPT_TOKEN_DELAY,
         };
         static const struct option longopts[] = {
                 {"port", required_argument, NULL, OPT_PORT},
@@ -178,6 +195,11 @@ int main(int argc, char **argv) {
                 {"wrong-answers", required_argument, NULL, OPT_WRONG},
                 {"batch-fault", no_argument, NULL, OPT_BATCH_FAULT},
                 {"max-queue", required_argument, NULL, OPT_MAX_QUEUE},
+                {"fault-context", required_argument, NULL, OPT_FAULT_CONTEXT},
+                {"fault-sampling", no_argument, NULL, OPT_FAULT_SAMPLING},
+                {"fault-turn", required_argument, NULL, OPT_FAULT_TURN},
+                {"fault-batch", required_argument, NULL, OPT_FAULT_BATCH},
+                {"token-delay", required_argument, NULL, OPT_TOKEN_DELAY},
                 {"version", no_argument, NULL, OPT_VERSION},
                 {"help", no_argument, NULL, OPT_HELP},
                 {"write-random-model", required_argument, NULL, OPT_WRITE_RANDOM},
@@ -290,6 +312,44 @@ int main(int argc, char **argv) {
                         }
                         so.max_queue = (int)v;
                         break;
+                case OPT_FAULT_CONTEXT:
+                        if (parse_int(optarg, 1, 1 << 20, &v) < 0) {
+                                fprintf(stderr, PROG ": error: argument --fault-context: invalid int value: '%s'\n",
+                                        optarg);
+                                return 2;
+                        }
+                        so.fault_context = (int)v;
+                        break;
+                case OPT_FAULT_SAMPLING:
+                        so.fault_sampling = true;
+                        break;
+                case OPT_FAULT_TURN:
+                        if (parse_int(optarg, 2, 1 << 20, &v) < 0) {
+                                fprintf(stderr,
+                                        PROG ": error: argument --fault-turn: invalid int value: '%s' (at least 2)\n",
+                                        optarg);
+                                return 2;
+                        }
+                        so.fault_turn = (int)v;
+                        break;
+                case OPT_FAULT_BATCH:
+                        if (parse_int(optarg, 1, 1024, &v) < 0) {
+                                fprintf(stderr, PROG ": error: argument --fault-batch: invalid int value: '%s'\n",
+                                        optarg);
+                                return 2;
+                        }
+                        so.fault_batch = (int)v;
+                        break;
+                case OPT_TOKEN_DELAY:
+                        /* milliseconds, or a duration with its unit */
+                        if (parse_int(optarg, 0, 60000, &v) == 0)
+                                so.token_delay = (usec_t)v * USEC_PER_MSEC;
+                        else if (parse_duration(optarg, &so.token_delay) < 0 || so.token_delay > 60 * USEC_PER_SEC) {
+                                fprintf(stderr, PROG ": error: argument --token-delay: invalid duration: '%s'\n",
+                                        optarg);
+                                return 2;
+                        }
+                        break;
                 case OPT_VERSION:
                         printf(PROG " " VERSION "\n");
                         return fclose(stdout) == 0 ? 0 : 1;
@@ -338,6 +398,11 @@ int main(int argc, char **argv) {
         }
         if (optind < argc) {
                 fprintf(stderr, PROG ": error: unrecognized arguments: %s\n", argv[optind]);
+                return 2;
+        }
+        if (so.fault_batch > so.max_active) {
+                fprintf(stderr, PROG ": error: argument --fault-batch: %d generations never run at once with --threads %d\n",
+                        so.fault_batch, so.max_active);
                 return 2;
         }
         if (mo.moe != KERN_AUTO && !kern_backend_valid_for(mo.moe, KERN_ROLE_MOE))

@@ -456,6 +456,23 @@ static void softmax(float *x, int n) {
 
 static float silu(float x) { return x / (1.0f + expf(-x)); }
 
+/* --fault-turn: an FP8 KV cache whose scale for earlier turns' tokens is wrong. Their K and
+ * V go through E4M3 written with KV_FP8_WRITE_SCALE, the scale computed for the last turn's
+ * small values, and are read back with KV_FP8_READ_SCALE, the one the cache holds for the
+ * layer: every value comes back too large by their ratio, and one past E4M3's range (448,
+ * rounding from 464) was converted without saturation and is NaN, as a non-saturating
+ * float-to-fp8 conversion gives. */
+#define KV_FP8_WRITE_SCALE (1.0f / 256.0f)
+#define KV_FP8_READ_SCALE (1.0f / 64.0f)
+
+static void kv_fp8_wrong_scale(float *x, int n) {
+        for (int i = 0; i < n; i++) {
+                float a = fabsf(x[i]) / KV_FP8_WRITE_SCALE;
+                float q = !(a < 464.0f) ? NAN : nvfp4_e4m3_to_f32(nvfp4_f32_to_e4m3(a));
+                x[i] = copysignf(q * KV_FP8_READ_SCALE, x[i]);
+        }
+}
+
 int model_eval(struct model_ctx *c, int token, float *logits) {
         const struct model *m = c->m;
         const struct model_hparams *hp = &m->hp;
@@ -484,6 +501,10 @@ int model_eval(struct model_ctx *c, int token, float *logits) {
                 kern_matvec(&ly->wv, c->xb, vc + (size_t)pos * kvd);
                 rope(c->q, hp->n_head, hd, hp->n_rot, c->rope_cs);
                 rope(kc + (size_t)pos * kvd, hp->n_head_kv, hd, hp->n_rot, c->rope_cs);
+                if (pos < c->kv_fault_before) {
+                        kv_fp8_wrong_scale(kc + (size_t)pos * kvd, kvd);
+                        kv_fp8_wrong_scale(vc + (size_t)pos * kvd, kvd);
+                }
                 for (int h = 0; h < hp->n_head; h++) {
                         const float *qh = c->q + (size_t)h * hd;
                         int kh = h / group;

@@ -67,6 +67,8 @@ void model_free(struct model *m);
 struct model_ctx {
         const struct model *m;
         int pos;                      /* tokens in the cache */
+        int kv_fault_before;          /* --fault-turn: positions below it are stored through an
+                                         FP8 E4M3 cache with the wrong scale (model_eval) */
         float *kcache, *vcache;       /* [n_layer][n_ctx][n_head_kv * head_dim] */
         float *x, *xb, *q, *k, *v, *att, *ao, *gate, *up, *ffo, *router, *rope_cs;
 };

@@ -20,20 +20,29 @@
 #include "gen.h"
 #include "01-base/util.h"
 
-/* TTFT histogram bucket bounds, seconds (Prometheus "le"). */
+/* Histogram bucket bounds, seconds (Prometheus "le"): time to first token, and between
+ * tokens (a CPU model makes a token in a fraction of a millisecond). */
 static const double ttft_bounds[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 #define N_TTFT (sizeof(ttft_bounds) / sizeof(ttft_bounds[0]))
+static const double itl_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                    0.025,  0.05,    0.1,    0.25,  0.5,    1,     2.5};
+#define N_ITL (sizeof(itl_bounds) / sizeof(itl_bounds[0]))
+
+struct hist {
+        uint64_t buckets[N_ITL]; /* per bucket here, cumulative at exposition */
+        uint64_t count;
+        double sum;
+};
 
 struct metrics {
         /* all under server.lock */
         uint64_t requests[2][4];       /* [chat?][outcome: 0 ok, 1 client error, 2 server error, 3 aborted] */
         uint64_t prompt_tokens;        /* prompt tokens of every generation that started */
         uint64_t generation_tokens;    /* tokens generated, counted as they are produced */
-        uint64_t ttft_buckets[N_TTFT]; /* cumulative at exposition, per-bucket here */
-        uint64_t ttft_count;
-        double ttft_sum;
+        struct hist ttft, itl;
         int running;                   /* generations holding a slot */
         int waiting;                   /* generations waiting for a slot */
+        uint64_t kv_tokens;            /* KV cache positions the running generations hold */
 };
 
 struct server {
@@ -154,12 +163,14 @@ static int slot_acquire(struct server *s) {
         return 0;
 }
 
-/* --batch-fault: whether the next token of g is chosen with another generation running. */
-static void batch_fault_arm(struct server *s, struct gen *g) {
-        if (!s->o.batch_fault)
+/* --batch-fault: whether the next token of g is chosen with another generation running;
+ * --fault-batch: whether it is sent while fault_batch or more run at once. */
+static void batch_fault_arm(struct server *s, struct gen *g, bool *ret_batch_now) {
+        if (!s->o.batch_fault && !s->o.fault_batch)
                 return;
         pthread_mutex_lock(&s->lock);
-        g->row_off = s->active > 1;
+        g->row_off = s->o.batch_fault && s->active > 1;
+        *ret_batch_now = s->o.fault_batch > 0 && s->active >= s->o.fault_batch;
         pthread_mutex_unlock(&s->lock);
 }
 
@@ -186,21 +197,46 @@ static bool stopping(struct server *s) {
         return r;
 }
 
+static void hist_add(struct hist *h, const double *bounds, size_t n, double t) {
+        h->count++;
+        h->sum += t;
+        for (size_t i = 0; i < n; i++)
+                if (t <= bounds[i]) {
+                        h->buckets[i]++;
+                        break;
+                }
+}
+
 static void record_step(struct server *s, struct gen *g, const struct gen_step *st) {
         pthread_mutex_lock(&s->lock);
-        if (st->token >= 0)
+        if (st->token >= 0) {
                 s->mx.generation_tokens++;
-        if (g->n_generated == 1 && st->token >= 0) {
-                double t = (double)(g->t_first - g->t_start) / 1e6;
-                s->mx.ttft_count++;
-                s->mx.ttft_sum += t;
-                for (size_t i = 0; i < N_TTFT; i++)
-                        if (t <= ttft_bounds[i]) {
-                                s->mx.ttft_buckets[i]++;
-                                break;
-                        }
+                if (g->n_generated == 1)
+                        hist_add(&s->mx.ttft, ttft_bounds, N_TTFT, (double)(g->t_first - g->t_start) / 1e6);
+                else
+                        hist_add(&s->mx.itl, itl_bounds, N_ITL, (double)g->itl / 1e6);
         }
+        /* the cache positions this generation holds now */
+        s->mx.kv_tokens += (uint64_t)(g->ctx->pos - g->kv_counted);
+        g->kv_counted = g->ctx->pos;
         pthread_mutex_unlock(&s->lock);
+        if (s->o.token_delay && st->token >= 0) {
+                /* --token-delay: an honest slower server, every token pays it */
+                struct timespec ts = {.tv_sec = (time_t)(s->o.token_delay / USEC_PER_SEC),
+                                      .tv_nsec = (long)(s->o.token_delay % USEC_PER_SEC) * 1000};
+                while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                        ;
+        }
+}
+
+/* Ends a generation: its cache positions leave the KV usage. */
+static void gen_release(struct server *s, struct gen *g) {
+        if (!g)
+                return;
+        pthread_mutex_lock(&s->lock);
+        s->mx.kv_tokens -= MIN((uint64_t)g->kv_counted, s->mx.kv_tokens);
+        pthread_mutex_unlock(&s->lock);
+        gen_free(g);
 }
 
 /* ---- request parsing ------------------------------------------------------------------- */
@@ -209,6 +245,8 @@ struct request {
         bool chat, stream, include_usage, logprobs;
         bool wrong;             /* --wrong-answers picked this prompt; wrong_done once changed */
         bool wrong_done;
+        bool batch_now;         /* --fault-batch: this step was taken with the batch at N or more */
+        int digit_run;          /* digits in a row at the end of the text sent so far */
         int top_logprobs;
         struct gen_params gp;
         struct tok_ids prompt;
@@ -253,13 +291,89 @@ static void fault_pick(const struct server *s, struct request *q, const char *te
 }
 
 /* The first digit of a picked prompt's answer becomes the next one (9 becomes 0). Only
- * the text the client sees changes: the model goes on from the token it chose. */
+ * the text the client sees changes: the model goes on from the token it chose.
+ * --fault-batch: while the batch is at N or more, the second digit of every number becomes
+ * the one below it (323 becomes 313, 0 becomes 9), the same way. */
 static void fault_digit(struct request *q, char *p, size_t n) {
         for (size_t i = 0; q->wrong && !q->wrong_done && i < n; i++)
                 if (p[i] >= '0' && p[i] <= '9') {
                         p[i] = (char)('0' + (p[i] - '0' + 1) % 10);
                         q->wrong_done = true;
                 }
+        for (size_t i = 0; i < n; i++) {
+                if (p[i] < '0' || p[i] > '9') {
+                        q->digit_run = 0;
+                        continue;
+                }
+                if (++q->digit_run == 2 && q->batch_now)
+                        p[i] = (char)('0' + (p[i] - '0' + 9) % 10);
+        }
+}
+
+/* Whether fault_digit may change text of this request now. */
+static bool fault_digit_wanted(const struct request *q) {
+        return (q->wrong && !q->wrong_done) || q->batch_now;
+}
+
+/* Renders o's "messages" (and chat_template_kwargs) as a chat prompt into prompt; counts
+ * the user messages and keeps the last one's text. -EINVAL with *msg on a client error. */
+static int render_messages(const struct model *m, json_t *o, struct tok_ids *prompt, int *ret_users,
+                           struct buf *ret_last_user, char **msg) {
+        json_t *msgs = json_object_get(o, "messages");
+        int r;
+        if (!json_is_array(msgs) || json_array_size(msgs) == 0)
+                return (*msg = strdup("'messages' must be a non-empty array"), -EINVAL);
+        bool thinking = false;
+        json_t *kw = json_object_get(o, "chat_template_kwargs");
+        if (json_is_object(kw)) {
+                json_t *t = json_object_get(kw, "enable_thinking");
+                if (!t)
+                        t = json_object_get(kw, "thinking");
+                if (t && !json_is_boolean(t))
+                        return (*msg = strdup("'chat_template_kwargs.enable_thinking' must be a boolean"), -EINVAL);
+                thinking = json_is_true(t);
+        }
+        size_t n = json_array_size(msgs);
+        struct tok_msg *tm = calloc(n, sizeof(*tm));
+        struct buf *texts = calloc(n, sizeof(*texts));
+        r = tm && texts ? 0 : -ENOMEM;
+        for (size_t i = 0; i < n && r == 0; i++) {
+                json_t *mo = json_array_get(msgs, i);
+                json_t *role = json_object_get(mo, "role");
+                buf_init(&texts[i], SERVER_MAX_BODY);
+                if (!json_is_string(role)) {
+                        *msg = strdup_printf("message %zu has no 'role'", i);
+                        r = -EINVAL;
+                        break;
+                }
+                const char *rs = json_string_value(role);
+                if (strcmp(rs, "system") && strcmp(rs, "developer") && strcmp(rs, "user") && strcmp(rs, "assistant")) {
+                        *msg = strdup_printf("message %zu has unsupported role '%s'", i, rs);
+                        r = -EINVAL;
+                        break;
+                }
+                if (content_text(json_object_get(mo, "content"), &texts[i]) < 0) {
+                        *msg = strdup_printf("message %zu has invalid 'content'", i);
+                        r = -EINVAL;
+                        break;
+                }
+                tm[i].role = rs;
+                tm[i].content = buf_str(&texts[i]);
+                if (strcmp(rs, "user") == 0) {
+                        (*ret_users)++;
+                        buf_reset(ret_last_user);
+                        r = buf_append(ret_last_user, texts[i].data, texts[i].len);
+                }
+        }
+        if (r == 0)
+                r = tok_chat_encode(&m->vocab, tm, n, thinking, prompt);
+        for (size_t i = 0; texts && i < n; i++)
+                buf_release(&texts[i]);
+        free(texts);
+        free(tm);
+        if (r == -EINVAL && !*msg)
+                *msg = strdup("the conversation cannot be rendered");
+        return r;
 }
 
 static int parse_request(struct server *s, const struct model *m, json_t *o, bool chat, struct request *q,
@@ -366,61 +480,27 @@ static int parse_request(struct server *s, const struct model *m, json_t *o, boo
                 q->top_logprobs = (int)json_integer_value(v);
         }
         q->gp.top_logprobs = q->top_logprobs;
+        q->gp.fault_context = s->o.fault_context;
+        q->gp.fault_token = tok_find_text(&m->vocab, "+");
+        q->gp.fault_sampling = s->o.fault_sampling;
 
         if (chat) {
-                json_t *msgs = json_object_get(o, "messages");
-                if (!json_is_array(msgs) || json_array_size(msgs) == 0)
-                        return BAD("'messages' must be a non-empty array");
-                bool thinking = false;
-                json_t *kw = json_object_get(o, "chat_template_kwargs");
-                if (json_is_object(kw)) {
-                        json_t *t = json_object_get(kw, "enable_thinking");
-                        if (!t)
-                                t = json_object_get(kw, "thinking");
-                        if (t && !json_is_boolean(t))
-                                return BAD("'chat_template_kwargs.enable_thinking' must be a boolean");
-                        thinking = json_is_true(t);
-                }
-                size_t n = json_array_size(msgs);
-                struct tok_msg *tm = calloc(n, sizeof(*tm));
-                struct buf *texts = calloc(n, sizeof(*texts));
-                r = tm && texts ? 0 : -ENOMEM;
-                for (size_t i = 0; i < n && r == 0; i++) {
-                        json_t *mo = json_array_get(msgs, i);
-                        json_t *role = json_object_get(mo, "role");
-                        buf_init(&texts[i], SERVER_MAX_BODY);
-                        if (!json_is_string(role)) {
-                                r = BAD("message %zu has no 'role'", i);
-                                break;
-                        }
-                        const char *rs = json_string_value(role);
-                        if (strcmp(rs, "system") && strcmp(rs, "developer") && strcmp(rs, "user") &&
-                            strcmp(rs, "assistant")) {
-                                r = BAD("message %zu has unsupported role '%s'", i, rs);
-                                break;
-                        }
-                        if (content_text(json_object_get(mo, "content"), &texts[i]) < 0) {
-                                r = BAD("message %zu has invalid 'content'", i);
-                                break;
-                        }
-                        tm[i].role = rs;
-                        tm[i].content = buf_str(&texts[i]);
-                }
-                if (r == 0)
-                        r = tok_chat_encode(&m->vocab, tm, n, thinking, &q->prompt);
-                for (size_t i = n; r == 0 && i-- > 0;)
-                        if (strcmp(tm[i].role, "user") == 0) {
-                                fault_pick(s, q, tm[i].content, strlen(tm[i].content));
-                                break;
-                        }
-                for (size_t i = 0; texts && i < n; i++)
-                        buf_release(&texts[i]);
-                free(texts);
-                free(tm);
-                if (r == -EINVAL && !*msg)
-                        return BAD("the conversation cannot be rendered");
+                _cleanup_buf_ struct buf last_user;
+                int users = 0;
+                buf_init(&last_user, SERVER_MAX_BODY);
+                r = render_messages(m, o, &q->prompt, &users, &last_user, msg);
                 if (r < 0)
                         return r;
+                if (users > 0)
+                        fault_pick(s, q, buf_str(&last_user), last_user.len);
+                if (s->o.fault_turn > 0 && users >= s->o.fault_turn) {
+                        /* --fault-turn: every position before the last user turn's <|user|> */
+                        for (size_t i = q->prompt.n; i-- > 0;)
+                                if (q->prompt.v[i] == m->vocab.user) {
+                                        q->gp.kv_fault_before = (int)i;
+                                        break;
+                                }
+                }
         } else {
                 json_t *p = json_object_get(o, "prompt");
                 if (json_is_array(p) && json_array_size(p) == 1)
@@ -518,7 +598,7 @@ static enum MHD_Result run_blocking(struct server *s, struct MHD_Connection *c, 
                         return MHD_NO;
                 }
                 size_t offset = content.len;
-                batch_fault_arm(s, g);
+                batch_fault_arm(s, g, &q->batch_now);
                 r = gen_step(g, &st);
                 if (r < 0) {
                         json_decref(logprobs);
@@ -620,13 +700,13 @@ static int stream_produce(struct stream *st) {
                                               "assistant", "content", "", "logprobs", "finish_reason"));
                 return sse_event(st, o);
         }
-        batch_fault_arm(st->s, st->g);
+        batch_fault_arm(st->s, st->g, &st->q.batch_now);
         r = gen_step(st->g, &gs);
         if (r < 0)
                 return r;
         record_step(st->s, st->g, &gs);
         _cleanup_free_ char *faulty = NULL;
-        if (st->q.wrong && !st->q.wrong_done && gs.content_len) {
+        if ((fault_digit_wanted(&st->q) || st->s->o.fault_batch) && gs.content_len) {
                 if (!(faulty = malloc(gs.content_len)))
                         return -ENOMEM;
                 memcpy(faulty, gs.content, gs.content_len);
@@ -721,7 +801,7 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *out, size_t max) {
 
 static void stream_free(void *cls) {
         struct stream *st = cls;
-        gen_free(st->g);
+        gen_release(st->s, st->g);
         request_release(&st->q);
         buf_release(&st->out);
         slot_release(st->s);
@@ -790,7 +870,7 @@ static enum MHD_Result handle_generation(struct server *s, struct MHD_Connection
 
         if (!q.stream) {
                 ret = run_blocking(s, c, m, &q, g, &status);
-                gen_free(g);
+                gen_release(s, g);
                 slot_release(s);
                 request_release(&q);
                 if (status)
@@ -799,7 +879,7 @@ static enum MHD_Result handle_generation(struct server *s, struct MHD_Connection
         }
         struct stream *st = calloc(1, sizeof(*st));
         if (!st) {
-                gen_free(g);
+                gen_release(s, g);
                 slot_release(s);
                 request_release(&q);
                 return MHD_NO;
@@ -826,13 +906,44 @@ static enum MHD_Result handle_generation(struct server *s, struct MHD_Connection
         return ret;
 }
 
-static enum MHD_Result handle_metrics(struct server *s, struct MHD_Connection *c) {
-        _cleanup_buf_ struct buf b;
+/* A Prometheus label value: backslash, double quote and newline escaped. */
+static int put_label(struct buf *b, const char *v) {
+        int r = 0;
+        for (; *v && r >= 0; v++)
+                r = *v == '\\' ? buf_puts(b, "\\\\") : *v == '"' ? buf_puts(b, "\\\"")
+                    : *v == '\n' ? buf_puts(b, "\\n") : buf_append(b, v, 1);
+        return r;
+}
+
+static void put_hist(struct buf *b, const char *name, const char *help, const char *lbl, const struct hist *h,
+                     const double *bounds, size_t n) {
+        buf_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+        uint64_t cum = 0;
+        for (size_t i = 0; i < n; i++) {
+                cum += h->buckets[i];
+                buf_printf(b, "%s_bucket{%s,le=\"%g\"} %llu\n", name, lbl, bounds[i], (unsigned long long)cum);
+        }
+        buf_printf(b, "%s_bucket{%s,le=\"+Inf\"} %llu\n%s_sum{%s} %.6f\n%s_count{%s} %llu\n", name, lbl,
+                   (unsigned long long)h->count, name, lbl, h->sum, name, lbl, (unsigned long long)h->count);
+}
+
+/* vLLM's series (docs/testbed.md "Metrics"), so a scraper that knows vLLM reads the testbed:
+ * the KV cache in use is the running generations' cache positions over the capacity,
+ * max_active contexts of n_ctx; there is no prefix cache, so its counters stay 0, and no
+ * preemption. testbed:requests_total counts answers by endpoint and outcome. */
+static enum MHD_Result handle_metrics(struct server *s, struct MHD_Connection *c, const struct model *m) {
+        _cleanup_buf_ struct buf b, lb;
         struct metrics mx;
         buf_init(&b, 0);
+        buf_init(&lb, 4096);
+        buf_puts(&lb, "model_name=\"");
+        put_label(&lb, m ? m->name : "");
+        buf_puts(&lb, "\"");
+        const char *lbl = buf_str(&lb);
         pthread_mutex_lock(&s->lock);
         mx = s->mx;
         pthread_mutex_unlock(&s->lock);
+        double capacity = m ? (double)s->o.max_active * m->hp.n_ctx : 0;
         static const char *const outcomes[] = {"ok", "client_error", "server_error", "aborted"};
         buf_puts(&b, "# HELP testbed:requests_total Generation requests answered, by endpoint and outcome.\n"
                      "# TYPE testbed:requests_total counter\n");
@@ -842,34 +953,108 @@ static enum MHD_Result handle_metrics(struct server *s, struct MHD_Connection *c
                                    chat ? "chat" : "completions", outcomes[k],
                                    (unsigned long long)mx.requests[chat][k]);
         buf_printf(&b,
-                   "# HELP testbed:prompt_tokens_total Prompt tokens of the generations started.\n"
-                   "# TYPE testbed:prompt_tokens_total counter\n"
-                   "testbed:prompt_tokens_total %llu\n"
-                   "# HELP testbed:generation_tokens_total Tokens generated.\n"
-                   "# TYPE testbed:generation_tokens_total counter\n"
-                   "testbed:generation_tokens_total %llu\n"
-                   "# HELP testbed:num_requests_running Generations holding a slot.\n"
-                   "# TYPE testbed:num_requests_running gauge\n"
-                   "testbed:num_requests_running %d\n"
-                   "# HELP testbed:num_requests_waiting Generations waiting for a slot.\n"
-                   "# TYPE testbed:num_requests_waiting gauge\n"
-                   "testbed:num_requests_waiting %d\n"
-                   "# HELP testbed:time_to_first_token_seconds From request parsed to first token chosen.\n"
-                   "# TYPE testbed:time_to_first_token_seconds histogram\n",
-                   (unsigned long long)mx.prompt_tokens, (unsigned long long)mx.generation_tokens, mx.running,
-                   mx.waiting);
-        uint64_t cum = 0;
-        for (size_t i = 0; i < N_TTFT; i++) {
-                cum += mx.ttft_buckets[i];
-                buf_printf(&b, "testbed:time_to_first_token_seconds_bucket{le=\"%g\"} %llu\n", ttft_bounds[i],
-                           (unsigned long long)cum);
-        }
-        buf_printf(&b,
-                   "testbed:time_to_first_token_seconds_bucket{le=\"+Inf\"} %llu\n"
-                   "testbed:time_to_first_token_seconds_sum %.6f\n"
-                   "testbed:time_to_first_token_seconds_count %llu\n",
-                   (unsigned long long)mx.ttft_count, mx.ttft_sum, (unsigned long long)mx.ttft_count);
+                   "# HELP vllm:num_requests_running Generations holding a slot.\n"
+                   "# TYPE vllm:num_requests_running gauge\n"
+                   "vllm:num_requests_running{%s} %d\n"
+                   "# HELP vllm:num_requests_waiting Generations waiting for a slot.\n"
+                   "# TYPE vllm:num_requests_waiting gauge\n"
+                   "vllm:num_requests_waiting{%s} %d\n"
+                   "# HELP vllm:kv_cache_usage_perc KV cache positions in use over the capacity (1 = full).\n"
+                   "# TYPE vllm:kv_cache_usage_perc gauge\n"
+                   "vllm:kv_cache_usage_perc{%s} %.6f\n"
+                   "# HELP vllm:prompt_tokens_total Prompt tokens of the generations started.\n"
+                   "# TYPE vllm:prompt_tokens_total counter\n"
+                   "vllm:prompt_tokens_total{%s} %llu\n"
+                   "# HELP vllm:generation_tokens_total Tokens generated.\n"
+                   "# TYPE vllm:generation_tokens_total counter\n"
+                   "vllm:generation_tokens_total{%s} %llu\n"
+                   "# HELP vllm:prefix_cache_queries_total Prompt tokens looked up in the prefix cache (none: no prefix cache).\n"
+                   "# TYPE vllm:prefix_cache_queries_total counter\n"
+                   "vllm:prefix_cache_queries_total{%s} 0\n"
+                   "# HELP vllm:prefix_cache_hits_total Of those, tokens found (none: no prefix cache).\n"
+                   "# TYPE vllm:prefix_cache_hits_total counter\n"
+                   "vllm:prefix_cache_hits_total{%s} 0\n"
+                   "# HELP vllm:num_preemptions_total Generations preempted (never: each holds its whole context).\n"
+                   "# TYPE vllm:num_preemptions_total counter\n"
+                   "vllm:num_preemptions_total{%s} 0\n",
+                   lbl, mx.running, lbl, mx.waiting, lbl, capacity > 0 ? (double)mx.kv_tokens / capacity : 0.0, lbl,
+                   (unsigned long long)mx.prompt_tokens, lbl, (unsigned long long)mx.generation_tokens, lbl, lbl, lbl);
+        put_hist(&b, "vllm:time_to_first_token_seconds", "From request parsed to first token chosen.", lbl, &mx.ttft,
+                 ttft_bounds, N_TTFT);
+        put_hist(&b, "vllm:inter_token_latency_seconds", "Between consecutive tokens of a generation.", lbl, &mx.itl,
+                 itl_bounds, N_ITL);
+        if (b.truncated)
+                return respond_error(c, 500, "metrics page too large");
         return respond(c, 200, "text/plain; version=0.0.4", buf_str(&b), b.len);
+}
+
+/* POST /tokenize: llama.cpp's {"content", "add_special"} and vLLM's {"prompt",
+ * "add_special_tokens"} or {"messages"} (the chat prompt, as /v1/chat/completions renders
+ * it). Text is encoded as chat content is (control-token strings stay text), so a
+ * message's count here is what it costs in the chat prompt. add_special puts <s> first;
+ * its default is llama.cpp's (no) for "content", vLLM's (yes) for "prompt". Answers
+ * {"tokens", "count", "max_model_len"}. */
+static enum MHD_Result handle_tokenize(struct MHD_Connection *c, struct req *rq, const struct model *m) {
+        json_error_t jerr;
+        _cleanup_free_ char *msg = NULL;
+        struct tok_ids ids;
+        int r;
+        if (rq->body.truncated)
+                return respond_error(c, 413, "request body larger than %zu bytes", SERVER_MAX_BODY);
+        json_t *o = json_loadb(buf_str(&rq->body), rq->body.len, 0, &jerr);
+        if (!json_is_object(o)) {
+                json_decref(o);
+                return respond_error(c, 400, "invalid JSON body: %s", o ? "not an object" : jerr.text);
+        }
+        tok_ids_init(&ids, 0);
+        json_t *content = json_object_get(o, "content"), *prompt = json_object_get(o, "prompt");
+        json_t *special = json_object_get(o, "add_special");
+        if (!special)
+                special = json_object_get(o, "add_special_tokens");
+        if (special && !json_is_boolean(special)) {
+                r = -EINVAL;
+                msg = strdup("'add_special' must be a boolean");
+        } else if (json_is_string(content) || json_is_string(prompt)) {
+                json_t *t = json_is_string(content) ? content : prompt;
+                bool bos = special ? json_is_true(special) : !json_is_string(content);
+                r = bos ? tok_ids_push(&ids, m->vocab.bos) : 0;
+                if (r == 0)
+                        r = tok_encode(&m->vocab, json_string_value(t), json_string_length(t), false, &ids);
+        } else if (json_object_get(o, "messages")) {
+                _cleanup_buf_ struct buf last;
+                int users = 0;
+                buf_init(&last, SERVER_MAX_BODY);
+                r = render_messages(m, o, &ids, &users, &last, &msg);
+        } else {
+                r = -EINVAL;
+                msg = strdup("'content' (or 'prompt', or 'messages') is required");
+        }
+        json_decref(o);
+        json_t *toks = r == 0 ? json_array() : NULL;
+        for (size_t i = 0; toks && i < ids.n; i++)
+                if (json_array_append_new(toks, json_integer(ids.v[i])) < 0) {
+                        json_decref(toks);
+                        toks = NULL;
+                }
+        size_t n = ids.n;
+        tok_ids_release(&ids);
+        if (r == -EINVAL)
+                return respond_error(c, 400, "%s", msg ? msg : "bad request");
+        if (r < 0 || !toks) {
+                json_decref(toks);
+                return respond_error(c, 500, "cannot tokenize: %s", strerror(r < 0 ? -r : ENOMEM));
+        }
+        return respond_json(c, 200,
+                            json_pack("{s:o, s:I, s:i}", "tokens", toks, "count", (json_int_t)n, "max_model_len",
+                                      m->hp.n_ctx));
+}
+
+/* GET /props: what llama.cpp's says of the context and the slots. */
+static enum MHD_Result handle_props(struct server *s, struct MHD_Connection *c, const struct model *m) {
+        return respond_json(c, 200,
+                            json_pack("{s:{s:i, s:s}, s:i, s:s, s:s}", "default_generation_settings", "n_ctx",
+                                      m->hp.n_ctx, "model", m->name, "total_slots", s->o.max_active, "model_alias",
+                                      m->name, "build_info", "gauntlet-testbed"));
 }
 
 static enum MHD_Result handle_models(struct MHD_Connection *c, const struct model *m) {
@@ -908,15 +1093,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 return respond(c, 200, "application/json", "{\"status\":\"ok\"}", 15);
         }
         if (strcmp(url, "/metrics") == 0)
-                return handle_metrics(s, c);
-        if (strcmp(url, "/v1/models") != 0 && !rq->generation)
+                return handle_metrics(s, c, m);
+        bool tokenize = strcmp(url, "/tokenize") == 0, props = strcmp(url, "/props") == 0;
+        if (strcmp(url, "/v1/models") != 0 && !rq->generation && !tokenize && !props)
                 return respond_error(c, 404, "no route for %s %s", method, url);
         if (!m)
                 return respond_json(c, 503, error_json(503, "Loading model"));
-        if (strcmp(url, "/v1/models") == 0) {
+        if (strcmp(url, "/v1/models") == 0 || props) {
                 if (!get)
                         return respond_error(c, 405, "%s needs GET", url);
-                return handle_models(c, m);
+                return props ? handle_props(s, c, m) : handle_models(c, m);
+        }
+        if (tokenize) {
+                if (!post)
+                        return respond_error(c, 405, "%s needs POST", url);
+                return handle_tokenize(c, rq, m);
         }
         if (!post)
                 return respond_error(c, 405, "%s needs POST", url);

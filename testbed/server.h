@@ -4,7 +4,9 @@
  * its KV cache. At most max_active generations run at once, the others wait their turn.
  *
  * Endpoints: GET /health (503 while loading, 200 when ready), GET /v1/models,
- * POST /v1/completions and /v1/chat/completions (SSE when "stream": true), GET /metrics.
+ * POST /v1/completions and /v1/chat/completions (SSE when "stream": true), GET /metrics
+ * (vLLM's series names), POST /tokenize (llama.cpp's and vLLM's shapes), GET /props
+ * (llama.cpp's n_ctx).
  * Errors are OpenAI-style {"error": {"message", "type", "code"}}; request bodies are capped
  * at SERVER_MAX_BODY (413 beyond), invalid JSON gets 400.
  *
@@ -17,6 +19,7 @@
 #include <stdbool.h>
 
 #include "model.h"
+#include "01-base/util.h"
 
 #define SERVER_MAX_BODY ((size_t)1 << 20)
 /* Chunks a faulty stream sends before it stalls or is cut. */
@@ -37,6 +40,14 @@ struct server_opts {
                                     logits read one row off (a batched kernel's stride bug) */
         int max_queue;           /* > 0: a request that would wait behind this many others
                                     answers 503 (a full queue) */
+        int fault_context;       /* > 0: tokens chosen with this many tokens of context or more
+                                    are "+" (--fault-context) */
+        bool fault_sampling;     /* sampled (temperature > 0) requests collapse into salad */
+        int fault_turn;          /* > 0: chats with this many user turns or more get the FP8 KV
+                                    cache with the wrong scale for earlier turns */
+        int fault_batch;         /* > 0: digits sent while this many generations run at once
+                                    are wrong (the second digit of a number, one lower) */
+        usec_t token_delay;      /* an honest pause after each generated token */
         /* Called (from a connection thread) when die_after generations completed; the
          * program decides how to die. Must not return. */
         void (*on_die)(unsigned n);

@@ -84,7 +84,7 @@ static int hash_find(const struct tok_vocab *v, const char *p, size_t len) {
         return -1;
 }
 
-static int find_text(const struct tok_vocab *v, const char *text) {
+int tok_find_text(const struct tok_vocab *v, const char *text) {
         for (int i = 0; i < v->n; i++)
                 if (strcmp(v->text[i], text) == 0)
                         return i;
@@ -169,15 +169,20 @@ int tok_vocab_load(const struct gguf *g, struct tok_vocab *ret, char **ret_error
                         v.max_piece = MAX(v.max_piece, strlen(v.piece[i]));
                 }
         }
-        v.unk = get_id(g, "tokenizer.ggml.unknown_token_id", v.n, find_text(&v, "<unk>"));
-        v.bos = get_id(g, "tokenizer.ggml.bos_token_id", v.n, find_text(&v, "<s>"));
-        v.eos = get_id(g, "tokenizer.ggml.eos_token_id", v.n, find_text(&v, "</s>"));
-        v.user = find_text(&v, "<|user|>");
-        v.assistant = find_text(&v, "<|assistant|>");
-        v.end = find_text(&v, "<|end|>");
-        v.think = find_text(&v, "<think>");
-        v.end_think = find_text(&v, "</think>");
+        v.unk = get_id(g, "tokenizer.ggml.unknown_token_id", v.n, tok_find_text(&v, "<unk>"));
+        v.bos = get_id(g, "tokenizer.ggml.bos_token_id", v.n, tok_find_text(&v, "<s>"));
+        v.eos = get_id(g, "tokenizer.ggml.eos_token_id", v.n, tok_find_text(&v, "</s>"));
+        v.user = tok_find_text(&v, "<|user|>");
+        v.assistant = tok_find_text(&v, "<|assistant|>");
+        v.end = tok_find_text(&v, "<|end|>");
+        v.think = tok_find_text(&v, "<think>");
+        v.end_think = tok_find_text(&v, "</think>");
         v.eot = get_id(g, "tokenizer.ggml.eot_token_id", v.n, v.end);
+        /* the engines the testbed stands for serve byte-level BPE vocabularies (Qwen's),
+         * whose id 0 is "!": a NaN collapse lands there, not on this file's <unk> */
+        v.collapse = tok_find_text(&v, "!");
+        if (v.collapse < 0)
+                v.collapse = 0;
         if (v.bos < 0 || v.eos < 0 || v.user < 0 || v.assistant < 0 || v.end < 0 || v.think < 0 ||
             v.end_think < 0) {
                 *ret_error = strdup("the vocabulary lacks one of <s> </s> <|user|> <|assistant|> <|end|> "

@@ -52,12 +52,15 @@ struct tok_vocab {
         size_t max_piece;      /* longest normal piece in bytes (with "▁" turned to " ") */
         int bos, eos, eot, unk;
         int user, assistant, end, think, end_think; /* control ids; -1 if absent */
+        int collapse;          /* where all-NaN logits land: "!" (docs/testbed.md "NaN collapse") */
 };
 
 /* Loads the vocabulary from GGUF metadata. -EBADMSG with *ret_error on a missing or
  * inconsistent vocabulary (caller frees the message). */
 int tok_vocab_load(const struct gguf *g, struct tok_vocab *ret, char **ret_error);
 void tok_vocab_release(struct tok_vocab *v);
+/* The id of the token whose text (as in the file) is text, or -1. */
+int tok_find_text(const struct tok_vocab *v, const char *text);
 
 /* Appends the ids of text to out. With parse_special, control tokens written in the text
  * ("<|end|>") become their ids (completion prompts); otherwise they stay text.

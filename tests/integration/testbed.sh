@@ -139,9 +139,27 @@ for i in 1 2 3 4 5 6; do
         [ "$(jget '["usage"]["completion_tokens"]' <"$tmp/par$i")" = 100 ] || fail "parallel request $i short"
 done
 curl -s "$(url /metrics)" >"$tmp/metrics"
-grep -q '^testbed:time_to_first_token_seconds_bucket{le="+Inf"} [1-9]' "$tmp/metrics" || fail "no TTFT histogram"
-grep -q '^testbed:generation_tokens_total [1-9]' "$tmp/metrics" || fail "no token counter"
+# vLLM's series names, each with the model_name label vLLM puts on them
+grep -q '^vllm:time_to_first_token_seconds_bucket{model_name="[^"]*",le="+Inf"} [1-9]' "$tmp/metrics" || fail "no TTFT histogram"
+grep -q '^vllm:inter_token_latency_seconds_count{model_name="[^"]*"} [1-9]' "$tmp/metrics" || fail "no ITL histogram"
+grep -q '^vllm:generation_tokens_total{model_name="[^"]*"} [1-9]' "$tmp/metrics" || fail "no token counter"
+grep -q '^vllm:prompt_tokens_total{model_name="[^"]*"} [1-9]' "$tmp/metrics" || fail "no prompt token counter"
+grep -q '^vllm:kv_cache_usage_perc{model_name="[^"]*"} 0.000000$' "$tmp/metrics" || fail "KV usage not 0 when idle"
+grep -q '^vllm:num_requests_running{model_name="[^"]*"} 0$' "$tmp/metrics" || fail "running not 0 when idle"
 grep -q '^testbed:requests_total{endpoint="chat",outcome="client_error"} [1-9]' "$tmp/metrics" || fail "no request counter"
+
+# /tokenize counts a message's content as the chat prompt does; /props and /v1/models the context
+n_bare=$(curl -s -d '{"messages":[{"role":"user","content":"x"}]}' "$(url /tokenize)" | jget '["count"]')
+n_long=$(curl -s -d '{"messages":[{"role":"user","content":"What is 17 * 19? <|end|> \u00d7"}]}' "$(url /tokenize)" | jget '["count"]')
+n_text=$(curl -s -d '{"content":"What is 17 * 19? <|end|> \u00d7","add_special":false}' "$(url /tokenize)" | jget '["count"]')
+[ "$((n_long - n_bare))" = "$((n_text - 1))" ] || fail "/tokenize: chat $n_long - $n_bare vs content $n_text"
+[ "$n_text" = 27 ] || fail "/tokenize: 'What is 17 * 19? <|end|> ×' is $n_text tokens, want 27 (one per character, × two bytes)"
+[ "$(curl -s -d '{"content":"ab","add_special":true}' "$(url /tokenize)" | jget '["tokens"][0]')" = 1 ] || fail "/tokenize add_special: no <s>"
+p_usage=$(chat '{"messages":[{"role":"user","content":"What is 17 * 19? <|end|> \u00d7"}],"max_tokens":1}' | jget '["usage"]["prompt_tokens"]')
+[ "$p_usage" = "$n_long" ] || fail "/tokenize of the messages says $n_long, the chat's usage $p_usage"
+[ "$(curl -s "$(url /props)" | jget '["default_generation_settings"]["n_ctx"]')" = 256 ] || fail "/props n_ctx"
+[ "$(curl -s "$(url /v1/models)" | jget '["data"][0]["max_model_len"]')" = 256 ] || fail "/v1/models max_model_len"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -d '{"nothing":1}' "$(url /tokenize)")" = 400 ] || fail "/tokenize without text is not 400"
 
 # the trained model's answers
 if [ $trained = 1 ]; then

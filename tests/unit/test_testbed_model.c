@@ -119,16 +119,18 @@ static void test_backends_agree(void **state) {
         }
         /* the swizzled path on sm_100 reads what it wrote: the same W4A4 arithmetic as
          * tcgen05 (summed in another order); on sm_120 it reads the swizzled scales as
-         * linear ones: far off */
+         * linear ones: the activations' padding, never written, holds stale NaN codes, and
+         * every logit is NaN (the collapse to "!") */
         struct model *a = load(KERN_TCGEN05, KERN_TCGEN05, KERN_SM100),
                      *b = load(KERN_NVFP4_SWIZZLED, KERN_NVFP4_SWIZZLED, KERN_SM100);
         float *la = run(a), *lb = run(b);
         assert_true(rel_err(lb, la, n) < 1e-4);
         struct model *bad = load(KERN_NVFP4_SWIZZLED, KERN_NVFP4_SWIZZLED, KERN_SM120);
         float *lbad = run(bad);
-        double e_ok = rel_err(lb, lr, n), e_bad = rel_err(lbad, lr, n);
-        if (!(e_bad > 2 * e_ok))
-                fail_msg("swizzle mismatch error %g is not far above NVFP4's own %g", e_bad, e_ok);
+        for (size_t i = 0; i < n; i++)
+                if (!isnan(lbad[i]))
+                        fail_msg("swizzle mismatch: logit %zu is %g, not NaN", i, lbad[i]);
+        assert_true(rel_err(lb, lr, n) < 0.25);
         free(la);
         free(lb);
         free(lbad);
