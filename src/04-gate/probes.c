@@ -510,6 +510,15 @@ static char *lc_prompt(const char *filler, const char *question) {
         return strdup_printf(LC_INTRO "%s\n\n%s", filler, question);
 }
 
+/* The filler's new length for a prompt of prompt_len bytes that came to `tokens` tokens:
+ * the bytes a token takes in this prompt, times the tokens missing (or over), a little
+ * under the target. */
+static size_t resize_filler(size_t filler_len, size_t prompt_len, int64_t tokens, int64_t target) {
+        double per_token = (double)prompt_len / (double)tokens;
+        double want = (double)filler_len + ((double)target * 0.97 - (double)tokens) * per_token;
+        return want < 64 ? 64 : (size_t)want;
+}
+
 static int probe_long_context(struct prober *p) {
         const struct probes_options *o = p->o;
         int passkey, depth;
@@ -593,7 +602,10 @@ static int probe_long_context(struct prober *p) {
                         return -ENOMEM;
                 if (!tokenizer)
                         break;
-                r = count_tokens(p, filler, &counted);
+                _cleanup_free_ char *whole = lc_prompt(filler, question);
+                if (!whole)
+                        return -ENOMEM;
+                r = count_tokens(p, whole, &counted);
                 if (interrupted(r))
                         return r;
                 if (r < 0 || counted <= 0) {
@@ -603,10 +615,7 @@ static int probe_long_context(struct prober *p) {
                 }
                 if (counted <= target && counted * 10 >= target * 9)
                         break;
-                /* scale to the target, a little under it */
-                chars = (size_t)((double)strlen(filler) * (double)target * 0.97 / (double)counted);
-                if (chars < 64)
-                        chars = 64;
+                chars = resize_filler(strlen(filler), strlen(whole), counted, target);
         }
 
         struct check_spec ls;
@@ -633,14 +642,15 @@ static int probe_long_context(struct prober *p) {
                         if (probes_parse_context_error(msg, &said) == 0 &&
                             probes_target_tokens(said, o->long_context.share, o->long_context.max_tokens, &target) == 0) {
                                 bool known = prompt_tokens_in_error(msg, &prompt_said) && prompt_said > said;
-                                double scale = known ? (double)target * 0.97 / (double)prompt_said
-                                                     : (double)target / (double)(guessing ? o->long_context.max_tokens
-                                                                                          : context) * 0.5;
-                                chars = (size_t)((double)strlen(filler) * MIN(scale, 0.95));
+                                size_t plen = strlen(LC_INTRO) + strlen(filler) + 2 + strlen(question);
+                                chars = known ? resize_filler(strlen(filler), plen, prompt_said, target)
+                                              : (size_t)((double)strlen(filler) * 0.5 * (double)target /
+                                                         (double)(guessing ? o->long_context.max_tokens : context));
                                 if (chars < 64)
                                         chars = 64;
+                                if (guessing || said != context)
+                                        where = "the server's refusal of a longer prompt";
                                 context = said;
-                                where = "the server's refusal of a longer prompt";
                                 guessing = false;
                                 free(filler);
                                 if (!(filler = probes_filler(chars, o->seed, fact, depth)))
@@ -654,7 +664,8 @@ static int probe_long_context(struct prober *p) {
                 if (attempt == 0 && !tokenizer && !guessing && lr->prompt_tokens > 0 &&
                     lr->prompt_tokens * 10 < target * 8 &&
                     (lr->verdict == VERDICT_PASS || lr->verdict == VERDICT_WRONG)) {
-                        chars = (size_t)((double)strlen(filler) * (double)target * 0.95 / (double)lr->prompt_tokens);
+                        chars = resize_filler(strlen(filler), strlen(LC_INTRO) + strlen(filler) + 2 + strlen(question),
+                                              lr->prompt_tokens, target);
                         free(filler);
                         if (!(filler = probes_filler(chars, o->seed, fact, depth)))
                                 return -ENOMEM;
