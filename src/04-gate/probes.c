@@ -197,25 +197,29 @@ static int filler_sentence(struct buf *b, uint64_t *s) {
 }
 
 char *probes_filler(size_t chars, uint64_t seed, const char *fact, int depth_pct) {
-        _cleanup_buf_ struct buf b;
+        _cleanup_buf_ struct buf b, one;
         buf_init(&b, 0);
+        buf_init(&one, 0);
         uint64_t s = seed;
-        size_t at = depth_pct <= 0 ? 0 : depth_pct >= 100 ? chars : chars * (size_t)depth_pct / 100;
+        size_t fact_len = fact ? strlen(fact) + 1 : 0;
+        size_t room = chars > fact_len ? chars - fact_len : 0; /* the sentences' share */
+        size_t at = depth_pct <= 0 ? 0 : depth_pct >= 100 ? room : room * (size_t)depth_pct / 100;
         bool placed = !fact;
-        if (fact && at == 0) {
-                if (buf_printf(&b, "%s ", fact) < 0)
-                        return NULL;
-                placed = true;
-        }
-        do {
-                if (filler_sentence(&b, &s) < 0)
-                        return NULL;
+        for (;;) {
                 if (!placed && b.len >= at) {
                         if (buf_printf(&b, "%s ", fact) < 0)
                                 return NULL;
                         placed = true;
                 }
-        } while (b.len < chars);
+                one.len = 0;
+                if (filler_sentence(&one, &s) < 0)
+                        return NULL;
+                /* whole sentences, never past chars (but at least one) */
+                if (b.len + one.len + (placed ? 0 : fact_len) > chars && b.len > (placed ? fact_len : 0))
+                        break;
+                if (buf_append(&b, one.data, one.len) < 0)
+                        return NULL;
+        }
         if (!placed && buf_printf(&b, "%s ", fact) < 0)
                 return NULL;
         while (b.len > 0 && b.data[b.len - 1] == ' ')
@@ -466,10 +470,13 @@ static int init_spec(struct check_spec *s, const char *name, const char *prompt,
         return 0;
 }
 
-/* The suite's question the cell answered right alone, fit to ask after filler: a chat
- * prompt with thinking not on and an expected answer, preferring a number. NULL: none. */
+/* The suite's first question the cell answered right alone, fit to ask after filler: a
+ * chat prompt with thinking not on and an expected answer ("Reply with exactly: OK" in the
+ * default suite). The first, not the hardest: the fallback asks whether the model still
+ * follows an instruction after the filler, so a small model that cannot do sums after
+ * noise is not called broken, while a backend that breaks at length (garbage, or no
+ * answer) still shows. NULL: none. */
 static const struct check_spec *golden_fallback(const struct prober *p) {
-        const struct check_spec *best = NULL;
         for (size_t i = 0; i < p->n_suite; i++) {
                 const struct check_spec *s = &p->suite[i];
                 if (s->mode != CHECK_CHAT || !s->prompt || s->messages || s->thinking == THINKING_ON ||
@@ -481,10 +488,9 @@ static const struct check_spec *golden_fallback(const struct prober *p) {
                                 passed = true;
                 if (!passed)
                         continue;
-                if (!best || (s->expect.kind == EXPECT_NUMBER && best->expect.kind != EXPECT_NUMBER))
-                        best = s;
+                return s;
         }
-        return best;
+        return NULL;
 }
 
 /* A wrong answer's evidence in the probe's words: "expected X <where>, got: ...". */
@@ -503,11 +509,17 @@ static int reword_wrong(struct check_result *r, const char *cause, const char *e
 
 /* ---- long context ----------------------------------------------------------------------- */
 
-#define LC_INTRO "There is a passkey hidden in the text below. Find it and remember it.\n\n"
+/* The recall prompt says what to look for; the fallback's (a golden question after the
+ * filler) says nothing: every token of a small context goes to the filler. */
+#define LC_INTRO "Find the passkey in the text below.\n\n"
 #define LC_QUESTION "What is the passkey? Reply with just the number."
 
+static const char *lc_intro(const char *question) {
+        return strcmp(question, LC_QUESTION) == 0 ? LC_INTRO : "";
+}
+
 static char *lc_prompt(const char *filler, const char *question) {
-        return strdup_printf(LC_INTRO "%s\n\n%s", filler, question);
+        return strdup_printf("%s%s\n\n%s", lc_intro(question), filler, question);
 }
 
 /* The filler's new length for a prompt of prompt_len bytes that came to `tokens` tokens:
@@ -618,9 +630,12 @@ static int probe_long_context(struct prober *p) {
                 chars = resize_filler(strlen(filler), strlen(whole), counted, target);
         }
 
+        bool corrected = false;
         struct check_spec ls;
-        char expected[64];
-        snprintf(expected, sizeof(expected), "expected %s", recalls ? key : golden->expect.value);
+        char expected[160];
+        bool quoted = !recalls && golden->expect.kind != EXPECT_NUMBER;
+        snprintf(expected, sizeof(expected), "expected %s%.120s%s", quoted ? "\"" : "",
+                 recalls ? key : golden->expect.value, quoted ? "\"" : "");
         for (int attempt = 0;; attempt++) {
                 _cleanup_free_ char *prompt = lc_prompt(filler, question);
                 if (!prompt || init_spec(&ls, "long-context", prompt, PROBES_ANSWER_TOKENS,
@@ -642,7 +657,7 @@ static int probe_long_context(struct prober *p) {
                         if (probes_parse_context_error(msg, &said) == 0 &&
                             probes_target_tokens(said, o->long_context.share, o->long_context.max_tokens, &target) == 0) {
                                 bool known = prompt_tokens_in_error(msg, &prompt_said) && prompt_said > said;
-                                size_t plen = strlen(LC_INTRO) + strlen(filler) + 2 + strlen(question);
+                                size_t plen = strlen(lc_intro(question)) + strlen(filler) + 2 + strlen(question);
                                 chars = known ? resize_filler(strlen(filler), plen, prompt_said, target)
                                               : (size_t)((double)strlen(filler) * 0.5 * (double)target /
                                                          (double)(guessing ? o->long_context.max_tokens : context));
@@ -660,12 +675,13 @@ static int probe_long_context(struct prober *p) {
                                 continue;
                         }
                 }
-                /* no tokenizer: one correction from usage.prompt_tokens when well short */
-                if (attempt == 0 && !tokenizer && !guessing && lr->prompt_tokens > 0 &&
-                    lr->prompt_tokens * 10 < target * 8 &&
+                /* no tokenizer: one correction from usage.prompt_tokens when well off the target */
+                if (!corrected && attempt < 2 && !tokenizer && !guessing && lr->prompt_tokens > 0 &&
+                    (lr->prompt_tokens * 10 < target * 8 || lr->prompt_tokens * 10 > target * 11) &&
                     (lr->verdict == VERDICT_PASS || lr->verdict == VERDICT_WRONG)) {
-                        chars = resize_filler(strlen(filler), strlen(LC_INTRO) + strlen(filler) + 2 + strlen(question),
+                        chars = resize_filler(strlen(filler), strlen(lc_intro(question)) + strlen(filler) + 2 + strlen(question),
                                               lr->prompt_tokens, target);
+                        corrected = true;
                         free(filler);
                         if (!(filler = probes_filler(chars, o->seed, fact, depth)))
                                 return -ENOMEM;

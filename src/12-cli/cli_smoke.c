@@ -24,7 +24,7 @@ static void help(void) {
                "                      [--concurrency N] [--max-tokens N] [--thinking on|off] [--no-logprobs]\n"
                "                      [--probes all|none|LIST] [--long-context-share X]\n"
                "                      [--long-context-max-tokens N] [--long-context-timeout DUR] [--context N]\n"
-               "                      [--sampling-runs N] [--sampling-min-right N]\n\n"
+               "                      [--sampling-runs N] [--sampling-min-right N] [--probe-seed N]\n\n"
                "Asks a running OpenAI-compatible server questions with known answers and judges\n"
                "every output for garbage: the model list answers, \"Reply with exactly: OK\",\n"
                "17 * 19 with thinking off and on, each streamed and not; then the probes: a\n"
@@ -54,7 +54,8 @@ static void help(void) {
                "  --long-context-timeout DUR   the long request's own timeout (default 5m)\n"
                "  --context N         the context when the server does not say its own\n"
                "  --sampling-runs N   runs of each question while sampling (1 to 50, default 5)\n"
-               "  --sampling-min-right N  right answers needed (default 4 of 5, scaled)\n\n"
+               "  --sampling-min-right N  right answers needed (default 4 of 5, scaled)\n"
+               "  --probe-seed N      the passkey, its depth, the number to remember (default 1)\n\n"
                "Exit status: 0 every check passed (the eval reports figures; without a\n"
                "reference it gates nothing), 1 a check failed, an eval question hung or the\n"
                "server is unreachable, 2 usage error.\n");
@@ -322,6 +323,7 @@ int cli_smoke(int argc, char **argv) {
                 {"context", required_argument, NULL, 1004},
                 {"sampling-runs", required_argument, NULL, 1005},
                 {"sampling-min-right", required_argument, NULL, 1006},
+                {"probe-seed", required_argument, NULL, 1007},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
@@ -469,6 +471,11 @@ int cli_smoke(int argc, char **argv) {
                                                        PROBES_MAX_RUNS);
                         po.sampling.min_right = (int)lv;
                         min_right_set = true;
+                        break;
+                case 1007:
+                        if (cli_parse_int(optarg, 0, 2147483647, &lv) < 0)
+                                return cli_usage_error("smoke", "invalid --probe-seed '%s'", optarg);
+                        po.seed = (uint64_t)lv;
                         break;
                 case 'h':
                         help();

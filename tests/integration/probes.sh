@@ -103,20 +103,21 @@ smoke 1 && {
                 '^expected [0-9]{5} at [0-9,]+ tokens \([0-9]+% of 8,192\), depth [0-9]+%, got: "12345"$'
 }
 
-# 4. a model that cannot recall even alone: the long request asks 17 * 19 after the filler
+# 4. a model that cannot recall even alone: the long request asks the suite's first
+#    question it answered right ("Reply with exactly: OK") after the filler instead
 start --max-model-len 8192 --no-recall || exit 1
 smoke 0 && {
         expect_eq "no recall: control is no failure" "$(field long-context/control verdict)" pass
         expect_match "no recall: control says so" "$(field long-context/control detail)" \
-                '^the model does not recall [0-9]{5} at short context \(got "I am a fixture."\): the long request asks "What is 17 \* 19\?"'
-        expect_eq "no recall: judged on 17 * 19" "$(field long-context output)" 323
-        expect_match "no recall: detail" "$(field long-context detail)" '"What is 17 \* 19\?" asked after the filler'
+                '^the model does not recall [0-9]{5} at short context \(got "I am a fixture."\): the long request asks "Reply with exactly: OK"'
+        expect_eq "no recall: judged on OK" "$(field long-context output)" OK
+        expect_match "no recall: detail" "$(field long-context detail)" '"Reply with exactly: OK" asked after the filler'
         expect_match "no recall: multi-turn asks 23 * 41" "$(field multi-turn detail)" 'turn 3 asked 23 \* 41'
         expect_eq "no recall: turn 3 answer" "$(field multi-turn output)" 943
 }
 start --max-model-len 8192 --no-recall --answer-past-words 2000=324 || exit 1
 smoke 1 && expect_match "no recall, long wrong: evidence" "$(jq -r .evidence "$tmp/out.json")" \
-        '^expected 323 for "What is 17 \* 19\?" after the filler, at [0-9,]+ tokens'
+        '^expected "OK" for "Reply with exactly: OK" after the filler, at [0-9,]+ tokens .*, got: "324"$'
 
 # 5. the context from a refusal (vLLM's 400), and from --context
 start --context-limit 4000 || exit 1
@@ -211,4 +212,35 @@ smoke 0 --engine testbed && {
         echo "testbed: the suite and the probes in ${secs}s"
         [ "$(echo "$secs < 5" | bc)" -eq 1 ] || soft_fail "testbed: ${secs}s, want under 5s"
 }
+stop
+
+# 11. a sweep of the testbed with its scripted faults: the probes catch what the golden
+#     checks alone pass (the eval caught these before, tests/integration/eval.sh); the
+#     honest cell passes every probe, its details journaled and reported
+cat >"$tmp/m.yaml" <<YAML
+engine: testbed
+args: [--threads, "2"]
+startup_timeout: 20s
+request_timeout: 30s
+stop_timeout: 5s
+axes:
+  fault:
+    values:
+      - {name: none}
+      - {name: wrong, args: [--wrong-answers, "3"]}
+      - {name: batch, args: [--batch-fault]}
+YAML
+PATH="$(dirname "$TESTBED"):$PATH" "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/run.out" 2>&1 ||
+        { cat "$tmp/run.out"; fail "the sweep failed"; }
+"$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
+cell() { jq -r --arg f "$1" --arg k "$2" '.cells[] | select(.axes.fault == $f) | .[$k]' "$tmp/r.json"; }
+expect_eq "sweep: honest cell passes" "$(cell none verdict)" pass
+expect_eq "sweep: its probes journaled with detail" \
+        "$(jq -r '.cells[] | select(.axes.fault == "none") | [.checks[] | select(.name | test("^(long-context|sampling/|multi-turn)")) | select(.detail != null)] | length' "$tmp/r.json")" 8
+expect_eq "sweep: --wrong-answers 3 caught by multi-turn" "$(cell wrong cause)" multi-turn
+expect_match "sweep: --batch-fault caught by sampling" "$(cell batch evidence)" '^sampling run [0-9]+ of 5'
+"$GAUNTLET" report --format text "$tmp/j.db" >"$tmp/r.txt"
+grep -q ': probes: long-context pass (' "$tmp/r.txt" && echo "ok: text report: probes line" || soft_fail "text report: no probes line"
+"$GAUNTLET" report --format markdown "$tmp/j.db" >"$tmp/r.md"
+grep -q '^#### Probes' "$tmp/r.md" && echo "ok: markdown report: probes" || soft_fail "markdown report: no probes"
 finish probes
