@@ -773,10 +773,54 @@ static int probe_sampling(struct prober *p) {
         }
         struct check_result *rs = NULL;
         usec_t t0 = now_usec();
-        if (r == 0) {
+        /* The runs of one question at once (a sampling fault shows in any of them, a batching
+         * fault too); the questions one after another: all of them at once is load, which
+         * is the bench's probe, and a small shared KV cache refuses it (llama-server with a
+         * 256-token context answered "Context size has been exceeded" to 15 at once). */
+        _cleanup_free_ size_t *retried = calloc(nq, sizeof(*retried));
+        if (r == 0 && (!retried || !(rs = calloc(total, sizeof(*rs)))))
+                r = -ENOMEM;
+        for (size_t i = 0; r == 0 && i < nq; i++) {
                 struct checks_target tt = p->t;
                 tt.ret_model = NULL;
-                r = checks_run_concurrent(p->l, &tt, specs, total, MIN(total, (size_t)64), &rs);
+                struct check_result *part = NULL;
+                if (p->hung) {
+                        /* a hung server: the rest never asked */
+                        for (size_t j = 0; j < (size_t)runs && r == 0; j++) {
+                                struct check_result *x = &rs[i * (size_t)runs + j];
+                                *x = (struct check_result){.verdict = VERDICT_SKIPPED};
+                                if (!(x->name = strdup(specs[i * (size_t)runs].name)) ||
+                                    set_result(x, VERDICT_SKIPPED, "not asked",
+                                               strdup("not asked: an earlier request timed out"), true) < 0)
+                                        r = -ENOMEM;
+                        }
+                        continue;
+                }
+                r = checks_run_concurrent(p->l, &tt, &specs[i * (size_t)runs], (size_t)runs, (size_t)runs, &part);
+                if (part) {
+                        memcpy(&rs[i * (size_t)runs], part, (size_t)runs * sizeof(*part));
+                        free(part);
+                        /* A run the server refused with an HTTP error while the others ran
+                         * (a small shared KV cache: "Context size has been exceeded") is
+                         * asked again alone: capacity is the under-load probe's question,
+                         * not this one's. Garbage in an answer is never asked again. */
+                        for (size_t j = 0; j < (size_t)runs && r == 0 && runs > 1; j++) {
+                                struct check_result *x = &rs[i * (size_t)runs + j];
+                                if (x->verdict != VERDICT_GARBAGE || x->http_status < 400 || !streq_ptr(x->cause, "http"))
+                                        continue;
+                                struct check_result *alone = NULL;
+                                r = checks_run_concurrent(p->l, &tt, &specs[i * (size_t)runs + j], 1, 1, &alone);
+                                if (alone) {
+                                        check_result_release(x);
+                                        *x = alone[0];
+                                        free(alone);
+                                        retried[i]++;
+                                }
+                        }
+                        for (size_t j = 0; j < (size_t)runs; j++)
+                                if (rs[i * (size_t)runs + j].verdict == VERDICT_TIMEOUT)
+                                        p->hung = true;
+                }
         }
         usec_t wall = now_usec() - t0;
         for (size_t i = 0; rs && i < nq && r != -ENOMEM; i++) {
@@ -800,7 +844,12 @@ static int probe_sampling(struct prober *p) {
                 char seeds[32] = "";
                 if (seeded)
                         snprintf(seeds, sizeof(seeds), runs > 1 ? ", seeds 1-%d" : ", seed %d", runs);
-                char *d = strdup_printf("%s%s; %zu requests at once in %s", res->detail, seeds, total, secs);
+                char again[96] = "";
+                if (retried[i])
+                        snprintf(again, sizeof(again), "; %zu refused with an HTTP error at %d at once, asked again alone",
+                                 retried[i], runs);
+                char *d = strdup_printf("%s%s; %d at once, %zu requests in %s%s", res->detail, seeds, runs, total, secs,
+                                        again);
                 if (!d) {
                         r = -ENOMEM;
                         break;

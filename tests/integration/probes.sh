@@ -80,7 +80,7 @@ smoke 0 && {
         expect_match "correct: prompt tokens near the target 6,144" "$pt" '^[0-9]+$' &&
                 { [ "$pt" -ge 5500 ] && [ "$pt" -le 6144 ] || soft_fail "prompt tokens $pt not in [5500, 6144]"; }
         expect_match "correct: the control recalled" "$(field long-context/control detail)" '^recalled [0-9]{5} at short context$'
-        expect_match "correct: sampling k of n" "$(field sampling/math detail)" '^right in 5 of 5 at temperature 0.7, top_p 0.95; 15 requests'
+        expect_match "correct: sampling k of n" "$(field sampling/math detail)" '^right in 5 of 5 at temperature 0.7, top_p 0.95; 5 at once, 15 requests in'
         expect_match "correct: multi-turn recalls" "$(field multi-turn/stream detail)" '^3 turns; turn 3 recalled [0-9]+ from turn 1$'
 }
 
