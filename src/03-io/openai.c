@@ -34,6 +34,8 @@ int openai_build_request(const struct openai_params *p, char **ret) {
         if (p->max_tokens > 0)
                 r |= json_object_set_new(root, "max_tokens", json_integer(p->max_tokens));
         r |= json_object_set_new(root, "temperature", json_real(p->temperature));
+        if (p->has_top_p)
+                r |= json_object_set_new(root, "top_p", json_real(p->top_p));
         if (p->has_seed)
                 r |= json_object_set_new(root, "seed", json_integer(p->seed));
         r |= json_object_set_new(root, "stream", json_boolean(p->stream));
@@ -620,5 +622,60 @@ char *openai_error_message(const char *body, size_t len) {
         char *r = json_is_string(m) && json_string_length(m) > 0 ? strndup(json_string_value(m), json_string_length(m))
                                                                  : NULL;
         json_decref(j);
+        return r;
+}
+
+json_t *openai_tokenize_request(const char *text, const char *model) {
+        json_t *body = json_pack("{s:s, s:s, s:b, s:b}", "content", text, "prompt", text, "add_special", 0,
+                                 "add_special_tokens", 0);
+        if (body && model && json_object_set_new(body, "model", json_string(model)) < 0) {
+                json_decref(body);
+                return NULL;
+        }
+        return body;
+}
+
+int openai_token_count_of(const json_t *o, int64_t *ret) {
+        json_t *n = json_object_get(o, "count"), *t = json_object_get(o, "tokens");
+        if (json_is_integer(n) && json_integer_value(n) >= 0) {
+                *ret = json_integer_value(n);
+                return 0;
+        }
+        if (json_is_array(t)) {
+                *ret = (int64_t)json_array_size(t);
+                return 0;
+        }
+        return -EBADMSG;
+}
+
+int openai_parse_token_count(const char *body, size_t len, int64_t *ret) {
+        json_t *o = json_loadb(body, len, 0, NULL);
+        if (!o)
+                return -EBADMSG;
+        int r = openai_token_count_of(o, ret);
+        json_decref(o);
+        return r;
+}
+
+int openai_models_context_of(const json_t *o, int64_t *ret) {
+        json_t *m = json_array_get(json_object_get(o, "data"), 0);
+        static const char *const keys[] = {"max_model_len", "context_length", "max_context_length"};
+        json_t *n = NULL;
+        for (size_t i = 0; i < ELEMENTSOF(keys) && !json_is_integer(n); i++)
+                n = json_object_get(m, keys[i]);
+        if (!json_is_integer(n))
+                n = json_object_get(json_object_get(m, "meta"), "n_ctx");
+        if (!json_is_integer(n) || json_integer_value(n) <= 0)
+                return -ENOENT;
+        *ret = json_integer_value(n);
+        return 0;
+}
+
+int openai_parse_models_context(const char *body, size_t len, int64_t *ret) {
+        json_t *o = json_loadb(body, len, 0, NULL);
+        if (!o)
+                return -EBADMSG;
+        int r = openai_models_context_of(o, ret);
+        json_decref(o);
         return r;
 }

@@ -34,6 +34,8 @@ struct openai_params {
         const json_t *messages;      /* chat: used instead of prompt when set (not owned) */
         int max_tokens;              /* 0: left out */
         double temperature;          /* 0 for checks */
+        bool has_top_p;              /* top_p sent (the sampling probe); else left out */
+        double top_p;
         bool stream;                 /* also asks for stream_options.include_usage */
         int thinking;                /* -1 leave to the server, 0 off, 1 on */
         const char *thinking_key;    /* chat_template_kwargs key; NULL: "enable_thinking" */
@@ -104,6 +106,21 @@ int openai_parse_models(const char *body, size_t len, char **ret_id, size_t *ret
  * {"error": {"message"}}, {"error": "..."}, FastAPI's {"detail": "..."} or {"message": "..."}.
  * A copy (caller frees), or NULL when there are none (or out of memory). */
 char *openai_error_message(const char *body, size_t len);
+
+/* The body of a POST /tokenize asking for the count of text alone (no template, no special
+ * tokens), as llama.cpp (content, add_special) and vLLM/SGLang (prompt, add_special_tokens)
+ * read it; each ignores the other's keys. model may be NULL. NULL on ENOMEM. (The bench's
+ * calibration and the long-context probe.) */
+json_t *openai_tokenize_request(const char *text, const char *model);
+/* The count in a /tokenize answer: "count", else the length of "tokens". -EBADMSG when the
+ * answer has neither (or, for the string form, is not JSON). */
+int openai_token_count_of(const json_t *o, int64_t *ret);
+int openai_parse_token_count(const char *body, size_t len, int64_t *ret);
+/* The context a request may use, from a /v1/models list: data[0]'s max_model_len (vLLM),
+ * context_length or max_context_length, else meta.n_ctx (llama.cpp). -ENOENT when the
+ * list says none, -EBADMSG (string form) when it is not JSON. */
+int openai_models_context_of(const json_t *o, int64_t *ret);
+int openai_parse_models_context(const char *body, size_t len, int64_t *ret);
 
 /* Parses JSON from a server with the tolerance described above; *ret_error gets a
  * reason with an excerpt on failure (caller frees). Exposed for the bench and tests. */

@@ -26,6 +26,8 @@ void check_result_release(struct check_result *r) {
         free(r->reasoning);
         free(r->finish_reason);
         free(r->logprobs);
+        free(r->detail);
+        free(r->error_message);
         *r = (struct check_result){0};
 }
 
@@ -88,7 +90,8 @@ enum verdict checks_summarize(const struct check_result *r, size_t n, const char
                               const char **ret_evidence) {
         const struct check_result *worst = NULL;
         for (size_t i = 0; i < n; i++)
-                if (!worst || verdict_severity(r[i].verdict) > verdict_severity(worst->verdict))
+                if (r[i].verdict != VERDICT_SKIPPED &&
+                    (!worst || verdict_severity(r[i].verdict) > verdict_severity(worst->verdict)))
                         worst = &r[i];
         enum verdict v = worst ? worst->verdict : VERDICT_PASS;
         if (ret_cause)
@@ -112,6 +115,8 @@ struct run {
 };
 
 /* Sets verdict, cause and evidence on r; takes ownership of evidence (NULL: -ENOMEM). */
+static char *quote_excerpt(const char *s, size_t len);
+
 static int result_fail(struct check_result *r, enum verdict v, const char *cause, char *evidence) {
         if (!evidence)
                 return -ENOMEM;
@@ -126,6 +131,10 @@ static int result_fail(struct check_result *r, enum verdict v, const char *cause
         r->cause = c;
         r->evidence = evidence;
         return 0;
+}
+
+char *checks_quote_answer(const char *s, size_t len) {
+        return quote_excerpt(s, len);
 }
 
 static char *quote_excerpt(const char *s, size_t len) {
@@ -177,6 +186,8 @@ static char *error_body_message(const struct http_response *resp) {
 }
 
 static int fail_status(struct check_result *res, const struct http_response *resp) {
+        free(res->error_message);
+        res->error_message = openai_error_message(buf_str(&resp->body), resp->body.len);
         _cleanup_free_ char *msg = error_body_message(resp);
         if (msg)
                 return result_fail(res, VERDICT_GARBAGE, "http", strdup_printf("HTTP %d: %s", resp->status, msg));
@@ -408,12 +419,14 @@ static int completion_prepare(struct run *run, const struct check_spec *spec, bo
                 .prompt = spec->prompt,
                 .messages = chat ? spec->messages : NULL,
                 .max_tokens = max_tokens,
-                .temperature = 0,
+                .temperature = spec->sampling ? spec->temperature : 0,
+                .has_top_p = spec->sampling,
+                .top_p = spec->top_p,
                 .stream = stream,
                 .thinking = chat ? (int)spec->thinking : -1,
                 .thinking_key = run->thinking_key,
                 .has_seed = run->takes_seed,
-                .seed = CHECK_SEED,
+                .seed = spec->sampling ? spec->seed : CHECK_SEED,
                 .logprobs = t->logprobs,
         };
         int r = openai_build_request(&p, &c->body);
@@ -481,6 +494,7 @@ static int completion_judge(struct run *run, struct completion *c, int r, const 
         res->reasoning = out->reasoning.len ? strdup_buf(&out->reasoning) : NULL;
         res->finish_reason = out->finish_reason ? strdup(out->finish_reason) : NULL;
         res->truncated = out->content.truncated || out->reasoning.truncated;
+        res->prompt_tokens = out->prompt_tokens > 0 ? out->prompt_tokens : 0;
         if (!res->output || (out->reasoning.len && !res->reasoning) || (out->finish_reason && !res->finish_reason))
                 return -ENOMEM;
         if (t->logprobs && out->n_logprobs) {

@@ -34,6 +34,12 @@ struct check_spec {
         int max_tokens;          /* 0: the default (256, or 2048 with thinking on) */
         enum stream_mode stream;
         struct expect expect;
+        /* Sampling instead of greedy decoding (the sampling probe, probes.h): temperature
+         * and top_p as given, and seed instead of CHECK_SEED where the profile takes one.
+         * false: temperature 0, no top_p. */
+        bool sampling;
+        double temperature, top_p;
+        int64_t seed;
 };
 
 struct check_result {
@@ -55,6 +61,12 @@ struct check_result {
                                     asked for them and the server sent them; else NULL */
         size_t n_logprobs;
         size_t logprobs_dropped; /* sent beyond the request's max_tokens: counted, not kept */
+        int64_t prompt_tokens;   /* usage.prompt_tokens as the server said it; 0: not said */
+        char *error_message;     /* an HTTP error status's body: the server's own words in full
+                                    (capped at 4 KiB), or NULL; not journaled (the evidence
+                                    quotes them) */
+        char *detail;            /* what a probe measured, one line ("6,144 prompt tokens (75%
+                                    of 8,192) ..."), or NULL; journaled and reported */
 };
 
 #define CHECK_MAX_OUTPUT ((size_t)1 << 20)
@@ -120,10 +132,15 @@ int checks_run_concurrent(struct loop *l, const struct checks_target *t, const s
                           size_t concurrency, struct check_result **ret);
 
 /* The suite's verdict: the worst result decides (verdict_severity; the first of equals);
- * cause and evidence point into r (NULL on pass). An empty suite passes. */
+ * cause and evidence point into r (NULL on pass). A skipped result (a probe the server
+ * cannot take) is shown but neither passes nor fails the suite. An empty suite passes. */
 enum verdict checks_summarize(const struct check_result *r, size_t n, const char **ret_cause,
                               const char **ret_evidence);
 void checks_free_results(struct check_result *r, size_t n);
+
+/* An answer quoted for evidence: its last CHECK_EVIDENCE_EXCERPT bytes, escaped, in double
+ * quotes (caller frees; NULL on ENOMEM). */
+char *checks_quote_answer(const char *s, size_t len);
 
 /* Checks under load (the bench mixes them into its requests): the same request and the same
  * judgement as checks_run gives one run of a spec, but started on the loop without waiting.

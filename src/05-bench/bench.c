@@ -1861,11 +1861,9 @@ static int64_t calib_context(struct calib *c) {
         int status;
         if (calib_request(c, "GET", "/v1/models", NULL, &o, &status) < 0)
                 return 0;
-        json_t *m = json_array_get(json_object_get(o, "data"), 0);
-        json_t *n = json_object_get(m, "max_model_len");
-        if (!json_is_integer(n))
-                n = json_object_get(json_object_get(m, "meta"), "n_ctx");
-        int64_t ctx = json_is_integer(n) && json_integer_value(n) > 0 ? json_integer_value(n) : 0;
+        int64_t ctx = 0;
+        if (openai_models_context_of(o, &ctx) < 0)
+                ctx = 0;
         json_decref(o);
         return ctx;
 }
@@ -1903,24 +1901,15 @@ static int calib_tokenize(struct calib *c, const char *text, int64_t *ret) {
         const char *path = b->t->profile ? b->t->profile->tokenize_path : NULL;
         if (!path)
                 return -ENOENT;
-        /* llama.cpp reads content and add_special, vLLM prompt and add_special_tokens;
-         * each ignores the other's keys. */
-        json_t *body = json_pack("{s:s, s:s, s:b, s:b}", "content", text, "prompt", text, "add_special", 0,
-                                 "add_special_tokens", 0);
+        json_t *body = openai_tokenize_request(text, b->t->model);
         if (!body)
                 return -ENOMEM;
-        if (b->t->model)
-                json_object_set_new(body, "model", json_string(b->t->model));
         json_t *o = NULL;
         int status;
         int r = calib_request(c, "POST", path, body, &o, &status);
         json_decref(body);
         if (r == 0) {
-                json_t *n = json_object_get(o, "count");
-                json_t *t = json_object_get(o, "tokens");
-                r = json_is_integer(n) ? (*ret = json_integer_value(n), 0)
-                    : json_is_array(t) ? (*ret = (int64_t)json_array_size(t), 0)
-                                       : -ENODATA;
+                r = openai_token_count_of(o, ret) < 0 ? -ENODATA : 0;
                 json_decref(o);
         }
         return r;

@@ -19,7 +19,7 @@ static const char *const top_keys[] = {
         "engine", "model",    "command",  "args",   "env",     "host",      "port",
         "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "straggler_timeout", "memory_timeout", "gpus_per_cell", "axes",
         "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit", "eval", "reference",
-        "launcher", "slurm", "budget",
+        "launcher", "slurm", "budget", "probes",
         NULL,
 };
 
@@ -1044,6 +1044,145 @@ static int parse_checks(struct ytree_ctx *c, const struct ynode *root, struct ma
         return suite_parse_checks(c, v, &m->checks, &m->n_checks);
 }
 
+/* ---- probes: one parser per probe key; a new probe adds a row to probe_parsers ---- */
+
+static int parse_probe_long_context(struct ytree_ctx *c, const struct ynode *n, struct probes_options *o) {
+        static const char *const keys[] = {"share", "max_tokens", "timeout", "context", NULL};
+        const struct ynode *v;
+        int r, ctx;
+        if ((r = y_check_keys(c, n, keys, "probes.long_context")) < 0)
+                return r;
+        if ((v = y_get(n, "share"))) {
+                if ((r = y_double(c, v, "probes.long_context.share", 0, &o->long_context.share)) < 0)
+                        return r;
+                if (!(o->long_context.share > 0) || o->long_context.share > 1)
+                        return ytree_fail(c, v->line, "probes.long_context.share is a share of the context above 0 and "
+                                          "at most 1, not %s", ytree_esc(c, v->value));
+        }
+        if ((v = y_get(n, "max_tokens")) &&
+            (r = y_int(c, v, "probes.long_context.max_tokens", PROBES_MIN_FILLER_TOKENS, PROBES_MAX_LC_MAX_TOKENS,
+                       &o->long_context.max_tokens)) < 0)
+                return r;
+        if ((v = y_get(n, "timeout"))) {
+                if ((r = y_duration(c, v, "probes.long_context.timeout", &o->long_context.timeout)) < 0)
+                        return r;
+                if (o->long_context.timeout == 0)
+                        return ytree_fail(c, v->line, "probes.long_context.timeout must be above 0");
+        }
+        if ((v = y_get(n, "context"))) {
+                if ((r = y_int(c, v, "probes.long_context.context", 1, PROBES_MAX_CONTEXT, &ctx)) < 0)
+                        return r;
+                o->long_context.context = ctx;
+        }
+        return 0;
+}
+
+static int parse_probe_sampling(struct ytree_ctx *c, const struct ynode *n, struct probes_options *o) {
+        static const char *const keys[] = {"runs", "min_right", "temperature", "top_p", NULL};
+        const struct ynode *v, *mr;
+        int r;
+        if ((r = y_check_keys(c, n, keys, "probes.sampling")) < 0)
+                return r;
+        if ((v = y_get(n, "runs")) && (r = y_int(c, v, "probes.sampling.runs", 1, PROBES_MAX_RUNS, &o->sampling.runs)) < 0)
+                return r;
+        /* by default most runs: 4 of 5, scaled to the runs asked for */
+        o->sampling.min_right = v ? (o->sampling.runs * PROBES_DEFAULT_MIN_RIGHT + PROBES_DEFAULT_RUNS - 1) / PROBES_DEFAULT_RUNS
+                                  : PROBES_DEFAULT_MIN_RIGHT;
+        if ((mr = y_get(n, "min_right")) &&
+            (r = y_int(c, mr, "probes.sampling.min_right", 1, o->sampling.runs, &o->sampling.min_right)) < 0)
+                return r;
+        if ((v = y_get(n, "temperature"))) {
+                if ((r = y_double(c, v, "probes.sampling.temperature", 0, &o->sampling.temperature)) < 0)
+                        return r;
+                if (!(o->sampling.temperature > 0) || o->sampling.temperature > 2)
+                        return ytree_fail(c, v->line, "probes.sampling.temperature must be above 0 and at most 2, not %s",
+                                          ytree_esc(c, v->value));
+        }
+        if ((v = y_get(n, "top_p"))) {
+                if ((r = y_double(c, v, "probes.sampling.top_p", 0, &o->sampling.top_p)) < 0)
+                        return r;
+                if (!(o->sampling.top_p > 0) || o->sampling.top_p > 1)
+                        return ytree_fail(c, v->line, "probes.sampling.top_p must be above 0 and at most 1, not %s",
+                                          ytree_esc(c, v->value));
+        }
+        return 0;
+}
+
+static int parse_probe_multi_turn(struct ytree_ctx *c, const struct ynode *n, struct probes_options *o) {
+        static const char *const keys[] = {"stream", NULL};
+        const struct ynode *v;
+        int r;
+        if ((r = y_check_keys(c, n, keys, "probes.multi_turn")) < 0)
+                return r;
+        if ((v = y_get(n, "stream"))) {
+                if (v->kind == Y_SCALAR && strcmp(v->value, "both") == 0) {
+                        o->multi_turn.stream = STREAM_BOTH;
+                        return 0;
+                }
+                bool yes = v->kind == Y_SCALAR && (strcmp(v->value, "true") == 0 || strcmp(v->value, "yes") == 0);
+                bool no = v->kind == Y_SCALAR && (strcmp(v->value, "false") == 0 || strcmp(v->value, "no") == 0);
+                if (!yes && !no)
+                        return ytree_fail(c, v->line, "probes.multi_turn.stream must be both, true or false, not %s",
+                                          y_describe(c, v));
+                o->multi_turn.stream = yes ? STREAM_YES : STREAM_NO;
+        }
+        return 0;
+}
+
+/* `probes: {KEY: false | true | {options}}`. Another probe (the bench's under_load) is one
+ * more row here, its options in struct probes_options. */
+static const struct {
+        const char *key;
+        int kind;                     /* enum probe_kind */
+        int (*parse)(struct ytree_ctx *c, const struct ynode *n, struct probes_options *o);
+} probe_parsers[] = {
+        {"long_context", PROBE_LONG_CONTEXT, parse_probe_long_context},
+        {"sampling", PROBE_SAMPLING, parse_probe_sampling},
+        {"multi_turn", PROBE_MULTI_TURN, parse_probe_multi_turn},
+};
+
+static int parse_probes(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
+        struct probes_options *o = &m->probes;
+        probes_options_init(o);
+        const struct ynode *n = y_get(root, "probes");
+        int r;
+        if (!n || y_null(n))
+                return 0;
+        m->line_probes = n->line;
+        if (n->kind == Y_SCALAR) {
+                bool b;
+                if ((r = y_bool(c, n, "probes (or a map of probes)", &b)) < 0)
+                        return r;
+                for (int k = 0; k < _PROBE_MAX; k++)
+                        o->on[k] = b;
+                return 0;
+        }
+        const char *keys[ELEMENTSOF(probe_parsers) + 1];
+        for (size_t i = 0; i < ELEMENTSOF(probe_parsers); i++)
+                keys[i] = probe_parsers[i].key;
+        keys[ELEMENTSOF(probe_parsers)] = NULL;
+        if ((r = y_map(c, n, "probes")) < 0 || (r = y_check_keys(c, n, keys, "probes")) < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(probe_parsers); i++) {
+                const struct ynode *v = y_get(n, probe_parsers[i].key);
+                if (!v || y_null(v))
+                        continue;
+                _cleanup_free_ char *what = strdup_printf("probes.%s", probe_parsers[i].key);
+                if (!what)
+                        return -ENOMEM;
+                if (v->kind == Y_SCALAR) {
+                        bool b;
+                        if ((r = y_bool(c, v, what, &b)) < 0)
+                                return r;
+                        o->on[probe_parsers[i].kind] = b;
+                        continue;
+                }
+                if ((r = y_map(c, v, what)) < 0 || (r = probe_parsers[i].parse(c, v, o)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* A proportion from 0 to 1. */
 static int y_share(struct ytree_ctx *c, const struct ynode *n, const char *what, double *ret) {
         double d;
@@ -1228,6 +1367,7 @@ static int matrix_parse(struct ytree_ctx *c, const struct ynode *root, struct ma
             (r = parse_axes(c, root, m)) < 0 || (r = parse_launcher(c, root, m)) < 0)
                 return r;
         if ((r = parse_strategy(c, root, m)) < 0 || (r = parse_checks(c, root, m)) < 0 ||
+            (r = parse_probes(c, root, m)) < 0 ||
             (r = parse_bench(c, root, m)) < 0)
                 return r;
         return parse_eval(c, root, m);

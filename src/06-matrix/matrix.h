@@ -21,6 +21,7 @@
 #include "05-bench/bench.h"
 #include "04-gate/checks.h"
 #include "04-gate/eval.h"
+#include "04-gate/probes.h"
 #include "01-base/profile.h"
 #include "01-base/util.h"
 
@@ -119,6 +120,8 @@ struct matrix {
         bool checks_default;          /* `checks: default` or absent */
         struct check_spec *checks;    /* custom suite (when !checks_default) */
         size_t n_checks;
+        struct probes_options probes; /* `probes:` (docs/checks.md "Probes"); all on by default */
+        unsigned line_probes;         /* of `probes:`; 0 when absent */
         bool has_bench;               /* a `bench:` key was given; bench holds defaults if not */
         struct bench_spec bench;
         struct dataset *bench_data;   /* bench.dataset's file as read (sharegpt, custom), or NULL;

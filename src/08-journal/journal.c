@@ -272,6 +272,11 @@ static const char schema_v4[] =
         "ALTER TABLE sweeps ADD COLUMN search TEXT;       -- JSON: the search's settings; NULL: another strategy\n"
         "ALTER TABLE attempts ADD COLUMN prediction TEXT; -- JSON: the search's prediction for a pruned cell\n";
 
+/* Version 5 adds what a probe measured to its check result (docs/checks.md "Probes").
+ * Applied after schema_v4, for a new journal too; an older file reads NULL. */
+static const char schema_v5[] =
+        "ALTER TABLE check_results ADD COLUMN detail TEXT; -- a probe's figures, one line; NULL: none\n";
+
 static int upgrade(struct journal *j, int64_t from) {
         int r = 0;
         if (from < 2) {
@@ -295,6 +300,15 @@ static int upgrade(struct journal *j, int64_t from) {
                 r = exec(j, schema_v4);
                 if (r >= 0)
                         r = exec(j, "PRAGMA user_version=4");
+                if ((r = commit_or_rollback(j, r)) < 0)
+                        return r;
+        }
+        if (from < 5) {
+                if ((r = begin(j)) < 0)
+                        return r;
+                r = exec(j, schema_v5);
+                if (r >= 0)
+                        r = exec(j, "PRAGMA user_version=5");
                 if ((r = commit_or_rollback(j, r)) < 0)
                         return r;
         }
@@ -339,6 +353,8 @@ static int setup(struct journal *j, bool create) {
                         r = exec(j, schema_v3);
                 if (r >= 0)
                         r = exec(j, schema_v4);
+                if (r >= 0)
+                        r = exec(j, schema_v5);
                 if (r >= 0) {
                         _cleanup_free_ char *pragmas =
                                 strdup_printf("PRAGMA application_id=%d; PRAGMA user_version=%d", JOURNAL_APPLICATION_ID,
@@ -706,9 +722,10 @@ int journal_attempt_process(struct journal *j, int64_t attempt_id, int pid, uint
 
 static int insert_check(struct journal *j, sqlite3_stmt *s, int64_t attempt_id, size_t seq, const struct check_result *c) {
         sqlite3_reset(s);
-        int r = journal_bind(j, s, "iisssssssiiii", attempt_id, (int64_t)seq, c->name ? c->name : "",
+        int r = journal_bind(j, s, "iisssssssiiiis", attempt_id, (int64_t)seq, c->name ? c->name : "",
                          verdict_to_string(c->verdict), c->cause, c->evidence, c->output, c->reasoning, c->finish_reason,
-                         (int64_t)c->http_status, (int64_t)c->latency, (int64_t)c->ttft, (int64_t)c->streamed);
+                         (int64_t)c->http_status, (int64_t)c->latency, (int64_t)c->ttft, (int64_t)c->streamed,
+                         c->detail);
         return r < 0 ? r : step_done(j, s);
 }
 
@@ -807,7 +824,8 @@ static int settle_in_transaction(struct journal *j, const struct attempt *a) {
                 return r;
         if ((r = journal_prepare(j,
                          "INSERT INTO check_results (attempt_id, seq, name, verdict, cause, evidence, output, reasoning, "
-                         "finish_reason, http_status, latency_us, ttft_us, streamed) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                         "finish_reason, http_status, latency_us, ttft_us, streamed, detail) "
+                         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                          &c)) < 0)
                 return r;
         for (size_t i = 0; i < a->n_checks; i++)

@@ -43,7 +43,7 @@
  * opened for writing (a read-only one is read as it is); newer ones are refused with
  * JOURNAL_ENEWER. Version 2 added the verdict overload, version 3 the eval, version 4 the
  * search's settings and predictions (docs/journal.md). */
-#define JOURNAL_SCHEMA_VERSION 4
+#define JOURNAL_SCHEMA_VERSION 5
 /* PRAGMA application_id: "GTLT". Marks the file as ours. */
 #define JOURNAL_APPLICATION_ID 0x47544c54
 

@@ -50,6 +50,7 @@ void report_view_free(struct report_view *v) {
                         free(ch->output);
                         free(ch->reasoning);
                         free(ch->finish_reason);
+                        free(ch->detail);
                 }
                 free(c->checks);
                 json_decref(c->bench);
@@ -459,6 +460,27 @@ int report_cell_sla(const struct report_view *v, const struct report_cell *c, st
         }
         *ret = sla;
         return 0;
+}
+
+char *report_probes_note(const struct report_cell *c) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 0);
+        int r = 0;
+        size_t n = 0;
+        for (size_t i = 0; i < c->n_checks && r >= 0; i++) {
+                const struct report_check *k = &c->checks[i];
+                const char *name = k->name ? k->name : "";
+                bool probe = startswith(name, "long-context") || startswith(name, "sampling/") || startswith(name, "multi-turn");
+                if (!probe || endswith(name, "/control"))
+                        continue;
+                const char *why = k->verdict == VERDICT_PASS ? k->detail : k->evidence ? k->evidence : k->detail;
+                r = buf_printf(&b, "%s%s %s", n++ ? ", " : "probes: ", name, verdict_to_string(k->verdict));
+                if (r >= 0 && why)
+                        r = buf_printf(&b, " (%s)", why);
+        }
+        if (r < 0 || n == 0)
+                return NULL;
+        return buf_detach(&b);
 }
 
 char *report_usage_note(const struct report_cell *c) {

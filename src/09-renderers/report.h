@@ -28,6 +28,7 @@ struct report_check {
         int http_status;
         usec_t latency, ttft;
         bool streamed;
+        char *detail;                 /* a probe's figures, or NULL (journals before v5: NULL) */
 };
 
 /* One eval answer, as journaled (eval_results). */
@@ -333,6 +334,10 @@ char *report_sla_text(const struct report_view *v, const struct report_cell *c);
  * max_tokens), gauntlet counted 64". NULL when no level did (or out of memory); caller
  * frees; raw: escape it. */
 char *report_usage_note(const struct report_cell *c);
+/* "probes: long-context pass (165 prompt tokens (64% of 256, ...), ...), sampling/ok pass (right
+ * in 5 of 5 ...), ..." for a cell whose checks include probes (docs/checks.md "Probes"; the
+ * controls left out), else NULL (also on ENOMEM). Unescaped: server text is in it. */
+char *report_probes_note(const struct report_cell *c);
 /* The levels at which the client itself was the bottleneck (client_cpu.bound): "the client
  * was the bottleneck @1024 (busiest of 8 loops at 97% of a core, send delay p50 0.2 ms)";
  * NULL when none was (or no memory). Caller frees. */

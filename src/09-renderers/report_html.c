@@ -1523,6 +1523,11 @@ static void put_check(struct page *p, const struct report_check *k) {
         }
         put(p, k->streamed ? " · streamed" : "");
         put(p, "</span></div>\n");
+        if (k->detail) {
+                put(p, "<p class=\"ckdetail\">");
+                escn(p, k->detail, HTML_MAX_EVIDENCE_CHARS);
+                put(p, "</p>\n");
+        }
         if (k->cause || k->evidence) {
                 put(p, "<p class=\"ckev\"><span class=\"cause\">");
                 esc(p, k->cause ? k->cause : "");

@@ -78,7 +78,8 @@ static int set_all(json_t *o, const char *const *keys, json_t **vals, size_t n) 
 
 static json_t *check_json(const struct report_check *k) {
         static const char *const keys[] = {"name", "verdict", "cause", "evidence", "output", "reasoning",
-                                            "finish_reason", "http_status", "latency_s", "ttft_s", "streamed"};
+                                            "finish_reason", "http_status", "latency_s", "ttft_s", "streamed",
+                                            "detail"};
         json_t *vals[] = {
                 json_string_lossy(k->name ? k->name : ""),
                 json_string(verdict_to_string(k->verdict)),
@@ -91,6 +92,7 @@ static json_t *check_json(const struct report_check *k) {
                 json_seconds(k->latency),
                 k->streamed && k->ttft ? json_seconds(k->ttft) : json_null(),
                 json_boolean(k->streamed),
+                json_string_lossy(k->detail),
         };
         _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
         json_t *o = json_object();

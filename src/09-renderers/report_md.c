@@ -162,6 +162,19 @@ int report_markdown(const struct report_view *v, struct buf *out) {
                 return r;
         if ((r = put_bench_notes(out, v, order)) < 0)
                 return r;
+        bool probes_any = false;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[order[i].index];
+                _cleanup_free_ char *note = c->has_attempt && !c->excluded ? report_probes_note(c) : NULL;
+                if (!note)
+                        continue;
+                if (!probes_any && (r = buf_puts(out, "\n#### Probes\n\n")) < 0)
+                        return r;
+                probes_any = true;
+                if ((r = buf_printf(out, "- `%s`: ", c->id)) < 0 || (r = report_code_span(out, note, 0, false)) < 0 ||
+                    (r = buf_puts(out, "\n")) < 0)
+                        return r;
+        }
 
         bool any = false;
         for (size_t i = 0; i < v->n_cells; i++) {

@@ -176,6 +176,10 @@ int report_text(const struct report_view *v, const struct report_text_options *o
                 _cleanup_free_ char *client = report_client_note(&v->cells[i]);
                 if (client && r >= 0)
                         r = buf_printf(out, "%s: %s\n", v->cells[i].id, client);
+                _cleanup_free_ char *probes = r >= 0 ? report_probes_note(&v->cells[i]) : NULL;
+                _cleanup_free_ char *probes_shown = probes ? escaped_text(probes, 0) : NULL;
+                if (probes_shown && r >= 0)
+                        r = buf_printf(out, "%s: %s\n", v->cells[i].id, probes_shown);
         }
         _cleanup_free_ char *eval = report_eval_summary(v);
         _cleanup_free_ char *eval_shown = eval ? escaped_text(eval, 0) : NULL;

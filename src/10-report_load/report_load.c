@@ -39,8 +39,11 @@ static int load_checks(struct journal *j, struct report_cell *c) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
         if ((r = journal_prepare(j,
-                         "SELECT name, verdict, cause, evidence, output, reasoning, finish_reason, http_status, "
-                         "latency_us, ttft_us, streamed FROM check_results WHERE attempt_id = ? ORDER BY seq",
+                         journal_schema_version(j) >= 5
+                                 ? "SELECT name, verdict, cause, evidence, output, reasoning, finish_reason, http_status, "
+                                   "latency_us, ttft_us, streamed, detail FROM check_results WHERE attempt_id = ? ORDER BY seq"
+                                 : "SELECT name, verdict, cause, evidence, output, reasoning, finish_reason, http_status, "
+                                   "latency_us, ttft_us, streamed, NULL FROM check_results WHERE attempt_id = ? ORDER BY seq",
                          &s)) < 0 ||
             (r = journal_bind(j, s, "i", c->attempt_id)) < 0)
                 return r;
@@ -64,7 +67,8 @@ static int load_checks(struct journal *j, struct report_cell *c) {
                 };
                 if ((r = journal_col_strdup(s, 0, &k->name)) < 0 || (r = journal_col_strdup(s, 2, &k->cause)) < 0 ||
                     (r = journal_col_strdup(s, 3, &k->evidence)) < 0 || (r = journal_col_strdup(s, 4, &k->output)) < 0 ||
-                    (r = journal_col_strdup(s, 5, &k->reasoning)) < 0 || (r = journal_col_strdup(s, 6, &k->finish_reason)) < 0)
+                    (r = journal_col_strdup(s, 5, &k->reasoning)) < 0 || (r = journal_col_strdup(s, 6, &k->finish_reason)) < 0 ||
+                    (r = journal_col_strdup(s, 11, &k->detail)) < 0)
                         return r;
         }
 }

@@ -13,6 +13,7 @@
 
 #include "05-bench/bench.h"
 #include "04-gate/checks.h"
+#include "04-gate/probes.h"
 #include "04-gate/eval.h"
 #include "11-run/infer.h"
 #include "01-base/metrics.h"
@@ -343,9 +344,36 @@ static int cell_checks(void *ctx, struct phase_result *res) {
         struct check_result *results = NULL;
         size_t n = 0;
         r = checks_run(cr->loop, &t, suite, n_suite, &results, &n);
+        /* The probes (probes.h), after golden checks that passed: their results follow
+         * the checks', judged by the same summary. The passkey and its depth vary with
+         * the cell. */
+        if (r == 0 && probes_any(&m->probes) && checks_summarize(results, n, NULL, NULL) == VERDICT_PASS) {
+                struct probes_options po = m->probes;
+                po.seed = fnv1a(FNV_SEED, cr->a->cell_id, strlen(cr->a->cell_id));
+                t.model = cr->model;
+                t.ret_model = NULL;
+                struct check_result *pr = NULL;
+                size_t n_pr = 0;
+                r = probes_run(cr->loop, &t, &po, suite, n_suite, results, n, &pr, &n_pr);
+                if (n_pr) {
+                        struct check_result *all = realloc(results, (n + n_pr) * sizeof(*all));
+                        if (!all) {
+                                checks_free_results(pr, n_pr);
+                                r = -ENOMEM;
+                        } else {
+                                memcpy(all + n, pr, n_pr * sizeof(*pr));
+                                free(pr);
+                                results = all;
+                                n += n_pr;
+                        }
+                } else
+                        free(pr);
+        }
         checks_free_suite(owned, owned ? n_suite : 0);
         cr->a->checks = results;
         cr->a->n_checks = n;
+        if (r == -ENOMEM)
+                return r;
         if (r == -EINTR) {
                 res->step = STEP_INTERRUPTED;
                 r = 0;

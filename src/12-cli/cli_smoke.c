@@ -7,6 +7,7 @@
 #include "04-gate/checks.h"
 #include "12-cli/cli.h"
 #include "04-gate/eval.h"
+#include "04-gate/probes.h"
 #include "02-text/text.h"
 #include "03-io/http.h"
 #include "03-io/loop.h"
@@ -20,10 +21,14 @@ static void help(void) {
         printf("usage: gauntlet smoke --url URL [--model NAME] [--checks FILE] [--engine NAME]\n"
                "                      [--timeout DUR] [--thinking-key KEY] [--format text|json]\n"
                "                      [--eval FILE|builtin[:SET,...]] [--samples N] [--seed N]\n"
-               "                      [--concurrency N] [--max-tokens N] [--thinking on|off] [--no-logprobs]\n\n"
+               "                      [--concurrency N] [--max-tokens N] [--thinking on|off] [--no-logprobs]\n"
+               "                      [--probes all|none|LIST] [--long-context-share X]\n"
+               "                      [--long-context-max-tokens N] [--long-context-timeout DUR] [--context N]\n"
+               "                      [--sampling-runs N] [--sampling-min-right N] [--probe-seed N]\n\n"
                "Asks a running OpenAI-compatible server questions with known answers and judges\n"
                "every output for garbage: the model list answers, \"Reply with exactly: OK\",\n"
-               "17 * 19 with thinking off and on, each streamed and not.\n\n"
+               "17 * 19 with thinking off and on, each streamed and not; then the probes: a\n"
+               "passkey at long context, the questions again while sampling, a multi-turn chat.\n\n"
                "  --url URL           the server, e.g. http://127.0.0.1:30000\n"
                "  --model NAME        the model to ask (default: the first from /v1/models)\n"
                "  --checks FILE       a YAML check suite instead of the built-in one\n"
@@ -42,7 +47,15 @@ static void help(void) {
                "  --concurrency N     eval requests in flight (default 8)\n"
                "  --max-tokens N      per eval question (default 256)\n"
                "  --thinking on|off   switch thinking for the eval questions (default: the server's)\n"
-               "  --no-logprobs       do not ask for logprobs with the eval questions\n\n"
+               "  --no-logprobs       do not ask for logprobs with the eval questions\n"
+               "  --probes WHICH      all (default), none, or a list: long-context,sampling,multi-turn\n"
+               "  --long-context-share X       of the context the long prompt fills (default 0.75)\n"
+               "  --long-context-max-tokens N  cap on the long prompt (default 32768)\n"
+               "  --long-context-timeout DUR   the long request's own timeout (default 5m)\n"
+               "  --context N         the context when the server does not say its own\n"
+               "  --sampling-runs N   runs of each question while sampling (1 to 50, default 5)\n"
+               "  --sampling-min-right N  right answers needed (default 4 of 5, scaled)\n"
+               "  --probe-seed N      the passkey, its depth, the number to remember (default 1)\n\n"
                "Exit status: 0 every check passed (the eval reports figures; without a\n"
                "reference it gates nothing), 1 a check failed, an eval question hung or the\n"
                "server is unreachable, 2 usage error.\n");
@@ -170,6 +183,9 @@ static int print_json(const char *url, const char *model, enum verdict v, const 
                                          c->streamed && c->ttft ? json_real((double)c->ttft / USEC_PER_SEC) : json_null());
                 e |= json_object_set_new(o, "streamed", json_boolean(c->streamed));
                 e |= json_object_set_new(o, "truncated", json_boolean(c->truncated));
+                e |= json_object_set_new(o, "detail", json_text(c->detail));
+                e |= json_object_set_new(o, "prompt_tokens",
+                                         c->prompt_tokens > 0 ? json_integer(c->prompt_tokens) : json_null());
                 e |= json_array_append_new(checks, o);
         }
         e |= json_object_set_new(root, "checks", checks);
@@ -265,6 +281,11 @@ static void print_text(const char *model, enum verdict v, const char *cause, con
                         }
                 }
                 fputc('\n', stdout);
+                if (c->detail) {
+                        printf("%-*s  ", width, "");
+                        put_escaped(stdout, c->detail);
+                        fputc('\n', stdout);
+                }
         }
         printf("verdict: %s%s%s", color ? verdict_color(v) : "", verdict_to_string(v), color ? "\033[0m" : "");
         if (v != VERDICT_PASS && cause) {
@@ -295,6 +316,14 @@ int cli_smoke(int argc, char **argv) {
                 {"max-tokens", required_argument, NULL, 'M'},
                 {"thinking", required_argument, NULL, 'T'},
                 {"no-logprobs", no_argument, NULL, 'L'},
+                {"probes", required_argument, NULL, 'P'},
+                {"long-context-share", required_argument, NULL, 1001},
+                {"long-context-max-tokens", required_argument, NULL, 1002},
+                {"long-context-timeout", required_argument, NULL, 1003},
+                {"context", required_argument, NULL, 1004},
+                {"sampling-runs", required_argument, NULL, 1005},
+                {"sampling-min-right", required_argument, NULL, 1006},
+                {"probe-seed", required_argument, NULL, 1007},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
@@ -307,6 +336,9 @@ int cli_smoke(int argc, char **argv) {
         eval_options_init(&eo);
         long lv;
         bool eval_opt = false;
+        struct probes_options po;
+        probes_options_init(&po);
+        bool min_right_set = false;
 
         opterr = 0;
         optind = 1;
@@ -382,6 +414,69 @@ int cli_smoke(int argc, char **argv) {
                         eo.logprobs = false;
                         eval_opt = true;
                         break;
+                case 'P':
+                        if (strcmp(optarg, "all") == 0 || strcmp(optarg, "none") == 0) {
+                                for (int k = 0; k < _PROBE_MAX; k++)
+                                        po.on[k] = optarg[0] == 'a';
+                                break;
+                        }
+                        for (int k = 0; k < _PROBE_MAX; k++)
+                                po.on[k] = false;
+                        for (const char *p = optarg; *p;) {
+                                size_t k = strcspn(p, ",");
+                                _cleanup_free_ char *name = strndup(p, k);
+                                int kind = name ? probe_from_name(name) : -EINVAL;
+                                if (kind < 0)
+                                        return cli_usage_error("smoke", "unknown probe '%s' in --probes (all, none, or "
+                                                                        "long-context,sampling,multi-turn)", name ? name : "?");
+                                po.on[kind] = true;
+                                p += k + (p[k] == ',');
+                        }
+                        break;
+                case 1001: {
+                        char *end;
+                        errno = 0;
+                        double d = strtod(optarg, &end);
+                        if (errno || end == optarg || *end || !(d > 0) || d > 1)
+                                return cli_usage_error("smoke", "invalid --long-context-share '%s' (above 0, at most 1)",
+                                                       optarg);
+                        po.long_context.share = d;
+                        break;
+                }
+                case 1002:
+                        if (cli_parse_int(optarg, PROBES_MIN_FILLER_TOKENS, PROBES_MAX_LC_MAX_TOKENS, &lv) < 0)
+                                return cli_usage_error("smoke", "invalid --long-context-max-tokens '%s' (%d to %d)", optarg,
+                                                       PROBES_MIN_FILLER_TOKENS, PROBES_MAX_LC_MAX_TOKENS);
+                        po.long_context.max_tokens = (int)lv;
+                        break;
+                case 1003:
+                        if (parse_duration(optarg, &po.long_context.timeout) < 0 || po.long_context.timeout == 0)
+                                return cli_usage_error("smoke", "invalid --long-context-timeout '%s' (try 30s, 5m)", optarg);
+                        break;
+                case 1004:
+                        if (cli_parse_int(optarg, 1, PROBES_MAX_CONTEXT, &lv) < 0)
+                                return cli_usage_error("smoke", "invalid --context '%s' (1 to %lld tokens)", optarg,
+                                                       (long long)PROBES_MAX_CONTEXT);
+                        po.long_context.context = lv;
+                        break;
+                case 1005:
+                        if (cli_parse_int(optarg, 1, PROBES_MAX_RUNS, &lv) < 0)
+                                return cli_usage_error("smoke", "invalid --sampling-runs '%s' (1 to %d)", optarg,
+                                                       PROBES_MAX_RUNS);
+                        po.sampling.runs = (int)lv;
+                        break;
+                case 1006:
+                        if (cli_parse_int(optarg, 1, PROBES_MAX_RUNS, &lv) < 0)
+                                return cli_usage_error("smoke", "invalid --sampling-min-right '%s' (1 to %d)", optarg,
+                                                       PROBES_MAX_RUNS);
+                        po.sampling.min_right = (int)lv;
+                        min_right_set = true;
+                        break;
+                case 1007:
+                        if (cli_parse_int(optarg, 0, 2147483647, &lv) < 0)
+                                return cli_usage_error("smoke", "invalid --probe-seed '%s'", optarg);
+                        po.seed = (uint64_t)lv;
+                        break;
                 case 'h':
                         help();
                         return EXIT_OK;
@@ -393,6 +488,12 @@ int cli_smoke(int argc, char **argv) {
                 return cli_usage_error("smoke", "unexpected argument '%s'", argv[optind]);
         if (!url)
                 return cli_usage_error("smoke", "--url is required");
+        if (!min_right_set)
+                po.sampling.min_right = (po.sampling.runs * PROBES_DEFAULT_MIN_RIGHT + PROBES_DEFAULT_RUNS - 1) /
+                                        PROBES_DEFAULT_RUNS;
+        else if (po.sampling.min_right > po.sampling.runs)
+                return cli_usage_error("smoke", "--sampling-min-right %d is more than --sampling-runs %d",
+                                       po.sampling.min_right, po.sampling.runs);
         /* the URL as printed: credentials in it (http://user:pass@host) masked */
         _cleanup_free_ char *shown_url = secrets_mask_url(url);
         if (!shown_url) {
@@ -492,6 +593,31 @@ int cli_smoke(int argc, char **argv) {
         if (r == -ENOMEM) {
                 cli_error("out of memory");
                 goto finish;
+        }
+
+        /* The probes, after a suite that passed (as in a sweep). */
+        if (r == 0 && probes_any(&po) && checks_summarize(results, n_results, NULL, NULL) == VERDICT_PASS) {
+                struct checks_target pt = target;
+                pt.model = model ? model : used_model;
+                pt.ret_model = NULL;
+                struct check_result *pr = NULL;
+                size_t n_pr = 0;
+                r = probes_run(l, &pt, &po, specs, n_specs, results, n_results, &pr, &n_pr);
+                if (r == -ENOMEM) {
+                        cli_error("out of memory");
+                        goto finish;
+                }
+                struct check_result *all = n_pr ? realloc(results, (n_results + n_pr) * sizeof(*all)) : results;
+                if (!all) {
+                        checks_free_results(pr, n_pr);
+                        cli_error("out of memory");
+                        goto finish;
+                }
+                if (n_pr)
+                        memcpy(all + n_results, pr, n_pr * sizeof(*pr));
+                free(pr);
+                results = all;
+                n_results += n_pr;
         }
 
         const char *cause = NULL, *evidence = NULL;

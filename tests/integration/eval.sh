@@ -17,6 +17,10 @@ args: [--threads, "2"]
 startup_timeout: 20s
 request_timeout: 30s
 stop_timeout: 5s
+# The eval's gate is what this tests. The probes catch both faults first (a wrong turn 3 of
+# the multi-turn probe, empty answers when the sampling probe's runs are batched:
+# tests/integration/probes.sh), so they are off here, or the eval would never run.
+probes: false
 axes:
   moe:
     flag: --moe-backend
@@ -168,6 +172,7 @@ args: [--threads, "2"]
 startup_timeout: 20s
 request_timeout: 30s
 stop_timeout: 5s
+probes: false   # the eval's gate is what this tests (see the first matrix)
 axes:
   fault:
     values:

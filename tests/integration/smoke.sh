@@ -80,7 +80,11 @@ start || exit 1
 smoke 0 && {
         expect_eq "correct: verdict" "$(top verdict)" '"pass"'
         expect_eq "correct: model learnt from /v1/models" "$(top model)" '"fixture-model"'
-        expect_eq "correct: 7 checks ran" "$(grep -c '"name": ' "$tmp/out.json")" 7
+        # the 7 golden results, then the probes' 8 (tests/integration/probes.sh): two controls,
+        # long-context, sampling/{ok,math,math-thinking}, multi-turn and multi-turn/stream
+        expect_eq "correct: 7 checks and 8 probe results ran" "$(grep -c '"name": ' "$tmp/out.json")" 15
+        expect_eq "correct: every probe passed" \
+                "$(jq -r '[.checks[] | select(.name | test("^(long-context|sampling/|multi-turn)")) | .verdict] | unique | join(",")' "$tmp/out.json")" pass
         expect_eq "correct: math answer" "$(check_field math output)" '"323"'
         expect_eq "correct: streamed math is streamed" "$(check_field math/stream streamed)" true
         expect_match "correct: streamed math has a ttft" "$(check_field math/stream ttft_s)" '^[0-9.e-]+$'

@@ -101,7 +101,8 @@ static void settle_pass(struct journal *j, int64_t sweep, const char *cell_id, i
         a.checks[1] = (struct check_result){.name = strdup("math/stream"), .verdict = VERDICT_PASS,
                                             .output = strdup("17 * 19 = 323"), .reasoning = strdup("think"),
                                             .http_status = 200, .latency = 300 * USEC_PER_MSEC,
-                                            .ttft = 40 * USEC_PER_MSEC, .streamed = true};
+                                            .ttft = 40 * USEC_PER_MSEC, .streamed = true,
+                                            .detail = strdup("right in 5 of 5 at temperature 0.7")};
         a.bench = json_pack("[{s:i, s:f}]", "concurrency", 1, "output_tokens_per_s", tok_s);
         a.bench_samples = json_pack("[{s:f}, {s:f}]", "latency_s", 0.5, "latency_s", 0.6);
         assert_int_equal(journal_attempt_settle(j, &a), 0);
@@ -448,7 +449,7 @@ static void make_v1(const char *path) {
 }
 
 /* A journal of schema 2 (the overload verdict, no eval): a current one without what
- * version 3 added, which only adds. */
+ * versions 3 to 5 added, which only add. */
 static void make_v2(const char *path) {
         struct journal *j = NULL;
         int64_t sweep = 0;
@@ -457,7 +458,8 @@ static void make_v2(const char *path) {
         assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
         settle_pass(j, sweep, cells[0].id, 40001, 172.3);
         journal_close(j);
-        assert_int_equal(exec_sql(path, "ALTER TABLE attempts DROP COLUMN prediction; ALTER TABLE sweeps DROP COLUMN search; "
+        assert_int_equal(exec_sql(path, "ALTER TABLE check_results DROP COLUMN detail; "
+                                        "ALTER TABLE attempts DROP COLUMN prediction; ALTER TABLE sweeps DROP COLUMN search; "
                                         "DROP TABLE eval_results; ALTER TABLE attempts DROP COLUMN eval_set; "
                                         "ALTER TABLE attempts DROP COLUMN eval_us; ALTER TABLE sweeps DROP COLUMN eval; "
                                         "PRAGMA user_version = 2"),
@@ -558,6 +560,41 @@ static void test_upgrade_v1(void **state) {
         assert_false(v->eval.on);
         report_view_free(v);
         eval_round_trip(j);
+        journal_close(j);
+}
+
+/* A journal of schema 4 (before the probes' detail): read as it is, then upgraded by a
+ * writer; its checks have no detail either way. */
+static void test_upgrade_v4(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        struct report_view *v = NULL;
+        int64_t sweep = 0;
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+        settle_pass(j, sweep, cells[0].id, 40001, 172.3);
+        /* a current journal keeps the detail */
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_null(v->cells[0].checks[0].detail);
+        assert_string_equal(v->cells[0].checks[1].detail, "right in 5 of 5 at temperature 0.7");
+        report_view_free(v);
+        journal_close(j);
+        assert_int_equal(exec_sql(f->path, "ALTER TABLE check_results DROP COLUMN detail; PRAGMA user_version = 4"), 0);
+        assert_int_equal(journal_open_existing(f->path, &j), 0);
+        assert_int_equal(journal_schema_version(j), 4);
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_int_equal(v->cells[0].n_checks, 2);
+        assert_null(v->cells[0].checks[0].detail);
+        report_view_free(v);
+        journal_close(j);
+        assert_int_equal(user_version(f->path), 4);
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(user_version(f->path), JOURNAL_SCHEMA_VERSION);
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_int_equal(v->cells[0].n_checks, 2);
+        assert_null(v->cells[0].checks[0].detail);
+        report_view_free(v);
         journal_close(j);
 }
 
@@ -701,6 +738,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_orphans, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_versions_and_foreign_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_upgrade_v1, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_upgrade_v4, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_upgrade_v2, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cloexec, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_survives_sigkill, setup, teardown),
