@@ -37,8 +37,8 @@
 #define PROBES_DEFAULT_TEMPERATURE 0.7
 #define PROBES_DEFAULT_TOP_P 0.95
 #define PROBES_MIN_FILLER_TOKENS 64   /* below this a context is too small to matter */
-#define PROBES_ANSWER_TOKENS 64       /* max_tokens of the long-context question */
-#define PROBES_TEMPLATE_ROOM 32       /* tokens left for the chat template around the prompt */
+#define PROBES_ANSWER_TOKENS 32       /* max_tokens of the long-context question */
+#define PROBES_TEMPLATE_ROOM 16       /* tokens left for the chat template around the prompt */
 
 enum probe_kind { PROBE_LONG_CONTEXT, PROBE_SAMPLING, PROBE_MULTI_TURN, _PROBE_MAX };
 

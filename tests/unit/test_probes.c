@@ -144,9 +144,12 @@ static void test_target(void **state) {
         assert_int_equal(t, 32768);
         /* the testbed's 256 */
         assert_int_equal(probes_target_tokens(256, 0.75, 32768, &t), 0);
-        assert_int_equal(t, 160);
+        assert_int_equal(t, 192);
+        /* a full share of the testbed's leaves the answer's room */
+        assert_int_equal(probes_target_tokens(256, 1.0, 32768, &t), 0);
+        assert_int_equal(t, 256 - PROBES_ANSWER_TOKENS - PROBES_TEMPLATE_ROOM);
         /* too small to matter */
-        assert_int_equal(probes_target_tokens(128, 0.75, 32768, &t), -ERANGE);
+        assert_int_equal(probes_target_tokens(80, 0.75, 32768, &t), -ERANGE);
 }
 
 static struct check_result run(enum verdict v, const char *cause, const char *evidence, const char *out) {
