@@ -1583,6 +1583,36 @@ static int set_result(struct detect_result *ret, const char *prefix, const char 
         return 0;
 }
 
+/* A forced continuation (detect_input.forced): invalid text (a final replacement character
+ * forgiven, as at a token limit), then runs of one character at the limit that applies
+ * anywhere in an output (run_limits' `any`: 16 of one punctuation mark, 32 of one letter,
+ * 128 of one digit, 200 of one box-drawing character); whitespace never. */
+static int judge_forced(const char *s, size_t len, struct finding *f) {
+        int r = check_invalid(s, len, true, f);
+        if (r != 0)
+                return r;
+        _cleanup_(dtext_release) struct dtext t = {0};
+        if ((r = dtext_init(&t, s, len, 0)) < 0)
+                return r;
+        for (size_t i = t.first; i < t.last;) {
+                size_t j = i + 1;
+                while (j < t.last && t.cp[j] == t.cp[i])
+                        j++;
+                enum uclass cls = classify_unit(t.cp + i, 1);
+                if (cls != U_WS && j - i >= run_limits[cls].any) {
+                        _cleanup_free_ char *u = unit_string(t.cp + i, 1);
+                        if (!u)
+                                return -ENOMEM;
+                        f->cause = "repeat";
+                        f->at = t.off[i];
+                        f->what = strdup_printf("run of %zu x %s at byte %zu", j - i, u, f->at);
+                        return f->what ? 1 : -ENOMEM;
+                }
+                i = j;
+        }
+        return 0;
+}
+
 int detect_output(const struct detect_input *in, struct detect_result *ret) {
         _cleanup_(finding_release) struct finding f = {0};
         const char *text = in->text ? in->text : "";
@@ -1631,6 +1661,18 @@ int detect_output(const struct detect_input *in, struct detect_result *ret) {
                         return -ENOMEM;
                 return in_reasoning ? set_result(ret, "reasoning: ", in->reasoning, in->reasoning_len, &f)
                                     : set_result(ret, "", text, len, &f);
+        }
+
+        if (in->forced) {
+                int rf = judge_forced(text, len, &f);
+                if (rf == 0 && in->reasoning && (rf = judge_forced(in->reasoning, in->reasoning_len, &f)) > 0)
+                        return set_result(ret, "reasoning: ", in->reasoning, in->reasoning_len, &f);
+                if (rf < 0)
+                        return rf;
+                if (rf > 0)
+                        return set_result(ret, "", text, len, &f);
+                *ret = (struct detect_result){.verdict = VERDICT_PASS};
+                return 0;
         }
 
         int r = judge_text(text, len, length_cut, in->question, in->question ? in->question_len : 0, &f);

@@ -11,6 +11,7 @@
 #ifndef GAUNTLET_DETECT_H
 #define GAUNTLET_DETECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,12 @@ struct detect_input {
                                         NULL when not known: a whole answer of one short word
                                         said 6-15 times is judged against it */
         size_t question_len;
+        /* The output was forced to its length (ignore_eos, min_tokens: a bench request), or
+         * is a continuation of text that is not a question: only the detectors that cannot
+         * fire on an honest forced continuation run (a run of one character, punctuation
+         * included; invalid text, controls and replacement characters; NaN; an HTTP error).
+         * A model may loop honestly past its natural end; it never emits sixteen '!'. */
+        bool forced;
 };
 
 struct detect_result {

@@ -487,6 +487,25 @@ char *eval_figures_line(const struct eval_figures *f) {
                              f->ci_high);
 }
 
+char *eval_under_load_evidence(int concurrency, const struct eval_figures *load, const struct eval_figures *alone,
+                               const char *what) {
+        struct buf b;
+        buf_init(&b, 0);
+        double z, p;
+        eval_two_proportion(load->correct, load->n, alone->correct, alone->n, &z, &p);
+        int r = buf_printf(&b, "accuracy under load at concurrency %d: %.3f [%.3f, %.3f] (%zu/%zu) below %s %.3f "
+                               "[%.3f, %.3f] (%zu/%zu): two-proportion z-test z = %.2f, ",
+                           concurrency, load->accuracy, load->ci_low, load->ci_high, load->correct, load->n, what,
+                           alone->accuracy, alone->ci_low, alone->ci_high, alone->correct, alone->n, z);
+        if (r >= 0 && (r = put_p(&b, p)) >= 0)
+                r = buf_puts(&b, " (95%)");
+        if (r < 0) {
+                buf_release(&b);
+                return NULL;
+        }
+        return buf_detach(&b);
+}
+
 char *eval_gate_evidence(enum eval_gate g, const struct eval_options *o, const struct eval_figures *cell,
                          const struct eval_figures *ref, const struct eval_diff *d, const char *ref_id,
                          const char *first_id) {

@@ -188,6 +188,14 @@ char *eval_gate_evidence(enum eval_gate g, const struct eval_options *o, const s
 json_t *eval_settings_json(const struct eval_options *o, const struct eval_set *s, const char *ref_id,
                            const char *ref_by);
 
+/* The accuracy under load against the same questions' accuracy alone (the cell's own, or
+ * the reference's: `alone` names it, "alone" or "the reference 3f9c0a1d's alone"):
+ * "accuracy under load at concurrency 32: 0.400 [0.276, 0.538] (20/50) below alone 0.980
+ * [0.895, 0.996] (49/50): two-proportion z-test z = -6.12, p = 9.4e-10 (95%)". Caller frees;
+ * NULL: ENOMEM. */
+char *eval_under_load_evidence(int concurrency, const struct eval_figures *load, const struct eval_figures *alone,
+                               const char *what);
+
 /* "198/200 right, accuracy 0.990 [0.964, 0.997]" (caller frees). */
 char *eval_figures_line(const struct eval_figures *f);
 

@@ -19,7 +19,7 @@ static const char *const top_keys[] = {
         "engine", "model",    "command",  "args",   "env",     "host",      "port",
         "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "straggler_timeout", "memory_timeout", "gpus_per_cell", "axes",
         "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit", "eval", "reference",
-        "launcher", "slurm", "budget",
+        "launcher", "slurm", "budget", "probes",
         NULL,
 };
 
@@ -1066,6 +1066,37 @@ static char *beside_matrix(const struct matrix *m, const char *file) {
         return strdup_printf("%.*s/%s", (int)(slash - m->path), m->path, file);
 }
 
+/* probes.under_load: true, false or {eval_samples: N} (docs/metrics.md "Checks under load"). */
+static int parse_under_load(struct ytree_ctx *c, const struct ynode *v, struct matrix_under_load *u) {
+        if (v->kind != Y_MAP)
+                return y_bool(c, v, "probes.under_load", &u->on);
+        static const char *const keys[] = {"eval_samples", NULL};
+        int r, n = (int)u->eval_samples;
+        if ((r = y_check_keys(c, v, keys, "probes.under_load")) < 0)
+                return r;
+        const struct ynode *e = y_get(v, "eval_samples");
+        if (e && (r = y_int(c, e, "probes.under_load.eval_samples", 1, EVAL_MAX_QUESTIONS, &n)) < 0)
+                return r;
+        u->on = true;
+        u->eval_samples = (size_t)n;
+        return 0;
+}
+
+/* The probes: (the other probes' keys join under_load here). */
+static int parse_probes(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
+        m->under_load = (struct matrix_under_load){.on = true, .eval_samples = MATRIX_UNDER_LOAD_EVAL_SAMPLES};
+        const struct ynode *n = y_get(root, "probes"), *v;
+        if (!n || y_null(n))
+                return 0;
+        static const char *const keys[] = {"under_load", NULL};
+        int r;
+        if ((r = y_map(c, n, "probes")) < 0 || (r = y_check_keys(c, n, keys, "probes")) < 0)
+                return r;
+        if ((v = y_get(n, "under_load")) && !y_null(v) && (r = parse_under_load(c, v, &m->under_load)) < 0)
+                return r;
+        return 0;
+}
+
 static int parse_eval(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         struct eval_options *o = &m->eval;
         eval_options_init(o);
@@ -1228,7 +1259,7 @@ static int matrix_parse(struct ytree_ctx *c, const struct ynode *root, struct ma
             (r = parse_axes(c, root, m)) < 0 || (r = parse_launcher(c, root, m)) < 0)
                 return r;
         if ((r = parse_strategy(c, root, m)) < 0 || (r = parse_checks(c, root, m)) < 0 ||
-            (r = parse_bench(c, root, m)) < 0)
+            (r = parse_bench(c, root, m)) < 0 || (r = parse_probes(c, root, m)) < 0)
                 return r;
         return parse_eval(c, root, m);
 }
