@@ -487,6 +487,28 @@ char *eval_figures_line(const struct eval_figures *f) {
                              f->ci_high);
 }
 
+void eval_under_load_figures(const json_t *eval_load, const enum verdict *alone, size_t n_alone,
+                             struct eval_figures *ret_load, struct eval_figures *ret_alone) {
+        *ret_load = (struct eval_figures){0};
+        *ret_alone = (struct eval_figures){0};
+        size_t k;
+        json_t *c;
+        json_array_foreach(json_object_get(eval_load, "answers"), k, c) {
+                json_int_t seq = json_integer_value(json_object_get(c, "seq"));
+                enum verdict v = verdict_from_string(json_string_value(json_object_get(c, "verdict")));
+                const char *cause = json_string_value(json_object_get(c, "cause"));
+                bool answered = v != VERDICT_INVALID && v != VERDICT_SKIPPED && v != VERDICT_TIMEOUT &&
+                                !(v == VERDICT_GARBAGE && cause && strcmp(cause, "http") == 0);
+                if (!answered || seq < 0 || (size_t)seq >= n_alone || alone[seq] == VERDICT_SKIPPED ||
+                    alone[seq] == VERDICT_TIMEOUT)
+                        continue;
+                eval_figures_add(ret_load, v);
+                eval_figures_add(ret_alone, alone[seq]);
+        }
+        eval_figures_finish(ret_load);
+        eval_figures_finish(ret_alone);
+}
+
 char *eval_under_load_evidence(int concurrency, const struct eval_figures *load, const struct eval_figures *alone,
                                const char *what) {
         struct buf b;

@@ -209,32 +209,12 @@ const json_t *phases_eval_under_load(const json_t *levels) {
         return NULL;
 }
 
-void phases_accuracy_figures(const json_t *eval_load, const enum verdict *alone, size_t n_alone,
-                             struct eval_figures *ret_load, struct eval_figures *ret_alone) {
-        *ret_load = (struct eval_figures){0};
-        *ret_alone = (struct eval_figures){0};
-        size_t k;
-        json_t *c;
-        json_array_foreach(json_object_get(eval_load, "answers"), k, c) {
-                json_int_t seq = json_integer_value(json_object_get(c, "seq"));
-                enum verdict v = verdict_from_string(json_string_value(json_object_get(c, "verdict")));
-                if (seq < 0 || (size_t)seq >= n_alone || v == VERDICT_INVALID || v == VERDICT_SKIPPED ||
-                    alone[seq] == VERDICT_SKIPPED || alone[seq] == VERDICT_TIMEOUT ||
-                    !(judged_under_load(v, json_string_value(json_object_get(c, "cause"))) || v == VERDICT_PASS))
-                        continue;
-                eval_figures_add(ret_load, v);
-                eval_figures_add(ret_alone, alone[seq]);
-        }
-        eval_figures_finish(ret_load);
-        eval_figures_finish(ret_alone);
-}
-
 int phases_gate_accuracy(const json_t *levels, const enum verdict *alone, size_t n_alone, struct phase_result *ret) {
         const json_t *e = phases_eval_under_load(levels);
         if (!e || !alone)
                 return 0;
         struct eval_figures load, solo;
-        phases_accuracy_figures(e, alone, n_alone, &load, &solo);
+        eval_under_load_figures(e, alone, n_alone, &load, &solo);
         if (!eval_significantly_below(load.correct, load.n, solo.correct, solo.n))
                 return 0;
         _cleanup_free_ char *ev = eval_under_load_evidence(

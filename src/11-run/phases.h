@@ -131,12 +131,6 @@ int phases_gate_outputs(const json_t *levels, struct phase_result *ret);
 
 /* The level object's eval_under_load (the first level that has one), or NULL. */
 const json_t *phases_eval_under_load(const json_t *levels);
-/* Accuracy under load against alone on the same questions: an eval_under_load object and
- * alone[seq], the verdicts of the same questions asked alone (the eval phase's, or the
- * reference's), n_alone of them. A question counts on both sides when it was answered
- * under load (not a timeout nor an HTTP error: the failure gate's) and asked alone. */
-void phases_accuracy_figures(const json_t *eval_load, const enum verdict *alone, size_t n_alone,
-                             struct eval_figures *ret_load, struct eval_figures *ret_alone);
 /* wrong/accuracy when the accuracy under load is significantly below the cell's own alone
  * (eval_significantly_below), evidence eval_under_load_evidence's. 1 when decided, 0 when
  * not (no eval under load, or not significantly below), -ENOMEM. */
