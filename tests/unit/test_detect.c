@@ -627,9 +627,47 @@ static void test_long_input(void **state) {
         assert_true(took < 20 * USEC_PER_SEC);
 }
 
+/* Forced continuations (detect_input.forced, the bench's outputs): only runs of one
+ * character, invalid text and NaN fire; a model that loops honestly past its end does not. */
+static const char *judge_forced(const char *text) {
+        struct detect_input in = {.text = text, .len = strlen(text), .forced = true, .finish_reason = "length"};
+        struct detect_result r;
+        assert_int_equal(detect_output(&in, &r), 0);
+        const char *cause = r.cause;
+        detect_result_release(&r);
+        return cause;
+}
+
+static void test_forced(void **state) {
+        (void)state;
+        /* the seed's garbage and the field's: a run of one punctuation mark */
+        assert_string_equal(judge_forced("The answer is!!!!!!!!!!!!!!!!!!!!"), "repeat");
+        assert_string_equal(judge_forced("++++++++++++++++"), "repeat");
+        assert_string_equal(judge_forced("a S componentes_obs Worce!!!!!!!!!!!!!!!!"), "repeat");
+        /* 15 are below the limit that applies anywhere (16) */
+        assert_null(judge_forced("wow!!!!!!!!!!!!!!!"));
+        /* invalid text, replacement characters, NaN */
+        assert_string_equal(judge_forced("fine words \xff then"), "invalid-text");
+        assert_string_equal(judge_forced("fine \xEF\xBF\xBD words"), "invalid-text");
+        assert_null(judge_forced("cut at the limit \xEF\xBF\xBD"));
+        /* an honest continuation that loops past its natural end: the full detectors call it
+         * a loop, the forced ones do not */
+        char honest[2048] = "";
+        for (int i = 0; i < 12; i++)
+                strcat(honest, "The cat sat on the mat and looked at the door. ");
+        assert_non_null(judge(honest, "length", NULL));
+        assert_null(judge_forced(honest));
+        /* a Markdown rule, a table, digits of a long number: never flagged */
+        assert_null(judge_forced("| a | b |\n|---|---|\n| 1 | 2 |\n------------------------------------------\n"));
+        assert_null(judge_forced("2^100 = 1267650600228229401496703205376, and 10^40 = 10000000000000000000000000000000000000000"));
+        /* the same text with the full detectors: still caught */
+        assert_string_equal(judge("++++++++++++++++", "length", NULL), "repeat");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_corpus_garbage),
+                cmocka_unit_test(test_forced),
                 cmocka_unit_test(test_corpus_clean),
                 cmocka_unit_test(test_corpus_engine),
                 cmocka_unit_test(test_corpus_holdout),
