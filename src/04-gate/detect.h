@@ -36,8 +36,9 @@ struct detect_input {
         /* The output was forced to its length (ignore_eos, min_tokens: a bench request), or
          * is a continuation of text that is not a question: only the detectors that cannot
          * fire on an honest forced continuation run (a run of one character, punctuation
-         * included; invalid text, controls and replacement characters; NaN; an HTTP error).
-         * A model may loop honestly past its natural end; it never emits sixteen '!'. */
+         * included; text a quarter or more of which is replacement or control characters;
+         * NaN; an HTTP error). A model may loop honestly past its natural end, or emit a
+         * stray replacement character there; it never emits sixteen '!'. */
         bool forced;
 };
 

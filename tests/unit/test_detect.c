@@ -646,10 +646,23 @@ static void test_forced(void **state) {
         assert_string_equal(judge_forced("a S componentes_obs Worce!!!!!!!!!!!!!!!!"), "repeat");
         /* 15 are below the limit that applies anywhere (16) */
         assert_null(judge_forced("wow!!!!!!!!!!!!!!!"));
-        /* invalid text, replacement characters, NaN */
-        assert_string_equal(judge_forced("fine words \xff then"), "invalid-text");
-        assert_string_equal(judge_forced("fine \xEF\xBF\xBD words"), "invalid-text");
-        assert_null(judge_forced("cut at the limit \xEF\xBF\xBD"));
+        /* text heavy with replacement or control characters, or bytes that are not UTF-8 */
+        assert_string_equal(judge_forced("a \xEF\xBF\xBD\xEF\xBF\xBD b \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD c "
+                                         "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD d e"), "invalid-text");
+        assert_string_equal(judge_forced("\xff\xfe\x10\x11 \xff\xfe\x01\x02 ok"), "invalid-text");
+        /* a stray one, as the testbed's model forced past its end emits (seen: "0\x10 9 n had
+         * had", "0 *e = 00\xEF\xBF\xBD 0 n te ce 10 w ce OK"): not garbage */
+        assert_null(judge_forced("0\x10 9 n had had had had had had h"));
+        assert_null(judge_forced("0 *e = 00\xEF\xBF\xBD 0 n te ce 10 w ce OK"));
+        assert_null(judge_forced("\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+                                 "\xEF\xBF\xBD and then a long stretch of ordinary words follows here"));
+        /* NaN in the text as an engine prints it */
+        struct detect_input nan_in = {.text = "ok", .len = 2, .forced = true,
+                                      .logprobs = (const double[]){-0.5, NAN}, .n_logprobs = 2};
+        struct detect_result nan_r;
+        assert_int_equal(detect_output(&nan_in, &nan_r), 0);
+        assert_string_equal(nan_r.cause, "nan");
+        detect_result_release(&nan_r);
         /* an honest continuation that loops past its natural end: the full detectors call it
          * a loop, the forced ones do not */
         char honest[2048] = "";
@@ -657,7 +670,10 @@ static void test_forced(void **state) {
                 strcat(honest, "The cat sat on the mat and looked at the door. ");
         assert_non_null(judge(honest, "length", NULL));
         assert_null(judge_forced(honest));
-        /* a Markdown rule, a table, digits of a long number: never flagged */
+        /* a stutter on one letter (the testbed's reference backend, forced through a
+         * completion), a Markdown rule, a table, digits of a long number: never flagged */
+        assert_null(judge_forced("OOOOOOOOOOOOOOOK.    OK OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOK."));
+        assert_string_equal(judge_forced("(((((((((((((((((((((((((("), "repeat");
         assert_null(judge_forced("| a | b |\n|---|---|\n| 1 | 2 |\n------------------------------------------\n"));
         assert_null(judge_forced("2^100 = 1267650600228229401496703205376, and 10^40 = 10000000000000000000000000000000000000000"));
         /* the same text with the full detectors: still caught */
