@@ -24,6 +24,7 @@ bench: {concurrency: [1, 4], input_tokens: 300, output_tokens: 16, requests: 8}
 YAML
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>&1 || true
 cat "$tmp/out" >&2
+grep -q Sanitizer "$tmp/out" && fail "a sanitizer report in the run"
 "$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
 q() { jq -r --arg b "$1" ".cells[] | select(.axes.backend == \$b) | $2" "$tmp/r.json"; }
 [ "$(q bang '.checks | all(.verdict == "pass")')" = true ] || fail "the bang backend does not pass its checks alone"

@@ -22,13 +22,14 @@ axes:
       - {name: load, args: [--wrong-when-concurrent, "6"]}
 baseline: {fault: none}
 eval: {builtin: [products], samples: 60, concurrency: 2}
-bench: {concurrency: [1, 8], input_tokens: 16, output_tokens: 24, requests: 32}
+bench: {concurrency: [1, 8], input_tokens: 16, output_tokens: 24, requests: 64}
 probes: {under_load: $1}
 YAML
 }
 matrix "{eval_samples: 40}" >"$tmp/m.yaml"
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>&1 || true
 cat "$tmp/out" >&2
+grep -q Sanitizer "$tmp/out" && fail "a sanitizer report in the run"
 "$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
 q() { jq -r --arg f "$1" ".cells[] | select(.axes.fault == \$f) | $2" "$tmp/r.json"; }
 # alone, both answer every question
@@ -40,7 +41,7 @@ done
 ev=$(q load .evidence)
 [[ "$ev" =~ ^accuracy\ under\ load\ at\ concurrency\ 8:\ 0\.[0-9]{3}\ \[0\.[0-9]{3},\ 0\.[0-9]{3}\]\ \(([0-9]+)/40\)\ below\ alone\ 1\.000\ \[0\.[0-9]{3},\ 1\.000\]\ \(40/40\):\ two-proportion\ z-test\ z\ =\ -[0-9.]+,\ p\ [\<=]\ [0-9.]+\ \(95%\)$ ]] ||
         fail "load evidence: $ev"
-[ "${BASH_REMATCH[1]}" -le 20 ] || fail "only ${BASH_REMATCH[1]}/40 wrong under load: $ev"
+[ "${BASH_REMATCH[1]}" -le 30 ] || fail "${BASH_REMATCH[1]}/40 right under load: $ev"
 [ "$(q none .verdict)" = pass ] || fail "none: $(q none '"\(.verdict)/\(.cause) \(.evidence)"')"
 [ "$(jq -r '.best as $b | .cells[] | select(.id == $b) | .axes.fault' "$tmp/r.json")" = none ] || fail "best is not the honest backend"
 # the answers under load are journaled with the level: its concurrency, each question's seq
