@@ -570,6 +570,13 @@ static int check_loops(const struct dtext *t, bool length_cut, size_t max_period
                                                 if (l->whole && cover == total)
                                                         need = MIN(need, l->whole);
                                         }
+                                        /* Nor letters and digits: forced past its end a
+                                         * model may stutter on one (the testbed's reference
+                                         * backend wrote 57 'O's before its 'K'), and a
+                                         * number may run on. A whole output of one
+                                         * letter ('的的的…') is still a kernel's. */
+                                        if (forced && (cls == U_DIGIT || (cls == U_ALNUM && cover != total)))
+                                                need = 0;
                                         /* Digits that continue a number ("10000...", "0.3333...")
                                          * are a googol or a repeating decimal: only the
                                          * anywhere limit applies. */
@@ -1557,12 +1564,47 @@ static int check_short_loops(const struct dtext *t, const char *question, size_t
 
 /* ---- the text detectors together ------------------------------------------------------ */
 
+/* Forced continuations: replacement and control characters (and bytes that are not UTF-8)
+ * are garbage only when they are a fifth or more of the text's visible characters, at
+ * least 8 of them. A model forced past its end does emit a stray one: a byte-fallback token
+ * that starts a character the next does not finish (the bundled testbed model did in 3 of
+ * 72 forced outputs); text made of them is the replacement-character-heavy output of a
+ * broken kernel. */
+#define FORCED_INVALID_MIN 8
+#define FORCED_INVALID_SHARE 5   /* 1/5 */
+
+static int check_forced_invalid(const char *s, size_t n, size_t base, struct finding *f) {
+        const unsigned char *u = (const unsigned char *)s;
+        size_t bad = 0, visible = 0, first = 0;
+        for (size_t i = 0; i < n;) {
+                uint32_t cp;
+                bool trunc;
+                size_t k = utf8_decode(u + i, n - i, &cp, &trunc);
+                if (k == 0 && trunc)
+                        break; /* a character cut by the end */
+                bool is_bad = k == 0 || cp == 0xFFFD || (cp < 0x20 && !(cp >= '\t' && cp <= '\r')) || cp == 0x7F ||
+                              (cp >= 0x80 && cp <= 0x9F && cp != 0x85);
+                if (is_bad && bad++ == 0)
+                        first = i;
+                if (is_bad || !is_space(cp))
+                        visible++;
+                i += k ? k : 1;
+        }
+        if (bad < FORCED_INVALID_MIN || bad * FORCED_INVALID_SHARE < visible)
+                return 0;
+        f->cause = "invalid-text";
+        f->at = base + first;
+        f->what = strdup_printf("%zu replacement, control or invalid characters of %zu, first at byte %zu", bad, visible,
+                                f->at);
+        return f->what ? 1 : -ENOMEM;
+}
+
 /* Judges s[base..base+len) of an output (s points at the part). forced: only the forced
  * subset (detect.h): invalid text, runs of one character judged as if the model had
  * stopped (the token limit was the bench's, not a sign), soup. */
 static int judge_part(const char *s, size_t len, size_t base, bool length_cut, bool forced, const char *question,
                       size_t question_len, struct finding *f) {
-        int r = check_invalid(s, len, length_cut, f);
+        int r = forced ? check_forced_invalid(s, len, base, f) : check_invalid(s, len, length_cut, f);
         if (r != 0)
                 return r;
         _cleanup_(dtext_release) struct dtext t = {0};
@@ -1597,7 +1639,7 @@ static int judge_text(const char *s, size_t len, bool length_cut, bool forced, c
                       size_t question_len, struct finding *f) {
         if (len <= DETECT_WHOLE_MAX)
                 return judge_part(s, len, 0, length_cut, forced, question, question_len, f);
-        int r = check_invalid(s, len, length_cut, f);
+        int r = forced ? check_forced_invalid(s, len, 0, f) : check_invalid(s, len, length_cut, f);
         if (r != 0)
                 return r;
         size_t head = utf8_char_start(s, len, DETECT_WINDOW);
@@ -1711,6 +1753,7 @@ static int set_result(struct detect_result *ret, const char *prefix, const char 
         *ret = (struct detect_result){.verdict = VERDICT_GARBAGE, .cause = f->cause, .evidence = ev};
         return 0;
 }
+
 
 int detect_output(const struct detect_input *in, struct detect_result *ret) {
         _cleanup_(finding_release) struct finding f = {0};

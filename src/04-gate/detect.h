@@ -34,17 +34,20 @@ struct detect_input {
                                         said 6-15 times is judged against it */
         size_t question_len;
         bool forced;                 /* the output was forced past its natural end (a bench
-                                        request with ignore_eos / min_tokens): only the
-                                        detectors that cannot fire on an honest forced
-                                        continuation run: runs of one character (incl. one
-                                        punctuation character), invalid text and control
-                                        bytes, NaN, replacement characters, mixed-script word
-                                        salad (and the HTTP/error-event rules); loops,
-                                        low-information and the short-word repetition rule do
-                                        not. Runs are judged as if the model had stopped (the
-                                        token limit is the bench's), runs of whitespace not at
-                                        all; special-token names, the reasoning end tag,
-                                        hidden tokens and an empty answer are not judged
+                                        request with ignore_eos / min_tokens), or continues a
+                                        prompt that is not a question: only the detectors that
+                                        cannot fire on an honest forced continuation run: runs
+                                        of one punctuation mark ('!', '+', '?', emoji: as if
+                                        the model had stopped), of one bracket or drawing
+                                        character (their highest limit, or the whole output),
+                                        text a fifth or more of which (8 at least) is
+                                        replacement, control or invalid characters, NaN,
+                                        mixed-script word salad (and the HTTP/error-event
+                                        rules). Not loops, low-information, the short-word
+                                        rule, runs of letters, digits or whitespace (a model
+                                        stutters or pads past its end), a stray replacement
+                                        character, special-token names, the reasoning end
+                                        tag, hidden tokens or an empty answer
                                         (docs/detectors.md "Forced continuations") */
 };
 

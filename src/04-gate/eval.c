@@ -487,6 +487,47 @@ char *eval_figures_line(const struct eval_figures *f) {
                              f->ci_high);
 }
 
+void eval_under_load_figures(const json_t *eval_load, const enum verdict *alone, size_t n_alone,
+                             struct eval_figures *ret_load, struct eval_figures *ret_alone) {
+        *ret_load = (struct eval_figures){0};
+        *ret_alone = (struct eval_figures){0};
+        size_t k;
+        json_t *c;
+        json_array_foreach(json_object_get(eval_load, "answers"), k, c) {
+                json_int_t seq = json_integer_value(json_object_get(c, "seq"));
+                enum verdict v = verdict_from_string(json_string_value(json_object_get(c, "verdict")));
+                const char *cause = json_string_value(json_object_get(c, "cause"));
+                bool answered = v != VERDICT_INVALID && v != VERDICT_SKIPPED && v != VERDICT_TIMEOUT &&
+                                !(v == VERDICT_GARBAGE && cause && strcmp(cause, "http") == 0);
+                if (!answered || seq < 0 || (size_t)seq >= n_alone || alone[seq] == VERDICT_SKIPPED ||
+                    alone[seq] == VERDICT_TIMEOUT)
+                        continue;
+                eval_figures_add(ret_load, v);
+                eval_figures_add(ret_alone, alone[seq]);
+        }
+        eval_figures_finish(ret_load);
+        eval_figures_finish(ret_alone);
+}
+
+char *eval_under_load_evidence(int concurrency, const struct eval_figures *load, const struct eval_figures *alone,
+                               const char *what) {
+        struct buf b;
+        buf_init(&b, 0);
+        double z, p;
+        eval_two_proportion(load->correct, load->n, alone->correct, alone->n, &z, &p);
+        int r = buf_printf(&b, "accuracy under load at concurrency %d: %.3f [%.3f, %.3f] (%zu/%zu) below %s %.3f "
+                               "[%.3f, %.3f] (%zu/%zu): two-proportion z-test z = %.2f, ",
+                           concurrency, load->accuracy, load->ci_low, load->ci_high, load->correct, load->n, what,
+                           alone->accuracy, alone->ci_low, alone->ci_high, alone->correct, alone->n, z);
+        if (r >= 0 && (r = put_p(&b, p)) >= 0)
+                r = buf_puts(&b, " (95%)");
+        if (r < 0) {
+                buf_release(&b);
+                return NULL;
+        }
+        return buf_detach(&b);
+}
+
 char *eval_gate_evidence(enum eval_gate g, const struct eval_options *o, const struct eval_figures *cell,
                          const struct eval_figures *ref, const struct eval_diff *d, const char *ref_id,
                          const char *first_id) {

@@ -188,6 +188,23 @@ char *eval_gate_evidence(enum eval_gate g, const struct eval_options *o, const s
 json_t *eval_settings_json(const struct eval_options *o, const struct eval_set *s, const char *ref_id,
                            const char *ref_by);
 
+/* Accuracy under load against alone on the same questions: eval_load is a bench level's
+ * eval_under_load object (docs/metrics.md "Checks under load": "answers", each with its
+ * "seq" in the set and its "verdict" and "cause"), alone[seq] the verdicts of the same
+ * questions asked alone (the cell's eval phase, or the reference's), n_alone of them. A
+ * question counts on both sides when it was answered under load (not a timeout nor an HTTP
+ * error: the failure gate's) and asked alone (not skipped, not timed out). */
+void eval_under_load_figures(const json_t *eval_load, const enum verdict *alone, size_t n_alone,
+                             struct eval_figures *ret_load, struct eval_figures *ret_alone);
+
+/* The accuracy under load against the same questions' accuracy alone (the cell's own, or
+ * the reference's: `alone` names it, "alone" or "the reference 3f9c0a1d's alone"):
+ * "accuracy under load at concurrency 32: 0.400 [0.276, 0.538] (20/50) below alone 0.980
+ * [0.895, 0.996] (49/50): two-proportion z-test z = -6.12, p = 9.4e-10 (95%)". Caller frees;
+ * NULL: ENOMEM. */
+char *eval_under_load_evidence(int concurrency, const struct eval_figures *load, const struct eval_figures *alone,
+                               const char *what);
+
 /* "198/200 right, accuracy 0.990 [0.964, 0.997]" (caller frees). */
 char *eval_figures_line(const struct eval_figures *f);
 

@@ -105,6 +105,8 @@ struct probe {
         bool stream;
         struct check_probe *p;   /* NULL until sent */
         bool done;
+        bool eval;               /* one of the eval's questions (bench_target.eval_checks) */
+        size_t seq;              /* ... its place in the eval set */
 };
 
 /* One request slot: reused request after request, so the easy handle, its connection and
@@ -167,9 +169,13 @@ struct bench {
         uint64_t level_seq;   /* levels started: each has its own prefixes */
         json_t *calibration;  /* what the calibration found, for every level; NULL: none */
         json_t *workload;     /* the dataset and arrivals as run, for every level */
-        struct probe *probes; /* the checks under load, the same at every level */
-        size_t n_probes;
+        struct probe *probes; /* the checks under load, the same at every level, then the
+                                 eval's questions (only at the eval level) */
+        size_t n_probes;      /* all of them */
+        size_t n_suite_probes; /* the checks' */
         size_t probes_sent;   /* at this level */
+        bool eval_level;      /* this level asks the eval's questions too */
+        bool eval_asked;      /* a level asked them: no later one does */
         bool tokenize;        /* output counted by the server's /tokenize (the calibration used it) */
         struct counted *counted; /* this level's completed requests waiting for their count */
         size_t n_counted;
@@ -279,7 +285,7 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
                 return 0;
         }
         struct bench_event ev;
-        if (bench_event_parse_texts(data, len, &ev, q->b->tokenize && !q->warmup ? &q->text : NULL,
+        if (bench_event_parse_texts(data, len, &ev, !q->warmup ? &q->text : NULL,
                                     q->sess ? &q->answer : NULL) < 0) {
                 set_error(q, "bad_event");
                 return -EBADMSG;
@@ -516,6 +522,26 @@ struct counted {
         char *text;
         uint64_t index, seq;
 };
+
+/* A completed counted request's output through the forced detectors (detect.h): the bench's
+ * prompts are not questions (random words, dataset turns cut to a length) and its outputs
+ * run to max_tokens, often past the model's own end (ignore_eos): only the detectors that
+ * cannot fire on an honest continuation run, whether or not this request was forced. Its
+ * first BENCH_JUDGE_MAX bytes are judged. */
+static int judge_output(struct bench *b, struct breq *q) {
+        size_t len = q->text.len;
+        if (len > BENCH_JUDGE_MAX)
+                len = utf8_char_start(q->text.data, len, BENCH_JUDGE_MAX);
+        struct detect_input in = {.text = q->text.data ? q->text.data : "", .len = len, .forced = true};
+        struct detect_result res = {0};
+        int r = detect_output(&in, &res);
+        if (r < 0)
+                return r;
+        r = bench_level_judged(&b->lv, res.verdict == VERDICT_PASS ? NULL : res.cause, res.evidence,
+                               q->index - MIN(q->index, (uint64_t)b->spec->warmup));
+        detect_result_release(&res);
+        return r;
+}
 
 static int defer_count(struct bench *b, struct breq *q) {
         if (!b->tokenize || !q->rec.ok || b->n_counted >= (size_t)(BENCH_MAX_TOKENIZED / b->sh->n) || q->text.len == 0)
@@ -790,7 +816,9 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
         if (counted) {
                 if (!q->rec.ok)
                         atomic_fetch_add_explicit(&b->sh->failed, 1, memory_order_relaxed);
-                int r = defer_count(b, q);
+                int r = q->rec.ok && !q->warmup ? judge_output(b, q) : 0;
+                if (r >= 0)
+                        r = defer_count(b, q);
                 if (r == 0 && (r = bench_level_add(&b->lv, &q->rec)) >= 0)
                         r = add_sample(b, &q->rec, q->index, q->seq);
                 if (r < 0 && !b->error)
@@ -1102,8 +1130,12 @@ static void on_probe_done(void *userdata) {
 
 /* Starts the next check under load when the level's warm-up is out and the cap allows.
  * Returns 1 when it started one, 0 when none was due. */
+static size_t probes_due(const struct bench *b) {
+        return b->eval_level ? b->n_probes : b->n_suite_probes;
+}
+
 static int issue_probe(struct bench *b) {
-        if (b->probes_sent >= b->n_probes || level_index(b, started(b)) < (uint64_t)b->spec->warmup ||
+        if (b->probes_sent >= probes_due(b) || level_index(b, started(b)) < (uint64_t)b->spec->warmup ||
             b->inflight >= b->cap)
                 return 0;
         struct probe *pr = &b->probes[b->probes_sent];
@@ -1206,20 +1238,22 @@ static void probes_reset(struct bench *b) {
         b->probes_sent = 0;
 }
 
-/* One run per spec and stream mode, as checks_run would make them (no models check). */
+/* One run per spec and stream mode, as checks_run would make them (no models check), then
+ * the eval's questions, not streamed. */
 static int probes_init(struct bench *b) {
         const struct bench_target *t = b->t;
-        if (!t->checks || !t->checks_target)
+        if (!t->checks_target)
                 return 0;
         size_t n = 0;
-        for (size_t i = 0; i < t->n_checks; i++)
+        for (size_t i = 0; t->checks && i < t->n_checks; i++)
                 if (t->checks[i].mode != CHECK_MODELS)
                         n += t->checks[i].stream == STREAM_BOTH ? 2 : 1;
-        if (!n)
+        size_t n_eval = t->eval_checks ? t->n_eval_checks : 0;
+        if (!n && !n_eval)
                 return 0;
-        if (!(b->probes = calloc(n, sizeof(*b->probes))))
+        if (!(b->probes = calloc(n + n_eval, sizeof(*b->probes))))
                 return -ENOMEM;
-        for (size_t i = 0; i < t->n_checks; i++) {
+        for (size_t i = 0; t->checks && i < t->n_checks; i++) {
                 const struct check_spec *c = &t->checks[i];
                 if (c->mode == CHECK_MODELS)
                         continue;
@@ -1227,6 +1261,9 @@ static int probes_init(struct bench *b) {
                         b->probes[b->n_probes++] = (struct probe){
                                 .b = b, .spec = c, .stream = c->stream == STREAM_BOTH ? pass == 1 : c->stream == STREAM_YES};
         }
+        b->n_suite_probes = b->n_probes;
+        for (size_t i = 0; i < n_eval; i++)
+                b->probes[b->n_probes++] = (struct probe){.b = b, .spec = &t->eval_checks[i], .eval = true, .seq = i};
         return 0;
 }
 
@@ -1236,7 +1273,7 @@ static int probes_json(struct bench *b, json_t **ret) {
         json_t *a = json_array();
         if (!a)
                 return -ENOMEM;
-        for (size_t i = 0; i < b->n_probes; i++) {
+        for (size_t i = 0; i < b->n_suite_probes; i++) {
                 if (!b->probes[i].done)
                         continue; /* cancelled with the level (stop_level) */
                 struct check_result res = {0};
@@ -1257,6 +1294,40 @@ static int probes_json(struct bench *b, json_t **ret) {
                 }
         }
         *ret = a;
+        return 0;
+}
+
+/* The eval's questions asked amid this level: {"concurrency", "asked", "answers": [{"seq",
+ * "name", "verdict", "cause", "evidence", "latency_ms", "output"}]}, one answer per question
+ * answered (a level stopped early cancels the rest). */
+static int eval_json(struct bench *b, json_t **ret) {
+        json_t *a = json_array();
+        json_t *o = json_pack("{s:i, s:I, s:o}", "concurrency", b->lv.concurrency, "asked",
+                              (json_int_t)(b->n_probes - b->n_suite_probes), "answers", a);
+        if (!o)
+                return -ENOMEM;
+        for (size_t i = b->n_suite_probes; i < b->n_probes; i++) {
+                if (!b->probes[i].done)
+                        continue;
+                struct check_result res = {0};
+                int r = check_probe_result(b->probes[i].p, &res);
+                if (r < 0) {
+                        json_decref(o);
+                        return r;
+                }
+                _cleanup_free_ char *out = detect_excerpt(res.output ? res.output : "", res.output ? strlen(res.output) : 0,
+                                                          0, CHECK_EVIDENCE_EXCERPT);
+                json_t *e = json_pack("{s:I, s:s, s:s, s:s?, s:s?, s:f, s:s?}", "seq", (json_int_t)b->probes[i].seq,
+                                      "name", res.name ? res.name : "", "verdict", verdict_to_string(res.verdict),
+                                      "cause", res.cause, "evidence", res.evidence, "latency_ms",
+                                      (double)res.latency / 1e3, "output", out);
+                check_result_release(&res);
+                if (!e || json_array_append_new(a, e) < 0) {
+                        json_decref(o);
+                        return -ENOMEM;
+                }
+        }
+        *ret = o;
         return 0;
 }
 
@@ -1539,7 +1610,7 @@ static int level_drive(struct bench *b) {
                         break;
                 }
                 if (b->inflight == 0 && !more_to_send(b, b->open ? b->next_due : now_usec()) &&
-                    b->probes_sent >= b->n_probes)
+                    b->probes_sent >= probes_due(b))
                         break;
                 r = loop_iterate(b->l, USEC_INFINITY);
                 if (r == -ETIME)
@@ -1687,7 +1758,7 @@ static int level_merge(struct bench *b) {
  * appended to levels. */
 static int run_level(struct bench *b, int concurrency, double rate, json_t *levels) {
         const struct bench_spec *spec = b->spec;
-        _cleanup_json_ json_t *under_load = NULL, *server = NULL;
+        _cleanup_json_ json_t *under_load = NULL, *server = NULL, *eval_load = NULL;
         struct level_shared *sh = &b->level;
         uint64_t first_prompt = b->prompt_index;
         int n = bench_threads(spec->threads, concurrency, b->cpus), started = 0;
@@ -1762,9 +1833,16 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         b->level_seq++;
         if (r < 0)
                 goto out;
-        if (b->n_probes && (r = probes_json(b, &under_load)) < 0)
+        if (b->n_suite_probes && (r = probes_json(b, &under_load)) < 0)
                 goto out;
         b->lv.under_load = under_load;
+        if (b->eval_level && b->n_probes > b->n_suite_probes) {
+                if ((r = eval_json(b, &eval_load)) < 0)
+                        goto out;
+                b->eval_asked = true;
+                b->eval_level = false;
+        }
+        b->lv.eval_under_load = eval_load;
         if (sessions(b) && !(b->lv.sessions = sessions_json(b))) {
                 r = -ENOMEM;
                 goto out;
@@ -2618,7 +2696,8 @@ static bool summed(const char *key) {
                                            METRIC_ABORTED,  METRIC_RESENT,        METRIC_EVENTS_AFTER_DONE,
                                            METRIC_OUTPUT_TOKENS, METRIC_PROMPT_TOKENS, METRIC_CHUNKS,
                                            METRIC_USAGE_TOKENIZED, METRIC_USAGE_TOKENS, METRIC_USAGE_COUNTED,
-                                           METRIC_USAGE_DISAGREE, METRIC_USAGE_OVER_MAX};
+                                           METRIC_USAGE_DISAGREE, METRIC_USAGE_OVER_MAX, METRIC_OUTPUTS_JUDGED,
+                                           METRIC_OUTPUTS_FLAGGED};
         for (size_t i = 0; i < ELEMENTSOF(sums); i++)
                 if (strcmp(key, metric_key(sums[i])) == 0)
                         return true;
@@ -2636,7 +2715,8 @@ static int combine_object(json_t *out, json_t *const *objs, size_t n, const char
         int r = 0;
         json_object_foreach(out, k, v) {
                 if (json_is_object(v) && strcmp(k, metric_key(METRIC_ERRORS)) != 0 &&
-                    strcmp(k, metric_key(METRIC_PROMPT_CALIBRATION)) != 0 && strcmp(k, metric_key(METRIC_WORKLOAD)) != 0) {
+                    strcmp(k, metric_key(METRIC_PROMPT_CALIBRATION)) != 0 && strcmp(k, metric_key(METRIC_WORKLOAD)) != 0 &&
+                    strcmp(k, metric_key(METRIC_EVAL_UNDER_LOAD)) != 0) {
                         _cleanup_free_ json_t **sub = calloc(n, sizeof(*sub));
                         _cleanup_free_ char *path = strdup_printf("%s%s.", prefix, k);
                         bool all = true;
@@ -2718,6 +2798,13 @@ static json_t *combine_repeats(json_t *const *runs, size_t n) {
                                 if (!seen)
                                         json_array_append(warnings, w);
                         }
+                        json_t *flagged = json_object_get(out, metric_key(METRIC_FLAGGED));
+                        json_array_foreach(json_object_get(runs[i], metric_key(METRIC_FLAGGED)), j, w)
+                                if (json_array_size(flagged) < BENCH_FLAGGED_KEPT)
+                                        json_array_append(flagged, w);
+                        json_t *eu = json_object_get(runs[i], metric_key(METRIC_EVAL_UNDER_LOAD));
+                        if (eu && !json_object_get(out, metric_key(METRIC_EVAL_UNDER_LOAD)))
+                                json_object_set(out, metric_key(METRIC_EVAL_UNDER_LOAD), eu);
                         json_t *fe = json_object_get(out, metric_key(METRIC_FIRST_ERROR));
                         json_t *fi = json_object_get(runs[i], metric_key(METRIC_FIRST_ERROR));
                         if (!fe && fi)
@@ -2907,8 +2994,16 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                 r = plan_build(&b);
         if (r >= 0 && !spec->no_server_metrics && (r = scrape_new(l, t->base_url, &b.scrape)) >= 0)
                 scrape_set_kv_layout(b.scrape, t->kv_layout, t->kv_cells);
-        for (size_t i = 0; i < spec->n_concurrency && r >= 0 && !b.stopped; i++)
+        /* the eval's questions go out at the first level of the highest concurrency */
+        size_t top = 0;
+        for (size_t i = 1; i < spec->n_concurrency; i++)
+                if (spec->concurrency[i] > spec->concurrency[top])
+                        top = i;
+        for (size_t i = 0; i < spec->n_concurrency && r >= 0 && !b.stopped; i++) {
+                b.eval_level = i == top && !b.eval_asked;
                 r = run_repeated(&b, spec->concurrency[i], spec->rate, levels);
+        }
+        b.eval_level = false;
         if (r >= 0 && !b.stopped && spec->search_max > 0 && spec->objective)
                 r = sla_search(&b, levels);
         if (r >= 0 && b.samples_full) {

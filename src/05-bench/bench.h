@@ -43,6 +43,10 @@
 /* SSE limits per stream: a longer line or event fails the request ("sse_limit"). */
 #define BENCH_MAX_LINE ((size_t)1 << 20)
 #define BENCH_MAX_EVENT ((size_t)1 << 20)
+/* The bench's own outputs go through the forced detectors (detect.h) as each completes:
+ * the first BENCH_JUDGE_MAX bytes of each counted request's streamed text (content and
+ * reasoning) are judged, the rest is not kept for it. */
+#define BENCH_JUDGE_MAX ((size_t)64 << 10)
 
 /* Where and how bench_run sends its requests. */
 struct bench_target {
@@ -73,6 +77,14 @@ struct bench_target {
         const struct check_spec *checks;
         size_t n_checks;
         const struct checks_target *checks_target; /* model, profile, timeouts of those */
+        /* The eval under load (docs/metrics.md "Checks under load"): the first n_eval_checks
+         * questions of the eval set, in order, asked at the level of the highest concurrency
+         * (the first of them, the first run of its repeats; never an SLA search level) once
+         * its warm-up is out, after the checks, each as a check under load, not streamed as
+         * the eval asks them; their answers go in that level's eval_under_load. Needs
+         * checks_target. */
+        const struct check_spec *eval_checks;
+        size_t n_eval_checks;
         /* llama.cpp's KV cache among its slots, for the /slots estimate (scrape.h): unknown
          * (zero, computed as split), split, or unified with the cache's cells (0: from
          * /slots, the largest slot n_ctx). */

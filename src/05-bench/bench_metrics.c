@@ -427,7 +427,8 @@ int bench_level_init(struct bench_level *lv, int concurrency, double rate) {
                         goto fail;
         lv->errors = json_object();
         lv->warnings = json_array();
-        if (!lv->errors || !lv->warnings)
+        lv->flagged = json_array();
+        if (!lv->errors || !lv->warnings || !lv->flagged)
                 goto fail;
         return 0;
 fail:
@@ -444,7 +445,19 @@ void bench_level_release(struct bench_level *lv) {
         hist_release(&lv->connect);
         json_decref(lv->errors);
         json_decref(lv->warnings);
-        lv->errors = lv->warnings = NULL;
+        json_decref(lv->flagged);
+        lv->errors = lv->warnings = lv->flagged = NULL;
+}
+
+int bench_level_judged(struct bench_level *lv, const char *cause, const char *evidence, uint64_t index) {
+        lv->outputs_judged++;
+        if (!cause)
+                return 0;
+        lv->outputs_flagged++;
+        if (json_array_size(lv->flagged) >= BENCH_FLAGGED_KEPT)
+                return 0;
+        json_t *o = json_pack("{s:s, s:s?, s:I}", "cause", cause, "evidence", evidence, "index", (json_int_t)index);
+        return o && json_array_append_new(lv->flagged, o) == 0 ? 0 : -ENOMEM;
 }
 
 int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
@@ -586,6 +599,16 @@ int bench_level_merge(struct bench_level *lv, const struct bench_level *from) {
         lv->events += from->events;
         lv->after_done += from->after_done;
         lv->reads += from->reads;
+        lv->outputs_judged += from->outputs_judged;
+        lv->outputs_flagged += from->outputs_flagged;
+        size_t fi;
+        json_t *fv;
+        json_array_foreach(from->flagged, fi, fv) {
+                if (json_array_size(lv->flagged) >= BENCH_FLAGGED_KEPT)
+                        break;
+                if (json_array_append(lv->flagged, fv) < 0)
+                        return -ENOMEM;
+        }
         if (from->first_send && (!lv->first_send || from->first_send < lv->first_send))
                 lv->first_send = from->first_send;
         lv->last_send = MAX(lv->last_send, from->last_send);
@@ -822,6 +845,11 @@ json_t *bench_level_json(struct bench_level *lv) {
                 json_object_set(o, metric_key(METRIC_SESSIONS), lv->sessions);
         if (lv->under_load)
                 json_object_set(o, metric_key(METRIC_CHECKS_UNDER_LOAD), lv->under_load);
+        json_object_set_new(o, metric_key(METRIC_OUTPUTS_JUDGED), json_integer((json_int_t)lv->outputs_judged));
+        json_object_set_new(o, metric_key(METRIC_OUTPUTS_FLAGGED), json_integer((json_int_t)lv->outputs_flagged));
+        json_object_set(o, metric_key(METRIC_FLAGGED), lv->flagged);
+        if (lv->eval_under_load)
+                json_object_set(o, metric_key(METRIC_EVAL_UNDER_LOAD), lv->eval_under_load);
         /* set on the level entries bench_run combines or searches, not by a single run */
         if (lv->repeats > 1)
                 json_object_set_new(o, metric_key(METRIC_REPEATS), json_integer(lv->repeats));

@@ -233,6 +233,14 @@ struct bench_level {
         json_t *workload;          /* the dataset and arrivals as run (bench_run), or NULL; borrowed */
         json_t *sessions;          /* multi_turn: the level's sessions (bench_run), or NULL; borrowed */
         json_t *under_load;        /* the checks under load (array), or NULL; borrowed */
+        /* The bench's own outputs through the forced detectors (detect.h, detect_input.forced;
+         * docs/metrics.md "The bench's own outputs"): */
+        uint64_t outputs_judged;   /* completed counted requests whose text was judged */
+        uint64_t outputs_flagged;  /* of those, the ones a detector flagged */
+        json_t *flagged;           /* the first BENCH_FLAGGED_KEPT of them: {"cause", "evidence",
+                                      "index"}; owned */
+        json_t *eval_under_load;   /* the eval's questions asked amid this level (the highest),
+                                      or NULL; borrowed */
         int repeats;               /* > 1: "repeats" (bench_run's combined entries set it) */
         json_t *spread;            /* "spread", or NULL; borrowed */
         bool search;               /* "search": a level of the SLA search */
@@ -244,7 +252,13 @@ struct bench_level {
         double loop_cpu_max_s;     /* CPU of the busiest loop's thread (user + system) */
 };
 
+/* Flagged outputs a level keeps as evidence (the counts cover them all). */
+#define BENCH_FLAGGED_KEPT 3
+
 int bench_level_init(struct bench_level *lv, int concurrency, double rate);
+/* Counts one judged output; cause not NULL: flagged, kept (with evidence and the request's
+ * index in the level) while fewer than BENCH_FLAGGED_KEPT are. 0 or -ENOMEM. */
+int bench_level_judged(struct bench_level *lv, const char *cause, const char *evidence, uint64_t index);
 void bench_level_release(struct bench_level *lv);
 /* Counts one finished request (ITL samples are added with bench_level_itl as they come). */
 int bench_level_add(struct bench_level *lv, const struct bench_record *rec);

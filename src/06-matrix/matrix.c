@@ -1129,6 +1129,22 @@ static int parse_probe_multi_turn(struct ytree_ctx *c, const struct ynode *n, st
         return 0;
 }
 
+/* probes.under_load: true, false or {eval_samples: N} (docs/metrics.md "Checks under load"). */
+static int parse_under_load(struct ytree_ctx *c, const struct ynode *v, struct matrix_under_load *u) {
+        if (v->kind != Y_MAP)
+                return y_bool(c, v, "probes.under_load", &u->on);
+        static const char *const keys[] = {"eval_samples", NULL};
+        int r, n = (int)u->eval_samples;
+        if ((r = y_check_keys(c, v, keys, "probes.under_load")) < 0)
+                return r;
+        const struct ynode *e = y_get(v, "eval_samples");
+        if (e && (r = y_int(c, e, "probes.under_load.eval_samples", 1, EVAL_MAX_QUESTIONS, &n)) < 0)
+                return r;
+        u->on = true;
+        u->eval_samples = (size_t)n;
+        return 0;
+}
+
 /* `probes: {KEY: false | true | {options}}`. Another probe (the bench's under_load) is one
  * more row here, its options in struct probes_options. */
 static const struct {
@@ -1144,7 +1160,8 @@ static const struct {
 static int parse_probes(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         struct probes_options *o = &m->probes;
         probes_options_init(o);
-        const struct ynode *n = y_get(root, "probes");
+        m->under_load = (struct matrix_under_load){.on = true, .eval_samples = MATRIX_UNDER_LOAD_EVAL_SAMPLES};
+        const struct ynode *n = y_get(root, "probes"), *ul;
         int r;
         if (!n || y_null(n))
                 return 0;
@@ -1155,13 +1172,19 @@ static int parse_probes(struct ytree_ctx *c, const struct ynode *root, struct ma
                         return r;
                 for (int k = 0; k < _PROBE_MAX; k++)
                         o->on[k] = b;
+                m->under_load.on = b;
                 return 0;
         }
-        const char *keys[ELEMENTSOF(probe_parsers) + 1];
+        /* the probes asked after the checks, and the bench's under_load (its own struct: the
+         * bench asks it, not probes_run) */
+        const char *keys[ELEMENTSOF(probe_parsers) + 2];
         for (size_t i = 0; i < ELEMENTSOF(probe_parsers); i++)
                 keys[i] = probe_parsers[i].key;
-        keys[ELEMENTSOF(probe_parsers)] = NULL;
+        keys[ELEMENTSOF(probe_parsers)] = "under_load";
+        keys[ELEMENTSOF(probe_parsers) + 1] = NULL;
         if ((r = y_map(c, n, "probes")) < 0 || (r = y_check_keys(c, n, keys, "probes")) < 0)
+                return r;
+        if ((ul = y_get(n, "under_load")) && !y_null(ul) && (r = parse_under_load(c, ul, &m->under_load)) < 0)
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(probe_parsers); i++) {
                 const struct ynode *v = y_get(n, probe_parsers[i].key);
@@ -1204,6 +1227,7 @@ static char *beside_matrix(const struct matrix *m, const char *file) {
                 return strdup(file);
         return strdup_printf("%.*s/%s", (int)(slash - m->path), m->path, file);
 }
+
 
 static int parse_eval(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         struct eval_options *o = &m->eval;
@@ -1367,8 +1391,7 @@ static int matrix_parse(struct ytree_ctx *c, const struct ynode *root, struct ma
             (r = parse_axes(c, root, m)) < 0 || (r = parse_launcher(c, root, m)) < 0)
                 return r;
         if ((r = parse_strategy(c, root, m)) < 0 || (r = parse_checks(c, root, m)) < 0 ||
-            (r = parse_probes(c, root, m)) < 0 ||
-            (r = parse_bench(c, root, m)) < 0)
+            (r = parse_probes(c, root, m)) < 0 || (r = parse_bench(c, root, m)) < 0)
                 return r;
         return parse_eval(c, root, m);
 }

@@ -83,6 +83,15 @@ struct exclude_rule {
         ssize_t *value;      /* per axis: value index, or -1 for "any" */
 };
 
+/* probes.under_load (docs/metrics.md "Checks under load"): the eval's questions asked amid
+ * the bench's highest concurrency too. */
+#define MATRIX_UNDER_LOAD_EVAL_SAMPLES 50
+struct matrix_under_load {
+        bool on;                      /* default true; with an eval and a bench only */
+        size_t eval_samples;          /* the first N of the eval's questions; default 50 (all
+                                         when the eval has fewer) */
+};
+
 struct matrix {
         char *path;                   /* as given (the name, for matrix_parse_string) */
         char *text;                   /* the file as read, for the journal and reports */
@@ -134,6 +143,7 @@ struct matrix {
                                          named), or NULL: the baseline, else the most
                                          accurate cell, is the eval's reference */
         unsigned line_eval;           /* the `eval:` key's line, for errors found later */
+        struct matrix_under_load under_load; /* `probes: {under_load: ...}` */
         unsigned emit;                /* enum emit_kind bits; default both */
         enum launcher_kind launcher;  /* `launcher:`, default local */
         struct matrix_slurm slurm;

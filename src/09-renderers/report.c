@@ -167,6 +167,63 @@ static bool eval_eligible(const struct report_cell *c) {
         return !c->excluded && c->has_attempt && c->verdict == VERDICT_PASS && c->eval.ran;
 }
 
+/* The verdicts of a cell's eval answers alone (caller frees; NULL: ENOMEM). */
+static enum verdict *verdicts_of(const struct report_eval *e) {
+        enum verdict *a = calloc(e->n_answers ? e->n_answers : 1, sizeof(*a));
+        for (size_t i = 0; a && i < e->n_answers; i++)
+                a[i] = e->answers[i].verdict;
+        return a;
+}
+
+/* The eval under load: each cell's against its own answers alone (the sweep gated on that
+ * already), then, for a cell that passed, against the reference's alone on the same
+ * questions: significantly below is wrong/accuracy. */
+static int apply_under_load(struct report_view *v, struct report_cell *rc) {
+        _cleanup_free_ enum verdict *ref = rc ? verdicts_of(&rc->eval) : NULL;
+        if (rc && !ref)
+                return -ENOMEM;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                struct report_cell *c = &v->cells[i];
+                size_t k;
+                json_t *level, *e = NULL;
+                json_array_foreach(c->bench, k, level) if (!e) e = json_object_get(level, metric_key(METRIC_EVAL_UNDER_LOAD));
+                if (!json_is_object(e) || !c->eval.ran)
+                        continue;
+                _cleanup_free_ enum verdict *own = verdicts_of(&c->eval);
+                if (!own)
+                        return -ENOMEM;
+                c->eval.under_load = true;
+                c->eval.load_concurrency = (int)json_integer_value(json_object_get(e, "concurrency"));
+                eval_under_load_figures(e, own, c->eval.n_answers, &c->eval.load_fig, &c->eval.load_alone);
+                if (!rc || rc == c || !eval_eligible(c))
+                        continue;
+                struct eval_figures load;
+                eval_under_load_figures(e, ref, rc->eval.n_answers, &load, &c->eval.load_ref);
+                c->eval.load_compared = true;
+                eval_two_proportion(load.correct, load.n, c->eval.load_ref.correct, c->eval.load_ref.n, &c->eval.load_z,
+                                    &c->eval.load_p);
+                if (!eval_significantly_below(load.correct, load.n, c->eval.load_ref.correct, c->eval.load_ref.n))
+                        continue;
+                char what[64];
+                snprintf(what, sizeof(what), "the reference %.8s's alone", rc->id);
+                char *ev = eval_under_load_evidence(c->eval.load_concurrency, &load, &c->eval.load_ref, what);
+                char *cause = strdup("accuracy");
+                if (!ev || !cause) {
+                        free(ev);
+                        free(cause);
+                        return -ENOMEM;
+                }
+                free(c->cause);
+                free(c->evidence);
+                c->verdict = VERDICT_WRONG;
+                c->cause = cause;
+                c->evidence = ev;
+                c->eval.load_gated = true;
+                v->eval.gated++;
+        }
+        return 0;
+}
+
 int report_view_apply_eval(struct report_view *v) {
         struct report_view_eval *ve = &v->eval;
         ve->reference = -1;
@@ -189,7 +246,7 @@ int report_view_apply_eval(struct report_view *v) {
         ve->fell_back = ve->named && (fell_back || named < 0);
         ve->reference = ref;
         if (ref < 0)
-                return 0;
+                return apply_under_load(v, NULL);
         const char *by = json_string_value(json_object_get(ve->settings, "reference_by"));
         ve->reference_by = ref == named ? (streq_ptr(by, "reference") ? "reference" : "baseline") : "most accurate";
         struct report_cell *rc = &v->cells[ref];
@@ -227,7 +284,7 @@ int report_view_apply_eval(struct report_view *v) {
                 c->evidence = ev;
                 ve->gated++;
         }
-        return 0;
+        return apply_under_load(v, rc);
 }
 
 const char *report_cell_verdict(const struct report_cell *c) {
@@ -572,6 +629,43 @@ char *report_server_note(const struct report_cell *c) {
                         return NULL;
         }
         return b.len ? strdup(buf_str(&b)) : NULL;
+}
+
+static int put_figures(struct buf *b, const char *what, const struct eval_figures *f) {
+        return buf_printf(b, "%s%zu/%zu, accuracy %.3f [%.3f, %.3f]", what, f->correct, f->n, f->accuracy, f->ci_low,
+                          f->ci_high);
+}
+
+char *report_load_note(const struct report_view *v, const struct report_cell *c) {
+        if (json_array_size(c->bench) == 0)
+                return NULL;
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 8192);
+        json_int_t judged = 0, flagged = 0;
+        size_t k;
+        json_t *e;
+        json_array_foreach(c->bench, k, e) {
+                judged += json_integer_value(json_object_get(e, metric_key(METRIC_OUTPUTS_JUDGED)));
+                flagged += json_integer_value(json_object_get(e, metric_key(METRIC_OUTPUTS_FLAGGED)));
+        }
+        int r = buf_printf(&b, "bench outputs: %lld judged, %lld flagged", (long long)judged, (long long)flagged);
+        json_array_foreach(c->bench, k, e) {
+                json_t *first = json_array_get(json_object_get(e, metric_key(METRIC_FLAGGED)), 0);
+                if (first && r >= 0)
+                        r = buf_printf(&b, " (@%lld %s: %s)",
+                                       (long long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))),
+                                       json_string_value(json_object_get(first, "cause")),
+                                       json_string_value(json_object_get(first, "evidence")));
+        }
+        const struct report_eval *ev = &c->eval;
+        if (v->eval.on && ev->under_load && r >= 0) {
+                if ((r = buf_printf(&b, "; eval under load @%d: ", ev->load_concurrency)) >= 0 &&
+                    (r = put_figures(&b, "", &ev->load_fig)) >= 0)
+                        r = put_figures(&b, "; alone ", &ev->load_alone);
+                if (r >= 0 && ev->load_compared && (r = put_figures(&b, "; the reference alone ", &ev->load_ref)) >= 0)
+                        r = buf_printf(&b, " (z = %.2f, p = %.3g)", ev->load_z, ev->load_p);
+        }
+        return r < 0 ? NULL : strdup(buf_str(&b));
 }
 
 char *report_client_note(const struct report_cell *c) {

@@ -56,6 +56,16 @@ struct report_eval {
         struct eval_diff diff;
         enum eval_gate gate;          /* not NONE: the cell's verdict was turned wrong */
         enum verdict journal_verdict; /* the verdict as journaled, before the gate */
+        /* The eval under load (its bench's highest level, docs/metrics.md "Checks under
+         * load"), set by report_view_apply_eval: */
+        bool under_load;              /* the bench asked the eval's questions under load */
+        int load_concurrency;
+        struct eval_figures load_fig; /* the answers under load */
+        struct eval_figures load_alone; /* the same questions, this cell alone */
+        bool load_compared;           /* against the reference alone on the same questions: */
+        struct eval_figures load_ref; /* the reference's answers alone to them */
+        double load_z, load_p;        /* the two-proportion test of load_fig against load_ref */
+        bool load_gated;              /* significantly below: the cell was turned wrong/accuracy */
 };
 
 /* A cell's evidence, parsed once from what was journaled (report_load.h): which
@@ -350,6 +360,12 @@ char *report_client_note(const struct report_cell *c);
 char *report_server_line(json_t *level);
 /* The same for every level of a cell: "the server's own figures: @1 ...; @4 ...", or NULL. */
 char *report_server_note(const struct report_cell *c);
+/* What the bench's own outputs and the eval under load came to: "bench outputs: 80 judged,
+ * 2 flagged (@4 repeat: EVIDENCE); eval under load @32: 20/50 right, accuracy 0.400 [0.276,
+ * 0.538]; alone 49/50, accuracy 0.980 [...]; the reference alone 50/50, accuracy 1.000 [...]
+ * (z = -6.12, p < 0.001)". NULL for a cell without a bench (or no memory). Caller frees; raw:
+ * escape it. */
+char *report_load_note(const struct report_view *v, const struct report_cell *c);
 
 /* The same as the best cell's id (owned by the view), or NULL when no cell passed. */
 const char *report_best(const struct report_view *v);

@@ -1749,6 +1749,12 @@ static void put_cell(struct page *p, const struct ctx *x, const struct report_ra
                         esc(p, note);
                         put(p, "</p>\n");
                 }
+                _cleanup_free_ char *load = report_load_note(v, c);
+                if (load) {
+                        put(p, "<p class=\"note\">");
+                        esc(p, load);
+                        put(p, "</p>\n");
+                }
         }
         put_facts(p, c);
         put(p, "</div>\n</details>\n");

@@ -174,6 +174,25 @@ static json_t *cell_eval_json(const struct report_view *v, const struct report_c
         err |= json_object_set_new(o, "gate", e->gate ? json_string(eval_gate_cause(e->gate)) : json_null());
         err |= json_object_set_new(o, "journal_verdict",
                                    e->gate ? json_string(verdict_to_string(e->journal_verdict)) : json_null());
+        if (e->under_load) {
+                json_t *ul = json_pack("{s:i, s:I, s:I, s:o, s:o, s:{s:I, s:I, s:o}}", "concurrency", e->load_concurrency,
+                                       "n", (json_int_t)e->load_fig.n, "correct", (json_int_t)e->load_fig.correct,
+                                       "accuracy", json_number_or_null(e->load_fig.accuracy), "ci95",
+                                       json_pack("[o, o]", json_number_or_null(e->load_fig.ci_low),
+                                                 json_number_or_null(e->load_fig.ci_high)),
+                                       "alone", "n", (json_int_t)e->load_alone.n, "correct",
+                                       (json_int_t)e->load_alone.correct, "accuracy",
+                                       json_number_or_null(e->load_alone.accuracy));
+                if (ul && e->load_compared)
+                        err |= json_object_set_new(ul, "vs_reference",
+                                                   json_pack("{s:I, s:I, s:o, s:o, s:o, s:b}", "n", (json_int_t)e->load_ref.n,
+                                                             "correct", (json_int_t)e->load_ref.correct, "accuracy",
+                                                             json_number_or_null(e->load_ref.accuracy), "z",
+                                                             json_number_or_null(e->load_z), "p",
+                                                             json_number_or_null(e->load_p), "below", e->load_gated));
+                err |= !ul || json_object_set_new(o, "under_load", ul);
+        } else
+                err |= json_object_set_new(o, "under_load", json_null());
         err |= json_object_set_new(o, "answers", json_incref(qs));
         if (err)
                 return NULL;

@@ -87,6 +87,10 @@ static int put_bench_notes(struct buf *out, const struct report_view *v, const s
                 if (server && ((r = buf_puts(out, " ")) < 0 || (r = report_escape_markdown(out, server, 0)) < 0 ||
                                (r = buf_puts(out, ".")) < 0))
                         return r;
+                _cleanup_free_ char *load = report_load_note(v, c);
+                if (load && ((r = buf_puts(out, " ")) < 0 || (r = report_escape_markdown(out, load, 0)) < 0 ||
+                             (r = buf_puts(out, ".")) < 0))
+                        return r;
                 r = buf_puts(out, "\n");
         }
         return r;

@@ -173,6 +173,10 @@ int report_text(const struct report_view *v, const struct report_text_options *o
                 _cleanup_free_ char *server_shown = server ? escaped_text(server, 0) : NULL;
                 if (server_shown)
                         r = buf_printf(out, "%s: %s\n", v->cells[i].id, server_shown);
+                _cleanup_free_ char *load = r >= 0 ? report_load_note(v, &v->cells[i]) : NULL;
+                _cleanup_free_ char *load_shown = load ? escaped_text(load, 0) : NULL;
+                if (load_shown)
+                        r = buf_printf(out, "%s: %s\n", v->cells[i].id, load_shown);
                 _cleanup_free_ char *client = report_client_note(&v->cells[i]);
                 if (client && r >= 0)
                         r = buf_printf(out, "%s: %s\n", v->cells[i].id, client);

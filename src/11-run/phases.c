@@ -120,31 +120,108 @@ int phases_eval(const struct check_result *results, size_t n, struct phase_resul
         return 0;
 }
 
-int phases_gate_under_load(const json_t *levels, struct phase_result *ret) {
+/* An answer under load the gates judge: not a pass, and not the want of an answer (an HTTP
+ * error, a cut, a timeout: the server failing a request under load, as the load's own
+ * requests do, is the failure gate's to judge). */
+static bool judged_under_load(enum verdict v, const char *cause) {
+        return v != VERDICT_PASS && v != VERDICT_TIMEOUT && !(v == VERDICT_GARBAGE && streq_ptr(cause, "http"));
+}
+
+/* Decides *ret from answer c (checks_under_load's or eval_under_load's) of a level. */
+static int decide_under_load(const json_t *level, const json_t *c, bool eval, struct phase_result *ret) {
+        enum verdict v = verdict_from_string(json_string_value(json_object_get(c, "verdict")));
+        const char *cause = json_string_value(json_object_get(c, "cause"));
+        if (v == VERDICT_INVALID)
+                v = VERDICT_ERROR;
+        const char *ev = json_string_value(json_object_get(c, "evidence"));
+        _cleanup_free_ char *e = strdup_printf(
+                "under load at concurrency %lld, %s%s: %s",
+                (long long)json_integer_value(json_object_get(level, metric_key(METRIC_CONCURRENCY))),
+                eval ? "eval question " : "", json_string_value(json_object_get(c, "name")), ev ? ev : "(no evidence)");
+        if (!e)
+                return -ENOMEM;
+        return phase_result_decide(ret, v, cause, e) < 0 ? -ENOMEM : 1;
+}
+
+static int gate_under_load(const json_t *levels, bool garbage_only, struct phase_result *ret) {
         size_t i, k;
         json_t *level, *c;
         json_array_foreach(levels, i, level) {
                 json_array_foreach(json_object_get(level, metric_key(METRIC_CHECKS_UNDER_LOAD)), k, c) {
                         enum verdict v = verdict_from_string(json_string_value(json_object_get(c, "verdict")));
-                        const char *cause = json_string_value(json_object_get(c, "cause"));
-                        /* No answer at all (an HTTP error, a cut, a timeout) is the server
-                         * failing a request under load, as the load's own requests do: that
-                         * is the failure gate's to judge, not a wrong answer. */
-                        if (v == VERDICT_PASS || v == VERDICT_TIMEOUT || (v == VERDICT_GARBAGE && streq_ptr(cause, "http")))
-                                continue;
-                        if (v == VERDICT_INVALID)
-                                v = VERDICT_ERROR;
-                        const char *ev = json_string_value(json_object_get(c, "evidence"));
-                        _cleanup_free_ char *e = strdup_printf(
-                                "under load at concurrency %lld, %s: %s",
-                                (long long)json_integer_value(json_object_get(level, metric_key(METRIC_CONCURRENCY))),
-                                json_string_value(json_object_get(c, "name")), ev ? ev : "(no evidence)");
-                        if (!e)
-                                return -ENOMEM;
-                        return phase_result_decide(ret, v, cause, e) < 0 ? -ENOMEM : 1;
+                        if (judged_under_load(v, json_string_value(json_object_get(c, "cause"))) &&
+                            (!garbage_only || v == VERDICT_GARBAGE))
+                                return decide_under_load(level, c, false, ret);
+                }
+                if (!garbage_only)
+                        continue;
+                /* the eval's answers under load: a wrong one is its accuracy's to judge
+                 * (phases_gate_accuracy), garbage is garbage */
+                json_array_foreach(json_object_get(json_object_get(level, metric_key(METRIC_EVAL_UNDER_LOAD)), "answers"),
+                                   k, c) {
+                        enum verdict v = verdict_from_string(json_string_value(json_object_get(c, "verdict")));
+                        if (v == VERDICT_GARBAGE && judged_under_load(v, json_string_value(json_object_get(c, "cause"))))
+                                return decide_under_load(level, c, true, ret);
                 }
         }
         return 0;
+}
+
+int phases_gate_under_load(const json_t *levels, struct phase_result *ret) {
+        return gate_under_load(levels, false, ret);
+}
+
+int phases_gate_under_load_garbage(const json_t *levels, struct phase_result *ret) {
+        return gate_under_load(levels, true, ret);
+}
+
+int phases_gate_outputs(const json_t *levels, struct phase_result *ret) {
+        size_t i;
+        json_t *level;
+        json_array_foreach(levels, i, level) {
+                json_int_t flagged = json_integer_value(json_object_get(level, metric_key(METRIC_OUTPUTS_FLAGGED)));
+                if (flagged <= 0)
+                        continue;
+                json_t *first = json_array_get(json_object_get(level, metric_key(METRIC_FLAGGED)), 0);
+                const char *cause = json_string_value(json_object_get(first, "cause"));
+                const char *ev = json_string_value(json_object_get(first, "evidence"));
+                _cleanup_free_ char *e = strdup_printf(
+                        "bench at concurrency %lld: %lld of %lld outputs flagged (%s); first: %s",
+                        (long long)json_integer_value(json_object_get(level, metric_key(METRIC_CONCURRENCY))),
+                        (long long)flagged,
+                        (long long)json_integer_value(json_object_get(level, metric_key(METRIC_OUTPUTS_JUDGED))),
+                        cause ? cause : "flagged", ev ? ev : "(no evidence)");
+                if (!e)
+                        return -ENOMEM;
+                return phase_result_decide(ret, VERDICT_GARBAGE, cause ? cause : "repeat", e) < 0 ? -ENOMEM : 1;
+        }
+        return 0;
+}
+
+const json_t *phases_eval_under_load(const json_t *levels) {
+        size_t i;
+        json_t *level;
+        json_array_foreach(levels, i, level) {
+                json_t *e = json_object_get(level, metric_key(METRIC_EVAL_UNDER_LOAD));
+                if (json_is_object(e))
+                        return e;
+        }
+        return NULL;
+}
+
+int phases_gate_accuracy(const json_t *levels, const enum verdict *alone, size_t n_alone, struct phase_result *ret) {
+        const json_t *e = phases_eval_under_load(levels);
+        if (!e || !alone)
+                return 0;
+        struct eval_figures load, solo;
+        eval_under_load_figures(e, alone, n_alone, &load, &solo);
+        if (!eval_significantly_below(load.correct, load.n, solo.correct, solo.n))
+                return 0;
+        _cleanup_free_ char *ev = eval_under_load_evidence(
+                (int)json_integer_value(json_object_get(e, "concurrency")), &load, &solo, "alone");
+        if (!ev)
+                return -ENOMEM;
+        return phase_result_decide(ret, VERDICT_WRONG, "accuracy", ev) < 0 ? -ENOMEM : 1;
 }
 
 /* The cause of an overload verdict: what kind of failure the first one was. */

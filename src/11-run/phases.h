@@ -13,7 +13,14 @@
  *   - a server found dead after a batch of requests is a crash (its log and exit status
  *     say which, or its launcher does) whatever the answers were;
  *   - a launcher's own outcome (a Slurm job's time limit) beats the log's diagnosis;
- *   - in the bench, a check under load that answered wrong beats the failure gate.
+ *   - in the bench, in this order: garbage in the bench's own outputs (phases_gate_outputs),
+ *     garbage in a check or an eval question under load (phases_gate_under_load_garbage),
+ *     the accuracy under load significantly below alone (phases_gate_accuracy: wrong/
+ *     accuracy), a check under load that answered wrong (phases_gate_under_load), then the
+ *     failure gate (phases_gate_bench). Garbage first: it is the more specific finding, and
+ *     garbage answers would also lower the accuracy; the accuracy before one wrong check:
+ *     its evidence holds both figures and the test. The comparison with the reference's
+ *     accuracy alone is the reports' (report_view_apply_eval), as the eval's is.
  */
 #ifndef GAUNTLET_PHASES_H
 #define GAUNTLET_PHASES_H
@@ -26,6 +33,7 @@
 #include "05-bench/bench_metrics.h"
 #include "05-bench/scrape.h"
 #include "04-gate/checks.h"
+#include "04-gate/eval.h"
 #include "01-base/profile.h"
 #include "07-processes/supervise.h"
 #include "01-base/verdict.h"
@@ -108,6 +116,25 @@ int phases_eval(const struct check_result *results, size_t n, struct phase_resul
  * concurrency N, NAME: EVIDENCE"; invalid reads as error). No answer at all (timeout, an
  * HTTP failure) is left to the failure gate. 1 when decided, 0 when none failed, -ENOMEM. */
 int phases_gate_under_load(const json_t *levels, struct phase_result *ret);
+
+/* The same for garbage alone: the first check under load, lowest level first, whose answer
+ * a detector flagged, then the eval's answers under load (eval question NAME). 1 when
+ * decided, 0 when none, -ENOMEM. */
+int phases_gate_under_load_garbage(const json_t *levels, struct phase_result *ret);
+
+/* The bench's own outputs (docs/metrics.md "The bench's own outputs"): the first level,
+ * lowest first, with a flagged output decides garbage, its cause the first flagged one's,
+ * "bench at concurrency N: K of R outputs flagged (CAUSE); first: EVIDENCE". One flagged
+ * output is enough: the forced detectors never fire on an honest continuation (0 of the
+ * outputs measured on a real llama-server, docs/metrics.md). 1 when decided, 0, -ENOMEM. */
+int phases_gate_outputs(const json_t *levels, struct phase_result *ret);
+
+/* The level object's eval_under_load (the first level that has one), or NULL. */
+const json_t *phases_eval_under_load(const json_t *levels);
+/* wrong/accuracy when the accuracy under load is significantly below the cell's own alone
+ * (eval_significantly_below), evidence eval_under_load_evidence's. 1 when decided, 0 when
+ * not (no eval under load, or not significantly below), -ENOMEM. */
+int phases_gate_accuracy(const json_t *levels, const enum verdict *alone, size_t n_alone, struct phase_result *ret);
 
 /* The failure gate: the first level with more failed requests than spec allows
  * (bench_failures_allowed) decides overload, its cause the kind of its first failure

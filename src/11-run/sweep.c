@@ -460,6 +460,30 @@ static void log_kv_layout(const char *log_path, struct phases_kv_layout *ret) {
                 phases_kv_layout(text, len, ret);
 }
 
+/* probes.under_load: with an eval that this cell answered alone. */
+static bool wants_eval_under_load(const struct cell_run *cr) {
+        return cr->m->has_eval && cr->m->under_load.on && cr->a->eval && cr->m->eval_set.n > 0;
+}
+
+/* The verdicts of the eval's questions alone, for phases_gate_accuracy (caller frees);
+ * NULL with *ret_n 0 when there are none, and on ENOMEM (the gate then has nothing to
+ * compare: -ENOMEM in *ret_err). */
+static enum verdict *alone_verdicts(const struct cell_run *cr, size_t *ret_n, int *ret_err) {
+        *ret_n = 0;
+        *ret_err = 0;
+        if (!cr->a->eval || !cr->a->n_eval)
+                return NULL;
+        enum verdict *v = calloc(cr->a->n_eval, sizeof(*v));
+        if (!v) {
+                *ret_err = -ENOMEM;
+                return NULL;
+        }
+        for (size_t i = 0; i < cr->a->n_eval; i++)
+                v[i] = cr->a->eval[i].verdict;
+        *ret_n = cr->a->n_eval;
+        return v;
+}
+
 /* The bench's load, with the checks (and eval questions) asked under it; the levels and
  * samples in *ret_levels, *ret_samples (the caller's). As bench_run returns. */
 static int bench_load(struct cell_run *cr, json_t **ret_levels, json_t **ret_samples, char **ret_refused) {
@@ -491,6 +515,9 @@ static int bench_load(struct cell_run *cr, json_t **ret_levels, json_t **ret_sam
                 .checks = cr->m->bench.checks_under_load ? asked : NULL,
                 .n_checks = n_asked,
                 .checks_target = &ct,
+                /* the eval under load: the first questions of the set, answered alone just before */
+                .eval_checks = wants_eval_under_load(cr) ? cr->m->eval_set.specs : NULL,
+                .n_eval_checks = MIN(cr->m->eval_set.n, cr->m->under_load.eval_samples),
                 .ret_error = ret_refused,
         };
         struct phases_kv_layout kv;
@@ -537,7 +564,16 @@ static int cell_bench(void *ctx, struct phase_result *res) {
                 } else {
                         cr->a->bench = TAKE_PTR(levels);
                         cr->a->bench_samples = TAKE_PTR(samples);
-                        if ((r = phases_gate_under_load(cr->a->bench, res)) == 0)
+                        /* precedence: phases.h */
+                        size_t n_alone;
+                        _cleanup_free_ enum verdict *alone = alone_verdicts(cr, &n_alone, &r);
+                        if (r == 0)
+                                r = phases_gate_outputs(cr->a->bench, res);
+                        if (r == 0)
+                                r = phases_gate_under_load_garbage(cr->a->bench, res);
+                        if (r == 0)
+                                r = phases_gate_accuracy(cr->a->bench, alone, n_alone, res);
+                        if (r == 0 && (r = phases_gate_under_load(cr->a->bench, res)) == 0)
                                 r = phases_gate_bench(cr->a->bench, &cr->m->bench, res);
                 }
         }

@@ -12,6 +12,7 @@
 #include "12-cli/cli.h"
 #include "03-io/loop.h"
 #include "01-base/metrics.h"
+#include "11-run/phases.h"
 #include "01-base/profile.h"
 
 #define BENCH_MAX_LEVELS 64
@@ -337,6 +338,18 @@ static void print_text(json_t *levels) {
                                100 * json_number_value(json_object_get(cpu, metric_key(METRIC_CPU_LOOP_CORES_MAX))),
                                json_number_value(json_object_get(json_object_get(lv, metric_key(METRIC_SEND_DELAY_MS)),
                                                                  metric_stat_key(METRIC_STAT_P50))));
+        }
+        json_array_foreach(levels, i, lv) {
+                json_int_t flagged = json_integer_value(json_object_get(lv, metric_key(METRIC_OUTPUTS_FLAGGED)));
+                json_t *first = json_array_get(json_object_get(lv, metric_key(METRIC_FLAGGED)), 0);
+                printf("outputs: concurrency %lld: %lld judged, %lld flagged",
+                       (long long)json_integer_value(json_object_get(lv, metric_key(METRIC_CONCURRENCY))),
+                       (long long)json_integer_value(json_object_get(lv, metric_key(METRIC_OUTPUTS_JUDGED))),
+                       (long long)flagged);
+                if (flagged > 0 && first)
+                        printf(" (%s); first: %s", json_string_value(json_object_get(first, "cause")),
+                               json_string_value(json_object_get(first, "evidence")));
+                printf("\n");
         }
         json_array_foreach(levels, i, lv) {
                 size_t k;
@@ -735,8 +748,17 @@ int cli_bench(int argc, char **argv) {
         json_t *lv;
         json_array_foreach(levels, i, lv)
                 completed += json_integer_value(json_object_get(lv, metric_key(METRIC_COMPLETED)));
+        /* the bench's own outputs through the forced detectors: one flagged is garbage */
+        struct phase_result verdict = {0};
+        if (phases_gate_outputs(levels, &verdict) < 0) {
+                cli_error("out of memory");
+                return EXIT_FAILED;
+        }
+        bool garbage = verdict.step == STEP_DECIDED;
         if (format == 1) {
-                json_t *root = json_pack("{s:o}", "bench", levels);
+                json_t *root = json_pack("{s:o, s:s, s:s?, s:s?}", "bench", levels, "verdict",
+                                         garbage ? verdict_to_string(verdict.verdict) : "pass", "cause", verdict.cause,
+                                         "evidence", verdict.evidence);
                 if (!root) {
                         cli_error("out of memory");
                         return EXIT_FAILED;
@@ -744,6 +766,7 @@ int cli_bench(int argc, char **argv) {
                 char *s = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
                 json_decref(root);
                 if (!s) {
+                        phase_result_release(&verdict);
                         cli_error("out of memory");
                         return EXIT_FAILED;
                 }
@@ -751,8 +774,15 @@ int cli_bench(int argc, char **argv) {
                 free(s);
         } else {
                 print_text(levels);
+                printf("verdict: %s%s%s\n", garbage ? verdict_to_string(verdict.verdict) : "pass", garbage ? "/" : "",
+                       garbage ? verdict.cause : "");
                 json_decref(levels);
         }
+        if (garbage) {
+                cli_error("%s/%s: %s", verdict_to_string(verdict.verdict), verdict.cause, verdict.evidence);
+                status = EXIT_FAILED;
+        }
+        phase_result_release(&verdict);
         if (completed == 0) {
                 cli_error("no request completed");
                 status = EXIT_FAILED;

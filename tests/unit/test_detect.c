@@ -674,7 +674,7 @@ static void test_forced_subset(void **state) {
         assert_string_equal(judge_forced("MethodInfoyageegebensatunya am\xc3\xa4t\xc3\xb6\xc3\xb6ri ilmektedirToplam "
                                          "\xd0\xb2\xd0\xbe\xd0\xbf\xd1\x80\xd0\xbe\xd1\x81_FRAMEBUFFER sebelumnya", 32),
                             "low-information");
-        assert_string_equal(judge_forced("OK\x01\x02", 4), "invalid-text");
+        assert_string_equal(judge_forced("OK\x01\x02\x03\x04\x05\x06\x07\x08", 10), "invalid-text");
         struct detect_input nan_in = {.text = "OK", .len = 2, .forced = true, .logprobs = (const double[]){NAN},
                                       .n_logprobs = 1};
         struct detect_result r;
@@ -751,9 +751,63 @@ static void test_long_input(void **state) {
         assert_true(took < 20 * USEC_PER_SEC);
 }
 
+/* Forced continuations (detect_input.forced, the bench's outputs): only runs of one
+ * character, invalid text and NaN fire; a model that loops honestly past its end does not. */
+static const char *judge_forced_text(const char *text) {
+        struct detect_input in = {.text = text, .len = strlen(text), .forced = true, .finish_reason = "length"};
+        struct detect_result r;
+        assert_int_equal(detect_output(&in, &r), 0);
+        const char *cause = r.cause;
+        detect_result_release(&r);
+        return cause;
+}
+
+static void test_forced(void **state) {
+        (void)state;
+        /* the seed's garbage and the field's: a run of one punctuation mark */
+        assert_string_equal(judge_forced_text("The answer is!!!!!!!!!!!!!!!!!!!!"), "repeat");
+        assert_string_equal(judge_forced_text("++++++++++++++++"), "repeat");
+        assert_string_equal(judge_forced_text("a S componentes_obs Worce!!!!!!!!!!!!!!!!"), "repeat");
+        /* 15 in the middle of text are below the limit that applies anywhere (16) */
+        assert_null(judge_forced_text("wow!!!!!!!!!!!!!!! said the man, and he went on along the road to the town."));
+        /* text heavy with replacement or control characters, or bytes that are not UTF-8 */
+        assert_string_equal(judge_forced_text("a \xEF\xBF\xBD\xEF\xBF\xBD b \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD c "
+                                         "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD d e"), "invalid-text");
+        assert_string_equal(judge_forced_text("\xff\xfe\x10\x11 \xff\xfe\x01\x02 ok"), "invalid-text");
+        /* a stray one, as the testbed's model forced past its end emits (seen: "0\x10 9 n had
+         * had", "0 *e = 00\xEF\xBF\xBD 0 n te ce 10 w ce OK"): not garbage */
+        assert_null(judge_forced_text("0\x10 9 n had had had had had had h"));
+        assert_null(judge_forced_text("0 *e = 00\xEF\xBF\xBD 0 n te ce 10 w ce OK"));
+        assert_null(judge_forced_text("\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+                                 "\xEF\xBF\xBD and then a long stretch of ordinary words follows here"));
+        /* NaN in the text as an engine prints it */
+        struct detect_input nan_in = {.text = "ok", .len = 2, .forced = true,
+                                      .logprobs = (const double[]){-0.5, NAN}, .n_logprobs = 2};
+        struct detect_result nan_r;
+        assert_int_equal(detect_output(&nan_in, &nan_r), 0);
+        assert_string_equal(nan_r.cause, "nan");
+        detect_result_release(&nan_r);
+        /* an honest continuation that loops past its natural end: the full detectors call it
+         * a loop, the forced ones do not */
+        char honest[2048] = "";
+        for (int i = 0; i < 12; i++)
+                strcat(honest, "The cat sat on the mat and looked at the door. ");
+        assert_non_null(judge(honest, "length", NULL));
+        assert_null(judge_forced_text(honest));
+        /* a stutter on one letter (the testbed's reference backend, forced through a
+         * completion), a Markdown rule, a table, digits of a long number: never flagged */
+        assert_null(judge_forced_text("OOOOOOOOOOOOOOOK.    OK OOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOOK."));
+        assert_string_equal(judge_forced_text("(((((((((((((((((((((((((("), "repeat");
+        assert_null(judge_forced_text("| a | b |\n|---|---|\n| 1 | 2 |\n------------------------------------------\n"));
+        assert_null(judge_forced_text("2^100 = 1267650600228229401496703205376, and 10^40 = 10000000000000000000000000000000000000000"));
+        /* the same text with the full detectors: still caught */
+        assert_string_equal(judge("++++++++++++++++", "length", NULL), "repeat");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_corpus_garbage),
+                cmocka_unit_test(test_forced),
                 cmocka_unit_test(test_corpus_clean),
                 cmocka_unit_test(test_corpus_engine),
                 cmocka_unit_test(test_corpus_holdout),

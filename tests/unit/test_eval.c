@@ -530,6 +530,48 @@ static void test_view_gate(void **state) {
         buf_release(&b);
 }
 
+/* The eval under load against the reference's answers alone to the same questions: a cell
+ * that passed with 30/50 right amid its bench's highest level is wrong/accuracy when the view
+ * is loaded, with both figures; every format shows the figures. */
+static void test_view_under_load(void **state) {
+        _cleanup_report_view_ struct report_view *v = gate_view();
+        json_t *answers = json_array();
+        for (int i = 0; i < 52; i++) /* 30 right, 20 wrong, 2 with no answer (not counted) */
+                json_array_append_new(answers, json_pack("{s:i, s:s, s:s, s:s?}", "seq", i, "name", "q",
+                                                         "verdict", i >= 50 ? "garbage" : i < 30 ? "pass" : "wrong",
+                                                         "cause", i >= 50 ? "http" : NULL));
+        v->cells[2].bench = json_pack("[{s:i}, {s:i, s:i, s:i, s:[], s:{s:i, s:i, s:o}}]", "concurrency", 1,
+                                      "concurrency", 16, "outputs_judged", 40, "outputs_flagged", 0, "flagged",
+                                      "eval_under_load", "concurrency", 16, "asked", 52, "answers", answers);
+        assert_int_equal(report_view_apply_eval(v), 0);
+        const struct report_cell *c = &v->cells[2];
+        assert_int_equal(c->verdict, VERDICT_WRONG);
+        assert_string_equal(c->cause, "accuracy");
+        assert_non_null(strstr(c->evidence, "accuracy under load at concurrency 16: 0.600 ["));
+        assert_non_null(strstr(c->evidence, "(30/50) below the reference 00000000's alone 1.000 ["));
+        assert_non_null(strstr(c->evidence, "two-proportion z-test z = -"));
+        assert_true(c->eval.under_load && c->eval.load_compared && c->eval.load_gated);
+        assert_int_equal(c->eval.load_alone.correct, 50);
+        assert_int_equal(v->eval.gated, 2);
+        assert_false(v->cells[0].eval.under_load); /* no bench */
+        json_t *j = NULL;
+        assert_int_equal(report_json(v, "test", &j), 0);
+        json_t *ul = json_object_get(json_object_get(json_array_get(json_object_get(j, "cells"), 2), "eval"), "under_load");
+        assert_int_equal(json_integer_value(json_object_get(ul, "concurrency")), 16);
+        assert_int_equal(json_integer_value(json_object_get(ul, "n")), 50);
+        assert_int_equal(json_integer_value(json_object_get(ul, "correct")), 30);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(ul, "alone"), "correct")), 50);
+        assert_true(json_is_true(json_object_get(json_object_get(ul, "vs_reference"), "below")));
+        json_decref(j);
+        struct buf b;
+        buf_init(&b, 0);
+        struct report_text_options to = {.width = 400};
+        assert_int_equal(report_text(v, &to, &b), 0);
+        assert_non_null(strstr(b.data, ": bench outputs: 40 judged, 0 flagged; eval under load @16: 30/50, accuracy 0.600 ["));
+        assert_non_null(strstr(b.data, "; alone 50/50, accuracy 1.000 [0.929, 1.000]; the reference alone 50/50"));
+        buf_release(&b);
+}
+
 static void test_view_html_escapes(void **state) {
         /* answers, questions and ids are server or user text: shown, never markup */
         _cleanup_report_view_ struct report_view *v = gate_view();
@@ -749,6 +791,7 @@ int main(void) {
                 cmocka_unit_test(test_subset),        cmocka_unit_test(test_diff),
                 cmocka_unit_test(test_reference),     cmocka_unit_test(test_gate),
                 cmocka_unit_test(test_view_gate),     cmocka_unit_test(test_view_fallback),
+                cmocka_unit_test(test_view_under_load),
                 cmocka_unit_test(test_view_html_escapes),
                 cmocka_unit_test(test_concurrent),
         };

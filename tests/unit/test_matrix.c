@@ -276,6 +276,13 @@ static void test_defaults_and_minimal(void **state) {
         assert_string_equal(m->objective, "output_tokens_per_s@1");
         assert_true(m->checks_default);
         assert_int_equal(m->emit, EMIT_SYSTEMD | EMIT_SCRIPT);
+        assert_true(m->under_load.on); /* probes.under_load: on, 50 of the eval's questions */
+        assert_int_equal(m->under_load.eval_samples, MATRIX_UNDER_LOAD_EVAL_SAMPLES);
+        _cleanup_matrix_ struct matrix *off = load_str("engine: testbed\nprobes: {under_load: false}\n");
+        assert_false(off->under_load.on);
+        _cleanup_matrix_ struct matrix *n = load_str("engine: testbed\nprobes:\n  under_load: {eval_samples: 120}\n");
+        assert_true(n->under_load.on);
+        assert_int_equal(n->under_load.eval_samples, 120);
 
         _cleanup_matrix_ struct matrix *a = load_ok("tests/matrices/good/anchors.yaml");
         assert_string_equal(a->engine, "llama.cpp"); /* canonical name for "llamacpp" */

@@ -37,6 +37,9 @@ static json_t *full_level(void) {
         lv.workload = work;
         lv.sessions = sessions;
         lv.under_load = load;
+        json_t *eval_load = json_pack("{s:i}", "concurrency", 2);
+        lv.eval_under_load = eval_load;
+        assert_int_equal(bench_level_judged(&lv, "repeat", "run of 16 x '!'", 0), 0);
         lv.repeats = 3;
         lv.spread = spread;
         lv.search = true;
@@ -46,6 +49,7 @@ static json_t *full_level(void) {
         json_decref(work);
         json_decref(sessions);
         json_decref(load);
+        json_decref(eval_load);
         json_decref(spread);
         json_decref(server);
         assert_non_null(o);

@@ -451,6 +451,97 @@ static void test_wrong_answer_under_load(void **state) {
         assert_int_equal(res.step, STEP_NEXT);
 }
 
+/* The bench's own outputs: the first level with a flagged output is garbage with its counts
+ * and the first evidence; none flagged passes. */
+static void test_outputs_gate(void **state) {
+        (void)state;
+        _cleanup_json_ json_t *levels = levels_of(
+                "[{\"concurrency\": 1, \"outputs_judged\": 10, \"outputs_flagged\": 0, \"flagged\": []},"
+                " {\"concurrency\": 4, \"outputs_judged\": 40, \"outputs_flagged\": 3, \"flagged\": ["
+                "   {\"cause\": \"repeat\", \"evidence\": \"run of 64 x '!' at byte 0\", \"index\": 7}]}]");
+        struct phase_result res = {0};
+        assert_int_equal(phases_gate_outputs(levels, &res), 1);
+        expect(&res, VERDICT_GARBAGE, "repeat",
+               "bench at concurrency 4: 3 of 40 outputs flagged (repeat); first: run of 64 x '!' at byte 0");
+        phase_result_release(&res);
+        _cleanup_json_ json_t *fine = levels_of("[{\"concurrency\": 1, \"outputs_judged\": 10, \"outputs_flagged\": 0}]");
+        assert_int_equal(phases_gate_outputs(fine, &res), 0);
+        assert_int_equal(res.step, STEP_NEXT);
+        /* a level from before the bench judged its outputs has no count: nothing to gate */
+        _cleanup_json_ json_t *old = levels_of("[{\"concurrency\": 1}]");
+        assert_int_equal(phases_gate_outputs(old, &res), 0);
+}
+
+/* Garbage under load first (a check, then an eval question); wrong answers are left to the
+ * accuracy and the per-check gates. */
+static void test_under_load_garbage(void **state) {
+        (void)state;
+        _cleanup_json_ json_t *levels = levels_of(
+                "[{\"concurrency\": 2, \"checks_under_load\": [{\"name\": \"arith\", \"verdict\": \"wrong\", "
+                "   \"cause\": \"arith\", \"evidence\": \"324\"}]},"
+                " {\"concurrency\": 8, \"eval_under_load\": {\"concurrency\": 8, \"answers\": ["
+                "   {\"seq\": 0, \"name\": \"products-0\", \"verdict\": \"wrong\", \"cause\": \"products-0\"},"
+                "   {\"seq\": 1, \"name\": \"products-1\", \"verdict\": \"garbage\", \"cause\": \"http\"},"
+                "   {\"seq\": 2, \"name\": \"products-2\", \"verdict\": \"garbage\", \"cause\": \"repeat\", "
+                "    \"evidence\": \"run of 20 x '+'\"}]}}]");
+        struct phase_result res = {0};
+        assert_int_equal(phases_gate_under_load_garbage(levels, &res), 1);
+        expect(&res, VERDICT_GARBAGE, "repeat", "under load at concurrency 8, eval question products-2: run of 20 x '+'");
+        phase_result_release(&res);
+        assert_int_equal(phases_gate_under_load(levels, &res), 1);
+        expect(&res, VERDICT_WRONG, "arith", "under load at concurrency 2, arith: 324");
+        phase_result_release(&res);
+}
+
+/* A JSON eval_under_load level with `right` of n answers right (seq 0..n-1), the rest wrong,
+ * and k timeouts after them (not counted). */
+static json_t *eval_level(int concurrency, int n, int right, int timeouts) {
+        json_t *answers = json_array();
+        for (int i = 0; i < n + timeouts; i++)
+                json_array_append_new(answers, json_pack("{s:i, s:s, s:s}", "seq", i, "name", "q",
+                                                         "verdict", i >= n ? "timeout" : i < right ? "pass" : "wrong"));
+        return json_pack("[{s:i, s:{s:i, s:i, s:o}}]", "concurrency", concurrency, "eval_under_load", "concurrency",
+                         concurrency, "asked", n + timeouts, "answers", answers);
+}
+
+/* The accuracy under load against the cell's own alone, as figures -> verdict. */
+static void test_accuracy_under_load(void **state) {
+        (void)state;
+        enum verdict alone[60];
+        for (size_t i = 0; i < 60; i++)
+                alone[i] = i == 3 ? VERDICT_WRONG : VERDICT_PASS; /* 49 of the first 50 right alone */
+        struct phase_result res = {0};
+        /* 20/50 under load against 49/50 alone: significantly below */
+        _cleanup_json_ json_t *bad = eval_level(32, 50, 20, 5);
+        assert_int_equal(phases_gate_accuracy(bad, alone, 60, &res), 1);
+        assert_int_equal(res.verdict, VERDICT_WRONG);
+        assert_string_equal(res.cause, "accuracy");
+        assert_non_null(strstr(res.evidence, "accuracy under load at concurrency 32: 0.400 ["));
+        assert_non_null(strstr(res.evidence, "(20/50) below alone 0.980 ["));
+        assert_non_null(strstr(res.evidence, "(49/50): two-proportion z-test z = -"));
+        assert_non_null(strstr(res.evidence, "p < 0.001 (95%)"));
+        phase_result_release(&res);
+        /* 47/50 under load: not significantly below 49/50 */
+        _cleanup_json_ json_t *close = eval_level(32, 50, 47, 0);
+        assert_int_equal(phases_gate_accuracy(close, alone, 60, &res), 0);
+        assert_int_equal(res.step, STEP_NEXT);
+        /* no eval under load, or nothing alone to compare with */
+        _cleanup_json_ json_t *none = levels_of("[{\"concurrency\": 4}]");
+        assert_int_equal(phases_gate_accuracy(none, alone, 60, &res), 0);
+        assert_int_equal(phases_gate_accuracy(bad, NULL, 0, &res), 0);
+        /* the figures: timeouts under load and questions not asked alone count on neither side */
+        alone[1] = VERDICT_SKIPPED;
+        struct eval_figures load, solo;
+        eval_under_load_figures(phases_eval_under_load(bad), alone, 60, &load, &solo);
+        assert_int_equal(load.n, 49);
+        assert_int_equal(load.correct, 19);
+        assert_int_equal(solo.n, 49);
+        assert_int_equal(solo.correct, 48);
+        /* fewer alone verdicts than questions: only those count */
+        eval_under_load_figures(phases_eval_under_load(bad), alone, 10, &load, &solo);
+        assert_int_equal(load.n, 9);
+}
+
 /* ---- llama-server's KV-cache layout from its log ---- */
 
 static struct phases_kv_layout kv_of(const char *text) {
@@ -542,6 +633,9 @@ int main(void) {
                 cmocka_unit_test(test_checks_and_eval),
                 cmocka_unit_test(test_bench_failure_gate),
                 cmocka_unit_test(test_wrong_answer_under_load),
+                cmocka_unit_test(test_outputs_gate),
+                cmocka_unit_test(test_under_load_garbage),
+                cmocka_unit_test(test_accuracy_under_load),
                 cmocka_unit_test(test_kv_layout_from_log),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
