@@ -6,7 +6,7 @@
 #   long      "+" for every token once the context passes 2,000 words   -> the long-context probe
 #   sampling  word salad at temperature > 0                             -> the sampling probe
 #   turns     "...a S componentes_obs Worce!!!!" from the third turn     -> the multi-turn probe
-#   load      coherent wrong numbers with 8 or more requests at once    -> the checks/eval under load
+#   load      coherent wrong numbers with 8 or more requests at once    -> the checks/eval under load (at 16)
 #   bench     "!" for every token of a prompt over 200 words            -> the bench's outputs judged
 #   honest    right everywhere, and the slowest per token               -> pass, and named best
 # Every broken backend is faster than the honest one: without its probe it would win.
@@ -30,7 +30,7 @@ axes:
       - {name: bench, args: [--backend, bench, --token-delay-ms, "0.2"]}
       - {name: honest, args: [--backend, honest, --token-delay-ms, "2"]}
 eval: {builtin: [products], samples: 40}
-bench: {concurrency: [1, 8], input_tokens: 400, output_tokens: 32, requests: 16}
+bench: {concurrency: [1, 16], input_tokens: 400, output_tokens: 32, requests: 32}
 objective: output_tokens_per_s@1
 emit: [script]
 YAML
@@ -66,5 +66,5 @@ jq -e '.cells[] | select(.axes.backend == "honest") | .checks | all(.verdict == 
         fail "the honest backend did not pass every check and probe: $(cell honest '[.checks[] | select(.verdict != "pass") | "\(.name) \(.verdict) \(.evidence)"]')"
 best=$(jq -r .best "$tmp/r.json")
 [ "$best" = "$(cell honest .id)" ] || fail "best is $best, not the honest backend"
-grep -q "^best: .* backend=honest" "$tmp/out" || fail "the run did not name the honest backend best"
+grep -q "; best: $(cell honest .id)" "$tmp/out" || fail "the run did not name the honest backend best"
 echo "ok"
