@@ -220,6 +220,18 @@ char *probes_filler(size_t chars, uint64_t seed, const char *fact, int depth_pct
                 if (buf_append(&b, one.data, one.len) < 0)
                         return NULL;
         }
+        /* then short sentences while one fits: a small context (the testbed's 256 tokens)
+         * would otherwise lose most of a long sentence's worth to the granularity */
+        static const char *const brief[] = {"It rained. ", "Birds sang. ", "The door creaked. ", "A dog barked. ",
+                                            "Snow fell. ", "Bells rang. ", "It was late. ", "Wind blew. "};
+        for (size_t tries = 0; tries < ELEMENTSOF(brief) * 8; tries++) {
+                const char *x = PICK(brief, &s);
+                size_t n = strlen(x);
+                if (b.len + n + (placed ? 0 : fact_len) > chars)
+                        continue;
+                if (buf_append(&b, x, n) < 0)
+                        return NULL;
+        }
         if (!placed && buf_printf(&b, "%s ", fact) < 0)
                 return NULL;
         while (b.len > 0 && b.data[b.len - 1] == ' ')

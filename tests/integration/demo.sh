@@ -11,7 +11,7 @@ PATH="$(dirname "$TESTBED"):$PATH" "$GAUNTLET" run "$SRCDIR/examples/demo.yaml" 
         >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "the demo sweep found no passing cell"; }
 cat "$tmp/out"
 "$GAUNTLET" report --format json "$tmp/demo.db" >"$tmp/r.json"
-v() { jq -r --arg m "$1" --arg g "$2" '.cells[] | select(.axes.moe == $m and .axes.gemm == $g) | "\(.verdict) \(.cause // "-")"' "$tmp/r.json"; }
+v() { jq -r --arg m "$1" --arg g "$2" --arg k "${3:-bf16}" '.cells[] | select(.axes.moe == $m and .axes.gemm == $g and .axes.kv == $k) | "\(.verdict) \(.cause // "-")"' "$tmp/r.json"; }
 [ "$(v nvfp4 nvfp4)" = "pass -" ] || fail "nvfp4/nvfp4: $(v nvfp4 nvfp4)"
 [ "$(v reference nvfp4)" = "pass -" ] || fail "reference/nvfp4: $(v reference nvfp4)"
 [ "$(v tcgen05 nvfp4)" = "crash arch" ] || fail "tcgen05: $(v tcgen05 nvfp4)"
@@ -19,6 +19,19 @@ v() { jq -r --arg m "$1" --arg g "$2" '.cells[] | select(.axes.moe == $m and .ax
 case "$(v nvfp4-swizzled nvfp4)" in garbage*) ;; *) fail "nvfp4-swizzled on sm_120: $(v nvfp4-swizzled nvfp4)" ;; esac
 case "$(v auto nvfp4)" in garbage*) ;; *) fail "auto on sm_120 should pick the broken swizzled path: $(v auto nvfp4)" ;; esac
 case "$(v fp16acc nvfp4)" in garbage* | wrong*) ;; *) fail "fp16acc: $(v fp16acc nvfp4)" ;; esac
+# the seed's !!!! for auto, and a probe catching what the short checks cannot: the FP8 KV
+# cache breaks from the third turn of a conversation only
+jq -e '.cells[] | select(.axes.moe == "auto") | .evidence | test("!!!!")' "$tmp/r.json" >/dev/null ||
+        fail "auto on sm_120 does not answer !!!!"
+[ "$(v nvfp4 nvfp4 fp8)" = "garbage repeat" ] || fail "kv fp8: $(v nvfp4 nvfp4 fp8)"
+jq -e '.cells[] | select(.axes.kv == "fp8") | (.evidence | startswith("turn 3:")) and
+        ([.checks[] | select(.name | startswith("multi-turn")) | .verdict] | any(. == "garbage")) and
+        ([.checks[] | select(.name == "ok" or .name == "math") | .verdict] | all(. == "pass"))' "$tmp/r.json" >/dev/null ||
+        fail "the multi-turn probe did not catch kv fp8 (or a short check failed first)"
+# no line about the testbed's own usage or metrics (first contact without noise)
+! grep -E "usage disagrees|has none of the series" "$tmp/out" || fail "the demo complains about its own testbed"
+"$GAUNTLET" report "$tmp/demo.db" >"$tmp/report.txt"
+! grep -E "usage disagrees|has none of the series" "$tmp/report.txt" || fail "the demo's report complains about its own testbed"
 # the passing cells were benchmarked, and the winner is one of them
 jq -e '[.cells[] | select(.verdict == "pass") | (.bench | length) > 0] | all' "$tmp/r.json" >/dev/null ||
         fail "a passing cell has no bench figures"
