@@ -648,13 +648,18 @@ int openai_token_count_of(const json_t *o, int64_t *ret) {
         return -EBADMSG;
 }
 
-int openai_parse_token_count(const char *body, size_t len, int64_t *ret) {
+/* A number read from a JSON body by of(); -EBADMSG when the body is not JSON. */
+static int parse_body_number(const char *body, size_t len, int (*of)(const json_t *, int64_t *), int64_t *ret) {
         json_t *o = json_loadb(body, len, 0, NULL);
         if (!o)
                 return -EBADMSG;
-        int r = openai_token_count_of(o, ret);
+        int r = of(o, ret);
         json_decref(o);
         return r;
+}
+
+int openai_parse_token_count(const char *body, size_t len, int64_t *ret) {
+        return parse_body_number(body, len, openai_token_count_of, ret);
 }
 
 int openai_models_context_of(const json_t *o, int64_t *ret) {
@@ -672,10 +677,5 @@ int openai_models_context_of(const json_t *o, int64_t *ret) {
 }
 
 int openai_parse_models_context(const char *body, size_t len, int64_t *ret) {
-        json_t *o = json_loadb(body, len, 0, NULL);
-        if (!o)
-                return -EBADMSG;
-        int r = openai_models_context_of(o, ret);
-        json_decref(o);
-        return r;
+        return parse_body_number(body, len, openai_models_context_of, ret);
 }

@@ -117,11 +117,9 @@ struct run {
 /* Sets verdict, cause and evidence on r; takes ownership of evidence (NULL: -ENOMEM). */
 static char *quote_excerpt(const char *s, size_t len);
 
-static int result_fail(struct check_result *r, enum verdict v, const char *cause, char *evidence) {
-        if (!evidence)
-                return -ENOMEM;
-        char *c = strdup(cause);
-        if (!c) {
+int check_result_set(struct check_result *r, enum verdict v, const char *cause, char *evidence) {
+        char *c = cause ? strdup(cause) : NULL;
+        if (cause && !c) {
                 free(evidence);
                 return -ENOMEM;
         }
@@ -131,6 +129,12 @@ static int result_fail(struct check_result *r, enum verdict v, const char *cause
         r->cause = c;
         r->evidence = evidence;
         return 0;
+}
+
+static int result_fail(struct check_result *r, enum verdict v, const char *cause, char *evidence) {
+        if (!evidence)
+                return -ENOMEM;
+        return check_result_set(r, v, cause, evidence);
 }
 
 char *checks_quote_answer(const char *s, size_t len) {

@@ -257,17 +257,7 @@ int probes_target_tokens(int64_t context, double share, int cap, int64_t *ret) {
 static int set_result(struct check_result *r, enum verdict v, const char *cause, char *evidence, bool want_evidence) {
         if (want_evidence && !evidence)
                 return -ENOMEM;
-        char *c = cause ? strdup(cause) : NULL;
-        if (cause && !c) {
-                free(evidence);
-                return -ENOMEM;
-        }
-        free(r->cause);
-        free(r->evidence);
-        r->verdict = v;
-        r->cause = c;
-        r->evidence = evidence;
-        return 0;
+        return check_result_set(r, v, cause, evidence);
 }
 
 int probes_judge_sampling(const char *name, const struct check_result *runs, size_t n, int min_right,
@@ -519,6 +509,25 @@ static int reword_wrong(struct check_result *r, const char *cause, const char *e
         return set_result(r, VERDICT_WRONG, cause, strdup_printf("%s %s, got: %s", expected, where, got), true);
 }
 
+/* Asks a control (a probe's capability check): one question with a number for an answer,
+ * its result added to p's. *ret points at it. Returns as ask (nothing added on failure). */
+static int ask_control(struct prober *p, const char *name, const char *prompt, int max_tokens, const char *key,
+                       struct check_result **ret) {
+        struct check_spec cs;
+        if (init_spec(&cs, name, prompt, max_tokens, EXPECT_NUMBER, key) < 0)
+                return -ENOMEM;
+        struct check_result *ctl = add(p);
+        int r = ctl ? ask(p, &cs, 0, ctl) : -ENOMEM;
+        check_spec_release(&cs);
+        if (r < 0) {
+                if (ctl)
+                        p->n--;
+                return r;
+        }
+        *ret = ctl;
+        return r;
+}
+
 /* ---- long context ----------------------------------------------------------------------- */
 
 /* The recall prompt says what to look for; the fallback's (a golden question after the
@@ -553,18 +562,11 @@ static int probe_long_context(struct prober *p) {
         usec_t t0 = now_usec();
 
         /* the control: the same fact and question, no filler */
-        struct check_spec cs;
         _cleanup_free_ char *cprompt = strdup_printf("%s %s", fact, LC_QUESTION);
-        if (!cprompt || init_spec(&cs, "long-context/control", cprompt, PROBES_ANSWER_TOKENS, EXPECT_NUMBER, key) < 0)
-                return -ENOMEM;
-        struct check_result *ctl = add(p);
-        int r = ctl ? ask(p, &cs, 0, ctl) : -ENOMEM;
-        check_spec_release(&cs);
-        if (r < 0) {
-                if (ctl)
-                        p->n--;
+        struct check_result *ctl = NULL;
+        int r = cprompt ? ask_control(p, "long-context/control", cprompt, PROBES_ANSWER_TOKENS, key, &ctl) : -ENOMEM;
+        if (r < 0)
                 return r;
-        }
         bool recalls = ctl->verdict == VERDICT_PASS;
         const struct check_spec *golden = NULL;
         if (ctl->verdict == VERDICT_WRONG) {
@@ -967,17 +969,10 @@ static int probe_multi_turn(struct prober *p) {
         snprintf(cprompt, sizeof(cprompt),
                  "Remember this number: %d. What number did I ask you to remember? Reply with just the number.", remember);
         snprintf(key, sizeof(key), "%d", remember);
-        struct check_spec cs;
-        if (init_spec(&cs, "multi-turn/control", cprompt, 64, EXPECT_NUMBER, key) < 0)
-                return -ENOMEM;
-        struct check_result *ctl = add(p);
-        int r = ctl ? ask(p, &cs, 0, ctl) : -ENOMEM;
-        check_spec_release(&cs);
-        if (r < 0) {
-                if (ctl)
-                        p->n--;
+        struct check_result *ctl = NULL;
+        int r = ask_control(p, "multi-turn/control", cprompt, 64, key, &ctl);
+        if (r < 0)
                 return r;
-        }
         bool recalls = ctl->verdict == VERDICT_PASS;
         if (ctl->verdict == VERDICT_WRONG) {
                 _cleanup_free_ char *got = checks_quote_answer(ctl->output ? ctl->output : "",

@@ -1267,6 +1267,29 @@ static int probes_init(struct bench *b) {
         return 0;
 }
 
+/* A judged check under load as the level's JSON holds it: {["seq",] "name", "verdict",
+ * "cause", "evidence", "latency_ms", "output" (an excerpt)}. 0, or a negative errno. */
+static int probe_answer_json(struct probe *pr, bool with_seq, json_t **ret) {
+        struct check_result res = {0};
+        int r = check_probe_result(pr->p, &res);
+        if (r < 0)
+                return r;
+        _cleanup_free_ char *out = detect_excerpt(res.output ? res.output : "", res.output ? strlen(res.output) : 0, 0,
+                                                  CHECK_EVIDENCE_EXCERPT);
+        json_t *o = json_pack("{s:s, s:s, s:s?, s:s?, s:f, s:s?}", "name", res.name ? res.name : "", "verdict",
+                              verdict_to_string(res.verdict), "cause", res.cause, "evidence", res.evidence,
+                              "latency_ms", (double)res.latency / 1e3, "output", out);
+        check_result_release(&res);
+        if (o && with_seq && json_object_set_new(o, "seq", json_integer((json_int_t)pr->seq)) < 0) {
+                json_decref(o);
+                o = NULL;
+        }
+        if (!o)
+                return -ENOMEM;
+        *ret = o;
+        return 0;
+}
+
 /* The level's checks under load: name, verdict, cause, evidence, latency, the answer's
  * start. */
 static int probes_json(struct bench *b, json_t **ret) {
@@ -1276,21 +1299,11 @@ static int probes_json(struct bench *b, json_t **ret) {
         for (size_t i = 0; i < b->n_suite_probes; i++) {
                 if (!b->probes[i].done)
                         continue; /* cancelled with the level (stop_level) */
-                struct check_result res = {0};
-                int r = check_probe_result(b->probes[i].p, &res);
-                if (r < 0) {
+                json_t *o = NULL;
+                int r = probe_answer_json(&b->probes[i], false, &o);
+                if (r < 0 || json_array_append_new(a, o) < 0) {
                         json_decref(a);
-                        return r;
-                }
-                _cleanup_free_ char *out = detect_excerpt(res.output ? res.output : "", res.output ? strlen(res.output) : 0,
-                                                          0, CHECK_EVIDENCE_EXCERPT);
-                json_t *o = json_pack("{s:s, s:s, s:s?, s:s?, s:f, s:s?}", "name", res.name ? res.name : "",
-                                      "verdict", verdict_to_string(res.verdict), "cause", res.cause, "evidence",
-                                      res.evidence, "latency_ms", (double)res.latency / 1e3, "output", out);
-                check_result_release(&res);
-                if (!o || json_array_append_new(a, o) < 0) {
-                        json_decref(a);
-                        return -ENOMEM;
+                        return r < 0 ? r : -ENOMEM;
                 }
         }
         *ret = a;
@@ -1309,22 +1322,11 @@ static int eval_json(struct bench *b, json_t **ret) {
         for (size_t i = b->n_suite_probes; i < b->n_probes; i++) {
                 if (!b->probes[i].done)
                         continue;
-                struct check_result res = {0};
-                int r = check_probe_result(b->probes[i].p, &res);
-                if (r < 0) {
+                json_t *e = NULL;
+                int r = probe_answer_json(&b->probes[i], true, &e);
+                if (r < 0 || json_array_append_new(a, e) < 0) {
                         json_decref(o);
-                        return r;
-                }
-                _cleanup_free_ char *out = detect_excerpt(res.output ? res.output : "", res.output ? strlen(res.output) : 0,
-                                                          0, CHECK_EVIDENCE_EXCERPT);
-                json_t *e = json_pack("{s:I, s:s, s:s, s:s?, s:s?, s:f, s:s?}", "seq", (json_int_t)b->probes[i].seq,
-                                      "name", res.name ? res.name : "", "verdict", verdict_to_string(res.verdict),
-                                      "cause", res.cause, "evidence", res.evidence, "latency_ms",
-                                      (double)res.latency / 1e3, "output", out);
-                check_result_release(&res);
-                if (!e || json_array_append_new(a, e) < 0) {
-                        json_decref(o);
-                        return -ENOMEM;
+                        return r < 0 ? r : -ENOMEM;
                 }
         }
         *ret = o;

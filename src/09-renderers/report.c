@@ -175,6 +175,21 @@ static enum verdict *verdicts_of(const struct report_eval *e) {
         return a;
 }
 
+/* The eval's gate turns a passing cell wrong: cause copied, evidence taken (NULL: -ENOMEM). */
+static int gate_cell(struct report_cell *c, const char *cause, char *evidence) {
+        char *cs = evidence ? strdup(cause) : NULL;
+        if (!cs) {
+                free(evidence);
+                return -ENOMEM;
+        }
+        free(c->cause);
+        free(c->evidence);
+        c->verdict = VERDICT_WRONG;
+        c->cause = cs;
+        c->evidence = evidence;
+        return 0;
+}
+
 /* The eval under load: each cell's against its own answers alone (the sweep gated on that
  * already), then, for a cell that passed, against the reference's alone on the same
  * questions: significantly below is wrong/accuracy. */
@@ -206,18 +221,9 @@ static int apply_under_load(struct report_view *v, struct report_cell *rc) {
                         continue;
                 char what[64];
                 snprintf(what, sizeof(what), "the reference %.8s's alone", rc->id);
-                char *ev = eval_under_load_evidence(c->eval.load_concurrency, &load, &c->eval.load_ref, what);
-                char *cause = strdup("accuracy");
-                if (!ev || !cause) {
-                        free(ev);
-                        free(cause);
+                if (gate_cell(c, "accuracy",
+                              eval_under_load_evidence(c->eval.load_concurrency, &load, &c->eval.load_ref, what)) < 0)
                         return -ENOMEM;
-                }
-                free(c->cause);
-                free(c->evidence);
-                c->verdict = VERDICT_WRONG;
-                c->cause = cause;
-                c->evidence = ev;
                 c->eval.load_gated = true;
                 v->eval.gated++;
         }
@@ -269,19 +275,10 @@ int report_view_apply_eval(struct report_view *v) {
                 if (c->eval.gate == EVAL_GATE_NONE)
                         continue;
                 const char *first = c->eval.diff.first != SIZE_MAX ? c->eval.answers[c->eval.diff.first].id : NULL;
-                char *ev = eval_gate_evidence(c->eval.gate, &ve->rules, &c->eval.fig, &rc->eval.fig, &c->eval.diff, rc->id,
-                                              first);
-                char *cause = strdup(eval_gate_cause(c->eval.gate));
-                if (!ev || !cause) {
-                        free(ev);
-                        free(cause);
+                if (gate_cell(c, eval_gate_cause(c->eval.gate),
+                              eval_gate_evidence(c->eval.gate, &ve->rules, &c->eval.fig, &rc->eval.fig, &c->eval.diff,
+                                                 rc->id, first)) < 0)
                         return -ENOMEM;
-                }
-                free(c->cause);
-                free(c->evidence);
-                c->verdict = VERDICT_WRONG;
-                c->cause = cause;
-                c->evidence = ev;
                 ve->gated++;
         }
         return apply_under_load(v, rc);

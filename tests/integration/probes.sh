@@ -4,58 +4,9 @@
 # each caught with its verdict, cause and evidence; the context read from /v1/models, from
 # a refusal, from --context; the controls' fallbacks; and the real testbed passing every
 # probe within a few seconds.
-set -u
-GAUNTLET=${GAUNTLET:-$PWD/build/bin/gauntlet}
-FIXTURE=${FIXTURE:-$PWD/build/bin/gauntlet-fixture}
+. "$SRCDIR/tests/smoke-lib.sh"
 TESTBED=${TESTBED:-$PWD/build/bin/gauntlet-testbed}
-tmp=$(mktemp -d)
-PID=
-stop() {
-        if [ -n "$PID" ]; then
-                kill -KILL "$PID" 2>/dev/null
-                wait "$PID" 2>/dev/null
-                PID=
-        fi
-}
-cleanup() {
-        stop
-        rm -rf "$tmp"
-}
-trap cleanup EXIT
-. "$SRCDIR/tests/assert.sh"
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# start ARGS...: the fixture on a free port; sets PORT and PID.
-start() {
-        stop
-        local try i
-        for try in 1 2 3 4 5; do
-                PORT=$((20000 + RANDOM % 30000))
-                port_busy "$PORT" && continue
-                rm -f "$tmp/fx.out" "$tmp/fx.err"
-                "$FIXTURE" --port "$PORT" "$@" >"$tmp/fx.out" 2>"$tmp/fx.err" &
-                PID=$!
-                for i in $(seq 100); do
-                        grep -q 'ready' "$tmp/fx.out" 2>/dev/null && return 0
-                        kill -0 "$PID" 2>/dev/null || break
-                        sleep 0.05
-                done
-                stop
-        done
-        echo "cannot start the fixture: $(cat "$tmp/fx.err")"
-        return 1
-}
-# smoke EXPECTED_EXIT ARGS...: smoke --format json into $tmp/out.json
-smoke() {
-        local want=$1; shift
-        "$GAUNTLET" smoke --url "http://127.0.0.1:$PORT" --format json "$@" >"$tmp/out.json" 2>"$tmp/err"
-        local st=$?
-        if [ "$st" -ne "$want" ]; then
-                soft_fail "smoke $* exited $st, wanted $want"
-                head -c 3000 "$tmp/out.json" | sed 's/^/    /'
-                return 1
-        fi
-}
 # field NAME KEY: a check's field, as jq prints it raw
 field() { jq -r --arg n "$1" --arg k "$2" '.checks[] | select(.name == $n) | .[$k]' "$tmp/out.json"; }
 expect_eq() {
