@@ -472,13 +472,16 @@ static int init_spec(struct check_spec *s, const char *name, const char *prompt,
         return 0;
 }
 
-/* The suite's first question the cell answered right alone, fit to ask after filler: a
- * chat prompt with thinking not on and an expected answer ("Reply with exactly: OK" in the
- * default suite). The first, not the hardest: the fallback asks whether the model still
- * follows an instruction after the filler, so a small model that cannot do sums after
- * noise is not called broken, while a backend that breaks at length (garbage, or no
- * answer) still shows. NULL: none. */
-static const struct check_spec *golden_fallback(const struct prober *p) {
+/* The suite's first question the cell answered right alone, fit to ask after filler or in
+ * a conversation: a chat prompt with thinking not on and an expected answer ("Reply with
+ * exactly: OK" in the default suite); with last, the last such ("What is 17 * 19?"). The
+ * first, not the hardest, after filler: the fallback asks whether the model still follows
+ * an instruction after the filler, so a small model that cannot do sums after noise is not
+ * called broken, while a backend that breaks at length (garbage, or no answer) still
+ * shows. The suite's own questions, never others: a server that answers only what the
+ * user's suite asks is not called broken by a question of ours. NULL: none. */
+static const struct check_spec *golden_answered(const struct prober *p, bool last) {
+        const struct check_spec *found = NULL;
         for (size_t i = 0; i < p->n_suite; i++) {
                 const struct check_spec *s = &p->suite[i];
                 if (s->mode != CHECK_CHAT || !s->prompt || s->messages || s->thinking == THINKING_ON ||
@@ -490,9 +493,11 @@ static const struct check_spec *golden_fallback(const struct prober *p) {
                                 passed = true;
                 if (!passed)
                         continue;
-                return s;
+                found = s;
+                if (!last)
+                        break;
         }
-        return NULL;
+        return found;
 }
 
 /* A wrong answer's evidence in the probe's words: "expected X <where>, got: ...". */
@@ -572,7 +577,7 @@ static int probe_long_context(struct prober *p) {
         if (ctl->verdict == VERDICT_WRONG) {
                 _cleanup_free_ char *got = checks_quote_answer(ctl->output ? ctl->output : "",
                                                                ctl->output ? strlen(ctl->output) : 0);
-                golden = golden_fallback(p);
+                golden = golden_answered(p, false);
                 if (!got)
                         return -ENOMEM;
                 ctl->detail = golden ? strdup_printf("the model does not recall %s at short context (got %s): the long "
@@ -883,20 +888,24 @@ static int add_turn(json_t *msgs, const char *role, const char *content) {
 }
 
 /* One conversation, streamed or not; *res gets its verdict. */
-static int conversation(struct prober *p, bool stream, int remember, bool recalls, struct check_result *res) {
-        char t1[96], want1[16], want3[16];
+/* Turn 1 asks to remember a number (judged by the detectors only: "OK", "Sure, 47." are
+ * both fine), turn 2 the suite's last question the cell answered right alone, turn 3 the
+ * number back when the model recalls in one turn, else the suite's first such question. */
+static int conversation(struct prober *p, bool stream, int remember, bool recalls, const struct check_spec *second,
+                        const struct check_spec *third, struct check_result *res) {
+        char t1[96], want3[16];
         snprintf(t1, sizeof(t1), "Remember this number: %d. Reply with exactly: OK", remember);
-        snprintf(want3, sizeof(want3), "%d", recalls ? remember : 943);
-        snprintf(want1, sizeof(want1), "OK");
+        snprintf(want3, sizeof(want3), "%d", remember);
         static const char *const recall_q = "What number did I ask you to remember? Reply with just the number.";
         const struct {
                 const char *say;
                 enum expect_kind kind;
                 const char *want;
         } turns[3] = {
-                {t1, EXPECT_EQUALS, want1},
-                {"What is 17 * 19?", EXPECT_NUMBER, "323"},
-                {recalls ? recall_q : "What is 23 * 41?", EXPECT_NUMBER, want3},
+                {t1, EXPECT_NONE, NULL},
+                {second->prompt, second->expect.kind, second->expect.value},
+                {recalls ? recall_q : third->prompt, recalls ? EXPECT_NUMBER : third->expect.kind,
+                 recalls ? want3 : third->expect.value},
         };
         const char *name = stream ? "multi-turn/stream" : "multi-turn";
         json_t *msgs = json_array();
@@ -930,9 +939,9 @@ static int conversation(struct prober *p, bool stream, int remember, bool recall
                         snprintf(where, sizeof(where), "turn %d:", i + 1);
                         if (res->verdict == VERDICT_WRONG) {
                                 char exp[64];
-                                snprintf(exp, sizeof(exp), "turn %d: expected %s%s%s", i + 1,
-                                         turns[i].kind == EXPECT_EQUALS ? "\"" : "", turns[i].want,
-                                         turns[i].kind == EXPECT_EQUALS ? "\"" : "");
+                                bool quote = turns[i].kind != EXPECT_NUMBER;
+                                snprintf(exp, sizeof(exp), "turn %d: expected %s%.40s%s", i + 1, quote ? "\"" : "",
+                                         turns[i].want ? turns[i].want : "", quote ? "\"" : "");
                                 r = reword_wrong(res, "multi-turn", exp, i == 2 && recalls ? "(the number from turn 1)" : "");
                                 /* "expected 42 , got" without a where: tidy */
                                 if (r == 0 && res->evidence) {
@@ -957,8 +966,10 @@ static int conversation(struct prober *p, bool stream, int remember, bool recall
         res->latency = latency;
         if (res->verdict != VERDICT_PASS)
                 return 0;
-        res->detail = recalls ? strdup_printf("3 turns; turn 3 recalled %d from turn 1", remember)
-                              : strdup_printf("3 turns; the model does not recall in one turn: turn 3 asked 23 * 41");
+        res->detail = recalls ? strdup_printf("3 turns; turn 2 asked \"%s\", turn 3 recalled %d from turn 1",
+                                              second->prompt, remember)
+                              : strdup_printf("3 turns; turn 2 asked \"%s\"; the model does not recall in one turn: "
+                                              "turn 3 asked \"%s\"", second->prompt, third->prompt);
         return res->detail ? 0 : -ENOMEM;
 }
 
@@ -969,6 +980,10 @@ static int probe_multi_turn(struct prober *p) {
         snprintf(cprompt, sizeof(cprompt),
                  "Remember this number: %d. What number did I ask you to remember? Reply with just the number.", remember);
         snprintf(key, sizeof(key), "%d", remember);
+        const struct check_spec *second = golden_answered(p, true), *third = golden_answered(p, false);
+        if (!second)
+                return add_skipped(p, "multi-turn",
+                                   strdup("the suite has no single-prompt chat question the cell answered right"));
         struct check_result *ctl = NULL;
         int r = ask_control(p, "multi-turn/control", cprompt, 64, key, &ctl);
         if (r < 0)
@@ -978,7 +993,7 @@ static int probe_multi_turn(struct prober *p) {
                 _cleanup_free_ char *got = checks_quote_answer(ctl->output ? ctl->output : "",
                                                                ctl->output ? strlen(ctl->output) : 0);
                 if (!got || !(ctl->detail = strdup_printf("the model does not recall %d in one turn (got %s): turn 3 "
-                                                          "asks 23 * 41 instead", remember, got)) ||
+                                                          "asks \"%s\" instead", remember, got, third->prompt)) ||
                     set_result(ctl, VERDICT_PASS, NULL, NULL, false) < 0)
                         return -ENOMEM;
         } else if (!recalls)
@@ -993,7 +1008,7 @@ static int probe_multi_turn(struct prober *p) {
                 struct check_result *res = add(p);
                 if (!res)
                         return -ENOMEM;
-                r = conversation(p, stream, remember, recalls, res);
+                r = conversation(p, stream, remember, recalls, second, third, res);
                 if (r < 0) {
                         check_result_release(res);
                         p->n--;

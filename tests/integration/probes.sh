@@ -3,7 +3,7 @@
 # fixture scripted to fail only at long context, only while sampling, only from turn 3,
 # each caught with its verdict, cause and evidence; the context read from /v1/models, from
 # a refusal, from --context; the controls' fallbacks; and the real testbed passing every
-# probe within a few seconds.
+# probe (the time it took printed: docs/checks.md has the figures).
 . "$SRCDIR/tests/smoke-lib.sh"
 TESTBED=${TESTBED:-$PWD/build/bin/gauntlet-testbed}
 
@@ -32,7 +32,7 @@ smoke 0 && {
                 { [ "$pt" -ge 5500 ] && [ "$pt" -le 6144 ] || soft_fail "prompt tokens $pt not in [5500, 6144]"; }
         expect_match "correct: the control recalled" "$(field long-context/control detail)" '^recalled [0-9]{5} at short context$'
         expect_match "correct: sampling k of n" "$(field sampling/math detail)" '^right in 5 of 5 at temperature 0.7, top_p 0.95; 5 at once, 15 requests in'
-        expect_match "correct: multi-turn recalls" "$(field multi-turn/stream detail)" '^3 turns; turn 3 recalled [0-9]+ from turn 1$'
+        expect_match "correct: multi-turn recalls" "$(field multi-turn/stream detail)" '^3 turns; turn 2 asked "What is 17 \* 19\?", turn 3 recalled [0-9]+ from turn 1$'
 }
 
 # 2. garbage only past 2,000 words of prompt: garbage/repeat at long context, the rest pass
@@ -63,8 +63,9 @@ smoke 0 && {
                 '^the model does not recall [0-9]{5} at short context \(got "I am a fixture."\): the long request asks "Reply with exactly: OK"'
         expect_eq "no recall: judged on OK" "$(field long-context output)" OK
         expect_match "no recall: detail" "$(field long-context detail)" '"Reply with exactly: OK" asked after the filler'
-        expect_match "no recall: multi-turn asks 23 * 41" "$(field multi-turn detail)" 'turn 3 asked 23 \* 41'
-        expect_eq "no recall: turn 3 answer" "$(field multi-turn output)" 943
+        expect_match "no recall: multi-turn asks the suite's own questions" "$(field multi-turn detail)" \
+                'turn 2 asked "What is 17 \* 19\?"; the model does not recall in one turn: turn 3 asked "Reply with exactly: OK"'
+        expect_eq "no recall: turn 3 answer" "$(field multi-turn output)" OK
 }
 start --max-model-len 8192 --no-recall --answer-past-words 2000=324 || exit 1
 smoke 1 && expect_match "no recall, long wrong: evidence" "$(jq -r .evidence "$tmp/out.json")" \
@@ -139,7 +140,7 @@ for bad in "--probes bogus" "--long-context-share 0" "--long-context-share 1.5" 
 done
 
 # 10. the real testbed (context 256, no /tokenize): every probe passes, through the
-#     fallbacks (it cannot recall), within a few seconds
+#     fallbacks (it cannot recall), the time it took printed
 stop
 log="$tmp/tb.log"
 "$TESTBED" --port 0 >"$log" 2>&1 &
@@ -161,12 +162,12 @@ smoke 0 --engine testbed && {
         expect_match "testbed: context from /v1/models" "$(field long-context detail)" 'of 256, context from /v1/models'
         secs=$(echo "$t1 - $t0" | bc)
         echo "testbed: the suite and the probes in ${secs}s"
-        [ "$(echo "$secs < 5" | bc)" -eq 1 ] || soft_fail "testbed: ${secs}s, want under 5s"
 }
 stop
 
 # 11. a sweep of the testbed with its scripted faults: the probes catch what the golden
-#     checks alone pass (the eval caught these before, tests/integration/eval.sh); the
+#     checks alone pass (a KV cache broken from the third turn; a batched kernel's stride
+#     bug, which the eval caught before, tests/integration/eval.sh); the
 #     honest cell passes every probe, its details journaled and reported
 cat >"$tmp/m.yaml" <<YAML
 engine: testbed
@@ -178,7 +179,7 @@ axes:
   fault:
     values:
       - {name: none}
-      - {name: wrong, args: [--wrong-answers, "3"]}
+      - {name: wrong, args: [--fault-turn, "3"]}
       - {name: batch, args: [--batch-fault]}
 YAML
 PATH="$(dirname "$TESTBED"):$PATH" "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/run.out" 2>&1 ||
@@ -188,7 +189,7 @@ cell() { jq -r --arg f "$1" --arg k "$2" '.cells[] | select(.axes.fault == $f) |
 expect_eq "sweep: honest cell passes" "$(cell none verdict)" pass
 expect_eq "sweep: its probes journaled with detail" \
         "$(jq -r '.cells[] | select(.axes.fault == "none") | [.checks[] | select(.name | test("^(long-context|sampling/|multi-turn)")) | select(.detail != null)] | length' "$tmp/r.json")" 8
-expect_eq "sweep: --wrong-answers 3 caught by multi-turn" "$(cell wrong cause)" multi-turn
+expect_match "sweep: --fault-turn 3 caught by multi-turn" "$(cell wrong evidence)" '^turn 3: run of'
 expect_match "sweep: --batch-fault caught by sampling" "$(cell batch evidence)" '^sampling run [0-9]+ of 5'
 "$GAUNTLET" report --format text "$tmp/j.db" >"$tmp/r.txt"
 grep -q ': probes: long-context pass (' "$tmp/r.txt" && echo "ok: text report: probes line" || soft_fail "text report: no probes line"
