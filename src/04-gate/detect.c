@@ -574,8 +574,11 @@ static int check_loops(const struct dtext *t, bool length_cut, size_t max_period
                                          * model may stutter on one (the testbed's reference
                                          * backend wrote 57 'O's before its 'K'), and a
                                          * number may run on. A whole output of one
-                                         * letter ('的的的…') is still a kernel's. */
-                                        if (forced && (cls == U_DIGIT || (cls == U_ALNUM && cover != total)))
+                                         * letter of another script ('的的的…') is still
+                                         * a kernel's; of one ASCII letter it is as
+                                         * likely a stand-in's filler. */
+                                        if (forced && (cls == U_DIGIT ||
+                                                       (cls == U_ALNUM && (cover != total || unit[0] < 0x80))))
                                                 need = 0;
                                         /* Digits that continue a number ("10000...", "0.3333...")
                                          * are a googol or a repeating decimal: only the

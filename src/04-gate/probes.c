@@ -709,11 +709,22 @@ static int probe_long_context(struct prober *p) {
                         continue;
                 }
                 if (guessing && lr->verdict == VERDICT_GARBAGE && lr->http_status >= 400 && lr->http_status < 500) {
-                        /* refused, and it did not say its context */
+                        /* refused, and it did not say its context: half as long, while the
+                         * prompt is still long enough to matter */
                         check_result_release(lr);
                         p->n--;
-                        return add_skipped(p, "long-context",
-                                           strdup("context unknown: set probes.long_context.context"));
+                        if (target / 2 < PROBES_GUESS_MIN_TOKENS)
+                                return add_skipped(p, "long-context",
+                                                   strdup("context unknown (the server refused every prompt from "
+                                                          "probes.long_context.max_tokens down without saying its "
+                                                          "context): set probes.long_context.context"));
+                        target /= 2;
+                        chars = strlen(filler) / 2;
+                        free(filler);
+                        if (!(filler = probes_filler(chars, o->seed, fact, depth)))
+                                return -ENOMEM;
+                        where = "nowhere (the longest prompt it took, halving from probes.long_context.max_tokens)";
+                        continue;
                 }
                 int64_t tokens = lr->prompt_tokens > 0 ? lr->prompt_tokens : counted > 0 ? counted : (int64_t)target;
                 const char *how = lr->prompt_tokens > 0 ? "" : counted > 0 ? " (by /tokenize)" : " (estimated)";

@@ -39,6 +39,7 @@
 #define PROBES_MIN_FILLER_TOKENS 64   /* below this a context is too small to matter */
 #define PROBES_ANSWER_TOKENS 32       /* max_tokens of the long-context question */
 #define PROBES_TEMPLATE_ROOM 16       /* tokens left for the chat template around the prompt */
+#define PROBES_GUESS_MIN_TOKENS 512 /* context unknown and refused: halved down to this */
 
 enum probe_kind { PROBE_LONG_CONTEXT, PROBE_SAMPLING, PROBE_MULTI_TURN, _PROBE_MAX };
 

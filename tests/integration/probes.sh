@@ -78,6 +78,14 @@ smoke 0 && {
         pt=$(field long-context prompt_tokens)
         [ "$pt" -le 4000 ] && [ "$pt" -ge 2500 ] && echo "ok: refusal: prompt fits ($pt)" || soft_fail "refusal: prompt tokens $pt"
 }
+# a refusal that says no number: halved until a prompt is taken
+start --context-limit 3000 --context-limit-silent || exit 1
+smoke 0 --probes long-context && {
+        expect_match "silent refusal: halved" "$(field long-context detail)" 'the longest prompt it took, halving'
+        pt=$(field long-context prompt_tokens)
+        [ "$pt" -le 3000 ] && [ "$pt" -ge 1000 ] && echo "ok: silent refusal: prompt fits ($pt)" ||
+                soft_fail "silent refusal: prompt tokens $pt"
+}
 start || exit 1
 smoke 0 --context 3000 --probes long-context && {
         expect_match "--context: used" "$(field long-context detail)" 'of 3,000, context from probes.long_context.context'
