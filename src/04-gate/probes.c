@@ -899,13 +899,16 @@ static int add_turn(json_t *msgs, const char *role, const char *content) {
 }
 
 /* One conversation, streamed or not; *res gets its verdict. */
-/* Turn 1 asks to remember a number (judged by the detectors only: "OK", "Sure, 47." are
- * both fine), turn 2 the suite's last question the cell answered right alone, turn 3 the
- * number back when the model recalls in one turn, else the suite's first such question. */
-static int conversation(struct prober *p, bool stream, int remember, bool recalls, const struct check_spec *second,
-                        const struct check_spec *third, struct check_result *res) {
-        char t1[96], want3[16];
-        snprintf(t1, sizeof(t1), "Remember this number: %d. Reply with exactly: OK", remember);
+/* Turn 1 gives a number to remember and turn 2 asks to keep it (both judged by the
+ * detectors only: "OK", "Sure, 47." and a canned reply are all fine); turn 3 asks for the
+ * number when the model recalls in one turn, else the suite's first question the cell
+ * answered right alone (the first, not the hardest: as after the long-context filler). Only turn 3 holds a question of the suite's or a recall question:
+ * a server that answers by what the whole conversation holds (as simple stand-ins do)
+ * answers turn 3 as it answered that question alone. */
+static int conversation(struct prober *p, bool stream, int remember, bool recalls, const struct check_spec *third,
+                        struct check_result *res) {
+        char t1[64], want3[16];
+        snprintf(t1, sizeof(t1), "Remember this number: %d.", remember);
         snprintf(want3, sizeof(want3), "%d", remember);
         static const char *const recall_q = "What number did I ask you to remember? Reply with just the number.";
         const struct {
@@ -914,7 +917,7 @@ static int conversation(struct prober *p, bool stream, int remember, bool recall
                 const char *want;
         } turns[3] = {
                 {t1, EXPECT_NONE, NULL},
-                {second->prompt, second->expect.kind, second->expect.value},
+                {"Keep that number in mind: I will ask for it later.", EXPECT_NONE, NULL},
                 {recalls ? recall_q : third->prompt, recalls ? EXPECT_NUMBER : third->expect.kind,
                  recalls ? want3 : third->expect.value},
         };
@@ -977,10 +980,9 @@ static int conversation(struct prober *p, bool stream, int remember, bool recall
         res->latency = latency;
         if (res->verdict != VERDICT_PASS)
                 return 0;
-        res->detail = recalls ? strdup_printf("3 turns; turn 2 asked \"%s\", turn 3 recalled %d from turn 1",
-                                              second->prompt, remember)
-                              : strdup_printf("3 turns; turn 2 asked \"%s\"; the model does not recall in one turn: "
-                                              "turn 3 asked \"%s\"", second->prompt, third->prompt);
+        res->detail = recalls ? strdup_printf("3 turns; turn 3 recalled %d from turn 1", remember)
+                              : strdup_printf("3 turns; the model does not recall in one turn: turn 3 asked \"%s\"",
+                                              third->prompt);
         return res->detail ? 0 : -ENOMEM;
 }
 
@@ -991,8 +993,8 @@ static int probe_multi_turn(struct prober *p) {
         snprintf(cprompt, sizeof(cprompt),
                  "Remember this number: %d. What number did I ask you to remember? Reply with just the number.", remember);
         snprintf(key, sizeof(key), "%d", remember);
-        const struct check_spec *second = golden_answered(p, true), *third = golden_answered(p, false);
-        if (!second)
+        const struct check_spec *third = golden_answered(p, false);
+        if (!third)
                 return add_skipped(p, "multi-turn",
                                    strdup("the suite has no single-prompt chat question the cell answered right"));
         struct check_result *ctl = NULL;
@@ -1019,7 +1021,7 @@ static int probe_multi_turn(struct prober *p) {
                 struct check_result *res = add(p);
                 if (!res)
                         return -ENOMEM;
-                r = conversation(p, stream, remember, recalls, second, third, res);
+                r = conversation(p, stream, remember, recalls, third, res);
                 if (r < 0) {
                         check_result_release(res);
                         p->n--;

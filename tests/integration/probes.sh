@@ -32,7 +32,7 @@ smoke 0 && {
                 { [ "$pt" -ge 5500 ] && [ "$pt" -le 6144 ] || soft_fail "prompt tokens $pt not in [5500, 6144]"; }
         expect_match "correct: the control recalled" "$(field long-context/control detail)" '^recalled [0-9]{5} at short context$'
         expect_match "correct: sampling k of n" "$(field sampling/math detail)" '^right in 5 of 5 at temperature 0.7, top_p 0.95; 5 at once, 15 requests in'
-        expect_match "correct: multi-turn recalls" "$(field multi-turn/stream detail)" '^3 turns; turn 2 asked "What is 17 \* 19\?", turn 3 recalled [0-9]+ from turn 1$'
+        expect_match "correct: multi-turn recalls" "$(field multi-turn/stream detail)" '^3 turns; turn 3 recalled [0-9]+ from turn 1$'
 }
 
 # 2. garbage only past 2,000 words of prompt: garbage/repeat at long context, the rest pass
@@ -63,8 +63,8 @@ smoke 0 && {
                 '^the model does not recall [0-9]{5} at short context \(got "I am a fixture."\): the long request asks "Reply with exactly: OK"'
         expect_eq "no recall: judged on OK" "$(field long-context output)" OK
         expect_match "no recall: detail" "$(field long-context detail)" '"Reply with exactly: OK" asked after the filler'
-        expect_match "no recall: multi-turn asks the suite's own questions" "$(field multi-turn detail)" \
-                'turn 2 asked "What is 17 \* 19\?"; the model does not recall in one turn: turn 3 asked "Reply with exactly: OK"'
+        expect_match "no recall: multi-turn asks the suite's own question" "$(field multi-turn detail)" \
+                'the model does not recall in one turn: turn 3 asked "Reply with exactly: OK"'
         expect_eq "no recall: turn 3 answer" "$(field multi-turn output)" OK
 }
 start --max-model-len 8192 --no-recall --answer-past-words 2000=324 || exit 1
