@@ -598,7 +598,7 @@ static int run_one(struct run *run, const struct check_spec *spec, bool stream, 
         return run_completion(run, spec, stream, res);
 }
 
-static char *base_url(const char *url) {
+char *checks_base_url(const char *url) {
         size_t n = strlen(url);
         while (n > 0 && url[n - 1] == '/')
                 n--;
@@ -632,7 +632,7 @@ int checks_run(struct loop *l, const struct checks_target *t, const struct check
         struct check_result *results = calloc(runs ? runs : 1, sizeof(*results));
         if (!results)
                 return -ENOMEM;
-        run.base = base_url(t->base_url ? t->base_url : "");
+        run.base = checks_base_url(t->base_url ? t->base_url : "");
         if (!run.base)
                 goto finish;
         if (t->model && !(run.model = strdup(t->model)))
@@ -730,7 +730,7 @@ int check_probe_start(struct loop *l, const struct checks_target *t, const struc
         p->res = (struct check_result){.verdict = VERDICT_PASS, .streamed = stream};
         int r = -ENOMEM;
         p->res.name = stream && spec->stream == STREAM_BOTH ? strdup_printf("%s/stream", spec->name) : strdup(spec->name);
-        p->run.base = base_url(t->base_url ? t->base_url : "");
+        p->run.base = checks_base_url(t->base_url ? t->base_url : "");
         if (!p->res.name || !p->run.base || (t->model && !(p->run.model = strdup(t->model))))
                 goto fail;
         r = completion_prepare(&p->run, spec, stream, &p->c, &p->res);
@@ -785,7 +785,7 @@ static int not_asked(struct check_result *res, const struct check_spec *spec, co
 static int lookup_model(struct loop *l, const struct checks_target *t, char **ret) {
         struct run run;
         run_init(&run, l, t);
-        run.base = base_url(t->base_url ? t->base_url : "");
+        run.base = checks_base_url(t->base_url ? t->base_url : "");
         int r = run.base ? run_models(&run, NULL) : -ENOMEM;
         free(run.base);
         if (r < 0) {

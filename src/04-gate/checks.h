@@ -81,6 +81,9 @@ void check_result_release(struct check_result *r);
 /* Sets r's verdict, cause (copied; NULL: none) and evidence (taken; NULL: none), freeing
  * what they were. 0, or -ENOMEM (evidence is freed then, r unchanged). */
 int check_result_set(struct check_result *r, enum verdict v, const char *cause, char *evidence);
+/* A server's base URL from a target's (a trailing "/" or "/v1" taken off). Caller frees;
+ * NULL: ENOMEM. */
+char *checks_base_url(const char *url);
 
 /* The built-in smoke suite (DESIGN.md): models, "Reply with exactly: OK", 17*19 with
  * thinking off, and with thinking on. Returns an array of n specs (caller owns). */

@@ -557,6 +557,16 @@ static size_t resize_filler(size_t filler_len, size_t prompt_len, int64_t tokens
         return want < 64 ? 64 : (size_t)want;
 }
 
+/* The long request again with a filler of about chars bytes: the answer just had (lr, the
+ * last result) is dropped. 0 or -ENOMEM. */
+static int refill(struct prober *p, struct check_result *lr, char **filler, size_t chars, uint64_t seed,
+                  const char *fact, int depth) {
+        free(*filler);
+        check_result_release(lr);
+        p->n--;
+        return (*filler = probes_filler(chars, seed, fact, depth)) ? 0 : -ENOMEM;
+}
+
 static int probe_long_context(struct prober *p) {
         const struct probes_options *o = p->o;
         int passkey, depth;
@@ -686,11 +696,8 @@ static int probe_long_context(struct prober *p) {
                                         where = "the server's refusal of a longer prompt";
                                 context = said;
                                 guessing = false;
-                                free(filler);
-                                if (!(filler = probes_filler(chars, o->seed, fact, depth)))
+                                if (refill(p, lr, &filler, chars, o->seed, fact, depth) < 0)
                                         return -ENOMEM;
-                                check_result_release(lr);
-                                p->n--;
                                 continue;
                         }
                 }
@@ -701,27 +708,23 @@ static int probe_long_context(struct prober *p) {
                         chars = resize_filler(strlen(filler), strlen(lc_intro(question)) + strlen(filler) + 2 + strlen(question),
                                               lr->prompt_tokens, target);
                         corrected = true;
-                        free(filler);
-                        if (!(filler = probes_filler(chars, o->seed, fact, depth)))
+                        if (refill(p, lr, &filler, chars, o->seed, fact, depth) < 0)
                                 return -ENOMEM;
-                        check_result_release(lr);
-                        p->n--;
                         continue;
                 }
                 if (guessing && lr->verdict == VERDICT_GARBAGE && lr->http_status >= 400 && lr->http_status < 500) {
                         /* refused, and it did not say its context: half as long, while the
                          * prompt is still long enough to matter */
-                        check_result_release(lr);
-                        p->n--;
-                        if (target / 2 < PROBES_GUESS_MIN_TOKENS)
+                        if (target / 2 < PROBES_GUESS_MIN_TOKENS) {
+                                check_result_release(lr);
+                                p->n--;
                                 return add_skipped(p, "long-context",
                                                    strdup("context unknown (the server refused every prompt from "
                                                           "probes.long_context.max_tokens down without saying its "
                                                           "context): set probes.long_context.context"));
+                        }
                         target /= 2;
-                        chars = strlen(filler) / 2;
-                        free(filler);
-                        if (!(filler = probes_filler(chars, o->seed, fact, depth)))
+                        if (refill(p, lr, &filler, strlen(filler) / 2, o->seed, fact, depth) < 0)
                                 return -ENOMEM;
                         where = "nowhere (the longest prompt it took, halving from probes.long_context.max_tokens)";
                         continue;
@@ -1035,16 +1038,6 @@ static int probe_multi_turn(struct prober *p) {
 
 /* ---- all of them ------------------------------------------------------------------------ */
 
-static char *base_of(const char *url) {
-        size_t n = strlen(url);
-        while (n > 0 && url[n - 1] == '/')
-                n--;
-        if (n >= 3 && memcmp(url + n - 3, "/v1", 3) == 0)
-                n -= 3;
-        while (n > 0 && url[n - 1] == '/')
-                n--;
-        return strndup(url, n);
-}
 
 int probes_run(struct loop *l, const struct checks_target *t, const struct probes_options *o,
                const struct check_spec *suite, size_t n_suite, const struct check_result *suite_results,
@@ -1060,7 +1053,7 @@ int probes_run(struct loop *l, const struct checks_target *t, const struct probe
         };
         p.t.ret_model = NULL;
         p.t.logprobs = false;
-        int r = (p.base = base_of(t->base_url ? t->base_url : "")) ? 0 : -ENOMEM;
+        int r = (p.base = checks_base_url(t->base_url ? t->base_url : "")) ? 0 : -ENOMEM;
         static int (*const run[_PROBE_MAX])(struct prober *) = {
                 [PROBE_LONG_CONTEXT] = probe_long_context,
                 [PROBE_SAMPLING] = probe_sampling,
