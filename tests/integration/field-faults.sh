@@ -26,7 +26,7 @@ axes:
       - {name: long, args: [--backend, long, --token-delay-ms, "0.2"]}
       - {name: sampling, args: [--backend, sampling, --token-delay-ms, "0.2"]}
       - {name: turns, args: [--backend, turns, --token-delay-ms, "0.2"]}
-      - {name: load, args: [--backend, load, --token-delay-ms, "0.2"]}
+      - {name: load, args: [--backend, load, --token-delay-ms, "1"]}
       - {name: bench, args: [--backend, bench, --token-delay-ms, "0.2"]}
       - {name: honest, args: [--backend, honest, --token-delay-ms, "2"]}
 eval: {builtin: [products], samples: 40}

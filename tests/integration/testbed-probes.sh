@@ -7,7 +7,7 @@
 #   long-context  '+' once the context passes 128 tokens   -> the long-context probe
 #   sampling      word salad at temperature > 0             -> the sampling probe
 #   multi-turn    '!!!!' from the third user turn           -> the multi-turn probe
-#   batch         digits off by one with 8 or more at once  -> checks and eval under load
+#   batch         digits off by one with 8 or more at once  -> checks and eval under load (at 16)
 #   honest-slow   right everywhere                          -> pass, and named best
 . "$SRCDIR/tests/lib.sh"
 cat >"$tmp/m.yaml" <<YAML
@@ -25,7 +25,7 @@ axes:
       - {name: batch, args: [--fault-batch, "8"]}
       - {name: honest-slow, args: [--token-delay, "2"]}
 eval: {builtin: [products], samples: 40}
-bench: {concurrency: [1, 8], input_tokens: 32, output_tokens: 64, requests: 32}
+bench: {concurrency: [1, 16], input_tokens: 32, output_tokens: 64, requests: 32}
 objective: output_tokens_per_s@1
 emit: []
 YAML
