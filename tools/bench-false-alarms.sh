@@ -10,18 +10,7 @@
 set -u
 url=$1; eng=$2; out=$3; shift 3
 G="$(dirname "$0")/../${BUILD:-build}/bin/gauntlet"
-python3 - "$out.sharegpt-data.json" <<'PY'
-import json, random, sys
-rng = random.Random(31)
-words = ["river", "stone", "light", "cloud", "seven", "garden", "quiet", "yellow", "market", "window",
-         "the", "of", "and", "a", "to", "paper", "mountain", "engine", "brave", "slowly", "Why", "how", "is", "?", "."]
-conv = []
-for i in range(300):
-    p = " ".join(rng.choice(words) for _ in range(rng.randint(3, 40)))
-    r = " ".join(rng.choice(words) for _ in range(rng.randint(5, 60)))
-    conv.append({"id": str(i), "conversations": [{"from": "human", "value": p}, {"from": "gpt", "value": r}]})
-json.dump(conv, open(sys.argv[1], "w"))
-PY
+python3 "$(dirname "$0")/sharegpt-words.py" 300 "$out.sharegpt-data.json"
 run() { local name=$1; shift; "$G" bench --url "$url" --engine "$eng" --format json "$@" >"$out.$name.json" 2>"$out.$name.err"; echo "$name rc=$? $(jq -c '[.verdict, ([.bench[].outputs_judged] | add), ([.bench[].outputs_flagged] | add), ([.bench[].output_tokens] | add), [.bench[].flagged[]]]' "$out.$name.json")"; }
 run random-chat --concurrency 1,8,32 --requests 300 --input-tokens 64 --output-tokens 128 "$@"
 run random-completion --endpoint completion --concurrency 8 --requests 300 --input-tokens 32 --output-tokens 150 --random-range-ratio 0.3 "$@"

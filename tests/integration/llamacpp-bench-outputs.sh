@@ -8,18 +8,7 @@
 . "$SRCDIR/tests/lib.sh"
 need_llama_server
 command -v jq >/dev/null || fail "jq is needed"
-python3 - "$tmp/sg.json" <<'PY'
-import json, random, sys
-rng = random.Random(31)
-words = ["river", "stone", "light", "cloud", "seven", "garden", "quiet", "yellow", "market", "window",
-         "the", "of", "and", "a", "to", "paper", "mountain", "engine", "brave", "slowly", "Why", "how", "?", "."]
-conv = []
-for i in range(60):
-    p = " ".join(rng.choice(words) for _ in range(rng.randint(3, 40)))
-    r = " ".join(rng.choice(words) for _ in range(rng.randint(5, 60)))
-    conv.append({"id": str(i), "conversations": [{"from": "human", "value": p}, {"from": "gpt", "value": r}]})
-json.dump(conv, open(sys.argv[1], "w"))
-PY
+python3 "$SRCDIR/tools/sharegpt-words.py" 60 "$tmp/sg.json"
 # 4 slots of 256 cells (the testbed model's training context)
 start_llama_server ls -np 4 -c 1024 -t 2
 judged=0
