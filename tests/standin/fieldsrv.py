@@ -22,7 +22,11 @@ Thinking on (chat_template_kwargs.enable_thinking or thinking) adds a reasoning 
   load       8 or more generations at once: coherent wrong numbers (product + 10)
   bench      a prompt over 200 words: every token is "!" (short questions stay right)
 
---token-delay-ms sets its speed (seconds per token); usage counts exactly what it sent.
+--token-delay-ms sets its speed (milliseconds per token); usage counts exactly what it sent.
+How it streams and counts (issue #32's counting attacks; any backend):
+  --tokens-per-chunk N   N tokens in each SSE chunk, as SGLang's --stream-interval N sends them
+  --chunk-chars          every character of a token in its own SSE chunk
+  --tokenize-scale K     POST /tokenize counts K tokens per word (1: the truth)
 """
 import argparse
 import json
@@ -154,6 +158,11 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             self.send_json(400, {"error": {"message": "invalid JSON", "type": "invalid_request_error", "code": 400}})
             return
+        if self.path == "/tokenize":
+            text = str(body.get("content", body.get("prompt", "")))
+            n = int(round(len(words(text)) * self.server.args.tokenize_scale))
+            self.send_json(200, {"tokens": list(range(n)), "count": n})
+            return
         chat = self.path == "/v1/chat/completions"
         if not chat and self.path != "/v1/completions":
             self.send_json(404, {"error": {"message": "not found", "type": "not_found", "code": 404}})
@@ -205,10 +214,17 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"data: " + json.dumps(obj).encode() + b"\n\n")
             self.wfile.flush()
 
+        def pieces(part):
+            """(text, tokens it carries) per chunk, as --tokens-per-chunk and --chunk-chars say."""
+            if args.chunk_chars:
+                return [(c, 1.0 / len(t)) for t in part for c in t]
+            n = max(1, args.tokens_per_chunk)
+            return [("".join(part[i:i + n]), len(part[i:i + n])) for i in range(0, len(part), n)]
+
         try:
             for part, field in ((reasoning, "reasoning_content"), (toks, "content")):
-                for t in part:
-                    time.sleep(delay)
+                for t, carried in pieces(part):
+                    time.sleep(delay * carried)
                     event({"index": 0, "delta": {field: t}, "finish_reason": None} if chat
                           else {"index": 0, "text": t, "finish_reason": None})
             event({"index": 0, "delta": {}, "finish_reason": finish} if chat
@@ -229,6 +245,9 @@ def main():
     p.add_argument("--context", type=int, default=8192, help="context in tokens (words), said in /v1/models")
     p.add_argument("--long-threshold", type=int, default=2000)
     p.add_argument("--token-delay-ms", type=float, default=1.0)
+    p.add_argument("--tokens-per-chunk", type=int, default=1)
+    p.add_argument("--chunk-chars", action="store_true")
+    p.add_argument("--tokenize-scale", type=float, default=1.0)
     args = p.parse_args()
     srv = ThreadingHTTPServer((args.host, args.port), Handler)
     srv.daemon_threads = True
