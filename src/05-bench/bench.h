@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "05-bench/bench_metrics.h"
+#include "05-bench/count.h"
 #include "05-bench/scrape.h"
 #include "02-text/buf.h"
 #include "04-gate/checks.h"
@@ -90,6 +91,9 @@ struct bench_target {
          * /slots, the largest slot n_ctx). */
         enum scrape_kv_layout kv_layout;
         uint32_t kv_cells;
+        /* How output tokens (and prompt sizes) are counted (count.h): the sweep's rule, the
+         * same for every cell. NULL: this bench's own counts, as for a cell that sets it. */
+        const struct count_rule *count;
 };
 
 /* Runs every level of spec. On success returns 0 and sets *ret_levels to a JSON array, one

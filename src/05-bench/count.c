@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "01-base/util.h"
@@ -111,4 +112,29 @@ int64_t count_request_tokens(const struct count_request *r, enum count_source s,
                 return x;
         x = count_by_bytes(r->bytes, bytes_per_token);
         return x >= 0 ? x : MAX(r->chunks, 0);
+}
+
+int count_rule_adopt(struct count_rule *rule, const json_t *levels, const char *cell_id) {
+        if (rule->tokenizer || rule->bytes_per_token > 0)
+                return 0;
+        size_t i;
+        json_t *lv;
+        json_array_foreach(levels, i, lv) {
+                json_t *c = json_object_get(lv, "count");
+                const char *how = json_string_value(json_object_get(c, "rule"));
+                double bpt = json_number_value(json_object_get(c, "bytes_per_token"));
+                if (!how || !(bpt > 0) || !isfinite(bpt))
+                        continue;
+                const char *from = NULL;
+                if (strcmp(how, "own") == 0 && json_is_true(json_object_get(c, "agreed")))
+                        from = cell_id;
+                else if (strcmp(how, "bytes") == 0)
+                        from = json_string_value(json_object_get(c, "from"));
+                if (!from)
+                        continue;
+                rule->bytes_per_token = bpt;
+                snprintf(rule->from, sizeof(rule->from), "%s", from);
+                return 1;
+        }
+        return 0;
 }

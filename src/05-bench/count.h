@@ -38,6 +38,16 @@ enum count_source {
 
 const char *count_source_name(enum count_source s);
 
+struct tokenizer; /* tokenizer.h */
+
+/* The sweep's rule, given to each cell's bench (bench_target.count). */
+struct count_rule {
+        const struct tokenizer *tokenizer; /* the model's, read by gauntlet; NULL: none */
+        const char *tokenizer_what;        /* its path and kind, for the report */
+        double bytes_per_token;            /* no tokenizer: > 0 once a cell's own counts agreed */
+        char from[17];                     /* the id of that cell */
+};
+
 /* One completed request as its own counts saw it; -1: that count is not known. */
 struct count_request {
         uint64_t bytes;   /* content and reasoning bytes streamed */
@@ -71,5 +81,10 @@ int64_t count_request_tokens(const struct count_request *r, enum count_source s,
 
 /* A text's count by bytes per token: at least 1 for a non-empty text. */
 int64_t count_by_bytes(uint64_t bytes, double bytes_per_token);
+
+/* Without a tokenizer or bytes per token yet, takes the rule one cell's bench levels carry:
+ * the bytes per token of a level counted by its own counts that agreed (that cell sets it),
+ * or the rule a level was counted by (bytes: its "from"). 1 when adopted, 0 when not. */
+int count_rule_adopt(struct count_rule *rule, const json_t *levels, const char *cell_id);
 
 #endif

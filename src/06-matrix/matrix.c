@@ -16,7 +16,7 @@
 #include "06-matrix/ytree.h"
 
 static const char *const top_keys[] = {
-        "engine", "model",    "command",  "args",   "env",     "host",      "port",
+        "engine", "model",    "tokenizer", "command",  "args",   "env",     "host",      "port",
         "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "straggler_timeout", "memory_timeout", "gpus_per_cell", "axes",
         "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit", "eval", "reference",
         "launcher", "slurm", "budget", "probes",
@@ -133,6 +133,13 @@ static int parse_base(struct ytree_ctx *c, const struct ynode *root, struct matr
         }
         if ((v = y_get(root, "port")) && (r = y_int(c, v, "port", 0, 65535, &m->port)) < 0)
                 return r;
+        if ((v = y_get(root, "tokenizer"))) {
+                m->line_tokenizer = v->line;
+                if ((r = y_string(c, v, "tokenizer", &m->tokenizer)) < 0)
+                        return r;
+                if (!*m->tokenizer)
+                        return ytree_fail(c, v->line, "tokenizer must be a path to the model's tokenizer, or none");
+        }
         if ((v = y_get(root, "workdir"))) {
                 m->line_workdir = v->line;
                 if ((r = y_string(c, v, "workdir", &m->workdir)) < 0)
@@ -1428,6 +1435,7 @@ void matrix_free(struct matrix *m) {
         free(m->text);
         free(m->engine);
         free(m->model);
+        free(m->tokenizer);
         strv_free(m->command);
         strv_free(m->args);
         strv_free(m->env);

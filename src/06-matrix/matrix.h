@@ -98,6 +98,10 @@ struct matrix {
         char *engine;                 /* the profile's canonical name ("llamacpp" -> "llama.cpp") */
         const struct profile *profile;
         char *model;                  /* may be NULL for generic and testbed */
+        char *tokenizer;              /* `tokenizer:` (docs/metrics.md "The sweep's tokenizer"): the
+                                         model's tokenizer file or folder; "none": count without one;
+                                         NULL: looked for in the model's path and args */
+        unsigned line_tokenizer;
         char **command;               /* generic: the full command template; NULL otherwise */
         char **args;                  /* base args after the template; may be NULL */
         char **env;                   /* base env, "KEY=VALUE"; may be NULL */

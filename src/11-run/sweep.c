@@ -21,6 +21,7 @@
 #include "07-processes/procs.h"
 #include "10-report_load/report_load.h"
 #include "10-report_load/search_view.h"
+#include "11-run/sweep_count.h"
 #include "07-processes/slurm.h"
 #include "07-processes/spawn.h"
 #include "07-processes/supervise.h"
@@ -68,6 +69,7 @@ struct cell_run {
         struct attempt *a;
         int64_t sweep_id;
         const char *log_dir;
+        const struct count_rule *count; /* the sweep's rule for counting tokens */
         int launch;           /* 1, then 2... when the port was lost (PORT_TRIES) */
         unsigned measure;     /* a search measuring the cell again: its launch of the cell
                                  (2, 3...), for a log of its own; 0 otherwise */
@@ -524,6 +526,7 @@ static int bench_load(struct cell_run *cr, json_t **ret_levels, json_t **ret_sam
         log_kv_layout(cr->a->log_path, &kv);
         t.kv_layout = kv.layout;
         t.kv_cells = kv.cells;
+        t.count = cr->count;
         r = bench_run(cr->loop, &t, &cr->m->bench, ret_levels, ret_samples);
         checks_free_suite(owned, owned ? n_suite : 0);
         return r;
@@ -883,6 +886,7 @@ struct sweep {
         int64_t sweep_id;
         char *log_dir;
         struct sweep_summary sum;
+        struct sweep_count count;     /* how every cell's tokens are counted */
         char *error;                  /* why the sweep could not go on, one line */
 };
 
@@ -969,6 +973,9 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 return sweep_fail(sw, r, "cannot create '%s': %s", sw->log_dir, strerror(-r));
         if (sw->cb && sw->cb->cell_started)
                 sw->cb->cell_started(sw->cb->userdata, c, i, sw->n);
+        /* another slot (or an earlier run) may have set the rule since */
+        if (m->has_bench && (r = sweep_count_from_journal(sw->j, &sw->count)) < 0)
+                return sweep_fail(sw, r, "out of memory");
 
         struct attempt a;
         struct cell_run cr;
@@ -976,7 +983,8 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 attempt_init(&a);
                 cr = (struct cell_run){.loop = sw->l, .o = sw->o, .sampler = sw->sampler, .m = m, .j = sw->j,
                                        .cell = c, .cb = sw->cb, .a = &a, .sweep_id = sw->sweep_id,
-                                       .log_dir = sw->log_dir, .launch = tries, .measure = measure};
+                                       .log_dir = sw->log_dir, .count = &sw->count.rule, .launch = tries,
+                                       .measure = measure};
                 r = run_cell(&cr);
                 cell_run_release(&cr);
                 if (r < 0 || cr.interrupted || m->port || tries == PORT_TRIES || !lost_port(&a, m))
@@ -1021,6 +1029,10 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 return journal_failed(sw, r);
         }
         sw->sum.by_verdict[a.verdict]++;
+        /* the first passing cell whose own counts agreed sets how the others are counted */
+        if (a.verdict == VERDICT_PASS && a.bench && count_rule_adopt(&sw->count.rule, a.bench, c->id) > 0)
+                sweep_notice(sw->cb, "tokens: counted from now on at %.3f bytes a token, as cell %s's own counts agreed",
+                             sw->count.rule.bytes_per_token, c->id);
         if (sw->known)
                 infer_note(&sw->known[i], a.verdict, a.cause);
         settled(sw, i, &a);
@@ -1198,6 +1210,18 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
         if ((r = sweep_clear_leftovers(l, j, m, cb, &sw.error)) < 0)
                 goto finish;
 
+        if (m->has_bench) {
+                _cleanup_free_ char *why = NULL;
+                if ((r = sweep_count_open(m, &sw.count, &why)) < 0) {
+                        r = sweep_fail(&sw, r, "%s", why ? why : strerror(-r));
+                        goto finish;
+                }
+                if (sw.count.what)
+                        sweep_notice(cb, "tokens: counted by the model's tokenizer, %s", sw.count.what);
+                else
+                        sweep_notice(cb, "tokens: no tokenizer gauntlet can read (%s): counted by bytes per token, as "
+                                     "the first passing cell's own counts agree", sw.count.note);
+        }
         if ((r = cells_expand(m, &sw.cells, &sw.n)) < 0) {
                 r = sweep_fail(&sw, r, "cannot expand the matrix: %s", strerror(-r));
                 goto finish;
@@ -1240,6 +1264,7 @@ finish:
         free(sw.error);
         free(sw.log_dir);
         free(sw.known);
+        sweep_count_release(&sw.count);
         cells_free(sw.cells, sw.n);
         gpu_sampler_free(sw.sampler);
         *ret = sw.sum;
