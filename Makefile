@@ -56,6 +56,7 @@ GAUNTLET    := $(BUILD)/bin/gauntlet
 TESTBED     := $(BUILD)/bin/gauntlet-testbed
 LIBTESTBED  := $(BUILD)/libtestbed.a
 FIXTURE     := $(BUILD)/bin/gauntlet-fixture
+TOKCOUNT    := $(BUILD)/bin/gauntlet-tokcount
 SCHEDSRV    := $(BUILD)/bin/gauntlet-schedsrv
 SEARCHBENCH := $(BUILD)/bin/gauntlet-search-bench
 
@@ -67,7 +68,7 @@ ifneq ($(SS_SRC),)
 BINS += $(SCHEDSRV)
 endif
 BINS += $(SEARCHBENCH)
-TEST_BINS := $(UNIT_BIN)
+TEST_BINS := $(UNIT_BIN) $(TOKCOUNT)
 ifneq ($(FIX_SRC),)
 TEST_BINS += $(FIXTURE)
 endif
@@ -117,6 +118,11 @@ $(LIBTESTBED): $(TBLIB_OBJ)
 $(FIXTURE): $(FIX_OBJ) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(FIX_OBJ) $(LIBGAUNTLET) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
+# tests/helpers/tokcount.c: the sweep's tokenizer on texts, for tests against a real engine.
+$(TOKCOUNT): $(BUILD)/obj/tests/helpers/tokcount.o $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
 # bench/: the client benchmark's scheduled SSE server (docs/bench.md).
 $(SCHEDSRV): $(SS_OBJ) $(LIBGAUNTLET)
