@@ -143,6 +143,11 @@ $(BUILD)/tests/test_testbed_%: $(BUILD)/obj/tests/unit/test_testbed_%.o $(LIBTES
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBTESTBED) $(LIBGAUNTLET) $(CMOCKA_LIBS) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
+# test_tokenizer writes its GGUF files with the testbed's writer.
+$(BUILD)/tests/test_tokenizer: $(BUILD)/obj/tests/unit/test_tokenizer.o $(LIBTESTBED) $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBTESTBED) $(LIBGAUNTLET) $(CMOCKA_LIBS) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
 # The whole suite: unit tests, then integration tests against real child
 # processes. tests/run prints the closing "N passed, N failed" line.
 test: all $(TEST_BINS)
