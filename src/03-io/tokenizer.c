@@ -29,6 +29,27 @@ struct pair_slot {
         uint32_t result;
 };
 
+struct scratch {
+        char *p;
+        size_t len, alloc;
+};
+
+static int scratch_put(struct scratch *b, const void *p, size_t n) {
+        if (n == 0)
+                return 0;
+        if (b->len + n > b->alloc) {
+                size_t a = MAX(b->alloc * 2, b->len + n + 256);
+                char *np = realloc(b->p, a);
+                if (!np)
+                        return -ENOMEM;
+                b->p = np;
+                b->alloc = a;
+        }
+        memcpy(b->p + b->len, p, n);
+        b->len += n;
+        return 0;
+}
+
 struct tokenizer {
         enum tok_kind kind;
         enum tok_split split;
@@ -36,8 +57,7 @@ struct tokenizer {
         bool metaspace_split; /* BPE_SPM: each "▁" starts a new piece */
         bool ignore_merges; /* a pre-token that is a token is one token, whatever the merges */
         uint32_t n;         /* tokens (ids 0..n-1; a gap in a tokenizer.json's ids is an empty slot) */
-        char *arena;        /* every token's text, back to back */
-        size_t arena_len, arena_alloc;
+        struct scratch arena; /* every token's text, back to back */
         uint32_t *off, *len; /* per id: where its text is in the arena (len 0: no token) */
         float *score;       /* SPM: per id */
         uint32_t *hash;     /* text -> id, open addressing, NONE when empty */
@@ -71,7 +91,7 @@ static uint32_t vocab_find(const struct tokenizer *t, const char *p, size_t n) {
                 uint32_t id = t->hash[h];
                 if (id == NONE)
                         return NONE;
-                if (t->len[id] == n && memcmp(t->arena + t->off[id], p, n) == 0)
+                if (t->len[id] == n && memcmp(t->arena.p + t->off[id], p, n) == 0)
                         return id;
         }
 }
@@ -105,18 +125,11 @@ static int vocab_set(struct tokenizer *t, uint32_t id, const char *p, size_t n, 
                 *ret_error = strdup_printf("token id %u is given twice", id);
                 return -EBADMSG;
         }
-        if (t->arena_len + n > t->arena_alloc) {
-                size_t a = MAX(t->arena_alloc * 2, t->arena_len + n + 4096);
-                char *na = realloc(t->arena, a);
-                if (!na)
-                        return -ENOMEM;
-                t->arena = na;
-                t->arena_alloc = a;
-        }
-        memcpy(t->arena + t->arena_len, p, n);
-        t->off[id] = (uint32_t)t->arena_len;
+        size_t at = t->arena.len;
+        if (scratch_put(&t->arena, p, n) < 0)
+                return -ENOMEM;
+        t->off[id] = (uint32_t)at;
         t->len[id] = (uint32_t)n;
-        t->arena_len += n;
         if (vocab_find(t, p, n) != NONE)
                 return 0;
         size_t h = hash_bytes(p, n) & t->hash_mask;
@@ -192,22 +205,22 @@ static int added_push(struct tokenizer *t, uint32_t id) {
                 return -ENOMEM;
         t->added = a;
         t->added[t->n_added++] = id;
-        t->added_first[(uint8_t)t->arena[t->off[id]]] = true;
+        t->added_first[(uint8_t)t->arena.p[t->off[id]]] = true;
         return 0;
 }
 
-static const struct tokenizer *sort_ctx;
-static int cmp_added(const void *a, const void *b) {
+/* Longest first, then by id: at a position the longest added token wins. */
+static int cmp_added(const void *a, const void *b, void *ctx) {
+        const struct tokenizer *t = ctx;
         uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-        if (sort_ctx->len[x] != sort_ctx->len[y])
-                return sort_ctx->len[x] > sort_ctx->len[y] ? -1 : 1;
+        if (t->len[x] != t->len[y])
+                return t->len[x] > t->len[y] ? -1 : 1;
         return x < y ? -1 : x > y;
 }
 
 static void added_sort(struct tokenizer *t) {
-        sort_ctx = t;
-        qsort(t->added, t->n_added, sizeof(*t->added), cmp_added);
-        sort_ctx = NULL;
+        if (t->n_added > 1)
+                qsort_r(t->added, t->n_added, sizeof(*t->added), cmp_added, t);
 }
 
 /* GPT-2's map of bytes to printable code points: the printable Latin-1 bytes stand for
@@ -291,25 +304,17 @@ static enum cls cls_of(uint32_t cp) {
 
 /* The character at s[i..n): its length in bytes (a byte that starts no valid sequence is
  * one "other" character) and its class. */
-static size_t char_at(const char *s, size_t n, size_t i, enum cls *ret_cls, uint32_t *ret_cp) {
+static size_t char_at(const char *s, size_t n, size_t i, enum cls *ret_cls) {
         uint32_t cp;
         size_t l = utf8_decode((const unsigned char *)s + i, n - i, &cp, NULL);
-        if (l == 0) {
-                *ret_cls = C_OTHER;
-                *ret_cp = 0xFFFD;
-                return 1;
-        }
-        *ret_cls = cls_of(cp);
-        *ret_cp = cp;
-        return l;
+        *ret_cls = l ? cls_of(cp) : C_OTHER;
+        return l ? l : 1;
 }
 
 static enum cls cls_at(const char *s, size_t n, size_t i) {
-        enum cls c;
-        uint32_t cp;
-        if (i >= n)
-                return C_SPACE + 100; /* the end: no class matches */
-        char_at(s, n, i, &c, &cp);
+        enum cls c = C_SPACE + 100; /* the end: no class matches */
+        if (i < n)
+                char_at(s, n, i, &c);
         return c;
 }
 
@@ -318,8 +323,7 @@ static size_t run_of(const char *s, size_t n, size_t i, enum cls c, size_t max_c
         size_t k = 0;
         while (i < n && k < max_chars) {
                 enum cls cc;
-                uint32_t cp;
-                size_t l = char_at(s, n, i, &cc, &cp);
+                size_t l = char_at(s, n, i, &cc);
                 if (cc != c)
                         break;
                 i += l;
@@ -356,8 +360,7 @@ static size_t spaces(const char *s, size_t n, size_t i) {
         size_t end = i, last = i;
         while (end < n) {
                 enum cls c;
-                uint32_t cp;
-                size_t l = char_at(s, n, end, &c, &cp);
+                size_t l = char_at(s, n, end, &c);
                 if (c != C_SPACE)
                         break;
                 last = end;
@@ -371,8 +374,7 @@ static size_t spaces(const char *s, size_t n, size_t i) {
 /* The end of the pre-token starting at i (i < n). */
 static size_t pretoken_end(const struct tokenizer *t, const char *s, size_t n, size_t i) {
         enum cls c0;
-        uint32_t cp0;
-        size_t l0 = char_at(s, n, i, &c0, &cp0);
+        size_t l0 = char_at(s, n, i, &c0);
         size_t e;
 
         if (t->split == SPLIT_GPT2) {
@@ -404,8 +406,7 @@ static size_t pretoken_end(const struct tokenizer *t, const char *s, size_t n, s
         size_t end = i, after_nl = 0;
         while (end < n) {
                 enum cls c;
-                uint32_t cp;
-                size_t l = char_at(s, n, end, &c, &cp);
+                size_t l = char_at(s, n, end, &c);
                 if (c != C_SPACE)
                         break;
                 end += l;
@@ -580,25 +581,6 @@ static int merge_count(const struct tokenizer *t, struct work *w, const char *s,
 
 /* ---- counting a stretch of plain text (between matched added tokens) ---- */
 
-struct scratch {
-        char *p;
-        size_t len, alloc;
-};
-
-static int scratch_put(struct scratch *b, const void *p, size_t n) {
-        if (b->len + n > b->alloc) {
-                size_t a = MAX(b->alloc * 2, b->len + n + 256);
-                char *np = realloc(b->p, a);
-                if (!np)
-                        return -ENOMEM;
-                b->p = np;
-                b->alloc = a;
-        }
-        memcpy(b->p + b->len, p, n);
-        b->len += n;
-        return 0;
-}
-
 /* s with every space as "▁", after a "▁" when prefix. */
 static int escape_spaces(struct scratch *b, const char *s, size_t n, bool prefix) {
         b->len = 0;
@@ -670,7 +652,7 @@ int tokenizer_count(const struct tokenizer *t, const char *text, size_t len, int
                 if (t->added_first[(uint8_t)text[i]])
                         for (size_t k = 0; k < t->n_added; k++) {
                                 uint32_t id = t->added[k];
-                                if (t->len[id] <= len - i && memcmp(text + i, t->arena + t->off[id], t->len[id]) == 0) {
+                                if (t->len[id] <= len - i && memcmp(text + i, t->arena.p + t->off[id], t->len[id]) == 0) {
                                         hit = id;
                                         break;
                                 }
@@ -701,7 +683,7 @@ const char *tokenizer_describe(const struct tokenizer *t) { return t->describe; 
 void tokenizer_free(struct tokenizer *t) {
         if (!t)
                 return;
-        free(t->arena);
+        free(t->arena.p);
         free(t->off);
         free(t->len);
         free(t->score);

@@ -35,25 +35,44 @@ jq -n --arg filler "$filler" --arg bangs "$bangs" '[
   $filler
 ]' >"$tmp/texts.json"
 
-start_llama_server tok -t 2 -c 4096
-mapfile -t ours < <("$tokcount" "$SRCDIR/testbed/model.gguf" <"$tmp/texts.json" 2>"$tmp/describe" | jq '.[]')
-echo "tokenizer: $(cat "$tmp/describe")"
+# compare NAME MODEL: starts llama-server on MODEL, prints the table, counts the texts that differ
+# in $bad
+compare() {
+        local name=$1 model=$2 i text plain special bytes shown
+        LLAMA_MODEL=$model start_llama_server "$name" -t 2 -c 4096
+        mapfile -t ours < <("$tokcount" "$model" <"$tmp/texts.json" 2>"$tmp/describe" | jq '.[]')
+        echo
+        echo "$name: $(cat "$tmp/describe")"
+        [ "${#ours[@]}" = "$n" ] || fail "gauntlet-tokcount gave ${#ours[@]} counts for $n texts"
+        bad=0
+        printf '| text | bytes | llama-server (parse_special false) | gauntlet | llama-server (parse_special true) |\n'
+        printf '| --- | ---: | ---: | ---: | ---: |\n'
+        for i in $(seq 0 $((n - 1))); do
+                text=$(jq -c ".[$i]" "$tmp/texts.json")
+                plain=$(jq -c "{content: .[$i], add_special: false, parse_special: false}" "$tmp/texts.json" |
+                        curl -sf -d @- "$url/tokenize" | jq '.tokens | length') || fail "/tokenize failed on text $i"
+                special=$(jq -c "{content: .[$i], add_special: false}" "$tmp/texts.json" |
+                        curl -sf -d @- "$url/tokenize" | jq '.tokens | length') || fail "/tokenize failed on text $i"
+                bytes=$(jq -j ".[$i]" "$tmp/texts.json" | wc -c)
+                shown=$(printf '%s' "$text" | cut -c1-48)
+                [ ${#text} -gt 48 ] && shown="$shown…"
+                printf '| `%s` | %s | %s | %s | %s |\n' "$shown" "$bytes" "$plain" "${ours[$i]}" "$special"
+                [ "$plain" = "${ours[$i]}" ] || { echo "MISMATCH on text $i: server $plain, gauntlet ${ours[$i]}"; bad=$((bad + 1)); }
+        done
+        kill "$ls_pid"
+        wait "$ls_pid" 2>/dev/null || true
+}
+
 n=$(jq length "$tmp/texts.json")
-[ "${#ours[@]}" = "$n" ] || fail "gauntlet-tokcount gave ${#ours[@]} counts for $n texts"
-bad=0
-printf '| text | bytes | llama-server (parse_special false) | gauntlet | llama-server (parse_special true) |\n'
-printf '| --- | ---: | ---: | ---: | ---: |\n'
-for i in $(seq 0 $((n - 1))); do
-        text=$(jq -c ".[$i]" "$tmp/texts.json")
-        plain=$(jq -c "{content: .[$i], add_special: false, parse_special: false}" "$tmp/texts.json" |
-                curl -sf -d @- "$url/tokenize" | jq '.tokens | length') || fail "/tokenize failed on text $i"
-        special=$(jq -c "{content: .[$i], add_special: false}" "$tmp/texts.json" |
-                curl -sf -d @- "$url/tokenize" | jq '.tokens | length') || fail "/tokenize failed on text $i"
-        bytes=$(jq -j ".[$i]" "$tmp/texts.json" | wc -c)
-        shown=$(printf '%s' "$text" | cut -c1-48)
-        [ ${#text} -gt 48 ] && shown="$shown…"
-        printf '| `%s` | %s | %s | %s | %s |\n' "$shown" "$bytes" "$plain" "${ours[$i]}" "$special"
-        [ "$plain" = "${ours[$i]}" ] || { echo "MISMATCH on text $i: server $plain, gauntlet ${ours[$i]}"; bad=1; }
+compare testbed "$SRCDIR/testbed/model.gguf"
+[ "$bad" = 0 ] || fail "gauntlet's count differs from llama-server's on the testbed model"
+# the same weights with learnt vocabularies of the same size: merges and pre-tokenizers
+python3 "$SRCDIR/tests/helpers/gguf-revocab.py" "$SRCDIR/testbed/model.gguf" "$tmp/spm.gguf" spm
+compare spm "$tmp/spm.gguf"
+[ "$bad" = 0 ] || fail "gauntlet's count differs from llama-server's with a SentencePiece vocabulary"
+for pre in llama-bpe qwen2 gpt-2; do
+        python3 "$SRCDIR/tests/helpers/gguf-revocab.py" "$SRCDIR/testbed/model.gguf" "$tmp/bpe-$pre.gguf" bpe "$pre"
+        compare "bpe-$pre" "$tmp/bpe-$pre.gguf"
+        [ "$bad" = 0 ] || fail "gauntlet's count differs from llama-server's with a BPE vocabulary, pre '$pre'"
 done
-[ "$bad" = 0 ] || fail "gauntlet's count differs from llama-server's"
-echo "all $n texts: gauntlet's count equals llama-server's"
+echo "all $n texts, 5 vocabularies: gauntlet's count equals llama-server's"

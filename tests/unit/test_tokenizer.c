@@ -155,6 +155,7 @@ static void test_spm_gguf(void **state) {
         assert_non_null(strstr(tokenizer_describe(t), "no space prefix"));
         assert_int_equal(count(t, "hello"), 1); /* h e l l o -> hello */
         assert_int_equal(count(t, "abcd"), 3);  /* a bc d */
+        assert_int_equal(count(t, " hello"), 1); /* ▁hello: the text's own space */
         assert_int_equal(count(t, "x"), 1);
         tokenizer_free(t);
 }
