@@ -56,6 +56,7 @@ GAUNTLET    := $(BUILD)/bin/gauntlet
 TESTBED     := $(BUILD)/bin/gauntlet-testbed
 LIBTESTBED  := $(BUILD)/libtestbed.a
 FIXTURE     := $(BUILD)/bin/gauntlet-fixture
+TOKCOUNT    := $(BUILD)/bin/gauntlet-tokcount
 SCHEDSRV    := $(BUILD)/bin/gauntlet-schedsrv
 SEARCHBENCH := $(BUILD)/bin/gauntlet-search-bench
 
@@ -67,7 +68,7 @@ ifneq ($(SS_SRC),)
 BINS += $(SCHEDSRV)
 endif
 BINS += $(SEARCHBENCH)
-TEST_BINS := $(UNIT_BIN)
+TEST_BINS := $(UNIT_BIN) $(TOKCOUNT)
 ifneq ($(FIX_SRC),)
 TEST_BINS += $(FIXTURE)
 endif
@@ -118,6 +119,11 @@ $(FIXTURE): $(FIX_OBJ) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(FIX_OBJ) $(LIBGAUNTLET) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
+# tests/helpers/tokcount.c: the sweep's tokenizer on texts, for tests against a real engine.
+$(TOKCOUNT): $(BUILD)/obj/tests/helpers/tokcount.o $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
 # bench/: the client benchmark's scheduled SSE server (docs/bench.md).
 $(SCHEDSRV): $(SS_OBJ) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
@@ -134,6 +140,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIBGAUNTLET)
 
 # test_testbed_* also link the testbed's library (the shorter stem makes this rule win).
 $(BUILD)/tests/test_testbed_%: $(BUILD)/obj/tests/unit/test_testbed_%.o $(LIBTESTBED) $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBTESTBED) $(LIBGAUNTLET) $(CMOCKA_LIBS) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
+# test_tokenizer writes its GGUF files with the testbed's writer.
+$(BUILD)/tests/test_tokenizer: $(BUILD)/obj/tests/unit/test_tokenizer.o $(LIBTESTBED) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBTESTBED) $(LIBGAUNTLET) $(CMOCKA_LIBS) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
 

@@ -61,142 +61,6 @@ static int take_str(struct cursor *c, struct gguf_str *s, const char *what) {
         return 0;
 }
 
-static size_t scalar_size(enum gguf_type t) {
-        switch (t) {
-        case GGUF_TYPE_UINT8:
-        case GGUF_TYPE_INT8:
-        case GGUF_TYPE_BOOL:
-                return 1;
-        case GGUF_TYPE_UINT16:
-        case GGUF_TYPE_INT16:
-                return 2;
-        case GGUF_TYPE_UINT32:
-        case GGUF_TYPE_INT32:
-        case GGUF_TYPE_FLOAT32:
-                return 4;
-        case GGUF_TYPE_UINT64:
-        case GGUF_TYPE_INT64:
-        case GGUF_TYPE_FLOAT64:
-                return 8;
-        default:
-                return 0;
-        }
-}
-
-const char *gguf_type_name(enum gguf_type t) {
-        static const char *const names[] = {"uint8", "int8",   "uint16", "int16", "uint32", "int32", "float32",
-                                            "bool",  "string", "array",  "uint64", "int64", "float64"};
-        return (unsigned)t < ELEMENTSOF(names) ? names[t] : "unknown";
-}
-
-/* Reads one little-endian scalar of type t at p into v. */
-static void load_scalar(enum gguf_type t, const uint8_t *p, struct gguf_value *v) {
-        v->type = t;
-        switch (t) {
-        case GGUF_TYPE_UINT8:
-        case GGUF_TYPE_BOOL:
-                v->u = p[0];
-                break;
-        case GGUF_TYPE_INT8:
-                v->i = (int8_t)p[0];
-                break;
-        case GGUF_TYPE_UINT16: {
-                uint16_t x;
-                memcpy(&x, p, 2);
-                v->u = x;
-                break;
-        }
-        case GGUF_TYPE_INT16: {
-                int16_t x;
-                memcpy(&x, p, 2);
-                v->i = x;
-                break;
-        }
-        case GGUF_TYPE_UINT32: {
-                uint32_t x;
-                memcpy(&x, p, 4);
-                v->u = x;
-                break;
-        }
-        case GGUF_TYPE_INT32: {
-                int32_t x;
-                memcpy(&x, p, 4);
-                v->i = x;
-                break;
-        }
-        case GGUF_TYPE_FLOAT32: {
-                float x;
-                memcpy(&x, p, 4);
-                v->f = x;
-                break;
-        }
-        case GGUF_TYPE_UINT64:
-                memcpy(&v->u, p, 8);
-                break;
-        case GGUF_TYPE_INT64:
-                memcpy(&v->i, p, 8);
-                break;
-        case GGUF_TYPE_FLOAT64:
-                memcpy(&v->f, p, 8);
-                break;
-        default:
-                break;
-        }
-}
-
-static int read_value(struct cursor *c, uint32_t type, struct gguf_value *v, const char *key) {
-        if (type >= GGUF_TYPE_COUNT)
-                return fail(c, "key '%s' has unknown value type %u", key, type);
-        if (type == GGUF_TYPE_STRING) {
-                v->type = GGUF_TYPE_STRING;
-                return take_str(c, &v->s, "a string value");
-        }
-        if (type != GGUF_TYPE_ARRAY) {
-                size_t n = scalar_size(type);
-                if (left(c) < n)
-                        return fail(c, "truncated in the value of key '%s'", key);
-                load_scalar(type, c->p, v);
-                c->p += n;
-                return 0;
-        }
-        uint32_t et = 0;
-        uint64_t n = 0;
-        int r = take_u32(c, &et, "an array type");
-        if (r < 0)
-                return r;
-        r = take_u64(c, &n, "an array length");
-        if (r < 0)
-                return r;
-        if (et >= GGUF_TYPE_COUNT || et == GGUF_TYPE_ARRAY)
-                return fail(c, "key '%s' is an array of unsupported type %u", key, et);
-        v->type = GGUF_TYPE_ARRAY;
-        v->arr.type = et;
-        v->arr.n = n;
-        v->arr.data = c->p;
-        v->arr.strs = NULL;
-        if (et == GGUF_TYPE_STRING) {
-                /* each string needs at least its 8-byte length: bound n before allocating */
-                if (n > left(c) / 8)
-                        return fail(c, "key '%s' claims %llu strings, more than the file can hold", key,
-                                    (unsigned long long)n);
-                v->arr.strs = calloc(n ? n : 1, sizeof(struct gguf_str));
-                if (!v->arr.strs)
-                        return -ENOMEM;
-                for (uint64_t i = 0; i < n; i++) {
-                        r = take_str(c, &v->arr.strs[i], "an array string");
-                        if (r < 0)
-                                return r;
-                }
-                return 0;
-        }
-        size_t es = scalar_size(et);
-        if (n > left(c) / es)
-                return fail(c, "key '%s' claims %llu elements of %zu bytes, beyond the file", key,
-                            (unsigned long long)n, es);
-        c->p += n * es;
-        return 0;
-}
-
 /* Bytes of a tensor of type t with n elements along the first dimension ne0 (block types
  * need ne0 to be a multiple of the block). 0 on an unknown type or a bad shape. */
 static int tensor_nbytes(enum ggml_type t, uint64_t ne0, uint64_t n, uint64_t *ret) {
@@ -226,94 +90,36 @@ static int tensor_nbytes(enum ggml_type t, uint64_t ne0, uint64_t n, uint64_t *r
 void gguf_free(struct gguf *g) {
         if (!g)
                 return;
-        for (size_t i = 0; i < g->n_kv; i++) {
-                free(g->kv[i].key);
-                if (g->kv[i].v.type == GGUF_TYPE_ARRAY)
-                        free(g->kv[i].v.arr.strs);
-        }
-        free(g->kv);
         for (size_t i = 0; i < g->n_tensors; i++)
                 free(g->tensors[i].name);
         free(g->tensors);
-        if (g->mapped && g->base)
-                munmap((void *)g->base, g->size);
+        if (g->mapped && g->meta.base)
+                munmap((void *)g->meta.base, g->meta.size);
+        gguf_meta_release(&g->meta);
         free(g);
 }
 
 static char *strndup_str(struct gguf_str s) { return strndup(s.p, s.len); }
 
-static int parse(struct gguf *g, char **ret_error) {
-        struct cursor c = {.start = g->base, .p = g->base, .end = g->base + g->size};
+static int parse(struct gguf *g, const uint8_t *base, size_t size, char **ret_error) {
+        struct cursor c = {.start = base, .p = base, .end = base + size};
+        uint64_t n_tensors;
         int r;
-        char magic[4];
-        uint64_t n_tensors = 0, n_kv = 0;
 
-        if (g->size < 4 || memcmp(g->base, GGUF_MAGIC, 4) != 0) {
-                r = fail(&c, "not a GGUF file (bad magic)");
-                goto out;
-        }
-        r = take(&c, magic, 4, "the magic");
-        if (r >= 0)
-                r = take_u32(&c, &g->version, "the version");
+        /* the header and the keys: gauntlet's reader; the tensor infos follow them */
+        r = gguf_meta_parse(base, size, true, &g->meta, ret_error);
         if (r < 0)
-                goto out;
-        if (g->version != 3 && g->version != 2) {
-                r = fail(&c, "unsupported GGUF version %u (this reader knows 2 and 3)", g->version);
-                goto out;
-        }
-        r = take_u64(&c, &n_tensors, "the tensor count");
-        if (r >= 0)
-                r = take_u64(&c, &n_kv, "the metadata count");
-        if (r < 0)
-                goto out;
-        /* a key-value pair takes at least 8 (key length) + 4 (type) bytes, a tensor info 24 */
-        if (n_kv > left(&c) / 12 || n_tensors > left(&c) / 24) {
-                r = fail(&c, "header claims %llu tensors and %llu keys, more than the file can hold",
-                         (unsigned long long)n_tensors, (unsigned long long)n_kv);
-                goto out;
-        }
-        g->kv = calloc(n_kv ? n_kv : 1, sizeof(*g->kv));
+                return r;
+        c.p = base + g->meta.end;
+        n_tensors = g->meta.n_tensors;
         g->tensors = calloc(n_tensors ? n_tensors : 1, sizeof(*g->tensors));
-        if (!g->kv || !g->tensors) {
+        if (!g->tensors) {
                 r = -ENOMEM;
                 goto out;
         }
-        g->alignment = GGUF_DEFAULT_ALIGNMENT;
-        for (uint64_t i = 0; i < n_kv; i++) {
-                struct gguf_kv *kv = &g->kv[i];
-                struct gguf_str key;
-                uint32_t type = 0;
-                r = take_str(&c, &key, "a key");
-                if (r < 0)
-                        goto out;
-                kv->key = strndup_str(key);
-                if (!kv->key) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                g->n_kv++;
-                if (strlen(kv->key) != key.len) {
-                        r = fail(&c, "key %llu contains a NUL byte", (unsigned long long)i);
-                        goto out;
-                }
-                r = take_u32(&c, &type, "a value type");
-                if (r < 0)
-                        goto out;
-                r = read_value(&c, type, &kv->v, kv->key);
-                if (r < 0)
-                        goto out;
-                if (strcmp(kv->key, "general.alignment") == 0) {
-                        if (kv->v.type != GGUF_TYPE_UINT32 || kv->v.u == 0 || (kv->v.u & (kv->v.u - 1)) ||
-                            kv->v.u > 4096) {
-                                r = fail(&c, "general.alignment must be a uint32 power of two <= 4096");
-                                goto out;
-                        }
-                        g->alignment = kv->v.u;
-                }
-        }
         for (uint64_t i = 0; i < n_tensors; i++) {
                 struct gguf_tensor *t = &g->tensors[i];
-                struct gguf_str name;
+                struct gguf_str name = {0};
                 uint32_t type = 0;
                 uint64_t off = 0;
                 r = take_str(&c, &name, "a tensor name");
@@ -361,31 +167,31 @@ static int parse(struct gguf *g, char **ret_error) {
                                  r == -EOPNOTSUPP ? "unsupported" : "invalid shape for", type);
                         goto out;
                 }
-                if (off % g->alignment) {
+                if (off % g->meta.alignment) {
                         r = fail(&c, "tensor '%s' offset %llu is not aligned to %llu", t->name,
-                                 (unsigned long long)off, (unsigned long long)g->alignment);
+                                 (unsigned long long)off, (unsigned long long)g->meta.alignment);
                         goto out;
                 }
                 t->data = (const void *)(uintptr_t)off; /* relative until the data section is known */
         }
         /* the data section starts at the next multiple of the alignment */
         size_t pos = (size_t)(c.p - c.start);
-        size_t data_start = (pos + g->alignment - 1) / g->alignment * g->alignment;
-        if (data_start > g->size && g->n_tensors > 0) {
+        size_t data_start = (pos + g->meta.alignment - 1) / g->meta.alignment * g->meta.alignment;
+        if (data_start > size && g->n_tensors > 0) {
                 r = fail(&c, "the data section starts at %zu, beyond the end of the file (%zu)", data_start,
-                         g->size);
+                         size);
                 goto out;
         }
         for (size_t i = 0; i < g->n_tensors; i++) {
                 struct gguf_tensor *t = &g->tensors[i];
                 uint64_t off = (uint64_t)(uintptr_t)t->data;
-                size_t avail = g->size - data_start;
+                size_t avail = size - data_start;
                 if (off > avail || t->nbytes > avail - off) {
                         r = fail(&c, "tensor '%s' (%llu bytes at data offset %llu) lies beyond the end of the file",
                                  t->name, (unsigned long long)t->nbytes, (unsigned long long)off);
                         goto out;
                 }
-                t->data = g->base + data_start + off;
+                t->data = base + data_start + off;
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(g->tensors[j].name, t->name) == 0) {
                                 r = fail(&c, "tensor '%s' appears twice", t->name);
@@ -408,9 +214,7 @@ int gguf_parse(const void *data, size_t size, struct gguf **ret, char **ret_erro
         struct gguf *g = calloc(1, sizeof(*g));
         if (!g)
                 return -ENOMEM;
-        g->base = data;
-        g->size = size;
-        int r = parse(g, ret_error);
+        int r = parse(g, data, size, ret_error);
         if (r < 0) {
                 gguf_free(g);
                 return r;
@@ -445,11 +249,9 @@ int gguf_open(const char *path, struct gguf **ret, char **ret_error) {
                 munmap(m, (size_t)st.st_size);
                 return -ENOMEM;
         }
-        g->base = m;
-        g->size = (size_t)st.st_size;
         g->mapped = true;
         char *err = NULL;
-        int r = parse(g, &err);
+        int r = parse(g, m, (size_t)st.st_size, &err);
         if (r < 0) {
                 if (ret_error)
                         *ret_error = strdup_printf("'%s': %s", path, err ? err : "corrupt file");
@@ -461,83 +263,11 @@ int gguf_open(const char *path, struct gguf **ret, char **ret_error) {
         return 0;
 }
 
-const struct gguf_kv *gguf_find_kv(const struct gguf *g, const char *key) {
-        for (size_t i = 0; i < g->n_kv; i++)
-                if (strcmp(g->kv[i].key, key) == 0)
-                        return &g->kv[i];
-        return NULL;
-}
-
 const struct gguf_tensor *gguf_find_tensor(const struct gguf *g, const char *name) {
         for (size_t i = 0; i < g->n_tensors; i++)
                 if (strcmp(g->tensors[i].name, name) == 0)
                         return &g->tensors[i];
         return NULL;
-}
-
-static bool is_unsigned(enum gguf_type t) {
-        return t == GGUF_TYPE_UINT8 || t == GGUF_TYPE_UINT16 || t == GGUF_TYPE_UINT32 || t == GGUF_TYPE_UINT64;
-}
-static bool is_signed(enum gguf_type t) {
-        return t == GGUF_TYPE_INT8 || t == GGUF_TYPE_INT16 || t == GGUF_TYPE_INT32 || t == GGUF_TYPE_INT64;
-}
-
-int gguf_get_u32(const struct gguf *g, const char *key, uint32_t *ret) {
-        const struct gguf_kv *kv = gguf_find_kv(g, key);
-        if (!kv)
-                return -ENOENT;
-        if (is_unsigned(kv->v.type) && kv->v.u <= UINT32_MAX) {
-                *ret = (uint32_t)kv->v.u;
-                return 0;
-        }
-        if (is_signed(kv->v.type) && kv->v.i >= 0 && kv->v.i <= (int64_t)UINT32_MAX) {
-                *ret = (uint32_t)kv->v.i;
-                return 0;
-        }
-        return -EINVAL;
-}
-
-int gguf_get_f32(const struct gguf *g, const char *key, float *ret) {
-        const struct gguf_kv *kv = gguf_find_kv(g, key);
-        if (!kv)
-                return -ENOENT;
-        if (kv->v.type != GGUF_TYPE_FLOAT32 && kv->v.type != GGUF_TYPE_FLOAT64)
-                return -EINVAL;
-        *ret = (float)kv->v.f;
-        return 0;
-}
-
-int gguf_get_bool(const struct gguf *g, const char *key, bool *ret) {
-        const struct gguf_kv *kv = gguf_find_kv(g, key);
-        if (!kv)
-                return -ENOENT;
-        if ((kv->v.type == GGUF_TYPE_BOOL || is_unsigned(kv->v.type)) && kv->v.u <= 1) {
-                *ret = kv->v.u != 0;
-                return 0;
-        }
-        return -EINVAL;
-}
-
-int gguf_get_str(const struct gguf *g, const char *key, struct gguf_str *ret) {
-        const struct gguf_kv *kv = gguf_find_kv(g, key);
-        if (!kv)
-                return -ENOENT;
-        if (kv->v.type != GGUF_TYPE_STRING)
-                return -EINVAL;
-        *ret = kv->v.s;
-        return 0;
-}
-
-int gguf_get_strdup(const struct gguf *g, const char *key, char **ret) {
-        struct gguf_str s;
-        int r = gguf_get_str(g, key, &s);
-        if (r < 0)
-                return r;
-        char *d = strndup_str(s);
-        if (!d)
-                return -ENOMEM;
-        *ret = d;
-        return 0;
 }
 
 float gguf_f16_to_f32(uint16_t h) {

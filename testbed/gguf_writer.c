@@ -65,11 +65,20 @@ void gguf_writer_kv_strv(struct gguf_writer *w, const char *k, const char *const
                 put_str(w, &w->meta, v[i]);
 }
 
-void gguf_writer_kv_i32v(struct gguf_writer *w, const char *k, const int32_t *v, uint64_t n) {
+/* An array of n 4-byte scalars of type t. */
+static void kv_array4(struct gguf_writer *w, const char *k, enum gguf_type t, const void *v, uint64_t n) {
         key(w, k, GGUF_TYPE_ARRAY);
-        put_u32(w, &w->meta, GGUF_TYPE_INT32);
+        put_u32(w, &w->meta, t);
         put_u64(w, &w->meta, n);
         put(w, &w->meta, v, n * 4);
+}
+
+void gguf_writer_kv_i32v(struct gguf_writer *w, const char *k, const int32_t *v, uint64_t n) {
+        kv_array4(w, k, GGUF_TYPE_INT32, v, n);
+}
+
+void gguf_writer_kv_f32v(struct gguf_writer *w, const char *k, const float *v, uint64_t n) {
+        kv_array4(w, k, GGUF_TYPE_FLOAT32, v, n);
 }
 
 void gguf_writer_tensor(struct gguf_writer *w, const char *name, uint32_t n_dims, const uint64_t *ne,

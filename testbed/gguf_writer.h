@@ -30,6 +30,7 @@ void gguf_writer_kv_bool(struct gguf_writer *w, const char *key, bool v);
 void gguf_writer_kv_str(struct gguf_writer *w, const char *key, const char *v);
 void gguf_writer_kv_strv(struct gguf_writer *w, const char *key, const char *const *v, uint64_t n);
 void gguf_writer_kv_i32v(struct gguf_writer *w, const char *key, const int32_t *v, uint64_t n);
+void gguf_writer_kv_f32v(struct gguf_writer *w, const char *key, const float *v, uint64_t n);
 /* ne fastest-first, n_dims entries; data is nbytes of the given type. */
 void gguf_writer_tensor(struct gguf_writer *w, const char *name, uint32_t n_dims, const uint64_t *ne,
                         enum ggml_type type, const void *data, size_t nbytes);

@@ -45,7 +45,7 @@ static int get_hp(struct loader *L, const char *arch, const char *key, bool requ
         char k[128];
         uint32_t u;
         snprintf(k, sizeof(k), "%s.%s", arch, key);
-        int r = gguf_get_u32(L->g, k, &u);
+        int r = gguf_get_u32(&L->g->meta, k, &u);
         if (r == -ENOENT && !required)
                 u = dflt;
         else if (r < 0)
@@ -130,7 +130,7 @@ static int load_hparams(struct loader *L) {
         char arch[64] = "llama";
         struct gguf_str s;
         int r;
-        if (gguf_get_str(L->g, "general.architecture", &s) == 0) {
+        if (gguf_get_str(&L->g->meta, "general.architecture", &s) == 0) {
                 if (s.len == 0 || s.len >= sizeof(arch))
                         return lfail(L, -EBADMSG, "general.architecture is malformed");
                 memcpy(arch, s.p, s.len);
@@ -158,10 +158,10 @@ static int load_hparams(struct loader *L) {
                 return lfail(L, -EBADMSG, "rope.dimension_count %d does not fit head size %d", hp->n_rot, hp->head_dim);
         char k[128];
         snprintf(k, sizeof(k), "%s.attention.layer_norm_rms_epsilon", arch);
-        if (gguf_get_f32(L->g, k, &hp->eps) < 0)
+        if (gguf_get_f32(&L->g->meta, k, &hp->eps) < 0)
                 hp->eps = 1e-5f;
         snprintf(k, sizeof(k), "%s.rope.freq_base", arch);
-        if (gguf_get_f32(L->g, k, &hp->rope_base) < 0)
+        if (gguf_get_f32(&L->g->meta, k, &hp->rope_base) < 0)
                 hp->rope_base = 10000.0f;
         if (!(hp->eps > 0) || !(hp->rope_base > 1))
                 return lfail(L, -EBADMSG, "rms epsilon or rope base out of range");
@@ -294,7 +294,7 @@ int model_load(const char *path, const struct model_opts *o, struct model **ret,
         if (r < 0)
                 goto out;
         hp->n_vocab = L.m->vocab.n;
-        if (gguf_get_strdup(L.g, "general.name", &L.m->name) < 0)
+        if (gguf_get_strdup(&L.g->meta, "general.name", &L.m->name) < 0)
                 L.m->name = strdup("testbed");
         if (!L.m->name) {
                 r = -ENOMEM;

@@ -93,15 +93,15 @@ int tok_find_text(const struct tok_vocab *v, const char *text) {
 
 static int get_id(const struct gguf *g, const char *key, int n, int fallback) {
         uint32_t u;
-        if (gguf_get_u32(g, key, &u) < 0 || u >= (uint32_t)n)
+        if (gguf_get_u32(&g->meta, key, &u) < 0 || u >= (uint32_t)n)
                 return fallback;
         return (int)u;
 }
 
 int tok_vocab_load(const struct gguf *g, struct tok_vocab *ret, char **ret_error) {
         struct tok_vocab v = {0};
-        const struct gguf_kv *toks = gguf_find_kv(g, "tokenizer.ggml.tokens");
-        const struct gguf_kv *types = gguf_find_kv(g, "tokenizer.ggml.token_type");
+        const struct gguf_kv *toks = gguf_find_kv(&g->meta, "tokenizer.ggml.tokens");
+        const struct gguf_kv *types = gguf_find_kv(&g->meta, "tokenizer.ggml.token_type");
         int r = -EBADMSG;
 
         if (!toks || toks->v.type != GGUF_TYPE_ARRAY || toks->v.arr.type != GGUF_TYPE_STRING ||
@@ -127,8 +127,9 @@ int tok_vocab_load(const struct gguf *g, struct tok_vocab *ret, char **ret_error
         }
         memset(v.hash, 0xff, v.hash_size * sizeof(int));
         memset(v.byte_id, 0xff, sizeof(v.byte_id));
-        for (int i = 0; i < v.n; i++) {
-                struct gguf_str s = toks->v.arr.strs[i];
+        struct gguf_strs it = {toks->v.arr.data, toks->v.arr.n};
+        struct gguf_str s;
+        for (int i = 0; i < v.n && gguf_strs_next(&it, &s); i++) {
                 v.text[i] = strndup(s.p, s.len);
                 if (!v.text[i]) {
                         r = -ENOMEM;

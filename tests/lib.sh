@@ -105,12 +105,12 @@ need_llama_server() {
 }
 
 # start_llama_server NAME ARGS...: llama-server (need_llama_server first) on the testbed's
-# model at a port of its choosing, logging to $tmp/NAME.log; once it answers /health, its
-# URL is in $url and its pid in $ls_pid (listed for the cleanup).
+# model (or $LLAMA_MODEL) at a port of its choosing, logging to $tmp/NAME.log; once it
+# answers /health, its URL is in $url and its pid in $ls_pid (listed for the cleanup).
 start_llama_server() {
         local name=$1
         shift
-        "$LLAMA_SERVER" -m "$SRCDIR/testbed/model.gguf" --host 127.0.0.1 --port 0 "$@" >"$tmp/$name.log" 2>&1 &
+        "$LLAMA_SERVER" -m "${LLAMA_MODEL:-$SRCDIR/testbed/model.gguf}" --host 127.0.0.1 --port 0 "$@" >"$tmp/$name.log" 2>&1 &
         ls_pid=$!
         echo "$ls_pid" >"$tmp/pids-$name"
         url=

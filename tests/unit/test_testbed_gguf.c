@@ -48,36 +48,41 @@ static void test_roundtrip(void **state) {
         build(&b);
         assert_int_equal(gguf_parse(b.data, b.len, &g, &err), 0);
         assert_null(err);
-        assert_int_equal(g->version, 3);
-        assert_int_equal(g->alignment, 32);
+        assert_int_equal(g->meta.version, 3);
+        assert_int_equal(g->meta.alignment, 32);
         uint32_t u;
         float f;
         bool bo;
         struct gguf_str s;
-        assert_int_equal(gguf_get_u32(g, "llama.block_count", &u), 0);
+        assert_int_equal(gguf_get_u32(&g->meta, "llama.block_count", &u), 0);
         assert_int_equal(u, 4);
-        assert_int_equal(gguf_get_f32(g, "llama.rope.freq_base", &f), 0);
+        assert_int_equal(gguf_get_f32(&g->meta, "llama.rope.freq_base", &f), 0);
         assert_true(f == 10000.0f);
-        assert_int_equal(gguf_get_bool(g, "tokenizer.ggml.add_bos_token", &bo), 0);
+        assert_int_equal(gguf_get_bool(&g->meta, "tokenizer.ggml.add_bos_token", &bo), 0);
         assert_true(bo);
-        assert_int_equal(gguf_get_str(g, "general.architecture", &s), 0);
+        assert_int_equal(gguf_get_str(&g->meta, "general.architecture", &s), 0);
         assert_int_equal(s.len, 5);
         assert_memory_equal(s.p, "llama", 5);
-        assert_int_equal(gguf_get_u32(g, "missing", &u), -ENOENT);
-        assert_int_equal(gguf_get_u32(g, "general.architecture", &u), -EINVAL);
-        assert_int_equal(gguf_get_str(g, "llama.block_count", &s), -EINVAL);
-        const struct gguf_kv *kv = gguf_find_kv(g, "tokenizer.ggml.tokens");
+        assert_int_equal(gguf_get_u32(&g->meta, "missing", &u), -ENOENT);
+        assert_int_equal(gguf_get_u32(&g->meta, "general.architecture", &u), -EINVAL);
+        assert_int_equal(gguf_get_str(&g->meta, "llama.block_count", &s), -EINVAL);
+        const struct gguf_kv *kv = gguf_find_kv(&g->meta, "tokenizer.ggml.tokens");
         assert_non_null(kv);
         assert_int_equal(kv->v.arr.n, 3);
-        assert_int_equal(kv->v.arr.strs[2].len, 3);
-        assert_memory_equal(kv->v.arr.strs[2].p, "\xe2\x96\x81", 3);
+        struct gguf_strs it = {kv->v.arr.data, kv->v.arr.n};
+        struct gguf_str third = {0};
+        for (int i = 0; i < 3; i++)
+                assert_true(gguf_strs_next(&it, &third));
+        assert_false(gguf_strs_next(&it, &third));
+        assert_int_equal(third.len, 3);
+        assert_memory_equal(third.p, "\xe2\x96\x81", 3);
 
         const struct gguf_tensor *t = gguf_find_tensor(g, "a");
         assert_non_null(t);
         assert_int_equal(t->ne[0], 3);
         assert_int_equal(t->ne[1], 2);
         assert_int_equal(t->n_elements, 6);
-        assert_int_equal(((uintptr_t)t->data - (uintptr_t)g->base) % 32, 0);
+        assert_int_equal(((uintptr_t)t->data - (uintptr_t)g->meta.base) % 32, 0);
         float out[32];
         assert_int_equal(gguf_tensor_to_f32(t, 0, 6, out), 0);
         assert_memory_equal(out, f32_data, sizeof(f32_data));
@@ -127,7 +132,7 @@ static void test_truncated(void **state) {
         /* the trailing alignment padding may go; everything up to the last tensor byte may not */
         assert_int_equal(gguf_parse(b.data, b.len, &full, NULL), 0);
         for (size_t i = 0; i < full->n_tensors; i++)
-                end = MAX(end, (size_t)((const uint8_t *)full->tensors[i].data - full->base) + full->tensors[i].nbytes);
+                end = MAX(end, (size_t)((const uint8_t *)full->tensors[i].data - full->meta.base) + full->tensors[i].nbytes);
         gguf_free(full);
         assert_true(end <= b.len);
         for (size_t n = 0; n < end; n++) {
