@@ -574,8 +574,8 @@ static int listener_allowed(struct server *s, const struct procs_listener *l, co
                         char at[INET6_ADDRSTRLEN + 2];
                         addr_format(a, at);
                         _cleanup_free_ char *who = known ? procs_describe(holder) : NULL;
-                        s->port_note = strdup_printf("port %d is held at %s by %s, not by a process of the "
-                                                     "server: port_owner allows it",
+                        s->port_note = strdup_printf("port %d at %s: port_owner allows %s, not a process of the "
+                                                     "server, to hold it",
                                                      s->port, at, who ? who : "a process gauntlet cannot identify");
                         if (!s->port_note)
                                 return -ENOMEM;

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# addr.sh -- the address the client uses is the address checked (issue #32 item 2). The
+# host is resolved once per cell, and every request goes to the address where the launched
+# server's own socket listens (a numeric URL); the port check looks at exactly the sockets
+# that address reaches.
+#   (a) host: localhost, the launched server on 127.0.0.1:P, an impostor on [::1]:P that
+#       answers everything well (libcurl alone tries ::1 first): the impostor gets no
+#       connection, and what passes is the launched server (its model id, not the impostor's).
+#   (b) an unrelated IPv6-only listener on [::1]:P, host 127.0.0.1 and host localhost: not
+#       crash/port, the cell passes.
+#   (c) a forwarding proxy outside the server's processes holds P: crash/port by default;
+#       port_owner: any, or [python3], lets it, and the report says so.
+. "$SRCDIR/tests/lib.sh"
+command -v python3 >/dev/null || fail "python3 is needed"
+command -v jq >/dev/null || fail "jq is needed"
+if ! python3 -c 'import socket; s = socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>"$tmp/v6.err"; then
+        echo "SKIP: no IPv6 loopback here ($(head -c 200 "$tmp/v6.err"))"
+        exit 77
+fi
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# proxy.py HOST PORT TARGET_PORT LOG: listens on HOST:PORT (IPv6 only for an IPv6 HOST),
+# writes a line to LOG per connection, forwards it to 127.0.0.1:TARGET_PORT (0: closes it,
+# an unrelated service); LOG.ready once it listens.
+cat >"$tmp/proxy.py" <<'PY'
+import os, socket, sys, threading
+host, port, target, log = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+s = socket.socket(fam)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+if fam == socket.AF_INET6:
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+s.bind((host, port))
+s.listen(64)
+open(log + ".ready", "w").close()
+def pipe(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for x in (a, b):
+        try:
+            x.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+while True:
+    c, _ = s.accept()
+    with open(log, "a") as f:
+        f.write("connection\n")
+    if target == 0:
+        c.close()
+        continue
+    try:
+        u = socket.create_connection(("127.0.0.1", target))
+    except OSError:
+        c.close()
+        continue
+    threading.Thread(target=pipe, args=(c, u), daemon=True).start()
+    threading.Thread(target=pipe, args=(u, c), daemon=True).start()
+PY
+# start_proxy NAME HOST PORT TARGET: in its own session, without the attempt's token
+start_proxy() {
+        env -u GAUNTLET_ATTEMPT setsid python3 "$tmp/proxy.py" "$2" "$3" "$4" "$tmp/conn-$1" >/dev/null 2>&1 &
+        echo $! >"$tmp/pids-proxy-$1"
+        for _ in $(seq 200); do [ -e "$tmp/conn-$1.ready" ] && return 0; sleep 0.02; done
+        fail "proxy $1 did not start"
+}
+stop_proxy() { kill "$(cat "$tmp/pids-proxy-$1")" 2>/dev/null || true; }
+connections() { if [ -f "$tmp/conn-$1" ]; then wc -l <"$tmp/conn-$1"; else echo 0; fi; }
+
+matrix() { # file host port [extra line]
+        cat >"$1" <<YAML
+engine: generic
+command: [$FIXTURE, --port, "{port}", --host, "{host}", --pid-file, "$tmp/pids-server"]
+host: $2
+port: $3
+startup_timeout: 10s
+stop_timeout: 1s
+${4:-}
+YAML
+}
+run_ok() { # name matrix journal
+        "$GAUNTLET" run "$2" --journal "$3" >"$tmp/out-$1" 2>"$tmp/err-$1" ||
+                { cat "$tmp/out-$1" "$tmp/err-$1" >&2; fail "$1: the sweep did not pass"; }
+        "$GAUNTLET" report --format json "$3" >"$tmp/r-$1.json"
+        [ "$(jq -r '.cells[0].verdict' "$tmp/r-$1.json")" = pass ] || fail "$1: $(jq -c '.cells[0]' "$tmp/r-$1.json")"
+}
+
+# (a) the impostor on [::1]:P is a proxy to a second fixture that serves another model id
+port=$(free_port)
+iport=$(free_port)
+env -u GAUNTLET_ATTEMPT setsid "$FIXTURE" --port "$iport" --model impostor-model --pid-file "$tmp/pids-impostor" \
+        >/dev/null 2>&1 &
+for _ in $(seq 200); do curl -sf "http://127.0.0.1:$iport/health" >/dev/null 2>&1 && break; sleep 0.02; done
+start_proxy a ::1 "$port" "$iport"
+curl -sf "http://[::1]:$port/v1/models" | grep -q impostor-model || fail "the impostor does not answer on [::1]:$port"
+: >"$tmp/conn-a"
+matrix "$tmp/a.yaml" localhost "$port"
+run_ok a "$tmp/a.yaml" "$tmp/a.db"
+[ "$(connections a)" -eq 0 ] || fail "(a) the impostor on [::1]:$port got $(connections a) connections"
+grep -q impostor-model "$tmp/r-a.json" "$tmp/out-a" && fail "(a) the impostor's model id is in the report"
+"$GAUNTLET" emit systemd "$tmp/a.db" >"$tmp/unit-a" 2>&1 || fail "(a) no unit for the launched server"
+stop_proxy a
+echo "(a) impostor on [::1]:$port: 0 connections; the launched server on 127.0.0.1 passed" >&2
+
+# (b) an unrelated IPv6-only service on [::1]:P (it closes every connection)
+for host in 127.0.0.1 localhost; do
+        port=$(free_port)
+        start_proxy "b-$host" ::1 "$port" 0
+        matrix "$tmp/b.yaml" "$host" "$port"
+        run_ok "b-$host" "$tmp/b.yaml" "$tmp/b-$host.db"
+        [ "$(connections "b-$host")" -eq 0 ] || fail "(b) host $host: the unrelated listener was asked"
+        stop_proxy "b-$host"
+done
+echo "(b) unrelated listener on [::1]: pass, not asked" >&2
+
+# (c) the server behind a proxy: the launched script has a service of this test (not a
+# process of the cell) start a proxy on 127.0.0.1:P to the fixture it runs on port Q.
+mkfifo "$tmp/proxy.fifo"
+(
+        exec 3<>"$tmp/proxy.fifo"
+        while read -r n p q <&3; do start_proxy "$n" 127.0.0.1 "$p" "$q"; done
+) &
+echo $! >"$tmp/pids-proxyd"
+cat >"$tmp/behind.sh" <<'SH'
+#!/bin/sh
+# behind.sh NAME PORT TMP: the fixture on a port of its own, a proxy on PORT in front
+q=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+echo "$1 $2 $q" >"$3/proxy.fifo"
+exec "$FIXTURE" --port "$q" --pid-file "$3/pids-behind-$1"
+SH
+chmod +x "$tmp/behind.sh"
+behind() { # file name port [extra]
+        cat >"$1" <<YAML
+engine: generic
+command: [$tmp/behind.sh, $2, "{port}", $tmp]
+env: {FIXTURE: $FIXTURE}
+port: $3
+startup_timeout: 10s
+stop_timeout: 1s
+${4:-}
+YAML
+}
+port=$(free_port)
+behind "$tmp/c0.yaml" c0 "$port"
+set +e
+"$GAUNTLET" run "$tmp/c0.yaml" --journal "$tmp/c0.db" >"$tmp/out-c0" 2>"$tmp/err-c0"
+status=$?
+set -e
+[ "$status" -eq 1 ] || { cat "$tmp/out-c0" "$tmp/err-c0" >&2; fail "(c) default port_owner: exit $status, want 1"; }
+"$GAUNTLET" report --format json "$tmp/c0.db" >"$tmp/r-c0.json"
+got=$(jq -r '.cells[0] | "\(.verdict)/\(.cause)"' "$tmp/r-c0.json")
+[ "$got" = crash/port ] || fail "(c) default port_owner: $got, want crash/port"
+stop_proxy c0
+for owner in any "[python3]"; do
+        port=$(free_port)
+        n="c-${owner//[^a-z0-9]/}"
+        behind "$tmp/$n.yaml" "$n" "$port" "port_owner: $owner"
+        run_ok "$n" "$tmp/$n.yaml" "$tmp/$n.db"
+        ev=$(jq -r '.cells[0].evidence' "$tmp/r-$n.json")
+        case "$ev" in
+        *"port $port at 127.0.0.1: port_owner allows pid "*"(python3)"*"not a process of the server, to hold it"*) ;;
+        *) fail "(c) port_owner: $owner: the report does not say so: $ev" ;;
+        esac
+        [ "$(connections "$n")" -gt 0 ] || fail "(c) port_owner: $owner: nothing went through the proxy"
+        "$GAUNTLET" report "$tmp/$n.db" >"$tmp/text-$n"
+        grep -q "port $port at 127.0.0.1: port_owner allows pid" "$tmp/text-$n" || fail "(c) the text report does not say so"
+        stop_proxy "$n"
+done
+kill "$(cat "$tmp/pids-proxyd")" 2>/dev/null || true
+echo "(c) behind a proxy: crash/port by default, pass with port_owner: any and [python3], said" >&2
+echo "addr.sh: all good"
