@@ -79,6 +79,7 @@ command: [$FIXTURE, --port, "{port}", --host, "{host}", --pid-file, "$tmp/pids-s
 host: $2
 port: $3
 startup_timeout: 10s
+probes: false
 stop_timeout: 1s
 ${4:-}
 YAML
@@ -141,6 +142,7 @@ command: [$tmp/behind.sh, $2, "{port}", $tmp]
 env: {FIXTURE: $FIXTURE}
 port: $3
 startup_timeout: 10s
+probes: false
 stop_timeout: 1s
 ${4:-}
 YAML
