@@ -176,6 +176,7 @@ static int probe_start(struct server *s) {
         /* no address the server listens on yet: nothing to ask */
         if (s->n_addrs && s->addr < 0 && (r = choose_address(s)) <= 0)
                 return r < 0 ? r : -EAGAIN;
+        s->foreign_since = 0;
         if (!s->probe) {
                 s->probe = curl_easy_init();
                 if (!s->probe)
@@ -440,6 +441,8 @@ enum server_event server_wait_ready(struct server *s, usec_t deadline) {
                 usec_t now = now_usec();
                 if (now >= deadline)
                         return SERVER_DEADLINE;
+                if (s->foreign_since && now - s->foreign_since >= SUPERVISE_FOREIGN_GRACE)
+                        return SERVER_PORT_TAKEN;
                 if (!s->probe_in_flight && now >= s->next_probe && probe_start(s) < 0)
                         s->next_probe = next_probe_time(s, now);
                 usec_t until = s->probe_in_flight ? deadline : MIN(deadline, s->next_probe);
@@ -599,17 +602,21 @@ static int choose_address(struct server *s) {
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0, n_pids = 0;
         bool found = false;
+        size_t taken = 0; /* addresses reached by another process's listener */
         int r = procs_listeners(s->port, &ls, &n);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < s->n_addrs; i++)
+        for (size_t i = 0; i < s->n_addrs; i++) {
+                bool other = false;
                 for (size_t k = 0; k < n; k++) {
                         if (!listener_reached(&ls[k], ls, n, &s->addrs[i]))
                                 continue;
                         if ((r = listener_allowed(s, &ls[k], &s->addrs[i], &pids, &n_pids, &found)) < 0)
                                 return r;
-                        if (r == 0)
+                        if (r == 0) {
+                                other = true;
                                 continue;
+                        }
                         char at[INET6_ADDRSTRLEN + 2];
                         addr_format(&s->addrs[i], at);
                         char *url = strdup_printf("http://%s:%d", at, s->port);
@@ -625,6 +632,12 @@ static int choose_address(struct server *s) {
                         s->addr = (ssize_t)i;
                         return 1;
                 }
+                taken += other;
+        }
+        if (taken < s->n_addrs)
+                s->foreign_since = 0;
+        else if (!s->foreign_since)
+                s->foreign_since = now_usec();
         return 0;
 }
 

@@ -174,6 +174,8 @@ struct server {
         ssize_t addr;               /* the index in addrs gauntlet talks to; -1 until found */
         bool owner_any;             /* spec->port_owner, copied */
         char **owner_commands;
+        usec_t foreign_since;       /* since when another process holds every address (0: it
+                                       does not) */
         char *port_note;            /* a process other than the server's holds the port, as
                                        port_owner allows: said so; NULL otherwise */
 };
@@ -182,7 +184,15 @@ struct server {
  * when argv[0] is not found, other negative errnos as posix_spawn reports them. */
 int server_start(struct loop *l, const struct server_spec *spec, struct server **ret);
 
-enum server_event { SERVER_READY, SERVER_DIED, SERVER_DEADLINE, SERVER_SIGNAL };
+/* SERVER_PORT_TAKEN: with spec->host, for SUPERVISE_FOREIGN_GRACE every address of the
+ * host was reached by a listener of another process (not one port_owner allows) and by none
+ * of the server's: it cannot listen there (server_verify_port names the holder). */
+enum server_event { SERVER_READY, SERVER_DIED, SERVER_DEADLINE, SERVER_SIGNAL, SERVER_PORT_TAKEN };
+
+/* How long another process may hold every address of the server's before the wait for
+ * readiness stops (SERVER_PORT_TAKEN), rather than at the startup timeout: a listener that
+ * goes away meanwhile (one shutting down) is no reason to stop. */
+#define SUPERVISE_FOREIGN_GRACE (2 * USEC_PER_SEC)
 
 /* With a launcher: waits until the server was placed (SERVER_READY; s->started is then the
  * time it was, so the startup timeout counts from there), the client died, the launcher

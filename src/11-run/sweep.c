@@ -299,15 +299,20 @@ static int cell_ready(void *ctx, struct phase_result *res) {
         case SERVER_SIGNAL:
                 res->step = STEP_INTERRUPTED;
                 return 0;
+        case SERVER_PORT_TAKEN:
+                /* below: the holder named; gone meanwhile, said without its name */
+                r = phase_result_decide(res, VERDICT_CRASH, "port",
+                                        "another process held every address of the server's port");
+                break;
         case SERVER_READY:
                 break;
         }
         /* A server that never listened where it should, while another process does: that
          * process is the cause, named (after the log's line when the log says so too). */
-        if (r >= 0 && (ev == SERVER_DIED || ev == SERVER_DEADLINE)) {
+        if (r >= 0 && ev != SERVER_READY) {
                 struct phase_result pr = {0};
                 if ((r = confirm_port(cr, &pr)) >= 0 && pr.step == STEP_DECIDED) {
-                        if (streq_ptr(res->cause, "port") && res->evidence) {
+                        if (ev != SERVER_PORT_TAKEN && streq_ptr(res->cause, "port") && res->evidence) {
                                 char *both = strdup_printf("%s; %s", res->evidence, pr.evidence);
                                 if (!both)
                                         r = -ENOMEM;
