@@ -6,6 +6,7 @@
 #   (a) host: localhost, the launched server on 127.0.0.1:P, an impostor on [::1]:P that
 #       answers everything well (libcurl alone tries ::1 first): the impostor gets no
 #       connection, and what passes is the launched server (its model id, not the impostor's).
+#   (a') the same in a mount namespace whose /etc/hosts puts ::1 first for localhost.
 #   (b) an unrelated IPv6-only listener on [::1]:P, host 127.0.0.1 and host localhost: not
 #       crash/port, the cell passes.
 #   (c) a forwarding proxy outside the server's processes holds P: crash/port by default;
@@ -107,6 +108,43 @@ grep -q impostor-model "$tmp/r-a.json" "$tmp/out-a" && fail "(a) the impostor's 
 "$GAUNTLET" emit systemd "$tmp/a.db" >"$tmp/unit-a" 2>&1 || fail "(a) no unit for the launched server"
 stop_proxy a
 echo "(a) impostor on [::1]:$port: 0 connections; the launched server on 127.0.0.1 passed" >&2
+
+# (a') the same where localhost resolves to ::1 first (as on most hosts, not in every
+# container): a mount namespace with its own /etc/hosts, the server bound to 127.0.0.1 as
+# a server given "localhost" often is (uvicorn). libcurl alone would ask the impostor.
+printf '::1 localhost\n127.0.0.1 localhost\n' >"$tmp/hosts"
+if unshare -m sh -c "mount --bind '$tmp/hosts' /etc/hosts" 2>"$tmp/ns.err"; then
+        # The impostor comes once the server started (before, the fixed port's check
+        # refuses the sweep: [::1]:P, an address of localhost, is taken) and the server
+        # binds 127.0.0.1 after 3 s of loading.
+        port=$(free_port)
+        rm -f "$tmp/pids-server6"
+        ( for _ in $(seq 300); do [ -s "$tmp/pids-server6" ] && break; sleep 0.02; done
+          start_proxy a6 ::1 "$port" "$iport" ) &
+        starter=$!
+        cat >"$tmp/a6.yaml" <<YAML
+engine: generic
+command: [$FIXTURE, --port, "{port}", --host, 127.0.0.1, --pid-file, "$tmp/pids-server6", --load-time, "3",
+          --no-listen-until-ready]
+host: localhost
+port: $port
+startup_timeout: 10s
+stop_timeout: 1s
+probes: false
+YAML
+        unshare -m sh -c 'mount --bind "$1/hosts" /etc/hosts && exec "$2" run "$1/a6.yaml" --journal "$1/a6.db"' \
+                sh "$tmp" "$GAUNTLET" >"$tmp/out-a6" 2>&1 || { cat "$tmp/out-a6" >&2; fail "(a') the sweep did not pass"; }
+        wait "$starter"
+        "$GAUNTLET" report --format json "$tmp/a6.db" >"$tmp/r-a6.json"
+        [ "$(jq -r '.cells[0].verdict' "$tmp/r-a6.json")" = pass ] || fail "(a') $(jq -c '.cells[0]' "$tmp/r-a6.json")"
+        [ -e "$tmp/conn-a6.ready" ] || fail "(a') the impostor never started"
+        [ "$(connections a6)" -eq 0 ] || fail "(a') localhost -> ::1 first: the impostor got $(connections a6) connections"
+        grep -q impostor-model "$tmp/r-a6.json" "$tmp/out-a6" && fail "(a') the impostor's model id is in the report"
+        stop_proxy a6
+        echo "(a') localhost resolving to ::1 first: the impostor got 0 connections" >&2
+else
+        echo "(a') skipped: no mount namespace here ($(head -c 200 "$tmp/ns.err"))" >&2
+fi
 
 # (b) an unrelated IPv6-only service on [::1]:P (it closes every connection)
 for host in 127.0.0.1 localhost; do
