@@ -19,7 +19,7 @@ static const char *const top_keys[] = {
         "engine", "model",    "tokenizer", "command",  "args",   "env",     "host",      "port",
         "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "straggler_timeout", "memory_timeout", "gpus_per_cell", "axes",
         "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit", "eval", "reference",
-        "launcher", "slurm", "budget", "probes",
+        "launcher", "slurm", "budget", "probes", "port_owner",
         NULL,
 };
 
@@ -113,6 +113,35 @@ static int args_tp(const struct matrix *m) {
         return 0;
 }
 
+/* How many commands `port_owner:` may list. */
+#define MATRIX_MAX_PORT_OWNERS 16
+
+/* `port_owner:` launched (the default), any, or a list of command names (a proxy that holds
+ * the port on the server's behalf, as docker-proxy does). */
+static int parse_port_owner(struct ytree_ctx *c, const struct ynode *v, struct matrix *m) {
+        int r;
+        if (v->kind == Y_SEQ) {
+                if ((r = y_strv(c, v, "port_owner", MATRIX_MAX_PORT_OWNERS, &m->port_owners)) < 0)
+                        return r;
+                for (char **p = m->port_owners; *p; p++)
+                        if (!**p || strchr(*p, '/'))
+                                return ytree_fail(c, v->line, "port_owner: '%s' is not a command name",
+                                                  ytree_esc(c, *p));
+                if (!m->port_owners[0])
+                        return ytree_fail(c, v->line, "port_owner: the list is empty (launched, any, or command names)");
+                return 0;
+        }
+        const char *s;
+        if ((r = y_scalar(c, v, "port_owner", &s)) < 0)
+                return r;
+        if (strcmp(s, "any") == 0)
+                m->port_owner_any = true;
+        else if (strcmp(s, "launched") != 0)
+                return ytree_fail(c, v->line, "port_owner '%s' is not launched, any or a list of command names",
+                                  ytree_esc(c, s));
+        return 0;
+}
+
 static int parse_base(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         const struct ynode *v;
         int r;
@@ -140,6 +169,8 @@ static int parse_base(struct ytree_ctx *c, const struct ynode *root, struct matr
                 if (!*m->tokenizer)
                         return ytree_fail(c, v->line, "tokenizer must be a path to the model's tokenizer, or none");
         }
+        if ((v = y_get(root, "port_owner")) && (r = parse_port_owner(c, v, m)) < 0)
+                return r;
         if ((v = y_get(root, "workdir"))) {
                 m->line_workdir = v->line;
                 if ((r = y_string(c, v, "workdir", &m->workdir)) < 0)
@@ -1440,6 +1471,7 @@ void matrix_free(struct matrix *m) {
         strv_free(m->args);
         strv_free(m->env);
         free(m->host);
+        strv_free(m->port_owners);
         free(m->workdir);
         for (size_t i = 0; i < m->n_axes; i++) {
                 for (size_t j = 0; j < m->axes[i].n_values; j++)

@@ -107,6 +107,10 @@ struct matrix {
         char **env;                   /* base env, "KEY=VALUE"; may be NULL */
         char *host;                   /* default 127.0.0.1 */
         int port;                     /* 0: a free port per launch */
+        /* `port_owner:` who may hold the port besides the launched server's processes:
+         * launched (both false/NULL), any, or these commands (NULL-terminated) */
+        bool port_owner_any;
+        char **port_owners;
         int tp;                       /* from `tp:` or the profile's TP flag in args; 0 unknown */
         int gpus_per_cell;            /* GPUs one cell needs: `gpus_per_cell:`, else tp; 0: all
                                          of them (cells run one at a time) */

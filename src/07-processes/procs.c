@@ -621,3 +621,20 @@ char *procs_describe(pid_t pid) {
         }
         return r < 0 ? NULL : strdup(buf_str(&b));
 }
+
+bool procs_command_is(pid_t pid, const char *name) {
+        char path[64];
+        _cleanup_free_ char *comm = NULL, *cmdline = NULL;
+        snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+        if (read_file_capped(path, 256, &comm, NULL) >= 0) {
+                comm[strcspn(comm, "\n")] = '\0';
+                if (strcmp(comm, name) == 0)
+                        return true;
+        }
+        /* comm is cut at 15 bytes: argv[0]'s base name says the whole name */
+        snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+        if (read_file_capped(path, (size_t)64 << 10, &cmdline, NULL) < 0)
+                return false;
+        const char *slash = strrchr(cmdline, '/');
+        return strcmp(slash ? slash + 1 : cmdline, name) == 0;
+}

@@ -105,4 +105,8 @@ int procs_socket_holder(const pid_t *pids, size_t n, uint64_t inode, pid_t *ret_
  * not UTF-8 as \xNN) and cut; "pid 123" alone when /proc tells nothing. NULL: out of memory. */
 char *procs_describe(pid_t pid);
 
+/* Whether process pid is the command `name`: its /proc comm, or the base name of its
+ * argv[0] (comm is cut at 15 bytes). false when /proc tells nothing. */
+bool procs_command_is(pid_t pid, const char *name);
+
 #endif

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
 #include <sys/socket.h>
@@ -168,7 +169,15 @@ static usec_t next_probe_time(const struct server *s, usec_t now) {
         return now + MAX(SUPERVISE_PROBE_MIN, MIN(SUPERVISE_PROBE_INTERVAL, since / SUPERVISE_PROBE_SHARE));
 }
 
+static int choose_address(struct server *s);
+static int resolve_addrs(struct server *s, const char *host);
+
 static int probe_start(struct server *s) {
+        int r;
+        /* no address the server listens on yet: nothing to ask */
+        if (s->n_addrs && s->addr < 0 && (r = choose_address(s)) <= 0)
+                return r < 0 ? r : -EAGAIN;
+        s->foreign_since = 0;
         if (!s->probe) {
                 s->probe = curl_easy_init();
                 if (!s->probe)
@@ -184,8 +193,7 @@ static int probe_start(struct server *s) {
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, probe_write);
         curl_easy_setopt(e, CURLOPT_WRITEDATA, &s->probe_body);
-        int r = loop_add_transfer(s->loop, e, on_probe_done, s);
-        if (r < 0)
+        if ((r = loop_add_transfer(s->loop, e, on_probe_done, s)) < 0)
                 return r;
         s->probe_in_flight = true;
         s->probe_started = now_usec();
@@ -267,6 +275,16 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
                 r = -ENOMEM;
                 goto fail;
         }
+        s->addr = -1;
+        if (spec->port_owner) {
+                s->owner_any = spec->port_owner->any;
+                if (spec->port_owner->commands && !(s->owner_commands = strv_copy(spec->port_owner->commands))) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
+        if (!spec->launcher && spec->host && spec->port > 0 && (r = resolve_addrs(s, spec->host)) < 0)
+                goto fail;
         if (spec->launcher) {
                 /* the launcher's client is what runs here, the server inside it */
                 if ((r = spec->launcher->ops->prepare(spec->launcher->config, spec, &client, &s->launcher_state)) < 0)
@@ -280,8 +298,9 @@ int server_start(struct loop *l, const struct server_spec *spec, struct server *
                 }
                 s->has_ready_re = true;
         }
-        /* 0600: a server's log can hold what it was given, keys included */
-        s->log_fd = open(spec->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND, 0600);
+        /* 0600: a server's log can hold what it was given, keys included; a symbolic link
+         * put where the log goes is not followed (-ELOOP): the log is gauntlet's file */
+        s->log_fd = open(spec->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_APPEND | O_NOFOLLOW, 0600);
         if (s->log_fd < 0) {
                 r = -errno;
                 goto fail;
@@ -423,6 +442,8 @@ enum server_event server_wait_ready(struct server *s, usec_t deadline) {
                 usec_t now = now_usec();
                 if (now >= deadline)
                         return SERVER_DEADLINE;
+                if (s->foreign_since && now - s->foreign_since >= SUPERVISE_FOREIGN_GRACE)
+                        return SERVER_PORT_TAKEN;
                 if (!s->probe_in_flight && now >= s->next_probe && probe_start(s) < 0)
                         s->next_probe = next_probe_time(s, now);
                 usec_t until = s->probe_in_flight ? deadline : MIN(deadline, s->next_probe);
@@ -432,33 +453,92 @@ enum server_event server_wait_ready(struct server *s, usec_t deadline) {
         }
 }
 
-/* Whether a connection to one of host's addresses reaches listener l: the same address, or
- * l's wildcard (an IPv6 wildcard also takes IPv4, unless the socket is IPV6_V6ONLY, which
- * /proc does not say: counted as reaching). */
-static bool listener_reached(const struct procs_listener *l, const struct addrinfo *ai) {
-        static const unsigned char zero[16], mapped[12] = {[10] = 0xff, [11] = 0xff};
-        bool wildcard = memcmp(l->addr, zero, l->family == AF_INET6 ? 16 : 4) == 0;
-        if (wildcard && l->family == AF_INET6)
-                return true;
-        for (; ai; ai = ai->ai_next) {
-                const unsigned char *a = NULL;
-                int fam = ai->ai_family;
-                if (fam == AF_INET)
-                        a = (const unsigned char *)&((const struct sockaddr_in *)ai->ai_addr)->sin_addr;
-                else if (fam == AF_INET6)
-                        a = (const unsigned char *)&((const struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
-                if (!a)
+/* Resolves host once: its addresses, in getaddrinfo's order, each once. -EADDRNOTAVAIL
+ * when it has none. */
+/* Adds a to the host's addresses unless it is there. */
+static int add_addr(struct server *s, const struct server_addr *a) {
+        for (size_t i = 0; i < s->n_addrs; i++)
+                if (s->addrs[i].family == a->family && memcmp(s->addrs[i].addr, a->addr, 16) == 0)
+                        return 0;
+        struct server_addr *nv = realloc(s->addrs, (s->n_addrs + 1) * sizeof(*nv));
+        if (!nv)
+                return -ENOMEM;
+        s->addrs = nv;
+        nv[s->n_addrs++] = *a;
+        return 0;
+}
+
+static int add_loopbacks(struct server *s) {
+        struct server_addr v4 = {.family = AF_INET, .addr = {127, 0, 0, 1}};
+        struct server_addr v6 = {.family = AF_INET6};
+        v6.addr[15] = 1;
+        int r = add_addr(s, &v4);
+        return r < 0 ? r : add_addr(s, &v6);
+}
+
+static int resolve_addrs(struct server *s, const char *host) {
+        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
+        struct addrinfo *ai = NULL;
+        if (getaddrinfo(host, "0", &hints, &ai) != 0)
+                return -EADDRNOTAVAIL;
+        int r = 0;
+        for (const struct addrinfo *p = ai; p; p = p->ai_next) {
+                struct server_addr a = {.family = p->ai_family};
+                if (p->ai_family == AF_INET)
+                        memcpy(a.addr, &((const struct sockaddr_in *)p->ai_addr)->sin_addr, 4);
+                else if (p->ai_family == AF_INET6)
+                        memcpy(a.addr, &((const struct sockaddr_in6 *)p->ai_addr)->sin6_addr, 16);
+                else
                         continue;
-                if (wildcard && fam == AF_INET)
-                        return true;
-                if (fam == l->family && memcmp(a, l->addr, fam == AF_INET6 ? 16 : 4) == 0)
-                        return true;
-                /* ::ffff:a.b.c.d in tcp6 takes a.b.c.d */
-                if (fam == AF_INET && l->family == AF_INET6 && memcmp(l->addr, mapped, 12) == 0 &&
-                    memcmp(l->addr + 12, a, 4) == 0)
-                        return true;
+                if ((r = add_addr(s, &a)) < 0)
+                        break;
         }
-        return false;
+        freeaddrinfo(ai);
+        /* "localhost" is both loopbacks whatever /etc/hosts says (RFC 6761; libcurl resolves
+         * it so itself, ::1 first) */
+        size_t hl = strlen(host);
+        if (r == 0 && (strcasecmp(host, "localhost") == 0 || (hl > 10 && strcasecmp(host + hl - 10, ".localhost") == 0)))
+                r = add_loopbacks(s);
+        return r < 0 ? r : s->n_addrs ? 0 : -EADDRNOTAVAIL;
+}
+
+/* "127.0.0.1" or "[::1]", as a URL writes it. */
+static void addr_format(const struct server_addr *a, char out[static INET6_ADDRSTRLEN + 2]) {
+        char t[INET6_ADDRSTRLEN] = "?";
+        inet_ntop(a->family, a->addr, t, sizeof(t));
+        if (a->family == AF_INET6)
+                snprintf(out, INET6_ADDRSTRLEN + 2, "[%s]", t);
+        else
+                snprintf(out, INET6_ADDRSTRLEN + 2, "%s", t);
+}
+
+/* Whether listener l is bound to exactly address a (an IPv4 address also as ::ffff:a.b.c.d
+ * in tcp6). */
+static bool listener_exact(const struct procs_listener *l, const struct server_addr *a) {
+        static const unsigned char mapped[12] = {[10] = 0xff, [11] = 0xff};
+        if (l->family == a->family)
+                return memcmp(l->addr, a->addr, a->family == AF_INET6 ? 16 : 4) == 0;
+        return a->family == AF_INET && memcmp(l->addr, mapped, 12) == 0 && memcmp(l->addr + 12, a->addr, 4) == 0;
+}
+
+/* Whether listener l is a wildcard that takes connections to a: 0.0.0.0 for IPv4, :: for
+ * both (an IPv6 wildcard takes IPv4 too unless it is IPV6_V6ONLY, which /proc does not
+ * say: counted as taking it). */
+static bool listener_wildcard(const struct procs_listener *l, const struct server_addr *a) {
+        static const unsigned char zero[16];
+        if (memcmp(l->addr, zero, l->family == AF_INET6 ? 16 : 4) != 0)
+                return false;
+        return l->family == AF_INET6 || a->family == AF_INET;
+}
+
+/* Whether a connection to a reaches listener l (the kernel's choice): the listeners bound
+ * to exactly a when there is one, else the wildcards. */
+static bool listener_reached(const struct procs_listener *l, const struct procs_listener *all, size_t n,
+                             const struct server_addr *a) {
+        for (size_t i = 0; i < n; i++)
+                if (listener_exact(&all[i], a))
+                        return listener_exact(l, a);
+        return listener_wildcard(l, a);
 }
 
 static bool own_listener(const struct server *s, uint64_t inode) {
@@ -469,67 +549,147 @@ static bool own_listener(const struct server *s, uint64_t inode) {
 }
 
 /* Evidence for listener l on port, held by another process than the server's. */
-static char *foreign_listener(const struct procs_listener *l, int port) {
+static char *foreign_listener(const struct procs_listener *l, const struct server_addr *a, int port) {
+        char at[INET6_ADDRSTRLEN + 2];
+        addr_format(a, at);
         pid_t holder = 0;
         int r = procs_socket_holder(NULL, 0, l->inode, &holder);
         if (r > 0) {
                 _cleanup_free_ char *who = procs_describe(holder);
-                return who ? strdup_printf("port %d is answered by %s, not by a process of the server", port, who)
+                return who ? strdup_printf("port %d is answered by %s at %s, not by a process of the server", port,
+                                           who, at)
                            : NULL;
         }
-        return strdup_printf("port %d is answered by a process that is not the server's and that gauntlet cannot "
-                             "identify (socket %llu of uid %u: another user's process, or no permission to see "
-                             "its descriptors)",
-                             port, (unsigned long long)l->inode, (unsigned)l->uid);
+        return strdup_printf("port %d is answered at %s by a process that is not the server's and that gauntlet "
+                             "cannot identify (socket %llu of uid %u: another user's process, or no permission to "
+                             "see its descriptors)",
+                             port, at, (unsigned long long)l->inode, (unsigned)l->uid);
 }
 
-int server_verify_port(struct server *s, const char *host, char **ret_evidence) {
-        if (s->launcher || s->port <= 0)
+/* Whether listener l may answer for the server: held by one of its processes (*pids, found
+ * on first need), or by one port_owner allows (then s->port_note says so). 1 yes (the
+ * socket remembered), 0 no, negative errno. */
+static int listener_allowed(struct server *s, const struct procs_listener *l, const struct server_addr *a,
+                            pid_t **pids, size_t *n_pids, bool *found) {
+        if (own_listener(s, l->inode))
+                return 1;
+        int r;
+        if (!*found) {
+                /* the processes of the server, as server_stop finds them */
+                collect_exit(s);
+                struct procs_query q = {.cgroup = s->cgroup, .token = s->token,
+                                        .root = s->exited ? 0 : s->pid, .sid = s->pid, .adopted = true};
+                if ((r = procs_find(&q, pids, n_pids)) < 0)
+                        return r;
+                *found = true;
+        }
+        pid_t holder = 0;
+        bool allowed = procs_socket_holder(*pids, *n_pids, l->inode, &holder) > 0;
+        if (!allowed && (s->owner_any || s->owner_commands)) {
+                bool known = procs_socket_holder(NULL, 0, l->inode, &holder) > 0;
+                allowed = s->owner_any;
+                for (char **c = s->owner_commands; !allowed && known && c && *c; c++)
+                        allowed = procs_command_is(holder, *c);
+                if (allowed && !s->port_note) {
+                        char at[INET6_ADDRSTRLEN + 2];
+                        addr_format(a, at);
+                        _cleanup_free_ char *who = known ? procs_describe(holder) : NULL;
+                        s->port_note = strdup_printf("port %d at %s: port_owner allows %s, not a process of the "
+                                                     "server, to hold it",
+                                                     s->port, at, who ? who : "a process gauntlet cannot identify");
+                        if (!s->port_note)
+                                return -ENOMEM;
+                }
+        }
+        if (!allowed)
                 return 0;
+        uint64_t *nv = realloc(s->own_listeners, (s->n_own_listeners + 1) * sizeof(*nv));
+        if (!nv)
+                return -ENOMEM;
+        s->own_listeners = nv;
+        nv[s->n_own_listeners++] = l->inode;
+        return 1;
+}
+
+/* Before a readiness probe: the first of the host's addresses that a listener of the
+ * server's (or one port_owner allows) is reached at becomes the address every request
+ * goes to: health_url and base_url are made of it. 1 found, 0 not yet, negative errno. */
+static int choose_address(struct server *s) {
         _cleanup_free_ struct procs_listener *ls = NULL;
-        size_t n = 0;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0, n_pids = 0;
+        bool found = false;
+        size_t taken = 0; /* addresses reached by another process's listener */
         int r = procs_listeners(s->port, &ls, &n);
         if (r < 0)
                 return r;
-        struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *ai = NULL;
-        if (getaddrinfo(host, "0", &hints, &ai) != 0)
-                return -EADDRNOTAVAIL;
-        _cleanup_free_ pid_t *pids = NULL;
-        size_t n_pids = 0;
-        bool found = false;
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                if (!listener_reached(&ls[i], ai) || own_listener(s, ls[i].inode))
-                        continue;
-                if (!found) {
-                        /* the processes of the server, as server_stop finds them */
-                        collect_exit(s);
-                        struct procs_query q = {.cgroup = s->cgroup, .token = s->token,
-                                                .root = s->exited ? 0 : s->pid, .sid = s->pid, .adopted = true};
-                        if ((r = procs_find(&q, &pids, &n_pids)) < 0)
-                                break;
-                        found = true;
-                }
-                pid_t holder;
-                int h = procs_socket_holder(pids, n_pids, ls[i].inode, &holder);
-                if (h > 0) {
-                        uint64_t *nv = realloc(s->own_listeners, (s->n_own_listeners + 1) * sizeof(*nv));
-                        if (!nv) {
-                                r = -ENOMEM;
-                                break;
+        for (size_t i = 0; i < s->n_addrs; i++) {
+                bool other = false;
+                for (size_t k = 0; k < n; k++) {
+                        if (!listener_reached(&ls[k], ls, n, &s->addrs[i]))
+                                continue;
+                        if ((r = listener_allowed(s, &ls[k], &s->addrs[i], &pids, &n_pids, &found)) < 0)
+                                return r;
+                        if (r == 0) {
+                                other = true;
+                                continue;
                         }
-                        s->own_listeners = nv;
-                        nv[s->n_own_listeners++] = ls[i].inode;
-                        continue;
+                        char at[INET6_ADDRSTRLEN + 2];
+                        addr_format(&s->addrs[i], at);
+                        char *url = strdup_printf("http://%s:%d", at, s->port);
+                        char *health = url ? strdup_printf("%s%s", url, s->health_path) : NULL;
+                        if (!health) {
+                                free(url);
+                                return -ENOMEM;
+                        }
+                        free(s->base_url);
+                        free(s->health_url);
+                        s->base_url = url;
+                        s->health_url = health;
+                        s->addr = (ssize_t)i;
+                        return 1;
                 }
-                /* another process listens where the server should */
-                char *e = foreign_listener(&ls[i], s->port);
-                r = e ? 1 : -ENOMEM;
-                if (e)
-                        *ret_evidence = e;
-                break;
+                taken += other;
         }
-        freeaddrinfo(ai);
-        return r < 0 ? r : r == 1 ? 1 : 0;
+        if (taken < s->n_addrs)
+                s->foreign_since = 0;
+        else if (!s->foreign_since)
+                s->foreign_since = now_usec();
+        return 0;
+}
+
+int server_verify_port(struct server *s, char **ret_evidence) {
+        if (s->launcher || s->port <= 0 || !s->n_addrs)
+                return 0;
+        _cleanup_free_ struct procs_listener *ls = NULL;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0, n_pids = 0;
+        bool found = false;
+        int r = procs_listeners(s->port, &ls, &n);
+        if (r < 0)
+                return r;
+        /* every address of the host, not only the one gauntlet talks to: a client of the
+         * emitted unit resolves the name again, and libcurl tries ::1 before 127.0.0.1 */
+        for (size_t k = 0; k < s->n_addrs; k++)
+                for (size_t i = 0; i < n; i++) {
+                        if (!listener_reached(&ls[i], ls, n, &s->addrs[k]))
+                                continue;
+                        if ((r = listener_allowed(s, &ls[i], &s->addrs[k], &pids, &n_pids, &found)) < 0)
+                                return r;
+                        if (r > 0)
+                                continue;
+                        /* another process listens where the server should */
+                        char *e = foreign_listener(&ls[i], &s->addrs[k], s->port);
+                        if (!e)
+                                return -ENOMEM;
+                        *ret_evidence = e;
+                        return 1;
+                }
+        return 0;
+}
+
+const char *server_port_note(const struct server *s) {
+        return s->port_note;
 }
 
 bool server_alive(struct server *s) {
@@ -627,6 +787,9 @@ void server_free(struct server *s) {
         free(s->health_path);
         free(s->base_url);
         free(s->own_listeners);
+        free(s->addrs);
+        strv_free(s->owner_commands);
+        free(s->port_note);
         free(s->token);
         free(s);
 }

@@ -78,6 +78,20 @@ struct server_launcher {
         const void *config;         /* the launcher's settings, outliving every server */
 };
 
+/* Who may hold the server's port besides the server's own processes (the matrix's
+ * `port_owner:`): nobody (the default: any = false, commands = NULL), any process, or the
+ * processes of these commands (procs_command_is: a proxy such as docker-proxy). */
+struct server_port_owner {
+        bool any;
+        char *const *commands;
+};
+
+/* One address of the server's host, as resolved once at the start. */
+struct server_addr {
+        int family;                 /* AF_INET or AF_INET6 */
+        unsigned char addr[16];     /* network byte order; the first 4 for AF_INET */
+};
+
 struct server_spec {
         char *const *argv;          /* resolved argv; argv[0] is looked up in PATH */
         const char *path;           /* the program to start instead of argv[0]'s PATH lookup,
@@ -101,6 +115,14 @@ struct server_spec {
         int port;
         const char *health_path;
         const char *name;           /* what the launcher names the job after (the cell id) */
+        /* A server spawned here (no launcher) and port > 0: the host its clients reach it
+         * at, resolved once (getaddrinfo) by server_start. The address gauntlet then talks
+         * to is the first of them that a listening socket of the server's reaches (or one
+         * port_owner allows), found before each readiness probe until there is one;
+         * health_url is then replaced by http://ADDRESS:port + health_path and
+         * server_base_url gives http://ADDRESS:port. NULL: health_url as given. */
+        const char *host;
+        const struct server_port_owner *port_owner; /* NULL: the server's processes only */
 };
 
 struct server {
@@ -143,15 +165,34 @@ struct server {
         int port;
         char *health_path;
         char *base_url;             /* with a launcher, once placed: http://HOST:PORT */
-        uint64_t *own_listeners;    /* listening sockets on port seen to be the server's */
+        uint64_t *own_listeners;    /* listening sockets on port seen to be the server's, or
+                                       held by a process port_owner allows */
         size_t n_own_listeners;
+        struct server_addr *addrs;  /* spec->host resolved, in getaddrinfo's order; NULL:
+                                       no address of its own (a launcher, no host) */
+        size_t n_addrs;
+        ssize_t addr;               /* the index in addrs gauntlet talks to; -1 until found */
+        bool owner_any;             /* spec->port_owner, copied */
+        char **owner_commands;
+        usec_t foreign_since;       /* since when another process holds every address (0: it
+                                       does not) */
+        char *port_note;            /* a process other than the server's holds the port, as
+                                       port_owner allows: said so; NULL otherwise */
 };
 
 /* Spawns the server. On failure nothing is left running and *ret is untouched; -ENOENT
  * when argv[0] is not found, other negative errnos as posix_spawn reports them. */
 int server_start(struct loop *l, const struct server_spec *spec, struct server **ret);
 
-enum server_event { SERVER_READY, SERVER_DIED, SERVER_DEADLINE, SERVER_SIGNAL };
+/* SERVER_PORT_TAKEN: with spec->host, for SUPERVISE_FOREIGN_GRACE every address of the
+ * host was reached by a listener of another process (not one port_owner allows) and by none
+ * of the server's: it cannot listen there (server_verify_port names the holder). */
+enum server_event { SERVER_READY, SERVER_DIED, SERVER_DEADLINE, SERVER_SIGNAL, SERVER_PORT_TAKEN };
+
+/* How long another process may hold every address of the server's before the wait for
+ * readiness stops (SERVER_PORT_TAKEN), rather than at the startup timeout: a listener that
+ * goes away meanwhile (one shutting down) is no reason to stop. */
+#define SUPERVISE_FOREIGN_GRACE (2 * USEC_PER_SEC)
 
 /* With a launcher: waits until the server was placed (SERVER_READY; s->started is then the
  * time it was, so the startup timeout counts from there), the client died, the launcher
@@ -163,8 +204,10 @@ enum server_event server_wait_placed(struct server *s);
  * (first until it is placed, see server_wait_placed). */
 enum server_event server_wait_ready(struct server *s, usec_t deadline);
 
-/* With a launcher, once placed: "http://HOST:PORT", where the server is reached. NULL
- * otherwise: the caller's own address stands. */
+/* With a launcher, once placed: "http://HOST:PORT", where the server is reached; spawned
+ * here with spec->host, once the readiness probe found its address: "http://ADDRESS:PORT"
+ * ("http://[::1]:PORT"), numeric, so no request resolves the name again. NULL otherwise:
+ * the caller's own address stands. */
 const char *server_base_url(const struct server *s);
 
 /* After the server died or placing gave up: 1 and *ret when the launcher decided the
@@ -175,15 +218,24 @@ const char *server_base_url(const struct server *s);
 int server_launcher_outcome(struct server *s, struct server_outcome *ret);
 
 /* Whether what listens on the server's port is the server (docs/supervisor.md "The server
- * answering"): every listening socket on s->port that a connection to host reaches (its
- * address, or a wildcard) must be held by one of the server's processes (its cgroup's
- * members, else its tree, session and token, as server_stop finds them). A socket once
- * seen to be the server's is not looked up again, so a call costs a read of
- * /proc/net/tcp{,6} unless the listener changed. Returns 0 when it is the server's, or
- * when nothing listens (nothing can answer for it), or for a server run by a launcher
- * (elsewhere: the launcher's job and node are the bound); 1 when another process listens
- * there, with *ret_evidence naming it (caller frees); negative errno when it cannot tell. */
-int server_verify_port(struct server *s, const char *host, char **ret_evidence);
+ * answering"): every listening socket that a connection to the server's address (s->addr)
+ * reaches must be held by one of the server's processes (its cgroup's members, else its
+ * tree, session and token, as server_stop finds them) or by one port_owner allows. The
+ * sockets a connection reaches: those bound to exactly that address (an IPv4 address also
+ * as ::ffff:a.b.c.d), else the wildcards (0.0.0.0, and :: also for IPv4: /proc does not say
+ * IPV6_V6ONLY, so it counts). A listener on another address, one the client never uses, is
+ * nobody's business. Before the address is found (a server that died or never became
+ * ready) every address of the host is looked at. A socket once seen to be the server's is not looked up again, so a call
+ * costs a read of /proc/net/tcp{,6} unless the listener changed. Returns 0 when it is the
+ * server's (s->port_note says when port_owner let another process hold it), or when nothing
+ * listens, or for a server with no address of its own (a launcher's: the launcher's job and
+ * node are the bound); 1 when another process listens there, with *ret_evidence naming it
+ * (caller frees); negative errno when it cannot tell. */
+int server_verify_port(struct server *s, char **ret_evidence);
+
+/* What port_owner let through (a proxy holds the port), said once for the report; NULL when
+ * only the server's processes listen. Owned by s. */
+const char *server_port_note(const struct server *s);
 
 /* Writes a note of gauntlet's ("[gauntlet: ...]") as a line of its own into the log. */
 void server_log_note(struct server *s, const char *text);

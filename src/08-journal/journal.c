@@ -21,7 +21,40 @@ struct journal {
         char *error;       /* SQLite's message for the last failure */
         bool readonly;
         int64_t version;      /* the schema version of the file as open */
+        /* the -wal and -shm files beside the journal as this connection made them (device,
+         * inode; 0: not seen yet): the ones removed after the journal moved */
+        dev_t side_dev[2];
+        ino_t side_ino[2];
 };
+
+static const char *const side_suffix[2] = {"-wal", "-shm"};
+
+/* Notes the -wal and -shm files beside the journal while it is still the file this
+ * connection has open: they are its own. */
+static void note_side_files(struct journal *j) {
+        for (size_t i = 0; i < 2; i++) {
+                if (j->side_ino[i])
+                        continue;
+                _cleanup_free_ char *p = strdup_printf("%s%s", j->path, side_suffix[i]);
+                struct stat st;
+                if (p && lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+                        j->side_dev[i] = st.st_dev;
+                        j->side_ino[i] = st.st_ino;
+                }
+        }
+}
+
+/* After a journal moved (deleted or replaced) under this connection: the -wal and -shm it
+ * made are removed, but only those (same inode), so that no later open of whatever file now
+ * has the journal's name replays this journal's WAL into it. */
+static void remove_side_files(struct journal *j) {
+        for (size_t i = 0; i < 2; i++) {
+                _cleanup_free_ char *p = j->side_ino[i] ? strdup_printf("%s%s", j->path, side_suffix[i]) : NULL;
+                struct stat st;
+                if (p && lstat(p, &st) == 0 && st.st_dev == j->side_dev[i] && st.st_ino == j->side_ino[i])
+                        (void)unlink(p);
+        }
+}
 
 static int errno_from_sqlite(sqlite3 *db, int rc) {
         int e;
@@ -83,8 +116,10 @@ int journal_prepare(struct journal *j, const char *sql, sqlite3_stmt **ret) {
  * write, by the path's inode against the open file's (SQLITE_FCNTL_HAS_MOVED). */
 static int check_not_moved(struct journal *j) {
         int moved = 0;
-        if (sqlite3_file_control(j->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK || !moved)
+        if (sqlite3_file_control(j->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK || !moved) {
+                note_side_files(j);
                 return 0;
+        }
         free(j->error);
         j->error = strdup("the journal file was deleted or replaced while in use");
         return JOURNAL_EMOVED;
@@ -439,18 +474,52 @@ int journal_open(const char *path, struct journal **ret) {
         return open_db(path, SQLITE_OPEN_READWRITE, true, ret);
 }
 
+/* Whether a -wal or a -shm lies beside path. */
+static bool journal_side_files(const char *path) {
+        for (size_t i = 0; i < 2; i++) {
+                _cleanup_free_ char *p = strdup_printf("%s%s", path, side_suffix[i]);
+                struct stat st;
+                if (!p || lstat(p, &st) == 0 || errno != ENOENT)
+                        return true; /* or cannot tell: as if there were */
+        }
+        return false;
+}
+
+/* Whether a run holds the journal's lock (journal_lock), asked without making the lock
+ * file or following a link there; true when it cannot tell. */
+static bool journal_locked(const char *path) {
+        _cleanup_free_ char *lp = strdup_printf("%s.lock", path);
+        if (!lp)
+                return true;
+        _cleanup_close_ int fd = open(lp, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+                return errno != ENOENT;
+        if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+                return true;
+        (void)flock(fd, LOCK_UN);
+        return false;
+}
+
 int journal_open_existing(const char *path, struct journal **ret) {
         struct stat st;
         if (stat(path, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode) || st.st_size == 0)
                 return JOURNAL_ENOTJOURNAL;
-        int r = open_db(path, SQLITE_OPEN_READWRITE, false, ret);
-        if (r == -EACCES || r == -EROFS || r == -EPERM || r == -ENOENT)
+        /* Read-only, always: a report never writes the journal (nor checkpoints a WAL into
+         * it), whoever else has it open. With no -wal and no -shm beside it and no run
+         * holding its lock, everything is in the file and nobody writes it: read as
+         * immutable, so that SQLite makes no -wal or -shm beside it either (a read-only
+         * connection otherwise creates both, and leaves them). */
+        int r;
+        if (!journal_side_files(path) && !journal_locked(path))
+                r = -ENOENT; /* straight to the immutable open below */
+        else
                 r = open_db(path, SQLITE_OPEN_READONLY, false, ret);
         /* On a read-only filesystem, or in a folder this process cannot write to, SQLite
          * cannot make the WAL's -shm file even to read, and says "cannot open". Nobody can
-         * write such a journal either, so it is read as immutable (no locks, no -shm). */
+         * write such a journal either, so it is read as immutable (no locks, no -shm); so
+         * is one nobody has open (above). */
         if (r == -EACCES || r == -EROFS || r == -EPERM || r == -ENOENT) {
                 _cleanup_free_ char *uri = journal_immutable_uri(path);
                 r = uri ? open_db(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, false, ret) : -ENOMEM;
@@ -480,9 +549,16 @@ int journal_lock(const char *path, bool wait, pid_t *ret_holder) {
         _cleanup_free_ char *lp = strdup_printf("%s.lock", path);
         if (!lp)
                 return -ENOMEM;
-        int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+        /* a symbolic link put where the lock goes is refused (-ELOOP), not followed: the
+         * lock is written (the pid), as whoever runs gauntlet */
+        int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
+        struct stat lst;
+        if (fstat(fd, &lst) < 0 || !S_ISREG(lst.st_mode)) {
+                close(fd);
+                return JOURNAL_ENOTFILE;
+        }
         int rc;
         do
                 rc = flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB));
@@ -510,7 +586,17 @@ int journal_lock(const char *path, bool wait, pid_t *ret_holder) {
 void journal_close(struct journal *j) {
         if (!j)
                 return;
+        int moved = 0;
+        if (!j->readonly && j->db &&
+            sqlite3_file_control(j->db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved) {
+                /* SQLite does not checkpoint a moved file on close, and leaves its WAL beside
+                 * the name: what it holds goes into the file this connection has open (where
+                 * the journal went, or nowhere), then the WAL goes */
+                (void)sqlite3_exec(j->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+        }
         sqlite3_close_v2(j->db);
+        if (moved)
+                remove_side_files(j);
         free(j->path);
         free(j->error);
         free(j);
@@ -976,11 +1062,29 @@ int journal_count_sweeps(struct journal *j, int64_t *ret) {
         return pragma_int(j, "SELECT count(*) FROM sweeps", ret);
 }
 
+static bool ends_with(const char *s, size_t n, const char *suffix) {
+        size_t k = strlen(suffix);
+        return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
 char *journal_log_root(const char *path) {
         const char *slash = strrchr(path, '/');
         const char *base = slash ? slash + 1 : path;
         size_t n = strlen(base);
-        if (n > 3 && strcmp(base + n - 3, ".db") == 0)
+        /* NAME.db -> NAME, unless NAME ends with ".logs" (w.logs.db would take w's
+         * w.logs): every other name, that one included, -> NAME.logs. The two kinds of
+         * folder never meet (one ends with ".logs", the other never does), so no two
+         * journals share one. */
+        if (n > 3 && ends_with(base, n, ".db") && !ends_with(base, n - 3, ".logs"))
                 return strndup(path, strlen(path) - 3);
         return strdup_printf("%s.logs", path);
+}
+
+char *journal_log_root_before(const char *path) {
+        const char *slash = strrchr(path, '/');
+        const char *base = slash ? slash + 1 : path;
+        size_t n = strlen(base);
+        if (n > 3 && ends_with(base, n, ".db") && ends_with(base, n - 3, ".logs"))
+                return strndup(path, strlen(path) - 3);
+        return NULL;
 }

@@ -74,9 +74,14 @@ int journal_open_existing(const char *path, struct journal **ret);
 int journal_lock(const char *path, bool wait, pid_t *ret_holder);
 /* The run folder of the journal at path, where `run` keeps each sweep's server logs (a
  * folder per sweep) and its reports: runs/demo.db -> runs/demo; any other name gets ".logs"
- * added (x.sqlite -> x.sqlite.logs, x -> x.logs), so that x.db and x.sqlite never share
- * one. Caller frees; NULL: ENOMEM. */
+ * added (x.sqlite -> x.sqlite.logs, x -> x.logs), and so does a NAME.db whose NAME ends with
+ * ".logs" (w.logs.db -> w.logs.db.logs, not w's w.logs): no two journals share one (docs/
+ * journal.md "The run folder"). Caller frees; NULL: ENOMEM. */
 char *journal_log_root(const char *path);
+/* Where journal_log_root put the run folder before it changed for NAME.logs.db (w.logs.db
+ * -> w.logs): that folder, for the logs of such a journal written then; NULL for any other
+ * name (its folder never moved) or ENOMEM. Caller frees. */
+char *journal_log_root_before(const char *path);
 /* 0 when path is a regular file or does not exist yet; JOURNAL_ENOTFILE for anything
  * else (checked before a lock file is made beside it); another negative errno when it
  * cannot be looked at. */

@@ -648,6 +648,15 @@ int report_load_logs(struct report_view *v) {
         if (!root)
                 return -ENOMEM;
         _cleanup_free_ char *root_real = *root ? realpath(root, NULL) : NULL;
+        /* a NAME.logs.db journal of before journal_log_root changed: its logs where they were */
+        if (!root_real && v->journal_path) {
+                char *before = journal_log_root_before(v->journal_path);
+                if (before && (root_real = realpath(before, NULL))) {
+                        free(root);
+                        root = before;
+                } else
+                        free(before);
+        }
         for (size_t i = 0; i < v->n_cells; i++) {
                 struct report_cell *c = &v->cells[i];
                 if (c->excluded || !c->has_attempt || c->verdict == VERDICT_PASS || c->verdict == VERDICT_SKIPPED)

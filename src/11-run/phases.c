@@ -39,7 +39,7 @@ int phases_run(const struct phase_def *p, size_t n, void *ctx, struct phase_resu
 int phases_decide(struct attempt *a, const struct phase_result *r) {
         switch (r->step) {
         case STEP_NEXT:
-                return attempt_set_verdict(a, VERDICT_PASS, NULL, NULL);
+                return attempt_set_verdict(a, VERDICT_PASS, NULL, r->evidence); /* a note, or NULL */
         case STEP_DECIDED:
                 return attempt_set_verdict(a, r->verdict, r->cause, r->evidence);
         case STEP_INTERRUPTED:

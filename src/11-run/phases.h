@@ -55,7 +55,8 @@ struct phase_result {
         enum phase_step step;
         enum verdict verdict;       /* STEP_DECIDED only */
         char *cause;                /* owned, or NULL */
-        char *evidence;             /* owned, or NULL */
+        char *evidence;             /* owned, or NULL; with STEP_NEXT a note the passing
+                                       attempt keeps as its evidence (port_owner's) */
 };
 
 /* Sets *r to decided with v, cause and evidence (copied; NULLs allowed). 0 or -ENOMEM. */

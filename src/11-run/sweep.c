@@ -79,6 +79,7 @@ struct cell_run {
         char *url;            /* where gauntlet talks to a server spawned here */
         char *health, *program;
         struct server_launcher launcher; /* outlives the server */
+        struct server_port_owner port_owner; /* the matrix's, for the spec */
         uint64_t *baseline;   /* GPU memory before the launch, one per GPU; NULL: no wait */
         usec_t launched;      /* when the launch began (monotonic) */
         struct server *s;     /* NULL until started, and after the stop */
@@ -232,7 +233,10 @@ static int launch_spec(struct cell_run *cr, struct server_spec *ret) {
                 .port = cr->a->port,
                 .health_path = m->profile->health_path,
                 .name = cr->cell->id,
+                .host = host,
+                .port_owner = &cr->port_owner,
         };
+        cr->port_owner = (struct server_port_owner){.any = m->port_owner_any, .commands = m->port_owners};
         return 0;
 }
 
@@ -256,7 +260,9 @@ static int cell_launch(struct cell_run *cr, struct phase_result *res) {
         r = server_start(cr->loop, &spec, &cr->s);
         cr->a->phase[PHASE_LAUNCH] = now_usec() - cr->launched;
         if (r < 0) {
-                _cleanup_free_ char *e = strdup_printf("cannot start '%s': %s", cr->argv[0], strerror(-r));
+                _cleanup_free_ char *e = r == -ELOOP ? strdup_printf("cannot start '%s': its log '%s' is a symbolic link "
+                                                                     "(not followed)", cr->argv[0], cr->a->log_path)
+                                                     : strdup_printf("cannot start '%s': %s", cr->argv[0], strerror(-r));
                 return phase_result_decide(res, VERDICT_ERROR, NULL, e ? e : "cannot start the server");
         }
         if ((r = journal_attempt_process(cr->j, cr->a->id, cr->s->pid, cr->s->starttime, cr->token)) < 0) {
@@ -266,6 +272,8 @@ static int cell_launch(struct cell_run *cr, struct phase_result *res) {
         }
         return r;
 }
+
+static int confirm_port(struct cell_run *cr, struct phase_result *res);
 
 /* Phase ready: a launcher's server first waits for its place (a Slurm job in the queue:
  * part of the launch; the startup timeout counts from there), then for its readiness. */
@@ -279,28 +287,62 @@ static int cell_ready(void *ctx, struct phase_result *res) {
         if (ev == SERVER_READY)
                 ev = server_wait_ready(s, s->started + cr->m->startup_timeout);
         cr->a->phase[PHASE_READY] = now_usec() - t;
+        /* the address the probe found the server at: every request of the cell goes there */
+        cr->at = server_base_url(s) ? server_base_url(s) : cr->url;
+        int r = 0;
         switch (ev) {
         case SERVER_DIED:
-                return phases_death(s, cr->a->log_path, cr->m->profile, res);
+                r = phases_death(s, cr->a->log_path, cr->m->profile, res);
+                break;
         case SERVER_DEADLINE:
                 /* not placed in time: the launcher says why; not ready in time: the log */
-                return phases_deadline(s, cr->a->log_path, cr->m->profile, cr->m->startup_timeout, res);
+                r = phases_deadline(s, cr->a->log_path, cr->m->profile, cr->m->startup_timeout, res);
+                break;
         case SERVER_SIGNAL:
                 res->step = STEP_INTERRUPTED;
                 return 0;
+        case SERVER_PORT_TAKEN:
+                /* below: the holder named; gone meanwhile, said without its name */
+                r = phase_result_decide(res, VERDICT_CRASH, "port",
+                                        "another process held every address of the server's port");
+                break;
         case SERVER_READY:
                 break;
         }
-        return 0;
+        /* A server that never listened where it should, while another process does: that
+         * process is the cause, named (after the log's line when the log says so too). */
+        if (r >= 0 && ev != SERVER_READY) {
+                struct phase_result pr = {0};
+                if ((r = confirm_port(cr, &pr)) >= 0 && pr.step == STEP_DECIDED) {
+                        if (ev != SERVER_PORT_TAKEN && streq_ptr(res->cause, "port") && res->evidence) {
+                                char *both = strdup_printf("%s; %s", res->evidence, pr.evidence);
+                                if (!both)
+                                        r = -ENOMEM;
+                                free(pr.evidence);
+                                pr.evidence = both;
+                        }
+                        phase_result_release(res);
+                        *res = pr;
+                } else
+                        phase_result_release(&pr);
+        }
+        return r;
 }
 
 /* The server answering is the one launched (server_verify_port): another process listening
- * on its port decides crash/port, with that process as evidence. */
+ * where the cell's requests go decides crash/port, with that process as evidence. One that
+ * port_owner allows is said in the log and, for a cell that passes, as its evidence. */
 static int confirm_port(struct cell_run *cr, struct phase_result *res) {
         _cleanup_free_ char *e = NULL;
-        int r = server_verify_port(cr->s, matrix_host(cr->m), &e);
+        int r = server_verify_port(cr->s, &e);
         if (r < 0)
                 sweep_notice(cr->cb, "cannot tell which process listens on port %d: %s", cr->s->port, strerror(-r));
+        const char *note = server_port_note(cr->s);
+        if (r == 0 && note && !res->evidence) {
+                server_log_note(cr->s, note);
+                if (!(res->evidence = strdup(note)))
+                        return -ENOMEM;
+        }
         if (r <= 0)
                 return 0;
         server_log_note(cr->s, e);

@@ -633,6 +633,11 @@ int cli_run(int argc, char **argv) {
                         cli_error("journal '%s' is %s", jpath, journal_strerror(lock_fd));
                         return EXIT_USAGE;
                 }
+                if (lock_fd == -ELOOP) {
+                        cli_error("cannot lock the journal '%s': its lock file '%s.lock' is a symbolic link (not "
+                                  "followed; remove it if it is not yours)", jpath, jpath);
+                        return EXIT_USAGE;
+                }
                 if (lock_fd < 0) {
                         cli_error("cannot lock the journal '%s': %s", jpath, journal_strerror(lock_fd));
                         return EXIT_USAGE;

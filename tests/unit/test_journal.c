@@ -217,6 +217,12 @@ static void test_round_trip(void **state) {
         sqlite3_finalize(s);
         sqlite3_close(db);
 
+        /* journal_open_existing reads only: no write goes through it */
+        int64_t refused = 0;
+        assert_true(journal_begin_sweep(j, &matrix, "{}", &refused) < 0);
+        journal_close(j);
+        assert_int_equal(journal_open(f->path, &j), 0);
+
         /* A second sweep: the view is of the latest, and counts the earlier one. */
         int64_t sweep2 = 0;
         assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep2), 0);
@@ -731,6 +737,31 @@ static void test_other_process_closes(void **state) {
         journal_close(j);
 }
 
+/* Every journal its own run folder, whatever its name (docs/journal.md "The run folder"). */
+static void test_log_root(void **state) {
+        (void)state;
+        static const char *const cases[][3] = {
+                /* path, run folder, the folder before (NULL: none) */
+                {"runs/demo.db", "runs/demo", NULL},
+                {"w", "w.logs", NULL},
+                {"w.logs.db", "w.logs.db.logs", "w.logs"},
+                {"d/w.logs.db", "d/w.logs.db.logs", "d/w.logs"},
+                {"x.sqlite", "x.sqlite.logs", NULL},
+                {".db", ".db.logs", NULL},
+                {"a.logs", "a.logs.logs", NULL},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char *r = journal_log_root(cases[i][0]), *b = journal_log_root_before(cases[i][0]);
+                assert_string_equal(r, cases[i][1]);
+                if (cases[i][2])
+                        assert_string_equal(b, cases[i][2]);
+                else
+                        assert_null(b);
+                free(r);
+                free(b);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
@@ -743,6 +774,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_cloexec, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_survives_sigkill, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_other_process_closes, setup, teardown),
+                cmocka_unit_test(test_log_root),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
