@@ -81,6 +81,7 @@ void report_view_free(struct report_view *v) {
         free(v->journal_path);
         free(v->sweep_how);
         free(v->version);
+        free(v->workload_hash);
         free(v->matrix_path);
         free(v->matrix_text);
         free(v->engine);
