@@ -134,6 +134,7 @@ static int describe_bench(const struct matrix *m, json_t *o) {
             (r = put_int(o, "bench.dataset.multi_turn_output_len", d->multi_turn_output_len)) < 0 ||
             (r = put_real(o, "bench.dataset.multi_turn_think_time_s", (double)d->multi_turn_think_time / 1e6)) < 0 ||
             (r = put_real(o, "bench.dataset.trace_speed", d->trace_speed)) < 0 ||
+            (r = put_real(o, "bench.dataset.trace_unit_ms", d->trace_unit_ms)) < 0 ||
             (r = put_int(o, "bench.dataset.trace_block_size", d->trace_block_size)) < 0)
                 return r;
         if (m->bench_data && (r = put_hash(o, "bench.dataset.content", hash_dataset(m->bench_data))) < 0)
