@@ -728,7 +728,7 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                                    "warmup",      "rate",         "duration",      "endpoint",
                                                    "max_failures", "calibrate",   "repeats",       "search",
                                                    "checks_under_load", "dataset", "poisson",   "burstiness",
-                                                   "server_metrics", "threads", NULL};
+                                                   "server_metrics", "threads", "request_rate", NULL};
                 if ((r = y_map(c, n, "bench")) < 0 || (r = y_check_keys(c, n, keys, "bench")) < 0)
                         return r;
                 if ((v = y_get(n, "concurrency"))) {
@@ -759,7 +759,12 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                         return r;
                 if ((v = y_get(n, "warmup")) && (r = y_int(c, v, "warmup", 0, 100000, &b->warmup)) < 0)
                         return r;
-                if ((v = y_get(n, "rate")) && (r = y_double(c, v, "rate", 0, &b->rate)) < 0)
+                /* request_rate: vllm bench serve's name for it */
+                const struct ynode *rate = y_get(n, "rate"), *request_rate = y_get(n, "request_rate");
+                if (rate && request_rate)
+                        return ytree_fail(c, request_rate->line, "bench: give rate or request_rate (its other name), "
+                                          "not both");
+                if ((v = rate ? rate : request_rate) && (r = y_double(c, v, "rate", 0, &b->rate)) < 0)
                         return r;
                 /* one request per 1/rate: a gap longer than the request timeout measures
                  * nothing for most of the level (--rate 1e-300 waited for ever) */
@@ -842,7 +847,7 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                         return ytree_fail(c, y_get(n, "endpoint")->line,
                                           "bench.dataset multi_turn sends conversations: it needs the chat endpoint");
                 if (b->dataset.kind == DATASET_TRACE && b->rate > 0)
-                        return ytree_fail(c, y_get(n, "rate")->line,
+                        return ytree_fail(c, (rate ? rate : request_rate)->line,
                                           "bench.dataset trace: the trace says when requests go; give no rate "
                                           "(dataset.trace_speed scales its times)");
         }

@@ -64,6 +64,9 @@ bench: {rate: 1e-300}
 YAML
 refused rate-matrix "rate.yaml:3: bench.rate 1e-300 is one request every 1e+300s, longer than the request timeout (5m)" \
         "$GAUNTLET" run "$tmp/rate.yaml" --journal "$tmp/j.db"
+sed -i 's/rate: 1e-300/request_rate: 1e-300/' "$tmp/rate.yaml"
+refused request-rate-matrix "rate.yaml:3: bench.rate 1e-300 is one request every 1e+300s" \
+        "$GAUNTLET" run "$tmp/rate.yaml" --journal "$tmp/j.db"
 # --request-rate is --rate: the same run, against the fixture
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$FIXTURE" --port "$port" --pid-file "$tmp/pids-fx" >"$tmp/fx.log" 2>&1 &
