@@ -164,6 +164,9 @@ struct report_cell {
          * earlier attempts that passed, oldest first (an array of arrays like bench), or
          * NULL: a search measures a close cell again before it names its best. */
         unsigned launches;
+        unsigned abandoned;           /* strategy search: attempts of the cell abandoned (a run
+                                         interrupted, a port taken): they count against the
+                                         search's budget.launches */
         json_t *earlier;
         usec_t earlier_spent;         /* the earlier attempts' phases, in all */
         struct report_eval eval;

@@ -361,6 +361,25 @@ static int load_search_settings(struct journal *j, struct report_view *v, char *
         return 0;
 }
 
+/* strategy search: the cell's abandoned attempts (of the view's workload), which count
+ * against budget.launches (docs/search.md "Budget"). */
+static int count_abandoned(struct journal *j, const struct report_view *v, struct report_cell *c) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        _cleanup_free_ char *sql = strdup_printf(
+                "SELECT count(*) FROM attempts WHERE cell_id = ? AND state = 'abandoned'%s", workload_clause(j));
+        int r;
+        if (!sql)
+                return -ENOMEM;
+        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "s", c->id)) < 0 ||
+            (r = bind_workload(j, v, s)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW)
+                return rc == SQLITE_DONE ? 0 : journal_fail(j, rc);
+        c->abandoned = (unsigned)sqlite3_column_int64(s, 0);
+        return 0;
+}
+
 static int load_cells(struct journal *j, struct report_view *v) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         size_t alloc = 0;
@@ -406,6 +425,8 @@ static int load_cells(struct journal *j, struct report_view *v) {
                         if (val && !(c->axis_values[i] = strdup(val)))
                                 return -ENOMEM;
                 }
+                if (v->search.on && (r = count_abandoned(j, v, c)) < 0)
+                        return r;
                 if (c->excluded) {
                         c->verdict = VERDICT_SKIPPED;
                         if (!(c->cause = strdup("excluded")))

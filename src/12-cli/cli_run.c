@@ -172,7 +172,12 @@ static void on_search_launch(void *userdata, size_t launch, size_t budget, bool 
 static void on_search_stopped(void *userdata, const char *why, size_t launched, size_t budget) {
         struct printer *p = userdata;
         clear_progress(p);
-        if (streq_ptr(why, "budget"))
+        if (streq_ptr(why, "budget") && !(budget && launched >= budget) && p->m->budget_time) {
+                /* the time budget, not the launches', ended it */
+                char t[32];
+                printf("search: time budget of %s spent after %zu launch%s; the cells not launched are pruned\n",
+                       format_duration(p->m->budget_time, t), launched, launched == 1 ? "" : "es");
+        } else if (streq_ptr(why, "budget"))
                 printf("search: budget of %zu launch%s spent; the cells not launched are pruned\n", launched,
                        launched == 1 ? "" : "es");
         else if (streq_ptr(why, "no chance left"))
