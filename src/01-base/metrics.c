@@ -222,6 +222,10 @@ static const struct metric_info table[_METRIC_MAX] = {
                                         LOWER, false, NULL, "a series read twice in one page: the second ignored"},
         [METRIC_SM_NON_FINITE] = {"non_finite", IN(METRIC_SERVER_METRICS), "non-finite values", "samples", LOWER, false,
                                   NULL, "NaN or infinite values of a figure: ignored"},
+        [METRIC_SM_OUT_OF_RANGE] = {"out_of_range", IN(METRIC_SERVER_METRICS), "values out of range", "samples", LOWER,
+                                    false, NULL,
+                                    "values of a figure outside its range (a ratio outside 0..1, a negative or "
+                                    "absurd count): dropped, and said in the report"},
         [METRIC_SM_SLOTS_SCRAPES] = {"slots_scrapes", IN(METRIC_SERVER_METRICS), "slots scrapes", "scrapes", HIGHER,
                                      false, NULL, "GET /slots pages read (llama.cpp only)"},
         [METRIC_SM_FAILED_SLOTS_SCRAPES] = {"failed_slots_scrapes", IN(METRIC_SERVER_METRICS), "failed slots scrapes",

@@ -256,10 +256,23 @@ int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len) {
 }
 
 int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        /* O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and is refused
+         * by fstat; a regular file ignores the flag */
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
                 return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -ENOTREG;
+        /* a file larger than the cap is refused by its size, before a byte is read (/proc
+         * files say 0 and are read up to the cap) */
+        if (st.st_size > 0 && (uint64_t)st.st_size > (uint64_t)max)
+                return -EFBIG;
         return read_fd_capped(fd, max, ret, ret_len);
+}
+
+const char *file_strerror(int r) {
+        return r == -ENOTREG ? "not a regular file (a FIFO, a device or a folder cannot be read as input)" : strerror(-r);
 }
 
 int write_all(int fd, const void *buf, size_t n) {

@@ -98,6 +98,12 @@ uint64_t fnv1a(uint64_t seed, const void *p, size_t n);
 /* Reads a whole file (or what is left of fd) up to max bytes (-EFBIG beyond: a file of
  * exactly max bytes is fine); NUL-terminates. */
 int read_file_capped(const char *path, size_t max, char **ret, size_t *ret_len);
+/* read_file_capped's refusal of a path that is not a regular file (a FIFO, which would
+ * block the open and the reads, a device, a folder): checked by fstat on a non-blocking
+ * open, before any read. */
+#define ENOTREG ENOTBLK
+/* strerror(-r), with words for -ENOTREG. Never NULL. */
+const char *file_strerror(int r);
 int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len);
 /* Reads from fd until the end or max bytes, whichever is first (what follows is left
  * unread); NUL-terminates. */

@@ -1,6 +1,8 @@
 /* secrets.c -- masking keys and tokens in argv and env (rules in secrets.h). */
 #include "02-text/secrets.h"
 
+#include <ctype.h>
+
 #include <string.h>
 #include <strings.h>
 
@@ -230,22 +232,31 @@ static bool is_cut_mark(const char *q) {
         return startswith(q, "...") || startswith(q, "…");
 }
 
+/* A character that belongs to a word of a model name, a path or a token: a part of a secret
+ * is only looked for where such a word begins (or ends), never inside one. */
+static bool word_char(char c) {
+        return isalnum((unsigned char)c) || strchr("-_./+~@%", c) || (unsigned char)c >= 0x80;
+}
+
 /* How many bytes of text at q, which begins at text, hide a form of a value: the whole
- * form; or, where a cut left part of it, a prefix of SECRETS_CUT_MIN bytes or more that
- * ends the text or meets a cut mark ("..." or "…"), or a suffix as long that follows one.
- * 0: none here. */
+ * form, anywhere; or, where a cut left part of it, a prefix of SECRETS_CUT_MIN bytes or more
+ * that begins a word (at the text's start, or after a blank, a quote, '=', ':' ...) and ends
+ * the text or meets a cut mark ("..." or "…"), or a suffix as long that follows one and
+ * ends a word. A secret whose start is ordinary text ("Instruct...") thus leaves a model
+ * name ("meta-llama/Llama-3.1-8B-Instruct") and a path whole. 0: none here. */
 static size_t masked_len(const char *text, const char *q, const char *form) {
         size_t n = strlen(form), m = 0;
         while (m < n && q[m] == form[m])
                 m++;
         if (m == n)
                 return n;
-        if (m >= SECRETS_CUT_MIN && (q[m] == 0 || is_cut_mark(q + m)))
+        bool word_start = q == text || !word_char(q[-1]);
+        if (m >= SECRETS_CUT_MIN && word_start && (q[m] == 0 || is_cut_mark(q + m)))
                 return m;
         bool after_cut = (q - text >= 3 && startswith(q - 3, "...")) ||
                          (q - text >= (ptrdiff_t)strlen("…") && startswith(q - strlen("…"), "…"));
         for (size_t k = 1; after_cut && k + SECRETS_CUT_MIN <= n; k++)
-                if (startswith(q, form + k))
+                if (startswith(q, form + k) && !word_char(q[n - k]))
                         return n - k;
         return 0;
 }

@@ -52,8 +52,10 @@ int secrets_values_add_text(struct secrets_values *s, const char *value);
  * For raw text: mask first, then cut and escape. Text already cut or escaped (evidence is
  * journaled so: an answer's excerpt, a log line cut to length) is masked too: a value is
  * looked for as it is and in its escaped forms (a backslash as \\, a quote as \"), and a
- * part of SECRETS_CUT_MIN bytes or more that a cut left (a prefix ending the text or
- * meeting a "..." or "…", a suffix right after one) is masked as the whole would be. */
+ * part of SECRETS_CUT_MIN bytes or more that a cut left (a prefix that begins a word and
+ * ends the text or meets a "..." or "…", a suffix right after one that ends a word) is
+ * masked as the whole would be. A word is made of letters, digits and "-_./+~@%": a secret
+ * whose start is ordinary text never masks the end of a model name or a path. */
 #define SECRETS_CUT_MIN 4
 char *secrets_values_mask(const struct secrets_values *s, const char *text, int *ret_r);
 

@@ -32,6 +32,8 @@
  * spec->threads 0, one loop below BENCH_THREADS_FROM streams, above, one per
  * BENCH_STREAMS_PER_THREAD streams, at most the CPUs less one. */
 #define BENCH_MAX_THREADS 256
+/* A bench request's whole time when the target gives none (bench.h's request_timeout). */
+#define BENCH_DEFAULT_TIMEOUT (10 * 60 * USEC_PER_SEC)
 #define BENCH_THREADS_FROM 256
 #define BENCH_STREAMS_PER_THREAD 128
 

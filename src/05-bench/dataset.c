@@ -51,6 +51,7 @@ void dataset_options_init(struct dataset_options *o) {
                 .sharegpt_max_total_len = 2048,
                 .multi_turn_input_len = 128,
                 .trace_speed = 1,
+                .trace_unit_ms = 1,
                 .trace_block_size = 512,
         };
 }
@@ -85,6 +86,8 @@ const char *dataset_options_check(const struct dataset_options *o) {
                 return "multi_turn needs user turns of at least one token";
         if (!(o->trace_speed > 0) || o->trace_speed > 1e6)
                 return "the trace speed must be above 0 (1: the trace's own times)";
+        if (!(o->trace_unit_ms > 0))
+                return "the trace unit must be s, ms, us or ns";
         if (o->trace_block_size < 1)
                 return "the trace block size must be at least one token";
         if (!(o->range_ratio >= 0 && o->range_ratio < 1))
@@ -151,8 +154,11 @@ static int skip_value(struct reader *rd) {
         unsigned line = rd->line;
         size_t depth = 0;
         bool in_string = false;
+        const char *cap = rd->end - rd->p > (ptrdiff_t)DATASET_MAX_ENTRY_BYTES ? rd->p + DATASET_MAX_ENTRY_BYTES : NULL;
         while (rd->p < rd->end) {
                 char c = *rd->p;
+                if (rd->p == cap)
+                        return fail(rd, line, "an entry is longer than %zu bytes", DATASET_MAX_ENTRY_BYTES);
                 if (in_string) {
                         if (c == '\\') {
                                 advance(rd);
@@ -389,7 +395,16 @@ static int trace_line(struct reader *rd, unsigned line, json_t *o, double *last_
 static int custom_parse(struct reader *rd) {
         double last_ts = 0;
         while (rd->p < rd->end) {
-                const char *s = rd->p, *nl = memchr(s, '\n', (size_t)(rd->end - s));
+                /* the line's end looked for up to the cap only: a longer line is refused
+                 * having read the cap, never the whole of it */
+                size_t left = (size_t)(rd->end - rd->p);
+                const char *s = rd->p, *nl = memchr(s, '\n', MIN(left, DATASET_MAX_LINE + 1));
+                if (!nl && left > DATASET_MAX_LINE)
+                        return fail(rd, rd->line, "a line is longer than %zu bytes (one request a line)",
+                                    DATASET_MAX_LINE);
+                if (nl && (size_t)(nl - s) > DATASET_MAX_LINE)
+                        return fail(rd, rd->line, "a line is longer than %zu bytes (one request a line)",
+                                    DATASET_MAX_LINE);
                 const char *e = nl ? nl : rd->end;
                 unsigned line = rd->line;
                 rd->p = nl ? nl + 1 : rd->end;
@@ -523,7 +538,9 @@ int dataset_parse(enum dataset_kind kind, const char *text, size_t len, const ch
 }
 
 int dataset_load(enum dataset_kind kind, const char *path, struct dataset **ret, char **ret_error) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        /* O_NONBLOCK: a FIFO opens at once (and is refused below) instead of blocking until
+         * a writer comes; a regular file ignores the flag */
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
                 int r = -errno;
                 if (ret_error)
@@ -691,4 +708,96 @@ usec_t dataset_trace_offset(const struct dataset *d, size_t n, uint64_t i, doubl
                 period = 1;
         double ms = (double)(i / n) * period + d->v[i % n].timestamp_ms - t0;
         return (usec_t)llround(ms * 1000.0 / speed);
+}
+
+int dataset_trace_unit_from_name(const char *s, double *ret_ms) {
+        static const struct {
+                const char *name;
+                double ms;
+        } units[] = {{"s", 1000}, {"ms", 1}, {"us", 1e-3}, {"ns", 1e-6}};
+        for (size_t i = 0; i < ELEMENTSOF(units); i++)
+                if (strcmp(s, units[i].name) == 0) {
+                        *ret_ms = units[i].ms;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+void dataset_trace_apply_unit(struct dataset *d, const struct dataset_options *o) {
+        if (!d || d->kind != DATASET_TRACE || o->trace_unit_ms == 1 || !(o->trace_unit_ms > 0))
+                return;
+        for (size_t i = 0; i < d->n; i++)
+                d->v[i].timestamp_ms *= o->trace_unit_ms;
+}
+
+/* A span in ms for people: 0.864s, 14.4 min, 2.4 h, 10.0 days. */
+static void span_text(double ms, char buf[static 32]) {
+        if (ms < 60e3)
+                snprintf(buf, 32, "%.3gs", ms / 1e3);
+        else if (ms < 3600e3)
+                snprintf(buf, 32, "%.1f min", ms / 60e3);
+        else if (ms < 48 * 3600e3)
+                snprintf(buf, 32, "%.1f h", ms / 3600e3);
+        else
+                snprintf(buf, 32, "%.1f days", ms / 86400e3);
+}
+
+static char *trace_implausible(const struct dataset *d, const struct dataset_options *o, usec_t request_timeout,
+                               bool *ret_found) {
+        *ret_found = false;
+        if (!d || d->kind != DATASET_TRACE || d->n < 2 || !(o->trace_speed > 0))
+                return NULL;
+        double span = (d->v[d->n - 1].timestamp_ms - d->v[0].timestamp_ms) / o->trace_speed; /* ms, unit applied */
+        char a[32], b[32];
+        if (span > (double)DATASET_MAX_TRACE_SPAN / 1e3) {
+                /* the units that would make it a day or less, from the actual one down */
+                static const struct {
+                        const char *name;
+                        double ms;
+                } units[] = {{"s", 1000}, {"ms", 1}, {"us", 1e-3}, {"ns", 1e-6}};
+                struct buf hint;
+                buf_init(&hint, 0);
+                for (size_t i = 0; i < ELEMENTSOF(units); i++) {
+                        double s = span / o->trace_unit_ms * units[i].ms;
+                        if (units[i].ms >= o->trace_unit_ms || s > (double)DATASET_MAX_TRACE_SPAN / 1e3)
+                                continue;
+                        span_text(s, b);
+                        if (buf_printf(&hint, "%s%s: %s", hint.len ? ", " : "", units[i].name, b) < 0)
+                                break;
+                }
+                span_text(span, a);
+                *ret_found = true;
+                char *msg = strdup_printf("the trace spans %s at speed %g, more than a day: are its timestamps in "
+                                          "another unit than %s? (trace_unit %s)",
+                                          a, o->trace_speed,
+                                          o->trace_unit_ms == 1      ? "milliseconds"
+                                          : o->trace_unit_ms == 1000 ? "seconds"
+                                          : o->trace_unit_ms == 1e-3 ? "microseconds"
+                                                                     : "nanoseconds",
+                                          hint.len ? buf_str(&hint) : "s, ms, us or ns");
+                buf_release(&hint);
+                return msg;
+        }
+        double gap = span / (double)(d->n - 1);
+        if (request_timeout > 0 && gap * 1e3 > (double)request_timeout) {
+                span_text(gap, a);
+                format_duration(request_timeout, b);
+                *ret_found = true;
+                return strdup_printf("the trace's requests come %s apart on average at speed %g, longer than the "
+                                     "request timeout (%s): raise trace_speed, or check trace_unit",
+                                     a, o->trace_speed, b);
+        }
+        return NULL;
+}
+
+int dataset_trace_check(const struct dataset *d, const struct dataset_options *o, usec_t request_timeout,
+                        char **ret_why) {
+        bool found;
+        char *why = trace_implausible(d, o, request_timeout, &found);
+        if (!found)
+                return 0;
+        if (!why)
+                return -ENOMEM;
+        *ret_why = why;
+        return -EINVAL;
 }

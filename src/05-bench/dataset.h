@@ -34,6 +34,14 @@
 #define DATASET_MAX_TURNS 1000
 /* trace: hash_ids per line at most. */
 #define DATASET_MAX_HASH_IDS 100000
+/* One line of a JSONL file (custom, trace) at most, and one conversation of a ShareGPT file:
+ * refused when the reading reaches the cap, before anything is built from it (a 1 GB line
+ * costs the cap's reading, not the gigabyte and its parse). */
+#define DATASET_MAX_LINE ((size_t)8 << 20)
+#define DATASET_MAX_ENTRY_BYTES ((size_t)64 << 20)
+/* trace: a replay (speed and unit applied) longer than this is refused as implausible: a
+ * trace whose times are not in the unit it was read in (docs/bench.md "Workloads"). */
+#define DATASET_MAX_TRACE_SPAN ((usec_t)24 * 3600 * USEC_PER_SEC)
 
 enum dataset_kind {
         DATASET_RANDOM,            /* synthetic prompts; lengths drawn from a range */
@@ -74,6 +82,8 @@ struct dataset_options {
                                       reply's length in a file */
         usec_t multi_turn_think_time; /* ... pause between an answer and the next turn (0) */
         double trace_speed;        /* trace: times divided by this (1: its own times) */
+        double trace_unit_ms;      /* trace: milliseconds per unit of its timestamps (1: ms,
+                                      Mooncake's; 1000: s, 0.001: us, 1e-6: ns) */
         int trace_block_size;      /* trace: tokens per hash_ids block (512, Mooncake's) */
 };
 
@@ -150,6 +160,18 @@ int dataset_prefix_groups(int num_prompts, int num_prefixes, uint64_t seed, int 
 /* trace: the offset from the first line of request i of a replay of the first n lines of d
  * at speed, in usec; past line n the trace starts again one mean gap after its end. */
 usec_t dataset_trace_offset(const struct dataset *d, size_t n, uint64_t i, double speed);
+
+/* trace_unit's names: "s", "ms", "us", "ns" -> milliseconds per unit; -EINVAL otherwise. */
+int dataset_trace_unit_from_name(const char *s, double *ret_ms);
+/* A trace's timestamps read in o->trace_unit_ms: converted to milliseconds, in place (once,
+ * right after dataset_load). */
+void dataset_trace_apply_unit(struct dataset *d, const struct dataset_options *o);
+/* Whether a loaded trace (its unit applied) can be replayed at o->trace_speed: 0, or
+ * -EINVAL and one line in *ret_why saying why not (caller frees), or -ENOMEM. Refused: a
+ * replay longer than DATASET_MAX_TRACE_SPAN (the line names the units that would make it a
+ * day or less), or requests farther apart on average than request_timeout (0: no check). */
+int dataset_trace_check(const struct dataset *d, const struct dataset_options *o, usec_t request_timeout,
+                        char **ret_why);
 
 /* splitmix64: the one generator of the bench's draws (schedules, words, datasets). */
 uint64_t dataset_rng_next(uint64_t *state);

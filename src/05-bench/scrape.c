@@ -46,6 +46,14 @@ static const struct {
 
 static const char *const engines[] = {"vllm", "sglang", "llamacpp"};
 
+/* Whether v can be a sample of figure f: the ratios 0..1, the counts whole-ish numbers from
+ * 0 to 1e15. A KV gauge of -7 or 1e308 is a broken exporter, never "-700.0%" or "inf%". */
+static bool in_range(enum scrape_figure f, double v) {
+        if (f == SCRAPE_KV_USAGE || f == SCRAPE_PREFIX_HIT_RATE)
+                return v >= 0 && v <= 1;
+        return v >= 0 && v <= 1e15;
+}
+
 static bool is_counter(enum scrape_figure f) {
         return f == SCRAPE_PREFIX_QUERIES || f == SCRAPE_PREFIX_HITS || f == SCRAPE_PREEMPTIONS ||
                f == SCRAPE_PROMPT_TOKENS;
@@ -246,6 +254,10 @@ static void parse_line(struct parse_state *st, const char *p, const char *end) {
                 s->non_finite++;
                 return;
         }
+        if (!in_range((enum scrape_figure)f, v)) {
+                s->out_of_range++;
+                return;
+        }
         if (f == SCRAPE_KV_USAGE && (!s->has[f] || v > s->value[f]))
                 s->kv_series = names[series].name;
         if (!s->has[f])
@@ -346,6 +358,7 @@ void scrape_level_add(struct scrape_level *a, const struct scrape_sample *s) {
         a->skipped += s->skipped;
         a->duplicates += s->duplicates;
         a->non_finite += s->non_finite;
+        a->out_of_range += s->out_of_range;
         for (int f = 0; f < _SCRAPE_FIGURE_MAX; f++) {
                 if (!s->has[f] || is_counter((enum scrape_figure)f))
                         continue;
@@ -442,7 +455,7 @@ json_t *scrape_level_json(const struct scrape_level *a) {
                 layout = json_string(scrape_kv_layout_name(a->kv_layout));
         }
         return json_pack("{s:o, s:I, s:I, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, "
-                         "s:I, s:I, s:I}",
+                         "s:I, s:I, s:I, s:I}",
                          metric_key(METRIC_SM_ENGINE), engine ? json_string(engine) : json_null(),
                          metric_key(METRIC_SM_SCRAPES), (json_int_t)a->scrapes,
                          metric_key(METRIC_SM_FAILED_SCRAPES), (json_int_t)a->failed,
@@ -464,6 +477,7 @@ json_t *scrape_level_json(const struct scrape_level *a) {
                          metric_key(METRIC_SM_SKIPPED_LINES), (json_int_t)a->skipped,
                          metric_key(METRIC_SM_DUPLICATE_SERIES), (json_int_t)a->duplicates,
                          metric_key(METRIC_SM_NON_FINITE), (json_int_t)a->non_finite,
+                         metric_key(METRIC_SM_OUT_OF_RANGE), (json_int_t)a->out_of_range,
                          metric_key(METRIC_SM_SLOTS_SCRAPES), (json_int_t)a->slots_scrapes,
                          metric_key(METRIC_SM_FAILED_SLOTS_SCRAPES), (json_int_t)a->slots_failed,
                          metric_key(METRIC_SM_SKIPPED_SLOTS_PAGES), (json_int_t)a->slots_skipped);

@@ -75,6 +75,8 @@ struct scrape_sample {
                                    a bad name, bad labels, no value, junk after it */
         size_t duplicates;      /* samples of a figure's series already seen in this page: ignored */
         size_t non_finite;      /* samples of a figure that were NaN or infinite: ignored */
+        size_t out_of_range;    /* samples of a figure outside its range (a ratio outside
+                                   0..1, a negative count, a count past 1e15): dropped */
 };
 
 /* One GET /slots page of llama-server as parsed: an array of slot objects, each with
@@ -126,7 +128,7 @@ struct scrape_level {
         double peak[_SCRAPE_FIGURE_MAX];    /* gauges: the largest over the pages */
         double sum[_SCRAPE_FIGURE_MAX];     /* gauges: their sum, for the mean */
         unsigned n[_SCRAPE_FIGURE_MAX];     /* gauges: pages that had it */
-        uint64_t skipped, duplicates, non_finite;
+        uint64_t skipped, duplicates, non_finite, out_of_range;
         const char *kv_series;  /* the last page's SCRAPE_KV_USAGE series, or NULL */
         /* llama.cpp's GET /slots (scrape_level_add_slots) */
         unsigned slots_scrapes;         /* pages taken */

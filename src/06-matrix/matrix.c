@@ -613,7 +613,7 @@ static int parse_dataset(struct ytree_ctx *c, const struct ynode *n, const struc
                                            "sharegpt_max_output_len", "sharegpt_min_len", "sharegpt_max_prompt_len",
                                            "sharegpt_max_total_len", "multi_turn_turns", "multi_turn_input_len",
                                            "multi_turn_output_len", "multi_turn_think_time", "trace_speed",
-                                           "trace_block_size", NULL};
+                                           "trace_block_size", "trace_unit", NULL};
         static const struct {
                 const char *key;
                 long min, max;
@@ -705,6 +705,17 @@ static int parse_dataset(struct ytree_ctx *c, const struct ynode *n, const struc
                         return ytree_fail(c, v->line, "bench.dataset.trace_speed must be above 0 (1: the trace's own "
                                           "times, 2: twice as fast), not %s", ytree_esc(c, v->value));
         }
+        const struct ynode *unit = y_get(n, "trace_unit");
+        if (unit) {
+                const char *s;
+                if ((r = y_scalar(c, unit, "bench.dataset.trace_unit", &s)) < 0)
+                        return r;
+                if (dataset_trace_unit_from_name(s, &o->trace_unit_ms) < 0)
+                        return ytree_fail(c, unit->line, "bench.dataset.trace_unit is s, ms, us or ns, not '%s'",
+                                          ytree_esc(c, s));
+                if (o->kind != DATASET_TRACE)
+                        return ytree_fail(c, unit->line, "bench.dataset.trace_unit goes with the trace dataset only");
+        }
         const struct ynode *path = y_get(n, "path");
         if (path && (r = y_string(c, path, "bench.dataset.path", &o->path)) < 0)
                 return r;
@@ -730,6 +741,13 @@ static int parse_dataset(struct ytree_ctx *c, const struct ynode *n, const struc
         if (r < 0)
                 return ytree_fail(c, path->line, "%s", err ? err : strerror(-r));
         b->data = m->bench_data;
+        /* a trace that cannot be replayed as given is refused now, not after a day's wait */
+        dataset_trace_apply_unit(m->bench_data, o);
+        _cleanup_free_ char *why = NULL;
+        if ((r = dataset_trace_check(m->bench_data, o, m->request_timeout, &why)) == -ENOMEM)
+                return r;
+        if (r < 0)
+                return ytree_fail(c, path->line, "bench.dataset %s: %s", ytree_esc(c, o->path), why);
         return 0;
 }
 
@@ -748,7 +766,7 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                                    "warmup",      "rate",         "duration",      "endpoint",
                                                    "max_failures", "calibrate",   "repeats",       "search",
                                                    "checks_under_load", "dataset", "poisson",   "burstiness",
-                                                   "server_metrics", "threads", NULL};
+                                                   "server_metrics", "threads", "request_rate", NULL};
                 if ((r = y_map(c, n, "bench")) < 0 || (r = y_check_keys(c, n, keys, "bench")) < 0)
                         return r;
                 if ((v = y_get(n, "concurrency"))) {
@@ -779,8 +797,22 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                         return r;
                 if ((v = y_get(n, "warmup")) && (r = y_int(c, v, "warmup", 0, 100000, &b->warmup)) < 0)
                         return r;
-                if ((v = y_get(n, "rate")) && (r = y_double(c, v, "rate", 0, &b->rate)) < 0)
+                /* request_rate: vllm bench serve's name for it */
+                const struct ynode *rate = y_get(n, "rate"), *request_rate = y_get(n, "request_rate");
+                if (rate && request_rate)
+                        return ytree_fail(c, request_rate->line, "bench: give rate or request_rate (its other name), "
+                                          "not both");
+                if ((v = rate ? rate : request_rate) && (r = y_double(c, v, "rate", 0, &b->rate)) < 0)
                         return r;
+                /* one request per 1/rate: a gap longer than the request timeout measures
+                 * nothing for most of the level (--rate 1e-300 waited for ever) */
+                if (v && b->rate > 0 && 1.0 / b->rate > (double)m->request_timeout / USEC_PER_SEC) {
+                        char t[32];
+                        return ytree_fail(c, v->line,
+                                          "bench.rate %s is one request every %.3gs, longer than the request timeout "
+                                          "(%s)",
+                                          ytree_esc(c, v->value), 1.0 / b->rate, format_duration(m->request_timeout, t));
+                }
                 const struct ynode *req = y_get(n, "requests"), *dur = y_get(n, "duration");
                 if (req && dur)
                         return ytree_fail(c, dur->line, "bench: give requests or duration, not both");
@@ -853,7 +885,7 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                         return ytree_fail(c, y_get(n, "endpoint")->line,
                                           "bench.dataset multi_turn sends conversations: it needs the chat endpoint");
                 if (b->dataset.kind == DATASET_TRACE && b->rate > 0)
-                        return ytree_fail(c, y_get(n, "rate")->line,
+                        return ytree_fail(c, (rate ? rate : request_rate)->line,
                                           "bench.dataset trace: the trace says when requests go; give no rate "
                                           "(dataset.trace_speed scales its times)");
         }

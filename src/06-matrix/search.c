@@ -231,7 +231,9 @@ struct search_model {
         const struct search_space *s;
         const struct search_obs *obs;
         size_t n_launched;
-        size_t n_launches;            /* the launches: a cell measured again counts each time */
+        size_t n_launches;            /* the launches: a cell measured again counts each time,
+                                         and so does one abandoned */
+        size_t n_again;               /* the launches measuring a launched cell again */
         long best;                    /* launched, feasible, best measured figure */
         struct feat_map fm;
         bool seen[N_CLASSES];         /* classes some launched cell failed with */
@@ -884,10 +886,12 @@ int search_model_fit(const struct search_space *s, const struct search_obs *obs,
         m->y_best = -INFINITY;
         for (size_t k = 0; k < s->n_cells; k++) {
                 const struct search_obs *o = &obs[k];
+                m->n_launches += o->abandoned;
                 if (!launched(o))
                         continue;
                 m->n_launched++;
                 m->n_launches += MAX(o->launches, 1u);
+                m->n_again += MAX(o->launches, 1u) - 1;
                 if (o->state == SEARCH_FEASIBLE && o->has_value && o->value > 0 &&
                     (m->best < 0 || m->sign * o->value > m->sign * obs[m->best].value))
                         m->best = (long)k;
@@ -947,6 +951,10 @@ long search_model_named(const struct search_model *m) {
 #define CONFIRM_MARGIN 0.03
 #define CONFIRM_RISK 0.10
 #define CONFIRM_MAX 3
+/* A cell whose own chance of beating the named one by the margin is below this is never
+ * the one measured again: however it comes out, the named best stays (the risk of many
+ * such cells together is a tie within the noise, which measuring one again cannot end). */
+#define CONFIRM_PICK_MIN 0.025
 /* With a budget, the launches measuring again come out of its last share. */
 #define CONFIRM_BUDGET_SHARE 0.10
 
@@ -987,7 +995,7 @@ static unsigned measured(const struct search_obs *o) {
  * tie: a lucky figure is what misleads). */
 static long confirm(const struct search_model *m) {
         long named = search_model_named(m);
-        if (named < 0 || m->n_y < 2 || m->n_gp == 0)
+        if (named < 0 || m->n_y < 2 || m->n_gp == 0 || m->n_again >= SEARCH_MAX_AGAIN(m->s->n_cells))
                 return -1;
         double risk = 0;
         long pick = -1;
@@ -1002,7 +1010,7 @@ static long confirm(const struct search_model *m) {
                 double p = apart(m, c, (size_t)named, CONFIRM_MARGIN);
                 risk += p;
                 if (measured(&m->obs[c]) < CONFIRM_MAX || measured(&m->obs[named]) < CONFIRM_MAX)
-                        if (p > pick_p) {
+                        if (p > pick_p && p >= CONFIRM_PICK_MIN) {
                                 pick_p = p;
                                 pick = (long)c;
                         }

@@ -490,8 +490,8 @@ int suite_load_jsonl(const char *path, struct check_spec **ret, size_t *ret_n, c
         }
         if (r < 0) {
                 if (ret_error)
-                        *ret_error = strdup_printf("cannot read '%s': %s", path, strerror(-r));
-                return r;
+                        *ret_error = strdup_printf("cannot read '%s': %s", path, file_strerror(r));
+                return r == -ENOTREG ? -EINVAL : r;
         }
         return suite_parse_jsonl(text, len, path, ret, ret_n, ret_error);
 }

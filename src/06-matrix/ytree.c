@@ -693,8 +693,8 @@ static int ytree_read_file(struct ytree_ctx *c, const char *path, char **ret, si
         if (r == -EFBIG)
                 return ytree_fail(c, 1, "the file is too big (more than %zu bytes)", YTREE_MAX_FILE);
         if (r < 0) {
-                c->error = strdup_printf("cannot read '%s': %s", path, strerror(-r));
-                return r;
+                c->error = strdup_printf("cannot read '%s': %s", path, file_strerror(r));
+                return r == -ENOTREG ? -EINVAL : r;
         }
         return 0;
 }

@@ -14,6 +14,7 @@
 
 #include "08-journal/journal_sql.h"
 #include "07-processes/procs.h"
+#include "06-matrix/workload.h"
 
 struct journal {
         sqlite3 *db;
@@ -312,6 +313,15 @@ static const char schema_v4[] =
 static const char schema_v5[] =
         "ALTER TABLE check_results ADD COLUMN detail TEXT; -- a probe's figures, one line; NULL: none\n";
 
+/* Version 6 adds the workload (workload.h, docs/journal.md "One workload per journal"):
+ * its description and hash per sweep, and the hash each attempt was measured under. An
+ * older journal has neither: the next run adopts its own workload for it, with a note
+ * (journal_adopt_workload). Applied after schema_v5, for a new journal too. */
+static const char schema_v6[] =
+        "ALTER TABLE sweeps ADD COLUMN workload TEXT;      -- JSON: workload_describe's text\n"
+        "ALTER TABLE sweeps ADD COLUMN workload_hash TEXT; -- its FNV-1a, 16 hex digits\n"
+        "ALTER TABLE attempts ADD COLUMN workload TEXT;    -- the hash it was measured under\n";
+
 static int upgrade(struct journal *j, int64_t from) {
         int r = 0;
         if (from < 2) {
@@ -344,6 +354,15 @@ static int upgrade(struct journal *j, int64_t from) {
                 r = exec(j, schema_v5);
                 if (r >= 0)
                         r = exec(j, "PRAGMA user_version=5");
+                if ((r = commit_or_rollback(j, r)) < 0)
+                        return r;
+        }
+        if (from < 6) {
+                if ((r = begin(j)) < 0)
+                        return r;
+                r = exec(j, schema_v6);
+                if (r >= 0)
+                        r = exec(j, "PRAGMA user_version=6");
                 if ((r = commit_or_rollback(j, r)) < 0)
                         return r;
         }
@@ -390,6 +409,8 @@ static int setup(struct journal *j, bool create) {
                         r = exec(j, schema_v4);
                 if (r >= 0)
                         r = exec(j, schema_v5);
+                if (r >= 0)
+                        r = exec(j, schema_v6);
                 if (r >= 0) {
                         _cleanup_free_ char *pragmas =
                                 strdup_printf("PRAGMA application_id=%d; PRAGMA user_version=%d", JOURNAL_APPLICATION_ID,
@@ -670,16 +691,20 @@ int journal_begin_sweep(struct journal *j, const struct matrix *m, const char *h
         if (!(axes = json_dumps(names, JSON_COMPACT)))
                 return -ENOMEM;
         (void)self_starttime(&start);
+        _cleanup_free_ char *workload = NULL;
+        char hash[17];
+        if ((r = workload_describe(m, NULL, &workload, hash)) < 0)
+                return r;
         if ((r = journal_prepare(j,
                          "INSERT INTO sweeps (started_wall, version, matrix_path, matrix_text, engine, model, "
                          "objective, bind_host, port, workdir, startup_timeout_us, axes, host_json, cwd, owner_pid, "
-                         "owner_starttime) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                         "owner_starttime, workload, workload_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                          &s)) < 0)
                 return r;
-        if ((r = journal_bind(j, s, "isssssssisisssii", (int64_t)now_wall_usec(), GAUNTLET_VERSION, m->path, m->text,
+        if ((r = journal_bind(j, s, "isssssssisisssiiss", (int64_t)now_wall_usec(), GAUNTLET_VERSION, m->path, m->text,
                           m->engine ? m->engine : "generic", m->model, m->objective, m->host, (int64_t)m->port,
                           m->workdir, (int64_t)m->startup_timeout, axes, host_json, cwd, (int64_t)getpid(),
-                          (int64_t)start)) < 0 ||
+                          (int64_t)start, workload, hash)) < 0 ||
             (r = step_done(j, s)) < 0)
                 return r;
         *ret_sweep_id = sqlite3_last_insert_rowid(j->db);
@@ -742,9 +767,13 @@ int journal_record_cells(struct journal *j, int64_t sweep_id, const struct matri
         return commit_or_rollback(j, r);
 }
 
+/* An attempt measured under another workload than the journal's current one (the latest
+ * sweep's) does not count: its cell runs again (--rerun-changed). NULL: an attempt of an
+ * older journal that no run adopted yet. */
 static const char latest_settled_sql[] =
         "SELECT id FROM attempts WHERE cell_id = ? AND state = 'settled' AND verdict != 'skipped' "
-        "ORDER BY id DESC LIMIT 1";
+        "AND (workload IS NULL OR workload IS (SELECT workload_hash FROM sweeps WHERE workload_hash IS NOT NULL "
+        "ORDER BY id DESC LIMIT 1)) ORDER BY id DESC LIMIT 1";
 
 int journal_cell_settled(struct journal *j, const char *cell_id, bool *ret) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
@@ -786,8 +815,8 @@ int journal_attempt_begin(struct journal *j, struct attempt *a) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
         if ((r = journal_prepare(j,
-                         "INSERT INTO attempts (sweep_id, cell_id, state, started_wall, port, log_path) "
-                         "VALUES (?,?,'running',?,?,?)",
+                         "INSERT INTO attempts (sweep_id, cell_id, state, started_wall, port, log_path, workload) "
+                         "VALUES (?,?,'running',?,?,?,(SELECT workload_hash FROM sweeps WHERE id = ?1))",
                          &s)) < 0 ||
             (r = journal_bind(j, s, "isiis", a->sweep_id, a->cell_id, (int64_t)a->started_wall, (int64_t)a->port,
                           a->log_path)) < 0 ||
@@ -1087,4 +1116,59 @@ char *journal_log_root_before(const char *path) {
         if (n > 3 && ends_with(base, n, ".db") && ends_with(base, n - 3, ".logs"))
                 return strndup(path, strlen(path) - 3);
         return NULL;
+}
+
+int journal_workload(struct journal *j, char **ret_text, char **ret_hash) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        _cleanup_free_ char *text = NULL, *hash = NULL;
+        int r;
+        if (j->version < 6) {
+                *ret_text = *ret_hash = NULL;
+                return 0;
+        }
+        if ((r = journal_prepare(j,
+                         "SELECT workload, workload_hash FROM sweeps WHERE workload_hash IS NOT NULL "
+                         "ORDER BY id DESC LIMIT 1",
+                         &s)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return journal_fail(j, rc);
+        if (rc == SQLITE_ROW && ((r = journal_col_strdup(s, 0, &text)) < 0 || (r = journal_col_strdup(s, 1, &hash)) < 0))
+                return r;
+        *ret_text = TAKE_PTR(text);
+        *ret_hash = TAKE_PTR(hash);
+        return 0;
+}
+
+int journal_adopt_workload(struct journal *j, const char *text, const char *hash, int64_t *ret_attempts) {
+        _cleanup_stmt_ sqlite3_stmt *a = NULL, *w = NULL;
+        int r;
+        if ((r = begin(j)) < 0)
+                return r;
+        if ((r = journal_prepare(j, "UPDATE attempts SET workload = ? WHERE workload IS NULL", &a)) >= 0 &&
+            (r = journal_bind(j, a, "s", hash)) >= 0 && (r = step_done(j, a)) >= 0) {
+                *ret_attempts = sqlite3_changes(j->db);
+                if ((r = journal_prepare(j, "UPDATE sweeps SET workload = ?, workload_hash = ? WHERE workload_hash IS NULL",
+                                         &w)) >= 0 &&
+                    (r = journal_bind(j, w, "ss", text, hash)) >= 0)
+                        r = step_done(j, w);
+        }
+        return commit_or_rollback(j, r);
+}
+
+int journal_count_other_workload(struct journal *j, const char *hash, int64_t *ret) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        if ((r = journal_prepare(j,
+                         "SELECT count(DISTINCT cell_id) FROM attempts WHERE state = 'settled' AND verdict != 'skipped' "
+                         "AND workload IS NOT ?",
+                         &s)) < 0 ||
+            (r = journal_bind(j, s, "s", hash)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW)
+                return rc == SQLITE_DONE ? -EIO : journal_fail(j, rc);
+        *ret = sqlite3_column_int64(s, 0);
+        return 0;
 }

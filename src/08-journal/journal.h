@@ -42,8 +42,8 @@
 /* PRAGMA user_version of the schema this code writes. Older journals are upgraded when
  * opened for writing (a read-only one is read as it is); newer ones are refused with
  * JOURNAL_ENEWER. Version 2 added the verdict overload, version 3 the eval, version 4 the
- * search's settings and predictions (docs/journal.md). */
-#define JOURNAL_SCHEMA_VERSION 5
+ * search's settings and predictions, version 6 the workload (docs/journal.md). */
+#define JOURNAL_SCHEMA_VERSION 6
 /* PRAGMA application_id: "GTLT". Marks the file as ours. */
 #define JOURNAL_APPLICATION_ID 0x47544c54
 
@@ -99,7 +99,8 @@ const char *journal_last_error(struct journal *j);
 /* One row per `gauntlet run`: matrix path and text, engine, model, objective, bind host,
  * fixed port, workdir, startup timeout, axis names, host JSON (may be "{}"; must be valid
  * JSON), gauntlet version, wall-clock start, cwd, and who runs it (pid and start time, so
- * that journal_orphans never hands out the processes of a gauntlet still running). */
+ * that journal_orphans never hands out the processes of a gauntlet still running), and the
+ * matrix's workload (workload.h), which every attempt of the sweep is then recorded under. */
 int journal_begin_sweep(struct journal *j, const struct matrix *m, const char *host_json, int64_t *ret_sweep_id);
 /* how: "finished", "interrupted" or "failed". */
 int journal_end_sweep(struct journal *j, int64_t sweep_id, const char *how);
@@ -111,7 +112,9 @@ int journal_record_cells(struct journal *j, int64_t sweep_id, const struct matri
                          size_t n);
 
 /* *ret is true when the cell has a settled attempt in any sweep of this journal, other
- * than a skipped one: a cell excluded last time runs once the exclusion is lifted. */
+ * than a skipped one, measured under the journal's current workload (the latest sweep's):
+ * a cell excluded last time runs once the exclusion is lifted, and one measured under an
+ * older workload runs again. */
 int journal_cell_settled(struct journal *j, const char *cell_id, bool *ret);
 
 /* The latest settled attempt of a cell (what journal_cell_settled found): verdict, cause
@@ -162,6 +165,17 @@ int journal_set_sweep_eval(struct journal *j, int64_t sweep_id, const char *eval
 /* The search's settings for a sweep of strategy: search (JSON, written by sweep.c, read by
  * report_load.c: budget, the axes' flags, the cell it starts from). */
 int journal_set_sweep_search(struct journal *j, int64_t sweep_id, const char *search_json);
+
+/* The journal's workload (workload.h): the description and hash stored with its latest
+ * sweep that has one; both NULL for a journal that has none yet (new, or written by a
+ * gauntlet before schema 6). Caller frees. */
+int journal_workload(struct journal *j, char **ret_text, char **ret_hash);
+/* An older journal's figures adopt a workload: every attempt and sweep without one gets
+ * it, in one transaction; *ret_attempts says how many attempts did. */
+int journal_adopt_workload(struct journal *j, const char *text, const char *hash, int64_t *ret_attempts);
+/* How many cells have a settled (not skipped) attempt measured under a workload other than
+ * hash: the cells --rerun-changed measures again. */
+int journal_count_other_workload(struct journal *j, const char *hash, int64_t *ret);
 
 /* How many sweeps the journal holds. */
 int journal_count_sweeps(struct journal *j, int64_t *ret);

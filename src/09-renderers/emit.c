@@ -160,6 +160,46 @@ static bool workdir_ok_systemd(const char *w) {
         return w[0] == '/' && !has_control(w) && w[n - 1] != '\\' && w[n - 1] != ' ' && w[n - 1] != '\t';
 }
 
+static int normalize_text(const char *path, char **ret) {
+        size_t n = strlen(path);
+        char *out = malloc(n + 2), *o = out;
+        if (!out)
+                return -ENOMEM;
+        for (const char *p = path; *p;) {
+                while (*p == '/')
+                        p++;
+                const char *e = strchrnul(p, '/');
+                size_t k = (size_t)(e - p);
+                if (k == 0 || (k == 1 && p[0] == '.')) {
+                        /* nothing, or "." */
+                } else if (k == 2 && p[0] == '.' && p[1] == '.') {
+                        while (o > out && *--o != '/')
+                                ;
+                } else {
+                        *o++ = '/';
+                        memcpy(o, p, k);
+                        o += k;
+                }
+                p = e;
+        }
+        if (o == out)
+                *o++ = '/';
+        *o = '\0';
+        *ret = out;
+        return 0;
+}
+
+int emit_workdir_normalize(const char *path, char **ret) {
+        if (path[0] != '/')
+                return -EINVAL;
+        char *real = realpath(path, NULL);
+        if (real) {
+                *ret = real;
+                return 0;
+        }
+        return normalize_text(path, ret);
+}
+
 /* Whether the NAME of "NAME=VALUE" is env_name_valid (what systemd keeps). */
 static bool env_entry_ok_systemd(const char *e) {
         const char *eq = strchr(e, '=');
@@ -408,6 +448,14 @@ int emit_cell(const struct report_view *v, size_t idx, const struct emit_cell_op
                 workdir = strdup(v->workdir ? v->workdir : v->cwd);
         if (r >= 0 && (v->workdir || v->cwd) && !workdir)
                 r = -ENOMEM;
+        /* systemd refuses a WorkingDirectory= with "." or ".." in it ("workdir: ../models") */
+        if (r >= 0 && workdir && workdir[0] == '/') {
+                char *norm = NULL;
+                if ((r = emit_workdir_normalize(workdir, &norm)) >= 0) {
+                        free(workdir);
+                        workdir = norm;
+                }
+        }
         if (r >= 0 && !(description = strdup_printf("%s: %s serving %s (gauntlet cell %s)", name, v->engine,
                                                     v->model ? v->model : "a model", c->id)))
                 r = -ENOMEM;

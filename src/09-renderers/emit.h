@@ -70,4 +70,10 @@ int emit_comment(struct buf *out, const char *line);
  * a copy of name when not (systemd then searches its own fixed list). */
 int emit_resolve_executable(const char *name, const char *path_env, const char *workdir, char **ret);
 
+/* An absolute path without "." or ".." segments or doubled slashes, which systemd refuses in
+ * WorkingDirectory=: the folder's real path when it exists (realpath: ".." after a symlink
+ * means what the kernel makes of it), else the path normalised by its text ("a/b/../c" ->
+ * "a/c", ".." at the root stays there). -EINVAL for a relative path; caller frees. */
+int emit_workdir_normalize(const char *path, char **ret);
+
 #endif

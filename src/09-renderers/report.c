@@ -81,6 +81,7 @@ void report_view_free(struct report_view *v) {
         free(v->journal_path);
         free(v->sweep_how);
         free(v->version);
+        free(v->workload_hash);
         free(v->matrix_path);
         free(v->matrix_text);
         free(v->engine);
@@ -564,11 +565,15 @@ char *report_usage_note(const struct report_cell *c) {
         return r < 0 || b.len == 0 ? NULL : strdup(buf_str(&b));
 }
 
-/* "42.5%", or NULL's "-" */
+/* "42.5%"; nothing for no number, and for one outside 0..1 (a journal written before such
+ * values were dropped when scraped) a word, never "-700.0%" or "inf%" */
 static int put_share(struct buf *b, const char *what, json_t *v) {
         if (!json_is_number(v))
                 return 0;
-        return buf_printf(b, "%s%s %.1f%%", b->len ? ", " : "", what, 100 * json_number_value(v));
+        double x = json_number_value(v);
+        if (!(x >= 0 && x <= 1))
+                return buf_printf(b, "%s%s out of range (dropped)", b->len ? ", " : "", what);
+        return buf_printf(b, "%s%s %.1f%%", b->len ? ", " : "", what, 100 * x);
 }
 
 static int put_count(struct buf *b, const char *what, json_t *v) {
@@ -596,6 +601,12 @@ char *report_server_line(json_t *level) {
                                    rate)) < 0 ||
                     (r = put_count(&b, "preemptions", json_object_get(sm, metric_key(METRIC_SM_PREEMPTIONS)))) < 0 ||
                     (r = put_count(&b, "prompt tokens processed", json_object_get(sm, metric_key(METRIC_SM_PROMPT_TOKENS)))) < 0)
+                        return NULL;
+                json_t *oor = json_object_get(sm, metric_key(METRIC_SM_OUT_OF_RANGE));
+                if (json_integer_value(oor) > 0 &&
+                    (r = buf_printf(&b, "%s%lld value%s out of range dropped (a ratio outside 0..1, a negative count)",
+                                    b.len ? ", " : "", (long long)json_integer_value(oor),
+                                    json_integer_value(oor) == 1 ? "" : "s")) < 0)
                         return NULL;
                 if (b.len == 0 && (r = buf_puts(&b, "/metrics has none of the series gauntlet reads")) < 0)
                         return NULL;

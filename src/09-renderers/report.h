@@ -145,6 +145,7 @@ struct report_cell {
         /* The latest settled attempt; has_attempt false: never settled ("not run"), and
          * the fields below are zero (an excluded cell shows skipped/excluded either way). */
         bool has_attempt;
+        bool other_workload;          /* no attempt of the view's workload, one of another */
         int64_t attempt_id, attempt_sweep_id;
         enum verdict verdict;         /* VERDICT_INVALID when not run */
         char *cause, *evidence, *log_path;
@@ -163,6 +164,9 @@ struct report_cell {
          * earlier attempts that passed, oldest first (an array of arrays like bench), or
          * NULL: a search measures a close cell again before it names its best. */
         unsigned launches;
+        unsigned abandoned;           /* strategy search: attempts of the cell abandoned (a run
+                                         interrupted, a port taken): they count against the
+                                         search's budget.launches */
         json_t *earlier;
         usec_t earlier_spent;         /* the earlier attempts' phases, in all */
         struct report_eval eval;
@@ -227,6 +231,10 @@ struct report_view {
         usec_t sweep_started_wall;
         char *sweep_how;              /* "finished", "interrupted", "failed"; NULL: running or killed */
         int64_t earlier_sweeps;       /* sweeps before the latest one */
+        char *workload_hash;          /* the latest sweep's workload (workload.h); NULL: an
+                                         older journal. Only attempts measured under it are read */
+        size_t workload_left_out;     /* cells whose figures are all of another workload: shown
+                                         as not run, never ranked */
         char *version;                /* gauntlet version that ran the latest sweep */
         char *matrix_path, *matrix_text;
         char *engine, *model, *objective;

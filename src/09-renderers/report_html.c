@@ -498,6 +498,9 @@ static void put_header(struct page *p, const struct ctx *x, const struct group *
         if (v->earlier_sweeps)
                 putf(p, " · %lld earlier sweep%s in this journal", (long long)v->earlier_sweeps,
                      v->earlier_sweeps == 1 ? "" : "s");
+        if (v->workload_left_out)
+                putf(p, " · %zu cell%s measured under another workload left out", v->workload_left_out,
+                     v->workload_left_out == 1 ? "" : "s");
         put(p, "</p>\n<h1>");
         esc(p, v->engine ? v->engine : "unknown engine");
         put(p, " <span class=\"muted\">serving</span> ");

@@ -371,8 +371,9 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
         struct report_score score;
         int best = report_best_index(v, &score);
         _cleanup_free_ char *started = report_format_wall(v->sweep_started_wall);
-        json_t *sweep = json_pack("{s:I, s:s?, s:s?, s:I}", "id", (json_int_t)v->sweep_id, "started", started, "how",
-                                  v->sweep_how, "earlier_sweeps", (json_int_t)v->earlier_sweeps);
+        json_t *sweep = json_pack("{s:I, s:s?, s:s?, s:I, s:s?, s:I}", "id", (json_int_t)v->sweep_id, "started", started,
+                                  "how", v->sweep_how, "earlier_sweeps", (json_int_t)v->earlier_sweeps, "workload",
+                                  v->workload_hash, "workload_left_out", (json_int_t)v->workload_left_out);
         static const char *const keys[] = {"gauntlet", "engine",   "host",      "cells", "best",    "model",
                                             "objective", "matrix",  "journal",   "sweep", "axes",    "summary",
                                             "best_value", "best_by", "best_ties", "best_within_noise",

@@ -75,7 +75,16 @@ int report_text(const struct report_view *v, const struct report_text_options *o
             (r = v->earlier_sweeps ? buf_printf(out, ", %lld earlier sweep%s", (long long)v->earlier_sweeps,
                                                 v->earlier_sweeps == 1 ? "" : "s")
                                    : 0) < 0 ||
-            (r = buf_printf(out, "\nengine %s, model %s, objective %s, matrix %s\n\n", engine, model, objective, mpath)) < 0)
+            (r = buf_printf(out, "\nengine %s, model %s, objective %s, matrix %s\n", engine, model, objective, mpath)) < 0)
+                return r;
+        if (v->workload_left_out &&
+            (r = buf_printf(out,
+                            "%zu cell%s measured under another bench, checks, eval, probes or objective left out "
+                            "(gauntlet run --rerun-changed measures %s again)\n",
+                            v->workload_left_out, v->workload_left_out == 1 ? "" : "s",
+                            v->workload_left_out == 1 ? "it" : "them")) < 0)
+                return r;
+        if ((r = buf_puts(out, "\n")) < 0)
                 return r;
 
         /* Column widths from the escaped contents. */

@@ -139,21 +139,62 @@ static int load_eval(struct journal *j, const struct report_view *v, struct repo
         return 0;
 }
 
-/* The cell's launches, and the benches of its earlier attempts that passed (a cell measured
- * again: docs/search.md). */
-static int load_earlier(struct journal *j, struct report_cell *c) {
+/* One workload per report (docs/journal.md "One workload per journal"): from schema 6 on,
+ * only attempts measured under the latest sweep's workload (or under none: an older
+ * journal's, not adopted yet) are read; a cell whose figures are all of another one is
+ * left out, as if not run, and counted. */
+static const char *workload_clause(struct journal *j) {
+        return journal_schema_version(j) >= 6 ? " AND (?2 IS NULL OR workload IS NULL OR workload = ?2)" : "";
+}
+
+static int bind_workload(struct journal *j, const struct report_view *v, sqlite3_stmt *s) {
+        if (journal_schema_version(j) < 6)
+                return 0;
+        int rc = v->workload_hash ? sqlite3_bind_text(s, 2, v->workload_hash, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(s, 2);
+        return rc == SQLITE_OK ? 0 : journal_fail(j, rc);
+}
+
+/* A cell with no attempt of the view's workload: counted when it has one of another. */
+static int other_workload(struct journal *j, const struct report_view *v, struct report_cell *c) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
+        if (journal_schema_version(j) < 6 || !v->workload_hash)
+                return 0;
         if ((r = journal_prepare(j,
-                                 journal_schema_version(j) >= 3
-                                         ? "SELECT id, verdict, bench, launch_us + ready_us + checks_us + eval_us + "
-                                           "bench_us + stop_us FROM attempts WHERE cell_id = ? AND state = 'settled' "
-                                           "AND verdict != 'skipped' ORDER BY id"
-                                         : "SELECT id, verdict, bench, launch_us + ready_us + checks_us + bench_us + "
-                                           "stop_us FROM attempts WHERE cell_id = ? AND state = 'settled' AND "
-                                           "verdict != 'skipped' ORDER BY id",
-                                 &s)) < 0 ||
-            (r = journal_bind(j, s, "s", c->id)) < 0)
+                         "SELECT 1 FROM attempts WHERE cell_id = ? AND state = 'settled' AND verdict != 'skipped' "
+                         "AND workload IS NOT NULL AND workload != ? LIMIT 1",
+                         &s)) < 0 ||
+            (r = journal_bind(j, s, "ss", c->id, v->workload_hash)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return journal_fail(j, rc);
+        if (rc == SQLITE_ROW) {
+                c->other_workload = true;
+                ((struct report_view *)v)->workload_left_out++;
+        }
+        return 0;
+}
+
+/* The cell's launches, and the benches of its earlier attempts that passed (a cell measured
+ * again: docs/search.md). */
+static int load_earlier(struct journal *j, const struct report_view *v, struct report_cell *c) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        _cleanup_free_ char *sql = strdup_printf(
+                "%s%s ORDER BY id",
+                journal_schema_version(j) >= 3
+                        ? "SELECT id, verdict, bench, launch_us + ready_us + checks_us + eval_us + "
+                          "bench_us + stop_us FROM attempts WHERE cell_id = ? AND state = 'settled' "
+                          "AND verdict != 'skipped'"
+                        : "SELECT id, verdict, bench, launch_us + ready_us + checks_us + bench_us + "
+                          "stop_us FROM attempts WHERE cell_id = ? AND state = 'settled' AND "
+                          "verdict != 'skipped'",
+                workload_clause(j));
+        if (!sql)
+                return -ENOMEM;
+        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "s", c->id)) < 0 ||
+            (r = bind_workload(j, v, s)) < 0)
                 return r;
         int rc;
         while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -179,26 +220,29 @@ static int load_attempt(struct journal *j, const struct report_view *v, struct r
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
         bool v3 = journal_schema_version(j) >= 3, v4 = journal_schema_version(j) >= 4;
-        if ((r = journal_prepare(j,
-                         v4 ? "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
-                              "ready_us, checks_us, eval_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
-                              "peak_gpu_mem_mib, bench, eval_set, prediction FROM attempts WHERE cell_id = ? AND "
-                              "state = 'settled' AND (verdict != 'skipped' OR cause IN ('inferred', 'pruned')) "
-                              "ORDER BY id DESC LIMIT 1"
-                         : v3 ? "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
-                              "ready_us, checks_us, eval_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
-                              "peak_gpu_mem_mib, bench, eval_set, NULL FROM attempts WHERE cell_id = ? AND state = 'settled' "
-                              "AND (verdict != 'skipped' OR cause = 'inferred') ORDER BY id DESC LIMIT 1"
-                            : "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
-                              "ready_us, checks_us, NULL, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
-                              "peak_gpu_mem_mib, bench, NULL, NULL FROM attempts WHERE cell_id = ? AND state = 'settled' "
-                              "AND (verdict != 'skipped' OR cause = 'inferred') ORDER BY id DESC LIMIT 1",
-                         &s)) < 0 ||
-            (r = journal_bind(j, s, "s", c->id)) < 0)
+        _cleanup_free_ char *sql = strdup_printf(
+                "%s%s ORDER BY id DESC LIMIT 1",
+                v4 ? "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
+                     "ready_us, checks_us, eval_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
+                     "peak_gpu_mem_mib, bench, eval_set, prediction FROM attempts WHERE cell_id = ? AND "
+                     "state = 'settled' AND (verdict != 'skipped' OR cause IN ('inferred', 'pruned'))"
+                : v3 ? "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
+                       "ready_us, checks_us, eval_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
+                       "peak_gpu_mem_mib, bench, eval_set, NULL FROM attempts WHERE cell_id = ? AND state = 'settled' "
+                       "AND (verdict != 'skipped' OR cause = 'inferred')"
+                     : "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
+                       "ready_us, checks_us, NULL, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
+                       "peak_gpu_mem_mib, bench, NULL, NULL FROM attempts WHERE cell_id = ? AND state = 'settled' "
+                       "AND (verdict != 'skipped' OR cause = 'inferred')",
+                workload_clause(j));
+        if (!sql)
+                return -ENOMEM;
+        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "s", c->id)) < 0 ||
+            (r = bind_workload(j, v, s)) < 0)
                 return r;
         int rc = sqlite3_step(s);
         if (rc == SQLITE_DONE)
-                return 0;
+                return other_workload(j, v, c);
         if (rc != SQLITE_ROW)
                 return journal_fail(j, rc);
         c->has_attempt = true;
@@ -236,7 +280,7 @@ static int load_attempt(struct journal *j, const struct report_view *v, struct r
         }
         c->eval.journal_verdict = c->verdict;
         if ((r = load_eval(j, v, c, journal_col_str(s, 19))) < 0 ||
-            (c->verdict != VERDICT_SKIPPED && (r = load_earlier(j, c)) < 0))
+            (c->verdict != VERDICT_SKIPPED && (r = load_earlier(j, v, c)) < 0))
                 return r;
         return load_checks(j, c);
 }
@@ -317,6 +361,25 @@ static int load_search_settings(struct journal *j, struct report_view *v, char *
         return 0;
 }
 
+/* strategy search: the cell's abandoned attempts (of the view's workload), which count
+ * against budget.launches (docs/search.md "Budget"). */
+static int count_abandoned(struct journal *j, const struct report_view *v, struct report_cell *c) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        _cleanup_free_ char *sql = strdup_printf(
+                "SELECT count(*) FROM attempts WHERE cell_id = ? AND state = 'abandoned'%s", workload_clause(j));
+        int r;
+        if (!sql)
+                return -ENOMEM;
+        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "s", c->id)) < 0 ||
+            (r = bind_workload(j, v, s)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW)
+                return rc == SQLITE_DONE ? 0 : journal_fail(j, rc);
+        c->abandoned = (unsigned)sqlite3_column_int64(s, 0);
+        return 0;
+}
+
 static int load_cells(struct journal *j, struct report_view *v) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         size_t alloc = 0;
@@ -362,6 +425,8 @@ static int load_cells(struct journal *j, struct report_view *v) {
                         if (val && !(c->axis_values[i] = strdup(val)))
                                 return -ENOMEM;
                 }
+                if (v->search.on && (r = count_abandoned(j, v, c)) < 0)
+                        return r;
                 if (c->excluded) {
                         c->verdict = VERDICT_SKIPPED;
                         if (!(c->cause = strdup("excluded")))
@@ -414,6 +479,11 @@ int report_load_view(struct journal *j, struct report_view **ret) {
         }
         if ((r = journal_count_sweeps(j, &count)) < 0)
                 return r;
+        if (journal_schema_version(j) >= 6) {
+                _cleanup_free_ char *wtext = NULL;
+                if ((r = journal_workload(j, &wtext, &v->workload_hash)) < 0)
+                        return r;
+        }
         v->earlier_sweeps = count > 0 ? count - 1 : 0;
         _cleanup_free_ char *first = NULL;
         if ((r = load_eval_settings(j, v)) < 0 || (r = load_search_settings(j, v, &first)) < 0 ||

@@ -79,6 +79,7 @@ int search_fit_view(const struct report_view *v, struct search_fit **ret) {
                                         &f->choice[k * A + a]);
                 struct search_obs *o = &f->obs[k];
                 o->launches = c->launches;
+                o->abandoned = c->abandoned;
                 if (c->excluded || (c->verdict == VERDICT_SKIPPED && !streq_ptr(c->cause, "pruned"))) {
                         o->state = SEARCH_OUT;
                 } else if (!c->has_attempt || c->verdict == VERDICT_SKIPPED) {
@@ -170,6 +171,7 @@ int search_view_fill(struct report_view *v) {
         s->launched = s->launches = s->pruned = s->inferred = 0;
         for (size_t k = 0; k < v->n_cells; k++) {
                 const struct report_cell *c = &v->cells[k];
+                s->launches += c->abandoned;
                 if (c->excluded || !c->has_attempt)
                         continue;
                 if (c->verdict != VERDICT_SKIPPED) {

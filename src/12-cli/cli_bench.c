@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "05-bench/bench.h"
+#include "02-text/secrets.h"
 #include "02-text/text.h"
 #include "09-renderers/report.h"
 #include "12-cli/cli.h"
@@ -46,6 +47,7 @@ enum {
         OPT_MULTI_TURN_THINK_TIME,
         OPT_TRACE_SPEED,
         OPT_TRACE_BLOCK_SIZE,
+        OPT_TRACE_UNIT,
         OPT_THREADS,
 };
 
@@ -136,7 +138,8 @@ static void help(void) {
                "  --threads N          event loops (one thread each) the streams are divided among;\n"
                "                       default: 1 below 256 streams, above one per 128 streams, at\n"
                "                       most the CPUs less one (docs/bench.md \"Client threads\")\n"
-               "  --rate R             open loop: R requests/s at absolute scheduled times\n"
+               "  --rate R             open loop: R requests/s at absolute scheduled times (also\n"
+               "                       --request-rate, vLLM's name); 1/R may not pass --timeout\n"
                "  --poisson            open loop with Poisson arrivals (default: constant spacing)\n"
                "  --burstiness B       open loop: gamma-distributed gaps of shape B, mean 1/R\n"
                "                       (1: Poisson, below 1 burstier, above 1 more even)\n"
@@ -186,7 +189,9 @@ static void help(void) {
                "                       multi_turn: --concurrency, --requests and --warmup count\n"
                "                       sessions; each turn sends the conversation so far\n"
                "  --trace-speed S      trace: its times divided by S (default 1; 2: twice as fast)\n"
-               "  --trace-block-size N trace: tokens per hash_ids block (default 512)\n\n"
+               "  --trace-block-size N trace: tokens per hash_ids block (default 512)\n"
+               "  --trace-unit U       trace: its timestamps' unit, s, ms (default, Mooncake's),\n"
+               "                       us or ns; a trace spanning more than a day is refused\n\n"
                "Exit status: 0 requests completed, 1 every request failed or the bench could\n"
                "not run, 2 usage error.\n");
 }
@@ -370,6 +375,7 @@ int cli_bench(int argc, char **argv) {
                 {"output-tokens", required_argument, NULL, 'o'},
                 {"input-tokens", required_argument, NULL, 'i'},
                 {"rate", required_argument, NULL, 'r'},
+                {"request-rate", required_argument, NULL, 'r'}, /* vllm bench serve's name */
                 {"poisson", no_argument, NULL, 'P'},
                 {"warmup", required_argument, NULL, 'w'},
                 {"model", required_argument, NULL, 'm'},
@@ -410,6 +416,7 @@ int cli_bench(int argc, char **argv) {
                 {"multi-turn-think-time", required_argument, NULL, OPT_MULTI_TURN_THINK_TIME},
                 {"trace-speed", required_argument, NULL, OPT_TRACE_SPEED},
                 {"trace-block-size", required_argument, NULL, OPT_TRACE_BLOCK_SIZE},
+                {"trace-unit", required_argument, NULL, OPT_TRACE_UNIT},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
@@ -419,6 +426,8 @@ int cli_bench(int argc, char **argv) {
         struct bench_spec spec = {.chat = true, .calibrate = true};
         dataset_options_init(&spec.dataset);
         bool dataset_named = false; /* a workload flag was given */
+        bool trace_unit = false;
+        const char *rate_text = NULL;
         _cleanup_free_ int *levels_v = NULL;
         const char *prompt_file = NULL, *samples_file = NULL, *engine = NULL, *dataset_path = NULL;
         int format = 0;
@@ -466,6 +475,7 @@ int cli_bench(int argc, char **argv) {
                         spec.rate = strtod(optarg, &end);
                         if (errno || end == optarg || *end || !(spec.rate > 0) || spec.rate > 1e6)
                                 return cli_usage_error("bench", "invalid --rate '%s' (requests per second)", optarg);
+                        rate_text = optarg;
                         break;
                 }
                 case 'P':
@@ -541,6 +551,12 @@ int cli_bench(int argc, char **argv) {
                         dataset_named = true;
                         break;
                 }
+                case OPT_TRACE_UNIT:
+                        if (dataset_trace_unit_from_name(optarg, &spec.dataset.trace_unit_ms) < 0)
+                                return cli_usage_error("bench", "invalid --trace-unit '%s' (s, ms, us or ns)", optarg);
+                        trace_unit = true;
+                        dataset_named = true;
+                        break;
                 case 'C':
                         spec.calibrate = false;
                         break;
@@ -629,9 +645,26 @@ int cli_bench(int argc, char **argv) {
                 return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
         if (!target.base_url)
                 return cli_usage_error("bench", "--url is required");
-        if (!cli_valid_url(target.base_url))
-                return cli_usage_error("bench", "invalid --url '%s' (want http://HOST:PORT)", target.base_url);
+        if (!cli_valid_url(target.base_url)) {
+                /* a URL refused is shown as smoke shows one: its credentials masked */
+                _cleanup_free_ char *shown = secrets_mask_url(target.base_url);
+                if (!shown) {
+                        cli_error("out of memory");
+                        return EXIT_FAILED;
+                }
+                return cli_usage_error("bench", "invalid --url '%s' (want http://HOST:PORT)", shown);
+        }
+        usec_t timeout = target.request_timeout ? target.request_timeout : BENCH_DEFAULT_TIMEOUT;
+        /* the open loop's gap (1/rate): longer than a request may take, the level would wait
+         * that long between sends and measure next to nothing */
+        if (spec.rate > 0 && 1.0 / spec.rate > (double)timeout / USEC_PER_SEC) {
+                char t[32];
+                return cli_usage_error("bench", "--rate %s is one request every %.3gs, longer than the request timeout (%s)",
+                                       rate_text, 1.0 / spec.rate, format_duration(timeout, t));
+        }
         enum dataset_kind kind = spec.dataset.kind;
+        if (trace_unit && kind != DATASET_TRACE)
+                return cli_usage_error("bench", "--trace-unit goes with --dataset-name trace");
         if (dataset_named && prompt_file)
                 return cli_usage_error("bench", "give --prompt-file or a dataset, not both");
         /* spec.dataset owns its path: this scope does, for it */
@@ -681,7 +714,7 @@ int cli_bench(int argc, char **argv) {
                 r = load_prompts(prompt_file, &prompt_text, &prompts);
                 if (r < 0) {
                         cli_error("cannot read prompts from '%s': %s", prompt_file,
-                                  r == -ENODATA ? "no prompt in it" : strerror(-r));
+                                  r == -ENODATA ? "no prompt in it" : file_strerror(r));
                         return EXIT_USAGE;
                 }
                 target.prompts = (const char *const *)prompts;
@@ -695,6 +728,12 @@ int cli_bench(int argc, char **argv) {
                         return EXIT_USAGE;
                 }
                 spec.data = data;
+                dataset_trace_apply_unit(data, &spec.dataset);
+                _cleanup_free_ char *why = NULL;
+                if ((r = dataset_trace_check(data, &spec.dataset, timeout, &why)) < 0) {
+                        cli_error("%s: %s", spec.dataset.path, why ? why : strerror(-r));
+                        return EXIT_USAGE;
+                }
                 /* a trace's lines are its requests */
                 if (kind == DATASET_TRACE && requests_default)
                         spec.requests = (int)MIN(data->n, spec.dataset.num_prompts > 0 ? (size_t)spec.dataset.num_prompts

@@ -112,7 +112,7 @@ int cli_inspect(int argc, char **argv) {
                         continue;
                 }
                 if (r < 0) {
-                        cli_error("cannot open '%s': %s", name, strerror(-r));
+                        cli_error("cannot open '%s': %s", name, file_strerror(r));
                         broken = true;
                         continue;
                 }

@@ -14,6 +14,7 @@
 #include "07-processes/gpu.h"
 #include "07-processes/host.h"
 #include "08-journal/journal.h"
+#include "06-matrix/workload.h"
 #include "06-matrix/cells.h"
 #include "06-matrix/matrix.h"
 #include "07-processes/procs.h"
@@ -23,14 +24,17 @@
 #include "11-run/workers.h"
 
 static void usage(FILE *f) {
-        fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun] [--wait] [--no-infer] [--no-prune]\n"
-              "                    [--launcher local|slurm]\n\n"
+        fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun] [--rerun-changed] [--wait] [--no-infer]\n"
+              "                    [--no-prune] [--launcher local|slurm]\n\n"
               "Launches every cell of the matrix under supervision, checks its answers,\n"
               "benchmarks the cells that answer right and records everything in the journal.\n"
               "Running it again on the same journal skips settled cells and retries the one a\n"
               "killed run left in flight.\n\n"
               "  --journal FILE   the journal (default: runs/<matrix name>.db)\n"
               "  --rerun          run settled cells again\n"
+              "  --rerun-changed  the journal was measured with other bench, checks, eval, probes\n"
+              "                   or objective: measure its cells again under the matrix's own\n"
+              "                   (without it such a journal is refused)\n"
               "  --wait           if another run holds the journal, wait for it to end\n"
               "  --no-infer       also run the cells an architecture crash already decided\n"
               "  --no-prune       strategy search: launch every cell, in the search's order,\n"
@@ -168,7 +172,12 @@ static void on_search_launch(void *userdata, size_t launch, size_t budget, bool 
 static void on_search_stopped(void *userdata, const char *why, size_t launched, size_t budget) {
         struct printer *p = userdata;
         clear_progress(p);
-        if (streq_ptr(why, "budget"))
+        if (streq_ptr(why, "budget") && !(budget && launched >= budget) && p->m->budget_time) {
+                /* the time budget, not the launches', ended it */
+                char t[32];
+                printf("search: time budget of %s spent after %zu launch%s; the cells not launched are pruned\n",
+                       format_duration(p->m->budget_time, t), launched, launched == 1 ? "" : "es");
+        } else if (streq_ptr(why, "budget"))
                 printf("search: budget of %zu launch%s spent; the cells not launched are pruned\n", launched,
                        launched == 1 ? "" : "es");
         else if (streq_ptr(why, "no chance left"))
@@ -504,11 +513,53 @@ static const char *holder_text(pid_t holder, char buf[static 32]) {
         return buf;
 }
 
+/* One workload per journal (docs/journal.md "One workload per journal"): a journal measured
+ * under other bench, checks, eval, probes or objective is refused in one line, unless
+ * rerun_changed (its cells are then measured again: journal_cell_settled no longer counts
+ * them); an older journal without a stored workload adopts the matrix's, with a note. */
+static int check_workload(struct journal *j, const char *jpath, const struct matrix *m, bool rerun_changed) {
+        _cleanup_free_ char *text = NULL, *stored = NULL, *stored_hash = NULL, *diff = NULL;
+        char hash[17];
+        int64_t n = 0;
+        int r;
+        if ((r = workload_describe(m, NULL, &text, hash)) < 0 || (r = journal_workload(j, &stored, &stored_hash)) < 0) {
+                cli_error("cannot read the journal '%s': %s", jpath, journal_strerror(r));
+                return r;
+        }
+        if (!stored_hash) {
+                if ((r = journal_count_other_workload(j, hash, &n)) < 0 ||
+                    (n > 0 && (r = journal_adopt_workload(j, text, hash, &n)) < 0)) {
+                        cli_error("cannot write the journal '%s': %s", jpath, journal_strerror(r));
+                        return r;
+                }
+                if (n > 0)
+                        cli_error("note: journal '%s' does not say which bench, checks, eval, probes and objective its "
+                                  "%lld attempt%s measured under (written by an older gauntlet): %s taken as this "
+                                  "matrix's",
+                                  jpath, (long long)n, n == 1 ? " was" : "s were", n == 1 ? "it is" : "they are");
+                return 0;
+        }
+        if (strcmp(stored_hash, hash) != 0 && (r = workload_diff(stored, text, &diff)) < 0) {
+                cli_error("out of memory");
+                return r;
+        }
+        if (diff && !rerun_changed) {
+                cli_error("journal '%s' was measured with %s: use a new journal, or --rerun-changed to re-measure",
+                          jpath, diff);
+                return -ESTALE;
+        }
+        if (diff && (r = journal_count_other_workload(j, hash, &n)) >= 0 && n > 0)
+                cli_error("journal '%s' was measured with %s: its %lld cell%s measured again", jpath, diff, (long long)n,
+                          n == 1 ? " is" : "s are");
+        return 0;
+}
+
 int cli_run(int argc, char **argv) {
         /* --worker* are internal: how a sweep on several GPU slots starts its workers. */
         static const struct option opts[] = {
                 {"journal", required_argument, NULL, 'j'},
                 {"rerun", no_argument, NULL, 'r'},
+                {"rerun-changed", no_argument, NULL, 'C'},
                 {"wait", no_argument, NULL, 'w'},
                 {"no-infer", no_argument, NULL, 'I'},
                 {"no-prune", no_argument, NULL, 'P'},
@@ -520,7 +571,7 @@ int cli_run(int argc, char **argv) {
                 {0},
         };
         const char *journal_path = NULL;
-        bool rerun = false, wait_lock = false, no_infer = false, no_prune = false;
+        bool rerun = false, wait_lock = false, no_infer = false, no_prune = false, rerun_changed = false;
         const char *launcher = NULL;
         struct worker w = {0};
         int c;
@@ -532,6 +583,9 @@ int cli_run(int argc, char **argv) {
                         break;
                 case 'r':
                         rerun = true;
+                        break;
+                case 'C':
+                        rerun_changed = true;
                         break;
                 case 'w':
                         wait_lock = true;
@@ -661,6 +715,11 @@ int cli_run(int argc, char **argv) {
                         cli_error("'%s' is %s", jpath, journal_strerror(r));
                 else
                         cli_error("cannot open the journal '%s': %s", jpath, journal_strerror(r));
+                return EXIT_USAGE;
+        }
+
+        if (!w.active && (r = check_workload(j, jpath, m, rerun_changed || rerun)) < 0) {
+                journal_close(j);
                 return EXIT_USAGE;
         }
 

@@ -7,7 +7,8 @@
 #   - a bench the server's context cannot hold is refused before a request of it is sent;
 #   - prompts are input_tokens long in the server's own count;
 #   - repeats give medians and spreads, an SLA objective its figure and its search;
-#   - a journal of schema 1 is upgraded in place and keeps its settled cells.
+#   - a journal of schema 1 is upgraded in place and keeps its settled cells, which adopt
+#     the matrix's workload with a note.
 . "$SRCDIR/tests/lib.sh"
 export PATH="$(dirname "$TESTBED"):$PATH"
 
@@ -156,7 +157,10 @@ bench: {concurrency: [1, 4], input_tokens: 8, output_tokens: 16, requests: 8}
 objective: output_tokens_per_s@4
 emit: []" >"$tmp/v1.yaml"
 "$GAUNTLET" run "$tmp/v1.yaml" --journal "$tmp/v1.db" >"$tmp/v1.out" 2>&1 || [ $? -eq 1 ] || { cat "$tmp/v1.out"; fail "run on a schema-1 journal"; }
-[ "$(sqlite3 "$tmp/v1.db" 'PRAGMA user_version')" = 5 ] || fail "the journal was not upgraded"
+[ "$(sqlite3 "$tmp/v1.db" 'PRAGMA user_version')" = 6 ] || fail "the journal was not upgraded"
+# no workload stored: its attempts adopt the matrix's, and the run says so
+grep -q "note: journal '$tmp/v1.db' does not say which bench, checks, eval, probes and objective its 1 attempt was measured under (written by an older gauntlet): it is taken as this matrix's" "$tmp/v1.out" ||
+        { cat "$tmp/v1.out"; fail "the old journal's workload was adopted without a note"; }
 "$GAUNTLET" report --format json "$tmp/v1.db" >"$tmp/v1b.json"
 expect_verdict "$tmp/v1b.json" queue unbounded "pass -"
 expect_verdict "$tmp/v1b.json" queue q1 "overload http"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # emit.sh -- `gauntlet emit` and `gauntlet report` on a journal made through the C API
-# (test_emit --make-journal): the unit passes systemd-analyze verify, the script hands
+# (test_emit --make-journal): the unit passes systemd-analyze verify (a workdir with "."
+# and ".." normalised first), the script hands
 # the server its argv and env byte for byte, --cell/--port/no-pass/not-a-journal behave.
 set -eu
 BUILD_DIR="$SRCDIR/$BUILD"
@@ -21,6 +22,15 @@ if command -v systemd-analyze >/dev/null; then
         systemd-analyze verify "$tmp/gauntlet-test.service" || fail "systemd-analyze verify"
 else
         echo "systemd-analyze not installed: unit not verified"
+fi
+
+# A workdir with "." and ".." (systemd refuses them in WorkingDirectory=): normalised.
+cp "$j" "$tmp/dots.db"
+sqlite3 "$tmp/dots.db" "UPDATE sweeps SET workdir = '$tmp/./missing/..//'"
+"$GAUNTLET" emit systemd "$tmp/dots.db" > "$tmp/dots.service" || fail "emit with a dotted workdir"
+grep -q '^WorkingDirectory='"$tmp"'$' "$tmp/dots.service" || { grep WorkingDirectory "$tmp/dots.service"; fail "dotted WorkingDirectory not normalised"; }
+if command -v systemd-analyze >/dev/null; then
+        systemd-analyze verify "$tmp/dots.service" || fail "systemd-analyze verify (dotted workdir)"
 fi
 
 # Launch script: syntax, then run it (from another folder) against the stub.

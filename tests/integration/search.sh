@@ -128,7 +128,9 @@ next=$(jq -r .search.next "$tmp/r3.json")
 [ -n "$next" ] && [ "$next" != null ] || fail "the report names no next cell"
 "$GAUNTLET" run "$tmp/s.yaml" --journal "$tmp/s.db" >"$tmp/out4" 2>&1 || true
 label=$(jq -r --arg c "$next" '.cells[] | select(.id == $c) | "delay=\(.axes.delay) kind=\(.axes.kind) x=\(.axes.x)"' "$tmp/r3.json")
-grep -qE "^\[launch 4 \(budget 8\)(, measured again)?\] $label " "$tmp/out4" || fail "resumed with another cell than $label: $(grep -m1 '^\[launch 4' "$tmp/out4")"
+# the interrupted launch was abandoned, and counts against the budget: the resumed one is
+# launch 5, of the same cell
+grep -qE "^\[launch 5 \(budget 8\)(, measured again)?\] $label " "$tmp/out4" || fail "resumed with another cell than $label, or not as launch 5: $(grep -m1 '^\[launch' "$tmp/out4")"
 
 # --- --no-prune launches them all ---------------------------------------------------------
 rm -f "$tmp"/pids-*

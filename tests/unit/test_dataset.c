@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "05-bench/bench_metrics.h"
@@ -376,6 +377,91 @@ static void test_multi_turn(void **state) {
         dataset_options_release(&o);
 }
 
+/* A line over DATASET_MAX_LINE is refused by reading the cap, not the line; a FIFO is
+ * refused by fstat after a non-blocking open, never waited on. */
+static void test_line_cap_and_fifo(void **state) {
+        (void)state;
+        size_t n = DATASET_MAX_LINE + 2;
+        char *text = malloc(n + 64);
+        assert_non_null(text);
+        strcpy(text, "{\"prompt\": \"ok\"}\n{\"prompt\": \"");
+        size_t k = strlen(text);
+        memset(text + k, 'x', n);
+        strcpy(text + k + n, "\"}\n");
+        struct dataset *d = NULL;
+        char *err = NULL;
+        assert_int_equal(dataset_parse(DATASET_CUSTOM, text, strlen(text), "f", &d, &err), -EINVAL);
+        assert_string_equal(err, "f:2: a line is longer than 8388608 bytes (one request a line)");
+        free(err);
+        err = NULL;
+        /* a trace without a final line break: the same */
+        free(text);
+        const char *first = "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 5}\n";
+        text = malloc(strlen(first) + n + 1);
+        assert_non_null(text);
+        strcpy(text, first);
+        memset(text + strlen(first), ' ', n);
+        text[strlen(first) + n] = '\0';
+        assert_int_equal(dataset_parse(DATASET_TRACE, text, strlen(text), "f", &d, &err), -EINVAL);
+        assert_string_equal(err, "f:2: a line is longer than 8388608 bytes (one request a line)");
+        free(err);
+        err = NULL;
+        free(text);
+
+        char dir[] = "/tmp/test_dataset.XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        _cleanup_free_ char *fifo = strdup_printf("%s/fifo", dir);
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        assert_int_equal(dataset_load(DATASET_TRACE, fifo, &d, &err), -EISDIR);
+        _cleanup_free_ char *want = strdup_printf("cannot read '%s': not a regular file", fifo);
+        assert_string_equal(err, want);
+        free(err);
+        char *got = NULL;
+        assert_int_equal(read_file_capped(fifo, 100, &got, NULL), -ENOTREG);
+        assert_null(got);
+        assert_non_null(strstr(file_strerror(-ENOTREG), "FIFO"));
+        unlink(fifo);
+        rmdir(dir);
+}
+
+/* Trace units: a trace in nanoseconds read as milliseconds spans days and is refused with
+ * the units that would fit; read in ns it is fine; requests farther apart than the request
+ * timeout are refused. */
+static void test_trace_plausible(void **state) {
+        (void)state;
+        /* 864 ms in ns, 10 days read as ms */
+        const char *ns = "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 5}\n"
+                         "{\"timestamp\": 432000000, \"input_length\": 5, \"output_length\": 5}\n"
+                         "{\"timestamp\": 864000000, \"input_length\": 5, \"output_length\": 5}\n";
+        struct dataset_options o;
+        dataset_options_init(&o);
+        o.kind = DATASET_TRACE;
+        struct dataset *d = parse_ok(DATASET_TRACE, ns);
+        char *why = NULL;
+        assert_int_equal(dataset_trace_check(d, &o, 300 * USEC_PER_SEC, &why), -EINVAL);
+        assert_non_null(why);
+        assert_null(strchr(why, '\n'));
+        assert_non_null(strstr(why, "the trace spans 10.0 days at speed 1, more than a day"));
+        assert_non_null(strstr(why, "(trace_unit us: 14.4 min, ns: 0.864s)"));
+        free(why);
+        why = NULL;
+        dataset_free(d);
+        d = parse_ok(DATASET_TRACE, ns);
+        assert_int_equal(dataset_trace_unit_from_name("us", &o.trace_unit_ms), 0);
+        dataset_trace_apply_unit(d, &o);
+        assert_true(d->v[2].timestamp_ms > 863999.0 && d->v[2].timestamp_ms < 864001.0);
+        /* in us, 14.4 min in two gaps of 7.2 min: over a 5 min timeout, fine at speed 2 */
+        assert_int_equal(dataset_trace_check(d, &o, 300 * USEC_PER_SEC, &why), -EINVAL);
+        assert_non_null(strstr(why, "longer than the request timeout (5m)"));
+        free(why);
+        why = NULL;
+        o.trace_speed = 2;
+        assert_int_equal(dataset_trace_check(d, &o, 300 * USEC_PER_SEC, &why), 0);
+        assert_null(why);
+        dataset_free(d);
+        assert_int_equal(dataset_trace_unit_from_name("min", &o.trace_unit_ms), -EINVAL);
+}
+
 static void test_trace(void **state) {
         const char *text = "{\"timestamp\": 0, \"input_length\": 700, \"output_length\": 5, \"hash_ids\": [0, 1]}\n"
                            "\n"
@@ -511,6 +597,7 @@ int main(void) {
                 cmocka_unit_test(test_sharegpt_filters), cmocka_unit_test(test_prefix_groups),
                 cmocka_unit_test(test_sched_gamma),   cmocka_unit_test(test_multi_turn),
                 cmocka_unit_test(test_trace),         cmocka_unit_test(test_event_content),
+                cmocka_unit_test(test_line_cap_and_fifo), cmocka_unit_test(test_trace_plausible),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

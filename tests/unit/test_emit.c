@@ -262,6 +262,31 @@ static char **unquote_exec(const char *line) {
         return v;
 }
 
+/* A workdir with "." or ".." segments: its real path when it exists, else normalised by its
+ * text; systemd refuses either in WorkingDirectory=. */
+static void test_workdir_normalize(void **state) {
+        (void)state;
+        static const struct {
+                const char *in, *want;
+        } t[] = {
+                {"/nonexistent-gauntlet/a/../b", "/nonexistent-gauntlet/b"},
+                {"/nonexistent-gauntlet/./a//b/.", "/nonexistent-gauntlet/a/b"},
+                {"/nonexistent-gauntlet/../../..", "/"},
+                {"/nonexistent-gauntlet/a/b/../../c/", "/nonexistent-gauntlet/c"},
+                {"/tmp/../tmp/.", "/tmp"},
+                {"/", "/"},
+        };
+        for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+                char *got = NULL;
+                assert_int_equal(emit_workdir_normalize(t[i].in, &got), 0);
+                assert_string_equal(got, t[i].want);
+                free(got);
+        }
+        char *got = NULL;
+        assert_int_equal(emit_workdir_normalize("rel/../x", &got), -EINVAL);
+        assert_null(got);
+}
+
 static void test_unit_and_script(void **state) {
         char dir[] = "/tmp/gauntlet-emit-XXXXXX";
         char path[256], cmd[1024];
@@ -416,6 +441,7 @@ int main(int argc, char **argv) {
                 cmocka_unit_test(test_quote_sh),
                 cmocka_unit_test(test_resolve),
                 cmocka_unit_test(test_unit_and_script),
+                cmocka_unit_test(test_workdir_normalize),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -456,6 +456,11 @@ static void make_v1(const char *path) {
 
 /* A journal of schema 2 (the overload verdict, no eval): a current one without what
  * versions 3 to 5 added, which only add. */
+/* What schema 6 added (the workload), dropped to make an older file. */
+#define WORKLOAD_V6_DROP                                                                                     \
+        "ALTER TABLE sweeps DROP COLUMN workload; ALTER TABLE sweeps DROP COLUMN workload_hash; "             \
+        "ALTER TABLE attempts DROP COLUMN workload; "
+
 static void make_v2(const char *path) {
         struct journal *j = NULL;
         int64_t sweep = 0;
@@ -464,7 +469,7 @@ static void make_v2(const char *path) {
         assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
         settle_pass(j, sweep, cells[0].id, 40001, 172.3);
         journal_close(j);
-        assert_int_equal(exec_sql(path, "ALTER TABLE check_results DROP COLUMN detail; "
+        assert_int_equal(exec_sql(path, "ALTER TABLE check_results DROP COLUMN detail; " WORKLOAD_V6_DROP
                                         "ALTER TABLE attempts DROP COLUMN prediction; ALTER TABLE sweeps DROP COLUMN search; "
                                         "DROP TABLE eval_results; ALTER TABLE attempts DROP COLUMN eval_set; "
                                         "ALTER TABLE attempts DROP COLUMN eval_us; ALTER TABLE sweeps DROP COLUMN eval; "
@@ -565,6 +570,27 @@ static void test_upgrade_v1(void **state) {
         assert_non_null(v->cells[0].bench);
         assert_false(v->eval.on);
         report_view_free(v);
+        /* no workload stored: a run adopts its own for the old figures (one attempt) */
+        char *wt = (char *)1, *wh = (char *)1;
+        int64_t n = -1;
+        assert_int_equal(journal_workload(j, &wt, &wh), 0);
+        assert_null(wt);
+        assert_null(wh);
+        assert_int_equal(journal_count_other_workload(j, "0123456789abcdef", &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(journal_adopt_workload(j, "{\"objective\":\"smoke\"}", "0123456789abcdef", &n), 0);
+        assert_int_equal(n, 1);
+        assert_int_equal(journal_count_other_workload(j, "0123456789abcdef", &n), 0);
+        assert_int_equal(n, 0);
+        assert_int_equal(journal_workload(j, &wt, &wh), 0);
+        assert_string_equal(wt, "{\"objective\":\"smoke\"}");
+        assert_string_equal(wh, "0123456789abcdef");
+        free(wt);
+        free(wh);
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_int_equal(v->cells[0].verdict, VERDICT_PASS);
+        assert_int_equal(v->workload_left_out, 0);
+        report_view_free(v);
         eval_round_trip(j);
         journal_close(j);
 }
@@ -586,7 +612,7 @@ static void test_upgrade_v4(void **state) {
         assert_string_equal(v->cells[0].checks[1].detail, "right in 5 of 5 at temperature 0.7");
         report_view_free(v);
         journal_close(j);
-        assert_int_equal(exec_sql(f->path, "ALTER TABLE check_results DROP COLUMN detail; PRAGMA user_version = 4"), 0);
+        assert_int_equal(exec_sql(f->path, "ALTER TABLE check_results DROP COLUMN detail; " WORKLOAD_V6_DROP "PRAGMA user_version = 4"), 0);
         assert_int_equal(journal_open_existing(f->path, &j), 0);
         assert_int_equal(journal_schema_version(j), 4);
         assert_int_equal(report_load_view(j, &v), 0);

@@ -17,6 +17,7 @@
 #include "02-text/buf.h"
 #include "06-matrix/cells.h"
 #include "06-matrix/matrix.h"
+#include "06-matrix/workload.h"
 #include "06-matrix/suite.h"
 #include "01-base/util.h"
 #include "06-matrix/ytree.h"
@@ -760,8 +761,56 @@ static void test_cell_bytes_line(void **state) {
         }
 }
 
+/* The workload: defaults written out change nothing; a changed setting is named first,
+ * in key order, with its old and new values; a custom suite is there by its hash. */
+static void test_workload(void **state) {
+        (void)state;
+        static const char base[] = "engine: generic\ncommand: [srv, '{port}']\nbench: {output_tokens: 8}\n";
+        struct matrix *a = load_str(base);
+        struct matrix *b = load_str("engine: generic\ncommand: [srv, '{port}']\nbench: {output_tokens: 256}\n");
+        struct matrix *c = load_str("engine: generic\ncommand: [srv, '{port}']\nbench: {output_tokens: 8, requests: 64}\n");
+        struct matrix *d = load_str("engine: generic\ncommand: [srv, '{port}']\nbench: {output_tokens: 8}\n"
+                                    "checks: [{name: c, prompt: hi, expect: {contains: x}}]\n");
+        struct matrix *e = load_str("engine: generic\ncommand: [srv, '{port}']\nbench: {output_tokens: 8}\n"
+                                    "checks: [{name: c, prompt: hi, expect: {contains: y}}]\n");
+        struct matrix *f = load_str("engine: generic\ncommand: [other, '{port}']\nbench: {output_tokens: 8}\n"
+                                    "probes: {sampling: {runs: 3, min_right: 2}}\n");
+        assert_true(a && b && c && d && e && f);
+        _cleanup_free_ char *ta = NULL, *tb = NULL, *tc = NULL, *td = NULL, *te = NULL, *tf = NULL;
+        char ha[17], hb[17], hc[17], hd[17], he[17], hf[17];
+        assert_int_equal(workload_describe(a, NULL, &ta, ha), 0);
+        assert_int_equal(workload_describe(b, NULL, &tb, hb), 0);
+        assert_int_equal(workload_describe(c, NULL, &tc, hc), 0);
+        assert_int_equal(workload_describe(d, NULL, &td, hd), 0);
+        assert_int_equal(workload_describe(e, NULL, &te, he), 0);
+        assert_int_equal(workload_describe(f, NULL, &tf, hf), 0);
+        assert_int_equal(strlen(ha), 16);
+        assert_string_equal(ha, hc); /* requests: 64 is the default */
+        assert_string_not_equal(ha, hb);
+        assert_string_not_equal(hd, he);
+        assert_string_not_equal(ha, hd);
+        _cleanup_free_ char *dab = NULL, *dac = NULL, *dde = NULL, *dad = NULL, *daf = NULL;
+        assert_int_equal(workload_diff(ta, tb, &dab), 0);
+        assert_string_equal(dab, "bench.output_tokens 8, the matrix now says 256");
+        assert_int_equal(workload_diff(ta, tc, &dac), 0);
+        assert_null(dac);
+        assert_int_equal(workload_diff(td, te, &dde), 0);
+        assert_non_null(dde);
+        assert_true(strncmp(dde, "checks \"", 8) == 0);
+        assert_int_equal(workload_diff(ta, td, &dad), 0);
+        assert_non_null(strstr(dad, "(and "));
+        /* the server's command is not part of the workload; the probes are */
+        assert_int_equal(workload_diff(ta, tf, &daf), 0);
+        assert_string_equal(daf, "probes.sampling.min_right 4, the matrix now says 2 (and 1 more)");
+        _cleanup_free_ char *dnone = NULL;
+        assert_int_equal(workload_diff(NULL, ta, &dnone), 0);
+        assert_non_null(strstr(dnone, "unset, the matrix now says"));
+        matrix_free(a), matrix_free(b), matrix_free(c), matrix_free(d), matrix_free(e), matrix_free(f);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_workload),
                 cmocka_unit_test(test_cell_bytes_line),
                 cmocka_unit_test(test_design_example), cmocka_unit_test(test_one_at_a_time),
                 cmocka_unit_test(test_ids),            cmocka_unit_test(test_map_values),

@@ -13,6 +13,7 @@
 #include "05-bench/scrape.h"
 #include "01-base/hist.h"
 #include "01-base/metrics.h"
+#include "09-renderers/report.h"
 
 static struct scrape_sample parse(const char *text) {
         struct scrape_sample s;
@@ -114,6 +115,40 @@ static void test_hostile(void **state) {
         assert_int_equal(s.non_finite, 3);
         assert_int_equal(s.skipped, 0);
         assert_true(s.value[SCRAPE_KV_USAGE] == 0.125);
+        /* out of range: a KV ratio of -7 or 1e308, a negative count: dropped and counted */
+        s = parse("vllm:kv_cache_usage_perc{e=\"0\"} -7\n"
+                  "vllm:kv_cache_usage_perc{e=\"1\"} 1e308\n"
+                  "vllm:kv_cache_usage_perc{e=\"2\"} 0.25\n"
+                  "vllm:num_requests_waiting -3\n");
+        assert_int_equal(s.out_of_range, 3);
+        assert_true(s.value[SCRAPE_KV_USAGE] == 0.25);
+        assert_false(s.has[SCRAPE_WAITING]);
+        s = parse("vllm:kv_cache_usage_perc -7\n");
+        assert_false(s.has[SCRAPE_KV_USAGE]);
+        {
+                struct scrape_level lv = {0};
+                scrape_level_add(&lv, &s);
+                scrape_level_add(&lv, &s);
+                json_t *j = scrape_level_json(&lv);
+                assert_non_null(j);
+                assert_true(json_is_null(json_object_get(j, "kv_cache_usage_peak")));
+                assert_int_equal(json_integer_value(json_object_get(j, "out_of_range")), 2);
+                /* the report's line: a note, never "-700.0%" */
+                json_t *level = json_pack("{s:O}", "server_metrics", j);
+                char *line = report_server_line(level);
+                assert_non_null(line);
+                assert_null(strstr(line, "%"));
+                assert_non_null(strstr(line, "2 values out of range dropped"));
+                free(line);
+                /* a journal's older figure out of range: a word, never a percentage */
+                json_object_set_new(j, "kv_cache_usage_peak", json_real(-7));
+                line = report_server_line(level);
+                assert_non_null(strstr(line, "KV cache peak out of range (dropped)"));
+                assert_null(strstr(line, "-700"));
+                free(line);
+                json_decref(level);
+                json_decref(j);
+        }
         /* a series twice: the second ignored */
         s = parse("vllm:num_requests_running{a=\"1\"} 5\nvllm:num_requests_running{a=\"1\"} 50\n"
                   "vllm:num_requests_running{a=\"2\"} 1\n");
@@ -215,7 +250,8 @@ static void test_level(void **state) {
 /* Huge finite figures (found by fuzz_scrape): a KV-cache usage of 1e305 overflowed when
  * rounded to four decimals and a hit-rate gauge of 1e308 on two pages summed to Inf; jansson
  * makes no real of Inf, so the level had no object and the bench stopped with "out of
- * memory". The object is made: a huge figure as it is, a mean that overflowed as null. */
+ * memory". The object is made; since figures outside their range are dropped (a ratio
+ * outside 0..1, a count past 1e15 or below 0), every one of these is, and counted. */
 static void test_level_huge(void **state) {
         (void)state;
         struct scrape_level a = {0};
@@ -226,20 +262,21 @@ static void test_level_huge(void **state) {
         scrape_level_add(&a, &s);
         json_t *o = scrape_level_json(&a);
         assert_non_null(o);
-        assert_true(json_real_value(json_object_get(o, "kv_cache_usage_peak")) == 1e305);
+        assert_true(json_is_null(json_object_get(o, "kv_cache_usage_peak")));
         assert_true(json_is_null(json_object_get(o, "prefix_cache_hit_rate")));
         assert_true(json_is_null(json_object_get(o, "prefix_cache_hit_rate_from")));
-        assert_int_equal(json_integer_value(json_object_get(o, "running_peak")), 9000000000000000);
+        assert_true(json_is_null(json_object_get(o, "running_peak")));
         assert_true(json_is_null(json_object_get(o, "waiting_peak")));
+        assert_int_equal(json_integer_value(json_object_get(o, "out_of_range")), 7);
         json_decref(o);
 
-        /* a rate gauge whose mean is finite is still the gauge's, rounded */
+        /* a rate gauge in range is the gauge's, rounded */
         struct scrape_level b = {0};
-        s = parse("sglang:cache_hit_rate 1e300\n");
+        s = parse("sglang:cache_hit_rate 0.123456\n");
         scrape_level_add(&b, &s);
         o = scrape_level_json(&b);
         assert_non_null(o);
-        assert_true(json_real_value(json_object_get(o, "prefix_cache_hit_rate")) == 1e300);
+        assert_true(json_real_value(json_object_get(o, "prefix_cache_hit_rate")) == 0.1235);
         assert_string_equal(json_string_value(json_object_get(o, "prefix_cache_hit_rate_from")), "gauge");
         json_decref(o);
 }
@@ -481,7 +518,7 @@ static void test_level_keys(void **state) {
                         fail_msg("'%s' is not in the metrics table", k);
                 n++;
         }
-        assert_int_equal(n, 22);
+        assert_int_equal(n, 23);
         json_decref(o);
 }
 

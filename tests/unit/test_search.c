@@ -514,6 +514,61 @@ static void test_measured_again(void **state) {
         sim_space_free(s);
 }
 
+/* A flat 4x4 space (every cell as fast, a few percent of noise) with no budget: the search
+ * launches the grid and a bounded number of re-measures (it once launched 46 times where
+ * the grid is 16), whatever the seed. */
+static void test_flat_bounded(void **state) {
+        (void)state;
+        const size_t nv[] = {4, 4};
+        size_t most = 0;
+        for (uint64_t seed = 1; seed <= 12; seed++) {
+                struct sim_space *s = NULL;
+                assert_int_equal(sim_space_new(2, nv, hand_axes, &s), 0);
+                sim_space_set_speed(s, 1000, 0.03);
+                assert_int_equal(sim_space_finish(s), 0);
+                struct sim_result res;
+                struct sim_run_params p = {.budget = 0};
+                assert_int_equal(sim_run(s, SIM_SEARCH, &p, seed, &res), 0);
+                most = MAX(most, res.launches);
+                assert_true(res.named >= 0);
+                assert_true(res.launches <= 16 + SEARCH_MAX_AGAIN(16));
+                sim_space_free(s);
+        }
+        print_message("flat 4x4, no budget: at most %zu launches over 12 seeds (bound %zu)\n", most,
+                      (size_t)16 + SEARCH_MAX_AGAIN(16));
+}
+
+/* Abandoned launches count against budget.launches: a cell given up three times spends a
+ * budget of 3 before anything settled. */
+static void test_abandoned_count(void **state) {
+        (void)state;
+        const size_t nv[] = {4, 4};
+        struct sim_space *s = NULL;
+        assert_int_equal(sim_space_new(2, nv, hand_axes, &s), 0);
+        assert_int_equal(sim_space_finish(s), 0);
+        struct search_space v;
+        sim_space_view(s, &v);
+        size_t n = sim_space_cells(s);
+        struct search_obs *obs = calloc(n, sizeof(*obs));
+        assert_non_null(obs);
+        obs[0].abandoned = 3;
+        struct search_model *m = NULL;
+        struct search_decision d;
+        assert_int_equal(search_model_fit(&v, obs, &m), 0);
+        assert_int_equal(search_model_launches(m), 3);
+        assert_int_equal(search_model_launched(m), 0);
+        struct search_options o = {.max_launches = 3};
+        assert_int_equal(search_model_decide(m, &o, &d), 0);
+        assert_true(d.next < 0);
+        assert_string_equal(d.stop, "budget");
+        o.max_launches = 4;
+        assert_int_equal(search_model_decide(m, &o, &d), 0);
+        assert_true(d.next >= 0);
+        search_model_free(m);
+        free(obs);
+        sim_space_free(s);
+}
+
 /* (d) garbage at the defaults and at every cell one axis away from them: the search still
  * reaches a serving cell. */
 static void test_garbage_defaults(void **state) {
@@ -730,7 +785,8 @@ int main(void) {
                 cmocka_unit_test(test_arch_predicted),
                 cmocka_unit_test(test_requirement_read),
                 cmocka_unit_test(test_named_by_model),
-                cmocka_unit_test(test_measured_again),
+                cmocka_unit_test(test_measured_again), cmocka_unit_test(test_flat_bounded),
+                cmocka_unit_test(test_abandoned_count),
                 cmocka_unit_test(test_garbage_defaults),
                 cmocka_unit_test(test_names_launched),
                 cmocka_unit_test_teardown(test_done_when, space_teardown),

@@ -79,6 +79,43 @@ static void test_cut_and_escaped(void **state) {
         secrets_values_release(&s);
 }
 
+/* A secret whose start is ordinary text: a model name or a path that ends with that start is
+ * not a cut secret, and stays readable; the secret whole, or cut where a word begins, is
+ * still masked. */
+static void test_prefix_at_word_start(void **state) {
+        (void)state;
+        struct secrets_values s = {0};
+        char *argv[] = {"srv", "--api-key", "Instruct-7f3a9c21", NULL};
+        assert_int_equal(secrets_values_add_argv(&s, argv), 0);
+        char *m = masked(&s, "srv --model meta-llama/Llama-3.1-8B-Instruct");
+        assert_string_equal(m, "srv --model meta-llama/Llama-3.1-8B-Instruct");
+        free(m);
+        m = masked(&s, "loading /models/Instruct");
+        assert_string_equal(m, "loading /models/Instruct");
+        free(m);
+        m = masked(&s, "model Llama-Instruct...");
+        assert_string_equal(m, "model Llama-Instruct...");
+        free(m);
+        /* whole, anywhere; cut, where a word begins */
+        m = masked(&s, "--api-key=Instruct-7f3a9c21 and x-Instruct-7f3a9c21");
+        assert_string_equal(m, "--api-key=*** and x-***");
+        free(m);
+        m = masked(&s, "key: Instruct-7f3a");
+        assert_string_equal(m, "key: ***");
+        free(m);
+        m = masked(&s, "key=\"Instruct-7f...\"");
+        assert_string_equal(m, "key=\"***...\"");
+        free(m);
+        /* a suffix after a cut mark: masked where it ends a word, not inside one */
+        m = masked(&s, "...t-7f3a9c21 ok");
+        assert_string_equal(m, "...*** ok");
+        free(m);
+        m = masked(&s, "...t-7f3a9c21x ok");
+        assert_string_equal(m, "...t-7f3a9c21x ok");
+        free(m);
+        secrets_values_release(&s);
+}
+
 static void test_url_credentials(void **state) {
         (void)state;
         static const char *const cases[][2] = {
@@ -98,6 +135,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_values_masked_in_text),
                 cmocka_unit_test(test_cut_and_escaped),
+                cmocka_unit_test(test_prefix_at_word_start),
                 cmocka_unit_test(test_url_credentials),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

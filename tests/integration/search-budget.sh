@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# search-budget.sh -- a search's budgets, said and counted right: a time budget that ends the
+# search is said as time ("time budget of 1s spent", not "budget of 2 launches"); abandoned
+# launches count against budget.launches.
+. "$SRCDIR/tests/lib.sh"
+
+matrix() { # budget
+        cat >"$tmp/m.yaml" <<YAML
+engine: generic
+command: [$FIXTURE, --port, "{port}", --pid-file, "$tmp/pids-{port}", --load-time, "1"]
+startup_timeout: 10s
+stop_timeout: 2s
+probes: false
+axes:
+  delay:
+    values:
+      - {name: d20, args: [--token-delay-ms, "20"]}
+      - {name: d5, args: [--token-delay-ms, "5"]}
+  x:
+    flag: --model
+    values: [m1, m2]
+strategy: search
+budget: $1
+bench: {concurrency: [1], output_tokens: 8, requests: 2, warmup: 0}
+objective: output_tokens_per_s@1
+emit: []
+YAML
+}
+settled() { sqlite3 "$tmp/j.db" "SELECT count(*) FROM attempts WHERE state = 'settled' AND verdict != 'skipped'"; }
+
+# every launch loads for 1 s: a budget of 1 s is spent by the first
+matrix "{time: 1s}"
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "the search failed"; }
+grep -q "^search: time budget of 1s spent after 1 launch; the cells not launched are pruned" "$tmp/out" ||
+        { cat "$tmp/out"; fail "the time budget is not said as time"; }
+! grep -q "budget of [0-9]* launch" "$tmp/out" || fail "a time budget said as launches"
+[ "$(settled)" = 1 ] || fail "$(settled) launches under a 1 s budget"
+
+# two abandoned launches of a cell not yet launched: with budget.launches 3, 1 + 2 spend it
+cell=$(sqlite3 "$tmp/j.db" "SELECT cell_id FROM sweep_cells WHERE cell_id NOT IN (SELECT cell_id FROM attempts WHERE state = 'settled' AND verdict != 'skipped') LIMIT 1")
+sweep=$(sqlite3 "$tmp/j.db" "SELECT max(id) FROM sweeps")
+for _ in 1 2; do
+        sqlite3 "$tmp/j.db" "INSERT INTO attempts (sweep_id, cell_id, state, started_wall, abandon_reason, workload) VALUES ($sweep, '$cell', 'abandoned', 1, 'port taken', (SELECT workload_hash FROM sweeps WHERE id = $sweep))"
+done
+matrix "{launches: 3}"
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out2" 2>&1 || { cat "$tmp/out2"; fail "the continued search failed"; }
+grep -q "^search: budget of 3 launches spent" "$tmp/out2" || { cat "$tmp/out2"; fail "abandoned launches did not count"; }
+[ "$(settled)" = 1 ] || fail "a launch past a budget spent by abandoned launches ($(settled) settled)"
+matrix "{launches: 4}"
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out3" 2>&1 || { cat "$tmp/out3"; fail "the larger budget failed"; }
+[ "$(settled)" = 2 ] || { cat "$tmp/out3"; fail "a budget of 4 with 3 spent launched $(($(settled) - 1)) more, want 1"; }
+expect_none_alive "processes left"
+echo "search-budget.sh: all good"
