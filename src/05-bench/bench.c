@@ -139,28 +139,39 @@ struct breq {
         struct breq *next_free;
 };
 
-struct bench {
-        struct loop *l;
-        const struct bench_target *t;
-        const struct bench_spec *spec;
-        char *url;
-        struct curl_slist *headers; /* common to every request; copied into each slot's list */
-        char run_id[9];       /* hex, in every X-Request-Id of this run */
-        uint64_t request_seq; /* across levels, warm-up included: the N of X-Request-Id */
+/* The request slots of a loop: every slot ever made, and those free. */
+struct bench_slots {
         struct breq **pool;   /* every slot ever made */
         size_t n_pool;
         struct breq *free_list;
-        struct bench_level lv;
-        int cap;              /* requests in flight at most */
-        int inflight;
-        uint64_t issued;      /* requests started at this level, warm-up included */
-        uint64_t total;       /* warm-up + counted; UINT64_MAX with a duration until it ends */
-        usec_t t0;            /* level start */
+};
+
+/* Open loop: when this loop's next request goes. */
+struct bench_arrivals {
         bool open;            /* open loop */
         struct bench_sched sched;
         usec_t next_due;      /* open loop: scheduled time of the next send */
         int tfd;              /* open loop: absolute CLOCK_MONOTONIC timer for next_due */
-        uint64_t prompt_index;/* across levels, so prompts never repeat */
+};
+
+/* Stopping early (docs/metrics.md "Failures decide"); `stopped` itself is struct bench's. */
+struct bench_stop {
+        _Atomic usec_t last_byte; /* this level: when the last response byte of any request of
+                                   * this loop came (relaxed: read by the other loops) */
+        uint64_t cancelled;   /* requests (and checks) in flight when it stopped: not counted */
+        uint64_t unsent;      /* requests of the level never sent because it stopped */
+};
+
+/* The raw per-request samples (bench_run's ret_samples). */
+struct bench_samples {
+        json_t *all;          /* NULL when not wanted */
+        bool full;
+        size_t base;          /* samples the run had kept before this level (another loop's) */
+};
+
+/* The workload as the planner made it (plan_build), for every level; another loop has a
+ * copy of loop 0's (level_setup). */
+struct bench_plan {
         struct plan_entry *plan; /* the workload's requests, sent in turn (plan_build) */
         size_t n_plan;
         bool plan_texts;      /* its prompts are the dataset's or a file's texts, not synthetic */
@@ -169,6 +180,29 @@ struct bench {
         uint64_t level_seq;   /* levels started: each has its own prefixes */
         json_t *calibration;  /* what the calibration found, for every level; NULL: none */
         json_t *workload;     /* the dataset and arrivals as run, for every level */
+        /* multi_turn (docs/bench.md "Workloads"): sessions instead of requests fill the cap,
+         * and spec->requests, spec->warmup and the level's total count sessions */
+        struct plan_session *psessions;
+        size_t n_psessions;
+        /* trace: open loop at the trace's own times */
+        bool trace;
+        size_t trace_lines;     /* lines of the file replayed */
+        /* lengths in characters of synthetic text (trace blocks, multi_turn turns): the
+         * straight line through two calibrated points; sized false: tokens as words */
+        bool sized;
+        int64_t size_t0, size_t1;
+        size_t size_c0, size_c1;
+};
+
+/* Output counted by the server's /tokenize (docs/metrics.md "Output tokens"). */
+struct bench_count {
+        bool tokenize;        /* output counted by the server's /tokenize (the calibration used it) */
+        struct counted *counted; /* this level's completed requests waiting for their count */
+        size_t n_counted;
+};
+
+/* The checks under load and the eval's questions (bench_target.checks, eval_checks). */
+struct bench_checks {
         struct probe *probes; /* the checks under load, the same at every level, then the
                                  eval's questions (only at the eval level) */
         size_t n_probes;      /* all of them */
@@ -176,49 +210,30 @@ struct bench {
         size_t probes_sent;   /* at this level */
         bool eval_level;      /* this level asks the eval's questions too */
         bool eval_asked;      /* a level asked them: no later one does */
-        bool tokenize;        /* output counted by the server's /tokenize (the calibration used it) */
-        struct counted *counted; /* this level's completed requests waiting for their count */
-        size_t n_counted;
-        json_t *samples;      /* NULL when not wanted */
-        bool samples_full;
-        int error;            /* sticky failure from inside a callback (-ENOMEM) */
-        /* Stopping early (docs/metrics.md "Failures decide"): */
-        _Atomic usec_t last_byte; /* this level: when the last response byte of any request of
-                                   * this loop came (relaxed: read by the other loops) */
-        const char *stopped;  /* why this level stopped early; then no later level runs.
-                               * NULL: it did not. Static text. */
-        uint64_t cancelled;   /* requests (and checks) in flight when it stopped: not counted */
-        uint64_t unsent;      /* requests of the level never sent because it stopped */
-        struct scrape *scrape; /* the server's /metrics (scrape.h); NULL: not scraped */
-        /* multi_turn (docs/bench.md "Workloads"): sessions instead of requests fill the cap,
-         * and spec->requests, spec->warmup and the level's total count sessions */
-        struct plan_session *psessions;
-        size_t n_psessions;
-        struct session **sess_pool; /* every session made, freed at the end */
-        size_t n_sess_pool;
-        struct session *sess_free;
+};
+
+/* multi_turn sessions of this loop at this level, and the trace's next line. */
+struct bench_sessions {
+        struct session **pool; /* every session made, freed at the end */
+        size_t n_pool;
+        struct session *free;
         struct session *think_head, *think_tail; /* thinking, in due order */
-        uint64_t sess_started;  /* at this level, warm-up included */
-        uint64_t sess_counted, sess_completed, sess_failed, sess_cut, sess_turns;
-        /* trace: open loop at the trace's own times */
-        bool trace;
-        size_t trace_lines;     /* lines of the file replayed */
-        uint64_t trace_next;    /* the next line's index at this level */
-        /* lengths in characters of synthetic text (trace blocks, multi_turn turns): the
-         * straight line through two calibrated points; sized false: tokens as words */
-        bool sized;
-        int64_t size_t0, size_t1;
-        size_t size_c0, size_c1;
-        /* Several loops (struct level_shared): this bench is loop `shard` of sh->n and sends
-         * the level's requests i (warm-up included) with i % sh->n == shard; `issued` and
-         * `total` count its own. The bench_run caller's bench is loop 0 and owns the others
-         * (`loops`); another loop borrows its plan, url, headers and spec, and has its own
-         * loop, timer, slots, level metrics, samples and deferred counts. */
+        uint64_t started;     /* at this level, warm-up included */
+        uint64_t counted, completed, failed, cut, turns;
+        uint64_t trace_next;  /* trace: the next line's index at this level */
+};
+
+/* Several loops (struct level_shared): this bench is loop `shard` of sh->n and sends the
+ * level's requests i (warm-up included) with i % sh->n == shard; `issued` and `total` count
+ * its own. The bench_run caller's bench is loop 0 and owns the others (`loops`); another
+ * loop borrows its plan, url, headers and spec, and has its own loop, timer, slots, level
+ * metrics, samples and deferred counts. */
+struct bench_shard {
         struct level_shared *sh;
         struct level_shared level; /* loop 0's: what sh points at */
         int shard;
+        uint64_t request_seq; /* across levels, warm-up included: the N of X-Request-Id */
         uint64_t seq_base;    /* the X-Request-Id N of the level's request 0 */
-        size_t samples_base;  /* samples the run had kept before this level (another loop's) */
         struct bench **loops; /* loop 0: [0] itself, then the other loops made so far */
         int n_loops;
         int wfd;              /* eventfd that wakes this loop for the others; -1: none yet */
@@ -226,16 +241,46 @@ struct bench {
         struct loop *own;     /* another loop's own loop (l), freed with it */
         pthread_t thread;
         int result;           /* another loop's outcome of the level */
-        struct rusage ru0;    /* its thread's CPU when its share began */
+        struct scrape *scrape; /* loop 0: the server's /metrics (scrape.h); NULL: not scraped */
+};
+
+/* One loop of the bench: the run's settings, this loop's share of the level, and the parts'
+ * own state. 24 fields of its own (issue #35: no more than 25); a new one goes into a part. */
+struct bench {
+        struct loop *l;
+        const struct bench_target *t;
+        const struct bench_spec *spec;
+        char *url;
+        struct curl_slist *headers; /* common to every request; copied into each slot's list */
+        char run_id[9];       /* hex, in every X-Request-Id of this run */
+        struct bench_slots slots;
+        struct bench_level lv;
+        int cap;              /* requests in flight at most */
+        int inflight;
+        uint64_t issued;      /* requests started at this level, warm-up included */
+        uint64_t total;       /* warm-up + counted; UINT64_MAX with a duration until it ends */
+        usec_t t0;            /* level start */
+        struct bench_arrivals arr;
+        uint64_t prompt_index;/* across levels, so prompts never repeat */
+        int error;            /* sticky failure from inside a callback (-ENOMEM) */
+        const char *stopped;  /* why this level stopped early; then no later level runs.
+                               * NULL: it did not. Static text. */
+        struct bench_stop stop;
+        struct bench_samples samples;
+        struct bench_plan wl;        /* the workload planner's */
+        struct bench_count cnt;      /* token counting's */
+        struct bench_checks chk;     /* the checks under load */
+        struct bench_sessions sess;  /* multi_turn's */
+        struct bench_shard th;       /* the level runner's: loops, threads, scrape */
 };
 
 static bool sessions(const struct bench *b) {
-        return b->psessions != NULL;
+        return b->wl.psessions != NULL;
 }
 
 /* Which loop sends the level's request i, and the level's index of a loop's k-th request. */
 static uint64_t level_index(const struct bench *b, uint64_t k) {
-        return k * (uint64_t)b->sh->n + (uint64_t)b->shard;
+        return k * (uint64_t)b->th.sh->n + (uint64_t)b->th.shard;
 }
 
 static void breq_free(struct breq *q) {
@@ -365,7 +410,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
         if (t <= q->rec.sent)
                 t = now_usec();
         q->now = MAX(t, q->last_chunk);
-        atomic_store_explicit(&q->b->last_byte, q->now, memory_order_relaxed);
+        atomic_store_explicit(&q->b->stop.last_byte, q->now, memory_order_relaxed);
         if (!q->status)
                 curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
         if (q->status != 200) {
@@ -427,10 +472,10 @@ static double ms(usec_t u) {
 }
 
 static int add_sample(struct bench *b, const struct bench_record *r, uint64_t index, uint64_t seq) {
-        if (!b->samples)
+        if (!b->samples.all)
                 return 0;
-        if (b->samples_base + json_array_size(b->samples) >= BENCH_MAX_SAMPLES) {
-                b->samples_full = true;
+        if (b->samples.base + json_array_size(b->samples.all) >= BENCH_MAX_SAMPLES) {
+                b->samples.full = true;
                 return 0;
         }
         int64_t out = MAX(r->counted_tokens, (int64_t)r->chunks); /* gauntlet's count, as the level's */
@@ -467,7 +512,7 @@ static int add_sample(struct bench *b, const struct bench_record *r, uint64_t in
                                               r->t_predicted_ms, "predicted_per_token_ms", r->t_predicted_per_token_ms));
         json_object_set_new(o, "request_id",
                             json_sprintf("gauntlet-%s-%llu", b->run_id, (unsigned long long)seq));
-        return json_array_append_new(b->samples, o) < 0 ? -ENOMEM : 0;
+        return json_array_append_new(b->samples.all, o) < 0 ? -ENOMEM : 0;
 }
 
 static int issue_due(struct bench *b);
@@ -477,7 +522,7 @@ static int issue_due(struct bench *b);
  * duration is not known before its end. */
 static bool failures_decided(const struct bench *b) {
         const struct bench_spec *spec = b->spec;
-        uint64_t failed = atomic_load_explicit(&b->sh->failed, memory_order_relaxed);
+        uint64_t failed = atomic_load_explicit(&b->th.sh->failed, memory_order_relaxed);
         if (!b->t->stop_when_failed || failed == 0)
                 return false;
         if (spec->max_failure_share > 0 && spec->duration)
@@ -544,17 +589,17 @@ static int judge_output(struct bench *b, struct breq *q) {
 }
 
 static int defer_count(struct bench *b, struct breq *q) {
-        if (!b->tokenize || !q->rec.ok || b->n_counted >= (size_t)(BENCH_MAX_TOKENIZED / b->sh->n) || q->text.len == 0)
+        if (!b->cnt.tokenize || !q->rec.ok || b->cnt.n_counted >= (size_t)(BENCH_MAX_TOKENIZED / b->th.sh->n) || q->text.len == 0)
                 return 0;
-        struct counted *v = realloc(b->counted, (b->n_counted + 1) * sizeof(*v));
+        struct counted *v = realloc(b->cnt.counted, (b->cnt.n_counted + 1) * sizeof(*v));
         if (!v)
                 return -ENOMEM;
-        b->counted = v;
+        b->cnt.counted = v;
         char *text = strndup(q->text.data, q->text.len);
         if (!text)
                 return -ENOMEM;
-        v[b->n_counted++] = (struct counted){.rec = q->rec, .text = text, .index = q->index, .seq = q->seq};
-        v[b->n_counted - 1].rec.detail = NULL;
+        v[b->cnt.n_counted++] = (struct counted){.rec = q->rec, .text = text, .index = q->index, .seq = q->seq};
+        v[b->cnt.n_counted - 1].rec.detail = NULL;
         return 1;
 }
 
@@ -565,8 +610,8 @@ static int start_request_for(struct bench *b, usec_t scheduled, struct session *
 static void session_free(struct bench *b, struct session *se) {
         json_decref(se->messages);
         se->messages = NULL;
-        se->next = b->sess_free;
-        b->sess_free = se;
+        se->next = b->sess.free;
+        b->sess.free = se;
 }
 
 /* An answer as the history keeps it: the bytes as streamed, a sequence that is not UTF-8
@@ -618,9 +663,9 @@ static void session_turn_done(struct bench *b, struct breq *q) {
         if (!more) {
                 if (!se->warmup) {
                         if (q->rec.ok)
-                                b->sess_completed++;
+                                b->sess.completed++;
                         else
-                                b->sess_failed++;
+                                b->sess.failed++;
                 }
                 session_free(b, se);
                 b->inflight--;
@@ -628,19 +673,19 @@ static void session_turn_done(struct bench *b, struct breq *q) {
         }
         se->due = now_usec() + b->spec->dataset.multi_turn_think_time;
         se->next = NULL;
-        if (b->think_tail)
-                b->think_tail->next = se;
+        if (b->sess.think_tail)
+                b->sess.think_tail->next = se;
         else
-                b->think_head = se;
-        b->think_tail = se;
+                b->sess.think_head = se;
+        b->sess.think_tail = se;
 }
 
 /* The first thinking session's next turn (its think time is over). */
 static int session_next_turn(struct bench *b) {
-        struct session *se = b->think_head;
-        b->think_head = se->next;
-        if (!b->think_head)
-                b->think_tail = NULL;
+        struct session *se = b->sess.think_head;
+        b->sess.think_head = se->next;
+        if (!b->sess.think_head)
+                b->sess.think_tail = NULL;
         se->next = NULL;
         int r = start_request_for(b, se->due, se);
         if (r < 0) {
@@ -652,22 +697,22 @@ static int session_next_turn(struct bench *b) {
 
 /* A new session of the plan, in turn, and its first turn. */
 static int session_start(struct bench *b, usec_t scheduled) {
-        struct session *se = b->sess_free;
+        struct session *se = b->sess.free;
         if (se)
-                b->sess_free = se->next;
+                b->sess.free = se->next;
         else {
-                struct session **pool = realloc(b->sess_pool, (b->n_sess_pool + 1) * sizeof(*pool));
+                struct session **pool = realloc(b->sess.pool, (b->sess.n_pool + 1) * sizeof(*pool));
                 if (!pool)
                         return -ENOMEM;
-                b->sess_pool = pool;
+                b->sess.pool = pool;
                 if (!(se = calloc(1, sizeof(*se))))
                         return -ENOMEM;
-                b->sess_pool[b->n_sess_pool++] = se;
+                b->sess.pool[b->sess.n_pool++] = se;
         }
         /* the level's session j (warm-up ones first) is this loop's when j % loops is its
          * shard (level_index) */
-        uint64_t j = level_index(b, b->sess_started), warmup = (uint64_t)b->spec->warmup;
-        *se = (struct session){.ps = &b->psessions[j % b->n_psessions], .warmup = j < warmup, .id = -1};
+        uint64_t j = level_index(b, b->sess.started), warmup = (uint64_t)b->spec->warmup;
+        *se = (struct session){.ps = &b->wl.psessions[j % b->wl.n_psessions], .warmup = j < warmup, .id = -1};
         if (!(se->messages = json_array())) {
                 session_free(b, se);
                 return -ENOMEM;
@@ -681,68 +726,68 @@ static int session_start(struct bench *b, usec_t scheduled) {
                 session_free(b, se);
                 return r;
         }
-        b->sess_started++;
+        b->sess.started++;
         if (!se->warmup)
-                b->sess_counted++;
+                b->sess.counted++;
         return 0;
 }
 
 /* Frees every session b made (a loop's own; the plan's sessions are loop 0's). */
 static void sess_pool_free(struct bench *b) {
-        for (size_t i = 0; i < b->n_sess_pool; i++) {
-                json_decref(b->sess_pool[i]->messages);
-                free(b->sess_pool[i]);
+        for (size_t i = 0; i < b->sess.n_pool; i++) {
+                json_decref(b->sess.pool[i]->messages);
+                free(b->sess.pool[i]);
         }
-        free(b->sess_pool);
-        b->sess_pool = NULL;
-        b->n_sess_pool = 0;
-        b->sess_free = NULL;
+        free(b->sess.pool);
+        b->sess.pool = NULL;
+        b->sess.n_pool = 0;
+        b->sess.free = NULL;
 }
 
 /* Ends the level's sessions when it stops early: those thinking, and the one of a request
  * in flight (q, cancelled), are cut. */
 static void session_cut(struct bench *b, struct session *se) {
         if (!se->warmup)
-                b->sess_cut++;
+                b->sess.cut++;
         session_free(b, se);
 }
 
 /* The level's "sessions" (new reference). */
 static json_t *sessions_json(const struct bench *b) {
-        return json_pack("{s:I, s:I, s:I, s:I, s:I}", "started", (json_int_t)b->sess_counted, "completed",
-                         (json_int_t)b->sess_completed, "ended_by_failure", (json_int_t)b->sess_failed, "cut",
-                         (json_int_t)b->sess_cut, "turns", (json_int_t)b->sess_turns);
+        return json_pack("{s:I, s:I, s:I, s:I, s:I}", "started", (json_int_t)b->sess.counted, "completed",
+                         (json_int_t)b->sess.completed, "ended_by_failure", (json_int_t)b->sess.failed, "cut",
+                         (json_int_t)b->sess.cut, "turns", (json_int_t)b->sess.turns);
 }
 
 /* What a level starts from: no session, the trace from its first line. */
 static void workload_level_start(struct bench *b) {
-        while (b->think_head) {
-                struct session *se = b->think_head;
-                b->think_head = se->next;
+        while (b->sess.think_head) {
+                struct session *se = b->sess.think_head;
+                b->sess.think_head = se->next;
                 session_free(b, se);
         }
-        b->think_tail = NULL;
-        b->sess_started = b->sess_counted = b->sess_completed = b->sess_failed = b->sess_cut = b->sess_turns = 0;
-        b->trace_next = 0;
+        b->sess.think_tail = NULL;
+        b->sess.started = b->sess.counted = b->sess.completed = b->sess.failed = b->sess.cut = b->sess.turns = 0;
+        b->sess.trace_next = 0;
 }
 
 /* Sessions started at this level (multi_turn), else requests: what the level's total counts. */
 static uint64_t started(const struct bench *b) {
-        return sessions(b) ? b->sess_started : b->issued;
+        return sessions(b) ? b->sess.started : b->issued;
 }
 
 /* When the last response byte of any request of the level came, on any loop. */
 static usec_t level_last_byte(const struct bench *b) {
         usec_t last = 0;
-        for (int i = 0; i < b->sh->n; i++)
-                last = MAX(last, atomic_load_explicit(&b->sh->loops[i]->last_byte, memory_order_relaxed));
+        for (int i = 0; i < b->th.sh->n; i++)
+                last = MAX(last, atomic_load_explicit(&b->th.sh->loops[i]->stop.last_byte, memory_order_relaxed));
         return last;
 }
 
 /* Wakes loop b out of its wait (a flag of the level changed). */
 static void loop_wake(struct bench *b) {
         uint64_t one = 1;
-        if (b->wfd >= 0 && write(b->wfd, &one, sizeof(one)) < 0) {
+        if (b->th.wfd >= 0 && write(b->th.wfd, &one, sizeof(one)) < 0) {
                 /* EAGAIN: the counter is full, the loop has a wake-up waiting already */
         }
 }
@@ -758,10 +803,10 @@ static void on_wake(struct loop *l, int fd, uint32_t revents, void *userdata) {
 static void level_stop(struct bench *b, const char *why) {
         b->stopped = why;
         const char *none = NULL;
-        if (b->sh->n > 1 && atomic_compare_exchange_strong(&b->sh->stopped, &none, why))
-                for (int i = 0; i < b->sh->n; i++)
-                        if (i != b->shard)
-                                loop_wake(b->sh->loops[i]);
+        if (b->th.sh->n > 1 && atomic_compare_exchange_strong(&b->th.sh->stopped, &none, why))
+                for (int i = 0; i < b->th.sh->n; i++)
+                        if (i != b->th.shard)
+                                loop_wake(b->th.sh->loops[i]);
 }
 
 static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata) {
@@ -815,7 +860,7 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
                 q->rec.detail = detail = failure_detail(q, result);
         if (counted) {
                 if (!q->rec.ok)
-                        atomic_fetch_add_explicit(&b->sh->failed, 1, memory_order_relaxed);
+                        atomic_fetch_add_explicit(&b->th.sh->failed, 1, memory_order_relaxed);
                 int r = q->rec.ok && !q->warmup ? judge_output(b, q) : 0;
                 if (r >= 0)
                         r = defer_count(b, q);
@@ -825,8 +870,8 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
                         b->error = r;
         }
         q->busy = false;
-        q->next_free = b->free_list;
-        b->free_list = q;
+        q->next_free = b->slots.free_list;
+        b->slots.free_list = q;
         if (q->sess)
                 session_turn_done(b, q);
         else
@@ -844,16 +889,16 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
 }
 
 static int slot_get(struct bench *b, struct breq **ret) {
-        struct breq *q = b->free_list;
+        struct breq *q = b->slots.free_list;
         if (q) {
-                b->free_list = q->next_free;
+                b->slots.free_list = q->next_free;
                 *ret = q;
                 return 0;
         }
-        struct breq **pool = realloc(b->pool, (b->n_pool + 1) * sizeof(*pool));
+        struct breq **pool = realloc(b->slots.pool, (b->slots.n_pool + 1) * sizeof(*pool));
         if (!pool)
                 return -ENOMEM;
-        b->pool = pool;
+        b->slots.pool = pool;
         q = calloc(1, sizeof(*q));
         if (!q)
                 return -ENOMEM;
@@ -868,7 +913,7 @@ static int slot_get(struct bench *b, struct breq **ret) {
         buf_init(&q->text, BENCH_MAX_TEXT);
         buf_init(&q->answer, BENCH_MAX_TEXT);
         sse_init(&q->sse, BENCH_MAX_LINE, BENCH_MAX_EVENT, on_event, q);
-        b->pool[b->n_pool++] = q;
+        b->slots.pool[b->slots.n_pool++] = q;
         *ret = q;
         return 0;
 }
@@ -876,17 +921,17 @@ static int slot_get(struct bench *b, struct breq **ret) {
 /* Characters of synthetic text for `tokens` tokens: the straight line through the two
  * calibrated points (these words grow by nearly the same tokens per character). */
 static size_t chars_for(const struct bench *b, int tokens) {
-        double c = b->size_t1 > b->size_t0
-                           ? (double)b->size_c0 + (double)(tokens - b->size_t0) * ((double)b->size_c1 - (double)b->size_c0) /
-                                                          (double)(b->size_t1 - b->size_t0)
-                           : (double)b->size_c0 * (double)tokens / (double)MAX(b->size_t0, 1);
+        double c = b->wl.size_t1 > b->wl.size_t0
+                           ? (double)b->wl.size_c0 + (double)(tokens - b->wl.size_t0) * ((double)b->wl.size_c1 - (double)b->wl.size_c0) /
+                                                          (double)(b->wl.size_t1 - b->wl.size_t0)
+                           : (double)b->wl.size_c0 * (double)tokens / (double)MAX(b->wl.size_t0, 1);
         return MAX((size_t)llround(MAX(c, 0)), (size_t)BENCH_PROMPT_PREFIX);
 }
 
 /* Synthetic text of `tokens` tokens for prompt index `index`: sized when calibrated, else
  * that many words. The same index, the same text, and a shorter one its beginning. */
 static int synth_text(const struct bench *b, uint64_t index, int tokens, struct buf *out) {
-        if (!b->sized)
+        if (!b->wl.sized)
                 return bench_prompt(b->spec->seed, index, tokens, out);
         return bench_prompt_chars(b->spec->seed, index, chars_for(b, tokens), out);
 }
@@ -901,7 +946,7 @@ static int trace_text(const struct bench *b, const struct dataset_entry *d, uint
         int r = 0;
         for (size_t k = 0; k < d->n_hash && left > 0 && r >= 0; k++) {
                 int n = (int)MIN(left, (int64_t)bs);
-                uint64_t gi = BENCH_BLOCK_INDEX + (b->level_seq * UINT64_C(1000003) + d->hash_ids[k]) % BENCH_BLOCK_SPAN;
+                uint64_t gi = BENCH_BLOCK_INDEX + (b->wl.level_seq * UINT64_C(1000003) + d->hash_ids[k]) % BENCH_BLOCK_SPAN;
                 if (k > 0)
                         r = buf_puts(out, " ");
                 if (r >= 0)
@@ -923,19 +968,19 @@ static int build_body(struct bench *b, struct breq *q) {
         _cleanup_buf_ struct buf prompt;
         buf_init(&prompt, BENCH_MAX_BODY);
         uint64_t pi = b->prompt_index; /* the level's request i gets its first prompt + i */
-        b->prompt_index += (uint64_t)b->sh->n;
+        b->prompt_index += (uint64_t)b->th.sh->n;
         /* a session's turn; a trace's line i at the level's request i; else in turn */
-        const struct plan_entry *e = q->sess ? &b->plan[q->sess->ps->first + (size_t)q->sess->turn]
-                                     : b->trace ? &b->plan[level_index(b, b->issued) % b->n_plan]
-                                                : &b->plan[pi % b->n_plan];
+        const struct plan_entry *e = q->sess ? &b->wl.plan[q->sess->ps->first + (size_t)q->sess->turn]
+                                     : b->wl.trace ? &b->wl.plan[level_index(b, b->issued) % b->wl.n_plan]
+                                                : &b->wl.plan[pi % b->wl.n_plan];
         int r = 0;
-        if (e->group >= 0 && b->prefix_tokens > 0) {
+        if (e->group >= 0 && b->wl.prefix_tokens > 0) {
                 /* the group's prefix, the same for every request of the group at this level,
                  * then the request's own text */
-                uint64_t gi = BENCH_PREFIX_INDEX + (b->level_seq * (uint64_t)spec->dataset.num_prefixes +
+                uint64_t gi = BENCH_PREFIX_INDEX + (b->wl.level_seq * (uint64_t)spec->dataset.num_prefixes +
                                                     (uint64_t)e->group) % BENCH_PREFIX_SPAN;
-                r = b->prefix_chars ? bench_prompt_chars(spec->seed, gi, b->prefix_chars, &prompt)
-                                    : bench_prompt(spec->seed, gi, b->prefix_tokens, &prompt);
+                r = b->wl.prefix_chars ? bench_prompt_chars(spec->seed, gi, b->wl.prefix_chars, &prompt)
+                                    : bench_prompt(spec->seed, gi, b->wl.prefix_tokens, &prompt);
                 if (r >= 0 && e->tokens > 0)
                         r = buf_puts(&prompt, " ");
         }
@@ -1023,8 +1068,8 @@ static int start_request_for(struct bench *b, usec_t scheduled, struct session *
          * spec->warmup, as the samples' index expects) */
         q->index = !sess         ? level_index(b, b->issued)
                    : sess->warmup ? 0
-                                  : (uint64_t)b->spec->warmup + level_index(b, b->sess_turns);
-        q->seq = b->seq_base + level_index(b, b->issued);
+                                  : (uint64_t)b->spec->warmup + level_index(b, b->sess.turns);
+        q->seq = b->th.seq_base + level_index(b, b->issued);
         q->warmup = sess ? sess->warmup : q->index < (uint64_t)b->spec->warmup;
         q->rec = (struct bench_record){.scheduled = scheduled, .output_tokens = -1, .prompt_tokens = -1,
                                        .session = sess ? sess->id : -1, .turn = sess ? sess->turn + 1 : 0};
@@ -1076,19 +1121,19 @@ static int start_request_for(struct bench *b, usec_t scheduled, struct session *
         if (sess) {
                 sess->turn++;
                 if (!sess->warmup)
-                        b->sess_turns++;
+                        b->sess.turns++;
         } else
                 b->inflight++;
         usec_t unset = USEC_INFINITY;
-        if (!q->warmup && b->spec->duration && atomic_load_explicit(&b->sh->stop_at, memory_order_relaxed) == unset)
-                atomic_compare_exchange_strong(&b->sh->stop_at, &unset, q->rec.sent + b->spec->duration);
+        if (!q->warmup && b->spec->duration && atomic_load_explicit(&b->th.sh->stop_at, memory_order_relaxed) == unset)
+                atomic_compare_exchange_strong(&b->th.sh->stop_at, &unset, q->rec.sent + b->spec->duration);
         return 0;
 fail:
         q->sess = NULL;
         json_decref(q->user_msg);
         q->user_msg = NULL;
-        q->next_free = b->free_list;
-        b->free_list = q;
+        q->next_free = b->slots.free_list;
+        b->slots.free_list = q;
         return r;
 }
 
@@ -1101,7 +1146,7 @@ static int arm_timer(struct bench *b, usec_t when) {
                 .it_value = {.tv_sec = (time_t)(when / USEC_PER_SEC),
                              .tv_nsec = (long)(when % USEC_PER_SEC) * 1000},
         };
-        if (timerfd_settime(b->tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+        if (timerfd_settime(b->arr.tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
                 return -errno;
         return 0;
 }
@@ -1110,7 +1155,7 @@ static int arm_timer(struct bench *b, usec_t when) {
 static bool more_to_send(struct bench *b, usec_t due) {
         if (started(b) >= b->total)
                 return false;
-        usec_t stop_at = atomic_load_explicit(&b->sh->stop_at, memory_order_relaxed);
+        usec_t stop_at = atomic_load_explicit(&b->th.sh->stop_at, memory_order_relaxed);
         if (stop_at != USEC_INFINITY && due >= stop_at) {
                 b->total = started(b);
                 return false;
@@ -1131,18 +1176,18 @@ static void on_probe_done(void *userdata) {
 /* Starts the next check under load when the level's warm-up is out and the cap allows.
  * Returns 1 when it started one, 0 when none was due. */
 static size_t probes_due(const struct bench *b) {
-        return b->eval_level ? b->n_probes : b->n_suite_probes;
+        return b->chk.eval_level ? b->chk.n_probes : b->chk.n_suite_probes;
 }
 
 static int issue_probe(struct bench *b) {
-        if (b->probes_sent >= probes_due(b) || level_index(b, started(b)) < (uint64_t)b->spec->warmup ||
+        if (b->chk.probes_sent >= probes_due(b) || level_index(b, started(b)) < (uint64_t)b->spec->warmup ||
             b->inflight >= b->cap)
                 return 0;
-        struct probe *pr = &b->probes[b->probes_sent];
+        struct probe *pr = &b->chk.probes[b->chk.probes_sent];
         int r = check_probe_start(b->l, b->t->checks_target, pr->spec, pr->stream, on_probe_done, pr, &pr->p);
         if (r < 0)
                 return r;
-        b->probes_sent++;
+        b->chk.probes_sent++;
         if (check_probe_finished(pr->p)) { /* judged without a request */
                 pr->done = true;
                 return 1;
@@ -1155,9 +1200,9 @@ static int issue_probe(struct bench *b) {
  * request i, and this loop takes those of its own requests. */
 static usec_t sched_next(struct bench *b) {
         usec_t mine = 0;
-        for (int i = 0; i < b->sh->n; i++) {
-                usec_t t = bench_sched_next(&b->sched);
-                if (i == b->shard)
+        for (int i = 0; i < b->th.sh->n; i++) {
+                usec_t t = bench_sched_next(&b->arr.sched);
+                if (i == b->th.shard)
                         mine = t;
         }
         return mine;
@@ -1166,8 +1211,8 @@ static usec_t sched_next(struct bench *b) {
 /* The offset from the level start of this loop's next send, open loop: the trace's line of
  * the level's request it is (level_index), or the arrival schedule's. */
 static usec_t next_offset(struct bench *b) {
-        if (b->trace)
-                return dataset_trace_offset(b->spec->data, b->trace_lines, level_index(b, b->trace_next++),
+        if (b->wl.trace)
+                return dataset_trace_offset(b->spec->data, b->wl.trace_lines, level_index(b, b->sess.trace_next++),
                                             b->spec->dataset.trace_speed);
         return sched_next(b);
 }
@@ -1185,14 +1230,14 @@ static int issue_due(struct bench *b) {
                         continue;
                 usec_t now = now_usec();
                 /* multi_turn: a session whose think time is over sends its next turn */
-                if (b->think_head && b->think_head->due <= now) {
+                if (b->sess.think_head && b->sess.think_head->due <= now) {
                         int r = session_next_turn(b);
                         if (r < 0)
                                 return r;
                         continue;
                 }
-                usec_t think = b->think_head ? b->think_head->due : USEC_INFINITY;
-                usec_t due = b->open ? b->next_due : now;
+                usec_t think = b->sess.think_head ? b->sess.think_head->due : USEC_INFINITY;
+                usec_t due = b->arr.open ? b->arr.next_due : now;
                 if (!more_to_send(b, due) || b->inflight >= b->cap)
                         return think != USEC_INFINITY ? arm_timer(b, think) : 0;
                 if (due > now)
@@ -1200,8 +1245,8 @@ static int issue_due(struct bench *b) {
                 int r = sessions(b) ? session_start(b, due) : start_request(b, due);
                 if (r < 0)
                         return r;
-                if (b->open)
-                        b->next_due = b->t0 + next_offset(b);
+                if (b->arr.open)
+                        b->arr.next_due = b->t0 + next_offset(b);
         }
 }
 
@@ -1230,12 +1275,12 @@ static double tv_s(struct timeval tv) {
 }
 
 static void probes_reset(struct bench *b) {
-        for (size_t i = 0; i < b->n_probes; i++) {
-                check_probe_free(b->probes[i].p);
-                b->probes[i].p = NULL;
-                b->probes[i].done = false;
+        for (size_t i = 0; i < b->chk.n_probes; i++) {
+                check_probe_free(b->chk.probes[i].p);
+                b->chk.probes[i].p = NULL;
+                b->chk.probes[i].done = false;
         }
-        b->probes_sent = 0;
+        b->chk.probes_sent = 0;
 }
 
 /* One run per spec and stream mode, as checks_run would make them (no models check), then
@@ -1251,19 +1296,19 @@ static int probes_init(struct bench *b) {
         size_t n_eval = t->eval_checks ? t->n_eval_checks : 0;
         if (!n && !n_eval)
                 return 0;
-        if (!(b->probes = calloc(n + n_eval, sizeof(*b->probes))))
+        if (!(b->chk.probes = calloc(n + n_eval, sizeof(*b->chk.probes))))
                 return -ENOMEM;
         for (size_t i = 0; t->checks && i < t->n_checks; i++) {
                 const struct check_spec *c = &t->checks[i];
                 if (c->mode == CHECK_MODELS)
                         continue;
                 for (int pass = 0; pass < (c->stream == STREAM_BOTH ? 2 : 1); pass++)
-                        b->probes[b->n_probes++] = (struct probe){
+                        b->chk.probes[b->chk.n_probes++] = (struct probe){
                                 .b = b, .spec = c, .stream = c->stream == STREAM_BOTH ? pass == 1 : c->stream == STREAM_YES};
         }
-        b->n_suite_probes = b->n_probes;
+        b->chk.n_suite_probes = b->chk.n_probes;
         for (size_t i = 0; i < n_eval; i++)
-                b->probes[b->n_probes++] = (struct probe){.b = b, .spec = &t->eval_checks[i], .eval = true, .seq = i};
+                b->chk.probes[b->chk.n_probes++] = (struct probe){.b = b, .spec = &t->eval_checks[i], .eval = true, .seq = i};
         return 0;
 }
 
@@ -1296,11 +1341,11 @@ static int probes_json(struct bench *b, json_t **ret) {
         json_t *a = json_array();
         if (!a)
                 return -ENOMEM;
-        for (size_t i = 0; i < b->n_suite_probes; i++) {
-                if (!b->probes[i].done)
+        for (size_t i = 0; i < b->chk.n_suite_probes; i++) {
+                if (!b->chk.probes[i].done)
                         continue; /* cancelled with the level (stop_level) */
                 json_t *o = NULL;
-                int r = probe_answer_json(&b->probes[i], false, &o);
+                int r = probe_answer_json(&b->chk.probes[i], false, &o);
                 if (r < 0 || json_array_append_new(a, o) < 0) {
                         json_decref(a);
                         return r < 0 ? r : -ENOMEM;
@@ -1316,14 +1361,14 @@ static int probes_json(struct bench *b, json_t **ret) {
 static int eval_json(struct bench *b, json_t **ret) {
         json_t *a = json_array();
         json_t *o = json_pack("{s:i, s:I, s:o}", "concurrency", b->lv.concurrency, "asked",
-                              (json_int_t)(b->n_probes - b->n_suite_probes), "answers", a);
+                              (json_int_t)(b->chk.n_probes - b->chk.n_suite_probes), "answers", a);
         if (!o)
                 return -ENOMEM;
-        for (size_t i = b->n_suite_probes; i < b->n_probes; i++) {
-                if (!b->probes[i].done)
+        for (size_t i = b->chk.n_suite_probes; i < b->chk.n_probes; i++) {
+                if (!b->chk.probes[i].done)
                         continue;
                 json_t *e = NULL;
-                int r = probe_answer_json(&b->probes[i], true, &e);
+                int r = probe_answer_json(&b->chk.probes[i], true, &e);
                 if (r < 0 || json_array_append_new(a, e) < 0) {
                         json_decref(o);
                         return r < 0 ? r : -ENOMEM;
@@ -1336,9 +1381,9 @@ static int eval_json(struct bench *b, json_t **ret) {
 /* Whether the level must stop now: the caller's should_abort (asked on loop 0 only, the
  * caller's thread), or another loop's failure. */
 static bool level_aborted(struct bench *b) {
-        if (atomic_load(&b->sh->abort))
+        if (atomic_load(&b->th.sh->abort))
                 return true;
-        return b->shard == 0 && b->t->should_abort && b->t->should_abort(b->t->abort_userdata);
+        return b->th.shard == 0 && b->t->should_abort && b->t->should_abort(b->t->abort_userdata);
 }
 
 /* ---- pre-connect: the level's connections exist before its first request ------------- */
@@ -1401,32 +1446,32 @@ static int preconnect(struct bench *b, int n) {
 /* Ends a level that stopped early: its requests and checks in flight are cancelled (not
  * counted: neither completed nor failed), the rest is not sent. */
 static void stop_level(struct bench *b) {
-        for (size_t i = 0; i < b->n_pool; i++) {
-                struct breq *q = b->pool[i];
+        for (size_t i = 0; i < b->slots.n_pool; i++) {
+                struct breq *q = b->slots.pool[i];
                 if (!q->busy)
                         continue;
                 loop_remove_transfer(b->l, q->easy);
                 q->busy = false;
-                q->next_free = b->free_list;
-                b->free_list = q;
-                b->cancelled++;
+                q->next_free = b->slots.free_list;
+                b->slots.free_list = q;
+                b->stop.cancelled++;
                 if (q->sess)
                         session_cut(b, q->sess);
                 q->sess = NULL;
         }
-        while (b->think_head) {
-                struct session *se = b->think_head;
-                b->think_head = se->next;
+        while (b->sess.think_head) {
+                struct session *se = b->sess.think_head;
+                b->sess.think_head = se->next;
                 session_cut(b, se);
         }
-        b->think_tail = NULL;
-        for (size_t i = 0; i < b->n_probes; i++)
-                if (b->probes[i].p && !b->probes[i].done) {
-                        check_probe_free(b->probes[i].p);
-                        b->probes[i].p = NULL;
-                        b->cancelled++;
+        b->sess.think_tail = NULL;
+        for (size_t i = 0; i < b->chk.n_probes; i++)
+                if (b->chk.probes[i].p && !b->chk.probes[i].done) {
+                        check_probe_free(b->chk.probes[i].p);
+                        b->chk.probes[i].p = NULL;
+                        b->stop.cancelled++;
                 }
-        b->unsent = b->total != UINT64_MAX && b->total > started(b) ? b->total - started(b) : 0;
+        b->stop.unsent = b->total != UINT64_MAX && b->total > started(b) ? b->total - started(b) : 0;
         b->inflight = 0;
 }
 
@@ -1440,28 +1485,28 @@ static void counted_clear(struct bench *b);
 static void loop_release(struct bench *w) {
         if (!w)
                 return;
-        for (size_t i = 0; i < w->n_pool; i++) {
-                if (w->pool[i]->busy)
-                        loop_remove_transfer(w->l, w->pool[i]->easy);
-                breq_free(w->pool[i]);
+        for (size_t i = 0; i < w->slots.n_pool; i++) {
+                if (w->slots.pool[i]->busy)
+                        loop_remove_transfer(w->l, w->slots.pool[i]->easy);
+                breq_free(w->slots.pool[i]);
         }
-        free(w->pool);
-        if (w->tfd >= 0) {
+        free(w->slots.pool);
+        if (w->arr.tfd >= 0) {
                 if (w->l)
-                        loop_unwatch_fd(w->l, w->tfd);
-                close(w->tfd);
+                        loop_unwatch_fd(w->l, w->arr.tfd);
+                close(w->arr.tfd);
         }
-        if (w->wfd >= 0) {
+        if (w->th.wfd >= 0) {
                 if (w->l)
-                        loop_unwatch_fd(w->l, w->wfd);
-                close(w->wfd);
+                        loop_unwatch_fd(w->l, w->th.wfd);
+                close(w->th.wfd);
         }
         counted_clear(w);
-        json_decref(w->samples);
+        json_decref(w->samples.all);
         bench_level_release(&w->lv);
         sess_pool_free(w);
-        if (w->own)
-                loop_free(w->own);
+        if (w->th.own)
+                loop_free(w->th.own);
         free(w);
 }
 
@@ -1471,20 +1516,20 @@ static int loop_make(struct bench *b, struct bench **ret) {
         struct bench *w = calloc(1, sizeof(*w));
         if (!w)
                 return -ENOMEM;
-        *w = (struct bench){.t = b->t, .spec = b->spec, .url = b->url, .headers = b->headers, .tfd = -1, .wfd = -1};
+        *w = (struct bench){.t = b->t, .spec = b->spec, .url = b->url, .headers = b->headers, .arr.tfd = -1, .th.wfd = -1};
         memcpy(w->run_id, b->run_id, sizeof(w->run_id));
-        int r = loop_new(&w->own);
+        int r = loop_new(&w->th.own);
         if (r < 0)
                 goto fail;
-        w->l = w->own;
+        w->l = w->th.own;
         loop_rx_stamps(w->l, true);
-        w->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (w->tfd < 0 || (w->wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+        w->arr.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (w->arr.tfd < 0 || (w->th.wfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
                 r = -errno;
                 goto fail;
         }
-        if ((r = loop_watch_fd(w->l, w->tfd, EPOLLIN, on_timer, w)) < 0 ||
-            (r = loop_watch_fd(w->l, w->wfd, EPOLLIN, on_wake, w)) < 0)
+        if ((r = loop_watch_fd(w->l, w->arr.tfd, EPOLLIN, on_timer, w)) < 0 ||
+            (r = loop_watch_fd(w->l, w->th.wfd, EPOLLIN, on_wake, w)) < 0)
                 goto fail;
         *ret = w;
         return 0;
@@ -1495,21 +1540,21 @@ fail:
 
 /* Makes the level's n loops (those not made by an earlier level) and resets what they share. */
 static int level_loops(struct bench *b, int n) {
-        if (b->n_loops < n) {
-                struct bench **v = realloc(b->loops, (size_t)n * sizeof(*v));
+        if (b->th.n_loops < n) {
+                struct bench **v = realloc(b->th.loops, (size_t)n * sizeof(*v));
                 if (!v)
                         return -ENOMEM;
-                b->loops = v;
-                if (b->n_loops == 0)
-                        b->loops[b->n_loops++] = b;
-                while (b->n_loops < n) {
-                        int r = loop_make(b, &b->loops[b->n_loops]);
+                b->th.loops = v;
+                if (b->th.n_loops == 0)
+                        b->th.loops[b->th.n_loops++] = b;
+                while (b->th.n_loops < n) {
+                        int r = loop_make(b, &b->th.loops[b->th.n_loops]);
                         if (r < 0)
                                 return r;
-                        b->n_loops++;
+                        b->th.n_loops++;
                 }
         }
-        if (n > 1 && b->wfd < 0) {
+        if (n > 1 && b->th.wfd < 0) {
                 int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
                 if (fd < 0)
                         return -errno;
@@ -1518,11 +1563,11 @@ static int level_loops(struct bench *b, int n) {
                         close(fd);
                         return r;
                 }
-                b->wfd = fd;
+                b->th.wfd = fd;
         }
-        struct level_shared *sh = &b->level;
+        struct level_shared *sh = &b->th.level;
         sh->n = n;
-        sh->loops = b->loops;
+        sh->loops = b->th.loops;
         atomic_store(&sh->t0, 0);
         atomic_store(&sh->go, false);
         atomic_store(&sh->abort, false);
@@ -1537,12 +1582,12 @@ static int level_loops(struct bench *b, int n) {
 /* Sets loop w up for its share of a level of `concurrency` streams; b is loop 0. */
 static int level_setup(struct bench *w, struct bench *b, int shard, int concurrency, double rate) {
         const struct bench_spec *spec = b->spec;
-        int n = b->level.n;
+        int n = b->th.level.n;
         int r = bench_level_init(&w->lv, concurrency, rate);
         if (r < 0)
                 return r;
-        w->sh = &b->level;
-        w->shard = shard;
+        w->th.sh = &b->th.level;
+        w->th.shard = shard;
         w->lv.slo_ttft = b->t->slo_ttft;
         w->lv.slo_tpot = b->t->slo_tpot;
         w->lv.slo_e2el = b->t->slo_e2el;
@@ -1554,38 +1599,24 @@ static int level_setup(struct bench *w, struct bench *b, int shard, int concurre
         w->total = total == UINT64_MAX ? UINT64_MAX
                    : total > (uint64_t)shard ? (total - (uint64_t)shard + (uint64_t)n - 1) / (uint64_t)n
                                              : 0;
-        w->open = rate > 0 || b->trace;
-        atomic_store_explicit(&w->last_byte, 0, memory_order_relaxed);
-        w->cancelled = w->unsent = 0;
-        bench_sched_init(&w->sched, rate > 0 ? rate : 1, spec->poisson, spec->burstiness, spec->seed);
-        w->seq_base = b->request_seq;
+        w->arr.open = rate > 0 || b->wl.trace;
+        atomic_store_explicit(&w->stop.last_byte, 0, memory_order_relaxed);
+        w->stop.cancelled = w->stop.unsent = 0;
+        bench_sched_init(&w->arr.sched, rate > 0 ? rate : 1, spec->poisson, spec->burstiness, spec->seed);
+        w->th.seq_base = b->th.request_seq;
         workload_level_start(w);
         if (w == b)
                 return 0;
         /* another loop: the run-wide state it reads, as loop 0 has it now */
         w->prompt_index = b->prompt_index + (uint64_t)shard;
-        w->plan = b->plan;
-        w->n_plan = b->n_plan;
-        w->plan_texts = b->plan_texts;
-        w->prefix_tokens = b->prefix_tokens;
-        w->prefix_chars = b->prefix_chars;
-        w->level_seq = b->level_seq;
-        w->tokenize = b->tokenize;
-        w->psessions = b->psessions;
-        w->n_psessions = b->n_psessions;
-        w->trace = b->trace;
-        w->trace_lines = b->trace_lines;
-        w->sized = b->sized;
-        w->size_t0 = b->size_t0;
-        w->size_t1 = b->size_t1;
-        w->size_c0 = b->size_c0;
-        w->size_c1 = b->size_c1;
+        w->wl = b->wl; /* the plan, borrowed (its calibration and workload are loop 0's to free) */
+        w->cnt.tokenize = b->cnt.tokenize;
         w->stopped = NULL;
         w->error = 0;
-        w->result = 0;
-        w->samples_full = false;
-        w->samples_base = b->samples ? json_array_size(b->samples) : 0;
-        if (b->samples && !w->samples && !(w->samples = json_array()))
+        w->th.result = 0;
+        w->samples.full = false;
+        w->samples.base = b->samples.all ? json_array_size(b->samples.all) : 0;
+        if (b->samples.all && !w->samples.all && !(w->samples.all = json_array()))
                 return -ENOMEM;
         return 0;
 }
@@ -1605,14 +1636,14 @@ static int level_turn(struct bench *b) {
 static int level_drive(struct bench *b) {
         int r = issue_due(b);
         while (r >= 0 && !b->error) {
-                if (!b->stopped && b->sh->n > 1)
-                        b->stopped = atomic_load(&b->sh->stopped);
+                if (!b->stopped && b->th.sh->n > 1)
+                        b->stopped = atomic_load(&b->th.sh->stopped);
                 if (b->stopped) {
                         stop_level(b);
                         break;
                 }
-                if (b->inflight == 0 && !more_to_send(b, b->open ? b->next_due : now_usec()) &&
-                    b->probes_sent >= probes_due(b))
+                if (b->inflight == 0 && !more_to_send(b, b->arr.open ? b->arr.next_due : now_usec()) &&
+                    b->chk.probes_sent >= probes_due(b))
                         break;
                 r = loop_iterate(b->l, USEC_INFINITY);
                 if (r == -ETIME)
@@ -1633,7 +1664,7 @@ static double ru_cpu_s(const struct rusage *a, const struct rusage *b, double *r
 /* Another loop's thread: connects its share, waits for loop 0's start, sends its share. */
 static void *loop_thread(void *userdata) {
         struct bench *w = userdata;
-        struct level_shared *sh = w->sh;
+        struct level_shared *sh = w->th.sh;
         int r = 0;
         if (!w->spec->no_preconnect && w->cap > 0 && (r = preconnect(w, w->cap)) >= 0) {
                 w->lv.preconnected = r;
@@ -1652,13 +1683,13 @@ static void *loop_thread(void *userdata) {
                 struct rusage ru0, ru1;
                 getrusage(RUSAGE_THREAD, &ru0);
                 w->t0 = atomic_load(&sh->t0);
-                w->next_due = w->t0 + (w->open ? next_offset(w) : 0);
+                w->arr.next_due = w->t0 + (w->arr.open ? next_offset(w) : 0);
                 r = level_drive(w);
                 getrusage(RUSAGE_THREAD, &ru1);
                 w->lv.cpu_user_s = ru_cpu_s(&ru0, &ru1, &w->lv.cpu_sys_s);
                 w->lv.loop_cpu_max_s = w->lv.cpu_user_s + w->lv.cpu_sys_s;
         }
-        w->result = r;
+        w->th.result = r;
         if (r < 0 && r != -ECANCELED) {
                 atomic_store(&sh->abort, true);
                 for (int i = 0; i < sh->n; i++)
@@ -1674,7 +1705,7 @@ static void *loop_thread(void *userdata) {
  * meanwhile (the caller's other watches, its abort); r < 0 stops them first. Returns r, or
  * the first other loop's own failure. */
 static int level_join(struct bench *b, int started, int r) {
-        struct level_shared *sh = &b->level;
+        struct level_shared *sh = &b->th.level;
         while (r >= 0 && atomic_load(&sh->finished) < started)
                 r = level_turn(b);
         if (r < 0) {
@@ -1684,9 +1715,9 @@ static int level_join(struct bench *b, int started, int r) {
         }
         for (int i = 1; i <= started; i++) {
                 struct bench *w = sh->loops[i];
-                pthread_join(w->thread, NULL);
-                if (w->result < 0 && (r >= 0 || (r == -ECANCELED && w->result != -ECANCELED)))
-                        r = w->result;
+                pthread_join(w->th.thread, NULL);
+                if (w->th.result < 0 && (r >= 0 || (r == -ECANCELED && w->th.result != -ECANCELED)))
+                        r = w->th.result;
         }
         return r;
 }
@@ -1696,8 +1727,8 @@ static int level_join(struct bench *b, int started, int r) {
  * unequal shares; the next level's prompts and request ids start past every one used). */
 static uint64_t level_sent(const struct bench *b) {
         uint64_t end = 0;
-        for (int i = 0; i < b->level.n; i++) {
-                const struct bench *w = b->level.loops[i];
+        for (int i = 0; i < b->th.level.n; i++) {
+                const struct bench *w = b->th.level.loops[i];
                 if (w->issued)
                         end = MAX(end, level_index(w, w->issued - 1) + 1);
         }
@@ -1707,51 +1738,51 @@ static uint64_t level_sent(const struct bench *b) {
 /* Adds the other loops' shares of the level to loop 0's: metrics, samples, deferred counts,
  * sessions, and the requests each sent (for the next level's prompts and request ids). */
 static int level_merge(struct bench *b) {
-        struct level_shared *sh = &b->level;
+        struct level_shared *sh = &b->th.level;
         uint64_t first_prompt = b->prompt_index - b->issued * (uint64_t)sh->n, sent = level_sent(b);
         int r = 0;
         for (int i = 1; i < sh->n && r >= 0; i++) {
                 struct bench *w = sh->loops[i];
                 if ((r = bench_level_merge(&b->lv, &w->lv)) < 0)
                         break;
-                b->cancelled += w->cancelled;
-                b->unsent += w->unsent;
-                b->sess_counted += w->sess_counted;
-                b->sess_completed += w->sess_completed;
-                b->sess_failed += w->sess_failed;
-                b->sess_cut += w->sess_cut;
-                b->sess_turns += w->sess_turns;
-                b->samples_full |= w->samples_full;
+                b->stop.cancelled += w->stop.cancelled;
+                b->stop.unsent += w->stop.unsent;
+                b->sess.counted += w->sess.counted;
+                b->sess.completed += w->sess.completed;
+                b->sess.failed += w->sess.failed;
+                b->sess.cut += w->sess.cut;
+                b->sess.turns += w->sess.turns;
+                b->samples.full |= w->samples.full;
                 size_t k;
                 json_t *v;
-                json_array_foreach(w->samples, k, v) {
-                        if (json_array_size(b->samples) >= BENCH_MAX_SAMPLES) {
-                                b->samples_full = true;
+                json_array_foreach(w->samples.all, k, v) {
+                        if (json_array_size(b->samples.all) >= BENCH_MAX_SAMPLES) {
+                                b->samples.full = true;
                                 break;
                         }
-                        if (json_array_append(b->samples, v) < 0) {
+                        if (json_array_append(b->samples.all, v) < 0) {
                                 r = -ENOMEM;
                                 break;
                         }
                 }
-                json_array_clear(w->samples);
-                if (w->n_counted) {
-                        struct counted *c = realloc(b->counted, (b->n_counted + w->n_counted) * sizeof(*c));
+                json_array_clear(w->samples.all);
+                if (w->cnt.n_counted) {
+                        struct counted *c = realloc(b->cnt.counted, (b->cnt.n_counted + w->cnt.n_counted) * sizeof(*c));
                         if (!c) {
                                 r = -ENOMEM;
                                 break;
                         }
-                        b->counted = c;
-                        memcpy(c + b->n_counted, w->counted, w->n_counted * sizeof(*c));
-                        b->n_counted += w->n_counted;
-                        free(w->counted); /* the texts are loop 0's now */
-                        w->counted = NULL;
-                        w->n_counted = 0;
+                        b->cnt.counted = c;
+                        memcpy(c + b->cnt.n_counted, w->cnt.counted, w->cnt.n_counted * sizeof(*c));
+                        b->cnt.n_counted += w->cnt.n_counted;
+                        free(w->cnt.counted); /* the texts are loop 0's now */
+                        w->cnt.counted = NULL;
+                        w->cnt.n_counted = 0;
                 }
         }
         if (!b->stopped)
                 b->stopped = atomic_load(&sh->stopped);
-        b->request_seq = b->seq_base + sent;
+        b->th.request_seq = b->th.seq_base + sent;
         b->prompt_index = first_prompt + sent;
         return r;
 }
@@ -1761,21 +1792,21 @@ static int level_merge(struct bench *b) {
 static int run_level(struct bench *b, int concurrency, double rate, json_t *levels) {
         const struct bench_spec *spec = b->spec;
         _cleanup_json_ json_t *under_load = NULL, *server = NULL, *eval_load = NULL;
-        struct level_shared *sh = &b->level;
+        struct level_shared *sh = &b->th.level;
         uint64_t first_prompt = b->prompt_index;
-        int n = bench_threads(spec->threads, concurrency, b->cpus), started = 0;
+        int n = bench_threads(spec->threads, concurrency, b->th.cpus), started = 0;
         int r = level_loops(b, n);
         if (r < 0)
                 return r;
         for (int i = 0; i < n && r >= 0; i++)
-                r = level_setup(b->loops[i], b, i, concurrency, rate);
+                r = level_setup(b->th.loops[i], b, i, concurrency, rate);
         if (r < 0)
                 goto out;
         probes_reset(b);
 
         /* the other loops connect their shares meanwhile; the level starts when all have */
         for (int i = 1; i < n && r >= 0; i++)
-                if ((r = -pthread_create(&b->loops[i]->thread, NULL, loop_thread, b->loops[i])) == 0)
+                if ((r = -pthread_create(&b->th.loops[i]->th.thread, NULL, loop_thread, b->th.loops[i])) == 0)
                         started++;
         if (r >= 0 && !spec->no_preconnect && (r = preconnect(b, b->cap)) >= 0) {
                 b->lv.preconnected = r;
@@ -1784,8 +1815,8 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         while (r >= 0 && atomic_load(&sh->ready) < n - 1)
                 r = level_turn(b);
         /* the server's /metrics, on loop 0 only: once every loop is ready, until all are done */
-        if (r >= 0 && b->scrape)
-                r = scrape_level_begin(b->scrape);
+        if (r >= 0 && b->th.scrape)
+                r = scrape_level_begin(b->th.scrape);
 
         struct rusage ru0, ru1, self;
         getrusage(RUSAGE_THREAD, &ru0);
@@ -1795,8 +1826,8 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
                 atomic_store(&sh->t0, b->t0);
                 atomic_store(&sh->go, true);
                 for (int i = 1; i < n; i++)
-                        loop_wake(b->loops[i]);
-                b->next_due = b->t0 + (b->open ? next_offset(b) : 0);
+                        loop_wake(b->th.loops[i]);
+                b->arr.next_due = b->t0 + (b->arr.open ? next_offset(b) : 0);
                 r = level_drive(b);
         }
         r = level_join(b, started, r);
@@ -1809,10 +1840,10 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
         b->lv.loop_cpu_max_s = b->lv.cpu_user_s + b->lv.cpu_sys_s;
         b->lv.wall_s = (double)(now_usec() - b->t0) / 1e6;
         b->lv.rss_kb_peak = self.ru_maxrss;
-        if (b->scrape && (r = scrape_level_end(b->scrape, &server)) < 0)
+        if (b->th.scrape && (r = scrape_level_end(b->th.scrape, &server)) < 0)
                 goto out;
         b->lv.server = server;
-        const char *no_metrics = scrape_note(b->scrape);
+        const char *no_metrics = scrape_note(b->th.scrape);
         if (no_metrics && json_array_append_new(b->lv.warnings,
                                                 json_sprintf("no server metrics: %s", no_metrics)) < 0) {
                 r = -ENOMEM;
@@ -1823,26 +1854,26 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
                 goto out;
         if ((r = count_deferred(b)) < 0)
                 goto out;
-        b->lv.calibration = b->calibration;
-        b->lv.workload = b->workload;
-        if (b->plan_texts && b->prompt_index > b->n_plan &&
+        b->lv.calibration = b->wl.calibration;
+        b->lv.workload = b->wl.workload;
+        if (b->wl.plan_texts && b->prompt_index > b->wl.n_plan &&
             json_array_append_new(b->lv.warnings,
                                   json_sprintf("the workload's %zu prompts were sent more than once (%s): a "
-                                               "repeat may be answered from the prefix cache", b->n_plan,
-                                               first_prompt >= b->n_plan ? "this whole level repeats them"
+                                               "repeat may be answered from the prefix cache", b->wl.n_plan,
+                                               first_prompt >= b->wl.n_plan ? "this whole level repeats them"
                                                                          : "this level ran out of them")) < 0)
                 r = -ENOMEM;
-        b->level_seq++;
+        b->wl.level_seq++;
         if (r < 0)
                 goto out;
-        if (b->n_suite_probes && (r = probes_json(b, &under_load)) < 0)
+        if (b->chk.n_suite_probes && (r = probes_json(b, &under_load)) < 0)
                 goto out;
         b->lv.under_load = under_load;
-        if (b->eval_level && b->n_probes > b->n_suite_probes) {
+        if (b->chk.eval_level && b->chk.n_probes > b->chk.n_suite_probes) {
                 if ((r = eval_json(b, &eval_load)) < 0)
                         goto out;
-                b->eval_asked = true;
-                b->eval_level = false;
+                b->chk.eval_asked = true;
+                b->chk.eval_level = false;
         }
         b->lv.eval_under_load = eval_load;
         if (sessions(b) && !(b->lv.sessions = sessions_json(b))) {
@@ -1856,8 +1887,8 @@ static int run_level(struct bench *b, int concurrency, double rate, json_t *leve
             json_array_append_new(json_object_get(o, metric_key(METRIC_WARNINGS)),
                                   json_sprintf("stopped early: %s; %llu in flight cancelled, %llu not sent, no "
                                                "later level run",
-                                               b->stopped, (unsigned long long)b->cancelled,
-                                               (unsigned long long)b->unsent)) < 0) {
+                                               b->stopped, (unsigned long long)b->stop.cancelled,
+                                               (unsigned long long)b->stop.unsent)) < 0) {
                 json_decref(o);
                 o = NULL;
         }
@@ -1867,9 +1898,9 @@ out:
         counted_clear(b);
         bench_level_release(&b->lv);
         for (int i = 1; i < n; i++) {
-                counted_clear(b->loops[i]);
-                bench_level_release(&b->loops[i]->lv);
-                json_array_clear(b->loops[i]->samples);
+                counted_clear(b->th.loops[i]);
+                bench_level_release(&b->th.loops[i]->lv);
+                json_array_clear(b->th.loops[i]->samples.all);
         }
         return r;
 }
@@ -2113,7 +2144,7 @@ static int calib_template(struct calib *c, int64_t *ret) {
 }
 
 /* Sizes the synthetic prompts of n lengths (want[i] tokens -> ret_chars[i] characters,
- * measured ret_got[i] tokens) and says so in b->calibration: the first length under the
+ * measured ret_got[i] tokens) and says so in b->wl.calibration: the first length under the
  * keys it always had, every length under "lengths" when there are several. */
 static int calibrate(struct bench *b, struct calib *c, const int64_t *want, size_t n, size_t *ret_chars,
                      int64_t *ret_got) {
@@ -2124,17 +2155,17 @@ static int calibrate(struct bench *b, struct calib *c, const int64_t *want, size
         int64_t tmpl;
         if ((r = calib_template(c, &tmpl)) < 0)
                 return r;
-        b->calibration = json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:i}", "method", c->method, "input_tokens",
+        b->wl.calibration = json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:i}", "method", c->method, "input_tokens",
                                    (json_int_t)want[0], "chars", (json_int_t)ret_chars[0], "measured",
                                    (json_int_t)ret_got[0], "template_tokens",
                                    c->template >= 0 ? json_integer(c->template) : json_null(), "context",
                                    c->context > 0 ? json_integer(c->context) : json_null(), "requests", c->requests);
-        b->tokenize = strcmp(c->method, "tokenize") == 0; /* the output is counted the same way */
-        if (!b->calibration)
+        b->cnt.tokenize = strcmp(c->method, "tokenize") == 0; /* the output is counted the same way */
+        if (!b->wl.calibration)
                 return -ENOMEM;
         if (n > 1) {
                 json_t *a = json_array();
-                if (!a || json_object_set_new(b->calibration, "lengths", a) < 0)
+                if (!a || json_object_set_new(b->wl.calibration, "lengths", a) < 0)
                         return -ENOMEM;
                 for (size_t i = 0; i < n; i++)
                         if (json_array_append_new(a, json_pack("{s:I, s:I, s:I}", "input_tokens", (json_int_t)want[i],
@@ -2160,11 +2191,11 @@ static int check_context(struct bench *b, struct calib *c, int64_t prompt, int64
 /* ---- the workload: the requests a run sends, from its dataset ------------------------- */
 
 static int plan_alloc(struct bench *b, size_t n) {
-        if (!(b->plan = calloc(n ? n : 1, sizeof(*b->plan))))
+        if (!(b->wl.plan = calloc(n ? n : 1, sizeof(*b->wl.plan))))
                 return -ENOMEM;
-        b->n_plan = n;
+        b->wl.n_plan = n;
         for (size_t i = 0; i < n; i++)
-                b->plan[i] = (struct plan_entry){.group = -1, .prompt_tokens = -1};
+                b->wl.plan[i] = (struct plan_entry){.group = -1, .prompt_tokens = -1};
         return 0;
 }
 
@@ -2183,12 +2214,12 @@ static int plan_random(struct bench *b, struct calib *c) {
         if (ratio == 0) {
                 if ((r = plan_alloc(b, 1)) < 0)
                         return r;
-                b->plan[0].tokens = in > 0 ? in : 16;
-                b->plan[0].output = spec->output_tokens;
+                b->wl.plan[0].tokens = in > 0 ? in : 16;
+                b->wl.plan[0].output = spec->output_tokens;
                 if (!sized)
                         return 0;
                 int64_t want = in, got;
-                if ((r = calibrate(b, c, &want, 1, &b->plan[0].chars, &got)) < 0)
+                if ((r = calibrate(b, c, &want, 1, &b->wl.plan[0].chars, &got)) < 0)
                         return r;
                 return check_context(b, c, got, spec->output_tokens);
         }
@@ -2198,9 +2229,9 @@ static int plan_random(struct bench *b, struct calib *c) {
         if ((r = plan_alloc(b, (size_t)num_prompts(spec))) < 0)
                 return r;
         uint64_t rng = spec->seed ^ UINT64_C(0x72616e646f6d);
-        for (size_t i = 0; i < b->n_plan; i++) {
-                b->plan[i].tokens = dataset_draw(&rng, ilo, ihi);
-                b->plan[i].output = dataset_draw(&rng, olo, ohi);
+        for (size_t i = 0; i < b->wl.n_plan; i++) {
+                b->wl.plan[i].tokens = dataset_draw(&rng, ilo, ihi);
+                b->wl.plan[i].output = dataset_draw(&rng, olo, ohi);
         }
         if (!sized)
                 return 0;
@@ -2212,8 +2243,8 @@ static int plan_random(struct bench *b, struct calib *c) {
                 chars[1] = chars[0];
                 got[1] = got[0];
         }
-        for (size_t i = 0; i < b->n_plan; i++) {
-                struct plan_entry *e = &b->plan[i];
+        for (size_t i = 0; i < b->wl.n_plan; i++) {
+                struct plan_entry *e = &b->wl.plan[i];
                 double f = ihi > ilo ? (double)(e->tokens - ilo) / (double)(ihi - ilo) : 0;
                 e->chars = (size_t)llround((double)chars[0] + f * ((double)chars[1] - (double)chars[0]));
                 e->chars = MAX(e->chars, (size_t)BENCH_PROMPT_PREFIX);
@@ -2234,11 +2265,11 @@ static int plan_prefix(struct bench *b, struct calib *c) {
         if ((r = plan_alloc(b, n)) < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                b->plan[i].group = groups[i];
-                b->plan[i].tokens = o->suffix_len;
-                b->plan[i].output = o->prefix_output_len;
+                b->wl.plan[i].group = groups[i];
+                b->wl.plan[i].tokens = o->suffix_len;
+                b->wl.plan[i].output = o->prefix_output_len;
         }
-        b->prefix_tokens = o->prefix_len;
+        b->wl.prefix_tokens = o->prefix_len;
         if (!spec->calibrate)
                 return 0;
         int64_t want[2];
@@ -2251,9 +2282,9 @@ static int plan_prefix(struct bench *b, struct calib *c) {
         if ((r = calibrate(b, c, want, k, chars, got)) < 0)
                 return r;
         if (o->prefix_len > 0)
-                b->prefix_chars = chars[0];
+                b->wl.prefix_chars = chars[0];
         for (size_t i = 0; i < n && o->suffix_len > 0; i++)
-                b->plan[i].chars = chars[k - 1];
+                b->wl.plan[i].chars = chars[k - 1];
         return check_context(b, c, got[0] + (k > 1 ? got[1] : 0), o->prefix_output_len);
 }
 
@@ -2318,10 +2349,10 @@ static int plan_sharegpt(struct bench *b, struct calib *c, json_t *work) {
                         too_long++;
                         continue;
                 }
-                b->plan[n++] = (struct plan_entry){.text = e->prompt, .group = -1, .output = (int)MIN(out, INT32_MAX),
+                b->wl.plan[n++] = (struct plan_entry){.text = e->prompt, .group = -1, .output = (int)MIN(out, INT32_MAX),
                                                    .prompt_tokens = pl};
         }
-        b->n_plan = n;
+        b->wl.n_plan = n;
         json_t *skipped = json_pack("{s:I, s:I, s:I}", "no_reply", (json_int_t)d->no_reply, "filtered",
                                     (json_int_t)filtered, "context", (json_int_t)too_long);
         if (!skipped || json_object_set_new(work, "skipped", skipped) < 0 ||
@@ -2332,7 +2363,7 @@ static int plan_sharegpt(struct bench *b, struct calib *c, json_t *work) {
                               "filters, %zu too long for the server", o->path ? o->path : "the dataset", looked,
                               filtered, too_long);
         if (spec->calibrate &&
-            !(b->calibration = json_pack("{s:s, s:o, s:o, s:i}", "method", c->method, "template_tokens",
+            !(b->wl.calibration = json_pack("{s:s, s:o, s:o, s:i}", "method", c->method, "template_tokens",
                                          c->template >= 0 ? json_integer(c->template) : json_null(), "context",
                                          c->context > 0 ? json_integer(c->context) : json_null(), "requests",
                                          c->requests)))
@@ -2349,10 +2380,10 @@ static int plan_custom(struct bench *b) {
         int r = dataset_order(d->n, spec->seed, &order);
         if (r < 0 || (r = plan_alloc(b, MIN((size_t)num_prompts(spec), d->n))) < 0)
                 return r;
-        for (size_t i = 0; i < b->n_plan; i++) {
+        for (size_t i = 0; i < b->wl.n_plan; i++) {
                 const struct dataset_entry *e = &d->v[order[i]];
-                b->plan[i].text = e->prompt;
-                b->plan[i].output = e->output_tokens > 0 ? e->output_tokens : spec->output_tokens;
+                b->wl.plan[i].text = e->prompt;
+                b->wl.plan[i].output = e->output_tokens > 0 ? e->output_tokens : spec->output_tokens;
         }
         return 0;
 }
@@ -2365,11 +2396,11 @@ static int size_points(struct bench *b, struct calib *c, int64_t t0, int64_t t1,
         int r = calibrate(b, c, want, n, chars, got);
         if (r < 0)
                 return r;
-        b->sized = true;
-        b->size_t0 = t0;
-        b->size_c0 = chars[0];
-        b->size_t1 = n == 2 ? t1 : t0;
-        b->size_c1 = n == 2 ? chars[1] : chars[0];
+        b->wl.sized = true;
+        b->wl.size_t0 = t0;
+        b->wl.size_c0 = chars[0];
+        b->wl.size_t1 = n == 2 ? t1 : t0;
+        b->wl.size_c1 = n == 2 ? chars[1] : chars[0];
         if (ret_got)
                 *ret_got = got[n - 1];
         return 0;
@@ -2390,14 +2421,14 @@ static int plan_multi_turn(struct bench *b, struct calib *c, json_t *work) {
                 size_t n = (size_t)num_prompts(spec);
                 if ((r = plan_alloc(b, (size_t)turns)) < 0)
                         return r;
-                if (!(b->psessions = calloc(n, sizeof(*b->psessions))))
+                if (!(b->wl.psessions = calloc(n, sizeof(*b->wl.psessions))))
                         return -ENOMEM;
-                b->n_psessions = n;
+                b->wl.n_psessions = n;
                 for (size_t i = 0; i < n; i++)
-                        b->psessions[i] = (struct plan_session){.first = 0, .turns = turns};
+                        b->wl.psessions[i] = (struct plan_session){.first = 0, .turns = turns};
                 for (int i = 0; i < turns; i++) {
-                        b->plan[i].tokens = o->multi_turn_input_len;
-                        b->plan[i].output = out;
+                        b->wl.plan[i].tokens = o->multi_turn_input_len;
+                        b->wl.plan[i].output = out;
                 }
                 if (!spec->calibrate)
                         return 0;
@@ -2405,7 +2436,7 @@ static int plan_multi_turn(struct bench *b, struct calib *c, json_t *work) {
                 if ((r = size_points(b, c, o->multi_turn_input_len, o->multi_turn_input_len, &got)) < 0)
                         return r;
                 for (int i = 0; i < turns; i++)
-                        b->plan[i].chars = chars_for(b, o->multi_turn_input_len);
+                        b->wl.plan[i].chars = chars_for(b, o->multi_turn_input_len);
                 /* the last turn carries the whole conversation */
                 return check_context(b, c, (int64_t)turns * got + (int64_t)(turns - 1) * out, out);
         }
@@ -2418,15 +2449,15 @@ static int plan_multi_turn(struct bench *b, struct calib *c, json_t *work) {
                 total += MIN(d->v[order[k]].n_turns, cap);
         if ((r = plan_alloc(b, total)) < 0)
                 return r;
-        if (!(b->psessions = calloc(n, sizeof(*b->psessions))))
+        if (!(b->wl.psessions = calloc(n, sizeof(*b->wl.psessions))))
                 return -ENOMEM;
-        b->n_psessions = n;
-        b->plan_texts = true;
+        b->wl.n_psessions = n;
+        b->wl.plan_texts = true;
         size_t at = 0, too_long = 0;
         for (size_t k = 0; k < n; k++) {
                 const struct dataset_entry *e = &d->v[order[k]];
                 size_t turns = MIN(e->n_turns, cap);
-                b->psessions[k] = (struct plan_session){.first = at, .turns = (int)turns};
+                b->wl.psessions[k] = (struct plan_session){.first = at, .turns = (int)turns};
                 for (size_t t = 0; t < turns; t++) {
                         int64_t out = o->multi_turn_output_len;
                         if (out <= 0) {
@@ -2437,7 +2468,7 @@ static int plan_multi_turn(struct bench *b, struct calib *c, json_t *work) {
                                         out = estimate_tokens(e->replies[t]);
                                 }
                         }
-                        b->plan[at++] = (struct plan_entry){.text = e->turns[t], .group = -1,
+                        b->wl.plan[at++] = (struct plan_entry){.text = e->turns[t], .group = -1,
                                                             .output = (int)MIN(MAX(out, 1), DATASET_MAX_TOKENS),
                                                             .prompt_tokens = -1};
                 }
@@ -2447,7 +2478,7 @@ static int plan_multi_turn(struct bench *b, struct calib *c, json_t *work) {
         if (too_long && json_object_set_new(work, "replies_too_long", json_integer((json_int_t)too_long)) < 0)
                 return -ENOMEM;
         if (spec->calibrate &&
-            !(b->calibration = json_pack("{s:s, s:o, s:o, s:i}", "method", c->method, "template_tokens",
+            !(b->wl.calibration = json_pack("{s:s, s:o, s:o, s:i}", "method", c->method, "template_tokens",
                                          c->template >= 0 ? json_integer(c->template) : json_null(), "context",
                                          c->context > 0 ? json_integer(c->context) : json_null(), "requests",
                                          c->requests)))
@@ -2466,15 +2497,15 @@ static int plan_trace(struct bench *b, struct calib *c, json_t *work) {
         int r = plan_alloc(b, n);
         if (r < 0)
                 return r;
-        b->trace = true;
-        b->trace_lines = n;
-        b->plan_texts = false; /* its prompts are made, not the file's */
+        b->wl.trace = true;
+        b->wl.trace_lines = n;
+        b->wl.plan_texts = false; /* its prompts are made, not the file's */
         int bs = o->trace_block_size;
         int64_t shortest = bs;
         size_t blocks = 0;
         for (size_t i = 0; i < n; i++) {
                 const struct dataset_entry *e = &d->v[i];
-                b->plan[i] = (struct plan_entry){.tokens = e->input_length, .group = -1, .output = e->output_tokens,
+                b->wl.plan[i] = (struct plan_entry){.tokens = e->input_length, .group = -1, .output = e->output_tokens,
                                                  .prompt_tokens = -1, .trace = e};
                 /* the pieces trace_text makes: whole blocks, a cut one, the rest */
                 int64_t covered = MIN((int64_t)e->n_hash * bs, (int64_t)e->input_length);
@@ -2514,9 +2545,9 @@ static int plan_describe(struct bench *b, json_t *work) {
         int64_t imin = INT64_MAX, imax = 0, omin = INT64_MAX, omax = 0;
         double isum = 0, osum = 0;
         size_t ni = 0;
-        for (size_t i = 0; i < b->n_plan; i++) {
-                const struct plan_entry *e = &b->plan[i];
-                int64_t in = e->text ? e->prompt_tokens : (int64_t)e->tokens + (e->group >= 0 ? b->prefix_tokens : 0);
+        for (size_t i = 0; i < b->wl.n_plan; i++) {
+                const struct plan_entry *e = &b->wl.plan[i];
+                int64_t in = e->text ? e->prompt_tokens : (int64_t)e->tokens + (e->group >= 0 ? b->wl.prefix_tokens : 0);
                 if (in >= 0) {
                         imin = MIN(imin, in);
                         imax = MAX(imax, in);
@@ -2527,29 +2558,29 @@ static int plan_describe(struct bench *b, json_t *work) {
                 omax = MAX(omax, (int64_t)e->output);
                 osum += e->output;
         }
-        const char *arrivals = b->trace ? "trace" : spec->rate <= 0 ? "closed_loop" : !spec->poisson ? "constant"
+        const char *arrivals = b->wl.trace ? "trace" : spec->rate <= 0 ? "closed_loop" : !spec->poisson ? "constant"
                                : spec->burstiness > 0 && spec->burstiness != 1 ? "gamma" : "poisson";
         int r = 0;
-        size_t prompts = b->psessions ? 0 : b->n_plan; /* multi_turn: every turn of every session */
-        for (size_t i = 0; b->psessions && i < b->n_psessions; i++)
-                prompts += (size_t)b->psessions[i].turns;
+        size_t prompts = b->wl.psessions ? 0 : b->wl.n_plan; /* multi_turn: every turn of every session */
+        for (size_t i = 0; b->wl.psessions && i < b->wl.n_psessions; i++)
+                prompts += (size_t)b->wl.psessions[i].turns;
         if (json_object_set_new(work, "prompts", json_integer((json_int_t)prompts)) < 0 ||
             json_object_set_new(work, "arrivals", json_string(arrivals)) < 0 ||
             json_object_set_new(work, "seed", json_integer((json_int_t)spec->seed)) < 0 ||
             json_object_set_new(work, "output_tokens",
                                 json_pack("{s:I, s:I, s:f}", "min", (json_int_t)omin, "max", (json_int_t)omax,
-                                          "mean", osum / (double)MAX(b->n_plan, 1))) < 0)
+                                          "mean", osum / (double)MAX(b->wl.n_plan, 1))) < 0)
                 r = -ENOMEM;
-        if (r == 0 && b->psessions) {
+        if (r == 0 && b->wl.psessions) {
                 int tmin = INT32_MAX, tmax = 0;
                 double tsum = 0;
-                for (size_t i = 0; i < b->n_psessions; i++) {
-                        tmin = MIN(tmin, b->psessions[i].turns);
-                        tmax = MAX(tmax, b->psessions[i].turns);
-                        tsum += b->psessions[i].turns;
+                for (size_t i = 0; i < b->wl.n_psessions; i++) {
+                        tmin = MIN(tmin, b->wl.psessions[i].turns);
+                        tmax = MAX(tmax, b->wl.psessions[i].turns);
+                        tsum += b->wl.psessions[i].turns;
                 }
-                json_t *mt = json_pack("{s:I, s:{s:i, s:i, s:f}, s:f}", "sessions", (json_int_t)b->n_psessions, "turns",
-                                       "min", tmin, "max", tmax, "mean", tsum / (double)MAX(b->n_psessions, 1),
+                json_t *mt = json_pack("{s:I, s:{s:i, s:i, s:f}, s:f}", "sessions", (json_int_t)b->wl.n_psessions, "turns",
+                                       "min", tmin, "max", tmax, "mean", tsum / (double)MAX(b->wl.n_psessions, 1),
                                        "think_time_ms", ms(spec->dataset.multi_turn_think_time));
                 if (!mt || json_object_set_new(work, "multi_turn", mt) < 0)
                         r = -ENOMEM;
@@ -2561,14 +2592,14 @@ static int plan_describe(struct bench *b, json_t *work) {
             json_object_set_new(work, "input_tokens",
                                 json_pack("{s:I, s:I, s:f, s:s}", "min", (json_int_t)imin, "max", (json_int_t)imax,
                                           "mean", isum / (double)ni, "as",
-                                          b->plan_texts ? (spec->calibrate ? "measured" : "estimated")
-                                          : spec->calibrate && (spec->input_tokens + b->prefix_tokens > 0 || b->sized) ? "asked, sized"
+                                          b->wl.plan_texts ? (spec->calibrate ? "measured" : "estimated")
+                                          : spec->calibrate && (spec->input_tokens + b->wl.prefix_tokens > 0 || b->wl.sized) ? "asked, sized"
                                                                                                           : "asked, words")) < 0)
                 r = -ENOMEM;
         return r;
 }
 
-/* The run's requests (b->plan) from the prompt file or spec's dataset, sized against the
+/* The run's requests (b->wl.plan) from the prompt file or spec's dataset, sized against the
  * server where lengths matter (docs/bench.md "Workloads"), and "workload" for the levels. */
 static int plan_build(struct bench *b) {
         const struct bench_spec *spec = b->spec;
@@ -2576,7 +2607,7 @@ static int plan_build(struct bench *b) {
         struct calib c = {.b = b, .method = t->profile && t->profile->tokenize_path ? "tokenize" : "usage",
                           .template = -1};
         enum dataset_kind kind = spec->dataset.kind;
-        json_t *work = b->workload = json_object();
+        json_t *work = b->wl.workload = json_object();
         if (!work)
                 return -ENOMEM;
         int r;
@@ -2587,10 +2618,10 @@ static int plan_build(struct bench *b) {
                 if ((r = plan_alloc(b, n)) < 0)
                         return r;
                 for (size_t i = 0; i < n; i++) {
-                        b->plan[i].text = t->prompts[i];
-                        b->plan[i].output = spec->output_tokens;
+                        b->wl.plan[i].text = t->prompts[i];
+                        b->wl.plan[i].output = spec->output_tokens;
                 }
-                b->plan_texts = true;
+                b->wl.plan_texts = true;
                 if (json_object_set_new(work, "dataset", json_string("prompt_file")) < 0)
                         return -ENOMEM;
                 return plan_describe(b, work);
@@ -2601,7 +2632,7 @@ static int plan_build(struct bench *b) {
         if (file) {
                 if (!spec->data || spec->data->kind != kind)
                         return -EINVAL;
-                b->plan_texts = true;
+                b->wl.plan_texts = true;
                 if ((spec->dataset.path && json_object_set_new(work, "path", json_string(spec->dataset.path)) < 0) ||
                     json_object_set_new(work, "entries", json_integer((json_int_t)spec->data->entries)) < 0)
                         return -ENOMEM;
@@ -2641,18 +2672,18 @@ static int plan_build(struct bench *b) {
                 return r;
         /* A workload sized by the server's /tokenize has its output counted the same way */
         if (c.requests > 0)
-                b->tokenize = strcmp(c.method, "tokenize") == 0;
+                b->cnt.tokenize = strcmp(c.method, "tokenize") == 0;
         return plan_describe(b, work);
 }
 
 /* ---- the output counted by the server's tokenizer ------------------------------------- */
 
 static void counted_clear(struct bench *b) {
-        for (size_t i = 0; i < b->n_counted; i++)
-                free(b->counted[i].text);
-        free(b->counted);
-        b->counted = NULL;
-        b->n_counted = 0;
+        for (size_t i = 0; i < b->cnt.n_counted; i++)
+                free(b->cnt.counted[i].text);
+        free(b->cnt.counted);
+        b->cnt.counted = NULL;
+        b->cnt.n_counted = 0;
 }
 
 /* The level's deferred requests, each counted by the server's /tokenize of its streamed
@@ -2661,16 +2692,16 @@ static void counted_clear(struct bench *b) {
 static int count_deferred(struct bench *b) {
         struct calib c = {.b = b, .method = "tokenize", .template = -1};
         int r = 0;
-        for (size_t i = 0; r >= 0 && i < b->n_counted; i++) {
-                struct counted *d = &b->counted[i];
+        for (size_t i = 0; r >= 0 && i < b->cnt.n_counted; i++) {
+                struct counted *d = &b->cnt.counted[i];
                 int64_t n = 0;
-                int rc = b->tokenize ? calib_tokenize(&c, d->text, &n) : -ENOENT;
+                int rc = b->cnt.tokenize ? calib_tokenize(&c, d->text, &n) : -ENOENT;
                 if (rc == -ECANCELED || rc == -EINTR || rc == -ENOMEM) {
                         r = rc;
                         break;
                 }
                 if (rc < 0)
-                        b->tokenize = false; /* no count there after all: chunks from now on */
+                        b->cnt.tokenize = false; /* no count there after all: chunks from now on */
                 d->rec.counted_tokens = rc == 0 && n > 0 ? n : 0;
                 if ((r = bench_level_add(&b->lv, &d->rec)) >= 0)
                         r = add_sample(b, &d->rec, d->index, d->seq);
@@ -2951,9 +2982,9 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
               json_t **ret_levels, json_t **ret_samples) {
         if (!l || !spec_valid(t, spec))
                 return -EINVAL;
-        struct bench b = {.l = l, .t = t, .spec = spec, .tfd = -1, .wfd = -1, .cpus = usable_cpus()};
-        b.sh = &b.level;
-        b.level.n = 1;
+        struct bench b = {.l = l, .t = t, .spec = spec, .arr.tfd = -1, .th.wfd = -1, .th.cpus = usable_cpus()};
+        b.th.sh = &b.th.level;
+        b.th.level.n = 1;
         json_t *levels = json_array();
         int r = -ENOMEM;
         /* Timer slack (50 us by default) would make every scheduled send late; it is
@@ -2962,7 +2993,7 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
         prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
         if (!levels)
                 goto out;
-        if (ret_samples && !(b.samples = json_array()))
+        if (ret_samples && !(b.samples.all = json_array()))
                 goto out;
         const char *base = t->base_url;
         size_t blen = strlen(base);
@@ -2979,36 +3010,36 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
                         goto out;
         if ((r = random_hex(b.run_id, (sizeof(b.run_id) - 1) / 2)) < 0)
                 goto out;
-        b.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (b.tfd < 0) {
+        b.arr.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (b.arr.tfd < 0) {
                 r = -errno;
                 goto out;
         }
-        r = loop_watch_fd(l, b.tfd, EPOLLIN, on_timer, &b);
+        r = loop_watch_fd(l, b.arr.tfd, EPOLLIN, on_timer, &b);
         if (r < 0) {
-                close(b.tfd);
-                b.tfd = -1;
+                close(b.arr.tfd);
+                b.arr.tfd = -1;
                 goto out;
         }
         /* the streams' sockets say when their data came (loop_rx_span) */
         loop_rx_stamps(l, true);
         if ((r = probes_init(&b)) >= 0)
                 r = plan_build(&b);
-        if (r >= 0 && !spec->no_server_metrics && (r = scrape_new(l, t->base_url, &b.scrape)) >= 0)
-                scrape_set_kv_layout(b.scrape, t->kv_layout, t->kv_cells);
+        if (r >= 0 && !spec->no_server_metrics && (r = scrape_new(l, t->base_url, &b.th.scrape)) >= 0)
+                scrape_set_kv_layout(b.th.scrape, t->kv_layout, t->kv_cells);
         /* the eval's questions go out at the first level of the highest concurrency */
         size_t top = 0;
         for (size_t i = 1; i < spec->n_concurrency; i++)
                 if (spec->concurrency[i] > spec->concurrency[top])
                         top = i;
         for (size_t i = 0; i < spec->n_concurrency && r >= 0 && !b.stopped; i++) {
-                b.eval_level = i == top && !b.eval_asked;
+                b.chk.eval_level = i == top && !b.chk.eval_asked;
                 r = run_repeated(&b, spec->concurrency[i], spec->rate, levels);
         }
-        b.eval_level = false;
+        b.chk.eval_level = false;
         if (r >= 0 && !b.stopped && spec->search_max > 0 && spec->objective)
                 r = sla_search(&b, levels);
-        if (r >= 0 && b.samples_full) {
+        if (r >= 0 && b.samples.full) {
                 /* Say so on every level: the samples are a prefix, the metrics are whole. */
                 size_t i;
                 json_t *lvj;
@@ -3019,42 +3050,42 @@ int bench_run(struct loop *l, const struct bench_target *t, const struct bench_s
         }
 out:
         loop_rx_stamps(l, false);
-        scrape_free(b.scrape);
+        scrape_free(b.th.scrape);
         probes_reset(&b);
-        free(b.probes);
-        for (int i = 1; i < b.n_loops; i++)
-                loop_release(b.loops[i]);
-        free(b.loops);
-        if (b.wfd >= 0) {
-                loop_unwatch_fd(l, b.wfd);
-                close(b.wfd);
+        free(b.chk.probes);
+        for (int i = 1; i < b.th.n_loops; i++)
+                loop_release(b.th.loops[i]);
+        free(b.th.loops);
+        if (b.th.wfd >= 0) {
+                loop_unwatch_fd(l, b.th.wfd);
+                close(b.th.wfd);
         }
-        for (size_t i = 0; i < b.n_pool; i++) {
-                if (b.pool[i]->busy)
-                        loop_remove_transfer(l, b.pool[i]->easy);
-                breq_free(b.pool[i]);
+        for (size_t i = 0; i < b.slots.n_pool; i++) {
+                if (b.slots.pool[i]->busy)
+                        loop_remove_transfer(l, b.slots.pool[i]->easy);
+                breq_free(b.slots.pool[i]);
         }
-        free(b.pool);
-        if (b.tfd >= 0) {
-                loop_unwatch_fd(l, b.tfd);
-                close(b.tfd);
+        free(b.slots.pool);
+        if (b.arr.tfd >= 0) {
+                loop_unwatch_fd(l, b.arr.tfd);
+                close(b.arr.tfd);
         }
         curl_slist_free_all(b.headers);
         free(b.url);
-        json_decref(b.calibration);
-        json_decref(b.workload);
-        free(b.plan);
-        free(b.psessions);
+        json_decref(b.wl.calibration);
+        json_decref(b.wl.workload);
+        free(b.wl.plan);
+        free(b.wl.psessions);
         sess_pool_free(&b);
         if (old_slack > 0)
                 prctl(PR_SET_TIMERSLACK, (unsigned long)old_slack, 0, 0, 0);
         if (r < 0) {
                 json_decref(levels);
-                json_decref(b.samples);
+                json_decref(b.samples.all);
                 return r;
         }
         *ret_levels = levels;
         if (ret_samples)
-                *ret_samples = b.samples;
+                *ret_samples = b.samples.all;
         return 0;
 }
