@@ -151,8 +151,9 @@ struct bench_arrivals {
 
 /* Stopping early (docs/metrics.md "Failures decide"); `stopped` itself is struct bench's. */
 struct bench_stop {
-        _Atomic usec_t last_byte; /* this level: when the last response byte of any request of
-                                   * this loop came (relaxed: read by the other loops) */
+        _Atomic usec_t last_token; /* this level: when the last token (or finish) of any
+                                    * request of this loop came (relaxed: read by the other
+                                    * loops); pings and empty chunks do not count */
         uint64_t cancelled;   /* requests (and checks) in flight when it stopped: not counted */
         uint64_t unsent;      /* requests of the level never sent because it stopped */
 };
@@ -328,7 +329,7 @@ int trace_text(const struct bench *b, const struct dataset_entry *d, uint64_t pi
 int plan_build(struct bench *b);
 
 /* bench_level.c (each function's comment is at its definition) */
-usec_t level_last_byte(const struct bench *b);
+usec_t level_last_token(const struct bench *b);
 void level_stop(struct bench *b, const char *why);
 int issue_due(struct bench *b);
 void on_timer(struct loop *l, int fd, uint32_t revents, void *userdata);

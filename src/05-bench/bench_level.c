@@ -14,11 +14,11 @@
 #include "03-io/http.h"
 #include "01-base/metrics.h"
 
-/* When the last response byte of any request of the level came, on any loop. */
-usec_t level_last_byte(const struct bench *b) {
+/* When the last token (or finish) of any request of the level came, on any loop. */
+usec_t level_last_token(const struct bench *b) {
         usec_t last = 0;
         for (int i = 0; i < b->th.sh->n; i++)
-                last = MAX(last, atomic_load_explicit(&b->th.sh->loops[i]->stop.last_byte, memory_order_relaxed));
+                last = MAX(last, atomic_load_explicit(&b->th.sh->loops[i]->stop.last_token, memory_order_relaxed));
         return last;
 }
 
@@ -503,7 +503,7 @@ static int level_setup(struct bench *w, struct bench *b, int shard, int concurre
                    : total > (uint64_t)shard ? (total - (uint64_t)shard + (uint64_t)n - 1) / (uint64_t)n
                                              : 0;
         w->arr.open = rate > 0 || b->wl.trace;
-        atomic_store_explicit(&w->stop.last_byte, 0, memory_order_relaxed);
+        atomic_store_explicit(&w->stop.last_token, 0, memory_order_relaxed);
         w->stop.cancelled = w->stop.unsent = 0;
         bench_sched_init(&w->arr.sched, rate > 0 ? rate : 1, spec->poisson, spec->burstiness, spec->seed);
         w->th.seq_base = b->th.request_seq;

@@ -35,6 +35,14 @@ static void set_error(struct breq *q, const char *fmt, ...) {
         va_end(ap);
 }
 
+/* The server answered q: an event that carries a token, or a finish ([DONE] or a
+ * finish_reason), came. Only such events say a server is answering (docs/metrics.md
+ * "Failures decide"): an SSE comment (": ping"), an empty delta, a role-only or usage-only
+ * chunk keeps neither a request nor its level alive. */
+static void answered(struct breq *q) {
+        atomic_store_explicit(&q->b->stop.last_token, q->now, memory_order_relaxed);
+}
+
 /* One SSE event of a stream. Returning < 0 stops the stream (the request has failed). */
 static int on_event(void *userdata, const char *event, const char *data, size_t len) {
         struct breq *q = userdata;
@@ -54,6 +62,7 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
         if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
                 q->saw_end = true;
                 q->saw_done = true;
+                answered(q);
                 return 0;
         }
         struct bench_event ev;
@@ -77,6 +86,8 @@ static int on_event(void *userdata, const char *event, const char *data, size_t 
         }
         if (ev.finish)
                 q->saw_end = true;
+        if (ev.token || ev.finish)
+                answered(q);
         if (ev.timings) {
                 q->rec.timings = true;
                 q->rec.t_prompt_n = ev.t_prompt_n;
@@ -137,7 +148,6 @@ static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
         if (t <= q->rec.sent)
                 t = now_usec();
         q->now = MAX(t, q->last_chunk);
-        atomic_store_explicit(&q->b->stop.last_byte, q->now, memory_order_relaxed);
         if (!q->status)
                 curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &q->status);
         if (q->status != 200) {
@@ -340,12 +350,17 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
             curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connect_us) == CURLE_OK && connect_us > 0)
                 q->rec.connect = (usec_t)connect_us;
         classify(q, result);
-        /* A request that timed out while no byte of any request came back since it was
-         * sent: the server has stopped answering. The requests after it would each wait a
-         * whole request_timeout for nothing. (A warm-up one counts then: it is the level's
-         * only measurement.) */
-        bool hung = !q->rec.ok && strcmp(q->rec.error, "timeout") == 0 && level_last_byte(b) < q->rec.sent;
-        bool counted = !q->warmup || (hung && !b->stopped);
+        /* A request that timed out while no token of any request came back since it was
+         * sent (answered): the server has stopped answering, whatever else it sends. The
+         * requests after it would each wait a whole request_timeout for nothing. (A warm-up
+         * one counts then: it is the level's only measurement.) Under the failure gate
+         * (stop_when_failed), any warm-up request that timed out counts too, so that the
+         * gate sees the first timeout: a server that answers too slowly to end a request
+         * (a token every few seconds) costs one request_timeout, not one per warm-up
+         * request and then one more. */
+        bool timed_out = !q->rec.ok && strcmp(q->rec.error, "timeout") == 0;
+        bool hung = timed_out && level_last_token(b) < q->rec.sent;
+        bool counted = !q->warmup || ((hung || (timed_out && b->t->stop_when_failed)) && !b->stopped);
         _cleanup_free_ char *detail = NULL;
         if (!q->rec.ok && counted && !b->lv.first_error[0])
                 q->rec.detail = detail = failure_detail(q, result);
@@ -368,7 +383,7 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
         else
                 b->inflight--;
         if (!b->stopped && hung)
-                level_stop(b, "the server stopped answering: a request timed out with no byte of any request since "
+                level_stop(b, "the server stopped answering: a request timed out with no token of any request since "
                               "it was sent");
         else if (!b->stopped && failures_decided(b))
                 level_stop(b, "failures over max_failures decided the verdict");
