@@ -60,8 +60,10 @@ struct bench_target {
          * share of a level of known size), the verdict is decided: its requests in flight are
          * cancelled, the rest not sent, and no later level runs (the sweep). Whatever this
          * says, a level also stops so when the server has stopped answering: a request timed
-         * out with no byte of any request since it was sent. Either way its JSON warnings
-         * say so, and bench_run returns the levels run so far. */
+         * out with no token of any request since it was sent (pings and empty chunks are not
+         * tokens). With this set, a warm-up request that timed out counts as a failure, so
+         * the gate sees the first timeout. Either way its JSON warnings say so, and
+         * bench_run returns the levels run so far. */
         bool stop_when_failed;
         void *abort_userdata;
         /* Optional; zero values mean the defaults. */

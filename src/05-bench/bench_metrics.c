@@ -695,18 +695,8 @@ int bench_level_vllm(const struct bench_level *lv, json_t *o) {
         return r < 0 ? -ENOMEM : 0;
 }
 
-json_t *bench_level_json(struct bench_level *lv) {
-        /* The window of the level: first counted send to last counted completion. */
-        double window = lv->last_done > lv->first_send ? (double)(lv->last_done - lv->first_send) / 1e6 : 0;
-        double per_s = window > 0 ? 1.0 / window : 0;
-        double cpu = lv->cpu_user_s + lv->cpu_sys_s;
-        double cores = lv->wall_s > 0 ? cpu / lv->wall_s : 0;
-        int threads = MAX(lv->threads, 1);
-        /* one loop: its thread is the whole client (loop_cpu_max_s may be left unset) */
-        double loop_max = lv->wall_s > 0 ? (threads > 1 ? lv->loop_cpu_max_s : cpu) / lv->wall_s : 0;
-        bool late = lv->late && (double)lv->late > 0.01 * (double)lv->requests;
-        bool bound = loop_max >= BENCH_CPU_BOUND || hist_percentile(&lv->send_delay, 50) > BENCH_LATE_USEC;
-
+/* The level's own warnings, from its counts and the client's CPU (bench_level_json). */
+static void level_warnings(struct bench_level *lv, int threads, double cores, double loop_max, bool late) {
         if (lv->failed)
                 warn(lv, "%llu of %llu requests failed", (unsigned long long)lv->failed,
                      (unsigned long long)lv->requests);
@@ -738,6 +728,21 @@ json_t *bench_level_json(struct bench_level *lv) {
                      "bottleneck", threads, loop_max * 100);
         if (lv->completed == 0 && lv->requests > 0)
                 warn(lv, "no request completed");
+}
+
+json_t *bench_level_json(struct bench_level *lv) {
+        /* The window of the level: first counted send to last counted completion. */
+        double window = lv->last_done > lv->first_send ? (double)(lv->last_done - lv->first_send) / 1e6 : 0;
+        double per_s = window > 0 ? 1.0 / window : 0;
+        double cpu = lv->cpu_user_s + lv->cpu_sys_s;
+        double cores = lv->wall_s > 0 ? cpu / lv->wall_s : 0;
+        int threads = MAX(lv->threads, 1);
+        /* one loop: its thread is the whole client (loop_cpu_max_s may be left unset) */
+        double loop_max = lv->wall_s > 0 ? (threads > 1 ? lv->loop_cpu_max_s : cpu) / lv->wall_s : 0;
+        bool late = lv->late && (double)lv->late > 0.01 * (double)lv->requests;
+        bool bound = loop_max >= BENCH_CPU_BOUND || hist_percentile(&lv->send_delay, 50) > BENCH_LATE_USEC;
+
+        level_warnings(lv, threads, cores, loop_max, late);
 
         double tpc = lv->chunks ? (double)lv->output_tokens / (double)lv->chunks : 0;
         double achieved = lv->requests > 1 && lv->last_send > lv->first_send

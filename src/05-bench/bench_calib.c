@@ -1,0 +1,332 @@
+/* bench_calib.c -- the bench's calibration and token counting: prompts sized in the server's
+ * own tokens, outputs counted by its /tokenize. */
+#include "05-bench/bench_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "04-gate/detect.h"
+#include "03-io/http.h"
+#include "03-io/openai.h"
+
+/* ---- prompt calibration: input_tokens in the server's own tokens ---------------------- */
+
+/* A calibration request's limit on answers: a token count or a model list is small. */
+#define CALIB_MAX_BODY ((size_t)1 << 20)
+/* Prompts are searched up to this many characters per asked token. */
+#define CALIB_MAX_CHARS_PER_TOKEN 64
+
+/* One JSON request to the server; *ret gets the parsed 2xx body. -EBADMSG for an answer that
+ * is not JSON or not 2xx (*ret_status says which), a transport error as http_run gives it. */
+static int calib_request(struct calib *c, const char *method, const char *path, json_t *body, json_t **ret,
+                         int *ret_status) {
+        struct bench *b = c->b;
+        const char *base = b->t->base_url;
+        size_t blen = strlen(base);
+        while (blen > 0 && base[blen - 1] == '/')
+                blen--;
+        _cleanup_free_ char *url = strdup_printf("%.*s%s", (int)blen, base, path);
+        _cleanup_free_ char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+        if (!url || (body && !text))
+                return -ENOMEM;
+        struct http_request req = {
+                .method = method,
+                .url = url,
+                .body = text,
+                .body_len = text ? strlen(text) : 0,
+                .timeout = b->t->request_timeout ? b->t->request_timeout : BENCH_DEFAULT_TIMEOUT,
+                .max_body = CALIB_MAX_BODY,
+                .should_abort = b->t->should_abort,
+                .abort_userdata = b->t->abort_userdata,
+        };
+        _cleanup_(http_response_release) struct http_response resp;
+        c->requests++;
+        int r = http_run(b->l, &req, USEC_INFINITY, &resp);
+        *ret_status = resp.status;
+        if (r < 0)
+                return r;
+        if (resp.status < 200 || resp.status >= 300 || resp.truncated) {
+                _cleanup_free_ char *m = openai_error_message(buf_str(&resp.body), resp.body.len);
+                _cleanup_free_ char *ex = m ? detect_excerpt(m, strlen(m), 0, sizeof(c->message) - 8) : NULL;
+                c->status = resp.status;
+                snprintf(c->message, sizeof(c->message), "%s", ex ? ex : "");
+                return -EBADMSG;
+        }
+        json_error_t je;
+        *ret = json_loadb(buf_str(&resp.body), resp.body.len, 0, &je);
+        return *ret ? 0 : -EBADMSG;
+}
+
+/* The context a request may use, from /v1/models: vLLM's max_model_len, llama.cpp's
+ * meta.n_ctx (per slot). 0 when the server does not say. */
+int64_t calib_context(struct calib *c) {
+        json_t *o = NULL;
+        int status;
+        if (calib_request(c, "GET", "/v1/models", NULL, &o, &status) < 0)
+                return 0;
+        int64_t ctx = 0;
+        if (openai_models_context_of(o, &ctx) < 0)
+                ctx = 0;
+        json_decref(o);
+        return ctx;
+}
+
+/* usage.prompt_tokens of a one-token answer to text, as the bench would send it. */
+static int calib_usage(struct calib *c, const char *text, int64_t *ret) {
+        struct bench *b = c->b;
+        json_t *body = json_pack("{s:i, s:i, s:b}", "max_tokens", 1, "temperature", 0, "stream", 0);
+        if (!body)
+                return -ENOMEM;
+        if (b->t->model)
+                json_object_set_new(body, "model", json_string(b->t->model));
+        if (b->spec->chat)
+                json_object_set_new(body, "messages", json_pack("[{s:s, s:s}]", "role", "user", "content", text));
+        else
+                json_object_set_new(body, "prompt", json_string(text));
+        json_t *o = NULL;
+        int status;
+        int r = calib_request(c, "POST", b->spec->chat ? "/v1/chat/completions" : "/v1/completions", body, &o, &status);
+        json_decref(body);
+        if (r < 0)
+                return r;
+        json_t *n = json_object_get(json_object_get(o, "usage"), "prompt_tokens");
+        r = json_is_integer(n) && json_integer_value(n) >= 0 ? 0 : -ENODATA;
+        if (r == 0)
+                *ret = json_integer_value(n);
+        json_decref(o);
+        return r;
+}
+
+/* The server's /tokenize count of text alone (no template, no special tokens): 0, -ENODATA
+ * when the answer has no count, -ENOENT without a tokenize path, or as calib_request. */
+static int calib_tokenize(struct calib *c, const char *text, int64_t *ret) {
+        struct bench *b = c->b;
+        const char *path = b->t->profile ? b->t->profile->tokenize_path : NULL;
+        if (!path)
+                return -ENOENT;
+        json_t *body = openai_tokenize_request(text, b->t->model);
+        if (!body)
+                return -ENOMEM;
+        json_t *o = NULL;
+        int status;
+        int r = calib_request(c, "POST", path, body, &o, &status);
+        json_decref(body);
+        if (r == 0) {
+                r = openai_token_count_of(o, ret) < 0 ? -ENODATA : 0;
+                json_decref(o);
+        }
+        return r;
+}
+
+/* The server's token count of text alone (no template, no special tokens). */
+int calib_count(struct calib *c, const char *text, int64_t *ret) {
+        if (strcmp(c->method, "tokenize") == 0) {
+                int r = calib_tokenize(c, text, ret);
+                if (r == 0 || r == -ECANCELED || r == -EINTR || r == -ENOMEM)
+                        return r;
+                c->method = "usage"; /* no tokenizer there after all: learn it from usage */
+        }
+        if (c->template < 0) {
+                int r = calib_usage(c, "", &c->template);
+                if (r < 0)
+                        return r;
+        }
+        int64_t n;
+        int r = calib_usage(c, text, &n);
+        if (r < 0)
+                return r;
+        *ret = n - c->template;
+        return 0;
+}
+
+/* The count of the calibration text of `chars` characters. A prompt the server refuses
+ * (an HTTP error: longer than its context) counts as over any asked length. */
+static int calib_text(struct calib *c, size_t chars, int64_t *ret) {
+        _cleanup_buf_ struct buf t;
+        buf_init(&t, BENCH_MAX_BODY);
+        int r = bench_prompt_chars(c->b->spec->seed, 0, chars, &t);
+        if (r < 0)
+                return r;
+        r = calib_count(c, buf_str(&t), ret);
+        if (r == -EBADMSG && c->template >= 0) {
+                c->refused = true;
+                *ret = INT64_MAX;
+                return 0;
+        }
+        return r;
+}
+
+int refuse(struct bench *b, const char *fmt, ...) {
+        if (b->t->ret_error) {
+                va_list ap;
+                va_start(ap, fmt);
+                char *s = NULL;
+                if (vasprintf(&s, fmt, ap) < 0)
+                        s = NULL;
+                va_end(ap);
+                free(*b->t->ret_error);
+                *b->t->ret_error = s;
+        }
+        return -EMSGSIZE;
+}
+
+/* Finds the prompt length, in characters, that the server counts as `want` tokens: a
+ * bisection on the length of bench_prompt_chars's text, each step one count by the server
+ * (its tokenize endpoint, or usage.prompt_tokens less the template's share). Token counts
+ * grow with the text, one token at a time or nearly; the length kept is the one whose count
+ * is nearest the asked number. */
+static int calib_find(struct calib *c, int64_t want, size_t *ret_chars, int64_t *ret_got) {
+        struct bench *b = c->b;
+        size_t lo = BENCH_PROMPT_PREFIX, hi = (size_t)want * 2;
+        int64_t flo, fhi;
+        int r = calib_text(c, lo, &flo);
+        if (r == -EBADMSG || r == -ENODATA)
+                return refuse(b, "cannot size the prompts: the server answered no token count (%s)",
+                              strcmp(c->method, "tokenize") == 0 ? "tokenize endpoint" : "usage.prompt_tokens");
+        if (r < 0)
+                return r;
+        fhi = flo;
+        if (flo < want) {
+                for (;;) {
+                        if ((r = calib_text(c, hi, &fhi)) < 0)
+                                return r;
+                        if (fhi >= want)
+                                break;
+                        if (hi >= (size_t)want * CALIB_MAX_CHARS_PER_TOKEN || hi * 2 > BENCH_MAX_BODY / 2)
+                                return refuse(b, "cannot size the prompts: %zu characters are still %lld tokens, fewer "
+                                              "than the %lld asked", hi, (long long)fhi, (long long)want);
+                        lo = hi;
+                        flo = fhi;
+                        hi *= 2;
+                }
+                while (hi - lo > 1) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        int64_t f;
+                        if ((r = calib_text(c, mid, &f)) < 0)
+                                return r;
+                        if (f < want) {
+                                lo = mid;
+                                flo = f;
+                        } else {
+                                hi = mid;
+                                fhi = f;
+                        }
+                }
+        }
+        if (flo < want && fhi == INT64_MAX && c->refused)
+                return refuse(b, "the server refuses prompts of %lld tokens (%lld is the longest it took): HTTP %d%s%s",
+                              (long long)want, (long long)flo, c->status, c->message[0] ? ": " : "", c->message);
+        bool take_hi = flo >= want || (fhi != INT64_MAX && llabs(fhi - want) <= llabs(want - flo));
+        *ret_chars = take_hi && flo < want ? hi : lo;
+        *ret_got = take_hi && flo < want ? fhi : flo;
+        return 0;
+}
+
+/* The template's share (usage.prompt_tokens of an empty message), asked once; 0 when the
+ * server does not say. */
+int calib_template(struct calib *c, int64_t *ret) {
+        if (c->template < 0) {
+                int r = calib_usage(c, "", &c->template);
+                if (r < 0 && r != -EBADMSG && r != -ENODATA)
+                        return r;
+        }
+        *ret = c->template > 0 ? c->template : 0;
+        return 0;
+}
+
+/* Sizes the synthetic prompts of n lengths (want[i] tokens -> ret_chars[i] characters,
+ * measured ret_got[i] tokens) and says so in b->wl.calibration: the first length under the
+ * keys it always had, every length under "lengths" when there are several. */
+int calibrate(struct bench *b, struct calib *c, const int64_t *want, size_t n, size_t *ret_chars,
+                     int64_t *ret_got) {
+        int r;
+        for (size_t i = 0; i < n; i++)
+                if ((r = calib_find(c, want[i], &ret_chars[i], &ret_got[i])) < 0)
+                        return r;
+        int64_t tmpl;
+        if ((r = calib_template(c, &tmpl)) < 0)
+                return r;
+        b->wl.calibration = json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:i}", "method", c->method, "input_tokens",
+                                   (json_int_t)want[0], "chars", (json_int_t)ret_chars[0], "measured",
+                                   (json_int_t)ret_got[0], "template_tokens",
+                                   c->template >= 0 ? json_integer(c->template) : json_null(), "context",
+                                   c->context > 0 ? json_integer(c->context) : json_null(), "requests", c->requests);
+        b->cnt.tokenize = strcmp(c->method, "tokenize") == 0; /* the output is counted the same way */
+        if (!b->wl.calibration)
+                return -ENOMEM;
+        if (n > 1) {
+                json_t *a = json_array();
+                if (!a || json_object_set_new(b->wl.calibration, "lengths", a) < 0)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++)
+                        if (json_array_append_new(a, json_pack("{s:I, s:I, s:I}", "input_tokens", (json_int_t)want[i],
+                                                               "chars", (json_int_t)ret_chars[i], "measured",
+                                                               (json_int_t)ret_got[i])) < 0)
+                                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Checks that the longest request, prompt tokens as measured and output as asked, fits the
+ * context the server says a request has. */
+int check_context(struct bench *b, struct calib *c, int64_t prompt, int64_t output) {
+        int64_t tmpl = c->template > 0 ? c->template : 0;
+        if (c->context > 0 && prompt + tmpl + output > c->context)
+                return refuse(b, "the server's context holds %lld tokens per request; a bench request needs %lld "
+                              "(%lld prompt + %lld template + %lld output)",
+                              (long long)c->context, (long long)(prompt + tmpl + output), (long long)prompt,
+                              (long long)tmpl, (long long)output);
+        return 0;
+}
+
+/* ---- the output counted by the server's tokenizer ------------------------------------- */
+
+void counted_clear(struct bench *b) {
+        for (size_t i = 0; i < b->cnt.n_counted; i++)
+                free(b->cnt.counted[i].text);
+        free(b->cnt.counted);
+        b->cnt.counted = NULL;
+        b->cnt.n_counted = 0;
+}
+
+/* A completed counted request waits for its count when the bench counts by /tokenize
+ * (struct counted). */
+int defer_count(struct bench *b, struct breq *q) {
+        if (!b->cnt.tokenize || !q->rec.ok || b->cnt.n_counted >= (size_t)(BENCH_MAX_TOKENIZED / b->th.sh->n) || q->text.len == 0)
+                return 0;
+        struct counted *v = realloc(b->cnt.counted, (b->cnt.n_counted + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        b->cnt.counted = v;
+        char *text = strndup(q->text.data, q->text.len);
+        if (!text)
+                return -ENOMEM;
+        v[b->cnt.n_counted++] = (struct counted){.rec = q->rec, .text = text, .index = q->index, .seq = q->seq};
+        v[b->cnt.n_counted - 1].rec.detail = NULL;
+        return 1;
+}
+
+/* The level's deferred requests, each counted by the server's /tokenize of its streamed
+ * text (as the calibration counts a prompt: no template, no special tokens), then added to
+ * the level. A count that fails leaves that request's chunks as its count. */
+int count_deferred(struct bench *b) {
+        struct calib c = {.b = b, .method = "tokenize", .template = -1};
+        int r = 0;
+        for (size_t i = 0; r >= 0 && i < b->cnt.n_counted; i++) {
+                struct counted *d = &b->cnt.counted[i];
+                int64_t n = 0;
+                int rc = b->cnt.tokenize ? calib_tokenize(&c, d->text, &n) : -ENOENT;
+                if (rc == -ECANCELED || rc == -EINTR || rc == -ENOMEM) {
+                        r = rc;
+                        break;
+                }
+                if (rc < 0)
+                        b->cnt.tokenize = false; /* no count there after all: chunks from now on */
+                d->rec.counted_tokens = rc == 0 && n > 0 ? n : 0;
+                if ((r = bench_level_add(&b->lv, &d->rec)) >= 0)
+                        r = add_sample(b, &d->rec, d->index, d->seq);
+        }
+        counted_clear(b);
+        return r;
+}
