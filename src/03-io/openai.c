@@ -626,8 +626,8 @@ char *openai_error_message(const char *body, size_t len) {
 }
 
 json_t *openai_tokenize_request(const char *text, const char *model) {
-        json_t *body = json_pack("{s:s, s:s, s:b, s:b}", "content", text, "prompt", text, "add_special", 0,
-                                 "add_special_tokens", 0);
+        json_t *body = json_pack("{s:s, s:s, s:b, s:b, s:b}", "content", text, "prompt", text, "add_special", 0,
+                                 "add_special_tokens", 0, "parse_special", 0);
         if (body && model && json_object_set_new(body, "model", json_string(model)) < 0) {
                 json_decref(body);
                 return NULL;

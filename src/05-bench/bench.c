@@ -61,6 +61,9 @@ static int bench_open(struct bench *b) {
         for (size_t i = 0; i < ELEMENTSOF(headers); i++)
                 if (slist_add(&b->headers, headers[i]) < 0)
                         return -ENOMEM;
+        const struct count_rule *rule = b->t->count;
+        b->cnt.rule = rule && rule->tokenizer ? COUNT_TOKENIZER : rule && rule->bytes_per_token > 0 ? COUNT_BYTES
+                                                                                                    : COUNT_NONE;
         int r;
         if ((r = random_hex(b->run_id, (sizeof(b->run_id) - 1) / 2)) < 0)
                 return r;

@@ -1,6 +1,9 @@
 /* bench_calib.c -- the bench's calibration and token counting: prompts sized in the server's
  * own tokens, outputs counted by its /tokenize. */
 #include "05-bench/bench_int.h"
+#include "03-io/tokenizer.h"
+#include "01-base/metrics.h"
+#include <math.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -121,10 +124,31 @@ static int calib_tokenize(struct calib *c, const char *text, int64_t *ret) {
 
 /* The server's token count of text alone (no template, no special tokens). */
 int calib_count(struct calib *c, const char *text, int64_t *ret) {
+        if (strcmp(c->method, "tokenizer") == 0)
+                return tokenizer_count(c->b->t->count->tokenizer, text, strlen(text), ret);
         if (strcmp(c->method, "tokenize") == 0) {
                 int r = calib_tokenize(c, text, ret);
-                if (r == 0 || r == -ECANCELED || r == -EINTR || r == -ENOMEM)
+                if (r == -ECANCELED || r == -EINTR || r == -ENOMEM)
                         return r;
+                if (r == 0 && (c->checked || *ret < CALIB_CHECK_TOKENS))
+                        return 0;
+                if (r == 0) {
+                        /* the server's /tokenize is believed once its usage says the same of
+                         * one text: a /tokenize that says 10x would size every prompt 10x short */
+                        c->checked = true;
+                        c->said_tokenize = *ret;
+                        int64_t u;
+                        if (c->template < 0 && (r = calib_usage(c, "", &c->template)) < 0)
+                                return r;
+                        if ((r = calib_usage(c, text, &u)) < 0)
+                                return r;
+                        c->said_usage = u - c->template;
+                        if (count_agree((uint64_t)MAX(*ret, 0), (uint64_t)MAX(c->said_usage, 0), 1))
+                                return 0;
+                        c->method = "usage";
+                        *ret = c->said_usage;
+                        return 0;
+                }
                 c->method = "usage"; /* no tokenizer there after all: learn it from usage */
         }
         if (c->template < 0) {
@@ -255,6 +279,11 @@ int calibrate(struct bench *b, struct calib *c, const int64_t *want, size_t n, s
         b->cnt.tokenize = strcmp(c->method, "tokenize") == 0; /* the output is counted the same way */
         if (!b->wl.calibration)
                 return -ENOMEM;
+        if (c->checked && json_object_set_new(b->wl.calibration, "tokenize_check",
+                                              json_pack("{s:I, s:I, s:b}", "tokenize", (json_int_t)c->said_tokenize,
+                                                        "usage", (json_int_t)c->said_usage, "agreed",
+                                                        strcmp(c->method, "tokenize") == 0)) < 0)
+                return -ENOMEM;
         if (n > 1) {
                 json_t *a = json_array();
                 if (!a || json_object_set_new(b->wl.calibration, "lengths", a) < 0)
@@ -290,43 +319,148 @@ void counted_clear(struct bench *b) {
         b->cnt.n_counted = 0;
 }
 
-/* A completed counted request waits for its count when the bench counts by /tokenize
- * (struct counted). */
-int defer_count(struct bench *b, struct breq *q) {
-        if (!b->cnt.tokenize || !q->rec.ok || b->cnt.n_counted >= (size_t)(BENCH_MAX_TOKENIZED / b->th.sh->n) || q->text.len == 0)
+/* A completed counted request's output, counted by the sweep's rule as it completes
+ * (rec.counted_tokens set, 0 returned), or, with no rule (this cell's own counts decide),
+ * kept until the level ends (count_deferred; 1 returned). -ENOMEM. */
+int count_output(struct bench *b, struct breq *q) {
+        if (!q->rec.ok)
+                return 0;
+        q->rec.output_bytes = q->text.len;
+        const struct count_rule *rule = b->t->count;
+        if (b->cnt.rule == COUNT_TOKENIZER) {
+                int64_t n = 0;
+                int r = tokenizer_count(rule->tokenizer, q->text.data ? q->text.data : "", q->text.len, &n);
+                if (r < 0)
+                        return r;
+                q->rec.counted_tokens = n;
+                return 0;
+        }
+        if (b->cnt.rule == COUNT_BYTES) {
+                q->rec.counted_tokens = MAX(count_by_bytes(q->text.len, rule->bytes_per_token), 0);
+                return 0;
+        }
+        size_t loops = (size_t)b->th.sh->n;
+        if (b->cnt.n_counted >= BENCH_MAX_DEFERRED / loops)
                 return 0;
         struct counted *v = realloc(b->cnt.counted, (b->cnt.n_counted + 1) * sizeof(*v));
         if (!v)
                 return -ENOMEM;
         b->cnt.counted = v;
-        char *text = strndup(q->text.data, q->text.len);
-        if (!text)
-                return -ENOMEM;
+        char *text = NULL;
+        if (b->cnt.tokenize && q->text.len > 0 && b->cnt.n_texts < BENCH_MAX_TOKENIZED / loops) {
+                if (!(text = strndup(q->text.data, q->text.len)))
+                        return -ENOMEM;
+                b->cnt.n_texts++;
+        }
         v[b->cnt.n_counted++] = (struct counted){.rec = q->rec, .text = text, .index = q->index, .seq = q->seq};
         v[b->cnt.n_counted - 1].rec.detail = NULL;
         return 1;
 }
 
-/* The level's deferred requests, each counted by the server's /tokenize of its streamed
- * text (as the calibration counts a prompt: no template, no special tokens), then added to
- * the level. A count that fails leaves that request's chunks as its count. */
+/* The level's deferred requests (a cell counted by its own counts): each text counted by the
+ * server's /tokenize (as the calibration counts a prompt: no template, no special tokens;
+ * the count's requests never share the server with the load), then the counts that agree
+ * decide (count_decide), and every request is counted so and added to the level. */
 int count_deferred(struct bench *b) {
+        if (b->cnt.n_counted == 0)
+                return 0;
         struct calib c = {.b = b, .method = "tokenize", .template = -1};
+        _cleanup_free_ struct count_request *cr = calloc(b->cnt.n_counted, sizeof(*cr));
+        if (!cr)
+                return -ENOMEM;
         int r = 0;
+        for (size_t i = 0; i < b->cnt.n_counted; i++) {
+                struct counted *d = &b->cnt.counted[i];
+                cr[i] = (struct count_request){.bytes = d->rec.output_bytes, .chunks = d->rec.chunks,
+                                               .usage = d->rec.output_tokens, .tokenize = -1};
+                int64_t n = 0;
+                int rc = b->cnt.tokenize && d->text ? calib_tokenize(&c, d->text, &n) : -ENOENT;
+                if (rc == -ECANCELED || rc == -EINTR || rc == -ENOMEM) {
+                        counted_clear(b);
+                        return rc;
+                }
+                if (rc < 0 && rc != -ENOENT)
+                        b->cnt.tokenize = false; /* no count there after all */
+                if (rc == 0)
+                        cr[i].tokenize = n;
+        }
+        if ((r = count_decide(cr, b->cnt.n_counted, &b->cnt.decision)) < 0) {
+                counted_clear(b);
+                return r;
+        }
+        b->cnt.decided = true;
+        b->lv.count_method = count_source_name(b->cnt.decision.source);
         for (size_t i = 0; r >= 0 && i < b->cnt.n_counted; i++) {
                 struct counted *d = &b->cnt.counted[i];
-                int64_t n = 0;
-                int rc = b->cnt.tokenize ? calib_tokenize(&c, d->text, &n) : -ENOENT;
-                if (rc == -ECANCELED || rc == -EINTR || rc == -ENOMEM) {
-                        r = rc;
-                        break;
-                }
-                if (rc < 0)
-                        b->cnt.tokenize = false; /* no count there after all: chunks from now on */
-                d->rec.counted_tokens = rc == 0 && n > 0 ? n : 0;
+                d->rec.counted_tokens =
+                        MAX(count_request_tokens(&cr[i], b->cnt.decision.source, b->cnt.decision.bytes_per_token), 0);
                 if ((r = bench_level_add(&b->lv, &d->rec)) >= 0)
                         r = add_sample(b, &d->rec, d->index, d->seq);
         }
         counted_clear(b);
         return r;
+}
+
+/* The level's "count" (docs/metrics.md "Output tokens"): how its figures were counted, the
+ * cell's own counts beside the sweep's, and a warning for each that disagrees. */
+int count_level_json(const struct bench *b, json_t *o) {
+        const struct bench_level *lv = &b->lv;
+        const struct count_rule *rule = b->t->count;
+        json_t *c = json_object();
+        if (!c || json_object_set_new(o, "count", c) < 0)
+                return -ENOMEM;
+        json_t *warnings = json_object_get(o, metric_key(METRIC_WARNINGS));
+        const char *how = b->cnt.rule == COUNT_TOKENIZER ? "tokenizer" : b->cnt.rule == COUNT_BYTES ? "bytes" : "own";
+        const char *source = lv->tokenized && lv->count_method ? lv->count_method : "chunks";
+        double bpt = b->cnt.rule == COUNT_BYTES ? rule->bytes_per_token
+                     : b->cnt.rule == COUNT_NONE && b->cnt.decided ? b->cnt.decision.bytes_per_token
+                     : lv->output_tokens > 0 ? (double)lv->output_bytes / (double)lv->output_tokens
+                                             : 0;
+        int r = 0;
+        r |= json_object_set_new(c, "rule", json_string(how));
+        r |= json_object_set_new(c, "source", json_string(source));
+        r |= json_object_set_new(c, "tokens", json_integer((json_int_t)MIN(lv->output_tokens, (uint64_t)INT64_MAX)));
+        r |= json_object_set_new(c, "bytes", json_integer((json_int_t)MIN(lv->output_bytes, (uint64_t)INT64_MAX)));
+        r |= json_object_set_new(c, "chunks", json_integer((json_int_t)MIN(lv->chunks, (uint64_t)INT64_MAX)));
+        r |= json_object_set_new(c, "requests", json_integer((json_int_t)lv->completed));
+        if (bpt > 0 && isfinite(bpt))
+                r |= json_object_set_new(c, "bytes_per_token", json_real(round(bpt * 1000) / 1000));
+        if (b->cnt.rule == COUNT_TOKENIZER && rule->tokenizer_what)
+                r |= json_object_set_new(c, "tokenizer", json_string(rule->tokenizer_what));
+        if (b->cnt.rule == COUNT_BYTES && rule->from[0])
+                r |= json_object_set_new(c, "from", json_string(rule->from));
+        if (b->cnt.rule == COUNT_NONE && b->cnt.decided) {
+                const struct count_decision *d = &b->cnt.decision;
+                r |= json_object_set_new(c, "agreed", json_boolean(d->agreed));
+                json_t *own = json_object();
+                r |= json_object_set_new(c, "own", own);
+                static const enum count_source srcs[] = {COUNT_USAGE, COUNT_TOKENIZE, COUNT_CHUNKS};
+                for (size_t i = 0; own && i < ELEMENTSOF(srcs); i++)
+                        if (d->requests[srcs[i]])
+                                r |= json_object_set_new(own, count_source_name(srcs[i]),
+                                                         json_pack("{s:I, s:I}", "tokens", (json_int_t)d->sum[srcs[i]],
+                                                                   "requests", (json_int_t)d->requests[srcs[i]]));
+                if (!d->agreed && lv->completed)
+                        r |= json_array_append_new(warnings,
+                                                   json_sprintf("this cell's own token counts disagree (usage, /tokenize "
+                                                                "and chunks, as it gave them): counted by the fewest, "
+                                                                "%s; its figures are unverified",
+                                                                count_source_name(d->source)));
+        }
+        json_t *dis = json_array();
+        r |= json_object_set_new(c, "disagree", dis);
+        if (lv->usage_requests && !count_agree(lv->usage_tokens, lv->usage_counted, lv->usage_requests)) {
+                r |= json_array_append_new(dis, json_string("usage"));
+        }
+        if (lv->completed && strcmp(source, "chunks") != 0 && !count_agree(lv->chunks, lv->output_tokens, lv->completed)) {
+                r |= json_array_append_new(dis, json_string("chunks"));
+                r |= json_array_append_new(warnings,
+                                           json_sprintf("its stream carried %.2f tokens per chunk (%llu chunks for %llu "
+                                                        "tokens): chunks are not its tokens, and the figures do not "
+                                                        "count them",
+                                                        lv->chunks ? (double)lv->output_tokens / (double)lv->chunks : 0.0,
+                                                        (unsigned long long)lv->chunks,
+                                                        (unsigned long long)lv->output_tokens));
+        }
+        return r ? -ENOMEM : 0;
 }

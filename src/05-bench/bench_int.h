@@ -41,6 +41,9 @@
  * chunks), and the requests of a level counted that way (later ones count their chunks). */
 #define BENCH_MAX_TEXT ((size_t)1 << 20)
 #define BENCH_MAX_TOKENIZED 4096
+/* Completed requests of a level whose count waits for its end (a cell's own counts, COUNT_NONE):
+ * past it, a request is counted by its chunks as it completes. */
+#define BENCH_MAX_DEFERRED (1 << 18)
 
 struct bench;
 
@@ -190,11 +193,16 @@ struct bench_plan {
         size_t size_c0, size_c1;
 };
 
-/* Output counted by the server's /tokenize (docs/metrics.md "Output tokens"). */
+/* How output tokens are counted (count.h, docs/metrics.md "Output tokens"). */
 struct bench_count {
-        bool tokenize;        /* output counted by the server's /tokenize (the calibration used it) */
-        struct counted *counted; /* this level's completed requests waiting for their count */
-        size_t n_counted;
+        enum count_source rule; /* the sweep's (bench_target.count): COUNT_TOKENIZER or COUNT_BYTES,
+                                 * each request counted as it completes; COUNT_NONE: this cell's
+                                 * own counts, decided at each level's end (count_deferred) */
+        bool tokenize;        /* the server's /tokenize is one of its own counts (calibration found it) */
+        struct counted *counted; /* COUNT_NONE: this level's completed requests waiting for their count */
+        size_t n_counted, n_texts; /* ... and those of them whose text is kept for /tokenize */
+        bool decided;         /* COUNT_NONE: the level's decision, once made */
+        struct count_decision decision;
 };
 
 /* The checks under load and the eval's questions (bench_target.checks, eval_checks). */
@@ -288,7 +296,7 @@ static inline double ms(usec_t u) {
  * 1 when deferred, 0 when it is counted now by its chunks, -ENOMEM. */
 struct counted {
         struct bench_record rec;
-        char *text;
+        char *text;           /* NULL: not kept (no /tokenize, or past BENCH_MAX_TOKENIZED) */
         uint64_t index, seq;
 };
 
@@ -308,7 +316,11 @@ struct calib {
         bool refused;         /* the server refused a prompt as too long */
         int status;           /* the last error status, and its message */
         char message[160];
+        bool checked;         /* the server's /tokenize was checked against its usage, which said: */
+        int64_t said_tokenize, said_usage;
 };
+/* The text of that check: the first counted at CALIB_CHECK_TOKENS tokens or more. */
+#define CALIB_CHECK_TOKENS 16
 
 /* bench_request.c (each function's comment is at its definition) */
 void breq_free(struct breq *q);
@@ -339,7 +351,8 @@ void loop_release(struct bench *w);
 int run_level(struct bench *b, int concurrency, double rate, json_t *levels);
 
 /* bench_calib.c (each function's comment is at its definition) */
-int defer_count(struct bench *b, struct breq *q);
+int count_output(struct bench *b, struct breq *q);
+int count_level_json(const struct bench *b, json_t *o);
 int64_t calib_context(struct calib *c);
 int calib_count(struct calib *c, const char *text, int64_t *ret);
 int refuse(struct bench *b, const char *fmt, ...) _printf_(2, 3);

@@ -487,6 +487,8 @@ static int level_setup(struct bench *w, struct bench *b, int shard, int concurre
         const struct bench_spec *spec = b->spec;
         int n = b->th.level.n;
         int r = bench_level_init(&w->lv, concurrency, rate);
+        w->lv.count_method = w->cnt.rule != COUNT_NONE ? count_source_name(w->cnt.rule) : NULL;
+        w->cnt.decided = false;
         if (r < 0)
                 return r;
         w->th.sh = &b->th.level;
@@ -514,6 +516,7 @@ static int level_setup(struct bench *w, struct bench *b, int shard, int concurre
         w->prompt_index = b->prompt_index + (uint64_t)shard;
         w->wl = b->wl; /* the plan, borrowed (its calibration and workload are loop 0's to free) */
         w->cnt.tokenize = b->cnt.tokenize;
+        w->cnt.rule = b->cnt.rule;
         w->stopped = NULL;
         w->error = 0;
         w->th.result = 0;
@@ -789,6 +792,10 @@ static int level_report(struct bench *b, json_t *levels, json_t **under_load, js
         json_t *o = bench_level_json(&b->lv);
         json_decref(b->lv.sessions);
         b->lv.sessions = NULL;
+        if (o && count_level_json(b, o) < 0) {
+                json_decref(o);
+                o = NULL;
+        }
         if (o && b->stopped &&
             json_array_append_new(json_object_get(o, metric_key(METRIC_WARNINGS)),
                                   json_sprintf("stopped early: %s; %llu in flight cancelled, %llu not sent, no "

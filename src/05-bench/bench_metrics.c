@@ -492,10 +492,11 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
         hist_record(&lv->ttft, ttft);
         hist_record(&lv->e2e, e2e);
         /* gauntlet's count, never the server's word (docs/metrics.md "Output tokens") */
-        uint64_t out = MAX(rec->counted_tokens > 0 ? (uint64_t)rec->counted_tokens : 0, (uint64_t)rec->chunks);
+        uint64_t out = rec->counted_tokens > 0 ? (uint64_t)rec->counted_tokens : (uint64_t)rec->chunks;
         if (rec->counted_tokens > 0)
                 lv->tokenized++;
         lv->output_tokens += out;
+        lv->output_bytes += rec->output_bytes;
         lv->chunks += rec->chunks;
         if (rec->output_tokens >= 0) {
                 uint64_t u = (uint64_t)rec->output_tokens;
@@ -589,6 +590,7 @@ int bench_level_merge(struct bench_level *lv, const struct bench_level *from) {
         }
         lv->chunks += from->chunks;
         lv->tokenized += from->tokenized;
+        lv->output_bytes += from->output_bytes;
         lv->usage_requests += from->usage_requests;
         lv->usage_tokens = lv->usage_tokens > UINT64_MAX - from->usage_tokens ? UINT64_MAX
                                                                               : lv->usage_tokens + from->usage_tokens;
@@ -696,6 +698,21 @@ int bench_level_vllm(const struct bench_level *lv, json_t *o) {
 }
 
 /* The level's own warnings, from its counts and the client's CPU (bench_level_json). */
+/* How the level's counted requests were counted, in words (count_method is a count.h source). */
+static const char *count_method_words(const char *m) {
+        if (!m)
+                return "one per streamed chunk";
+        if (strcmp(m, "tokenizer") == 0)
+                return "the model's tokenizer";
+        if (strcmp(m, "bytes") == 0)
+                return "the sweep's bytes per token";
+        if (strcmp(m, "usage") == 0)
+                return "its usage, which its other counts confirmed";
+        if (strcmp(m, "tokenize") == 0)
+                return "its /tokenize of the streamed text";
+        return "one per streamed chunk";
+}
+
 static void level_warnings(struct bench_level *lv, int threads, double cores, double loop_max, bool late) {
         if (lv->failed)
                 warn(lv, "%llu of %llu requests failed", (unsigned long long)lv->failed,
@@ -712,7 +729,7 @@ static void level_warnings(struct bench_level *lv, int threads, double cores, do
                      "output tokens, gauntlet counted %llu (%s)%s; the figures use gauntlet's count",
                      (unsigned long long)lv->usage_disagree, (unsigned long long)lv->usage_requests,
                      (unsigned long long)lv->usage_tokens, (unsigned long long)lv->usage_counted,
-                     lv->tokenized ? "the server's /tokenize of the streamed text" : "one per streamed chunk",
+                     lv->tokenized ? count_method_words(lv->count_method) : "one per streamed chunk",
                      over ? over : "");
         }
         if (late)
@@ -817,7 +834,8 @@ json_t *bench_level_json(struct bench_level *lv) {
         json_object_set_new(cpu_o, metric_key(METRIC_CPU_BOUND), json_boolean(bound));
         json_object_set_new(o, metric_key(METRIC_USAGE_CHECK),
                             json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", metric_key(METRIC_USAGE_METHOD),
-                                      lv->tokenized ? "tokenize" : "chunks", metric_key(METRIC_USAGE_TOKENIZED),
+                                      lv->tokenized && lv->count_method ? lv->count_method : "chunks",
+                                      metric_key(METRIC_USAGE_TOKENIZED),
                                       (json_int_t)lv->tokenized, metric_key(METRIC_USAGE_REQUESTS),
                                       (json_int_t)lv->usage_requests, metric_key(METRIC_USAGE_TOKENS),
                                       (json_int_t)MIN(lv->usage_tokens, (uint64_t)INT64_MAX),

@@ -163,9 +163,12 @@ struct bench_record {
         double t_prompt_n, t_prompt_ms, t_predicted_n, t_predicted_ms, t_predicted_per_token_ms;
         double t_cache_n;       /* -1 when the timings did not say */
         int64_t output_tokens;  /* usage.completion_tokens, the server's word; -1 when it sent none */
-        int64_t counted_tokens; /* gauntlet's count of the output by the server's /tokenize (see
-                                 * bench_run), 0 when not counted that way: the count is then
-                                 * the chunks. The figures use max(this, chunks), never usage */
+        int64_t counted_tokens; /* the sweep's count of the output (count.h: the model's tokenizer,
+                                 * bytes per token, or the cell's own counts that agree), 0 when
+                                 * not counted so: the count is then the chunks. The figures use
+                                 * it, never usage alone */
+        uint64_t output_bytes;  /* the streamed content and reasoning, in bytes (as kept: up to
+                                 * BENCH_MAX_TEXT) */
         int64_t prompt_tokens;  /* usage.prompt_tokens; -1 when absent */
         int32_t session;        /* multi_turn: the session's index in the level (counted ones
                                  * from 0), -1 for a request of no session */
@@ -195,8 +198,12 @@ struct bench_level {
                                     * first send */
         uint64_t good;             /* completed requests meeting every SLO set */
         uint64_t good_tokens;      /* their output tokens */
-        uint64_t output_tokens;    /* over completed requests, gauntlet's count: max(counted_tokens,
-                                    * chunks) of each (docs/metrics.md "Output tokens") */
+        uint64_t output_tokens;    /* over completed requests, gauntlet's count: counted_tokens of
+                                    * each, or its chunks when it was not counted (docs/metrics.md
+                                    * "Output tokens") */
+        uint64_t output_bytes;     /* their output_bytes */
+        const char *count_method;  /* how counted_tokens were counted (count.h source names; static);
+                                    * NULL: by chunks */
         uint64_t prompt_tokens;    /* over completed requests that reported it */
         uint64_t prompt_count;     /* how many did */
         int64_t prompt_min, prompt_max;  /* over them; -1 when none */
@@ -206,7 +213,7 @@ struct bench_level {
                                                * tokens) exceeds ..."); "" when none failed */
         usec_t first_error_at;     /* when that request ended (bench_level_merge keeps the earliest) */
         uint64_t chunks;           /* content chunks over completed requests */
-        uint64_t tokenized;        /* completed requests counted by /tokenize (subset of completed) */
+        uint64_t tokenized;        /* completed requests with counted_tokens (subset of completed) */
         int max_tokens;            /* the max_tokens each request asked for; 0: unknown */
         uint64_t usage_requests;   /* completed requests that reported usage.completion_tokens */
         uint64_t usage_tokens;     /* what their usage said, summed (saturating) */

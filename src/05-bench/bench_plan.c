@@ -633,7 +633,10 @@ static int plan_describe(struct bench *b, json_t *work) {
 int plan_build(struct bench *b) {
         const struct bench_spec *spec = b->spec;
         const struct bench_target *t = b->t;
-        struct calib c = {.b = b, .method = t->profile && t->profile->tokenize_path ? "tokenize" : "usage",
+        struct calib c = {.b = b,
+                          .method = t->count && t->count->tokenizer              ? "tokenizer"
+                                    : t->profile && t->profile->tokenize_path ? "tokenize"
+                                                                              : "usage",
                           .template = -1};
         enum dataset_kind kind = spec->dataset.kind;
         json_t *work = b->wl.workload = json_object();

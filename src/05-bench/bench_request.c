@@ -211,7 +211,7 @@ int add_sample(struct bench *b, const struct bench_record *r, uint64_t index, ui
                 b->samples.full = true;
                 return 0;
         }
-        int64_t out = MAX(r->counted_tokens, (int64_t)r->chunks); /* gauntlet's count, as the level's */
+        int64_t out = r->counted_tokens > 0 ? r->counted_tokens : (int64_t)r->chunks; /* as the level's */
         json_t *o = json_pack("{s:i, s:I, s:b, s:f, s:f, s:f, s:I, s:I, s:I}",
                               "concurrency", b->lv.concurrency,
                               "index", (json_int_t)(index - (uint64_t)b->spec->warmup),
@@ -369,7 +369,7 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
                         atomic_fetch_add_explicit(&b->th.sh->failed, 1, memory_order_relaxed);
                 int r = q->rec.ok && !q->warmup ? judge_output(b, q) : 0;
                 if (r >= 0)
-                        r = defer_count(b, q);
+                        r = count_output(b, q);
                 if (r == 0 && (r = bench_level_add(&b->lv, &q->rec)) >= 0)
                         r = add_sample(b, &q->rec, q->index, q->seq);
                 if (r < 0 && !b->error)

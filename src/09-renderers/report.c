@@ -562,7 +562,70 @@ char *report_usage_note(const struct report_cell *c) {
                         r = buf_printf(&b, "), gauntlet counted %lld",
                                        (long long)json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_COUNTED))));
         }
+        /* how its tokens were counted, where its own counts disagree with that (count.h) */
+        json_t *first = json_array_get(c->bench, 0), *cnt = json_object_get(first, "count");
+        json_t *dis = json_object_get(cnt, "disagree");
+        const char *rule = json_string_value(json_object_get(cnt, "rule"));
+        if (r >= 0 && rule && strcmp(rule, "own") == 0 && json_is_false(json_object_get(cnt, "agreed")))
+                r = buf_printf(&b, "%sits own token counts disagree (usage, /tokenize, chunks): counted by the fewest, %s",
+                               b.len ? "; " : "", json_string_value(json_object_get(cnt, "source")));
+        size_t i;
+        json_t *what;
+        json_array_foreach(dis, i, what) {
+                if (r < 0 || !json_is_string(what) || strcmp(json_string_value(what), "chunks") != 0)
+                        continue;
+                json_int_t tokens = json_integer_value(json_object_get(cnt, "tokens"));
+                json_int_t chunks = json_integer_value(json_object_get(cnt, "chunks"));
+                r = buf_printf(&b, "%sits stream carried %.2f tokens per chunk: chunks are not its tokens, the figures "
+                               "do not count them", b.len ? "; " : "", chunks > 0 ? (double)tokens / (double)chunks : 0.0);
+        }
         return r < 0 || b.len == 0 ? NULL : strdup(buf_str(&b));
+}
+
+char *report_count_summary(const struct report_view *v) {
+        const struct report_cell *from = NULL;
+        json_t *rule_cnt = NULL;
+        size_t own = 0, counted = 0, unverified = 0;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                json_t *cnt = json_object_get(json_array_get(c->bench, 0), "count");
+                const char *rule = json_string_value(json_object_get(cnt, "rule"));
+                if (!rule)
+                        continue;
+                counted++;
+                if (strcmp(rule, "tokenizer") == 0 || strcmp(rule, "bytes") == 0) {
+                        if (!rule_cnt)
+                                rule_cnt = cnt;
+                } else {
+                        own++;
+                        if (json_is_true(json_object_get(cnt, "agreed")) && (!from || c->started_wall < from->started_wall))
+                                from = c;
+                        else if (!json_is_true(json_object_get(cnt, "agreed")))
+                                unverified++;
+                }
+        }
+        if (counted == 0)
+                return NULL;
+        const char *rule = json_string_value(json_object_get(rule_cnt, "rule"));
+        char *s;
+        if (rule && strcmp(rule, "tokenizer") == 0)
+                s = strdup_printf("counted by the model's tokenizer, %s",
+                                  json_string_value(json_object_get(rule_cnt, "tokenizer")) ?: "?");
+        else if (rule)
+                s = strdup_printf("counted by bytes per token, %.3f, as the own counts of cell %s agreed (no tokenizer "
+                                  "file gauntlet can read)",
+                                  json_number_value(json_object_get(rule_cnt, "bytes_per_token")),
+                                  json_string_value(json_object_get(rule_cnt, "from")) ?: "?");
+        else
+                s = strdup_printf("counted by each cell's own counts that agree (usage, /tokenize, chunks)");
+        if (s && unverified) {
+                char *t = strdup_printf("%s; %zu cell%s counted before the rule was set had own counts that disagree "
+                                        "(counted by the fewest)",
+                                        s, unverified, unverified == 1 ? "" : "s");
+                free(s);
+                s = t;
+        }
+        return s;
 }
 
 /* "42.5%"; nothing for no number, and for one outside 0..1 (a journal written before such

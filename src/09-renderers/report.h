@@ -352,6 +352,10 @@ char *report_sla_text(const struct report_view *v, const struct report_cell *c);
  * max_tokens), gauntlet counted 64". NULL when no level did (or out of memory); caller
  * frees; raw: escape it. */
 char *report_usage_note(const struct report_cell *c);
+/* How the view's output tokens were counted (count.h): the model's tokenizer, the sweep's
+ * bytes per token and the cell that set it, or each cell's own counts; and the cells whose
+ * own counts disagreed before a rule was set. NULL when no cell says (older journals). */
+char *report_count_summary(const struct report_view *v);
 /* "probes: long-context pass (165 prompt tokens (64% of 256, ...), ...), sampling/ok pass (right
  * in 5 of 5 ...), ..." for a cell whose checks include probes (docs/checks.md "Probes"; the
  * controls left out), else NULL (also on ENOMEM). Unescaped: server text is in it. */

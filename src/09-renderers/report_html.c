@@ -556,6 +556,12 @@ static void put_header(struct page *p, const struct ctx *x, const struct group *
                         put(p, ": their ranges over the repeats overlap; named: the closest to the engine's defaults.</span>");
                 }
                 put(p, "</p>\n");
+                _cleanup_free_ char *tokens = x->by_bench ? report_count_summary(v) : NULL;
+                if (tokens) {
+                        put(p, "<p class=\"note\">Tokens ");
+                        esc(p, tokens);
+                        put(p, ".</p>\n");
+                }
         }
         put(p, "</div>\n<ul class=\"counts\">");
         for (int k = 0; k < _VERDICT_MAX; k++) {

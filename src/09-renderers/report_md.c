@@ -116,6 +116,10 @@ int report_markdown(const struct report_view *v, struct buf *out) {
         if (eval_summary && ((r = buf_puts(out, "Eval: ")) < 0 || (r = report_escape_markdown(out, eval_summary, 0)) < 0 ||
                              (r = buf_puts(out, ".\n\n")) < 0))
                 return r;
+        _cleanup_free_ char *tokens = report_count_summary(v);
+        if (tokens && ((r = buf_puts(out, "Tokens: ")) < 0 || (r = report_escape_markdown(out, tokens, 0)) < 0 ||
+                       (r = buf_puts(out, ".\n\n")) < 0))
+                return r;
         _cleanup_free_ char *search_summary = report_search_summary(v);
         if (search_summary && ((r = buf_puts(out, "Search: ")) < 0 ||
                                (r = report_escape_markdown(out, search_summary, 0)) < 0 || (r = buf_puts(out, ".\n\n")) < 0))

@@ -194,6 +194,10 @@ int report_text(const struct report_view *v, const struct report_text_options *o
                 if (probes_shown && r >= 0)
                         r = buf_printf(out, "%s: %s\n", v->cells[i].id, probes_shown);
         }
+        _cleanup_free_ char *tokens = report_count_summary(v);
+        _cleanup_free_ char *tokens_shown = tokens ? escaped_text(tokens, 0) : NULL;
+        if (r >= 0 && tokens_shown)
+                r = buf_printf(out, "tokens: %s\n", tokens_shown);
         _cleanup_free_ char *eval = report_eval_summary(v);
         _cleanup_free_ char *eval_shown = eval ? escaped_text(eval, 0) : NULL;
         if (r >= 0 && eval_shown)

@@ -33,7 +33,11 @@ SH
 chmod +x "$tmp/bin/llama-server"
 export PATH="$tmp/bin:$PATH"
 
-cat >"$tmp/m.yaml" <<YAML
+matrix() { # file, then the stream values in the order to run them
+        local f=$1
+        shift
+        {
+                cat <<YAML
 engine: llama.cpp
 model: $tmp/no-such-model.gguf
 startup_timeout: 20s
@@ -42,26 +46,70 @@ stop_timeout: 5s
 checks:
   - {name: ok, prompt: "Reply with exactly: OK", expect: {equals: OK}}
 probes: {long_context: false, sampling: false, multi_turn: false}
+strategy: grid
 axes:
   stream:
     flag: --stream
     values:
-      - {name: chunk8, args: [--tokens-per-chunk, "8", --token-delay-ms, "1.0"]}
-      - {name: chars, args: [--chunk-chars, --token-delay-ms, "2.0"]}
-      - {name: liar, args: [--tokenize-scale, "10", --token-delay-ms, "2.0"]}
-      - {name: plain, args: [--token-delay-ms, "2.0"]}
-bench: {concurrency: [1], input_tokens: 64, output_tokens: 64, requests: 8, warmup: 1}
-objective: output_tokens_per_s@1
 YAML
-"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>&1 || true
-cat "$tmp/out"
-[ -n "${KEEP_JSON:-}" ] && cp "$tmp/j.db" "$KEEP_JSON"
-"$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json" || fail "report failed"
-cell() { jq -r --arg s "$1" ".cells[] | select(.axes.stream == \$s) | $2" "$tmp/r.json"; }
-for s in chunk8 chars liar plain; do
-        [ "$(cell $s .verdict)" = pass ] || fail "cell $s: $(cell $s '"\(.verdict) \(.cause) \(.evidence)"')"
-        echo "$s: $(cell $s '.levels[0] | "\(.output_tokens_per_s) tok/s, counted \(.output_tokens) usage \(.usage_check.usage_tokens)"')"
-done
-best=$(jq -r .best "$tmp/r.json")
-[ "$best" = "$(cell chunk8 .id)" ] || fail "best is $best, not chunk8 (the truly fastest)"
+                for v in "$@"; do
+                        case $v in
+                        chunk8) echo '      - {name: chunk8, args: [--tokens-per-chunk, "8", --token-delay-ms, "1.0"]}' ;;
+                        chars) echo '      - {name: chars, args: [--chunk-chars, --token-delay-ms, "2.0"]}' ;;
+                        liar) echo '      - {name: liar, args: [--tokenize-scale, "10", --token-delay-ms, "2.0"]}' ;;
+                        plain) echo '      - {name: plain, args: [--token-delay-ms, "2.0"]}' ;;
+                        esac
+                done
+                echo 'bench: {concurrency: [1], input_tokens: 64, output_tokens: 64, requests: 8, warmup: 1}'
+                echo 'objective: output_tokens_per_s@1'
+        } >"$f"
+}
+
+sweep() { # name, then the order
+        local name=$1
+        shift
+        matrix "$tmp/$name.yaml" "$@"
+        "$GAUNTLET" run "$tmp/$name.yaml" --journal "$tmp/$name.db" >"$tmp/$name.out" 2>&1 || true
+        cat "$tmp/$name.out"
+        "$GAUNTLET" report --format json "$tmp/$name.db" >"$tmp/$name.json" || fail "$name: report failed"
+        "$GAUNTLET" report "$tmp/$name.db" >"$tmp/$name.txt" || fail "$name: text report failed"
+        local first=$1 s best
+        cell() { jq -r --arg s "$1" ".cells[] | select(.axes.stream == \$s) | $2" "$tmp/$name.json"; }
+        for s in chunk8 chars liar plain; do
+                [ "$(cell $s .verdict)" = pass ] || fail "$name: cell $s: $(cell $s '"\(.verdict) \(.cause) \(.evidence)"')"
+                echo "$name $s: $(cell $s '.bench[0] | "\(.output_throughput) tok/s, \(.count.tokens) tokens by \(.count.rule)/\(.count.source), usage \(.usage_check.usage_tokens), \(.count.chunks) chunks"')"
+                # the figure counts what usage (the truth of these servers) says, whatever the chunks or /tokenize
+                cell $s '.bench[0] | (.count.tokens - .usage_check.usage_tokens) | fabs <= 8' | grep -qx true ||
+                        fail "$name: cell $s counted $(cell $s '.bench[0].count.tokens') tokens, usage says $(cell $s '.bench[0].usage_check.usage_tokens')"
+                # its prompts are the same length as every other cell's (the liar's /tokenize sized nothing)
+                cell $s '.bench[0].prompt_tokens_per_request.mean >= 60' | grep -qx true ||
+                        fail "$name: cell $s's prompts were $(cell $s '.bench[0].prompt_tokens_per_request.mean') tokens, 64 asked"
+        done
+        # the first cell's own counts agreed and set the rule; every other is counted by it
+        [ "$(cell "$first" '.bench[0].count | "\(.rule) \(.agreed)"')" = "own true" ] ||
+                fail "$name: the first cell ($first): $(cell "$first" '.bench[0].count')"
+        for s in chunk8 chars liar plain; do
+                [ "$s" = "$first" ] && continue
+                [ "$(cell $s '.bench[0].count | "\(.rule) \(.from)"')" = "bytes $(cell "$first" .id)" ] ||
+                        fail "$name: cell $s: $(cell $s '.bench[0].count')"
+        done
+        # what disagreed is said: the chunks of chunk8 and chars, the liar's /tokenize
+        cell chars '.bench[0].count.disagree | index("chunks") != null' | grep -qx true || fail "$name: chars's chunks not said"
+        cell chars '.bench[0].warnings | any(test("tokens per chunk"))' | grep -qx true || fail "$name: no chunk warning for chars"
+        cell chunk8 '.bench[0].count.disagree | index("chunks") != null' | grep -qx true || fail "$name: chunk8's chunks not said"
+        if [ "$first" = liar ]; then # its usage and chunks agreed; its /tokenize was caught at calibration
+                [ "$(cell liar '.bench[0].count | "\(.source) \(.agreed)"')" = "usage true" ] ||
+                        fail "$name: the liar's own count: $(cell liar '.bench[0].count')"
+        fi
+        cell liar '.bench[0].prompt_calibration.tokenize_check.agreed' | grep -qx false ||
+                fail "$name: the liar's /tokenize was believed for the prompts: $(cell liar '.bench[0].prompt_calibration')"
+        # the truly fastest is named best
+        best=$(jq -r .best "$tmp/$name.json")
+        [ "$best" = "$(cell chunk8 .id)" ] || fail "$name: best is $best, not chunk8 (the truly fastest)"
+        grep -q "counted by" "$tmp/$name.txt" || fail "$name: the text report does not say how tokens were counted"
+}
+
+sweep honest-first chunk8 chars liar plain
+# the first cell a liar, then the per-character one: neither sets a wrong rule
+sweep liar-first liar chars plain chunk8
 echo ok
