@@ -88,11 +88,15 @@ int count_decide(const struct count_request *r, size_t n, struct count_decision 
                 if (d.source == COUNT_NONE)
                         d.source = COUNT_CHUNKS;
         }
+        /* bytes per token of the text as streamed: by the count of that text (/tokenize, then
+         * the chunks) where it agrees with another; usage also counts what the stream does
+         * not show (the end-of-generation token, tags a reasoning parser took out) */
+        enum count_source text = ut || tc ? COUNT_TOKENIZE : uc || tc ? COUNT_CHUNKS : d.source;
         uint64_t bytes = 0;
         for (size_t i = 0; i < n; i++)
-                if (own(&r[i], d.source) >= 0)
+                if (own(&r[i], text) >= 0)
                         bytes += r[i].bytes;
-        d.bytes_per_token = d.sum[d.source] > 0 ? (double)bytes / (double)d.sum[d.source] : 0;
+        d.bytes_per_token = d.sum[text] > 0 ? (double)bytes / (double)d.sum[text] : 0;
         *ret = d;
         return 0;
 }

@@ -64,7 +64,9 @@ bool count_agree(uint64_t a, uint64_t b, uint64_t requests);
 struct count_decision {
         enum count_source source; /* the count the cell's figures use */
         bool agreed;              /* source agrees with another of its counts */
-        double bytes_per_token;   /* of the requests source counts; 0 when it counted none */
+        double bytes_per_token;   /* of the streamed text: its bytes over the count of that text
+                                     (/tokenize, then chunks, where it agrees with another; else
+                                     source's); 0 when none was counted */
         /* per source: the tokens it counted and the requests it counted them in */
         uint64_t sum[_COUNT_MAX];
         uint64_t requests[_COUNT_MAX];

@@ -92,11 +92,30 @@ static void test_missing_usage(void **state) {
         fill(r, N, 64, 1, 64, -1);
         r[5].usage = -1;
         r[5].bytes = 120;
+        r[5].chunks = 20;
         struct count_decision d;
         assert_int_equal(count_decide(r, N, &d), 0);
         assert_int_equal(d.source, COUNT_USAGE);
         assert_int_equal(d.requests[COUNT_USAGE], N - 1);
         assert_int_equal(count_request_tokens(&r[5], d.source, d.bytes_per_token), 20);
+}
+
+/* usage counts what the stream does not show (llama.cpp: the <think> tags its parser takes
+ * out): the bytes per token are the streamed text's, by its /tokenize */
+static void test_bytes_of_the_text(void **state) {
+        (void)state;
+        struct count_request r[N];
+        for (size_t i = 0; i < N; i++)
+                r[i] = (struct count_request){.bytes = 62, .chunks = 62, .usage = 64, .tokenize = 62};
+        struct count_decision d;
+        assert_int_equal(count_decide(r, N, &d), 0);
+        assert_int_equal(d.source, COUNT_USAGE);
+        assert_true(fabs(d.bytes_per_token - 1.0) < 1e-9);
+        /* without /tokenize, the chunks that agree with usage */
+        for (size_t i = 0; i < N; i++)
+                r[i].tokenize = -1;
+        assert_int_equal(count_decide(r, N, &d), 0);
+        assert_true(fabs(d.bytes_per_token - 1.0) < 1e-9);
 }
 
 static void test_tolerance(void **state) {
@@ -119,6 +138,7 @@ int main(void) {
                 cmocka_unit_test(test_per_character),
                 cmocka_unit_test(test_lying_tokenize),
                 cmocka_unit_test(test_missing_usage),
+                cmocka_unit_test(test_bytes_of_the_text),
                 cmocka_unit_test(test_tolerance),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

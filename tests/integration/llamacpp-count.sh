@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# llamacpp-count.sh -- the sweep's one token count on the real llama-server (issue #32 item 1;
+# skipped, by name, without one): testbed/model.gguf swept
+#   (a) as the matrix is, two cells (--reasoning-format auto and none: the second streams the
+#       <think></think> tags as text): the model's GGUF is found from `model:` and counts
+#       every output, and sizes the prompts;
+#   (b) with `tokenizer: none`, two cells that differ in threads (-t 1, 2): the first cell's
+#       own counts (usage, /tokenize, chunks) agree and set bytes per token, by which the
+#       second is counted.
+# An honest server's figures are its usage, within the slack docs/metrics.md explains (its
+# usage counts the end-of-generation token; here every request runs to max_tokens with
+# ignore_eos, so none is missing). Prints each level's counts for docs/metrics.md.
+. "$SRCDIR/tests/lib.sh"
+need_llama_server
+command -v jq >/dev/null || fail "jq is needed"
+bindir=$(dirname "$LLAMA_SERVER")
+matrix() { # file extra-lines
+        cat >"$1" <<YAML
+engine: llama.cpp
+model: $SRCDIR/testbed/model.gguf
+args: [-np, "2", -c, "1024"]
+${2:-}
+startup_timeout: 60s
+request_timeout: 60s
+stop_timeout: 5s
+checks:
+  - {name: ok, prompt: "Reply with exactly: OK", expect: {equals: OK}}
+probes: false
+bench: {concurrency: [1, 2], input_tokens: 32, output_tokens: 64, requests: 8, warmup: 1}
+objective: output_tokens_per_s@2
+YAML
+}
+sweep() { # name extra-line
+        matrix "$tmp/$1.yaml" "${2:-}"
+        PATH="$bindir:$PATH" "$GAUNTLET" run "$tmp/$1.yaml" --journal "$tmp/$1.db" >"$tmp/$1.out" 2>&1 ||
+                { cat "$tmp/$1.out"; fail "$1: the sweep failed"; }
+        "$GAUNTLET" report --format json "$tmp/$1.db" >"$tmp/$1.json"
+        jq -r '.cells[] | (.axes | to_entries | map(.value) | join(",")) as $r | .bench[] | "'"$1"' \($r)@\(.concurrency): \(.count.rule)/\(.count.source) \(.count.tokens) tokens, usage \(.usage_check.usage_tokens), \(.count.chunks) chunks, \(.count.bytes) bytes, \(.output_tokens_per_s) tok/s"' \
+                "$tmp/$1.json" >&2
+        [ "$(jq '[.cells[] | select(.verdict == "pass")] | length' "$tmp/$1.json")" = 2 ] ||
+                fail "$1: $(jq -c '[.cells[] | [.verdict, .cause, .evidence]]' "$tmp/$1.json")"
+        # equal to the honest server's usage within a token a request and 5%
+        jq -e '[.cells[].bench[] | (.count.tokens - .usage_check.usage_tokens | fabs) <= ([.count.requests, .count.tokens / 20] | max)] | all' \
+                "$tmp/$1.json" >/dev/null || fail "$1: a count is off its usage: $(jq -c '[.cells[].bench[] | .count]' "$tmp/$1.json")"
+}
+axis_reasoning=$'axes:\n  reasoning:\n    flag: --reasoning-format\n    values: [auto, none]\n'
+axis_threads=$'axes:\n  threads:\n    flag: -t\n    values: ["1", "2"]\n'
+sweep found "$axis_reasoning"
+jq -e '[.cells[].bench[] | .count.rule == "tokenizer" and (.count.tokenizer | test("GGUF llama"))] | all' "$tmp/found.json" >/dev/null ||
+        fail "found: not counted by the GGUF: $(jq -c '[.cells[].bench[].count]' "$tmp/found.json")"
+jq -e '.tokens_counted_by | test("model.s tokenizer, GGUF llama")' "$tmp/found.json" >/dev/null ||
+        fail "found: the report says $(jq .tokens_counted_by "$tmp/found.json")"
+jq -e '[.cells[].bench[] | .prompt_calibration.method == "tokenizer"] | all' "$tmp/found.json" >/dev/null ||
+        fail "found: prompts not sized by the tokenizer: $(jq -c '[.cells[].bench[].prompt_calibration]' "$tmp/found.json")"
+sweep none "tokenizer: none
+$axis_threads"
+first=$(jq -r '[.cells[] | select(.bench[0].count.rule == "own")][0].id' "$tmp/none.json")
+[ -n "$first" ] && [ "$first" != null ] || fail "none: no cell set the rule: $(jq -c '[.cells[].bench[].count]' "$tmp/none.json")"
+jq -e --arg f "$first" '[.cells[] | select(.id != $f) | .bench[].count | .rule == "bytes" and .from == $f] | all' "$tmp/none.json" \
+        >/dev/null || fail "none: $(jq -c '[.cells[].bench[].count]' "$tmp/none.json")"
+echo ok
