@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "05-bench/bench.h"
+#include "03-io/tokenizer.h"
 #include "02-text/secrets.h"
 #include "02-text/text.h"
 #include "09-renderers/report.h"
@@ -48,6 +49,7 @@ enum {
         OPT_TRACE_SPEED,
         OPT_TRACE_BLOCK_SIZE,
         OPT_TRACE_UNIT,
+        OPT_TOKENIZER,
         OPT_THREADS,
 };
 
@@ -157,6 +159,9 @@ static void help(void) {
                "                       estimated from GET /slots: unified (llama-server -kvu,\n"
                "                       and llama-server without -np) or split (-np N);\n"
                "                       default: unknown, computed as split\n"
+               "  --tokenizer PATH     count tokens (outputs and prompt sizes) with the model's own\n"
+               "                       tokenizer: a .gguf, a tokenizer.json or a folder with one\n"
+               "                       (default: the server's counts that agree, docs/metrics.md)\n"
                "  --seed N             prompts, the dataset's sample and the arrivals (default fixed)\n"
                "  --samples FILE       write the raw per-request samples there as JSON\n"
                "  --format text|json   (default text)\n\n"
@@ -376,6 +381,7 @@ int cli_bench(int argc, char **argv) {
                 {"input-tokens", required_argument, NULL, 'i'},
                 {"rate", required_argument, NULL, 'r'},
                 {"request-rate", required_argument, NULL, 'r'}, /* vllm bench serve's name */
+                {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
                 {"poisson", no_argument, NULL, 'P'},
                 {"warmup", required_argument, NULL, 'w'},
                 {"model", required_argument, NULL, 'm'},
@@ -427,6 +433,7 @@ int cli_bench(int argc, char **argv) {
         dataset_options_init(&spec.dataset);
         bool dataset_named = false; /* a workload flag was given */
         bool trace_unit = false;
+        const char *tokenizer_path = NULL;
         const char *rate_text = NULL;
         _cleanup_free_ int *levels_v = NULL;
         const char *prompt_file = NULL, *samples_file = NULL, *engine = NULL, *dataset_path = NULL;
@@ -551,6 +558,9 @@ int cli_bench(int argc, char **argv) {
                         dataset_named = true;
                         break;
                 }
+                case OPT_TOKENIZER:
+                        tokenizer_path = optarg;
+                        break;
                 case OPT_TRACE_UNIT:
                         if (dataset_trace_unit_from_name(optarg, &spec.dataset.trace_unit_ms) < 0)
                                 return cli_usage_error("bench", "invalid --trace-unit '%s' (s, ms, us or ns)", optarg);
@@ -757,6 +767,18 @@ int cli_bench(int argc, char **argv) {
         if (r < 0) {
                 cli_error("cannot catch signals: %s", strerror(-r));
                 return EXIT_FAILED;
+        }
+        _cleanup_(tokenizer_freep) struct tokenizer *tok = NULL;
+        struct count_rule rule = {0};
+        if (tokenizer_path) {
+                _cleanup_free_ char *why = NULL;
+                if ((r = tokenizer_open(tokenizer_path, &tok, &why)) < 0) {
+                        cli_error("--tokenizer: %s", why ? why : strerror(-r));
+                        return EXIT_USAGE;
+                }
+                rule.tokenizer = tok;
+                rule.tokenizer_what = tokenizer_describe(tok);
+                target.count = &rule;
         }
         json_t *levels = NULL, *samples = NULL;
         _cleanup_free_ char *refused = NULL;

@@ -109,6 +109,22 @@ sweep() { # name, then the order
         grep -q "counted by" "$tmp/$name.txt" || fail "$name: the text report does not say how tokens were counted"
 }
 
+# a tokenizer that cannot be read is refused at once, in one line, by bench and by run
+set +e
+"$GAUNTLET" bench --url http://127.0.0.1:9 --requests 1 --output-tokens 8 --tokenizer "$tmp/none.gguf" >"$tmp/tb.out" 2>"$tmp/tb.err"
+st=$?
+set -e
+[ "$st" = 2 ] && [ "$(wc -l <"$tmp/tb.err")" = 1 ] && grep -q -- "--tokenizer: .*none.gguf" "$tmp/tb.err" ||
+        fail "bench --tokenizer with no file: exit $st, $(cat "$tmp/tb.err")"
+matrix "$tmp/bad.yaml" plain
+echo "tokenizer: $tmp/none.gguf" >>"$tmp/bad.yaml"
+set +e
+"$GAUNTLET" run "$tmp/bad.yaml" --journal "$tmp/bad.db" >"$tmp/bad.out" 2>&1
+st=$?
+set -e
+[ "$st" != 0 ] && grep -q "tokenizer: .*none.gguf" "$tmp/bad.out" || fail "run with a tokenizer: that does not load: exit $st, $(cat "$tmp/bad.out")"
+grep -q "pass" "$tmp/bad.out" && fail "a cell ran with a tokenizer: that does not load"
+
 sweep honest-first chunk8 chars liar plain
 # the first cell a liar, then the per-character one: neither sets a wrong rule
 sweep liar-first liar chars plain chunk8

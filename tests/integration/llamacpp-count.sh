@@ -58,4 +58,12 @@ first=$(jq -r '[.cells[] | select(.bench[0].count.rule == "own")][0].id' "$tmp/n
 [ -n "$first" ] && [ "$first" != null ] || fail "none: no cell set the rule: $(jq -c '[.cells[].bench[].count]' "$tmp/none.json")"
 jq -e --arg f "$first" '[.cells[] | select(.id != $f) | .bench[].count | .rule == "bytes" and .from == $f] | all' "$tmp/none.json" \
         >/dev/null || fail "none: $(jq -c '[.cells[].bench[].count]' "$tmp/none.json")"
+# gauntlet bench against one server, counted by the GGUF it is given
+start_llama_server ls -np 2 -c 1024 -t 2
+"$GAUNTLET" bench --url "$url" --engine llama.cpp --format json --tokenizer "$SRCDIR/testbed/model.gguf" --concurrency 2 \
+        --requests 8 --input-tokens 32 --output-tokens 64 >"$tmp/b.json" || fail "bench --tokenizer failed"
+jq -e '.bench[0].count.rule == "tokenizer" and .bench[0].prompt_calibration.method == "tokenizer"
+       and ((.bench[0].count.tokens - .bench[0].usage_check.usage_tokens) | fabs) <= 16' "$tmp/b.json" >/dev/null ||
+        fail "bench --tokenizer: $(jq -c '.bench[0] | [.count, .prompt_calibration]' "$tmp/b.json")"
+kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
 echo ok
