@@ -132,6 +132,28 @@ static const struct signature testbed_signatures[] = {
         {NULL, NULL, 0, NULL},
 };
 
+/* How engines' messages name an axis (ENGINES.md): "K cache type q8_0 with block size 32
+ * does not divide n_embd_head_k=40" names --cache-type-k's value q8_0, not --cache-type-v's. */
+static const struct axis_words llamacpp_axis_words[] = {
+        {STRV("--cache-type-k", "-ctk"), STRV("K cache", "cache_type_k", "type_k")},
+        {STRV("--cache-type-v", "-ctv"), STRV("V cache", "cache_type_v", "type_v")},
+        {STRV("--flash-attn", "-fa"), STRV("flash_attn", "flash attention")},
+        {NULL, NULL},
+};
+static const struct axis_words sglang_axis_words[] = {
+        {STRV("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend"),
+         STRV("attention backend")},
+        {STRV("--moe-runner-backend"), STRV("moe runner")},
+        {STRV("--fp4-gemm-backend"), STRV("fp4 gemm")},
+        {STRV("--kv-cache-dtype"), STRV("kv cache dtype", "kv_cache_dtype")},
+        {NULL, NULL},
+};
+static const struct axis_words vllm_axis_words[] = {
+        {STRV("--attention-backend"), STRV("attention backend", "VLLM_ATTENTION_BACKEND")},
+        {STRV("--kv-cache-dtype"), STRV("kv_cache_dtype", "kv cache dtype")},
+        {NULL, NULL},
+};
+
 static const struct profile profiles[] = {
         {
                 .name = "sglang",
@@ -149,6 +171,7 @@ static const struct profile profiles[] = {
                 .version_command = STRV("python3", "-c", "import sglang; print(sglang.__version__)"),
                 .default_values = defaults_common,
                 .signatures = no_signatures,
+                .axis_words = sglang_axis_words,
         },
         {
                 .name = "vllm",
@@ -166,6 +189,7 @@ static const struct profile profiles[] = {
                 .version_command = STRV("vllm", "--version"),
                 .default_values = defaults_common,
                 .signatures = no_signatures,
+                .axis_words = vllm_axis_words,
         },
         {
                 .name = "trtllm",
@@ -198,6 +222,7 @@ static const struct profile profiles[] = {
                 .version_command = STRV("llama-server", "--version"),
                 .default_values = defaults_common,
                 .signatures = llamacpp_signatures,
+                .axis_words = llamacpp_axis_words,
         },
         {
                 .name = "testbed",
@@ -261,6 +286,14 @@ const char *const *profile_wrapper_lines(void) {
 
 const char *const *profile_foreign_lines(void) {
         return foreign_lines;
+}
+
+const char *const *profile_axis_words(const struct profile *p, const char *flag) {
+        for (const struct axis_words *w = p && flag ? p->axis_words : NULL; w && w->flags; w++)
+                for (const char *const *f = w->flags; *f; f++)
+                        if (strcmp(*f, flag) == 0)
+                                return w->words;
+        return NULL;
 }
 
 bool profile_is_default_value(const struct profile *p, const char *value) {

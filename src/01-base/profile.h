@@ -33,6 +33,14 @@ struct signature {
         const char *source; /* who prints it, for people */
 };
 
+/* The words by which an engine's messages name the axis a flag sets ("K cache" for
+ * llama.cpp's --cache-type-k), beside the flag's own words (docs/search.md, "How evidence
+ * is read"). */
+struct axis_words {
+        const char *const *flags;        /* the flag's spellings ("--cache-type-k", "-ctk") */
+        const char *const *words;        /* phrases naming it in a log line */
+};
+
 struct profile {
         const char *name;
         const char *const *command;      /* template argv; {model} {host} {port} are filled in */
@@ -53,6 +61,7 @@ struct profile {
         const char *const *version_command; /* argv printing the engine's version, or NULL */
         const char *const *default_values;  /* axis value names meaning "the engine's default" */
         const struct signature *signatures; /* engine-specific first; ends with {NULL} */
+        const struct axis_words *axis_words; /* ends with {NULL}; NULL: none beyond the flags */
 };
 
 /* NULL for an unknown engine name. */
@@ -68,6 +77,9 @@ const char *const *profile_wrapper_lines(void);
 /* EREs of the lines in a server's log that are not the server's (gauntlet's notes, a
  * launcher's such as Slurm's srun): never evidence. */
 const char *const *profile_foreign_lines(void);
+/* The phrases by which p's messages name the axis flag sets (NULL-terminated), or NULL
+ * when p has none for it (p NULL: none). */
+const char *const *profile_axis_words(const struct profile *p, const char *flag);
 /* Whether an axis value name means the engine's default ("auto", "default", ...). */
 bool profile_is_default_value(const struct profile *p, const char *value);
 

@@ -39,6 +39,11 @@ static const struct fail_class CLASSES[] = {
  * quotes, each with the value the cell had ("--a x cannot be used with --b y"). */
 #define PRIOR_NAMED 0.35
 #define PRIOR_QUOTED 0.8
+/* A value a failure's line names (docs/search.md, "How evidence is read"): condemned at
+ * once, for that class of failure. The one value the cells failing with one signature
+ * share: the likely culprit, not a sure one (the cells may fail alike by chance). */
+#define PRIOR_VALUE_NAMED 0.999
+#define PRIOR_SIGNATURE 0.8
 enum { NAMED_NONE, NAMED_AXIS, NAMED_PAIR };
 /* How far a requirement the evidence states ("--a x requires --b y") is believed: a cell
  * with a=x and b other than y serves right with this chance, to the power of the number of
@@ -74,6 +79,11 @@ struct feat {
         bool cleared;         /* seen in a cell that served right: no blocker */
         unsigned char named;  /* a failure's evidence named: NAMED_AXIS the flag of one of
                                  its axes, NAMED_PAIR both flags, each with this value */
+        /* a value (order 1) a failure's evidence names: the cell + 1 whose line named it,
+         * and the class of that failure; a value all the cells failing with one signature
+         * share, and no other: one of them + 1, their count, their class */
+        size_t named_by, sig_by, sig_cells;
+        unsigned char named_class, sig_class;
         unsigned n_launched;  /* launched cells holding it */
         unsigned n_failed;    /* of them, failed */
         double b[N_CLASSES];  /* chance it is a blocker of each class */
@@ -165,9 +175,9 @@ static size_t features_per_cell(size_t A) {
         return n;
 }
 
-/* Where evidence names flag at or after from: its name without leading dashes, '-' and
- * '_' alike, case ignored, not inside a longer word; the end of the name, or NULL. Names
- * shorter than 3 characters never match. */
+/* Where evidence names flag at or after from: its name without leading dashes, '-', '_'
+ * and ' ' alike, case ignored, not inside a longer word; the end of the name, or NULL.
+ * Names shorter than 3 characters never match. The same for an axis's words ("K cache"). */
 static const char *find_flag(const char *evidence, const char *from, const char *flag) {
         if (!evidence || !flag)
                 return NULL;
@@ -182,9 +192,9 @@ static const char *find_flag(const char *evidence, const char *from, const char 
                 size_t i = 0;
                 for (; i < n && p[i]; i++) {
                         char x = (char)tolower((unsigned char)p[i]), y = (char)tolower((unsigned char)flag[i]);
-                        if (x == '_')
+                        if (x == '_' || x == ' ')
                                 x = '-';
-                        if (y == '_')
+                        if (y == '_' || y == ' ')
                                 y = '-';
                         if (x != y)
                                 break;
@@ -223,6 +233,179 @@ static void quoted_values(const struct search_space *s, size_t a, const char *ev
                                 *ret_other = (long)v;
                 }
         }
+}
+
+/* ---- what evidence says: its signature, the value it names ---------------------------- */
+
+/* A character of a word of evidence: "q8_0", "n_embd_head_k", "/models/x.gguf", "0x7f3a". */
+static bool word_char(char ch) {
+        return isalnum((unsigned char)ch) || ch == '_' || ch == '.' || ch == '-' || ch == '/';
+}
+
+/* The axis and value of s named name (n characters, case ignored) on axis a, or -1. */
+static long value_on(const struct search_space *s, size_t a, const char *name, size_t n) {
+        for (size_t v = 0; s->value_names && v < s->n_values[a]; v++) {
+                const char *x = s->value_names[a][v];
+                if (x && strlen(x) == n && strncasecmp(x, name, n) == 0)
+                        return (long)v;
+        }
+        return -1;
+}
+
+static bool is_value(const struct search_space *s, const char *name, size_t n) {
+        for (size_t a = 0; a < s->n_axes; a++)
+                if (value_on(s, a, name, n) >= 0)
+                        return true;
+        return false;
+}
+
+/* A word's length without the dots and dashes that end a sentence or a range. */
+static size_t word_trim(const char *w, size_t n) {
+        while (n > 0 && (w[n - 1] == '.' || w[n - 1] == '-'))
+                n--;
+        return n;
+}
+
+#define SIGNATURE_MAX 512
+
+char *search_signature(const struct search_space *s, const char *kind, const char *evidence) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, SIGNATURE_MAX);
+        buf_printf(&b, "%s:", kind ? kind : "failed");
+        bool space = true;
+        for (const char *p = evidence ? evidence : ""; *p && !b.truncated;) {
+                if (isspace((unsigned char)*p)) {
+                        space = true;
+                        p++;
+                        continue;
+                }
+                if (space)
+                        buf_append(&b, " ", 1);
+                space = false;
+                if (!word_char(*p)) {
+                        buf_append(&b, p++, 1);
+                        continue;
+                }
+                size_t n = 0;
+                while (word_char(p[n]))
+                        n++;
+                size_t t = word_trim(p, n);
+                bool digit = false, hex = t >= 6;
+                for (size_t i = 0; i < t; i++) {
+                        digit |= isdigit((unsigned char)p[i]) != 0;
+                        hex &= isxdigit((unsigned char)p[i]) != 0;
+                }
+                if (t > 0 && is_value(s, p, t))
+                        buf_append(&b, p, t);                    /* a value of an axis: kept */
+                else if (t > 0 && memchr(p, '/', t) && t > 1)
+                        buf_puts(&b, "<path>");
+                else if (digit && (hex || (t > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))))
+                        buf_append(&b, "#", 1);                     /* a hex id, an address */
+                else
+                        for (size_t i = 0; i < t;) {           /* numbers, timestamps, pids */
+                                if (isdigit((unsigned char)p[i])) {
+                                        buf_append(&b, "#", 1);
+                                        while (i < t && isdigit((unsigned char)p[i]))
+                                                i++;
+                                } else
+                                        buf_append(&b, p + i++, 1);
+                        }
+                p += t > 0 ? t : n;
+        }
+        return buf_detach(&b);
+}
+
+/* How far the nearest mention of axis a (its flag, or one of its words) is from the word
+ * [p, q) of evidence; SIZE_MAX when none. */
+static size_t axis_distance(const struct search_space *s, size_t a, const char *evidence, const char *p, const char *q) {
+        size_t best = SIZE_MAX;
+        const char *const none[] = {NULL};
+        const char *const *words = s->axis_words && s->axis_words[a] ? s->axis_words[a] : none;
+        for (size_t w = 0; w == 0 || words[w - 1]; w++) {
+                const char *phrase = w == 0 ? (s->axis_flags ? s->axis_flags[a] : NULL) : words[w - 1];
+                if (!phrase)
+                        continue;
+                size_t len = strlen(phrase);
+                while (len > 0 && *phrase == '-') {
+                        phrase++;
+                        len--;
+                }
+                for (const char *e = evidence; (e = find_flag(evidence, e, phrase));) {
+                        const char *start = e - len;
+                        size_t d = e <= p ? (size_t)(p - e) : start >= q ? (size_t)(start - q) : 0;
+                        best = MIN(best, d);
+                }
+        }
+        return best;
+}
+
+/* Words beside a value that tell its axis: within this many characters. */
+#define AXIS_WORDS_NEAR 40
+
+static bool distinctive(const char *name, size_t n) {
+        bool alpha = false, other = false;
+        for (size_t i = 0; i < n; i++) {
+                alpha |= isalpha((unsigned char)name[i]) != 0;
+                other |= isdigit((unsigned char)name[i]) || name[i] == '_';
+        }
+        return alpha && other && n >= 3;
+}
+
+bool search_names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis) {
+        if (!evidence || !s->value_names || k >= s->n_cells || s->n_axes > 16)
+                return false;
+        const size_t *c = s->choice + k * s->n_axes;
+        long named = -1;
+        for (const char *p = evidence; *p;) {
+                if (!word_char(*p) || (p > evidence && word_char(p[-1]))) {
+                        p++;
+                        continue;
+                }
+                size_t n = 0;
+                while (word_char(p[n]))
+                        n++;
+                size_t t = word_trim(p, n);
+                /* the axes of the space with a value of this name, and the cell's among them */
+                size_t shared = 0, cands[16], nc = 0;
+                for (size_t a = 0; t > 0 && a < s->n_axes; a++) {
+                        long v = value_on(s, a, p, t);
+                        shared += v >= 0;
+                        if (v >= 0 && (size_t)v == c[a])
+                                cands[nc++] = a;
+                }
+                long pick = -1;
+                size_t near = SIZE_MAX, ties = 0;
+                for (size_t i = 0; i < nc; i++) {
+                        size_t d = axis_distance(s, cands[i], evidence, p, p + t);
+                        if (d > AXIS_WORDS_NEAR)
+                                continue;
+                        if (d < near) {
+                                near = d;
+                                pick = (long)cands[i];
+                                ties = 0;
+                        } else if (d == near)
+                                ties++;
+                }
+                if (ties)
+                        pick = -1;
+                /* a distinctive value of one axis needs no words beside it */
+                if (pick < 0 && shared == 1 && nc == 1 && distinctive(p, t))
+                        pick = (long)cands[0];
+                if (pick >= 0) {
+                        if (named >= 0 && named != pick)
+                                return false; /* two values: a pair's doing, or unclear */
+                        named = pick;
+                }
+                p += n;
+        }
+        if (named < 0)
+                return false;
+        /* a line that names another axis too speaks of a pair ("q8_0 requires flash_attn") */
+        for (size_t a = 0; a < s->n_axes; a++)
+                if (a != (size_t)named && axis_distance(s, a, evidence, evidence, evidence) != SIZE_MAX)
+                        return false;
+        *ret_axis = (size_t)named;
+        return true;
 }
 
 /* ---- the model ------------------------------------------------------------------------ */
@@ -297,7 +480,12 @@ static bool launched(const struct search_obs *o) {
 }
 
 /* The prior of feature key for class c (named: a failure's evidence named its flag). */
-static double prior(size_t c, uint64_t key, unsigned named) {
+static double prior(size_t c, uint64_t key, const struct feat *f) {
+        unsigned named = f ? f->named : NAMED_NONE;
+        if (f && f->named_by && f->named_class == c)
+                return PRIOR_VALUE_NAMED;
+        if (f && f->sig_by && f->sig_class == c)
+                return MAX(PRIOR_SIGNATURE, CLASSES[c].prior[1]);
         if (named == NAMED_PAIR && key_order(key) == 2)
                 return MAX(PRIOR_QUOTED, CLASSES[c].prior[2]);
         if (named == NAMED_AXIS && key_order(key) == 2)
@@ -377,6 +565,90 @@ static const struct require *broken_requirement(const struct search_model *m, si
         return first;
 }
 
+/* The value failed cell k's evidence names takes the blame for its class at once
+ * (search_names_value); a value that served right somewhere is not condemned by a line. */
+static void read_named_value(struct search_model *m, size_t k) {
+        const struct search_space *s = m->s;
+        size_t a;
+        if (!search_names_value(s, k, m->obs[k].evidence, &a))
+                return;
+        size_t x = s->choice[k * s->n_axes + a];
+        struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
+        if (f && !f->cleared && !f->named_by) {
+                f->named_by = k + 1;
+                f->named_class = (unsigned char)kind_class(m->obs[k].kind);
+        }
+}
+
+/* Cells failing with one signature fail for one reason: when the values they all share,
+ * less those some cell served right with, are one value, it is the likely culprit. Cells
+ * whose lines name an axis's flag are left to read_evidence's rules (a pair, a
+ * requirement), and so are those a requirement or a named value explains. */
+static int read_signatures(struct search_model *m, const bool *explained) {
+        const struct search_space *s = m->s;
+        size_t A = s->n_axes;
+        _cleanup_free_ char **sig = calloc(s->n_cells, sizeof(char *));
+        _cleanup_free_ bool *done = calloc(s->n_cells, sizeof(bool));
+        int r = 0;
+        if (!sig || !done)
+                return -ENOMEM;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const struct search_obs *o = &m->obs[k];
+                if (o->state != SEARCH_INFEASIBLE || explained[k] || !o->evidence)
+                        continue;
+                bool flagged = false;
+                size_t named;
+                for (size_t a = 0; s->axis_flags && a < A; a++)
+                        flagged |= names_flag(o->evidence, s->axis_flags[a]);
+                if (flagged || search_names_value(s, k, o->evidence, &named))
+                        continue;
+                if (!(sig[k] = search_signature(s, o->kind, o->evidence))) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+        }
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (!sig[k] || done[k])
+                        continue;
+                const size_t *c = s->choice + k * A;
+                long same[16]; /* per axis: the value all share, or -1 */
+                size_t count = 0;
+                for (size_t a = 0; a < A; a++)
+                        same[a] = (long)c[a];
+                for (size_t j = k; j < s->n_cells; j++) {
+                        if (!sig[j] || done[j] || strcmp(sig[j], sig[k]) != 0)
+                                continue;
+                        done[j] = true;
+                        count++;
+                        for (size_t a = 0; a < A; a++)
+                                if (same[a] != (long)s->choice[j * A + a])
+                                        same[a] = -1;
+                }
+                if (count < 2)
+                        continue;
+                struct feat *culprit = NULL;
+                size_t left = 0;
+                for (size_t a = 0; a < A; a++) {
+                        if (same[a] < 0)
+                                continue;
+                        struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){(size_t)same[a]}));
+                        if (f && !f->cleared) {
+                                culprit = f;
+                                left++;
+                        }
+                }
+                if (left == 1 && !culprit->named_by && count > culprit->sig_cells) {
+                        culprit->sig_by = k + 1;
+                        culprit->sig_cells = count;
+                        culprit->sig_class = (unsigned char)kind_class(m->obs[k].kind);
+                }
+        }
+out:
+        for (size_t k = 0; k < s->n_cells; k++)
+                free(sig[k]);
+        return r;
+}
+
 /* Feasibility: features of launched cells; cleared ones; mean-field blame, class by class. */
 static int fit_feasibility(struct search_model *m) {
         const struct search_space *s = m->s;
@@ -419,10 +691,16 @@ static int fit_feasibility(struct search_model *m) {
                 if (r < 0)
                         return r;
         }
+        for (size_t k = 0; k < s->n_cells; k++)
+                if (m->obs[k].state == SEARCH_INFEASIBLE && !explained[k] && m->obs[k].evidence)
+                        read_named_value(m, k);
+        int rs = read_signatures(m, explained);
+        if (rs < 0)
+                return rs;
         for (size_t i = 0; i < m->fm.cap; i++) {
                 struct feat *f = &m->fm.slots[i];
                 for (size_t c = 0; f->key && c < N_CLASSES; c++)
-                        f->b[c] = f->cleared || !m->seen[c] ? 0 : prior(c, f->key, f->named);
+                        f->b[c] = f->cleared || !m->seen[c] ? 0 : prior(c, f->key, f);
         }
         /* A failure a requirement explains blames nothing else. */
         for (size_t k = 0; k < s->n_cells; k++)
@@ -461,7 +739,7 @@ static int fit_feasibility(struct search_model *m) {
                         for (size_t i = 0; i < m->fm.cap; i++) {
                                 struct feat *f = &m->fm.slots[i];
                                 if (f->key && !f->cleared) {
-                                        double p = prior(c, f->key, f->named);
+                                        double p = prior(c, f->key, f);
                                         f->logit_next = log(p / (1 - p));
                                 }
                         }
@@ -504,7 +782,7 @@ static double clear_chance(const struct search_model *m, const struct feat *f, u
         double p = 1;
         for (size_t c = 0; c < N_CLASSES; c++)
                 if (by_blockers(m, c))
-                        p *= 1 - (f ? f->b[c] : prior(c, key, false));
+                        p *= 1 - (f ? f->b[c] : prior(c, key, NULL));
         return p;
 }
 
@@ -1091,6 +1369,8 @@ static bool uncovered(const struct search_model *m, size_t a, size_t x, long *re
         size_t partner_value = 0;
         if (f && f->cleared)
                 return false;
+        if (f && f->named_by && blame(m, f, NULL) >= 0.5)
+                return false; /* its own failure's line named it */
         if (f && blame(m, f, NULL) >= 0.5 && (partner = confounded_axis(m, a, x, &partner_value)) < 0)
                 return false;
         long pick = -1;
@@ -1242,6 +1522,9 @@ static void kind_words(const char *kind, struct buf *past, const char **ret_noun
         *ret_noun = "failure";
 }
 
+/* How much of a failure's line a pruned cell's reason quotes. */
+#define QUOTE_MAX 200
+
 /* "predicted crash: attn=fa3 crashed (arch) in 3 of 3 cells: 8e5b8715, ..." */
 static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
         const struct search_space *s = m->s;
@@ -1288,6 +1571,31 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
         }
         if (!top) {
                 buf_printf(b, "predicted to fail: %.0f%% chance to serve right", 100 * m->pf[k]);
+                return 0;
+        }
+        if (top->named_by || top->sig_by) {
+                /* the line that condemned it, quoted */
+                size_t by = (top->named_by ? top->named_by : top->sig_by) - 1;
+                _cleanup_buf_ struct buf past;
+                buf_init(&past, 256);
+                const char *noun;
+                kind_words(m->obs[by].kind, &past, &noun);
+                buf_printf(b, "predicted %s: ", noun);
+                put_feature(b, s, top->key);
+                if (top->named_by)
+                        buf_printf(b, " is named by the line of cell %.8s, which %s: ", s->ids ? s->ids[by] : "?",
+                                   buf_str(&past));
+                else
+                        buf_printf(b, " is the one value the %zu cells that %s alike share (cell %.8s: ", top->sig_cells,
+                                   buf_str(&past), s->ids ? s->ids[by] : "?");
+                const char *e = m->obs[by].evidence ? m->obs[by].evidence : "";
+                size_t n = strlen(e);
+                if (n > QUOTE_MAX) {
+                        n = QUOTE_MAX;
+                        while (n > 0 && (e[n] & 0xC0) == 0x80)
+                                n--; /* not inside a UTF-8 character */
+                }
+                buf_printf(b, "\"%.*s%s\"%s", (int)n, e, n < strlen(e) ? "…" : "", top->named_by ? "" : ")");
                 return 0;
         }
         /* the commonest kind among the failed cells holding it */

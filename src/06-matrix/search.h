@@ -68,6 +68,10 @@ struct search_space {
         /* per axis: the flag its values set ("--kv-cache-dtype"), NULL when none; an
          * evidence line naming it blames the pairs with that axis */
         const char *const *axis_flags;
+        /* per axis: the phrases by which the engine's messages name it ("K cache" for
+         * --cache-type-k), NULL-terminated, or NULL; may itself be NULL. The flag's own
+         * words ("cache type k") count without them. */
+        const char *const *const *axis_words;
         size_t n_cells;
         const size_t *choice;           /* n_cells * n_axes value indices, row-major */
         const char *const *ids;         /* per cell, for evidence ("8e5b8715..."), may be NULL */
@@ -75,6 +79,20 @@ struct search_space {
         size_t first;                   /* the cell to start from: the baseline, else the
                                            engine's defaults (the cell of least distance) */
 };
+
+/* The signature of a failure (caller frees, NULL when out of memory): its kind, then its
+ * evidence with numbers, hex ids, paths and timestamps taken out ("#", "<path>"), words
+ * that are a value of one of s's axes kept as they are ("q8_0", "sm_120"), spaces
+ * collapsed. Cells failing with one signature fail for one reason (docs/search.md, "How
+ * evidence is read"). */
+char *search_signature(const struct search_space *s, const char *kind, const char *evidence);
+
+/* The value of cell k's that evidence names: a word of it that is one of k's values
+ * (distinctive: letters with digits or '_', or any other word when the words of its axis
+ * stand beside it), its axis told by the words nearest to it where two axes have a value
+ * of that name; the only one such, in a line that names no other axis. Sets *ret_axis and
+ * returns true, or false when it names none. */
+bool search_names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis);
 
 /* Limits and knobs. A zero budget is no budget. */
 struct search_options {

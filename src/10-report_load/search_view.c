@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "01-base/profile.h"
 #include "02-text/buf.h"
 
 void search_fit_free(struct search_fit *f) {
@@ -21,6 +22,7 @@ void search_fit_free(struct search_fit *f) {
         free(f->choice);
         free(f->axis_names);
         free(f->flags);
+        free(f->words);
         free(f->ids);
         free(f);
 }
@@ -54,11 +56,12 @@ int search_fit_view(const struct report_view *v, struct search_fit **ret) {
         f->choice = calloc(N * A, sizeof(size_t));
         f->axis_names = calloc(A, sizeof(char *));
         f->flags = calloc(A, sizeof(char *));
+        f->words = calloc(A, sizeof(*f->words));
         f->ids = calloc(N, sizeof(char *));
         f->kinds = calloc(N, sizeof(char *));
         f->value_names = calloc(A, sizeof(char **));
         int r = 0;
-        if (!f->obs || !f->n_values || !f->choice || !f->axis_names || !f->flags || !f->ids || !f->kinds ||
+        if (!f->obs || !f->n_values || !f->choice || !f->axis_names || !f->flags || !f->words || !f->ids || !f->kinds ||
             !f->value_names)
                 r = -ENOMEM;
         for (size_t a = 0; r == 0 && a < A; a++) {
@@ -66,6 +69,8 @@ int search_fit_view(const struct report_view *v, struct search_fit **ret) {
                 f->flags[a] = v->search.flags && a < strv_length(v->search.flags) && v->search.flags[a][0]
                                       ? v->search.flags[a]
                                       : NULL;
+                /* how the engine's messages name the axis (profile.h), beside the flag's words */
+                f->words[a] = profile_axis_words(profile_find(v->engine), f->flags[a]);
                 if (!(f->value_names[a] = calloc(MIN(N, (size_t)256), sizeof(char *))))
                         r = -ENOMEM;
         }
@@ -112,6 +117,7 @@ int search_fit_view(const struct report_view *v, struct search_fit **ret) {
         f->space.axis_names = f->axis_names;
         f->space.value_names = (const char *const *const *)f->value_names;
         f->space.axis_flags = f->flags;
+        f->space.axis_words = f->words;
         f->space.choice = f->choice;
         f->space.ids = f->ids;
         /* the cell it starts from: the journaled one, else the least distance, earliest */

@@ -26,6 +26,7 @@ struct search_fit {
         /* storage the space points into */
         size_t *n_values, *choice;
         const char **axis_names, **flags, **ids, ***value_names;
+        const char *const **words;  /* per axis: the engine profile's words for its flag */
         char **kinds;
 };
 

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# search-evidence.sh -- the search reads what the engine says (docs/search.md, "How evidence
+# is read"), on the real llama-server (skipped, by name, without one) and the space of
+# tests/engines/llamacpp/search-evidence.yaml (36 cells, 32 crash at load, most with a line
+# naming the quantized cache type at fault), with budget: {launches: 12}:
+#   - no value that a failure's line names is launched again after that line;
+#   - a cell of the best family (f16 caches) passed, with at most a third of the budget
+#     spent on failures before it, and at most 5 failures in all (one per quantized value:
+#     4, and one whose line, "quantized V cache requires flash_attn", names no value);
+#   - every pruned cell whose reason blames a named value quotes the line.
+. "$SRCDIR/tests/lib.sh"
+if [ "${BUILD:-build}" = build-asan ]; then
+        echo "SKIP: search-evidence runs in the plain pass (BUILD=build-asan)"
+        exit 77
+fi
+need_llama_server
+export PATH="$(dirname "$LLAMA_SERVER"):$PATH"
+BUDGET=12
+sed -e "s|@MODEL@|$SRCDIR/testbed/model.gguf|" -e "s|@BUDGET@|$BUDGET|" \
+        "$SRCDIR/tests/engines/llamacpp/search-evidence.yaml" >"$tmp/m.yaml"
+set +e
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/m.db" >"$tmp/out" 2>&1
+rc=$?
+set -e
+[ "$rc" -le 1 ] || { cat "$tmp/out"; fail "gauntlet run exit $rc"; }
+"$GAUNTLET" report --format json "$tmp/m.db" >"$tmp/r.json"
+launched() { jq '[.cells[] | select(.verdict != "skipped")]' "$tmp/r.json"; }
+n=$(launched | jq length)
+failed=$(launched | jq '[.[] | select(.verdict != "pass")] | length')
+passed=$(launched | jq '[.[] | select(.verdict == "pass" and .axes.ctk == "f16" and .axes.ctv == "f16")] | length')
+echo "launched $n (budget $BUDGET), $failed failed, $passed of the f16 family passed"
+launched | jq -r '.[] | "\(.axes.fa) \(.axes.ctk) \(.axes.ctv) \(.axes.np) \(.verdict)/\(.cause // "") \(.evidence // "" | .[0:90])"'
+grep -E "^\[launch" "$tmp/out" || true
+[ "$n" -le "$BUDGET" ] || fail "$n cells launched, the budget is $BUDGET"
+[ "$passed" -ge 1 ] || fail "no cell of the f16 family passed"
+# the launches in order: failures before the first pass of the family, and in all (each
+# failing value once, and the one the "requires flash_attn" line leaves open)
+order=$(grep -E '^\[launch [0-9]+' "$tmp/out" | sed -E 's/^\[launch ([0-9]+)[^]]*\] +//')
+before=$(printf '%s\n' "$order" | awk '/ctk=f16 ctv=f16/ && / pass / {exit} / crash/ {n++} END {print n + 0}')
+echo "failures before the f16 family passed: $before; failures in all: $failed"
+[ $((before * 3)) -le "$BUDGET" ] || fail "$before failures before the f16 family passed: more than a third of the budget ($BUDGET)"
+[ "$failed" -le 5 ] || fail "$failed failed launches: 4 quantized values, each named by its line, need 4 (and one more for the line that names none)"
+# each value a failure's line names ("K cache type q8_0 ...": ctk=q8_0): never launched after
+# the line (it is condemned at once), and how often in all is printed (a value may ride
+# along in a cell whose line names its partner before its own line comes)
+for axis_word in "ctk:K cache" "ctv:V cache"; do
+        axis=${axis_word%%:*} word=${axis_word#*:}
+        for v in q8_0 q4_0; do
+                at=$(printf '%s\n' "$order" | awk -v w="$word type $v" 'index($0, w) {print NR; exit}')
+                held=$(printf '%s\n' "$order" | grep -c -- "$axis=$v " || true)
+                after=$(printf '%s\n' "$order" | awk -v at="${at:-0}" -v p="$axis=$v " 'at && NR > at && index($0, p) {n++} END {print n + 0}')
+                echo "$axis=$v: named at launch ${at:-never}, launched in $held cells, $after after"
+                [ "$after" -eq 0 ] || fail "$axis=$v: launched $after times after a failure's line named it"
+        done
+done
+# the pruned cells blamed on a named value quote its line
+bad=$(jq '[.cells[] | select(.verdict == "skipped" and .cause == "pruned" and ((.evidence // "") | test("is named by the line")))
+        | select((.evidence | contains("cache type")) | not)] | length' "$tmp/r.json")
+[ "$bad" -eq 0 ] || fail "$bad pruned cells blame a named value without quoting its line"
+named=$(jq '[.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("is named by the line")))] | length' "$tmp/r.json")
+echo "pruned: $(jq '[.cells[] | select(.cause == "pruned")] | length' "$tmp/r.json"), $named of them by a named value"
+[ "$named" -ge 1 ] || fail "no pruned cell was blamed on the value a line named"

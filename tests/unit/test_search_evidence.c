@@ -1,0 +1,214 @@
+/* test_search_evidence.c -- how the search reads failures' evidence (search.h): signatures,
+ * and the value a line names (docs/search.md, "How evidence is read"). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "01-base/profile.h"
+#include "06-matrix/search.h"
+#include "01-base/util.h"
+
+/* The llama.cpp space of issue #33: --flash-attn on/off x --cache-type-k f16/q8_0/q4_0 x
+ * --cache-type-v f16/q8_0/q4_0 x -np 1/4, 36 cells, row-major. */
+#define A 4
+#define N 36
+static const size_t nv[A] = {2, 3, 3, 2};
+static const char *const an[A] = {"fa", "ctk", "ctv", "np"};
+static const char *const fl[A] = {"--flash-attn", "--cache-type-k", "--cache-type-v", "-np"};
+static const char *const v_fa[] = {"on", "off"}, *const v_kv[] = {"f16", "q8_0", "q4_0"}, *const v_np[] = {"1", "4"};
+static const char *const *const vn[A] = {v_fa, v_kv, v_kv, v_np};
+static size_t choice[N * A];
+static const char *ids[N];
+static char idbuf[N][17];
+static const char *const *words[A];
+
+static void space(struct search_space *sp, bool with_words) {
+        for (size_t k = 0; k < N; k++) {
+                choice[k * A] = k / 18;
+                choice[k * A + 1] = (k / 6) % 3;
+                choice[k * A + 2] = (k / 2) % 3;
+                choice[k * A + 3] = k % 2;
+                snprintf(idbuf[k], sizeof(idbuf[k]), "%08zx%08zx", k * 0x1111u, k);
+                ids[k] = idbuf[k];
+        }
+        const struct profile *p = profile_find("llama.cpp");
+        for (size_t a = 0; a < A; a++)
+                words[a] = with_words ? profile_axis_words(p, fl[a]) : NULL;
+        *sp = (struct search_space){.n_axes = A, .n_values = nv, .axis_names = an, .value_names = vn,
+                                    .axis_flags = fl, .axis_words = words, .n_cells = N, .choice = choice,
+                                    .ids = ids, .higher_better = true, .first = 0};
+}
+
+static size_t cell(size_t fa, size_t k, size_t v, size_t np) {
+        return fa * 18 + k * 6 + v * 2 + np;
+}
+
+/* Numbers, hex ids, paths and timestamps go; a value of an axis stays. */
+static void test_signature(void **state) {
+        (void)state;
+        struct search_space sp;
+        space(&sp, true);
+        char *a = search_signature(&sp, "crash/config",
+                                   "0.00.007.063 E llama_init_from_model: K cache type q8_0 with block size 32 does "
+                                   "not divide n_embd_head_k=40");
+        char *b = search_signature(&sp, "crash/config",
+                                   "1.12.500.001 E llama_init_from_model: K cache type q8_0 with block size 64 does "
+                                   "not divide n_embd_head_k=72");
+        char *c = search_signature(&sp, "crash/config",
+                                   "0.00.007.063 E llama_init_from_model: K cache type q4_0 with block size 32 does "
+                                   "not divide n_embd_head_k=40");
+        char *d = search_signature(&sp, "crash/exit",
+                                   "pid 4242 at 2026-12-01T10:11:12 read /root/models/x.gguf: bad magic 0x7f3a9c00 "
+                                   "id deadbeef12");
+        char *e = search_signature(&sp, "crash/exit",
+                                   "pid 77 at 2025-01-02T03:04:05 read /tmp/y/z.gguf: bad magic 0x00000001 id "
+                                   "0123abcdef");
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_non_null(c);
+        assert_non_null(d);
+        assert_non_null(e);
+        print_message("%s\n%s\n", a, d);
+        assert_string_equal(a, b);                       /* numbers and timestamps out */
+        assert_string_not_equal(a, c);                   /* the value kept */
+        assert_non_null(strstr(a, "q8_0"));
+        assert_null(strstr(a, "32"));
+        assert_string_equal(d, e);                       /* pids, paths, hex ids out */
+        assert_null(strstr(d, "models"));
+        /* sm_120 is a number unless an axis has it as a value */
+        char *f = search_signature(&sp, "crash/arch", "kernel for sm_120 is unsupported");
+        char *g = search_signature(&sp, "crash/arch", "kernel for sm_90 is unsupported");
+        assert_string_equal(f, g);
+        free(a), free(b), free(c), free(d), free(e), free(f), free(g);
+        static const char *const v_arch[] = {"sm_90", "sm_120"};
+        static const char *const *const vn2[1] = {v_arch};
+        static const size_t nv2[1] = {2}, ch2[2] = {0, 1};
+        static const char *const an2[1] = {"arch"};
+        struct search_space s2 = {.n_axes = 1, .n_values = nv2, .axis_names = an2, .value_names = vn2, .n_cells = 2,
+                                  .choice = ch2};
+        f = search_signature(&s2, "crash/arch", "kernel for sm_120 is unsupported");
+        g = search_signature(&s2, "crash/arch", "kernel for sm_90 is unsupported");
+        assert_string_not_equal(f, g);
+        assert_non_null(strstr(f, "sm_120"));
+        free(f), free(g);
+}
+
+/* The value a line names, the axis told by the words beside it. */
+static void test_names_value(void **state) {
+        (void)state;
+        struct search_space sp;
+        space(&sp, true);
+        size_t axis = 99;
+        /* K and V both q8_0: "K cache" names --cache-type-k */
+        assert_true(search_names_value(&sp, cell(0, 1, 1, 0),
+                                       "K cache type q8_0 with block size 32 does not divide n_embd_head_k=40", &axis));
+        assert_int_equal(axis, 1);
+        assert_true(search_names_value(&sp, cell(0, 0, 2, 1),
+                                       "V cache type q4_0 with block size 32 does not divide n_embd_head_v=40", &axis));
+        assert_int_equal(axis, 2);
+        /* a value the cell does not hold is not its blame */
+        assert_false(search_names_value(&sp, cell(0, 0, 0, 0),
+                                        "K cache type q8_0 with block size 32 does not divide n_embd_head_k=40", &axis));
+        /* no value quoted: the other rules read it */
+        assert_false(search_names_value(&sp, cell(1, 0, 1, 0), "quantized V cache requires flash_attn to be enabled",
+                                        &axis));
+        /* a line naming another axis too is a pair's */
+        assert_false(search_names_value(&sp, cell(1, 1, 0, 0), "K cache type q8_0 requires flash_attn", &axis));
+        /* "on", "1", "4" are not distinctive: never named without the axis's words */
+        assert_false(search_names_value(&sp, cell(0, 0, 0, 1), "4 slots on", &axis));
+        /* without the profile's words, two axes sharing q8_0 leave it unnamed ... */
+        space(&sp, false);
+        assert_false(search_names_value(&sp, cell(0, 1, 1, 0),
+                                        "K cache type q8_0 with block size 32 does not divide n_embd_head_k=40", &axis));
+        /* ... and the flag's own words are the generic rule */
+        assert_true(search_names_value(&sp, cell(0, 1, 1, 0), "cache type k q8_0 is not supported here", &axis));
+        assert_int_equal(axis, 1);
+        /* a distinctive value only one axis has needs no words; another needs its axis's */
+        static const size_t nv2[2] = {2, 2}, ch2[2 * 2] = {1, 1, 0, 0};
+        static const char *const an2[2] = {"attn", "moe"}, *const fl2[2] = {"--attention-backend", "--moe-runner-backend"};
+        static const char *const v_attn[] = {"fa3", "triton"}, *const v_moe[] = {"auto", "flashinfer_trtllm"};
+        static const char *const *const vn2[2] = {v_attn, v_moe};
+        const char *const *w2[2] = {profile_axis_words(profile_find("sglang"), fl2[0]),
+                                    profile_axis_words(profile_find("sglang"), fl2[1])};
+        struct search_space s2 = {.n_axes = 2, .n_values = nv2, .axis_names = an2, .value_names = vn2,
+                                  .axis_flags = fl2, .axis_words = w2, .n_cells = 2, .choice = ch2};
+        assert_true(search_names_value(&s2, 0, "RuntimeError: flashinfer_trtllm kernels need SM100", &axis));
+        assert_int_equal(axis, 1);
+        assert_false(search_names_value(&s2, 0, "triton: out of resource", &axis));
+        assert_true(search_names_value(&s2, 0, "the attention backend triton does not support this model", &axis));
+        assert_int_equal(axis, 0);
+        /* the profiles' tables */
+        const char *const *w = profile_axis_words(profile_find("sglang"), "--moe-runner-backend");
+        assert_non_null(w);
+        assert_string_equal(w[0], "moe runner");
+        assert_non_null(profile_axis_words(profile_find("vllm"), "--kv-cache-dtype"));
+        assert_null(profile_axis_words(profile_find("testbed"), "--cache-type-k"));
+}
+
+/* A named value is condemned at once, and the reason quotes the line. */
+static void test_named_condemns(void **state) {
+        (void)state;
+        struct search_space sp;
+        space(&sp, true);
+        struct search_obs obs[N] = {0};
+        obs[cell(0, 0, 0, 0)] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+        static const char line[] = "K cache type q8_0 with block size 32 does not divide n_embd_head_k=40";
+        obs[cell(0, 1, 1, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/config", .evidence = line};
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        struct search_prediction p, q;
+        search_model_predict(m, cell(1, 1, 0, 0), &p); /* ctk=q8_0 elsewhere */
+        search_model_predict(m, cell(0, 0, 1, 1), &q); /* ctv=q8_0, its partner, not named */
+        print_message("ctk=q8_0: %.3f, ctv=q8_0: %.3f\n", p.p_feasible, q.p_feasible);
+        assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
+        assert_true(q.p_feasible > 0.5);
+        char *why = search_model_why(m, cell(1, 1, 0, 0), false);
+        assert_non_null(why);
+        print_message("why: %s\n", why);
+        assert_non_null(strstr(why, "ctk=q8_0"));
+        assert_non_null(strstr(why, line));
+        assert_non_null(strstr(why, "cell 00009999"));
+        free(why);
+        search_model_free(m);
+}
+
+/* Two cells failing with one signature leave the one value they share. */
+static void test_signature_blame(void **state) {
+        (void)state;
+        struct search_space sp;
+        space(&sp, true);
+        struct search_obs obs[N] = {0};
+        obs[cell(0, 0, 0, 0)] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+        obs[cell(1, 0, 0, 0)] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 90};
+        /* np=4 fails alike twice, with different partners (the numbers differ) */
+        obs[cell(0, 0, 0, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/assert",
+                                                    .evidence = "GGML_ASSERT(n_seq <= 3) failed at 0x7f00aa12"};
+        obs[cell(1, 0, 0, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/assert",
+                                                    .evidence = "GGML_ASSERT(n_seq <= 3) failed at 0x7f11bb34"};
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        char *why = search_model_why(m, cell(0, 1, 1, 1), false);
+        assert_non_null(why);
+        print_message("why: %s\n", why);
+        struct search_prediction p;
+        search_model_predict(m, cell(0, 1, 1, 1), &p);
+        assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
+        assert_non_null(strstr(why, "np=4 is the one value the 2 cells"));
+        free(why);
+        search_model_free(m);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_signature),
+                cmocka_unit_test(test_names_value),
+                cmocka_unit_test(test_named_condemns),
+                cmocka_unit_test(test_signature_blame),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
