@@ -204,6 +204,10 @@ int workload_describe(const struct matrix *m, json_t **ret, char **ret_text, cha
         }
         if ((r = describe_bench(m, o)) < 0 || (r = describe_probes(m, o)) < 0 || (r = describe_eval(m, o)) < 0)
                 return r;
+        /* the tokenizer counts the figures (docs/metrics.md "Output tokens"); absent: found
+         * from the model, as it always was */
+        if (m->tokenizer && (r = put_str(o, "tokenizer", m->tokenizer)) < 0)
+                return r;
         _cleanup_free_ char *text = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
         if (!text)
                 return -ENOMEM;
