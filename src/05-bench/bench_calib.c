@@ -451,6 +451,14 @@ int count_level_json(const struct bench *b, json_t *o) {
         r |= json_object_set_new(c, "disagree", dis);
         if (lv->usage_requests && !count_agree(lv->usage_tokens, lv->usage_counted, lv->usage_requests)) {
                 r |= json_array_append_new(dis, json_string("usage"));
+                if (!lv->usage_disagree) /* per request it was not compared (bytes per token) */
+                        r |= json_array_append_new(
+                                warnings, json_sprintf("usage disagrees with gauntlet's count over the level: the server "
+                                                       "said %llu output tokens on %llu requests, gauntlet counted %llu "
+                                                       "(%s); the figures use gauntlet's count",
+                                                       (unsigned long long)lv->usage_tokens,
+                                                       (unsigned long long)lv->usage_requests,
+                                                       (unsigned long long)lv->usage_counted, source));
         }
         if (lv->completed && strcmp(source, "chunks") != 0 && !count_agree(lv->chunks, lv->output_tokens, lv->completed)) {
                 r |= json_array_append_new(dis, json_string("chunks"));

@@ -503,7 +503,11 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
                 lv->usage_requests++;
                 lv->usage_tokens = lv->usage_tokens > UINT64_MAX - u ? UINT64_MAX : lv->usage_tokens + u;
                 lv->usage_counted += out;
-                if (bench_usage_disagrees(rec->output_tokens, out, lv->max_tokens)) {
+                /* by bytes per token a request's count is an estimate: only usage above the
+                 * max_tokens asked disagrees on its own; the level's sum is compared (count) */
+                bool approx = lv->count_method && strcmp(lv->count_method, "bytes") == 0;
+                if (approx ? lv->max_tokens > 0 && rec->output_tokens > lv->max_tokens
+                           : bench_usage_disagrees(rec->output_tokens, out, lv->max_tokens)) {
                         lv->usage_disagree++;
                         if (lv->max_tokens > 0 && rec->output_tokens > lv->max_tokens)
                                 lv->usage_over_max++;

@@ -61,6 +61,8 @@ static int parse_engine(struct ytree_ctx *c, const struct ynode *root, struct ma
         return (m->engine = strdup(m->profile->name)) ? 0 : -ENOMEM;
 }
 
+static char *beside_matrix(const struct matrix *m, const char *file);
+
 static int parse_command(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         const struct ynode *v = y_get(root, "command"), *mv = y_get(root, "model");
         int r;
@@ -168,6 +170,13 @@ static int parse_base(struct ytree_ctx *c, const struct ynode *root, struct matr
                         return r;
                 if (!*m->tokenizer)
                         return ytree_fail(c, v->line, "tokenizer must be a path to the model's tokenizer, or none");
+                if (strcmp(m->tokenizer, "none") != 0) { /* relative to the matrix file, as eval.file */
+                        char *p = beside_matrix(m, m->tokenizer);
+                        if (!p)
+                                return -ENOMEM;
+                        free(m->tokenizer);
+                        m->tokenizer = p;
+                }
         }
         if ((v = y_get(root, "port_owner")) && (r = parse_port_owner(c, v, m)) < 0)
                 return r;

@@ -548,6 +548,14 @@ char *report_usage_note(const struct report_cell *c) {
                 json_t *u = json_object_get(e, metric_key(METRIC_USAGE_CHECK));
                 json_int_t bad = json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_DISAGREE)));
                 json_int_t over = json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_OVER_MAX)));
+                /* by bytes per token the level's sum is compared, not each request */
+                json_t *said = json_object_get(json_object_get(e, "count"), "disagree");
+                bool level_wide = false;
+                for (size_t j = 0; j < json_array_size(said); j++)
+                        level_wide |= json_is_string(json_array_get(said, j)) &&
+                                      strcmp(json_string_value(json_array_get(said, j)), "usage") == 0;
+                if (bad <= 0 && level_wide)
+                        bad = json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_REQUESTS)));
                 if (bad <= 0 || r < 0)
                         continue;
                 r = buf_printf(&b, "%s @%lld the server said %lld output tokens on %lld requests (%lld disagreeing",
