@@ -43,7 +43,7 @@ static const struct fail_class CLASSES[] = {
  * once, for that class of failure. The one value the cells failing with one signature
  * share: the likely culprit, not a sure one (the cells may fail alike by chance). */
 #define PRIOR_VALUE_NAMED 0.999
-#define PRIOR_SIGNATURE 0.8
+#define PRIOR_SIGNATURE 0.5
 enum { NAMED_NONE, NAMED_AXIS, NAMED_PAIR };
 /* How far a requirement the evidence states ("--a x requires --b y") is believed: a cell
  * with a=x and b other than y serves right with this chance, to the power of the number of
