@@ -5,14 +5,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "01-base/rng.h"
+
 void sample_rng_seed(struct sample_rng *r, uint64_t seed) { r->s = seed; }
 
 double sample_rng_uniform(struct sample_rng *r) {
-        uint64_t z = (r->s += UINT64_C(0x9e3779b97f4a7c15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-        z ^= z >> 31;
-        return (double)(z >> 11) * 0x1p-53;
+        return rng_uniform(&r->s); /* the one generator (01-base/rng.h) */
 }
 
 /* a ranks before b: NaN first, then larger */

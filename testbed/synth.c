@@ -9,18 +9,12 @@
 #include <unistd.h>
 
 #include "gguf_writer.h"
+#include "01-base/rng.h"
 #include "01-base/util.h"
 
 struct synth_cfg synth_default(void) {
         return (struct synth_cfg){.n_embd = 160, .n_layer = 4, .n_head = 4, .n_head_kv = 2, .n_ff = 320,
                                   .n_expert = 8, .n_expert_used = 2, .n_ctx = 256, .scale = 0.08f, .seed = 1};
-}
-
-static uint64_t rng_next(uint64_t *s) {
-        uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-        return z ^ (z >> 31);
 }
 
 /* n F16 values uniform in [-scale, scale]. */

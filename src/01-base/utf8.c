@@ -1,6 +1,8 @@
-/* utf8.c -- decoding one UTF-8 sequence, strictly; encoding one code point; the start of
- * the character at a byte offset. */
+/* utf8.c -- decoding one UTF-8 sequence, strictly; encoding one code point; a \uXXXX
+ * escape's code unit; the start of the character at a byte offset. */
 #include "01-base/utf8.h"
+
+#include <errno.h>
 
 size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *ret_cp, bool *ret_truncated) {
         bool truncated_unused;
@@ -76,6 +78,24 @@ size_t utf8_encode(uint32_t cp, char out[4]) {
         out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
         out[3] = (char)(0x80 | (cp & 0x3F));
         return 4;
+}
+
+int utf8_hex4(const char *s, size_t n, uint32_t *ret) {
+        uint32_t v = 0;
+        if (n < 4)
+                return -EINVAL;
+        for (int i = 0; i < 4; i++) {
+                char c = s[i];
+                int d = c >= '0' && c <= '9'   ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                               : -1;
+                if (d < 0)
+                        return -EINVAL;
+                v = v << 4 | (uint32_t)d;
+        }
+        *ret = v;
+        return 0;
 }
 
 size_t utf8_char_start(const char *s, size_t len, size_t at) {

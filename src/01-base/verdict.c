@@ -35,3 +35,14 @@ int verdict_severity(enum verdict v) {
                 return 100;
         return sev[v];
 }
+
+const char *verdict_color(enum verdict v) {
+        int s = verdict_severity(v);
+        if (s <= verdict_severity(VERDICT_PASS))
+                return "\033[32m";
+        if (s <= verdict_severity(VERDICT_SKIPPED))
+                return "\033[2m";
+        if (s <= verdict_severity(VERDICT_WRONG))
+                return "\033[33m";
+        return "\033[31m";
+}

@@ -21,5 +21,10 @@ const char *verdict_to_string(enum verdict v);
 enum verdict verdict_from_string(const char *s);
 /* Orders verdicts by how bad they are for a whole cell: the worst check decides. */
 int verdict_severity(enum verdict v);
+/* A verdict's colour on a terminal (an ANSI SGR sequence; the caller resets with "\033[0m"),
+ * drawn from verdict_severity so that the worse verdict never looks milder: pass green,
+ * skipped dim, overload and wrong yellow (the server ran and answered), garbage, timeout,
+ * crash and error red (and an unknown value). Every coloured verdict line uses it. */
+const char *verdict_color(enum verdict v);
 
 #endif

@@ -101,6 +101,52 @@ size_t text_escape_range(struct buf *out, const char *s, size_t from, size_t to,
         return i;
 }
 
+int text_escape_html(struct buf *out, const char *s, size_t max_chars) {
+        size_t shown = 0, n;
+        char tmp[16];
+        int r = 0;
+        if (!s)
+                return 0;
+        for (const unsigned char *p = (const unsigned char *)s; *p && r >= 0; p += n) {
+                if (max_chars > 0 && shown >= max_chars)
+                        return buf_puts(out, "…");
+                uint32_t cp = 0;
+                const char *piece = tmp;
+                n = utf8_decode(p, SIZE_MAX, &cp, NULL); /* NUL-terminated: safe */
+                if (n == 0) {
+                        snprintf(tmp, sizeof(tmp), "\\x%02x", *p);
+                        n = 1;
+                } else if (cp == '&')
+                        piece = "&amp;";
+                else if (cp == '<')
+                        piece = "&lt;";
+                else if (cp == '>')
+                        piece = "&gt;";
+                else if (cp == '"')
+                        piece = "&quot;";
+                else if (cp == '\'')
+                        piece = "&#39;";
+                else if (cp == '\r')
+                        /* CRLF is one line end; a lone CR (progress bars) starts a line too. */
+                        piece = p[1] == '\n' ? "" : "\n";
+                else if (cp == '\n' || cp == '\t') {
+                        tmp[0] = (char)cp;
+                        tmp[1] = 0;
+                } else if (cp < 0x20 || cp == 0x7f)
+                        snprintf(tmp, sizeof(tmp), "\\x%02x", (unsigned)cp);
+                else if (text_hidden_control(cp))
+                        /* shown, not obeyed: C1 controls and the bidi overrides that reorder text */
+                        snprintf(tmp, sizeof(tmp), "\\u%04x", (unsigned)cp);
+                else {
+                        memcpy(tmp, p, n);
+                        tmp[n] = 0;
+                }
+                r = buf_puts(out, piece);
+                shown++;
+        }
+        return r;
+}
+
 char *text_clean(const char *s, size_t len, size_t max) {
         const unsigned char *u = (const unsigned char *)s;
         while (len > 0 && (*u == ' ' || *u == '\t' || *u == '\r' || *u == '\n')) {

@@ -11,8 +11,9 @@
  *   TEXT_QUOTED    TEXT_TERMINAL's rules with hex digits in upper case and a backslash
  *                  doubled, so that the quote reads back unambiguously: the detectors'
  *                  excerpts and evidence (detect_excerpt, detect_escape).
+ * HTML (text_escape_html) has its own rules: entities, line ends kept.
  * Every renderer and every line gauntlet prints goes through here (report.c,
- * report_html.c for its own markup, ytree's messages, the CLI's lines, the detectors'
+ * report_html.c for its own markup and the page's text, ytree's messages, the CLI's lines, the detectors'
  * evidence).
  */
 #ifndef GAUNTLET_TEXT_H
@@ -45,6 +46,13 @@ int text_escape(struct buf *out, const char *s, size_t max_chars, enum text_mode
  * of output, whole escapes only. Returns the offset in s where it stopped: `to` when all of
  * it fit, less at the cap (or when out of memory, out's own cap included). */
 size_t text_escape_range(struct buf *out, const char *s, size_t from, size_t to, size_t max, enum text_mode mode);
+
+/* HTML text and quoted attribute values (report_html.c's page): & < > " ' as entities; \n
+ * and \t kept, a lone \r as \n (CRLF as one \n); other controls, the hidden characters
+ * (text_hidden_control) and bytes that are not UTF-8 shown as \xNN or \uNNNN. max_chars > 0
+ * shows that many characters of s and then "…" when more follow. 0, or -ENOMEM (-ENOBUFS
+ * at out's cap). NULL s appends nothing. */
+int text_escape_html(struct buf *out, const char *s, size_t max_chars);
 
 /* One plain line of s[0..len): blanks trimmed at both ends, control characters (C0, DEL)
  * and invalid UTF-8 replaced with '?', cut at max bytes on a character boundary (text from

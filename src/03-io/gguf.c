@@ -80,12 +80,6 @@ static size_t scalar_size(enum gguf_type t) {
         return (unsigned)t < GGUF_TYPE_COUNT ? sizes[t] : 0;
 }
 
-const char *gguf_type_name(enum gguf_type t) {
-        static const char *const names[] = {"uint8", "int8",   "uint16", "int16", "uint32", "int32", "float32",
-                                            "bool",  "string", "array",  "uint64", "int64", "float64"};
-        return (unsigned)t < ELEMENTSOF(names) ? names[t] : "unknown";
-}
-
 /* One little-endian scalar of type t at p. */
 static void load_scalar(enum gguf_type t, const uint8_t *p, struct gguf_value *v) {
         uint64_t raw = 0;

@@ -128,6 +128,4 @@ bool gguf_strs_next(struct gguf_strs *it, struct gguf_str *ret);
  * caller checks i < n. */
 uint32_t gguf_array_u32(const struct gguf_value *v, uint64_t i);
 
-const char *gguf_type_name(enum gguf_type t);
-
 #endif

@@ -467,10 +467,6 @@ uint64_t loop_turn(const struct loop *l) {
         return l->turn;
 }
 
-int loop_turn_fd(const struct loop *l) {
-        return l->turn_fd;
-}
-
 unsigned loop_turn_port(const struct loop *l) {
         const struct watch *w = l->turn_fd >= 0 && (size_t)l->turn_fd < l->n_watches ? &l->watches[l->turn_fd] : NULL;
         return w && w->kind == WATCH_CURL ? w->port : 0;

@@ -59,13 +59,12 @@ usec_t loop_wake_time(const struct loop *l);
 /* Counts the fds (and libcurl timeouts) the loop has handled: a callback's turn. Callbacks
  * of the same turn (the write callbacks of one read, the transfers it ended) see the same. */
 uint64_t loop_turn(const struct loop *l);
-/* The fd whose turn it is; -1 in a libcurl timeout's. libcurl, given one socket's turn, may
- * also move other transfers whose timers are due, and read their sockets: their data did not
- * come at this turn's times (loop_wake_time, loop_rx_span), which are this fd's only. */
-int loop_turn_fd(const struct loop *l);
 /* The local TCP port of the libcurl socket whose turn it is, where loop_rx_stamps was on
  * when it was first watched (libcurl's CURLINFO_LOCAL_PORT of a transfer says whether the
- * turn is its own); 0: unknown, or not a libcurl socket's turn. */
+ * turn is its own); 0: unknown, or not a libcurl socket's turn (a libcurl timeout's). libcurl,
+ * given one socket's turn, may also move other transfers whose timers are due, and read their
+ * sockets: their data did not come at this turn's times (loop_wake_time, loop_rx_span), which
+ * are this socket's only. */
 unsigned loop_turn_port(const struct loop *l);
 
 /* On: the libcurl sockets this loop watches from now on get SO_TIMESTAMPNS, and a turn that

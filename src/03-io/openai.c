@@ -91,26 +91,6 @@ static bool is_word_byte(char c) {
         return isalnum((unsigned char)c) || c == '_' || c == '.';
 }
 
-static int hex4(const char *s, size_t n, unsigned *ret) {
-        if (n < 4)
-                return -EINVAL;
-        unsigned v = 0;
-        for (int i = 0; i < 4; i++) {
-                char c = s[i];
-                v <<= 4;
-                if (c >= '0' && c <= '9')
-                        v |= (unsigned)(c - '0');
-                else if (c >= 'a' && c <= 'f')
-                        v |= (unsigned)(c - 'a' + 10);
-                else if (c >= 'A' && c <= 'F')
-                        v |= (unsigned)(c - 'A' + 10);
-                else
-                        return -EINVAL;
-        }
-        *ret = v;
-        return 0;
-}
-
 /* Rewrites what strict JSON refuses but servers send: bare NaN/Infinity outside strings
  * become strings; invalid UTF-8 and lone surrogate escapes inside strings become U+FFFD;
  * raw control bytes inside strings are escaped. Anything else is copied as is. */
@@ -154,14 +134,14 @@ static int json_sanitize(const char *s, size_t n, struct buf *out) {
                         i++;
                 } else if (c == '\\') {
                         if (i + 1 < n && s[i + 1] == 'u') {
-                                unsigned v, w;
-                                if (hex4(s + i + 2, n - i - 2, &v) < 0) {
+                                uint32_t v, w;
+                                if (utf8_hex4(s + i + 2, n - i - 2, &v) < 0) {
                                         r = buf_append(out, s + i, MIN((size_t)2, n - i));
                                         i += 2;
                                         continue;
                                 }
                                 if (v >= 0xd800 && v <= 0xdbff && n - i >= 12 && s[i + 6] == '\\' &&
-                                    s[i + 7] == 'u' && hex4(s + i + 8, n - i - 8, &w) == 0 && w >= 0xdc00 &&
+                                    s[i + 7] == 'u' && utf8_hex4(s + i + 8, n - i - 8, &w) == 0 && w >= 0xdc00 &&
                                     w <= 0xdfff) {
                                         r = buf_append(out, s + i, 12);
                                         i += 12;

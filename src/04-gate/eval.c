@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "02-text/buf.h"
+#include "01-base/rng.h"
 #include "01-base/util.h"
 
 static const char *const builtin_names[_EVAL_BUILTIN_MAX] = {
@@ -74,18 +75,11 @@ void eval_set_release(struct eval_set *s) {
         *s = (struct eval_set){0};
 }
 
-/* ---- randomness: splitmix64, one stream per (seed, set, question) ---- */
-
-static uint64_t splitmix(uint64_t *x) {
-        uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-        return z ^ (z >> 31);
-}
+/* ---- randomness: the one generator (01-base/rng.h), one stream per (seed, set, question) ---- */
 
 /* A uniform integer in [lo, hi] (the bias of the modulo is below 2^-50 here). */
 static int uniform(uint64_t *x, int lo, int hi) {
-        return lo + (int)(splitmix(x) % (uint64_t)(hi - lo + 1));
+        return lo + (int)(rng_next(x) % (uint64_t)(hi - lo + 1));
 }
 
 /* ---- keys ---- */
@@ -158,7 +152,7 @@ static int int_cmp(const void *a, const void *b) {
 /* Question j of set b: prompt and expectation. */
 static int make_question(enum eval_builtin b, uint64_t seed, size_t j, struct check_spec *c) {
         uint64_t x = seed ^ (UINT64_C(0x5851f42d4c957f2d) * ((uint64_t)b + 1)) ^ (UINT64_C(0x14057b7ef767814f) * (j + 1));
-        splitmix(&x);
+        rng_next(&x);
         char *prompt = NULL, *value = NULL;
         enum expect_kind kind = EXPECT_NUMBER;
         switch (b) {
@@ -288,7 +282,7 @@ int eval_set_from_specs(const struct eval_options *o, struct check_spec *specs, 
                         idx[i] = i;
                 uint64_t x = o->seed;
                 for (size_t i = 0; i < o->samples; i++) {
-                        size_t j = i + (size_t)(splitmix(&x) % (uint64_t)(n - i));
+                        size_t j = i + (size_t)(rng_next(&x) % (uint64_t)(n - i));
                         size_t t = idx[i];
                         idx[i] = idx[j];
                         idx[j] = t;

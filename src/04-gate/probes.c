@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "04-gate/detect.h"
+#include "01-base/rng.h"
 #include "03-io/http.h"
 #include "03-io/openai.h"
 
@@ -137,29 +138,24 @@ static bool prompt_tokens_in_error(const char *message, int64_t *ret) {
         return message && number_after(message, markers + 1, ret);
 }
 
-/* splitmix64: the filler's and the secrets' random numbers, the same everywhere. */
-static uint64_t mix(uint64_t *s) {
-        uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-        return z ^ (z >> 31);
-}
+/* The filler's and the secrets' random numbers: rng_next, the one generator (01-base/rng.h),
+ * the same everywhere. */
 
 void probes_secrets(uint64_t seed, int *ret_passkey, int *ret_depth_pct, int *ret_remember) {
         uint64_t s = seed ^ UINT64_C(0x70726f6265);
         if (ret_passkey)
-                *ret_passkey = 10000 + (int)(mix(&s) % 90000);
+                *ret_passkey = 10000 + (int)(rng_next(&s) % 90000);
         else
-                mix(&s);
+                rng_next(&s);
         if (ret_depth_pct)
-                *ret_depth_pct = 10 + (int)(mix(&s) % 81);
+                *ret_depth_pct = 10 + (int)(rng_next(&s) % 81);
         else
-                mix(&s);
+                rng_next(&s);
         if (ret_remember)
-                *ret_remember = 10 + (int)(mix(&s) % 90);
+                *ret_remember = 10 + (int)(rng_next(&s) % 90);
 }
 
-#define PICK(a, s) ((a)[mix(s) % ELEMENTSOF(a)])
+#define PICK(a, s) ((a)[rng_next(s) % ELEMENTSOF(a)])
 
 /* One plain English sentence, no digits (the passkey is the only number in the text). */
 static int filler_sentence(struct buf *b, uint64_t *s) {
@@ -182,7 +178,7 @@ static int filler_sentence(struct buf *b, uint64_t *s) {
                                            "under a grey sky", "with great care", "at the end of summer"};
         static const char *const link[] = {"Later", "Meanwhile", "Then", "Afterwards", "Once again", "Nearby",
                                            "In the afternoon", "Every spring"};
-        int form = (int)(mix(s) % 4);
+        int form = (int)(rng_next(s) % 4);
         const char *a = PICK(adj, s), *w = PICK(who, s), *v = PICK(verb, s), *x = PICK(what, s), *t = PICK(tail, s);
         switch (form) {
         case 0:

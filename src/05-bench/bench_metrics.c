@@ -1,6 +1,8 @@
 /* bench_metrics.c -- the pure half of bench: event parsing, schedules, prompts, level metrics. */
 #include "05-bench/bench_metrics.h"
 #include "01-base/metrics.h"
+#include "01-base/rng.h"
+#include "01-base/utf8.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -53,45 +55,11 @@ static int scan_string(struct scan *s, const char **ret, size_t *ret_len) {
         return -EBADMSG;
 }
 
-static int hex4(const char *p, const char *end, uint32_t *ret) {
-        uint32_t v = 0;
-        if (end - p < 4)
-                return -1;
-        for (int i = 0; i < 4; i++) {
-                char c = p[i];
-                int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                                 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-                if (d < 0)
-                        return -1;
-                v = v << 4 | (uint32_t)d;
-        }
-        *ret = v;
-        return 0;
-}
-
-static void put_utf8(struct buf *out, uint32_t cp) {
+/* One code point as UTF-8 (utf8_encode: never a surrogate or past U+10FFFF here), at the
+ * cap dropped. */
+static void put_cp(struct buf *out, uint32_t cp) {
         char u[4];
-        size_t n;
-        if (cp < 0x80) {
-                u[0] = (char)cp;
-                n = 1;
-        } else if (cp < 0x800) {
-                u[0] = (char)(0xC0 | cp >> 6);
-                u[1] = (char)(0x80 | (cp & 0x3F));
-                n = 2;
-        } else if (cp < 0x10000) {
-                u[0] = (char)(0xE0 | cp >> 12);
-                u[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-                u[2] = (char)(0x80 | (cp & 0x3F));
-                n = 3;
-        } else {
-                u[0] = (char)(0xF0 | cp >> 18);
-                u[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-                u[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-                u[3] = (char)(0x80 | (cp & 0x3F));
-                n = 4;
-        }
-        (void)buf_append(out, u, n); /* at the cap: dropped */
+        (void)buf_append(out, u, utf8_encode(cp, u));
 }
 
 /* The raw bytes of a JSON string (between its quotes, as scan_string gives them), decoded
@@ -116,19 +84,19 @@ static void unescape_into(struct buf *out, const char *p, size_t n) {
                         continue;
                 }
                 uint32_t cp, lo;
-                if (c != 'u' || hex4(p, end, &cp) < 0) {
-                        put_utf8(out, 0xFFFD);
+                if (c != 'u' || utf8_hex4(p, (size_t)(end - p), &cp) < 0) {
+                        put_cp(out, 0xFFFD);
                         continue;
                 }
                 p += 4;
                 if (cp >= 0xD800 && cp < 0xDC00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
-                    hex4(p + 2, end, &lo) == 0 && lo >= 0xDC00 && lo < 0xE000) {
+                    utf8_hex4(p + 2, (size_t)(end - p - 2), &lo) == 0 && lo >= 0xDC00 && lo < 0xE000) {
                         cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                         p += 6;
                 } else if (cp >= 0xD800 && cp < 0xE000) {
                         cp = 0xFFFD; /* a lone surrogate */
                 }
-                put_utf8(out, cp);
+                put_cp(out, cp);
         }
 }
 
@@ -315,8 +283,7 @@ int bench_event_parse_texts(const char *p, size_t n, struct bench_event *ret, st
 
 /* ---- schedules ------------------------------------------------------------------------ */
 
-/* splitmix64 (dataset.h): small, seeded, good enough for arrival times and word choice. */
-#define rng_next dataset_rng_next
+/* rng_next (01-base/rng.h): the one generator, for arrival times and word choice. */
 
 /* U in (0, 1]: 53 random bits, never 0 so log() stays finite. */
 static double uniform(uint64_t *rng) {
@@ -329,7 +296,8 @@ static double normal(uint64_t *rng) {
         return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
-double bench_gamma(uint64_t *rng, double shape) {
+/* One gamma(shape, 1) variate from the state *rng (Marsaglia and Tsang). */
+static double bench_gamma(uint64_t *rng, double shape) {
         if (shape < 1) /* gamma(a) = gamma(a + 1) * U^(1/a) */
                 return bench_gamma(rng, shape + 1) * pow(uniform(rng), 1 / shape);
         double d = shape - 1.0 / 3, c = 1 / sqrt(9 * d);
@@ -678,7 +646,11 @@ static json_t *count_json(uint64_t sum, uint64_t n, int64_t min, int64_t max) {
                          (json_int_t)max);
 }
 
-int bench_level_vllm(const struct bench_level *lv, json_t *o) {
+/* Sets on o the flat figures of `vllm bench serve --save-result` (docs/metrics.md "vLLM's
+ * names"): request_throughput, output_throughput, total_token_throughput and
+ * {mean,median,std,p99}_{ttft,tpot,itl,e2el}_ms, from the level's own counters and
+ * histograms. bench_level_json calls it. 0 or -ENOMEM. */
+static int bench_level_vllm(const struct bench_level *lv, json_t *o) {
         double window = lv->last_done > lv->first_send ? (double)(lv->last_done - lv->first_send) / 1e6 : 0;
         double per_s = window > 0 ? 1.0 / window : 0;
         const struct hist *h[] = {&lv->ttft, &lv->tpot, &lv->itl, &lv->e2e};

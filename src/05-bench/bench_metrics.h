@@ -135,8 +135,6 @@ struct bench_sched {
 };
 /* burstiness <= 0 means 1. */
 void bench_sched_init(struct bench_sched *s, double rate, bool poisson, double burstiness, uint64_t seed);
-/* One gamma(shape, 1) variate from the state *rng (Marsaglia and Tsang). */
-double bench_gamma(uint64_t *rng, double shape);
 usec_t bench_sched_next(struct bench_sched *s);
 
 /* Synthetic prompt of about `tokens` tokens: a unique prefix for request `index` (so that
@@ -279,11 +277,6 @@ static inline void bench_level_itl(struct bench_level *lv, usec_t gap) { hist_re
 int bench_level_merge(struct bench_level *lv, const struct bench_level *from);
 /* The level's JSON object (new reference), warnings derived from the counters included. */
 json_t *bench_level_json(struct bench_level *lv);
-/* Sets on o the flat figures of `vllm bench serve --save-result` (docs/metrics.md "vLLM's
- * names"): request_throughput, output_throughput, total_token_throughput and
- * {mean,median,std,p99}_{ttft,tpot,itl,e2el}_ms, from the level's own counters and
- * histograms. bench_level_json calls it. 0 or -ENOMEM. */
-int bench_level_vllm(const struct bench_level *lv, json_t *o);
 
 /* vLLM's --goodput form, "ttft:MS tpot:MS e2el:MS" (any of them, in any order, separated by
  * blanks or commas; MS > 0). Sets the SLOs it names (microseconds), leaves the others.

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "01-base/rng.h"
 #include "01-base/util.h"
 #include "02-text/buf.h"
 #include "02-text/text.h"
@@ -606,24 +607,7 @@ void dataset_free(struct dataset *d) {
         free(d);
 }
 
-/* ---- draws ---------------------------------------------------------------------------- */
-
-uint64_t dataset_rng_next(uint64_t *state) {
-        uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-        return z ^ (z >> 31);
-}
-
-/* Uniform in [0, n) without modulo bias. */
-static uint64_t below(uint64_t *rng, uint64_t n) {
-        uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-        uint64_t x;
-        do
-                x = dataset_rng_next(rng);
-        while (x >= limit);
-        return x % n;
-}
+/* ---- draws (the one generator: 01-base/rng.h) ------------------------------------------ */
 
 int dataset_order(size_t n, uint64_t seed, size_t **ret) {
         size_t *v = malloc((n ? n : 1) * sizeof(*v));
@@ -633,7 +617,7 @@ int dataset_order(size_t n, uint64_t seed, size_t **ret) {
                 v[i] = i;
         uint64_t rng = seed ^ UINT64_C(0x73686172656770);
         for (size_t i = n; i > 1; i--) {
-                size_t j = (size_t)below(&rng, i);
+                size_t j = (size_t)rng_below(&rng, i);
                 size_t t = v[i - 1];
                 v[i - 1] = v[j];
                 v[j] = t;
@@ -674,7 +658,7 @@ void dataset_len_range(int len, double r, int min_len, int *ret_lo, int *ret_hi)
 int dataset_draw(uint64_t *rng, int lo, int hi) {
         if (hi <= lo)
                 return lo;
-        return lo + (int)below(rng, (uint64_t)(hi - lo) + 1);
+        return lo + (int)rng_below(rng, (uint64_t)(hi - lo) + 1);
 }
 
 int dataset_prefix_groups(int num_prompts, int num_prefixes, uint64_t seed, int **ret, size_t *ret_n) {
@@ -688,7 +672,7 @@ int dataset_prefix_groups(int num_prompts, int num_prefixes, uint64_t seed, int 
                 v[i] = (int)(i / per);
         uint64_t rng = seed ^ UINT64_C(0x707265666978);
         for (size_t i = n; i > 1; i--) {
-                size_t j = (size_t)below(&rng, i);
+                size_t j = (size_t)rng_below(&rng, i);
                 int t = v[i - 1];
                 v[i - 1] = v[j];
                 v[j] = t;

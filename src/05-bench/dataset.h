@@ -149,7 +149,7 @@ int64_t dataset_sharegpt_output(const struct dataset_options *o, int64_t reply_l
 /* random: the range of lengths around len, [floor(len*(1-r)), ceil(len*(1+r))], at least
  * min_len at both ends. */
 void dataset_len_range(int len, double r, int min_len, int *ret_lo, int *ret_hi);
-/* n lengths drawn uniformly (integers) from [lo, hi] with the state *rng. */
+/* A length drawn uniformly (an integer) from [lo, hi] with the state *rng (01-base/rng.h). */
 int dataset_draw(uint64_t *rng, int lo, int hi);
 
 /* prefix_repetition: the group of each of num_prompts / num_prefixes * num_prefixes
@@ -172,8 +172,5 @@ void dataset_trace_apply_unit(struct dataset *d, const struct dataset_options *o
  * day or less), or requests farther apart on average than request_timeout (0: no check). */
 int dataset_trace_check(const struct dataset *d, const struct dataset_options *o, usec_t request_timeout,
                         char **ret_why);
-
-/* splitmix64: the one generator of the bench's draws (schedules, words, datasets). */
-uint64_t dataset_rng_next(uint64_t *state);
 
 #endif

@@ -7,47 +7,27 @@
 
 #include "06-matrix/search.h"
 #include "06-matrix/search_sim.h"
+#include "01-base/rng.h"
 #include "01-base/util.h"
 
-/* ---- the generator ---- */
+/* ---- draws: the one generator (01-base/rng.h) ---- */
 
-uint64_t sim_rng_next(uint64_t *state) {
-        uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-        return z ^ (z >> 31);
+/* Uniform in [lo, hi). */
+static double rng_range(uint64_t *state, double lo, double hi) {
+        return lo + (hi - lo) * rng_uniform(state);
 }
 
-double sim_rng_uniform(uint64_t *state) {
-        return (double)(sim_rng_next(state) >> 11) * 0x1.0p-53;
-}
-
-double sim_rng_range(uint64_t *state, double lo, double hi) {
-        return lo + (hi - lo) * sim_rng_uniform(state);
-}
-
-size_t sim_rng_below(uint64_t *state, size_t n) {
-        if (n == 0)
-                return 0;
-        /* Rejects the top partial stripe so every residue is equally likely. */
-        uint64_t limit = UINT64_MAX - UINT64_MAX % (uint64_t)n;
-        uint64_t x;
-        do
-                x = sim_rng_next(state);
-        while (x >= limit);
-        return (size_t)(x % (uint64_t)n);
-}
-
-double sim_rng_normal(uint64_t *state) {
-        double u1 = 1.0 - sim_rng_uniform(state); /* (0, 1]: log is finite */
-        double u2 = sim_rng_uniform(state);
+/* Standard normal (Box-Muller, one pair of draws per call, nothing cached). */
+static double rng_normal(uint64_t *state) {
+        double u1 = 1.0 - rng_uniform(state); /* (0, 1]: log is finite */
+        double u2 = rng_uniform(state);
         return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
 uint64_t sim_seed_mix(uint64_t a, uint64_t b) {
         uint64_t st = a ^ (b * UINT64_C(0xd1b54a32d192ed03));
-        sim_rng_next(&st);
-        return sim_rng_next(&st);
+        rng_next(&st);
+        return rng_next(&st);
 }
 
 /* ---- the space ---- */
@@ -192,7 +172,9 @@ void sim_space_set_speed(struct sim_space *s, double base, double noise) {
         s->noise = noise;
 }
 
-void sim_space_set_times(struct sim_space *s, double load_s, double bench_s, double timeout_s) {
+/* The times of a launch: the load, the checks and bench of a cell that serves, the start-up
+ * timeout a hang costs (seconds); a drawn space's (a hand-built one keeps sim_space_new's). */
+static void sim_space_set_times(struct sim_space *s, double load_s, double bench_s, double timeout_s) {
         s->load_s = load_s;
         s->bench_s = bench_s;
         s->timeout_s = timeout_s;
@@ -432,9 +414,9 @@ int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search
                 return -EINVAL;
         /* Always the same draws, whatever the outcome, so that the noise of a later launch
          * does not depend on how this one went. */
-        double z = sim_rng_normal(rng);
-        double jitter = sim_rng_range(rng, 0.9, 1.1);
-        double u = sim_rng_uniform(rng);
+        double z = rng_normal(rng);
+        double jitter = rng_range(rng, 0.9, 1.1);
+        double u = rng_uniform(rng);
         double load = s->load_s * jitter;
         enum sim_fail f = rule_fail(s, s->rule[k]);
         struct search_obs o = {.state = SEARCH_INFEASIBLE};
@@ -588,20 +570,20 @@ static const struct pool_axis pool[] = {
 
 /* A value of axis a other than the default (every axis has at least 2). */
 static struct sim_term draw_nondefault(uint64_t *rng, const struct sim_space *s, size_t a) {
-        return (struct sim_term){a, 1 + sim_rng_below(rng, s->n_values[a] - 1)};
+        return (struct sim_term){a, 1 + (size_t)rng_below(rng, s->n_values[a] - 1)};
 }
 
 /* Two different axes. */
 static void draw_two_axes(uint64_t *rng, const struct sim_space *s, size_t *ret_a, size_t *ret_b) {
-        size_t a = sim_rng_below(rng, s->n_axes);
-        size_t b = sim_rng_below(rng, s->n_axes - 1);
+        size_t a = (size_t)rng_below(rng, s->n_axes);
+        size_t b = (size_t)rng_below(rng, s->n_axes - 1);
         *ret_a = a;
         *ret_b = b >= a ? b + 1 : b;
 }
 
 static void shuffle(uint64_t *rng, size_t *v, size_t n) {
         for (size_t i = n; i > 1; i--) {
-                size_t j = sim_rng_below(rng, i);
+                size_t j = (size_t)rng_below(rng, i);
                 size_t t = v[i - 1];
                 v[i - 1] = v[j];
                 v[j] = t;
@@ -612,39 +594,39 @@ static void shuffle(uint64_t *rng, size_t *v, size_t n) {
 static int draw_truth(uint64_t *rng, struct sim_space *s, const bool *ordinal) {
         int r;
         size_t na = s->n_axes;
-        sim_space_set_speed(s, sim_rng_range(rng, 20, 200), sim_rng_range(rng, 0.01, 0.04));
-        sim_space_set_times(s, sim_rng_range(rng, 300, 1200), sim_rng_range(rng, 120, 360), 1800);
+        sim_space_set_speed(s, rng_range(rng, 20, 200), rng_range(rng, 0.01, 0.04));
+        sim_space_set_times(s, rng_range(rng, 300, 1200), rng_range(rng, 120, 360), 1800);
 
         /* Main effects: most axes matter (sd 0.15-0.35 per value), some barely. */
         for (size_t a = 0; a < na; a++) {
-                double scale = sim_rng_uniform(rng) < 0.25 ? sim_rng_range(rng, 0, 0.03) : sim_rng_range(rng, 0.15, 0.35);
+                double scale = rng_uniform(rng) < 0.25 ? rng_range(rng, 0, 0.03) : rng_range(rng, 0.15, 0.35);
                 for (size_t v = 1; v < s->n_values[a]; v++)
-                        s->effect[a][v] = scale * sim_rng_normal(rng);
+                        s->effect[a][v] = scale * rng_normal(rng);
         }
         /* Pair interactions: 1-4 small ones. */
-        size_t n_pairs = 1 + sim_rng_below(rng, 4);
+        size_t n_pairs = 1 + (size_t)rng_below(rng, 4);
         for (size_t i = 0; i < n_pairs; i++) {
                 size_t a, b;
                 draw_two_axes(rng, s, &a, &b);
-                struct sim_term x = {a, sim_rng_below(rng, s->n_values[a])};
-                struct sim_term y = {b, sim_rng_below(rng, s->n_values[b])};
-                double sd = sim_rng_range(rng, 0.1, 0.25);
-                if ((r = sim_space_add_pair(s, x, y, sd * sim_rng_normal(rng))) < 0)
+                struct sim_term x = {a, (size_t)rng_below(rng, s->n_values[a])};
+                struct sim_term y = {b, (size_t)rng_below(rng, s->n_values[b])};
+                double sd = rng_range(rng, 0.1, 0.25);
+                if ((r = sim_space_add_pair(s, x, y, sd * rng_normal(rng))) < 0)
                         return r;
         }
         /* A strong synergy ("both cutlass"): two values mediocre alone, the best together. */
-        if (sim_rng_uniform(rng) < 0.4) {
+        if (rng_uniform(rng) < 0.4) {
                 size_t a, b;
                 draw_two_axes(rng, s, &a, &b);
                 struct sim_term x = draw_nondefault(rng, s, a), y = draw_nondefault(rng, s, b);
-                s->effect[a][x.value] = -sim_rng_range(rng, 0, 0.08);
-                s->effect[b][y.value] = -sim_rng_range(rng, 0, 0.08);
-                if ((r = sim_space_add_pair(s, x, y, sim_rng_range(rng, 0.3, 0.5))) < 0)
+                s->effect[a][x.value] = -rng_range(rng, 0, 0.08);
+                s->effect[b][y.value] = -rng_range(rng, 0, 0.08);
+                if ((r = sim_space_add_pair(s, x, y, rng_range(rng, 0.3, 0.5))) < 0)
                         return r;
         }
         /* e. OOM where 2-3 memory-hungry axes meet; hungrier is faster. */
-        if (sim_rng_uniform(rng) < 0.5) {
-                size_t order[SIM_AXES_MAX], n_mem = 2 + sim_rng_below(rng, 2), k = 0;
+        if (rng_uniform(rng) < 0.5) {
+                size_t order[SIM_AXES_MAX], n_mem = 2 + (size_t)rng_below(rng, 2), k = 0;
                 for (size_t a = 0; a < na; a++)
                         order[a] = a;
                 shuffle(rng, order, na);
@@ -656,28 +638,28 @@ static int draw_truth(uint64_t *rng, struct sim_space *s, const bool *ordinal) {
                                         picked[k++] = order[i];
                 for (size_t i = 0; i < k; i++) {
                         size_t a = picked[i], nv = s->n_values[a];
-                        double gain = sim_rng_range(rng, 0.1, 0.3);
+                        double gain = rng_range(rng, 0.1, 0.3);
                         for (size_t v = 1; v < nv; v++) {
                                 double c = (double)v / (double)(nv - 1);
                                 s->memory[a][v] = c;
                                 s->effect[a][v] += gain * c;
                         }
                 }
-                sim_space_set_memory_limit(s, (double)k * sim_rng_range(rng, 0.45, 0.8));
+                sim_space_set_memory_limit(s, (double)k * rng_range(rng, 0.45, 0.8));
         }
         /* a. a value that crashes everywhere (often a fast kernel, for another GPU) */
-        if (sim_rng_uniform(rng) < 0.5) {
-                size_t n = 1 + sim_rng_below(rng, 2);
+        if (rng_uniform(rng) < 0.5) {
+                size_t n = 1 + (size_t)rng_below(rng, 2);
                 for (size_t i = 0; i < n; i++) {
-                        struct sim_term t = draw_nondefault(rng, s, sim_rng_below(rng, na));
-                        s->effect[t.axis][t.value] += sim_rng_range(rng, 0, 0.2);
+                        struct sim_term t = draw_nondefault(rng, s, (size_t)rng_below(rng, na));
+                        s->effect[t.axis][t.value] += rng_range(rng, 0, 0.2);
                         if ((r = sim_space_add_rule(s, SIM_FAIL_ARCH, &t, 1)) < 0)
                                 return r;
                 }
         }
         /* b. pairs that cannot go together, and "a=x requires b=y" */
-        if (sim_rng_uniform(rng) < 0.4) {
-                size_t n = 1 + sim_rng_below(rng, 2);
+        if (rng_uniform(rng) < 0.4) {
+                size_t n = 1 + (size_t)rng_below(rng, 2);
                 for (size_t i = 0; i < n; i++) {
                         size_t a, b;
                         draw_two_axes(rng, s, &a, &b);
@@ -686,7 +668,7 @@ static int draw_truth(uint64_t *rng, struct sim_space *s, const bool *ordinal) {
                                 return r;
                 }
         }
-        if (sim_rng_uniform(rng) < 0.3) {
+        if (rng_uniform(rng) < 0.3) {
                 size_t a, b;
                 draw_two_axes(rng, s, &a, &b);
                 struct sim_term t[2] = {draw_nondefault(rng, s, a), draw_nondefault(rng, s, b)};
@@ -694,27 +676,27 @@ static int draw_truth(uint64_t *rng, struct sim_space *s, const bool *ordinal) {
                         return r;
         }
         /* c. garbage whatever else is set */
-        if (sim_rng_uniform(rng) < 0.35) {
-                struct sim_term t = draw_nondefault(rng, s, sim_rng_below(rng, na));
+        if (rng_uniform(rng) < 0.35) {
+                struct sim_term t = draw_nondefault(rng, s, (size_t)rng_below(rng, na));
                 if ((r = sim_space_add_rule(s, SIM_FAIL_GARBAGE, &t, 1)) < 0)
                         return r;
         }
         /* d. broken only under batching (and tempting: it measures fast alone) */
-        if (sim_rng_uniform(rng) < 0.3) {
-                struct sim_term t = draw_nondefault(rng, s, sim_rng_below(rng, na));
-                s->effect[t.axis][t.value] += sim_rng_range(rng, 0, 0.2);
+        if (rng_uniform(rng) < 0.3) {
+                struct sim_term t = draw_nondefault(rng, s, (size_t)rng_below(rng, na));
+                s->effect[t.axis][t.value] += rng_range(rng, 0, 0.2);
                 if ((r = sim_space_add_rule(s, SIM_FAIL_BATCH, &t, 1)) < 0)
                         return r;
         }
         /* f. hangs at start-up */
-        if (sim_rng_uniform(rng) < 0.25) {
-                struct sim_term t = draw_nondefault(rng, s, sim_rng_below(rng, na));
+        if (rng_uniform(rng) < 0.25) {
+                struct sim_term t = draw_nondefault(rng, s, (size_t)rng_below(rng, na));
                 if ((r = sim_space_add_rule(s, SIM_FAIL_HANG, &t, 1)) < 0)
                         return r;
         }
         /* g. garbage at the defaults: "auto" of one axis, or of 2-3 axes together */
-        if (sim_rng_uniform(rng) < 0.5) {
-                size_t order[SIM_AXES_MAX], n = 1 + sim_rng_below(rng, MIN(na, (size_t)3));
+        if (rng_uniform(rng) < 0.5) {
+                size_t order[SIM_AXES_MAX], n = 1 + (size_t)rng_below(rng, MIN(na, (size_t)3));
                 for (size_t a = 0; a < na; a++)
                         order[a] = a;
                 shuffle(rng, order, na);
@@ -768,12 +750,12 @@ int sim_space_generate(uint64_t seed, const struct sim_params *p, struct sim_spa
         for (size_t attempt = 0; attempt < GENERATE_TRIES; attempt++) {
                 /* the axis count uniform, then sizes until the product is in range (so
                  * that many axes come with few values each, as on/off flags do) */
-                size_t n_axes = q.min_axes + sim_rng_below(&rng, q.max_axes - q.min_axes + 1);
+                size_t n_axes = q.min_axes + (size_t)rng_below(&rng, q.max_axes - q.min_axes + 1);
                 size_t n_values[SIM_AXES_MAX], cells = 0;
                 for (size_t t = 0; t < SIZE_TRIES && (cells < q.min_cells || cells > q.max_cells); t++) {
                         cells = 1;
                         for (size_t a = 0; a < n_axes; a++) {
-                                n_values[a] = q.min_values + sim_rng_below(&rng, q.max_values - q.min_values + 1);
+                                n_values[a] = q.min_values + (size_t)rng_below(&rng, q.max_values - q.min_values + 1);
                                 cells *= n_values[a];
                         }
                 }
@@ -814,16 +796,6 @@ int sim_space_generate(uint64_t seed, const struct sim_params *p, struct sim_spa
 }
 
 /* ---- strategies ---- */
-
-const char *sim_strategy_to_string(enum sim_strategy st) {
-        static const char *const names[_SIM_STRATEGY_MAX] = {
-                [SIM_GRID] = "grid",
-                [SIM_ONE_AT_A_TIME] = "one-at-a-time",
-                [SIM_RANDOM] = "random",
-                [SIM_SEARCH] = "search",
-        };
-        return st >= 0 && st < _SIM_STRATEGY_MAX ? names[st] : NULL;
-}
 
 struct run {
         const struct sim_space *s;
@@ -946,7 +918,7 @@ int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_ru
                 for (size_t k = 0; k < n; k++)
                         order[k] = k;
                 for (size_t i = 0; i < m && rc >= 0; i++) {
-                        size_t j = i + sim_rng_below(&pick, n - i);
+                        size_t j = i + (size_t)rng_below(&pick, n - i);
                         size_t t = order[i];
                         order[i] = order[j];
                         order[j] = t;

@@ -13,8 +13,8 @@
  *
  * Spaces are either drawn (sim_space_generate: deterministic from a 64-bit seed, the
  * patterns it draws are listed there) or built by hand (sim_space_new, the setters, then
- * sim_space_finish). Nothing here prints, and nothing uses rand(): the one generator is
- * splitmix64 over a caller's uint64_t state.
+ * sim_space_finish). Nothing here prints, and nothing uses rand(): every draw is the one
+ * generator's (01-base/rng.h) over a caller's uint64_t state.
  */
 #ifndef GAUNTLET_SEARCH_SIM_H
 #define GAUNTLET_SEARCH_SIM_H
@@ -30,16 +30,6 @@
 #define SIM_CELLS_MAX ((size_t)1 << 20)
 #define SIM_TERMS_MAX 3
 
-/* The generator: splitmix64 over *state (any value, 0 included). */
-uint64_t sim_rng_next(uint64_t *state);
-/* Uniform in [0, 1) with 53 bits. */
-double sim_rng_uniform(uint64_t *state);
-/* Uniform in [lo, hi). */
-double sim_rng_range(uint64_t *state, double lo, double hi);
-/* Uniform integer in [0, n); 0 when n is 0. Unbiased (rejection). */
-size_t sim_rng_below(uint64_t *state, size_t n);
-/* Standard normal (Box-Muller, one pair of draws per call, nothing cached). */
-double sim_rng_normal(uint64_t *state);
 /* A seed mixed from two numbers (a space's seed from a run's seed and an index). */
 uint64_t sim_seed_mix(uint64_t a, uint64_t b);
 
@@ -99,11 +89,8 @@ int sim_space_generate(uint64_t seed, const struct sim_params *p, struct sim_spa
  * more than SIM_AXES_MAX, a count 0 or above SIM_VALUES_MAX), -E2BIG (more than
  * SIM_CELLS_MAX cells), -ENOMEM. */
 int sim_space_new(size_t n_axes, const size_t *n_values, const struct sim_axis *axes, struct sim_space **ret);
-/* Base speed (the figure of a cell with no effect), measurement noise (sd of log), and
- * the times of a launch: the load, the checks and bench of a cell that serves, the
- * start-up timeout a hang costs (seconds). */
+/* Base speed (the figure of a cell with no effect) and measurement noise (sd of log). */
 void sim_space_set_speed(struct sim_space *s, double base, double noise);
-void sim_space_set_times(struct sim_space *s, double load_s, double bench_s, double timeout_s);
 /* The main effect of a value, in log units. -EINVAL out of range. */
 int sim_space_set_effect(struct sim_space *s, size_t axis, size_t value, double effect);
 /* A pair interaction (log units) of two values of different axes. -EINVAL, -ENOMEM. */
@@ -166,8 +153,6 @@ enum sim_strategy {
         SIM_SEARCH,         /* search.h's model, max_launches = budget (0: none) */
         _SIM_STRATEGY_MAX,
 };
-
-const char *sim_strategy_to_string(enum sim_strategy st);
 
 /* One launch of a run, for a trajectory. */
 struct sim_step {

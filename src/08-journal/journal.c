@@ -30,6 +30,8 @@ struct journal {
 
 static const char *const side_suffix[2] = {"-wal", "-shm"};
 
+static int journal_check_path(const char *path);
+
 /* Notes the -wal and -shm files beside the journal while it is still the file this
  * connection has open: they are its own. */
 static void note_side_files(struct journal *j) {
@@ -555,7 +557,10 @@ int journal_open_existing(const char *path, struct journal **ret) {
         return r;
 }
 
-int journal_check_path(const char *path) {
+/* 0 when path is a regular file or does not exist yet; JOURNAL_ENOTFILE for anything
+ * else (checked before a lock file is made beside it); another negative errno when it
+ * cannot be looked at. */
+static int journal_check_path(const char *path) {
         struct stat st;
         if (stat(path, &st) < 0)
                 return errno == ENOENT ? 0 : -errno;

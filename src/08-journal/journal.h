@@ -82,10 +82,6 @@ char *journal_log_root(const char *path);
  * -> w.logs): that folder, for the logs of such a journal written then; NULL for any other
  * name (its folder never moved) or ENOMEM. Caller frees. */
 char *journal_log_root_before(const char *path);
-/* 0 when path is a regular file or does not exist yet; JOURNAL_ENOTFILE for anything
- * else (checked before a lock file is made beside it); another negative errno when it
- * cannot be looked at. */
-int journal_check_path(const char *path);
 void journal_close(struct journal *j);
 static inline void journal_closep(struct journal **j) { if (*j) journal_close(*j); }
 #define _cleanup_journal_ _cleanup_(journal_closep)

@@ -452,9 +452,5 @@ int report_escape_markdown(struct buf *out, const char *s, size_t max_chars);
  * space when s starts or ends with one; in_table: | as \| (GFM splits a table cell at a |
  * even in a code span). Nothing for an empty or NULL s. */
 int report_code_span(struct buf *out, const char *s, size_t max_chars, bool in_table);
-/* HTML text and quoted attribute values: & < > " ' as entities; \n and \t kept, \r as \n;
- * other controls, C1 controls, bidi overrides and bytes that are not UTF-8 shown as \xNN or
- * \uNNNN. max_chars as above. */
-int report_escape_html(struct buf *out, const char *s, size_t max_chars);
 
 #endif

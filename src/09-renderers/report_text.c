@@ -23,19 +23,11 @@ static char *escaped_text(const char *s, size_t max_chars) {
         return buf_detach(&b);
 }
 
-static const char *verdict_color(const struct report_cell *c) {
+/* A cell not run (or left out) dim, else its verdict's colour (verdict_color). */
+static const char *cell_color(const struct report_cell *c) {
         if (c->excluded || !c->has_attempt)
                 return "\033[2m";
-        switch (c->verdict) {
-        case VERDICT_PASS:
-                return "\033[32m";
-        case VERDICT_TIMEOUT:
-                return "\033[33m";
-        case VERDICT_SKIPPED:
-                return "\033[2m";
-        default:
-                return "\033[31m";
-        }
+        return verdict_color(c->verdict);
 }
 
 static int put_padded(struct buf *out, const char *s, size_t width, const char *color) {
@@ -137,7 +129,7 @@ int report_text(const struct report_view *v, const struct report_text_options *o
                                 return r;
                 }
                 const char *verdict = report_cell_verdict(c);
-                if ((r = put_padded(out, verdict, verdict_w + 2, color ? verdict_color(c) : NULL)) < 0)
+                if ((r = put_padded(out, verdict, verdict_w + 2, color ? cell_color(c) : NULL)) < 0)
                         return r;
                 _cleanup_free_ char *fig = report_cell_figure(v, c);
                 _cleanup_free_ char *eval_line = report_cell_passed(c) ? report_cell_eval_line(v, c) : NULL;

@@ -29,6 +29,8 @@
 /* Beyond the SIGTERM grace, how long SIGKILL may take to be confirmed. */
 #define STOP_EXTRA (30 * USEC_PER_SEC)
 
+static char *sweep_program(const struct matrix *m, const char *argv0);
+
 static char *base_url(const char *host, int port) {
         if (strchr(host, ':'))
                 return strdup_printf("http://[%s]:%d", host, port);
@@ -729,7 +731,10 @@ static int run_cell(struct cell_run *cr) {
         return r;
 }
 
-char *sweep_program(const struct matrix *m, const char *argv0) {
+/* The program a server of this matrix is started from when it is not argv0 looked up on
+ * PATH: for an engine whose program is built with gauntlet (the testbed), the file of that
+ * name beside the running gauntlet, when there is one. NULL otherwise (or ENOMEM). */
+static char *sweep_program(const struct matrix *m, const char *argv0) {
         if (!m->profile->beside_gauntlet || m->command || strchr(argv0, '/'))
                 return NULL;
         _cleanup_free_ char *self = realpath("/proc/self/exe", NULL);

@@ -93,9 +93,4 @@ void sweep_notice(const struct sweep_callbacks *cb, const char *fmt, ...) _print
  * naming the matrix key (caller frees). */
 int sweep_preflight(const struct matrix *m, char **ret_error);
 
-/* The program a server of this matrix is started from when it is not argv0 looked up on
- * PATH: for an engine whose program is built with gauntlet (the testbed), the file of that
- * name beside the running gauntlet, when there is one. NULL otherwise (or ENOMEM). */
-char *sweep_program(const struct matrix *m, const char *argv0);
-
 #endif

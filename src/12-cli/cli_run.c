@@ -204,20 +204,6 @@ static void on_phase(void *userdata, const struct cell *c, enum phase ph) {
         check_output(p);
 }
 
-static const char *verdict_color(enum verdict v) {
-        switch (v) {
-        case VERDICT_PASS:
-                return "\033[32m";
-        case VERDICT_SKIPPED:
-                return "\033[2m";
-        case VERDICT_WRONG:
-        case VERDICT_TIMEOUT:
-                return "\033[33m";
-        default:
-                return "\033[31m";
-        }
-}
-
 /* "best so far: moe=a gemm=b, 172.3 tok/s @1" (or "best so far: none") as the journal's
  * best-cell rule has it now (report_best_index: the same as the report's and emit's), or
  * NULL when the journal cannot say. Caller frees. */

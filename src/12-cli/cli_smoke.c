@@ -208,17 +208,6 @@ static const char *format_seconds(usec_t u, char buf[static 32]) {
         return buf;
 }
 
-static const char *verdict_color(enum verdict v) {
-        switch (v) {
-        case VERDICT_PASS:
-                return "\033[32m";
-        case VERDICT_SKIPPED:
-                return "\033[2m";
-        default:
-                return "\033[31m";
-        }
-}
-
 /* The eval's figures, then the first few answers that were not right. */
 static void print_eval_text(const struct eval_outcome *e) {
         if (!e->set)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "02-text/text.h"
 #include "09-renderers/report.h"
 #include "10-report_load/report_load.h"
 
@@ -19,7 +20,7 @@
 static char *escaped(const char *s, size_t max) {
         struct buf b;
         buf_init(&b, 0);
-        assert_int_equal(report_escape_html(&b, s, max), 0);
+        assert_int_equal(text_escape_html(&b, s, max), 0);
         char *r = buf_detach(&b);
         assert_non_null(r);
         return r;
@@ -151,12 +152,12 @@ static void test_escape(void **state) {
         free(e);
         struct buf b;
         buf_init(&b, 0);
-        assert_int_equal(report_escape_html(&b, NULL, 0), 0);
+        assert_int_equal(text_escape_html(&b, NULL, 0), 0);
         assert_int_equal(b.len, 0);
         buf_release(&b);
         /* at the buffer's cap: an error, and nothing past the cap */
         buf_init(&b, 8);
-        assert_int_equal(report_escape_html(&b, "<<<<<<<<", 0), -ENOBUFS);
+        assert_int_equal(text_escape_html(&b, "<<<<<<<<", 0), -ENOBUFS);
         assert_true(b.len <= 8);
         buf_release(&b);
 }

@@ -1,4 +1,6 @@
-/* test_utf8.c -- utf8_encode against utf8_decode, the values neither takes, utf8_char_start. */
+/* test_utf8.c -- utf8_encode against utf8_decode, the values neither takes, utf8_hex4,
+ * utf8_char_start. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -77,11 +79,29 @@ static void test_char_start(void **state) {
         assert_int_equal(utf8_char_start(junk, 6, 3), 0);
 }
 
+/* A \uXXXX escape's four digits, either case; too short or a non-digit refused. */
+static void test_hex4(void **state) {
+        (void)state;
+        uint32_t v = 7;
+        assert_int_equal(utf8_hex4("00e9", 4, &v), 0);
+        assert_int_equal(v, 0xE9);
+        assert_int_equal(utf8_hex4("D83Dxyz", 7, &v), 0);
+        assert_int_equal(v, 0xD83D);
+        assert_int_equal(utf8_hex4("fFfF", 4, &v), 0);
+        assert_int_equal(v, 0xFFFF);
+        v = 7;
+        assert_int_equal(utf8_hex4("00e9", 3, &v), -EINVAL);
+        assert_int_equal(utf8_hex4("00g9", 4, &v), -EINVAL);
+        assert_int_equal(utf8_hex4("-0e9", 4, &v), -EINVAL);
+        assert_int_equal(v, 7);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_encode_lengths_and_bytes),
                 cmocka_unit_test(test_encode_rejects_what_decode_rejects),
                 cmocka_unit_test(test_round_trip),
+                cmocka_unit_test(test_hex4),
                 cmocka_unit_test(test_char_start),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
