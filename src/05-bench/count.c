@@ -8,6 +8,14 @@
 
 #include "01-base/util.h"
 
+const char *count_source_name(enum count_source s) {
+        static const char *const names[_COUNT_MAX] = {
+                [COUNT_NONE] = "none",         [COUNT_CHUNKS] = "chunks",       [COUNT_USAGE] = "usage",
+                [COUNT_TOKENIZE] = "tokenize", [COUNT_TOKENIZER] = "tokenizer", [COUNT_BYTES] = "bytes",
+        };
+        return s >= 0 && s < _COUNT_MAX ? names[s] : "none";
+}
+
 bool count_agree(uint64_t a, uint64_t b, uint64_t requests) {
         uint64_t hi = MAX(a, b), lo = MIN(a, b);
         return hi - lo <= MAX(hi / 20, requests);

@@ -36,6 +36,8 @@ enum count_source {
         _COUNT_MAX,
 };
 
+const char *count_source_name(enum count_source s);
+
 struct tokenizer; /* tokenizer.h */
 
 /* The sweep's rule, given to each cell's bench (bench_target.count). */
