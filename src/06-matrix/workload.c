@@ -176,16 +176,8 @@ static int describe_eval(const struct matrix *m, json_t *o) {
             (r = put_real(o, "eval.min_agreement", e->min_agreement)) < 0 ||
             (r = put_real(o, "eval.max_logprob_diff", e->max_logprob_diff)) < 0)
                 return r;
-        if (m->reference) {
-                struct buf b;
-                buf_init(&b, 0);
-                for (size_t i = 0; i < m->n_axes && r >= 0; i++)
-                        r = buf_printf(&b, "%s%s=%s", i ? "," : "", m->axes[i].name,
-                                       m->axes[i].values[m->reference[i]].name);
-                if (r >= 0)
-                        r = put_str(o, "eval.reference", buf_str(&b));
-                buf_release(&b);
-        }
+        /* not the reference: it names the yardstick the reports compare with when they load
+         * (docs/eval.md), and no figure or answer of a cell depends on it */
         return r;
 }
 
