@@ -259,6 +259,24 @@ int calib_template(struct calib *c, int64_t *ret) {
         return 0;
 }
 
+/* The server's /tokenize against its usage, when the calibration checked it. */
+static int add_tokenize_check(struct bench *b, const struct calib *c) {
+        if (!c->checked)
+                return 0;
+        return json_object_set_new(b->wl.calibration, "tokenize_check",
+                                   json_pack("{s:I, s:I, s:b}", "tokenize", (json_int_t)c->said_tokenize, "usage",
+                                             (json_int_t)c->said_usage, "agreed", strcmp(c->method, "tokenize") == 0));
+}
+
+/* The calibration of a workload whose lengths are the dataset's (sharegpt, multi_turn):
+ * how it counted, the template's share, the context, its requests. 0 or -ENOMEM. */
+int calib_describe(struct bench *b, const struct calib *c) {
+        b->wl.calibration = json_pack("{s:s, s:o, s:o, s:i}", "method", c->method, "template_tokens",
+                                      c->template >= 0 ? json_integer(c->template) : json_null(), "context",
+                                      c->context > 0 ? json_integer(c->context) : json_null(), "requests", c->requests);
+        return b->wl.calibration && add_tokenize_check(b, c) >= 0 ? 0 : -ENOMEM;
+}
+
 /* Sizes the synthetic prompts of n lengths (want[i] tokens -> ret_chars[i] characters,
  * measured ret_got[i] tokens) and says so in b->wl.calibration: the first length under the
  * keys it always had, every length under "lengths" when there are several. */
@@ -277,12 +295,7 @@ int calibrate(struct bench *b, struct calib *c, const int64_t *want, size_t n, s
                                    c->template >= 0 ? json_integer(c->template) : json_null(), "context",
                                    c->context > 0 ? json_integer(c->context) : json_null(), "requests", c->requests);
         b->cnt.tokenize = strcmp(c->method, "tokenize") == 0; /* the output is counted the same way */
-        if (!b->wl.calibration)
-                return -ENOMEM;
-        if (c->checked && json_object_set_new(b->wl.calibration, "tokenize_check",
-                                              json_pack("{s:I, s:I, s:b}", "tokenize", (json_int_t)c->said_tokenize,
-                                                        "usage", (json_int_t)c->said_usage, "agreed",
-                                                        strcmp(c->method, "tokenize") == 0)) < 0)
+        if (!b->wl.calibration || add_tokenize_check(b, c) < 0)
                 return -ENOMEM;
         if (n > 1) {
                 json_t *a = json_array();

@@ -357,6 +357,7 @@ int64_t calib_context(struct calib *c);
 int calib_count(struct calib *c, const char *text, int64_t *ret);
 int refuse(struct bench *b, const char *fmt, ...) _printf_(2, 3);
 int calib_template(struct calib *c, int64_t *ret);
+int calib_describe(struct bench *b, const struct calib *c);
 int calibrate(struct bench *b, struct calib *c, const int64_t *want, size_t n, size_t *ret_chars,
               int64_t *ret_got);
 int check_context(struct bench *b, struct calib *c, int64_t prompt, int64_t output);

@@ -391,13 +391,7 @@ static int plan_sharegpt(struct bench *b, struct calib *c, json_t *work) {
                 return refuse(b, "no conversation of '%s' is left to send: %zu looked at, %zu outside the length "
                               "filters, %zu too long for the server", o->path ? o->path : "the dataset", looked,
                               filtered, too_long);
-        if (spec->calibrate &&
-            !(b->wl.calibration = json_pack("{s:s, s:o, s:o, s:i}", "method", c->method, "template_tokens",
-                                         c->template >= 0 ? json_integer(c->template) : json_null(), "context",
-                                         c->context > 0 ? json_integer(c->context) : json_null(), "requests",
-                                         c->requests)))
-                return -ENOMEM;
-        return 0;
+        return spec->calibrate ? calib_describe(b, c) : 0;
 }
 
 /* custom: the file's prompts in a seeded order, num_prompts of them, each with its
@@ -506,13 +500,7 @@ static int plan_multi_turn(struct bench *b, struct calib *c, json_t *work) {
                 return -ENOMEM;
         if (too_long && json_object_set_new(work, "replies_too_long", json_integer((json_int_t)too_long)) < 0)
                 return -ENOMEM;
-        if (spec->calibrate &&
-            !(b->wl.calibration = json_pack("{s:s, s:o, s:o, s:i}", "method", c->method, "template_tokens",
-                                         c->template >= 0 ? json_integer(c->template) : json_null(), "context",
-                                         c->context > 0 ? json_integer(c->context) : json_null(), "requests",
-                                         c->requests)))
-                return -ENOMEM;
-        return 0;
+        return spec->calibrate ? calib_describe(b, c) : 0;
 }
 
 /* trace: the first num_prompts lines (all by default) in order, line i sent at its
