@@ -1020,8 +1020,8 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 return sweep_fail(sw, r, "cannot create '%s': %s", sw->log_dir, strerror(-r));
         if (sw->cb && sw->cb->cell_started)
                 sw->cb->cell_started(sw->cb->userdata, c, i, sw->n);
-        /* another slot (or an earlier run) may have set the rule since */
-        if (m->has_bench && (r = sweep_count_from_journal(sw->j, &sw->count)) < 0)
+        /* another slot may have set the rule since (an earlier run's is read at the start) */
+        if (m->has_bench && sw->o->n_slots > 1 && (r = sweep_count_from_journal(sw->j, &sw->count)) < 0)
                 return sweep_fail(sw, r, "out of memory");
 
         struct attempt a;
@@ -1263,8 +1263,15 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                         r = sweep_fail(&sw, r, "%s", why ? why : strerror(-r));
                         goto finish;
                 }
+                if ((r = sweep_count_from_journal(j, &sw.count)) < 0) {
+                        r = sweep_fail(&sw, r, "out of memory");
+                        goto finish;
+                }
                 if (sw.count.what)
                         sweep_notice(cb, "tokens: counted by the model's tokenizer, %s", sw.count.what);
+                else if (sw.count.rule.bytes_per_token > 0)
+                        sweep_notice(cb, "tokens: counted at %.3f bytes a token, as cell %s's own counts agreed",
+                                     sw.count.rule.bytes_per_token, sw.count.rule.from);
                 else
                         sweep_notice(cb, "tokens: no tokenizer gauntlet can read (%s): counted by bytes per token, as "
                                      "the first passing cell's own counts agree", sw.count.note);

@@ -126,6 +126,18 @@ set -e
 grep -q "pass" "$tmp/bad.out" && fail "a cell ran with a tokenizer: that does not load"
 
 sweep honest-first chunk8 chars liar plain
+# resumed with one more cell: the rule comes from the journal (chunk8's), not from the new cell
+matrix "$tmp/more.yaml" chunk8 chars liar plain
+sed -i 's/^      - {name: plain, args: \[--token-delay-ms, "2.0"\]}$/&\n      - {name: chars2, args: [--chunk-chars, --token-delay-ms, "2.5"]}/' "$tmp/more.yaml"
+grep -q chars2 "$tmp/more.yaml" || fail "the matrix with one more cell was not made"
+"$GAUNTLET" run "$tmp/more.yaml" --journal "$tmp/honest-first.db" >"$tmp/more.out" 2>&1 || { cat "$tmp/more.out"; fail "the resumed sweep failed"; }
+grep -q "tokens: counted at .* bytes a token, as cell $(jq -r '.cells[] | select(.axes.stream == "chunk8") | .id' "$tmp/honest-first.json")" \
+        "$tmp/more.out" || { cat "$tmp/more.out"; fail "the resumed sweep did not take the journal's rule"; }
+"$GAUNTLET" report --format json "$tmp/honest-first.db" >"$tmp/more.json"
+[ "$(jq -r '.cells[] | select(.axes.stream == "chars2") | .bench[0].count | "\(.rule) \(.from)"' "$tmp/more.json")" = \
+        "bytes $(jq -r '.cells[] | select(.axes.stream == "chunk8") | .id' "$tmp/more.json")" ] ||
+        fail "the new cell: $(jq -c '.cells[] | select(.axes.stream == "chars2") | .bench[0].count' "$tmp/more.json")"
+
 # the first cell a liar, then the per-character one: neither sets a wrong rule
 sweep liar-first liar chars plain chunk8
 echo ok
