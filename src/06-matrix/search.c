@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -1422,6 +1423,176 @@ static long neighbour(const struct search_model *m) {
         return pick;
 }
 
+/* How much of a failure's line a pruned cell's reason quotes. */
+#define QUOTE_MAX 200
+
+/* ---- a failure no value explains ----------------------------------------------------- */
+
+/* The failures that do not depend on the matrix's values, by kind (docs/search.md, "When
+ * nothing can pass"): what they are about, the words by which an axis would set that (an
+ * axis that does makes the failure a value's again), and what to change. */
+static const struct hopeless_class {
+        const char *kind;       /* the failure's kind, exactly; "error": gauntlet's, below */
+        const char *about;
+        const char *const *axis_words;
+        const char *change;
+} HOPELESS[] = {
+        {"overload/context", "the bench does not fit the server's context",
+         (const char *const[]){"ctx", "context", "model-len", "seq-len", "parallel", "np", "slots", "n-ctx", NULL},
+         "shorten bench.input_tokens/output_tokens or give the server a longer context"},
+        {"crash/model", "the model cannot be loaded", (const char *const[]){"model", NULL},
+         "fix the model's path or file (model:, args:)"},
+        {"crash/port", "the server's port is taken", (const char *const[]){"port", NULL},
+         "free the port, or stop what holds it"},
+        {"error", "the server cannot be started", (const char *const[]){NULL},
+         "fix command: (or the engine's program: install it, or put it on PATH)"},
+};
+
+/* Whether axis a's name or flag holds one of words (a word of its own: "ctx" in "--ctx-size",
+ * not in "--ctxx"; "np" is "-np" or "np"). */
+static bool axis_about(const struct search_space *s, size_t a, const char *const *words) {
+        const char *names[] = {s->axis_names ? s->axis_names[a] : NULL, s->axis_flags ? s->axis_flags[a] : NULL};
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                for (size_t w = 0; names[i] && words[w]; w++) {
+                        size_t n = strlen(words[w]);
+                        for (const char *p = names[i]; (p = strcasestr(p, words[w])); p++)
+                                if ((p == names[i] || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
+                                        return true;
+                }
+        return false;
+}
+
+/* The class of HOPELESS failed cell k's failure is, or -1: its kind is one of them, its line
+ * names no value of the cell, and no axis sets what it is about. gauntlet's own error counts
+ * only when the server could not be started ("cannot start '...'"). */
+static long hopeless_class(const struct search_model *m, size_t k) {
+        const struct search_space *s = m->s;
+        const struct search_obs *o = &m->obs[k];
+        size_t axis;
+        if (o->state != SEARCH_INFEASIBLE || !o->kind)
+                return -1;
+        for (size_t c = 0; c < ELEMENTSOF(HOPELESS); c++) {
+                if (strcmp(o->kind, HOPELESS[c].kind) != 0)
+                        continue;
+                if (streq_ptr(HOPELESS[c].kind, "error") && (!o->evidence || !startswith(o->evidence, "cannot start '")))
+                        return -1;
+                if (search_names_value(s, k, o->evidence, &axis))
+                        return -1;
+                for (size_t a = 0; a < s->n_axes; a++)
+                        if (axis_about(s, a, HOPELESS[c].axis_words))
+                                return -1;
+                return (long)c;
+        }
+        return -1;
+}
+
+/* Whether a failure of this kind says what went wrong in its line, so that cells failing
+ * with one line fail for one reason: not garbage, wrong answers nor timeouts, whose lines
+ * quote what came out, not why. */
+static bool kind_says_why(const char *kind) {
+        return kind && !startswith(kind, "garbage") && !startswith(kind, "wrong") && !startswith(kind, "timeout");
+}
+
+/* Quotes a failure's line into b: at most QUOTE_MAX bytes, control characters as '?'. */
+static void put_quote(struct buf *b, const char *e);
+static void kind_words(const char *kind, struct buf *past, const char **ret_noun);
+
+/* Why no cell of the space can pass, in one line into b (what failed, and what to change),
+ * or false while some may. Only while no launched cell served right, and once at least
+ * SEARCH_HOPELESS_LAUNCHES cells were launched (or none is left to launch):
+ *  - a cell failed in a way no value explains (HOPELESS): the first such, by index;
+ *  - at least 3 cells were launched, all failed with one signature whose line says why, and
+ *    they span two values or more of every axis: no value explains it;
+ *  - every value of every axis failed, each beside more than one partner (the failed cells
+ *    holding it do not all agree on any other axis). */
+static bool hopeless(const struct search_model *m, bool none_left, struct buf *b) {
+        const struct search_space *s = m->s;
+        size_t A = s->n_axes;
+        if (m->n_launched == 0 || (m->n_launched < SEARCH_HOPELESS_LAUNCHES && !none_left))
+                return false;
+        for (size_t k = 0; k < s->n_cells; k++)
+                if (m->obs[k].state == SEARCH_FEASIBLE)
+                        return false;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                long c = hopeless_class(m, k);
+                if (c < 0)
+                        continue;
+                size_t alike = 0;
+                for (size_t x = 0; x < s->n_cells; x++)
+                        alike += m->obs[x].state == SEARCH_INFEASIBLE && streq_ptr(m->obs[x].kind, m->obs[k].kind);
+                buf_printf(b, "%s: %zu of %zu launched cell%s answered %s and none served (cell %.8s: \"",
+                           HOPELESS[c].about, alike, m->n_launched, m->n_launched == 1 ? "" : "s", m->obs[k].kind,
+                           s->ids ? s->ids[k] : "?");
+                put_quote(b, m->obs[k].evidence);
+                buf_printf(b, "\"), and no value of the matrix changes that: %s", HOPELESS[c].change);
+                return true;
+        }
+        /* one signature over different values of every axis */
+        _cleanup_free_ char *sig = NULL;
+        long first = -1;
+        bool alike = m->n_launched >= 3;
+        for (size_t k = 0; alike && k < s->n_cells; k++) {
+                if (m->obs[k].state != SEARCH_INFEASIBLE)
+                        continue;
+                _cleanup_free_ char *t = search_signature(s, m->obs[k].kind, m->obs[k].evidence);
+                if (!t || !kind_says_why(m->obs[k].kind) || !m->obs[k].evidence || !m->obs[k].evidence[0])
+                        alike = false;
+                else if (!sig) {
+                        sig = TAKE_PTR(t);
+                        first = (long)k;
+                } else
+                        alike = streq_ptr(sig, t);
+        }
+        for (size_t a = 0; alike && a < A; a++) {
+                long v = -1;
+                bool varies = false;
+                for (size_t k = 0; k < s->n_cells; k++)
+                        if (m->obs[k].state == SEARCH_INFEASIBLE) {
+                                varies |= v >= 0 && (size_t)v != s->choice[k * A + a];
+                                v = (long)s->choice[k * A + a];
+                        }
+                alike = varies || s->n_values[a] == 1;
+        }
+        if (alike && first >= 0) {
+                _cleanup_buf_ struct buf past;
+                buf_init(&past, 256);
+                const char *noun;
+                kind_words(m->obs[first].kind, &past, &noun);
+                buf_printf(b, "every one of the %zu launched cells %s with one line, over different values of every "
+                              "axis, and none served (cell %.8s: \"",
+                           m->n_launched, buf_str(&past), s->ids ? s->ids[first] : "?");
+                put_quote(b, m->obs[first].evidence);
+                buf_puts(b, "\"): no value of the matrix explains it: fix what that line names outside the matrix");
+                return true;
+        }
+        /* every value failed, each beside more than one partner */
+        for (size_t a = 0; a < A; a++)
+                for (size_t x = 0; x < s->n_values[a]; x++) {
+                        long same[16]; /* per axis: -1 unset, -2 varies */
+                        for (size_t c = 0; c < A; c++)
+                                same[c] = -1;
+                        bool held = false;
+                        for (size_t k = 0; k < s->n_cells; k++) {
+                                const size_t *ch = s->choice + k * A;
+                                if (m->obs[k].state != SEARCH_INFEASIBLE || ch[a] != x)
+                                        continue;
+                                held = true;
+                                for (size_t c = 0; c < A; c++)
+                                        same[c] = same[c] == -1 ? (long)ch[c] : same[c] == (long)ch[c] ? same[c] : -2;
+                        }
+                        if (!held)
+                                return false;
+                        for (size_t c = 0; c < A; c++)
+                                if (c != a && same[c] >= 0 && s->n_values[c] > 1)
+                                        return false;
+                }
+        buf_printf(b, "every value of every axis failed, each beside more than one partner, and none of the %zu "
+                      "launched cells served: the cause is likely outside the matrix: read the cells' lines "
+                      "(gauntlet report) and fix what they name",
+                   m->n_launched);
+        return true;
+}
+
 int search_model_decide(const struct search_model *m, const struct search_options *o, struct search_decision *ret) {
         const struct search_space *s = m->s;
         struct search_decision d = {.next = -1, .stop = NULL, .would_next = -1};
@@ -1455,7 +1626,12 @@ int search_model_decide(const struct search_model *m, const struct search_option
         /* measuring again is for a search that prunes: one that launches every cell is
          * asked for every cell, once */
         long again = prune ? confirm(m) : -1;
-        if (pick < 0 && again < 0) {
+        _cleanup_buf_ struct buf why;
+        buf_init(&why, SEARCH_WHY_MAX);
+        if (prune && hopeless(m, pick < 0, &why)) {
+                d.stop = "nothing can pass";
+                snprintf(d.why, sizeof(d.why), "%s", buf_str(&why));
+        } else if (pick < 0 && again < 0) {
                 d.stop = "no candidate left";
         } else if (budget && m->n_launches >= budget) {
                 d.stop = "budget";
@@ -1522,8 +1698,6 @@ static void kind_words(const char *kind, struct buf *past, const char **ret_noun
         *ret_noun = "failure";
 }
 
-/* How much of a failure's line a pruned cell's reason quotes. */
-#define QUOTE_MAX 200
 
 /* "predicted crash: attn=fa3 crashed (arch) in 3 of 3 cells: 8e5b8715, ..." */
 static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
@@ -1659,4 +1833,18 @@ char *search_model_why(const struct search_model *m, size_t k, bool budget_spent
         }
         buf_printf(&b, " (model of %zu cell%s)", m->n_launched, m->n_launched == 1 ? "" : "s");
         return buf_detach(&b);
+}
+
+static void put_quote(struct buf *b, const char *e) {
+        e = e ? e : "";
+        size_t n = strlen(e), cut = n;
+        if (cut > QUOTE_MAX) {
+                cut = QUOTE_MAX;
+                while (cut > 0 && (e[cut] & 0xC0) == 0x80)
+                        cut--; /* not inside a UTF-8 character */
+        }
+        for (size_t i = 0; i < cut; i++)
+                buf_append(b, iscntrl((unsigned char)e[i]) || e[i] == '"' ? (e[i] == '"' ? "'" : "?") : e + i, 1);
+        if (cut < n)
+                buf_puts(b, "…");
 }

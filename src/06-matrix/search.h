@@ -146,6 +146,11 @@ long search_model_best(const struct search_model *m);
  * what its neighbours say), -1 when none has a figure. */
 long search_model_named(const struct search_model *m);
 
+/* A search whose launched cells all failed, in a way no value of the matrix explains,
+ * stops once this many were launched (docs/search.md, "When nothing can pass"). */
+#define SEARCH_HOPELESS_LAUNCHES 2
+#define SEARCH_WHY_MAX 640
+
 /* What to do next. */
 struct search_decision {
         long next;                      /* the cell to launch, or -1: stop */
@@ -153,7 +158,10 @@ struct search_decision {
                                            measured again, its figure too close to the
                                            best's to name one of them on one measurement */
         const char *stop;               /* when next < 0: why ("budget", "no chance left",
-                                           "no candidate left"); static */
+                                           "no candidate left", "nothing can pass"); static */
+        char why[SEARCH_WHY_MAX];       /* "nothing can pass": what failed and what to
+                                           change, one line ("the bench does not fit the
+                                           server's context: ...: shorten bench...."); else "" */
         long would_next;                /* when stopped for the budget: the cell it would
                                            launch next, else -1 */
 };

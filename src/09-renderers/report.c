@@ -74,6 +74,7 @@ void report_view_free(struct report_view *v) {
         free(v->search.order);
         free(v->search.best_so_far);
         free(v->search.next_why);
+        free(v->search.stop_why);
         json_decref(v->eval.settings);
         free(v->eval.source);
         free(v->eval.named);
@@ -987,6 +988,8 @@ char *report_search_summary(const struct report_view *v) {
                 buf_puts(&b, "; stopped: no cell left has a real chance to beat the best");
         else if (streq_ptr(se->stop, "no candidate left"))
                 buf_puts(&b, "; stopped: every cell is settled");
+        else if (streq_ptr(se->stop, "nothing can pass"))
+                buf_printf(&b, "; stopped: %s", se->stop_why ? se->stop_why : "no cell can pass");
         if (se->next >= 0 && (size_t)se->next < v->n_cells) {
                 const struct report_cell *c = &v->cells[se->next];
                 buf_puts(&b, streq_ptr(se->stop, "budget") ? "; with more budget it would launch " : "; next: ");

@@ -198,6 +198,8 @@ struct report_view_search {
         long next;
         const char *stop;
         char *next_why;
+        /* stop "nothing can pass": what failed and what to change, one line (search.h) */
+        char *stop_why;
         /* The launched passing cell the model rates best: its figure pooled with what the
          * cells around it say, so one lucky or unlucky measurement does not decide
          * (docs/search.md "The named best"). report_best_index names it. named_estimate is

@@ -220,6 +220,9 @@ int search_view_fill(struct report_view *v) {
         if ((r = search_fit_decide(f, v, false, &d)) < 0)
                 return r;
         s->stop = d.stop;
+        free(TAKE_PTR(s->stop_why));
+        if (d.why[0] && !(s->stop_why = strdup(d.why)))
+                return -ENOMEM;
         s->next = d.next >= 0 ? d.next : d.would_next;
         long named = search_model_named(f->model), top = search_model_best(f->model);
         if (named >= 0) {

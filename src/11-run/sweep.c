@@ -1213,13 +1213,18 @@ static int sweep_search(struct sweep *sw) {
                         return r;
                 if (d.next < 0) {
                         if (sw->cb && sw->cb->search_stopped)
-                                sw->cb->search_stopped(sw->cb->userdata, d.stop, search_model_launches(f->model),
-                                                       sw->m->budget_launches);
-                        bool budget = streq_ptr(d.stop, "budget");
+                                sw->cb->search_stopped(sw->cb->userdata, d.why[0] ? d.why : d.stop,
+                                                       search_model_launches(f->model), sw->m->budget_launches);
+                        bool budget = streq_ptr(d.stop, "budget"), hopeless = streq_ptr(d.stop, "nothing can pass");
                         for (size_t i = 0; i < sw->n; i++) {
                                 if (f->obs[i].state != SEARCH_UNKNOWN || sw->cells[i].excluded)
                                         continue;
-                                _cleanup_free_ char *why = search_model_why(f->model, i, budget);
+                                _cleanup_free_ char *model_why = search_model_why(f->model, i, budget);
+                                /* the search's own line says why nothing can pass */
+                                _cleanup_free_ char *why = model_why && hopeless
+                                                                   ? strdup_printf("nothing can pass (the search's line "
+                                                                                   "says why); %s", model_why)
+                                                                   : TAKE_PTR(model_why);
                                 char *pred = prediction_json(f->model, i);
                                 if (!why || !pred) {
                                         free(pred);

@@ -31,8 +31,9 @@ struct sweep_callbacks {
          * counted) is about to start; budget 0: none; again: the cell served before and is
          * measured again (docs/search.md). Called before cell_started. */
         void (*search_launch)(void *userdata, size_t launch, size_t budget, bool again);
-        /* strategy: search: it stopped ("budget", "no chance left", "no candidate left")
-         * after `launched` launches; the cells left are pruned next. */
+        /* strategy: search: it stopped ("budget", "no chance left", "no candidate left",
+         * or, when nothing can pass, the line that says why and what to change) after
+         * `launched` launches; the cells left are pruned next. */
         void (*search_stopped)(void *userdata, const char *why, size_t launched, size_t budget);
         /* Something was cleaned up or noticed that the user should know about. */
         void (*notice)(void *userdata, const char *message);

@@ -183,8 +183,10 @@ static void on_search_stopped(void *userdata, const char *why, size_t launched, 
         else if (streq_ptr(why, "no chance left"))
                 printf("search: after %zu launch%s no cell left has a real chance to beat the best; the rest are "
                        "pruned\n", launched, launched == 1 ? "" : "es");
-        else
+        else if (!why || streq_ptr(why, "no candidate left"))
                 printf("search: %s after %zu launch%s\n", why ? why : "stopped", launched, launched == 1 ? "" : "es");
+        else /* nothing can pass: why, and what to change */
+                printf("search: stopped after %zu launch%s: %s\n", launched, launched == 1 ? "" : "es", why);
         p->launch = 0; /* the pruned cells' lines show their place in the grid */
         fflush(stdout);
         check_output(p);

@@ -203,12 +203,204 @@ static void test_signature_blame(void **state) {
         search_model_free(m);
 }
 
+/* ---- a failure no value explains stops the search (docs/search.md "When nothing can pass") */
+
+/* The testbed's backends: moe x gemm x kv, 18 cells, row-major; no axis sets the context,
+ * the model or the port. */
+#define TA 3
+#define TN 18
+static const size_t tnv[TA] = {3, 3, 2};
+static const char *const tan_[TA] = {"moe", "gemm", "kv"};
+static const char *const tfl[TA] = {"--moe-backend", "--gemm-backend", NULL};
+static const char *const tv_b[] = {"nvfp4", "auto", "reference"}, *const tv_kv[] = {"bf16", "fp8"};
+static const char *const *const tvn[TA] = {tv_b, tv_b, tv_kv};
+static size_t tchoice[TN * TA];
+
+static void tspace(struct search_space *sp) {
+        for (size_t k = 0; k < TN; k++) {
+                tchoice[k * TA] = k / 6;
+                tchoice[k * TA + 1] = (k / 2) % 3;
+                tchoice[k * TA + 2] = k % 2;
+                snprintf(idbuf[k], sizeof(idbuf[k]), "%08zx%08zx", k * 0x1111u, k);
+                ids[k] = idbuf[k];
+        }
+        *sp = (struct search_space){.n_axes = TA, .n_values = tnv, .axis_names = tan_, .value_names = tvn,
+                                    .axis_flags = tfl, .n_cells = TN, .choice = tchoice, .ids = ids,
+                                    .higher_better = true, .first = 0};
+}
+
+static size_t tcell(size_t moe, size_t gemm, size_t kv) {
+        return moe * 6 + gemm * 2 + kv;
+}
+
+/* The decision for obs (no_prune: launch everything). */
+static struct search_decision decide(const struct search_space *sp, const struct search_obs *obs, bool no_prune) {
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(sp, obs, &m), 0);
+        struct search_decision d;
+        struct search_options o = {.no_prune = no_prune};
+        assert_int_equal(search_model_decide(m, &o, &d), 0);
+        search_model_free(m);
+        if (d.next < 0)
+                print_message("stop: %s: %s\n", d.stop, d.why);
+        return d;
+}
+
+static const char context_line[] = "the server refuses prompts of 400 tokens (249 is the longest it took): HTTP 400: "
+                                   "This model's maximum context length is 256 tokens.";
+
+/* A bench that does not fit the context: the cells that start answer overload/context (the
+ * others answer garbage before the bench); after two launches the search stops, in one line
+ * that says what to change. */
+static void test_stop_context(void **state) {
+        (void)state;
+        struct search_space sp;
+        tspace(&sp);
+        struct search_obs obs[TN] = {0};
+        obs[tcell(2, 2, 0)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "overload/context",
+                                                  .evidence = context_line};
+        struct search_decision d = decide(&sp, obs, false);
+        assert_true(d.next >= 0); /* one launch: not yet */
+        obs[tcell(1, 1, 0)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "garbage/repeat",
+                                                  .evidence = "run of 16 x '!' at byte 0: !!!!!!!!!!!!!!!!"};
+        d = decide(&sp, obs, false);
+        assert_int_equal(d.next, -1);
+        assert_string_equal(d.stop, "nothing can pass");
+        assert_non_null(strstr(d.why, "1 of 2 launched cells answered overload/context"));
+        assert_non_null(strstr(d.why, "maximum context length is 256"));
+        assert_non_null(strstr(d.why, "shorten bench.input_tokens/output_tokens or give the server a longer context"));
+        assert_null(strchr(d.why, '\n'));
+        /* --no-prune launches every cell, whatever */
+        assert_true(decide(&sp, obs, true).next >= 0);
+        /* a cell that served: the failure was some value's after all */
+        obs[tcell(0, 0, 0)] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+        d = decide(&sp, obs, false);
+        assert_false(streq_ptr(d.stop, "nothing can pass"));
+}
+
+/* Where an axis sets what the failure is about (-np divides llama.cpp's context), the
+ * failure may be a value's: the search goes on. */
+static void test_stop_context_axis(void **state) {
+        (void)state;
+        struct search_space sp;
+        space(&sp, true); /* fa x ctk x ctv x np */
+        struct search_obs obs[N] = {0};
+        obs[cell(0, 0, 0, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "overload/context",
+                                                    .evidence = context_line};
+        obs[cell(1, 0, 0, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "overload/context",
+                                                    .evidence = context_line};
+        struct search_decision d = decide(&sp, obs, false);
+        assert_true(d.next >= 0);
+}
+
+/* A port taken, a model that does not load, a server that cannot start: no value's doing. */
+static void test_stop_outside(void **state) {
+        (void)state;
+        struct search_space sp;
+        tspace(&sp);
+        static const struct {
+                const char *kind, *evidence, *change;
+                bool stops;
+        } cases[] = {
+                {"crash/port", "OSError: [Errno 98] Address already in use", "free the port", true},
+                {"crash/model", "failed to open GGUF file '/models/nope.gguf'", "fix the model's path", true},
+                {"error", "cannot start '/opt/nope/llama-server': No such file or directory", "fix command:", true},
+                {"error", "cannot read the journal: disk full", NULL, false},      /* gauntlet's own */
+                {"crash/model", "unknown quantization fp8 in the model", NULL, false}, /* names a value */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct search_obs obs[TN] = {0};
+                obs[tcell(0, 0, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = cases[i].kind,
+                                                          .evidence = cases[i].evidence};
+                obs[tcell(2, 1, 1)] = obs[tcell(0, 0, 1)];
+                struct search_decision d = decide(&sp, obs, false);
+                print_message("%s: %s\n", cases[i].kind, d.next < 0 ? d.why : "goes on");
+                if (cases[i].stops) {
+                        assert_string_equal(d.stop, "nothing can pass");
+                        assert_non_null(strstr(d.why, cases[i].change));
+                        assert_non_null(strstr(d.why, "2 of 2 launched cells"));
+                } else {
+                        assert_false(streq_ptr(d.stop, "nothing can pass"));
+                }
+        }
+        /* the port's kind, where an axis sets the port */
+        static const char *const an2[TA] = {"moe", "port", "kv"};
+        sp.axis_names = an2;
+        struct search_obs obs[TN] = {0};
+        obs[tcell(0, 0, 0)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/port",
+                                                  .evidence = "Address already in use"};
+        obs[tcell(2, 1, 1)] = obs[tcell(0, 0, 0)];
+        assert_false(streq_ptr(decide(&sp, obs, false).stop, "nothing can pass"));
+}
+
+/* One line over different values of every axis, three times: no value explains it. Lines
+ * that quote an output (garbage) or cells that share a value do not stop it. */
+static void test_stop_signature(void **state) {
+        (void)state;
+        struct search_space sp;
+        tspace(&sp);
+        struct search_obs obs[TN] = {0};
+        const char *kind = "crash/exit";
+        static const char *const lines[] = {"libcublasLt.so.12: cannot open shared object file (pid 4242)",
+                                            "libcublasLt.so.12: cannot open shared object file (pid 77)",
+                                            "libcublasLt.so.12: cannot open shared object file (pid 9)"};
+        size_t cells[] = {tcell(0, 0, 0), tcell(1, 1, 1), tcell(2, 2, 0)};
+        for (size_t i = 0; i < 2; i++)
+                obs[cells[i]] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = kind, .evidence = lines[i]};
+        assert_true(decide(&sp, obs, false).next >= 0); /* two: not yet */
+        obs[cells[2]] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = kind, .evidence = lines[2]};
+        struct search_decision d = decide(&sp, obs, false);
+        assert_string_equal(d.stop, "nothing can pass");
+        assert_non_null(strstr(d.why, "every one of the 3 launched cells crashed (exit) with one line"));
+        assert_non_null(strstr(d.why, "cannot open shared object file"));
+        /* garbage alike says what came out, not why */
+        for (size_t i = 0; i < 3; i++)
+                obs[cells[i]].kind = "garbage/repeat";
+        assert_false(streq_ptr(decide(&sp, obs, false).stop, "nothing can pass"));
+        /* the three share moe=nvfp4: that value may be why */
+        struct search_obs obs2[TN] = {0};
+        size_t shared[] = {tcell(0, 0, 0), tcell(0, 1, 1), tcell(0, 2, 0)};
+        for (size_t i = 0; i < 3; i++)
+                obs2[shared[i]] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = kind, .evidence = lines[i]};
+        assert_false(streq_ptr(decide(&sp, obs2, false).stop, "nothing can pass"));
+}
+
+/* Every value failed: while one failed beside one partner only, a pair may be why (the
+ * search goes on); once each failed beside more than one, on every other axis, nothing can
+ * pass. Lines that differ, none of a class that stops alone. */
+static void test_stop_every_value(void **state) {
+        (void)state;
+        struct search_space sp;
+        tspace(&sp);
+        struct search_obs obs[TN] = {0};
+        static const size_t failed[][3] = {{0, 0, 0}, {0, 1, 1}, {1, 1, 0}, {1, 2, 1}, {2, 2, 0}, {2, 0, 1}};
+        static const char *const kinds[] = {"garbage/repeat", "crash/exit", "timeout/startup"};
+        static char lines[6][32];
+        struct search_decision d;
+        for (size_t i = 0; i < 6; i++) {
+                snprintf(lines[i], sizeof(lines[i]), "failure %c", (char)('a' + i));
+                obs[tcell(failed[i][0], failed[i][1], failed[i][2])] =
+                        (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = kinds[i % 3], .evidence = lines[i]};
+                d = decide(&sp, obs, false);
+                if (i < 5) /* moe=reference has failed once, beside gemm=reference kv=bf16 only */
+                        assert_false(streq_ptr(d.stop, "nothing can pass"));
+        }
+        assert_string_equal(d.stop, "nothing can pass");
+        assert_non_null(strstr(d.why, "every value of every axis failed, each beside more than one partner"));
+        assert_non_null(strstr(d.why, "none of the 6 launched cells served"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_signature),
                 cmocka_unit_test(test_names_value),
                 cmocka_unit_test(test_named_condemns),
                 cmocka_unit_test(test_signature_blame),
+                cmocka_unit_test(test_stop_context),
+                cmocka_unit_test(test_stop_context_axis),
+                cmocka_unit_test(test_stop_outside),
+                cmocka_unit_test(test_stop_signature),
+                cmocka_unit_test(test_stop_every_value),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
