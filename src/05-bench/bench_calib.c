@@ -1,5 +1,6 @@
-/* bench_calib.c -- the bench's calibration and token counting: prompts sized in the server's
- * own tokens, outputs counted by its /tokenize. */
+/* bench_calib.c -- the bench's calibration and token counting: prompts sized in the model's
+ * tokens (its tokenizer, a sweep's earlier calibration, or the server's counts), outputs
+ * counted by the sweep's rule (count.h). */
 #include "05-bench/bench_int.h"
 #include "03-io/tokenizer.h"
 #include "01-base/metrics.h"
@@ -259,6 +260,32 @@ int calib_template(struct calib *c, int64_t *ret) {
         return 0;
 }
 
+/* The lengths a sweep's earlier calibration found for the same asked lengths (the one it
+ * counts by: struct count_rule), so that every cell is sent the same prompts: true when cal
+ * has each of want[0..n) (the first under its top keys, all under "lengths" for several). */
+static bool calib_reuse(const json_t *cal, const int64_t *want, size_t n, size_t *ret_chars, int64_t *ret_got) {
+        if (!cal)
+                return false;
+        json_t *lengths = json_object_get(cal, "lengths");
+        if (n > 1 && json_array_size(lengths) != n)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                const json_t *e = n > 1 ? json_array_get(lengths, i) : cal;
+                json_t *asked = json_object_get(e, "input_tokens"), *chars = json_object_get(e, "chars"),
+                       *got = json_object_get(e, "measured");
+                if (!json_is_integer(asked) || json_integer_value(asked) != want[i] || !json_is_integer(chars) ||
+                    json_integer_value(chars) <= 0 || json_integer_value(chars) > (json_int_t)(BENCH_MAX_BODY / 2) ||
+                    !json_is_integer(got))
+                        return false;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const json_t *e = n > 1 ? json_array_get(lengths, i) : cal;
+                ret_chars[i] = (size_t)json_integer_value(json_object_get(e, "chars"));
+                ret_got[i] = json_integer_value(json_object_get(e, "measured"));
+        }
+        return true;
+}
+
 /* The server's /tokenize against its usage, when the calibration checked it. */
 static int add_tokenize_check(struct bench *b, const struct calib *c) {
         if (!c->checked)
@@ -283,9 +310,13 @@ int calib_describe(struct bench *b, const struct calib *c) {
 int calibrate(struct bench *b, struct calib *c, const int64_t *want, size_t n, size_t *ret_chars,
                      int64_t *ret_got) {
         int r;
-        for (size_t i = 0; i < n; i++)
-                if ((r = calib_find(c, want[i], &ret_chars[i], &ret_got[i])) < 0)
-                        return r;
+        if (strcmp(c->method, "tokenizer") != 0 && b->t->count &&
+            calib_reuse(b->t->count->calibration, want, n, ret_chars, ret_got))
+                c->method = "sweep"; /* the same prompts as the cell that set the count's rule */
+        else
+                for (size_t i = 0; i < n; i++)
+                        if ((r = calib_find(c, want[i], &ret_chars[i], &ret_got[i])) < 0)
+                                return r;
         int64_t tmpl;
         if ((r = calib_template(c, &tmpl)) < 0)
                 return r;
@@ -296,6 +327,9 @@ int calibrate(struct bench *b, struct calib *c, const int64_t *want, size_t n, s
                                    c->context > 0 ? json_integer(c->context) : json_null(), "requests", c->requests);
         b->cnt.tokenize = strcmp(c->method, "tokenize") == 0; /* the output is counted the same way */
         if (!b->wl.calibration || add_tokenize_check(b, c) < 0)
+                return -ENOMEM;
+        if (strcmp(c->method, "sweep") == 0 &&
+            json_object_set_new(b->wl.calibration, "from", json_string(b->t->count->from)) < 0)
                 return -ENOMEM;
         if (n > 1) {
                 json_t *a = json_array();
@@ -332,6 +366,21 @@ void counted_clear(struct bench *b) {
         b->cnt.n_counted = 0;
 }
 
+/* A U+FFFD in streamed text is what the server's detokenizer wrote for bytes that were not
+ * UTF-8: one token it generated (a byte token, usually), which the tokenizer would count
+ * as the replacement character's own encoding. The tokens to take off a count for them. */
+static int64_t replacements_extra(const struct tokenizer *t, const struct buf *text) {
+        static const char fffd[] = "\xEF\xBF\xBD";
+        size_t k = 0;
+        for (const char *p = text->data, *end = p ? p + text->len : NULL; p && (p = memmem(p, (size_t)(end - p), fffd, 3));
+             p += 3)
+                k++;
+        int64_t each = 1;
+        if (k == 0 || tokenizer_count(t, fffd, 3, &each) < 0 || each <= 1)
+                return 0;
+        return (int64_t)k * (each - 1);
+}
+
 /* A completed counted request's output, counted by the sweep's rule as it completes
  * (rec.counted_tokens set, 0 returned), or, with no rule (this cell's own counts decide),
  * kept until the level ends (count_deferred; 1 returned). -ENOMEM. */
@@ -345,7 +394,7 @@ int count_output(struct bench *b, struct breq *q) {
                 int r = tokenizer_count(rule->tokenizer, q->text.data ? q->text.data : "", q->text.len, &n);
                 if (r < 0)
                         return r;
-                q->rec.counted_tokens = n;
+                q->rec.counted_tokens = n - replacements_extra(rule->tokenizer, &q->text);
                 return 0;
         }
         if (b->cnt.rule == COUNT_BYTES) {

@@ -428,6 +428,15 @@ int bench_level_judged(struct bench_level *lv, const char *cause, const char *ev
         return o && json_array_append_new(lv->flagged, o) == 0 ? 0 : -ENOMEM;
 }
 
+static bool bench_usage_disagrees_by(int64_t usage, uint64_t counted, int max_tokens, double share) {
+        if (usage < 0)
+                return false;
+        if (max_tokens > 0 && usage > max_tokens)
+                return true;
+        uint64_t u = (uint64_t)usage, diff = u > counted ? u - counted : counted - u;
+        return diff > BENCH_USAGE_SLACK && (double)diff > share * (double)counted;
+}
+
 int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
         lv->requests++;
         usec_t delay = rec->sent > rec->scheduled ? rec->sent - rec->scheduled : 0;
@@ -471,10 +480,11 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
                 lv->usage_requests++;
                 lv->usage_tokens = lv->usage_tokens > UINT64_MAX - u ? UINT64_MAX : lv->usage_tokens + u;
                 lv->usage_counted += out;
-                /* by bytes per token a request's count is an estimate: only usage above the
-                 * max_tokens asked disagrees on its own; the level's sum is compared (count) */
+                /* by bytes per token a request's count is an estimate, off by what its text's
+                 * bytes per token are off the sweep's: a request disagrees past a wider share
+                 * (the level's sum is compared at the usual one: count) */
                 bool approx = lv->count_method && strcmp(lv->count_method, "bytes") == 0;
-                if (approx ? lv->max_tokens > 0 && rec->output_tokens > lv->max_tokens
+                if (approx ? bench_usage_disagrees_by(rec->output_tokens, out, lv->max_tokens, BENCH_USAGE_SHARE_BYTES)
                            : bench_usage_disagrees(rec->output_tokens, out, lv->max_tokens)) {
                         lv->usage_disagree++;
                         if (lv->max_tokens > 0 && rec->output_tokens > lv->max_tokens)
@@ -512,12 +522,7 @@ int bench_level_add(struct bench_level *lv, const struct bench_record *rec) {
 }
 
 bool bench_usage_disagrees(int64_t usage, uint64_t counted, int max_tokens) {
-        if (usage < 0)
-                return false;
-        if (max_tokens > 0 && usage > max_tokens)
-                return true;
-        uint64_t u = (uint64_t)usage, diff = u > counted ? u - counted : counted - u;
-        return diff > BENCH_USAGE_SLACK && (double)diff > BENCH_USAGE_SHARE * (double)counted;
+        return bench_usage_disagrees_by(usage, counted, max_tokens, BENCH_USAGE_SHARE);
 }
 
 int bench_threads(int spec_threads, int concurrency, int cpus) {

@@ -118,6 +118,8 @@ int bench_event_parse_texts(const char *p, size_t n, struct bench_event *ret, st
  * off by more than BENCH_USAGE_SLACK tokens and BENCH_USAGE_SHARE of the count. */
 #define BENCH_USAGE_SLACK 3
 #define BENCH_USAGE_SHARE 0.05
+/* ... and, for a count by bytes per token (an estimate per request), this share */
+#define BENCH_USAGE_SHARE_BYTES 0.25
 bool bench_usage_disagrees(int64_t usage, uint64_t counted, int max_tokens);
 
 /* Open-loop schedule: offsets from the level start of successive sends. Constant spacing

@@ -138,6 +138,12 @@ int count_rule_adopt(struct count_rule *rule, const json_t *levels, const char *
                         continue;
                 rule->bytes_per_token = bpt;
                 snprintf(rule->from, sizeof(rule->from), "%s", from);
+                json_t *cal = json_object_get(lv, "prompt_calibration");
+                const char *method = json_string_value(json_object_get(cal, "method"));
+                /* the prompts as the server sized them, or as they were taken from it */
+                if (method && (strcmp(method, "tokenize") == 0 || strcmp(method, "usage") == 0 ||
+                               strcmp(method, "sweep") == 0))
+                        rule->calibration = json_incref(cal);
                 return 1;
         }
         return 0;

@@ -46,6 +46,9 @@ struct count_rule {
         const char *tokenizer_what;        /* its path and kind, for the report */
         double bytes_per_token;            /* no tokenizer: > 0 once a cell's own counts agreed */
         char from[17];                     /* the id of that cell */
+        json_t *calibration;               /* ... and its prompt calibration (a reference the
+                                              rule's owner drops), so that every later cell
+                                              sends the same prompts; NULL: none */
 };
 
 /* One completed request as its own counts saw it; -1: that count is not known. */
@@ -86,7 +89,8 @@ int64_t count_by_bytes(uint64_t bytes, double bytes_per_token);
 
 /* Without a tokenizer or bytes per token yet, takes the rule one cell's bench levels carry:
  * the bytes per token of a level counted by its own counts that agreed (that cell sets it),
- * or the rule a level was counted by (bytes: its "from"). 1 when adopted, 0 when not. */
+ * or the rule a level was counted by (bytes: its "from"), and that level's prompt
+ * calibration (a new reference in rule->calibration). 1 when adopted, 0 when not. */
 int count_rule_adopt(struct count_rule *rule, const json_t *levels, const char *cell_id);
 
 #endif

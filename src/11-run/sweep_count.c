@@ -121,6 +121,7 @@ int sweep_count_from_journal(struct journal *j, struct sweep_count *sc) {
                 struct count_rule probe = {0};
                 if (count_rule_adopt(&probe, c->bench, c->id) > 0 && (!first || c->started_wall < first->started_wall))
                         first = c;
+                json_decref(probe.calibration);
         }
         if (first)
                 count_rule_adopt(&sc->rule, first->bench, first->id);
@@ -128,6 +129,7 @@ int sweep_count_from_journal(struct journal *j, struct sweep_count *sc) {
 }
 
 void sweep_count_release(struct sweep_count *sc) {
+        json_decref(sc->rule.calibration);
         tokenizer_free(sc->tokenizer);
         free(sc->what);
         free(sc->note);
