@@ -47,7 +47,7 @@ static int combine_object(json_t *out, json_t *const *objs, size_t n, const char
         json_object_foreach(out, k, v) {
                 if (json_is_object(v) && strcmp(k, metric_key(METRIC_ERRORS)) != 0 &&
                     strcmp(k, metric_key(METRIC_PROMPT_CALIBRATION)) != 0 && strcmp(k, metric_key(METRIC_WORKLOAD)) != 0 &&
-                    strcmp(k, metric_key(METRIC_EVAL_UNDER_LOAD)) != 0) {
+                    strcmp(k, metric_key(METRIC_EVAL_UNDER_LOAD)) != 0 && strcmp(k, "count") != 0) {
                         _cleanup_free_ json_t **sub = calloc(n, sizeof(*sub));
                         _cleanup_free_ char *path = strdup_printf("%s%s.", prefix, k);
                         bool all = true;
