@@ -106,9 +106,10 @@ sweep serving "$E/serving.yaml" "$MODEL" "$E/serving.expect"
 jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | select(.completed == .requests and .failed == 0 and
         .output_tokens_per_s > 0)] | length == 12' "$tmp/serving.json" >/dev/null ||
         fail "serving: a bench level had failures: $(jq -c '[.cells[] | .bench[] | {concurrency, requests, completed, failed, errors}]' "$tmp/serving.json")"
-# the prompts were sized by the server's own tokenizer: 16 tokens each, the chat template's
-# on top (usage.prompt_tokens counts both)
-jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | select(.prompt_calibration.method != "tokenize"
+# the prompts were sized by the model's tokenizer (the GGUF of model:, read by gauntlet): 16
+# tokens each as the server counts them, the chat template's on top (usage.prompt_tokens
+# counts both)
+jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | select(.prompt_calibration.method != "tokenizer"
         or .prompt_tokens_per_request.min - .prompt_calibration.template_tokens != 16
         or .prompt_tokens_per_request.max - .prompt_calibration.template_tokens != 16)] | length == 0' \
         "$tmp/serving.json" >/dev/null ||

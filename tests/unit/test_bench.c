@@ -457,9 +457,11 @@ static void test_usage_is_checked(void **state) {
         assert_false(bench_usage_disagrees(-1, 8, 8)); /* no usage: nothing to check */
         assert_false(bench_usage_disagrees(8, 8, 0));  /* max_tokens unknown */
 
-        /* counted by /tokenize: several tokens per chunk, and usage agrees */
+        /* counted by /tokenize (the bench says which count it used): several tokens per
+         * chunk, and usage agrees */
         assert_int_equal(bench_level_init(&lv, 1, 0), 0);
         lv.max_tokens = 32;
+        lv.count_method = "tokenize";
         struct bench_record tk = rec_ok(t0, 1000, USEC_PER_SEC, 32, 8);
         assert_int_equal(bench_level_add(&lv, &tk), 0);
         o = bench_level_json(&lv);
