@@ -114,10 +114,10 @@ jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | select(.prompt_calibr
         or .prompt_tokens_per_request.max - .prompt_calibration.template_tokens != 16)] | length == 0' \
         "$tmp/serving.json" >/dev/null ||
         fail "serving: prompts not of 16 tokens: $(jq -c '[.cells[] | .bench[]? | {prompt_tokens_per_request, prompt_calibration}]' "$tmp/serving.json")"
-# the output was counted by the server's /tokenize, and llama-server's usage agrees with
-# the count at every level, whatever the reasoning format (docs/metrics.md "Output tokens":
-# its usage holds the <think> tags the parser takes out of the stream, within the slack)
-jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | select(.usage_check.method != "tokenize"
+# the output was counted by the model's tokenizer, and llama-server's usage agrees with the
+# count at every level, whatever the reasoning format (docs/metrics.md "Output tokens": its
+# usage holds the <think> tags the parser takes out of the stream, within the slack)
+jq -e '[.cells[] | select(.verdict == "pass") | .bench[] | select(.usage_check.method != "tokenizer"
         or .usage_check.tokenized != .completed or .usage_check.requests != .completed
         or .usage_check.disagreeing != 0)] | length == 0' "$tmp/serving.json" >/dev/null ||
         fail "serving: usage against the count: $(jq -c '[.cells[] | .bench[]? | {concurrency, usage_check}]' "$tmp/serving.json")"
