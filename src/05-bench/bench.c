@@ -4,6 +4,7 @@
  * bench_request.c, bench_level.c, bench_plan.c, bench_calib.c and bench_repeat.c, sharing
  * struct bench through the private bench_int.h (docs/hacking.md). */
 #include "05-bench/bench_int.h"
+#include "03-io/tokenizer.h"
 
 #include <sched.h>
 #include <string.h>
@@ -65,6 +66,8 @@ static int bench_open(struct bench *b) {
         b->cnt.rule = rule && rule->tokenizer ? COUNT_TOKENIZER : rule && rule->bytes_per_token > 0 ? COUNT_BYTES
                                                                                                     : COUNT_NONE;
         int r;
+        if (b->cnt.rule == COUNT_TOKENIZER && (r = tokenizer_count(rule->tokenizer, FFFD, 3, &b->cnt.fffd_tokens)) < 0)
+                return r;
         if ((r = random_hex(b->run_id, (sizeof(b->run_id) - 1) / 2)) < 0)
                 return r;
         b->arr.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);

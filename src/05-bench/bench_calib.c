@@ -369,16 +369,12 @@ void counted_clear(struct bench *b) {
 /* A U+FFFD in streamed text is what the server's detokenizer wrote for bytes that were not
  * UTF-8: one token it generated (a byte token, usually), which the tokenizer would count
  * as the replacement character's own encoding. The tokens to take off a count for them. */
-static int64_t replacements_extra(const struct tokenizer *t, const struct buf *text) {
-        static const char fffd[] = "\xEF\xBF\xBD";
+static int64_t replacements_extra(int64_t each, const struct buf *text) {
         size_t k = 0;
-        for (const char *p = text->data, *end = p ? p + text->len : NULL; p && (p = memmem(p, (size_t)(end - p), fffd, 3));
+        for (const char *p = text->data, *end = p ? p + text->len : NULL; p && (p = memmem(p, (size_t)(end - p), FFFD, 3));
              p += 3)
                 k++;
-        int64_t each = 1;
-        if (k == 0 || tokenizer_count(t, fffd, 3, &each) < 0 || each <= 1)
-                return 0;
-        return (int64_t)k * (each - 1);
+        return each > 1 ? (int64_t)k * (each - 1) : 0;
 }
 
 /* A completed counted request's output, counted by the sweep's rule as it completes
@@ -394,7 +390,7 @@ int count_output(struct bench *b, struct breq *q) {
                 int r = tokenizer_count(rule->tokenizer, q->text.data ? q->text.data : "", q->text.len, &n);
                 if (r < 0)
                         return r;
-                q->rec.counted_tokens = n - replacements_extra(rule->tokenizer, &q->text);
+                q->rec.counted_tokens = n - replacements_extra(b->cnt.fffd_tokens, &q->text);
                 return 0;
         }
         if (b->cnt.rule == COUNT_BYTES) {

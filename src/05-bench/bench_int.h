@@ -44,6 +44,7 @@
 /* Completed requests of a level whose count waits for its end (a cell's own counts, COUNT_NONE):
  * past it, a request is counted by its chunks as it completes. */
 #define BENCH_MAX_DEFERRED (1 << 18)
+#define FFFD "\xEF\xBF\xBD" /* U+FFFD in UTF-8 */
 
 struct bench;
 
@@ -201,6 +202,7 @@ struct bench_count {
         bool tokenize;        /* the server's /tokenize is one of its own counts (calibration found it) */
         struct counted *counted; /* COUNT_NONE: this level's completed requests waiting for their count */
         size_t n_counted, n_texts; /* ... and those of them whose text is kept for /tokenize */
+        int64_t fffd_tokens;  /* COUNT_TOKENIZER: what the tokenizer counts U+FFFD as (once) */
         bool decided;         /* COUNT_NONE: the level's decision, once made */
         struct count_decision decision;
 };

@@ -517,6 +517,7 @@ static int level_setup(struct bench *w, struct bench *b, int shard, int concurre
         w->wl = b->wl; /* the plan, borrowed (its calibration and workload are loop 0's to free) */
         w->cnt.tokenize = b->cnt.tokenize;
         w->cnt.rule = b->cnt.rule;
+        w->cnt.fffd_tokens = b->cnt.fffd_tokens;
         w->stopped = NULL;
         w->error = 0;
         w->th.result = 0;
