@@ -34,8 +34,8 @@ LDFLAGS += -fsanitize=thread
 endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 
-# src/NN-layer/*.c: the library, one folder a layer (docs/hacking.md); src/12-cli/: the tool
-CLI_SRC  := $(wildcard src/12-cli/*.c)
+# src/ROLE/*.c: the library, one folder a role (docs/hacking.md); src/cli/: the tool
+CLI_SRC  := $(wildcard src/cli/*.c)
 LIB_SRC  := $(filter-out $(CLI_SRC),$(wildcard src/*/*.c))
 TB_SRC   := $(wildcard testbed/*.c)
 FIX_SRC  := $(wildcard tests/fixture/*.c)
@@ -129,10 +129,12 @@ $(SCHEDSRV): $(SS_OBJ) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(SS_OBJ) $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
-# tools/search-bench.c: search strategies on simulated spaces (src/06-matrix/search_sim.h).
-$(SEARCHBENCH): $(BUILD)/obj/tools/search-bench.o $(LIBGAUNTLET)
+# tools/search-bench.c: search strategies on simulated spaces (tools/search_sim.h).
+# The simulator is not part of the library: only this tool and test_search use it.
+SEARCHSIM := $(BUILD)/obj/tools/search_sim.o
+$(SEARCHBENCH): $(BUILD)/obj/tools/search-bench.o $(SEARCHSIM) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/tools/search-bench.o $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/tools/search-bench.o $(SEARCHSIM) $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
@@ -142,6 +144,10 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIBGAUNTLET)
 $(BUILD)/tests/test_testbed_%: $(BUILD)/obj/tests/unit/test_testbed_%.o $(LIBTESTBED) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBTESTBED) $(LIBGAUNTLET) $(CMOCKA_LIBS) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
+$(BUILD)/tests/test_search: $(BUILD)/obj/tests/unit/test_search.o $(SEARCHSIM) $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(SEARCHSIM) $(LIBGAUNTLET) $(CMOCKA_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
 # test_tokenizer writes its GGUF files with the testbed's writer.
 $(BUILD)/tests/test_tokenizer: $(BUILD)/obj/tests/unit/test_tokenizer.o $(LIBTESTBED) $(LIBGAUNTLET)

@@ -49,10 +49,10 @@
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 
-#include "02-text/buf.h"
-#include "03-io/loop.h"
-#include "01-base/hist.h"
-#include "01-base/util.h"
+#include "text/buf.h"
+#include "io/loop.h"
+#include "base/hist.h"
+#include "base/util.h"
 
 #define MAX_REQUEST ((size_t)8 << 20)   /* request head + body; beyond: 413 and close */
 #define MAX_PENDING ((size_t)4 << 20)   /* unsent output per connection; beyond: close */

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "01-base/util.h"
+#include "base/util.h"
 
 #define FUZZ_ASSERT(cond, ...)                                                   \
         do {                                                                     \

@@ -9,8 +9,8 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "04-gate/golden.h"
-#include "06-matrix/suite.h"
+#include "gate/golden.h"
+#include "config/suite.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "05-bench/dataset.h"
+#include "bench/dataset.h"
 
 static const enum dataset_kind kinds[] = {DATASET_SHAREGPT, DATASET_CUSTOM, DATASET_MULTI_TURN, DATASET_TRACE};
 

@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "04-gate/detect.h"
+#include "gate/detect.h"
 #include "fuzz.h"
 
 static void check_text(const char *s, size_t max, const char *what) {

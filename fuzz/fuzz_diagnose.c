@@ -8,7 +8,7 @@
  */
 #include <errno.h>
 
-#include "04-gate/diagnose.h"
+#include "gate/diagnose.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

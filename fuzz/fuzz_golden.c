@@ -11,7 +11,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "04-gate/golden.h"
+#include "gate/golden.h"
 
 static void check_normal(const char *s) {
         char *norm = NULL;

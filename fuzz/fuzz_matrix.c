@@ -9,8 +9,8 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "06-matrix/cells.h"
-#include "06-matrix/matrix.h"
+#include "config/cells.h"
+#include "config/matrix.h"
 
 static void check_error(int r, const char *err) {
         FUZZ_ASSERT(r == -EINVAL, "unexpected result %d (%s)", r, err ? err : "");

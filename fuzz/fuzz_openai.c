@@ -12,7 +12,7 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "03-io/openai.h"
+#include "io/openai.h"
 
 static const char *const fields_vllm[] = {"reasoning", NULL};
 

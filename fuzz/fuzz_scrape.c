@@ -18,7 +18,7 @@
 #include <math.h>
 
 #include "fuzz.h"
-#include "05-bench/scrape.h"
+#include "bench/scrape.h"
 
 static size_t lines_of(const char *p, size_t n) {
         size_t lines = n > 0;

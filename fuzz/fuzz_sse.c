@@ -10,8 +10,8 @@
 #include <errno.h>
 
 #include "fuzz.h"
-#include "03-io/sse.h"
-#include "01-base/util.h"
+#include "io/sse.h"
+#include "base/util.h"
 
 struct record {
         uint64_t hash;      /* FNV-1a over every event name and data, with separators */

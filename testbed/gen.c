@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "01-base/util.h"
+#include "base/util.h"
 
 int gen_new(const struct model *m, const struct tok_ids *prompt, const struct gen_params *p, struct gen **ret) {
         int r;

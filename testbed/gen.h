@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "02-text/buf.h"
+#include "text/buf.h"
 #include "model.h"
 #include "sample.h"
 #include "tok.h"

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "01-base/util.h"
+#include "base/util.h"
 
 /* A read cursor over [p, end). Every take checks the bytes left first. */
 struct cursor {

@@ -1,5 +1,5 @@
 /* gguf.h -- a bounds-checked reader for GGUF v3 files: the metadata through gauntlet's own
- * reader (src/03-io/gguf.h, whose getters take &g->meta), then the tensors.
+ * reader (src/io/gguf.h, whose getters take &g->meta), then the tensors.
  *
  * The whole file is mapped read-only; a struct gguf owns the mapping and every
  * index built over it. Strings and tensor data handed out point INTO the mapping: they
@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "03-io/gguf.h"
+#include "io/gguf.h"
 
 #define GGUF_MAX_DIMS 4
 
@@ -40,7 +40,7 @@ struct gguf_tensor {
 };
 
 struct gguf {
-        struct gguf_meta meta; /* the header and the keys (src/03-io/gguf.h): meta.base and
+        struct gguf_meta meta; /* the header and the keys (src/io/gguf.h): meta.base and
                                 * meta.size are the file's bytes, meta.alignment the data's */
         bool mapped;           /* meta.base is an mmap (else borrowed from the caller) */
         size_t n_tensors;

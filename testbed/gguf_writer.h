@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "02-text/buf.h"
+#include "text/buf.h"
 #include "gguf.h"
 
 struct gguf_writer {

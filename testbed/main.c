@@ -15,7 +15,7 @@
 #include "model.h"
 #include "server.h"
 #include "synth.h"
-#include "01-base/util.h"
+#include "base/util.h"
 
 #define VERSION "0.1.0"
 #define PROG "gauntlet-testbed"

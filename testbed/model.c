@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "01-base/util.h"
+#include "base/util.h"
 
 /* Load-time state: the file, the error message, the model being built. */
 struct loader {

@@ -5,12 +5,12 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "01-base/rng.h"
+#include "base/rng.h"
 
 void sample_rng_seed(struct sample_rng *r, uint64_t seed) { r->s = seed; }
 
 double sample_rng_uniform(struct sample_rng *r) {
-        return rng_uniform(&r->s); /* the one generator (01-base/rng.h) */
+        return rng_uniform(&r->s); /* the one generator (base/rng.h) */
 }
 
 /* a ranks before b: NaN first, then larger */

@@ -16,9 +16,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "02-text/buf.h"
+#include "text/buf.h"
 #include "gen.h"
-#include "01-base/util.h"
+#include "base/util.h"
 
 /* Histogram bucket bounds, seconds (Prometheus "le"): time to first token, and between
  * tokens (a CPU model makes a token in a fraction of a millisecond). */

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 
 #include "model.h"
-#include "01-base/util.h"
+#include "base/util.h"
 
 #define SERVER_MAX_BODY ((size_t)1 << 20)
 /* Chunks a faulty stream sends before it stalls or is cut. */

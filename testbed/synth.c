@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "gguf_writer.h"
-#include "01-base/rng.h"
-#include "01-base/util.h"
+#include "base/rng.h"
+#include "base/util.h"
 
 struct synth_cfg synth_default(void) {
         return (struct synth_cfg){.n_embd = 160, .n_layer = 4, .n_head = 4, .n_head_kv = 2, .n_ff = 320,

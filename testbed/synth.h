@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "02-text/buf.h"
+#include "text/buf.h"
 
 struct synth_cfg {
         int n_embd, n_layer, n_head, n_head_kv, n_ff, n_expert, n_expert_used, n_ctx;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "01-base/utf8.h"
-#include "01-base/util.h"
+#include "base/utf8.h"
+#include "base/util.h"
 
 #define SPM_SPACE "\xe2\x96\x81" /* U+2581 */
 #define UNK_GLYPH "\xe2\x96\x85" /* U+2585, what llama.cpp prints for <unk> */

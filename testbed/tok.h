@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "02-text/buf.h"
+#include "text/buf.h"
 #include "gguf.h"
 
 enum tok_type {

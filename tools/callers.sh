@@ -36,7 +36,7 @@ if not objs:
 defined = {}  # name -> the .c that defines it
 out = subprocess.run(["nm", "-A", "--defined-only", "-g"] + objs, check=True, capture_output=True, text=True).stdout
 for line in out.splitlines():
-    where, _, rest = line.partition(": ")  # "build/obj/src/01-base/util.o: 0000 T util_x"
+    where, _, rest = line.partition(": ")  # "build/obj/src/base/util.o: 0000 T util_x"
     f = rest.split()
     if len(f) != 3 or f[1] != "T":
         continue

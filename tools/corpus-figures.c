@@ -25,8 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "04-gate/detect.h"
-#include "01-base/util.h"
+#include "gate/detect.h"
+#include "base/util.h"
 #include "../tests/corpus-meta.h"
 
 #define FILE_MAX ((size_t)16 << 20)

@@ -4,7 +4,7 @@
 # The table (the fenced block under "## Layers") lists, lowest first, "N name  modules...";
 # text in parentheses is a remark, and a line without a number continues the layer above.
 # Layer N name is the folder src/NN-name/ (two digits). A module is a .c/.h pair of its
-# layer's folder (src/01-base/util.c, src/01-base/util.h), named X; an entry written with its
+# layer's folder (src/base/util.c, src/base/util.h), named X; an entry written with its
 # ".h" (journal_sql.h) is a second header of the module listed just before it; "src/NN-cli/*"
 # stands for every file of that folder, the module cli. From the `#include "..."` lines of
 # src/*/*.c and src/*/*.h it fails (exit 1, one line a problem) on:
@@ -50,7 +50,7 @@ for num, name, text in layers:
     for word in re.split(r"[,\s]+", text):
         if not word:
             continue
-        mod = "cli" if re.fullmatch(r"src/(\d\d-)?cli/\*", word) else re.sub(r"\.[ch]$", "", word)
+        mod = "cli" if word == "src/cli/*" else re.sub(r"\.[ch]$", "", word)
         if not re.fullmatch(r"[a-z0-9_]+", mod):
             problems.append(f"layer table: '{word}' (layer {num} {name}) is not a module name")
             continue
@@ -63,19 +63,19 @@ for num, name, text in layers:
         prev = mod
 
 def module(path):
-    if re.match(r"src/(\d\d-)?cli/", path):
+    if path.startswith("src/cli/"):
         return "cli"
     mod = re.sub(r"\.[ch]$", "", os.path.basename(path))
     return header_of.get(mod, mod)
 
-files = sorted(glob.glob("src/*.[ch]") + glob.glob("src/*/*.[ch]"))
+files = sorted(glob.glob("src/**/*.[ch]", recursive=True))
 mods = {module(f) for f in files}
 for mod in sorted(mods - set(layer_of)):
     problems.append(f"{mod}: a module of src/ that the layer table of docs/hacking.md does not list")
 for f in files:
     mod = module(f)
     if mod in layer_of:
-        want = "src/%02d-%s/" % layer_of[mod]
+        want = "src/%s/" % layer_of[mod][1]
         if not f.startswith(want) or f.count("/") != 2:
             problems.append(f"{f}: module {mod} of layer {layer_of[mod][0]} belongs in {want}")
 for mod in sorted(set(layer_of) - mods):
@@ -98,8 +98,61 @@ for (a, b), where in sorted(edges.items()):
     if layer_of[b][0] > layer_of[a][0]:
         problems.append(f"{where}: {a} (layer {layer_of[a][0]} {layer_of[a][1]}) includes {b}.h "
                         f"(layer {layer_of[b][0]} {layer_of[b][1]}): an arrow up")
-    if (b, a) in edges and a < b:
-        problems.append(f"{where} and {edges[(b, a)]}: {a} and {b} include each other: a cycle")
+
+# Every cycle, of any length: the strongly connected components of the include graph
+# (Tarjan's, iterative), each named by one closed walk through its modules.
+succ = {}
+for (a, b) in edges:
+    succ.setdefault(a, []).append(b)
+index, low, onstack, stack, comps, counter = {}, {}, set(), [], [], [0]
+for root in sorted(mods):
+    if root in index:
+        continue
+    work = [(root, iter(sorted(succ.get(root, []))))]
+    index[root] = low[root] = counter[0]; counter[0] += 1
+    stack.append(root); onstack.add(root)
+    while work:
+        v, it = work[-1]
+        nxt = next(it, None)
+        if nxt is not None:
+            if nxt not in index:
+                index[nxt] = low[nxt] = counter[0]; counter[0] += 1
+                stack.append(nxt); onstack.add(nxt)
+                work.append((nxt, iter(sorted(succ.get(nxt, [])))))
+            elif nxt in onstack:
+                low[v] = min(low[v], index[nxt])
+            continue
+        work.pop()
+        if work:
+            low[work[-1][0]] = min(low[work[-1][0]], low[v])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop(); onstack.discard(w); comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append(sorted(comp))
+for comp in sorted(comps):
+    # a closed walk from the smallest module back to itself inside the component
+    start, inside = comp[0], set(comp)
+    prev, queue, seen = {start: None}, [start], {start}
+    path = None
+    while queue and path is None:
+        v = queue.pop(0)
+        for w in sorted(succ.get(v, [])):
+            if w == start:
+                path = [v]
+                while prev[path[-1]] is not None:
+                    path.append(prev[path[-1]])
+                path.reverse()
+                break
+            if w in inside and w not in seen:
+                seen.add(w); prev[w] = v; queue.append(w)
+    walk = path + [start]
+    arrows = " -> ".join(walk)
+    first = edges[(walk[0], walk[1])]
+    problems.append(f"{first}: a cycle: {arrows}")
 
 if verbose:
     for num, name, _ in layers:

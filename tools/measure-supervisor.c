@@ -14,9 +14,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "07-processes/procs.h"
-#include "07-processes/supervise.h"
-#include "01-base/util.h"
+#include "proc/procs.h"
+#include "proc/supervise.h"
+#include "base/util.h"
 
 static const char *self;
 

@@ -1,4 +1,4 @@
-/* search-bench.c -- search strategies on simulated tuning spaces (src/06-matrix/search_sim.h).
+/* search-bench.c -- search strategies on simulated tuning spaces (tools/search_sim.h).
  * A measurement, not a test: tests/unit/test_search.c asserts the search's figures.
  *
  *   gauntlet-search-bench [--spaces N] [--seed S] [--min-cells N] [--max-cells N]
@@ -28,8 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "06-matrix/search_sim.h"
-#include "01-base/util.h"
+#include "search_sim.h"
+#include "base/util.h"
 
 enum row {
         ROW_GRID,

@@ -322,7 +322,7 @@ int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *
         return r;
 }
 
-/* gauntlet's raw clone3 for a child born in a cgroup (src/07-processes/spawn.c). syscall(2) takes up to
+/* gauntlet's raw clone3 for a child born in a cgroup (src/proc/spawn.c). syscall(2) takes up to
  * six register arguments; all six are passed on (extra ones are ignored by the kernel). */
 long syscall(long number, ...) {
         va_list ap;

@@ -1,4 +1,4 @@
-/* gpu_probe.c -- src/07-processes/gpu.c on a real GPU: what NVML says, and the memory wait timed.
+/* gpu_probe.c -- src/proc/gpu.c on a real GPU: what NVML says, and the memory wait timed.
  *
  *   gpu_probe info
  *   gpu_probe wait GIB LINGER_S HOLD_MEMORY [ARGS...]
@@ -11,7 +11,7 @@
  * LINGER_S after the SIGTERM. Lines "key: value" on stdout; exit 0 when all of it held.
  *
  * Linked with libgauntlet it uses the loop-driven gpu_wait_memory_settled() and
- * gpu_sampler; built standalone (-DGPU_STANDALONE with src/07-processes/gpu.c and src/01-base/util.c only, for
+ * gpu_sampler; built standalone (-DGPU_STANDALONE with src/proc/gpu.c and src/base/util.c only, for
  * hosts without gauntlet's build dependencies) it polls gpu_sample() itself: a test tool
  * may sleep, the library may not.
  */
@@ -22,9 +22,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "07-processes/gpu.h"
+#include "proc/gpu.h"
 #ifndef GPU_STANDALONE
-#include "03-io/loop.h"
+#include "io/loop.h"
 #endif
 
 extern char **environ;

@@ -7,8 +7,8 @@
 # 2. builds tests/gpu/hold_memory with nvcc (or, without nvcc, as C on the driver API);
 # 3. builds gauntlet (make BUILD=build-h200) when libcurl/jansson/sqlite3/libyaml/zlib
 #    headers are there, and runs the GPU unit tests and tests/integration/doctor.sh;
-# 4. gpu_probe: NVML as src/07-processes/gpu.c sees it, and the memory wait timed against hold_memory
-#    (linked with libgauntlet, or built standalone from src/07-processes/gpu.c + src/01-base/util.c when
+# 4. gpu_probe: NVML as src/proc/gpu.c sees it, and the memory wait timed against hold_memory
+#    (linked with libgauntlet, or built standalone from src/proc/gpu.c + src/base/util.c when
 #    gauntlet cannot be built here);
 # 5. gauntlet doctor (text and --format json);
 # 6. a sweep of tests/gpu/hold.yaml, its journal and reports, with nvidia-smi sampling
@@ -112,7 +112,7 @@ if [ -z "$GAUNTLET" ] && [ -z "$missing" ]; then
         fi
 fi
 
-# --- 4. the probe: NVML through src/07-processes/gpu.c, and the memory wait --------------------------
+# --- 4. the probe: NVML through src/proc/gpu.c, and the memory wait --------------------------
 PROBE="$ROOT/$B/gpu/gpu_probe"
 if [ -n "$GAUNTLET" ]; then
         # shellcheck disable=SC2046
@@ -121,8 +121,8 @@ if [ -n "$GAUNTLET" ]; then
                 say "gpu_probe: linked with libgauntlet (loop-driven wait and sampler)"
 fi
 if [ ! -x "$PROBE" ]; then
-        cc -std=c17 -D_GNU_SOURCE -DGPU_STANDALONE -O2 -iquote src -o "$PROBE" tests/gpu/gpu_probe.c src/07-processes/gpu.c src/01-base/util.c -ldl \
-                >>"$OUT/cc-probe.log" 2>&1 && say "gpu_probe: standalone (src/07-processes/gpu.c + src/01-base/util.c)"
+        cc -std=c17 -D_GNU_SOURCE -DGPU_STANDALONE -O2 -iquote src -o "$PROBE" tests/gpu/gpu_probe.c src/proc/gpu.c src/base/util.c -ldl \
+                >>"$OUT/cc-probe.log" 2>&1 && say "gpu_probe: standalone (src/proc/gpu.c + src/base/util.c)"
 fi
 probe_ok=1
 if [ -x "$PROBE" ]; then

@@ -1,4 +1,4 @@
-/* tokcount.c -- gauntlet-tokcount, a test helper: the sweep's tokenizer (src/03-io/tokenizer.h)
+/* tokcount.c -- gauntlet-tokcount, a test helper: the sweep's tokenizer (src/io/tokenizer.h)
  * on texts, for the tests that compare it with a real engine's /tokenize.
  *
  *   gauntlet-tokcount MODEL              reads a JSON array of strings on stdin, prints the
@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "01-base/util.h"
-#include "03-io/tokenizer.h"
+#include "base/util.h"
+#include "io/tokenizer.h"
 
 int main(int argc, char **argv) {
         int reps = 0;

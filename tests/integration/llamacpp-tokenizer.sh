@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# llamacpp-tokenizer.sh -- the sweep's tokenizer (src/03-io/tokenizer.h) against the real
+# llamacpp-tokenizer.sh -- the sweep's tokenizer (src/io/tokenizer.h) against the real
 # llama-server's /tokenize on the testbed's model (skipped, by name, without one): for every
 # text of a varied set (English, digits, punctuation runs, newlines, UTF-8, special-token
 # strings, long filler, the "!!!!" garbage) gauntlet's count of the model's own GGUF equals

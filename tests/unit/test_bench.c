@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "05-bench/bench.h"
+#include "bench/bench.h"
 
 static struct bench_event parse_ok(const char *s) {
         struct bench_event ev;

@@ -13,11 +13,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "07-processes/cgroup.h"
-#include "03-io/loop.h"
-#include "07-processes/procs.h"
-#include "07-processes/spawn.h"
-#include "01-base/util.h"
+#include "proc/cgroup.h"
+#include "io/loop.h"
+#include "proc/procs.h"
+#include "proc/spawn.h"
+#include "base/util.h"
 
 #define V1 "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
 #define ROOT "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"

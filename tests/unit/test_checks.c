@@ -14,10 +14,10 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "04-gate/checks.h"
-#include "03-io/http.h"
-#include "03-io/loop.h"
-#include "01-base/profile.h"
+#include "gate/checks.h"
+#include "io/http.h"
+#include "io/loop.h"
+#include "base/profile.h"
 
 /* ---- a tiny scripted HTTP server on a thread -------------------------------------- */
 

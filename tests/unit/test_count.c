@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "05-bench/count.h"
+#include "bench/count.h"
 
 #define N 8
 

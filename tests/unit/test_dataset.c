@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "05-bench/bench_metrics.h"
-#include "05-bench/dataset.h"
-#include "01-base/util.h"
+#include "bench/bench_metrics.h"
+#include "bench/dataset.h"
+#include "base/util.h"
 
 static struct dataset *parse_ok(enum dataset_kind k, const char *text) {
         struct dataset *d = NULL;

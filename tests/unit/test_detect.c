@@ -24,8 +24,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "04-gate/detect.h"
-#include "01-base/util.h"
+#include "gate/detect.h"
+#include "base/util.h"
 #include "../corpus-meta.h"
 
 static const char *srcdir(void) {

@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "04-gate/diagnose.h"
-#include "01-base/profile.h"
-#include "01-base/util.h"
+#include "gate/diagnose.h"
+#include "base/profile.h"
+#include "base/util.h"
 
 static const char *srcdir(void) {
         const char *s = getenv("SRCDIR");

@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "09-renderers/emit.h"
-#include "08-journal/journal.h"
-#include "09-renderers/report.h"
-#include "10-report_load/report_load.h"
+#include "report/emit.h"
+#include "journal/journal.h"
+#include "report/report.h"
+#include "results/report_load.h"
 
 #define PORT 45678
 

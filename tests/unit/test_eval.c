@@ -18,12 +18,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "04-gate/checks.h"
-#include "04-gate/eval.h"
-#include "04-gate/golden.h"
-#include "03-io/loop.h"
-#include "09-renderers/report.h"
-#include "06-matrix/suite.h"
+#include "gate/checks.h"
+#include "gate/eval.h"
+#include "gate/golden.h"
+#include "io/loop.h"
+#include "report/report.h"
+#include "config/suite.h"
 
 #define NEAR(a, b, tol) assert_true(fabs((a) - (b)) < (tol))
 

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "04-gate/golden.h"
-#include "01-base/util.h"
+#include "gate/golden.h"
+#include "base/util.h"
 
 static void norm_is(const char *in, const char *want) {
         _cleanup_free_ char *out = NULL;

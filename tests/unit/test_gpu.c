@@ -9,8 +9,8 @@
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 
-#include "07-processes/gpu.h"
-#include "03-io/loop.h"
+#include "proc/gpu.h"
+#include "io/loop.h"
 
 static char dir[] = "/tmp/test_gpu.XXXXXX";
 static char fake_path[64];

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "01-base/hist.h"
+#include "base/hist.h"
 
 static uint64_t rng = 88172645463325252ULL;
 static uint64_t xorshift(void) {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "07-processes/host.h"
+#include "proc/host.h"
 
 #define ARGV(...) ((char *const[]){__VA_ARGS__, NULL})
 

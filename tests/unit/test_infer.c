@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "11-run/infer.h"
+#include "run/infer.h"
 
 /* Two axes, 3 x 3: choice[i] = {i / 3, i % 3}. */
 static size_t choice[9][2];

@@ -13,10 +13,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "08-journal/journal.h"
-#include "07-processes/procs.h"
-#include "09-renderers/report.h"
-#include "10-report_load/report_load.h"
+#include "journal/journal.h"
+#include "proc/procs.h"
+#include "report/report.h"
+#include "results/report_load.h"
 
 /* A two-axis matrix built by hand: the journal only reads plain fields of it. */
 static char *args_auto[] = {"--moe", "auto", NULL};

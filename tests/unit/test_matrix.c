@@ -14,13 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "02-text/buf.h"
-#include "06-matrix/cells.h"
-#include "06-matrix/matrix.h"
-#include "06-matrix/workload.h"
-#include "06-matrix/suite.h"
-#include "01-base/util.h"
-#include "06-matrix/ytree.h"
+#include "text/buf.h"
+#include "config/cells.h"
+#include "config/matrix.h"
+#include "config/workload.h"
+#include "config/suite.h"
+#include "base/util.h"
+#include "config/ytree.h"
 
 static const char *srcdir(void) {
         const char *s = getenv("SRCDIR");

@@ -6,10 +6,10 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "05-bench/bench_metrics.h"
-#include "01-base/metrics.h"
-#include "05-bench/scrape.h"
-#include "02-text/objective.h"
+#include "bench/bench_metrics.h"
+#include "base/metrics.h"
+#include "bench/scrape.h"
+#include "text/objective.h"
 
 /* A level with every optional part: an open-loop rate, both SLOs, a failure, a calibration
  * and checks under load. */

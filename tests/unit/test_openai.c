@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "03-io/openai.h"
-#include "03-io/sse.h"
+#include "io/openai.h"
+#include "io/sse.h"
 
 static json_t *load(const char *s) {
         json_error_t e;

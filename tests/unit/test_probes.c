@@ -9,8 +9,8 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "04-gate/probes.h"
-#include "06-matrix/matrix.h"
+#include "gate/probes.h"
+#include "config/matrix.h"
 
 static int64_t ctx_of(const char *path, const char *body) {
         int64_t n = -1;

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "08-journal/journal.h"
-#include "09-renderers/report.h"
-#include "10-report_load/report_load.h"
-#include "02-text/secrets.h"
+#include "journal/journal.h"
+#include "report/report.h"
+#include "results/report_load.h"
+#include "text/secrets.h"
 
 /* ---- best cell, on views built in memory ---- */
 

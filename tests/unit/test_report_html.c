@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "02-text/text.h"
-#include "09-renderers/report.h"
-#include "10-report_load/report_load.h"
+#include "text/text.h"
+#include "report/report.h"
+#include "results/report_load.h"
 
 /* ---- helpers ---- */
 

@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "01-base/rng.h"
-#include "01-base/verdict.h"
+#include "base/rng.h"
+#include "base/verdict.h"
 
 /* The reference stream of splitmix64 from state 0: every seeded figure rests on it. */
 static void test_stream(void **state) {

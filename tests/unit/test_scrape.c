@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "05-bench/bench_metrics.h"
-#include "05-bench/scrape.h"
-#include "01-base/hist.h"
-#include "01-base/metrics.h"
-#include "09-renderers/report.h"
+#include "bench/bench_metrics.h"
+#include "bench/scrape.h"
+#include "base/hist.h"
+#include "base/metrics.h"
+#include "report/report.h"
 
 static struct scrape_sample parse(const char *text) {
         struct scrape_sample s;

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "06-matrix/search.h"
-#include "06-matrix/search_sim.h"
-#include "01-base/util.h"
+#include "search/search.h"
+#include "../../tools/search_sim.h"
+#include "base/util.h"
 
 /* ---- the simulator itself ---- */
 

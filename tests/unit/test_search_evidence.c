@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "01-base/profile.h"
-#include "06-matrix/search.h"
-#include "01-base/util.h"
+#include "base/profile.h"
+#include "search/search.h"
+#include "base/util.h"
 
 /* The llama.cpp space of issue #33: --flash-attn on/off x --cache-type-k f16/q8_0/q4_0 x
  * --cache-type-v f16/q8_0/q4_0 x -np 1/4, 36 cells, row-major. */

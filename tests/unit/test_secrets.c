@@ -6,8 +6,8 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "02-text/secrets.h"
-#include "01-base/util.h"
+#include "text/secrets.h"
+#include "base/util.h"
 
 static void test_values_masked_in_text(void **state) {
         (void)state;

@@ -15,14 +15,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "04-gate/diagnose.h"
-#include "06-matrix/cells.h"
-#include "06-matrix/matrix.h"
-#include "07-processes/procs.h"
-#include "01-base/profile.h"
-#include "07-processes/slurm.h"
-#include "07-processes/supervise.h"
-#include "01-base/util.h"
+#include "gate/diagnose.h"
+#include "config/cells.h"
+#include "config/matrix.h"
+#include "proc/procs.h"
+#include "base/profile.h"
+#include "proc/slurm.h"
+#include "proc/supervise.h"
+#include "base/util.h"
 
 static const char timeout_job[] =
         "JobId=9 JobName=gauntlet-14eb6eeb02f752cff1151443401d5d2d UserId=root(0) GroupId=root(0) MCS_label=N/A "

@@ -16,11 +16,11 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-#include "02-text/buf.h"
-#include "07-processes/cgroup.h"
-#include "03-io/loop.h"
-#include "07-processes/spawn.h"
-#include "01-base/util.h"
+#include "text/buf.h"
+#include "proc/cgroup.h"
+#include "io/loop.h"
+#include "proc/spawn.h"
+#include "base/util.h"
 
 #define ARGV(...) ((char *const[]){__VA_ARGS__, NULL})
 

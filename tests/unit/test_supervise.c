@@ -15,9 +15,9 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
-#include "07-processes/procs.h"
-#include "07-processes/supervise.h"
-#include "01-base/util.h"
+#include "proc/procs.h"
+#include "proc/supervise.h"
+#include "base/util.h"
 
 struct env {
         struct loop *loop;

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "11-run/phases.h"
-#include "07-processes/procs.h"
-#include "07-processes/supervise.h"
-#include "01-base/util.h"
+#include "run/phases.h"
+#include "proc/procs.h"
+#include "proc/supervise.h"
+#include "base/util.h"
 
 /* ---- the sequence and the decision, with fake phases ---- */
 

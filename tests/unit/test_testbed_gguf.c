@@ -11,7 +11,7 @@
 
 #include "../../testbed/gguf.h"
 #include "../../testbed/gguf_writer.h"
-#include "01-base/util.h"
+#include "base/util.h"
 
 static const float f32_data[6] = {1.5f, -2.0f, 0.25f, 3.0f, -0.125f, 100.0f};
 

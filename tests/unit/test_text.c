@@ -7,7 +7,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "02-text/text.h"
+#include "text/text.h"
 
 static char *escape(const char *s, size_t max_chars, enum text_mode mode) {
         struct buf b;

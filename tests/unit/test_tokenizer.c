@@ -11,11 +11,11 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "01-base/utf8.h"
-#include "01-base/util.h"
-#include "02-text/buf.h"
-#include "03-io/gguf.h"
-#include "03-io/tokenizer.h"
+#include "base/utf8.h"
+#include "base/util.h"
+#include "text/buf.h"
+#include "io/gguf.h"
+#include "io/tokenizer.h"
 
 #include "../../testbed/gguf_writer.h"
 

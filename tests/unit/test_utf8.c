@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "01-base/utf8.h"
+#include "base/utf8.h"
 
 static void test_encode_lengths_and_bytes(void **state) {
         (void)state;

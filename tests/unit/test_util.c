@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "02-text/buf.h"
-#include "03-io/sse.h"
-#include "01-base/util.h"
+#include "text/buf.h"
+#include "io/sse.h"
+#include "base/util.h"
 
 static void test_parse_duration(void **state) {
         usec_t u;

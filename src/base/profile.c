@@ -1,0 +1,305 @@
+/* profile.c -- the engine table. Facts come from ENGINES.md; keep them data. */
+#include "base/profile.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define STRV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const char *const reasoning_both[] = {"reasoning_content", "reasoning", NULL};
+static const char *const defaults_common[] = {"auto", "default", "none", NULL};
+
+/* Shared by every engine: the CUDA runtime, torch, NCCL, FlashInfer, Triton, argparse. */
+static const struct signature common_signatures[] = {
+        /* arch: a kernel not built for this GPU */
+        {"no kernel image is available for execution on the device", "arch", TIER_ROOT, "CUDA runtime"},
+        {"with CUDA capability sm_[0-9]+ is not compatible with the current PyTorch installation", "arch",
+         TIER_ROOT, "torch"},
+        {"Unsupported [Aa]rchitectur", "arch", TIER_ROOT, "TRT-LLM, FlashInfer"},
+        {"No supported CUDA architectures found for major versions", "arch", TIER_ROOT, "FlashInfer JIT"},
+        {"does not support backend '[A-Za-z0-9_]+' with capability [0-9]+", "arch", TIER_ROOT,
+         "FlashInfer mm_fp4"},
+        {"No compiled cutlass_scaled_mm for CUDA device capability: [0-9]+", "arch", TIER_ROOT, "vLLM"},
+        {"none of the configured backends are usable on sm[0-9]+", "arch", TIER_ROOT, "FlashInfer MoE"},
+        {"Failed to initialize cutlass TMA WS grouped gemm", "arch", TIER_ROOT, "FlashInfer CUTLASS MoE"},
+        {"cudaErrorIllegalInstruction", "arch", TIER_ROOT, "CUDA"},
+        {"is unsupported on SM[0-9]+", "arch", TIER_ROOT, "TRT-LLM"},
+        {"out of resource: shared memory, Required: [0-9]+, Hardware limit: [0-9]+", "arch", TIER_ROOT,
+         "Triton"},
+        /* oom */
+        {"CUDA out of memory\\. Tried to allocate", "oom", TIER_ROOT, "PyTorch"},
+        {"OutOfMemoryError", "oom", TIER_ROOT, "PyTorch"},
+        {"CUDA error: out of memory", "oom", TIER_ROOT, "CUDA"},
+        {"Triton Error \\[CUDA\\]: out of memory", "oom", TIER_ROOT, "Triton"},
+        {"Not enough memory\\. Please try to increase --mem-fraction-static", "oom", TIER_ROOT, "SGLang"},
+        {"No available memory for the cache blocks", "oom", TIER_ROOT, "vLLM"},
+        {"Executor creation failed due to insufficient GPU memory", "oom", TIER_ROOT, "TRT-LLM"},
+        {"cudaMalloc failed: out of memory", "oom", TIER_ROOT, "llama.cpp"},
+        {"failed to allocate buffer for kv cache", "oom", TIER_ROOT, "llama.cpp"},
+        /* port */
+        {"[Aa]ddress already in use", "port", TIER_ROOT, "uvicorn, zmq"},
+        {"Errno 98", "port", TIER_ROOT, "uvicorn"},
+        /* model */
+        {"are not supported for now", "model", TIER_ROOT, "vLLM"},
+        {"Cannot access gated repo", "model", TIER_ROOT, "transformers"},
+        {"couldn't connect to 'https://huggingface.co'", "model", TIER_ROOT, "transformers"},
+        /* config: the engine refused a flag or a value */
+        {"invalid choice: ", "config", TIER_ROOT, "argparse"},
+        {"unrecognized arguments: ", "config", TIER_ROOT, "argparse"},
+        /* cuda: device faults, usually NaN logits or a bad kernel */
+        {"an illegal memory access was encountered", "cuda", TIER_DEVICE, "CUDA"},
+        {"misaligned address", "cuda", TIER_DEVICE, "CUDA"},
+        {"device-side assert triggered", "cuda", TIER_DEVICE, "torch"},
+        {"probability tensor contains either .inf., .nan.", "cuda", TIER_DEVICE, "torch"},
+        /* nccl */
+        {"NCCL error", "nccl", TIER_DEVICE, "NCCL"},
+        {"unhandled cuda error", "nccl", TIER_DEVICE, "NCCL"},
+        {"remote process exited", "nccl", TIER_DEVICE, "NCCL"},
+        /* hang: a watchdog noticed a stuck collective */
+        {"Watchdog caught collective operation timeout", "hang", TIER_SYMPTOM, "torch"},
+        {"Scheduler watchdog timeout", "hang", TIER_SYMPTOM, "SGLang"},
+        /* assert: the engine stopped on a failed internal check. Every cause above beats it:
+         * an OOM or a watchdog often ends in an abort, and the abort is not the reason. */
+        {"GGML_ASSERT\\(.*\\) failed", "assert", TIER_ASSERT, "ggml"},
+        {"Assertion `.*[`'] failed", "assert", TIER_ASSERT, "C assert(), CUDA device assert"},
+        {"Assertion failed: ", "assert", TIER_ASSERT, "TensorRT-LLM TLLM_CHECK, MSVC assert()"},
+        /* the what() line after it is the evidence when there is one (diagnose.c) */
+        {"terminate called [a-z]", "assert", TIER_ASSERT, "C++ runtime: an uncaught exception"},
+        {"Check failed: ", "assert", TIER_ASSERT, "glog, absl, TVM CHECK"},
+        {"CHECK failed", "assert", TIER_ASSERT, "CHECK macros"},
+        {NULL, NULL, 0, NULL},
+};
+
+/* Lines that only say that something failed, printed after the line that says what. */
+static const char *const wrapper_lines[] = {
+        /* llama.cpp */
+        "failed to create[ _]context",
+        "exiting due to (model loading|HTTP server) error",
+        "failed to load model(, '|$)",
+        "common_init_[A-Za-z_]*: ",
+        "srv +load_model: .*failed",
+        "encountered an error while trying to fit params",
+        /* vLLM */
+        "Engine core initialization failed",
+        "EngineCore failed to start",
+        /* SGLang */
+        "Scheduler hit an exception",
+        "Received sigquit from a child process",
+        /* uvicorn */
+        "Application startup failed",
+        NULL,
+};
+
+/* Lines of a server's log that are not the server's, so never its evidence: gauntlet's
+ * own notes ("[gauntlet: log cut ...]", "[gauntlet: Slurm job 12 runs on ...]"), and what a
+ * launcher writes between the server's lines (docs/slurm.md): srun's chatter (queued,
+ * allocated, how a task ended: "srun: error: node1: task 0: Exited with exit code 1") and
+ * slurmstepd's notices of a cancel ("*** STEP 12.0 ON node1 CANCELLED AT ... ***", which the
+ * launcher's outcome quotes). slurmstepd's other errors ("execve(): x: No such file or
+ * directory") are kept: they are why the server did not start. */
+static const char *const foreign_lines[] = {
+        "^\\[gauntlet: ",
+        "^srun: ",
+        "^slurmstepd(-[^ :]*)?: error: \\*\\*\\* ",
+        NULL,
+};
+
+static const struct signature no_signatures[] = {{NULL, NULL, 0, NULL}};
+
+/* llama.cpp (llama-server): texts seen from the build in ../shared/engines, kept in
+ * tests/logs/llamacpp-*.log. Its log lines look like "0.00.007.063 E func: message". */
+static const struct signature llamacpp_signatures[] = {
+        /* config: a flag combination or value the build refuses */
+        {"does not divide n_embd_head_[kv]=", "config", TIER_ROOT, "llama.cpp: quantized KV cache, head size"},
+        {"quantized V cache requires flash_attn to be enabled", "config", TIER_ROOT, "llama.cpp"},
+        {"error: invalid argument: ", "config", TIER_ROOT, "llama.cpp: an unknown flag"},
+        {"error while handling argument \"", "config", TIER_ROOT, "llama.cpp: a bad value or a missing one"},
+        {"error while handling environment variable \"", "config", TIER_ROOT, "llama.cpp: a bad LLAMA_ARG_*"},
+        /* port */
+        {"couldn't bind HTTP server socket", "port", TIER_ROOT, "llama-server"},
+        /* model: missing, not a GGUF, corrupted, unknown architecture */
+        {"failed to open GGUF file '", "model", TIER_ROOT, "ggml gguf"},
+        {"invalid magic characters: '.*', expected 'GGUF'", "model", TIER_ROOT, "ggml gguf"},
+        {"llama_model_load: error loading model: ", "model", TIER_ROOT, "llama.cpp"},
+        /* oom: host memory (CUDA's cudaMalloc is a common signature) */
+        {"insufficient memory \\(attempted to allocate", "oom", TIER_ROOT, "ggml CPU backend"},
+        {"failed to allocate ([A-Za-z0-9_]+ )?buffer of size [0-9]+", "oom", TIER_ROOT, "ggml backends"},
+        {NULL, NULL, 0, NULL},
+};
+
+static const struct signature testbed_signatures[] = {
+        {"failed to allocate [0-9]+ bytes", "oom", TIER_ROOT, "gauntlet-testbed"},
+        {NULL, NULL, 0, NULL},
+};
+
+/* How engines' messages name an axis (ENGINES.md): "K cache type q8_0 with block size 32
+ * does not divide n_embd_head_k=40" names --cache-type-k's value q8_0, not --cache-type-v's. */
+static const struct axis_words llamacpp_axis_words[] = {
+        {STRV("--cache-type-k", "-ctk"), STRV("K cache", "cache_type_k", "type_k")},
+        {STRV("--cache-type-v", "-ctv"), STRV("V cache", "cache_type_v", "type_v")},
+        {STRV("--flash-attn", "-fa"), STRV("flash_attn", "flash attention")},
+        {NULL, NULL},
+};
+static const struct axis_words sglang_axis_words[] = {
+        {STRV("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend"),
+         STRV("attention backend")},
+        {STRV("--moe-runner-backend"), STRV("moe runner")},
+        {STRV("--fp4-gemm-backend"), STRV("fp4 gemm")},
+        {STRV("--kv-cache-dtype"), STRV("kv cache dtype", "kv_cache_dtype")},
+        {NULL, NULL},
+};
+static const struct axis_words vllm_axis_words[] = {
+        {STRV("--attention-backend"), STRV("attention backend", "VLLM_ATTENTION_BACKEND")},
+        {STRV("--kv-cache-dtype"), STRV("kv_cache_dtype", "kv cache dtype")},
+        {NULL, NULL},
+};
+
+static const struct profile profiles[] = {
+        {
+                .name = "sglang",
+                .command = STRV("python3", "-m", "sglang.launch_server", "--model-path", "{model}", "--host",
+                                "{host}", "--port", "{port}"),
+                .tp_flag = "--tp",
+                .health_path = "/health",
+                .ready = READY_HTTP_200,
+                .ready_line = "The server is fired up and ready to roll",
+                .reasoning_fields = reasoning_both,
+                .thinking_key = "enable_thinking",
+                .needs_gpu = true,
+                .takes_seed = true,
+                .takes_ignore_eos = true,
+                .version_command = STRV("python3", "-c", "import sglang; print(sglang.__version__)"),
+                .default_values = defaults_common,
+                .signatures = no_signatures,
+                .axis_words = sglang_axis_words,
+        },
+        {
+                .name = "vllm",
+                .command = STRV("vllm", "serve", "{model}", "--host", "{host}", "--port", "{port}"),
+                .tp_flag = "--tensor-parallel-size",
+                .health_path = "/health",
+                .ready = READY_HTTP_200,
+                .ready_line = "Application startup complete",
+                .reasoning_fields = STRV("reasoning", "reasoning_content"),
+                .thinking_key = "enable_thinking",
+                .needs_gpu = true,
+                .takes_seed = true,
+                .takes_ignore_eos = true,
+                .tokenize_path = "/tokenize",
+                .version_command = STRV("vllm", "--version"),
+                .default_values = defaults_common,
+                .signatures = no_signatures,
+                .axis_words = vllm_axis_words,
+        },
+        {
+                .name = "trtllm",
+                .command = STRV("trtllm-serve", "{model}", "--host", "{host}", "--port", "{port}"),
+                .tp_flag = "--tp_size",
+                .health_path = "/health",
+                .ready = READY_HTTP_200,
+                .ready_line = NULL, /* not established: the probe alone decides */
+                .reasoning_fields = reasoning_both,
+                .thinking_key = "enable_thinking",
+                .needs_gpu = true,
+                .takes_seed = true,
+                .takes_ignore_eos = true,
+                .version_command = STRV("python3", "-c", "import tensorrt_llm; print(tensorrt_llm.__version__)"),
+                .default_values = defaults_common,
+                .signatures = no_signatures,
+        },
+        {
+                .name = "llama.cpp",
+                .command = STRV("llama-server", "-m", "{model}", "--host", "{host}", "--port", "{port}"),
+                .tp_flag = NULL,
+                .health_path = "/health",
+                .ready = READY_HTTP_200_STATUS_OK,
+                .ready_line = "(server is listening on http://|llama_server: listening on http://)",
+                .reasoning_fields = reasoning_both,
+                .thinking_key = "enable_thinking",
+                .takes_seed = true,
+                .takes_ignore_eos = true,
+                .tokenize_path = "/tokenize",
+                .version_command = STRV("llama-server", "--version"),
+                .default_values = defaults_common,
+                .signatures = llamacpp_signatures,
+                .axis_words = llamacpp_axis_words,
+        },
+        {
+                .name = "testbed",
+                .command = STRV("gauntlet-testbed", "--host", "{host}", "--port", "{port}"),
+                .tp_flag = NULL,
+                .health_path = "/health",
+                .ready = READY_HTTP_200,
+                .ready_line = "gauntlet-testbed: listening on http://",
+                .reasoning_fields = reasoning_both,
+                .thinking_key = "enable_thinking",
+                .beside_gauntlet = true,
+                .takes_seed = true,
+                .takes_ignore_eos = true,
+                .version_command = STRV("gauntlet-testbed", "--version"),
+                .default_values = defaults_common,
+                .signatures = testbed_signatures,
+        },
+        {
+                .name = "generic",
+                .command = NULL, /* the matrix gives the whole command */
+                .tp_flag = NULL,
+                .health_path = "/health",
+                .ready = READY_HTTP_200,
+                .ready_line = NULL,
+                .reasoning_fields = reasoning_both,
+                .thinking_key = "enable_thinking",
+                .takes_seed = false,
+                .takes_ignore_eos = false,
+                .version_command = NULL,
+                .default_values = defaults_common,
+                .signatures = no_signatures,
+        },
+};
+
+const struct profile *profile_find(const char *name) {
+        if (!name)
+                return NULL;
+        for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
+                if (strcmp(profiles[i].name, name) == 0)
+                        return &profiles[i];
+        /* a friendlier spelling people use */
+        if (strcmp(name, "llamacpp") == 0 || strcmp(name, "llama-cpp") == 0)
+                return profile_find("llama.cpp");
+        return NULL;
+}
+
+const struct profile *const *profile_all(void) {
+        static const struct profile *all[sizeof(profiles) / sizeof(profiles[0]) + 1];
+        for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++)
+                all[i] = &profiles[i];
+        return all;
+}
+
+const struct signature *profile_common_signatures(void) {
+        return common_signatures;
+}
+
+const char *const *profile_wrapper_lines(void) {
+        return wrapper_lines;
+}
+
+const char *const *profile_foreign_lines(void) {
+        return foreign_lines;
+}
+
+const char *const *profile_axis_words(const struct profile *p, const char *flag) {
+        for (const struct axis_words *w = p && flag ? p->axis_words : NULL; w && w->flags; w++)
+                for (const char *const *f = w->flags; *f; f++)
+                        if (strcmp(*f, flag) == 0)
+                                return w->words;
+        return NULL;
+}
+
+bool profile_is_default_value(const struct profile *p, const char *value) {
+        const char *const *d = p && p->default_values ? p->default_values : defaults_common;
+        for (; *d; d++)
+                if (strcmp(*d, value) == 0)
+                        return true;
+        return false;
+}

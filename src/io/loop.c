@@ -1,0 +1,495 @@
+/* loop.c -- epoll + libcurl multi-socket: the one place that waits. */
+#include "io/loop.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
+
+enum watch_kind { WATCH_NONE, WATCH_USER, WATCH_CURL, WATCH_SIGNAL };
+
+struct watch {
+        enum watch_kind kind;
+        uint32_t events;
+        uint64_t queued;        /* the dispatch (loop.dispatch) whose ready list holds it; 0: none */
+        bool rx_stamped;        /* a libcurl socket given SO_TIMESTAMPNS (loop_rx_stamps) */
+        uint16_t port;          /* a libcurl TCP socket's local port (loop_rx_stamps); 0: unknown */
+        loop_io_cb cb;
+        void *userdata;
+};
+
+struct transfer {
+        CURL *easy;
+        loop_transfer_cb done;
+        void *userdata;
+        struct transfer *prev, *next;
+};
+
+struct loop {
+        int epfd;
+        CURLM *multi;
+        struct watch *watches; /* indexed by fd */
+        size_t n_watches;
+        usec_t curl_deadline;  /* USEC_INFINITY when curl wants no timeout */
+        usec_t wake;           /* when the fd being handled was seen ready: loop_wake_time() */
+        uint64_t dispatch;     /* loop_iterate's dispatches so far */
+        uint64_t turn;         /* fds handled so far: loop_turn() */
+        int turn_fd;           /* this turn's fd; -1: a libcurl timeout */
+        bool rx_stamps;        /* loop_rx_stamps() */
+        bool span_ok;          /* this turn's span_first/last are the kernel's */
+        usec_t span_first, span_last;
+        char *peek;            /* LOOP_PEEK_BYTES, for the peeks of a late turn */
+        size_t transfers;
+        struct transfer *head;  /* every transfer in flight */
+        int sigfd;
+        int signal;            /* first caught signal, sticky */
+        bool signal_pending;   /* a signal arrived since the last loop_iterate return */
+};
+
+static struct watch *watch_get(struct loop *l, int fd, bool grow) {
+        if (fd < 0)
+                return NULL;
+        if ((size_t)fd >= l->n_watches) {
+                if (!grow)
+                        return NULL;
+                size_t n = l->n_watches ? l->n_watches : 64;
+                while (n <= (size_t)fd)
+                        n *= 2;
+                struct watch *w = realloc(l->watches, n * sizeof(*w));
+                if (!w)
+                        return NULL;
+                memset(w + l->n_watches, 0, (n - l->n_watches) * sizeof(*w));
+                l->watches = w;
+                l->n_watches = n;
+        }
+        return &l->watches[fd];
+}
+
+static int epoll_set(struct loop *l, int fd, uint32_t events, bool existed) {
+        struct epoll_event ev = {.events = events, .data.fd = fd};
+        if (epoll_ctl(l->epfd, existed ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) < 0)
+                return -errno;
+        return 0;
+}
+
+/* libcurl tells us which sockets to watch for what. */
+static int curl_socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp) {
+        struct loop *l = userp;
+        struct watch *w = watch_get(l, s, true);
+        if (!w)
+                return -1;
+        if (what == CURL_POLL_REMOVE) {
+                if (w->kind == WATCH_CURL) {
+                        epoll_ctl(l->epfd, EPOLL_CTL_DEL, s, NULL);
+                        *w = (struct watch){0};
+                }
+                return 0;
+        }
+        uint32_t events = 0;
+        if (what == CURL_POLL_IN || what == CURL_POLL_INOUT)
+                events |= EPOLLIN;
+        if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
+                events |= EPOLLOUT;
+        bool existed = w->kind == WATCH_CURL;
+        if (epoll_set(l, s, events, existed) < 0)
+                return -1;
+        if (!existed && l->rx_stamps) {
+                int one = 1;
+                w->rx_stamped = setsockopt(s, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) == 0;
+                struct sockaddr_storage sa;
+                socklen_t sl = sizeof(sa);
+                w->port = 0;
+                if (getsockname(s, (struct sockaddr *)&sa, &sl) == 0) {
+                        if (sa.ss_family == AF_INET)
+                                w->port = ntohs(((struct sockaddr_in *)&sa)->sin_port);
+                        else if (sa.ss_family == AF_INET6)
+                                w->port = ntohs(((struct sockaddr_in6 *)&sa)->sin6_port);
+                }
+        }
+        w->kind = WATCH_CURL;
+        w->events = events;
+        return 0;
+}
+
+static int curl_timer_cb(CURLM *multi, long timeout_ms, void *userp) {
+        struct loop *l = userp;
+        if (timeout_ms < 0)
+                l->curl_deadline = USEC_INFINITY;
+        else
+                l->curl_deadline = now_usec() + (usec_t)timeout_ms * USEC_PER_MSEC;
+        return 0;
+}
+
+static void transfer_unlink(struct loop *l, struct transfer *t) {
+        if (t->prev)
+                t->prev->next = t->next;
+        else
+                l->head = t->next;
+        if (t->next)
+                t->next->prev = t->prev;
+        l->transfers--;
+}
+
+int loop_new(struct loop **ret) {
+        struct loop *l = calloc(1, sizeof(*l));
+        if (!l)
+                return -ENOMEM;
+        l->sigfd = -1;
+        l->turn_fd = -1;
+        l->curl_deadline = USEC_INFINITY;
+        l->epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (l->epfd < 0) {
+                int r = -errno;
+                free(l);
+                return r;
+        }
+        l->multi = curl_multi_init();
+        if (!l->multi) {
+                close(l->epfd);
+                free(l);
+                return -ENOMEM;
+        }
+        curl_multi_setopt(l->multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb);
+        curl_multi_setopt(l->multi, CURLMOPT_SOCKETDATA, l);
+        curl_multi_setopt(l->multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb);
+        curl_multi_setopt(l->multi, CURLMOPT_TIMERDATA, l);
+        *ret = l;
+        return 0;
+}
+
+
+void loop_free(struct loop *l) {
+        if (!l)
+                return;
+        /* Detach every transfer still in flight; their owners clean up the handles. */
+        while (l->head)
+                loop_remove_transfer(l, l->head->easy);
+        curl_multi_cleanup(l->multi);
+        if (l->sigfd >= 0)
+                close(l->sigfd);
+        close(l->epfd);
+        free(l->watches);
+        free(l->peek);
+        free(l);
+}
+
+int loop_watch_fd(struct loop *l, int fd, uint32_t events, loop_io_cb cb, void *userdata) {
+        struct watch *w = watch_get(l, fd, true);
+        if (!w)
+                return fd < 0 ? -EBADF : -ENOMEM;
+        if (w->kind != WATCH_NONE)
+                return -EEXIST;
+        int r = epoll_set(l, fd, events, false);
+        if (r < 0)
+                return r;
+        *w = (struct watch){.kind = WATCH_USER, .events = events, .cb = cb, .userdata = userdata};
+        return 0;
+}
+
+void loop_unwatch_fd(struct loop *l, int fd) {
+        struct watch *w = watch_get(l, fd, false);
+        if (!w || w->kind != WATCH_USER)
+                return;
+        epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+        *w = (struct watch){0};
+}
+
+int loop_add_transfer(struct loop *l, CURL *easy, loop_transfer_cb done, void *userdata) {
+        struct transfer *t = malloc(sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        *t = (struct transfer){.easy = easy, .done = done, .userdata = userdata};
+        curl_easy_setopt(easy, CURLOPT_PRIVATE, t);
+        CURLMcode mc = curl_multi_add_handle(l->multi, easy);
+        if (mc != CURLM_OK) {
+                free(t);
+                curl_easy_setopt(easy, CURLOPT_PRIVATE, NULL);
+                return mc == CURLM_OUT_OF_MEMORY ? -ENOMEM : -EINVAL;
+        }
+        t->next = l->head;
+        if (l->head)
+                l->head->prev = t;
+        l->head = t;
+        l->transfers++;
+        return 0;
+}
+
+void loop_remove_transfer(struct loop *l, CURL *easy) {
+        struct transfer *t = NULL;
+        curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
+        if (!t)
+                return; /* finished already, or never added */
+        curl_multi_remove_handle(l->multi, easy);
+        curl_easy_setopt(easy, CURLOPT_PRIVATE, NULL);
+        transfer_unlink(l, t);
+        free(t);
+}
+
+size_t loop_transfers(const struct loop *l) {
+        return l->transfers;
+}
+
+static void finish_transfers(struct loop *l) {
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(l->multi, &left))) {
+                if (msg->msg != CURLMSG_DONE)
+                        continue;
+                CURL *easy = msg->easy_handle;
+                CURLcode result = msg->data.result;
+                struct transfer *t = NULL;
+                curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
+                curl_multi_remove_handle(l->multi, easy);
+                curl_easy_setopt(easy, CURLOPT_PRIVATE, NULL);
+                if (t) {
+                        transfer_unlink(l, t);
+                        struct transfer copy = *t;
+                        free(t);
+                        if (copy.done)
+                                copy.done(l, easy, result, copy.userdata);
+                }
+        }
+}
+
+static void read_signals(struct loop *l) {
+        struct signalfd_siginfo si;
+        while (read(l->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+                if (!l->signal)
+                        l->signal = (int)si.ssi_signo;
+                l->signal_pending = true;
+        }
+}
+
+#define MAX_EVENTS 256
+/* While a batch of ready fds is handled, every RESTAMP_EVERY of them the loop asks epoll
+ * again (without waiting) which have become ready since, and notes when: data that arrives
+ * while a batch is handled is stamped within RESTAMP_EVERY callbacks of its coming, not when
+ * the batch is over. A dispatch handles at most MAX_READY fds: an fd's data is read when its
+ * turn comes and stamped with when it was seen ready, so what came in between is stamped
+ * early by up to the batch's length, and a batch is kept as short as epoll's own. */
+#define RESTAMP_EVERY 16
+#define MAX_READY MAX_EVENTS
+
+struct ready {
+        int fd;
+        uint32_t events;
+        usec_t seen;
+};
+
+/* Appends what epoll reported at `seen` to the ready list, each fd once. */
+static void take_ready(struct loop *l, const struct epoll_event *ev, int n, usec_t seen, struct ready *ready,
+                       size_t *nr) {
+        for (int i = 0; i < n && *nr < MAX_READY; i++) {
+                struct watch *w = watch_get(l, ev[i].data.fd, false);
+                if (!w || w->queued == l->dispatch)
+                        continue;
+                w->queued = l->dispatch;
+                ready[(*nr)++] = (struct ready){.fd = ev[i].data.fd, .events = ev[i].events, .seen = seen};
+        }
+}
+
+usec_t loop_cmsg_rx_time(struct msghdr *m) {
+        for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h; h = CMSG_NXTHDR(m, h)) {
+                if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_TIMESTAMPNS)
+                        continue;
+                struct timespec ts, rt;
+                memcpy(&ts, CMSG_DATA(h), sizeof(ts));
+                usec_t now = now_usec();
+                clock_gettime(CLOCK_REALTIME, &rt);
+                int64_t real = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+                int64_t real_now = (int64_t)rt.tv_sec * 1000000 + rt.tv_nsec / 1000;
+                int64_t ago = real_now - real;
+                /* a stamp from the future (the wall clock stepped) or none (0) is no time */
+                if (ts.tv_sec == 0 || ago < 0 || (uint64_t)ago >= now)
+                        return 0;
+                return now - (usec_t)ago;
+        }
+        return 0;
+}
+
+/* The kernel's arrival time of the unread data up to `len` bytes into fd's queue (of the
+ * last segment those bytes reach), by a peek that leaves it there; 0: none. */
+static usec_t peek_rx_time(int fd, char *buf, size_t len) {
+        struct iovec iov = {.iov_base = buf, .iov_len = len};
+        union {
+                char buf[CMSG_SPACE(sizeof(struct timespec))];
+                struct cmsghdr align;
+        } ctl;
+        struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+        if (recvmsg(fd, &m, MSG_PEEK | MSG_DONTWAIT) <= 0)
+                return 0;
+        return loop_cmsg_rx_time(&m);
+}
+
+/* A turn that comes RX_PEEK_AFTER or more after its fd was seen ready may read data that
+ * came in the meantime: where the kernel stamps the socket, ask it when the oldest and the
+ * newest unread data came. */
+#define RX_PEEK_AFTER 20
+#define LOOP_PEEK_BYTES ((size_t)64 << 10)
+
+static void take_span(struct loop *l, int fd) {
+        if (!l->peek && !(l->peek = malloc(LOOP_PEEK_BYTES)))
+                return;
+        usec_t first = peek_rx_time(fd, l->peek, 1);
+        usec_t last = first ? peek_rx_time(fd, l->peek, LOOP_PEEK_BYTES) : 0;
+        if (first && last >= first) {
+                l->span_ok = true;
+                l->span_first = first;
+                l->span_last = last;
+        }
+}
+
+static void dispatch_one(struct loop *l, const struct ready *e) {
+        struct watch *w = watch_get(l, e->fd, false);
+        if (!w)
+                return;
+        if (w->queued == l->dispatch)
+                w->queued = 0; /* ready again after this: noted again, with its own time */
+        l->wake = e->seen;
+        l->turn++;
+        l->turn_fd = e->fd;
+        l->span_ok = false;
+        if (w->kind == WATCH_CURL && w->rx_stamped && (e->events & EPOLLIN) && now_usec() - e->seen >= RX_PEEK_AFTER)
+                take_span(l, e->fd);
+        int running;
+        switch (w->kind) {
+        case WATCH_CURL: {
+                int flags = 0;
+                if (e->events & EPOLLIN)
+                        flags |= CURL_CSELECT_IN;
+                if (e->events & EPOLLOUT)
+                        flags |= CURL_CSELECT_OUT;
+                if (e->events & (EPOLLERR | EPOLLHUP))
+                        flags |= CURL_CSELECT_ERR;
+                curl_multi_socket_action(l->multi, e->fd, flags, &running);
+                /* the transfers it ended end now, at this fd's time */
+                finish_transfers(l);
+                l->span_ok = false;
+                break;
+        }
+        case WATCH_USER:
+                w->cb(l, e->fd, e->events, w->userdata);
+                break;
+        case WATCH_SIGNAL:
+                read_signals(l);
+                break;
+        case WATCH_NONE:
+                break; /* unwatched by an earlier callback in this batch */
+        }
+}
+
+int loop_iterate(struct loop *l, usec_t until) {
+        struct epoll_event events[MAX_EVENTS];
+        struct ready ready[MAX_READY];
+        int running;
+
+        for (;;) {
+                if (l->signal_pending) {
+                        l->signal_pending = false;
+                        return -EINTR;
+                }
+                usec_t now = now_usec();
+                if (l->curl_deadline != USEC_INFINITY && l->curl_deadline <= now) {
+                        l->curl_deadline = USEC_INFINITY;
+                        l->wake = now;
+                        l->turn++;
+                        l->turn_fd = -1;
+                        l->span_ok = false;
+                        curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+                        finish_transfers(l);
+                        return 0;
+                }
+                if (until != USEC_INFINITY && until <= now)
+                        return -ETIME;
+                usec_t wake = MIN(until, l->curl_deadline);
+                int n = epoll_wait(l->epfd, events, MAX_EVENTS, usec_to_timeout_ms(wake, now));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        continue; /* a deadline passed: handled at the top */
+                l->dispatch++;
+                size_t nr = 0;
+                take_ready(l, events, n, now_usec(), ready, &nr);
+                for (size_t i = 0; i < nr; i++) {
+                        if (i && i % RESTAMP_EVERY == 0 && nr < MAX_READY) {
+                                int k = epoll_wait(l->epfd, events, MAX_EVENTS, 0);
+                                if (k > 0)
+                                        take_ready(l, events, k, now_usec(), ready, &nr);
+                        }
+                        dispatch_one(l, &ready[i]);
+                }
+                finish_transfers(l);
+                if (l->signal_pending) {
+                        l->signal_pending = false;
+                        return -EINTR;
+                }
+                return 0;
+        }
+}
+
+int loop_catch_signals(struct loop *l) {
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return -errno;
+        int fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        struct watch *w = watch_get(l, fd, true);
+        if (!w) {
+                close(fd);
+                return -ENOMEM;
+        }
+        int r = epoll_set(l, fd, EPOLLIN, false);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
+        *w = (struct watch){.kind = WATCH_SIGNAL, .events = EPOLLIN};
+        l->sigfd = fd;
+        return 0;
+}
+
+usec_t loop_wake_time(const struct loop *l) {
+        return l->wake;
+}
+
+uint64_t loop_turn(const struct loop *l) {
+        return l->turn;
+}
+
+unsigned loop_turn_port(const struct loop *l) {
+        const struct watch *w = l->turn_fd >= 0 && (size_t)l->turn_fd < l->n_watches ? &l->watches[l->turn_fd] : NULL;
+        return w && w->kind == WATCH_CURL ? w->port : 0;
+}
+
+bool loop_rx_span(const struct loop *l, usec_t *ret_first, usec_t *ret_last) {
+        if (!l->span_ok)
+                return false;
+        *ret_first = l->span_first;
+        *ret_last = l->span_last;
+        return true;
+}
+
+void loop_rx_stamps(struct loop *l, bool on) {
+        l->rx_stamps = on;
+}
+
+int loop_signal(const struct loop *l) {
+        return l->signal;
+}
+
+void loop_interrupt(struct loop *l, int sig) {
+        if (!l->signal)
+                l->signal = sig;
+        l->signal_pending = true;
+}

@@ -1,0 +1,30 @@
+/* report_load.h -- the report view (report.h) read from a journal (journal.h).
+ *
+ * Sits above both: the journal knows nothing of the reports, the renderers nothing of
+ * SQLite. What it reads is raw, as journaled (report.h says who masks and escapes).
+ */
+#ifndef GAUNTLET_REPORT_LOAD_H
+#define GAUNTLET_REPORT_LOAD_H
+
+#include "journal/journal.h"
+#include "report/report.h"
+
+/* Gathers what the reports need: the latest sweep's matrix, engine and host, and for
+ * every cell of that sweep its latest settled attempt in any sweep, and the command it
+ * ran ({host} and {port} filled in: the attempt's port, else the matrix's). Excluded cells
+ * show as skipped/excluded, cells never settled as not run. -ENOENT when the journal
+ * holds no sweep; other negative errnos as journal.h (journal_last_error has SQLite's
+ * words). On success the caller owns *ret (report_view_free). */
+int report_load_view(struct journal *j, struct report_view **ret);
+
+/* The evidence journaled with verdict v, taken apart once (report.h, struct
+ * report_evidence): *ret owns its line. 0 or -ENOMEM. */
+int report_evidence_parse(const char *evidence, enum verdict v, struct report_evidence *ret);
+
+/* Loads the log excerpt (report.h, struct report_log) of every failed cell of the view,
+ * from files under the run folder of v->journal_path only (journal_log_root); a relative
+ * log path is tried as it is, then under v->cwd. What a log cannot give is a state of the
+ * excerpt, not an error: 0, or -ENOMEM. The HTML page is what shows them. */
+int report_load_logs(struct report_view *v);
+
+#endif

@@ -1,0 +1,1850 @@
+/* search.c -- strategy: search: a feasibility model and a speed model, and the next cell. */
+#include "search/search.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "text/buf.h"
+#include "base/util.h"
+
+/* ---- features: a value, a pair or a triple of values of different axes ---------------- */
+
+/* Failures are told apart by class (their verdict, and for a crash its cause): each class
+ * has blockers of its own, with priors by order (1, 2, 3 values) that say where such
+ * failures come from. A kernel built for another GPU is one value's doing; memory runs out
+ * where two or three hungry values meet; a bad pair of flags is a pair; garbage and hangs
+ * are mostly one value's. A cell serves right when it holds no blocker of any class seen. */
+struct fail_class {
+        const char *prefix;   /* of the failure's kind ("crash/arch"); NULL: the rest */
+        double prior[4];
+        bool memory;          /* memory ran out: the whole configuration's doing */
+};
+static const struct fail_class CLASSES[] = {
+        {"crash/arch", {0, 0.30, 0.01, 0.002}, false},
+        {"crash/oom", {0, 0.04, 0.05, 0.02}, true},
+        {"crash/signal", {0, 0.04, 0.05, 0.02}, true}, /* the OOM killer's SIGKILL, often */
+        {"crash", {0, 0.08, 0.04, 0.005}, false},       /* config, cuda, exit...: flags, pairs */
+        {"garbage", {0, 0.15, 0.02, 0.004}, false},
+        {"wrong", {0, 0.15, 0.02, 0.004}, false},
+        {"timeout", {0, 0.20, 0.02, 0.003}, false},
+        {"overload", {0, 0.15, 0.02, 0.004}, false},
+        {NULL, {0, 0.10, 0.02, 0.004}, false},
+};
+#define N_CLASSES ELEMENTSOF(CLASSES)
+#define CLASS_ARCH 0 /* CLASSES[0]: crash/arch, one value's doing */
+
+/* A pair with an axis whose flag the failure's evidence names; a pair whose two flags it
+ * quotes, each with the value the cell had ("--a x cannot be used with --b y"). */
+#define PRIOR_NAMED 0.35
+#define PRIOR_QUOTED 0.8
+/* A value a failure's line names (docs/search.md, "How evidence is read"): condemned at
+ * once, for that class of failure. The one value the cells failing with one signature
+ * share: the likely culprit, not a sure one (the cells may fail alike by chance). */
+#define PRIOR_VALUE_NAMED 0.999
+#define PRIOR_SIGNATURE 0.5
+enum { NAMED_NONE, NAMED_AXIS, NAMED_PAIR };
+/* How far a requirement the evidence states ("--a x requires --b y") is believed: a cell
+ * with a=x and b other than y serves right with this chance, to the power of the number of
+ * failed cells that stated it. */
+#define REQUIRE_BROKEN 0.05
+
+/* The class of a failure's kind. */
+static size_t kind_class(const char *kind) {
+        for (size_t c = 0; c < N_CLASSES - 1; c++) {
+                size_t n = strlen(CLASSES[c].prefix);
+                if (kind && strncmp(kind, CLASSES[c].prefix, n) == 0 && (kind[n] == '\0' || kind[n] == '/'))
+                        return c;
+        }
+        return N_CLASSES - 1;
+}
+/* Triples only up to this many axes (their count grows with the cube of it). */
+#define TRIPLE_MAX_AXES 8
+
+/* key: order in bits 62-63; axes a, b, c in 4 bits each from bit 48; values 8 bits each
+ * from bit 0 (matrix.h caps axes at 16 and values at 256). */
+static uint64_t feat_key(int order, const size_t *ax, const size_t *val) {
+        uint64_t k = (uint64_t)order << 62;
+        for (int i = 0; i < order; i++)
+                k |= (uint64_t)(ax[i] & 15) << (48 + 4 * i) | (uint64_t)(val[i] & 255) << (8 * i);
+        return k;
+}
+static int key_order(uint64_t k) { return (int)(k >> 62); }
+static size_t key_axis(uint64_t k, int i) { return (size_t)(k >> (48 + 4 * i)) & 15; }
+static size_t key_value(uint64_t k, int i) { return (size_t)(k >> (8 * i)) & 255; }
+
+struct feat {
+        uint64_t key;         /* 0: empty slot */
+        bool cleared;         /* seen in a cell that served right: no blocker */
+        unsigned char named;  /* a failure's evidence named: NAMED_AXIS the flag of one of
+                                 its axes, NAMED_PAIR both flags, each with this value */
+        /* a value (order 1) a failure's evidence names: the cell + 1 whose line named it,
+         * and the class of that failure; a value all the cells failing with one signature
+         * share, and no other: one of them + 1, their count, their class */
+        size_t named_by, sig_by, sig_cells;
+        unsigned char named_class, sig_class;
+        unsigned n_launched;  /* launched cells holding it */
+        unsigned n_failed;    /* of them, failed */
+        double b[N_CLASSES];  /* chance it is a blocker of each class */
+        double logit_next;    /* scratch for the update */
+};
+
+struct feat_map {
+        struct feat *slots;
+        size_t cap;           /* a power of two */
+        size_t n;
+};
+
+static uint64_t mix64(uint64_t x) {
+        x ^= x >> 33;
+        x *= UINT64_C(0xff51afd7ed558ccd);
+        x ^= x >> 33;
+        x *= UINT64_C(0xc4ceb9fe1a85ec53);
+        x ^= x >> 33;
+        return x;
+}
+
+static struct feat *feat_find(const struct feat_map *fm, uint64_t key) {
+        if (!fm->cap)
+                return NULL;
+        for (size_t i = mix64(key) & (fm->cap - 1);; i = (i + 1) & (fm->cap - 1)) {
+                if (fm->slots[i].key == key)
+                        return &fm->slots[i];
+                if (!fm->slots[i].key)
+                        return NULL;
+        }
+}
+
+static int feat_grow(struct feat_map *fm) {
+        size_t cap = fm->cap ? fm->cap * 2 : 1024;
+        struct feat *s = calloc(cap, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        for (size_t i = 0; i < fm->cap; i++) {
+                if (!fm->slots[i].key)
+                        continue;
+                size_t k = mix64(fm->slots[i].key) & (cap - 1);
+                while (s[k].key)
+                        k = (k + 1) & (cap - 1);
+                s[k] = fm->slots[i];
+        }
+        free(fm->slots);
+        fm->slots = s;
+        fm->cap = cap;
+        return 0;
+}
+
+static int feat_get(struct feat_map *fm, uint64_t key, struct feat **ret) {
+        struct feat *f = feat_find(fm, key);
+        if (!f) {
+                if ((fm->n + 1) * 2 > fm->cap && feat_grow(fm) < 0)
+                        return -ENOMEM;
+                size_t i = mix64(key) & (fm->cap - 1);
+                while (fm->slots[i].key)
+                        i = (i + 1) & (fm->cap - 1);
+                f = &fm->slots[i];
+                f->key = key;
+                fm->n++;
+        }
+        *ret = f;
+        return 0;
+}
+
+/* The feature keys of cell k: its values, pairs and (few axes) triples, in a fixed order. */
+static size_t cell_features(const struct search_space *s, size_t k, uint64_t *out) {
+        const size_t *c = s->choice + k * s->n_axes;
+        size_t n = 0, A = s->n_axes;
+        for (size_t a = 0; a < A; a++)
+                out[n++] = feat_key(1, (size_t[]){a}, (size_t[]){c[a]});
+        for (size_t a = 0; a < A; a++)
+                for (size_t b = a + 1; b < A; b++)
+                        out[n++] = feat_key(2, (size_t[]){a, b}, (size_t[]){c[a], c[b]});
+        if (A <= TRIPLE_MAX_AXES)
+                for (size_t a = 0; a < A; a++)
+                        for (size_t b = a + 1; b < A; b++)
+                                for (size_t d = b + 1; d < A; d++)
+                                        out[n++] = feat_key(3, (size_t[]){a, b, d}, (size_t[]){c[a], c[b], c[d]});
+        return n;
+}
+
+static size_t features_per_cell(size_t A) {
+        size_t n = A + A * (A - 1) / 2;
+        if (A <= TRIPLE_MAX_AXES)
+                n += A * (A - 1) * (A - 2) / 6;
+        return n;
+}
+
+/* Where evidence names flag at or after from: its name without leading dashes, '-', '_'
+ * and ' ' alike, case ignored, not inside a longer word; the end of the name, or NULL.
+ * Names shorter than 3 characters never match. The same for an axis's words ("K cache"). */
+static const char *find_flag(const char *evidence, const char *from, const char *flag) {
+        if (!evidence || !flag)
+                return NULL;
+        while (*flag == '-')
+                flag++;
+        size_t n = strlen(flag);
+        if (n < 3)
+                return NULL;
+        for (const char *p = from; *p; p++) {
+                if (p > evidence && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+                        continue;
+                size_t i = 0;
+                for (; i < n && p[i]; i++) {
+                        char x = (char)tolower((unsigned char)p[i]), y = (char)tolower((unsigned char)flag[i]);
+                        if (x == '_' || x == ' ')
+                                x = '-';
+                        if (y == '_' || y == ' ')
+                                y = '-';
+                        if (x != y)
+                                break;
+                }
+                if (i == n && !isalnum((unsigned char)p[n]) && p[n] != '_')
+                        return p + n;
+        }
+        return NULL;
+}
+
+static bool names_flag(const char *evidence, const char *flag) {
+        return find_flag(evidence, evidence, flag) != NULL;
+}
+
+/* The value of axis a that evidence quotes right after a mention of a's flag ("--kv fp8",
+ * "--kv=fp8", "--kv 'fp8'"), as its index: own when one mention quotes the value the cell
+ * has; *ret_other another value some mention quotes, or -1. */
+static void quoted_values(const struct search_space *s, size_t a, const char *evidence, size_t cell_value,
+                          bool *ret_own, long *ret_other) {
+        *ret_own = false;
+        *ret_other = -1;
+        const char *p = evidence;
+        while ((p = find_flag(evidence, p, s->axis_flags[a]))) {
+                while (*p == ' ' || *p == '=' || *p == ':' || *p == '\'' || *p == '"' || *p == '`')
+                        p++;
+                size_t n = strcspn(p, " \t\n,;)]}'\"`");
+                while (n > 0 && p[n - 1] == '.')
+                        n--;
+                for (size_t v = 0; n > 0 && s->value_names && v < s->n_values[a]; v++) {
+                        const char *name = s->value_names[a][v];
+                        if (!name || strlen(name) != n || strncasecmp(p, name, n) != 0)
+                                continue;
+                        if (v == cell_value)
+                                *ret_own = true;
+                        else if (*ret_other < 0)
+                                *ret_other = (long)v;
+                }
+        }
+}
+
+/* ---- what evidence says: its signature, the value it names ---------------------------- */
+
+/* A character of a word of evidence: "q8_0", "n_embd_head_k", "/models/x.gguf", "0x7f3a". */
+static bool word_char(char ch) {
+        return isalnum((unsigned char)ch) || ch == '_' || ch == '.' || ch == '-' || ch == '/';
+}
+
+/* The axis and value of s named name (n characters, case ignored) on axis a, or -1. */
+static long value_on(const struct search_space *s, size_t a, const char *name, size_t n) {
+        for (size_t v = 0; s->value_names && v < s->n_values[a]; v++) {
+                const char *x = s->value_names[a][v];
+                if (x && strlen(x) == n && strncasecmp(x, name, n) == 0)
+                        return (long)v;
+        }
+        return -1;
+}
+
+static bool is_value(const struct search_space *s, const char *name, size_t n) {
+        for (size_t a = 0; a < s->n_axes; a++)
+                if (value_on(s, a, name, n) >= 0)
+                        return true;
+        return false;
+}
+
+/* A word's length without the dots and dashes that end a sentence or a range. */
+static size_t word_trim(const char *w, size_t n) {
+        while (n > 0 && (w[n - 1] == '.' || w[n - 1] == '-'))
+                n--;
+        return n;
+}
+
+#define SIGNATURE_MAX 512
+
+char *search_signature(const struct search_space *s, const char *kind, const char *evidence) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, SIGNATURE_MAX);
+        buf_printf(&b, "%s:", kind ? kind : "failed");
+        bool space = true;
+        for (const char *p = evidence ? evidence : ""; *p && !b.truncated;) {
+                if (isspace((unsigned char)*p)) {
+                        space = true;
+                        p++;
+                        continue;
+                }
+                if (space)
+                        buf_append(&b, " ", 1);
+                space = false;
+                if (!word_char(*p)) {
+                        buf_append(&b, p++, 1);
+                        continue;
+                }
+                size_t n = 0;
+                while (word_char(p[n]))
+                        n++;
+                size_t t = word_trim(p, n);
+                bool digit = false, hex = t >= 6;
+                for (size_t i = 0; i < t; i++) {
+                        digit |= isdigit((unsigned char)p[i]) != 0;
+                        hex &= isxdigit((unsigned char)p[i]) != 0;
+                }
+                if (t > 0 && is_value(s, p, t))
+                        buf_append(&b, p, t);                    /* a value of an axis: kept */
+                else if (t > 0 && memchr(p, '/', t) && t > 1)
+                        buf_puts(&b, "<path>");
+                else if (digit && (hex || (t > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))))
+                        buf_append(&b, "#", 1);                     /* a hex id, an address */
+                else
+                        for (size_t i = 0; i < t;) {           /* numbers, timestamps, pids */
+                                if (isdigit((unsigned char)p[i])) {
+                                        buf_append(&b, "#", 1);
+                                        while (i < t && isdigit((unsigned char)p[i]))
+                                                i++;
+                                } else
+                                        buf_append(&b, p + i++, 1);
+                        }
+                p += t > 0 ? t : n;
+        }
+        return buf_detach(&b);
+}
+
+/* How far the nearest mention of axis a (its flag, or one of its words) is from the word
+ * [p, q) of evidence; SIZE_MAX when none. */
+static size_t axis_distance(const struct search_space *s, size_t a, const char *evidence, const char *p, const char *q) {
+        size_t best = SIZE_MAX;
+        const char *const none[] = {NULL};
+        const char *const *words = s->axis_words && s->axis_words[a] ? s->axis_words[a] : none;
+        for (size_t w = 0; w == 0 || words[w - 1]; w++) {
+                const char *phrase = w == 0 ? (s->axis_flags ? s->axis_flags[a] : NULL) : words[w - 1];
+                if (!phrase)
+                        continue;
+                size_t len = strlen(phrase);
+                while (len > 0 && *phrase == '-') {
+                        phrase++;
+                        len--;
+                }
+                for (const char *e = evidence; (e = find_flag(evidence, e, phrase));) {
+                        const char *start = e - len;
+                        size_t d = e <= p ? (size_t)(p - e) : start >= q ? (size_t)(start - q) : 0;
+                        best = MIN(best, d);
+                }
+        }
+        return best;
+}
+
+/* Words beside a value that tell its axis: within this many characters. */
+#define AXIS_WORDS_NEAR 40
+
+static bool distinctive(const char *name, size_t n) {
+        bool alpha = false, other = false;
+        for (size_t i = 0; i < n; i++) {
+                alpha |= isalpha((unsigned char)name[i]) != 0;
+                other |= isdigit((unsigned char)name[i]) || name[i] == '_';
+        }
+        return alpha && other && n >= 3;
+}
+
+bool search_names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis) {
+        if (!evidence || !s->value_names || k >= s->n_cells || s->n_axes > 16)
+                return false;
+        const size_t *c = s->choice + k * s->n_axes;
+        long named = -1;
+        for (const char *p = evidence; *p;) {
+                if (!word_char(*p) || (p > evidence && word_char(p[-1]))) {
+                        p++;
+                        continue;
+                }
+                size_t n = 0;
+                while (word_char(p[n]))
+                        n++;
+                size_t t = word_trim(p, n);
+                /* the axes of the space with a value of this name, and the cell's among them */
+                size_t shared = 0, cands[16], nc = 0;
+                for (size_t a = 0; t > 0 && a < s->n_axes; a++) {
+                        long v = value_on(s, a, p, t);
+                        shared += v >= 0;
+                        if (v >= 0 && (size_t)v == c[a])
+                                cands[nc++] = a;
+                }
+                long pick = -1;
+                size_t near = SIZE_MAX, ties = 0;
+                for (size_t i = 0; i < nc; i++) {
+                        size_t d = axis_distance(s, cands[i], evidence, p, p + t);
+                        if (d > AXIS_WORDS_NEAR)
+                                continue;
+                        if (d < near) {
+                                near = d;
+                                pick = (long)cands[i];
+                                ties = 0;
+                        } else if (d == near)
+                                ties++;
+                }
+                if (ties)
+                        pick = -1;
+                /* a distinctive value of one axis needs no words beside it */
+                if (pick < 0 && shared == 1 && nc == 1 && distinctive(p, t))
+                        pick = (long)cands[0];
+                if (pick >= 0) {
+                        if (named >= 0 && named != pick)
+                                return false; /* two values: a pair's doing, or unclear */
+                        named = pick;
+                }
+                p += n;
+        }
+        if (named < 0)
+                return false;
+        /* a line that names another axis too speaks of a pair ("q8_0 requires flash_attn") */
+        for (size_t a = 0; a < s->n_axes; a++)
+                if (a != (size_t)named && axis_distance(s, a, evidence, evidence, evidence) != SIZE_MAX)
+                        return false;
+        *ret_axis = (size_t)named;
+        return true;
+}
+
+/* ---- the model ------------------------------------------------------------------------ */
+
+struct search_model {
+        const struct search_space *s;
+        const struct search_obs *obs;
+        size_t n_launched;
+        size_t n_launches;            /* the launches: a cell measured again counts each time,
+                                         and so does one abandoned */
+        size_t n_again;               /* the launches measuring a launched cell again */
+        long best;                    /* launched, feasible, best measured figure */
+        struct feat_map fm;
+        bool seen[N_CLASSES];         /* classes some launched cell failed with */
+        /* Memory (docs/search.md): when a cell ran out of memory, an additive model of what
+         * each value costs, fitted to the cells that ran out and those that loaded:
+         * P(out of memory) = logistic(mem_b + sum of its values' mem_w). It stands in for
+         * the blockers of the memory classes. */
+        bool mem_on;
+        double mem_b, *mem_w;         /* mem_w[voff[a] + value] */
+        size_t *voff, n_mem, n_oom;   /* value offsets per axis; cells fitted, of them OOM */
+        double unexplained;           /* chance of a failure no feature explains */
+        /* Requirements failures' evidence stated: "--a x requires --b y" (docs/search.md). */
+        struct require {
+                size_t a, x, b, y;
+                size_t cell;          /* the failed cell whose evidence said it */
+        } *req;
+        size_t n_req;
+        /* the speed model: y = sign * log(figure) */
+        double sign;
+        size_t n_y;
+        double y_best;                /* best posterior mean among launched cells with figures */
+        double noise;                 /* fitted noise (log units), the weights' average */
+        double margin;                /* a cell must beat the best by this to count */
+        double y_mean;                /* the figures' mean (log units) */
+        size_t *idx;                  /* the cells with figures, n_y of them */
+        double *per;                  /* 1 / how many launches each figure pools: its share
+                                         of the noise's variance */
+        struct gp *gp;                /* the grid points of some weight, n_gp of them */
+        size_t n_gp;
+        double *ls, *alphas;          /* their factors and solutions */
+        double *scratch;              /* 2 n_y doubles for gp_cell and gp_apart */
+        double *pf, *mu, *sd;         /* per cell: feasibility, latent mean, sd (log; sd
+                                         computed when asked for, NAN until then) */
+        double *ei, *chance;          /* per cell: expected improvement and the chance to beat
+                                         the best, before feasibility */
+};
+
+void search_model_free(struct search_model *m) {
+        if (!m)
+                return;
+        free(m->fm.slots);
+        free(m->req);
+        free(m->mem_w);
+        free(m->voff);
+        free(m->pf);
+        free(m->mu);
+        free(m->sd);
+        free(m->ei);
+        free(m->chance);
+        free(m->idx);
+        free(m->per);
+        free(m->gp);
+        free(m->ls);
+        free(m->alphas);
+        free(m->scratch);
+        free(m);
+}
+
+static bool launched(const struct search_obs *o) {
+        return o->state == SEARCH_FEASIBLE || o->state == SEARCH_INFEASIBLE;
+}
+
+/* The prior of feature key for class c (named: a failure's evidence named its flag). */
+static double prior(size_t c, uint64_t key, const struct feat *f) {
+        unsigned named = f ? f->named : NAMED_NONE;
+        if (f && f->named_by && f->named_class == c)
+                return PRIOR_VALUE_NAMED;
+        if (f && f->sig_by && f->sig_class == c)
+                return MAX(PRIOR_SIGNATURE, CLASSES[c].prior[1]);
+        if (named == NAMED_PAIR && key_order(key) == 2)
+                return MAX(PRIOR_QUOTED, CLASSES[c].prior[2]);
+        if (named == NAMED_AXIS && key_order(key) == 2)
+                return MAX(PRIOR_NAMED, CLASSES[c].prior[2]);
+        return CLASSES[c].prior[key_order(key)];
+}
+
+/* Reads failed cell k's evidence (see fit_feasibility); sets explained[k] when it states a
+ * requirement the cell broke. */
+static int read_evidence(struct search_model *m, size_t k, bool *explained) {
+        const struct search_space *s = m->s;
+        const struct search_obs *o = &m->obs[k];
+        const size_t *c = s->choice + k * s->n_axes;
+        size_t own[16], n_own = 0, need_axis[16], n_need = 0;
+        long need_value[16];
+        for (size_t b = 0; b < s->n_axes; b++) {
+                if (!names_flag(o->evidence, s->axis_flags[b]))
+                        continue;
+                bool is_own;
+                long other;
+                quoted_values(s, b, o->evidence, c[b], &is_own, &other);
+                if (is_own)
+                        own[n_own++] = b;
+                else if (other >= 0) {
+                        need_axis[n_need] = b;
+                        need_value[n_need++] = other;
+                }
+                for (size_t a = 0; a < s->n_axes; a++) {
+                        size_t ax[2] = {MIN(a, b), MAX(a, b)};
+                        size_t va[2] = {c[ax[0]], c[ax[1]]};
+                        struct feat *f = a == b ? NULL : feat_find(&m->fm, feat_key(2, ax, va));
+                        if (f && f->named < NAMED_AXIS)
+                                f->named = NAMED_AXIS;
+                }
+        }
+        if (n_own >= 2 && n_need == 0)
+                for (size_t i = 0; i < n_own; i++)
+                        for (size_t j = i + 1; j < n_own; j++) {
+                                size_t ax[2] = {own[i], own[j]}, va[2] = {c[own[i]], c[own[j]]};
+                                struct feat *f = feat_find(&m->fm, feat_key(2, ax, va));
+                                if (f)
+                                        f->named = NAMED_PAIR;
+                        }
+        for (size_t i = 0; i < n_own; i++)
+                for (size_t j = 0; j < n_need; j++) {
+                        struct require *r = realloc(m->req, (m->n_req + 1) * sizeof(*r));
+                        if (!r)
+                                return -ENOMEM;
+                        m->req = r;
+                        m->req[m->n_req++] = (struct require){own[i], c[own[i]], need_axis[j], (size_t)need_value[j], k};
+                        explained[k] = true;
+                }
+        return 0;
+}
+
+/* The requirement cell k breaks (it holds a=x, not b=y, and no cell with a=x and its value
+ * of b served right), or NULL; *ret_count: how many failed cells stated requirements it
+ * breaks. */
+static const struct require *broken_requirement(const struct search_model *m, size_t k, size_t *ret_count) {
+        const size_t *c = m->s->choice + k * m->s->n_axes;
+        const struct require *first = NULL;
+        size_t count = 0;
+        for (size_t i = 0; i < m->n_req; i++) {
+                const struct require *r = &m->req[i];
+                if (c[r->a] != r->x || c[r->b] == r->y)
+                        continue;
+                size_t ax[2] = {MIN(r->a, r->b), MAX(r->a, r->b)};
+                size_t va[2] = {c[ax[0]], c[ax[1]]};
+                const struct feat *f = feat_find(&m->fm, feat_key(2, ax, va));
+                if (!f || !f->cleared) {
+                        first = first ? first : r;
+                        count++;
+                }
+        }
+        if (ret_count)
+                *ret_count = count;
+        return first;
+}
+
+/* The value failed cell k's evidence names takes the blame for its class at once
+ * (search_names_value); a value that served right somewhere is not condemned by a line. */
+static void read_named_value(struct search_model *m, size_t k) {
+        const struct search_space *s = m->s;
+        size_t a;
+        if (!search_names_value(s, k, m->obs[k].evidence, &a))
+                return;
+        size_t x = s->choice[k * s->n_axes + a];
+        struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
+        if (f && !f->cleared && !f->named_by) {
+                f->named_by = k + 1;
+                f->named_class = (unsigned char)kind_class(m->obs[k].kind);
+        }
+}
+
+/* Cells failing with one signature fail for one reason: when the values they all share,
+ * less those some cell served right with, are one value, it is the likely culprit. Cells
+ * whose lines name an axis's flag are left to read_evidence's rules (a pair, a
+ * requirement), and so are those a requirement or a named value explains. */
+static int read_signatures(struct search_model *m, const bool *explained) {
+        const struct search_space *s = m->s;
+        size_t A = s->n_axes;
+        _cleanup_free_ char **sig = calloc(s->n_cells, sizeof(char *));
+        _cleanup_free_ bool *done = calloc(s->n_cells, sizeof(bool));
+        int r = 0;
+        if (!sig || !done)
+                return -ENOMEM;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const struct search_obs *o = &m->obs[k];
+                if (o->state != SEARCH_INFEASIBLE || explained[k] || !o->evidence)
+                        continue;
+                bool flagged = false;
+                size_t named;
+                for (size_t a = 0; s->axis_flags && a < A; a++)
+                        flagged |= names_flag(o->evidence, s->axis_flags[a]);
+                if (flagged || search_names_value(s, k, o->evidence, &named))
+                        continue;
+                if (!(sig[k] = search_signature(s, o->kind, o->evidence))) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+        }
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (!sig[k] || done[k])
+                        continue;
+                const size_t *c = s->choice + k * A;
+                long same[16]; /* per axis: the value all share, or -1 */
+                size_t count = 0;
+                for (size_t a = 0; a < A; a++)
+                        same[a] = (long)c[a];
+                for (size_t j = k; j < s->n_cells; j++) {
+                        if (!sig[j] || done[j] || strcmp(sig[j], sig[k]) != 0)
+                                continue;
+                        done[j] = true;
+                        count++;
+                        for (size_t a = 0; a < A; a++)
+                                if (same[a] != (long)s->choice[j * A + a])
+                                        same[a] = -1;
+                }
+                if (count < 2)
+                        continue;
+                struct feat *culprit = NULL;
+                size_t left = 0;
+                for (size_t a = 0; a < A; a++) {
+                        if (same[a] < 0)
+                                continue;
+                        struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){(size_t)same[a]}));
+                        if (f && !f->cleared) {
+                                culprit = f;
+                                left++;
+                        }
+                }
+                if (left == 1 && !culprit->named_by && count > culprit->sig_cells) {
+                        culprit->sig_by = k + 1;
+                        culprit->sig_cells = count;
+                        culprit->sig_class = (unsigned char)kind_class(m->obs[k].kind);
+                }
+        }
+out:
+        for (size_t k = 0; k < s->n_cells; k++)
+                free(sig[k]);
+        return r;
+}
+
+/* Feasibility: features of launched cells; cleared ones; mean-field blame, class by class. */
+static int fit_feasibility(struct search_model *m) {
+        const struct search_space *s = m->s;
+        size_t F = features_per_cell(s->n_axes);
+        _cleanup_free_ uint64_t *keys = calloc(F, sizeof(*keys));
+        if (!keys)
+                return -ENOMEM;
+        size_t n_fail = 0;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const struct search_obs *o = &m->obs[k];
+                if (!launched(o))
+                        continue;
+                if (o->state == SEARCH_INFEASIBLE) {
+                        n_fail++;
+                        m->seen[kind_class(o->kind)] = true;
+                }
+                size_t nf = cell_features(s, k, keys);
+                for (size_t i = 0; i < nf; i++) {
+                        struct feat *f;
+                        if (feat_get(&m->fm, keys[i], &f) < 0)
+                                return -ENOMEM;
+                        f->n_launched++;
+                        if (o->state == SEARCH_FEASIBLE)
+                                f->cleared = true;
+                        else
+                                f->n_failed++;
+                }
+        }
+        /* What failures' evidence says of other axes: the pairs with an axis whose flag it
+         * names are suspects; a pair it quotes with both values is the likely culprit; a
+         * requirement it states ("--a x requires --b y") explains the failure by itself. */
+        _cleanup_free_ bool *explained = calloc(s->n_cells, sizeof(bool));
+        if (!explained)
+                return -ENOMEM;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const struct search_obs *o = &m->obs[k];
+                if (o->state != SEARCH_INFEASIBLE || !o->evidence || !s->axis_flags)
+                        continue;
+                int r = read_evidence(m, k, explained);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t k = 0; k < s->n_cells; k++)
+                if (m->obs[k].state == SEARCH_INFEASIBLE && !explained[k] && m->obs[k].evidence)
+                        read_named_value(m, k);
+        int rs = read_signatures(m, explained);
+        if (rs < 0)
+                return rs;
+        for (size_t i = 0; i < m->fm.cap; i++) {
+                struct feat *f = &m->fm.slots[i];
+                for (size_t c = 0; f->key && c < N_CLASSES; c++)
+                        f->b[c] = f->cleared || !m->seen[c] ? 0 : prior(c, f->key, f);
+        }
+        /* A failure a requirement explains blames nothing else. */
+        for (size_t k = 0; k < s->n_cells; k++)
+                n_fail -= explained[k];
+
+        /* Each failed cell's class and uncleared features. */
+        _cleanup_free_ struct feat **list = n_fail ? calloc(n_fail * F, sizeof(*list)) : NULL;
+        _cleanup_free_ size_t *len = n_fail ? calloc(n_fail, sizeof(*len)) : NULL, *cls = n_fail ? calloc(n_fail, sizeof(*cls)) : NULL;
+        _cleanup_free_ double *pre = calloc(F + 1, sizeof(double)), *suf = calloc(F + 1, sizeof(double));
+        if ((n_fail && (!list || !len || !cls)) || !pre || !suf)
+                return -ENOMEM;
+        size_t q = 0, unexplained = 0;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (m->obs[k].state != SEARCH_INFEASIBLE || explained[k])
+                        continue;
+                size_t nf = cell_features(s, k, keys);
+                cls[q] = kind_class(m->obs[k].kind);
+                for (size_t i = 0; i < nf; i++) {
+                        struct feat *f = feat_find(&m->fm, keys[i]);
+                        if (!f->cleared)
+                                list[q * F + len[q]++] = f;
+                }
+                unexplained += len[q] == 0;
+                q++;
+        }
+        m->unexplained = ((double)unexplained + 0.5) / ((double)m->n_launched + 10.0);
+
+        /* Mean-field, one class at a time: a feature's odds of being a blocker of the class
+         * grow with each failed cell of that class that its fellow suspects explain badly
+         * (1 / P(the others alone block it)). Damped Jacobi sweeps, a fixed count:
+         * deterministic. */
+        for (size_t c = 0; c < N_CLASSES; c++) {
+                if (!m->seen[c])
+                        continue;
+                for (int it = 0; it < 30; it++) {
+                        for (size_t i = 0; i < m->fm.cap; i++) {
+                                struct feat *f = &m->fm.slots[i];
+                                if (f->key && !f->cleared) {
+                                        double p = prior(c, f->key, f);
+                                        f->logit_next = log(p / (1 - p));
+                                }
+                        }
+                        for (size_t o = 0; o < n_fail; o++) {
+                                if (cls[o] != c)
+                                        continue;
+                                struct feat **fl = list + o * F;
+                                size_t nl = len[o];
+                                pre[0] = 1;
+                                for (size_t i = 0; i < nl; i++)
+                                        pre[i + 1] = pre[i] * (1 - fl[i]->b[c]);
+                                suf[nl] = 1;
+                                for (size_t i = nl; i-- > 0;)
+                                        suf[i] = suf[i + 1] * (1 - fl[i]->b[c]);
+                                for (size_t i = 0; i < nl; i++) {
+                                        double others = 1 - pre[i] * suf[i + 1]; /* the others block it */
+                                        fl[i]->logit_next += -log(MAX(others, 1e-9));
+                                }
+                        }
+                        for (size_t i = 0; i < m->fm.cap; i++) {
+                                struct feat *f = &m->fm.slots[i];
+                                if (!f->key || f->cleared)
+                                        continue;
+                                double l = MIN(f->logit_next, 40.0);
+                                f->b[c] = 0.5 * f->b[c] + 0.5 / (1 + exp(-l));
+                        }
+                }
+        }
+        return 0;
+}
+
+/* The chance that feature key (f: its entry, NULL when no launched cell held it) is no
+ * blocker of any class seen. */
+/* Whether class c is learned by blockers (not by the memory model). */
+static bool by_blockers(const struct search_model *m, size_t c) {
+        return m->seen[c] && !(m->mem_on && CLASSES[c].memory);
+}
+
+static double clear_chance(const struct search_model *m, const struct feat *f, uint64_t key) {
+        double p = 1;
+        for (size_t c = 0; c < N_CLASSES; c++)
+                if (by_blockers(m, c))
+                        p *= 1 - (f ? f->b[c] : prior(c, key, NULL));
+        return p;
+}
+
+/* The largest blocker chance of f over the classes, and the class. */
+static double blame(const struct search_model *m, const struct feat *f, size_t *ret_class) {
+        double top = 0;
+        for (size_t c = 0; c < N_CLASSES; c++)
+                if (by_blockers(m, c) && f->b[c] > top) {
+                        top = f->b[c];
+                        if (ret_class)
+                                *ret_class = c;
+                }
+        return top;
+}
+
+static int cholesky(double *a, size_t n);
+static void forward(const double *l, size_t n, double *b);
+static void backward(const double *l, size_t n, double *b);
+
+/* The memory model's chance that cell k runs out of memory (0 while none did). */
+static double oom_chance(const struct search_model *m, size_t k) {
+        if (!m->mem_on)
+                return 0;
+        const size_t *c = m->s->choice + k * m->s->n_axes;
+        double z = m->mem_b;
+        for (size_t a = 0; a < m->s->n_axes; a++)
+                z += m->mem_w[m->voff[a] + c[a]];
+        return 1 / (1 + exp(-z));
+}
+
+/* Fits the memory model: a logistic regression on the values (one weight each, a normal
+ * prior of sd 2; the intercept's sd 10) by Newton's method, a fixed number of steps. A cell
+ * that ran out of memory counts 1; one that loaded (it served, or answered garbage or
+ * wrong, or broke under load) 0; the other failures say nothing of memory. */
+static int fit_memory(struct search_model *m) {
+        const struct search_space *s = m->s;
+        size_t d = 0;
+        for (size_t c = 0; c < N_CLASSES; c++)
+                m->mem_on |= m->seen[c] && CLASSES[c].memory;
+        if (!m->mem_on)
+                return 0;
+        if (!(m->voff = calloc(s->n_axes, sizeof(size_t))))
+                return -ENOMEM;
+        for (size_t a = 0; a < s->n_axes; a++) {
+                m->voff[a] = d;
+                d += s->n_values[a];
+        }
+        size_t D = d + 1; /* the intercept last */
+        _cleanup_free_ double *theta = calloc(D, sizeof(double)), *g = calloc(D, sizeof(double)),
+                              *h = calloc(D * D, sizeof(double));
+        _cleanup_free_ size_t *rows = calloc(s->n_cells, sizeof(size_t));
+        _cleanup_free_ bool *y = calloc(s->n_cells, sizeof(bool));
+        m->mem_w = calloc(d, sizeof(double));
+        if (!theta || !g || !h || !rows || !y || !m->mem_w)
+                return -ENOMEM;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const struct search_obs *o = &m->obs[k];
+                bool oom = o->state == SEARCH_INFEASIBLE && CLASSES[kind_class(o->kind)].memory;
+                bool loaded = o->state == SEARCH_FEASIBLE ||
+                              (o->state == SEARCH_INFEASIBLE && o->kind &&
+                               (startswith(o->kind, "garbage") || startswith(o->kind, "wrong") || startswith(o->kind, "overload")));
+                if (!oom && !loaded)
+                        continue;
+                y[m->n_mem] = oom;
+                m->n_oom += oom;
+                rows[m->n_mem++] = k;
+        }
+        for (int it = 0; it < 20; it++) {
+                for (size_t i = 0; i < D; i++) {
+                        double prec = i == d ? 0.01 : 0.25;
+                        g[i] = prec * theta[i];
+                        for (size_t j = 0; j < D; j++)
+                                h[i * D + j] = i == j ? prec : 0;
+                }
+                for (size_t r = 0; r < m->n_mem; r++) {
+                        const size_t *c = s->choice + rows[r] * s->n_axes;
+                        double z = theta[d];
+                        for (size_t a = 0; a < s->n_axes; a++)
+                                z += theta[m->voff[a] + c[a]];
+                        double p = 1 / (1 + exp(-z)), w = p * (1 - p), e = p - (y[r] ? 1 : 0);
+                        size_t idx[17];
+                        size_t ni = 0;
+                        for (size_t a = 0; a < s->n_axes; a++)
+                                idx[ni++] = m->voff[a] + c[a];
+                        idx[ni++] = d;
+                        for (size_t i = 0; i < ni; i++) {
+                                g[idx[i]] += e;
+                                for (size_t j = 0; j < ni; j++)
+                                        h[idx[i] * D + idx[j]] += w;
+                        }
+                }
+                if (cholesky(h, D) < 0)
+                        break;
+                forward(h, D, g);
+                backward(h, D, g);
+                for (size_t i = 0; i < D; i++)
+                        theta[i] -= g[i];
+        }
+        memcpy(m->mem_w, theta, d * sizeof(double));
+        m->mem_b = theta[d];
+        return 0;
+}
+
+static double feasibility(const struct search_model *m, size_t k, uint64_t *keys) {
+        size_t nf = cell_features(m->s, k, keys);
+        double p = (1 - m->unexplained) * (1 - oom_chance(m, k));
+        size_t stated;
+        if (broken_requirement(m, k, &stated))
+                p *= pow(REQUIRE_BROKEN, (double)stated);
+        for (size_t i = 0; i < nf; i++)
+                p *= clear_chance(m, feat_find(&m->fm, keys[i]), keys[i]);
+        return p;
+}
+
+/* ---- the speed model: a Gaussian process on the axes' agreement ----------------------- */
+
+static double norm_cdf(double z) {
+        return 0.5 * erfc(-z / M_SQRT2);
+}
+
+/* k(x, x') = S0 + s1 * m + s2 * m (m - 1) / 2, m the number of axes on which x and x'
+ * agree: a constant, one indicator kernel per axis (main effects) and one per pair of
+ * axes (pair interactions). */
+#define S0 0.05
+static double kern(double s1, double s2, size_t m) {
+        return S0 + s1 * (double)m + s2 * (double)m * ((double)m - 1) / 2;
+}
+
+static size_t agree(const struct search_space *s, size_t x, size_t y) {
+        const size_t *a = s->choice + x * s->n_axes, *b = s->choice + y * s->n_axes;
+        size_t m = 0;
+        for (size_t i = 0; i < s->n_axes; i++)
+                m += a[i] == b[i];
+        return m;
+}
+
+/* Cholesky of the n x n matrix in place (lower); -EDOM when not positive definite. */
+static int cholesky(double *a, size_t n) {
+        for (size_t j = 0; j < n; j++) {
+                double d = a[j * n + j];
+                for (size_t k = 0; k < j; k++)
+                        d -= a[j * n + k] * a[j * n + k];
+                if (d <= 0)
+                        return -EDOM;
+                d = sqrt(d);
+                a[j * n + j] = d;
+                for (size_t i = j + 1; i < n; i++) {
+                        double v = a[i * n + j];
+                        for (size_t k = 0; k < j; k++)
+                                v -= a[i * n + k] * a[j * n + k];
+                        a[i * n + j] = v / d;
+                }
+        }
+        return 0;
+}
+
+/* Solves L x = b in place. */
+static void forward(const double *l, size_t n, double *b) {
+        for (size_t i = 0; i < n; i++) {
+                double v = b[i];
+                for (size_t k = 0; k < i; k++)
+                        v -= l[i * n + k] * b[k];
+                b[i] = v / l[i * n + i];
+        }
+}
+
+/* Solves L^T x = b in place. */
+static void backward(const double *l, size_t n, double *b) {
+        for (size_t i = n; i-- > 0;) {
+                double v = b[i];
+                for (size_t k = i + 1; k < n; k++)
+                        v -= l[k * n + i] * b[k];
+                b[i] = v / l[i * n + i];
+        }
+}
+
+struct gp {
+        double s1, s2, noise;
+        double *l;            /* n x n Cholesky factor of K + noise^2 I */
+        double *alpha;        /* (K + noise^2 I)^-1 (y - mean) */
+        double lml;           /* log marginal likelihood */
+        double w;             /* posterior weight */
+};
+
+/* Factors and solves for one choice of hyper-parameters. */
+static int gp_fit(const size_t *agree_obs, const double *y, const double *per, size_t n, struct gp *g) {
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j <= i; j++) {
+                        double v = kern(g->s1, g->s2, agree_obs[i * n + j]);
+                        if (i == j)
+                                v += g->noise * g->noise * per[i] + 1e-9;
+                        g->l[i * n + j] = v;
+                }
+        int r = cholesky(g->l, n);
+        if (r < 0)
+                return r;
+        memcpy(g->alpha, y, n * sizeof(double));
+        forward(g->l, n, g->alpha);
+        double fit = 0, logdet = 0;
+        for (size_t i = 0; i < n; i++) {
+                fit += g->alpha[i] * g->alpha[i];
+                logdet += log(g->l[i * n + i]);
+        }
+        g->lml = -0.5 * fit - logdet;
+        backward(g->l, n, g->alpha);
+        return 0;
+}
+
+/* The hyper-parameters tried: the variance of one axis's main effect, of one pair
+ * interaction, and the noise's sd (all in log units). Their posterior weights, by marginal
+ * likelihood under a flat prior, average the predictions: with few figures, large effects
+ * are not ruled out, so the model does not stop early on a guess. */
+static const double S1[] = {0.004, 0.02, 0.06, 0.15}, S2[] = {0.004, 0.02, 0.06, 0.12}, NOISE[] = {0.01, 0.025, 0.06};
+#define N_HYPER (ELEMENTSOF(S1) * ELEMENTSOF(S2) * ELEMENTSOF(NOISE))
+/* Hyper-parameters of less weight than this (relative to the heaviest) are left out. */
+#define HYPER_MIN_WEIGHT 1e-3
+/* Before it stops, the best cell's neighbours (one axis away) of at least this chance to
+ * serve right are launched. */
+#define NEIGHBOUR_MIN_FEASIBLE 0.3
+
+/* Cell k's latent mean and sd (log units) under grid point g. Without ret_sd, the sd is
+ * bounded instead in *ret_bound (when given): what the single nearest figure leaves of the
+ * prior variance, which the posterior's never exceeds. */
+static void gp_cell(const struct search_model *m, const struct gp *g, size_t k, double *ret_mu, double *ret_sd,
+                    double *ret_bound) {
+        const struct search_space *s = m->s;
+        size_t n = m->n_y;
+        double mu = m->y_mean, near = 0, prior = kern(g->s1, g->s2, s->n_axes);
+        for (size_t i = 0; i < n; i++) {
+                m->scratch[i] = kern(g->s1, g->s2, agree(s, k, m->idx[i]));
+                mu += m->scratch[i] * g->alpha[i];
+                near = MAX(near, m->scratch[i]);
+        }
+        *ret_mu = mu;
+        if (ret_bound)
+                *ret_bound = sqrt(MAX(prior - near * near / (prior + g->noise * g->noise), 1e-12));
+        if (!ret_sd)
+                return;
+        forward(g->l, n, m->scratch);
+        double var = prior;
+        for (size_t i = 0; i < n; i++)
+                var -= m->scratch[i] * m->scratch[i];
+        *ret_sd = sqrt(MAX(var, 1e-12));
+}
+
+/* The mixture's mean and sd of cell k (exact: every weighty grid point's variance). */
+static void mixture(const struct search_model *m, size_t k, double *ret_mu, double *ret_sd) {
+        double m1 = 0, m2 = 0;
+        for (size_t h = 0; h < m->n_gp; h++) {
+                double mu, sd;
+                gp_cell(m, &m->gp[h], k, &mu, &sd, NULL);
+                m1 += m->gp[h].w * mu;
+                m2 += m->gp[h].w * (sd * sd + mu * mu);
+        }
+        *ret_mu = m1;
+        *ret_sd = sqrt(MAX(m2 - m1 * m1, 1e-12));
+}
+
+static int fit_speed(struct search_model *m) {
+        const struct search_space *s = m->s;
+        size_t n = 0, N = s->n_cells;
+        for (size_t k = 0; k < N; k++)
+                n += m->obs[k].state == SEARCH_FEASIBLE && m->obs[k].has_value && m->obs[k].value > 0;
+        m->n_y = n;
+        for (size_t k = 0; k < N; k++)
+                m->mu[k] = m->sd[k] = NAN;
+        if (n == 0)
+                return 0;
+        _cleanup_free_ size_t *ag = calloc(n * n, sizeof(*ag));
+        _cleanup_free_ double *y = calloc(n, sizeof(*y));
+        m->idx = calloc(n, sizeof(*m->idx));
+        m->per = calloc(n, sizeof(double));
+        m->scratch = calloc(2 * n, sizeof(double));
+        m->ls = calloc(N_HYPER * n * n, sizeof(double));
+        m->alphas = calloc(N_HYPER * n, sizeof(double));
+        m->gp = calloc(N_HYPER, sizeof(struct gp));
+        if (!ag || !y || !m->idx || !m->per || !m->scratch || !m->ls || !m->alphas || !m->gp)
+                return -ENOMEM;
+        double mean = 0;
+        for (size_t k = 0, i = 0; k < N; k++)
+                if (m->obs[k].state == SEARCH_FEASIBLE && m->obs[k].has_value && m->obs[k].value > 0) {
+                        m->idx[i] = k;
+                        m->per[i] = 1.0 / MAX(m->obs[k].measured, 1u);
+                        y[i] = m->sign * log(m->obs[k].value);
+                        mean += y[i++];
+                }
+        mean /= (double)n;
+        m->y_mean = mean;
+        for (size_t i = 0; i < n; i++)
+                y[i] -= mean;
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j <= i; j++)
+                        ag[i * n + j] = ag[j * n + i] = agree(s, m->idx[i], m->idx[j]);
+
+        /* Each grid point's fit and marginal likelihood; the weights. */
+        struct gp *g = m->gp;
+        size_t h = 0;
+        double top = -INFINITY;
+        for (size_t a = 0; a < ELEMENTSOF(S1); a++)
+                for (size_t b = 0; b < ELEMENTSOF(S2); b++)
+                        for (size_t c = 0; c < ELEMENTSOF(NOISE); c++, h++) {
+                                g[h] = (struct gp){.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c], .l = m->ls + h * n * n,
+                                                   .alpha = m->alphas + h * n};
+                                if (gp_fit(ag, y, m->per, n, &g[h]) < 0)
+                                        g[h].lml = -INFINITY;
+                                top = MAX(top, g[h].lml);
+                        }
+        if (!isfinite(top))
+                return -EDOM;
+        double wsum = 0;
+        for (h = 0; h < N_HYPER; h++)
+                wsum += g[h].w = exp(g[h].lml - top);
+        /* The points of next to no weight are dropped. */
+        m->noise = 0;
+        m->n_gp = 0;
+        for (h = 0; h < N_HYPER; h++) {
+                struct gp x = g[h];
+                x.w = isfinite(x.lml) ? x.w / wsum : 0;
+                if (x.w < HYPER_MIN_WEIGHT / (double)N_HYPER)
+                        continue;
+                m->noise += x.w * x.noise;
+                g[m->n_gp++] = x;
+        }
+        double wk = 0;
+        for (h = 0; h < m->n_gp; h++)
+                wk += g[h].w;
+        m->noise /= wk;
+        for (h = 0; h < m->n_gp; h++)
+                g[h].w /= wk;
+
+        /* The mixture's means; the best among launched cells (exact there). */
+        for (size_t k = 0; k < N; k++) {
+                double m1 = 0;
+                for (h = 0; h < m->n_gp; h++) {
+                        double mu;
+                        gp_cell(m, &g[h], k, &mu, NULL, NULL);
+                        m1 += g[h].w * mu;
+                }
+                m->mu[k] = m1;
+        }
+        m->y_best = -INFINITY;
+        for (size_t i = 0; i < n; i++)
+                m->y_best = MAX(m->y_best, m->mu[m->idx[i]]);
+        /* Expected improvement over the best and the chance to beat it by the margin, grid
+         * point by grid point, for the candidates. A point where the cell's mean is more
+         * than 5 sds (bounded) below the best adds nothing worth the exact variance. */
+        m->margin = MAX(m->noise / 2, log(1.01));
+        for (size_t k = 0; k < N; k++) {
+                m->ei[k] = m->chance[k] = 0;
+                if (m->obs[k].state != SEARCH_UNKNOWN)
+                        continue;
+                for (h = 0; h < m->n_gp; h++) {
+                        double mu, sd, bound;
+                        gp_cell(m, &g[h], k, &mu, NULL, &bound);
+                        if (mu + 5 * bound < m->y_best)
+                                continue;
+                        gp_cell(m, &g[h], k, &mu, &sd, NULL);
+                        double z = (mu - m->y_best) / sd;
+                        m->ei[k] += g[h].w * (sd * exp(-0.5 * z * z) / sqrt(2 * M_PI) + (mu - m->y_best) * norm_cdf(z));
+                        m->chance[k] += g[h].w * norm_cdf((mu - m->y_best - m->margin) / sd);
+                }
+        }
+        return 0;
+}
+
+int search_model_fit(const struct search_space *s, const struct search_obs *obs, struct search_model **ret) {
+        if (!s || !obs || s->n_axes == 0 || s->n_axes > 16 || s->n_cells == 0)
+                return -EINVAL;
+        for (size_t k = 0; k < s->n_cells * s->n_axes; k++)
+                if (s->choice[k] >= s->n_values[k % s->n_axes] || s->choice[k] > 255)
+                        return -EINVAL;
+        struct search_model *m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->s = s;
+        m->obs = obs;
+        m->sign = s->higher_better ? 1 : -1;
+        m->best = -1;
+        m->y_best = -INFINITY;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const struct search_obs *o = &obs[k];
+                m->n_launches += o->abandoned;
+                if (!launched(o))
+                        continue;
+                m->n_launched++;
+                m->n_launches += MAX(o->launches, 1u);
+                m->n_again += MAX(o->launches, 1u) - 1;
+                if (o->state == SEARCH_FEASIBLE && o->has_value && o->value > 0 &&
+                    (m->best < 0 || m->sign * o->value > m->sign * obs[m->best].value))
+                        m->best = (long)k;
+        }
+        m->pf = calloc(s->n_cells, sizeof(double));
+        m->mu = calloc(s->n_cells, sizeof(double));
+        m->sd = calloc(s->n_cells, sizeof(double));
+        m->ei = calloc(s->n_cells, sizeof(double));
+        m->chance = calloc(s->n_cells, sizeof(double));
+        _cleanup_free_ uint64_t *keys = calloc(features_per_cell(s->n_axes), sizeof(uint64_t));
+        int r = !m->pf || !m->mu || !m->sd || !m->ei || !m->chance || !keys ? -ENOMEM : fit_feasibility(m);
+        if (r >= 0)
+                r = fit_memory(m);
+        if (r >= 0)
+                r = fit_speed(m);
+        if (r < 0) {
+                search_model_free(m);
+                return r;
+        }
+        for (size_t k = 0; k < s->n_cells; k++)
+                m->pf[k] = obs[k].state == SEARCH_FEASIBLE ? 1 : obs[k].state == SEARCH_INFEASIBLE ? 0
+                                                                                 : feasibility(m, k, keys);
+        *ret = m;
+        return 0;
+}
+
+size_t search_model_launched(const struct search_model *m) {
+        return m->n_launched;
+}
+
+size_t search_model_launches(const struct search_model *m) {
+        return m->n_launches;
+}
+
+long search_model_best(const struct search_model *m) {
+        return m->best;
+}
+
+long search_model_named(const struct search_model *m) {
+        long best = -1;
+        for (size_t i = 0; i < m->n_y; i++) {
+                size_t k = m->idx[i];
+                if (m->obs[k].state == SEARCH_FEASIBLE && (best < 0 || m->mu[k] > m->mu[best]))
+                        best = (long)k;
+        }
+        return best >= 0 ? best : m->best;
+}
+
+/* ---- measuring again ------------------------------------------------------------------ */
+
+/* With a few percent of noise per launch, one lucky launch of a runner-up outdoes one
+ * unlucky launch of the best, and pooling with the neighbours does not always tell them
+ * apart. Before the search names its best, the launched cells whose figures are too close
+ * to the best's are measured again (a new launch of the same cell): the chance that a
+ * launched cell beats the named one by more than CONFIRM_MARGIN must add up to less than
+ * CONFIRM_RISK, or one of the two is measured again, at most CONFIRM_MAX times each. */
+#define CONFIRM_MARGIN 0.03
+#define CONFIRM_RISK 0.10
+#define CONFIRM_MAX 3
+/* A cell whose own chance of beating the named one by the margin is below this is never
+ * the one measured again: however it comes out, the named best stays (the risk of many
+ * such cells together is a tie within the noise, which measuring one again cannot end). */
+#define CONFIRM_PICK_MIN 0.025
+/* With a budget, the launches measuring again come out of its last share. */
+#define CONFIRM_BUDGET_SHARE 0.10
+
+/* Under grid point g, the chance that the latent figure of cell a beats cell b's by more
+ * than margin (log units): their difference's mean and variance, the covariance included
+ * (two cells that share values share their errors). */
+static double gp_apart(const struct search_model *m, const struct gp *g, size_t a, size_t b, double margin) {
+        const struct search_space *s = m->s;
+        size_t n = m->n_y;
+        double *va = m->scratch, *vb = m->scratch + n, mu = 0;
+        for (size_t i = 0; i < n; i++) {
+                va[i] = kern(g->s1, g->s2, agree(s, a, m->idx[i]));
+                vb[i] = kern(g->s1, g->s2, agree(s, b, m->idx[i]));
+                mu += (va[i] - vb[i]) * g->alpha[i];
+        }
+        forward(g->l, n, va);
+        forward(g->l, n, vb);
+        double prior = kern(g->s1, g->s2, s->n_axes);
+        double var = 2 * prior - 2 * kern(g->s1, g->s2, agree(s, a, b));
+        for (size_t i = 0; i < n; i++)
+                var -= (va[i] - vb[i]) * (va[i] - vb[i]);
+        return norm_cdf((mu - margin) / sqrt(MAX(var, 1e-12)));
+}
+
+static double apart(const struct search_model *m, size_t a, size_t b, double margin) {
+        double p = 0;
+        for (size_t h = 0; h < m->n_gp; h++)
+                p += m->gp[h].w * gp_apart(m, &m->gp[h], a, b, margin);
+        return p;
+}
+
+static unsigned measured(const struct search_obs *o) {
+        return MAX(o->measured, 1u);
+}
+
+/* The launched cell to measure again before the best is named, or -1: of the named best
+ * and the cell likeliest to beat it, the one measured fewer times (the named one on a
+ * tie: a lucky figure is what misleads). */
+static long confirm(const struct search_model *m) {
+        long named = search_model_named(m);
+        if (named < 0 || m->n_y < 2 || m->n_gp == 0 || m->n_again >= SEARCH_MAX_AGAIN(m->s->n_cells))
+                return -1;
+        double risk = 0;
+        long pick = -1;
+        double pick_p = 0;
+        for (size_t i = 0; i < m->n_y; i++) {
+                size_t c = m->idx[i];
+                if ((long)c == named || m->obs[c].state != SEARCH_FEASIBLE)
+                        continue;
+                /* far below the best: nothing to weigh (its sd is at most the prior's) */
+                if (m->mu[c] < m->mu[named] - 6 * MAX(m->noise, 0.01))
+                        continue;
+                double p = apart(m, c, (size_t)named, CONFIRM_MARGIN);
+                risk += p;
+                if (measured(&m->obs[c]) < CONFIRM_MAX || measured(&m->obs[named]) < CONFIRM_MAX)
+                        if (p > pick_p && p >= CONFIRM_PICK_MIN) {
+                                pick_p = p;
+                                pick = (long)c;
+                        }
+        }
+        if (risk < CONFIRM_RISK || pick < 0)
+                return -1;
+        unsigned mn = measured(&m->obs[named]), mc = measured(&m->obs[pick]);
+        return mn <= mc && mn < CONFIRM_MAX ? named : mc < CONFIRM_MAX ? pick : named;
+}
+
+/* ---- decisions ------------------------------------------------------------------------ */
+
+/* Cell k's mixture sd, computed once (the model's caches are not its meaning). */
+static double cell_sd(const struct search_model *m, size_t k) {
+        if (isnan(m->sd[k])) {
+                double mu;
+                mixture(m, k, &mu, &m->sd[k]);
+        }
+        return m->sd[k];
+}
+
+/* The acquisition (expected improvement weighed by the chance to serve right) and the
+ * chance to serve right and beat the best, without the exact sd that predict computes. */
+static double acquisition(const struct search_model *m, size_t k) {
+        return m->n_y > 0 ? m->pf[k] * m->ei[k] : m->pf[k];
+}
+static double chance(const struct search_model *m, size_t k) {
+        return m->n_y > 0 ? m->pf[k] * m->chance[k] : m->pf[k];
+}
+
+void search_model_predict(const struct search_model *m, size_t k, struct search_prediction *ret) {
+        struct search_prediction p = {.p_feasible = m->pf[k], .mean = NAN, .high = NAN, .chance = m->pf[k], .ei = m->pf[k]};
+        if (m->n_y > 0) {
+                double sd = cell_sd(m, k);
+                p.mean = exp(m->sign * m->mu[k]);
+                p.high = exp(m->sign * (m->mu[k] + 2 * sd));
+                p.ei = acquisition(m, k);
+                p.chance = chance(m, k);
+        }
+        *ret = p;
+}
+
+/* The axis on which every failed cell holding a=x has one same value (the partner that may
+ * be the failures' doing rather than x), with that value in *ret_value; -1 when there is
+ * none, or when x crashed for the GPU's architecture somewhere (one value's doing). */
+static long confounded_axis(const struct search_model *m, size_t a, size_t x, size_t *ret_value) {
+        const struct search_space *s = m->s;
+        size_t A = s->n_axes;
+        long same[16]; /* per axis: -1 unset, -2 varies (search_model_fit: at most 16 axes) */
+        for (size_t b = 0; b < A; b++)
+                same[b] = -1;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const size_t *c = s->choice + k * A;
+                if (m->obs[k].state != SEARCH_INFEASIBLE || c[a] != x)
+                        continue;
+                if (kind_class(m->obs[k].kind) == CLASS_ARCH)
+                        return -1;
+                for (size_t b = 0; b < A; b++)
+                        same[b] = same[b] == -1 ? (long)c[b] : same[b] == (long)c[b] ? same[b] : -2;
+        }
+        for (size_t b = 0; b < A; b++)
+                if (b != a && same[b] >= 0 && s->n_values[b] > 1) {
+                        *ret_value = (size_t)same[b];
+                        return (long)b;
+                }
+        return -1;
+}
+
+/* Whether value x of axis a is still unknown: no cell that served right holds it, nothing
+ * condemns it (its own blame, or a failing prediction for every candidate holding it), and
+ * a candidate holds it. Then *ret_pick is that candidate of highest expected improvement.
+ * Blame alone does not condemn a value whose failures all shared one partner value: it
+ * gets one cell with another partner, whatever the model predicts for it. */
+static bool uncovered(const struct search_model *m, size_t a, size_t x, long *ret_pick, double *ret_ei) {
+        const struct search_space *s = m->s;
+        const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
+        long partner = -1;
+        size_t partner_value = 0;
+        if (f && f->cleared)
+                return false;
+        if (f && f->named_by && blame(m, f, NULL) >= 0.5)
+                return false; /* its own failure's line named it */
+        if (f && blame(m, f, NULL) >= 0.5 && (partner = confounded_axis(m, a, x, &partner_value)) < 0)
+                return false;
+        long pick = -1;
+        double best = -1;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                const size_t *c = s->choice + k * s->n_axes;
+                if (m->obs[k].state != SEARCH_UNKNOWN || c[a] != x)
+                        continue;
+                if (partner >= 0 ? c[partner] == partner_value : m->pf[k] < SEARCH_FAIL_CHANCE)
+                        continue;
+                double ei = partner >= 0 ? m->ei[k] + m->pf[k] : acquisition(m, k);
+                if (ei > best) {
+                        best = ei;
+                        pick = (long)k;
+                }
+        }
+        *ret_pick = pick;
+        *ret_ei = best;
+        return pick >= 0;
+}
+
+/* A cell one axis away from the best (by the model's mean among the launched cells), not
+ * launched and not predicted to fail: the one of highest acquisition, or -1. Before the
+ * search stops, the best is a local optimum: an interaction with one more value would
+ * show there. */
+static long neighbour(const struct search_model *m) {
+        const struct search_space *s = m->s;
+        long best = -1;
+        for (size_t i = 0; i < m->n_y; i++)
+                if (best < 0 || m->mu[m->idx[i]] > m->mu[best])
+                        best = (long)m->idx[i];
+        if (best < 0)
+                return -1;
+        const size_t *b = s->choice + (size_t)best * s->n_axes;
+        long pick = -1;
+        double top = -1;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (m->obs[k].state != SEARCH_UNKNOWN || m->pf[k] < NEIGHBOUR_MIN_FEASIBLE)
+                        continue;
+                const size_t *c = s->choice + k * s->n_axes;
+                size_t apart = 0;
+                for (size_t a = 0; a < s->n_axes && apart < 2; a++)
+                        apart += c[a] != b[a];
+                if (apart == 1 && acquisition(m, k) > top) {
+                        top = acquisition(m, k);
+                        pick = (long)k;
+                }
+        }
+        return pick;
+}
+
+/* How much of a failure's line a pruned cell's reason quotes. */
+#define QUOTE_MAX 200
+
+/* ---- a failure no value explains ----------------------------------------------------- */
+
+/* The failures that do not depend on the matrix's values, by kind (docs/search.md, "When
+ * nothing can pass"): what they are about, the words by which an axis would set that (an
+ * axis that does makes the failure a value's again), and what to change. */
+static const struct hopeless_class {
+        const char *kind;       /* the failure's kind, exactly; "error": gauntlet's, below */
+        const char *about;
+        const char *const *axis_words;
+        const char *change;
+} HOPELESS[] = {
+        {"overload/context", "the bench does not fit the server's context",
+         (const char *const[]){"ctx", "context", "model-len", "seq-len", "parallel", "np", "slots", "n-ctx", NULL},
+         "shorten bench.input_tokens/output_tokens or give the server a longer context"},
+        {"crash/model", "the model cannot be loaded", (const char *const[]){"model", NULL},
+         "fix the model's path or file (model:, args:)"},
+        {"crash/port", "the server's port is taken", (const char *const[]){"port", NULL},
+         "free the port, or stop what holds it"},
+        {"error", "the server cannot be started", (const char *const[]){NULL},
+         "fix command: (or the engine's program: install it, or put it on PATH)"},
+};
+
+/* Whether axis a's name or flag holds one of words (a word of its own: "ctx" in "--ctx-size",
+ * not in "--ctxx"; "np" is "-np" or "np"). */
+static bool axis_about(const struct search_space *s, size_t a, const char *const *words) {
+        const char *names[] = {s->axis_names ? s->axis_names[a] : NULL, s->axis_flags ? s->axis_flags[a] : NULL};
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                for (size_t w = 0; names[i] && words[w]; w++) {
+                        size_t n = strlen(words[w]);
+                        for (const char *p = names[i]; (p = strcasestr(p, words[w])); p++)
+                                if ((p == names[i] || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
+                                        return true;
+                }
+        return false;
+}
+
+/* The class of HOPELESS failed cell k's failure is, or -1: its kind is one of them, its line
+ * names no value of the cell, and no axis sets what it is about. gauntlet's own error counts
+ * only when the server could not be started ("cannot start '...'"). */
+static long hopeless_class(const struct search_model *m, size_t k) {
+        const struct search_space *s = m->s;
+        const struct search_obs *o = &m->obs[k];
+        size_t axis;
+        if (o->state != SEARCH_INFEASIBLE || !o->kind)
+                return -1;
+        for (size_t c = 0; c < ELEMENTSOF(HOPELESS); c++) {
+                if (strcmp(o->kind, HOPELESS[c].kind) != 0)
+                        continue;
+                if (streq_ptr(HOPELESS[c].kind, "error") && (!o->evidence || !startswith(o->evidence, "cannot start '")))
+                        return -1;
+                if (search_names_value(s, k, o->evidence, &axis))
+                        return -1;
+                for (size_t a = 0; a < s->n_axes; a++)
+                        if (axis_about(s, a, HOPELESS[c].axis_words))
+                                return -1;
+                return (long)c;
+        }
+        return -1;
+}
+
+/* Whether a failure of this kind says what went wrong in its line, so that cells failing
+ * with one line fail for one reason: not garbage, wrong answers nor timeouts, whose lines
+ * quote what came out, not why. */
+static bool kind_says_why(const char *kind) {
+        return kind && !startswith(kind, "garbage") && !startswith(kind, "wrong") && !startswith(kind, "timeout");
+}
+
+/* Quotes a failure's line into b: at most QUOTE_MAX bytes, control characters as '?'. */
+static void put_quote(struct buf *b, const char *e);
+static void kind_words(const char *kind, struct buf *past, const char **ret_noun);
+
+/* Why no cell of the space can pass, in one line into b (what failed, and what to change),
+ * or false while some may. Only while no launched cell served right, and once at least
+ * SEARCH_HOPELESS_LAUNCHES cells were launched (or none is left to launch):
+ *  - a cell failed in a way no value explains (HOPELESS): the first such, by index;
+ *  - at least 3 cells were launched, all failed with one signature whose line says why, and
+ *    they span two values or more of every axis: no value explains it;
+ *  - every value of every axis failed, each beside more than one partner (the failed cells
+ *    holding it do not all agree on any other axis). */
+static bool hopeless(const struct search_model *m, bool none_left, struct buf *b) {
+        const struct search_space *s = m->s;
+        size_t A = s->n_axes;
+        if (m->n_launched == 0 || (m->n_launched < SEARCH_HOPELESS_LAUNCHES && !none_left))
+                return false;
+        for (size_t k = 0; k < s->n_cells; k++)
+                if (m->obs[k].state == SEARCH_FEASIBLE)
+                        return false;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                long c = hopeless_class(m, k);
+                if (c < 0)
+                        continue;
+                size_t alike = 0;
+                for (size_t x = 0; x < s->n_cells; x++)
+                        alike += m->obs[x].state == SEARCH_INFEASIBLE && streq_ptr(m->obs[x].kind, m->obs[k].kind);
+                buf_printf(b, "%s: %zu of %zu launched cell%s answered %s and none served (cell %.8s: \"",
+                           HOPELESS[c].about, alike, m->n_launched, m->n_launched == 1 ? "" : "s", m->obs[k].kind,
+                           s->ids ? s->ids[k] : "?");
+                put_quote(b, m->obs[k].evidence);
+                buf_printf(b, "\"), and no value of the matrix changes that: %s", HOPELESS[c].change);
+                return true;
+        }
+        /* one signature over different values of every axis */
+        _cleanup_free_ char *sig = NULL;
+        long first = -1;
+        bool alike = m->n_launched >= 3;
+        for (size_t k = 0; alike && k < s->n_cells; k++) {
+                if (m->obs[k].state != SEARCH_INFEASIBLE)
+                        continue;
+                _cleanup_free_ char *t = search_signature(s, m->obs[k].kind, m->obs[k].evidence);
+                if (!t || !kind_says_why(m->obs[k].kind) || !m->obs[k].evidence || !m->obs[k].evidence[0])
+                        alike = false;
+                else if (!sig) {
+                        sig = TAKE_PTR(t);
+                        first = (long)k;
+                } else
+                        alike = streq_ptr(sig, t);
+        }
+        for (size_t a = 0; alike && a < A; a++) {
+                long v = -1;
+                bool varies = false;
+                for (size_t k = 0; k < s->n_cells; k++)
+                        if (m->obs[k].state == SEARCH_INFEASIBLE) {
+                                varies |= v >= 0 && (size_t)v != s->choice[k * A + a];
+                                v = (long)s->choice[k * A + a];
+                        }
+                alike = varies || s->n_values[a] == 1;
+        }
+        if (alike && first >= 0) {
+                _cleanup_buf_ struct buf past;
+                buf_init(&past, 256);
+                const char *noun;
+                kind_words(m->obs[first].kind, &past, &noun);
+                buf_printf(b, "every one of the %zu launched cells %s with one line, over different values of every "
+                              "axis, and none served (cell %.8s: \"",
+                           m->n_launched, buf_str(&past), s->ids ? s->ids[first] : "?");
+                put_quote(b, m->obs[first].evidence);
+                buf_puts(b, "\"): no value of the matrix explains it: fix what that line names outside the matrix");
+                return true;
+        }
+        /* every value failed, each beside more than one partner */
+        for (size_t a = 0; a < A; a++)
+                for (size_t x = 0; x < s->n_values[a]; x++) {
+                        long same[16]; /* per axis: -1 unset, -2 varies */
+                        for (size_t c = 0; c < A; c++)
+                                same[c] = -1;
+                        bool held = false;
+                        for (size_t k = 0; k < s->n_cells; k++) {
+                                const size_t *ch = s->choice + k * A;
+                                if (m->obs[k].state != SEARCH_INFEASIBLE || ch[a] != x)
+                                        continue;
+                                held = true;
+                                for (size_t c = 0; c < A; c++)
+                                        same[c] = same[c] == -1 ? (long)ch[c] : same[c] == (long)ch[c] ? same[c] : -2;
+                        }
+                        if (!held)
+                                return false;
+                        for (size_t c = 0; c < A; c++)
+                                if (c != a && same[c] >= 0 && s->n_values[c] > 1)
+                                        return false;
+                }
+        buf_printf(b, "every value of every axis failed, each beside more than one partner, and none of the %zu "
+                      "launched cells served: the cause is likely outside the matrix: read the cells' lines "
+                      "(gauntlet report) and fix what they name",
+                   m->n_launched);
+        return true;
+}
+
+int search_model_decide(const struct search_model *m, const struct search_options *o, struct search_decision *ret) {
+        const struct search_space *s = m->s;
+        struct search_decision d = {.next = -1, .stop = NULL, .would_next = -1};
+        long pick = -1;
+        double pick_ei = -1, chance_sum = 0;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (m->obs[k].state != SEARCH_UNKNOWN)
+                        continue;
+                double ei = acquisition(m, k);
+                chance_sum += chance(m, k);
+                if (ei > pick_ei) {
+                        pick_ei = ei;
+                        pick = (long)k;
+                }
+        }
+        /* Before it stops: a value no cell has served with yet, and that nothing condemns,
+         * gets its best candidate launched (a crash may have been its partner's doing). */
+        long cover = -1;
+        double cover_ei = -1;
+        for (size_t a = 0; a < s->n_axes && m->n_y > 0; a++)
+                for (size_t x = 0; x < s->n_values[a]; x++) {
+                        long k;
+                        double ei;
+                        if (uncovered(m, a, x, &k, &ei) && ei > cover_ei) {
+                                cover = k;
+                                cover_ei = ei;
+                        }
+                }
+        bool prune = !(o && o->no_prune);
+        size_t budget = o ? o->max_launches : 0;
+        /* measuring again is for a search that prunes: one that launches every cell is
+         * asked for every cell, once */
+        long again = prune ? confirm(m) : -1;
+        _cleanup_buf_ struct buf why;
+        buf_init(&why, SEARCH_WHY_MAX);
+        if (prune && hopeless(m, pick < 0, &why)) {
+                d.stop = "nothing can pass";
+                snprintf(d.why, sizeof(d.why), "%s", buf_str(&why));
+        } else if (pick < 0 && again < 0) {
+                d.stop = "no candidate left";
+        } else if (budget && m->n_launches >= budget) {
+                d.stop = "budget";
+                d.would_next = pick;
+        } else if (m->n_launched == 0 && s->first < s->n_cells && m->obs[s->first].state == SEARCH_UNKNOWN) {
+                d.next = (long)s->first;
+        } else if (again >= 0 && (pick < 0 || (budget && (double)(budget - m->n_launches) <=
+                                                                     MAX(1.0, CONFIRM_BUDGET_SHARE * (double)budget)))) {
+                d.next = again;
+        } else if (prune && chance_sum < SEARCH_STOP_CHANCE) {
+                long near = neighbour(m);
+                if (cover >= 0)
+                        d.next = cover;
+                else if (near >= 0)
+                        d.next = near;
+                else if (again >= 0)
+                        d.next = again;
+                else
+                        d.stop = "no chance left";
+        } else {
+                d.next = pick;
+        }
+        d.again = d.next >= 0 && m->obs[d.next].state == SEARCH_FEASIBLE;
+        *ret = d;
+        return 0;
+}
+
+/* ---- why a cell is not launched ------------------------------------------------------- */
+
+static void put_feature(struct buf *b, const struct search_space *s, uint64_t key) {
+        for (int i = 0; i < key_order(key); i++)
+                buf_printf(b, "%s%s=%s", i ? " with " : "", s->axis_names[key_axis(key, i)],
+                           s->value_names[key_axis(key, i)][key_value(key, i)]);
+}
+
+static bool cell_has(const struct search_space *s, size_t k, uint64_t key) {
+        const size_t *c = s->choice + k * s->n_axes;
+        for (int i = 0; i < key_order(key); i++)
+                if (c[key_axis(key, i)] != key_value(key, i))
+                        return false;
+        return true;
+}
+
+/* "crashed (arch)" for "crash/arch", and the word of the prediction ("crash"). */
+static void kind_words(const char *kind, struct buf *past, const char **ret_noun) {
+        static const struct {
+                const char *verdict, *past, *noun;
+        } w[] = {
+                {"crash", "crashed", "crash"},       {"garbage", "answered garbage", "garbage"},
+                {"wrong", "answered wrong", "wrong answers"}, {"timeout", "timed out", "timeout"},
+                {"overload", "failed under load", "failure under load"}, {"error", "failed", "failure"},
+        };
+        const char *slash = kind ? strchr(kind, '/') : NULL;
+        size_t vl = kind ? (slash ? (size_t)(slash - kind) : strlen(kind)) : 0;
+        for (size_t i = 0; i < ELEMENTSOF(w); i++)
+                if (kind && strlen(w[i].verdict) == vl && strncmp(kind, w[i].verdict, vl) == 0) {
+                        buf_puts(past, w[i].past);
+                        if (slash && slash[1])
+                                buf_printf(past, " (%s)", slash + 1);
+                        *ret_noun = w[i].noun;
+                        return;
+                }
+        buf_puts(past, "failed");
+        *ret_noun = "failure";
+}
+
+
+/* "predicted crash: attn=fa3 crashed (arch) in 3 of 3 cells: 8e5b8715, ..." */
+static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
+        const struct search_space *s = m->s;
+        _cleanup_free_ uint64_t *keys = calloc(features_per_cell(s->n_axes), sizeof(uint64_t));
+        if (!keys)
+                return -ENOMEM;
+        size_t nf = cell_features(s, k, keys);
+        const struct feat *top = NULL;
+        for (size_t i = 0; i < nf; i++) {
+                const struct feat *f = feat_find(&m->fm, keys[i]);
+                if (f && !f->cleared && f->n_failed > 0 && (!top || blame(m, f, NULL) > blame(m, top, NULL)))
+                        top = f;
+        }
+        const struct require *r = broken_requirement(m, k, NULL);
+        if (r) {
+                _cleanup_buf_ struct buf past;
+                buf_init(&past, 256);
+                const char *noun;
+                kind_words(m->obs[r->cell].kind, &past, &noun);
+                buf_printf(b, "predicted %s: %s=%s requires %s=%s, by the evidence of cell %.8s (%s)", noun,
+                           s->axis_names[r->a], s->value_names[r->a][r->x], s->axis_names[r->b],
+                           s->value_names[r->b][r->y], s->ids ? s->ids[r->cell] : "?", buf_str(&past));
+                return 0;
+        }
+        double oom = oom_chance(m, k);
+        if (oom >= 0.5 && (!top || 1 - oom < 1 - blame(m, top, NULL))) {
+                /* the memory model's doing: its two costliest values here */
+                const size_t *c = s->choice + k * s->n_axes;
+                size_t first = 0, second = 0;
+                for (size_t a = 1; a < s->n_axes; a++)
+                        if (m->mem_w[m->voff[a] + c[a]] > m->mem_w[m->voff[first] + c[first]])
+                                first = a;
+                second = first == 0 && s->n_axes > 1 ? 1 : 0;
+                for (size_t a = 0; a < s->n_axes; a++)
+                        if (a != first && m->mem_w[m->voff[a] + c[a]] > m->mem_w[m->voff[second] + c[second]])
+                                second = a;
+                buf_printf(b, "predicted crash (oom): %.0f%% chance to run out of memory, by what %zu launches "
+                              "(%zu out of memory) say each value costs; here %s=%s",
+                           100 * oom, m->n_mem, m->n_oom, s->axis_names[first], s->value_names[first][c[first]]);
+                if (second != first)
+                        buf_printf(b, " and %s=%s", s->axis_names[second], s->value_names[second][c[second]]);
+                buf_puts(b, " cost the most");
+                return 0;
+        }
+        if (!top) {
+                buf_printf(b, "predicted to fail: %.0f%% chance to serve right", 100 * m->pf[k]);
+                return 0;
+        }
+        if (top->named_by || top->sig_by) {
+                /* the line that condemned it, quoted */
+                size_t by = (top->named_by ? top->named_by : top->sig_by) - 1;
+                _cleanup_buf_ struct buf past;
+                buf_init(&past, 256);
+                const char *noun;
+                kind_words(m->obs[by].kind, &past, &noun);
+                buf_printf(b, "predicted %s: ", noun);
+                put_feature(b, s, top->key);
+                if (top->named_by)
+                        buf_printf(b, " is named by the line of cell %.8s, which %s: ", s->ids ? s->ids[by] : "?",
+                                   buf_str(&past));
+                else
+                        buf_printf(b, " is the one value the %zu cells that %s alike share (cell %.8s: ", top->sig_cells,
+                                   buf_str(&past), s->ids ? s->ids[by] : "?");
+                const char *e = m->obs[by].evidence ? m->obs[by].evidence : "";
+                size_t n = strlen(e);
+                if (n > QUOTE_MAX) {
+                        n = QUOTE_MAX;
+                        while (n > 0 && (e[n] & 0xC0) == 0x80)
+                                n--; /* not inside a UTF-8 character */
+                }
+                buf_printf(b, "\"%.*s%s\"%s", (int)n, e, n < strlen(e) ? "…" : "", top->named_by ? "" : ")");
+                return 0;
+        }
+        /* the commonest kind among the failed cells holding it */
+        const char *kind = NULL;
+        size_t best_count = 0;
+        for (size_t x = 0; x < s->n_cells; x++) {
+                const struct search_obs *o = &m->obs[x];
+                if (o->state != SEARCH_INFEASIBLE || !cell_has(s, x, top->key))
+                        continue;
+                size_t count = 0;
+                for (size_t y = 0; y < s->n_cells; y++)
+                        count += m->obs[y].state == SEARCH_INFEASIBLE && streq_ptr(m->obs[y].kind, o->kind) &&
+                                 cell_has(s, y, top->key);
+                if (count > best_count) {
+                        best_count = count;
+                        kind = o->kind;
+                }
+        }
+        _cleanup_buf_ struct buf past;
+        buf_init(&past, 256);
+        const char *noun;
+        kind_words(kind, &past, &noun);
+        buf_printf(b, "predicted %s: ", noun);
+        put_feature(b, s, top->key);
+        buf_printf(b, " %s in %zu of %u cell%s", buf_str(&past), best_count, top->n_launched,
+                   top->n_launched == 1 ? "" : "s");
+        size_t named = 0;
+        for (size_t x = 0; x < s->n_cells && named < 4; x++)
+                if (m->obs[x].state == SEARCH_INFEASIBLE && streq_ptr(m->obs[x].kind, kind) && cell_has(s, x, top->key)) {
+                        buf_printf(b, "%s%.8s", named ? ", " : ": ", s->ids ? s->ids[x] : "?");
+                        named++;
+                }
+        if (best_count > named)
+                buf_puts(b, ", …");
+        if (m->pf[k] > 0.005)
+                buf_printf(b, " (%.0f%% chance to serve right)", 100 * m->pf[k]);
+        return 0;
+}
+
+char *search_model_why(const struct search_model *m, size_t k, bool budget_spent) {
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 4096);
+        if (budget_spent)
+                buf_puts(&b, "budget spent; ");
+        struct search_prediction p;
+        search_model_predict(m, k, &p);
+        if (p.p_feasible < SEARCH_FAIL_CHANCE) {
+                if (why_fail(m, k, &b) < 0)
+                        return NULL;
+        } else if (m->n_y == 0) {
+                buf_printf(&b, "predicted to serve right by %.0f%% chance, with no figure to beat yet", 100 * p.p_feasible);
+        } else {
+                double ratio_mean = exp(m->mu[k] - m->y_best), ratio_high = exp(m->mu[k] + 2 * cell_sd(m, k) - m->y_best);
+                if (ratio_high < 1)
+                        buf_printf(&b, "predicted at most %.2fx the best", ratio_high);
+                else
+                        buf_printf(&b, "predicted %.2fx the best (at most %.2fx), %.1f%% chance to beat it", ratio_mean,
+                                   ratio_high, 100 * p.chance);
+                if (p.p_feasible < 0.9)
+                        buf_printf(&b, ", %.0f%% chance to serve right", 100 * p.p_feasible);
+        }
+        buf_printf(&b, " (model of %zu cell%s)", m->n_launched, m->n_launched == 1 ? "" : "s");
+        return buf_detach(&b);
+}
+
+static void put_quote(struct buf *b, const char *e) {
+        e = e ? e : "";
+        size_t n = strlen(e), cut = n;
+        if (cut > QUOTE_MAX) {
+                cut = QUOTE_MAX;
+                while (cut > 0 && (e[cut] & 0xC0) == 0x80)
+                        cut--; /* not inside a UTF-8 character */
+        }
+        for (size_t i = 0; i < cut; i++)
+                buf_append(b, iscntrl((unsigned char)e[i]) || e[i] == '"' ? (e[i] == '"' ? "'" : "?") : e + i, 1);
+        if (cut < n)
+                buf_puts(b, "…");
+}
