@@ -1050,7 +1050,7 @@ static int parse_slurm_time(struct ytree_ctx *c, const struct ynode *v, char **r
 static int parse_launcher(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         const struct ynode *v, *n;
         int r;
-        struct matrix_slurm *sl = &m->slurm;
+        struct slurm_settings *sl = &m->slurm;
         sl->gpus_per_cell = m->gpus_per_cell;
         sl->max_parallel = 4;
         sl->queue_timeout = 60 * 60 * USEC_PER_SEC;

@@ -24,6 +24,7 @@
 #include "gate/probes.h"
 #include "base/profile.h"
 #include "base/util.h"
+#include "proc/slurm.h"
 
 /* Limits on what a matrix may ask for (docs/matrix.md, docs/limits.md). Going past one is
  * a validation error, never a silent cut. The file's own (size, nodes, anchors) are
@@ -65,19 +66,6 @@ enum launcher_kind { LAUNCHER_LOCAL, LAUNCHER_SLURM };
 
 /* The `slurm:` map, defaults filled in whether or not the map or `launcher: slurm` was
  * given (`gauntlet run --launcher slurm` uses it too). */
-struct matrix_slurm {
-        char *partition;              /* NULL: the cluster's default partition */
-        char *account;                /* NULL: the user's default account */
-        int gpus_per_cell;            /* --gres=gpu:N per job; default the matrix's
-                                         gpus_per_cell (its tp); 0: no GPU asked for */
-        char *time;                   /* --time in Slurm's own form ("1:30:00"), from a
-                                         duration or given as such; NULL: the partition's */
-        int max_parallel;             /* jobs of this sweep at once; default 4 */
-        usec_t queue_timeout;         /* how long a job may wait to start; default 1h */
-        char **extra_args;            /* more srun options, before the server's argv; may be NULL */
-        unsigned line;                /* of the `slurm:` key; 0 when absent */
-};
-
 /* One exclusion rule: a cell matching every named axis is skipped. */
 struct exclude_rule {
         ssize_t *value;      /* per axis: value index, or -1 for "any" */
@@ -154,7 +142,7 @@ struct matrix {
         struct matrix_under_load under_load; /* `probes: {under_load: ...}` */
         unsigned emit;                /* enum emit_kind bits; default both */
         enum launcher_kind launcher;  /* `launcher:`, default local */
-        struct matrix_slurm slurm;
+        struct slurm_settings slurm;
         /* Lines of the keys that say how a server starts, for errors found at launch
          * (sweep_preflight): `command:` (generic) or `engine:`, `workdir:`, `host:`; 0 when
          * the key is absent (then the message names the file alone). */

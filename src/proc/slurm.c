@@ -308,7 +308,7 @@ int slurm_state_outcome(const struct slurm_job_info *j, const char *stepd, struc
 
 /* ---- srun's command line ---- */
 
-int slurm_build_argv(const struct matrix_slurm *cfg, const char *job_name, const char *comment,
+int slurm_build_argv(const struct slurm_settings *cfg, const char *job_name, const char *comment,
                      const char *program, char *const *argv, char ***ret) {
         _cleanup_strv_free_ char **v = NULL;
         int r = 0;
@@ -339,7 +339,7 @@ int slurm_build_argv(const struct matrix_slurm *cfg, const char *job_name, const
 /* ---- one server's job ---- */
 
 struct slurm_server {
-        const struct matrix_slurm *cfg;
+        const struct slurm_settings *cfg;
         char *name;                 /* gauntlet-<token>: the job's name, how it is found */
         char *log_path;
         int port;
@@ -548,7 +548,7 @@ static char *slurm_lines(const char *log_path, bool stepd) {
 }
 
 static int slurm_prepare(const void *config, const struct server_spec *spec, char ***ret_argv, void **ret_state) {
-        const struct matrix_slurm *cfg = config;
+        const struct slurm_settings *cfg = config;
         if (!spec->token || !spec->argv || !spec->argv[0] || !spec->log_path)
                 return -EINVAL;
         struct slurm_server *st = calloc(1, sizeof(*st));
@@ -796,6 +796,6 @@ static const struct server_launcher_ops slurm_ops = {
         .drop_env = enclosing_job_env,
 };
 
-void slurm_launcher(const struct matrix_slurm *cfg, struct server_launcher *ret) {
+void slurm_launcher(const struct slurm_settings *cfg, struct server_launcher *ret) {
         *ret = (struct server_launcher){.ops = &slurm_ops, .config = cfg};
 }

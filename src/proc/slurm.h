@@ -18,7 +18,7 @@
 
 #include <stdbool.h>
 
-#include "config/matrix.h"
+#include "base/util.h"
 #include "proc/supervise.h"
 
 #define SLURM_JOB_PREFIX "gauntlet-"
@@ -28,8 +28,22 @@
 /* Slurm's output kept per command (a job's record is a few KiB); past it, cut. */
 #define SLURM_MAX_OUTPUT ((size_t)256 << 10)
 
+/* A matrix's `slurm:` settings (docs/slurm.md); the matrix parser fills them. */
+struct slurm_settings {
+        char *partition;              /* NULL: the cluster's default partition */
+        char *account;                /* NULL: the user's default account */
+        int gpus_per_cell;            /* --gres=gpu:N per job; default the matrix's
+                                         gpus_per_cell (its tp); 0: no GPU asked for */
+        char *time;                   /* --time in Slurm's own form ("1:30:00"), from a
+                                         duration or given as such; NULL: the partition's */
+        int max_parallel;             /* jobs of this sweep at once; default 4 */
+        usec_t queue_timeout;         /* how long a job may wait to start; default 1h */
+        char **extra_args;            /* more srun options, before the server's argv; may be NULL */
+        unsigned line;                /* of the `slurm:` key; 0 when absent */
+};
+
 /* The launcher for a matrix's `slurm:` settings; cfg outlives every server it starts. */
-void slurm_launcher(const struct matrix_slurm *cfg, struct server_launcher *ret);
+void slurm_launcher(const struct slurm_settings *cfg, struct server_launcher *ret);
 
 /* What gauntlet knows of one job, from squeue or scontrol. */
 struct slurm_job_info {
@@ -44,7 +58,7 @@ void slurm_job_info_release(struct slurm_job_info *j);
 
 /* srun's argv for one server: job name and comment, one task on one node, the settings'
  * partition, account, GPUs, time and extra_args, then program and argv[1...]. */
-int slurm_build_argv(const struct matrix_slurm *cfg, const char *job_name, const char *comment,
+int slurm_build_argv(const struct slurm_settings *cfg, const char *job_name, const char *comment,
                      const char *program, char *const *argv, char ***ret);
 
 /* The value of KEY in scontrol's one-line output ("JobId=12 JobName=x Reason=..."): a value

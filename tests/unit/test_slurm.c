@@ -197,7 +197,7 @@ static void test_outcomes(void **state) {
 }
 
 static void test_argv(void **state) {
-        struct matrix_slurm none = {.max_parallel = 4};
+        struct slurm_settings none = {.max_parallel = 4};
         char *argv[] = {"gauntlet-testbed", "--port", "4000", NULL};
         char **v = NULL;
         assert_int_equal(slurm_build_argv(&none, "gauntlet-abc", "gauntlet cell 12", "/opt/bin/gauntlet-testbed", argv, &v), 0);
@@ -210,7 +210,7 @@ static void test_argv(void **state) {
         }
         strv_free(v);
         char *extra[] = {"--exclusive", "--constraint=h200", NULL};
-        struct matrix_slurm all = {.partition = "gpu", .account = "llm", .gpus_per_cell = 8, .time = "1:30:00",
+        struct slurm_settings all = {.partition = "gpu", .account = "llm", .gpus_per_cell = 8, .time = "1:30:00",
                                    .extra_args = extra};
         assert_int_equal(slurm_build_argv(&all, "gauntlet-abc", "c", "python3", argv, &v), 0);
         const char *want2[] = {"srun", "--job-name=gauntlet-abc", "--comment=c", "--nodes=1", "--ntasks=1",
