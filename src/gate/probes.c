@@ -563,109 +563,181 @@ static int refill(struct prober *p, struct check_result *lr, char **filler, size
         return (*filler = probes_filler(chars, seed, fact, depth)) ? 0 : -ENOMEM;
 }
 
-static int probe_long_context(struct prober *p) {
-        const struct probes_options *o = p->o;
+/* The long-context probe's state, from the control to the verdict's detail. */
+struct lc_state {
         int passkey, depth;
-        probes_secrets(o->seed, &passkey, &depth, NULL);
         char fact[64], key[16];
-        snprintf(fact, sizeof(fact), "The passkey is %d.", passkey);
-        snprintf(key, sizeof(key), "%d", passkey);
-        usec_t t0 = now_usec();
+        usec_t t0;
+        bool recalls;                     /* the control recalled the passkey */
+        const struct check_spec *golden;  /* else: the golden question asked after the filler */
+        int64_t context;                  /* the server's context, 0 unknown */
+        const char *where;                /* where the context came from */
+        bool guessing;                    /* unknown: sent at the cap, sized by the refusal */
+        int64_t target;                   /* the prompt's tokens wanted */
+        const char *question;
+        int64_t counted;                  /* the prompt's tokens by /tokenize, -1 none */
+        bool tokenizer;                   /* the server has /tokenize */
+        char *filler;
+};
 
-        /* the control: the same fact and question, no filler */
-        _cleanup_free_ char *cprompt = strdup_printf("%s %s", fact, LC_QUESTION);
+/* The control: the same fact and question, no filler. 0 to go on, 1 when the control
+ * decided the probe (its own verdict says it, or a skip was added), -errno. */
+static int lc_control(struct prober *p, struct lc_state *s) {
+        _cleanup_free_ char *cprompt = strdup_printf("%s %s", s->fact, LC_QUESTION);
         struct check_result *ctl = NULL;
-        int r = cprompt ? ask_control(p, "long-context/control", cprompt, PROBES_ANSWER_TOKENS, key, &ctl) : -ENOMEM;
+        int r = cprompt ? ask_control(p, "long-context/control", cprompt, PROBES_ANSWER_TOKENS, s->key, &ctl) : -ENOMEM;
         if (r < 0)
                 return r;
-        bool recalls = ctl->verdict == VERDICT_PASS;
-        const struct check_spec *golden = NULL;
+        s->recalls = ctl->verdict == VERDICT_PASS;
         if (ctl->verdict == VERDICT_WRONG) {
                 _cleanup_free_ char *got = checks_quote_answer(ctl->output ? ctl->output : "",
                                                                ctl->output ? strlen(ctl->output) : 0);
-                golden = golden_answered(p, false);
+                s->golden = golden_answered(p, false);
                 if (!got)
                         return -ENOMEM;
-                ctl->detail = golden ? strdup_printf("the model does not recall %s at short context (got %s): the long "
-                                                     "request asks \"%s\" after the filler instead",
-                                                     key, got, golden->prompt)
-                                     : strdup_printf("the model does not recall %s at short context (got %s)", key, got);
+                ctl->detail = s->golden ? strdup_printf("the model does not recall %s at short context (got %s): the long "
+                                                        "request asks \"%s\" after the filler instead",
+                                                        s->key, got, s->golden->prompt)
+                                        : strdup_printf("the model does not recall %s at short context (got %s)", s->key, got);
                 if (!ctl->detail || set_result(ctl, VERDICT_PASS, NULL, NULL, false) < 0)
                         return -ENOMEM;
-                if (!golden)
-                        return add_skipped(p, "long-context",
-                                           strdup("the model does not recall at short context and the suite has no "
-                                                  "single-prompt chat question it answered right"));
-        } else if (!recalls) {
+                if (!s->golden) {
+                        r = add_skipped(p, "long-context",
+                                        strdup("the model does not recall at short context and the suite has no "
+                                               "single-prompt chat question it answered right"));
+                        return r < 0 ? r : 1;
+                }
+        } else if (!s->recalls) {
                 /* garbage, a timeout: the control's own verdict says it */
-                return 0;
-        } else if (!(ctl->detail = strdup_printf("recalled %s at short context", key)))
+                return 1;
+        } else if (!(ctl->detail = strdup_printf("recalled %s at short context", s->key)))
                 return -ENOMEM;
-        if (p->hung)
-                return 0;
+        return p->hung ? 1 : 0;
+}
 
-        /* the context */
-        int64_t context = 0;
-        const char *where = NULL;
-        r = server_context(p, &context, &where);
+/* The context and the target length. 0 to go on, 1 when a skip was added, -errno (an
+ * interruption included). */
+static int lc_context(struct prober *p, struct lc_state *s) {
+        const struct probes_options *o = p->o;
+        int r = server_context(p, &s->context, &s->where);
         if (interrupted(r))
                 return r;
         if (r < 0 && o->long_context.context > 0) {
-                context = o->long_context.context;
-                where = "probes.long_context.context";
+                s->context = o->long_context.context;
+                s->where = "probes.long_context.context";
         }
-        bool guessing = context <= 0; /* unknown: sent at the cap, sized by the server's refusal */
-        if (guessing)
-                where = "nowhere (sent at probes.long_context.max_tokens)";
-        int64_t target;
-        if (guessing)
-                target = o->long_context.max_tokens;
-        else if (probes_target_tokens(context, o->long_context.share, o->long_context.max_tokens, &target) < 0) {
+        s->guessing = s->context <= 0;
+        if (s->guessing) {
+                s->where = "nowhere (sent at probes.long_context.max_tokens)";
+                s->target = o->long_context.max_tokens;
+        } else if (probes_target_tokens(s->context, o->long_context.share, o->long_context.max_tokens, &s->target) < 0) {
                 char c[32];
-                return add_skipped(p, "long-context",
-                                   strdup_printf("a context of %s tokens (%s) is too small for a long-context probe",
-                                                 thousands(context, c), where));
+                r = add_skipped(p, "long-context",
+                                strdup_printf("a context of %s tokens (%s) is too small for a long-context probe",
+                                              thousands(s->context, c), s->where));
+                return r < 0 ? r : 1;
         }
+        return 0;
+}
 
-        /* the prompt, sized with the server's tokenizer where it has one, else ~4 bytes a token */
-        const char *question = recalls ? LC_QUESTION : golden->prompt;
-        size_t chars = (size_t)target * 4;
-        int64_t counted = -1;
-        bool tokenizer = true;
-        _cleanup_free_ char *filler = NULL;
+/* The filler, sized with the server's tokenizer where it has one, else ~4 bytes a token. */
+static int lc_fill(struct prober *p, struct lc_state *s) {
+        size_t chars = (size_t)s->target * 4;
+        s->counted = -1;
+        s->tokenizer = true;
         for (int round = 0; round < 4; round++) {
-                free(filler);
-                if (!(filler = probes_filler(chars, o->seed, fact, depth)))
+                free(s->filler);
+                if (!(s->filler = probes_filler(chars, p->o->seed, s->fact, s->depth)))
                         return -ENOMEM;
-                if (!tokenizer)
+                if (!s->tokenizer)
                         break;
-                _cleanup_free_ char *whole = lc_prompt(filler, question);
+                _cleanup_free_ char *whole = lc_prompt(s->filler, s->question);
                 if (!whole)
                         return -ENOMEM;
-                r = count_tokens(p, whole, &counted);
+                int r = count_tokens(p, whole, &s->counted);
                 if (interrupted(r))
                         return r;
-                if (r < 0 || counted <= 0) {
-                        tokenizer = false;
-                        counted = -1;
+                if (r < 0 || s->counted <= 0) {
+                        s->tokenizer = false;
+                        s->counted = -1;
                         break;
                 }
-                if (counted <= target && counted * 10 >= target * 9)
+                if (s->counted <= s->target && s->counted * 10 >= s->target * 9)
                         break;
-                chars = resize_filler(strlen(filler), strlen(whole), counted, target);
+                chars = resize_filler(strlen(s->filler), strlen(whole), s->counted, s->target);
         }
+        return 0;
+}
+
+/* The long request's detail (its tokens, the share of the context, the depth) and, when
+ * wrong, its reworded evidence. */
+static int lc_settle(struct lc_state *s, struct check_result *lr, const char *expected) {
+        int64_t tokens = lr->prompt_tokens > 0 ? lr->prompt_tokens : s->counted > 0 ? s->counted : (int64_t)s->target;
+        const char *how = lr->prompt_tokens > 0 ? "" : s->counted > 0 ? " (by /tokenize)" : " (estimated)";
+        char tk[32], cx[32], whereas[256];
+        if (s->context > 0)
+                snprintf(whereas, sizeof(whereas), "at %s tokens%s (%.0f%% of %s), depth %d%%", thousands(tokens, tk),
+                         how, 100.0 * (double)tokens / (double)s->context, thousands(s->context, cx), s->depth);
+        else
+                snprintf(whereas, sizeof(whereas), "at %s tokens%s, depth %d%%", thousands(tokens, tk), how, s->depth);
+        lr->prompt_tokens = tokens;
+        char secs[32];
+        snprintf(secs, sizeof(secs), "%.2fs", (double)(now_usec() - s->t0) / USEC_PER_SEC);
+        char ctxs[160] = "";
+        if (s->context > 0)
+                snprintf(ctxs, sizeof(ctxs), " (%.0f%% of %s, context from %s)",
+                         100.0 * (double)tokens / (double)s->context, thousands(s->context, cx), s->where);
+        else
+                snprintf(ctxs, sizeof(ctxs), " (context from %s)", s->where ? s->where : "-");
+        if (s->recalls)
+                lr->detail = strdup_printf("%s prompt tokens%s%s, passkey %s at depth %d%%, %s", thousands(tokens, tk),
+                                           how, ctxs, s->key, s->depth, secs);
+        else
+                lr->detail = strdup_printf("%s prompt tokens%s%s, \"%s\" asked after the filler (the model does "
+                                           "not recall at short context), %s",
+                                           thousands(tokens, tk), how, ctxs, s->golden->prompt, secs);
+        if (!lr->detail)
+                return -ENOMEM;
+        if (lr->verdict == VERDICT_WRONG) {
+                _cleanup_free_ char *w = s->recalls ? strdup(whereas)
+                                                    : strdup_printf("for \"%s\" after the filler, %s", s->golden->prompt,
+                                                                    whereas);
+                if (!w || reword_wrong(lr, "long-context", expected, w) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int probe_long_context(struct prober *p) {
+        const struct probes_options *o = p->o;
+        struct lc_state s = {.t0 = now_usec()};
+        probes_secrets(o->seed, &s.passkey, &s.depth, NULL);
+        snprintf(s.fact, sizeof(s.fact), "The passkey is %d.", s.passkey);
+        snprintf(s.key, sizeof(s.key), "%d", s.passkey);
+        _cleanup_free_ char *filler_owned = NULL; /* s.filler, freed on every return */
+
+        int r = lc_control(p, &s);
+        if (r == 0)
+                r = lc_context(p, &s);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        s.question = s.recalls ? LC_QUESTION : s.golden->prompt;
+        r = lc_fill(p, &s);
+        filler_owned = s.filler;
+        if (r < 0)
+                return r;
 
         bool corrected = false;
         struct check_spec ls;
         char expected[160];
-        bool quoted = !recalls && golden->expect.kind != EXPECT_NUMBER;
+        bool quoted = !s.recalls && s.golden->expect.kind != EXPECT_NUMBER;
         snprintf(expected, sizeof(expected), "expected %s%.120s%s", quoted ? "\"" : "",
-                 recalls ? key : golden->expect.value, quoted ? "\"" : "");
+                 s.recalls ? s.key : s.golden->expect.value, quoted ? "\"" : "");
         for (int attempt = 0;; attempt++) {
-                _cleanup_free_ char *prompt = lc_prompt(filler, question);
+                _cleanup_free_ char *prompt = lc_prompt(s.filler, s.question);
                 if (!prompt || init_spec(&ls, "long-context", prompt, PROBES_ANSWER_TOKENS,
-                                         recalls ? EXPECT_NUMBER : golden->expect.kind,
-                                         recalls ? key : golden->expect.value) < 0)
+                                         s.recalls ? EXPECT_NUMBER : s.golden->expect.kind,
+                                         s.recalls ? s.key : s.golden->expect.value) < 0)
                         return -ENOMEM;
                 struct check_result *lr = add(p);
                 r = lr ? ask(p, &ls, o->long_context.timeout, lr) : -ENOMEM;
@@ -675,43 +747,48 @@ static int probe_long_context(struct prober *p) {
                                 p->n--;
                         return r;
                 }
+                size_t plen = strlen(lc_intro(s.question)) + strlen(s.filler) + 2 + strlen(s.question);
+                size_t chars;
+                bool refused = lr->verdict == VERDICT_GARBAGE && lr->http_status >= 400 && lr->http_status < 500;
                 /* a refusal as too long: the context it says, once */
-                if (attempt == 0 && lr->verdict == VERDICT_GARBAGE && lr->http_status >= 400 && lr->http_status < 500) {
+                if (attempt == 0 && refused) {
                         int64_t said = 0, prompt_said = 0;
                         const char *msg = lr->error_message ? lr->error_message : lr->evidence;
                         if (probes_parse_context_error(msg, &said) == 0 &&
-                            probes_target_tokens(said, o->long_context.share, o->long_context.max_tokens, &target) == 0) {
+                            probes_target_tokens(said, o->long_context.share, o->long_context.max_tokens, &s.target) == 0) {
                                 bool known = prompt_tokens_in_error(msg, &prompt_said) && prompt_said > said;
-                                size_t plen = strlen(lc_intro(question)) + strlen(filler) + 2 + strlen(question);
-                                chars = known ? resize_filler(strlen(filler), plen, prompt_said, target)
-                                              : (size_t)((double)strlen(filler) * 0.5 * (double)target /
-                                                         (double)(guessing ? o->long_context.max_tokens : context));
+                                chars = known ? resize_filler(strlen(s.filler), plen, prompt_said, s.target)
+                                              : (size_t)((double)strlen(s.filler) * 0.5 * (double)s.target /
+                                                         (double)(s.guessing ? o->long_context.max_tokens : s.context));
                                 if (chars < 64)
                                         chars = 64;
-                                if (guessing || said != context)
-                                        where = "the server's refusal of a longer prompt";
-                                context = said;
-                                guessing = false;
-                                if (refill(p, lr, &filler, chars, o->seed, fact, depth) < 0)
+                                if (s.guessing || said != s.context)
+                                        s.where = "the server's refusal of a longer prompt";
+                                s.context = said;
+                                s.guessing = false;
+                                r = refill(p, lr, &s.filler, chars, o->seed, s.fact, s.depth);
+                                filler_owned = s.filler;
+                                if (r < 0)
                                         return -ENOMEM;
                                 continue;
                         }
                 }
                 /* no tokenizer: one correction from usage.prompt_tokens when well off the target */
-                if (!corrected && attempt < 2 && !tokenizer && !guessing && lr->prompt_tokens > 0 &&
-                    (lr->prompt_tokens * 10 < target * 8 || lr->prompt_tokens * 10 > target * 11) &&
+                if (!corrected && attempt < 2 && !s.tokenizer && !s.guessing && lr->prompt_tokens > 0 &&
+                    (lr->prompt_tokens * 10 < s.target * 8 || lr->prompt_tokens * 10 > s.target * 11) &&
                     (lr->verdict == VERDICT_PASS || lr->verdict == VERDICT_WRONG)) {
-                        chars = resize_filler(strlen(filler), strlen(lc_intro(question)) + strlen(filler) + 2 + strlen(question),
-                                              lr->prompt_tokens, target);
+                        chars = resize_filler(strlen(s.filler), plen, lr->prompt_tokens, s.target);
                         corrected = true;
-                        if (refill(p, lr, &filler, chars, o->seed, fact, depth) < 0)
+                        r = refill(p, lr, &s.filler, chars, o->seed, s.fact, s.depth);
+                        filler_owned = s.filler;
+                        if (r < 0)
                                 return -ENOMEM;
                         continue;
                 }
-                if (guessing && lr->verdict == VERDICT_GARBAGE && lr->http_status >= 400 && lr->http_status < 500) {
+                if (s.guessing && refused) {
                         /* refused, and it did not say its context: half as long, while the
                          * prompt is still long enough to matter */
-                        if (target / 2 < PROBES_GUESS_MIN_TOKENS) {
+                        if (s.target / 2 < PROBES_GUESS_MIN_TOKENS) {
                                 check_result_release(lr);
                                 p->n--;
                                 return add_skipped(p, "long-context",
@@ -719,46 +796,15 @@ static int probe_long_context(struct prober *p) {
                                                           "probes.long_context.max_tokens down without saying its "
                                                           "context): set probes.long_context.context"));
                         }
-                        target /= 2;
-                        if (refill(p, lr, &filler, strlen(filler) / 2, o->seed, fact, depth) < 0)
+                        s.target /= 2;
+                        r = refill(p, lr, &s.filler, strlen(s.filler) / 2, o->seed, s.fact, s.depth);
+                        filler_owned = s.filler;
+                        if (r < 0)
                                 return -ENOMEM;
-                        where = "nowhere (the longest prompt it took, halving from probes.long_context.max_tokens)";
+                        s.where = "nowhere (the longest prompt it took, halving from probes.long_context.max_tokens)";
                         continue;
                 }
-                int64_t tokens = lr->prompt_tokens > 0 ? lr->prompt_tokens : counted > 0 ? counted : (int64_t)target;
-                const char *how = lr->prompt_tokens > 0 ? "" : counted > 0 ? " (by /tokenize)" : " (estimated)";
-                char tk[32], cx[32], whereas[256];
-                if (context > 0)
-                        snprintf(whereas, sizeof(whereas), "at %s tokens%s (%.0f%% of %s), depth %d%%", thousands(tokens, tk),
-                                 how, 100.0 * (double)tokens / (double)context, thousands(context, cx), depth);
-                else
-                        snprintf(whereas, sizeof(whereas), "at %s tokens%s, depth %d%%", thousands(tokens, tk), how, depth);
-                lr->prompt_tokens = tokens;
-                char secs[32];
-                snprintf(secs, sizeof(secs), "%.2fs", (double)(now_usec() - t0) / USEC_PER_SEC);
-                char ctxs[160] = "";
-                if (context > 0)
-                        snprintf(ctxs, sizeof(ctxs), " (%.0f%% of %s, context from %s)",
-                                 100.0 * (double)tokens / (double)context, thousands(context, cx), where);
-                else
-                        snprintf(ctxs, sizeof(ctxs), " (context from %s)", where ? where : "-");
-                if (recalls)
-                        lr->detail = strdup_printf("%s prompt tokens%s%s, passkey %s at depth %d%%, %s", thousands(tokens, tk),
-                                                   how, ctxs, key, depth, secs);
-                else
-                        lr->detail = strdup_printf("%s prompt tokens%s%s, \"%s\" asked after the filler (the model does "
-                                                   "not recall at short context), %s",
-                                                   thousands(tokens, tk), how, ctxs, golden->prompt, secs);
-                if (!lr->detail)
-                        return -ENOMEM;
-                if (lr->verdict == VERDICT_WRONG) {
-                        _cleanup_free_ char *w = recalls ? strdup(whereas)
-                                                         : strdup_printf("for \"%s\" after the filler, %s", golden->prompt,
-                                                                         whereas);
-                        if (!w || reword_wrong(lr, "long-context", expected, w) < 0)
-                                return -ENOMEM;
-                }
-                return 0;
+                return lc_settle(&s, lr, expected);
         }
 }
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # addr.sh -- the address the client uses is the address checked (issue #32 item 2). The
 # host is resolved once per cell, and every request goes to the address where the launched
 # server's own socket listens (a numeric URL); the port check looks at exactly the sockets

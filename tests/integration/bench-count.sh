@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench-count.sh -- issue #32's counting attacks: the token count must not depend on how a
 # server chunks its stream or what its own /tokenize says. A stand-in llama-server
 # (tests/standin/fieldsrv.py behind a `llama-server` on PATH: words are its tokens, it has a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench-dataset.sh -- workloads (docs/bench.md "Workloads"): a ShareGPT file against the
 # testbed, its prompt and output lengths in the server's own tokens; a sweep whose matrix
 # says bench: {dataset: ...}; prefix_repetition, custom and gamma arrivals against

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench-hang.sh -- a hung server costs one timeout, not all of them (docs/metrics.md
 # "Failures decide"):
 #   - a server that passes the checks, then never answers a bench request: the level stops

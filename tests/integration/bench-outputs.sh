@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench-outputs.sh -- the bench's own answers are looked at (issue #31 item 2): a fixture
 # backend that answers every prompt over 200 words with runs of '!' (the golden checks are
 # shorter, and it answers them right) is fast and would win on throughput; its bench outputs

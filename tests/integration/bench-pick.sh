@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench-pick.sh -- a sweep benchmarks the cells that pass and picks the truly faster one:
 # two correct fixture configurations, one streaming a token every 2 ms and one every 20 ms;
 # a third that answers garbage is never benchmarked.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench-ping-hang.sh -- a hang costs one request timeout, whatever the server sends (docs/metrics.md
 # "Failures decide"; issue #32 item 5). tests/standin/hangsrv.py answers the checks, then:
 #   - ping: each stream sends a role-only chunk, an empty delta and a usage-only chunk, then an

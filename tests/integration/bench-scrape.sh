@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench-scrape.sh -- the server's own metrics (issue #25 item 6) and vLLM's names (item 7):
 # a fixture server whose /metrics is a vLLM-shaped page (its counters grow with the requests,
 # hostile text in a label and a junk line in it) and one without /metrics, swept side by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench-sessions.sh -- multi-turn sessions and trace replay (docs/bench.md "Workloads"),
 # against gauntlet-schedsrv logging every request body (--log-requests) and answering each
 # request with text of its own (--tag-content): turn k sends the answers the server gave to

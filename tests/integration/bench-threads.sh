@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench-threads.sh -- `gauntlet bench --threads N` against gauntlet-schedsrv: a level spread
 # over several event loops gives the same counts as one loop, the same requests (indices,
 # request ids, prompts), figures consistent with one loop and with the server's own record

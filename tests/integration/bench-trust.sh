@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench-trust.sh -- the bench's figures are right or refused, against the testbed:
 #   - a server that fails requests under load is overload/http, with the server's words and
 #     the concurrency; a sweep where every cell fails so names no best;

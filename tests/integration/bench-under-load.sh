@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench-under-load.sh -- the eval under load (issue #31 item 1, "under load"): a fixture
 # backend that answers every product right alone (the smoke suite one at a time, the eval
 # two at a time) and coherently wrong (off by one) while 6 or more requests are in flight.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench-usage.sh -- token counts are gauntlet's, not the server's word (issue #24 item 2):
 # fixture servers that answer the same bench with the same 20 tokens each, one of them
 # faster; the slower ones lie in usage.completion_tokens: 1000000 (above max_tokens), 100x

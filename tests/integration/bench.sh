@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # bench.sh -- `gauntlet bench` against gauntlet-schedsrv (bench/schedsrv.c): the JSON shape,
 # completed == requests, keep-alive, open-loop rate, failures counted when the server
 # answers 500 or closes mid-stream, and each request's samples matched to what the server

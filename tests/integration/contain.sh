@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # contain.sh -- no process survives a sweep, however it daemonizes: a server that
 # double-forks a daemon with an empty environment into a session of its own (so neither
 # its token, nor its session, nor its descent finds it) leaves nothing after the sweep,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # demo.sh -- the sweep, the gate and the bench against the real testbed server: the demo
 # matrix (examples/demo.yaml, emulated sm_120) must show every failure class for its real
 # reason, pass the good backends, benchmark them, and pick a winner that passed.

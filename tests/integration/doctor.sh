@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # doctor.sh -- `gauntlet doctor` on a host without GPUs (text and JSON), on a simulated
 # host (GAUNTLET_FAKE_GPUS), and through the real NVML code path with a stand-in
 # libnvidia-ml built from tests/gpu/fake_nvml.c; usage errors exit 2.

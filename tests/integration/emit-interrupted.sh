@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: faults (tests/run faults)
 # emit-interrupted.sh -- while a sweep runs, the line after each settled cell names the
 # best cell so far and its objective figure; a sweep interrupted with SIGINT midway still
 # gives, with `gauntlet emit systemd`, a working unit for the best cell that settled: its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # emit.sh -- `gauntlet emit` and `gauntlet report` on a journal made through the C API
 # (test_emit --make-journal): the unit passes systemd-analyze verify (a workdir with "."
 # and ".." normalised first), the script hands

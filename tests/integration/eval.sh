@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # eval.sh -- the accuracy eval end to end, against the testbed and the fixture:
 #   - a backend that passes the smoke suite but gets one answer in three wrong
 #     (gauntlet-testbed --wrong-answers 3) is wrong/accuracy with its interval figures, in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: faults (tests/run faults)
 # faults-disk.sh -- a full disk under the journal or under the logs: one clear error and
 # exit 2 for the journal (every attempt settled before it stays, the file still opens, the
 # next run resumes), a verdict anyway and a notice for a log; nothing left running. First

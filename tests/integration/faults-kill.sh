@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: faults (tests/run faults)
 # faults-kill.sh -- gauntlet SIGKILLed at random points of a sweep, again and again: the
 # journal stays sound, no settled attempt is ever lost, only interrupted attempts run
 # again, and the next run ends what the killed one left running (docs/faults.md).

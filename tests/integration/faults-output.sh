@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: faults (tests/run faults)
 # faults-output.sh -- gauntlet's own output lost, and SIGHUP (docs/faults.md): `gauntlet
 # run | head -1` stops the server in flight, abandons its attempt and exits 141 (not a
 # death by SIGPIPE with the server left up); stdout on a full disk (/dev/full) and a

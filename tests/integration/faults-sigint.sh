@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: faults (tests/run faults)
 # faults-sigint.sh -- SIGINT and SIGTERM during each phase of `gauntlet run` (launch,
 # checks, bench) and during `gauntlet report` / `gauntlet emit`: run stops its server and
 # helpers, abandons the attempt, exits 130, and the next run completes the sweep; report

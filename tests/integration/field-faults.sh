@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: faults (tests/run faults)
 # field-faults.sh -- issue #31's done-when on a stand-in gauntlet's probes were not written
 # against: tests/standin/fieldsrv.py (Python, rule-based answers, words as tokens), one
 # backend per failure that public reports saw only on some traffic. Swept with the default

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # files-ours.sh -- files that stay ours (issue #32 item 4):
 #   (a) a run whose journal is replaced under it stops and leaves no -wal/-shm beside the
 #       new file (a later open would replay them into it);

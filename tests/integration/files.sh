@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # files.sh -- the files gauntlet writes are its own (docs/journal.md "The journal is a
 # file, and stays one"):
 #   - reports, unit and script are 0600, written to a temporary file and renamed into

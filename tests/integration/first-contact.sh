@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # first-contact.sh -- what a new user meets first: the testbed found beside gauntlet with
 # no PATH set up; a server that cannot start at all (not found, not executable, a missing
 # workdir, a host that is not this machine's) stops the sweep before the first cell with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # fixture.sh -- self-test of build/bin/gauntlet-fixture: process behaviours and HTTP replies.
 set -u
 FIXTURE=${FIXTURE:-$PWD/build/bin/gauntlet-fixture}

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fuzz (tests/run fuzz)
 # fuzz-short.sh -- builds the libFuzzer targets (fuzz/*.c, with clang whatever CC is) and
 # runs each for a few seconds over its committed seed corpus (fuzz/corpus/<target>/):
 # every seed, the regression inputs of past findings included, must pass, and so must

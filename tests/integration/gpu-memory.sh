@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # gpu-memory.sh -- the sweep's GPU memory wait and peak figure on a simulated GPU
 # (GAUNTLET_FAKE_GPUS, docs/gpu.md): a server that leaves memory held is named, with the
 # process holding it, once the memory_timeout passed; the peak is in the report.

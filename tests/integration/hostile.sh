@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: faults (tests/run faults)
 # hostile.sh -- gauntlet against servers that misbehave on purpose (tests/hostile/hostile.c):
 # an endless SSE line, an endless body, invalid UTF-8, a slowloris trickle, no Content-Type,
 # an HTML page, a stream that never ends, one closed mid-stream, a huge header, broken

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # html.sh -- `gauntlet report --format html` on a real sweep of the fixture server, opened
 # in headless Chromium: a screenshot kept at $BUILD/report-screenshot.png, and the DOM
 # checked for markup that came from a server's answer (it must stay text).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # infer.sh -- an arch crash pinned on one axis value decides the other cells with that
 # value: they are not launched (skipped/inferred, the deciding cell named); a crash that
 # nothing pins yet decides nothing; --no-infer runs them; a resume keeps them decided.

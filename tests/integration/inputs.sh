@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # inputs.sh -- inputs that cannot be served are refused at once, in one line, exit 2: a FIFO
 # as a dataset, trace, prompt, eval, check suite or matrix (never waited on); a trace in
 # nanoseconds read as milliseconds (10 days); a rate whose gap passes the request timeout

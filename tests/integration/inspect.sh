@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # inspect.sh -- `gauntlet inspect`: verdict lines, JSON, stdin, exit codes, size cap, usage errors.
 set -u
 G=${GAUNTLET:?}

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # install.sh -- `make install DESTDIR=$tmp/root PREFIX=/usr` twice (a reinstall is fine):
 # every file in place, byte for byte, with its mode, and nothing else; the installed
 # gauntlet runs; the man page renders without a warning (groff -ww, man -l, where installed)

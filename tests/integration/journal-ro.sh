@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # journal-ro.sh -- `report` and `emit` read a journal on a read-only filesystem (where
 # SQLite cannot make the WAL's -shm file): it is read as immutable. Needs a mount namespace
 # (unshare -m, as root): skipped, by name, where there is none.

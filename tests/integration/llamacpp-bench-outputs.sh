@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: engine (tests/run engine)
 # llamacpp-bench-outputs.sh -- the forced detectors on the real llama-server's bench outputs
 # (issue #31 item 2; skipped, by name, without one): every completed request's output is
 # judged and none is flagged, with random prompts through chat (two levels) and completions

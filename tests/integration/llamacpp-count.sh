@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: engine (tests/run engine)
 # llamacpp-count.sh -- the sweep's one token count on the real llama-server (issue #32 item 1;
 # skipped, by name, without one): testbed/model.gguf swept
 #   (a) as the matrix is, two cells (--reasoning-format auto and none: the second streams the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: engine (tests/run engine)
 # llamacpp-prefix.sh -- issue #25's measure on the real llama-server (skipped, by name,
 # without one): with --metrics and its prompt cache on, a prefix_repetition workload has a
 # lower TTFT p50 than random prompts of the same total length, and the server's own figures

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: engine (tests/run engine)
 # llamacpp-probes.sh -- the probes (docs/checks.md "Probes") against the real llama-server,
 # with the testbed's trained model at the whole of its context (256 tokens, llama-server's
 # default -c here):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: engine (tests/run engine)
 # llamacpp-sessions.sh -- multi_turn sessions and a Mooncake trace against the real
 # llama-server with the trained testbed model (skipped, by name, without one; see
 # llamacpp.sh): every turn completes, each turn's prompt (the server's usage.prompt_tokens)

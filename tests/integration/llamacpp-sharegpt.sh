@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: engine (tests/run engine)
 # llamacpp-sharegpt.sh -- issue #25's done-when on the real llama-server (skipped, by name,
 # without one): a ShareGPT-format file of 200 conversations (and two that have no reply,
 # skipped and counted) runs with the prompt and output lengths the file gives, in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: engine (tests/run engine)
 # llamacpp-tokenizer.sh -- the sweep's tokenizer (src/io/tokenizer.h) against the real
 # llama-server's /tokenize on the testbed's model (skipped, by name, without one): for every
 # text of a varied set (English, digits, punctuation runs, newlines, UTF-8, special-token

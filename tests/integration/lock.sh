@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # lock.sh -- one run per journal: a second run on a journal that a run holds stops at once
 # in one line with the holder's pid (exit 2, no server started, nothing settled twice);
 # report works meanwhile; with --wait the second run waits and then finds every cell settled.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # parallel.sh -- on a (simulated) host with 4 GPUs and `gpus_per_cell: 1`, cells run side
 # by side, each server seeing its own GPU through CUDA_VISIBLE_DEVICES; a second run
 # resumes; SIGINT stops every worker and every server.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # port-owner.sh -- the server answering is the one launched (issue #24 item 1): a server
 # that takes 3 s before it listens on a fixed port, and another process that binds that
 # port during those 3 s. The impostor answers the readiness probe and the checks would

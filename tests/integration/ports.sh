@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # ports.sh -- the port a server is given: a port gauntlet picked that another process
 # takes before the server binds it costs a relaunch on another port, not a crash verdict
 # (whether the log says so or not), up to three launches; a fixed port that something

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # probes.sh -- the probes (docs/checks.md "Probes") through `gauntlet smoke`: against the
 # fixture scripted to fail only at long context, only while sampling, only from turn 3,
 # each caught with its verdict, cause and evidence; the context read from /v1/models, from

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # report-logs.sh -- a journal is data, not a path to read files with (#24 item 9): the HTML
 # report shows log excerpts only from files under the journal's own run folder. A log_path
 # edited (with sqlite3) to name a file outside it, or a symlink in the run folder that

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # run.sh -- `gauntlet run` against the scripted fixture server: every verdict class with
 # its evidence, nothing left running, resume from the journal, SIGINT and SIGKILL of
 # gauntlet mid-sweep.

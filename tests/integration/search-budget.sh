@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # search-budget.sh -- a search's budgets, said and counted right: a time budget that ends the
 # search is said as time ("time budget of 1s spent", not "budget of 2 launches"); abandoned
 # launches count against budget.launches.

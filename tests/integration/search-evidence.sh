@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: engine (tests/run engine)
 # search-evidence.sh -- the search reads what the engine says (docs/search.md, "How evidence
 # is read"), on the real llama-server (skipped, by name, without one) and the space of
 # tests/engines/llamacpp/search-evidence.yaml (36 cells, 32 crash at load, most with a line

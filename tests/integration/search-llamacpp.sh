@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: engine (tests/run engine)
 # search-llamacpp.sh -- strategy: search against a real engine: llama.cpp's llama-server
 # (built from ../shared/engines by tools/build-llamacpp.sh, or $LLAMA_SERVER, or on PATH;
 # skipped, by name, without one), on the 135-cell space of tests/engines/llamacpp/

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # search-stop.sh -- a failure no value explains stops the search (docs/search.md, "When
 # nothing can pass"):
 #   - the testbed (its context is 256 tokens) with a bench of 400-token prompts, strategy:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # search.sh -- strategy: search against the fixture server, on a 3 x 3 x 4 space whose
 # speeds are set by the token delay (40, 20 and 5 ms: 2x and 4x apart, far beyond the noise), one
 # value that crashes with an arch error and one that answers garbage:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # secrets.sh -- a key the server echoes into its log (and so into a crash's evidence) is
 # masked in every report format, not only in HTML, and in the run's own lines; reports and
 # logs are 0600; the journal keeps it (a cell must be relaunchable) and the systemd unit

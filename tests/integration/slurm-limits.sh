@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: slurm (tests/run slurm)
 # slurm-limits.sh -- supervision through a real Slurm (tests/slurm-lib.sh): a job killed by
 # its time limit, one cancelled by someone else, one that cannot start (a DOWN partition,
 # asked for through SLURM_PARTITION, and a partition that does not exist), Ctrl-C cancelling

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: slurm (tests/run slurm)
 # slurm-preflight.sh -- what needs no Slurm at all: a Slurm sweep where srun cannot be found
 # stops before any cell with one line naming the matrix key (exit 2), and a bad --launcher
 # is a usage error.

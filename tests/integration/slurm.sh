@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: slurm (tests/run slurm)
 # slurm.sh -- the testbed swept through a real Slurm (one node on localhost, started here,
 # tests/slurm-lib.sh): every cell is a Slurm job, the verdicts are those of a local run of
 # the same matrix, the cells run side by side up to slurm.max_parallel, the logs come back

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # smoke.sh -- `gauntlet smoke` against the scripted fixture server: right, garbage, wrong,
 # broken HTTP, hung and unreachable servers each get their verdict, cause and exit status.
 . "$SRCDIR/tests/smoke-lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # stop.sh -- once a server's main process has gone, on SIGTERM or by itself, what it
 # leaves behind are stragglers: they get straggler_timeout (default 1 s), not the whole
 # stop_timeout, then SIGKILL; nothing is left. Two kinds of straggler:

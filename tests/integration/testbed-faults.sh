@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: faults (tests/run faults)
 # testbed-faults.sh -- the testbed's faults that only some requests see (docs/testbed.md):
 # each flag leaves every other request exactly as a server without it answers, and breaks
 # the ones in its condition the way the field reports did. Also --token-delay (an honest

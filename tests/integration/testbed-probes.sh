@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # testbed-probes.sh -- issue #31's done-when on our own real server: the testbed with one
 # fault flag per cell, each breaking only on the traffic one probe asks (docs/testbed.md
 # "Faults only some requests see"), swept with the default checks, the eval and a bench.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # testbed-reference.sh -- the C testbed reproduces the PyTorch model it was trained as:
 # for every tests/fixtures-testbed/reference-*.json (written by testbed/train/dump_reference.py
 # from testbed/model.gguf on the training machine), the server's greedy answer and reasoning

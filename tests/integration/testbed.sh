@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # testbed.sh -- gauntlet-testbed as a process: the API, streaming, every fault flag, the
 # sm_100-only backend refusing on sm_120, the OOM death by SIGKILL, and nothing left behind.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
 # workload.sh -- one workload per journal (docs/journal.md): a sweep on the fixture, then the
 # same matrix with bench.output_tokens changed: refused in one line, exit 2, nothing lost;
 # with --rerun-changed every cell is measured again and the report ranks only the new
