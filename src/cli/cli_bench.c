@@ -1,4 +1,5 @@
 /* cli_bench.c -- `gauntlet bench`: load-test a running server, one level per concurrency. */
+#include <assert.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -7,6 +8,7 @@
 #include <sys/resource.h>
 
 #include "bench/bench.h"
+#include "config/options.h"
 #include "io/tokenizer.h"
 #include "text/secrets.h"
 #include "text/text.h"
@@ -24,180 +26,44 @@
  * line without output_tokens asks for this many (vLLM's --custom-output-len default). */
 #define BENCH_CLI_OUTPUT_TOKENS 256
 
-enum {
-        OPT_BURSTINESS = 256,
-        OPT_DATASET_NAME,
-        OPT_DATASET_PATH,
-        OPT_NUM_PROMPTS,
-        OPT_RANGE_RATIO,
-        OPT_PREFIX_LEN,
-        OPT_SUFFIX_LEN,
-        OPT_NUM_PREFIXES,
-        OPT_PREFIX_OUTPUT_LEN,
-        OPT_SHAREGPT_OUTPUT_LEN,
-        OPT_SHAREGPT_MAX_OUTPUT_LEN,
-        OPT_SHAREGPT_MIN_LEN,
-        OPT_SHAREGPT_MAX_PROMPT_LEN,
-        OPT_SHAREGPT_MAX_TOTAL_LEN,
-        OPT_NO_SERVER_METRICS,
-        OPT_KV_CACHE_LAYOUT,
-        OPT_GOODPUT,
-        OPT_MULTI_TURN_TURNS,
-        OPT_MULTI_TURN_INPUT_LEN,
-        OPT_MULTI_TURN_OUTPUT_LEN,
-        OPT_MULTI_TURN_THINK_TIME,
-        OPT_TRACE_SPEED,
-        OPT_TRACE_BLOCK_SIZE,
-        OPT_TRACE_UNIT,
-        OPT_TOKENIZER,
-        OPT_THREADS,
-};
-
-/* The dataset's integer options: flag, range and where each goes. */
-struct int_option {
-        const char *name;
-        long min, max;
-        int *dst;
-};
-
-static const struct int_option *int_option(struct dataset_options *o, int c) {
-        static struct int_option v;
-        switch (c) {
-        case OPT_NUM_PROMPTS:
-                v = (struct int_option){"num-prompts", 1, DATASET_MAX_PROMPTS, &o->num_prompts};
-                break;
-        case OPT_PREFIX_LEN:
-                v = (struct int_option){"prefix-repetition-prefix-len", 0, DATASET_MAX_TOKENS, &o->prefix_len};
-                break;
-        case OPT_SUFFIX_LEN:
-                v = (struct int_option){"prefix-repetition-suffix-len", 0, DATASET_MAX_TOKENS, &o->suffix_len};
-                break;
-        case OPT_NUM_PREFIXES:
-                v = (struct int_option){"prefix-repetition-num-prefixes", 1, DATASET_MAX_PROMPTS, &o->num_prefixes};
-                break;
-        case OPT_PREFIX_OUTPUT_LEN:
-                v = (struct int_option){"prefix-repetition-output-len", 1, DATASET_MAX_TOKENS, &o->prefix_output_len};
-                break;
-        case OPT_SHAREGPT_OUTPUT_LEN:
-                v = (struct int_option){"sharegpt-output-len", 1, DATASET_MAX_TOKENS, &o->sharegpt_output_len};
-                break;
-        case OPT_SHAREGPT_MAX_OUTPUT_LEN:
-                v = (struct int_option){"sharegpt-max-output-len", 1, DATASET_MAX_TOKENS, &o->sharegpt_max_output_len};
-                break;
-        case OPT_SHAREGPT_MIN_LEN:
-                v = (struct int_option){"sharegpt-min-len", 0, DATASET_MAX_TOKENS, &o->sharegpt_min_len};
-                break;
-        case OPT_SHAREGPT_MAX_PROMPT_LEN:
-                v = (struct int_option){"sharegpt-max-prompt-len", 1, DATASET_MAX_TOKENS, &o->sharegpt_max_prompt_len};
-                break;
-        case OPT_MULTI_TURN_TURNS:
-                v = (struct int_option){"multi-turn-turns", 1, DATASET_MAX_TURNS, &o->multi_turn_turns};
-                break;
-        case OPT_MULTI_TURN_INPUT_LEN:
-                v = (struct int_option){"multi-turn-input-len", 1, DATASET_MAX_TOKENS, &o->multi_turn_input_len};
-                break;
-        case OPT_MULTI_TURN_OUTPUT_LEN:
-                v = (struct int_option){"multi-turn-output-len", 1, DATASET_MAX_TOKENS, &o->multi_turn_output_len};
-                break;
-        case OPT_TRACE_BLOCK_SIZE:
-                v = (struct int_option){"trace-block-size", 1, DATASET_MAX_TOKENS, &o->trace_block_size};
-                break;
-        default:
-                v = (struct int_option){"sharegpt-max-total-len", 1, DATASET_MAX_TOKENS, &o->sharegpt_max_total_len};
-                break;
-        }
-        return &v;
-}
-
 static void dataset_freep(struct dataset **d) {
         dataset_free(*d);
 }
 
+/* One option of the table: "  --flag ARG" and its help, continuation lines indented. */
+static void help_option(const struct option_def *d) {
+        char left[64];
+        snprintf(left, sizeof(left), "  --%s%s%s", d->flag, d->arg ? " " : "", d->arg ? d->arg : "");
+        printf("%-22s ", left);
+        if (strlen(left) > 22)
+                printf("\n%23s", "");
+        for (const char *p = d->help; *p; p++) {
+                putchar(*p);
+                if (*p == '\n')
+                        printf("%23s", "");
+        }
+        if (d->def)
+                printf(" (default %s)", d->def);
+        putchar('\n');
+}
+
 static void help(void) {
         printf("usage: gauntlet bench --url URL --concurrency N[,N...] (--requests N | --duration DUR)\n"
-               "                      --output-tokens N [--input-tokens N] [--rate R] [--poisson]\n"
-               "                      [--warmup N] [--model NAME] [--endpoint chat|completion]\n"
-               "                      [--engine NAME] [--timeout DUR] [--prompt-file FILE]\n"
-               "                      [--slo-ttft-ms MS] [--slo-tpot-ms MS] [--goodput SLOS] [--seed N]\n"
-               "                      [--samples FILE] [--format text|json] [--no-calibrate]\n"
-               "                      [--no-preconnect] [--burstiness B] [--no-server-metrics]\n"
-               "                      [--threads N] [--kv-cache-layout unified|split]\n"
-               "                      [--dataset-name sharegpt|random|prefix_repetition|custom|\n"
-               "                                      multi_turn|trace]\n"
-               "                      [--dataset-path FILE] [--num-prompts N] [DATASET OPTIONS]\n\n"
+               "                      --output-tokens N [OPTIONS] [DATASET OPTIONS]\n\n"
                "Streams requests to a running OpenAI-compatible server and measures TTFT, ITL,\n"
-               "TPOT, end-to-end latency and throughput (definitions: docs/metrics.md).\n\n"
-               "  --url URL            the server, e.g. http://127.0.0.1:30000\n"
-               "  --concurrency LIST   requests in flight, one level per value (default 1);\n"
-               "                       with --rate, the cap on requests in flight\n"
-               "  --requests N         counted requests per level\n"
-               "  --duration DUR       or: send for this long per level (30s, 2m)\n"
-               "  --output-tokens N    max_tokens (plus ignore_eos/min_tokens when --engine takes them)\n"
-               "  --input-tokens N     synthetic prompt length in the server's tokens, sized against\n"
-               "                       it first (default: a short prompt)\n"
-               "  --no-calibrate       N words of text instead, not sized and the context not checked\n"
-               "  --no-preconnect      do not open each level's connections before it starts\n"
-               "  --threads N          event loops (one thread each) the streams are divided among;\n"
-               "                       default: 1 below 256 streams, above one per 128 streams, at\n"
-               "                       most the CPUs less one (docs/bench.md \"Client threads\")\n"
-               "  --rate R             open loop: R requests/s at absolute scheduled times (also\n"
-               "                       --request-rate, vLLM's name); 1/R may not pass --timeout\n"
-               "  --poisson            open loop with Poisson arrivals (default: constant spacing)\n"
-               "  --burstiness B       open loop: gamma-distributed gaps of shape B, mean 1/R\n"
-               "                       (1: Poisson, below 1 burstier, above 1 more even)\n"
-               "  --warmup N           requests per level sent first and not counted (default 0)\n"
-               "  --model NAME         model field of the requests (default: omitted)\n"
-               "  --endpoint KIND      chat (default) or completion\n"
-               "  --engine NAME        sglang, vllm, trtllm, llama.cpp, testbed, generic\n"
-               "  --timeout DUR        per request (default 10m)\n"
-               "  --prompt-file FILE   prompts, one per line, used in turn\n"
-               "  --slo-ttft-ms MS     goodput: requests with TTFT at most MS ...\n"
-               "  --slo-tpot-ms MS     ... and TPOT at most MS\n"
-               "  --goodput SLOS       the same in vLLM's form: \"ttft:MS tpot:MS e2el:MS\" (any of them)\n"
-               "  --no-server-metrics  do not scrape the server's Prometheus /metrics\n"
-               "  --kv-cache-layout L  llama.cpp's KV cache among its slots, for the KV-cache usage\n"
-               "                       estimated from GET /slots: unified (llama-server -kvu,\n"
-               "                       and llama-server without -np) or split (-np N);\n"
-               "                       default: unknown, computed as split\n"
-               "  --tokenizer PATH     count tokens (outputs and prompt sizes) with the model's own\n"
-               "                       tokenizer: a .gguf, a tokenizer.json or a folder with one\n"
-               "                       (default: the server's counts that agree, docs/metrics.md)\n"
-               "  --seed N             prompts, the dataset's sample and the arrivals (default fixed)\n"
-               "  --samples FILE       write the raw per-request samples there as JSON\n"
-               "  --format text|json   (default text)\n\n"
-               "Workload (the names and meanings of vllm bench serve; docs/bench.md \"Workloads\"):\n"
-               "  --dataset-name NAME  random (default: synthetic prompts), sharegpt (a ShareGPT JSON\n"
-               "                       file), prefix_repetition (groups sharing a prefix), custom\n"
-               "                       (a JSONL file of {\"prompt\": ..., \"output_tokens\": N}),\n"
-               "                       multi_turn (sessions of several turns), trace (a Mooncake\n"
-               "                       JSONL trace replayed at its times)\n"
-               "  --dataset-path FILE  the sharegpt, custom or trace file; multi_turn: a ShareGPT\n"
-               "                       file whose human turns are the turns (default: synthetic)\n"
-               "  --num-prompts N      prompts drawn from the dataset (default 1000); also the\n"
-               "                       requests per level when neither --requests nor --duration\n"
-               "  --random-input-len N, --random-output-len N   other names of --input-tokens and\n"
-               "                       --output-tokens\n"
-               "  --random-range-ratio R   lengths uniform in [len*(1-R), len*(1+R)], 0 <= R < 1\n"
-               "  --prefix-repetition-prefix-len N   shared prefix tokens (default 256)\n"
-               "  --prefix-repetition-suffix-len N   each request's own tokens (default 256)\n"
-               "  --prefix-repetition-num-prefixes N groups (default 10)\n"
-               "  --prefix-repetition-output-len N   output tokens (default 128)\n"
-               "  --sharegpt-output-len N   every output N tokens instead of the reply's length\n"
-               "  --sharegpt-max-output-len N   replies longer than N asked for N tokens\n"
-               "  --sharegpt-min-len N, --sharegpt-max-prompt-len N, --sharegpt-max-total-len N\n"
-               "                       conversations outside these lengths are skipped (4, 1024, 2048)\n"
-               "  --multi-turn-turns N       turns per session (default 4; a file's: all, at most N)\n"
-               "  --multi-turn-input-len N   synthetic: tokens of each user turn (default 128)\n"
-               "  --multi-turn-output-len N  max_tokens of each turn (default 128; a file's: each\n"
-               "                       reply's length)\n"
-               "  --multi-turn-think-time DUR   pause between an answer and the next turn (0)\n"
-               "                       multi_turn: --concurrency, --requests and --warmup count\n"
-               "                       sessions; each turn sends the conversation so far\n"
-               "  --trace-speed S      trace: its times divided by S (default 1; 2: twice as fast)\n"
-               "  --trace-block-size N trace: tokens per hash_ids block (default 512)\n"
-               "  --trace-unit U       trace: its timestamps' unit, s, ms (default, Mooncake's),\n"
-               "                       us or ns; a trace spanning more than a day is refused\n\n"
-               "Exit status: 0 requests completed, 1 every request failed or the bench could\n"
+               "TPOT, end-to-end latency and throughput (definitions: docs/metrics.md).\n\n");
+        bool workload = false;
+        for (size_t i = 0; i < options_table_n; i++) {
+                const struct option_def *d = &options_table[i];
+                if (!d->flag)
+                        continue;
+                if (d->scope == OS_DATASET && !workload) {
+                        printf("\nWorkload (the names and meanings of vllm bench serve; docs/bench.md \"Workloads\"):\n");
+                        workload = true;
+                }
+                help_option(d);
+        }
+        printf("\nExit status: 0 requests completed, 1 every request failed or the bench could\n"
                "not run, 2 usage error.\n");
 }
 
@@ -226,16 +92,6 @@ static int parse_levels(const char *s, int **ret, size_t *ret_n) {
                 return -EINVAL;
         *ret = v;
         *ret_n = n;
-        return 0;
-}
-
-static int parse_ms(const char *s, usec_t *ret) {
-        char *end;
-        errno = 0;
-        double v = strtod(s, &end);
-        if (errno || end == s || *end || !(v > 0) || v > 1e9)
-                return -EINVAL;
-        *ret = (usec_t)llround(v * 1000.0);
         return 0;
 }
 
@@ -371,435 +227,222 @@ static void print_text(json_t *levels) {
         }
 }
 
-int cli_bench(int argc, char **argv) {
-        static const struct option opts[] = {
-                {"url", required_argument, NULL, 'u'},
-                {"concurrency", required_argument, NULL, 'c'},
-                {"requests", required_argument, NULL, 'n'},
-                {"duration", required_argument, NULL, 'd'},
-                {"output-tokens", required_argument, NULL, 'o'},
-                {"input-tokens", required_argument, NULL, 'i'},
-                {"rate", required_argument, NULL, 'r'},
-                {"request-rate", required_argument, NULL, 'r'}, /* vllm bench serve's name */
-                {"tokenizer", required_argument, NULL, OPT_TOKENIZER},
-                {"poisson", no_argument, NULL, 'P'},
-                {"warmup", required_argument, NULL, 'w'},
-                {"model", required_argument, NULL, 'm'},
-                {"endpoint", required_argument, NULL, 'E'},
-                {"engine", required_argument, NULL, 'e'},
-                {"timeout", required_argument, NULL, 't'},
-                {"prompt-file", required_argument, NULL, 'p'},
-                {"slo-ttft-ms", required_argument, NULL, 'T'},
-                {"slo-tpot-ms", required_argument, NULL, 'O'},
-                {"seed", required_argument, NULL, 's'},
-                {"samples", required_argument, NULL, 'S'},
-                {"format", required_argument, NULL, 'f'},
-                {"no-calibrate", no_argument, NULL, 'C'},
-                {"no-preconnect", no_argument, NULL, 'N'},
-                {"burstiness", required_argument, NULL, OPT_BURSTINESS},
-                {"no-server-metrics", no_argument, NULL, OPT_NO_SERVER_METRICS},
-                {"kv-cache-layout", required_argument, NULL, OPT_KV_CACHE_LAYOUT},
-                {"goodput", required_argument, NULL, OPT_GOODPUT},
-                {"threads", required_argument, NULL, OPT_THREADS},
-                {"dataset-name", required_argument, NULL, OPT_DATASET_NAME},
-                {"dataset-path", required_argument, NULL, OPT_DATASET_PATH},
-                {"num-prompts", required_argument, NULL, OPT_NUM_PROMPTS},
-                {"random-input-len", required_argument, NULL, 'i'},
-                {"random-output-len", required_argument, NULL, 'o'},
-                {"random-range-ratio", required_argument, NULL, OPT_RANGE_RATIO},
-                {"prefix-repetition-prefix-len", required_argument, NULL, OPT_PREFIX_LEN},
-                {"prefix-repetition-suffix-len", required_argument, NULL, OPT_SUFFIX_LEN},
-                {"prefix-repetition-num-prefixes", required_argument, NULL, OPT_NUM_PREFIXES},
-                {"prefix-repetition-output-len", required_argument, NULL, OPT_PREFIX_OUTPUT_LEN},
-                {"sharegpt-output-len", required_argument, NULL, OPT_SHAREGPT_OUTPUT_LEN},
-                {"sharegpt-max-output-len", required_argument, NULL, OPT_SHAREGPT_MAX_OUTPUT_LEN},
-                {"sharegpt-min-len", required_argument, NULL, OPT_SHAREGPT_MIN_LEN},
-                {"sharegpt-max-prompt-len", required_argument, NULL, OPT_SHAREGPT_MAX_PROMPT_LEN},
-                {"sharegpt-max-total-len", required_argument, NULL, OPT_SHAREGPT_MAX_TOTAL_LEN},
-                {"multi-turn-turns", required_argument, NULL, OPT_MULTI_TURN_TURNS},
-                {"multi-turn-input-len", required_argument, NULL, OPT_MULTI_TURN_INPUT_LEN},
-                {"multi-turn-output-len", required_argument, NULL, OPT_MULTI_TURN_OUTPUT_LEN},
-                {"multi-turn-think-time", required_argument, NULL, OPT_MULTI_TURN_THINK_TIME},
-                {"trace-speed", required_argument, NULL, OPT_TRACE_SPEED},
-                {"trace-block-size", required_argument, NULL, OPT_TRACE_BLOCK_SIZE},
-                {"trace-unit", required_argument, NULL, OPT_TRACE_UNIT},
-                {"help", no_argument, NULL, 'h'},
-                {NULL, 0, NULL, 0},
-        };
-        static const char *const formats[] = {"text", "json", NULL};
-        static const char *const endpoints[] = {"chat", "completion", NULL};
-        struct bench_target target = {0};
-        struct bench_spec spec = {.chat = true, .calibrate = true};
-        dataset_options_init(&spec.dataset);
-        bool dataset_named = false; /* a workload flag was given */
-        bool trace_unit = false;
-        const char *tokenizer_path = NULL;
-        const char *rate_text = NULL;
-        _cleanup_free_ int *levels_v = NULL;
-        const char *prompt_file = NULL, *samples_file = NULL, *engine = NULL, *dataset_path = NULL;
-        int format = 0;
-        long x;
+/* What the command line asked for: the table's settings where they go, and the rest. */
+struct bench_args {
+        struct bench_target target;
+        struct bench_spec spec;
+        bool given[128];          /* by the table's index */
+        const char *text[128];    /* the value as given */
+        int *levels;              /* --concurrency, owned */
+        const char *prompt_file, *samples_file, *engine, *dataset_path, *tokenizer_path;
+        int format;               /* 0 text, 1 json */
+        bool dataset_named;       /* a workload flag was given */
+        bool requests_default;    /* --requests from the dataset's prompts */
+        bool help;
+};
 
+static void bench_args_release(struct bench_args *a) {
+        free(a->levels);
+}
+
+/* The table's OT_CUSTOM flags: each its own value. */
+static int set_custom(struct bench_args *a, const struct option_def *d, const char *arg) {
+        static const char *const formats[] = {"text", "json", NULL};
+        if (streq_ptr(d->name, "concurrency")) {
+                free(a->levels);
+                a->levels = NULL;
+                if (parse_levels(arg, &a->levels, &a->spec.n_concurrency) < 0)
+                        return cli_usage_error("bench", "invalid --concurrency '%s' (want N[,N...], 1..%d)", arg,
+                                               BENCH_MAX_CONCURRENCY);
+        } else if (streq_ptr(d->name, "goodput")) {
+                _cleanup_free_ char *why = NULL;
+                if (bench_goodput_parse(arg, &a->target.slo_ttft, &a->target.slo_tpot, &a->target.slo_e2el, &why) < 0)
+                        return cli_usage_error("bench", "invalid --goodput: %s", why ? why : "out of memory");
+        } else if (streq_ptr(d->name, "format")) {
+                if ((a->format = cli_parse_choice(arg, formats)) < 0)
+                        return cli_usage_error("bench", "invalid --format '%s' (text or json)", arg);
+        } else if (streq_ptr(d->name, "engine"))
+                a->engine = arg;
+        else if (streq_ptr(d->name, "prompt_file"))
+                a->prompt_file = arg;
+        else if (streq_ptr(d->name, "samples"))
+                a->samples_file = arg;
+        else if (streq_ptr(d->name, "tokenizer"))
+                a->tokenizer_path = arg;
+        else if (streq_ptr(d->name, "dataset_path"))
+                a->dataset_path = arg;
+        return -1;
+}
+
+/* One flag of the table into a. Returns -1 to go on, or an exit code. */
+static int set_option(struct bench_args *a, size_t idx, const char *arg) {
+        const struct option_def *d = &options_table[idx];
+        a->given[idx] = true;
+        a->text[idx] = arg;
+        if (d->flags & OF_WORKLOAD)
+                a->dataset_named = true;
+        if (d->type == OT_CUSTOM)
+                return set_custom(a, d, arg);
+        if (options_parse_arg(d, arg ? arg : "", options_place(d, &a->spec, &a->target, NULL)) == 0)
+                return -1;
+        if (d->flags & OF_RANGE_HINT)
+                return cli_usage_error("bench", "invalid --%s '%s' (%ld to %ld)", d->flag, arg, (long)d->min,
+                                       (long)d->max);
+        return cli_usage_error("bench", "invalid --%s '%s'%s%s%s", d->flag, arg, d->hint ? " (" : "",
+                               d->hint ? d->hint : "", d->hint ? ")" : "");
+}
+
+/* The command line into a, its flags from the table. Returns -1 to go on, or an exit code. */
+static int parse_flags(int argc, char **argv, struct bench_args *a) {
+        struct option opts[ELEMENTSOF(a->given) + 1] = {{0}};
+        size_t n = 0;
+        assert(options_table_n < ELEMENTSOF(a->given));
+        for (size_t i = 0; i < options_table_n; i++)
+                if (options_table[i].flag)
+                        opts[n++] = (struct option){options_table[i].flag,
+                                                    options_table[i].type == OT_BOOL ? no_argument : required_argument,
+                                                    NULL, 1000 + (int)i};
+        opts[n] = (struct option){"help", no_argument, NULL, 'h'};
         opterr = 0;
         optind = 1;
         for (;;) {
                 int c = getopt_long(argc, argv, "+:h", opts, NULL);
                 if (c < 0)
                         break;
-                switch (c) {
-                case 'u':
-                        target.base_url = optarg;
-                        break;
-                case 'c':
-                        free(levels_v);
-                        levels_v = NULL;
-                        if (parse_levels(optarg, &levels_v, &spec.n_concurrency) < 0)
-                                return cli_usage_error("bench", "invalid --concurrency '%s' (want N[,N...], 1..%d)",
-                                                       optarg, BENCH_MAX_CONCURRENCY);
-                        break;
-                case 'n':
-                        if (cli_parse_int(optarg, 1, INT32_MAX, &x) < 0)
-                                return cli_usage_error("bench", "invalid --requests '%s'", optarg);
-                        spec.requests = (int)x;
-                        break;
-                case 'd':
-                        if (parse_duration(optarg, &spec.duration) < 0 || spec.duration == 0)
-                                return cli_usage_error("bench", "invalid --duration '%s' (try 30s, 2m)", optarg);
-                        break;
-                case 'o':
-                        if (cli_parse_int(optarg, 1, 10000000, &x) < 0)
-                                return cli_usage_error("bench", "invalid --output-tokens '%s'", optarg);
-                        spec.output_tokens = (int)x;
-                        break;
-                case 'i':
-                        if (cli_parse_int(optarg, 0, 10000000, &x) < 0)
-                                return cli_usage_error("bench", "invalid --input-tokens '%s'", optarg);
-                        spec.input_tokens = (int)x;
-                        break;
-                case 'r': {
-                        char *end;
-                        errno = 0;
-                        spec.rate = strtod(optarg, &end);
-                        if (errno || end == optarg || *end || !(spec.rate > 0) || spec.rate > 1e6)
-                                return cli_usage_error("bench", "invalid --rate '%s' (requests per second)", optarg);
-                        rate_text = optarg;
-                        break;
-                }
-                case 'P':
-                        spec.poisson = true;
-                        break;
-                case OPT_BURSTINESS: {
-                        char *end;
-                        errno = 0;
-                        spec.burstiness = strtod(optarg, &end);
-                        if (errno || end == optarg || *end || !(spec.burstiness > 0) || spec.burstiness > 1000)
-                                return cli_usage_error("bench", "invalid --burstiness '%s' (a gamma shape above 0)",
-                                                       optarg);
-                        spec.poisson = true;
-                        break;
-                }
-                case OPT_DATASET_NAME:
-                        if (dataset_kind_from_name(optarg, &spec.dataset.kind) < 0)
-                                return cli_usage_error("bench", "invalid --dataset-name '%s' (sharegpt, random, "
-                                                       "prefix_repetition, custom, multi_turn or trace)", optarg);
-                        dataset_named = true;
-                        break;
-                case OPT_DATASET_PATH:
-                        dataset_path = optarg;
-                        dataset_named = true;
-                        break;
-                case OPT_RANGE_RATIO: {
-                        char *end;
-                        errno = 0;
-                        spec.dataset.range_ratio = strtod(optarg, &end);
-                        if (errno || end == optarg || *end || !(spec.dataset.range_ratio >= 0) ||
-                            !(spec.dataset.range_ratio < 1))
-                                return cli_usage_error("bench", "invalid --random-range-ratio '%s' (0 <= R < 1)",
-                                                       optarg);
-                        dataset_named = true;
-                        break;
-                }
-                case OPT_NUM_PROMPTS:
-                case OPT_PREFIX_LEN:
-                case OPT_SUFFIX_LEN:
-                case OPT_NUM_PREFIXES:
-                case OPT_PREFIX_OUTPUT_LEN:
-                case OPT_SHAREGPT_OUTPUT_LEN:
-                case OPT_SHAREGPT_MAX_OUTPUT_LEN:
-                case OPT_SHAREGPT_MIN_LEN:
-                case OPT_SHAREGPT_MAX_PROMPT_LEN:
-                case OPT_SHAREGPT_MAX_TOTAL_LEN:
-                case OPT_MULTI_TURN_TURNS:
-                case OPT_MULTI_TURN_INPUT_LEN:
-                case OPT_MULTI_TURN_OUTPUT_LEN:
-                case OPT_TRACE_BLOCK_SIZE: {
-                        const struct int_option *io = int_option(&spec.dataset, c);
-                        if (cli_parse_int(optarg, io->min, io->max, &x) < 0)
-                                return cli_usage_error("bench", "invalid --%s '%s' (%ld to %ld)", io->name, optarg,
-                                                       io->min, io->max);
-                        *io->dst = (int)x;
-                        dataset_named = true;
-                        break;
-                }
-                case OPT_MULTI_TURN_THINK_TIME:
-                        if (parse_duration(optarg, &spec.dataset.multi_turn_think_time) < 0)
-                                return cli_usage_error("bench", "invalid --multi-turn-think-time '%s' (try 500ms, 2s)",
-                                                       optarg);
-                        dataset_named = true;
-                        break;
-                case OPT_TRACE_SPEED: {
-                        char *end;
-                        errno = 0;
-                        spec.dataset.trace_speed = strtod(optarg, &end);
-                        if (errno || end == optarg || *end || !(spec.dataset.trace_speed > 0) ||
-                            spec.dataset.trace_speed > 1e6)
-                                return cli_usage_error("bench", "invalid --trace-speed '%s' (above 0; 1: the trace's "
-                                                       "own times)", optarg);
-                        dataset_named = true;
-                        break;
-                }
-                case OPT_TOKENIZER:
-                        tokenizer_path = optarg;
-                        break;
-                case OPT_TRACE_UNIT:
-                        if (dataset_trace_unit_from_name(optarg, &spec.dataset.trace_unit_ms) < 0)
-                                return cli_usage_error("bench", "invalid --trace-unit '%s' (s, ms, us or ns)", optarg);
-                        trace_unit = true;
-                        dataset_named = true;
-                        break;
-                case 'C':
-                        spec.calibrate = false;
-                        break;
-                case 'N':
-                        spec.no_preconnect = true;
-                        break;
-                case OPT_NO_SERVER_METRICS:
-                        spec.no_server_metrics = true;
-                        break;
-                case OPT_KV_CACHE_LAYOUT:
-                        if (scrape_kv_layout_from_name(optarg, &target.kv_layout) < 0)
-                                return cli_usage_error("bench", "invalid --kv-cache-layout '%s' (unified or split)",
-                                                       optarg);
-                        break;
-                case OPT_GOODPUT: {
-                        _cleanup_free_ char *why = NULL;
-                        if (bench_goodput_parse(optarg, &target.slo_ttft, &target.slo_tpot, &target.slo_e2el, &why) < 0)
-                                return cli_usage_error("bench", "invalid --goodput: %s", why ? why : "out of memory");
-                        break;
-                }
-                case OPT_THREADS:
-                        if (cli_parse_int(optarg, 1, BENCH_MAX_THREADS, &x) < 0)
-                                return cli_usage_error("bench", "invalid --threads '%s' (1 to %d)", optarg,
-                                                       BENCH_MAX_THREADS);
-                        spec.threads = (int)x;
-                        break;
-                case 'w':
-                        if (cli_parse_int(optarg, 0, INT32_MAX, &x) < 0)
-                                return cli_usage_error("bench", "invalid --warmup '%s'", optarg);
-                        spec.warmup = (int)x;
-                        break;
-                case 'm':
-                        target.model = optarg;
-                        break;
-                case 'E': {
-                        int k = cli_parse_choice(optarg, endpoints);
-                        if (k < 0)
-                                return cli_usage_error("bench", "invalid --endpoint '%s' (chat or completion)",
-                                                       optarg);
-                        spec.chat = k == 0;
-                        break;
-                }
-                case 'e':
-                        engine = optarg;
-                        break;
-                case 't':
-                        if (parse_duration(optarg, &target.request_timeout) < 0 || target.request_timeout == 0)
-                                return cli_usage_error("bench", "invalid --timeout '%s' (try 30s, 2m, 500ms)",
-                                                       optarg);
-                        break;
-                case 'p':
-                        prompt_file = optarg;
-                        break;
-                case 'T':
-                        if (parse_ms(optarg, &target.slo_ttft) < 0)
-                                return cli_usage_error("bench", "invalid --slo-ttft-ms '%s'", optarg);
-                        break;
-                case 'O':
-                        if (parse_ms(optarg, &target.slo_tpot) < 0)
-                                return cli_usage_error("bench", "invalid --slo-tpot-ms '%s'", optarg);
-                        break;
-                case 's': {
-                        char *end;
-                        errno = 0;
-                        spec.seed = strtoull(optarg, &end, 10);
-                        if (errno || end == optarg || *end)
-                                return cli_usage_error("bench", "invalid --seed '%s'", optarg);
-                        break;
-                }
-                case 'S':
-                        samples_file = optarg;
-                        break;
-                case 'f':
-                        format = cli_parse_choice(optarg, formats);
-                        if (format < 0)
-                                return cli_usage_error("bench", "invalid --format '%s' (text or json)", optarg);
-                        break;
-                case 'h':
-                        help();
+                if (c == 'h') {
+                        a->help = true;
                         return EXIT_OK;
-                default:
-                        return cli_bad_option("bench", c, argv);
                 }
+                if (c < 1000)
+                        return cli_bad_option("bench", c, argv);
+                int r = set_option(a, (size_t)(c - 1000), optarg);
+                if (r >= 0)
+                        return r;
         }
         if (optind < argc)
                 return cli_usage_error("bench", "unexpected argument '%s'", argv[optind]);
-        if (!target.base_url)
+        return -1;
+}
+
+static bool given(const struct bench_args *a, const char *name, const char **ret_text) {
+        for (size_t i = 0; i < options_table_n; i++)
+                if (streq_ptr(options_table[i].name, name) && a->given[i]) {
+                        if (ret_text)
+                                *ret_text = a->text[i];
+                        return true;
+                }
+        return false;
+}
+
+/* The checks across flags, once all are in. Returns -1 to go on, or an exit code. */
+static int check_args(struct bench_args *a, char **path_copy) {
+        struct bench_spec *spec = &a->spec;
+        if (!a->target.base_url)
                 return cli_usage_error("bench", "--url is required");
-        if (!cli_valid_url(target.base_url)) {
+        if (!cli_valid_url(a->target.base_url)) {
                 /* a URL refused is shown as smoke shows one: its credentials masked */
-                _cleanup_free_ char *shown = secrets_mask_url(target.base_url);
+                _cleanup_free_ char *shown = secrets_mask_url(a->target.base_url);
                 if (!shown) {
                         cli_error("out of memory");
                         return EXIT_FAILED;
                 }
                 return cli_usage_error("bench", "invalid --url '%s' (want http://HOST:PORT)", shown);
         }
-        usec_t timeout = target.request_timeout ? target.request_timeout : BENCH_DEFAULT_TIMEOUT;
+        /* a burstiness is a shape of gamma arrivals, Poisson's among them */
+        if (given(a, "burstiness", NULL))
+                spec->poisson = true;
+        usec_t timeout = a->target.request_timeout ? a->target.request_timeout : BENCH_DEFAULT_TIMEOUT;
         /* the open loop's gap (1/rate): longer than a request may take, the level would wait
          * that long between sends and measure next to nothing */
-        if (spec.rate > 0 && 1.0 / spec.rate > (double)timeout / USEC_PER_SEC) {
+        const char *rate_text = NULL;
+        if (!given(a, "rate", &rate_text))
+                given(a, "request_rate", &rate_text);
+        if (spec->rate > 0 && 1.0 / spec->rate > (double)timeout / USEC_PER_SEC) {
                 char t[32];
                 return cli_usage_error("bench", "--rate %s is one request every %.3gs, longer than the request timeout (%s)",
-                                       rate_text, 1.0 / spec.rate, format_duration(timeout, t));
+                                       rate_text, 1.0 / spec->rate, format_duration(timeout, t));
         }
-        enum dataset_kind kind = spec.dataset.kind;
-        if (trace_unit && kind != DATASET_TRACE)
+        enum dataset_kind kind = spec->dataset.kind;
+        if (given(a, "trace_unit", NULL) && kind != DATASET_TRACE)
                 return cli_usage_error("bench", "--trace-unit goes with --dataset-name trace");
-        if (dataset_named && prompt_file)
+        if (a->dataset_named && a->prompt_file)
                 return cli_usage_error("bench", "give --prompt-file or a dataset, not both");
-        /* spec.dataset owns its path: this scope does, for it */
-        _cleanup_free_ char *path_copy = dataset_path ? strdup(dataset_path) : NULL;
-        if (dataset_path && !path_copy) {
+        /* spec.dataset owns its path: the caller does, for it */
+        if (a->dataset_path && !(*path_copy = strdup(a->dataset_path))) {
                 cli_error("out of memory");
                 return EXIT_FAILED;
         }
-        spec.dataset.path = path_copy;
-        const char *bad = dataset_options_check(&spec.dataset);
+        spec->dataset.path = *path_copy;
+        const char *bad = dataset_options_check(&spec->dataset);
         if (bad)
                 return cli_usage_error("bench", "--dataset-name %s: %s", dataset_kind_name(kind), bad);
-        bool requests_default = dataset_named && spec.requests == 0 && spec.duration == 0;
-        if (requests_default)
-                spec.requests = spec.dataset.num_prompts > 0 ? spec.dataset.num_prompts : DATASET_DEFAULT_PROMPTS;
-        if ((spec.requests > 0) == (spec.duration > 0))
+        a->requests_default = a->dataset_named && spec->requests == 0 && spec->duration == 0;
+        if (a->requests_default)
+                spec->requests = spec->dataset.num_prompts > 0 ? spec->dataset.num_prompts : DATASET_DEFAULT_PROMPTS;
+        if ((spec->requests > 0) == (spec->duration > 0))
                 return cli_usage_error("bench", "give one of --requests and --duration");
         /* the datasets other than random say their own output lengths; custom's lines may not */
-        if (spec.output_tokens == 0 && kind != DATASET_RANDOM)
-                spec.output_tokens = BENCH_CLI_OUTPUT_TOKENS;
-        if (spec.output_tokens == 0)
+        if (spec->output_tokens == 0 && kind != DATASET_RANDOM)
+                spec->output_tokens = BENCH_CLI_OUTPUT_TOKENS;
+        if (spec->output_tokens == 0)
                 return cli_usage_error("bench", "--output-tokens is required");
-        if (kind == DATASET_MULTI_TURN && !spec.chat)
+        if (kind == DATASET_MULTI_TURN && !spec->chat)
                 return cli_usage_error("bench", "--dataset-name multi_turn sends conversations: it needs --endpoint chat");
-        if (kind == DATASET_TRACE && spec.rate > 0)
+        if (kind == DATASET_TRACE && spec->rate > 0)
                 return cli_usage_error("bench", "--dataset-name trace: the trace says when requests go; give no --rate "
                                        "(--trace-speed scales its times)");
-        if (spec.poisson && spec.rate == 0)
-                return cli_usage_error("bench", "--%s needs --rate", spec.burstiness > 0 ? "burstiness" : "poisson");
-        if (engine) {
-                target.profile = profile_find(engine);
-                if (!target.profile)
-                        return cli_usage_error("bench", "unknown --engine '%s'", engine);
-        }
+        if (spec->poisson && spec->rate == 0)
+                return cli_usage_error("bench", "--%s needs --rate", spec->burstiness > 0 ? "burstiness" : "poisson");
+        if (a->engine && !(a->target.profile = profile_find(a->engine)))
+                return cli_usage_error("bench", "unknown --engine '%s'", a->engine);
         static int one = 1;
-        if (!levels_v) {
-                spec.concurrency = &one;
-                spec.n_concurrency = 1;
-        } else {
-                spec.concurrency = levels_v;
-        }
+        spec->concurrency = a->levels ? a->levels : &one;
+        if (!a->levels)
+                spec->n_concurrency = 1;
+        return -1;
+}
 
-        _cleanup_free_ char *prompt_text = NULL;
-        _cleanup_free_ char **prompts = NULL;
+/* The prompts of --prompt-file, or the dataset's file, read and checked before any request. */
+static int load_inputs(struct bench_args *a, char **ret_text, char ***ret_prompts, struct dataset **ret_data) {
         int r;
-        if (prompt_file) {
-                r = load_prompts(prompt_file, &prompt_text, &prompts);
+        if (a->prompt_file) {
+                r = load_prompts(a->prompt_file, ret_text, ret_prompts);
                 if (r < 0) {
-                        cli_error("cannot read prompts from '%s': %s", prompt_file,
+                        cli_error("cannot read prompts from '%s': %s", a->prompt_file,
                                   r == -ENODATA ? "no prompt in it" : file_strerror(r));
                         return EXIT_USAGE;
                 }
-                target.prompts = (const char *const *)prompts;
+                a->target.prompts = (const char *const *)*ret_prompts;
         }
-        _cleanup_(dataset_freep) struct dataset *data = NULL;
-        if (dataset_has_file(&spec.dataset)) {
+        if (dataset_has_file(&a->spec.dataset)) {
                 _cleanup_free_ char *err = NULL;
-                r = dataset_load(kind, spec.dataset.path, &data, &err);
+                r = dataset_load(a->spec.dataset.kind, a->spec.dataset.path, ret_data, &err);
                 if (r < 0) {
                         cli_error("%s", err ? err : strerror(-r));
                         return EXIT_USAGE;
                 }
-                spec.data = data;
-                dataset_trace_apply_unit(data, &spec.dataset);
+                a->spec.data = *ret_data;
+                dataset_trace_apply_unit(*ret_data, &a->spec.dataset);
                 _cleanup_free_ char *why = NULL;
-                if ((r = dataset_trace_check(data, &spec.dataset, timeout, &why)) < 0) {
-                        cli_error("%s: %s", spec.dataset.path, why ? why : strerror(-r));
+                if ((r = dataset_trace_check(*ret_data, &a->spec.dataset, a->target.request_timeout ? a->target.request_timeout : BENCH_DEFAULT_TIMEOUT, &why)) < 0) {
+                        cli_error("%s: %s", a->spec.dataset.path, why ? why : strerror(-r));
                         return EXIT_USAGE;
                 }
                 /* a trace's lines are its requests */
-                if (kind == DATASET_TRACE && requests_default)
-                        spec.requests = (int)MIN(data->n, spec.dataset.num_prompts > 0 ? (size_t)spec.dataset.num_prompts
-                                                                                        : data->n);
+                if (a->spec.dataset.kind == DATASET_TRACE && a->requests_default)
+                        a->spec.requests = (int)MIN((*ret_data)->n, a->spec.dataset.num_prompts > 0 ? (size_t)a->spec.dataset.num_prompts
+                                                                                        : (*ret_data)->n);
         }
 
-        /* Every stream is a socket: take all the descriptors the hard limit allows. */
-        struct rlimit rl;
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-                rl.rlim_cur = rl.rlim_max;
-                setrlimit(RLIMIT_NOFILE, &rl);
-        }
+        return -1;
+}
 
-        _cleanup_loop_ struct loop *l = NULL;
-        r = loop_new(&l);
-        if (r < 0) {
-                cli_error("cannot create the event loop: %s", strerror(-r));
-                return EXIT_FAILED;
-        }
-        r = loop_catch_signals(l);
-        if (r < 0) {
-                cli_error("cannot catch signals: %s", strerror(-r));
-                return EXIT_FAILED;
-        }
-        _cleanup_(tokenizer_freep) struct tokenizer *tok = NULL;
-        struct count_rule rule = {0};
-        if (tokenizer_path) {
-                _cleanup_free_ char *why = NULL;
-                if ((r = tokenizer_open(tokenizer_path, &tok, &why)) < 0) {
-                        cli_error("--tokenizer: %s", why ? why : strerror(-r));
-                        return EXIT_USAGE;
-                }
-                rule.tokenizer = tok;
-                rule.tokenizer_what = tokenizer_describe(tok);
-                target.count = &rule;
-        }
-        json_t *levels = NULL, *samples = NULL;
-        _cleanup_free_ char *refused = NULL;
-        target.ret_error = &refused;
-        r = bench_run(l, &target, &spec, &levels, samples_file ? &samples : NULL);
-        if (r == -EMSGSIZE) {
-                cli_error("%s", refused ? refused : "the bench cannot run against this server");
-                return EXIT_FAILED;
-        }
-        if (r == -EINTR) {
-                cli_error("interrupted");
-                return EXIT_FAILED;
-        }
-        if (r < 0) {
-                cli_error("bench failed: %s", strerror(-r));
-                return EXIT_FAILED;
-        }
+/* The samples file, the levels as text or JSON, and the exit status. */
+static int print_result(const struct bench_args *a, json_t *levels, json_t *samples) {
         int status = EXIT_OK;
-        if (samples_file) {
-                if (json_dump_file(samples, samples_file, JSON_COMPACT | JSON_REAL_PRECISION(10)) < 0) {
-                        cli_error("cannot write samples to '%s'", samples_file);
+        if (a->samples_file) {
+                if (json_dump_file(samples, a->samples_file, JSON_COMPACT | JSON_REAL_PRECISION(10)) < 0) {
+                        cli_error("cannot write samples to '%s'", a->samples_file);
                         status = EXIT_FAILED;
                 }
                 json_decref(samples);
@@ -816,7 +459,7 @@ int cli_bench(int argc, char **argv) {
                 return EXIT_FAILED;
         }
         bool garbage = verdict.step == STEP_DECIDED;
-        if (format == 1) {
+        if (a->format == 1) {
                 json_t *root = json_pack("{s:o, s:s, s:s?, s:s?}", "bench", levels, "verdict",
                                          garbage ? verdict_to_string(verdict.verdict) : "pass", "cause", verdict.cause,
                                          "evidence", verdict.evidence);
@@ -849,4 +492,77 @@ int cli_bench(int argc, char **argv) {
                 status = EXIT_FAILED;
         }
         return status;
+}
+
+/* The bench itself: the loop, the tokenizer, the levels. */
+static int bench_main(struct bench_args *a) {
+        _cleanup_free_ char *prompt_text = NULL;
+        _cleanup_free_ char **prompts = NULL;
+        _cleanup_(dataset_freep) struct dataset *data = NULL;
+        int r = load_inputs(a, &prompt_text, &prompts, &data);
+        if (r >= 0)
+                return r;
+        /* Every stream is a socket: take all the descriptors the hard limit allows. */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                setrlimit(RLIMIT_NOFILE, &rl);
+        }
+
+        _cleanup_loop_ struct loop *l = NULL;
+        r = loop_new(&l);
+        if (r < 0) {
+                cli_error("cannot create the event loop: %s", strerror(-r));
+                return EXIT_FAILED;
+        }
+        r = loop_catch_signals(l);
+        if (r < 0) {
+                cli_error("cannot catch signals: %s", strerror(-r));
+                return EXIT_FAILED;
+        }
+        _cleanup_(tokenizer_freep) struct tokenizer *tok = NULL;
+        struct count_rule rule = {0};
+        if (a->tokenizer_path) {
+                _cleanup_free_ char *why = NULL;
+                if ((r = tokenizer_open(a->tokenizer_path, &tok, &why)) < 0) {
+                        cli_error("--tokenizer: %s", why ? why : strerror(-r));
+                        return EXIT_USAGE;
+                }
+                rule.tokenizer = tok;
+                rule.tokenizer_what = tokenizer_describe(tok);
+                a->target.count = &rule;
+        }
+        json_t *levels = NULL, *samples = NULL;
+        _cleanup_free_ char *refused = NULL;
+        a->target.ret_error = &refused;
+        r = bench_run(l, &a->target, &a->spec, &levels, a->samples_file ? &samples : NULL);
+        if (r == -EMSGSIZE) {
+                cli_error("%s", refused ? refused : "the bench cannot run against this server");
+                return EXIT_FAILED;
+        }
+        if (r == -EINTR) {
+                cli_error("interrupted");
+                return EXIT_FAILED;
+        }
+        if (r < 0) {
+                cli_error("bench failed: %s", strerror(-r));
+                return EXIT_FAILED;
+        }
+        return print_result(a, levels, samples);
+}
+
+int cli_bench(int argc, char **argv) {
+        _cleanup_(bench_args_release) struct bench_args a = {.spec = {.chat = true, .calibrate = true}};
+        dataset_options_init(&a.spec.dataset);
+        int r = parse_flags(argc, argv, &a);
+        if (a.help) {
+                help();
+                return EXIT_OK;
+        }
+        if (r >= 0)
+                return r;
+        _cleanup_free_ char *path_copy = NULL;
+        if ((r = check_args(&a, &path_copy)) >= 0)
+                return r;
+        return bench_main(&a);
 }

@@ -6,6 +6,7 @@
  * so that whatever loads also expands.
  */
 #include "config/matrix.h"
+#include "config/options.h"
 
 #include <string.h>
 
@@ -612,119 +613,103 @@ static int parse_objective_map(struct ytree_ctx *c, const struct ynode *v, char 
 
 static char *beside_matrix(const struct matrix *m, const char *file);
 
+/* One entry of the option table (config/options.h) at its key of map, if there. */
+static int parse_option(struct ytree_ctx *c, const struct ynode *map, const struct option_def *d, void *dst) {
+        const struct ynode *v = y_get(map, d->key);
+        if (!v || d->type == OT_CUSTOM)
+                return 0;
+        _cleanup_free_ char *what = options_what(d);
+        if (!what)
+                return -ENOMEM;
+        int r, k;
+        bool b;
+        double x;
+        const char *s;
+        switch (d->type) {
+        case OT_INT:
+                return y_int(c, v, what, (long)d->min, (long)d->max, dst);
+        case OT_U64:
+        case OT_SIZE:
+                if ((r = y_int(c, v, what, (long)d->min, (long)d->max, &k)) < 0)
+                        return r;
+                if (d->type == OT_U64)
+                        *(uint64_t *)dst = (uint64_t)k;
+                else
+                        *(size_t *)dst = (size_t)k;
+                return 0;
+        case OT_DOUBLE:
+                if ((r = y_double(c, v, what, d->min, &x)) < 0)
+                        return r;
+                if (x > d->max || ((d->flags & OF_MIN_OPEN) && x == d->min) || ((d->flags & OF_MAX_OPEN) && x == d->max))
+                        return ytree_fail(c, v->line, "%s %s, not %s", what, d->bad ? d->bad : "is out of range",
+                                          ytree_esc(c, v->value));
+                *(double *)dst = x;
+                return 0;
+        case OT_DURATION:
+                /* a duration that may be 0 (a pause): "0" as the command line takes it */
+                if ((d->flags & OF_ZERO_OK) && v->kind == Y_SCALAR && parse_duration(v->value, dst) == 0)
+                        return 0;
+                return y_duration(c, v, what, dst);
+        case OT_BOOL:
+                if ((r = y_bool(c, v, what, &b)) < 0)
+                        return r;
+                *(bool *)dst = (d->flags & OF_NEGATE) ? !b : b;
+                return 0;
+        case OT_STRING:
+                return y_string(c, v, what, dst);
+        case OT_ENUM: {
+                if ((r = y_scalar(c, v, what, &s)) < 0)
+                        return r;
+                if (d->parse(s, dst) == 0)
+                        return 0;
+                _cleanup_free_ char *h = d->names ? ytree_hint(s, d->names, strv_length((char *const *)d->names)) : NULL;
+                return ytree_fail(c, v->line, "%s '%s'%s%s", d->bad, ytree_esc(c, s), h ? h : "",
+                                  d->bad_tail ? d->bad_tail : "");
+        }
+        case OT_MS:
+        case OT_CUSTOM:
+                break;
+        }
+        return 0;
+}
+
+/* The keys of map in scope that the table parses (OT_CUSTOM ones are the caller's). */
+static int parse_options(struct ytree_ctx *c, const struct ynode *map, enum option_scope scope, struct bench_spec *b,
+                         struct eval_options *e) {
+        for (size_t i = 0; i < options_table_n; i++) {
+                const struct option_def *d = &options_table[i];
+                if (d->scope != scope || !d->key)
+                        continue;
+                int r = parse_option(c, map, d, options_place(d, b, NULL, e));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* bench.dataset: vLLM's dataset options under their names (docs/matrix.md "bench"), the
  * file read now so that a bad one stops the matrix here, at its own FILE:LINE. */
 static int parse_dataset(struct ytree_ctx *c, const struct ynode *n, const struct ynode *bench, struct matrix *m) {
-        static const char *const keys[] = {"name", "path", "num_prompts", "seed", "random_input_len",
-                                           "random_output_len", "random_range_ratio", "prefix_repetition_prefix_len",
-                                           "prefix_repetition_suffix_len", "prefix_repetition_num_prefixes",
-                                           "prefix_repetition_output_len", "sharegpt_output_len",
-                                           "sharegpt_max_output_len", "sharegpt_min_len", "sharegpt_max_prompt_len",
-                                           "sharegpt_max_total_len", "multi_turn_turns", "multi_turn_input_len",
-                                           "multi_turn_output_len", "multi_turn_think_time", "trace_speed",
-                                           "trace_block_size", "trace_unit", NULL};
-        static const struct {
-                const char *key;
-                long min, max;
-                size_t off;
-        } ints[] = {
-                {"num_prompts", 1, DATASET_MAX_PROMPTS, offsetof(struct dataset_options, num_prompts)},
-                {"prefix_repetition_prefix_len", 0, DATASET_MAX_TOKENS, offsetof(struct dataset_options, prefix_len)},
-                {"prefix_repetition_suffix_len", 0, DATASET_MAX_TOKENS, offsetof(struct dataset_options, suffix_len)},
-                {"prefix_repetition_num_prefixes", 1, DATASET_MAX_PROMPTS, offsetof(struct dataset_options, num_prefixes)},
-                {"prefix_repetition_output_len", 1, DATASET_MAX_TOKENS,
-                 offsetof(struct dataset_options, prefix_output_len)},
-                {"sharegpt_output_len", 1, DATASET_MAX_TOKENS, offsetof(struct dataset_options, sharegpt_output_len)},
-                {"sharegpt_max_output_len", 1, DATASET_MAX_TOKENS,
-                 offsetof(struct dataset_options, sharegpt_max_output_len)},
-                {"sharegpt_min_len", 0, DATASET_MAX_TOKENS, offsetof(struct dataset_options, sharegpt_min_len)},
-                {"sharegpt_max_prompt_len", 1, DATASET_MAX_TOKENS,
-                 offsetof(struct dataset_options, sharegpt_max_prompt_len)},
-                {"sharegpt_max_total_len", 1, DATASET_MAX_TOKENS,
-                 offsetof(struct dataset_options, sharegpt_max_total_len)},
-                {"multi_turn_turns", 1, DATASET_MAX_TURNS, offsetof(struct dataset_options, multi_turn_turns)},
-                {"multi_turn_input_len", 1, DATASET_MAX_TOKENS, offsetof(struct dataset_options, multi_turn_input_len)},
-                {"multi_turn_output_len", 1, DATASET_MAX_TOKENS,
-                 offsetof(struct dataset_options, multi_turn_output_len)},
-                {"trace_block_size", 1, DATASET_MAX_TOKENS, offsetof(struct dataset_options, trace_block_size)},
-        };
+        const char *keys[64];
+        options_keys(OS_DATASET, keys, ELEMENTSOF(keys));
         struct bench_spec *b = &m->bench;
         struct dataset_options *o = &b->dataset;
         const struct ynode *v;
         int r;
         if ((r = y_map(c, n, "bench.dataset")) < 0 || (r = y_check_keys(c, n, keys, "bench.dataset")) < 0)
                 return r;
-        if ((v = y_get(n, "name"))) {
-                const char *s;
-                if ((r = y_scalar(c, v, "bench.dataset.name", &s)) < 0)
-                        return r;
-                if (dataset_kind_from_name(s, &o->kind) < 0) {
-                        const char *names[_DATASET_MAX];
-                        for (int i = 0; i < _DATASET_MAX; i++)
-                                names[i] = dataset_kind_name((enum dataset_kind)i);
-                        _cleanup_free_ char *h = ytree_hint(s, names, _DATASET_MAX);
-                        return ytree_fail(c, v->line, "unknown dataset '%s'%s (sharegpt, random, prefix_repetition, "
-                                          "custom, multi_turn, trace)", ytree_esc(c, s), h ? h : "");
-                }
-        }
-        for (size_t i = 0; i < ELEMENTSOF(ints); i++)
-                if ((v = y_get(n, ints[i].key))) {
-                        _cleanup_free_ char *what = strdup_printf("bench.dataset.%s", ints[i].key);
-                        if (!what)
-                                return -ENOMEM;
-                        if ((r = y_int(c, v, what, ints[i].min, ints[i].max, (int *)((char *)o + ints[i].off))) < 0)
-                                return r;
-                }
-        if ((v = y_get(n, "seed"))) {
-                int k;
-                if ((r = y_int(c, v, "bench.dataset.seed", 0, 2147483647, &k)) < 0)
-                        return r;
-                b->seed = (uint64_t)k;
-        }
         /* the random dataset's lengths are input_tokens and output_tokens by other names */
         static const char *const aliases[][2] = {{"random_input_len", "input_tokens"},
                                                  {"random_output_len", "output_tokens"}};
-        for (size_t i = 0; i < ELEMENTSOF(aliases); i++) {
-                if (!(v = y_get(n, aliases[i][0])))
-                        continue;
-                if (y_get(bench, aliases[i][1]))
+        for (size_t i = 0; i < ELEMENTSOF(aliases); i++)
+                if ((v = y_get(n, aliases[i][0])) && y_get(bench, aliases[i][1]))
                         return ytree_fail(c, v->line, "bench: give %s or dataset.%s, not both", aliases[i][1],
                                           aliases[i][0]);
-                _cleanup_free_ char *what = strdup_printf("bench.dataset.%s", aliases[i][0]);
-                if (!what)
-                        return -ENOMEM;
-                if ((r = y_int(c, v, what, i == 0 ? 0 : 1, DATASET_MAX_TOKENS,
-                               i == 0 ? &b->input_tokens : &b->output_tokens)) < 0)
-                        return r;
-        }
-        if ((v = y_get(n, "random_range_ratio"))) {
-                if ((r = y_double(c, v, "bench.dataset.random_range_ratio", 0, &o->range_ratio)) < 0)
-                        return r;
-                if (o->range_ratio >= 1)
-                        return ytree_fail(c, v->line, "bench.dataset.random_range_ratio must be less than 1, not %s",
-                                          ytree_esc(c, v->value));
-        }
-        if ((v = y_get(n, "multi_turn_think_time")) &&
-            (r = y_duration(c, v, "bench.dataset.multi_turn_think_time", &o->multi_turn_think_time)) < 0)
+        if ((r = parse_options(c, n, OS_DATASET, b, NULL)) < 0)
                 return r;
-        if ((v = y_get(n, "trace_speed"))) {
-                if ((r = y_double(c, v, "bench.dataset.trace_speed", 0, &o->trace_speed)) < 0)
-                        return r;
-                if (!(o->trace_speed > 0) || o->trace_speed > 1e6)
-                        return ytree_fail(c, v->line, "bench.dataset.trace_speed must be above 0 (1: the trace's own "
-                                          "times, 2: twice as fast), not %s", ytree_esc(c, v->value));
-        }
         const struct ynode *unit = y_get(n, "trace_unit");
-        if (unit) {
-                const char *s;
-                if ((r = y_scalar(c, unit, "bench.dataset.trace_unit", &s)) < 0)
-                        return r;
-                if (dataset_trace_unit_from_name(s, &o->trace_unit_ms) < 0)
-                        return ytree_fail(c, unit->line, "bench.dataset.trace_unit is s, ms, us or ns, not '%s'",
-                                          ytree_esc(c, s));
-                if (o->kind != DATASET_TRACE)
-                        return ytree_fail(c, unit->line, "bench.dataset.trace_unit goes with the trace dataset only");
-        }
+        if (unit && o->kind != DATASET_TRACE)
+                return ytree_fail(c, unit->line, "bench.dataset.trace_unit goes with the trace dataset only");
         const struct ynode *path = y_get(n, "path");
         if (path && (r = y_string(c, path, "bench.dataset.path", &o->path)) < 0)
                 return r;
@@ -771,11 +756,8 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
         int r;
         m->has_bench = n && !y_null(n);
         if (m->has_bench) {
-                static const char *const keys[] = {"concurrency", "input_tokens", "output_tokens", "requests",
-                                                   "warmup",      "rate",         "duration",      "endpoint",
-                                                   "max_failures", "calibrate",   "repeats",       "search",
-                                                   "checks_under_load", "dataset", "poisson",   "burstiness",
-                                                   "server_metrics", "threads", "request_rate", NULL};
+                const char *keys[64];
+                options_keys(OS_BENCH, keys, ELEMENTSOF(keys));
                 if ((r = y_map(c, n, "bench")) < 0 || (r = y_check_keys(c, n, keys, "bench")) < 0)
                         return r;
                 if ((v = y_get(n, "concurrency"))) {
@@ -799,20 +781,19 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                 b->n_concurrency = i + 1;
                         }
                 }
-                if ((v = y_get(n, "input_tokens")) && (r = y_int(c, v, "input_tokens", 0, 10000000, &b->input_tokens)) < 0)
-                        return r;
-                if ((v = y_get(n, "output_tokens")) &&
-                    (r = y_int(c, v, "output_tokens", 1, 10000000, &b->output_tokens)) < 0)
-                        return r;
-                if ((v = y_get(n, "warmup")) && (r = y_int(c, v, "warmup", 0, 100000, &b->warmup)) < 0)
-                        return r;
                 /* request_rate: vllm bench serve's name for it */
                 const struct ynode *rate = y_get(n, "rate"), *request_rate = y_get(n, "request_rate");
                 if (rate && request_rate)
                         return ytree_fail(c, request_rate->line, "bench: give rate or request_rate (its other name), "
                                           "not both");
-                if ((v = rate ? rate : request_rate) && (r = y_double(c, v, "rate", 0, &b->rate)) < 0)
+                const struct ynode *req = y_get(n, "requests"), *dur = y_get(n, "duration");
+                if (req && dur)
+                        return ytree_fail(c, dur->line, "bench: give requests or duration, not both");
+                if ((r = parse_options(c, n, OS_BENCH, b, NULL)) < 0)
                         return r;
+                if (dur)
+                        b->requests = 0;
+                v = rate ? rate : request_rate;
                 /* one request per 1/rate: a gap longer than the request timeout measures
                  * nothing for most of the level (--rate 1e-300 waited for ever) */
                 if (v && b->rate > 0 && 1.0 / b->rate > (double)m->request_timeout / USEC_PER_SEC) {
@@ -822,32 +803,7 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                           "(%s)",
                                           ytree_esc(c, v->value), 1.0 / b->rate, format_duration(m->request_timeout, t));
                 }
-                const struct ynode *req = y_get(n, "requests"), *dur = y_get(n, "duration");
-                if (req && dur)
-                        return ytree_fail(c, dur->line, "bench: give requests or duration, not both");
-                if (req && (r = y_int(c, req, "requests", 1, 10000000, &b->requests)) < 0)
-                        return r;
-                if (dur) {
-                        if ((r = y_duration(c, dur, "duration", &b->duration)) < 0)
-                                return r;
-                        b->requests = 0;
-                }
                 if ((v = y_get(n, "max_failures")) && (r = parse_max_failures(c, v, b)) < 0)
-                        return r;
-                if ((v = y_get(n, "calibrate")) && (r = y_bool(c, v, "bench.calibrate", &b->calibrate)) < 0)
-                        return r;
-                if ((v = y_get(n, "checks_under_load")) &&
-                    (r = y_bool(c, v, "bench.checks_under_load", &b->checks_under_load)) < 0)
-                        return r;
-                if ((v = y_get(n, "repeats")) && (r = y_int(c, v, "bench.repeats", 1, 100, &b->repeats)) < 0)
-                        return r;
-                bool server_metrics = true;
-                if ((v = y_get(n, "server_metrics")) &&
-                    (r = y_bool(c, v, "bench.server_metrics", &server_metrics)) < 0)
-                        return r;
-                b->no_server_metrics = !server_metrics;
-                if ((v = y_get(n, "threads")) &&
-                    (r = y_int(c, v, "bench.threads", 1, BENCH_MAX_THREADS, &b->threads)) < 0)
                         return r;
                 if ((v = y_get(n, "search")) && (r = parse_search(c, v, b)) < 0)
                         return r;
@@ -863,33 +819,12 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                                                            ? (size_t)b->dataset.num_prompts
                                                                            : b->data->n);
                 }
-                if ((v = y_get(n, "poisson")) && (r = y_bool(c, v, "bench.poisson", &b->poisson)) < 0)
-                        return r;
-                if ((v = y_get(n, "burstiness"))) {
-                        if ((r = y_double(c, v, "bench.burstiness", 0, &b->burstiness)) < 0)
-                                return r;
-                        if (!(b->burstiness > 0) || b->burstiness > 1000)
-                                return ytree_fail(c, v->line, "bench.burstiness is a gamma shape above 0 (1: Poisson), "
-                                                  "not %s", ytree_esc(c, v->value));
+                /* a burstiness is a shape of gamma arrivals, Poisson's among them */
+                if ((v = y_get(n, "burstiness")))
                         b->poisson = true;
-                }
                 if (b->poisson && b->rate == 0)
                         return ytree_fail(c, (v ? v : y_get(n, "poisson"))->line,
                                           "bench: Poisson or gamma arrivals need a rate (requests per second)");
-                if ((v = y_get(n, "endpoint"))) {
-                        static const char *const eps[] = {"chat", "completions", NULL};
-                        const char *s;
-                        if ((r = y_scalar(c, v, "endpoint", &s)) < 0)
-                                return r;
-                        if (strcmp(s, "chat") == 0)
-                                b->chat = true;
-                        else if (strcmp(s, "completions") == 0 || strcmp(s, "completion") == 0)
-                                b->chat = false;
-                        else {
-                                _cleanup_free_ char *h = ytree_hint(s, eps, 2);
-                                return ytree_fail(c, v->line, "unknown endpoint '%s'%s", ytree_esc(c, s), h ? h : "");
-                        }
-                }
                 if (b->dataset.kind == DATASET_MULTI_TURN && !b->chat)
                         return ytree_fail(c, y_get(n, "endpoint")->line,
                                           "bench.dataset multi_turn sends conversations: it needs the chat endpoint");
@@ -1286,17 +1221,6 @@ static int parse_probes(struct ytree_ctx *c, const struct ynode *root, struct ma
 }
 
 /* A proportion from 0 to 1. */
-static int y_share(struct ytree_ctx *c, const struct ynode *n, const char *what, double *ret) {
-        double d;
-        int r = y_double(c, n, what, 0, &d);
-        if (r < 0)
-                return r;
-        if (d > 1)
-                return ytree_fail(c, n->line, "%s is a share from 0 to 1, not %s", what, ytree_esc(c, n->value));
-        *ret = d;
-        return 0;
-}
-
 /* The folder of the matrix file, where a relative eval file is looked for. */
 static char *beside_matrix(const struct matrix *m, const char *file) {
         if (file[0] == '/')
@@ -1330,9 +1254,8 @@ static int parse_eval(struct ytree_ctx *c, const struct ynode *root, struct matr
                 else if ((r = y_string(c, n, "eval", &o->file)) < 0)
                         return r;
         } else {
-                static const char *const keys[] = {"file",     "builtin",    "samples",       "seed",
-                                                   "thinking", "max_tokens", "concurrency",   "logprobs",
-                                                   "min_agreement", "max_logprob_diff", NULL};
+                const char *keys[32];
+                options_keys(OS_EVAL, keys, ELEMENTSOF(keys));
                 if ((r = y_map(c, n, "eval")) < 0 || (r = y_check_keys(c, n, keys, "eval")) < 0)
                         return r;
                 const struct ynode *f = y_get(n, "file");
@@ -1342,36 +1265,14 @@ static int parse_eval(struct ytree_ctx *c, const struct ynode *root, struct matr
                 if (f && (r = y_string(c, f, "eval.file", &o->file)) < 0)
                         return r;
                 builtin = !f;
-                if ((v = y_get(n, "samples"))) {
-                        int k;
-                        if ((r = y_int(c, v, "eval.samples", 1, EVAL_MAX_QUESTIONS, &k)) < 0)
-                                return r;
-                        o->samples = (size_t)k;
-                }
-                if ((v = y_get(n, "seed"))) {
-                        int k;
-                        if ((r = y_int(c, v, "eval.seed", 0, 2147483647, &k)) < 0)
-                                return r;
-                        o->seed = (uint64_t)k;
-                }
+                if ((r = parse_options(c, n, OS_EVAL, NULL, o)) < 0)
+                        return r;
                 if ((v = y_get(n, "thinking"))) {
                         bool b;
                         if ((r = y_bool(c, v, "eval.thinking", &b)) < 0)
                                 return r;
                         o->thinking = b ? THINKING_ON : THINKING_OFF;
                 }
-                if ((v = y_get(n, "max_tokens")) && (r = y_int(c, v, "eval.max_tokens", 1, 1000000, &o->max_tokens)) < 0)
-                        return r;
-                if ((v = y_get(n, "concurrency")) &&
-                    (r = y_int(c, v, "eval.concurrency", 1, EVAL_MAX_CONCURRENCY, &o->concurrency)) < 0)
-                        return r;
-                if ((v = y_get(n, "logprobs")) && (r = y_bool(c, v, "eval.logprobs", &o->logprobs)) < 0)
-                        return r;
-                if ((v = y_get(n, "min_agreement")) && (r = y_share(c, v, "eval.min_agreement", &o->min_agreement)) < 0)
-                        return r;
-                if ((v = y_get(n, "max_logprob_diff")) &&
-                    (r = y_double(c, v, "eval.max_logprob_diff", 0, &o->max_logprob_diff)) < 0)
-                        return r;
         }
         if (builtin && sets && !(sets->kind == Y_SCALAR && (streq_ptr(sets->value, "all") || streq_ptr(sets->value, "true")))) {
                 if (sets->kind != Y_SEQ || sets->n_items == 0)
