@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "journal/journal_sql.h"
 #include "proc/procs.h"
 #include "config/workload.h"
 
@@ -27,6 +26,9 @@ struct journal {
         dev_t side_dev[2];
         ino_t side_ino[2];
 };
+
+static inline void journal_finalizep(sqlite3_stmt **s) { sqlite3_finalize(*s); }
+#define _cleanup_stmt_ _cleanup_(journal_finalizep)
 
 static const char *const side_suffix[2] = {"-wal", "-shm"};
 
@@ -98,7 +100,7 @@ static int errno_from_sqlite(sqlite3 *db, int rc) {
 }
 
 /* Remembers SQLite's message and turns rc into a negative errno. */
-int journal_fail(struct journal *j, int rc) {
+static int journal_fail(struct journal *j, int rc) {
         free(j->error);
         j->error = strdup(sqlite3_errmsg(j->db));
         return errno_from_sqlite(j->db, rc);
@@ -109,7 +111,7 @@ static int exec(struct journal *j, const char *sql) {
         return rc == SQLITE_OK ? 0 : journal_fail(j, rc);
 }
 
-int journal_prepare(struct journal *j, const char *sql, sqlite3_stmt **ret) {
+static int journal_prepare(struct journal *j, const char *sql, sqlite3_stmt **ret) {
         int rc = sqlite3_prepare_v2(j->db, sql, -1, ret, NULL);
         return rc == SQLITE_OK ? 0 : journal_fail(j, rc);
 }
@@ -156,7 +158,7 @@ static int bind_text(sqlite3_stmt *s, int i, const char *t) {
 }
 
 /* Binds every argument in order; a NULL string binds NULL. */
-int journal_bind(struct journal *j, sqlite3_stmt *s, const char *types, ...) {
+static int journal_bind(struct journal *j, sqlite3_stmt *s, const char *types, ...) {
         va_list ap;
         int rc = SQLITE_OK;
         va_start(ap, types);
@@ -177,7 +179,7 @@ int journal_bind(struct journal *j, sqlite3_stmt *s, const char *types, ...) {
 }
 
 /* A copy of a text column, NULL for SQL NULL. -ENOMEM only when a copy fails. */
-int journal_col_strdup(sqlite3_stmt *s, int i, char **ret) {
+static int journal_col_strdup(sqlite3_stmt *s, int i, char **ret) {
         const unsigned char *t = sqlite3_column_text(s, i);
         char *c = NULL;
         if (t && !(c = strdup((const char *)t)))
@@ -186,7 +188,7 @@ int journal_col_strdup(sqlite3_stmt *s, int i, char **ret) {
         return 0;
 }
 
-const char *journal_col_str(sqlite3_stmt *s, int i) {
+static const char *journal_col_str(sqlite3_stmt *s, int i) {
         const unsigned char *t = sqlite3_column_text(s, i);
         return t ? (const char *)t : NULL;
 }
@@ -1177,3 +1179,298 @@ int journal_count_other_workload(struct journal *j, const char *hash, int64_t *r
         *ret = sqlite3_column_int64(s, 0);
         return 0;
 }
+
+/* ---- reading: the journal's rows as structs (journal.h) ---- */
+
+/* The workload filter of the attempts read (docs/journal.md "One workload per journal"):
+ * from schema 6 on, attempts measured under workload, or under none (an older journal's,
+ * not adopted yet); a NULL workload reads them all. Bound as ?2. */
+static const char *workload_clause(const struct journal *j) {
+        return j->version >= 6 ? " AND (?2 IS NULL OR workload IS NULL OR workload = ?2)" : "";
+}
+
+static int bind_workload(struct journal *j, sqlite3_stmt *s, const char *workload) {
+        if (j->version < 6)
+                return 0;
+        int rc = bind_text(s, 2, workload);
+        return rc == SQLITE_OK ? 0 : journal_fail(j, rc);
+}
+
+/* Steps s to its end, handing each row to row(); stops at the first negative return. */
+static int each_row(struct journal *j, sqlite3_stmt *s, int (*row)(sqlite3_stmt *s, void *ctx), void *ctx) {
+        for (;;) {
+                int rc = sqlite3_step(s);
+                if (rc == SQLITE_DONE)
+                        return 0;
+                if (rc != SQLITE_ROW)
+                        return journal_fail(j, rc);
+                int r = row(s, ctx);
+                if (r < 0)
+                        return r;
+        }
+}
+
+/* A read in progress: the caller's function for its rows, and how many it was given. */
+struct visit {
+        union {
+                journal_sweep_fn sweep;
+                journal_sweep_cell_fn sweep_cell;
+                journal_attempt_fn attempt;
+                journal_check_fn check;
+                journal_eval_fn eval;
+        } fn;
+        void *userdata;
+        size_t rows;
+};
+
+static int sweep_row(sqlite3_stmt *s, void *ctx) {
+        struct visit *v = ctx;
+        struct journal_sweep_row row = {
+                .id = sqlite3_column_int64(s, 0),
+                .started_wall = (usec_t)sqlite3_column_int64(s, 1),
+                .how = journal_col_str(s, 2),
+                .version = journal_col_str(s, 3),
+                .matrix_path = journal_col_str(s, 4),
+                .matrix_text = journal_col_str(s, 5),
+                .engine = journal_col_str(s, 6),
+                .model = journal_col_str(s, 7),
+                .objective = journal_col_str(s, 8),
+                .bind_host = journal_col_str(s, 9),
+                .port = sqlite3_column_int(s, 10),
+                .workdir = journal_col_str(s, 11),
+                .startup_timeout = (usec_t)sqlite3_column_int64(s, 12),
+                .axes = journal_col_str(s, 13),
+                .host_json = journal_col_str(s, 14),
+                .cwd = journal_col_str(s, 15),
+                .eval = journal_col_str(s, 16),
+                .search = journal_col_str(s, 17),
+        };
+        v->rows++;
+        return v->fn.sweep(&row, v->userdata);
+}
+
+int journal_latest_sweep(struct journal *j, journal_sweep_fn fn, void *userdata) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        _cleanup_free_ char *sql = strdup_printf(
+                "SELECT id, started_wall, how, version, matrix_path, matrix_text, engine, model, objective, "
+                "bind_host, port, workdir, startup_timeout_us, axes, host_json, cwd, %s, %s "
+                "FROM sweeps ORDER BY id DESC LIMIT 1",
+                j->version >= 3 ? "eval" : "NULL", j->version >= 4 ? "search" : "NULL");
+        struct visit v = {.fn.sweep = fn, .userdata = userdata};
+        int r;
+        if (!sql)
+                return -ENOMEM;
+        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = each_row(j, s, sweep_row, &v)) < 0)
+                return r;
+        return v.rows ? 0 : -ENOENT;
+}
+
+static int sweep_cell_row(sqlite3_stmt *s, void *ctx) {
+        struct visit *v = ctx;
+        struct journal_sweep_cell_row row = {
+                .cell_id = journal_col_str(s, 0),
+                .position = (size_t)sqlite3_column_int64(s, 1),
+                .axes = journal_col_str(s, 2),
+                .distance = sqlite3_column_int(s, 3),
+                .excluded = sqlite3_column_int(s, 4) != 0,
+                .argv = journal_col_str(s, 5),
+                .env = journal_col_str(s, 6),
+        };
+        return v->fn.sweep_cell(&row, v->userdata);
+}
+
+int journal_sweep_cells(struct journal *j, int64_t sweep_id, journal_sweep_cell_fn fn, void *userdata) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        struct visit v = {.fn.sweep_cell = fn, .userdata = userdata};
+        int r;
+        if ((r = journal_prepare(j,
+                         "SELECT sc.cell_id, sc.position, sc.axes, sc.distance, sc.excluded, c.argv, c.env "
+                         "FROM sweep_cells sc JOIN cells c ON c.id = sc.cell_id WHERE sc.sweep_id = ? "
+                         "ORDER BY sc.position",
+                         &s)) < 0 ||
+            (r = journal_bind(j, s, "i", sweep_id)) < 0)
+                return r;
+        return each_row(j, s, sweep_cell_row, &v);
+}
+
+/* The columns of struct journal_attempt_row, NULL where the file's schema has none. */
+static char *attempt_columns(const struct journal *j) {
+        bool v3 = j->version >= 3, v4 = j->version >= 4;
+        return strdup_printf("id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, ready_us, "
+                             "checks_us, %s, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
+                             "peak_gpu_mem_mib, bench, %s, %s, %s",
+                             v3 ? "eval_us" : "NULL", v3 ? "eval_set" : "NULL", v4 ? "prediction" : "NULL",
+                             v3 ? "launch_us + ready_us + checks_us + eval_us + bench_us + stop_us"
+                                : "launch_us + ready_us + checks_us + bench_us + stop_us");
+}
+
+static int attempt_row(sqlite3_stmt *s, void *ctx) {
+        struct visit *v = ctx;
+        struct journal_attempt_row row = {
+                .id = sqlite3_column_int64(s, 0),
+                .sweep_id = sqlite3_column_int64(s, 1),
+                .verdict = verdict_from_string(journal_col_str(s, 2)),
+                .cause = journal_col_str(s, 3),
+                .evidence = journal_col_str(s, 4),
+                .log_path = journal_col_str(s, 5),
+                .started_wall = (usec_t)sqlite3_column_int64(s, 6),
+                .port = sqlite3_column_int(s, 7),
+                .ready_after = (usec_t)sqlite3_column_int64(s, 14),
+                .exit_code = sqlite3_column_int(s, 15),
+                .exit_signal = sqlite3_column_int(s, 16),
+                .peak_gpu_mem_mib = (uint64_t)sqlite3_column_int64(s, 17),
+                .bench = journal_col_str(s, 18),
+                .eval_set = journal_col_str(s, 19),
+                .prediction = journal_col_str(s, 20),
+                .spent = (usec_t)MAX(sqlite3_column_int64(s, 21), 0),
+        };
+        _Static_assert(PHASE_LAUNCH == 0 && PHASE_READY == 1 && PHASE_CHECKS == 2 && PHASE_EVAL == 3 &&
+                               PHASE_BENCH == 4 && PHASE_STOP == 5 && _PHASE_MAX == 6,
+                       "the columns launch_us ... stop_us in phase order");
+        for (int p = 0; p < _PHASE_MAX; p++)
+                row.phase[p] = (usec_t)sqlite3_column_int64(s, 8 + p);
+        v->rows++;
+        return v->fn.attempt(&row, v->userdata);
+}
+
+/* The attempts of a cell of the given workload that match where, ordered by order. */
+static int cell_attempts(struct journal *j, const char *cell_id, const char *workload, const char *where,
+                         const char *order, journal_attempt_fn fn, void *userdata, size_t *ret_rows) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        _cleanup_free_ char *cols = attempt_columns(j);
+        _cleanup_free_ char *sql = cols ? strdup_printf("SELECT %s FROM attempts WHERE cell_id = ?1 AND %s%s ORDER BY %s",
+                                                        cols, where, workload_clause(j), order)
+                                        : NULL;
+        struct visit v = {.fn.attempt = fn, .userdata = userdata};
+        int r;
+        if (!sql)
+                return -ENOMEM;
+        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "s", cell_id)) < 0 ||
+            (r = bind_workload(j, s, workload)) < 0 || (r = each_row(j, s, attempt_row, &v)) < 0)
+                return r;
+        *ret_rows = v.rows;
+        return 0;
+}
+
+int journal_cell_shown_attempt(struct journal *j, const char *cell_id, const char *workload, journal_attempt_fn fn,
+                               void *userdata) {
+        size_t rows = 0;
+        int r = cell_attempts(j, cell_id, workload,
+                              j->version >= 4
+                                      ? "state = 'settled' AND (verdict != 'skipped' OR cause IN ('inferred', 'pruned'))"
+                                      : "state = 'settled' AND (verdict != 'skipped' OR cause = 'inferred')",
+                              "id DESC LIMIT 1", fn, userdata, &rows);
+        return r < 0 ? r : rows ? 0 : -ENOENT;
+}
+
+int journal_cell_launches(struct journal *j, const char *cell_id, const char *workload, journal_attempt_fn fn,
+                          void *userdata) {
+        size_t rows = 0;
+        return cell_attempts(j, cell_id, workload, "state = 'settled' AND verdict != 'skipped'", "id", fn, userdata,
+                             &rows);
+}
+
+int journal_cell_abandoned(struct journal *j, const char *cell_id, const char *workload, int64_t *ret) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        _cleanup_free_ char *sql = strdup_printf(
+                "SELECT count(*) FROM attempts WHERE cell_id = ?1 AND state = 'abandoned'%s", workload_clause(j));
+        int r;
+        if (!sql)
+                return -ENOMEM;
+        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "s", cell_id)) < 0 ||
+            (r = bind_workload(j, s, workload)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return journal_fail(j, rc);
+        *ret = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+        return 0;
+}
+
+int journal_cell_other_workload(struct journal *j, const char *cell_id, const char *workload, bool *ret) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        *ret = false;
+        if (j->version < 6 || !workload)
+                return 0;
+        if ((r = journal_prepare(j,
+                         "SELECT 1 FROM attempts WHERE cell_id = ? AND state = 'settled' AND verdict != 'skipped' "
+                         "AND workload IS NOT NULL AND workload != ? LIMIT 1",
+                         &s)) < 0 ||
+            (r = journal_bind(j, s, "ss", cell_id, workload)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return journal_fail(j, rc);
+        *ret = rc == SQLITE_ROW;
+        return 0;
+}
+
+static int check_row(sqlite3_stmt *s, void *ctx) {
+        struct visit *v = ctx;
+        struct journal_check_row row = {
+                .name = journal_col_str(s, 0),
+                .verdict = verdict_from_string(journal_col_str(s, 1)),
+                .cause = journal_col_str(s, 2),
+                .evidence = journal_col_str(s, 3),
+                .output = journal_col_str(s, 4),
+                .reasoning = journal_col_str(s, 5),
+                .finish_reason = journal_col_str(s, 6),
+                .http_status = sqlite3_column_int(s, 7),
+                .latency = (usec_t)sqlite3_column_int64(s, 8),
+                .ttft = (usec_t)sqlite3_column_int64(s, 9),
+                .streamed = sqlite3_column_int(s, 10) != 0,
+                .detail = journal_col_str(s, 11),
+        };
+        return v->fn.check(&row, v->userdata);
+}
+
+int journal_attempt_checks(struct journal *j, int64_t attempt_id, journal_check_fn fn, void *userdata) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        struct visit v = {.fn.check = fn, .userdata = userdata};
+        int r;
+        if ((r = journal_prepare(j,
+                         j->version >= 5
+                                 ? "SELECT name, verdict, cause, evidence, output, reasoning, finish_reason, http_status, "
+                                   "latency_us, ttft_us, streamed, detail FROM check_results WHERE attempt_id = ? ORDER BY seq"
+                                 : "SELECT name, verdict, cause, evidence, output, reasoning, finish_reason, http_status, "
+                                   "latency_us, ttft_us, streamed, NULL FROM check_results WHERE attempt_id = ? ORDER BY seq",
+                         &s)) < 0 ||
+            (r = journal_bind(j, s, "i", attempt_id)) < 0)
+                return r;
+        return each_row(j, s, check_row, &v);
+}
+
+static int eval_row(sqlite3_stmt *s, void *ctx) {
+        struct visit *v = ctx;
+        struct journal_eval_row row = {
+                .qid = journal_col_str(s, 0),
+                .qkey = journal_col_str(s, 1),
+                .question = journal_col_str(s, 2),
+                .verdict = verdict_from_string(journal_col_str(s, 3)),
+                .cause = journal_col_str(s, 4),
+                .evidence = journal_col_str(s, 5),
+                .output = journal_col_str(s, 6),
+                .finish_reason = journal_col_str(s, 7),
+                .http_status = sqlite3_column_int(s, 8),
+                .latency = (usec_t)sqlite3_column_int64(s, 9),
+                .logprobs = journal_col_str(s, 10),
+        };
+        return v->fn.eval(&row, v->userdata);
+}
+
+int journal_attempt_eval(struct journal *j, int64_t attempt_id, journal_eval_fn fn, void *userdata) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        struct visit v = {.fn.eval = fn, .userdata = userdata};
+        int r;
+        if (j->version < 3)
+                return 0;
+        if ((r = journal_prepare(j,
+                         "SELECT qid, qkey, question, verdict, cause, evidence, output, finish_reason, http_status, "
+                         "latency_us, logprobs FROM eval_results WHERE attempt_id = ? ORDER BY seq",
+                         &s)) < 0 ||
+            (r = journal_bind(j, s, "i", attempt_id)) < 0)
+                return r;
+        return each_row(j, s, eval_row, &v);
+}
+

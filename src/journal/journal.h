@@ -26,8 +26,10 @@
  * journal_strerror() turns any of these into words; journal_last_error() has SQLite's own
  * message for the last failure on a handle.
  *
- * A struct journal is one connection; it is not shared between threads. The reports read it
- * through report_load.h, which sits above both.
+ * A struct journal is one connection; it is not shared between threads. What it holds is
+ * read through the functions at the end of this header, row by row as structs with named
+ * fields: no other module knows a column. The results layer (results.h, report_load.h)
+ * builds a sweep's view from them.
  */
 #ifndef GAUNTLET_JOURNAL_H
 #define GAUNTLET_JOURNAL_H
@@ -175,5 +177,110 @@ int journal_count_other_workload(struct journal *j, const char *hash, int64_t *r
 
 /* How many sweeps the journal holds. */
 int journal_count_sweeps(struct journal *j, int64_t *ret);
+
+/* The path the journal was opened with (owned by j). */
+const char *journal_path(const struct journal *j);
+
+/* ---- reading ----
+ *
+ * Rows come to a function of the caller's, one call a row, as a struct with named fields.
+ * Their strings are the journal's, valid during the call only (copy what is kept); NULL where
+ * the journal has none, and for what the file's schema does not hold yet (an old journal
+ * opened read-only is read as it is). A function that returns a negative value stops the
+ * read, which returns that value; other failures are negative errnos (journal_last_error). */
+
+/* A sweep (the sweeps table). */
+struct journal_sweep_row {
+        int64_t id;
+        usec_t started_wall;          /* microseconds since the epoch */
+        const char *how;              /* "finished", "interrupted", "failed"; NULL: running or killed */
+        const char *version;          /* gauntlet's */
+        const char *matrix_path, *matrix_text, *engine, *model, *objective;
+        const char *bind_host;
+        int port;                     /* the matrix's fixed port; 0: free per launch */
+        const char *workdir, *cwd;
+        usec_t startup_timeout;
+        const char *axes;             /* the axis names, a JSON array */
+        const char *host_json;        /* the host fingerprint, JSON */
+        const char *eval;             /* the eval's settings, JSON (eval_settings_json); schema 3 */
+        const char *search;           /* the search's settings, JSON (sweep.c); schema 4 */
+};
+typedef int (*journal_sweep_fn)(const struct journal_sweep_row *row, void *userdata);
+/* The latest sweep. -ENOENT when the journal holds none. */
+int journal_latest_sweep(struct journal *j, journal_sweep_fn fn, void *userdata);
+
+/* A cell as one sweep recorded it (sweep_cells with the cell's argv and env). */
+struct journal_sweep_cell_row {
+        const char *cell_id;
+        size_t position;              /* in the sweep's order */
+        const char *axes;             /* {axis: value-name}, JSON */
+        int distance;
+        bool excluded;
+        const char *argv, *env;       /* JSON arrays of strings, as journal_record_cells wrote them */
+};
+typedef int (*journal_sweep_cell_fn)(const struct journal_sweep_cell_row *row, void *userdata);
+/* The cells of a sweep, in its order. */
+int journal_sweep_cells(struct journal *j, int64_t sweep_id, journal_sweep_cell_fn fn, void *userdata);
+
+/* An attempt (the attempts table). */
+struct journal_attempt_row {
+        int64_t id, sweep_id;
+        enum verdict verdict;         /* as journaled when it settled */
+        const char *cause, *evidence, *log_path;
+        usec_t started_wall;
+        int port;
+        usec_t phase[_PHASE_MAX];     /* eval: 0 before schema 3 */
+        usec_t spent;                 /* the phases in all (0 when one is missing) */
+        usec_t ready_after;
+        int exit_code, exit_signal;
+        uint64_t peak_gpu_mem_mib;
+        const char *bench;            /* JSON array, one object per level */
+        const char *eval_set;         /* the eval's question set's hash; schema 3 */
+        const char *prediction;       /* a pruned cell's prediction, JSON; schema 4 */
+};
+typedef int (*journal_attempt_fn)(const struct journal_attempt_row *row, void *userdata);
+/* The attempts below read those measured under workload (workload.h) or under none (an
+ * older journal's); NULL reads every one, and so does a journal before schema 6. */
+/* The attempt a report shows for a cell: its latest settled one, not skipped, or skipped as
+ * inferred or pruned. -ENOENT when there is none. */
+int journal_cell_shown_attempt(struct journal *j, const char *cell_id, const char *workload, journal_attempt_fn fn,
+                               void *userdata);
+/* The cell's launches: its settled attempts that are not skipped, oldest first. */
+int journal_cell_launches(struct journal *j, const char *cell_id, const char *workload, journal_attempt_fn fn,
+                          void *userdata);
+/* How many of the cell's attempts were abandoned (a run interrupted, a port taken). */
+int journal_cell_abandoned(struct journal *j, const char *cell_id, const char *workload, int64_t *ret);
+/* Whether the cell has a launch measured under a workload other than workload (false for a
+ * NULL workload and before schema 6). */
+int journal_cell_other_workload(struct journal *j, const char *cell_id, const char *workload, bool *ret);
+
+/* One check's result (check_results). */
+struct journal_check_row {
+        const char *name;
+        enum verdict verdict;
+        const char *cause, *evidence;
+        const char *output, *reasoning, *finish_reason;
+        int http_status;
+        usec_t latency, ttft;
+        bool streamed;
+        const char *detail;           /* a probe's figures; schema 5 */
+};
+typedef int (*journal_check_fn)(const struct journal_check_row *row, void *userdata);
+/* The checks of an attempt, in the order they ran. */
+int journal_attempt_checks(struct journal *j, int64_t attempt_id, journal_check_fn fn, void *userdata);
+
+/* One eval answer (eval_results). */
+struct journal_eval_row {
+        const char *qid, *qkey;
+        const char *question;         /* the prompt, or the messages as JSON */
+        enum verdict verdict;
+        const char *cause, *evidence, *output, *finish_reason;
+        int http_status;
+        usec_t latency;
+        const char *logprobs;         /* JSON array, or NULL */
+};
+typedef int (*journal_eval_fn)(const struct journal_eval_row *row, void *userdata);
+/* The eval answers of an attempt, in the set's order (none before schema 3). */
+int journal_attempt_eval(struct journal *j, int64_t attempt_id, journal_eval_fn fn, void *userdata);
 
 #endif

@@ -12,9 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "journal/journal_sql.h"
 #include "results/search_view.h"
 #include "text/placeholder.h"
+
+/* A copy of s into *ret (NULL stays NULL); false: out of memory. */
+static bool strdup_ok(const char *s, char **ret) {
+        *ret = s ? strdup(s) : NULL;
+        return !s || *ret;
+}
 
 static int strv_from_json(const char *text, char ***ret) {
         _cleanup_(json_decrefp) json_t *a = text ? json_loads(text, 0, NULL) : NULL;
@@ -35,47 +40,70 @@ static int strv_from_json(const char *text, char ***ret) {
         return 0;
 }
 
-static int load_checks(struct journal *j, struct report_cell *c) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        int r;
-        if ((r = journal_prepare(j,
-                         journal_schema_version(j) >= 5
-                                 ? "SELECT name, verdict, cause, evidence, output, reasoning, finish_reason, http_status, "
-                                   "latency_us, ttft_us, streamed, detail FROM check_results WHERE attempt_id = ? ORDER BY seq"
-                                 : "SELECT name, verdict, cause, evidence, output, reasoning, finish_reason, http_status, "
-                                   "latency_us, ttft_us, streamed, NULL FROM check_results WHERE attempt_id = ? ORDER BY seq",
-                         &s)) < 0 ||
-            (r = journal_bind(j, s, "i", c->attempt_id)) < 0)
-                return r;
-        for (;;) {
-                int rc = sqlite3_step(s);
-                if (rc == SQLITE_DONE)
-                        return 0;
-                if (rc != SQLITE_ROW)
-                        return journal_fail(j, rc);
-                struct report_check *t = realloc(c->checks, (c->n_checks + 1) * sizeof(*t));
+static int add_check(const struct journal_check_row *row, void *userdata) {
+        struct report_cell *c = userdata;
+        struct report_check *t = realloc(c->checks, (c->n_checks + 1) * sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        c->checks = t;
+        struct report_check *k = &c->checks[c->n_checks++];
+        *k = (struct report_check){
+                .verdict = row->verdict,
+                .http_status = row->http_status,
+                .latency = row->latency,
+                .ttft = row->ttft,
+                .streamed = row->streamed,
+        };
+        if (!strdup_ok(row->name, &k->name) || !strdup_ok(row->cause, &k->cause) ||
+            !strdup_ok(row->evidence, &k->evidence) || !strdup_ok(row->output, &k->output) ||
+            !strdup_ok(row->reasoning, &k->reasoning) || !strdup_ok(row->finish_reason, &k->finish_reason) ||
+            !strdup_ok(row->detail, &k->detail))
+                return -ENOMEM;
+        return 0;
+}
+
+struct answers_load {
+        struct report_cell *c;
+        size_t alloc;
+};
+
+static int add_eval_answer(const struct journal_eval_row *row, void *userdata) {
+        struct answers_load *al = userdata;
+        struct report_cell *c = al->c;
+        if (c->eval.n_answers == al->alloc) {
+                size_t na = al->alloc ? al->alloc * 2 : 64;
+                struct report_eval_answer *t = realloc(c->eval.answers, na * sizeof(*t));
                 if (!t)
                         return -ENOMEM;
-                c->checks = t;
-                struct report_check *k = &c->checks[c->n_checks++];
-                *k = (struct report_check){
-                        .verdict = verdict_from_string(journal_col_str(s, 1)),
-                        .http_status = sqlite3_column_int(s, 7),
-                        .latency = (usec_t)sqlite3_column_int64(s, 8),
-                        .ttft = (usec_t)sqlite3_column_int64(s, 9),
-                        .streamed = sqlite3_column_int(s, 10) != 0,
-                };
-                if ((r = journal_col_strdup(s, 0, &k->name)) < 0 || (r = journal_col_strdup(s, 2, &k->cause)) < 0 ||
-                    (r = journal_col_strdup(s, 3, &k->evidence)) < 0 || (r = journal_col_strdup(s, 4, &k->output)) < 0 ||
-                    (r = journal_col_strdup(s, 5, &k->reasoning)) < 0 || (r = journal_col_strdup(s, 6, &k->finish_reason)) < 0 ||
-                    (r = journal_col_strdup(s, 11, &k->detail)) < 0)
-                        return r;
+                c->eval.answers = t;
+                al->alloc = na;
         }
+        struct report_eval_answer *e = &c->eval.answers[c->eval.n_answers++];
+        *e = (struct report_eval_answer){
+                .verdict = row->verdict,
+                .http_status = row->http_status,
+                .latency = row->latency,
+        };
+        if (!strdup_ok(row->qid, &e->id) || !strdup_ok(row->qkey, &e->key) || !strdup_ok(row->question, &e->question) ||
+            !strdup_ok(row->cause, &e->cause) || !strdup_ok(row->evidence, &e->evidence) ||
+            !strdup_ok(row->output, &e->output) || !strdup_ok(row->finish_reason, &e->finish_reason))
+                return -ENOMEM;
+        _cleanup_(json_decrefp) json_t *lp = row->logprobs ? json_loads(row->logprobs, 0, NULL) : NULL;
+        if (json_is_array(lp) && json_array_size(lp) > 0) {
+                size_t n = json_array_size(lp);
+                if (!(e->logprobs = malloc(n * sizeof(*e->logprobs))))
+                        return -ENOMEM;
+                for (size_t k = 0; k < n; k++) {
+                        json_t *x = json_array_get(lp, k);
+                        e->logprobs[k] = json_is_number(x) ? json_number_value(x) : NAN;
+                }
+                e->n_logprobs = n;
+        }
+        return 0;
 }
 
 /* The eval answers of the cell's attempt, when it answered the view's question set. */
 static int load_eval(struct journal *j, const struct report_view *v, struct report_cell *c, const char *set) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
         if (!v->eval.on || !set)
                 return 0;
@@ -83,51 +111,9 @@ static int load_eval(struct journal *j, const struct report_view *v, struct repo
                 c->eval.other_set = true;
                 return 0;
         }
-        if ((r = journal_prepare(j,
-                         "SELECT qid, qkey, question, verdict, cause, evidence, output, finish_reason, http_status, "
-                         "latency_us, logprobs FROM eval_results WHERE attempt_id = ? ORDER BY seq",
-                         &s)) < 0 ||
-            (r = journal_bind(j, s, "i", c->attempt_id)) < 0)
+        struct answers_load al = {.c = c};
+        if ((r = journal_attempt_eval(j, c->attempt_id, add_eval_answer, &al)) < 0)
                 return r;
-        size_t alloc = 0;
-        for (;;) {
-                int rc = sqlite3_step(s);
-                if (rc == SQLITE_DONE)
-                        break;
-                if (rc != SQLITE_ROW)
-                        return journal_fail(j, rc);
-                if (c->eval.n_answers == alloc) {
-                        size_t na = alloc ? alloc * 2 : 64;
-                        struct report_eval_answer *t = realloc(c->eval.answers, na * sizeof(*t));
-                        if (!t)
-                                return -ENOMEM;
-                        c->eval.answers = t;
-                        alloc = na;
-                }
-                struct report_eval_answer *e = &c->eval.answers[c->eval.n_answers++];
-                *e = (struct report_eval_answer){
-                        .verdict = verdict_from_string(journal_col_str(s, 3)),
-                        .http_status = sqlite3_column_int(s, 8),
-                        .latency = (usec_t)sqlite3_column_int64(s, 9),
-                };
-                if ((r = journal_col_strdup(s, 0, &e->id)) < 0 || (r = journal_col_strdup(s, 1, &e->key)) < 0 ||
-                    (r = journal_col_strdup(s, 2, &e->question)) < 0 || (r = journal_col_strdup(s, 4, &e->cause)) < 0 ||
-                    (r = journal_col_strdup(s, 5, &e->evidence)) < 0 || (r = journal_col_strdup(s, 6, &e->output)) < 0 ||
-                    (r = journal_col_strdup(s, 7, &e->finish_reason)) < 0)
-                        return r;
-                _cleanup_(json_decrefp) json_t *lp =
-                        journal_col_str(s, 10) ? json_loads(journal_col_str(s, 10), 0, NULL) : NULL;
-                if (json_is_array(lp) && json_array_size(lp) > 0) {
-                        size_t n = json_array_size(lp);
-                        if (!(e->logprobs = malloc(n * sizeof(*e->logprobs))))
-                                return -ENOMEM;
-                        for (size_t k = 0; k < n; k++) {
-                                json_t *x = json_array_get(lp, k);
-                                e->logprobs[k] = json_is_number(x) ? json_number_value(x) : NAN;
-                        }
-                        e->n_logprobs = n;
-                }
-        }
         /* A set is asked whole (the rows are the questions in order); anything else is
          * not an answer to this set. */
         if (c->eval.n_answers != v->eval.questions)
@@ -139,180 +125,93 @@ static int load_eval(struct journal *j, const struct report_view *v, struct repo
         return 0;
 }
 
-/* One workload per report (docs/journal.md "One workload per journal"): from schema 6 on,
- * only attempts measured under the latest sweep's workload (or under none: an older
- * journal's, not adopted yet) are read; a cell whose figures are all of another one is
- * left out, as if not run, and counted. */
-static const char *workload_clause(struct journal *j) {
-        return journal_schema_version(j) >= 6 ? " AND (?2 IS NULL OR workload IS NULL OR workload = ?2)" : "";
-}
-
-static int bind_workload(struct journal *j, const struct report_view *v, sqlite3_stmt *s) {
-        if (journal_schema_version(j) < 6)
+/* A launch of the cell: counted, and the bench of an earlier one that passed kept (a cell
+ * measured again: docs/search.md). */
+static int add_launch(const struct journal_attempt_row *row, void *userdata) {
+        struct report_cell *c = userdata;
+        c->launches++;
+        if (row->id != c->attempt_id)
+                c->earlier_spent += row->spent;
+        if (row->id == c->attempt_id || row->verdict != VERDICT_PASS || !row->bench)
                 return 0;
-        int rc = v->workload_hash ? sqlite3_bind_text(s, 2, v->workload_hash, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(s, 2);
-        return rc == SQLITE_OK ? 0 : journal_fail(j, rc);
-}
-
-/* A cell with no attempt of the view's workload: counted when it has one of another. */
-static int other_workload(struct journal *j, const struct report_view *v, struct report_cell *c) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        int r;
-        if (journal_schema_version(j) < 6 || !v->workload_hash)
+        json_t *b = json_loads(row->bench, 0, NULL);
+        if (!json_is_array(b)) {
+                json_decref(b);
                 return 0;
-        if ((r = journal_prepare(j,
-                         "SELECT 1 FROM attempts WHERE cell_id = ? AND state = 'settled' AND verdict != 'skipped' "
-                         "AND workload IS NOT NULL AND workload != ? LIMIT 1",
-                         &s)) < 0 ||
-            (r = journal_bind(j, s, "ss", c->id, v->workload_hash)) < 0)
-                return r;
-        int rc = sqlite3_step(s);
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-                return journal_fail(j, rc);
-        if (rc == SQLITE_ROW) {
-                c->other_workload = true;
-                ((struct report_view *)v)->workload_left_out++;
         }
+        if ((!c->earlier && !(c->earlier = json_array())) || json_array_append_new(c->earlier, b) < 0)
+                return -ENOMEM;
         return 0;
 }
 
-/* The cell's launches, and the benches of its earlier attempts that passed (a cell measured
- * again: docs/search.md). */
-static int load_earlier(struct journal *j, const struct report_view *v, struct report_cell *c) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        int r;
-        _cleanup_free_ char *sql = strdup_printf(
-                "%s%s ORDER BY id",
-                journal_schema_version(j) >= 3
-                        ? "SELECT id, verdict, bench, launch_us + ready_us + checks_us + eval_us + "
-                          "bench_us + stop_us FROM attempts WHERE cell_id = ? AND state = 'settled' "
-                          "AND verdict != 'skipped'"
-                        : "SELECT id, verdict, bench, launch_us + ready_us + checks_us + bench_us + "
-                          "stop_us FROM attempts WHERE cell_id = ? AND state = 'settled' AND "
-                          "verdict != 'skipped'",
-                workload_clause(j));
-        if (!sql)
-                return -ENOMEM;
-        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "s", c->id)) < 0 ||
-            (r = bind_workload(j, v, s)) < 0)
-                return r;
-        int rc;
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-                c->launches++;
-                if (sqlite3_column_int64(s, 0) != c->attempt_id)
-                        c->earlier_spent += (usec_t)MAX(sqlite3_column_int64(s, 3), 0);
-                if (sqlite3_column_int64(s, 0) == c->attempt_id || !streq_ptr(journal_col_str(s, 1), "pass") ||
-                    !journal_col_str(s, 2))
-                        continue;
-                json_t *b = json_loads(journal_col_str(s, 2), 0, NULL);
-                if (!json_is_array(b)) {
-                        json_decref(b);
-                        continue;
-                }
-                if ((!c->earlier && !(c->earlier = json_array())) || json_array_append_new(c->earlier, b) < 0)
-                        return -ENOMEM;
+static json_t *json_of(const char *text, bool (*is)(const json_t *)) {
+        json_t *x = text ? json_loads(text, 0, NULL) : NULL;
+        if (x && !is(x)) {
+                json_decref(x);
+                return NULL;
         }
-        return rc == SQLITE_DONE ? 0 : journal_fail(j, rc);
+        return x;
+}
+static bool is_array(const json_t *x) { return json_is_array(x); }
+static bool is_object(const json_t *x) { return json_is_object(x); }
+
+struct shown {
+        struct report_cell *c;
+        char *eval_set;
+};
+
+/* The attempt a report shows for the cell, into the cell. */
+static int take_attempt(const struct journal_attempt_row *row, void *userdata) {
+        struct shown *sh = userdata;
+        struct report_cell *c = sh->c;
+        c->has_attempt = true;
+        c->attempt_id = row->id;
+        c->attempt_sweep_id = row->sweep_id;
+        c->verdict = row->verdict;
+        c->started_wall = row->started_wall;
+        c->port = row->port;
+        memcpy(c->phase, row->phase, sizeof(c->phase));
+        c->ready_after = row->ready_after;
+        c->exit_code = row->exit_code;
+        c->exit_signal = row->exit_signal;
+        c->peak_gpu_mem_mib = row->peak_gpu_mem_mib;
+        if (!strdup_ok(row->cause, &c->cause) || !strdup_ok(row->evidence, &c->evidence) ||
+            !strdup_ok(row->log_path, &c->log_path) || !strdup_ok(row->eval_set, &sh->eval_set))
+                return -ENOMEM;
+        c->bench = json_of(row->bench, is_array);
+        c->prediction = json_of(row->prediction, is_object);
+        return report_evidence_parse(c->evidence, c->verdict, &c->ev);
 }
 
-/* The latest settled, non-skipped attempt of the cell, if any. */
-static int load_attempt(struct journal *j, const struct report_view *v, struct report_cell *c) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        int r;
-        bool v3 = journal_schema_version(j) >= 3, v4 = journal_schema_version(j) >= 4;
-        _cleanup_free_ char *sql = strdup_printf(
-                "%s%s ORDER BY id DESC LIMIT 1",
-                v4 ? "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
-                     "ready_us, checks_us, eval_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
-                     "peak_gpu_mem_mib, bench, eval_set, prediction FROM attempts WHERE cell_id = ? AND "
-                     "state = 'settled' AND (verdict != 'skipped' OR cause IN ('inferred', 'pruned'))"
-                : v3 ? "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
-                       "ready_us, checks_us, eval_us, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
-                       "peak_gpu_mem_mib, bench, eval_set, NULL FROM attempts WHERE cell_id = ? AND state = 'settled' "
-                       "AND (verdict != 'skipped' OR cause = 'inferred')"
-                     : "SELECT id, sweep_id, verdict, cause, evidence, log_path, started_wall, port, launch_us, "
-                       "ready_us, checks_us, NULL, bench_us, stop_us, ready_after_us, exit_code, exit_signal, "
-                       "peak_gpu_mem_mib, bench, NULL, NULL FROM attempts WHERE cell_id = ? AND state = 'settled' "
-                       "AND (verdict != 'skipped' OR cause = 'inferred')",
-                workload_clause(j));
-        if (!sql)
-                return -ENOMEM;
-        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "s", c->id)) < 0 ||
-            (r = bind_workload(j, v, s)) < 0)
-                return r;
-        int rc = sqlite3_step(s);
-        if (rc == SQLITE_DONE)
-                return other_workload(j, v, c);
-        if (rc != SQLITE_ROW)
-                return journal_fail(j, rc);
-        c->has_attempt = true;
-        c->attempt_id = sqlite3_column_int64(s, 0);
-        c->attempt_sweep_id = sqlite3_column_int64(s, 1);
-        c->verdict = verdict_from_string(journal_col_str(s, 2));
-        c->started_wall = (usec_t)sqlite3_column_int64(s, 6);
-        c->port = sqlite3_column_int(s, 7);
-        _Static_assert(PHASE_LAUNCH == 0 && PHASE_READY == 1 && PHASE_CHECKS == 2 && PHASE_EVAL == 3 &&
-                               PHASE_BENCH == 4 && PHASE_STOP == 5 && _PHASE_MAX == 6,
-                       "the columns launch_us ... stop_us in phase order");
-        for (int p = 0; p < _PHASE_MAX; p++)
-                c->phase[p] = (usec_t)sqlite3_column_int64(s, 8 + p);
-        c->ready_after = (usec_t)sqlite3_column_int64(s, 14);
-        c->exit_code = sqlite3_column_int(s, 15);
-        c->exit_signal = sqlite3_column_int(s, 16);
-        c->peak_gpu_mem_mib = (uint64_t)sqlite3_column_int64(s, 17);
-        if ((r = journal_col_strdup(s, 3, &c->cause)) < 0 || (r = journal_col_strdup(s, 4, &c->evidence)) < 0 ||
-            (r = journal_col_strdup(s, 5, &c->log_path)) < 0 ||
-            (r = report_evidence_parse(c->evidence, c->verdict, &c->ev)) < 0)
-                return r;
-        if (journal_col_str(s, 18)) {
-                c->bench = json_loads(journal_col_str(s, 18), 0, NULL);
-                if (!c->bench || !json_is_array(c->bench)) {
-                        json_decref(c->bench);
-                        c->bench = NULL;
-                }
+/* The latest settled, non-skipped attempt of the cell, if any (one of the view's workload:
+ * docs/journal.md "One workload per journal"); a cell whose figures are all of another
+ * workload is left out, as if not run, and counted. */
+static int load_attempt(struct journal *j, struct report_view *v, struct report_cell *c) {
+        _cleanup_free_ char *set = NULL;
+        struct shown sh = {.c = c};
+        int r = journal_cell_shown_attempt(j, c->id, v->workload_hash, take_attempt, &sh);
+        set = sh.eval_set;
+        if (r == -ENOENT) {
+                if ((r = journal_cell_other_workload(j, c->id, v->workload_hash, &c->other_workload)) < 0)
+                        return r;
+                v->workload_left_out += c->other_workload;
+                return 0;
         }
-        if (journal_col_str(s, 20)) {
-                c->prediction = json_loads(journal_col_str(s, 20), 0, NULL);
-                if (!json_is_object(c->prediction)) {
-                        json_decref(c->prediction);
-                        c->prediction = NULL;
-                }
-        }
+        if (r < 0)
+                return r;
         c->eval.journal_verdict = c->verdict;
-        if ((r = load_eval(j, v, c, journal_col_str(s, 19))) < 0 ||
-            (c->verdict != VERDICT_SKIPPED && (r = load_earlier(j, v, c)) < 0))
+        if ((r = load_eval(j, v, c, set)) < 0 ||
+            (c->verdict != VERDICT_SKIPPED && (r = journal_cell_launches(j, c->id, v->workload_hash, add_launch, c)) < 0))
                 return r;
-        return load_checks(j, c);
+        return journal_attempt_checks(j, c->attempt_id, add_check, c);
 }
 
 /* The latest sweep's eval settings (sweeps.eval), when it has any. */
-/* The JSON object in column `sql` of the latest sweep (from schema version `since` on), in
- * *ret (NULL: none, not an object, or an older journal). */
-static int load_sweep_json(struct journal *j, const struct report_view *v, const char *sql, int since, json_t **ret) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        int r;
-        *ret = NULL;
-        if (journal_schema_version(j) < since)
-                return 0;
-        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "i", v->sweep_id)) < 0)
-                return r;
-        int rc = sqlite3_step(s);
-        if (rc != SQLITE_ROW)
-                return rc == SQLITE_DONE ? 0 : journal_fail(j, rc);
-        const char *text = journal_col_str(s, 0);
-        json_t *e = text ? json_loads(text, 0, NULL) : NULL;
-        if (!json_is_object(e))
-                json_decref(TAKE_PTR(e));
-        *ret = e;
-        return 0;
-}
-
-static int load_eval_settings(struct journal *j, struct report_view *v) {
-        json_t *e = NULL;
+static int load_eval_settings(struct report_view *v, const char *text) {
         v->eval.reference = -1;
-        int r = load_sweep_json(j, v, "SELECT eval FROM sweeps WHERE id = ?", 3, &e);
-        if (r < 0 || !e)
-                return r;
+        json_t *e = json_of(text, is_object);
+        if (!e)
+                return 0;
         if (!json_is_string(json_object_get(e, "set"))) {
                 json_decref(e);
                 return 0;
@@ -337,13 +236,13 @@ static int load_eval_settings(struct journal *j, struct report_view *v) {
 
 /* The latest sweep's search settings (sweeps.search), when its strategy was search. The
  * first cell is named by id and found once the cells are loaded. */
-static int load_search_settings(struct journal *j, struct report_view *v, char **ret_first) {
-        _cleanup_(json_decrefp) json_t *e = NULL;
+static int load_search_settings(struct report_view *v, const char *text, char **ret_first) {
         v->search.first = -1;
         v->search.next = -1;
-        int r = load_sweep_json(j, v, "SELECT search FROM sweeps WHERE id = ?", 4, &e);
-        if (r < 0 || !e)
-                return r;
+        _cleanup_(json_decrefp) json_t *e = json_of(text, is_object);
+        int r;
+        if (!e)
+                return 0;
         struct report_view_search *vs = &v->search;
         vs->on = true;
         json_t *b = json_object_get(e, "budget"), *x;
@@ -361,133 +260,111 @@ static int load_search_settings(struct journal *j, struct report_view *v, char *
         return 0;
 }
 
-/* strategy search: the cell's abandoned attempts (of the view's workload), which count
- * against budget.launches (docs/search.md "Budget"). */
-static int count_abandoned(struct journal *j, const struct report_view *v, struct report_cell *c) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        _cleanup_free_ char *sql = strdup_printf(
-                "SELECT count(*) FROM attempts WHERE cell_id = ? AND state = 'abandoned'%s", workload_clause(j));
+struct cells_load {
+        struct journal *j;
+        struct report_view *v;
+        size_t alloc;
+};
+
+static int add_cell(const struct journal_sweep_cell_row *row, void *userdata) {
+        struct cells_load *cl = userdata;
+        struct report_view *v = cl->v;
         int r;
-        if (!sql)
-                return -ENOMEM;
-        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "s", c->id)) < 0 ||
-            (r = bind_workload(j, v, s)) < 0)
+        if (v->n_cells == cl->alloc) {
+                size_t na = cl->alloc ? cl->alloc * 2 : 16;
+                struct report_cell *t = realloc(v->cells, na * sizeof(*t));
+                if (!t)
+                        return -ENOMEM;
+                v->cells = t;
+                cl->alloc = na;
+        }
+        struct report_cell *c = &v->cells[v->n_cells++];
+        *c = (struct report_cell){
+                .position = row->position,
+                .distance = row->distance,
+                .excluded = row->excluded,
+                .verdict = VERDICT_INVALID,
+                .exit_code = -1,
+        };
+        snprintf(c->id, sizeof(c->id), "%s", row->cell_id ? row->cell_id : "");
+        if ((r = strv_from_json(row->argv, &c->argv)) < 0 || (r = strv_from_json(row->env, &c->env)) < 0)
                 return r;
-        int rc = sqlite3_step(s);
-        if (rc != SQLITE_ROW)
-                return rc == SQLITE_DONE ? 0 : journal_fail(j, rc);
-        c->abandoned = (unsigned)sqlite3_column_int64(s, 0);
+        c->axis_values = calloc(v->n_axes + 1, sizeof(char *));
+        if (!c->axis_values)
+                return -ENOMEM;
+        _cleanup_(json_decrefp) json_t *axes = row->axes ? json_loads(row->axes, 0, NULL) : NULL;
+        for (size_t i = 0; i < v->n_axes; i++) {
+                const char *val = json_string_value(json_object_get(axes, v->axes[i]));
+                if (val && !(c->axis_values[i] = strdup(val)))
+                        return -ENOMEM;
+        }
+        /* strategy search: the cell's abandoned attempts count against budget.launches
+         * (docs/search.md "Budget") */
+        int64_t abandoned = 0;
+        if (v->search.on && (r = journal_cell_abandoned(cl->j, c->id, v->workload_hash, &abandoned)) < 0)
+                return r;
+        c->abandoned = (unsigned)abandoned;
+        if (c->excluded) {
+                c->verdict = VERDICT_SKIPPED;
+                if (!(c->cause = strdup("excluded")))
+                        return -ENOMEM;
+        } else if ((r = load_attempt(cl->j, v, c)) < 0)
+                return r;
+        const char *host = v->host ? v->host : "127.0.0.1";
+        return placeholder_fill_argv(c->argv, host, c->port ? c->port : v->port, &c->command);
+}
+
+struct sweep_load {
+        struct report_view *v;
+        char *eval, *search;
+};
+
+static int take_sweep(const struct journal_sweep_row *row, void *userdata) {
+        struct sweep_load *sl = userdata;
+        struct report_view *v = sl->v;
+        int r;
+        v->sweep_id = row->id;
+        v->sweep_started_wall = row->started_wall;
+        v->port = row->port;
+        v->startup_timeout = row->startup_timeout;
+        if (!strdup_ok(row->how, &v->sweep_how) || !strdup_ok(row->version, &v->version) ||
+            !strdup_ok(row->matrix_path, &v->matrix_path) || !strdup_ok(row->matrix_text, &v->matrix_text) ||
+            !strdup_ok(row->engine, &v->engine) || !strdup_ok(row->model, &v->model) ||
+            !strdup_ok(row->objective, &v->objective) || !strdup_ok(row->bind_host, &v->host) ||
+            !strdup_ok(row->workdir, &v->workdir) || !strdup_ok(row->cwd, &v->cwd) ||
+            !strdup_ok(row->eval, &sl->eval) || !strdup_ok(row->search, &sl->search))
+                return -ENOMEM;
+        if ((r = strv_from_json(row->axes, &v->axes)) < 0)
+                return r;
+        v->n_axes = strv_length(v->axes);
+        v->host_json = json_of(row->host_json, is_object);
+        if (!v->host_json && !(v->host_json = json_object()))
+                return -ENOMEM;
         return 0;
 }
 
-static int load_cells(struct journal *j, struct report_view *v) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        size_t alloc = 0;
-        int r;
-        if ((r = journal_prepare(j,
-                         "SELECT sc.cell_id, sc.position, sc.axes, sc.distance, sc.excluded, c.argv, c.env "
-                         "FROM sweep_cells sc JOIN cells c ON c.id = sc.cell_id WHERE sc.sweep_id = ? "
-                         "ORDER BY sc.position",
-                         &s)) < 0 ||
-            (r = journal_bind(j, s, "i", v->sweep_id)) < 0)
-                return r;
-        for (;;) {
-                int rc = sqlite3_step(s);
-                if (rc == SQLITE_DONE)
-                        return 0;
-                if (rc != SQLITE_ROW)
-                        return journal_fail(j, rc);
-                if (v->n_cells == alloc) {
-                        size_t na = alloc ? alloc * 2 : 16;
-                        struct report_cell *t = realloc(v->cells, na * sizeof(*t));
-                        if (!t)
-                                return -ENOMEM;
-                        v->cells = t;
-                        alloc = na;
-                }
-                struct report_cell *c = &v->cells[v->n_cells++];
-                *c = (struct report_cell){
-                        .position = (size_t)sqlite3_column_int64(s, 1),
-                        .distance = sqlite3_column_int(s, 3),
-                        .excluded = sqlite3_column_int(s, 4) != 0,
-                        .verdict = VERDICT_INVALID,
-                        .exit_code = -1,
-                };
-                snprintf(c->id, sizeof(c->id), "%s", journal_col_str(s, 0) ? journal_col_str(s, 0) : "");
-                if ((r = strv_from_json(journal_col_str(s, 5), &c->argv)) < 0 || (r = strv_from_json(journal_col_str(s, 6), &c->env)) < 0)
-                        return r;
-                c->axis_values = calloc(v->n_axes + 1, sizeof(char *));
-                if (!c->axis_values)
-                        return -ENOMEM;
-                _cleanup_(json_decrefp) json_t *axes = journal_col_str(s, 2) ? json_loads(journal_col_str(s, 2), 0, NULL) : NULL;
-                for (size_t i = 0; i < v->n_axes; i++) {
-                        const char *val = json_string_value(json_object_get(axes, v->axes[i]));
-                        if (val && !(c->axis_values[i] = strdup(val)))
-                                return -ENOMEM;
-                }
-                if (v->search.on && (r = count_abandoned(j, v, c)) < 0)
-                        return r;
-                if (c->excluded) {
-                        c->verdict = VERDICT_SKIPPED;
-                        if (!(c->cause = strdup("excluded")))
-                                return -ENOMEM;
-                } else if ((r = load_attempt(j, v, c)) < 0)
-                        return r;
-                const char *host = v->host ? v->host : "127.0.0.1";
-                if ((r = placeholder_fill_argv(c->argv, host, c->port ? c->port : v->port, &c->command)) < 0)
-                        return r;
-        }
-}
-
 int report_load_view(struct journal *j, struct report_view **ret) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
         _cleanup_report_view_ struct report_view *v = calloc(1, sizeof(*v));
+        struct sweep_load sl = {.v = v};
         int64_t count = 0;
         int r;
 
         if (!v || !(v->journal_path = strdup(journal_path(j))))
                 return -ENOMEM;
-        if ((r = journal_prepare(j,
-                         "SELECT id, started_wall, how, version, matrix_path, matrix_text, engine, model, objective, "
-                         "bind_host, port, workdir, startup_timeout_us, axes, host_json, cwd "
-                         "FROM sweeps ORDER BY id DESC LIMIT 1",
-                         &s)) < 0)
+        r = journal_latest_sweep(j, take_sweep, &sl);
+        _cleanup_free_ char *eval = sl.eval, *search = sl.search;
+        if (r < 0)
                 return r;
-        int rc = sqlite3_step(s);
-        if (rc == SQLITE_DONE)
-                return -ENOENT;
-        if (rc != SQLITE_ROW)
-                return journal_fail(j, rc);
-        v->sweep_id = sqlite3_column_int64(s, 0);
-        v->sweep_started_wall = (usec_t)sqlite3_column_int64(s, 1);
-        v->port = sqlite3_column_int(s, 10);
-        v->startup_timeout = (usec_t)sqlite3_column_int64(s, 12);
-        if ((r = journal_col_strdup(s, 2, &v->sweep_how)) < 0 || (r = journal_col_strdup(s, 3, &v->version)) < 0 ||
-            (r = journal_col_strdup(s, 4, &v->matrix_path)) < 0 || (r = journal_col_strdup(s, 5, &v->matrix_text)) < 0 ||
-            (r = journal_col_strdup(s, 6, &v->engine)) < 0 || (r = journal_col_strdup(s, 7, &v->model)) < 0 ||
-            (r = journal_col_strdup(s, 8, &v->objective)) < 0 || (r = journal_col_strdup(s, 9, &v->host)) < 0 ||
-            (r = journal_col_strdup(s, 11, &v->workdir)) < 0 || (r = journal_col_strdup(s, 15, &v->cwd)) < 0)
-                return r;
-        if ((r = strv_from_json(journal_col_str(s, 13), &v->axes)) < 0)
-                return r;
-        v->n_axes = strv_length(v->axes);
-        v->host_json = journal_col_str(s, 14) ? json_loads(journal_col_str(s, 14), 0, NULL) : NULL;
-        if (!v->host_json || !json_is_object(v->host_json)) {
-                json_decref(v->host_json);
-                if (!(v->host_json = json_object()))
-                        return -ENOMEM;
-        }
         if ((r = journal_count_sweeps(j, &count)) < 0)
                 return r;
-        if (journal_schema_version(j) >= 6) {
-                _cleanup_free_ char *wtext = NULL;
-                if ((r = journal_workload(j, &wtext, &v->workload_hash)) < 0)
-                        return r;
-        }
+        _cleanup_free_ char *wtext = NULL;
+        if ((r = journal_workload(j, &wtext, &v->workload_hash)) < 0)
+                return r;
         v->earlier_sweeps = count > 0 ? count - 1 : 0;
         _cleanup_free_ char *first = NULL;
-        if ((r = load_eval_settings(j, v)) < 0 || (r = load_search_settings(j, v, &first)) < 0 ||
-            (r = load_cells(j, v)) < 0 || (r = report_view_apply_eval(v)) < 0)
+        struct cells_load cl = {.j = j, .v = v};
+        if ((r = load_eval_settings(v, eval)) < 0 || (r = load_search_settings(v, search, &first)) < 0 ||
+            (r = journal_sweep_cells(j, v->sweep_id, add_cell, &cl)) < 0 || (r = report_view_apply_eval(v)) < 0)
                 return r;
         for (size_t i = 0; first && i < v->n_cells; i++)
                 if (strcmp(v->cells[i].id, first) == 0)

@@ -1,13 +1,14 @@
-/* report_load.h -- the report view (report.h) read from a journal (journal.h).
+/* report_load.h -- a sweep's view (results.h) read from a journal (journal.h).
  *
- * Sits above both: the journal knows nothing of the reports, the renderers nothing of
- * SQLite. What it reads is raw, as journaled (report.h says who masks and escapes).
+ * Sits above the journal and below the renderers: it reads the journal's rows through
+ * journal.h's read API (no column is known here), and the renderers know nothing of SQLite.
+ * What it reads is raw, as journaled (results.h says who masks and escapes).
  */
 #ifndef GAUNTLET_REPORT_LOAD_H
 #define GAUNTLET_REPORT_LOAD_H
 
 #include "journal/journal.h"
-#include "report/report.h"
+#include "results/results.h"
 
 /* Gathers what the reports need: the latest sweep's matrix, engine and host, and for
  * every cell of that sweep its latest settled attempt in any sweep, and the command it

@@ -13,7 +13,7 @@
 #ifndef GAUNTLET_SEARCH_VIEW_H
 #define GAUNTLET_SEARCH_VIEW_H
 
-#include "report/report.h"
+#include "results/results.h"
 #include "search/search.h"
 
 /* The space and observations of a view, and the model fitted to them. Cell k of the space

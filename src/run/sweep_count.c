@@ -8,7 +8,7 @@
 
 #include "base/util.h"
 #include "io/tokenizer.h"
-#include "report/report.h"
+#include "results/results.h"
 #include "results/report_load.h"
 
 /* Flags whose value names the model or its tokenizer, in the engines' spellings. */

@@ -648,6 +648,155 @@ static void test_upgrade_v2(void **state) {
         journal_close(j);
 }
 
+/* The read API: what the journal hands out, row by row, with named fields. */
+struct rows_seen {
+        size_t n;
+        char cell_ids[8][17];
+        bool excluded[8];
+        int distance[8];
+        int64_t attempt_id;
+        enum verdict verdict;
+        int port;
+        usec_t ready, spent;
+        bool has_eval_set, has_prediction, has_bench;
+        char check_names[4][32];
+        bool check_detail[4];
+        usec_t check_latency[4];
+};
+
+static int see_sweep(const struct journal_sweep_row *row, void *userdata) {
+        struct rows_seen *r = userdata;
+        assert_string_equal(row->engine, "testbed");
+        assert_string_equal(row->model, "tiny");
+        assert_string_equal(row->matrix_path, "demo.yaml");
+        assert_string_equal(row->objective, "output_tokens_per_s@1");
+        assert_string_equal(row->axes, "[\"moe\",\"gemm\"]");
+        assert_int_equal(row->startup_timeout, 90 * USEC_PER_SEC);
+        assert_null(row->how);
+        r->n++;
+        return 0;
+}
+
+static int see_cell(const struct journal_sweep_cell_row *row, void *userdata) {
+        struct rows_seen *r = userdata;
+        assert_int_equal(row->position, r->n);
+        snprintf(r->cell_ids[r->n], 17, "%s", row->cell_id);
+        r->excluded[r->n] = row->excluded;
+        r->distance[r->n] = row->distance;
+        r->n++;
+        return 0;
+}
+
+static int see_attempt(const struct journal_attempt_row *row, void *userdata) {
+        struct rows_seen *r = userdata;
+        r->attempt_id = row->id;
+        r->verdict = row->verdict;
+        r->port = row->port;
+        r->ready = row->phase[PHASE_READY];
+        r->spent = row->spent;
+        r->has_eval_set = row->eval_set != NULL;
+        r->has_prediction = row->prediction != NULL;
+        r->has_bench = row->bench != NULL;
+        r->n++;
+        return 0;
+}
+
+static int see_check(const struct journal_check_row *row, void *userdata) {
+        struct rows_seen *r = userdata;
+        snprintf(r->check_names[r->n], sizeof(r->check_names[0]), "%s", row->name);
+        r->check_detail[r->n] = row->detail != NULL;
+        r->check_latency[r->n] = row->latency;
+        r->n++;
+        return 0;
+}
+
+static int stop_early(const struct journal_sweep_cell_row *row, void *userdata) {
+        (void)row;
+        ++*(size_t *)userdata;
+        return -ECANCELED;
+}
+
+static void test_read_api(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        int64_t sweep = 0;
+        struct rows_seen seen = {0};
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(journal_latest_sweep(j, see_sweep, &seen), -ENOENT);
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+        settle_pass(j, sweep, cells[0].id, 40001, 172.3);
+
+        assert_int_equal(journal_latest_sweep(j, see_sweep, &seen), 0);
+        assert_int_equal(seen.n, 1);
+        seen = (struct rows_seen){0};
+        assert_int_equal(journal_sweep_cells(j, sweep, see_cell, &seen), 0);
+        assert_int_equal(seen.n, ELEMENTSOF(cells));
+        for (size_t i = 0; i < ELEMENTSOF(cells); i++) {
+                assert_string_equal(seen.cell_ids[i], cells[i].id);
+                assert_int_equal(seen.excluded[i], cells[i].excluded);
+                assert_int_equal(seen.distance[i], cells[i].distance);
+        }
+        /* the caller's function stops the read with its own error */
+        size_t calls = 0;
+        assert_int_equal(journal_sweep_cells(j, sweep, stop_early, &calls), -ECANCELED);
+        assert_int_equal(calls, 1);
+
+        seen = (struct rows_seen){0};
+        assert_int_equal(journal_cell_shown_attempt(j, cells[0].id, NULL, see_attempt, &seen), 0);
+        assert_int_equal(seen.n, 1);
+        assert_true(seen.attempt_id > 0);
+        assert_int_equal(seen.verdict, VERDICT_PASS);
+        assert_int_equal(seen.port, 40001);
+        assert_int_equal(seen.ready, 2500 * USEC_PER_MSEC);
+        assert_int_equal(seen.spent, 2500 * USEC_PER_MSEC);
+        assert_true(seen.has_bench);
+        assert_false(seen.has_prediction);
+        int64_t attempt = seen.attempt_id;
+        /* a cell never settled has no attempt to show, and no launch */
+        seen = (struct rows_seen){0};
+        assert_int_equal(journal_cell_shown_attempt(j, cells[1].id, NULL, see_attempt, &seen), -ENOENT);
+        assert_int_equal(journal_cell_launches(j, cells[1].id, NULL, see_attempt, &seen), 0);
+        assert_int_equal(seen.n, 0);
+        /* another workload's figures are not this one's */
+        assert_int_equal(journal_cell_launches(j, cells[0].id, "0123456789abcdef", see_attempt, &seen), 0);
+        assert_int_equal(seen.n, 0);
+        bool other = false;
+        assert_int_equal(journal_cell_other_workload(j, cells[0].id, "0123456789abcdef", &other), 0);
+        assert_true(other);
+        int64_t abandoned = -1;
+        assert_int_equal(journal_cell_abandoned(j, cells[0].id, NULL, &abandoned), 0);
+        assert_int_equal(abandoned, 0);
+
+        seen = (struct rows_seen){0};
+        assert_int_equal(journal_attempt_checks(j, attempt, see_check, &seen), 0);
+        assert_int_equal(seen.n, 2);
+        assert_string_equal(seen.check_names[0], "ok");
+        assert_string_equal(seen.check_names[1], "math/stream");
+        assert_false(seen.check_detail[0]);
+        assert_true(seen.check_detail[1]);
+        assert_int_equal(seen.check_latency[1], 300 * USEC_PER_MSEC);
+        journal_close(j);
+
+        /* a schema 2 journal, read as it is: what it does not hold comes back NULL */
+        assert_int_equal(unlink(f->path), 0);
+        make_v2(f->path);
+        assert_int_equal(journal_open_existing(f->path, &j), 0);
+        assert_int_equal(journal_schema_version(j), 2);
+        seen = (struct rows_seen){0};
+        assert_int_equal(journal_cell_shown_attempt(j, cells[0].id, NULL, see_attempt, &seen), 0);
+        assert_int_equal(seen.verdict, VERDICT_PASS);
+        assert_false(seen.has_eval_set);
+        assert_false(seen.has_prediction);
+        attempt = seen.attempt_id;
+        seen = (struct rows_seen){0};
+        assert_int_equal(journal_attempt_checks(j, attempt, see_check, &seen), 0);
+        assert_int_equal(seen.n, 2);
+        assert_false(seen.check_detail[1]);
+        journal_close(j);
+        assert_int_equal(user_version(f->path), 2);
+}
+
 /* No descriptor of the journal may leak into a server gauntlet spawns. */
 static void test_cloexec(void **state) {
         struct fixture *f = *state;
@@ -797,6 +946,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_upgrade_v1, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_upgrade_v4, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_upgrade_v2, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_read_api, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cloexec, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_survives_sigkill, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_other_process_closes, setup, teardown),
