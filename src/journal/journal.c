@@ -324,6 +324,18 @@ static const char schema_v6[] =
         "ALTER TABLE sweeps ADD COLUMN workload_hash TEXT; -- its FNV-1a, 16 hex digits\n"
         "ALTER TABLE attempts ADD COLUMN workload TEXT;    -- the hash it was measured under\n";
 
+/* Version 8 adds the provenance (provenance.h, docs/provenance.md): what each sweep ran
+ * with, one row per distinct cell environment. A table of its own, nothing else touched:
+ * version 7 is another step's. Applied after schema_v6, for a new journal too; an older
+ * file has no such table, and the reports read none from it. */
+static const char schema_v8[] =
+        "CREATE TABLE IF NOT EXISTS provenance (\n"
+        "  sweep_id INTEGER NOT NULL REFERENCES sweeps(id),\n"
+        "  env_key TEXT NOT NULL,                   -- FNV-1a of the cell's env, 16 hex digits\n"
+        "  json TEXT NOT NULL,                      -- provenance.h's object\n"
+        "  PRIMARY KEY (sweep_id, env_key)\n"
+        ");\n";
+
 static int upgrade(struct journal *j, int64_t from) {
         int r = 0;
         if (from < 2) {
@@ -365,6 +377,15 @@ static int upgrade(struct journal *j, int64_t from) {
                 r = exec(j, schema_v6);
                 if (r >= 0)
                         r = exec(j, "PRAGMA user_version=6");
+                if ((r = commit_or_rollback(j, r)) < 0)
+                        return r;
+        }
+        if (from < 8) {
+                if ((r = begin(j)) < 0)
+                        return r;
+                r = exec(j, schema_v8);
+                if (r >= 0)
+                        r = exec(j, "PRAGMA user_version=8");
                 if ((r = commit_or_rollback(j, r)) < 0)
                         return r;
         }
@@ -413,6 +434,8 @@ static int setup(struct journal *j, bool create) {
                         r = exec(j, schema_v5);
                 if (r >= 0)
                         r = exec(j, schema_v6);
+                if (r >= 0)
+                        r = exec(j, schema_v8);
                 if (r >= 0) {
                         _cleanup_free_ char *pragmas =
                                 strdup_printf("PRAGMA application_id=%d; PRAGMA user_version=%d", JOURNAL_APPLICATION_ID,
@@ -1176,4 +1199,14 @@ int journal_count_other_workload(struct journal *j, const char *hash, int64_t *r
                 return rc == SQLITE_DONE ? -EIO : journal_fail(j, rc);
         *ret = sqlite3_column_int64(s, 0);
         return 0;
+}
+
+int journal_record_provenance(struct journal *j, int64_t sweep_id, const char *env_key, const char *json) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        if ((r = journal_prepare(j, "INSERT OR REPLACE INTO provenance (sweep_id, env_key, json) VALUES (?, ?, ?)",
+                                 &s)) < 0 ||
+            (r = journal_bind(j, s, "iss", sweep_id, env_key, json)) < 0)
+                return r;
+        return step_done(j, s);
 }
