@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "journal/journal_sql.h"
+#include "proc/provenance.h"
 #include "results/search_view.h"
 #include "text/placeholder.h"
 
@@ -439,6 +440,59 @@ static int load_cells(struct journal *j, struct report_view *v) {
         }
 }
 
+/* The provenance objects of sweep_id, in the journal's order, into *ret (NULL: none). */
+static int load_sweep_provenance(struct journal *j, int64_t sweep_id, json_t **ret) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        *ret = NULL;
+        int r, rc;
+        if ((r = journal_prepare(j, "SELECT json FROM provenance WHERE sweep_id = ? ORDER BY rowid", &s)) < 0 ||
+            (r = journal_bind(j, s, "i", sweep_id)) < 0)
+                return r;
+        _cleanup_json_ json_t *a = json_array();
+        if (!a)
+                return -ENOMEM;
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+                json_t *o = journal_col_str(s, 0) ? json_loads(journal_col_str(s, 0), 0, NULL) : NULL;
+                if (json_is_object(o) ? json_array_append_new(a, o) < 0 : (json_decref(o), false))
+                        return -ENOMEM;
+        }
+        if (rc != SQLITE_DONE)
+                return journal_fail(j, rc);
+        if (json_array_size(a) > 0)
+                *ret = TAKE_PTR(a);
+        return 0;
+}
+
+/* The latest sweep's provenance, and what changed since the latest earlier sweep that has
+ * one. A journal without the table (before schema 8) has none. */
+static int load_provenance(struct journal *j, struct report_view *v) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r, rc;
+        if ((r = journal_prepare(j,
+                                 "SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'provenance')",
+                                 &s)) < 0)
+                return r;
+        if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+                return journal_fail(j, rc);
+        if (sqlite3_column_int(s, 0) == 0)
+                return 0;
+        sqlite3_finalize(TAKE_PTR(s));
+        if ((r = load_sweep_provenance(j, v->sweep_id, &v->provenance)) < 0 || !v->provenance)
+                return r;
+        if ((r = journal_prepare(j, "SELECT max(sweep_id) FROM provenance WHERE sweep_id < ?", &s)) < 0 ||
+            (r = journal_bind(j, s, "i", v->sweep_id)) < 0)
+                return r;
+        if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+                return journal_fail(j, rc);
+        if (sqlite3_column_type(s, 0) == SQLITE_NULL)
+                return 0;
+        v->provenance_since = sqlite3_column_int64(s, 0);
+        _cleanup_json_ json_t *before = NULL;
+        if ((r = load_sweep_provenance(j, v->provenance_since, &before)) < 0 || !before)
+                return r;
+        return provenance_diff(json_array_get(before, 0), json_array_get(v->provenance, 0), &v->provenance_changes);
+}
+
 int report_load_view(struct journal *j, struct report_view **ret) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         _cleanup_report_view_ struct report_view *v = calloc(1, sizeof(*v));
@@ -487,7 +541,7 @@ int report_load_view(struct journal *j, struct report_view **ret) {
         v->earlier_sweeps = count > 0 ? count - 1 : 0;
         _cleanup_free_ char *first = NULL;
         if ((r = load_eval_settings(j, v)) < 0 || (r = load_search_settings(j, v, &first)) < 0 ||
-            (r = load_cells(j, v)) < 0 || (r = report_view_apply_eval(v)) < 0)
+            (r = load_cells(j, v)) < 0 || (r = report_view_apply_eval(v)) < 0 || (r = load_provenance(j, v)) < 0)
                 return r;
         for (size_t i = 0; first && i < v->n_cells; i++)
                 if (strcmp(v->cells[i].id, first) == 0)
