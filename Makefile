@@ -154,6 +154,11 @@ $(BUILD)/tests/test_tokenizer: $(BUILD)/obj/tests/unit/test_tokenizer.o $(LIBTES
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBTESTBED) $(LIBGAUNTLET) $(CMOCKA_LIBS) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
+# test_provenance too (the model hash of a GGUF).
+$(BUILD)/tests/test_provenance: $(BUILD)/obj/tests/unit/test_provenance.o $(LIBTESTBED) $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBTESTBED) $(LIBGAUNTLET) $(CMOCKA_LIBS) $(MHD_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
 # The whole suite: unit tests, then integration tests against real child
 # processes. tests/run prints the closing "N passed, N failed" line.
 test: all $(TEST_BINS)

@@ -59,6 +59,12 @@ struct profile {
                                             server's own token count (the bench's prompt
                                             calibration); NULL: it is learnt from usage */
         const char *const *version_command; /* argv printing the engine's version, or NULL */
+        const char *const *provenance_version; /* the same for a sweep's provenance, run in the
+                                            cell's environment: "{program}" is the server's
+                                            program as the sweep starts it; NULL: none */
+        const char *const *libraries;    /* Python distributions whose versions a sweep's
+                                            provenance reads from their metadata (no import:
+                                            cheap); NULL: none */
         const char *const *default_values;  /* axis value names meaning "the engine's default" */
         const struct signature *signatures; /* engine-specific first; ends with {NULL} */
         const struct axis_words *axis_words; /* ends with {NULL}; NULL: none beyond the flags */

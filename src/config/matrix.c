@@ -20,7 +20,7 @@ static const char *const top_keys[] = {
         "engine", "model",    "tokenizer", "command",  "args",   "env",     "host",      "port",
         "tp",     "workdir",  "startup_timeout", "request_timeout", "stop_timeout", "straggler_timeout", "memory_timeout", "gpus_per_cell", "axes",
         "strategy", "baseline", "exclude", "checks", "bench",   "objective", "emit", "eval", "reference",
-        "launcher", "slurm", "budget", "probes", "port_owner",
+        "launcher", "slurm", "budget", "probes", "port_owner", "version_command",
         NULL,
 };
 
@@ -181,6 +181,12 @@ static int parse_base(struct ytree_ctx *c, const struct ynode *root, struct matr
         }
         if ((v = y_get(root, "port_owner")) && (r = parse_port_owner(c, v, m)) < 0)
                 return r;
+        /* the provenance's engine version (docs/provenance.md): an argv, "{program}" allowed */
+        if ((v = y_get(root, "version_command")) && (r = y_strv(c, v, "version_command", MATRIX_MAX_ARGS,
+                                                                 &m->version_command)) < 0)
+                return r;
+        if (m->version_command && !m->version_command[0])
+                return ytree_fail(c, v->line, "version_command must name a program");
         if ((v = y_get(root, "workdir"))) {
                 m->line_workdir = v->line;
                 if ((r = y_string(c, v, "workdir", &m->workdir)) < 0)
@@ -1409,6 +1415,7 @@ void matrix_free(struct matrix *m) {
         free(m->engine);
         free(m->model);
         free(m->tokenizer);
+        strv_free(m->version_command);
         strv_free(m->command);
         strv_free(m->args);
         strv_free(m->env);

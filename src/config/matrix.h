@@ -91,6 +91,8 @@ struct matrix {
                                          NULL: looked for in the model's path and args */
         unsigned line_tokenizer;
         char **command;               /* generic: the full command template; NULL otherwise */
+        char **version_command;       /* `version_command:` the argv printing the engine's
+                                         version for the provenance; NULL: the profile's */
         char **args;                  /* base args after the template; may be NULL */
         char **env;                   /* base env, "KEY=VALUE"; may be NULL */
         char *host;                   /* default 127.0.0.1 */

@@ -326,6 +326,18 @@ static const char schema_v6[] =
         "ALTER TABLE sweeps ADD COLUMN workload_hash TEXT; -- its FNV-1a, 16 hex digits\n"
         "ALTER TABLE attempts ADD COLUMN workload TEXT;    -- the hash it was measured under\n";
 
+/* Version 8 adds the provenance (provenance.h, docs/provenance.md): what each sweep ran
+ * with, one row per distinct cell environment. A table of its own, nothing else touched:
+ * version 7 is another step's. Applied after schema_v6, for a new journal too; an older
+ * file has no such table, and the reports read none from it. */
+static const char schema_v8[] =
+        "CREATE TABLE IF NOT EXISTS provenance (\n"
+        "  sweep_id INTEGER NOT NULL REFERENCES sweeps(id),\n"
+        "  env_key TEXT NOT NULL,                   -- FNV-1a of the cell's env, 16 hex digits\n"
+        "  json TEXT NOT NULL,                      -- provenance.h's object\n"
+        "  PRIMARY KEY (sweep_id, env_key)\n"
+        ");\n";
+
 static int upgrade(struct journal *j, int64_t from) {
         int r = 0;
         if (from < 2) {
@@ -367,6 +379,15 @@ static int upgrade(struct journal *j, int64_t from) {
                 r = exec(j, schema_v6);
                 if (r >= 0)
                         r = exec(j, "PRAGMA user_version=6");
+                if ((r = commit_or_rollback(j, r)) < 0)
+                        return r;
+        }
+        if (from < 8) {
+                if ((r = begin(j)) < 0)
+                        return r;
+                r = exec(j, schema_v8);
+                if (r >= 0)
+                        r = exec(j, "PRAGMA user_version=8");
                 if ((r = commit_or_rollback(j, r)) < 0)
                         return r;
         }
@@ -415,6 +436,8 @@ static int setup(struct journal *j, bool create) {
                         r = exec(j, schema_v5);
                 if (r >= 0)
                         r = exec(j, schema_v6);
+                if (r >= 0)
+                        r = exec(j, schema_v8);
                 if (r >= 0) {
                         _cleanup_free_ char *pragmas =
                                 strdup_printf("PRAGMA application_id=%d; PRAGMA user_version=%d", JOURNAL_APPLICATION_ID,
@@ -1474,3 +1497,64 @@ int journal_attempt_eval(struct journal *j, int64_t attempt_id, journal_eval_fn 
         return each_row(j, s, eval_row, &v);
 }
 
+int journal_record_provenance(struct journal *j, int64_t sweep_id, const char *env_key, const char *json) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        if ((r = journal_prepare(j, "INSERT OR REPLACE INTO provenance (sweep_id, env_key, json) VALUES (?, ?, ?)",
+                                 &s)) < 0 ||
+            (r = journal_bind(j, s, "iss", sweep_id, env_key, json)) < 0)
+                return r;
+        return step_done(j, s);
+}
+
+/* Whether the journal has the provenance table (a schema-8 step; a read-only older file
+ * has not). 1, 0 or -errno. */
+static int has_provenance(struct journal *j) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r = journal_prepare(j, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'provenance'", &s);
+        if (r < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW)
+                return journal_fail(j, rc);
+        return sqlite3_column_int(s, 0) > 0;
+}
+
+struct provenance_visit {
+        journal_provenance_fn fn;
+        void *userdata;
+};
+
+static int provenance_row(sqlite3_stmt *s, void *ctx) {
+        struct provenance_visit *v = ctx;
+        return v->fn(journal_col_str(s, 0), v->userdata);
+}
+
+int journal_sweep_provenance(struct journal *j, int64_t sweep_id, journal_provenance_fn fn, void *userdata) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r = has_provenance(j);
+        if (r <= 0)
+                return r;
+        if ((r = journal_prepare(j, "SELECT json FROM provenance WHERE sweep_id = ? ORDER BY rowid", &s)) < 0 ||
+            (r = journal_bind(j, s, "i", sweep_id)) < 0)
+                return r;
+        struct provenance_visit v = {fn, userdata};
+        return each_row(j, s, provenance_row, &v);
+}
+
+int journal_provenance_before(struct journal *j, int64_t sweep_id, int64_t *ret) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r = has_provenance(j);
+        if (r <= 0)
+                return r;
+        if ((r = journal_prepare(j, "SELECT max(sweep_id) FROM provenance WHERE sweep_id < ?", &s)) < 0 ||
+            (r = journal_bind(j, s, "i", sweep_id)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW)
+                return journal_fail(j, rc);
+        if (sqlite3_column_type(s, 0) == SQLITE_NULL)
+                return 0;
+        *ret = sqlite3_column_int64(s, 0);
+        return 1;
+}

@@ -44,8 +44,9 @@
 /* PRAGMA user_version of the schema this code writes. Older journals are upgraded when
  * opened for writing (a read-only one is read as it is); newer ones are refused with
  * JOURNAL_ENEWER. Version 2 added the verdict overload, version 3 the eval, version 4 the
- * search's settings and predictions, version 6 the workload (docs/journal.md). */
-#define JOURNAL_SCHEMA_VERSION 6
+ * search's settings and predictions, version 6 the workload, version 8 the provenance
+ * table (docs/journal.md). */
+#define JOURNAL_SCHEMA_VERSION 8
 /* PRAGMA application_id: "GTLT". Marks the file as ours. */
 #define JOURNAL_APPLICATION_ID 0x47544c54
 
@@ -174,6 +175,17 @@ int journal_adopt_workload(struct journal *j, const char *text, const char *hash
 /* How many cells have a settled (not skipped) attempt measured under a workload other than
  * hash: the cells --rerun-changed measures again. */
 int journal_count_other_workload(struct journal *j, const char *hash, int64_t *ret);
+
+/* What the sweep ran with for one cell environment (provenance.h): env_key names the
+ * environment (16 hex digits), json is the object. A second call for the same pair
+ * replaces it. */
+int journal_record_provenance(struct journal *j, int64_t sweep_id, const char *env_key, const char *json);
+/* The provenance objects (JSON text) of sweep_id, in the order they were recorded; none
+ * from a journal without the table (before schema 8). */
+typedef int (*journal_provenance_fn)(const char *json, void *userdata);
+int journal_sweep_provenance(struct journal *j, int64_t sweep_id, journal_provenance_fn fn, void *userdata);
+/* The latest sweep before sweep_id with a provenance: 1 and *ret, 0 when none. */
+int journal_provenance_before(struct journal *j, int64_t sweep_id, int64_t *ret);
 
 /* How many sweeps the journal holds. */
 int journal_count_sweeps(struct journal *j, int64_t *ret);

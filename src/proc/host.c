@@ -12,8 +12,7 @@
 #include "proc/spawn.h"
 #include "text/text.h"
 
-/* The first line worth keeping: see struct host_command. */
-static int command_line(const struct spawn_capture *c, char **ret) {
+int host_command_line(const struct spawn_capture *c, char **ret) {
         *ret = NULL;
         if (c->exit_code != 0)
                 return 0;
@@ -55,7 +54,7 @@ int host_run_commands(struct loop *l, struct host_command *cmds, size_t n, usec_
                                     e == -ENOEXEC || e == -ENOTDIR;
                 cmds[i].exit_status = c->exit_code;
                 cmds[i].timed_out = c->timed_out;
-                if (r == 0 && command_line(c, &cmds[i].line) < 0)
+                if (r == 0 && host_command_line(c, &cmds[i].line) < 0)
                         r = -ENOMEM;
                 spawn_capture_release(&runs[i]);
         }

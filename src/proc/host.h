@@ -63,5 +63,9 @@ struct host_command {
  * processes. Returns 0, -ENOMEM, or -EINTR (a caught signal; every command killed). */
 int host_run_commands(struct loop *l, struct host_command *cmds, size_t n, usec_t timeout);
 void host_commands_release(struct host_command *cmds, size_t n);
+/* The line of a finished capture worth keeping, as struct host_command's line (*ret NULL
+ * when none, or when it did not exit 0). 0 or -ENOMEM. */
+struct spawn_capture;
+int host_command_line(const struct spawn_capture *c, char **ret);
 
 #endif

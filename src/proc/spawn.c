@@ -403,6 +403,7 @@ static void capture_on_exit(struct loop *l, int fd, uint32_t revents, void *user
 static int capture_start(struct capture_job *j) {
         struct spawn_options o = {
                 .argv = j->c->argv,
+                .env = j->c->env,
                 .group = SPAWN_GROUP_NEW,
                 .signals = SPAWN_SIGNALS_ALL,
                 .stdio = {SPAWN_STDIO_NULL, SPAWN_STDIO_PIPE, SPAWN_STDIO_PIPE},

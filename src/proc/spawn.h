@@ -109,10 +109,11 @@ int spawn_die_with_parent(int sig, pid_t parent);
 /* ---- a command run to its end for its output ---------------------------------------- */
 
 /* One command for spawn_run_capture. The child: argv[0] looked up in PATH, gauntlet's
- * environment, a process group of its own (a deadline kills all it started), every signal
+ * environment (or env), a process group of its own (a deadline kills all it started), every signal
  * at its default, stdin from /dev/null, stdout and stderr on pipes. */
 struct spawn_capture {
         char *const *argv;          /* in: NULL-terminated */
+        char *const *env;           /* in: the child's whole environment; NULL: gauntlet's */
         size_t max_output;          /* in: bytes kept of each stream (0: BUF_DEFAULT_MAX); the
                                      * rest is read and dropped, so a chatty child never
                                      * blocks on its pipe */

@@ -60,6 +60,16 @@ char *report_cell_eval_line(const struct report_view *v, const struct report_cel
 /* The search in one line (NULL for another strategy; caller frees): cells launched, pruned
  * and inferred, the budget, why it stopped, and what it would launch next. Raw: escape it. */
 char *report_search_summary(const struct report_view *v);
+/* The provenance in one line (report_provenance.c): the engine's version, the libraries,
+ * the model's size and hash, the GPU, driver and CUDA, the cell's env; NULL when the view
+ * has none (or ENOMEM). With several cell environments, the first, and how many. */
+char *report_provenance_summary(const struct report_view *v);
+/* The changes since the earlier sweep in one line ("since sweep 3: engine version: a -> b;
+ * ..."), "unchanged since sweep 3", or NULL when there is nothing to compare. */
+char *report_provenance_changes(const struct report_view *v);
+/* The JSON report's "provenance": {"sweep", "records": [...], "compared_with": id|null,
+ * "changes": [...]|null}, or null. New reference; NULL on ENOMEM. */
+json_t *report_provenance_json(const struct report_view *v);
 /* The view's eval in one line: its source, question count, the reference and why it is
  * the reference, the test. NULL without an eval. Caller frees. */
 char *report_eval_summary(const struct report_view *v);

@@ -373,6 +373,20 @@ static void put_gpus(struct page *p, json_t *gpus) {
         }
 }
 
+/* The provenance block of the header: what the sweep ran with, what changed since. */
+static void put_provenance_line(struct page *p, const struct report_view *v) {
+        _cleanup_free_ char *sum = report_provenance_summary(v), *chg = report_provenance_changes(v);
+        if (!sum)
+                return;
+        put(p, "<p class=\"hostline\" id=\"provenance\"><span class=\"k\">Provenance</span> ");
+        escn(p, sum, 0);
+        if (chg) {
+                put(p, v->provenance_changes && v->provenance_changes[0] ? " · <b>changed</b> " : " · ");
+                escn(p, chg, 0);
+        }
+        put(p, "</p>\n");
+}
+
 static void put_host_line(struct page *p, const struct report_view *v) {
         json_t *h = v->host_json, *gpus = json_object_get(h, "gpus");
         put(p, "<p class=\"hostline\"><span class=\"k\">Host</span> ");
@@ -535,6 +549,7 @@ static void put_header(struct page *p, const struct ctx *x, const struct group *
                 put(p, "</p>\n");
         }
         put_host_line(p, v);
+        put_provenance_line(p, v);
         put(p, "</header>\n");
 }
 

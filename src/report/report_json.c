@@ -378,7 +378,7 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
         static const char *const keys[] = {"gauntlet", "engine",   "host",      "cells", "best",    "model",
                                             "objective", "matrix",  "journal",   "sweep", "axes",    "summary",
                                             "best_value", "best_by", "best_ties", "best_within_noise",
-                                            "eval", "search", "tokens_counted_by"};
+                                            "eval", "search", "tokens_counted_by", "provenance"};
         _cleanup_free_ char *tokens = report_count_summary(v);
         json_t *vals[] = {
                 json_string(version ? version : "unknown"),
@@ -400,6 +400,7 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
                 view_eval_json(v),
                 view_search_json(v),
                 tokens ? json_string_lossy(tokens) : json_null(),
+                report_provenance_json(v),
         };
         _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
         json_t *o = json_object();

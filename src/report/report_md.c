@@ -96,6 +96,19 @@ static int put_bench_notes(struct buf *out, const struct report_view *v, const s
         return r;
 }
 
+/* The provenance block: what the sweep ran with, and what changed since the last one. */
+static int put_provenance(struct buf *out, const struct report_view *v) {
+        _cleanup_free_ char *sum = report_provenance_summary(v), *chg = report_provenance_changes(v);
+        int r = 0;
+        if (sum && ((r = buf_puts(out, "Provenance: ")) < 0 || (r = report_escape_markdown(out, sum, 0)) < 0 ||
+                    (r = buf_puts(out, ".\n\n")) < 0))
+                return r;
+        if (chg && ((r = buf_puts(out, "Provenance changed ")) < 0 || (r = report_escape_markdown(out, chg, 0)) < 0 ||
+                    (r = buf_puts(out, ".\n\n")) < 0))
+                return r;
+        return 0;
+}
+
 int report_markdown(const struct report_view *v, struct buf *out) {
         int best = report_best_index(v, NULL);
         _cleanup_free_ struct report_ranked *order = NULL;
@@ -119,6 +132,8 @@ int report_markdown(const struct report_view *v, struct buf *out) {
         _cleanup_free_ char *tokens = report_count_summary(v);
         if (tokens && ((r = buf_puts(out, "Tokens: ")) < 0 || (r = report_escape_markdown(out, tokens, 0)) < 0 ||
                        (r = buf_puts(out, ".\n\n")) < 0))
+                return r;
+        if ((r = put_provenance(out, v)) < 0)
                 return r;
         _cleanup_free_ char *search_summary = report_search_summary(v);
         if (search_summary && ((r = buf_puts(out, "Search: ")) < 0 ||

@@ -44,6 +44,18 @@ static int put_padded(struct buf *out, const char *s, size_t width, const char *
         return r;
 }
 
+/* The provenance block: one line of what the sweep ran with, one of what changed. */
+static int put_provenance(struct buf *out, const struct report_view *v) {
+        _cleanup_free_ char *sum = report_provenance_summary(v), *chg = report_provenance_changes(v);
+        _cleanup_free_ char *s = sum ? escaped_text(sum, 0) : NULL, *c = chg ? escaped_text(chg, 0) : NULL;
+        int r = 0;
+        if (s && (r = buf_printf(out, "provenance: %s\n", s)) < 0)
+                return r;
+        if (c && (r = buf_printf(out, "provenance changed %s\n", c)) < 0)
+                return r;
+        return 0;
+}
+
 int report_text(const struct report_view *v, const struct report_text_options *o, struct buf *out) {
         size_t width = o && o->width ? o->width : 120;
         bool color = o && o->color;
@@ -76,7 +88,7 @@ int report_text(const struct report_view *v, const struct report_text_options *o
                             v->workload_left_out, v->workload_left_out == 1 ? "" : "s",
                             v->workload_left_out == 1 ? "it" : "them")) < 0)
                 return r;
-        if ((r = buf_puts(out, "\n")) < 0)
+        if ((r = put_provenance(out, v)) < 0 || (r = buf_puts(out, "\n")) < 0)
                 return r;
 
         /* Column widths from the escaped contents. */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc/provenance.h"
 #include "results/search_view.h"
 #include "text/placeholder.h"
 
@@ -343,6 +344,46 @@ static int take_sweep(const struct journal_sweep_row *row, void *userdata) {
         return 0;
 }
 
+/* One provenance object into the array ctx (a row that is not an object is left out). */
+static int add_provenance(const char *json, void *ctx) {
+        json_t *o = json ? json_loads(json, 0, NULL) : NULL;
+        if (!json_is_object(o)) {
+                json_decref(o);
+                return 0;
+        }
+        return json_array_append_new(ctx, o) < 0 ? -ENOMEM : 0;
+}
+
+/* The provenance objects of sweep_id, in the journal's order, into *ret (NULL: none). */
+static int load_sweep_provenance(struct journal *j, int64_t sweep_id, json_t **ret) {
+        *ret = NULL;
+        _cleanup_json_ json_t *a = json_array();
+        if (!a)
+                return -ENOMEM;
+        int r = journal_sweep_provenance(j, sweep_id, add_provenance, a);
+        if (r < 0)
+                return r;
+        if (json_array_size(a) > 0)
+                *ret = TAKE_PTR(a);
+        return 0;
+}
+
+/* The latest sweep's provenance, and what changed since the latest earlier sweep that has
+ * one. A journal without the table (before schema 8) has none. */
+static int load_provenance(struct journal *j, struct report_view *v) {
+        int r = load_sweep_provenance(j, v->sweep_id, &v->provenance);
+        if (r < 0 || !v->provenance)
+                return r;
+        int64_t before_id = 0;
+        if ((r = journal_provenance_before(j, v->sweep_id, &before_id)) <= 0)
+                return r;
+        v->provenance_since = before_id;
+        _cleanup_json_ json_t *before = NULL;
+        if ((r = load_sweep_provenance(j, before_id, &before)) < 0 || !before)
+                return r;
+        return provenance_diff(json_array_get(before, 0), json_array_get(v->provenance, 0), &v->provenance_changes);
+}
+
 int report_load_view(struct journal *j, struct report_view **ret) {
         _cleanup_report_view_ struct report_view *v = calloc(1, sizeof(*v));
         struct sweep_load sl = {.v = v};
@@ -364,7 +405,8 @@ int report_load_view(struct journal *j, struct report_view **ret) {
         _cleanup_free_ char *first = NULL;
         struct cells_load cl = {.j = j, .v = v};
         if ((r = load_eval_settings(v, eval)) < 0 || (r = load_search_settings(v, search, &first)) < 0 ||
-            (r = journal_sweep_cells(j, v->sweep_id, add_cell, &cl)) < 0 || (r = report_view_apply_eval(v)) < 0)
+            (r = journal_sweep_cells(j, v->sweep_id, add_cell, &cl)) < 0 || (r = report_view_apply_eval(v)) < 0 ||
+            (r = load_provenance(j, v)) < 0)
                 return r;
         for (size_t i = 0; first && i < v->n_cells; i++)
                 if (strcmp(v->cells[i].id, first) == 0)

@@ -91,6 +91,8 @@ void report_view_free(struct report_view *v) {
         free(v->workdir);
         free(v->cwd);
         json_decref(v->host_json);
+        json_decref(v->provenance);
+        strv_free(v->provenance_changes);
         secrets_values_release(&v->secrets);
         free(v);
 }

@@ -253,6 +253,13 @@ struct report_view {
         size_t n_cells;
         struct report_view_eval eval;
         struct report_view_search search;
+        /* The latest sweep's provenance (provenance.h, docs/provenance.md): an array of its
+         * objects, one per cell environment, in the journal's order; NULL when it has none
+         * (written before schema 8). Changes: what differs from the latest earlier sweep
+         * with one (provenance_since; 0: none), first environment against first. */
+        json_t *provenance;
+        int64_t provenance_since;
+        char **provenance_changes;    /* NULL-terminated; NULL when nothing to compare */
         /* Set by report_view_mask_secrets: the values it hid (report_html masks every
          * string it writes with them too). */
         struct secrets_values secrets;

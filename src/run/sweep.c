@@ -19,6 +19,7 @@
 #include "base/metrics.h"
 #include "run/phases.h"
 #include "proc/procs.h"
+#include "proc/provenance.h"
 #include "results/report_load.h"
 #include "results/search_view.h"
 #include "run/sweep_count.h"
@@ -937,6 +938,72 @@ struct sweep {
         char *error;                  /* why the sweep could not go on, one line */
 };
 
+/* The key of a cell's environment in the provenance table: FNV-1a over its entries, each
+ * followed by a NUL, 16 hex digits. */
+static void env_key(char *const *env, char key[static 17]) {
+        uint64_t h = FNV_SEED;
+        for (size_t i = 0; env && env[i]; i++)
+                h = fnv1a(h, env[i], strlen(env[i]) + 1);
+        snprintf(key, 17, "%016llx", (unsigned long long)h);
+}
+
+/* Environments a sweep's provenance is gathered for at most: the commands run at once,
+ * but an env axis of hundreds of values should not start hundreds of Pythons. */
+#define SWEEP_PROVENANCE_MAX_ENVS 16
+
+/* What the sweep runs with (provenance.h), once per distinct cell environment, into the
+ * journal. Nothing read here fails the sweep: only the journal's own errors and a signal
+ * stop it. */
+static int journal_failed(struct sweep *sw, int r);
+static int record_provenance(struct sweep *sw) {
+        char *const *envs[SWEEP_PROVENANCE_MAX_ENVS];
+        char keys[SWEEP_PROVENANCE_MAX_ENVS][17];
+        size_t n = 0, more = 0;
+        const char *argv0 = NULL;
+        for (size_t i = 0; i < sw->n; i++) {
+                if (sw->cells[i].excluded)
+                        continue;
+                char k[17];
+                env_key(sw->cells[i].env, k);
+                bool seen = false;
+                for (size_t e = 0; e < n && !seen; e++)
+                        seen = strcmp(keys[e], k) == 0;
+                if (seen)
+                        continue;
+                if (n == SWEEP_PROVENANCE_MAX_ENVS) {
+                        more++;
+                        continue;
+                }
+                argv0 = argv0 ? argv0 : sw->cells[i].argv[0];
+                memcpy(keys[n], k, sizeof(k));
+                envs[n++] = sw->cells[i].env;
+        }
+        if (more)
+                sweep_notice(sw->cb, "provenance: gathered for the first %d cell environments, not for %zu more",
+                             SWEEP_PROVENANCE_MAX_ENVS, more);
+        _cleanup_free_ char *program = argv0 ? sweep_program(sw->m, argv0) : NULL;
+        struct provenance_input in = {.profile = sw->m->profile,
+                                      .program = program ? program : argv0,
+                                      .version_command = sw->m->version_command,
+                                      .model = sw->m->model,
+                                      .host_json = sw->o->host_json};
+        json_t *got[SWEEP_PROVENANCE_MAX_ENVS] = {0};
+        int r = n ? provenance_gather(sw->l, &in, envs, n, got) : 0;
+        if (r == -EINTR)
+                return r;
+        if (r < 0) {
+                sweep_notice(sw->cb, "provenance: not gathered: %s", strerror(-r));
+                return 0;
+        }
+        for (size_t e = 0; e < n; e++) {
+                _cleanup_free_ char *text = json_dumps(got[e], JSON_COMPACT);
+                json_decref(got[e]);
+                if (r >= 0 && text && (r = journal_record_provenance(sw->j, sw->sweep_id, keys[e], text)) < 0)
+                        r = journal_failed(sw, r);
+        }
+        return r < 0 ? r : 0;
+}
+
 /* The sweep stops with err, and why (printf-style). Returns err. */
 static int sweep_fail(struct sweep *sw, int err, const char *fmt, ...) _printf_(3, 4);
 static int sweep_fail(struct sweep *sw, int err, const char *fmt, ...) {
@@ -1302,6 +1369,8 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                 r = journal_failed(&sw, r);
                 goto finish;
         }
+        if ((r = record_provenance(&sw)) < 0)
+                goto finish;
 
         time_t now = time(NULL);
         strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H-%M-%S", localtime(&now));
