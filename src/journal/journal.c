@@ -2,6 +2,7 @@
 #include "journal/journal.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -326,17 +327,21 @@ static const char schema_v6[] =
         "ALTER TABLE sweeps ADD COLUMN workload_hash TEXT; -- its FNV-1a, 16 hex digits\n"
         "ALTER TABLE attempts ADD COLUMN workload TEXT;    -- the hash it was measured under\n";
 
-/* Version 8 adds the provenance (provenance.h, docs/provenance.md): what each sweep ran
- * with, one row per distinct cell environment. A table of its own, nothing else touched:
- * version 7 is another step's. Applied after schema_v6, for a new journal too; an older
- * file has no such table, and the reports read none from it. */
-static const char schema_v8[] =
+/* Version 7 adds the provenance (provenance.h, docs/provenance.md): what each sweep ran
+ * with, one row per distinct cell environment. A table of its own, nothing else touched;
+ * an older file has no such table, and the reports read none from it. */
+static const char schema_v7[] =
         "CREATE TABLE IF NOT EXISTS provenance (\n"
         "  sweep_id INTEGER NOT NULL REFERENCES sweeps(id),\n"
         "  env_key TEXT NOT NULL,                   -- FNV-1a of the cell's env, 16 hex digits\n"
         "  json TEXT NOT NULL,                      -- provenance.h's object\n"
         "  PRIMARY KEY (sweep_id, env_key)\n"
         ");\n";
+
+/* The steps after version 2, each in a transaction of its own with its user_version. */
+static const char *const upgrade_steps[] = {
+        [3] = schema_v3, [4] = schema_v4, [5] = schema_v5, [6] = schema_v6, [7] = schema_v7,
+};
 
 static int upgrade(struct journal *j, int64_t from) {
         int r = 0;
@@ -346,48 +351,15 @@ static int upgrade(struct journal *j, int64_t from) {
                 if ((r = commit_or_rollback(j, exec(j, upgrade_v2))) < 0)
                         return r;
         }
-        if (from < 3) {
+        for (int64_t v = from < 3 ? 3 : from + 1; v <= JOURNAL_SCHEMA_VERSION; v++) {
                 if ((r = begin(j)) < 0)
                         return r;
-                r = exec(j, schema_v3);
-                if (r >= 0)
-                        r = exec(j, "PRAGMA user_version=3");
-                if ((r = commit_or_rollback(j, r)) < 0)
-                        return r;
-        }
-        if (from < 4) {
-                if ((r = begin(j)) < 0)
-                        return r;
-                r = exec(j, schema_v4);
-                if (r >= 0)
-                        r = exec(j, "PRAGMA user_version=4");
-                if ((r = commit_or_rollback(j, r)) < 0)
-                        return r;
-        }
-        if (from < 5) {
-                if ((r = begin(j)) < 0)
-                        return r;
-                r = exec(j, schema_v5);
-                if (r >= 0)
-                        r = exec(j, "PRAGMA user_version=5");
-                if ((r = commit_or_rollback(j, r)) < 0)
-                        return r;
-        }
-        if (from < 6) {
-                if ((r = begin(j)) < 0)
-                        return r;
-                r = exec(j, schema_v6);
-                if (r >= 0)
-                        r = exec(j, "PRAGMA user_version=6");
-                if ((r = commit_or_rollback(j, r)) < 0)
-                        return r;
-        }
-        if (from < 8) {
-                if ((r = begin(j)) < 0)
-                        return r;
-                r = exec(j, schema_v8);
-                if (r >= 0)
-                        r = exec(j, "PRAGMA user_version=8");
+                r = exec(j, upgrade_steps[v]);
+                if (r >= 0) {
+                        char pragma[48];
+                        snprintf(pragma, sizeof(pragma), "PRAGMA user_version=%" PRId64, v);
+                        r = exec(j, pragma);
+                }
                 if ((r = commit_or_rollback(j, r)) < 0)
                         return r;
         }
@@ -428,16 +400,8 @@ static int setup(struct journal *j, bool create) {
                     (r = begin(j)) < 0)
                         return r;
                 r = exec(j, schema);
-                if (r >= 0)
-                        r = exec(j, schema_v3);
-                if (r >= 0)
-                        r = exec(j, schema_v4);
-                if (r >= 0)
-                        r = exec(j, schema_v5);
-                if (r >= 0)
-                        r = exec(j, schema_v6);
-                if (r >= 0)
-                        r = exec(j, schema_v8);
+                for (int v = 3; r >= 0 && v <= JOURNAL_SCHEMA_VERSION; v++)
+                        r = exec(j, upgrade_steps[v]);
                 if (r >= 0) {
                         _cleanup_free_ char *pragmas =
                                 strdup_printf("PRAGMA application_id=%d; PRAGMA user_version=%d", JOURNAL_APPLICATION_ID,

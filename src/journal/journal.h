@@ -44,9 +44,9 @@
 /* PRAGMA user_version of the schema this code writes. Older journals are upgraded when
  * opened for writing (a read-only one is read as it is); newer ones are refused with
  * JOURNAL_ENEWER. Version 2 added the verdict overload, version 3 the eval, version 4 the
- * search's settings and predictions, version 6 the workload, version 8 the provenance
+ * search's settings and predictions, version 6 the workload, version 7 the provenance
  * table (docs/journal.md). */
-#define JOURNAL_SCHEMA_VERSION 8
+#define JOURNAL_SCHEMA_VERSION 7
 /* PRAGMA application_id: "GTLT". Marks the file as ours. */
 #define JOURNAL_APPLICATION_ID 0x47544c54
 
@@ -181,7 +181,7 @@ int journal_count_other_workload(struct journal *j, const char *hash, int64_t *r
  * replaces it. */
 int journal_record_provenance(struct journal *j, int64_t sweep_id, const char *env_key, const char *json);
 /* The provenance objects (JSON text) of sweep_id, in the order they were recorded; none
- * from a journal without the table (before schema 8). */
+ * from a journal without the table (before schema 7). */
 typedef int (*journal_provenance_fn)(const char *json, void *userdata);
 int journal_sweep_provenance(struct journal *j, int64_t sweep_id, journal_provenance_fn fn, void *userdata);
 /* The latest sweep before sweep_id with a provenance: 1 and *ret, 0 when none. */

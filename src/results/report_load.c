@@ -369,7 +369,7 @@ static int load_sweep_provenance(struct journal *j, int64_t sweep_id, json_t **r
 }
 
 /* The latest sweep's provenance, and what changed since the latest earlier sweep that has
- * one. A journal without the table (before schema 8) has none. */
+ * one. A journal without the table (before schema 7) has none. */
 static int load_provenance(struct journal *j, struct report_view *v) {
         int r = load_sweep_provenance(j, v->sweep_id, &v->provenance);
         if (r < 0 || !v->provenance)

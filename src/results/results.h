@@ -255,7 +255,7 @@ struct report_view {
         struct report_view_search search;
         /* The latest sweep's provenance (provenance.h, docs/provenance.md): an array of its
          * objects, one per cell environment, in the journal's order; NULL when it has none
-         * (written before schema 8). Changes: what differs from the latest earlier sweep
+         * (written before schema 7). Changes: what differs from the latest earlier sweep
          * with one (provenance_since; 0: none), first environment against first. */
         json_t *provenance;
         int64_t provenance_since;
