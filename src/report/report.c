@@ -330,6 +330,10 @@ char *report_search_summary(const struct report_view *v) {
         buf_printf(&b, ", %zu pruned, %zu inferred", se->pruned, se->inferred);
         if (se->spent)
                 buf_printf(&b, ", %s of launches", format_duration(se->spent, dur));
+        char served[32];
+        if (se->spent)
+                buf_printf(&b, " (%s on %zu failed cells, %s on cells that served)",
+                           format_duration(se->spent_failed, dur), se->failed, format_duration(se->spent_served, served));
         if (se->has_named && se->top >= 0 && (size_t)se->top < v->n_cells) {
                 struct report_score named, top;
                 bool by_bench = report_by_bench(v);

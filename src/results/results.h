@@ -189,6 +189,9 @@ struct report_view_search {
         size_t launches;              /* their launches: a cell measured again counts each */
         size_t pruned, inferred;      /* cells skipped as such */
         usec_t spent;                 /* the launched cells' time, phase by phase, in all */
+        usec_t spent_failed;          /* of it, the cells that failed (failed: how many) */
+        usec_t spent_served;          /* and the cells that served right */
+        size_t failed;
         /* The launched cells in launch order (their attempts' start), and the best figure
          * after each launch (NAN while none had one): best_so_far[i] after order[i]. */
         size_t *order;

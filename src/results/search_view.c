@@ -27,6 +27,14 @@ void search_fit_free(struct search_fit *f) {
         free(f);
 }
 
+/* What cell c's settled launches took: every phase of each. */
+static usec_t cell_spent(const struct report_cell *c) {
+        usec_t t = c->earlier_spent;
+        for (int p = 0; p < _PHASE_MAX; p++)
+                t += c->phase[p];
+        return t;
+}
+
 /* The value index of name on axis a, added when new (in order of first appearance, which
  * for a grid's row-major order is the matrix's own order). */
 static int value_index(struct search_fit *f, size_t a, const char *name, size_t n_cells, size_t *ret) {
@@ -85,6 +93,7 @@ int search_fit_view(const struct report_view *v, struct search_fit **ret) {
                 struct search_obs *o = &f->obs[k];
                 o->launches = c->launches;
                 o->abandoned = c->abandoned;
+                o->seconds = (double)cell_spent(c) / USEC_PER_SEC;
                 if (c->excluded || (c->verdict == VERDICT_SKIPPED && !streq_ptr(c->cause, "pruned"))) {
                         o->state = SEARCH_OUT;
                 } else if (!c->has_attempt || c->verdict == VERDICT_SKIPPED) {
@@ -141,22 +150,19 @@ int search_fit_view(const struct report_view *v, struct search_fit **ret) {
 static usec_t spent(const struct report_view *v) {
         usec_t t = 0;
         for (size_t k = 0; k < v->n_cells; k++)
-                if (v->cells[k].has_attempt && v->cells[k].verdict != VERDICT_SKIPPED) {
-                        for (int p = 0; p < _PHASE_MAX; p++)
-                                t += v->cells[k].phase[p];
-                        t += v->cells[k].earlier_spent;
-                }
+                if (v->cells[k].has_attempt && v->cells[k].verdict != VERDICT_SKIPPED)
+                        t += cell_spent(&v->cells[k]);
         return t;
 }
 
 int search_fit_decide(const struct search_fit *f, const struct report_view *v, bool no_prune,
                       struct search_decision *ret) {
         struct search_options o = {.max_launches = no_prune ? 0 : v->search.budget_launches, .no_prune = no_prune};
-        int r = search_model_decide(f->model, &o, ret);
-        if (r < 0 || no_prune || ret->next < 0 || !v->search.budget_time || spent(v) < v->search.budget_time)
-                return r;
-        *ret = (struct search_decision){.next = -1, .stop = "budget", .would_next = ret->next};
-        return 0;
+        if (v->search.budget_time) {
+                o.timed = true;
+                o.time_left = ((double)v->search.budget_time - (double)spent(v)) / USEC_PER_SEC;
+        }
+        return search_model_decide(f->model, &o, ret);
 }
 
 static int by_start(const void *x, const void *y, void *userdata) {
@@ -190,6 +196,15 @@ int search_view_fill(struct report_view *v) {
                         s->inferred++;
         }
         s->spent = spent(v);
+        s->spent_failed = s->spent_served = 0;
+        s->failed = 0;
+        for (size_t k = 0; k < v->n_cells; k++) {
+                const struct report_cell *c = &v->cells[k];
+                if (c->excluded || !c->has_attempt || c->verdict == VERDICT_SKIPPED)
+                        continue;
+                *(c->verdict == VERDICT_PASS ? &s->spent_served : &s->spent_failed) += cell_spent(c);
+                s->failed += c->verdict != VERDICT_PASS;
+        }
         free(s->order);
         free(s->best_so_far);
         s->order = calloc(s->launched + 1, sizeof(size_t));

@@ -418,6 +418,8 @@ struct search_model {
         size_t n_launches;            /* the launches: a cell measured again counts each time,
                                          and so does one abandoned */
         size_t n_again;               /* the launches measuring a launched cell again */
+        double t_pass, t_fail;        /* mean seconds of a launch that served, that failed
+                                         (search_model_costs) */
         long best;                    /* launched, feasible, best measured figure */
         struct feat_map fm;
         bool seen[N_CLASSES];         /* classes some launched cell failed with */
@@ -1163,11 +1165,18 @@ int search_model_fit(const struct search_space *s, const struct search_obs *obs,
         m->sign = s->higher_better ? 1 : -1;
         m->best = -1;
         m->y_best = -INFINITY;
+        double sum[2] = {0, 0};
+        size_t count[2] = {0, 0};
         for (size_t k = 0; k < s->n_cells; k++) {
                 const struct search_obs *o = &obs[k];
                 m->n_launches += o->abandoned;
                 if (!launched(o))
                         continue;
+                if (o->seconds > 0 && isfinite(o->seconds)) {
+                        bool ok = o->state == SEARCH_FEASIBLE;
+                        sum[ok] += o->seconds;
+                        count[ok] += MAX(o->launches, 1u);
+                }
                 m->n_launched++;
                 m->n_launches += MAX(o->launches, 1u);
                 m->n_again += MAX(o->launches, 1u) - 1;
@@ -1175,6 +1184,10 @@ int search_model_fit(const struct search_space *s, const struct search_obs *obs,
                     (m->best < 0 || m->sign * o->value > m->sign * obs[m->best].value))
                         m->best = (long)k;
         }
+        m->t_fail = count[0] ? sum[0] / (double)count[0] : 0;
+        m->t_pass = count[1] ? sum[1] / (double)count[1] : m->t_fail;
+        if (!count[0])
+                m->t_fail = m->t_pass;
         m->pf = calloc(s->n_cells, sizeof(double));
         m->mu = calloc(s->n_cells, sizeof(double));
         m->sd = calloc(s->n_cells, sizeof(double));
@@ -1195,6 +1208,11 @@ int search_model_fit(const struct search_space *s, const struct search_obs *obs,
                                                                                  : feasibility(m, k, keys);
         *ret = m;
         return 0;
+}
+
+void search_model_costs(const struct search_model *m, double *ret_pass, double *ret_fail) {
+        *ret_pass = m->t_pass;
+        *ret_fail = m->t_fail;
 }
 
 size_t search_model_launched(const struct search_model *m) {
@@ -1319,9 +1337,33 @@ static double acquisition(const struct search_model *m, size_t k) {
 static double chance(const struct search_model *m, size_t k) {
         return m->n_y > 0 ? m->pf[k] * m->chance[k] : m->pf[k];
 }
+#define SUSPECTS_WEIGHT 0.1
+/* How many of cell k's values are suspects: in a failed cell, never in one that served. */
+static size_t suspects(const struct search_model *m, size_t k) {
+        const struct search_space *s = m->s;
+        size_t n = 0;
+        for (size_t a = 0; a < s->n_axes; a++) {
+                const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, &s->choice[k * s->n_axes + a]));
+                n += f && !f->cleared && f->n_failed > 0;
+        }
+        return n;
+}
+
+/* What cell k's launch is expected to take (0: nothing measured yet). */
+static double cost(const struct search_model *m, size_t k) {
+        return m->pf[k] * m->t_pass + (1 - m->pf[k]) * m->t_fail;
+}
+/* The acquisition per second of launch: a launch that fails early costs less than one
+ * that serves and is benchmarked, and the budget that matters is the machine's time.
+ * Before any figure, acquisition is the chance to serve, and this still grows with it. */
+static double per_second(const struct search_model *m, size_t k) {
+        double c = cost(m, k);
+        return c > 0 ? acquisition(m, k) / c : acquisition(m, k);
+}
 
 void search_model_predict(const struct search_model *m, size_t k, struct search_prediction *ret) {
-        struct search_prediction p = {.p_feasible = m->pf[k], .mean = NAN, .high = NAN, .chance = m->pf[k], .ei = m->pf[k]};
+        struct search_prediction p = {.p_feasible = m->pf[k], .mean = NAN, .high = NAN, .chance = m->pf[k], .ei = m->pf[k],
+                                      .seconds = cost(m, k)};
         if (m->n_y > 0) {
                 double sd = cell_sd(m, k);
                 p.mean = exp(m->sign * m->mu[k]);
@@ -1601,8 +1643,12 @@ int search_model_decide(const struct search_model *m, const struct search_option
         for (size_t k = 0; k < s->n_cells; k++) {
                 if (m->obs[k].state != SEARCH_UNKNOWN)
                         continue;
-                double ei = acquisition(m, k);
+                double ei = per_second(m, k);
                 chance_sum += chance(m, k);
+                /* Two suspects in one cell: if it fails, its line names one of them at
+                 * most, and the other needs a launch of its own all the same. */
+                if (suspects(m, k) >= 2)
+                        ei *= SUSPECTS_WEIGHT;
                 if (ei > pick_ei) {
                         pick_ei = ei;
                         pick = (long)k;
@@ -1655,6 +1701,12 @@ int search_model_decide(const struct search_model *m, const struct search_option
                 d.next = pick;
         }
         d.again = d.next >= 0 && m->obs[d.next].state == SEARCH_FEASIBLE;
+        /* budget.time, to the launch: one that may serve needs a served launch's time */
+        if (d.next >= 0 && prune && o && o->timed) {
+                double need = d.again || m->pf[d.next] >= SEARCH_FAIL_CHANCE ? m->t_pass : m->t_fail;
+                if (o->time_left <= 0 || need > o->time_left)
+                        d = (struct search_decision){.next = -1, .stop = "budget", .would_next = d.next};
+        }
         *ret = d;
         return 0;
 }

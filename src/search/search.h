@@ -58,6 +58,9 @@ struct search_obs {
         unsigned abandoned;  /* launches of the cell given up before they settled (a run
                                 interrupted, a port taken): no figure, but each counts
                                 against the budget, whatever the state */
+        double seconds;      /* launched: what its settled launches took, in all (seconds);
+                                0: not measured. What a launch costs is learned from these
+                                (docs/search.md, "What a launch costs") */
 };
 
 struct search_space {
@@ -98,6 +101,8 @@ bool search_names_value(const struct search_space *s, size_t k, const char *evid
 struct search_options {
         size_t max_launches;            /* stop once this many cells were launched */
         bool no_prune;                  /* launch every candidate, the model only orders */
+        bool timed;                     /* a time budget: time_left seconds of it are left */
+        double time_left;               /* a launch predicted to take longer is not started */
 };
 
 /* When the chances of the cells left to beat the best (by more than the noise) add up to
@@ -124,6 +129,9 @@ struct search_prediction {
         double chance;                  /* of serving right and beating the best by more
                                            than the noise */
         double ei;                      /* expected improvement (log units) times p_feasible */
+        double seconds;                 /* what its launch is expected to take: the mean
+                                           launch that served and the mean that failed,
+                                           weighed by p_feasible; 0 while none was measured */
 };
 
 struct search_model;
@@ -142,6 +150,9 @@ void search_model_predict(const struct search_model *m, size_t k, struct search_
 size_t search_model_launched(const struct search_model *m);
 size_t search_model_launches(const struct search_model *m);
 long search_model_best(const struct search_model *m);
+/* The mean seconds of a launch that served right, and of one that failed (0: none was
+ * measured); a class not measured yet reads as the other. */
+void search_model_costs(const struct search_model *m, double *ret_pass, double *ret_fail);
 /* The launched cell that serves right of the best mean by the model (its figure pooled with
  * what its neighbours say), -1 when none has a figure. */
 long search_model_named(const struct search_model *m);

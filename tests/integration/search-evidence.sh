@@ -4,10 +4,12 @@
 # is read"), on the real llama-server (skipped, by name, without one) and the space of
 # tests/engines/llamacpp/search-evidence.yaml (36 cells, 32 crash at load, most with a line
 # naming the quantized cache type at fault), with budget: {launches: 12}:
-#   - no value that a failure's line names is launched again after that line;
-#   - a cell of the best family (f16 caches) passed, with at most a third of the budget
-#     spent on failures before it, and at most 5 failures in all (one per quantized value:
-#     4, and one whose line, "quantized V cache requires flash_attn", names no value);
+#   - no value that a failure's line names is launched again after that line, nor in more
+#     than two cells in all (one may hold it beside a value its line names first);
+#   - a cell of the best family (f16 caches) passed; the best cell was launched with at
+#     most a third of the budget spent on failures before it; at most 5 failures in all
+#     (one per quantized value: 4, and one whose line, "quantized V cache requires
+#     flash_attn", names no value);
 #   - every pruned cell whose reason blames a named value quotes the line.
 . "$SRCDIR/tests/lib.sh"
 if [ "${BUILD:-build}" = build-asan ]; then
@@ -40,6 +42,13 @@ order=$(grep -E '^\[launch [0-9]+' "$tmp/out" | sed -E 's/^\[launch ([0-9]+)[^]]
 before=$(printf '%s\n' "$order" | awk '/ctk=f16 ctv=f16/ && / pass / {exit} / crash/ {n++} END {print n + 0}')
 echo "failures before the f16 family passed: $before; failures in all: $failed"
 [ $((before * 3)) -le "$BUDGET" ] || fail "$before failures before the f16 family passed: more than a third of the budget ($BUDGET)"
+# the report's best, in the search's launch order: the failures launched before it
+best=$(jq -r '.best // ""' "$tmp/r.json")
+to_best=$(jq --arg b "$best" '.search.best_so_far as $t | ([$t[] | select(.cell == $b) | .launch] | min) as $l
+        | [$t[] | select(.launch < $l and .verdict != "pass")] | length' "$tmp/r.json")
+echo "the best ($best): $to_best failures launched before it"
+[ -n "$best" ] || fail "no best cell"
+[ $((to_best * 3)) -le "$BUDGET" ] || fail "$to_best failures before the best: more than a third of the budget ($BUDGET)"
 [ "$failed" -le 5 ] || fail "$failed failed launches: 4 quantized values, each named by its line, need 4 (and one more for the line that names none)"
 # each value a failure's line names ("K cache type q8_0 ...": ctk=q8_0): never launched after
 # the line (it is condemned at once), and how often in all is printed (a value may ride
@@ -52,6 +61,7 @@ for axis_word in "ctk:K cache" "ctv:V cache"; do
                 after=$(printf '%s\n' "$order" | awk -v at="${at:-0}" -v p="$axis=$v " 'at && NR > at && index($0, p) {n++} END {print n + 0}')
                 echo "$axis=$v: named at launch ${at:-never}, launched in $held cells, $after after"
                 [ "$after" -eq 0 ] || fail "$axis=$v: launched $after times after a failure's line named it"
+                [ -z "$at" ] || [ "$held" -le 2 ] || fail "$axis=$v: named by a line, launched in $held cells (at most 2)"
         done
 done
 # the pruned cells blamed on a named value quote its line
