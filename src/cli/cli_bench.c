@@ -9,6 +9,7 @@
 
 #include "bench/bench.h"
 #include "config/options.h"
+#include "cli/cli_options.h"
 #include "io/tokenizer.h"
 #include "text/secrets.h"
 #include "text/text.h"
@@ -30,23 +31,6 @@ static void dataset_freep(struct dataset **d) {
         dataset_free(*d);
 }
 
-/* One option of the table: "  --flag ARG" and its help, continuation lines indented. */
-static void help_option(const struct option_def *d) {
-        char left[64];
-        snprintf(left, sizeof(left), "  --%s%s%s", d->flag, d->arg ? " " : "", d->arg ? d->arg : "");
-        printf("%-22s ", left);
-        if (strlen(left) > 22)
-                printf("\n%23s", "");
-        for (const char *p = d->help; *p; p++) {
-                putchar(*p);
-                if (*p == '\n')
-                        printf("%23s", "");
-        }
-        if (d->def)
-                printf(" (default %s)", d->def);
-        putchar('\n');
-}
-
 static void help(void) {
         printf("usage: gauntlet bench --url URL --concurrency N[,N...] (--requests N | --duration DUR)\n"
                "                      --output-tokens N [OPTIONS] [DATASET OPTIONS]\n\n"
@@ -55,13 +39,13 @@ static void help(void) {
         bool workload = false;
         for (size_t i = 0; i < options_table_n; i++) {
                 const struct option_def *d = &options_table[i];
-                if (!d->flag)
+                if (!options_takes(d, OC_BENCH))
                         continue;
                 if (d->scope == OS_DATASET && !workload) {
                         printf("\nWorkload (the names and meanings of vllm bench serve; docs/bench.md \"Workloads\"):\n");
                         workload = true;
                 }
-                help_option(d);
+                cli_option_help(d, 23);
         }
         printf("\nExit status: 0 requests completed, 1 every request failed or the bench could\n"
                "not run, 2 usage error.\n");
@@ -285,23 +269,14 @@ static int set_option(struct bench_args *a, size_t idx, const char *arg) {
                 return set_custom(a, d, arg);
         if (options_parse_arg(d, arg ? arg : "", options_place(d, &a->spec, &a->target, NULL)) == 0)
                 return -1;
-        if (d->flags & OF_RANGE_HINT)
-                return cli_usage_error("bench", "invalid --%s '%s' (%ld to %ld)", d->flag, arg, (long)d->min,
-                                       (long)d->max);
-        return cli_usage_error("bench", "invalid --%s '%s'%s%s%s", d->flag, arg, d->hint ? " (" : "",
-                               d->hint ? d->hint : "", d->hint ? ")" : "");
+        return cli_option_error("bench", d, arg);
 }
 
 /* The command line into a, its flags from the table. Returns -1 to go on, or an exit code. */
 static int parse_flags(int argc, char **argv, struct bench_args *a) {
         struct option opts[ELEMENTSOF(a->given) + 1] = {{0}};
-        size_t n = 0;
         assert(options_table_n < ELEMENTSOF(a->given));
-        for (size_t i = 0; i < options_table_n; i++)
-                if (options_table[i].flag)
-                        opts[n++] = (struct option){options_table[i].flag,
-                                                    options_table[i].type == OT_BOOL ? no_argument : required_argument,
-                                                    NULL, 1000 + (int)i};
+        size_t n = cli_options_getopt(OC_BENCH, opts, ELEMENTSOF(opts));
         opts[n] = (struct option){"help", no_argument, NULL, 'h'};
         opterr = 0;
         optind = 1;
@@ -313,9 +288,9 @@ static int parse_flags(int argc, char **argv, struct bench_args *a) {
                         a->help = true;
                         return EXIT_OK;
                 }
-                if (c < 1000)
+                if (c < CLI_OPTION_BASE)
                         return cli_bad_option("bench", c, argv);
-                int r = set_option(a, (size_t)(c - 1000), optarg);
+                int r = set_option(a, CLI_OPTION_INDEX(c), optarg);
                 if (r >= 0)
                         return r;
         }

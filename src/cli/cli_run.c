@@ -542,7 +542,17 @@ static int check_workload(struct journal *j, const char *jpath, const struct mat
         return 0;
 }
 
-int cli_run(int argc, char **argv) {
+/* What the command line asked for. */
+struct run_args {
+        const char *matrix_path, *journal_path;
+        const char *launcher;  /* NULL: the matrix's */
+        bool rerun, wait_lock, no_infer, no_prune, rerun_changed;
+        struct worker w;
+        bool help;
+};
+
+/* The command line into a. Returns -1 to go on, or an exit code. */
+static int parse_args(int argc, char **argv, struct run_args *a) {
         /* --worker* are internal: how a sweep on several GPU slots starts its workers. */
         static const struct option opts[] = {
                 {"journal", required_argument, NULL, 'j'},
@@ -558,51 +568,48 @@ int cli_run(int argc, char **argv) {
                 {"worker-visible", required_argument, NULL, 'V'},
                 {0},
         };
-        const char *journal_path = NULL;
-        bool rerun = false, wait_lock = false, no_infer = false, no_prune = false, rerun_changed = false;
-        const char *launcher = NULL;
-        struct worker w = {0};
+        struct worker *w = &a->w;
         int c;
         opterr = 0;
         while ((c = getopt_long(argc, argv, ":j:rwh", opts, NULL)) != -1) {
                 switch (c) {
                 case 'j':
-                        journal_path = optarg;
+                        a->journal_path = optarg;
                         break;
                 case 'r':
-                        rerun = true;
+                        a->rerun = true;
                         break;
                 case 'C':
-                        rerun_changed = true;
+                        a->rerun_changed = true;
                         break;
                 case 'w':
-                        wait_lock = true;
+                        a->wait_lock = true;
                         break;
                 case 'I':
-                        no_infer = true;
+                        a->no_infer = true;
                         break;
                 case 'P':
-                        no_prune = true;
+                        a->no_prune = true;
                         break;
                 case 'L':
                         if (strcmp(optarg, "local") != 0 && strcmp(optarg, "slurm") != 0)
                                 return cli_usage_error("run", "unknown launcher '%s' (local or slurm)", optarg);
-                        launcher = optarg;
+                        a->launcher = optarg;
                         break;
                 case 'W':
-                        if (sscanf(optarg, "%zu/%zu/%d", &w.slot, &w.n_slots, &w.parent) != 3 || w.n_slots < 2 ||
-                            w.slot >= w.n_slots || w.parent <= 0)
+                        if (sscanf(optarg, "%zu/%zu/%d", &w->slot, &w->n_slots, &w->parent) != 3 || w->n_slots < 2 ||
+                            w->slot >= w->n_slots || w->parent <= 0)
                                 return cli_usage_error("run", "invalid --worker '%s'", optarg);
-                        w.active = true;
+                        w->active = true;
                         break;
                 case 'G':
-                        w.gpus = optarg;
+                        w->gpus = optarg;
                         break;
                 case 'V':
-                        w.visible = optarg;
+                        w->visible = optarg;
                         break;
                 case 'h':
-                        usage(stdout);
+                        a->help = true;
                         return EXIT_OK;
                 default:
                         return cli_bad_option("run", c, argv);
@@ -610,84 +617,117 @@ int cli_run(int argc, char **argv) {
         }
         if (optind != argc - 1)
                 return cli_usage_error("run", optind >= argc ? "no matrix file given" : "more than one matrix file given");
-        /* A write to a closed pipe fails with EPIPE instead of killing the run with its
-         * server still up: check_output makes it an interruption. */
-        signal(SIGPIPE, SIG_IGN);
-        /* A worker whose parent is killed stops its server and ends (as on SIGTERM): a
-         * sweep never goes on without the process that reports it. */
-        if (w.active && workers_attach(w.parent) < 0)
-                return 130;
-        const char *matrix_path = argv[optind];
+        a->matrix_path = argv[optind];
+        return -1;
+}
 
-        _cleanup_matrix_ struct matrix *m = NULL;
+/* A run of the sweep: what it holds from the matrix to the last line. */
+struct run_state {
+        const struct run_args *a;
+        struct matrix *m;
+        char *jpath, *log_root;
+        int lock_fd;
+        struct loop *loop;
+        struct journal *j;
+        struct printer p;
+        struct gpu *gpu;
+        struct cgroup_base *cgroups;
+        char *host_json, *visible_env;
+};
+
+static void run_state_release(struct run_state *s) {
+        if (s->j)
+                journal_close(s->j);
+        secrets_values_release(&s->p.secrets);
+        free(s->p.best);
+        strv_free(s->p.passing);
+        cgroup_base_free(s->cgroups);
+        free(s->host_json);
+        free(s->visible_env);
+        gpu_closep(&s->gpu);
+        loop_freep(&s->loop);
+        closep(&s->lock_fd);
+        free(s->jpath);
+        free(s->log_root);
+        matrix_freep(&s->m);
+}
+
+/* The matrix, the command line's launcher over its own. Returns -1 to go on, or an exit code. */
+static int load_matrix(struct run_state *s) {
+        const struct run_args *a = s->a;
         _cleanup_free_ char *error = NULL;
-        int r = cells_load_matrix(matrix_path, &m, &error);
+        int r = cells_load_matrix(a->matrix_path, &s->m, &error);
         if (r < 0) {
                 cli_error("%s", error ? error : strerror(-r));
                 return EXIT_USAGE;
         }
-        if (m->strategy == STRATEGY_SEARCH && rerun) {
+        if (s->m->strategy == STRATEGY_SEARCH && a->rerun) {
                 cli_error("--rerun does not go with strategy: search, which learns from every cell the journal "
                           "holds; give it a new --journal to search afresh");
                 return EXIT_USAGE;
         }
-        if (m->strategy != STRATEGY_SEARCH && no_prune)
+        if (s->m->strategy != STRATEGY_SEARCH && a->no_prune)
                 return cli_usage_error("run", "--no-prune needs a matrix with strategy: search");
-        if (launcher) {
-                m->launcher = strcmp(launcher, "slurm") == 0 ? LAUNCHER_SLURM : LAUNCHER_LOCAL;
-                m->line_launcher = 0; /* the command line's, not the file's */
+        if (a->launcher) {
+                s->m->launcher = strcmp(a->launcher, "slurm") == 0 ? LAUNCHER_SLURM : LAUNCHER_LOCAL;
+                s->m->line_launcher = 0; /* the command line's, not the file's */
         }
-        bool slurm = m->launcher == LAUNCHER_SLURM;
-        _cleanup_free_ char *jpath = journal_path ? strdup(journal_path) : default_journal(matrix_path);
-        _cleanup_free_ char *log_root = jpath ? journal_log_root(jpath) : NULL;
-        if (!jpath || !log_root) {
+        return -1;
+}
+
+/* The journal's path and its logs' folder, which is made. Returns -1 to go on, or an exit code. */
+static int journal_paths(struct run_state *s) {
+        s->jpath = s->a->journal_path ? strdup(s->a->journal_path) : default_journal(s->a->matrix_path);
+        s->log_root = s->jpath ? journal_log_root(s->jpath) : NULL;
+        if (!s->jpath || !s->log_root) {
                 cli_error("out of memory");
                 return EXIT_USAGE;
         }
-        {
-                _cleanup_free_ char *dir = strdup(jpath);
-                if (!dir || (r = mkdir_p(dirname(dir), 0755)) < 0) {
-                        cli_error("cannot create the folder of '%s': %s", jpath, strerror(r < 0 ? -r : ENOMEM));
-                        return EXIT_USAGE;
-                }
+        _cleanup_free_ char *dir = strdup(s->jpath);
+        int r = 0;
+        if (!dir || (r = mkdir_p(dirname(dir), 0755)) < 0) {
+                cli_error("cannot create the folder of '%s': %s", s->jpath, strerror(r < 0 ? -r : ENOMEM));
+                return EXIT_USAGE;
         }
+        return -1;
+}
 
-        /* One run per journal (its workers share their parent's). Taken before the loop
-         * blocks signals, so a Ctrl-C while --wait waits ends the wait. */
-        _cleanup_close_ int lock_fd = -1;
-        if (!w.active) {
-                pid_t holder = 0;
-                char hbuf[32];
-                if (wait_lock) {
-                        lock_fd = journal_lock(jpath, false, &holder);
-                        if (lock_fd == -EWOULDBLOCK) {
-                                cli_error("journal '%s' is in use by another run (%s); waiting for it", jpath,
-                                          holder_text(holder, hbuf));
-                                lock_fd = journal_lock(jpath, true, NULL);
-                        }
-                } else
-                        lock_fd = journal_lock(jpath, false, &holder);
-                if (lock_fd == -EWOULDBLOCK) {
-                        cli_error("journal '%s' is in use by another run (%s)", jpath, holder_text(holder, hbuf));
-                        return EXIT_USAGE;
-                }
-                if (lock_fd == JOURNAL_ENOTFILE) {
-                        cli_error("journal '%s' is %s", jpath, journal_strerror(lock_fd));
-                        return EXIT_USAGE;
-                }
-                if (lock_fd == -ELOOP) {
-                        cli_error("cannot lock the journal '%s': its lock file '%s.lock' is a symbolic link (not "
-                                  "followed; remove it if it is not yours)", jpath, jpath);
-                        return EXIT_USAGE;
-                }
-                if (lock_fd < 0) {
-                        cli_error("cannot lock the journal '%s': %s", jpath, journal_strerror(lock_fd));
-                        return EXIT_USAGE;
-                }
+/* One run per journal (its workers share their parent's). Taken before the loop blocks
+ * signals, so a Ctrl-C while --wait waits ends the wait. Returns -1 to go on, or an exit code. */
+static int lock_journal(struct run_state *s) {
+        const char *jpath = s->jpath;
+        pid_t holder = 0;
+        char hbuf[32];
+        s->lock_fd = journal_lock(jpath, false, &holder);
+        if (s->a->wait_lock && s->lock_fd == -EWOULDBLOCK) {
+                cli_error("journal '%s' is in use by another run (%s); waiting for it", jpath, holder_text(holder, hbuf));
+                s->lock_fd = journal_lock(jpath, true, NULL);
         }
+        if (s->lock_fd == -EWOULDBLOCK) {
+                cli_error("journal '%s' is in use by another run (%s)", jpath, holder_text(holder, hbuf));
+                return EXIT_USAGE;
+        }
+        if (s->lock_fd == JOURNAL_ENOTFILE) {
+                cli_error("journal '%s' is %s", jpath, journal_strerror(s->lock_fd));
+                return EXIT_USAGE;
+        }
+        if (s->lock_fd == -ELOOP) {
+                cli_error("cannot lock the journal '%s': its lock file '%s.lock' is a symbolic link (not "
+                          "followed; remove it if it is not yours)", jpath, jpath);
+                return EXIT_USAGE;
+        }
+        if (s->lock_fd < 0) {
+                cli_error("cannot lock the journal '%s': %s", jpath, journal_strerror(s->lock_fd));
+                return EXIT_USAGE;
+        }
+        return -1;
+}
 
-        _cleanup_loop_ struct loop *loop = NULL;
-        if ((r = loop_new(&loop)) < 0 || (r = loop_catch_signals(loop)) < 0) {
+/* The loop, then the journal, checked against the matrix's workload. Returns -1 to go on,
+ * or an exit code. */
+static int open_journal(struct run_state *s) {
+        int r;
+        if ((r = loop_new(&s->loop)) < 0 || (r = loop_catch_signals(s->loop)) < 0) {
                 cli_error("cannot set up the event loop: %s", strerror(-r));
                 return EXIT_USAGE;
         }
@@ -695,46 +735,93 @@ int cli_run(int argc, char **argv) {
          * parent dies, so they can be found and ended. */
         if ((r = procs_become_subreaper()) < 0)
                 cli_error("warning: cannot become a child subreaper: %s", strerror(-r));
-
-        struct journal *j = NULL;
-        r = journal_open(jpath, &j);
+        r = journal_open(s->jpath, &s->j);
         if (r < 0) {
                 if (r == JOURNAL_ENOTJOURNAL || r == JOURNAL_ENEWER || r == JOURNAL_ENOTFILE)
-                        cli_error("'%s' is %s", jpath, journal_strerror(r));
+                        cli_error("'%s' is %s", s->jpath, journal_strerror(r));
                 else
-                        cli_error("cannot open the journal '%s': %s", jpath, journal_strerror(r));
+                        cli_error("cannot open the journal '%s': %s", s->jpath, journal_strerror(r));
                 return EXIT_USAGE;
         }
-
-        if (!w.active && (r = check_workload(j, jpath, m, rerun_changed || rerun)) < 0) {
-                journal_close(j);
+        if (!s->a->w.active && check_workload(s->j, s->jpath, s->m, s->a->rerun_changed || s->a->rerun) < 0)
                 return EXIT_USAGE;
-        }
+        return -1;
+}
 
-        struct printer p = {.m = m,
-                            .j = j,
-                            .loop = loop,
-                            .progress = !w.active && cli_color(stderr),
-                            .color = cli_color(stdout),
-                            .width = 10,
-                            .shared = w.active};
-        {
-                struct cell *cells = NULL;
-                size_t n = 0;
-                if (cells_expand(m, &cells, &n) == 0) {
-                        for (size_t i = 0; i < n; i++) {
-                                _cleanup_free_ char *label = cell_label(m, &cells[i]);
-                                if (label)
-                                        p.width = MAX(p.width, strlen(label));
-                                if (secrets_values_add_argv(&p.secrets, cells[i].argv) < 0 ||
-                                    secrets_values_add_env(&p.secrets, cells[i].env) < 0)
-                                        cli_error("warning: out of memory: secrets may show in progress lines");
-                        }
-                        cells_free(cells, n);
+/* The printer: the label column as wide as the widest cell's, and every cell's secrets. */
+static void printer_setup(struct run_state *s) {
+        struct printer *p = &s->p;
+        *p = (struct printer){.m = s->m,
+                              .j = s->j,
+                              .loop = s->loop,
+                              .progress = !s->a->w.active && cli_color(stderr),
+                              .color = cli_color(stdout),
+                              .width = 10,
+                              .shared = s->a->w.active};
+        struct cell *cells = NULL;
+        size_t n = 0;
+        if (cells_expand(s->m, &cells, &n) == 0) {
+                for (size_t i = 0; i < n; i++) {
+                        _cleanup_free_ char *label = cell_label(s->m, &cells[i]);
+                        if (label)
+                                p->width = MAX(p->width, strlen(label));
+                        if (secrets_values_add_argv(&p->secrets, cells[i].argv) < 0 ||
+                            secrets_values_add_env(&p->secrets, cells[i].env) < 0)
+                                cli_error("warning: out of memory: secrets may show in progress lines");
                 }
-                p.width = MIN(p.width, (size_t)60);
+                cells_free(cells, n);
         }
-        watch_output(&p);
+        p->width = MIN(p->width, (size_t)60);
+        watch_output(p);
+}
+
+/* The GPUs, the host fingerprint that goes into the journal with the sweep (reports say
+ * which GPU and architecture decided the verdicts; no GPU is normal) and the cgroups.
+ * Returns -1 to go on, or an exit code. */
+static int host_setup(struct run_state *s) {
+        const struct worker *w = &s->a->w;
+        bool slurm = s->m->launcher == LAUNCHER_SLURM;
+        int r;
+        if ((r = gpu_open(&s->gpu)) < 0) {
+                cli_error("cannot look for GPUs: %s", strerror(-r));
+                return EXIT_USAGE;
+        }
+        if (w->active && w->gpus && (r = workers_select_gpus(s->gpu, w->gpus)) < 0) {
+                cli_error("invalid --worker-gpus '%s': %s", w->gpus ? w->gpus : "", strerror(-r));
+                return EXIT_USAGE;
+        }
+        json_t *host = NULL;
+        if (host_fingerprint_gpu(s->loop, s->m->profile, s->gpu, &host) >= 0) {
+                /* this machine's, not the nodes' the cells ran on */
+                if (slurm)
+                        json_object_set_new(host, "launcher", json_string("slurm"));
+                s->host_json = json_dumps(host, JSON_COMPACT);
+                json_decref(host);
+        }
+        const struct gpu *g = s->gpu;
+        if (w->active || slurm)
+                ; /* the parent said it; a Slurm job's GPUs are its node's */
+        else if (g->n_gpus == 0) {
+                /* said once, and only where it matters: CPU engines run fine without one */
+                if (s->m->profile->needs_gpu)
+                        fprintf(stderr, "gauntlet: no GPU found (%s)\n", g->reason ? g->reason : "no NVML");
+        } else
+                for (size_t i = 0; i < g->n_gpus; i++)
+                        fprintf(stderr, "gauntlet: GPU %u: %s (%s), %llu MiB\n", g->gpus[i].index, g->gpus[i].name,
+                                g->gpus[i].arch[0] ? g->gpus[i].arch : "arch unknown",
+                                (unsigned long long)g->gpus[i].memory_total_mib);
+        /* A cgroup of its own for each server where the host gives us a subtree; else the
+         * /proc ways (`gauntlet doctor` says which, and why). */
+        (void)cgroup_base_open(&s->cgroups, NULL);
+        s->visible_env = w->visible ? strdup_printf("CUDA_VISIBLE_DEVICES=%s", w->visible) : NULL;
+        return -1;
+}
+
+/* The sweep: in this process, or in workers, one per disjoint GPU set, for cells that need
+ * fewer GPUs than the host has (this process then only waits for them and reports). */
+static int run_sweep(struct run_state *s, struct sweep_summary *sum, char **error) {
+        const struct run_args *a = s->a;
+        bool slurm = s->m->launcher == LAUNCHER_SLURM;
         struct sweep_callbacks cb = {
                 .cell_started = on_started,
                 .cell_phase = on_phase,
@@ -742,143 +829,133 @@ int cli_run(int argc, char **argv) {
                 .notice = on_notice,
                 .search_launch = on_search_launch,
                 .search_stopped = on_search_stopped,
-                .userdata = &p,
+                .userdata = &s->p,
         };
-        /* The host fingerprint goes into the journal with the sweep: reports say which GPU
-         * and architecture decided the verdicts. No GPU is normal. */
-        _cleanup_gpu_ struct gpu *gpu = NULL;
-        if ((r = gpu_open(&gpu)) < 0) {
-                cli_error("cannot look for GPUs: %s", strerror(-r));
-                return EXIT_USAGE;
-        }
-        if (w.active && w.gpus && (r = workers_select_gpus(gpu, w.gpus)) < 0) {
-                cli_error("invalid --worker-gpus '%s': %s", w.gpus ? w.gpus : "", strerror(-r));
-                return EXIT_USAGE;
-        }
-        json_t *host = NULL;
-        _cleanup_free_ char *host_json = NULL;
-        if (host_fingerprint_gpu(loop, m->profile, gpu, &host) >= 0) {
-                /* this machine's, not the nodes' the cells ran on */
-                if (slurm)
-                        json_object_set_new(host, "launcher", json_string("slurm"));
-                host_json = json_dumps(host, JSON_COMPACT);
-                json_decref(host);
-        }
-        if (w.active || slurm)
-                ; /* the parent said it; a Slurm job's GPUs are its node's */
-        else if (gpu->n_gpus == 0) {
-                /* said once, and only where it matters: CPU engines run fine without one */
-                if (m->profile->needs_gpu)
-                        fprintf(stderr, "gauntlet: no GPU found (%s)\n", gpu->reason ? gpu->reason : "no NVML");
-        }
-        else
-                for (size_t i = 0; i < gpu->n_gpus; i++)
-                        fprintf(stderr, "gauntlet: GPU %u: %s (%s), %llu MiB\n", gpu->gpus[i].index, gpu->gpus[i].name,
-                                gpu->gpus[i].arch[0] ? gpu->gpus[i].arch : "arch unknown",
-                                (unsigned long long)gpu->gpus[i].memory_total_mib);
-        /* A cgroup of its own for each server where the host gives us a subtree; else the
-         * /proc ways (`gauntlet doctor` says which, and why). */
-        _cleanup_cgroup_base_ struct cgroup_base *cgroups = NULL;
-        (void)cgroup_base_open(&cgroups, NULL);
-        _cleanup_free_ char *visible_env = w.visible ? strdup_printf("CUDA_VISIBLE_DEVICES=%s", w.visible) : NULL;
-        char *extra_env[] = {visible_env, NULL};
-        struct sweep_options o = {.journal_path = jpath,
-                                  .log_root = log_root,
-                                  .rerun = rerun,
-                                  .no_infer = no_infer,
-                                  .no_prune = no_prune,
-                                  .host_json = host_json ? host_json : "{}",
-                                  .gpu = slurm ? NULL : gpu, /* no memory wait for GPUs elsewhere */
-                                  .slot = w.slot,
-                                  .n_slots = w.active ? w.n_slots : 0,
-                                  .extra_env = visible_env ? extra_env : NULL,
-                                  .cgroups = cgroups};
-        struct sweep_summary sum = {0};
-        _cleanup_free_ char *sweep_error = NULL;
-        /* Cells that need fewer GPUs than the host has run side by side, one worker per
-         * disjoint GPU set; this process then only waits for them and reports. */
-        /* A server that cannot start at all stops the sweep before the first cell. */
-        if (!w.active && (r = sweep_preflight(m, &sweep_error)) < 0) {
-                cli_error("%s", sweep_error ? sweep_error : strerror(-r));
-                journal_close(j);
-                secrets_values_release(&p.secrets);
-                free(p.best);
-                strv_free(p.passing);
-                return EXIT_USAGE;
-        }
-        struct worker_args wa = {.matrix_path = matrix_path, .journal_path = jpath, .rerun = rerun, .no_infer = no_infer,
-                                 .launcher = m->launcher};
+        char *extra_env[] = {s->visible_env, NULL};
+        struct sweep_options o = {.journal_path = s->jpath,
+                                  .log_root = s->log_root,
+                                  .rerun = a->rerun,
+                                  .no_infer = a->no_infer,
+                                  .no_prune = a->no_prune,
+                                  .host_json = s->host_json ? s->host_json : "{}",
+                                  .gpu = slurm ? NULL : s->gpu, /* no memory wait for GPUs elsewhere */
+                                  .slot = a->w.slot,
+                                  .n_slots = a->w.active ? a->w.n_slots : 0,
+                                  .extra_env = s->visible_env ? extra_env : NULL,
+                                  .cgroups = s->cgroups};
+        struct worker_args wa = {.matrix_path = a->matrix_path, .journal_path = s->jpath, .rerun = a->rerun,
+                                 .no_infer = a->no_infer, .launcher = s->m->launcher};
         struct workers_result wr = {0};
+        int r;
         /* The search chooses each cell from all that settled before it: one at a time. */
-        if (m->strategy == STRATEGY_SEARCH && !w.active)
+        if (s->m->strategy == STRATEGY_SEARCH && !a->w.active)
                 r = 0;
         else
-                r = w.active ? 0 : workers_run(loop, j, m, gpu, worker_argv, &wa, &cb, &wr, &sweep_error);
+                r = a->w.active ? 0 : workers_run(s->loop, s->j, s->m, s->gpu, worker_argv, &wa, &cb, &wr, error);
         if (r == 0 && wr.slots == 0)
-                r = sweep_run(loop, m, j, &o, &cb, &sum, &sweep_error);
+                r = sweep_run(s->loop, s->m, s->j, &o, &cb, sum, error);
         else
-                sum.signal = wr.signal;
-        clear_progress(&p);
-        int status;
-        if (w.active) {
-                if (r < 0 && r != -EINTR)
-                        cli_error("%s", sweep_error ? sweep_error : strerror(-r));
-                journal_close(j);
-                secrets_values_release(&p.secrets);
-                free(p.best);
-                strv_free(p.passing);
-                return r == -EINTR ? interrupted_status(sum.signal) : r < 0 ? EXIT_USAGE : EXIT_OK;
+                sum->signal = wr.signal;
+        clear_progress(&s->p);
+        return r;
+}
+
+/* The closing lines, from the journal: cells settled in earlier runs count. */
+static int print_summary(struct run_state *s) {
+        struct report_view *view = NULL;
+        int r = report_load_view(s->j, &view);
+        if (r < 0) {
+                cli_error("cannot read the journal '%s': %s", s->jpath, journal_strerror(r));
+                return EXIT_USAGE;
         }
-        if (r == -EINTR && sum.signal == SIGPIPE) {
+        size_t counts[_VERDICT_MAX] = {0};
+        size_t pass = report_count_verdicts(view, counts);
+        printf("\n%zu cells:", report_cells(view));
+        bool first = true;
+        for (int v = 0; v < _VERDICT_MAX; v++) {
+                if (!counts[v])
+                        continue;
+                printf("%s %zu %s", first ? "" : ",", counts[v], verdict_to_string((enum verdict)v));
+                first = false;
+        }
+        const char *best = report_best(view);
+        if (best)
+                printf("; best: %s", best);
+        printf("\n");
+        print_eval_gate(&s->p, view);
+        printf("journal: %s\n", s->jpath);
+        write_outputs(s->m, view, s->log_root);
+        report_view_free(view);
+        return pass > 0 ? EXIT_OK : EXIT_FAILED;
+}
+
+/* The exit code of a sweep that returned r, with its message; the summary after one that ran. */
+static int finish(struct run_state *s, int r, const struct sweep_summary *sum, const char *error) {
+        int status;
+        if (s->a->w.active) {
+                if (r < 0 && r != -EINTR)
+                        cli_error("%s", error ? error : strerror(-r));
+                return r == -EINTR ? interrupted_status(sum->signal) : r < 0 ? EXIT_USAGE : EXIT_OK;
+        }
+        if (r == -EINTR && sum->signal == SIGPIPE) {
                 cli_error("output lost (stdout or stderr cannot be written): the server was stopped; run again to "
                           "resume");
-                status = interrupted_status(sum.signal);
+                status = interrupted_status(sum->signal);
         } else if (r == -EINTR) {
                 cli_error("interrupted by SIG%s: the server was stopped; run again to resume",
-                          sum.signal ? sigabbrev_np(sum.signal) : "INT");
-                status = interrupted_status(sum.signal);
+                          sum->signal ? sigabbrev_np(sum->signal) : "INT");
+                status = interrupted_status(sum->signal);
         } else if (r < 0) {
-                cli_error("%s", sweep_error ? sweep_error : strerror(-r));
+                cli_error("%s", error ? error : strerror(-r));
                 status = EXIT_USAGE;
-        } else {
-                status = EXIT_FAILED;
-        }
-        /* The final word comes from the journal: cells settled in earlier runs count. */
-        struct report_view *view = NULL;
-        if (r == 0 && (r = report_load_view(j, &view)) < 0) {
-                cli_error("cannot read the journal '%s': %s", jpath, journal_strerror(r));
-                status = EXIT_USAGE;
-        }
-        if (r == 0) {
-                size_t counts[_VERDICT_MAX] = {0};
-                size_t pass = report_count_verdicts(view, counts);
-                printf("\n%zu cells:", report_cells(view));
-                bool first = true;
-                for (int v = 0; v < _VERDICT_MAX; v++) {
-                        if (!counts[v])
-                                continue;
-                        printf("%s %zu %s", first ? "" : ",", counts[v], verdict_to_string((enum verdict)v));
-                        first = false;
-                }
-                const char *best = report_best(view);
-                if (best)
-                        printf("; best: %s", best);
-                printf("\n");
-                print_eval_gate(&p, view);
-                printf("journal: %s\n", jpath);
-                write_outputs(m, view, log_root);
-                status = pass > 0 ? EXIT_OK : EXIT_FAILED;
-                report_view_free(view);
-        }
+        } else
+                status = print_summary(s);
         /* the sweep ended, but what it said did not all reach its reader */
-        check_output(&p);
-        if (p.output_lost && (status == EXIT_OK || status == EXIT_FAILED)) {
+        check_output(&s->p);
+        if (s->p.output_lost && (status == EXIT_OK || status == EXIT_FAILED)) {
                 cli_error("output lost (stdout or stderr cannot be written)");
                 status = interrupted_status(SIGPIPE);
         }
-        journal_close(j);
-        secrets_values_release(&p.secrets);
-        free(p.best);
-        strv_free(p.passing);
         return status;
+}
+
+/* From the matrix to the closing lines. */
+static int run_main(struct run_state *s) {
+        const struct run_args *a = s->a;
+        /* A write to a closed pipe fails with EPIPE instead of killing the run with its
+         * server still up: check_output makes it an interruption. */
+        signal(SIGPIPE, SIG_IGN);
+        /* A worker whose parent is killed stops its server and ends (as on SIGTERM): a
+         * sweep never goes on without the process that reports it. */
+        if (a->w.active && workers_attach(a->w.parent) < 0)
+                return 130;
+        int r;
+        if ((r = load_matrix(s)) >= 0 || (r = journal_paths(s)) >= 0 || (!a->w.active && (r = lock_journal(s)) >= 0) ||
+            (r = open_journal(s)) >= 0)
+                return r;
+        printer_setup(s);
+        if ((r = host_setup(s)) >= 0)
+                return r;
+        _cleanup_free_ char *error = NULL;
+        /* A server that cannot start at all stops the sweep before the first cell. */
+        if (!a->w.active && (r = sweep_preflight(s->m, &error)) < 0) {
+                cli_error("%s", error ? error : strerror(-r));
+                return EXIT_USAGE;
+        }
+        struct sweep_summary sum = {0};
+        r = run_sweep(s, &sum, &error);
+        return finish(s, r, &sum, error);
+}
+
+int cli_run(int argc, char **argv) {
+        struct run_args a = {0};
+        int r = parse_args(argc, argv, &a);
+        if (a.help) {
+                usage(stdout);
+                return EXIT_OK;
+        }
+        if (r >= 0)
+                return r;
+        _cleanup_(run_state_release) struct run_state s = {.a = &a, .lock_fd = -1};
+        return run_main(&s);
 }

@@ -6,6 +6,8 @@
 
 #include "gate/checks.h"
 #include "cli/cli.h"
+#include "cli/cli_options.h"
+#include "config/options.h"
 #include "gate/eval.h"
 #include "gate/probes.h"
 #include "text/text.h"
@@ -37,18 +39,11 @@ static void help(void) {
                "  --timeout DUR       per request (default 5m): 30s, 2m, 500ms\n"
                "  --thinking-key KEY  chat_template_kwargs key switching thinking\n"
                "                      (default enable_thinking; DeepSeek templates: thinking)\n"
-               "  --format text|json  (default text)\n"
-               "  --eval FILE         after a passing suite, the accuracy eval: a JSONL file of\n"
-               "                      {\"prompt\", \"expect\"} lines, or builtin (products, sums,\n"
-               "                      letters, sort, copy; builtin:products,sums for some)\n"
-               "  --samples N         eval questions: a seeded subset of the file, or how many\n"
-               "                      built-in ones to make (default 200)\n"
-               "  --seed N            for the subset and the built-in questions (default 1)\n"
-               "  --concurrency N     eval requests in flight (default 8)\n"
-               "  --max-tokens N      per eval question (default 256)\n"
-               "  --thinking on|off   switch thinking for the eval questions (default: the server's)\n"
-               "  --no-logprobs       do not ask for logprobs with the eval questions\n"
-               "  --probes WHICH      all (default), none, or a list: long-context,sampling,multi-turn\n"
+               "  --format text|json  (default text)\n");
+        for (size_t i = 0; i < options_table_n; i++)
+                if (options_takes(&options_table[i], OC_SMOKE))
+                        cli_option_help(&options_table[i], 22);
+        printf("  --probes WHICH      all (default), none, or a list: long-context,sampling,multi-turn\n"
                "  --long-context-share X       of the context the long prompt fills (default 0.75)\n"
                "  --long-context-max-tokens N  cap on the long prompt (default 32768)\n"
                "  --long-context-timeout DUR   the long request's own timeout (default 5m)\n"
@@ -289,8 +284,158 @@ static void print_text(const char *model, enum verdict v, const char *cause, con
         fputc('\n', stdout);
 }
 
-int cli_smoke(int argc, char **argv) {
-        static const struct option opts[] = {
+/* What the command line asked for. */
+struct smoke_args {
+        const char *url, *model, *checks_file, *engine, *thinking_key, *eval_src;
+        usec_t timeout;
+        int format;                    /* 0 text, 1 json */
+        struct eval_options eo;
+        bool eval_opt;                 /* an eval flag other than --eval was given */
+        struct probes_options po;
+        bool min_right_set;
+        bool help;
+};
+
+static void smoke_args_release(struct smoke_args *a) {
+        eval_options_release(&a->eo);
+}
+
+/* The eval's flags, from the option table. Returns -1 to go on, or an exit code. */
+static int set_eval_option(struct smoke_args *a, const struct option_def *d, const char *arg) {
+        if (streq_ptr(d->name, "eval_file")) {
+                a->eval_src = arg;
+                return -1;
+        }
+        a->eval_opt = true;
+        if (streq_ptr(d->name, "eval_thinking")) {
+                if (strcmp(arg, "on") == 0)
+                        a->eo.thinking = THINKING_ON;
+                else if (strcmp(arg, "off") == 0)
+                        a->eo.thinking = THINKING_OFF;
+                else
+                        return cli_option_error("smoke", d, arg);
+                return -1;
+        }
+        if (options_parse_arg(d, arg ? arg : "", options_place(d, NULL, NULL, &a->eo)) < 0)
+                return cli_option_error("smoke", d, arg);
+        return -1;
+}
+
+/* --probes all|none|long-context,sampling,multi-turn */
+static int set_probes(struct smoke_args *a, const char *arg) {
+        if (strcmp(arg, "all") == 0 || strcmp(arg, "none") == 0) {
+                for (int k = 0; k < _PROBE_MAX; k++)
+                        a->po.on[k] = arg[0] == 'a';
+                return -1;
+        }
+        for (int k = 0; k < _PROBE_MAX; k++)
+                a->po.on[k] = false;
+        for (const char *p = arg; *p;) {
+                size_t k = strcspn(p, ",");
+                _cleanup_free_ char *name = strndup(p, k);
+                int kind = name ? probe_from_name(name) : -EINVAL;
+                if (kind < 0)
+                        return cli_usage_error("smoke", "unknown probe '%s' in --probes (all, none, or "
+                                                        "long-context,sampling,multi-turn)", name ? name : "?");
+                a->po.on[kind] = true;
+                p += k + (p[k] == ',');
+        }
+        return -1;
+}
+
+/* The probes' own flags. Returns -1 to go on, or an exit code. */
+static int set_probe_option(struct smoke_args *a, int c, const char *arg) {
+        long lv;
+        struct probes_options *po = &a->po;
+        switch (c) {
+        case 'P':
+                return set_probes(a, arg);
+        case 1: {
+                char *end;
+                errno = 0;
+                double d = strtod(arg, &end);
+                if (errno || end == arg || *end || !(d > 0) || d > 1)
+                        return cli_usage_error("smoke", "invalid --long-context-share '%s' (above 0, at most 1)", arg);
+                po->long_context.share = d;
+                return -1;
+        }
+        case 2:
+                if (cli_parse_int(arg, PROBES_MIN_FILLER_TOKENS, PROBES_MAX_LC_MAX_TOKENS, &lv) < 0)
+                        return cli_usage_error("smoke", "invalid --long-context-max-tokens '%s' (%d to %d)", arg,
+                                               PROBES_MIN_FILLER_TOKENS, PROBES_MAX_LC_MAX_TOKENS);
+                po->long_context.max_tokens = (int)lv;
+                return -1;
+        case 3:
+                if (parse_duration(arg, &po->long_context.timeout) < 0 || po->long_context.timeout == 0)
+                        return cli_usage_error("smoke", "invalid --long-context-timeout '%s' (try 30s, 5m)", arg);
+                return -1;
+        case 4:
+                if (cli_parse_int(arg, 1, PROBES_MAX_CONTEXT, &lv) < 0)
+                        return cli_usage_error("smoke", "invalid --context '%s' (1 to %lld tokens)", arg,
+                                               (long long)PROBES_MAX_CONTEXT);
+                po->long_context.context = lv;
+                return -1;
+        case 5:
+                if (cli_parse_int(arg, 1, PROBES_MAX_RUNS, &lv) < 0)
+                        return cli_usage_error("smoke", "invalid --sampling-runs '%s' (1 to %d)", arg, PROBES_MAX_RUNS);
+                po->sampling.runs = (int)lv;
+                return -1;
+        case 6:
+                if (cli_parse_int(arg, 1, PROBES_MAX_RUNS, &lv) < 0)
+                        return cli_usage_error("smoke", "invalid --sampling-min-right '%s' (1 to %d)", arg,
+                                               PROBES_MAX_RUNS);
+                po->sampling.min_right = (int)lv;
+                a->min_right_set = true;
+                return -1;
+        case 7:
+                if (cli_parse_int(arg, 0, 2147483647, &lv) < 0)
+                        return cli_usage_error("smoke", "invalid --probe-seed '%s'", arg);
+                po->seed = (uint64_t)lv;
+                return -1;
+        }
+        return -1;
+}
+
+/* The suite's own flags. Returns -1 to go on, or an exit code. */
+static int set_own_option(struct smoke_args *a, int c, const char *arg) {
+        static const char *const formats[] = {"text", "json", NULL};
+        switch (c) {
+        case 'u':
+                a->url = arg;
+                break;
+        case 'm':
+                a->model = arg;
+                break;
+        case 'c':
+                a->checks_file = arg;
+                break;
+        case 'e':
+                a->engine = arg;
+                break;
+        case 'k':
+                a->thinking_key = arg;
+                if (!*arg)
+                        return cli_usage_error("smoke", "--thinking-key must not be empty");
+                break;
+        case 't':
+                if (parse_duration(arg, &a->timeout) < 0 || a->timeout == 0)
+                        return cli_usage_error("smoke", "invalid --timeout '%s' (try 30s, 2m, 500ms)", arg);
+                break;
+        case 'f':
+                a->format = cli_parse_choice(arg, formats);
+                if (a->format < 0)
+                        return cli_usage_error("smoke", "invalid --format '%s' (text or json)", arg);
+                break;
+        default:
+                return set_probe_option(a, c, arg);
+        }
+        return -1;
+}
+
+/* The command line into a: the suite's and the probes' flags here, the eval's from the
+ * option table. Returns -1 to go on, or an exit code. */
+static int parse_flags(int argc, char **argv, struct smoke_args *a) {
+        static const struct option own[] = {
                 {"url", required_argument, NULL, 'u'},
                 {"model", required_argument, NULL, 'm'},
                 {"checks", required_argument, NULL, 'c'},
@@ -298,386 +443,303 @@ int cli_smoke(int argc, char **argv) {
                 {"timeout", required_argument, NULL, 't'},
                 {"thinking-key", required_argument, NULL, 'k'},
                 {"format", required_argument, NULL, 'f'},
-                {"eval", required_argument, NULL, 'E'},
-                {"samples", required_argument, NULL, 'S'},
-                {"seed", required_argument, NULL, 'D'},
-                {"concurrency", required_argument, NULL, 'C'},
-                {"max-tokens", required_argument, NULL, 'M'},
-                {"thinking", required_argument, NULL, 'T'},
-                {"no-logprobs", no_argument, NULL, 'L'},
                 {"probes", required_argument, NULL, 'P'},
-                {"long-context-share", required_argument, NULL, 1001},
-                {"long-context-max-tokens", required_argument, NULL, 1002},
-                {"long-context-timeout", required_argument, NULL, 1003},
-                {"context", required_argument, NULL, 1004},
-                {"sampling-runs", required_argument, NULL, 1005},
-                {"sampling-min-right", required_argument, NULL, 1006},
-                {"probe-seed", required_argument, NULL, 1007},
+                {"long-context-share", required_argument, NULL, 1},
+                {"long-context-max-tokens", required_argument, NULL, 2},
+                {"long-context-timeout", required_argument, NULL, 3},
+                {"context", required_argument, NULL, 4},
+                {"sampling-runs", required_argument, NULL, 5},
+                {"sampling-min-right", required_argument, NULL, 6},
+                {"probe-seed", required_argument, NULL, 7},
                 {"help", no_argument, NULL, 'h'},
-                {NULL, 0, NULL, 0},
         };
-        static const char *const formats[] = {"text", "json", NULL};
-        const char *url = NULL, *model = NULL, *checks_file = NULL, *engine = NULL, *thinking_key = NULL;
-        usec_t timeout = SMOKE_DEFAULT_TIMEOUT;
-        int format = 0;
-        const char *eval_src = NULL;
-        _cleanup_(eval_options_release) struct eval_options eo;
-        eval_options_init(&eo);
-        long lv;
-        bool eval_opt = false;
-        struct probes_options po;
-        probes_options_init(&po);
-        bool min_right_set = false;
-
+        struct option opts[ELEMENTSOF(own) + 32] = {{0}};
+        memcpy(opts, own, sizeof(own));
+        cli_options_getopt(OC_SMOKE, opts + ELEMENTSOF(own), ELEMENTSOF(opts) - ELEMENTSOF(own));
         opterr = 0;
         optind = 1;
         for (;;) {
                 int c = getopt_long(argc, argv, "+:h", opts, NULL);
                 if (c < 0)
                         break;
-                switch (c) {
-                case 'u':
-                        url = optarg;
-                        break;
-                case 'm':
-                        model = optarg;
-                        break;
-                case 'c':
-                        checks_file = optarg;
-                        break;
-                case 'e':
-                        engine = optarg;
-                        break;
-                case 'k':
-                        thinking_key = optarg;
-                        if (!*thinking_key)
-                                return cli_usage_error("smoke", "--thinking-key must not be empty");
-                        break;
-                case 't':
-                        if (parse_duration(optarg, &timeout) < 0 || timeout == 0)
-                                return cli_usage_error("smoke", "invalid --timeout '%s' (try 30s, 2m, 500ms)", optarg);
-                        break;
-                case 'f':
-                        format = cli_parse_choice(optarg, formats);
-                        if (format < 0)
-                                return cli_usage_error("smoke", "invalid --format '%s' (text or json)", optarg);
-                        break;
-                case 'E':
-                        eval_src = optarg;
-                        break;
-                case 'S':
-                        if (cli_parse_int(optarg, 1, EVAL_MAX_QUESTIONS, &lv) < 0)
-                                return cli_usage_error("smoke", "invalid --samples '%s' (1 to %d)", optarg, EVAL_MAX_QUESTIONS);
-                        eo.samples = (size_t)lv;
-                        eval_opt = true;
-                        break;
-                case 'D':
-                        if (cli_parse_int(optarg, 0, 2147483647, &lv) < 0)
-                                return cli_usage_error("smoke", "invalid --seed '%s'", optarg);
-                        eo.seed = (uint64_t)lv;
-                        eval_opt = true;
-                        break;
-                case 'C':
-                        if (cli_parse_int(optarg, 1, EVAL_MAX_CONCURRENCY, &lv) < 0)
-                                return cli_usage_error("smoke", "invalid --concurrency '%s' (1 to %d)", optarg,
-                                                       EVAL_MAX_CONCURRENCY);
-                        eo.concurrency = (int)lv;
-                        eval_opt = true;
-                        break;
-                case 'M':
-                        if (cli_parse_int(optarg, 1, 1000000, &lv) < 0)
-                                return cli_usage_error("smoke", "invalid --max-tokens '%s'", optarg);
-                        eo.max_tokens = (int)lv;
-                        eval_opt = true;
-                        break;
-                case 'T':
-                        if (strcmp(optarg, "on") == 0)
-                                eo.thinking = THINKING_ON;
-                        else if (strcmp(optarg, "off") == 0)
-                                eo.thinking = THINKING_OFF;
-                        else
-                                return cli_usage_error("smoke", "invalid --thinking '%s' (on or off)", optarg);
-                        eval_opt = true;
-                        break;
-                case 'L':
-                        eo.logprobs = false;
-                        eval_opt = true;
-                        break;
-                case 'P':
-                        if (strcmp(optarg, "all") == 0 || strcmp(optarg, "none") == 0) {
-                                for (int k = 0; k < _PROBE_MAX; k++)
-                                        po.on[k] = optarg[0] == 'a';
-                                break;
-                        }
-                        for (int k = 0; k < _PROBE_MAX; k++)
-                                po.on[k] = false;
-                        for (const char *p = optarg; *p;) {
-                                size_t k = strcspn(p, ",");
-                                _cleanup_free_ char *name = strndup(p, k);
-                                int kind = name ? probe_from_name(name) : -EINVAL;
-                                if (kind < 0)
-                                        return cli_usage_error("smoke", "unknown probe '%s' in --probes (all, none, or "
-                                                                        "long-context,sampling,multi-turn)", name ? name : "?");
-                                po.on[kind] = true;
-                                p += k + (p[k] == ',');
-                        }
-                        break;
-                case 1001: {
-                        char *end;
-                        errno = 0;
-                        double d = strtod(optarg, &end);
-                        if (errno || end == optarg || *end || !(d > 0) || d > 1)
-                                return cli_usage_error("smoke", "invalid --long-context-share '%s' (above 0, at most 1)",
-                                                       optarg);
-                        po.long_context.share = d;
-                        break;
-                }
-                case 1002:
-                        if (cli_parse_int(optarg, PROBES_MIN_FILLER_TOKENS, PROBES_MAX_LC_MAX_TOKENS, &lv) < 0)
-                                return cli_usage_error("smoke", "invalid --long-context-max-tokens '%s' (%d to %d)", optarg,
-                                                       PROBES_MIN_FILLER_TOKENS, PROBES_MAX_LC_MAX_TOKENS);
-                        po.long_context.max_tokens = (int)lv;
-                        break;
-                case 1003:
-                        if (parse_duration(optarg, &po.long_context.timeout) < 0 || po.long_context.timeout == 0)
-                                return cli_usage_error("smoke", "invalid --long-context-timeout '%s' (try 30s, 5m)", optarg);
-                        break;
-                case 1004:
-                        if (cli_parse_int(optarg, 1, PROBES_MAX_CONTEXT, &lv) < 0)
-                                return cli_usage_error("smoke", "invalid --context '%s' (1 to %lld tokens)", optarg,
-                                                       (long long)PROBES_MAX_CONTEXT);
-                        po.long_context.context = lv;
-                        break;
-                case 1005:
-                        if (cli_parse_int(optarg, 1, PROBES_MAX_RUNS, &lv) < 0)
-                                return cli_usage_error("smoke", "invalid --sampling-runs '%s' (1 to %d)", optarg,
-                                                       PROBES_MAX_RUNS);
-                        po.sampling.runs = (int)lv;
-                        break;
-                case 1006:
-                        if (cli_parse_int(optarg, 1, PROBES_MAX_RUNS, &lv) < 0)
-                                return cli_usage_error("smoke", "invalid --sampling-min-right '%s' (1 to %d)", optarg,
-                                                       PROBES_MAX_RUNS);
-                        po.sampling.min_right = (int)lv;
-                        min_right_set = true;
-                        break;
-                case 1007:
-                        if (cli_parse_int(optarg, 0, 2147483647, &lv) < 0)
-                                return cli_usage_error("smoke", "invalid --probe-seed '%s'", optarg);
-                        po.seed = (uint64_t)lv;
-                        break;
-                case 'h':
-                        help();
+                if (c == 'h') {
+                        a->help = true;
                         return EXIT_OK;
-                default:
-                        return cli_bad_option("smoke", c, argv);
                 }
+                if (c == '?' || c == ':')
+                        return cli_bad_option("smoke", c, argv);
+                int r = c >= CLI_OPTION_BASE ? set_eval_option(a, &options_table[CLI_OPTION_INDEX(c)], optarg)
+                                             : set_own_option(a, c, optarg);
+                if (r >= 0)
+                        return r;
         }
         if (optind < argc)
                 return cli_usage_error("smoke", "unexpected argument '%s'", argv[optind]);
-        if (!url)
+        return -1;
+}
+
+/* What goes together, once every flag is read; *ret_shown_url: the URL as printed
+ * (credentials in it, http://user:pass@host, masked). Returns -1 to go on, or an exit code. */
+static int check_args(struct smoke_args *a, char **ret_shown_url) {
+        struct probes_options *po = &a->po;
+        if (!a->url)
                 return cli_usage_error("smoke", "--url is required");
-        if (!min_right_set)
-                po.sampling.min_right = (po.sampling.runs * PROBES_DEFAULT_MIN_RIGHT + PROBES_DEFAULT_RUNS - 1) /
-                                        PROBES_DEFAULT_RUNS;
-        else if (po.sampling.min_right > po.sampling.runs)
+        if (!a->min_right_set)
+                po->sampling.min_right = (po->sampling.runs * PROBES_DEFAULT_MIN_RIGHT + PROBES_DEFAULT_RUNS - 1) /
+                                         PROBES_DEFAULT_RUNS;
+        else if (po->sampling.min_right > po->sampling.runs)
                 return cli_usage_error("smoke", "--sampling-min-right %d is more than --sampling-runs %d",
-                                       po.sampling.min_right, po.sampling.runs);
-        /* the URL as printed: credentials in it (http://user:pass@host) masked */
-        _cleanup_free_ char *shown_url = secrets_mask_url(url);
-        if (!shown_url) {
+                                       po->sampling.min_right, po->sampling.runs);
+        if (!(*ret_shown_url = secrets_mask_url(a->url))) {
                 cli_error("out of memory");
                 return EXIT_USAGE;
         }
-        if (!cli_valid_url(url))
-                return cli_usage_error("smoke", "invalid --url '%s' (want http://HOST:PORT)", shown_url);
-        if (eval_opt && !eval_src)
+        if (!cli_valid_url(a->url))
+                return cli_usage_error("smoke", "invalid --url '%s' (want http://HOST:PORT)", *ret_shown_url);
+        if (a->eval_opt && !a->eval_src)
                 return cli_usage_error("smoke", "--samples, --seed, --concurrency, --max-tokens, --thinking and "
                                                 "--no-logprobs go with --eval");
-        _cleanup_(eval_set_release) struct eval_set eval_set = {0};
-        if (eval_src) {
-                int r = 0;
-                _cleanup_free_ char *err = NULL;
-                if (strcmp(eval_src, "builtin") == 0 || startswith(eval_src, "builtin:")) {
-                        for (const char *p = eval_src[7] == ':' ? eval_src + 8 : ""; *p;) {
-                                size_t k = strcspn(p, ",");
-                                _cleanup_free_ char *name = strndup(p, k);
-                                int b = name ? eval_builtin_from_name(name) : -1;
-                                if (b < 0)
-                                        return cli_usage_error("smoke", "unknown built-in eval set '%s' (products, sums, "
-                                                                        "letters, sort, copy)", name ? name : "?");
-                                eo.builtins |= 1u << b;
-                                p += k + (p[k] == ',');
-                        }
-                        r = eval_set_builtin(&eo, &eval_set);
-                } else {
-                        struct check_spec *q = NULL;
-                        size_t nq = 0;
-                        if (!(eo.file = strdup(eval_src)))
-                                r = -ENOMEM;
-                        if (r >= 0 && (r = suite_load_jsonl(eval_src, &q, &nq, &err)) < 0) {
-                                cli_error("%s", err ? err : strerror(-r));
-                                return EXIT_USAGE;
-                        }
-                        if (r >= 0)
-                                r = eval_set_from_specs(&eo, q, nq, &eval_set);
-                }
-                if (r < 0) {
-                        cli_error("cannot build the eval: %s", strerror(-r));
-                        return EXIT_FAILED;
-                }
-        }
-        const struct profile *profile = NULL;
-        if (engine) {
-                profile = profile_find(engine);
-                if (!profile)
-                        return cli_usage_error("smoke", "unknown --engine '%s'", engine);
-        }
+        return -1;
+}
 
-        struct check_spec *specs = NULL;
-        size_t n_specs = 0;
-        int r;
-        if (checks_file) {
+/* --eval's questions into set. Returns -1 to go on, or an exit code. */
+static int load_eval(struct smoke_args *a, struct eval_set *set) {
+        const char *src = a->eval_src;
+        int r = 0;
+        if (strcmp(src, "builtin") == 0 || startswith(src, "builtin:")) {
+                for (const char *p = src[7] == ':' ? src + 8 : ""; *p;) {
+                        size_t k = strcspn(p, ",");
+                        _cleanup_free_ char *name = strndup(p, k);
+                        int b = name ? eval_builtin_from_name(name) : -1;
+                        if (b < 0)
+                                return cli_usage_error("smoke", "unknown built-in eval set '%s' (products, sums, "
+                                                                "letters, sort, copy)", name ? name : "?");
+                        a->eo.builtins |= 1u << b;
+                        p += k + (p[k] == ',');
+                }
+                r = eval_set_builtin(&a->eo, set);
+        } else {
+                struct check_spec *q = NULL;
+                size_t nq = 0;
                 _cleanup_free_ char *err = NULL;
-                r = suite_load_checks_file(checks_file, &specs, &n_specs, &err);
+                if (!(a->eo.file = strdup(src)))
+                        r = -ENOMEM;
+                if (r >= 0 && (r = suite_load_jsonl(src, &q, &nq, &err)) < 0) {
+                        cli_error("%s", err ? err : strerror(-r));
+                        return EXIT_USAGE;
+                }
+                if (r >= 0)
+                        r = eval_set_from_specs(&a->eo, q, nq, set);
+        }
+        if (r < 0) {
+                cli_error("cannot build the eval: %s", strerror(-r));
+                return EXIT_FAILED;
+        }
+        return -1;
+}
+
+/* The check suite: --checks's file, or the built-in one. Returns -1 to go on, or an exit code. */
+static int load_suite(const struct smoke_args *a, struct check_spec **specs, size_t *n_specs) {
+        int r;
+        if (a->checks_file) {
+                _cleanup_free_ char *err = NULL;
+                r = suite_load_checks_file(a->checks_file, specs, n_specs, &err);
                 if (r < 0) {
                         if (err)
                                 cli_error("%s", err);
                         else
-                                cli_error("cannot load '%s': %s", checks_file, strerror(-r));
+                                cli_error("cannot load '%s': %s", a->checks_file, strerror(-r));
                         return EXIT_USAGE;
                 }
-        } else {
-                r = checks_default_suite(&specs, &n_specs);
-                if (r < 0) {
-                        cli_error("cannot build the smoke suite: %s", strerror(-r));
-                        return EXIT_FAILED;
-                }
+        } else if ((r = checks_default_suite(specs, n_specs)) < 0) {
+                cli_error("cannot build the smoke suite: %s", strerror(-r));
+                return EXIT_FAILED;
         }
+        return -1;
+}
 
-        int status = EXIT_FAILED;
-        _cleanup_loop_ struct loop *l = NULL;
-        struct check_result *results = NULL, *eval_results = NULL;
-        size_t n_results = 0;
-        _cleanup_free_ char *used_model = NULL, *eval_why = NULL;
-        r = loop_new(&l);
-        if (r < 0) {
-                cli_error("cannot create the event loop: %s", strerror(-r));
-                goto finish;
-        }
-        r = loop_catch_signals(l);
-        if (r < 0) {
-                cli_error("cannot catch signals: %s", strerror(-r));
-                goto finish;
-        }
-        struct checks_target target = {
-                .base_url = url,
-                .model = model,
-                .profile = profile,
-                .thinking_key = thinking_key,
-                .request_timeout = timeout,
-                .ret_model = &used_model,
-        };
-        r = checks_run(l, &target, specs, n_specs, &results, &n_results);
-        if (r == -ENOMEM) {
-                cli_error("out of memory");
-                goto finish;
-        }
+/* A run of the suite, the probes and the eval, and what the printers say of it. */
+struct smoke_run {
+        const struct smoke_args *a;
+        struct loop *loop;
+        struct checks_target target;
+        struct check_spec *specs;
+        size_t n_specs;
+        struct check_result *results, *eval_results;
+        size_t n_results;
+        char *used_model, *eval_why;
+        enum verdict v;
+        const char *cause, *evidence;
+        bool interrupted, down;
+        struct eval_set eval_set;
+        struct eval_outcome ev;
+};
 
-        /* The probes, after a suite that passed (as in a sweep). */
-        if (r == 0 && probes_any(&po) && checks_summarize(results, n_results, NULL, NULL) == VERDICT_PASS) {
-                struct checks_target pt = target;
-                pt.model = model ? model : used_model;
-                pt.ret_model = NULL;
-                struct check_result *pr = NULL;
-                size_t n_pr = 0;
-                r = probes_run(l, &pt, &po, specs, n_specs, results, n_results, &pr, &n_pr);
-                if (r == -ENOMEM) {
-                        cli_error("out of memory");
-                        goto finish;
-                }
-                struct check_result *all = n_pr ? realloc(results, (n_results + n_pr) * sizeof(*all)) : results;
-                if (!all) {
-                        checks_free_results(pr, n_pr);
-                        cli_error("out of memory");
-                        goto finish;
-                }
-                if (n_pr)
-                        memcpy(all + n_results, pr, n_pr * sizeof(*pr));
-                free(pr);
-                results = all;
-                n_results += n_pr;
-        }
+static void smoke_run_release(struct smoke_run *s) {
+        checks_free_results(s->eval_results, s->eval_results ? s->eval_set.n : 0);
+        checks_free_results(s->results, s->n_results);
+        checks_free_suite(s->specs, s->n_specs);
+        eval_set_release(&s->eval_set);
+        free(s->used_model);
+        free(s->eval_why);
+        if (s->loop)
+                loop_free(s->loop);
+}
 
-        const char *cause = NULL, *evidence = NULL;
-        enum verdict v = checks_summarize(results, n_results, &cause, &evidence);
+/* The probes, after a suite that passed (as in a sweep): their results after the suite's. */
+static int run_probes(struct smoke_run *s) {
+        struct checks_target pt = s->target;
+        pt.model = s->a->model ? s->a->model : s->used_model;
+        pt.ret_model = NULL;
+        struct check_result *pr = NULL;
+        size_t n_pr = 0;
+        int r = probes_run(s->loop, &pt, &s->a->po, s->specs, s->n_specs, s->results, s->n_results, &pr, &n_pr);
+        if (r == -ENOMEM)
+                return r;
+        struct check_result *all = n_pr ? realloc(s->results, (s->n_results + n_pr) * sizeof(*all)) : s->results;
+        if (!all) {
+                checks_free_results(pr, n_pr);
+                return -ENOMEM;
+        }
+        if (n_pr)
+                memcpy(all + s->n_results, pr, n_pr * sizeof(*pr));
+        free(pr);
+        s->results = all;
+        s->n_results += n_pr;
+        return r;
+}
+
+static void set_interrupted(struct smoke_run *s) {
+        s->interrupted = true;
+        s->v = VERDICT_ERROR;
+        s->cause = "interrupted";
+        s->evidence = loop_signal(s->loop) ? strsignal(loop_signal(s->loop)) : "cancelled";
+}
+
+/* The suite, then the probes; the verdict of both. Returns 0, or -ENOMEM. */
+static int run_checks(struct smoke_run *s) {
+        int r = checks_run(s->loop, &s->target, s->specs, s->n_specs, &s->results, &s->n_results);
+        if (r == -ENOMEM)
+                return r;
+        if (r == 0 && probes_any(&s->a->po) &&
+            checks_summarize(s->results, s->n_results, NULL, NULL) == VERDICT_PASS && (r = run_probes(s)) == -ENOMEM)
+                return r;
+        s->v = checks_summarize(s->results, s->n_results, &s->cause, &s->evidence);
         bool interrupted = r == -EINTR || r == -ECANCELED;
-        bool down = !interrupted && unreachable(results, n_results);
-        if (down) {
-                v = VERDICT_ERROR;
-                cause = "unreachable";
-                evidence = http_strerror(results[0].transport_error);
-        } else if (interrupted) {
-                v = VERDICT_ERROR;
-                cause = "interrupted";
-                evidence = loop_signal(l) ? strsignal(loop_signal(l)) : "cancelled";
-        }
+        s->down = !interrupted && unreachable(s->results, s->n_results);
+        if (s->down) {
+                s->v = VERDICT_ERROR;
+                s->cause = "unreachable";
+                s->evidence = http_strerror(s->results[0].transport_error);
+        } else if (interrupted)
+                set_interrupted(s);
+        return 0;
+}
 
-        /* The eval, after a suite that passed: as in a sweep, a server that fails the
-         * smoke suite is not worth a batch of questions. */
-        struct eval_outcome ev = {.set = eval_src ? &eval_set : NULL, .o = &eo};
-        if (eval_src && v != VERDICT_PASS)
-                ev.skipped = "the smoke suite did not pass";
-        else if (eval_src) {
-                target.model = model ? model : used_model;
-                target.ret_model = NULL;
-                usec_t t0 = now_usec();
-                r = eval_run(l, &target, &eval_set, &eo, &eval_results);
-                ev.wall = now_usec() - t0;
-                if (r == -ENOMEM) {
-                        cli_error("out of memory");
-                        goto finish;
-                }
-                if (r == -EINTR || r == -ECANCELED) {
-                        interrupted = true;
-                        v = VERDICT_ERROR;
-                        cause = "interrupted";
-                        evidence = loop_signal(l) ? strsignal(loop_signal(l)) : "cancelled";
-                }
-                if (eval_results) {
-                        ev.r = eval_results;
-                        eval_figures_of(eval_results, eval_set.n, &ev.fig);
-                        for (size_t i = 0; i < eval_set.n && !interrupted; i++)
-                                if (eval_results[i].verdict == VERDICT_TIMEOUT) {
-                                        v = VERDICT_TIMEOUT;
-                                        cause = "request";
-                                        eval_why = strdup_printf("eval question %s: %s", eval_results[i].name,
-                                                                 eval_results[i].evidence ? eval_results[i].evidence : "");
-                                        evidence = eval_why;
-                                        break;
-                                }
-                }
+/* The eval, after a suite that passed: as in a sweep, a server that fails the smoke suite
+ * is not worth a batch of questions. Returns 0, or -ENOMEM. */
+static int run_eval(struct smoke_run *s) {
+        const struct smoke_args *a = s->a;
+        s->ev = (struct eval_outcome){.set = a->eval_src ? &s->eval_set : NULL, .o = &a->eo};
+        if (!a->eval_src)
+                return 0;
+        if (s->v != VERDICT_PASS) {
+                s->ev.skipped = "the smoke suite did not pass";
+                return 0;
         }
+        s->target.model = a->model ? a->model : s->used_model;
+        s->target.ret_model = NULL;
+        usec_t t0 = now_usec();
+        int r = eval_run(s->loop, &s->target, &s->eval_set, &a->eo, &s->eval_results);
+        s->ev.wall = now_usec() - t0;
+        if (r == -ENOMEM)
+                return r;
+        if (r == -EINTR || r == -ECANCELED)
+                set_interrupted(s);
+        if (!s->eval_results)
+                return 0;
+        s->ev.r = s->eval_results;
+        eval_figures_of(s->eval_results, s->eval_set.n, &s->ev.fig);
+        for (size_t i = 0; i < s->eval_set.n && !s->interrupted; i++)
+                if (s->eval_results[i].verdict == VERDICT_TIMEOUT) {
+                        s->v = VERDICT_TIMEOUT;
+                        s->cause = "request";
+                        s->eval_why = strdup_printf("eval question %s: %s", s->eval_results[i].name,
+                                                    s->eval_results[i].evidence ? s->eval_results[i].evidence : "");
+                        s->evidence = s->eval_why;
+                        break;
+                }
+        return 0;
+}
 
-        if (format == 1) {
-                r = print_json(shown_url, model ? model : used_model, v, cause, evidence, results, n_results, &ev);
+/* The results on stdout, what went wrong on stderr; the exit code. */
+static int print_run(const struct smoke_run *s, const char *shown_url) {
+        const char *model = s->a->model ? s->a->model : s->used_model;
+        if (s->a->format == 1) {
+                int r = print_json(shown_url, model, s->v, s->cause, s->evidence, s->results, s->n_results, &s->ev);
                 if (r < 0) {
                         cli_error("cannot format the results: %s", strerror(-r));
-                        goto finish;
+                        return EXIT_FAILED;
                 }
         } else {
-                print_text(model ? model : used_model, v, cause, evidence, results, n_results);
-                print_eval_text(&ev);
+                print_text(model, s->v, s->cause, s->evidence, s->results, s->n_results);
+                print_eval_text(&s->ev);
         }
+        if (s->down)
+                cli_error("cannot reach '%s': %s", shown_url, s->evidence);
+        else if (s->interrupted)
+                cli_error("interrupted (%s): %zu of the checks ran", s->evidence, s->n_results);
+        return s->v == VERDICT_PASS ? EXIT_OK : EXIT_FAILED;
+}
 
-        if (down)
-                cli_error("cannot reach '%s': %s", shown_url, evidence);
-        else if (interrupted)
-                cli_error("interrupted (%s): %zu of the checks ran", evidence, n_results);
-        status = v == VERDICT_PASS ? EXIT_OK : EXIT_FAILED;
-finish:
-        checks_free_results(eval_results, eval_results ? eval_set.n : 0);
-        checks_free_results(results, n_results);
-        checks_free_suite(specs, n_specs);
-        return status;
+/* The run, once the arguments are checked and the eval's questions built. */
+static int smoke_main(struct smoke_run *s, const char *shown_url) {
+        const struct smoke_args *a = s->a;
+        const struct profile *profile = NULL;
+        if (a->engine && !(profile = profile_find(a->engine)))
+                return cli_usage_error("smoke", "unknown --engine '%s'", a->engine);
+        int r = load_suite(a, &s->specs, &s->n_specs);
+        if (r >= 0)
+                return r;
+        if ((r = loop_new(&s->loop)) < 0) {
+                cli_error("cannot create the event loop: %s", strerror(-r));
+                return EXIT_FAILED;
+        }
+        if ((r = loop_catch_signals(s->loop)) < 0) {
+                cli_error("cannot catch signals: %s", strerror(-r));
+                return EXIT_FAILED;
+        }
+        s->target = (struct checks_target){
+                .base_url = a->url,
+                .model = a->model,
+                .profile = profile,
+                .thinking_key = a->thinking_key,
+                .request_timeout = a->timeout,
+                .ret_model = &s->used_model,
+        };
+        if (run_checks(s) < 0 || run_eval(s) < 0) {
+                cli_error("out of memory");
+                return EXIT_FAILED;
+        }
+        return print_run(s, shown_url);
+}
+
+int cli_smoke(int argc, char **argv) {
+        _cleanup_(smoke_args_release) struct smoke_args a = {.timeout = SMOKE_DEFAULT_TIMEOUT};
+        eval_options_init(&a.eo);
+        probes_options_init(&a.po);
+        int r = parse_flags(argc, argv, &a);
+        if (a.help) {
+                help();
+                return EXIT_OK;
+        }
+        if (r >= 0)
+                return r;
+        _cleanup_free_ char *shown_url = NULL;
+        if ((r = check_args(&a, &shown_url)) >= 0)
+                return r;
+        _cleanup_(smoke_run_release) struct smoke_run s = {.a = &a};
+        if (a.eval_src && (r = load_eval(&a, &s.eval_set)) >= 0)
+                return r;
+        return smoke_main(&s, shown_url);
 }

@@ -202,14 +202,24 @@ const struct option_def options_table[] = {
          .help = "trace: its timestamps' unit, s, ms, us or ns;\na trace spanning more than a day is refused",
          .hint = "s, ms, us or ns", .bad = "bench.dataset.trace_unit is s, ms, us or ns, not"},
         /* the eval (docs/eval.md) */
-        {"eval_file", NULL, "file", OS_EVAL, OT_CUSTOM, CUSTOM},
+        {"eval_file", "eval", "file", OS_EVAL, OT_CUSTOM, CUSTOM, .flags = OF_SMOKE, .arg = "FILE",
+         .help = "after a passing suite, the accuracy eval: a JSONL file of\n{\"prompt\", \"expect\"} lines, or "
+                 "builtin (products, sums,\nletters, sort, copy; builtin:products,sums for some)"},
         {"eval_builtin", NULL, "builtin", OS_EVAL, OT_CUSTOM, CUSTOM},
-        {"eval_samples", NULL, "samples", OS_EVAL, OT_SIZE, EVAL(samples), 1, EVAL_MAX_QUESTIONS},
-        {"eval_seed", NULL, "seed", OS_EVAL, OT_U64, EVAL(seed), 0, 2147483647},
-        {"eval_thinking", NULL, "thinking", OS_EVAL, OT_CUSTOM, CUSTOM},
-        {"eval_max_tokens", NULL, "max_tokens", OS_EVAL, OT_INT, EVAL(max_tokens), 1, 1000000},
-        {"eval_concurrency", NULL, "concurrency", OS_EVAL, OT_INT, EVAL(concurrency), 1, EVAL_MAX_CONCURRENCY},
-        {"eval_logprobs", NULL, "logprobs", OS_EVAL, OT_BOOL, EVAL(logprobs)},
+        {"eval_samples", "samples", "samples", OS_EVAL, OT_SIZE, EVAL(samples), 1, EVAL_MAX_QUESTIONS,
+         .flags = OF_SMOKE | OF_RANGE_HINT, .arg = "N", .def = "200",
+         .help = "eval questions: a seeded subset of the file, or how many\nbuilt-in ones to make"},
+        {"eval_seed", "seed", "seed", OS_EVAL, OT_U64, EVAL(seed), 0, 2147483647, .flags = OF_SMOKE, .arg = "N",
+         .def = "1", .help = "for the subset and the built-in questions"},
+        {"eval_concurrency", "concurrency", "concurrency", OS_EVAL, OT_INT, EVAL(concurrency), 1,
+         EVAL_MAX_CONCURRENCY, .flags = OF_SMOKE | OF_RANGE_HINT, .arg = "N", .def = "8",
+         .help = "eval requests in flight"},
+        {"eval_max_tokens", "max-tokens", "max_tokens", OS_EVAL, OT_INT, EVAL(max_tokens), 1, 1000000,
+         .flags = OF_SMOKE, .arg = "N", .def = "256", .help = "per eval question"},
+        {"eval_thinking", "thinking", "thinking", OS_EVAL, OT_CUSTOM, CUSTOM, .flags = OF_SMOKE, .arg = "on|off",
+         .help = "switch thinking for the eval questions (default: the server's)", .hint = "on or off"},
+        {"eval_logprobs", "no-logprobs", "logprobs", OS_EVAL, OT_BOOL, EVAL(logprobs), .flags = OF_SMOKE | OF_CLI_FALSE,
+         .help = "do not ask for logprobs with the eval questions"},
         {"eval_min_agreement", NULL, "min_agreement", OS_EVAL, OT_DOUBLE, EVAL(min_agreement), 0, 1,
          .bad = "is a share from 0 to 1"},
         {"eval_max_logprob_diff", NULL, "max_logprob_diff", OS_EVAL, OT_DOUBLE, EVAL(max_logprob_diff), 0, 1e9},
@@ -218,9 +228,13 @@ const struct option_def options_table[] = {
 
 const size_t options_table_n = ELEMENTSOF(options_table);
 
-const struct option_def *options_by_flag(const char *flag) {
+bool options_takes(const struct option_def *d, enum option_command cmd) {
+        return d->flag && !!(d->flags & OF_SMOKE) == (cmd == OC_SMOKE);
+}
+
+const struct option_def *options_by_flag(enum option_command cmd, const char *flag) {
         for (size_t i = 0; i < options_table_n; i++)
-                if (options_table[i].flag && strcmp(options_table[i].flag, flag) == 0)
+                if (options_takes(&options_table[i], cmd) && strcmp(options_table[i].flag, flag) == 0)
                         return &options_table[i];
         return NULL;
 }

@@ -1,7 +1,7 @@
 /* options.h -- the one table of the bench's, the dataset's and the eval's settings: each
- * entry's `gauntlet bench` flag, matrix key, type, bounds, default, help line and place.
+ * entry's `gauntlet bench` (or `gauntlet smoke`) flag, matrix key, type, bounds, default, help line and place.
  *
- * The CLI's parser and help (cli_bench.c), the matrix's bench:, bench.dataset: and eval:
+ * The CLI's parsers and help (cli_bench.c, cli_smoke.c), the matrix's bench:, bench.dataset: and eval:
  * keys (matrix.c) and the test of the man page and the completion (test_options.c) all read
  * it, so that a bound or a name is written once. Each front end keeps its own message
  * form ("invalid --FLAG 'V' (HINT)" on the command line, "FILE:LINE: KEY must be ..." in a
@@ -52,11 +52,19 @@ enum {
         OF_CLI_FALSE = 1 << 4,  /* the flag stores false (--no-calibrate) */
         OF_WORKLOAD = 1 << 5,   /* a dataset flag: names a workload on the command line */
         OF_RANGE_HINT = 1 << 6, /* the command line's error gives the range */
+        OF_SMOKE = 1 << 7,      /* the flag is gauntlet smoke's, not gauntlet bench's */
+};
+
+/* The commands whose flags the table gives. */
+enum option_command {
+        OC_BENCH, /* gauntlet bench */
+        OC_SMOKE, /* gauntlet smoke (its eval's flags) */
 };
 
 struct option_def {
         const char *name;      /* the table's own name */
-        const char *flag;      /* gauntlet bench --FLAG; NULL: a matrix key only */
+        const char *flag;      /* --FLAG of gauntlet bench (or smoke: OF_SMOKE); NULL: a matrix
+                                  key only */
         const char *key;       /* the key in scope's map; NULL: the command line only */
         enum option_scope scope;
         enum option_type type;
@@ -79,8 +87,10 @@ struct option_def {
 extern const struct option_def options_table[];
 extern const size_t options_table_n;
 
-/* The entry of a command-line flag, or of a key in scope; NULL: none. */
-const struct option_def *options_by_flag(const char *flag);
+/* Whether d is a flag of cmd. */
+bool options_takes(const struct option_def *d, enum option_command cmd);
+/* The entry of cmd's command-line flag, or of a key in scope; NULL: none. */
+const struct option_def *options_by_flag(enum option_command cmd, const char *flag);
 const struct option_def *options_by_key(enum option_scope scope, const char *key);
 /* The keys of scope (NULL-terminated, into v of n slots), for y_check_keys. */
 void options_keys(enum option_scope scope, const char **v, size_t n);

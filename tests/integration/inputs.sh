@@ -4,7 +4,7 @@
 # as a dataset, trace, prompt, eval, check suite or matrix (never waited on); a trace in
 # nanoseconds read as milliseconds (10 days); a rate whose gap passes the request timeout
 # (--rate 1e-300, and --request-rate, vLLM's name for it); a 1 GB line, by reading the cap
-# only; a URL refused with its credentials masked.
+# only; a URL refused with its credentials masked; the seed's bounds.
 . "$SRCDIR/tests/lib.sh"
 url=http://127.0.0.1:9
 b=("$GAUNTLET" bench --url "$url" --concurrency 1 --requests 1 --output-tokens 4)
@@ -68,6 +68,15 @@ refused rate-matrix "rate.yaml:3: bench.rate 1e-300 is one request every 1e+300s
 sed -i 's/rate: 1e-300/request_rate: 1e-300/' "$tmp/rate.yaml"
 refused request-rate-matrix "rate.yaml:3: bench.rate 1e-300 is one request every 1e+300s" \
         "$GAUNTLET" run "$tmp/rate.yaml" --journal "$tmp/j.db"
+# the option table's bounds, the same on the command line and in a matrix: --seed 0..2147483647
+# (bench's and smoke's eval's), --request-rate's error naming the flag given
+refused seed-high "invalid --seed '2147483648'" "${b[@]}" --seed 2147483648
+refused seed-negative "invalid --seed '-1'" "${b[@]}" --seed -1
+refused smoke-seed "invalid --seed '2147483648'" "$GAUNTLET" smoke --url "$url" --eval builtin --seed 2147483648
+refused request-rate-zero "invalid --request-rate '0' (requests per second)" "${b[@]}" --request-rate 0
+rc=0
+timeout 20 "${b[@]}" --seed 2147483647 >/dev/null 2>"$tmp/seed.err" || rc=$?
+[ "$rc" = 1 ] && grep -q "no request completed" "$tmp/seed.err" || { cat "$tmp/seed.err"; fail "--seed 2147483647: exit $rc, want 1 (the server is not there)"; }
 # --request-rate is --rate: the same run, against the fixture
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$FIXTURE" --port "$port" --pid-file "$tmp/pids-fx" >"$tmp/fx.log" 2>&1 &

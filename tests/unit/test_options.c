@@ -1,6 +1,7 @@
 /* test_options.c -- the option table (config/options.h) against the man page and the
- * shell completion: every flag of the table is in both, and neither names a bench flag the
- * table does not know. And the table's own bounds, as the command line reads them. */
+ * shell completion: every flag of the table is in bench's and smoke's sections of both, and
+ * neither names a flag of theirs the table does not know (smoke's own aside). And the
+ * table's own bounds, as the command line reads them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,8 +23,24 @@ static char *read_src(const char *rel) {
         return text;
 }
 
-/* The --flags of text[from, to), man's "\-\-" as "--"; each checked against the table. */
-static void check_flags(const char *what, const char *from, const char *to, bool man) {
+static bool in_list(const char *const *v, const char *s) {
+        for (; v && *v; v++)
+                if (streq_ptr(*v, s))
+                        return true;
+        return false;
+}
+
+/* gauntlet smoke's flags that are its suite's and its probes', not the table's. */
+static const char *const smoke_own[] = {"url", "model", "checks", "engine", "timeout", "thinking-key", "format",
+                                        "probes", "long-context-share", "long-context-max-tokens",
+                                        "long-context-timeout", "context", "sampling-runs", "sampling-min-right",
+                                        "probe-seed", NULL};
+
+/* The --flags of text[from, to), man's "\-\-" as "--", against cmd's flags in the table:
+ * each of the table's is there, and each there is the table's or one of own (a command's
+ * flags that are no bench, dataset or eval setting). */
+static void check_flags(const char *what, enum option_command cmd, const char *const *own, const char *from,
+                        const char *to, bool man) {
         /* the man page's own options are its .TP items' (.B, .BI, .BR); its text names other
          * programs' too */
         const char *dash = man ? ".TP\n.B" : "--";
@@ -47,15 +64,15 @@ static void check_flags(const char *what, const char *from, const char *to, bool
                                 break;
                 }
                 flag[n] = '\0';
-                if (n == 0 || streq_ptr(flag, "help"))
+                if (n == 0 || streq_ptr(flag, "help") || in_list(own, flag))
                         continue;
-                if (!options_by_flag(flag))
+                if (!options_by_flag(cmd, flag))
                         fail_msg("%s names --%s, which the option table does not have", what, flag);
         }
         for (size_t i = 0; i < options_table_n; i++) {
-                const char *f = options_table[i].flag;
-                if (!f)
+                if (!options_takes(&options_table[i], cmd))
                         continue;
+                const char *f = options_table[i].flag;
                 _cleanup_free_ char *want = strdup(f);
                 assert_non_null(want);
                 _cleanup_free_ char *esc = NULL;
@@ -80,33 +97,50 @@ static void check_flags(const char *what, const char *from, const char *to, bool
         }
 }
 
-static void test_man_page(void **state) {
-        (void)state;
-        _cleanup_free_ char *man = read_src("docs/gauntlet.1");
-        const char *from = strstr(man, ".SS gauntlet bench");
+/* The man page's section of `gauntlet CMD`. */
+static void check_man(const char *man, const char *section, enum option_command cmd, const char *const *own) {
+        const char *from = strstr(man, section);
         assert_non_null(from);
         const char *to = strstr(from + 1, "\n.SS ");
         assert_non_null(to);
-        check_flags("docs/gauntlet.1 (gauntlet bench)", from, to, true);
+        _cleanup_free_ char *what = strdup_printf("docs/gauntlet.1 (%s)", section + 4);
+        check_flags(what, cmd, own, from, to, true);
+}
+
+static void test_man_page(void **state) {
+        (void)state;
+        _cleanup_free_ char *man = read_src("docs/gauntlet.1");
+        check_man(man, ".SS gauntlet bench", OC_BENCH, NULL);
+        check_man(man, ".SS gauntlet smoke", OC_SMOKE, smoke_own);
+}
+
+/* The completion's opts="..." of `gauntlet CMD`. */
+static void check_completion(const char *text, const char *cmd_case, enum option_command cmd,
+                             const char *const *own) {
+        const char *from = strstr(text, cmd_case);
+        assert_non_null(from);
+        const char *to = strchr(strchr(from, '"') + 1, '"');
+        assert_non_null(to);
+        _cleanup_free_ char *what = strdup_printf("contrib/gauntlet.bash-completion (%s)",
+                                                  cmd == OC_BENCH ? "bench" : "smoke");
+        check_flags(what, cmd, own, from, to, false);
 }
 
 static void test_completion(void **state) {
         (void)state;
         _cleanup_free_ char *text = read_src("contrib/gauntlet.bash-completion");
-        const char *from = strstr(text, "        bench)\n                opts=\"");
-        assert_non_null(from);
-        const char *to = strchr(strchr(from, '"') + 1, '"');
-        assert_non_null(to);
-        check_flags("contrib/gauntlet.bash-completion (bench)", from, to, false);
+        check_completion(text, "        bench)\n                opts=\"", OC_BENCH, NULL);
+        check_completion(text, "        smoke)\n                opts=\"", OC_SMOKE, smoke_own);
 }
 
-/* Every flag is one of getopt's names once; every key once in its map. */
+/* Every flag is one of its command's getopt names once; every key once in its map. */
 static void test_unique(void **state) {
         (void)state;
         for (size_t i = 0; i < options_table_n; i++)
                 for (size_t j = 0; j < i; j++) {
                         const struct option_def *a = &options_table[i], *b = &options_table[j];
-                        if (a->flag && b->flag && streq_ptr(a->flag, b->flag))
+                        if (a->flag && b->flag && streq_ptr(a->flag, b->flag) &&
+                            !!(a->flags & OF_SMOKE) == !!(b->flags & OF_SMOKE))
                                 fail_msg("--%s twice", a->flag);
                         if (a->key && b->key && a->scope == b->scope && streq_ptr(a->key, b->key))
                                 fail_msg("key %s twice", a->key);
@@ -117,13 +151,13 @@ static void test_bounds(void **state) {
         (void)state;
         int k = -1;
         double x = -1;
-        const struct option_def *d = options_by_flag("num-prompts");
+        const struct option_def *d = options_by_flag(OC_BENCH, "num-prompts");
         assert_non_null(d);
         assert_int_equal(options_parse_arg(d, "0", &k), -EINVAL);
         assert_int_equal(options_parse_arg(d, "1", &k), 0);
         assert_int_equal(k, 1);
         assert_int_equal(options_parse_arg(d, "1000001", &k), -EINVAL);
-        d = options_by_flag("random-range-ratio");
+        d = options_by_flag(OC_BENCH, "random-range-ratio");
         assert_int_equal(options_parse_arg(d, "1", &x), -EINVAL); /* below 1, not at it */
         assert_int_equal(options_parse_arg(d, "0", &x), 0);
         d = options_by_key(OS_BENCH, "burstiness");
