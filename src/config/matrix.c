@@ -751,101 +751,91 @@ static int parse_dataset(struct ytree_ctx *c, const struct ynode *n, const struc
         return 0;
 }
 
-static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
-        static const int default_levels[] = {1, 8, 32};
+/* The bench: map's keys (m->has_bench). */
+static int parse_bench_map(struct ytree_ctx *c, const struct ynode *n, struct matrix *m) {
         struct bench_spec *b = &m->bench;
-        *b = (struct bench_spec){.input_tokens = 1024, .output_tokens = 256, .requests = 64, .warmup = 2, .chat = true,
-                                 .max_failure_share = -1, .calibrate = true, .repeats = 1,
-                                 .checks_under_load = true};
-        dataset_options_init(&b->dataset);
-        const struct ynode *n = y_get(root, "bench"), *v;
+        const struct ynode *v;
         int r;
-        m->has_bench = n && !y_null(n);
-        if (m->has_bench) {
-                const char *keys[64];
-                options_keys(OS_BENCH, keys, ELEMENTSOF(keys));
-                if ((r = y_map(c, n, "bench")) < 0 || (r = y_check_keys(c, n, keys, "bench")) < 0)
-                        return r;
-                if ((v = y_get(n, "concurrency"))) {
-                        if (v->kind == Y_SEQ && v->n_items == 0)
-                                return ytree_fail(c, v->line, "bench.concurrency is empty; give levels like [1, 8, 32]");
-                        if (v->kind != Y_SEQ)
-                                return ytree_fail(c, v->line, "bench.concurrency must be a list of positive integers like [1, 8, 32], not %s",
-                                            y_describe(c, v));
-                        if (v->n_items > MATRIX_MAX_LEVELS)
-                                return ytree_fail(c, v->line, "bench.concurrency has too many levels (%zu, at most %d)",
-                                            v->n_items, MATRIX_MAX_LEVELS);
-                        if (!(b->concurrency = calloc(v->n_items, sizeof(int))))
-                                return -ENOMEM;
-                        for (size_t i = 0; i < v->n_items; i++) {
-                                if ((r = y_int(c, v->items[i], "a concurrency level", 1, 100000, &b->concurrency[i])) < 0)
-                                        return r;
-                                for (size_t j = 0; j < i; j++)
-                                        if (b->concurrency[j] == b->concurrency[i])
-                                                return ytree_fail(c, v->items[i]->line, "concurrency %d appears twice",
-                                                            b->concurrency[i]);
-                                b->n_concurrency = i + 1;
-                        }
-                }
-                /* request_rate: vllm bench serve's name for it */
-                const struct ynode *rate = y_get(n, "rate"), *request_rate = y_get(n, "request_rate");
-                if (rate && request_rate)
-                        return ytree_fail(c, request_rate->line, "bench: give rate or request_rate (its other name), "
-                                          "not both");
-                const struct ynode *req = y_get(n, "requests"), *dur = y_get(n, "duration");
-                if (req && dur)
-                        return ytree_fail(c, dur->line, "bench: give requests or duration, not both");
-                if ((r = parse_options(c, n, OS_BENCH, b, NULL)) < 0)
-                        return r;
-                if (dur)
-                        b->requests = 0;
-                v = rate ? rate : request_rate;
-                /* one request per 1/rate: a gap longer than the request timeout measures
-                 * nothing for most of the level (--rate 1e-300 waited for ever) */
-                if (v && b->rate > 0 && 1.0 / b->rate > (double)m->request_timeout / USEC_PER_SEC) {
-                        char t[32];
-                        return ytree_fail(c, v->line,
-                                          "bench.rate %s is one request every %.3gs, longer than the request timeout "
-                                          "(%s)",
-                                          ytree_esc(c, v->value), 1.0 / b->rate, format_duration(m->request_timeout, t));
-                }
-                if ((v = y_get(n, "max_failures")) && (r = parse_max_failures(c, v, b)) < 0)
-                        return r;
-                if ((v = y_get(n, "search")) && (r = parse_search(c, v, b)) < 0)
-                        return r;
-                if ((v = y_get(n, "dataset")) && !y_null(v)) {
-                        if ((r = parse_dataset(c, v, n, m)) < 0)
-                                return r;
-                        /* as vllm bench serve: the prompts drawn are the requests sent (multi_turn:
-                         * the sessions; a trace: its lines) */
-                        if (!req && !dur && b->dataset.num_prompts > 0)
-                                b->requests = b->dataset.num_prompts;
-                        if (!req && !dur && b->dataset.kind == DATASET_TRACE && b->data)
-                                b->requests = (int)MIN(b->data->n, b->dataset.num_prompts > 0
-                                                                           ? (size_t)b->dataset.num_prompts
-                                                                           : b->data->n);
-                }
-                /* a burstiness is a shape of gamma arrivals, Poisson's among them */
-                if ((v = y_get(n, "burstiness")))
-                        b->poisson = true;
-                if (b->poisson && b->rate == 0)
-                        return ytree_fail(c, (v ? v : y_get(n, "poisson"))->line,
-                                          "bench: Poisson or gamma arrivals need a rate (requests per second)");
-                if (b->dataset.kind == DATASET_MULTI_TURN && !b->chat)
-                        return ytree_fail(c, y_get(n, "endpoint")->line,
-                                          "bench.dataset multi_turn sends conversations: it needs the chat endpoint");
-                if (b->dataset.kind == DATASET_TRACE && b->rate > 0)
-                        return ytree_fail(c, (rate ? rate : request_rate)->line,
-                                          "bench.dataset trace: the trace says when requests go; give no rate "
-                                          "(dataset.trace_speed scales its times)");
-        }
-        if (!b->concurrency) {
-                if (!(b->concurrency = malloc(sizeof(default_levels))))
+        if ((v = y_get(n, "concurrency"))) {
+                if (v->kind == Y_SEQ && v->n_items == 0)
+                        return ytree_fail(c, v->line, "bench.concurrency is empty; give levels like [1, 8, 32]");
+                if (v->kind != Y_SEQ)
+                        return ytree_fail(c, v->line, "bench.concurrency must be a list of positive integers like [1, 8, 32], not %s",
+                                    y_describe(c, v));
+                if (v->n_items > MATRIX_MAX_LEVELS)
+                        return ytree_fail(c, v->line, "bench.concurrency has too many levels (%zu, at most %d)",
+                                    v->n_items, MATRIX_MAX_LEVELS);
+                if (!(b->concurrency = calloc(v->n_items, sizeof(int))))
                         return -ENOMEM;
-                memcpy(b->concurrency, default_levels, sizeof(default_levels));
-                b->n_concurrency = ELEMENTSOF(default_levels);
+                for (size_t i = 0; i < v->n_items; i++) {
+                        if ((r = y_int(c, v->items[i], "a concurrency level", 1, 100000, &b->concurrency[i])) < 0)
+                                return r;
+                        for (size_t j = 0; j < i; j++)
+                                if (b->concurrency[j] == b->concurrency[i])
+                                        return ytree_fail(c, v->items[i]->line, "concurrency %d appears twice",
+                                                    b->concurrency[i]);
+                        b->n_concurrency = i + 1;
+                }
         }
+        /* request_rate: vllm bench serve's name for it */
+        const struct ynode *rate = y_get(n, "rate"), *request_rate = y_get(n, "request_rate");
+        if (rate && request_rate)
+                return ytree_fail(c, request_rate->line, "bench: give rate or request_rate (its other name), "
+                                  "not both");
+        const struct ynode *req = y_get(n, "requests"), *dur = y_get(n, "duration");
+        if (req && dur)
+                return ytree_fail(c, dur->line, "bench: give requests or duration, not both");
+        if ((r = parse_options(c, n, OS_BENCH, b, NULL)) < 0)
+                return r;
+        if (dur)
+                b->requests = 0;
+        v = rate ? rate : request_rate;
+        /* one request per 1/rate: a gap longer than the request timeout measures
+         * nothing for most of the level (--rate 1e-300 waited for ever) */
+        if (v && b->rate > 0 && 1.0 / b->rate > (double)m->request_timeout / USEC_PER_SEC) {
+                char t[32];
+                return ytree_fail(c, v->line,
+                                  "bench.rate %s is one request every %.3gs, longer than the request timeout "
+                                  "(%s)",
+                                  ytree_esc(c, v->value), 1.0 / b->rate, format_duration(m->request_timeout, t));
+        }
+        if ((v = y_get(n, "max_failures")) && (r = parse_max_failures(c, v, b)) < 0)
+                return r;
+        if ((v = y_get(n, "search")) && (r = parse_search(c, v, b)) < 0)
+                return r;
+        if ((v = y_get(n, "dataset")) && !y_null(v)) {
+                if ((r = parse_dataset(c, v, n, m)) < 0)
+                        return r;
+                /* as vllm bench serve: the prompts drawn are the requests sent (multi_turn:
+                 * the sessions; a trace: its lines) */
+                if (!req && !dur && b->dataset.num_prompts > 0)
+                        b->requests = b->dataset.num_prompts;
+                if (!req && !dur && b->dataset.kind == DATASET_TRACE && b->data)
+                        b->requests = (int)MIN(b->data->n, b->dataset.num_prompts > 0
+                                                                   ? (size_t)b->dataset.num_prompts
+                                                                   : b->data->n);
+        }
+        /* a burstiness is a shape of gamma arrivals, Poisson's among them */
+        if ((v = y_get(n, "burstiness")))
+                b->poisson = true;
+        if (b->poisson && b->rate == 0)
+                return ytree_fail(c, (v ? v : y_get(n, "poisson"))->line,
+                                  "bench: Poisson or gamma arrivals need a rate (requests per second)");
+        if (b->dataset.kind == DATASET_MULTI_TURN && !b->chat)
+                return ytree_fail(c, y_get(n, "endpoint")->line,
+                                  "bench.dataset multi_turn sends conversations: it needs the chat endpoint");
+        if (b->dataset.kind == DATASET_TRACE && b->rate > 0)
+                return ytree_fail(c, (rate ? rate : request_rate)->line,
+                                  "bench.dataset trace: the trace says when requests go; give no rate "
+                                  "(dataset.trace_speed scales its times)");
+        return 0;
+}
 
+/* objective: (a string or a map), checked against the bench's levels. */
+static int parse_objective(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
+        const struct bench_spec *b = &m->bench;
+        const struct ynode *v;
+        int r;
         if (!(m->objective = strdup(OBJECTIVE_DEFAULT)))
                 return -ENOMEM;
         if ((v = y_get(root, "objective"))) {
@@ -878,7 +868,7 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                         long level = o.concurrency;
                         /* an SLA objective may leave the level open: the best one that meets it */
                         if (level == 0 && o.n_limits > 0 && !strchr(m->objective, '@'))
-                                goto objective_done;
+                                return 0;
                         if (level < 1 || level > 100000)
                                 return ytree_fail(c, v->line,
                                             "objective must be METRIC@CONCURRENCY (e.g. output_tokens_per_s@1) or smoke, not '%s'",
@@ -891,9 +881,14 @@ static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct mat
                                             level, m->has_bench ? "" : " (default [1, 8, 32])");
                 }
         }
-objective_done:
-        b->objective = m->objective;
 
+        return 0;
+}
+
+/* emit: systemd, script, both (the default) or null. */
+static int parse_emit(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
+        const struct ynode *v;
+        int r;
         m->emit = EMIT_SYSTEMD | EMIT_SCRIPT;
         if ((v = y_get(root, "emit"))) {
                 static const char *const kinds[] = {"systemd", "script", NULL};
@@ -919,6 +914,36 @@ objective_done:
                 }
         }
         return 0;
+}
+
+static int parse_bench(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
+        static const int default_levels[] = {1, 8, 32};
+        struct bench_spec *b = &m->bench;
+        *b = (struct bench_spec){.input_tokens = 1024, .output_tokens = 256, .requests = 64, .warmup = 2, .chat = true,
+                                 .max_failure_share = -1, .calibrate = true, .repeats = 1,
+                                 .checks_under_load = true};
+        dataset_options_init(&b->dataset);
+        const struct ynode *n = y_get(root, "bench");
+        int r;
+        m->has_bench = n && !y_null(n);
+        if (m->has_bench) {
+                const char *keys[64];
+                options_keys(OS_BENCH, keys, ELEMENTSOF(keys));
+                if ((r = y_map(c, n, "bench")) < 0 || (r = y_check_keys(c, n, keys, "bench")) < 0 ||
+                    (r = parse_bench_map(c, n, m)) < 0)
+                        return r;
+        }
+        if (!b->concurrency) {
+                if (!(b->concurrency = malloc(sizeof(default_levels))))
+                        return -ENOMEM;
+                memcpy(b->concurrency, default_levels, sizeof(default_levels));
+                b->n_concurrency = ELEMENTSOF(default_levels);
+        }
+
+        if ((r = parse_objective(c, root, m)) < 0)
+                return r;
+        b->objective = m->objective;
+        return parse_emit(c, root, m);
 }
 
 /* srun options gauntlet sets itself for every job (docs/slurm.md): a job is found again by

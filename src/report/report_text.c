@@ -56,23 +56,14 @@ static int put_provenance(struct buf *out, const struct report_view *v) {
         return 0;
 }
 
-int report_text(const struct report_view *v, const struct report_text_options *o, struct buf *out) {
-        size_t width = o && o->width ? o->width : 120;
-        bool color = o && o->color;
-        enum { AXIS_MAX = 24, RESULT_MAX = 28 };
-        size_t ID_W = report_id_width(v);
-        _cleanup_free_ size_t *axis_w = calloc(v->n_axes + 1, sizeof(size_t));
+/* Header: what was swept, where, when. */
+static int text_header(const struct report_view *v, struct buf *out) {
         _cleanup_free_ char *started = report_format_wall(v->sweep_started_wall);
-        size_t verdict_w = strlen("VERDICT"), result_w = strlen("RESULT");
-        int r;
-        if (!axis_w || !started)
-                return -ENOMEM;
-
-        /* Header: what was swept, where, when. */
         _cleanup_free_ char *engine = escaped_text(v->engine, 0), *model = escaped_text(v->model ? v->model : "-", 0),
                             *objective = escaped_text(v->objective ? v->objective : OBJECTIVE_DEFAULT, 0),
                             *path = escaped_text(v->journal_path, 0), *mpath = escaped_text(v->matrix_path, 0);
-        if (!engine || !model || !objective || !path || !mpath)
+        int r;
+        if (!started || !engine || !model || !objective || !path || !mpath)
                 return -ENOMEM;
         if ((r = buf_printf(out, "journal %s: sweep %lld started %s (%s)", path, (long long)v->sweep_id, started,
                             v->sweep_how ? v->sweep_how : "did not finish")) < 0 ||
@@ -88,80 +79,117 @@ int report_text(const struct report_view *v, const struct report_text_options *o
                             v->workload_left_out, v->workload_left_out == 1 ? "" : "s",
                             v->workload_left_out == 1 ? "it" : "them")) < 0)
                 return r;
-        if ((r = put_provenance(out, v)) < 0 || (r = buf_puts(out, "\n")) < 0)
+        if ((r = put_provenance(out, v)) < 0)
                 return r;
+        return buf_puts(out, "\n");
+}
 
-        /* Column widths from the escaped contents. */
+enum { AXIS_MAX = 24, RESULT_MAX = 28 };
+
+/* The table's column widths, from the escaped contents. */
+struct text_widths {
+        size_t id, verdict, result, evidence;
+        size_t *axis;
+};
+
+static int text_widths(const struct report_view *v, size_t width, struct text_widths *w) {
+        w->id = report_id_width(v);
+        w->verdict = strlen("VERDICT");
+        w->result = strlen("RESULT");
+        if (!(w->axis = calloc(v->n_axes + 1, sizeof(size_t))))
+                return -ENOMEM;
         for (size_t i = 0; i < v->n_axes; i++)
-                axis_w[i] = MIN(display_width(v->axes[i]), (size_t)AXIS_MAX);
+                w->axis[i] = MIN(display_width(v->axes[i]), (size_t)AXIS_MAX);
         for (size_t i = 0; i < v->n_cells; i++) {
                 const struct report_cell *c = &v->cells[i];
                 for (size_t k = 0; k < v->n_axes; k++) {
                         _cleanup_free_ char *e = escaped_text(c->axis_values[k] ? c->axis_values[k] : "?", AXIS_MAX);
                         if (!e)
                                 return -ENOMEM;
-                        axis_w[k] = MAX(axis_w[k], display_width(e));
+                        w->axis[k] = MAX(w->axis[k], display_width(e));
                 }
-                verdict_w = MAX(verdict_w, strlen(report_cell_verdict(c)));
+                w->verdict = MAX(w->verdict, strlen(report_cell_verdict(c)));
                 _cleanup_free_ char *fig = report_cell_figure(v, c);
                 _cleanup_free_ char *cause = escaped_text(fig ? fig : report_cell_cause(c), RESULT_MAX);
                 if (!cause)
                         return -ENOMEM;
-                result_w = MAX(result_w, display_width(cause));
+                w->result = MAX(w->result, display_width(cause));
         }
-        size_t used = ID_W + 2 + verdict_w + 2 + result_w + 2;
+        size_t used = w->id + 2 + w->verdict + 2 + w->result + 2;
         for (size_t k = 0; k < v->n_axes; k++)
-                used += axis_w[k] + 2;
-        size_t evidence_w = width > used + 20 ? width - used : 20;
+                used += w->axis[k] + 2;
+        w->evidence = width > used + 20 ? width - used : 20;
+        return 0;
+}
 
-        if ((r = put_padded(out, "CELL", ID_W + 2, NULL)) < 0)
+/* One cell's row: id, axis values, verdict, result, evidence (no trailing blanks). */
+static int text_row(const struct report_view *v, const struct report_cell *c, const struct text_widths *w, bool color,
+                    struct buf *out) {
+        char id[sizeof(c->id)] = {0};
+        memcpy(id, c->id, MIN(strlen(c->id), w->id));
+        int r = put_padded(out, id, w->id + 2, NULL);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < v->n_axes; k++) {
+                _cleanup_free_ char *e = escaped_text(c->axis_values[k] ? c->axis_values[k] : "?", AXIS_MAX);
+                if (!e)
+                        return -ENOMEM;
+                if ((r = put_padded(out, e, w->axis[k] + 2, NULL)) < 0)
+                        return r;
+        }
+        const char *verdict = report_cell_verdict(c);
+        if ((r = put_padded(out, verdict, w->verdict + 2, color ? cell_color(c) : NULL)) < 0)
+                return r;
+        _cleanup_free_ char *fig = report_cell_figure(v, c);
+        _cleanup_free_ char *eval_line = report_cell_passed(c) ? report_cell_eval_line(v, c) : NULL;
+        _cleanup_free_ char *result = escaped_text(fig ? fig : report_cell_cause(c), RESULT_MAX);
+        _cleanup_free_ char *evidence = escaped_text(eval_line ? eval_line : c->has_attempt ? c->evidence : NULL,
+                                                     w->evidence);
+        if (!result || !evidence)
+                return -ENOMEM;
+        if ((r = put_padded(out, result, w->result + 2, NULL)) < 0 || (r = buf_puts(out, evidence)) < 0)
+                return r;
+        while (out->len > 0 && out->data[out->len - 1] == ' ')
+                out->data[--out->len] = 0;
+        return buf_puts(out, "\n");
+}
+
+static int text_table(const struct report_view *v, size_t width, bool color, struct buf *out) {
+        struct text_widths w = {0};
+        int r = text_widths(v, width, &w);
+        _cleanup_free_ size_t *axis_w = w.axis;
+        if (r < 0)
+                return r;
+        if ((r = put_padded(out, "CELL", w.id + 2, NULL)) < 0)
                 return r;
         for (size_t k = 0; k < v->n_axes; k++) {
                 _cleanup_free_ char *e = escaped_text(v->axes[k], AXIS_MAX);
                 if (!e)
                         return -ENOMEM;
-                if ((r = put_padded(out, e, axis_w[k] + 2, NULL)) < 0)
+                if ((r = put_padded(out, e, w.axis[k] + 2, NULL)) < 0)
                         return r;
         }
-        if ((r = put_padded(out, "VERDICT", verdict_w + 2, NULL)) < 0 ||
-            (r = put_padded(out, "RESULT", result_w + 2, NULL)) < 0 || (r = buf_puts(out, "EVIDENCE\n")) < 0)
+        if ((r = put_padded(out, "VERDICT", w.verdict + 2, NULL)) < 0 ||
+            (r = put_padded(out, "RESULT", w.result + 2, NULL)) < 0 || (r = buf_puts(out, "EVIDENCE\n")) < 0)
                 return r;
+        for (size_t i = 0; i < v->n_cells && r >= 0; i++)
+                r = text_row(v, &v->cells[i], &w, color, out);
+        return r;
+}
 
-        for (size_t i = 0; i < v->n_cells; i++) {
-                const struct report_cell *c = &v->cells[i];
-                char id[sizeof(c->id)] = {0};
-                memcpy(id, c->id, MIN(strlen(c->id), ID_W));
-                if ((r = put_padded(out, id, ID_W + 2, NULL)) < 0)
-                        return r;
-                for (size_t k = 0; k < v->n_axes; k++) {
-                        _cleanup_free_ char *e = escaped_text(c->axis_values[k] ? c->axis_values[k] : "?", AXIS_MAX);
-                        if (!e)
-                                return -ENOMEM;
-                        if ((r = put_padded(out, e, axis_w[k] + 2, NULL)) < 0)
-                                return r;
-                }
-                const char *verdict = report_cell_verdict(c);
-                if ((r = put_padded(out, verdict, verdict_w + 2, color ? cell_color(c) : NULL)) < 0)
-                        return r;
-                _cleanup_free_ char *fig = report_cell_figure(v, c);
-                _cleanup_free_ char *eval_line = report_cell_passed(c) ? report_cell_eval_line(v, c) : NULL;
-                _cleanup_free_ char *result = escaped_text(fig ? fig : report_cell_cause(c), RESULT_MAX);
-                _cleanup_free_ char *evidence = escaped_text(eval_line ? eval_line : c->has_attempt ? c->evidence : NULL,
-                                                             evidence_w);
-                if (!result || !evidence)
-                        return -ENOMEM;
-                if ((r = put_padded(out, result, result_w + 2, NULL)) < 0 || (r = buf_puts(out, evidence)) < 0)
-                        return r;
-                /* No trailing blanks when there is no evidence. */
-                while (out->len > 0 && out->data[out->len - 1] == ' ')
-                        out->data[--out->len] = 0;
-                if ((r = buf_puts(out, "\n")) < 0)
-                        return r;
-        }
+/* "KEY: TEXT" with TEXT escaped, when there is one. */
+static int put_note(struct buf *out, const char *key, char *text) {
+        _cleanup_free_ char *owned = text;
+        _cleanup_free_ char *shown = text ? escaped_text(text, 0) : NULL;
+        return shown ? buf_printf(out, "%s: %s\n", key, shown) : 0;
+}
 
+/* The best cell, its ties, each cell's notes, and the sweep's tokens, eval and search lines. */
+static int text_footer(const struct report_view *v, struct buf *out) {
         struct report_score score;
         int best = report_best_index(v, &score);
-        if ((r = buf_puts(out, "\n")) < 0)
+        int r = buf_puts(out, "\n");
+        if (r < 0)
                 return r;
         if (best >= 0) {
                 const struct report_cell *c = &v->cells[best];
@@ -178,39 +206,30 @@ int report_text(const struct report_view *v, const struct report_text_options *o
         if (r >= 0 && best >= 0)
                 r = report_put_ties(out, v, false);
         for (size_t i = 0; i < v->n_cells && r >= 0; i++) {
-                _cleanup_free_ char *note = report_usage_note(&v->cells[i]);
-                _cleanup_free_ char *shown = note ? escaped_text(note, 0) : NULL;
-                if (shown)
-                        r = buf_printf(out, "%s: %s\n", v->cells[i].id, shown);
-                _cleanup_free_ char *server = r >= 0 ? report_server_note(&v->cells[i]) : NULL;
-                _cleanup_free_ char *server_shown = server ? escaped_text(server, 0) : NULL;
-                if (server_shown)
-                        r = buf_printf(out, "%s: %s\n", v->cells[i].id, server_shown);
-                _cleanup_free_ char *load = r >= 0 ? report_load_note(v, &v->cells[i]) : NULL;
-                _cleanup_free_ char *load_shown = load ? escaped_text(load, 0) : NULL;
-                if (load_shown)
-                        r = buf_printf(out, "%s: %s\n", v->cells[i].id, load_shown);
-                _cleanup_free_ char *client = report_client_note(&v->cells[i]);
-                if (client && r >= 0)
-                        r = buf_printf(out, "%s: %s\n", v->cells[i].id, client);
-                _cleanup_free_ char *probes = r >= 0 ? report_probes_note(&v->cells[i]) : NULL;
-                _cleanup_free_ char *probes_shown = probes ? escaped_text(probes, 0) : NULL;
-                if (probes_shown && r >= 0)
-                        r = buf_printf(out, "%s: %s\n", v->cells[i].id, probes_shown);
+                const struct report_cell *c = &v->cells[i];
+                if ((r = put_note(out, c->id, report_usage_note(c))) < 0 ||
+                    (r = put_note(out, c->id, report_server_note(c))) < 0 ||
+                    (r = put_note(out, c->id, report_load_note(v, c))) < 0)
+                        break;
+                _cleanup_free_ char *client = report_client_note(c);
+                if (client && (r = buf_printf(out, "%s: %s\n", c->id, client)) < 0)
+                        break;
+                r = put_note(out, c->id, report_probes_note(c));
         }
-        _cleanup_free_ char *tokens = report_count_summary(v);
-        _cleanup_free_ char *tokens_shown = tokens ? escaped_text(tokens, 0) : NULL;
-        if (r >= 0 && tokens_shown)
-                r = buf_printf(out, "tokens: %s\n", tokens_shown);
-        _cleanup_free_ char *eval = report_eval_summary(v);
-        _cleanup_free_ char *eval_shown = eval ? escaped_text(eval, 0) : NULL;
-        if (r >= 0 && eval_shown)
-                r = buf_printf(out, "eval: %s\n", eval_shown);
-        _cleanup_free_ char *search = report_search_summary(v);
-        _cleanup_free_ char *search_shown = search ? escaped_text(search, 0) : NULL;
-        if (r >= 0 && search_shown)
-                r = buf_printf(out, "search: %s\n", search_shown);
-        if (r < 0 || (r = report_put_summary(out, v)) < 0)
+        if (r < 0 || (r = put_note(out, "tokens", report_count_summary(v))) < 0 ||
+            (r = put_note(out, "eval", report_eval_summary(v))) < 0 ||
+            (r = put_note(out, "search", report_search_summary(v))) < 0 || (r = report_put_summary(out, v)) < 0)
                 return r;
         return buf_puts(out, "\n");
+}
+
+int report_text(const struct report_view *v, const struct report_text_options *o, struct buf *out) {
+        size_t width = o && o->width ? o->width : 120;
+        bool color = o && o->color;
+        int r = text_header(v, out);
+        if (r >= 0)
+                r = text_table(v, width, color, out);
+        if (r >= 0)
+                r = text_footer(v, out);
+        return r;
 }
