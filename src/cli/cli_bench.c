@@ -434,9 +434,11 @@ static int print_result(const struct bench_args *a, json_t *levels, json_t *samp
                 return EXIT_FAILED;
         }
         bool garbage = verdict.step == STEP_DECIDED;
+        /* nothing answered: no verdict at all, not a pass */
+        const char *shown = garbage ? verdict_to_string(verdict.verdict) : completed > 0 ? "pass" : NULL;
+        const char *cause = garbage ? verdict.cause : completed > 0 ? NULL : "no request completed";
         if (a->format == 1) {
-                json_t *root = json_pack("{s:o, s:s, s:s?, s:s?}", "bench", levels, "verdict",
-                                         garbage ? verdict_to_string(verdict.verdict) : "pass", "cause", verdict.cause,
+                json_t *root = json_pack("{s:o, s:s?, s:s?, s:s?}", "bench", levels, "verdict", shown, "cause", cause,
                                          "evidence", verdict.evidence);
                 if (!root) {
                         cli_error("out of memory");
@@ -453,8 +455,10 @@ static int print_result(const struct bench_args *a, json_t *levels, json_t *samp
                 free(s);
         } else {
                 print_text(levels);
-                printf("verdict: %s%s%s\n", garbage ? verdict_to_string(verdict.verdict) : "pass", garbage ? "/" : "",
-                       garbage ? verdict.cause : "");
+                if (shown)
+                        printf("verdict: %s%s%s\n", shown, garbage ? "/" : "", garbage ? cause : "");
+                else
+                        printf("verdict: none (%s)\n", cause);
                 json_decref(levels);
         }
         if (garbage) {

@@ -99,4 +99,15 @@ kib=$(tail -1 "$tmp/big.time" | sed "s/.*, \([0-9]*\) KiB/\1/")
 refused url "invalid --url 'ftp://user:***@host' (want http://HOST:PORT)" "$GAUNTLET" bench --url "ftp://user:hunter2@host" \
         --concurrency 1 --requests 1 --output-tokens 4
 ! grep -q hunter2 "$tmp/url.err" || fail "bench printed the URL's password"
+# a server that never answers: no verdict, not a pass, and exit 1
+rc=0
+"$GAUNTLET" bench --url http://127.0.0.1:1 --concurrency 1 --requests 2 --output-tokens 4 --no-calibrate \
+        >"$tmp/none.out" 2>"$tmp/none.err" || rc=$?
+[ "$rc" = 1 ] || fail "bench against nothing exited $rc"
+grep -q "^verdict: none (no request completed)" "$tmp/none.out" || fail "bench against nothing: $(grep verdict "$tmp/none.out")"
+rc=0
+"$GAUNTLET" bench --url http://127.0.0.1:1 --concurrency 1 --requests 2 --output-tokens 4 --no-calibrate --format json \
+        >"$tmp/none.json" 2>/dev/null || rc=$?
+[ "$rc" = 1 ] && [ "$(jq -c '[.verdict, .cause]' "$tmp/none.json")" = '[null,"no request completed"]' ] ||
+        fail "bench --format json against nothing: rc $rc, $(jq -c '{verdict, cause}' "$tmp/none.json")"
 echo "inputs.sh: all good"
