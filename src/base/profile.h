@@ -58,10 +58,11 @@ struct profile {
         const char *tokenize_path;       /* POST {"content"/"prompt": text} -> "tokens"/"count": the
                                             server's own token count (the bench's prompt
                                             calibration); NULL: it is learnt from usage */
-        const char *const *version_command; /* argv printing the engine's version, or NULL */
-        const char *const *provenance_version; /* the same for a sweep's provenance, run in the
-                                            cell's environment: "{program}" is the server's
-                                            program as the sweep starts it; NULL: none */
+        const char *const *version_command; /* argv printing the engine's version: "{program}" is
+                                            the server's program (a sweep's provenance: as the
+                                            sweep starts it, in the cell's environment; the host
+                                            fingerprint: the profile's command[0] from PATH);
+                                            NULL: none */
         const char *const *libraries;    /* Python distributions whose versions a sweep's
                                             provenance reads from their metadata (no import:
                                             cheap); NULL: none */

@@ -70,7 +70,7 @@ static char **merged_env(char *const *env) {
  * there is nothing to run. */
 static int version_argv(const struct provenance_input *in, char ***ret, const char **ret_reason) {
         const char *const *t = in->version_command ? (const char *const *)in->version_command
-                                                   : in->profile ? in->profile->provenance_version : NULL;
+                                                   : in->profile ? in->profile->version_command : NULL;
         *ret = NULL;
         *ret_reason = NULL;
         if (!t || !t[0]) {

@@ -36,7 +36,7 @@ struct provenance_input {
         const char *program;                /* the server's program as the sweep starts it
                                                ("{program}"); NULL: none (generic) */
         char *const *version_command;       /* the matrix's `version_command:`; NULL: the
-                                               profile's provenance_version */
+                                               profile's version_command */
         const char *model;                  /* the matrix's model; NULL: none */
         const char *host_json;              /* the host fingerprint (GPU, driver, CUDA); NULL */
 };
