@@ -2,7 +2,10 @@
 #include "base/profile.h"
 
 #include <stddef.h>
+#include <errno.h>
 #include <string.h>
+
+#include "base/util.h"
 
 #define STRV(...) ((const char *const[]){__VA_ARGS__, NULL})
 
@@ -304,4 +307,20 @@ bool profile_is_default_value(const struct profile *p, const char *value) {
                 if (strcmp(*d, value) == 0)
                         return true;
         return false;
+}
+
+int profile_version_argv(const char *const *tmpl, const char *program, char ***ret) {
+        *ret = NULL;
+        if (!tmpl || !tmpl[0])
+                return 0;
+        _cleanup_strv_free_ char **v = NULL;
+        for (; *tmpl; tmpl++) {
+                bool prog = strcmp(*tmpl, "{program}") == 0;
+                if (prog && !program)
+                        return 0;
+                if (strv_push(&v, prog ? program : *tmpl) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(v);
+        return 1;
 }

@@ -73,6 +73,10 @@ struct profile {
 
 /* NULL for an unknown engine name. */
 const struct profile *profile_find(const char *name);
+/* A version command's argv: tmpl (a profile's version_command, or a matrix's) with
+ * "{program}" as program. 1 and *ret (strv_free), 0 and NULL when there is nothing to run
+ * (no tmpl, or "{program}" without a program), -ENOMEM. */
+int profile_version_argv(const char *const *tmpl, const char *program, char ***ret);
 /* All profiles, ending with NULL. */
 const struct profile *const *profile_all(void);
 /* The signatures every engine shares (ENGINES.md), ending with {NULL}. */

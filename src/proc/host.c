@@ -244,28 +244,6 @@ static int host_facts(json_t *o) {
         return 0;
 }
 
-/* An engine's version command with "{program}" as its profile's program (from PATH);
- * NULL in *ret when it has none. */
-static int version_argv(const struct profile *p, char ***ret) {
-        *ret = NULL;
-        if (!p->version_command)
-                return 0;
-        char **v = NULL;
-        for (const char *const *t = p->version_command; *t; t++) {
-                const char *w = strcmp(*t, "{program}") == 0 ? (p->command ? p->command[0] : NULL) : *t;
-                if (!w) {
-                        strv_free(v);
-                        return 0;
-                }
-                if (strv_push(&v, w) < 0) {
-                        strv_free(v);
-                        return -ENOMEM;
-                }
-        }
-        *ret = v;
-        return 0;
-}
-
 int host_fingerprint_gpu(struct loop *l, const struct profile *p, struct gpu *g, json_t **ret) {
         static const char *const usual[] = {"llama.cpp", "vllm", "sglang", "trtllm"};
         const struct profile *engines[ELEMENTSOF(usual)];
@@ -285,7 +263,8 @@ int host_fingerprint_gpu(struct loop *l, const struct profile *p, struct gpu *g,
         char **argvs[ELEMENTSOF(usual)] = {0};
         size_t n = 0;
         for (size_t i = 0; i < n_engines; i++) {
-                int k = version_argv(engines[i], &argvs[i]);
+                int k = profile_version_argv(engines[i]->version_command,
+                                             engines[i]->command ? engines[i]->command[0] : NULL, &argvs[i]);
                 if (k < 0) {
                         for (size_t j = 0; j < i; j++)
                                 strv_free(argvs[j]);

@@ -77,17 +77,10 @@ static int version_argv(const struct provenance_input *in, char ***ret, const ch
                 *ret_reason = "the engine's profile has no version command (version_command: gives one)";
                 return 0;
         }
-        _cleanup_strv_free_ char **v = NULL;
-        for (; *t; t++) {
-                if (strcmp(*t, "{program}") == 0 && !in->program) {
-                        *ret_reason = "no program to ask: the matrix names none";
-                        return 0;
-                }
-                if (strv_push(&v, strcmp(*t, "{program}") == 0 ? in->program : *t) < 0)
-                        return -ENOMEM;
-        }
-        *ret = TAKE_PTR(v);
-        return 0;
+        int r = profile_version_argv(t, in->program, ret);
+        if (r == 0)
+                *ret_reason = "no program to ask: the matrix names none";
+        return r < 0 ? r : 0;
 }
 
 static int libraries_argv(const struct profile *p, char ***ret) {
