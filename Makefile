@@ -149,6 +149,10 @@ $(BUILD)/tests/test_search: $(BUILD)/obj/tests/unit/test_search.o $(SEARCHSIM) $
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(SEARCHSIM) $(LIBGAUNTLET) $(CMOCKA_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
 
+$(BUILD)/tests/test_search_slow: $(BUILD)/obj/tests/unit/test_search_slow.o $(SEARCHSIM) $(LIBGAUNTLET)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(SEARCHSIM) $(LIBGAUNTLET) $(CMOCKA_LIBS) $(PKG_LIBS) $(LDLIBS_EXTRA)
+
 # test_tokenizer writes its GGUF files with the testbed's writer.
 $(BUILD)/tests/test_tokenizer: $(BUILD)/obj/tests/unit/test_tokenizer.o $(LIBTESTBED) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)

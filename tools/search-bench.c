@@ -50,6 +50,10 @@ struct outcome {
         long named;
         double named_speed, best_speed;
         size_t near_launched;   /* launched serving cells within 3% of the best */
+        size_t to_named;        /* launches up to the named cell's first */
+        double to_named_hours;
+        size_t failed;          /* launches that failed */
+        double failed_hours;
         const char *stop;
 };
 
@@ -172,6 +176,10 @@ static int run_one(const struct sim_space *s, enum sim_strategy st, size_t budge
                 .named_speed = r.named_speed,
                 .best_speed = r.best_speed,
                 .near_launched = r.near_launched,
+                .to_named = r.launches_to_named,
+                .to_named_hours = r.seconds_to_named / 3600,
+                .failed = r.failed,
+                .failed_hours = r.failed_seconds / 3600,
                 .stop = r.stop,
         };
         return 0;
@@ -237,47 +245,56 @@ static void row_label(enum row r, double share, char *buf, size_t size) {
         }
 }
 
+#define TABLE_COLS 7
 static void print_table(const struct space_result *sr, size_t n, size_t min_cells, double share, const char *title) {
-        double *launches = calloc(n, sizeof(double)), *shares = calloc(n, sizeof(double)),
-               *hours = calloc(n, sizeof(double));
-        if (!launches || !shares || !hours) {
-                free(launches);
-                free(shares);
-                free(hours);
+        double *col[TABLE_COLS] = {0};
+        bool ok_alloc = true;
+        for (size_t c = 0; c < TABLE_COLS; c++)
+                ok_alloc &= (col[c] = calloc(n ? n : 1, sizeof(double))) != NULL;
+        if (!ok_alloc) {
+                for (size_t c = 0; c < TABLE_COLS; c++)
+                        free(col[c]);
                 return;
         }
+        double *launches = col[0], *shares = col[1], *hours = col[2], *to_named = col[3], *to_hours = col[4],
+               *failed = col[5], *failed_hours = col[6];
         size_t in = 0;
         for (size_t i = 0; i < n; i++)
                 in += sr[i].cells >= min_cells;
-        printf("%s (%zu spaces)\n", title, in);
-        printf("  %-28s %8s %10s %7s %10s %7s %10s\n", "strategy", "success", "launches", "p95", "of grid", "p95",
-               "hours");
+        printf("%s (%zu spaces; medians but p95)\n", title, in);
+        printf("  %-28s %8s %8s %6s %8s %6s %7s %8s %8s %7s %7s\n", "strategy", "success", "launches", "p95",
+               "of grid", "p95", "hours", "to best", "hours", "failed", "hours");
         for (enum row r = 0; r < N_ROWS; r++) {
                 size_t m = 0, ok = 0;
                 for (size_t i = 0; i < n; i++) {
-                        if (sr[i].cells < min_cells || !sr[i].o[r].ran)
+                        const struct outcome *o = &sr[i].o[r];
+                        if (sr[i].cells < min_cells || !o->ran)
                                 continue;
-                        launches[m] = (double)sr[i].o[r].launches;
-                        shares[m] = sr[i].o[r].share;
-                        hours[m] = sr[i].o[r].hours;
-                        ok += sr[i].o[r].success;
+                        launches[m] = (double)o->launches;
+                        shares[m] = o->share;
+                        hours[m] = o->hours;
+                        to_named[m] = (double)o->to_named;
+                        to_hours[m] = o->to_named_hours;
+                        failed[m] = (double)o->failed;
+                        failed_hours[m] = o->failed_hours;
+                        ok += o->success;
                         m++;
                 }
                 if (m == 0)
                         continue;
-                qsort(launches, m, sizeof(double), cmp_double);
-                qsort(shares, m, sizeof(double), cmp_double);
-                qsort(hours, m, sizeof(double), cmp_double);
+                for (size_t c = 0; c < TABLE_COLS; c++)
+                        qsort(col[c], m, sizeof(double), cmp_double);
                 char label[64];
                 row_label(r, share, label, sizeof(label));
-                printf("  %-28s %7.1f%% %10.0f %7.0f %9.1f%% %6.1f%% %10.1f\n", label, 100.0 * (double)ok / (double)m,
-                       percentile(launches, m, 50), percentile(launches, m, 95), 100 * percentile(shares, m, 50),
-                       100 * percentile(shares, m, 95), percentile(hours, m, 50));
+                printf("  %-28s %7.1f%% %8.0f %6.0f %7.1f%% %5.1f%% %7.1f %8.0f %8.1f %7.0f %7.2f\n", label,
+                       100.0 * (double)ok / (double)m, percentile(launches, m, 50), percentile(launches, m, 95),
+                       100 * percentile(shares, m, 50), 100 * percentile(shares, m, 95), percentile(hours, m, 50),
+                       percentile(to_named, m, 50), percentile(to_hours, m, 50), percentile(failed, m, 50),
+                       percentile(failed_hours, m, 50));
         }
         printf("\n");
-        free(launches);
-        free(shares);
-        free(hours);
+        for (size_t c = 0; c < TABLE_COLS; c++)
+                free(col[c]);
 }
 
 /* The search's success on the spaces that show each pattern, and on those that do not. */

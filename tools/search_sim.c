@@ -59,6 +59,7 @@ struct sim_space {
         struct sim_rule *rules;
         size_t n_rules;
         uint64_t id_seed;               /* for the cells' ids */
+        enum sim_speech speech;         /* how one value's failures word it */
 
         /* made by sim_space_finish */
         bool finished;
@@ -207,8 +208,20 @@ static char *rule_evidence(const struct sim_space *s, const struct sim_rule *r) 
         const struct sim_term *t = r->terms;
         switch (r->fail) {
         case SIM_FAIL_HANG:
+                if (r->n_terms == 1 && s->speech == SIM_SPEAKS_VALUE)
+                        return strdup_printf("not ready after %.0fs; last log line: Capturing batches for %s %s",
+                                             s->timeout_s, s->axis_flags[t[0].axis], s->value_names[t[0].axis][t[0].value]);
+                if (r->n_terms == 1 && s->speech == SIM_SPEAKS_NAME)
+                        return strdup_printf("not ready after %.0fs; last log line: Capturing batches (%s)", s->timeout_s,
+                                             s->value_names[t[0].axis][t[0].value]);
                 return strdup_printf("not ready after %.0fs; last log line: Capturing batches", s->timeout_s);
         case SIM_FAIL_ARCH:
+                if (r->n_terms == 1 && s->speech == SIM_SPEAKS_VALUE)
+                        return strdup_printf("%s %s: CUDA error: no kernel image is available for execution on the device",
+                                             s->axis_flags[t[0].axis], s->value_names[t[0].axis][t[0].value]);
+                if (r->n_terms == 1 && s->speech == SIM_SPEAKS_NAME)
+                        return strdup_printf("CUDA error: no kernel image is available for execution on the device "
+                                             "(kernel %s)", s->value_names[t[0].axis][t[0].value]);
                 return strdup("CUDA error: no kernel image is available for execution on the device");
         case SIM_FAIL_CONFIG:
                 return strdup_printf("ValueError: %s %s cannot be used with %s %s", s->axis_flags[t[0].axis],
@@ -221,6 +234,14 @@ static char *rule_evidence(const struct sim_space *s, const struct sim_rule *r) 
         case SIM_FAIL_GARBAGE:
                 return strdup("!!!!!!!!");
         case SIM_FAIL_BATCH:
+                if (r->n_terms == 1 && s->speech == SIM_SPEAKS_VALUE)
+                        return strdup_printf("under load at concurrency 8, ok: expected \"OK\", got: \"!!!!\" "
+                                             "(warning: %s %s is untested with batching)",
+                                             s->axis_flags[t[0].axis], s->value_names[t[0].axis][t[0].value]);
+                if (r->n_terms == 1 && s->speech == SIM_SPEAKS_NAME)
+                        return strdup_printf("under load at concurrency 8, ok: expected \"OK\", got: \"!!!!\" "
+                                             "(warning: %s is untested with batching)",
+                                             s->value_names[t[0].axis][t[0].value]);
                 return strdup("under load at concurrency 8, ok: expected \"OK\", got: \"!!!!\"");
         case SIM_FAIL_OOM:
         case SIM_FAIL_NONE:
@@ -451,9 +472,11 @@ int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search
                 o.kind = fail_kinds[f];
                 o.evidence = s->rule[k] == SIM_RULE_OOM ? oom_evidence : s->rules[s->rule[k]].evidence;
         }
+        o.seconds = sec;
         if (ret_obs->state == SEARCH_FEASIBLE && ret_obs->has_value) {
                 /* measured again: the figure pools the launches (their geometric mean) */
                 unsigned n = MAX(ret_obs->measured, 1u);
+                o.seconds += ret_obs->seconds;
                 o.launches = MAX(ret_obs->launches, 1u) + 1;
                 if (o.state == SEARCH_FEASIBLE) {
                         o.value = exp((log(ret_obs->value) * n + log(o.value)) / (n + 1));
@@ -777,6 +800,8 @@ int sim_space_generate(uint64_t seed, const struct sim_params *p, struct sim_spa
                 if (r < 0)
                         return r;
                 s->id_seed = seed;
+                /* from a draw of its own, so that the spaces stay those of each seed */
+                s->speech = (enum sim_speech)(sim_seed_mix(seed, 0x5eec) % _SIM_SPEECH_MAX);
                 r = draw_truth(&rng, s, ordinal);
                 if (r >= 0)
                         r = sim_space_finish(s);
@@ -806,6 +831,10 @@ struct run {
         double seconds;
         long best;
         double best_value;
+        size_t *first_n;                /* per cell: the launches, at its first (0: none) */
+        double *first_s;                /* per cell: the seconds, its first launch included */
+        size_t failed;                  /* launches that failed */
+        double failed_s;
 };
 
 static int run_launch(struct run *r, size_t k) {
@@ -821,6 +850,14 @@ static int run_launch(struct run *r, size_t k) {
 
         r->launches++;
         r->seconds += sec;
+        if (!r->first_n[k]) {
+                r->first_n[k] = r->launches;
+                r->first_s[k] = r->seconds;
+        }
+        if (r->obs[k].state == SEARCH_INFEASIBLE) {
+                r->failed++;
+                r->failed_s += sec;
+        }
         if (r->best == (long)k) {
                 /* measured again: the best by figure may be another cell now */
                 r->best = -1;
@@ -888,9 +925,15 @@ int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_ru
                 .rng = sim_seed_mix(seed, 1),
                 .obs = calloc(n, sizeof(struct search_obs)),
                 .best = -1,
+                .first_n = calloc(n, sizeof(size_t)),
+                .first_s = calloc(n, sizeof(double)),
         };
-        if (!r.obs)
+        if (!r.obs || !r.first_n || !r.first_s) {
+                free(r.obs);
+                free(r.first_n);
+                free(r.first_s);
                 return -ENOMEM;
+        }
         for (size_t k = 0; k < n; k++)
                 r.obs[k].state = SEARCH_UNKNOWN;
         const char *stop = NULL;
@@ -940,9 +983,17 @@ int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_ru
                 near += r.obs[k].state == SEARCH_FEASIBLE && s->rule[k] == -1 &&
                         s->log_speed[k] >= s->log_speed[s->best_cell] + log(0.97);
         free(r.obs);
+        size_t to_named = r.best >= 0 && (size_t)r.best < n ? r.first_n[r.best] : 0;
+        double to_named_s = r.best >= 0 && (size_t)r.best < n ? r.first_s[r.best] : 0;
+        free(r.first_n);
+        free(r.first_s);
         if (rc < 0)
                 return rc;
         struct sim_result res = {
+                .launches_to_named = to_named,
+                .seconds_to_named = to_named_s,
+                .failed = r.failed,
+                .failed_seconds = r.failed_s,
                 .launches = r.launches,
                 .named = r.best,
                 .best_cell = s->best_cell,

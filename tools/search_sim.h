@@ -33,6 +33,18 @@
 /* A seed mixed from two numbers (a space's seed from a run's seed and an index). */
 uint64_t sim_seed_mix(uint64_t a, uint64_t b);
 
+/* How a drawn space's engine words a failure that is one value's doing (a hang, a kernel
+ * for another GPU, a break under batching), a third of the spaces each: it names nothing;
+ * the value by its bare name (ambiguous where two axes have a value of that name: "triton",
+ * "cutlass"); or the value beside its flag. Pairs name both flags and values everywhere. A
+ * hand-built space (sim_space_new) names nothing. */
+enum sim_speech {
+        SIM_SPEAKS_NOTHING,
+        SIM_SPEAKS_NAME,
+        SIM_SPEAKS_VALUE,
+        _SIM_SPEECH_MAX,
+};
+
 /* How a cell fails; the rules' order is the order a launch meets them. */
 enum sim_fail {
         SIM_FAIL_NONE = -1,
@@ -182,6 +194,11 @@ struct sim_result {
         size_t near_launched;       /* launched cells that serve right within 3% of the
                                        best: a failure with some is the noise's doing */
         double seconds;             /* simulated time of all the launches */
+        size_t launches_to_named;   /* the launches up to the named cell's first, it included
+                                       (0 when none is named) */
+        double seconds_to_named;    /* their simulated time */
+        size_t failed;              /* launches that failed */
+        double failed_seconds;      /* their simulated time */
         const char *stop;           /* SEARCH: why it stopped (static), else NULL */
 };
 

@@ -524,6 +524,21 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
                                 f->named = NAMED_AXIS;
                 }
         }
+        /* A line that names two axes, by their flags or the engine's words for them, and
+         * quotes no value ("quantized V cache requires flash_attn to be enabled") speaks of
+         * the pair of the cell's values on those axes: that pair is the likely culprit. */
+        if (n_own == 0 && n_need == 0 && !search_names_value(s, k, o->evidence, &(size_t){0})) {
+                size_t both[2], n_named = 0;
+                for (size_t b = 0; b < s->n_axes; b++)
+                        if (axis_distance(s, b, o->evidence, o->evidence, o->evidence) != SIZE_MAX && n_named++ < 2)
+                                both[n_named - 1] = b;
+                if (n_named == 2) {
+                        size_t va[2] = {c[both[0]], c[both[1]]};
+                        struct feat *f = feat_find(&m->fm, feat_key(2, both, va));
+                        if (f)
+                                f->named = NAMED_PAIR;
+                }
+        }
         if (n_own >= 2 && n_need == 0)
                 for (size_t i = 0; i < n_own; i++)
                         for (size_t j = i + 1; j < n_own; j++) {
@@ -1338,16 +1353,25 @@ static double chance(const struct search_model *m, size_t k) {
         return m->n_y > 0 ? m->pf[k] * m->chance[k] : m->pf[k];
 }
 #define SUSPECTS_WEIGHT 0.1
-/* How many of cell k's values are suspects: in a failed cell, never in one that served. */
-static size_t suspects(const struct search_model *m, size_t k) {
+/* How many of cell k's values are suspects: in a failed cell, never in one that served;
+ * *ret_failed (may be NULL): the failed cells they were in, summed. */
+static size_t suspects(const struct search_model *m, size_t k, size_t *ret_failed) {
         const struct search_space *s = m->s;
-        size_t n = 0;
+        size_t n = 0, failed = 0;
         for (size_t a = 0; a < s->n_axes; a++) {
                 const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, &s->choice[k * s->n_axes + a]));
-                n += f && !f->cleared && f->n_failed > 0;
+                if (f && !f->cleared && f->n_failed > 0) {
+                        n++;
+                        failed += f->n_failed;
+                }
         }
+        if (ret_failed)
+                *ret_failed = failed;
         return n;
 }
+/* Two candidates whose acquisitions differ by less than this share are a tie, as far as
+ * their suspects go: the model's figures are not that exact. */
+#define TIE_SHARE 0.01
 
 /* What cell k's launch is expected to take (0: nothing measured yet). */
 static double cost(const struct search_model *m, size_t k) {
@@ -1640,6 +1664,7 @@ int search_model_decide(const struct search_model *m, const struct search_option
         struct search_decision d = {.next = -1, .stop = NULL, .would_next = -1};
         long pick = -1;
         double pick_ei = -1, chance_sum = 0;
+        size_t pick_failed = 0;
         for (size_t k = 0; k < s->n_cells; k++) {
                 if (m->obs[k].state != SEARCH_UNKNOWN)
                         continue;
@@ -1647,11 +1672,18 @@ int search_model_decide(const struct search_model *m, const struct search_option
                 chance_sum += chance(m, k);
                 /* Two suspects in one cell: if it fails, its line names one of them at
                  * most, and the other needs a launch of its own all the same. */
-                if (suspects(m, k) >= 2)
+                size_t failed;
+                if (suspects(m, k, &failed) >= 2)
                         ei *= SUSPECTS_WEIGHT;
-                if (ei > pick_ei) {
+                /* On a tie, the cell clearing the suspect of more failed cells: each of
+                 * those cells' other suspects is then tried beside a value that served,
+                 * where a failure's line speaks of it alone (on the issue's llama.cpp
+                 * space, fa=on before a quantized V cache tried with fa=off). */
+                bool tie = fabs(ei - pick_ei) <= TIE_SHARE * MAX(ei, pick_ei);
+                if (tie && failed != pick_failed ? failed > pick_failed : ei > pick_ei) {
                         pick_ei = ei;
                         pick = (long)k;
+                        pick_failed = failed;
                 }
         }
         /* Before it stops: a value no cell has served with yet, and that nothing condemns,

@@ -413,19 +413,21 @@ static void llama_launch(size_t k, struct search_obs *o) {
         o->evidence = lines[k];
 }
 
-/* The issue's done-when, on the model alone, from the cells of the f16 family with flash
- * attention on (the engine's defaults, where search-evidence.sh starts): no value a line
- * names is launched in more than two cells, and the best comes with at most a third of a
- * budget of 12 spent on failures before it. (From a quantized cell or fa=off, ctv=q8_0
- * or q4_0 can still ride along in a cell whose line names its partner: not yet met.) */
+/* The issue's done-when, on the model alone, from every cell as the first: no value a
+ * line names (each quantized cache) is launched in more than two cells, and the best
+ * family (the f16 caches with flash attention on) is reached with at most a third of a
+ * budget of 12 spent on failures before it; the best cell itself within the budget. */
 static void test_llama_space(void **state) {
         (void)state;
         struct search_space sp;
         space(&sp, true);
-        for (size_t first = 0; first < 2; first++) {
+        size_t bad = 0;
+        for (size_t first = 0; first < N; first++) {
                 struct search_obs obs[N] = {0};
                 sp.first = first;
-                size_t held[A][3] = {{0}}, fails = 0, fails_to_best = SIZE_MAX, launches = 0;
+                size_t held[A][3] = {{0}}, fails = 0, fails_to_family = SIZE_MAX, launches = 0;
+                bool best = false;
+                char order[256] = "";
                 for (;;) {
                         struct search_model *m = NULL;
                         struct search_decision d;
@@ -443,16 +445,23 @@ static void test_llama_space(void **state) {
                                 obs[k].launches++;
                         launches++;
                         fails += obs[k].state == SEARCH_INFEASIBLE;
-                        if (choice[k * A] == 0 && choice[k * A + 1] == 0 && choice[k * A + 2] == 0 &&
-                            choice[k * A + 3] == 1 && fails_to_best == SIZE_MAX)
-                                fails_to_best = fails;
+                        size_t len = strlen(order);
+                        snprintf(order + len, sizeof(order) - len, " %zu%s", k,
+                                 obs[k].state == SEARCH_INFEASIBLE ? "x" : "");
+                        bool family = choice[k * A] == 0 && choice[k * A + 1] == 0 && choice[k * A + 2] == 0;
+                        if (family && fails_to_family == SIZE_MAX)
+                                fails_to_family = fails;
+                        best |= family && choice[k * A + 3] == 1;
                 }
+                bool ok = best && fails_to_family * 3 <= 12 && launches <= 12;
                 for (size_t a = 1; a < 3; a++)
                         for (size_t v = 1; v < 3; v++)
-                                assert_in_range(held[a][v], 1, 2);
-                assert_in_range(fails_to_best * 3, 0, 12);
-                assert_in_range(launches, 1, 12);
+                                ok &= held[a][v] >= 1 && held[a][v] <= 2;
+                print_message("from %2zu:%s  held %zu %zu %zu %zu, %zu failed before the family%s\n", first, order,
+                              held[1][1], held[1][2], held[2][1], held[2][2], fails_to_family, ok ? "" : "  MISSED");
+                bad += !ok;
         }
+        assert_int_equal(bad, 0);
 }
 
 /* budget.time, to the launch: one that may serve needs what a served launch took. */
