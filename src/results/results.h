@@ -284,6 +284,13 @@ static inline void report_view_freep(struct report_view **v) { if (*v) report_vi
  * figures as evidence. Deterministic: the same journal gives the same view. -ENOMEM. */
 int report_view_apply_eval(struct report_view *v);
 
+/* A cell's final verdict as the journal holds it (the verdicts table, report_load.h), over
+ * what report_view_apply_eval decided on this load: the journal wins. The gate's figures
+ * stay as computed; its marks (eval.gate, eval.load_gated, eval.gated) follow the journaled
+ * verdict. A cell not settled or excluded is left alone. 0 or -ENOMEM. */
+int report_cell_take_verdict(struct report_view *v, struct report_cell *c, enum verdict verdict, const char *cause,
+                             const char *evidence);
+
 /* "not run" for a cell never settled, "skipped" for an excluded one, else the verdict. */
 const char *report_cell_verdict(const struct report_cell *c);
 /* The cause to show: "excluded" for an excluded cell, else the attempt's, or NULL. */

@@ -1020,6 +1020,13 @@ static int journal_failed(struct sweep *sw, int r) {
         return sweep_fail(sw, r, "cannot write the journal '%s': %s", sw->o->journal_path, journal_strerror(r));
 }
 
+/* The verdicts as the sweep's view shows them now, journaled (report_settle_verdicts): a
+ * cell that settles can change another's through the eval's gate. */
+static int journal_verdicts(struct sweep *sw) {
+        int r = report_settle_verdicts(sw->j);
+        return r < 0 ? journal_failed(sw, r) : 0;
+}
+
 static void settled(struct sweep *sw, size_t i, const struct attempt *a) {
         if (sw->cb && sw->cb->cell_settled)
                 sw->cb->cell_settled(sw->cb->userdata, &sw->cells[i], i, sw->n, a, false);
@@ -1039,6 +1046,10 @@ static int settle_skipped(struct sweep *sw, size_t i, const char *cause, const c
         if (r >= 0 && journal && ((r = journal_attempt_begin(sw->j, &a)) < 0 || (r = journal_attempt_settle(sw->j, &a)) < 0)) {
                 attempt_release(&a);
                 return journal_failed(sw, r);
+        }
+        if (r >= 0 && journal && (r = journal_verdicts(sw)) < 0) {
+                attempt_release(&a);
+                return r;
         }
         if (r < 0) {
                 attempt_release(&a);
@@ -1141,6 +1152,10 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
         if ((r = journal_attempt_settle(sw->j, &a)) < 0) {
                 attempt_release(&a);
                 return journal_failed(sw, r);
+        }
+        if ((r = journal_verdicts(sw)) < 0) {
+                attempt_release(&a);
+                return r;
         }
         sw->sum.by_verdict[a.verdict]++;
         /* the first passing cell whose own counts agreed sets how the others are counted */
@@ -1369,7 +1384,8 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                 r = journal_failed(&sw, r);
                 goto finish;
         }
-        if ((r = record_provenance(&sw)) < 0)
+        /* a resumed sweep shows the cells settled before it: their verdicts, as of now */
+        if ((r = record_provenance(&sw)) < 0 || (r = journal_verdicts(&sw)) < 0)
                 goto finish;
 
         time_t now = time(NULL);
@@ -1387,6 +1403,12 @@ finish:
         }
         if (sw.sweep_id)
                 journal_end_sweep(j, sw.sweep_id, r == 0 ? "finished" : r == -EINTR ? "interrupted" : "failed");
+        /* once more at the end: the last word on every verdict of the sweep (after a failure
+         * or a signal, as far as the journal still takes it) */
+        if (sw.sweep_id && r == 0)
+                r = journal_verdicts(&sw);
+        else if (sw.sweep_id)
+                (void)report_settle_verdicts(j);
         if (r < 0 && r != -EINTR && ret_error)
                 *ret_error = sw.error ? TAKE_PTR(sw.error) : strdup(strerror(-r));
         free(sw.error);
