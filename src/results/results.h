@@ -1,8 +1,9 @@
 /* results.h -- the results of a sweep: the view of a journal, and every decision on it.
  *
  * results_load_view() (results_load.h) builds a struct report_view from the journal's rows
- * (journal.h): the journal is the truth, this layer decides (the eval's verdicts for rows
- * journaled without one, the scores, the best cell and its ties, the SLA, the one ordering),
+ * (journal.h): the journal is the truth, this layer decides (the eval's verdicts, which the
+ * run journals as its cells settle and which a report then reads back; the scores, the best
+ * cell and its ties, the SLA, the one ordering),
  * and the renderers (report.h) only draw what it decided. The search reads the same view
  * (search_view.h). The view holds raw values exactly as journaled, secrets and server text
  * included: each renderer masks (secrets.h) and escapes for its own medium.

@@ -1047,18 +1047,16 @@ static int settle_skipped(struct sweep *sw, size_t i, const char *cause, const c
                 attempt_release(&a);
                 return journal_failed(sw, r);
         }
-        if (r >= 0 && journal && (r = journal_verdicts(sw)) < 0) {
-                attempt_release(&a);
-                return r;
-        }
         if (r < 0) {
                 attempt_release(&a);
                 return sweep_fail(sw, r, "out of memory");
         }
+        /* the attempt is settled: it is told even when the verdicts cannot be written */
+        int vr = journal ? journal_verdicts(sw) : 0;
         sw->sum.by_verdict[VERDICT_SKIPPED]++;
         settled(sw, i, &a);
         attempt_release(&a);
-        return 0;
+        return vr;
 }
 
 /* Whether an arch crash pinned on one of its values has decided cell i (infer.h): then it
@@ -1153,10 +1151,8 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 attempt_release(&a);
                 return journal_failed(sw, r);
         }
-        if ((r = journal_verdicts(sw)) < 0) {
-                attempt_release(&a);
-                return r;
-        }
+        /* the attempt is settled: it is told even when the verdicts cannot be written */
+        int vr = journal_verdicts(sw);
         sw->sum.by_verdict[a.verdict]++;
         /* the first passing cell whose own counts agreed sets how the others are counted */
         if (a.verdict == VERDICT_PASS && a.bench && count_rule_adopt(&sw->count.rule, a.bench, c->id) > 0)
@@ -1166,7 +1162,7 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 infer_note(&sw->known[i], a.verdict, a.cause);
         settled(sw, i, &a);
         attempt_release(&a);
-        return 0;
+        return vr;
 }
 
 /* Cell i in its turn: excluded, settled before, decided by an arch crash, or launched. */
