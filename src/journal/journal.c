@@ -338,9 +338,20 @@ static const char schema_v7[] =
         "  PRIMARY KEY (sweep_id, env_key)\n"
         ");\n";
 
+/* Version 8 adds the verdicts (docs/journal.md "The verdicts"): the final verdict of each
+ * attempt a sweep's view shows, the eval's gate applied, written by the run as its cells
+ * settle. A table of its own; an older file has none, and the reports decide on load. */
+static const char schema_v8[] =
+        "CREATE TABLE IF NOT EXISTS verdicts (\n"
+        "  sweep_id INTEGER NOT NULL REFERENCES sweeps(id),\n"
+        "  attempt_id INTEGER NOT NULL REFERENCES attempts(id),\n"
+        "  verdict TEXT NOT NULL, cause TEXT, evidence TEXT,\n"
+        "  PRIMARY KEY (sweep_id, attempt_id)\n"
+        ");\n";
+
 /* The steps after version 2, each in a transaction of its own with its user_version. */
 static const char *const upgrade_steps[] = {
-        [3] = schema_v3, [4] = schema_v4, [5] = schema_v5, [6] = schema_v6, [7] = schema_v7,
+        [3] = schema_v3, [4] = schema_v4, [5] = schema_v5, [6] = schema_v6, [7] = schema_v7, [8] = schema_v8,
 };
 
 static int upgrade(struct journal *j, int64_t from) {
@@ -1521,4 +1532,56 @@ int journal_provenance_before(struct journal *j, int64_t sweep_id, int64_t *ret)
                 return 0;
         *ret = sqlite3_column_int64(s, 0);
         return 1;
+}
+
+int journal_set_sweep_verdicts(struct journal *j, int64_t sweep_id, const struct journal_verdict_row *rows, size_t n) {
+        _cleanup_stmt_ sqlite3_stmt *del = NULL, *ins = NULL;
+        int r;
+        if (j->version < 8)
+                return -EROFS;
+        if ((r = journal_prepare(j, "DELETE FROM verdicts WHERE sweep_id = ?", &del)) < 0 ||
+            (r = journal_prepare(j, "INSERT INTO verdicts (sweep_id, attempt_id, verdict, cause, evidence) VALUES (?,?,?,?,?)",
+                                 &ins)) < 0)
+                return r;
+        if ((r = begin(j)) < 0)
+                return r;
+        if ((r = journal_bind(j, del, "i", sweep_id)) >= 0)
+                r = step_done(j, del);
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                sqlite3_reset(ins);
+                if ((r = journal_bind(j, ins, "iisss", sweep_id, rows[i].attempt_id, verdict_to_string(rows[i].verdict),
+                                      rows[i].cause, rows[i].evidence)) >= 0)
+                        r = step_done(j, ins);
+        }
+        return commit_or_rollback(j, r);
+}
+
+struct verdict_visit {
+        journal_verdict_fn fn;
+        void *userdata;
+};
+
+static int verdict_row(sqlite3_stmt *s, void *ctx) {
+        struct verdict_visit *v = ctx;
+        struct journal_verdict_row row = {
+                .attempt_id = sqlite3_column_int64(s, 0),
+                .verdict = verdict_from_string(journal_col_str(s, 1)),
+                .cause = journal_col_str(s, 2),
+                .evidence = journal_col_str(s, 3),
+        };
+        return v->fn(&row, v->userdata);
+}
+
+int journal_sweep_verdicts(struct journal *j, int64_t sweep_id, journal_verdict_fn fn, void *userdata) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        if (j->version < 8)
+                return 0;
+        if ((r = journal_prepare(j, "SELECT attempt_id, verdict, cause, evidence FROM verdicts WHERE sweep_id = ? "
+                                    "ORDER BY attempt_id",
+                                 &s)) < 0 ||
+            (r = journal_bind(j, s, "i", sweep_id)) < 0)
+                return r;
+        struct verdict_visit v = {fn, userdata};
+        return each_row(j, s, verdict_row, &v);
 }

@@ -45,8 +45,8 @@
  * opened for writing (a read-only one is read as it is); newer ones are refused with
  * JOURNAL_ENEWER. Version 2 added the verdict overload, version 3 the eval, version 4 the
  * search's settings and predictions, version 6 the workload, version 7 the provenance
- * table (docs/journal.md). */
-#define JOURNAL_SCHEMA_VERSION 7
+ * table, version 8 the verdicts table (docs/journal.md). */
+#define JOURNAL_SCHEMA_VERSION 8
 /* PRAGMA application_id: "GTLT". Marks the file as ours. */
 #define JOURNAL_APPLICATION_ID 0x47544c54
 
@@ -294,5 +294,19 @@ struct journal_eval_row {
 typedef int (*journal_eval_fn)(const struct journal_eval_row *row, void *userdata);
 /* The eval answers of an attempt, in the set's order (none before schema 3). */
 int journal_attempt_eval(struct journal *j, int64_t attempt_id, journal_eval_fn fn, void *userdata);
+
+/* The final verdict of an attempt as a sweep's view shows it (the verdicts table, schema 8):
+ * the eval's gate applied (results.h). */
+struct journal_verdict_row {
+        int64_t attempt_id;
+        enum verdict verdict;
+        const char *cause, *evidence;
+};
+/* Replaces the verdicts of sweep_id with rows, in one transaction. -EROFS for a journal
+ * before schema 8 (opened read-only: never upgraded). */
+int journal_set_sweep_verdicts(struct journal *j, int64_t sweep_id, const struct journal_verdict_row *rows, size_t n);
+typedef int (*journal_verdict_fn)(const struct journal_verdict_row *row, void *userdata);
+/* The verdicts journaled for sweep_id, by attempt id; none before schema 8. */
+int journal_sweep_verdicts(struct journal *j, int64_t sweep_id, journal_verdict_fn fn, void *userdata);
 
 #endif

@@ -384,7 +384,22 @@ static int load_provenance(struct journal *j, struct report_view *v) {
         return provenance_diff(json_array_get(before, 0), json_array_get(v->provenance, 0), &v->provenance_changes);
 }
 
-int report_load_view(struct journal *j, struct report_view **ret) {
+/* A journaled verdict (the verdicts table) onto the cell of the view that shows its attempt. */
+static int take_journaled(const struct journal_verdict_row *row, void *userdata) {
+        struct report_view *v = userdata;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                struct report_cell *c = &v->cells[i];
+                if (c->has_attempt && !c->excluded && c->attempt_id == row->attempt_id)
+                        return report_cell_take_verdict(v, c, row->verdict, row->cause, row->evidence);
+        }
+        return 0;
+}
+
+/* The latest sweep's view. journaled: the verdicts the run journaled for it win over the
+ * decision made here (a cell without one keeps this load's); else the decision is this
+ * load's alone (report_settle_verdicts, which journals it), and what no verdict depends on
+ * (the provenance, the search's figures) is left out. */
+static int load_view(struct journal *j, bool journaled, struct report_view **ret) {
         _cleanup_report_view_ struct report_view *v = calloc(1, sizeof(*v));
         struct sweep_load sl = {.v = v};
         int64_t count = 0;
@@ -405,8 +420,13 @@ int report_load_view(struct journal *j, struct report_view **ret) {
         _cleanup_free_ char *first = NULL;
         struct cells_load cl = {.j = j, .v = v};
         if ((r = load_eval_settings(v, eval)) < 0 || (r = load_search_settings(v, search, &first)) < 0 ||
-            (r = journal_sweep_cells(j, v->sweep_id, add_cell, &cl)) < 0 || (r = report_view_apply_eval(v)) < 0 ||
-            (r = load_provenance(j, v)) < 0)
+            (r = journal_sweep_cells(j, v->sweep_id, add_cell, &cl)) < 0 || (r = report_view_apply_eval(v)) < 0)
+                return r;
+        if (!journaled) {
+                *ret = TAKE_PTR(v);
+                return 0;
+        }
+        if ((r = journal_sweep_verdicts(j, v->sweep_id, take_journaled, v)) < 0 || (r = load_provenance(j, v)) < 0)
                 return r;
         for (size_t i = 0; first && i < v->n_cells; i++)
                 if (strcmp(v->cells[i].id, first) == 0)
@@ -415,6 +435,31 @@ int report_load_view(struct journal *j, struct report_view **ret) {
                 return r;
         *ret = TAKE_PTR(v);
         return 0;
+}
+
+int report_load_view(struct journal *j, struct report_view **ret) {
+        return load_view(j, true, ret);
+}
+
+int report_settle_verdicts(struct journal *j) {
+        _cleanup_report_view_ struct report_view *v = NULL;
+        int r = load_view(j, false, &v);
+        if (r < 0)
+                return r;
+        _cleanup_free_ struct journal_verdict_row *rows = calloc(v->n_cells ? v->n_cells : 1, sizeof(*rows));
+        size_t n = 0;
+        if (!rows)
+                return -ENOMEM;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[i];
+                if (!c->has_attempt || c->excluded)
+                        continue;
+                rows[n++] = (struct journal_verdict_row){
+                        .attempt_id = c->attempt_id, .verdict = c->verdict, .cause = c->cause, .evidence = c->evidence};
+        }
+        if ((r = journal_set_sweep_verdicts(j, v->sweep_id, rows, n)) < 0)
+                return r;
+        return (int)MIN(n, (size_t)INT_MAX);
 }
 
 /* ---- the evidence, taken apart once ---- */

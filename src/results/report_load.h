@@ -17,6 +17,19 @@
  * holds no sweep; other negative errnos as journal.h (journal_last_error has SQLite's
  * words). On success the caller owns *ret (report_view_free). */
 int report_load_view(struct journal *j, struct report_view **ret);
+/* The view's verdicts are the journal's (the verdicts table, schema 8) where the run wrote
+ * them: for a cell whose shown attempt has a row, the row's verdict, cause and evidence,
+ * over what report_view_apply_eval decides on this load (report_cell_take_verdict). A
+ * sweep without rows (an older journal, a run killed before it wrote them) is decided on
+ * load, as the run would have. */
+
+/* Decides the latest sweep's verdicts (report_view_apply_eval, on a view built afresh) and
+ * journals them: one row per shown attempt of the sweep's cells, the sweep's earlier rows
+ * replaced, in one transaction. For `run`, as each cell settles and at the sweep's end:
+ * the eval's gate compares a cell with the reference among all that settled, so a later
+ * cell can change an earlier one's verdict. Returns the rows written, or a negative errno
+ * (journal.h). */
+int report_settle_verdicts(struct journal *j);
 
 /* The evidence journaled with verdict v, taken apart once (report.h, struct
  * report_evidence): *ret owns its line. 0 or -ENOMEM. */

@@ -287,6 +287,45 @@ int report_view_apply_eval(struct report_view *v) {
         return apply_under_load(v, rc);
 }
 
+/* The gate a journaled verdict stands for, by its cause (the words eval_gate_cause gives). */
+static enum eval_gate gate_of_cause(const char *cause) {
+        if (streq_ptr(cause, eval_gate_cause(EVAL_GATE_ACCURACY)))
+                return EVAL_GATE_ACCURACY;
+        if (streq_ptr(cause, eval_gate_cause(EVAL_GATE_AGREEMENT)))
+                return EVAL_GATE_AGREEMENT;
+        return EVAL_GATE_NONE;
+}
+
+int report_cell_take_verdict(struct report_view *v, struct report_cell *c, enum verdict verdict, const char *cause,
+                             const char *evidence) {
+        if (!c->has_attempt || c->excluded)
+                return 0;
+        if (c->verdict == verdict && streq_ptr(c->cause, cause) && streq_ptr(c->evidence, evidence))
+                return 0;
+        char *cs = cause ? strdup(cause) : NULL, *ev = evidence ? strdup(evidence) : NULL;
+        if ((cause && !cs) || (evidence && !ev)) {
+                free(cs);
+                free(ev);
+                return -ENOMEM;
+        }
+        free(c->cause);
+        free(c->evidence);
+        c->verdict = verdict;
+        c->cause = cs;
+        c->evidence = ev;
+        /* The gate's marks follow the journaled verdict: none when it kept the launched
+         * verdict, the cause's gate when it turned the cell wrong and this load did not. */
+        bool was = c->eval.gate != EVAL_GATE_NONE || c->eval.load_gated;
+        if (verdict == c->eval.journal_verdict) {
+                c->eval.gate = EVAL_GATE_NONE;
+                c->eval.load_gated = false;
+        } else if (!was && verdict == VERDICT_WRONG && c->eval.journal_verdict == VERDICT_PASS)
+                c->eval.gate = gate_of_cause(cause);
+        bool is = c->eval.gate != EVAL_GATE_NONE || c->eval.load_gated;
+        v->eval.gated = v->eval.gated + is - was;
+        return 0;
+}
+
 const char *report_cell_verdict(const struct report_cell *c) {
         if (c->excluded)
                 return "skipped";

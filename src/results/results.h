@@ -1,8 +1,9 @@
 /* results.h -- the results of a sweep: the view of a journal, and every decision on it.
  *
  * results_load_view() (results_load.h) builds a struct report_view from the journal's rows
- * (journal.h): the journal is the truth, this layer decides (the eval's verdicts for rows
- * journaled without one, the scores, the best cell and its ties, the SLA, the one ordering),
+ * (journal.h): the journal is the truth, this layer decides (the eval's verdicts, which the
+ * run journals as its cells settle and which a report then reads back; the scores, the best
+ * cell and its ties, the SLA, the one ordering),
  * and the renderers (report.h) only draw what it decided. The search reads the same view
  * (search_view.h). The view holds raw values exactly as journaled, secrets and server text
  * included: each renderer masks (secrets.h) and escapes for its own medium.
@@ -283,6 +284,13 @@ static inline void report_view_freep(struct report_view **v) { if (*v) report_vi
  * reference) or wrong/divergence (a threshold of the differential crossed), with the
  * figures as evidence. Deterministic: the same journal gives the same view. -ENOMEM. */
 int report_view_apply_eval(struct report_view *v);
+
+/* A cell's final verdict as the journal holds it (the verdicts table, report_load.h), over
+ * what report_view_apply_eval decided on this load: the journal wins. The gate's figures
+ * stay as computed; its marks (eval.gate, eval.load_gated, eval.gated) follow the journaled
+ * verdict. A cell not settled or excluded is left alone. 0 or -ENOMEM. */
+int report_cell_take_verdict(struct report_view *v, struct report_cell *c, enum verdict verdict, const char *cause,
+                             const char *evidence);
 
 /* "not run" for a cell never settled, "skipped" for an excluded one, else the verdict. */
 const char *report_cell_verdict(const struct report_cell *c);

@@ -1020,6 +1020,13 @@ static int journal_failed(struct sweep *sw, int r) {
         return sweep_fail(sw, r, "cannot write the journal '%s': %s", sw->o->journal_path, journal_strerror(r));
 }
 
+/* The verdicts as the sweep's view shows them now, journaled (report_settle_verdicts): a
+ * cell that settles can change another's through the eval's gate. */
+static int journal_verdicts(struct sweep *sw) {
+        int r = report_settle_verdicts(sw->j);
+        return r < 0 ? journal_failed(sw, r) : 0;
+}
+
 static void settled(struct sweep *sw, size_t i, const struct attempt *a) {
         if (sw->cb && sw->cb->cell_settled)
                 sw->cb->cell_settled(sw->cb->userdata, &sw->cells[i], i, sw->n, a, false);
@@ -1044,10 +1051,12 @@ static int settle_skipped(struct sweep *sw, size_t i, const char *cause, const c
                 attempt_release(&a);
                 return sweep_fail(sw, r, "out of memory");
         }
+        /* the attempt is settled: it is told even when the verdicts cannot be written */
+        int vr = journal ? journal_verdicts(sw) : 0;
         sw->sum.by_verdict[VERDICT_SKIPPED]++;
         settled(sw, i, &a);
         attempt_release(&a);
-        return 0;
+        return vr;
 }
 
 /* Whether an arch crash pinned on one of its values has decided cell i (infer.h): then it
@@ -1142,6 +1151,8 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 attempt_release(&a);
                 return journal_failed(sw, r);
         }
+        /* the attempt is settled: it is told even when the verdicts cannot be written */
+        int vr = journal_verdicts(sw);
         sw->sum.by_verdict[a.verdict]++;
         /* the first passing cell whose own counts agreed sets how the others are counted */
         if (a.verdict == VERDICT_PASS && a.bench && count_rule_adopt(&sw->count.rule, a.bench, c->id) > 0)
@@ -1151,7 +1162,7 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 infer_note(&sw->known[i], a.verdict, a.cause);
         settled(sw, i, &a);
         attempt_release(&a);
-        return 0;
+        return vr;
 }
 
 /* Cell i in its turn: excluded, settled before, decided by an arch crash, or launched. */
@@ -1369,7 +1380,8 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                 r = journal_failed(&sw, r);
                 goto finish;
         }
-        if ((r = record_provenance(&sw)) < 0)
+        /* a resumed sweep shows the cells settled before it: their verdicts, as of now */
+        if ((r = record_provenance(&sw)) < 0 || (r = journal_verdicts(&sw)) < 0)
                 goto finish;
 
         time_t now = time(NULL);
@@ -1387,6 +1399,12 @@ finish:
         }
         if (sw.sweep_id)
                 journal_end_sweep(j, sw.sweep_id, r == 0 ? "finished" : r == -EINTR ? "interrupted" : "failed");
+        /* once more at the end: the last word on every verdict of the sweep (after a failure
+         * or a signal, as far as the journal still takes it) */
+        if (sw.sweep_id && r == 0)
+                r = journal_verdicts(&sw);
+        else if (sw.sweep_id)
+                (void)report_settle_verdicts(j);
         if (r < 0 && r != -EINTR && ret_error)
                 *ret_error = sw.error ? TAKE_PTR(sw.error) : strdup(strerror(-r));
         free(sw.error);

@@ -12,6 +12,7 @@
 #include "text/buf.h"
 #include "config/cells.h"
 #include "proc/spawn.h"
+#include "results/report_load.h"
 
 struct worker {
         struct spawn child;
@@ -160,6 +161,12 @@ int workers_run(struct loop *l, struct journal *j, const struct matrix *m, const
         }
         res.signal = loop_signal(l);
         res.slots = n;
+        /* Each worker journals the sweep's verdicts as its cells settle, from the view it
+         * read then; another may have settled a cell after it. The parent writes them once
+         * more when every worker is done: the last word (report_settle_verdicts). */
+        int vr = report_settle_verdicts(j);
+        if (vr < 0 && !res.interrupted && !res.failed && start_error == 0)
+                FAIL(vr, "cannot write the journal '%s': %s", journal_path(j), journal_strerror(vr));
         if (start_error < 0)
                 FAIL(start_error, "cannot start the workers: %s", strerror(-start_error));
         if (res.interrupted)

@@ -937,6 +937,223 @@ static void test_log_root(void **state) {
         }
 }
 
+/* ---- the verdicts: decided once, journaled, read back ---- */
+
+/* Settles cell_id of sweep with the eval's n_right answers of set right (the rest wrong,
+ * with another output), a bench figure tok_s; returns the attempt's id. */
+static int64_t settle_eval(struct journal *j, int64_t sweep, const char *cell_id, const struct eval_set *set,
+                           size_t n_right, double tok_s) {
+        struct attempt a;
+        attempt_init(&a);
+        a.sweep_id = sweep;
+        memcpy(a.cell_id, cell_id, 17);
+        a.started_wall = now_wall_usec();
+        assert_int_equal(journal_attempt_begin(j, &a), 0);
+        a.verdict = VERDICT_PASS;
+        a.eval_set = set;
+        a.n_eval = set->n;
+        a.eval = calloc(set->n, sizeof(*a.eval));
+        for (size_t i = 0; i < set->n; i++)
+                a.eval[i] = (struct check_result){.name = strdup(set->specs[i].name),
+                                                  .verdict = i < n_right ? VERDICT_PASS : VERDICT_WRONG,
+                                                  .output = strdup(i < n_right ? "right" : "no")};
+        a.bench = json_pack("[{s:i, s:i, s:f}]", "concurrency", 1, "completed", 8, "output_tokens_per_s", tok_s);
+        assert_int_equal(journal_attempt_settle(j, &a), 0);
+        int64_t id = a.id;
+        attempt_release(&a);
+        return id;
+}
+
+/* A sweep with an eval of 40 questions: cells[0] answers all, cells[1] half (significantly
+ * below: the gate turns it wrong/accuracy), cells[3] all; cells[2] is excluded. */
+static int64_t eval_sweep(struct journal *j, struct eval_set *set, int64_t ids[4]) {
+        int64_t sweep = 0;
+        struct eval_options o;
+        eval_options_init(&o);
+        o.samples = 40;
+        o.builtins = 1u << EVAL_PRODUCTS;
+        assert_int_equal(eval_set_builtin(&o, set), 0);
+        assert_int_equal(set->n, 40);
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+        json_t *settings = eval_settings_json(&o, set, NULL, NULL);
+        char *text = json_dumps(settings, JSON_COMPACT);
+        assert_int_equal(journal_set_sweep_eval(j, sweep, text), 0);
+        free(text);
+        json_decref(settings);
+        ids[0] = settle_eval(j, sweep, cells[0].id, set, 40, 100);
+        ids[1] = settle_eval(j, sweep, cells[1].id, set, 20, 300);
+        ids[3] = settle_eval(j, sweep, cells[3].id, set, 40, 200);
+        return sweep;
+}
+
+struct verdict_rows {
+        size_t n;
+        int64_t attempt[8];
+        enum verdict verdict[8];
+        char *cause[8];
+};
+
+static int keep_verdict(const struct journal_verdict_row *row, void *userdata) {
+        struct verdict_rows *r = userdata;
+        assert_true(r->n < 8);
+        r->attempt[r->n] = row->attempt_id;
+        r->verdict[r->n] = row->verdict;
+        r->cause[r->n++] = row->cause ? strdup(row->cause) : NULL;
+        return 0;
+}
+
+static void verdict_rows_release(struct verdict_rows *r) {
+        for (size_t i = 0; i < r->n; i++)
+                free(r->cause[i]);
+        *r = (struct verdict_rows){0};
+}
+
+/* (a) the verdicts written when cells settle, read back through the read API */
+static void test_verdicts_settle(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        struct eval_set set;
+        int64_t ids[4] = {0};
+        struct verdict_rows rows = {0};
+        assert_int_equal(journal_open(f->path, &j), 0);
+        int64_t sweep = eval_sweep(j, &set, ids);
+        /* nothing journaled yet */
+        assert_int_equal(journal_sweep_verdicts(j, sweep, keep_verdict, &rows), 0);
+        assert_int_equal(rows.n, 0);
+        /* one row per shown attempt (the excluded cell has none), the gate applied */
+        assert_int_equal(report_settle_verdicts(j), 3);
+        assert_int_equal(journal_sweep_verdicts(j, sweep, keep_verdict, &rows), 0);
+        assert_int_equal(rows.n, 3);
+        assert_true(rows.attempt[0] == ids[0] && rows.verdict[0] == VERDICT_PASS && !rows.cause[0]);
+        assert_true(rows.attempt[1] == ids[1] && rows.verdict[1] == VERDICT_WRONG);
+        assert_string_equal(rows.cause[1], "accuracy");
+        assert_true(rows.attempt[2] == ids[3] && rows.verdict[2] == VERDICT_PASS);
+        verdict_rows_release(&rows);
+        /* written again: the sweep's rows replaced, not added to */
+        assert_int_equal(report_settle_verdicts(j), 3);
+        assert_int_equal(journal_sweep_verdicts(j, sweep, keep_verdict, &rows), 0);
+        assert_int_equal(rows.n, 3);
+        verdict_rows_release(&rows);
+        /* another sweep's rows are its own */
+        assert_int_equal(journal_sweep_verdicts(j, sweep + 1, keep_verdict, &rows), 0);
+        assert_int_equal(rows.n, 0);
+        journal_close(j);
+        eval_set_release(&set);
+}
+
+/* (b) the journal is the truth: a report shows the journaled verdicts, over what the gate
+ * would decide on load; a sweep without rows is decided on load */
+static void test_verdicts_journal_wins(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        struct report_view *v = NULL;
+        struct eval_set set;
+        int64_t ids[4] = {0};
+        assert_int_equal(journal_open(f->path, &j), 0);
+        eval_sweep(j, &set, ids);
+        /* no rows: decided on load */
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_string_equal(report_cell_verdict(&v->cells[1]), "wrong");
+        assert_string_equal(report_cell_cause(&v->cells[1]), "accuracy");
+        assert_int_equal(v->eval.gated, 1);
+        assert_string_equal(report_best(v), cells[3].id);
+        report_view_free(v);
+        assert_int_equal(report_settle_verdicts(j), 3);
+        journal_close(j);
+        j = NULL;
+        /* the rows say otherwise: cells[1] passed, cells[3] diverged */
+        char sql[512];
+        snprintf(sql, sizeof(sql),
+                 "UPDATE verdicts SET verdict = 'pass', cause = NULL, evidence = NULL WHERE attempt_id = %lld; "
+                 "UPDATE verdicts SET verdict = 'wrong', cause = 'divergence', evidence = 'as journaled' "
+                 "WHERE attempt_id = %lld",
+                 (long long)ids[1], (long long)ids[3]);
+        assert_int_equal(exec_sql(f->path, sql), 0);
+        assert_int_equal(journal_open_existing(f->path, &j), 0);
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_string_equal(report_cell_verdict(&v->cells[1]), "pass");
+        assert_null(report_cell_cause(&v->cells[1]));
+        assert_int_equal(v->cells[1].eval.gate, EVAL_GATE_NONE);
+        assert_true(v->cells[1].eval.compared); /* the figures are still shown */
+        assert_string_equal(report_cell_verdict(&v->cells[3]), "wrong");
+        assert_string_equal(report_cell_cause(&v->cells[3]), "divergence");
+        assert_string_equal(v->cells[3].evidence, "as journaled");
+        assert_int_equal(v->cells[3].eval.gate, EVAL_GATE_AGREEMENT);
+        assert_int_equal(v->eval.gated, 1);
+        /* the best follows: cells[1] passes with the top figure */
+        assert_string_equal(report_best(v), cells[1].id);
+        report_view_free(v);
+        journal_close(j);
+        eval_set_release(&set);
+}
+
+/* A renderer of the test's own: it prints only what the results API says of the view. */
+static char *plain_render(const struct report_view *v) {
+        struct buf b;
+        buf_init(&b, 0);
+        const char *best = report_best(v);
+        buf_printf(&b, "best %s\n", best ? best : "-");
+        for (size_t i = 0; i < report_cells(v); i++) {
+                const char *cause = report_cell_cause(&v->cells[i]);
+                buf_printf(&b, "%s %s %s\n", v->cells[i].id, report_cell_verdict(&v->cells[i]), cause ? cause : "-");
+        }
+        return buf_detach(&b);
+}
+
+/* The same lines from report_json's document. */
+static char *json_render(const json_t *doc) {
+        struct buf b;
+        buf_init(&b, 0);
+        const char *best = json_string_value(json_object_get(doc, "best"));
+        buf_printf(&b, "best %s\n", best ? best : "-");
+        size_t i;
+        json_t *c;
+        json_array_foreach(json_object_get(doc, "cells"), i, c) {
+                const char *verdict = json_string_value(json_object_get(c, "verdict"));
+                const char *cause = json_string_value(json_object_get(c, "cause"));
+                buf_printf(&b, "%s %s %s\n", json_string_value(json_object_get(c, "id")), verdict ? verdict : "not run",
+                           cause ? cause : "-");
+        }
+        return buf_detach(&b);
+}
+
+/* (c) the renderers decide nothing: a renderer swapped in that only prints the view gets
+ * the same best cell and verdicts as report_json, with the journal's rows and without */
+static void test_verdicts_renderer_swap(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        struct eval_set set;
+        int64_t ids[4] = {0};
+        assert_int_equal(journal_open(f->path, &j), 0);
+        eval_sweep(j, &set, ids);
+        for (int round = 0; round < 2; round++) {
+                if (round == 1) {
+                        assert_int_equal(report_settle_verdicts(j), 3);
+                        char sql[160];
+                        snprintf(sql, sizeof(sql), "UPDATE verdicts SET verdict = 'pass', cause = NULL WHERE attempt_id = %lld",
+                                 (long long)ids[1]);
+                        assert_int_equal(exec_sql(f->path, sql), 0);
+                }
+                struct report_view *v = NULL;
+                json_t *doc = NULL;
+                assert_int_equal(report_load_view(j, &v), 0);
+                assert_int_equal(report_json(v, "test", &doc), 0);
+                char *plain = plain_render(v), *fromjson = json_render(doc);
+                assert_string_equal(plain, fromjson);
+                /* and it says something: the best, the gate's verdict or the journal's */
+                assert_non_null(strstr(plain, round ? "best 00000000000000a1" : "best 00000000000000b1"));
+                assert_non_null(strstr(plain, round ? "00000000000000a1 pass -" : "00000000000000a1 wrong accuracy"));
+                assert_non_null(strstr(plain, "00000000000000b0 skipped excluded"));
+                free(plain);
+                free(fromjson);
+                json_decref(doc);
+                report_view_free(v);
+        }
+        journal_close(j);
+        eval_set_release(&set);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
@@ -951,6 +1168,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_survives_sigkill, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_other_process_closes, setup, teardown),
                 cmocka_unit_test(test_log_root),
+                cmocka_unit_test_setup_teardown(test_verdicts_settle, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_verdicts_journal_wins, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_verdicts_renderer_swap, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
