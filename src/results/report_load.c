@@ -384,7 +384,8 @@ static int load_provenance(struct journal *j, struct report_view *v) {
         return provenance_diff(json_array_get(before, 0), json_array_get(v->provenance, 0), &v->provenance_changes);
 }
 
-int report_load_view(struct journal *j, struct report_view **ret) {
+/* The view of sweep_id, or of the latest sweep (0). */
+static int load_view(struct journal *j, int64_t sweep_id, struct report_view **ret) {
         _cleanup_report_view_ struct report_view *v = calloc(1, sizeof(*v));
         struct sweep_load sl = {.v = v};
         int64_t count = 0;
@@ -392,7 +393,7 @@ int report_load_view(struct journal *j, struct report_view **ret) {
 
         if (!v || !(v->journal_path = strdup(journal_path(j))))
                 return -ENOMEM;
-        r = journal_latest_sweep(j, take_sweep, &sl);
+        r = sweep_id ? journal_sweep(j, sweep_id, take_sweep, &sl) : journal_latest_sweep(j, take_sweep, &sl);
         _cleanup_free_ char *eval = sl.eval, *search = sl.search;
         if (r < 0)
                 return r;
@@ -414,6 +415,43 @@ int report_load_view(struct journal *j, struct report_view **ret) {
         if (v->search.on && (r = search_view_fill(v)) < 0)
                 return r;
         *ret = TAKE_PTR(v);
+        return 0;
+}
+
+int report_load_view(struct journal *j, struct report_view **ret) {
+        return load_view(j, 0, ret);
+}
+
+int report_load_view_sweep(struct journal *j, int64_t sweep_id, struct report_view **ret) {
+        if (sweep_id <= 0)
+                return -ENOENT;
+        /* the journal as it was when that sweep ended: no later attempt stands in */
+        journal_read_until(j, sweep_id);
+        int r = load_view(j, sweep_id, ret);
+        journal_read_until(j, 0);
+        return r;
+}
+
+static int add_sample(const char *json, void *ctx) {
+        json_t *o = json ? json_loads(json, 0, NULL) : NULL;
+        if (!json_is_object(o)) {
+                json_decref(o);
+                return 0;
+        }
+        return json_array_append_new(ctx, o) < 0 ? -ENOMEM : 0;
+}
+
+int report_load_samples(struct journal *j, struct report_view *v) {
+        for (size_t i = 0; i < v->n_cells; i++) {
+                struct report_cell *c = &v->cells[i];
+                if (!report_cell_passed(c) || c->samples)
+                        continue;
+                if (!(c->samples = json_array()))
+                        return -ENOMEM;
+                int r = journal_attempt_samples(j, c->attempt_id, add_sample, c->samples);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 

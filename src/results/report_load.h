@@ -17,6 +17,13 @@
  * holds no sweep; other negative errnos as journal.h (journal_last_error has SQLite's
  * words). On success the caller owns *ret (report_view_free). */
 int report_load_view(struct journal *j, struct report_view **ret);
+/* The same for the sweep with that id, as the journal was when it ended: each cell's
+ * latest settled attempt of that sweep or an earlier one (gauntlet compare --sweeps).
+ * -ENOENT when the journal has no such sweep. */
+int report_load_view_sweep(struct journal *j, int64_t sweep_id, struct report_view **ret);
+/* Reads the raw bench samples of every passing cell's attempt into c->samples (an array,
+ * empty when the attempt has none). 0 or a negative errno as journal.h. */
+int report_load_samples(struct journal *j, struct report_view *v);
 
 /* The evidence journaled with verdict v, taken apart once (report.h, struct
  * report_evidence): *ret owns its line. 0 or -ENOMEM. */
