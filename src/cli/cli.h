@@ -48,6 +48,7 @@ int cli_inspect(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_report(int argc, char **argv);
 int cli_emit(int argc, char **argv);
+int cli_compare(int argc, char **argv);
 int cli_doctor(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const struct command {
         {"inspect", cli_inspect, "garbage detectors on saved outputs"},
         {"bench", cli_bench, "load-test a running server"},
         {"report", cli_report, "render a journal as text, markdown, json or html"},
+        {"compare", cli_compare, "two sweeps side by side; exit 1 when something regressed"},
         {"emit", cli_emit, "a systemd unit or launch script for the best cell"},
         {"doctor", cli_doctor, "host fingerprint: GPUs, driver, engines"},
 };

@@ -26,6 +26,7 @@ struct journal {
          * inode; 0: not seen yet): the ones removed after the journal moved */
         dev_t side_dev[2];
         ino_t side_ino[2];
+        int64_t until;        /* journal_read_until: attempts of sweeps up to this one; 0: all */
 };
 
 static inline void journal_finalizep(sqlite3_stmt **s) { sqlite3_finalize(*s); }
@@ -1247,20 +1248,34 @@ static int sweep_row(sqlite3_stmt *s, void *ctx) {
         return v->fn.sweep(&row, v->userdata);
 }
 
-int journal_latest_sweep(struct journal *j, journal_sweep_fn fn, void *userdata) {
+/* The sweep with id, or the latest one (id 0). */
+static int read_sweep(struct journal *j, int64_t id, journal_sweep_fn fn, void *userdata) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         _cleanup_free_ char *sql = strdup_printf(
                 "SELECT id, started_wall, how, version, matrix_path, matrix_text, engine, model, objective, "
                 "bind_host, port, workdir, startup_timeout_us, axes, host_json, cwd, %s, %s "
-                "FROM sweeps ORDER BY id DESC LIMIT 1",
+                "FROM sweeps WHERE ?1 = 0 OR id = ?1 ORDER BY id DESC LIMIT 1",
                 j->version >= 3 ? "eval" : "NULL", j->version >= 4 ? "search" : "NULL");
         struct visit v = {.fn.sweep = fn, .userdata = userdata};
         int r;
         if (!sql)
                 return -ENOMEM;
-        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = each_row(j, s, sweep_row, &v)) < 0)
+        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "i", id)) < 0 ||
+            (r = each_row(j, s, sweep_row, &v)) < 0)
                 return r;
         return v.rows ? 0 : -ENOENT;
+}
+
+int journal_latest_sweep(struct journal *j, journal_sweep_fn fn, void *userdata) {
+        return read_sweep(j, 0, fn, userdata);
+}
+
+int journal_sweep(struct journal *j, int64_t sweep_id, journal_sweep_fn fn, void *userdata) {
+        return sweep_id > 0 ? read_sweep(j, sweep_id, fn, userdata) : -ENOENT;
+}
+
+void journal_read_until(struct journal *j, int64_t sweep_id) {
+        j->until = sweep_id > 0 ? sweep_id : 0;
 }
 
 static int sweep_cell_row(sqlite3_stmt *s, void *ctx) {
@@ -1336,9 +1351,11 @@ static int cell_attempts(struct journal *j, const char *cell_id, const char *wor
                          const char *order, journal_attempt_fn fn, void *userdata, size_t *ret_rows) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         _cleanup_free_ char *cols = attempt_columns(j);
-        _cleanup_free_ char *sql = cols ? strdup_printf("SELECT %s FROM attempts WHERE cell_id = ?1 AND %s%s ORDER BY %s",
-                                                        cols, where, workload_clause(j), order)
-                                        : NULL;
+        _cleanup_free_ char *until = j->until ? strdup_printf(" AND sweep_id <= %" PRId64, j->until) : strdup("");
+        _cleanup_free_ char *sql = cols && until ? strdup_printf("SELECT %s FROM attempts WHERE cell_id = ?1 AND %s%s%s "
+                                                                 "ORDER BY %s",
+                                                                 cols, where, workload_clause(j), until, order)
+                                                 : NULL;
         struct visit v = {.fn.attempt = fn, .userdata = userdata};
         int r;
         if (!sql)
@@ -1503,6 +1520,21 @@ struct provenance_visit {
 static int provenance_row(sqlite3_stmt *s, void *ctx) {
         struct provenance_visit *v = ctx;
         return v->fn(journal_col_str(s, 0), v->userdata);
+}
+
+static int sample_row(sqlite3_stmt *s, void *ctx) {
+        struct provenance_visit *v = ctx;
+        return v->fn(journal_col_str(s, 0), v->userdata);
+}
+
+int journal_attempt_samples(struct journal *j, int64_t attempt_id, journal_provenance_fn fn, void *userdata) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        struct provenance_visit v = {fn, userdata};
+        int r;
+        if ((r = journal_prepare(j, "SELECT sample FROM bench_samples WHERE attempt_id = ? ORDER BY seq", &s)) < 0 ||
+            (r = journal_bind(j, s, "i", attempt_id)) < 0)
+                return r;
+        return each_row(j, s, sample_row, &v);
 }
 
 int journal_sweep_provenance(struct journal *j, int64_t sweep_id, journal_provenance_fn fn, void *userdata) {

@@ -220,6 +220,11 @@ struct journal_sweep_row {
 typedef int (*journal_sweep_fn)(const struct journal_sweep_row *row, void *userdata);
 /* The latest sweep. -ENOENT when the journal holds none. */
 int journal_latest_sweep(struct journal *j, journal_sweep_fn fn, void *userdata);
+/* The sweep with that id. -ENOENT when the journal has no such sweep. */
+int journal_sweep(struct journal *j, int64_t sweep_id, journal_sweep_fn fn, void *userdata);
+/* From now on, the attempt reads below see only attempts of sweeps up to sweep_id (a view
+ * of the journal as it was when that sweep ended: gauntlet compare --sweeps); 0: all. */
+void journal_read_until(struct journal *j, int64_t sweep_id);
 
 /* A cell as one sweep recorded it (sweep_cells with the cell's argv and env). */
 struct journal_sweep_cell_row {
@@ -265,6 +270,9 @@ int journal_cell_abandoned(struct journal *j, const char *cell_id, const char *w
 /* Whether the cell has a launch measured under a workload other than workload (false for a
  * NULL workload and before schema 6). */
 int journal_cell_other_workload(struct journal *j, const char *cell_id, const char *workload, bool *ret);
+
+/* The raw bench samples of an attempt (bench_samples), one JSON object a call, in order. */
+int journal_attempt_samples(struct journal *j, int64_t attempt_id, journal_provenance_fn fn, void *userdata);
 
 /* One check's result (check_results). */
 struct journal_check_row {

@@ -344,8 +344,9 @@ static int take_sweep(const struct journal_sweep_row *row, void *userdata) {
         return 0;
 }
 
-/* One provenance object into the array ctx (a row that is not an object is left out). */
-static int add_provenance(const char *json, void *ctx) {
+/* One JSON object (a provenance record, a bench sample) into the array ctx; a row that is
+ * not an object is left out. */
+static int add_json_object(const char *json, void *ctx) {
         json_t *o = json ? json_loads(json, 0, NULL) : NULL;
         if (!json_is_object(o)) {
                 json_decref(o);
@@ -360,7 +361,7 @@ static int load_sweep_provenance(struct journal *j, int64_t sweep_id, json_t **r
         _cleanup_json_ json_t *a = json_array();
         if (!a)
                 return -ENOMEM;
-        int r = journal_sweep_provenance(j, sweep_id, add_provenance, a);
+        int r = journal_sweep_provenance(j, sweep_id, add_json_object, a);
         if (r < 0)
                 return r;
         if (json_array_size(a) > 0)
@@ -395,11 +396,11 @@ static int take_journaled(const struct journal_verdict_row *row, void *userdata)
         return 0;
 }
 
-/* The latest sweep's view. journaled: the verdicts the run journaled for it win over the
+/* The view of sweep_id, or of the latest sweep (0). journaled: the verdicts the run journaled for it win over the
  * decision made here (a cell without one keeps this load's); else the decision is this
  * load's alone (report_settle_verdicts, which journals it), and what no verdict depends on
  * (the provenance, the search's figures) is left out. */
-static int load_view(struct journal *j, bool journaled, struct report_view **ret) {
+static int load_view(struct journal *j, int64_t sweep_id, bool journaled, struct report_view **ret) {
         _cleanup_report_view_ struct report_view *v = calloc(1, sizeof(*v));
         struct sweep_load sl = {.v = v};
         int64_t count = 0;
@@ -407,7 +408,7 @@ static int load_view(struct journal *j, bool journaled, struct report_view **ret
 
         if (!v || !(v->journal_path = strdup(journal_path(j))))
                 return -ENOMEM;
-        r = journal_latest_sweep(j, take_sweep, &sl);
+        r = sweep_id ? journal_sweep(j, sweep_id, take_sweep, &sl) : journal_latest_sweep(j, take_sweep, &sl);
         _cleanup_free_ char *eval = sl.eval, *search = sl.search;
         if (r < 0)
                 return r;
@@ -438,12 +439,12 @@ static int load_view(struct journal *j, bool journaled, struct report_view **ret
 }
 
 int report_load_view(struct journal *j, struct report_view **ret) {
-        return load_view(j, true, ret);
+        return load_view(j, 0, true, ret);
 }
 
 int report_settle_verdicts(struct journal *j) {
         _cleanup_report_view_ struct report_view *v = NULL;
-        int r = load_view(j, false, &v);
+        int r = load_view(j, 0, false, &v);
         if (r < 0)
                 return r;
         _cleanup_free_ struct journal_verdict_row *rows = calloc(v->n_cells ? v->n_cells : 1, sizeof(*rows));
@@ -460,6 +461,30 @@ int report_settle_verdicts(struct journal *j) {
         if ((r = journal_set_sweep_verdicts(j, v->sweep_id, rows, n)) < 0)
                 return r;
         return (int)MIN(n, (size_t)INT_MAX);
+}
+
+int report_load_view_sweep(struct journal *j, int64_t sweep_id, struct report_view **ret) {
+        if (sweep_id <= 0)
+                return -ENOENT;
+        /* the journal as it was when that sweep ended: no later attempt stands in */
+        journal_read_until(j, sweep_id);
+        int r = load_view(j, sweep_id, true, ret);
+        journal_read_until(j, 0);
+        return r;
+}
+
+int report_load_samples(struct journal *j, struct report_view *v) {
+        for (size_t i = 0; i < v->n_cells; i++) {
+                struct report_cell *c = &v->cells[i];
+                if (!report_cell_passed(c) || c->samples)
+                        continue;
+                if (!(c->samples = json_array()))
+                        return -ENOMEM;
+                int r = journal_attempt_samples(j, c->attempt_id, add_json_object, c->samples);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 /* ---- the evidence, taken apart once ---- */

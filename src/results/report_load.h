@@ -30,6 +30,13 @@ int report_load_view(struct journal *j, struct report_view **ret);
  * cell can change an earlier one's verdict. Returns the rows written, or a negative errno
  * (journal.h). */
 int report_settle_verdicts(struct journal *j);
+/* The same for the sweep with that id, as the journal was when it ended: each cell's
+ * latest settled attempt of that sweep or an earlier one (gauntlet compare --sweeps).
+ * -ENOENT when the journal has no such sweep. */
+int report_load_view_sweep(struct journal *j, int64_t sweep_id, struct report_view **ret);
+/* Reads the raw bench samples of every passing cell's attempt into c->samples (an array,
+ * empty when the attempt has none). 0 or a negative errno as journal.h. */
+int report_load_samples(struct journal *j, struct report_view *v);
 
 /* The evidence journaled with verdict v, taken apart once (report.h, struct
  * report_evidence): *ret owns its line. 0 or -ENOMEM. */

@@ -170,6 +170,9 @@ struct report_cell {
                                          interrupted, a port taken): they count against the
                                          search's budget.launches */
         json_t *earlier;
+        /* the attempt's raw bench samples (journal bench_samples), an array, or NULL: only
+         * report_load_samples reads them (gauntlet compare) */
+        json_t *samples;
         usec_t earlier_spent;         /* the earlier attempts' phases, in all */
         struct report_eval eval;
         /* skipped/pruned: the search's prediction when it pruned the cell, as journaled:

@@ -1,0 +1,114 @@
+/* compare.h -- two sweeps' views side by side, and every decision on the difference
+ * (gauntlet compare, docs/compare.md).
+ *
+ * Cells are matched by their axis values ("moe=nvfp4 gemm=auto"), not by their ids: an
+ * engine upgrade keeps the matrix's axes but may change a cell's argv. For each matched
+ * pair: the verdict's change (pass to anything else settled is a regression, the other way
+ * a fix), the objective's relative change with a 95% interval (a bootstrap over the
+ * per-request samples at the objective's level, else the repeats' ranges), the accuracy's
+ * change with the eval's two-proportion z-test; for the two sweeps: the best cell's change
+ * and what their provenance says changed. A change whose interval holds 0 is noise, never a
+ * regression, whatever its size; a significant change is a regression only beyond the
+ * thresholds of struct compare_options. Deterministic: the bootstrap's seed is fixed.
+ */
+#ifndef GAUNTLET_COMPARE_H
+#define GAUNTLET_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "results/results.h"
+
+struct compare_options {
+        double max_slowdown;          /* a fraction: 0.05 lets the objective get 5% worse */
+        double max_accuracy_drop;     /* a fraction (0.02: two points of accuracy) */
+        unsigned resamples;           /* the bootstrap's; 0: COMPARE_RESAMPLES */
+        uint64_t seed;                /* the bootstrap's */
+};
+#define COMPARE_RESAMPLES 2000
+#define COMPARE_MIN_SAMPLES 5         /* fewer requests on a side: no bootstrap */
+void compare_options_init(struct compare_options *o);
+
+enum compare_change {
+        COMPARE_SAME,                 /* the same verdict (and cause) */
+        COMPARE_REGRESSION,           /* passed, now settled and not passing */
+        COMPARE_FIX,                  /* settled and not passing, now passes */
+        COMPARE_CHANGED,              /* another failure than before */
+        COMPARE_MISSING,              /* passed, now not run or skipped: not judged */
+        COMPARE_ONLY_OLD,             /* no cell with these axis values in the new sweep */
+        COMPARE_ONLY_NEW,
+};
+const char *compare_change_name(enum compare_change c);
+
+enum compare_method {
+        COMPARE_METHOD_NONE,          /* no figure on one side */
+        COMPARE_METHOD_BOOTSTRAP,     /* per-request samples at the objective's level */
+        COMPARE_METHOD_REPEATS,       /* bench.repeats' [min, max] ranges */
+        COMPARE_METHOD_UNKNOWN,       /* figures without samples or repeats: no noise known */
+};
+const char *compare_method_name(enum compare_method m);
+
+struct compare_speed {
+        bool known;                   /* both sides passed with a figure */
+        bool higher_better;
+        double old_value, new_value;
+        double change;                /* new/old - 1 */
+        double worse;                 /* the change counted as a loss: > 0 worse, < 0 better */
+        enum compare_method method;
+        double lo, hi;                /* 95% interval of change (BOOTSTRAP, REPEATS) */
+        size_t n_old, n_new;          /* requests (BOOTSTRAP) or repeats (REPEATS) */
+        bool significant;             /* the interval excludes 0 (UNKNOWN: always) */
+        bool regression;              /* significant and worse by more than max_slowdown */
+        bool improvement;             /* significant and better */
+};
+
+struct compare_accuracy {
+        bool known;                   /* both answered the eval's questions */
+        size_t k_old, n_old, k_new, n_new;
+        double old_acc, new_acc, change;   /* change: new - old */
+        double z, p;                  /* the two-proportion z-test (eval.h) */
+        bool significant;             /* p < EVAL_ALPHA */
+        bool regression;              /* significant, lower by more than max_accuracy_drop */
+};
+
+struct compare_cell {
+        char *label;                  /* "axis=value ..." ("(no axes)" for a matrix without) */
+        long old_index, new_index;    /* into the views' cells; -1: none */
+        enum compare_change change;
+        struct compare_speed speed;
+        struct compare_accuracy accuracy;
+        bool regression;              /* change, speed or accuracy */
+};
+
+struct compare_result {
+        const struct report_view *old, *new;  /* borrowed */
+        struct compare_options opts;
+        char *metric;                 /* the objective, as the new sweep names it */
+        struct compare_cell *cells;   /* the new sweep's order, then cells only the old had */
+        size_t n_cells;
+        long old_best, new_best;      /* indices into cells; -1: no best */
+        bool best_changed;
+        char **provenance_changes;    /* NULL-terminated (provenance_diff); NULL: one has none */
+        size_t regressions, fixes, slower, faster, accuracy_drops, unchanged;
+        bool regressed;               /* something regressed beyond the thresholds */
+};
+
+/* Compares old with new. -EINVAL when their objectives differ (nothing to compare the
+ * figures by), -ENOMEM. On success the caller frees *ret (compare_result_free). */
+int compare_views(const struct report_view *old, const struct report_view *new, const struct compare_options *o,
+                  struct compare_result **ret);
+void compare_result_free(struct compare_result *r);
+static inline void compare_result_freep(struct compare_result **r) { if (*r) compare_result_free(*r); }
+#define _cleanup_compare_result_ _cleanup_(compare_result_freep)
+
+/* The bootstrap alone (also for the tests): the 95% interval of stat(b)/stat(a) - 1 over
+ * resamples of a[0..na) and b[0..nb), each side resampled on its own. The statistic: with
+ * weights (wa, wb), the sum of weights over the sum of times (a rate: tokens per second);
+ * else with quantile in (0, 1), that quantile of the times; else their mean. Also the
+ * statistic's own change in *ret_point. -EINVAL below COMPARE_MIN_SAMPLES on a side. */
+int compare_bootstrap(const double *wa, const double *ta, size_t na, const double *wb, const double *tb, size_t nb,
+                      double quantile, unsigned resamples, uint64_t seed, double *ret_point, double *ret_lo,
+                      double *ret_hi);
+
+#endif
