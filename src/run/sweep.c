@@ -982,6 +982,9 @@ static int record_provenance(struct sweep *sw) {
                 sweep_notice(sw->cb, "provenance: gathered for the first %d cell environments, not for %zu more",
                              SWEEP_PROVENANCE_MAX_ENVS, more);
         _cleanup_free_ char *program = argv0 ? sweep_program(sw->m, argv0) : NULL;
+        /* the program as PATH finds it when the server starts: the version is that file's */
+        if (!program && argv0 && !strchr(argv0, '/') && spawn_find_on_path(argv0, &program) < 0)
+                program = NULL;
         struct provenance_input in = {.profile = sw->m->profile,
                                       .program = program ? program : argv0,
                                       .version_command = sw->m->version_command,
