@@ -33,6 +33,8 @@ bool cli_valid_url(const char *u);
 int cli_bad_option(const char *cmd, int o, char **argv);
 /* Parses a positive int (1..max); -EINVAL otherwise. */
 int cli_parse_int(const char *s, long min, long max, long *ret);
+/* "5%" or "5": 0.05; 0 to 1000 (percent). 0 or -EINVAL. */
+int cli_parse_percent(const char *s, double *ret);
 
 struct buf;
 struct report_view;

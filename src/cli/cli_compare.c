@@ -29,8 +29,7 @@ static const char compare_help[] =
         "Exit status: 0 nothing regressed beyond the thresholds, 1 something did, 2 bad usage or\n"
         "input.\n";
 
-/* "5%" or "5": 0.05; 0 to 1000. */
-static int parse_percent(const char *s, double *ret) {
+int cli_parse_percent(const char *s, double *ret) {
         char *end = NULL;
         errno = 0;
         double x = strtod(s, &end);
@@ -103,7 +102,7 @@ int cli_compare(int argc, char **argv) {
                         format = argv[++i];
                 } else if (strcmp(a, "--max-slowdown") == 0 || strcmp(a, "--max-accuracy-drop") == 0) {
                         double *to = a[6] == 's' ? &o.max_slowdown : &o.max_accuracy_drop;
-                        if (!val || parse_percent(val, to) < 0)
+                        if (!val || cli_parse_percent(val, to) < 0)
                                 return cli_usage_error("compare", "%s needs a percentage from 0 to 1000, as 5%%", a);
                         i++;
                 } else if (strcmp(a, "--sweeps") == 0) {

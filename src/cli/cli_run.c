@@ -11,6 +11,7 @@
 
 #include "text/buf.h"
 #include "cli/cli.h"
+#include "cli/cli_against.h"
 #include "proc/gpu.h"
 #include "proc/host.h"
 #include "journal/journal.h"
@@ -25,7 +26,7 @@
 
 static void usage(FILE *f) {
         fputs("usage: gauntlet run MATRIX [--journal FILE] [--rerun] [--rerun-changed] [--wait] [--no-infer]\n"
-              "                    [--no-prune] [--launcher local|slurm]\n\n"
+              "                    [--no-prune] [--launcher local|slurm] [--against OLD [--max-slowdown PCT]]\n\n"
               "Launches every cell of the matrix under supervision, checks its answers,\n"
               "benchmarks the cells that answer right and records everything in the journal.\n"
               "Running it again on the same journal skips settled cells and retries the one a\n"
@@ -41,6 +42,12 @@ static void usage(FILE *f) {
               "                   whatever the budget and the predictions\n"
               "  --launcher L     where servers run: local (here), or slurm (each cell a Slurm\n"
               "                   job, the matrix's slurm: settings; docs/slurm.md)\n"
+              "  --against OLD    check the winner of the journal OLD again: its winner and close\n"
+              "                   rivals first; stop if it still passes and is still the best\n"
+              "                   within noise, else run the rest and name the new best (the\n"
+              "                   new sweep needs a journal other than OLD; docs/compare.md)\n"
+              "  --max-slowdown PCT  with --against: a rival within PCT of the old winner is run\n"
+              "                   first, and must beat it by more than PCT (default 5%)\n"
               "  --help           this text\n\n"
               "exit status: 0 a cell passed, 1 none passed, 2 usage or matrix error,\n"
               "129 hung up (SIGHUP), 130 interrupted (SIGINT, SIGTERM), 141 output lost\n"
@@ -72,6 +79,8 @@ struct printer {
          * none), shown instead of the cell's place in the grid */
         size_t launch, budget;
         bool again;         /* the launch in flight measures a cell again */
+        size_t launched;    /* cells launched in this run */
+        struct against *against;  /* run --against; NULL: without */
 };
 
 /* Server and matrix text is data: secrets masked, control characters, C1 and bidi
@@ -145,7 +154,17 @@ static void on_started(void *userdata, const struct cell *c, size_t index, size_
         p->index = index;
         p->total = total;
         p->started = now_usec();
+        p->launched++;
         check_output(p);
+}
+
+/* run --against: the old winner and its rivals settled; whether the rest runs. */
+static bool on_first_settled(void *userdata) {
+        struct printer *p = userdata;
+        clear_progress(p);
+        bool stop = p->against && against_first_settled(p->against, p->j, p->launched);
+        check_output(p);
+        return stop;
 }
 
 /* "[3/12]" for a grid's cell; "[launch 17 (budget 72)]" for the search's, which chooses
@@ -547,6 +566,8 @@ struct run_args {
         const char *matrix_path, *journal_path;
         const char *launcher;  /* NULL: the matrix's */
         bool rerun, wait_lock, no_infer, no_prune, rerun_changed;
+        const char *against;   /* --against OLD */
+        double max_slowdown;   /* --max-slowdown; < 0: not given */
         struct worker w;
         bool help;
 };
@@ -562,6 +583,8 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
                 {"no-infer", no_argument, NULL, 'I'},
                 {"no-prune", no_argument, NULL, 'P'},
                 {"launcher", required_argument, NULL, 'L'},
+                {"against", required_argument, NULL, 'A'},
+                {"max-slowdown", required_argument, NULL, 'S'},
                 {"help", no_argument, NULL, 'h'},
                 {"worker", required_argument, NULL, 'W'},
                 {"worker-gpus", required_argument, NULL, 'G'},
@@ -596,6 +619,13 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
                                 return cli_usage_error("run", "unknown launcher '%s' (local or slurm)", optarg);
                         a->launcher = optarg;
                         break;
+                case 'A':
+                        a->against = optarg;
+                        break;
+                case 'S':
+                        if (cli_parse_percent(optarg, &a->max_slowdown) < 0)
+                                return cli_usage_error("run", "--max-slowdown needs a percentage from 0 to 1000, as 5%%");
+                        break;
                 case 'W':
                         if (sscanf(optarg, "%zu/%zu/%d", &w->slot, &w->n_slots, &w->parent) != 3 || w->n_slots < 2 ||
                             w->slot >= w->n_slots || w->parent <= 0)
@@ -617,6 +647,10 @@ static int parse_args(int argc, char **argv, struct run_args *a) {
         }
         if (optind != argc - 1)
                 return cli_usage_error("run", optind >= argc ? "no matrix file given" : "more than one matrix file given");
+        if (a->max_slowdown >= 0 && !a->against)
+                return cli_usage_error("run", "--max-slowdown goes with --against");
+        if (a->against && w->active)
+                return cli_usage_error("run", "--against does not go with --worker");
         a->matrix_path = argv[optind];
         return -1;
 }
@@ -633,9 +667,11 @@ struct run_state {
         struct gpu *gpu;
         struct cgroup_base *cgroups;
         char *host_json, *visible_env;
+        struct against against;
 };
 
 static void run_state_release(struct run_state *s) {
+        against_release(&s->against);
         if (s->j)
                 journal_close(s->j);
         secrets_values_release(&s->p.secrets);
@@ -829,6 +865,7 @@ static int run_sweep(struct run_state *s, struct sweep_summary *sum, char **erro
                 .notice = on_notice,
                 .search_launch = on_search_launch,
                 .search_stopped = on_search_stopped,
+                .first_settled = on_first_settled,
                 .userdata = &s->p,
         };
         char *extra_env[] = {s->visible_env, NULL};
@@ -842,13 +879,16 @@ static int run_sweep(struct run_state *s, struct sweep_summary *sum, char **erro
                                   .slot = a->w.slot,
                                   .n_slots = a->w.active ? a->w.n_slots : 0,
                                   .extra_env = s->visible_env ? extra_env : NULL,
-                                  .cgroups = s->cgroups};
+                                  .cgroups = s->cgroups,
+                                  .first = s->against.first,
+                                  .n_first = s->against.n_first};
         struct worker_args wa = {.matrix_path = a->matrix_path, .journal_path = s->jpath, .rerun = a->rerun,
                                  .no_infer = a->no_infer, .launcher = s->m->launcher};
         struct workers_result wr = {0};
         int r;
-        /* The search chooses each cell from all that settled before it: one at a time. */
-        if (s->m->strategy == STRATEGY_SEARCH && !a->w.active)
+        /* The search chooses each cell from all that settled before it, and --against
+         * decides after the old winner and its rivals: one at a time. */
+        if ((s->m->strategy == STRATEGY_SEARCH || a->against) && !a->w.active)
                 r = 0;
         else
                 r = a->w.active ? 0 : workers_run(s->loop, s->j, s->m, s->gpu, worker_argv, &wa, &cb, &wr, error);
@@ -908,8 +948,11 @@ static int finish(struct run_state *s, int r, const struct sweep_summary *sum, c
         } else if (r < 0) {
                 cli_error("%s", error ? error : strerror(-r));
                 status = EXIT_USAGE;
-        } else
+        } else {
+                if (s->a->against)
+                        against_finish(&s->against, s->j);
                 status = print_summary(s);
+        }
         /* the sweep ended, but what it said did not all reach its reader */
         check_output(&s->p);
         if (s->p.output_lost && (status == EXIT_OK || status == EXIT_FAILED)) {
@@ -930,10 +973,12 @@ static int run_main(struct run_state *s) {
         if (a->w.active && workers_attach(a->w.parent) < 0)
                 return 130;
         int r;
-        if ((r = load_matrix(s)) >= 0 || (r = journal_paths(s)) >= 0 || (!a->w.active && (r = lock_journal(s)) >= 0) ||
-            (r = open_journal(s)) >= 0)
+        if ((r = load_matrix(s)) >= 0 || (r = journal_paths(s)) >= 0 ||
+            (a->against && (r = against_open(&s->against, a->against, s->jpath, s->m)) >= 0) ||
+            (!a->w.active && (r = lock_journal(s)) >= 0) || (r = open_journal(s)) >= 0)
                 return r;
         printer_setup(s);
+        s->p.against = a->against ? &s->against : NULL;
         if ((r = host_setup(s)) >= 0)
                 return r;
         _cleanup_free_ char *error = NULL;
@@ -948,7 +993,7 @@ static int run_main(struct run_state *s) {
 }
 
 int cli_run(int argc, char **argv) {
-        struct run_args a = {0};
+        struct run_args a = {.max_slowdown = -1};
         int r = parse_args(argc, argv, &a);
         if (a.help) {
                 usage(stdout);
@@ -957,5 +1002,8 @@ int cli_run(int argc, char **argv) {
         if (r >= 0)
                 return r;
         _cleanup_(run_state_release) struct run_state s = {.a = &a, .lock_fd = -1};
+        compare_options_init(&s.against.opts);
+        if (a.max_slowdown >= 0)
+                s.against.opts.max_slowdown = a.max_slowdown;
         return run_main(&s);
 }

@@ -350,9 +350,15 @@ static const char schema_v8[] =
         "  PRIMARY KEY (sweep_id, attempt_id)\n"
         ");\n";
 
+/* Version 9 adds `run --against` (docs/compare.md "Checking the winner again"): what the
+ * sweep found against the old run it checked, JSON, written once it is decided. NULL: a
+ * sweep run without --against. */
+static const char schema_v9[] = "ALTER TABLE sweeps ADD COLUMN against TEXT;\n";
+
 /* The steps after version 2, each in a transaction of its own with its user_version. */
 static const char *const upgrade_steps[] = {
         [3] = schema_v3, [4] = schema_v4, [5] = schema_v5, [6] = schema_v6, [7] = schema_v7, [8] = schema_v8,
+        [9] = schema_v9,
 };
 
 static int upgrade(struct journal *j, int64_t from) {
@@ -1084,6 +1090,17 @@ int journal_set_sweep_eval(struct journal *j, int64_t sweep_id, const char *eval
         return sqlite3_changes(j->db) > 0 ? 0 : -ENOENT;
 }
 
+int journal_set_sweep_against(struct journal *j, int64_t sweep_id, const char *against_json) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        if (j->version < 9)
+                return -EROFS;
+        if ((r = journal_prepare(j, "UPDATE sweeps SET against = ? WHERE id = ?", &s)) < 0 ||
+            (r = journal_bind(j, s, "si", against_json, sweep_id)) < 0 || (r = step_done(j, s)) < 0)
+                return r;
+        return sqlite3_changes(j->db) > 0 ? 0 : -ENOENT;
+}
+
 int journal_set_sweep_search(struct journal *j, int64_t sweep_id, const char *search_json) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;
@@ -1243,6 +1260,7 @@ static int sweep_row(sqlite3_stmt *s, void *ctx) {
                 .cwd = journal_col_str(s, 15),
                 .eval = journal_col_str(s, 16),
                 .search = journal_col_str(s, 17),
+                .against = journal_col_str(s, 18),
         };
         v->rows++;
         return v->fn.sweep(&row, v->userdata);
@@ -1253,9 +1271,10 @@ static int read_sweep(struct journal *j, int64_t id, journal_sweep_fn fn, void *
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         _cleanup_free_ char *sql = strdup_printf(
                 "SELECT id, started_wall, how, version, matrix_path, matrix_text, engine, model, objective, "
-                "bind_host, port, workdir, startup_timeout_us, axes, host_json, cwd, %s, %s "
+                "bind_host, port, workdir, startup_timeout_us, axes, host_json, cwd, %s, %s, %s "
                 "FROM sweeps WHERE ?1 = 0 OR id = ?1 ORDER BY id DESC LIMIT 1",
-                j->version >= 3 ? "eval" : "NULL", j->version >= 4 ? "search" : "NULL");
+                j->version >= 3 ? "eval" : "NULL", j->version >= 4 ? "search" : "NULL",
+                j->version >= 9 ? "against" : "NULL");
         struct visit v = {.fn.sweep = fn, .userdata = userdata};
         int r;
         if (!sql)

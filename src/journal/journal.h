@@ -46,7 +46,7 @@
  * JOURNAL_ENEWER. Version 2 added the verdict overload, version 3 the eval, version 4 the
  * search's settings and predictions, version 6 the workload, version 7 the provenance
  * table, version 8 the verdicts table (docs/journal.md). */
-#define JOURNAL_SCHEMA_VERSION 8
+#define JOURNAL_SCHEMA_VERSION 9
 /* PRAGMA application_id: "GTLT". Marks the file as ours. */
 #define JOURNAL_APPLICATION_ID 0x47544c54
 
@@ -165,6 +165,11 @@ int journal_set_sweep_eval(struct journal *j, int64_t sweep_id, const char *eval
  * report_load.c: budget, the axes' flags, the cell it starts from). */
 int journal_set_sweep_search(struct journal *j, int64_t sweep_id, const char *search_json);
 
+/* What a sweep run with --against found against the old run (JSON, written by cli_run.c,
+ * read by report_load.c for emit: docs/compare.md "Checking the winner again"). -EROFS
+ * for a journal older than schema 9 opened read-only (a run upgrades it first). */
+int journal_set_sweep_against(struct journal *j, int64_t sweep_id, const char *against_json);
+
 /* The journal's workload (workload.h): the description and hash stored with its latest
  * sweep that has one; both NULL for a journal that has none yet (new, or written by a
  * gauntlet before schema 6). Caller frees. */
@@ -216,6 +221,7 @@ struct journal_sweep_row {
         const char *host_json;        /* the host fingerprint, JSON */
         const char *eval;             /* the eval's settings, JSON (eval_settings_json); schema 3 */
         const char *search;           /* the search's settings, JSON (sweep.c); schema 4 */
+        const char *against;          /* run --against: what changed, JSON (cli_run.c); schema 9 */
 };
 typedef int (*journal_sweep_fn)(const struct journal_sweep_row *row, void *userdata);
 /* The latest sweep. -ENOENT when the journal holds none. */

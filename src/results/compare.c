@@ -393,3 +393,114 @@ void compare_result_free(struct compare_result *r) {
         strv_free(r->provenance_changes);
         free(r);
 }
+
+/* ---- gauntlet run --against ---- */
+
+int compare_rivals(const struct report_view *old, const struct compare_options *o, size_t **ret, size_t *ret_n) {
+        struct report_score top, sc;
+        int best = report_best_index(old, &top);
+        if (best < 0)
+                return -ENOENT;
+        bool by_bench = report_by_bench(old);
+        _cleanup_free_ size_t *v = malloc((old->n_cells + 1) * sizeof(*v));
+        _cleanup_free_ size_t *ties = malloc((old->n_cells + 1) * sizeof(*ties));
+        if (!v || !ties)
+                return -ENOMEM;
+        size_t n = 0, n_ties = report_best_ties(old, ties, old->n_cells);
+        v[n++] = (size_t)best;
+        for (size_t i = 0; i < old->n_cells; i++) {
+                if ((int)i == best || !report_cell_passed(&old->cells[i]))
+                        continue;
+                bool close = false;
+                for (size_t k = 0; k < n_ties && !close; k++)
+                        close = ties[k] == i;
+                if (!close && isfinite(top.value) && top.value > 0 &&
+                    report_cell_score(old, &old->cells[i], by_bench, &sc) >= 0 && isfinite(sc.value)) {
+                        double worse = top.higher_better ? 1 - sc.value / top.value : sc.value / top.value - 1;
+                        close = worse <= o->max_slowdown;
+                }
+                if (close)
+                        v[n++] = i;
+        }
+        *ret = TAKE_PTR(v);
+        *ret_n = n;
+        return 0;
+}
+
+long compare_match(const struct report_view *old, size_t i, const struct report_view *v) {
+        for (size_t k = 0; k < v->n_cells; k++)
+                if (same_cell(old, &old->cells[i], v, &v->cells[k]))
+                        return (long)k;
+        return -1;
+}
+
+int compare_against_check(const struct report_view *old, const struct report_view *new, const struct compare_options *o,
+                          struct compare_against *ret) {
+        int best = report_best_index(old, NULL);
+        if (best < 0)
+                return -ENOENT;
+        struct compare_against a = {.old_winner = best, .winner_now = compare_match(old, (size_t)best, new),
+                                    .change = COMPARE_ONLY_OLD, .new_best = report_best_index(new, NULL)};
+        if (a.new_best < 0)
+                a.new_best = -1;
+        if (a.winner_now >= 0) {
+                const struct report_cell *was = &old->cells[best], *now = &new->cells[a.winner_now];
+                a.change = verdict_change(was, now);
+                a.still_passes = report_cell_passed(now);
+                compare_speed(old, new, was, now, o, &a.speed);
+        }
+        a.still_best = a.still_passes;
+        if (a.still_passes && a.new_best >= 0 && a.new_best != a.winner_now) {
+                /* the new sweep's best against the old winner, both measured now */
+                compare_speed(new, new, &new->cells[a.winner_now], &new->cells[a.new_best], o, &a.rival);
+                a.still_best = !(a.rival.significant && -a.rival.worse > o->max_slowdown);
+        }
+        *ret = a;
+        return 0;
+}
+
+static json_t *speed_json(const struct compare_speed *sp) {
+        if (!sp->known)
+                return json_null();
+        json_t *e = json_pack("{s:f,s:f,s:f,s:s,s:b}", "old", sp->old_value, "new", sp->new_value, "change",
+                              sp->change, "method", compare_method_name(sp->method), "significant", sp->significant);
+        if (e && (sp->method == COMPARE_METHOD_BOOTSTRAP || sp->method == COMPARE_METHOD_REPEATS) &&
+            json_object_set_new(e, "interval", json_pack("[f,f]", sp->lo, sp->hi)) < 0) {
+                json_decref(e);
+                return NULL;
+        }
+        return e;
+}
+
+static json_t *label_json(const struct report_view *v, long i) {
+        if (i < 0)
+                return json_null();
+        _cleanup_free_ char *l = cell_label(v, &v->cells[i]);
+        return l ? json_string(l) : NULL;
+}
+
+static json_t *verdict_json(const struct report_cell *c) {
+        const char *cause = report_cell_cause(c);
+        _cleanup_free_ char *t = strdup_printf("%s%s%s", report_cell_verdict(c), cause ? "/" : "", cause ? cause : "");
+        return t ? json_string(t) : NULL;
+}
+
+json_t *compare_against_json(const struct report_view *old, const struct report_view *new,
+                             const struct compare_against *a, const char *old_path, bool stopped) {
+        _cleanup_strv_free_ char **changes = NULL;
+        if (old->provenance && new->provenance &&
+            provenance_diff(json_array_get(old->provenance, 0), json_array_get(new->provenance, 0), &changes) < 0)
+                return NULL;
+        _cleanup_json_ json_t *prov = json_array();
+        for (char **l = changes; prov && l && *l; l++)
+                if (json_array_append_new(prov, json_string(*l)) < 0)
+                        return NULL;
+        json_t *e = json_pack("{s:s,s:I,s:o*,s:o*,s:o*,s:o*,s:s,s:b,s:b,s:o*,s:O*}", "journal", old_path, "sweep",
+                              (json_int_t)old->sweep_id, "old_winner", label_json(old, a->old_winner), "new_winner",
+                              label_json(new, a->new_best), "old_verdict", verdict_json(&old->cells[a->old_winner]),
+                              "new_verdict",
+                              a->winner_now >= 0 ? verdict_json(&new->cells[a->winner_now]) : json_null(), "change",
+                              compare_change_name(a->change), "still_best", a->still_best, "stopped", stopped,
+                              "speed", speed_json(&a->speed), "provenance_changes", prov);
+        return e;
+}

@@ -102,6 +102,41 @@ void compare_result_free(struct compare_result *r);
 static inline void compare_result_freep(struct compare_result **r) { if (*r) compare_result_free(*r); }
 #define _cleanup_compare_result_ _cleanup_(compare_result_freep)
 
+/* ---- gauntlet run --against (docs/compare.md "Checking the winner again") ---- */
+
+/* The old sweep's winner (report_best_index), then its close rivals: the other passing
+ * cells that tie with it (report_best_ties) or whose figure is worse than its by no more
+ * than o->max_slowdown. Indices into old->cells, the winner first, in *ret (caller frees),
+ * how many in *ret_n. -ENOENT when no cell of old passed, -ENOMEM. */
+int compare_rivals(const struct report_view *old, const struct compare_options *o, size_t **ret, size_t *ret_n);
+
+/* The cell of v with the axis values of cell i of old (v's axes, in any order): its index
+ * into v->cells, or -1. */
+long compare_match(const struct report_view *old, size_t i, const struct report_view *v);
+
+/* The old winner checked again in the new sweep. */
+struct compare_against {
+        long old_winner;              /* index into old->cells */
+        long winner_now;              /* the same cell in new->cells; -1: not in the matrix */
+        enum compare_change change;   /* the old winner's verdict change (winner_now >= 0) */
+        bool still_passes;
+        long new_best;                /* index into new->cells (report_best_index); -1: none */
+        struct compare_speed speed;   /* the old winner: its new figure against its old */
+        struct compare_speed rival;   /* new_best against the old winner, both of the new sweep
+                                         (known only when they differ) */
+        bool still_best;              /* it still passes, and no cell of new is better than it
+                                         significantly and by more than o->max_slowdown */
+};
+/* Decides it. -ENOENT when no cell of old passed, -ENOMEM. */
+int compare_against_check(const struct report_view *old, const struct report_view *new, const struct compare_options *o,
+                          struct compare_against *ret);
+/* What changed, as journaled with the new sweep (sweeps.against) and written by emit: the
+ * old journal and sweep, the old and new winner's labels, the old winner's verdicts and
+ * speed change, stopped (the rest of the matrix was not run), and what the two sweeps'
+ * provenance says changed (provenance_diff). NULL on ENOMEM. */
+json_t *compare_against_json(const struct report_view *old, const struct report_view *new,
+                             const struct compare_against *a, const char *old_path, bool stopped);
+
 /* The bootstrap alone (also for the tests): the 95% interval of stat(b)/stat(a) - 1 over
  * resamples of a[0..na) and b[0..nb), each side resampled on its own. The statistic: with
  * weights (wa, wb), the sum of weights over the sum of times (a rate: tokens per second);

@@ -341,6 +341,7 @@ static int take_sweep(const struct journal_sweep_row *row, void *userdata) {
         v->host_json = json_of(row->host_json, is_object);
         if (!v->host_json && !(v->host_json = json_object()))
                 return -ENOMEM;
+        v->against = json_of(row->against, is_object);
         return 0;
 }
 

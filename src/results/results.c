@@ -92,6 +92,7 @@ void report_view_free(struct report_view *v) {
         free(v->workdir);
         free(v->cwd);
         json_decref(v->host_json);
+        json_decref(v->against);
         json_decref(v->provenance);
         strv_free(v->provenance_changes);
         secrets_values_release(&v->secrets);

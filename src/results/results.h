@@ -254,6 +254,8 @@ struct report_view {
         char *cwd;                    /* gauntlet's cwd when the sweep began */
         usec_t startup_timeout;
         json_t *host_json;            /* the host fingerprint (an object; {} when unknown) */
+        json_t *against;              /* run --against: what changed against the old run (an
+                                         object, compare.h's compare_against_json); NULL: none */
         char **axes;                  /* axis names, in order */
         size_t n_axes;
         struct report_cell *cells;    /* in the latest sweep's order */

@@ -1190,10 +1190,35 @@ static int sweep_cell(struct sweep *sw, size_t i) {
         return launch(sw, i, 0);
 }
 
+/* Whether cell i is one of the cells run first (sweep_first): the strategy leaves it out. */
+static bool ran_first(const struct sweep *sw, size_t i) {
+        for (size_t k = 0; k < sw->o->n_first; k++)
+                if (sw->o->first[k] == i)
+                        return true;
+        return false;
+}
+
+/* run --against: the old winner and its close rivals before the strategy's own order, then
+ * the caller's word on whether the rest runs (*ret_stop). */
+static int sweep_first(struct sweep *sw, bool *ret_stop) {
+        *ret_stop = false;
+        if (!sw->o->n_first)
+                return 0;
+        for (size_t k = 0; k < sw->o->n_first; k++) {
+                int r = sw->o->first[k] < sw->n ? sweep_cell(sw, sw->o->first[k]) : 0;
+                if (r < 0)
+                        return r;
+        }
+        *ret_stop = sw->cb && sw->cb->first_settled && sw->cb->first_settled(sw->cb->userdata);
+        return 0;
+}
+
 static int sweep_grid(struct sweep *sw) {
         for (size_t i = 0; i < sw->n; i++) {
                 if (sw->o->n_slots > 1 && i % sw->o->n_slots != sw->o->slot)
                         continue; /* another slot's cell */
+                if (ran_first(sw, i))
+                        continue;
                 int r = sweep_cell(sw, i);
                 if (r < 0)
                         return r;
@@ -1276,6 +1301,8 @@ static int sweep_search(struct sweep *sw) {
                 return journal_failed(sw, r);
         for (size_t i = 0; i < sw->n; i++) {
                 bool done = false;
+                if (ran_first(sw, i))
+                        continue; /* told as it settled */
                 if (sw->cells[i].excluded)
                         r = settle_skipped(sw, i, "excluded", NULL, NULL, false);
                 else if (!sw->o->rerun && (r = journal_cell_settled(sw->j, sw->cells[i].id, &done)) >= 0 && done) {
@@ -1393,7 +1420,9 @@ int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const s
                 r = sweep_fail(&sw, -ENOMEM, "out of memory");
                 goto finish;
         }
-        r = m->strategy == STRATEGY_SEARCH && m->n_axes > 0 ? sweep_search(&sw) : sweep_grid(&sw);
+        bool stop = false;
+        if ((r = sweep_first(&sw, &stop)) == 0 && !stop)
+                r = m->strategy == STRATEGY_SEARCH && m->n_axes > 0 ? sweep_search(&sw) : sweep_grid(&sw);
 
 finish:
         if (r == -EINTR) {

@@ -35,6 +35,9 @@ struct sweep_callbacks {
          * or, when nothing can pass, the line that says why and what to change) after
          * `launched` launches; the cells left are pruned next. */
         void (*search_stopped)(void *userdata, const char *why, size_t launched, size_t budget);
+        /* run --against: the cells of sweep_options.first have settled; true stops the
+         * sweep there (the rest not run), false goes on in the strategy's order. */
+        bool (*first_settled)(void *userdata);
         /* Something was cleaned up or noticed that the user should know about. */
         void (*notice)(void *userdata, const char *message);
         void *userdata;
@@ -57,6 +60,11 @@ struct sweep_options {
         /* Each server in a cgroup of its own under this (cgroup.h); NULL: its processes are
          * found through /proc (procs.h) */
         const struct cgroup_base *cgroups;
+        /* run --against (docs/compare.md "Checking the winner again"): these cells (indices
+         * into cells_expand's order) first, in this order, then cb->first_settled's word;
+         * NULL: none. The strategy then leaves them out of its own order. */
+        const size_t *first;
+        size_t n_first;
 };
 
 struct sweep_summary {

@@ -158,7 +158,7 @@ bench: {concurrency: [1, 4], input_tokens: 8, output_tokens: 16, requests: 8}
 objective: output_tokens_per_s@4
 emit: []" >"$tmp/v1.yaml"
 "$GAUNTLET" run "$tmp/v1.yaml" --journal "$tmp/v1.db" >"$tmp/v1.out" 2>&1 || [ $? -eq 1 ] || { cat "$tmp/v1.out"; fail "run on a schema-1 journal"; }
-[ "$(sqlite3 "$tmp/v1.db" 'PRAGMA user_version')" = 8 ] || fail "the journal was not upgraded"
+[ "$(sqlite3 "$tmp/v1.db" 'PRAGMA user_version')" = 9 ] || fail "the journal was not upgraded"
 # no workload stored: its attempts adopt the matrix's, and the run says so
 grep -q "note: journal '$tmp/v1.db' does not say which bench, checks, eval, probes and objective its 1 attempt was measured under (written by an older gauntlet): it is taken as this matrix's" "$tmp/v1.out" ||
         { cat "$tmp/v1.out"; fail "the old journal's workload was adopted without a note"; }

@@ -1,16 +1,20 @@
 /* test_compare.c -- the bootstrap compare.c judges a change by (docs/compare.md): equal
  * samples give an interval around 0, samples one and a half times as fast an interval
- * around +50% that excludes 0, a quantile and a mean of times, too few samples refused. */
+ * around +50% that excludes 0, a quantile and a mean of times, too few samples refused;
+ * run --against's decisions: the old winner's close rivals, and whether it still stands. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
 #include "base/rng.h"
+#include "base/util.h"
 #include "results/compare.h"
 
 #define N 40
@@ -71,12 +75,108 @@ static void test_too_few(void **state) {
         assert_int_equal(compare_bootstrap(w, t, N, w, t, COMPARE_MIN_SAMPLES, NAN, 100, 1, &p, &lo, &hi), 0);
 }
 
+/* A view of n passing cells of one axis "moe" (values "v0", "v1"...), each with one bench
+ * level of throughput tok[i] at concurrency 1 (0: the cell is garbage). */
+static struct report_view *view_of(const double *tok, size_t n) {
+        struct report_view *v = calloc(1, sizeof(*v));
+        assert_non_null(v);
+        v->objective = strdup("output_tokens_per_s@1");
+        v->axes = calloc(2, sizeof(char *));
+        v->axes[0] = strdup("moe");
+        v->n_axes = 1;
+        v->cells = calloc(n, sizeof(*v->cells));
+        v->n_cells = n;
+        v->eval.reference = -1;
+        v->search.first = v->search.next = -1;
+        for (size_t i = 0; i < n; i++) {
+                struct report_cell *c = &v->cells[i];
+                snprintf(c->id, sizeof(c->id), "%016zx", i + 1);
+                c->axis_values = calloc(1, sizeof(char *));
+                c->axis_values[0] = strdup_printf("v%zu", i);
+                c->has_attempt = true;
+                c->distance = (int)i;
+                c->verdict = tok[i] > 0 ? VERDICT_PASS : VERDICT_GARBAGE;
+                if (tok[i] > 0)
+                        c->bench = json_pack("[{s:i, s:i, s:f}]", "concurrency", 1, "completed", 10,
+                                             "output_tokens_per_s", tok[i]);
+        }
+        return v;
+}
+
+static void test_rivals(void **state) {
+        (void)state;
+        const double tok[] = {100, 200, 195, 170, 0};
+        struct report_view *v = view_of(tok, ELEMENTSOF(tok));
+        struct compare_options o;
+        compare_options_init(&o);
+        size_t *r = NULL, n = 0;
+        /* 5%: the winner, then 195; not 170 (15% worse), never the garbage one */
+        assert_int_equal(compare_rivals(v, &o, &r, &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(r[0], 1);
+        assert_int_equal(r[1], 2);
+        free(r);
+        o.max_slowdown = 0.2;
+        assert_int_equal(compare_rivals(v, &o, &r, &n), 0);
+        assert_int_equal(n, 3);
+        assert_int_equal(r[2], 3);
+        free(r);
+        report_view_free(v);
+        const double none[] = {0, 0};
+        v = view_of(none, 2);
+        assert_int_equal(compare_rivals(v, &o, &r, &n), -ENOENT);
+        report_view_free(v);
+}
+
+/* The old winner (200) checked again against new figures of the same cells. */
+static void check(const double *now, size_t n, struct compare_against *ret) {
+        const double was[] = {100, 200, 195};
+        struct report_view *old = view_of(was, ELEMENTSOF(was)), *new = view_of(now, n);
+        struct compare_options o;
+        compare_options_init(&o);
+        assert_int_equal(compare_against_check(old, new, &o, ret), 0);
+        assert_int_equal(ret->old_winner, 1);
+        report_view_free(old);
+        report_view_free(new);
+}
+
+static void test_against(void **state) {
+        (void)state;
+        struct compare_against a;
+        /* the same figures: it stands */
+        check((const double[]){100, 200, 195}, 3, &a);
+        assert_true(a.still_passes && a.still_best);
+        assert_int_equal(a.winner_now, 1);
+        assert_int_equal(a.new_best, 1);
+        assert_int_equal(a.change, COMPARE_SAME);
+        /* a rival ahead by 2%: named the best, but not beyond the 5% margin */
+        check((const double[]){0, 200, 204}, 3, &a);
+        assert_int_equal(a.new_best, 2);
+        assert_true(a.still_best);
+        /* a rival ahead by 30%: beaten */
+        check((const double[]){0, 200, 260}, 3, &a);
+        assert_true(a.still_passes);
+        assert_false(a.still_best);
+        assert_true(a.rival.significant && a.rival.change > 0.29);
+        /* the winner broken: a regression, and the rival the new best */
+        check((const double[]){100, 0, 195}, 3, &a);
+        assert_false(a.still_passes || a.still_best);
+        assert_int_equal(a.change, COMPARE_REGRESSION);
+        assert_int_equal(a.new_best, 2);
+        /* the winner's axis value gone from the new sweep: not found */
+        check((const double[]){100}, 1, &a);
+        assert_int_equal(a.winner_now, -1);
+        assert_false(a.still_best);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_unchanged),
                 cmocka_unit_test(test_faster),
                 cmocka_unit_test(test_times),
                 cmocka_unit_test(test_too_few),
+                cmocka_unit_test(test_rivals),
+                cmocka_unit_test(test_against),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

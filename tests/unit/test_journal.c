@@ -459,7 +459,7 @@ static void make_v1(const char *path) {
 /* What schema 6 added (the workload), dropped to make an older file. */
 #define WORKLOAD_V6_DROP                                                                                     \
         "ALTER TABLE sweeps DROP COLUMN workload; ALTER TABLE sweeps DROP COLUMN workload_hash; "             \
-        "ALTER TABLE attempts DROP COLUMN workload; "
+        "ALTER TABLE attempts DROP COLUMN workload; ALTER TABLE sweeps DROP COLUMN against; "
 
 static void make_v2(const char *path) {
         struct journal *j = NULL;
@@ -615,6 +615,7 @@ static void test_upgrade_v4(void **state) {
         assert_int_equal(exec_sql(f->path, "ALTER TABLE check_results DROP COLUMN detail; " WORKLOAD_V6_DROP "PRAGMA user_version = 4"), 0);
         assert_int_equal(journal_open_existing(f->path, &j), 0);
         assert_int_equal(journal_schema_version(j), 4);
+        assert_int_equal(journal_set_sweep_against(j, 1, "{}"), -EROFS);
         assert_int_equal(report_load_view(j, &v), 0);
         assert_int_equal(v->cells[0].n_checks, 2);
         assert_null(v->cells[0].checks[0].detail);
@@ -626,6 +627,14 @@ static void test_upgrade_v4(void **state) {
         assert_int_equal(report_load_view(j, &v), 0);
         assert_int_equal(v->cells[0].n_checks, 2);
         assert_null(v->cells[0].checks[0].detail);
+        /* schema 9: a sweep run without --against has nothing; what one found reads back */
+        assert_null(v->against);
+        assert_int_equal(journal_set_sweep_against(j, v->sweep_id, "{\"old_winner\":\"moe=a\",\"stopped\":true}"), 0);
+        assert_int_equal(journal_set_sweep_against(j, v->sweep_id + 1, "{}"), -ENOENT);
+        report_view_free(v);
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_string_equal(json_string_value(json_object_get(v->against, "old_winner")), "moe=a");
+        assert_true(json_is_true(json_object_get(v->against, "stopped")));
         report_view_free(v);
         journal_close(j);
 }
