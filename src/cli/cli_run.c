@@ -466,7 +466,7 @@ struct worker {
 
 struct worker_args {
         const char *matrix_path, *journal_path;
-        bool rerun, no_infer;
+        bool rerun, no_infer, no_prune;
         enum launcher_kind launcher;
 };
 
@@ -484,7 +484,8 @@ static int worker_argv(void *userdata, const struct workers_slot *ws, char ***re
         bool gpus = ws->gpus && *ws->gpus, visible = ws->visible != NULL;
         if (!v || (gpus && (strv_push(&v, "--worker-gpus") < 0 || strv_push(&v, ws->gpus) < 0)) ||
             (visible && (strv_push(&v, "--worker-visible") < 0 || strv_push(&v, ws->visible) < 0)) ||
-            (a->rerun && strv_push(&v, "--rerun") < 0) || (a->no_infer && strv_push(&v, "--no-infer") < 0)) {
+            (a->rerun && strv_push(&v, "--rerun") < 0) || (a->no_infer && strv_push(&v, "--no-infer") < 0) ||
+            (a->no_prune && strv_push(&v, "--no-prune") < 0)) {
                 strv_free(v);
                 return -ENOMEM;
         }
@@ -844,14 +845,12 @@ static int run_sweep(struct run_state *s, struct sweep_summary *sum, char **erro
                                   .extra_env = s->visible_env ? extra_env : NULL,
                                   .cgroups = s->cgroups};
         struct worker_args wa = {.matrix_path = a->matrix_path, .journal_path = s->jpath, .rerun = a->rerun,
-                                 .no_infer = a->no_infer, .launcher = s->m->launcher};
+                                 .no_infer = a->no_infer, .no_prune = a->no_prune, .launcher = s->m->launcher};
         struct workers_result wr = {0};
         int r;
-        /* The search chooses each cell from all that settled before it: one at a time. */
-        if (s->m->strategy == STRATEGY_SEARCH && !a->w.active)
-                r = 0;
-        else
-                r = a->w.active ? 0 : workers_run(s->loop, s->j, s->m, s->gpu, worker_argv, &wa, &cb, &wr, error);
+        /* Side by side, a search's workers choose each cell with the others' in flight
+         * (sweep.c, sweep_search). */
+        r = a->w.active ? 0 : workers_run(s->loop, s->j, s->m, s->gpu, worker_argv, &wa, &cb, &wr, error);
         if (r == 0 && wr.slots == 0)
                 r = sweep_run(s->loop, s->m, s->j, &o, &cb, sum, error);
         else
