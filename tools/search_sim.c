@@ -1045,9 +1045,8 @@ int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_ru
                 r.obs[k].state = SEARCH_UNKNOWN;
         const char *stop = NULL;
         int rc = 0;
-        if (slots > 1 && (st == SIM_GRID || st == SIM_SEARCH))
-                st = _SIM_STRATEGY_MAX; /* below: side by side */
-        switch (st) {
+        bool side = slots > 1 && (st == SIM_GRID || st == SIM_SEARCH);
+        switch (side ? _SIM_STRATEGY_MAX : st) {
         case SIM_GRID:
                 for (size_t k = 0; k < n && rc >= 0; k++)
                         rc = run_launch(&r, k);
