@@ -13,7 +13,10 @@
  * launches as a share of the grid (median, p95) and the simulated hours (median), for all
  * spaces and for the spaces of 200 cells or more; then the search's success on the spaces
  * that show each pattern and on those that do not, and how far from the best each
- * strategy's failures named.
+ * strategy's failures named. Then the grid and the search on K = 1, 4 and 8 slots side by
+ * side (sim_run_params.slots: the search decides with the cells in flight pending): success,
+ * launches, launches and wall hours to the named best's first launch, wall hours, failed
+ * launches.
  * --verbose lists the spaces where the search failed, with their patterns. --space runs
  * one space (by the seed such a list prints) and prints the search's trajectory.
  * --jobs: spaces run side by side on N threads (default 2). stdout is the same for the same
@@ -38,8 +41,13 @@ enum row {
         ROW_RANDOM_SHARE,
         ROW_SEARCH,
         ROW_SEARCH_BUDGET,
+        ROW_GRID_K4,            /* side by side: the grid and the search on K slots */
+        ROW_SEARCH_K4,
+        ROW_GRID_K8,
+        ROW_SEARCH_K8,
         N_ROWS,
 };
+#define N_SERIAL_ROWS ROW_GRID_K4
 
 struct outcome {
         bool ran;
@@ -54,6 +62,8 @@ struct outcome {
         double to_named_hours;
         size_t failed;          /* launches that failed */
         double failed_hours;
+        double wall_hours;      /* simulated wall time, the slots side by side */
+        double to_named_wall;   /* wall time to the end of the named cell's first launch */
         const char *stop;
 };
 
@@ -157,7 +167,7 @@ static size_t budget_of(double share, size_t cells) {
 
 static int run_one(const struct sim_space *s, enum sim_strategy st, size_t budget, uint64_t seed, struct outcome *o,
                    const struct sim_run_params *extra) {
-        struct sim_run_params p = {.budget = budget};
+        struct sim_run_params p = {.budget = budget, .slots = extra ? extra->slots : 0};
         if (extra) {
                 p.on_step = extra->on_step;
                 p.userdata = extra->userdata;
@@ -180,6 +190,8 @@ static int run_one(const struct sim_space *s, enum sim_strategy st, size_t budge
                 .to_named_hours = r.seconds_to_named / 3600,
                 .failed = r.failed,
                 .failed_hours = r.failed_seconds / 3600,
+                .wall_hours = r.wall / 3600,
+                .to_named_wall = r.wall_to_named / 3600,
                 .stop = r.stop,
         };
         return 0;
@@ -201,6 +213,19 @@ static int run_space(const struct sim_space *s, double share, struct space_resul
                 size_t b = budget_of(share, n);
                 if ((rc = run_one(s, SIM_RANDOM, b, sim_seed_mix(seed, 14), &sr->o[ROW_RANDOM_SHARE], NULL)) < 0 ||
                     (rc = run_one(s, SIM_SEARCH, b, sim_seed_mix(seed, 15), &sr->o[ROW_SEARCH_BUDGET], NULL)) < 0)
+                        return rc;
+        }
+        /* side by side: the search's noise is the one-at-a-time search's (seed 12) */
+        static const struct {
+                enum row row;
+                enum sim_strategy st;
+                size_t slots;
+        } side[] = {{ROW_GRID_K4, SIM_GRID, 4}, {ROW_SEARCH_K4, SIM_SEARCH, 4},
+                    {ROW_GRID_K8, SIM_GRID, 8}, {ROW_SEARCH_K8, SIM_SEARCH, 8}};
+        for (size_t i = 0; i < ELEMENTSOF(side); i++) {
+                struct sim_run_params k = {.slots = side[i].slots};
+                if ((rc = run_one(s, side[i].st, 0, sim_seed_mix(seed, side[i].st == SIM_GRID ? 10 : 12),
+                                  &sr->o[side[i].row], &k)) < 0)
                         return rc;
         }
         return 0;
@@ -239,6 +264,14 @@ static void row_label(enum row r, double share, char *buf, size_t size) {
         case ROW_SEARCH_BUDGET:
                 snprintf(buf, size, "search (budget %g%%)", 100 * share);
                 break;
+        case ROW_GRID_K4:
+        case ROW_GRID_K8:
+                snprintf(buf, size, "grid, K = %d", r == ROW_GRID_K4 ? 4 : 8);
+                break;
+        case ROW_SEARCH_K4:
+        case ROW_SEARCH_K8:
+                snprintf(buf, size, "search, K = %d", r == ROW_SEARCH_K4 ? 4 : 8);
+                break;
         case N_ROWS:
                 buf[0] = '\0';
                 break;
@@ -264,7 +297,7 @@ static void print_table(const struct space_result *sr, size_t n, size_t min_cell
         printf("%s (%zu spaces; medians but p95)\n", title, in);
         printf("  %-28s %8s %8s %6s %8s %6s %7s %8s %8s %7s %7s\n", "strategy", "success", "launches", "p95",
                "of grid", "p95", "hours", "to best", "hours", "failed", "hours");
-        for (enum row r = 0; r < N_ROWS; r++) {
+        for (enum row r = 0; r < N_SERIAL_ROWS; r++) {
                 size_t m = 0, ok = 0;
                 for (size_t i = 0; i < n; i++) {
                         const struct outcome *o = &sr[i].o[r];
@@ -294,6 +327,48 @@ static void print_table(const struct space_result *sr, size_t n, size_t min_cell
         }
         printf("\n");
         for (size_t c = 0; c < TABLE_COLS; c++)
+                free(col[c]);
+}
+
+/* The grid and the search on K slots side by side (K = 1: the one-at-a-time rows): wall
+ * time is the simulated hours until the last launch ends, the slots side by side. */
+static void print_slots(const struct space_result *sr, size_t n) {
+        static const enum row rows[] = {ROW_GRID, ROW_SEARCH, ROW_GRID_K4, ROW_SEARCH_K4, ROW_GRID_K8, ROW_SEARCH_K8};
+        double *col[5] = {0};
+        bool ok_alloc = true;
+        for (size_t c = 0; c < ELEMENTSOF(col); c++)
+                ok_alloc &= (col[c] = calloc(n ? n : 1, sizeof(double))) != NULL;
+        printf("side by side on K slots (%zu spaces; medians; wall: simulated hours, the slots side by side)\n", n);
+        printf("  %-28s %8s %8s %8s %12s %9s %7s\n", "strategy", "success", "launches", "to best", "wall to best",
+               "wall", "failed");
+        for (size_t i = 0; ok_alloc && i < ELEMENTSOF(rows); i++) {
+                size_t m = 0, ok = 0;
+                for (size_t j = 0; j < n; j++) {
+                        const struct outcome *o = &sr[j].o[rows[i]];
+                        if (!o->ran)
+                                continue;
+                        col[0][m] = (double)o->launches;
+                        col[1][m] = (double)o->to_named;
+                        col[2][m] = rows[i] <= ROW_SEARCH_BUDGET ? o->to_named_hours : o->to_named_wall;
+                        col[3][m] = rows[i] <= ROW_SEARCH_BUDGET ? o->hours : o->wall_hours;
+                        col[4][m] = (double)o->failed;
+                        ok += o->success;
+                        m++;
+                }
+                if (m == 0)
+                        continue;
+                for (size_t c = 0; c < ELEMENTSOF(col); c++)
+                        qsort(col[c], m, sizeof(double), cmp_double);
+                char label[64];
+                row_label(rows[i], 0, label, sizeof(label));
+                if (rows[i] <= ROW_SEARCH_BUDGET)
+                        strcat(label, ", K = 1");
+                printf("  %-28s %7.1f%% %8.0f %8.0f %12.1f %9.1f %7.0f\n", label, 100.0 * (double)ok / (double)m,
+                       percentile(col[0], m, 50), percentile(col[1], m, 50), percentile(col[2], m, 50),
+                       percentile(col[3], m, 50), percentile(col[4], m, 50));
+        }
+        printf("\n");
+        for (size_t c = 0; c < ELEMENTSOF(col); c++)
                 free(col[c]);
 }
 
@@ -537,6 +612,7 @@ int main(int argc, char **argv) {
                o.spaces, o.seed, o.min_cells, o.max_cells);
         print_table(sr, o.spaces, 0, o.budget_share, "all spaces");
         print_table(sr, o.spaces, 200, o.budget_share, "spaces of >= 200 cells");
+        print_slots(sr, o.spaces);
         print_patterns(sr, o.spaces, o.budget_share);
         printf("failures by the share of the best named\n");
         for (enum row r = 0; r < N_ROWS; r++)

@@ -835,7 +835,11 @@ struct run {
         double *first_s;                /* per cell: the seconds, its first launch included */
         size_t failed;                  /* launches that failed */
         double failed_s;
+        double now;                     /* simulated wall time (side by side: an end) */
+        double *first_w;                /* per cell: the end of its first launch */
 };
+
+static int run_settle(struct run *r, size_t k, double sec);
 
 static int run_launch(struct run *r, size_t k) {
         if (k >= r->s->n_cells)
@@ -847,12 +851,18 @@ static int run_launch(struct run *r, size_t k) {
         int ret = sim_launch(r->s, k, &r->rng, &r->obs[k], &sec);
         if (ret < 0)
                 return ret;
+        r->now += sec;
+        return run_settle(r, k, sec);
+}
 
+/* Launch k has ended, taking sec: its outcome (in r->obs[k]) is counted. */
+static int run_settle(struct run *r, size_t k, double sec) {
         r->launches++;
         r->seconds += sec;
         if (!r->first_n[k]) {
                 r->first_n[k] = r->launches;
                 r->first_s[k] = r->seconds;
+                r->first_w[k] = r->now;
         }
         if (r->obs[k].state == SEARCH_INFEASIBLE) {
                 r->failed++;
@@ -914,6 +924,100 @@ static int run_search(struct run *r, size_t budget, const char **ret_stop) {
         }
 }
 
+/* One launch in flight: its cell, when it ends, and its outcome, seen when it ends. */
+struct flight {
+        bool busy;
+        size_t cell;
+        double end, sec;
+        struct search_obs obs;
+};
+
+/* The cell for a free slot: GRID the next in order, SEARCH the model's decision with the
+ * cells in flight pending. *ret -1: none for now (SEARCH waits for a launch to end), or
+ * none ever (*ret_done). */
+static int pick_cell(struct run *r, enum sim_strategy st, const struct search_options *o, size_t *grid_next,
+                     long *ret, bool *ret_done, const char **ret_stop) {
+        *ret = -1;
+        if (st == SIM_GRID) {
+                if (*grid_next < r->s->n_cells)
+                        *ret = (long)(*grid_next)++;
+                else
+                        *ret_done = true;
+                return 0;
+        }
+        struct search_space view;
+        sim_space_view(r->s, &view);
+        struct search_model *m = NULL;
+        int ret_fit = search_model_fit(&view, r->obs, &m);
+        if (ret_fit < 0)
+                return ret_fit;
+        struct search_decision d = {0};
+        int rc = search_model_decide(m, o, &d);
+        if (rc >= 0 && d.next < 0 && !d.in_flight) {
+                r->best = search_model_named(m);
+                *ret_stop = d.stop;
+                *ret_done = true;
+        }
+        search_model_free(m);
+        *ret = rc < 0 ? -1 : d.next;
+        return rc;
+}
+
+/* Starts cell k in flight f: its outcome is drawn now and seen at its end. */
+static int start_flight(struct run *r, size_t k, struct flight *f) {
+        if (k >= r->s->n_cells || r->obs[k].pending ||
+            (r->obs[k].state != SEARCH_UNKNOWN && (r->obs[k].state != SEARCH_FEASIBLE || !r->obs[k].has_value)))
+                return -EPROTO;
+        *f = (struct flight){.busy = true, .cell = k, .obs = r->obs[k]};
+        int ret = sim_launch(r->s, k, &r->rng, &f->obs, &f->sec);
+        if (ret < 0)
+                return ret;
+        f->end = r->now + f->sec;
+        r->obs[k].pending = true;
+        return 0;
+}
+
+/* GRID or SEARCH on slots side by side, event by event: free slots are filled, then the
+ * launch that ends first is seen. */
+static int run_slots(struct run *r, enum sim_strategy st, size_t slots, size_t budget, const char **ret_stop) {
+        struct flight *f = calloc(slots, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        struct search_options o = {.max_launches = budget};
+        size_t grid_next = 0, started = 0;
+        bool done = false;
+        int ret = 0;
+        for (;;) {
+                for (size_t i = 0; i < slots && !done && ret >= 0; i++) {
+                        long k = -1;
+                        if (f[i].busy)
+                                continue;
+                        if ((ret = pick_cell(r, st, &o, &grid_next, &k, &done, ret_stop)) < 0 || k < 0)
+                                break;
+                        if (++started > 4 * r->s->n_cells)
+                                ret = -EPROTO; /* every cell, each measured up to 3 more times */
+                        else
+                                ret = start_flight(r, (size_t)k, &f[i]);
+                }
+                if (ret < 0)
+                        break;
+                long e = -1;
+                for (size_t i = 0; i < slots; i++)
+                        if (f[i].busy && (e < 0 || f[i].end < f[e].end))
+                                e = (long)i;
+                if (e < 0)
+                        break;
+                f[e].busy = false;
+                r->now = f[e].end;
+                r->obs[f[e].cell] = f[e].obs;
+                r->obs[f[e].cell].pending = false;
+                if ((ret = run_settle(r, f[e].cell, f[e].sec)) < 0)
+                        break;
+        }
+        free(f);
+        return ret;
+}
+
 int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_run_params *p, uint64_t seed,
             struct sim_result *ret) {
         if (!s->finished || st < 0 || st >= _SIM_STRATEGY_MAX)
@@ -927,18 +1031,22 @@ int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_ru
                 .best = -1,
                 .first_n = calloc(n, sizeof(size_t)),
                 .first_s = calloc(n, sizeof(double)),
+                .first_w = calloc(n, sizeof(double)),
         };
-        if (!r.obs || !r.first_n || !r.first_s) {
+        if (!r.obs || !r.first_n || !r.first_s || !r.first_w) {
                 free(r.obs);
                 free(r.first_n);
                 free(r.first_s);
+                free(r.first_w);
                 return -ENOMEM;
         }
+        size_t slots = p ? p->slots : 0;
         for (size_t k = 0; k < n; k++)
                 r.obs[k].state = SEARCH_UNKNOWN;
         const char *stop = NULL;
         int rc = 0;
-        switch (st) {
+        bool side = slots > 1 && (st == SIM_GRID || st == SIM_SEARCH);
+        switch (side ? _SIM_STRATEGY_MAX : st) {
         case SIM_GRID:
                 for (size_t k = 0; k < n && rc >= 0; k++)
                         rc = run_launch(&r, k);
@@ -974,6 +1082,7 @@ int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_ru
                 rc = run_search(&r, budget, &stop);
                 break;
         case _SIM_STRATEGY_MAX:
+                rc = run_slots(&r, st, slots, budget, &stop);
                 break;
         }
         /* named must be a cell this run launched and saw serve */
@@ -985,8 +1094,10 @@ int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_ru
         free(r.obs);
         size_t to_named = r.best >= 0 && (size_t)r.best < n ? r.first_n[r.best] : 0;
         double to_named_s = r.best >= 0 && (size_t)r.best < n ? r.first_s[r.best] : 0;
+        double to_named_w = r.best >= 0 && (size_t)r.best < n ? r.first_w[r.best] : 0;
         free(r.first_n);
         free(r.first_s);
+        free(r.first_w);
         if (rc < 0)
                 return rc;
         struct sim_result res = {
@@ -1001,6 +1112,8 @@ int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_ru
                 .seconds = r.seconds,
                 .stop = stop,
                 .near_launched = near,
+                .wall = r.now,
+                .wall_to_named = to_named_w,
         };
         if (res.named >= 0 && (size_t)res.named < n) {
                 res.named_speed = exp(s->log_speed[res.named]);

@@ -178,6 +178,11 @@ struct sim_step {
 
 struct sim_run_params {
         size_t budget;              /* see enum sim_strategy */
+        size_t slots;               /* GRID and SEARCH: launches side by side (0, 1: one at
+                                       a time). Whenever a slot frees, GRID takes the next
+                                       cell in order and SEARCH decides with the cells in
+                                       flight pending (search_obs.pending: their predicted
+                                       outcome); a launch's outcome is seen when it ends */
         void (*on_step)(void *userdata, const struct sim_step *step);  /* or NULL */
         void *userdata;
 };
@@ -200,6 +205,9 @@ struct sim_result {
         size_t failed;              /* launches that failed */
         double failed_seconds;      /* their simulated time */
         const char *stop;           /* SEARCH: why it stopped (static), else NULL */
+        double wall;                /* simulated wall time: the last launch's end, the
+                                       slots side by side (seconds when one at a time) */
+        double wall_to_named;       /* the end of the named cell's first launch */
 };
 
 /* Runs a strategy on a finished space; the noise of the launches comes from seed. Same

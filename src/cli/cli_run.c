@@ -485,7 +485,7 @@ struct worker {
 
 struct worker_args {
         const char *matrix_path, *journal_path;
-        bool rerun, no_infer;
+        bool rerun, no_infer, no_prune;
         enum launcher_kind launcher;
 };
 
@@ -503,7 +503,8 @@ static int worker_argv(void *userdata, const struct workers_slot *ws, char ***re
         bool gpus = ws->gpus && *ws->gpus, visible = ws->visible != NULL;
         if (!v || (gpus && (strv_push(&v, "--worker-gpus") < 0 || strv_push(&v, ws->gpus) < 0)) ||
             (visible && (strv_push(&v, "--worker-visible") < 0 || strv_push(&v, ws->visible) < 0)) ||
-            (a->rerun && strv_push(&v, "--rerun") < 0) || (a->no_infer && strv_push(&v, "--no-infer") < 0)) {
+            (a->rerun && strv_push(&v, "--rerun") < 0) || (a->no_infer && strv_push(&v, "--no-infer") < 0) ||
+            (a->no_prune && strv_push(&v, "--no-prune") < 0)) {
                 strv_free(v);
                 return -ENOMEM;
         }
@@ -883,12 +884,13 @@ static int run_sweep(struct run_state *s, struct sweep_summary *sum, char **erro
                                   .first = s->against.first,
                                   .n_first = s->against.n_first};
         struct worker_args wa = {.matrix_path = a->matrix_path, .journal_path = s->jpath, .rerun = a->rerun,
-                                 .no_infer = a->no_infer, .launcher = s->m->launcher};
+                                 .no_infer = a->no_infer, .no_prune = a->no_prune, .launcher = s->m->launcher};
         struct workers_result wr = {0};
         int r;
-        /* The search chooses each cell from all that settled before it, and --against
-         * decides after the old winner and its rivals: one at a time. */
-        if ((s->m->strategy == STRATEGY_SEARCH || a->against) && !a->w.active)
+        /* Side by side, a search's workers choose each cell with the others' in flight
+         * (sweep.c, sweep_search); --against decides after the old winner and its
+         * rivals, so it runs its cells one at a time. */
+        if (a->against && !a->w.active)
                 r = 0;
         else
                 r = a->w.active ? 0 : workers_run(s->loop, s->j, s->m, s->gpu, worker_argv, &wa, &cb, &wr, error);

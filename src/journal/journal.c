@@ -838,6 +838,44 @@ int journal_attempt_begin(struct journal *j, struct attempt *a) {
         return 0;
 }
 
+int journal_attempt_claim(struct journal *j, struct attempt *a, unsigned launches) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        /* one INSERT ... SELECT: SQLite runs it under the write lock, so the check and the
+         * row are one step that no other worker's claim can come between */
+        _cleanup_free_ char *sql = strdup_printf(
+                "INSERT INTO attempts (sweep_id, cell_id, state, started_wall, port, log_path, workload) "
+                "SELECT ?1,?2,'running',?3,?4,?5,(SELECT workload_hash FROM sweeps WHERE id = ?1) "
+                "WHERE NOT EXISTS (SELECT 1 FROM attempts WHERE cell_id = ?2 AND state = 'running') "
+                "AND (SELECT count(*) FROM attempts WHERE cell_id = ?2 AND state = 'settled' AND verdict != 'skipped'%s) = ?6",
+                j->version >= 6 ? " AND (workload IS NULL OR workload IS (SELECT workload_hash FROM sweeps WHERE id = ?1))"
+                                : "");
+        int r;
+        if (!sql)
+                return -ENOMEM;
+        if ((r = journal_prepare(j, sql, &s)) < 0 ||
+            (r = journal_bind(j, s, "isiisi", a->sweep_id, a->cell_id, (int64_t)a->started_wall, (int64_t)a->port,
+                              a->log_path, (int64_t)launches)) < 0 ||
+            (r = step_done(j, s)) < 0)
+                return r;
+        if (sqlite3_changes(j->db) == 0)
+                return -EALREADY;
+        a->id = sqlite3_last_insert_rowid(j->db);
+        return 0;
+}
+
+int journal_cell_running(struct journal *j, const char *cell_id, bool *ret) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r;
+        if ((r = journal_prepare(j, "SELECT 1 FROM attempts WHERE cell_id = ? AND state = 'running' LIMIT 1", &s)) < 0 ||
+            (r = journal_bind(j, s, "s", cell_id)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return journal_fail(j, rc);
+        *ret = rc == SQLITE_ROW;
+        return 0;
+}
+
 int journal_attempt_process(struct journal *j, int64_t attempt_id, int pid, uint64_t starttime, const char *token) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         int r;

@@ -125,6 +125,13 @@ int journal_cell_result(struct journal *j, const char *cell_id, enum verdict *re
 /* Inserts an attempt in state 'running' (a->sweep_id, cell_id, log_path, started_wall,
  * port; the cell must have been recorded) and sets a->id. */
 int journal_attempt_begin(struct journal *j, struct attempt *a);
+/* journal_attempt_begin for a cell that side-by-side workers of a search choose from one
+ * journal: inserts the attempt only while no attempt of the cell is running and the cell
+ * has `launches` settled launches of the sweep's workload (what the chooser saw), in one
+ * statement, so two workers never launch one cell. -EALREADY when another claimed it. */
+int journal_attempt_claim(struct journal *j, struct attempt *a, unsigned launches);
+/* Whether an attempt of the cell is running (in flight in some worker). */
+int journal_cell_running(struct journal *j, const char *cell_id, bool *ret);
 /* Records a process the attempt started: pid, start time in clock ticks since boot (field
  * 22 of /proc/PID/stat) and the attempt's token. Committed at once: it is what the next
  * run uses to clean up after a SIGKILLed gauntlet. pid 0 (start time 0) records the token

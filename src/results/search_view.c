@@ -51,6 +51,10 @@ static int value_index(struct search_fit *f, size_t a, const char *name, size_t 
 }
 
 int search_fit_view(const struct report_view *v, struct search_fit **ret) {
+        return search_fit_view_pending(v, NULL, ret);
+}
+
+int search_fit_view_pending(const struct report_view *v, const bool *pending, struct search_fit **ret) {
         size_t A = v->n_axes, N = v->n_cells;
         if (A == 0 || N == 0 || A > 16)
                 return -EINVAL;
@@ -94,6 +98,7 @@ int search_fit_view(const struct report_view *v, struct search_fit **ret) {
                 o->launches = c->launches;
                 o->abandoned = c->abandoned;
                 o->seconds = (double)cell_spent(c) / USEC_PER_SEC;
+                o->pending = pending && pending[k];
                 if (c->excluded || (c->verdict == VERDICT_SKIPPED && !streq_ptr(c->cause, "pruned"))) {
                         o->state = SEARCH_OUT;
                 } else if (!c->has_attempt || c->verdict == VERDICT_SKIPPED) {

@@ -33,6 +33,9 @@ struct search_fit {
 /* Fits the search's model to the view's cells (v->search.on or not: the settings it has
  * are used). -ENOMEM, -EINVAL (a view without axes or cells). */
 int search_fit_view(const struct report_view *v, struct search_fit **ret);
+/* search_fit_view with the cells in flight in other workers: pending[k] marks view cell k
+ * (search_obs.pending: fitted as its predicted outcome, not chosen again). */
+int search_fit_view_pending(const struct report_view *v, const bool *pending, struct search_fit **ret);
 void search_fit_free(struct search_fit *f);
 static inline void search_fit_freep(struct search_fit **f) { if (*f) search_fit_free(*f); }
 #define _cleanup_search_fit_ _cleanup_(search_fit_freep)

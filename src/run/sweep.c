@@ -76,6 +76,8 @@ struct cell_run {
         int launch;           /* 1, then 2... when the port was lost (PORT_TRIES) */
         unsigned measure;     /* a search measuring the cell again: its launch of the cell
                                  (2, 3...), for a log of its own; 0 otherwise */
+        int claim;            /* >= 0: a search's worker claims the cell, which must still
+                                 have this many settled launches (journal_attempt_claim) */
         /* the launch's */
         char token[33];
         char **argv, **env;
@@ -197,7 +199,10 @@ static int launch_prepare(struct cell_run *cr) {
                 return r;
         /* The token goes in before the spawn: a gauntlet SIGKILLed between the spawn and
          * the pid's record leaves a server that the next run still finds by it. */
-        if ((r = journal_attempt_begin(cr->j, a)) < 0 || (r = journal_attempt_process(cr->j, a->id, 0, 0, cr->token)) < 0)
+        r = cr->claim >= 0 ? journal_attempt_claim(cr->j, a, (unsigned)cr->claim) : journal_attempt_begin(cr->j, a);
+        if (r == -EALREADY)
+                return r;  /* another worker's now */
+        if (r < 0 || (r = journal_attempt_process(cr->j, a->id, 0, 0, cr->token)) < 0)
                 cr->journal_failed = true;
         return r;
 }
@@ -936,6 +941,7 @@ struct sweep {
         struct sweep_summary sum;
         struct sweep_count count;     /* how every cell's tokens are counted */
         char *error;                  /* why the sweep could not go on, one line */
+        int claim;                    /* launch(): a search's worker claims the cell (cell_run) */
 };
 
 /* The key of a cell's environment in the provenance table: FNV-1a over its entries, each
@@ -1110,7 +1116,7 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 cr = (struct cell_run){.loop = sw->l, .o = sw->o, .sampler = sw->sampler, .m = m, .j = sw->j,
                                        .cell = c, .cb = sw->cb, .a = &a, .sweep_id = sw->sweep_id,
                                        .log_dir = sw->log_dir, .count = &sw->count.rule, .launch = tries,
-                                       .measure = measure};
+                                       .measure = measure, .claim = sw->claim};
                 r = run_cell(&cr);
                 cell_run_release(&cr);
                 if (r < 0 || cr.interrupted || m->port || tries == PORT_TRIES || !lost_port(&a, m))
@@ -1131,6 +1137,10 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                                   "port %d on %s is taken by another process: stop it, or leave 'port' out of the "
                                   "matrix and gauntlet picks a free one",
                                   m->port, matrix_host(m));
+        }
+        if (r == -EALREADY && sw->claim >= 0) {
+                attempt_release(&a);
+                return r;
         }
         sw->sum.ran++;
         if (r == -EBUSY) {
@@ -1270,7 +1280,14 @@ static int search_step(struct sweep *sw, struct report_view **ret_view, struct s
                 if (strcmp(v->cells[i].id, sw->cells[i].id) != 0)
                         return sweep_fail(sw, -EIO, "cannot read the journal: cell %zu is %s, not %s", i, v->cells[i].id,
                                           sw->cells[i].id);
-        if ((r = search_fit_view(v, &f)) < 0 || (r = search_fit_decide(f, v, sw->o->no_prune, ret)) < 0)
+        /* side by side: the cells other workers run are in flight (search_obs.pending) */
+        _cleanup_free_ bool *pending = sw->o->n_slots > 1 ? calloc(sw->n ? sw->n : 1, sizeof(bool)) : NULL;
+        if (sw->o->n_slots > 1 && !pending)
+                return sweep_fail(sw, -ENOMEM, "out of memory");
+        for (size_t i = 0; pending && i < sw->n; i++)
+                if ((r = journal_cell_running(sw->j, sw->cells[i].id, &pending[i])) < 0)
+                        return sweep_fail(sw, r, "cannot read the journal: %s", journal_strerror(r));
+        if ((r = search_fit_view_pending(v, pending, &f)) < 0 || (r = search_fit_decide(f, v, sw->o->no_prune, ret)) < 0)
                 return sweep_fail(sw, r, "cannot fit the search's model: %s", strerror(-r));
         *ret_view = TAKE_PTR(v);
         *ret_fit = TAKE_PTR(f);
@@ -1292,14 +1309,22 @@ static char *prediction_json(const struct search_model *model, size_t k) {
         return e ? json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) : NULL;
 }
 
+/* Side by side, a decision made while other workers' cells are in flight is for now:
+ * wait a little, and decide again once the journal has changed. */
+#define SEARCH_WAIT_USEC (500 * USEC_PER_MSEC)
+
 /* strategy: search: launch the cell the model chooses until it stops, then prune the rest
  * with the model's reasons. Cells excluded, settled before or inferred are reported as the
- * grid reports them. */
+ * grid reports them. Side by side (o->n_slots > 1), every worker runs this loop on the one
+ * journal: it decides with the other workers' cells in flight, claims the cell it chose
+ * (another that claimed it first: it decides again), waits while a stop is only for now,
+ * and worker 0 alone prunes once nothing is in flight. */
 static int sweep_search(struct sweep *sw) {
+        bool side = sw->o->n_slots > 1;
         int r;
         if ((r = record_search(sw)) < 0)
                 return journal_failed(sw, r);
-        for (size_t i = 0; i < sw->n; i++) {
+        for (size_t i = 0; i < sw->n && (!side || sw->o->slot == 0); i++) {
                 bool done = false;
                 if (ran_first(sw, i))
                         continue; /* told as it settled */
@@ -1319,6 +1344,13 @@ static int sweep_search(struct sweep *sw) {
                 struct search_decision d;
                 if ((r = search_step(sw, &v, &f, &d)) < 0)
                         return r;
+                if (d.next < 0 && d.in_flight) {
+                        if (loop_iterate(sw->l, now_usec() + SEARCH_WAIT_USEC) == -EINTR || loop_signal(sw->l))
+                                return -EINTR;
+                        continue;
+                }
+                if (d.next < 0 && side && sw->o->slot != 0)
+                        return 0; /* worker 0 says why and prunes */
                 if (d.next < 0) {
                         if (sw->cb && sw->cb->search_stopped)
                                 sw->cb->search_stopped(sw->cb->userdata, d.why[0] ? d.why : d.stop,
@@ -1352,14 +1384,17 @@ static int sweep_search(struct sweep *sw) {
                 if (sw->cb && sw->cb->search_launch)
                         sw->cb->search_launch(sw->cb->userdata, search_model_launches(f->model) + 1,
                                               sw->o->no_prune ? 0 : sw->m->budget_launches, d.again);
-                if ((r = launch(sw, i, d.again ? MAX(f->obs[i].launches, 1u) + 1 : 0)) < 0)
-                        return r;
+                sw->claim = side ? (int)f->obs[i].launches : -1;
+                r = launch(sw, i, d.again ? MAX(f->obs[i].launches, 1u) + 1 : 0);
+                sw->claim = -1;
+                if (r < 0 && r != -EALREADY)
+                        return r; /* -EALREADY: another worker claimed it first */
         }
 }
 
 int sweep_run(struct loop *l, const struct matrix *m, struct journal *j, const struct sweep_options *o,
               const struct sweep_callbacks *cb, struct sweep_summary *ret, char **ret_error) {
-        struct sweep sw = {.l = l, .m = m, .j = j, .o = o, .cb = cb};
+        struct sweep sw = {.l = l, .m = m, .j = j, .o = o, .cb = cb, .claim = -1};
         int r;
         char stamp[32];
 

@@ -1,8 +1,8 @@
 /* sweep.h -- runs a matrix: every cell launched, checked, benchmarked, stopped, journaled.
  *
  * The cells come in the strategy's order: grid and one-at-a-time as cells_expand lists
- * them; search one at a time, as the model (search_view.h) chooses from the journal, the
- * rest pruned once it stops. Each cell's life is the same whichever chose it.
+ * them; search as the model (search_view.h) chooses from the journal (side by side: each
+ * worker with the others' cells in flight), the rest pruned once it stops. Each cell's life is the same whichever chose it.
  *
  * The library side of `gauntlet run`. It prints nothing: the caller hears of progress
  * through the callbacks and prints what it likes.

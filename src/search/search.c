@@ -414,6 +414,9 @@ bool search_names_value(const struct search_space *s, size_t k, const char *evid
 struct search_model {
         const struct search_space *s;
         const struct search_obs *obs;
+        struct search_obs *liars;     /* the observations with the cells in flight as their
+                                         predicted outcome (obs points to it), or NULL */
+        size_t n_pending;             /* cells in flight */
         size_t n_launched;
         size_t n_launches;            /* the launches: a cell measured again counts each time,
                                          and so does one abandoned */
@@ -460,6 +463,7 @@ struct search_model {
 void search_model_free(struct search_model *m) {
         if (!m)
                 return;
+        free(m->liars);
         free(m->fm.slots);
         free(m->req);
         free(m->mem_w);
@@ -1166,7 +1170,7 @@ static int fit_speed(struct search_model *m) {
         return 0;
 }
 
-int search_model_fit(const struct search_space *s, const struct search_obs *obs, struct search_model **ret) {
+static int fit_once(const struct search_space *s, const struct search_obs *obs, struct search_model **ret) {
         if (!s || !obs || s->n_axes == 0 || s->n_axes > 16 || s->n_cells == 0)
                 return -EINVAL;
         for (size_t k = 0; k < s->n_cells * s->n_axes; k++)
@@ -1223,6 +1227,61 @@ int search_model_fit(const struct search_space *s, const struct search_obs *obs,
                                                                                  : feasibility(m, k, keys);
         *ret = m;
         return 0;
+}
+
+/* The observation a cell in flight is fitted as (search_model_fit): its predicted outcome. */
+static void lie(const struct search_model *m, size_t k, struct search_obs *o) {
+        struct search_prediction p;
+        search_model_predict(m, k, &p);
+        *o = (struct search_obs){.pending = true, .launches = 1, .abandoned = o->abandoned};
+        if (p.p_feasible >= SEARCH_LIAR_FEASIBLE) {
+                o->state = SEARCH_FEASIBLE;
+                o->has_value = isfinite(p.mean) && p.mean > 0;
+                o->value = o->has_value ? p.mean : 0;
+        } else {
+                o->state = SEARCH_INFEASIBLE;   /* of no kind: no class is taught by a lie */
+        }
+}
+
+int search_model_fit(const struct search_space *s, const struct search_obs *obs, struct search_model **ret) {
+        size_t pending = 0, lies = 0;
+        for (size_t k = 0; s && obs && k < s->n_cells; k++) {
+                pending += obs[k].pending && obs[k].state != SEARCH_OUT;
+                lies += obs[k].pending && obs[k].state == SEARCH_UNKNOWN;
+        }
+        if (pending == 0)
+                return fit_once(s, obs, ret);
+        /* first without the cells in flight, for their predictions; then with them */
+        struct search_model *first = NULL;
+        int r = lies ? fit_once(s, obs, &first) : 0;
+        if (r < 0)
+                return r;
+        struct search_obs *liars = malloc(s->n_cells * sizeof(*liars));
+        if (!liars) {
+                search_model_free(first);
+                return -ENOMEM;
+        }
+        memcpy(liars, obs, s->n_cells * sizeof(*liars));
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (!liars[k].pending || liars[k].state == SEARCH_OUT)
+                        continue;
+                if (liars[k].state == SEARCH_UNKNOWN)
+                        lie(first, k, &liars[k]);
+                else
+                        liars[k].launches = MAX(liars[k].launches, 1u) + 1; /* measured again */
+        }
+        search_model_free(first);
+        if ((r = fit_once(s, liars, ret)) < 0) {
+                free(liars);
+                return r;
+        }
+        (*ret)->liars = liars;
+        (*ret)->n_pending = pending;
+        return 0;
+}
+
+size_t search_model_pending(const struct search_model *m) {
+        return m->n_pending;
 }
 
 void search_model_costs(const struct search_model *m, double *ret_pass, double *ret_fail) {
@@ -1314,7 +1373,7 @@ static long confirm(const struct search_model *m) {
         double pick_p = 0;
         for (size_t i = 0; i < m->n_y; i++) {
                 size_t c = m->idx[i];
-                if ((long)c == named || m->obs[c].state != SEARCH_FEASIBLE)
+                if ((long)c == named || m->obs[c].state != SEARCH_FEASIBLE || m->obs[c].pending)
                         continue;
                 /* far below the best: nothing to weigh (its sd is at most the prior's) */
                 if (m->mu[c] < m->mu[named] - 6 * MAX(m->noise, 0.01))
@@ -1330,7 +1389,8 @@ static long confirm(const struct search_model *m) {
         if (risk < CONFIRM_RISK || pick < 0)
                 return -1;
         unsigned mn = measured(&m->obs[named]), mc = measured(&m->obs[pick]);
-        return mn <= mc && mn < CONFIRM_MAX ? named : mc < CONFIRM_MAX ? pick : named;
+        long c = mn <= mc && mn < CONFIRM_MAX ? named : mc < CONFIRM_MAX ? pick : named;
+        return m->obs[c].pending ? -1 : c;  /* in flight: its figure is coming */
 }
 
 /* ---- decisions ------------------------------------------------------------------------ */
@@ -1739,6 +1799,7 @@ int search_model_decide(const struct search_model *m, const struct search_option
                 if (o->time_left <= 0 || need > o->time_left)
                         d = (struct search_decision){.next = -1, .stop = "budget", .would_next = d.next};
         }
+        d.in_flight = d.next < 0 && m->n_pending > 0;
         *ret = d;
         return 0;
 }

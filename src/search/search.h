@@ -61,6 +61,10 @@ struct search_obs {
         double seconds;      /* launched: what its settled launches took, in all (seconds);
                                 0: not measured. What a launch costs is learned from these
                                 (docs/search.md, "What a launch costs") */
+        bool pending;        /* a launch of it is in flight (another worker's) and has not
+                                settled: it is not chosen again, and it counts against the
+                                budget. UNKNOWN and pending: the model fits it as its predicted
+                                outcome (a constant liar, search_model_fit) */
 };
 
 struct search_space {
@@ -115,6 +119,8 @@ struct search_options {
  * within the noise, as the report says, instead of 3 launches of each (a flat 4x4 space
  * launched 46 times). */
 #define SEARCH_MAX_AGAIN(n_cells) ((size_t)2 + (size_t)(n_cells) / 8)
+/* A cell in flight of at least this chance of serving right is fitted as served. */
+#define SEARCH_LIAR_FEASIBLE 0.5
 /* Below this chance of serving right, a cell is predicted to fail. */
 #define SEARCH_FAIL_CHANCE 0.10
 
@@ -137,7 +143,13 @@ struct search_prediction {
 struct search_model;
 
 /* Fits the model to the observations (one per cell of s). The model borrows s and obs
- * until search_model_free. -ENOMEM, -EINVAL (no axes, choices out of range). */
+ * until search_model_free. -ENOMEM, -EINVAL (no axes, choices out of range).
+ * Cells in flight (pending, UNKNOWN) are fitted as their predicted outcome, the "constant
+ * liar" of batch Bayesian optimisation: the model is fitted without them, then each is
+ * observed as served at its predicted mean when its chance to serve right is at least
+ * SEARCH_LIAR_FEASIBLE (as served without a figure while no cell has one), else as failed,
+ * and the model is fitted again. So the cell is not chosen twice, and its neighbours,
+ * predicted alike, are worth less while it runs (docs/search.md, "Several at once"). */
 int search_model_fit(const struct search_space *s, const struct search_obs *obs, struct search_model **ret);
 void search_model_free(struct search_model *m);
 
@@ -149,6 +161,8 @@ void search_model_predict(const struct search_model *m, size_t k, struct search_
  * best one by figure (-1: none has a figure). */
 size_t search_model_launched(const struct search_model *m);
 size_t search_model_launches(const struct search_model *m);
+/* How many cells are in flight (search_obs.pending). */
+size_t search_model_pending(const struct search_model *m);
 long search_model_best(const struct search_model *m);
 /* The mean seconds of a launch that served right, and of one that failed (0: none was
  * measured); a class not measured yet reads as the other. */
@@ -175,6 +189,10 @@ struct search_decision {
                                            server's context: ...: shorten bench...."); else "" */
         long would_next;                /* when stopped for the budget: the cell it would
                                            launch next, else -1 */
+        bool in_flight;                 /* next < 0 while cells are in flight (pending): the
+                                           stop (stop says why) is a stop for now; decide
+                                           again once one of them settled, and prune nothing
+                                           before none is in flight */
 };
 int search_model_decide(const struct search_model *m, const struct search_options *o, struct search_decision *ret);
 

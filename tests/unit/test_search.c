@@ -769,6 +769,70 @@ static void test_memory_corner(void **state) {
         search_model_free(m);
 }
 
+/* Cells in flight (search_obs.pending) are fitted as their predicted outcome: each new
+ * decision picks a cell not in flight, the launches in flight count against the budget,
+ * and a stop while some are in flight is only for now. */
+static void test_liar(void **state) {
+        (void)state;
+        const size_t nv[] = {4, 4, 3};
+        struct sim_space *s = NULL;
+        assert_int_equal(sim_space_new(3, nv, hand_axes, &s), 0);
+        assert_int_equal(sim_space_set_effect(s, 0, 1, 0.1), 0);
+        assert_int_equal(sim_space_set_effect(s, 1, 2, 0.2), 0);
+        assert_int_equal(sim_space_set_effect(s, 2, 1, 0.15), 0);
+        assert_int_equal(sim_space_finish(s), 0);
+        struct search_space v;
+        sim_space_view(s, &v);
+        size_t n = sim_space_cells(s);
+        _cleanup_free_ struct search_obs *obs = calloc(n, sizeof(*obs));
+        assert_non_null(obs);
+        uint64_t rng = 7;
+        const size_t served[] = {0, 12, 3, 1};
+        for (size_t i = 0; i < ELEMENTSOF(served); i++)
+                assert_int_equal(sim_launch(s, served[i], &rng, &obs[served[i]], NULL), 0);
+        /* eight decisions in a row, each with the cells chosen before in flight */
+        long picked[8];
+        for (size_t i = 0; i < ELEMENTSOF(picked); i++) {
+                struct search_model *m = NULL;
+                struct search_decision d;
+                assert_int_equal(search_model_fit(&v, obs, &m), 0);
+                assert_int_equal(search_model_pending(m), i);
+                assert_int_equal(search_model_launches(m), ELEMENTSOF(served) + i);
+                assert_int_equal(search_model_decide(m, NULL, &d), 0);
+                search_model_free(m);
+                assert_true(d.next >= 0);
+                assert_false(obs[d.next].pending);
+                for (size_t j = 0; j < i; j++)
+                        assert_true(d.next != picked[j]);
+                picked[i] = d.next;
+                if (obs[d.next].state == SEARCH_UNKNOWN)
+                        obs[d.next].pending = true;
+                else
+                        break; /* measured again: not a new cell */
+        }
+        /* the budget counts the cells in flight: spent, the stop is for now */
+        struct search_model *m = NULL;
+        struct search_decision d;
+        assert_int_equal(search_model_fit(&v, obs, &m), 0);
+        struct search_options o = {.max_launches = search_model_launches(m)};
+        assert_int_equal(search_model_decide(m, &o, &d), 0);
+        assert_int_equal(d.next, -1);
+        assert_string_equal(d.stop, "budget");
+        assert_true(d.in_flight);
+        search_model_free(m);
+        /* none in flight: the same stop is final */
+        for (size_t k = 0; k < n; k++)
+                obs[k].pending = false;
+        o.max_launches = ELEMENTSOF(served);
+        assert_int_equal(search_model_fit(&v, obs, &m), 0);
+        assert_int_equal(search_model_pending(m), 0);
+        assert_int_equal(search_model_decide(m, &o, &d), 0);
+        assert_int_equal(d.next, -1);
+        assert_false(d.in_flight);
+        search_model_free(m);
+        sim_space_free(s);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_memory_corner),
@@ -784,6 +848,7 @@ int main(void) {
                 cmocka_unit_test(test_abandoned_count),
                 cmocka_unit_test(test_garbage_defaults),
                 cmocka_unit_test(test_names_launched),
+                cmocka_unit_test(test_liar),
                 cmocka_unit_test_teardown(test_done_when, space_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
