@@ -20,7 +20,7 @@ mk() {
 }
 commands=$("$GAUNTLET" --help | sed -n '/^commands:/,/^$/s/^  \([a-z]*\) .*/\1/p' | tr '\n' ' ')
 commands=${commands% }
-[ "$commands" = "run smoke inspect bench report emit doctor" ] || fail "gauntlet --help lists '$commands'"
+[ "$commands" = "run smoke inspect bench report compare emit doctor" ] || fail "gauntlet --help lists '$commands'"
 # The options a command's --help names, one per line.
 help_options() { "$GAUNTLET" "$1" --help | grep -o -- '--[a-z][a-z-]*' | sort -u; }
 
