@@ -102,7 +102,7 @@ env -u GAUNTLET_ATTEMPT setsid "$FIXTURE" --port "$iport" --model impostor-model
         >/dev/null 2>&1 &
 for _ in $(seq 200); do curl -sf "http://127.0.0.1:$iport/health" >/dev/null 2>&1 && break; sleep 0.02; done
 start_proxy a ::1 "$port" "$iport"
-curl -sf "http://[::1]:$port/v1/models" | grep -q impostor-model || fail "the impostor does not answer on [::1]:$port"
+curl -sf "http://[::1]:$port/v1/models" | grep impostor-model >/dev/null || fail "the impostor does not answer on [::1]:$port"
 : >"$tmp/conn-a"
 matrix "$tmp/a.yaml" localhost "$port"
 crash_port() { # name matrix journal: the sweep stops, the cell is crash/port naming the impostor
@@ -115,7 +115,7 @@ crash_port() { # name matrix journal: the sweep stops, the cell is crash/port na
         local got
         got=$(jq -r '.cells[0] | "\(.verdict)/\(.cause)"' "$tmp/r-$1.json")
         [ "$got" = crash/port ] || fail "$1: $got, want crash/port ($(jq -c '.cells[0].evidence' "$tmp/r-$1.json"))"
-        jq -r '.cells[0].evidence' "$tmp/r-$1.json" | grep -q '::1' || fail "$1: the evidence does not name [::1]"
+        jq -r '.cells[0].evidence' "$tmp/r-$1.json" | grep '::1' >/dev/null || fail "$1: the evidence does not name [::1]"
         ! "$GAUNTLET" emit systemd "$3" >"$tmp/unit-$1" 2>&1 || fail "$1: a unit was emitted"
 }
 crash_port a "$tmp/a.yaml" "$tmp/a.db"

@@ -97,7 +97,7 @@ grep -q "^#   winner: moe=$win -> moe=$other\.$" "$tmp/new.service" || { cat "$t
 grep -q "^#   the old winner's verdict: pass -> garbage/[a-z]* (regression)\.$" "$tmp/new.service" ||
         fail "upgrade: the unit's regression line"
 grep -q "^#   changed: engine version: .*0\.2\.0-upgraded" "$tmp/new.service" || fail "upgrade: the unit's provenance line"
-"$G" emit script "$tmp/new.db" | grep -q "^#   winner: moe=$win -> moe=$other\.$" || fail "upgrade: the script's block"
+"$G" emit script "$tmp/new.db" | grep "^#   winner: moe=$win -> moe=$other\.$" >/dev/null || fail "upgrade: the script's block"
 
 # errors: exit 2, one line
 cat >"$tmp/other.yaml" <<YAML

@@ -80,10 +80,10 @@ sweep() { # name, then the order
                 [ "$(cell $s .verdict)" = pass ] || fail "$name: cell $s: $(cell $s '"\(.verdict) \(.cause) \(.evidence)"')"
                 echo "$name $s: $(cell $s '.bench[0] | "\(.output_throughput) tok/s, \(.count.tokens) tokens by \(.count.rule)/\(.count.source), usage \(.usage_check.usage_tokens), \(.count.chunks) chunks"')"
                 # the figure counts what usage (the truth of these servers) says, whatever the chunks or /tokenize
-                cell $s '.bench[0] | (.count.tokens - .usage_check.usage_tokens) | fabs <= 8' | grep -qx true ||
+                cell $s '.bench[0] | (.count.tokens - .usage_check.usage_tokens) | fabs <= 8' | grep -x true >/dev/null ||
                         fail "$name: cell $s counted $(cell $s '.bench[0].count.tokens') tokens, usage says $(cell $s '.bench[0].usage_check.usage_tokens')"
                 # its prompts are the same length as every other cell's (the liar's /tokenize sized nothing)
-                cell $s '.bench[0].prompt_tokens_per_request.mean >= 60' | grep -qx true ||
+                cell $s '.bench[0].prompt_tokens_per_request.mean >= 60' | grep -x true >/dev/null ||
                         fail "$name: cell $s's prompts were $(cell $s '.bench[0].prompt_tokens_per_request.mean') tokens, 64 asked"
         done
         # every later cell is sent the first one's prompts (its calibration, not its own)
@@ -102,15 +102,15 @@ sweep() { # name, then the order
                         fail "$name: cell $s: $(cell $s '.bench[0].count')"
         done
         # what disagreed is said: the chunks of chunk8 and chars, the liar's /tokenize
-        cell chars '.bench[0].count.disagree | index("chunks") != null' | grep -qx true || fail "$name: chars's chunks not said"
-        cell chars '.bench[0].warnings | any(test("tokens per chunk"))' | grep -qx true || fail "$name: no chunk warning for chars"
-        cell chunk8 '.bench[0].count.disagree | index("chunks") != null' | grep -qx true || fail "$name: chunk8's chunks not said"
+        cell chars '.bench[0].count.disagree | index("chunks") != null' | grep -x true >/dev/null || fail "$name: chars's chunks not said"
+        cell chars '.bench[0].warnings | any(test("tokens per chunk"))' | grep -x true >/dev/null || fail "$name: no chunk warning for chars"
+        cell chunk8 '.bench[0].count.disagree | index("chunks") != null' | grep -x true >/dev/null || fail "$name: chunk8's chunks not said"
         if [ "$first" = liar ]; then # its usage and chunks agreed; its /tokenize was caught at calibration
                 [ "$(cell liar '.bench[0].count | "\(.source) \(.agreed)"')" = "usage true" ] ||
                         fail "$name: the liar's own count: $(cell liar '.bench[0].count')"
         fi
         if [ "$first" = liar ]; then
-                cell liar '.bench[0].prompt_calibration.tokenize_check.agreed' | grep -qx false ||
+                cell liar '.bench[0].prompt_calibration.tokenize_check.agreed' | grep -x false >/dev/null ||
                         fail "$name: the liar's /tokenize was believed for the prompts: $(cell liar '.bench[0].prompt_calibration')"
         fi
         # the truly fastest is named best

@@ -42,7 +42,7 @@ request_timeout: 6s
 bench: {concurrency: [1, 4], output_tokens: 16, requests: 8, checks_under_load: false, calibrate: false}"
 [ "$(verdict hung)" = overload/timeout ] || fail "hung: verdict $(verdict hung), want overload/timeout"
 [ "$(levels hung)" = 1 ] || fail "hung: levels run '$(levels hung)', want only 1"
-warnings hung | grep -q 'stopped early: the server stopped answering' || fail "hung: no word of the stop: $(warnings hung)"
+warnings hung | grep 'stopped early: the server stopped answering' >/dev/null || fail "hung: no word of the stop: $(warnings hung)"
 [ "$took" -le 40 ] || fail "hung: the sweep took $took s (one timeout is 6 s)"
 echo "hung server: overload/timeout in $took s, one level"
 
@@ -55,7 +55,7 @@ run_sweep slow "$slow
 bench: {concurrency: [1, 4], output_tokens: 16, requests: 8, checks_under_load: false, calibrate: false}"
 [ "$(verdict slow)" = overload/timeout ] || fail "slow: verdict $(verdict slow), want overload/timeout"
 [ "$(levels slow)" = 1 ] || fail "slow: levels run '$(levels slow)', want only 1"
-warnings slow | grep -q 'stopped early: failures over max_failures' || fail "slow: no word of the stop: $(warnings slow)"
+warnings slow | grep 'stopped early: failures over max_failures' >/dev/null || fail "slow: no word of the stop: $(warnings slow)"
 [ "$(jq '.cells[0].bench[0].failed' "$tmp/slow.json")" = 1 ] || fail "slow: more than the deciding failure counted"
 [ "$took" -le 40 ] || fail "slow: the sweep took $took s (old: about 45 s)"
 echo "slow server, max_failures 0: decided in $took s, one level"
@@ -66,7 +66,7 @@ run_sweep room "$slow
 bench: {concurrency: [1, 2], output_tokens: 16, requests: 2, warmup: 0, max_failures: 10, checks_under_load: false, calibrate: false}"
 [ "$(levels room)" = 1,2 ] || fail "room: levels run '$(levels room)', want 1,2"
 [ "$(jq '[.cells[0].bench[].requests] | add' "$tmp/room.json")" = 4 ] || fail "room: not every request was sent"
-! warnings room | grep -q 'stopped early' || fail "room: stopped early: $(warnings room)"
+! warnings room | grep 'stopped early' >/dev/null || fail "room: stopped early: $(warnings room)"
 echo "room for the failures: both levels whole, in $took s"
 
 # 4. the same over two loops (bench.threads): a stop decided on one loop stops the other,
@@ -78,12 +78,12 @@ bench: {concurrency: [4, 8], threads: 2, output_tokens: 16, requests: 8, checks_
 [ "$(verdict hung2)" = overload/timeout ] || fail "hung2: verdict $(verdict hung2), want overload/timeout"
 [ "$(levels hung2)" = 4 ] || fail "hung2: levels run '$(levels hung2)', want only 4"
 [ "$(jq '.cells[0].bench[0].client_cpu.threads' "$tmp/hung2.json")" = 2 ] || fail "hung2: not two loops"
-warnings hung2 | grep -q 'stopped early: the server stopped answering' || fail "hung2: no word of the stop: $(warnings hung2)"
+warnings hung2 | grep 'stopped early: the server stopped answering' >/dev/null || fail "hung2: no word of the stop: $(warnings hung2)"
 [ "$took" -le 40 ] || fail "hung2: the sweep took $took s (one timeout is 6 s)"
 run_sweep slow2 "$slow
 bench: {concurrency: [4, 8], threads: 2, output_tokens: 16, requests: 8, checks_under_load: false, calibrate: false}"
 [ "$(verdict slow2)" = overload/timeout ] || fail "slow2: verdict $(verdict slow2), want overload/timeout"
 [ "$(levels slow2)" = 4 ] || fail "slow2: levels run '$(levels slow2)', want only 4"
-warnings slow2 | grep -q 'stopped early: failures over max_failures' || fail "slow2: no word of the stop: $(warnings slow2)"
+warnings slow2 | grep 'stopped early: failures over max_failures' >/dev/null || fail "slow2: no word of the stop: $(warnings slow2)"
 [ "$took" -le 40 ] || fail "slow2: the sweep took $took s"
 echo "two loops: hung and slow servers stopped on both, one level each"

@@ -174,7 +174,7 @@ bench_args=()
 for bad in both "" Unified; do
         "$GAUNTLET" bench --url http://127.0.0.1:1 --concurrency 1 --requests 1 --output-tokens 1 \
                 --kv-cache-layout "$bad" >"$tmp/bad.out" 2>"$tmp/bad.err" && fail "--kv-cache-layout '$bad' taken"
-        head -n1 "$tmp/bad.err" | grep -qxF "gauntlet: invalid --kv-cache-layout '$bad' (unified or split)" ||
+        head -n1 "$tmp/bad.err" | grep -xF "gauntlet: invalid --kv-cache-layout '$bad' (unified or split)" >/dev/null ||
                 fail "--kv-cache-layout '$bad': $(cat "$tmp/bad.err")"
 done
 jq -e '[.bench[].warnings[] | select(test("server metrics"))] | length == 0' "$tmp/out-slots.json" >/dev/null ||

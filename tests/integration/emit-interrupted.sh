@@ -76,7 +76,7 @@ open(sys.argv[3], "w").write("\0".join(argv))
 PY
 mapfile -d '' argv <"$tmp/argv"
 [ "${argv[0]}" = "$FIXTURE" ] || fail "ExecStart runs '${argv[0]}', not the fixture"
-printf '%s\n' "${argv[@]}" | grep -qx -- --token-delay-ms || fail "ExecStart lacks the cell's flags"
+printf '%s\n' "${argv[@]}" | grep -x -- --token-delay-ms >/dev/null || fail "ExecStart lacks the cell's flags"
 wd=$(sed -n 's/^WorkingDirectory=//p' "$tmp/unit.service")
 (cd "$wd" && exec "${argv[@]}") >"$tmp/unit.log" 2>&1 &
 upid=$!

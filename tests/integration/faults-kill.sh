@@ -78,7 +78,7 @@ for k in $(seq "$KILLS"); do
                 for p in $left; do
                         t=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^GAUNTLET_ATTEMPT=//p')
                         [ -z "$t" ] && is_fixture "$p" && fail "survivor $p has no attempt token"
-                        [ -z "$t" ] || echo "$tokens" | grep -qx "$t" || {
+                        [ -z "$t" ] || grep -qxF -- "$t" <<<"$tokens" || {
                                 sqlite3 "$j" "SELECT a.id, a.state, a.abandon_reason, a.verdict, p.pid FROM attempts a JOIN processes p ON p.attempt_id = a.id WHERE p.token = '$t'" >&2
                                 ps -o pid,ppid,stat,args -p "$p" >&2 || true
                                 cat "$tmp/err.k$k" >&2
@@ -120,7 +120,7 @@ wait_gauntlet
 grep -q "stopped 2 processes left behind" "$tmp/err.window2" ||
         { cat "$tmp/err.window2" >&2; fail "the run after a kill at spawn did not stop what it left"; }
 left=$(alive_fixtures)
-for p in $window_pids; do echo "$left" | grep -qx "$p" && fail "pid $p (killed at spawn) survived the next run"; done
+for p in $window_pids; do echo "$left" | grep -x "$p" >/dev/null && fail "pid $p (killed at spawn) survived the next run"; done
 rm -f "$tmp"/pids-window-*
 
 # Now run to the end: it must finish what was left, stop every survivor first, and

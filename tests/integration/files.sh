@@ -90,7 +90,7 @@ rc=0
 wait "$gpid" || rc=$?
 [ "$rc" = 2 ] || { cat "$tmp/err.d"; fail "deleted journal: status $rc, want 2"; }
 [ $((SECONDS - t0)) -le 20 ] || fail "deleted journal: the run took $((SECONDS - t0)) s to stop"
-grep -c . "$tmp/err.d" | grep -qx 1 || { cat "$tmp/err.d"; fail "deleted journal: not one line"; }
+grep -c . "$tmp/err.d" | grep -x 1 >/dev/null || { cat "$tmp/err.d"; fail "deleted journal: not one line"; }
 grep -q "cannot write the journal '$tmp/d.db': the journal file was deleted or replaced" "$tmp/err.d" ||
         fail "deleted journal: $(cat "$tmp/err.d")"
 expect_none_alive "deleted journal: a server is left" 5

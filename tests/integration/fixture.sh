@@ -88,7 +88,7 @@ jqget() { # json, python-free field extraction with jansson-free tools: grep the
 }
 
 # --- usage -----------------------------------------------------------------------------
-"$FIXTURE" --help | grep -q -- '--port P' || soft_fail "--help mentions --port"
+"$FIXTURE" --help | grep -- '--port P' >/dev/null || soft_fail "--help mentions --port"
 "$FIXTURE" >/dev/null 2>&1; check "no --port is a usage error (2)" [ $? -eq 2 ]
 "$FIXTURE" --port 1 --bogus >/dev/null 2>&1; check "unknown flag is a usage error (2)" [ $? -eq 2 ]
 

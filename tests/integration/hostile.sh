@@ -26,7 +26,7 @@ our_pids() {
         for d in /proc/[0-9]*; do
                 p=${d#/proc/}
                 [ "$p" = $$ ] && continue
-                if { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null | grep -qF -- "$tmp"; then
+                if { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null | grep -F -- "$tmp" >/dev/null; then
                         if pid_running "$p"; then echo "$p"; fi
                 fi
         done

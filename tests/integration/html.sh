@@ -76,7 +76,7 @@ set -e
 [ "$(jq -r '.host.gpus | length' r.json)" = 2 ] || fail "the sweep did not record the host's GPUs"
 
 "$GAUNTLET" report --format html j.db >report.html
-head -c 15 report.html | grep -qx '<!DOCTYPE html>' || fail "not an HTML page: $(head -c 80 report.html)"
+head -c 15 report.html | grep -x '<!DOCTYPE html>' >/dev/null || fail "not an HTML page: $(head -c 80 report.html)"
 # The page itself: the answer is there as text, never as markup; the secret nowhere.
 grep -qF '&lt;img src=x onerror=&quot;document.title=&#39;pwned&#39;&quot;&gt;&lt;script&gt;' report.html ||
         fail "the hostile answer is not shown as escaped text"

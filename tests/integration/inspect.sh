@@ -29,12 +29,12 @@ $tmp/num.txt: pass" ] || soft_fail "clean output: $out"
 out=$("$G" inspect "$tmp/ok.txt" "$tmp/bang.txt" "$tmp/loop.txt" "$tmp/soup.txt" "$tmp/empty.txt" "$tmp/bad.txt"); rc=$?
 expect_rc 1 $rc "mixed files"
 [ "$(echo "$out" | wc -l)" -eq 6 ] || soft_fail "want 6 lines: $out"
-echo "$out" | grep -qx "$tmp/ok.txt: pass" || soft_fail "ok line: $out"
-echo "$out" | grep -q "^$tmp/bang.txt: garbage repeat: run of 64 x '!'" || soft_fail "bang line: $out"
-echo "$out" | grep -q "^$tmp/loop.txt: garbage loop: '\\\\n\\\\n</' repeated 40 times" || soft_fail "loop line: $out"
-echo "$out" | grep -q "^$tmp/soup.txt: garbage low-information: soup" || soft_fail "soup line: $out"
-echo "$out" | grep -q "^$tmp/empty.txt: garbage empty: " || soft_fail "empty line: $out"
-echo "$out" | grep -q "^$tmp/bad.txt: garbage invalid-text: .*\\\\xFF" || soft_fail "invalid line: $out"
+echo "$out" | grep -x "$tmp/ok.txt: pass" >/dev/null || soft_fail "ok line: $out"
+echo "$out" | grep "^$tmp/bang.txt: garbage repeat: run of 64 x '!'" >/dev/null || soft_fail "bang line: $out"
+echo "$out" | grep "^$tmp/loop.txt: garbage loop: '\\\\n\\\\n</' repeated 40 times" >/dev/null || soft_fail "loop line: $out"
+echo "$out" | grep "^$tmp/soup.txt: garbage low-information: soup" >/dev/null || soft_fail "soup line: $out"
+echo "$out" | grep "^$tmp/empty.txt: garbage empty: " >/dev/null || soft_fail "empty line: $out"
+echo "$out" | grep "^$tmp/bad.txt: garbage invalid-text: .*\\\\xFF" >/dev/null || soft_fail "invalid line: $out"
 # Evidence is escaped: the loop line is one line, no raw newline from the file.
 [ "$(echo "$out" | grep -c '</')" -eq 1 ] || soft_fail "loop evidence not on one line"
 
@@ -55,7 +55,7 @@ else
                 soft_fail "json: $json"
 fi
 # Options may come after files, and --format=json works too.
-"$G" inspect "$tmp/ok.txt" --format=json | grep -q '"verdict": *"pass"' || soft_fail "--format= after file"
+"$G" inspect "$tmp/ok.txt" --format=json | grep '"verdict": *"pass"' >/dev/null || soft_fail "--format= after file"
 
 # stdin: no file, or "-".
 out=$(printf 'OK' | "$G" inspect); rc=$?
@@ -68,7 +68,7 @@ printf 'OK!!!!' >"$tmp/bang4.txt"
 "$G" inspect "$tmp/bang4.txt" >/dev/null; expect_rc 0 $? "OK!!!! without finish reason"
 "$G" inspect --finish-reason length "$tmp/bang4.txt" >/dev/null; expect_rc 1 $? "OK!!!! with length"
 printf '  \n' >"$tmp/blank.txt"
-"$G" inspect --finish-reason length "$tmp/blank.txt" | grep -q "empty: .*finish_reason length" || soft_fail "empty with length"
+"$G" inspect --finish-reason length "$tmp/blank.txt" | grep "empty: .*finish_reason length" >/dev/null || soft_fail "empty with length"
 
 # Unreadable file: exit 2, the message names it; the other files are still judged.
 out=$("$G" inspect "$tmp/ok.txt" "$tmp/missing.txt" 2>"$tmp/err"); rc=$?
@@ -88,7 +88,7 @@ grep -q "^gauntlet: unknown option '--bogus'" "$tmp/err" || soft_fail "unknown o
 grep -q "try 'gauntlet inspect --help'" "$tmp/err" || soft_fail "usage hint"
 "$G" inspect --format xml "$tmp/ok.txt" 2>/dev/null; expect_rc 2 $? "bad format"
 "$G" inspect --format 2>/dev/null; expect_rc 2 $? "missing format value"
-"$G" inspect --help | grep -q "^usage: gauntlet inspect" || soft_fail "--help"
+"$G" inspect --help | grep "^usage: gauntlet inspect" >/dev/null || soft_fail "--help"
 "$G" inspect --help >/dev/null; expect_rc 0 $? "--help"
 
 # A file name with a newline is escaped on output.
@@ -103,7 +103,7 @@ printf 'ndon ndon ndon ndon ndon ndon ndon ndon' >"$tmp/ndon.txt"
 "$G" inspect "$tmp/ndon.txt" >/dev/null; expect_rc 0 $? "ndon x 8 without a question"
 out=$("$G" inspect --question 'What is the capital of the UK?' "$tmp/ndon.txt"); rc=$?
 expect_rc 1 $rc "ndon x 8, a question that does not ask for it"
-echo "$out" | grep -q "garbage repeat: short unit 'ndon ' (the whole answer; the question names neither" || soft_fail "ndon line: $out"
+echo "$out" | grep "garbage repeat: short unit 'ndon ' (the whole answer; the question names neither" >/dev/null || soft_fail "ndon line: $out"
 "$G" inspect "$tmp/ndon.txt" --question 'Say ndon 8 times' >/dev/null; expect_rc 0 $? "ndon x 8 asked for"
 
 # The corpus through the command line, as the unit test does it in-process; a sidecar's

@@ -79,7 +79,7 @@ bad=$(jq -r '.cells[] | select(.verdict == "skipped" and ((.cause != "pruned" an
 [ -z "$bad" ] || fail "skipped cells without a cause or reason: $bad"
 pruned=$(jq '[.cells[] | select(.cause == "pruned")] | length' "$tmp/r.json")
 [ "$pruned" -gt 0 ] && [ "$(jq -r .search.pruned "$tmp/r.json")" = "$pruned" ] || fail "pruned: $pruned, search.pruned $(jq .search.pruned "$tmp/r.json")"
-jq -r '.cells[] | select(.cause == "pruned") | .evidence' "$tmp/r.json" | grep -qv '^budget spent; predicted' &&
+jq -r '.cells[] | select(.cause == "pruned") | .evidence' "$tmp/r.json" | grep -v '^budget spent; predicted' >/dev/null &&
         fail "a pruned cell's reason: $(jq -r '.cells[] | select(.cause == "pruned") | .evidence' "$tmp/r.json" | grep -v '^budget spent; predicted' | head -1)"
 [ "$(jq '[.cells[] | select(.cause == "pruned") | .prediction.p_feasible | numbers] | length' "$tmp/r.json")" = "$pruned" ] ||
         fail "a pruned cell without its prediction"

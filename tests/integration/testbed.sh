@@ -71,7 +71,7 @@ jget() { python3 -c "import sys,json; d=json.load(sys.stdin); print(eval('d'+sys
 grep -q "invalid choice: 'cutlass'" "$tmp/bad.log" || fail "no 'invalid choice' message"
 "$TESTBED" --gemm-backend shuffled >"$tmp/bad.log" 2>&1
 [ $? -eq 2 ] || fail "shuffled is not a GEMM backend"
-"$TESTBED" --version | grep -q '^gauntlet-testbed ' || fail "--version"
+"$TESTBED" --version | grep '^gauntlet-testbed ' >/dev/null || fail "--version"
 
 # ---- serving
 start plain --threads 4 || fail "did not start"
@@ -123,7 +123,7 @@ assert len(c["logprobs"]["tokens"]) == 12 and len(c["logprobs"]["top_logprobs"][
 
 # errors: bad JSON 400, bad field 400, oversized body 413, unknown route 404
 [ "$(curl -s -o "$tmp/e" -w '%{http_code}' -d '{"messages":' "$(url /v1/chat/completions)")" = 400 ] || fail "bad JSON is not 400"
-jget '["error"]["code"]' <"$tmp/e" | grep -q 400 || fail "error object: $(cat "$tmp/e")"
+jget '["error"]["code"]' <"$tmp/e" | grep 400 >/dev/null || fail "error object: $(cat "$tmp/e")"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -d '{"messages":[{"role":"user","content":"x"}],"max_tokens":-3}' "$(url /v1/chat/completions)")" = 400 ] || fail "bad max_tokens is not 400"
 head -c 1100000 /dev/zero | tr '\0' 'a' >"$tmp/big"
 [ "$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$tmp/big" "$(url /v1/chat/completions)")" = 413 ] || fail "a 1.1 MB body is not 413"
