@@ -6,8 +6,8 @@
 # naming the quantized cache type at fault), with budget: {launches: 12}:
 #   - no value that a failure's line names is launched again after that line, nor in more
 #     than two cells in all (one may hold it beside a value its line names first);
-#   - a cell of the best family (f16 caches) passed; the best cell was launched with at
-#     most a third of the budget spent on failures before it; at most 5 failures in all
+#   - a cell of the best family (f16 caches) passed, with at most a third of the budget
+#     spent on failures before the first of them; at most 5 failures in all
 #     (one per quantized value: 4, and one whose line, "quantized V cache requires
 #     flash_attn", names no value);
 #   - every pruned cell whose reason blames a named value quotes the line.
@@ -42,13 +42,19 @@ order=$(grep -E '^\[launch [0-9]+' "$tmp/out" | sed -E 's/^\[launch ([0-9]+)[^]]
 before=$(printf '%s\n' "$order" | awk '/ctk=f16 ctv=f16/ && / pass / {exit} / crash/ {n++} END {print n + 0}')
 echo "failures before the f16 family passed: $before; failures in all: $failed"
 [ $((before * 3)) -le "$BUDGET" ] || fail "$before failures before the f16 family passed: more than a third of the budget ($BUDGET)"
-# the report's best, in the search's launch order: the failures launched before it
+# The report's best, in the search's launch order: the failures launched before it, a
+# figure and no gate here. On this CPU the four f16 cells serve alike (one cell measured
+# 500-650 tok/s over six runs of this space), so which of them the report names best is the
+# noise's choice, and it was launched 1st, 4th, 8th or 9th by that choice alone. What the
+# search answers for is reaching the family, gated above; the best's own position is
+# measured where the cells differ, on the H200 (docs/search.md).
 best=$(jq -r '.best // ""' "$tmp/r.json")
 to_best=$(jq --arg b "$best" '.search.best_so_far as $t | ([$t[] | select(.cell == $b) | .launch] | min) as $l
         | [$t[] | select(.launch < $l and .verdict != "pass")] | length' "$tmp/r.json")
 echo "the best ($best): $to_best failures launched before it"
 [ -n "$best" ] || fail "no best cell"
-[ $((to_best * 3)) -le "$BUDGET" ] || fail "$to_best failures before the best: more than a third of the budget ($BUDGET)"
+jq -e --arg b "$best" '.cells[] | select(.id == $b) | .verdict == "pass" and .axes.ctk == "f16" and .axes.ctv == "f16"' \
+        "$tmp/r.json" >/dev/null || fail "the best ($best) is no passing cell of the f16 family"
 [ "$failed" -le 5 ] || fail "$failed failed launches: 4 quantized values, each named by its line, need 4 (and one more for the line that names none)"
 # each value a failure's line names ("K cache type q8_0 ...": ctk=q8_0): never launched after
 # the line (it is condemned at once), and how often in all is printed (a value may ride
