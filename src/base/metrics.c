@@ -115,6 +115,9 @@ static const struct metric_info table[_METRIC_MAX] = {
         [METRIC_CPU_BOUND] = {"bound", IN(METRIC_CLIENT_CPU), "client-bound", "", HIGHER, false, NULL,
                               "true when the client was the bottleneck: a loop used 90% of a core or more, or the median "
                               "send delay was over 1 ms"},
+        [METRIC_CPU_HOST_STEAL] = {"host_steal", IN(METRIC_CLIENT_CPU), "host CPU stolen", "", LOWER, false, NULL,
+                                   "the fraction of the host's CPU time its hypervisor took during the level (the "
+                                   "steal of /proc/stat); null where unknown"},
         [METRIC_USAGE_CHECK] = {"usage_check", NULL, "usage check", "", HIGHER, false, NULL,
                                 "the server's usage.completion_tokens against gauntlet's count of the same requests"},
         [METRIC_USAGE_METHOD] = {"method", IN(METRIC_USAGE_CHECK), "counted by", "", HIGHER, false, NULL,

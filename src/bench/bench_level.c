@@ -722,6 +722,7 @@ static int level_send(struct bench *b, int n, int concurrency, double rate, stru
                 r = scrape_level_begin(b->th.scrape);
 
         getrusage(RUSAGE_THREAD, ru0);
+        cpustat_read(&b->lv.host0);
         if (r >= 0) {
                 b->lv.rss_kb_start = rss_kb();
                 b->t0 = now_usec();
@@ -742,8 +743,11 @@ static int level_collect(struct bench *b, int n, const struct rusage *ru0, uint6
                          json_t **server) {
         struct rusage ru1, self;
         int r;
+        struct cpustat host1;
         getrusage(RUSAGE_THREAD, &ru1);
         getrusage(RUSAGE_SELF, &self);
+        cpustat_read(&host1);
+        b->lv.host_steal = cpustat_steal(&b->lv.host0, &host1);
         b->lv.cpu_user_s = ru_cpu_s(ru0, &ru1, &b->lv.cpu_sys_s);
         b->lv.loop_cpu_max_s = b->lv.cpu_user_s + b->lv.cpu_sys_s;
         b->lv.wall_s = (double)(now_usec() - b->t0) / 1e6;

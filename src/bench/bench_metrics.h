@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "proc/cpustat.h"
 #include "text/buf.h"
 #include "bench/dataset.h"
 #include "base/hist.h"
@@ -28,6 +29,9 @@
  * much of a core over it (no time left over), or when the median request went out more
  * than BENCH_LATE_USEC after it was due (the client fell behind, not only in bursts). */
 #define BENCH_CPU_BOUND 0.9
+/* A level during which the hypervisor took more than this fraction of the host's CPU time
+ * warns (its figures may be low; docs/metrics.md "host_steal"). */
+#define BENCH_STEAL_WARN 0.05
 /* Threads of the bench (docs/bench.md "Client threads"): at most this many loops; with
  * spec->threads 0, one loop below BENCH_THREADS_FROM streams, above, one per
  * BENCH_STREAMS_PER_THREAD streams, at most the CPUs less one. */
@@ -259,6 +263,8 @@ struct bench_level {
         long rss_kb_start, rss_kb_peak;
         int threads;               /* loops (threads) the level ran on; 0 counts as 1 */
         double loop_cpu_max_s;     /* CPU of the busiest loop's thread (user + system) */
+        struct cpustat host0;      /* the host's CPU counters at the level's start */
+        double host_steal;         /* the fraction of them stolen over the level; NAN: unknown */
 };
 
 /* Flagged outputs a level keeps as evidence (the counts cover them all). */

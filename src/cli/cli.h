@@ -15,6 +15,7 @@ enum exit_code {
         EXIT_OK = 0,       /* the sweep finished and a cell passed; smoke passed; all clean */
         EXIT_FAILED = 1,   /* no cell passed; a check failed; an output was flagged */
         EXIT_USAGE = 2,    /* bad flag, malformed matrix or file, cannot run at all */
+        EXIT_INCONCLUSIVE = 3, /* compare: nothing regressed, a disturbed host leaves a slowdown undecided */
 };
 
 /* "gauntlet: " + message + "\n" on stderr. */

@@ -32,6 +32,8 @@ static const char *speed_word(const struct compare_speed *s) {
                 return NULL;
         if (s->regression)
                 return "SLOWER";
+        if (s->inconclusive)
+                return "INCONCLUSIVE";
         if (s->improvement)
                 return "faster";
         if (s->significant)
@@ -39,15 +41,32 @@ static const char *speed_word(const struct compare_speed *s) {
         return "within noise";
 }
 
+/* ", the hypervisor took 22% of the host's CPU time during the new bench" (steal), or "". */
+static char *steal_text(const struct compare_speed *s) {
+        if (!s->disturbed)
+                return strdup("");
+        char a[16] = "?", b[16] = "?";
+        if (isfinite(s->steal_old))
+                snprintf(a, sizeof(a), "%.0f%%", 100 * s->steal_old);
+        if (isfinite(s->steal_new))
+                snprintf(b, sizeof(b), "%.0f%%", 100 * s->steal_new);
+        return strdup_printf("; the hypervisor took %s -> %s of the host's CPU time during the bench%s", a, b,
+                             s->inconclusive ? ": run it again on a quiet host" : "");
+}
+
 /* "-40.8% [-43.1%, -38.2%] bootstrap 16/16" */
 static char *speed_text(const struct compare_speed *s) {
         if (!s->known)
                 return strdup("");
+        _cleanup_free_ char *st = steal_text(s);
+        if (!st)
+                return NULL;
         if (s->method == COMPARE_METHOD_BOOTSTRAP || s->method == COMPARE_METHOD_REPEATS)
-                return strdup_printf("%.4g -> %.4g (%+.1f%% [%+.1f%%, %+.1f%%], %s of %zu/%zu)", s->old_value,
+                return strdup_printf("%.4g -> %.4g (%+.1f%% [%+.1f%%, %+.1f%%], %s of %zu/%zu%s)", s->old_value,
                                      s->new_value, 100 * s->change, 100 * s->lo, 100 * s->hi,
-                                     compare_method_name(s->method), s->n_old, s->n_new);
-        return strdup_printf("%.4g -> %.4g (%+.1f%%, noise unknown)", s->old_value, s->new_value, 100 * s->change);
+                                     compare_method_name(s->method), s->n_old, s->n_new, st);
+        return strdup_printf("%.4g -> %.4g (%+.1f%%, noise unknown%s)", s->old_value, s->new_value, 100 * s->change,
+                             st);
 }
 
 static char *accuracy_text(const struct compare_accuracy *a) {
@@ -63,12 +82,22 @@ static const char *best_label(const struct compare_result *r, long i) {
 }
 
 static char *summary_text(const struct compare_result *r) {
+        _cleanup_free_ char *inc =
+                r->inconclusive ? strdup_printf("; %zu inconclusive: the hypervisor took over %.0f%% of the host's CPU "
+                                                "time during %s bench",
+                                                r->inconclusive, 100 * r->opts.max_steal,
+                                                r->inconclusive == 1 ? "its" : "their")
+                                : strdup("");
+        if (!inc)
+                return NULL;
         return strdup_printf("%s: %zu verdict regression%s, %zu slower beyond %.1f%%, %zu accuracy drop%s; %zu fix%s, "
-                             "%zu faster; %zu unchanged",
-                             r->regressed ? "REGRESSED" : "no regression", r->regressions,
-                             r->regressions == 1 ? "" : "s", r->slower, 100 * r->opts.max_slowdown,
+                             "%zu faster; %zu unchanged%s",
+                             r->regressed      ? "REGRESSED"
+                             : r->inconclusive ? "INCONCLUSIVE"
+                                               : "no regression",
+                             r->regressions, r->regressions == 1 ? "" : "s", r->slower, 100 * r->opts.max_slowdown,
                              r->accuracy_drops, r->accuracy_drops == 1 ? "" : "s", r->fixes,
-                             r->fixes == 1 ? "" : "es", r->faster, r->unchanged);
+                             r->fixes == 1 ? "" : "es", r->faster, r->unchanged, inc);
 }
 
 /* ---- text ---- */
@@ -188,6 +217,12 @@ static json_t *speed_json(const struct compare_speed *s) {
                               "change", s->change, "higher_better", s->higher_better, "method",
                               compare_method_name(s->method), "significant", s->significant, "regression",
                               s->regression, "improvement", s->improvement);
+        if (o) {
+                json_object_set_new(o, "steal_old", isfinite(s->steal_old) ? json_real(s->steal_old) : json_null());
+                json_object_set_new(o, "steal_new", isfinite(s->steal_new) ? json_real(s->steal_new) : json_null());
+                json_object_set_new(o, "disturbed", json_boolean(s->disturbed));
+                json_object_set_new(o, "inconclusive", json_boolean(s->inconclusive));
+        }
         if (o && (s->method == COMPARE_METHOD_BOOTSTRAP || s->method == COMPARE_METHOD_REPEATS)) {
                 json_object_set_new(o, "interval", json_pack("[f, f]", s->lo, s->hi));
                 json_object_set_new(o, "n_old", json_integer((json_int_t)s->n_old));
@@ -229,18 +264,18 @@ int compare_report_json(const struct compare_result *r, json_t **ret) {
                 if (json_array_append_new(prov, json_string(*p)) < 0)
                         return -ENOMEM;
         json_t *o = json_pack(
-                "{s:{s:o, s:I}, s:{s:o, s:I}, s:o, s:{s:f, s:f}, s:O, s:{s:o, s:o, s:b}, s:O, "
-                "s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:b}",
+                "{s:{s:o, s:I}, s:{s:o, s:I}, s:o, s:{s:f, s:f, s:f}, s:O, s:{s:o, s:o, s:b}, s:O, "
+                "s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}, s:b}",
                 "old", "journal", str_or_null(r->old->journal_path), "sweep", (json_int_t)r->old->sweep_id, "new",
                 "journal", str_or_null(r->new->journal_path), "sweep", (json_int_t)r->new->sweep_id, "objective",
                 str_or_null(r->metric), "thresholds", "max_slowdown", r->opts.max_slowdown, "max_accuracy_drop",
-                r->opts.max_accuracy_drop, "cells", cells, "best", "old",
+                r->opts.max_accuracy_drop, "max_steal", r->opts.max_steal, "cells", cells, "best", "old",
                 r->old_best >= 0 ? json_string(r->cells[r->old_best].label) : json_null(), "new",
                 r->new_best >= 0 ? json_string(r->cells[r->new_best].label) : json_null(), "changed", r->best_changed,
                 "provenance_changes", prov, "summary", "regressions", (json_int_t)r->regressions, "slower",
                 (json_int_t)r->slower, "accuracy_drops", (json_int_t)r->accuracy_drops, "fixes",
                 (json_int_t)r->fixes, "faster", (json_int_t)r->faster, "unchanged", (json_int_t)r->unchanged,
-                "regressed", r->regressed);
+                "inconclusive", (json_int_t)r->inconclusive, "regressed", r->regressed);
         if (!o)
                 return -ENOMEM;
         *ret = o;

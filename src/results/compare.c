@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/metrics.h"
 #include "base/rng.h"
 #include "base/util.h"
 #include "gate/eval.h"
@@ -17,6 +18,7 @@ void compare_options_init(struct compare_options *o) {
                 .max_accuracy_drop = 0.0,
                 .resamples = COMPARE_RESAMPLES,
                 .seed = 0x6761756e746c6574ULL,
+                .max_steal = 0.05,
         };
 }
 
@@ -198,11 +200,51 @@ static bool speed_bootstrap(const struct report_view *old, const struct report_v
         return true;
 }
 
+/* The host's steal over the cell's level: the highest of its repeats; NAN when unknown. */
+static double level_steal(const struct report_cell *c, long level) {
+        size_t i;
+        json_t *e;
+        double s = NAN;
+        char path[64];
+        snprintf(path, sizeof(path), "%s.%s", metric_key(METRIC_CLIENT_CPU), metric_key(METRIC_CPU_HOST_STEAL));
+        json_array_foreach(c->bench, i, e) {
+                if (json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))) != level)
+                        continue;
+                json_t *x = json_array_get(json_object_get(json_object_get(e, metric_key(METRIC_SPREAD)), path), 1);
+                if (!json_is_number(x))
+                        x = json_object_get(json_object_get(e, metric_key(METRIC_CLIENT_CPU)),
+                                            metric_key(METRIC_CPU_HOST_STEAL));
+                if (json_is_number(x) && !(json_number_value(x) <= s))
+                        s = json_number_value(x);
+        }
+        return s;
+}
+
+/* Whether the hosts' steal leaves sp undecided (struct compare_speed, "inconclusive"). */
+static void speed_steal(const struct report_view *old, const struct report_view *new, const struct report_cell *a,
+                        const struct report_cell *b, const struct compare_options *o, struct compare_speed *sp) {
+        struct report_figure fa, fb;
+        sp->steal_old = sp->steal_new = NAN;
+        if (report_cell_figure_value(old, a, &fa) < 0 || report_cell_figure_value(new, b, &fb) < 0 || !fa.by_bench ||
+            !fb.by_bench)
+                return;
+        sp->steal_old = level_steal(a, fa.level);
+        sp->steal_new = level_steal(b, fb.level);
+        bool new_hit = sp->steal_new > o->max_steal, old_hit = sp->steal_old > o->max_steal;
+        sp->disturbed = new_hit || old_hit;
+        if (sp->regression && new_hit && sp->worse <= o->max_slowdown + COMPARE_STEAL_FACTOR * sp->steal_new)
+                sp->regression = false;
+        sp->inconclusive =
+                !sp->regression &&
+                ((new_hit && sp->significant && sp->worse > o->max_slowdown) ||
+                 (old_hit && sp->worse + COMPARE_STEAL_FACTOR * sp->steal_old > o->max_slowdown));
+}
+
 static void compare_speed(const struct report_view *old, const struct report_view *new, const struct report_cell *a,
                           const struct report_cell *b, const struct compare_options *o, struct compare_speed *sp) {
         struct report_score sa, sb;
         bool by_bench = report_by_bench(new);
-        *sp = (struct compare_speed){.method = COMPARE_METHOD_NONE};
+        *sp = (struct compare_speed){.method = COMPARE_METHOD_NONE, .steal_old = NAN, .steal_new = NAN};
         if (report_cell_score(old, a, by_bench, &sa) < 0 || report_cell_score(new, b, by_bench, &sb) < 0 ||
             !(sa.value > 0) || !isfinite(sb.value))
                 return;
@@ -226,6 +268,7 @@ static void compare_speed(const struct report_view *old, const struct report_vie
         }
         sp->regression = sp->significant && sp->worse > o->max_slowdown;
         sp->improvement = sp->significant && sp->worse < 0;
+        speed_steal(old, new, a, b, o, sp);
 }
 
 static void compare_accuracy(const struct report_cell *a, const struct report_cell *b, const struct compare_options *o,
@@ -325,6 +368,7 @@ static int add_pair(struct compare_result *r, long ia, long ib) {
         r->fixes += x->change == COMPARE_FIX;
         r->slower += x->speed.regression;
         r->faster += x->speed.improvement;
+        r->inconclusive += x->speed.inconclusive;
         r->accuracy_drops += x->accuracy.regression;
         r->unchanged += x->change == COMPARE_SAME && !x->speed.significant && !x->accuracy.significant;
         r->regressed |= x->regression;

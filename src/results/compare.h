@@ -25,7 +25,13 @@ struct compare_options {
         double max_accuracy_drop;     /* a fraction (0.02: two points of accuracy) */
         unsigned resamples;           /* the bootstrap's; 0: COMPARE_RESAMPLES */
         uint64_t seed;                /* the bootstrap's */
+        double max_steal;             /* a fraction of the host's CPU time: a bench level during
+                                         which the hypervisor took more was disturbed */
 };
+/* A level's slowdown that steal s could have caused is taken to be at most this many times
+ * s: on the 2-core VM the tests run on, 18% steal cost a llama-server bench 30% of its
+ * tokens per second, 40% steal up to 50% (docs/compare.md, "A disturbed host"). */
+#define COMPARE_STEAL_FACTOR 3.0
 #define COMPARE_RESAMPLES 2000
 #define COMPARE_MIN_SAMPLES 5         /* fewer requests on a side: no bootstrap */
 void compare_options_init(struct compare_options *o);
@@ -61,6 +67,16 @@ struct compare_speed {
         bool significant;             /* the interval excludes 0 (UNKNOWN: always) */
         bool regression;              /* significant and worse by more than max_slowdown */
         bool improvement;             /* significant and better */
+        /* The host's steal over each side's level (client_cpu.host_steal, the highest of its
+         * repeats; NAN: unknown). disturbed: either is above max_steal. inconclusive: not a
+         * regression, yet it could be one for all the disturbed figures tell: the new side
+         * significantly slower beyond the threshold, by no more than max_slowdown +
+         * COMPARE_STEAL_FACTOR times its steal (the steal may have made it so), or the old
+         * side disturbed so that a regression of the new one up to COMPARE_STEAL_FACTOR
+         * times the old's steal may hide behind its low figure. */
+        double steal_old, steal_new;
+        bool disturbed;
+        bool inconclusive;
 };
 
 struct compare_accuracy {
@@ -91,6 +107,7 @@ struct compare_result {
         bool best_changed;
         char **provenance_changes;    /* NULL-terminated (provenance_diff); NULL: one has none */
         size_t regressions, fixes, slower, faster, accuracy_drops, unchanged;
+        size_t inconclusive;          /* speed changes that steal leaves undecided */
         bool regressed;               /* something regressed beyond the thresholds */
 };
 

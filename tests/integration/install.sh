@@ -107,7 +107,7 @@ for c in $commands; do
                 grep -qE -- "(^|[ \"])$o([^a-z-]|\$)" "$tmp/section" || soft_fail "the page's $c section lacks $o"
         done
 done
-for x in 0 1 2 130; do
+for x in 0 1 2 3 130; do
         grep -qx "\.B $x" "$tmp/page" || soft_fail "the page's EXIT STATUS lacks $x"
 done
 for cause in pass garbage repeat loop low-information invalid-text empty nan http wrong crash oom arch cuda \

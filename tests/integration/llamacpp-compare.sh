@@ -2,11 +2,18 @@
 # tier: engine (tests/run engine)
 # llamacpp-compare.sh -- gauntlet compare (docs/compare.md) on the real llama-server (skipped,
 # by name, without one):
-#   - 11 sweeps of one unchanged matrix, each compared with the next: 10 of 10 no regression;
-#   - two "builds": one build of llama-server run with its default threads, then with
-#     --threads 1 (the matmuls on one CPU thread: slower for a reason that can be stated).
+#   - 11 sweeps of one unchanged matrix, each compared with the next: 10 of 10 no regression
+#     (exit 0; or exit 3, inconclusive, where a bench ran while the host's hypervisor took
+#     more than 5% of its CPU time: docs/compare.md "A disturbed host");
+#   - two "builds": one build of llama-server run with its default threads, then with four
+#     threads per CPU (--threads 4*nproc: threads that wait on each other at every matmul
+#     on CPUs they must share; slower for a reason that can be stated, on any machine).
 #     This stands in for two builds that differ (docs/compare.md says so): compare names
-#     every cell slower outside the noise, exit 1, and exit 0 with --max-slowdown above it.
+#     every cell slower outside the noise, exit 1 (or, on a disturbed host, exit 3 and never
+#     "unchanged"), and exit 0 with --max-slowdown above it (or 3).
+# Each cell's bench is 16 requests of 64 tokens: with 16 tokens each (0.5 s of decoding a
+# cell) two launches of one unchanged cell differed by up to 27% on the 2-core machine, with
+# 64 by up to 14% (docs/compare.md, "On llama-server").
 . "$SRCDIR/tests/lib.sh"
 need_llama_server
 command -v jq >/dev/null || fail "jq is needed"
@@ -28,7 +35,7 @@ axes:
 checks:
   - {name: up, prompt: "Reply with exactly: OK", expect: {regex: "."}}
 probes: false
-bench: {concurrency: [1], input_tokens: 32, output_tokens: 16, requests: 12}
+bench: {concurrency: [1], input_tokens: 32, output_tokens: 64, requests: 16}
 objective: output_tokens_per_s@1
 emit: []
 YAML
@@ -48,25 +55,33 @@ th=${MAX_SLOWDOWN:-25%}
 
 matrix ""
 for i in $(seq 0 10); do sweep "u$i"; done
-worst=0
+# a compare that exits 3 must have a disturbed cell to show for it
+disturbed() { jq -e '[.cells[].speed.disturbed] | any' "$tmp/cmp.json" >/dev/null; }
+worst=0 conclusive=0 steals=""
 for i in $(seq 0 9); do
         cmp "u$i" "u$((i + 1))" --max-slowdown "$th"
-        [ "$rc" = 0 ] || fail "unchanged try $((i + 1)): exit $rc: $(jq -c '.summary, [.cells[] | .speed]' "$tmp/cmp.json")"
+        [ "$rc" = 0 ] || { [ "$rc" = 3 ] && disturbed; } ||
+                fail "unchanged try $((i + 1)): exit $rc: $(jq -c '.summary, [.cells[] | .speed]' "$tmp/cmp.json")"
+        [ "$rc" = 3 ] || conclusive=$((conclusive + 1))
         w=$(jq "[.cells[].speed | select(. != null) | .change | if . < 0 then -. else . end] | max" "$tmp/cmp.json")
         worst=$(jq -n "[$worst, $w] | max")
+        steals="$steals $(jq -c '[.cells[].speed.steal_new]' "$tmp/cmp.json")"
 done
+echo "unchanged: 10 of 10 no regression, $conclusive of them conclusive (exit 0), the rest inconclusive (exit 3)"
+echo "the new side's steal per try:$steals"
 
-if [ "$(nproc)" -lt 2 ]; then
-        echo "llamacpp-compare: unchanged 10 of 10, largest |change| $worst; one CPU: --threads 1 changes nothing, not compared"
-        exit 0
-fi
-matrix ', --threads, "1"'
+over=$(($(nproc) * 4))
+matrix ", --threads, \"$over\""
 sweep slow
 cmp u10 slow --max-slowdown 10%
-[ "$rc" = 1 ] || fail "--threads 1: exit $rc: $(jq -c '.summary, [.cells[] | .speed]' "$tmp/cmp.json")"
-jq -e '[.cells[] | .speed.regression and .speed.interval[1] < 0 and .change == "same"] | all' "$tmp/cmp.json" \
-        >/dev/null || fail "--threads 1: not every cell slower: $(jq -c '[.cells[] | .speed]' "$tmp/cmp.json")"
-slow=$(jq -c '[.cells[] | [.cell, .speed.change, .speed.interval]]' "$tmp/cmp.json")
+[ "$rc" = 1 ] || { [ "$rc" = 3 ] && disturbed; } ||
+        fail "--threads $over: exit $rc: $(jq -c '.summary, [.cells[] | .speed]' "$tmp/cmp.json")"
+# every cell slower outside the noise: a regression, or (disturbed) inconclusive
+jq -e '[.cells[] | (.speed.regression or .speed.inconclusive) and .speed.interval[1] < 0 and .change == "same"] | all' \
+        "$tmp/cmp.json" >/dev/null ||
+        fail "--threads $over: not every cell slower: $(jq -c '[.cells[] | .speed]' "$tmp/cmp.json")"
+slow=$(jq -c '[.cells[] | [.cell, .speed.change, .speed.interval, .speed.steal_old, .speed.steal_new]]' "$tmp/cmp.json")
+[ "$rc" = 1 ] || echo "--threads $over: inconclusive (exit 3): the host was disturbed: $slow"
 cmp u10 slow --max-slowdown 1000%
-[ "$rc" = 0 ] || fail "--threads 1 with --max-slowdown 1000%: exit $rc"
-echo "llamacpp-compare: unchanged 10 of 10, largest |change| $worst; --threads 1: $slow"
+[ "$rc" = 0 ] || { [ "$rc" = 3 ] && disturbed; } || fail "--threads $over with --max-slowdown 1000%: exit $rc"
+echo "llamacpp-compare: unchanged 10 of 10 ($conclusive conclusive), largest |change| $worst; --threads $over: $slow"

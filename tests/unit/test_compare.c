@@ -169,8 +169,67 @@ static void test_against(void **state) {
         assert_false(a.still_best);
 }
 
+/* One cell at old tokens/s and steal so, then at new tokens/s and steal sn (NAN: none
+ * recorded), compared with the default options but max_steal; figures without samples, so
+ * any change is significant (the noise unknown). */
+static struct compare_speed steal_case(double old_tok, double so, double new_tok, double sn, double max_steal) {
+        struct report_view *a = view_of(&old_tok, 1), *b = view_of(&new_tok, 1);
+        if (isfinite(so))
+                json_object_set_new(json_array_get(a->cells[0].bench, 0), "client_cpu",
+                                    json_pack("{s:f}", "host_steal", so));
+        if (isfinite(sn))
+                json_object_set_new(json_array_get(b->cells[0].bench, 0), "client_cpu",
+                                    json_pack("{s:f}", "host_steal", sn));
+        struct compare_options o;
+        compare_options_init(&o);
+        o.max_steal = max_steal;
+        struct compare_result *r = NULL;
+        assert_int_equal(compare_views(a, b, &o, &r), 0);
+        assert_int_equal(r->n_cells, 1);
+        struct compare_speed sp = r->cells[0].speed;
+        assert_int_equal(r->inconclusive, sp.inconclusive);
+        assert_int_equal(r->slower, sp.regression);
+        assert_int_equal(r->regressed, sp.regression);
+        compare_result_free(r);
+        report_view_free(a);
+        report_view_free(b);
+        return sp;
+}
+
+static void test_steal(void **state) {
+        (void)state;
+        struct compare_speed sp;
+        /* nothing recorded: as before, 30% slower is a regression */
+        sp = steal_case(100, NAN, 70, NAN, 0.05);
+        assert_true(sp.regression && !sp.disturbed && !sp.inconclusive && isnan(sp.steal_old));
+        /* 20% stolen during the new bench: 30% slower may be the host's (5% + 3 x 20%) */
+        sp = steal_case(100, 0, 70, 0.2, 0.05);
+        assert_true(!sp.regression && sp.disturbed && sp.inconclusive);
+        assert_true(sp.steal_old == 0 && sp.steal_new == 0.2);
+        /* the same under a max_steal of 50%: not disturbed, a regression */
+        sp = steal_case(100, 0, 70, 0.2, 0.5);
+        assert_true(sp.regression && !sp.disturbed && !sp.inconclusive);
+        /* 2% stolen: below max_steal, a regression */
+        sp = steal_case(100, 0.01, 70, 0.02, 0.05);
+        assert_true(sp.regression && !sp.disturbed);
+        /* 80% slower with 10% stolen: more than 5% + 3 x 10% can explain */
+        sp = steal_case(100, 0, 20, 0.1, 0.05);
+        assert_true(sp.regression && sp.disturbed && !sp.inconclusive);
+        /* 20% stolen, but faster or within the threshold: nothing to decide */
+        sp = steal_case(100, 0, 110, 0.2, 0.05);
+        assert_true(!sp.regression && sp.disturbed && !sp.inconclusive && sp.improvement);
+        sp = steal_case(100, 0, 97, 0.2, 0.05);
+        assert_true(!sp.regression && !sp.inconclusive);
+        /* the old bench disturbed: the new figure equal or better may hide a regression */
+        sp = steal_case(100, 0.2, 100, 0, 0.05);
+        assert_true(!sp.regression && sp.inconclusive && sp.steal_old == 0.2);
+        sp = steal_case(100, 0.2, 200, 0, 0.05);
+        assert_true(!sp.inconclusive && sp.improvement);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_steal),
                 cmocka_unit_test(test_unchanged),
                 cmocka_unit_test(test_faster),
                 cmocka_unit_test(test_times),

@@ -1,4 +1,6 @@
 /* test_host.c -- version commands as events, the host fingerprint (text_clean: test_text.c). */
+#include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "proc/cpustat.h"
 #include "proc/host.h"
 
 #define ARGV(...) ((char *const[]){__VA_ARGS__, NULL})
@@ -17,6 +20,39 @@ static int fingerprint(struct loop *l, const struct profile *p, json_t **ret) {
         _cleanup_gpu_ struct gpu *g = NULL;
         int r = gpu_open(&g);
         return r < 0 ? r : host_fingerprint_gpu(l, p, g, ret);
+}
+
+/* /proc/stat's "cpu" line: steal is the eighth field; the total is all of the first eight
+ * (guest time is inside user's); older kernels' shorter lines, and lines that are not. */
+static void test_cpustat(void **state) {
+        (void)state;
+        struct cpustat a, b;
+        assert_int_equal(cpustat_parse("cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 50 0 25 400 5 0 0 20 0 0\n", &a), 0);
+        assert_true(a.known);
+        assert_true(a.total == 1000 && a.steal == 40);
+        assert_int_equal(cpustat_parse("intr 1\ncpu  200 0 100 1500 20 0 0 180 7 0\n", &b), 0);
+        assert_true(b.total == 2000 && b.steal == 180);
+        /* 140 of the 1000 jiffies between them */
+        assert_true(cpustat_steal(&a, &b) > 0.1399 && cpustat_steal(&a, &b) < 0.1401);
+        /* no time passed, or counters that went back: unknown */
+        assert_true(isnan(cpustat_steal(&b, &a)) && isnan(cpustat_steal(&a, &a)));
+        /* a kernel without the steal field */
+        assert_int_equal(cpustat_parse("cpu 1 2 3 4\n", &a), 0);
+        assert_true(a.total == 10 && a.steal == 0);
+        /* not the line */
+        assert_int_equal(cpustat_parse("cpu0 1 2 3 4 5 6 7 8\n", &a), -EINVAL);
+        assert_false(a.known);
+        assert_int_equal(cpustat_parse("cpu 1 2 x\n", &a), -EINVAL);
+        assert_int_equal(cpustat_parse("cpu 1 2 3\n", &a), -EINVAL);
+        assert_int_equal(cpustat_parse("cpu 18446744073709551615 1 0 0\n", &a), -EINVAL);
+        assert_int_equal(cpustat_parse("", &a), -EINVAL);
+        assert_true(isnan(cpustat_steal(&a, &b)));
+        /* this host: a line there is (Linux), read twice, gives a fraction or unknown */
+        cpustat_read(&a);
+        cpustat_read(&b);
+        assert_true(a.known);
+        double s = cpustat_steal(&a, &b);
+        assert_true(isnan(s) || (s >= 0 && s <= 1));
 }
 
 static void test_commands(void **state) {
@@ -210,7 +246,8 @@ static void test_fingerprint_no_gpus(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                        cmocka_unit_test(test_commands),
+                cmocka_unit_test(test_cpustat),
+                cmocka_unit_test(test_commands),
                 cmocka_unit_test(test_commands_timeout),
                 cmocka_unit_test(test_fingerprint_fake_gpus),
                 cmocka_unit_test(test_fingerprint_no_gpus),

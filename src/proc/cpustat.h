@@ -1,0 +1,33 @@
+/* cpustat.h -- how much of the host's CPU time a hypervisor took (steal), read from the
+ * first line of /proc/stat.
+ *
+ * A virtual machine's vCPUs share real cores with other tenants; while a vCPU waits for
+ * one, the kernel counts "steal" time. A bench level measured while the hypervisor took a
+ * fifth of the CPU time reads slower for reasons that are not the server's: on the 2-core
+ * VM the tests run on, 18% steal during a llama-server bench cost 30% of its tokens per
+ * second (docs/metrics.md, "host_steal"). The bench reads the counters at the level's start
+ * and end; compare refuses to call such a level's slowdown a regression (docs/compare.md).
+ */
+#ifndef GAUNTLET_CPUSTAT_H
+#define GAUNTLET_CPUSTAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cpustat {
+        bool known;
+        uint64_t total;   /* every field of the "cpu" line but guest time (counted in user) */
+        uint64_t steal;
+};
+
+/* Reads /proc/stat. Not there or not readable: known = false, and 0 all the same (the
+ * host's steal is then unknown, never an error). */
+void cpustat_read(struct cpustat *ret);
+/* Parses the text of /proc/stat (its "cpu " line). -EINVAL when there is none or it is
+ * malformed. */
+int cpustat_parse(const char *text, struct cpustat *ret);
+/* The fraction of the CPU time between a and b that was stolen, in [0, 1]; NAN when either
+ * is unknown or no time passed. */
+double cpustat_steal(const struct cpustat *a, const struct cpustat *b);
+
+#endif
