@@ -11,6 +11,14 @@
 # takes a second. A build that did not finish leaves no binary behind (it is built in
 # build/ and copied to bin/ only at the end), so an interrupted build is started again.
 # Extra cmake options: LLAMACPP_CMAKE_ARGS; jobs: JOBS (default: nproc).
+#
+#   LLAMACPP_VARIANT=nosimd tools/build-llamacpp.sh
+#                                      a second build of the same snapshot into its own
+#                                      folder (NAME-nosimd), its CPU kernels without
+#                                      AVX/AVX2/FMA/F16C/BMI2 (SSE 4.2 at most): slower for
+#                                      a reason that can be stated. The suite compares the
+#                                      two (tests/integration/llamacpp-compare.sh) when both
+#                                      are cached; .ci/run builds only the first.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 shared=${GAUNTLET_SHARED:-$here/../shared}
@@ -25,6 +33,16 @@ if [ -z "$archive" ]; then
 	exit 1
 fi
 name=$(basename "$archive" .tar.xz)
+variant_args=
+case ${LLAMACPP_VARIANT:-} in
+"") ;;
+nosimd)
+	name=$name-nosimd
+	variant_args="-DGGML_NATIVE=OFF -DGGML_AVX=OFF -DGGML_AVX2=OFF -DGGML_AVX512=OFF -DGGML_FMA=OFF \
+-DGGML_F16C=OFF -DGGML_BMI2=OFF -DGGML_AVX_VNNI=OFF"
+	;;
+*) echo "build-llamacpp: unknown LLAMACPP_VARIANT '$LLAMACPP_VARIANT' (nosimd)" >&2; exit 1 ;;
+esac
 dir=$cache/$name
 bin=$dir/bin/llama-server
 
@@ -47,7 +65,7 @@ fi
 # shellcheck disable=SC2086
 cmake -S "$dir/src" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
 	-DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-	-DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_UI=OFF ${LLAMACPP_CMAKE_ARGS:-} >"$dir/cmake.log" 2>&1 ||
+	-DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_UI=OFF $variant_args ${LLAMACPP_CMAKE_ARGS:-} >"$dir/cmake.log" 2>&1 ||
 	{ tail -20 "$dir/cmake.log" >&2; echo "build-llamacpp: cmake failed (log: $dir/cmake.log)" >&2; exit 1; }
 cmake --build "$dir/build" --target llama-server -j"${JOBS:-$(nproc)}" >"$dir/build.log" 2>&1 ||
 	{ tail -20 "$dir/build.log" >&2; echo "build-llamacpp: build failed (log: $dir/build.log)" >&2; exit 1; }
