@@ -345,43 +345,6 @@ static int push_printf(char ***v, const char *fmt, ...) {
         return strv_consume(v, s);
 }
 
-static const char *str_of(json_t *o, const char *key) {
-        const char *s = json_string_value(json_object_get(o, key));
-        return s ? s : "?";
-}
-
-/* run --against: what changed against the old run, as the run journaled it (docs/compare.md
- * "Checking the winner again"). */
-static int against_comments(json_t *a, char ***lines) {
-        int r = push_printf(lines, "Checked against journal %s (sweep %lld):", str_of(a, "journal"),
-                            (long long)json_integer_value(json_object_get(a, "sweep")));
-        if (r >= 0 && json_is_true(json_object_get(a, "stopped")))
-                r = push_printf(lines, "  the old winner %s still passes and is still the best within noise (the "
-                                "rest of the matrix was not run).", str_of(a, "old_winner"));
-        else if (r >= 0)
-                r = push_printf(lines, "  winner: %s -> %s.", str_of(a, "old_winner"), str_of(a, "new_winner"));
-        if (r >= 0)
-                r = push_printf(lines, "  the old winner's verdict: %s -> %s (%s).", str_of(a, "old_verdict"),
-                                str_of(a, "new_verdict"), str_of(a, "change"));
-        json_t *sp = json_object_get(a, "speed"), *iv = json_object_get(sp, "interval");
-        if (r >= 0 && json_is_object(sp) && json_array_size(iv) == 2)
-                r = push_printf(lines, "  the old winner's objective: %+.1f%% [%+.1f%%, %+.1f%%] (%s).",
-                                100 * json_number_value(json_object_get(sp, "change")),
-                                100 * json_number_value(json_array_get(iv, 0)),
-                                100 * json_number_value(json_array_get(iv, 1)), str_of(sp, "method"));
-        else if (r >= 0 && json_is_object(sp))
-                r = push_printf(lines, "  the old winner's objective: %+.1f%% (%s).",
-                                100 * json_number_value(json_object_get(sp, "change")), str_of(sp, "method"));
-        size_t i;
-        json_t *l;
-        json_array_foreach(json_object_get(a, "provenance_changes"), i, l) {
-                if (r < 0)
-                        break;
-                r = push_printf(lines, "  changed: %s.", json_string_value(l) ? json_string_value(l) : "?");
-        }
-        return r;
-}
-
 /* The header comments: where it came from and what it won with. */
 static int build_comments(const struct report_view *v, const struct report_cell *c, bool chosen_by_best,
                           const char *name, bool systemd, char ***ret) {
@@ -445,7 +408,7 @@ static int build_comments(const struct report_view *v, const struct report_cell 
                         r = push_printf(&lines, "%s.", buf_str(&b));
         }
         if (r >= 0 && v->against)
-                r = against_comments(v->against, &lines);
+                r = report_against_lines(v->against, &lines);
         if (r >= 0 && systemd)
                 r = push_printf(&lines,
                                 "Install: save as /etc/systemd/system/%s.service, then systemctl daemon-reload "

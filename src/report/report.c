@@ -2,7 +2,9 @@
  * the view, escaping, the summary line, labels. The decisions they word are results.h's. */
 #include "report/report.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -306,6 +308,70 @@ char *report_cell_eval_line(const struct report_view *v, const struct report_cel
         if (r < 0) {
                 buf_release(&b);
                 return NULL;
+        }
+        return buf_detach(&b);
+}
+
+static int against_push(char ***v, const char *fmt, ...) _printf_(2, 3);
+static int against_push(char ***v, const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+        va_start(ap, fmt);
+        int k = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return -ENOMEM;
+        return strv_consume(v, s);
+}
+
+static const char *against_str(json_t *o, const char *key) {
+        const char *s = json_string_value(json_object_get(o, key));
+        return s ? s : "?";
+}
+
+int report_against_lines(json_t *a, char ***lines) {
+        int r = against_push(lines, "Checked against journal %s (sweep %lld):", against_str(a, "journal"),
+                            (long long)json_integer_value(json_object_get(a, "sweep")));
+        if (r >= 0 && json_is_true(json_object_get(a, "stopped")))
+                r = against_push(lines, "  the old winner %s still passes and is still the best within noise (the "
+                                "rest of the matrix was not run).", against_str(a, "old_winner"));
+        else if (r >= 0)
+                r = against_push(lines, "  winner: %s -> %s.", against_str(a, "old_winner"), against_str(a, "new_winner"));
+        if (r >= 0)
+                r = against_push(lines, "  the old winner's verdict: %s -> %s (%s).", against_str(a, "old_verdict"),
+                                against_str(a, "new_verdict"), against_str(a, "change"));
+        json_t *sp = json_object_get(a, "speed"), *iv = json_object_get(sp, "interval");
+        if (r >= 0 && json_is_object(sp) && json_array_size(iv) == 2)
+                r = against_push(lines, "  the old winner's objective: %+.1f%% [%+.1f%%, %+.1f%%] (%s).",
+                                100 * json_number_value(json_object_get(sp, "change")),
+                                100 * json_number_value(json_array_get(iv, 0)),
+                                100 * json_number_value(json_array_get(iv, 1)), against_str(sp, "method"));
+        else if (r >= 0 && json_is_object(sp))
+                r = against_push(lines, "  the old winner's objective: %+.1f%% (%s).",
+                                100 * json_number_value(json_object_get(sp, "change")), against_str(sp, "method"));
+        size_t i;
+        json_t *l;
+        json_array_foreach(json_object_get(a, "provenance_changes"), i, l) {
+                if (r < 0)
+                        break;
+                r = against_push(lines, "  changed: %s.", json_string_value(l) ? json_string_value(l) : "?");
+        }
+        return r;
+}
+
+
+char *report_against_summary(const struct report_view *v) {
+        _cleanup_strv_free_ char **lines = NULL;
+        _cleanup_buf_ struct buf b;
+        buf_init(&b, 0);
+        if (!v->against || report_against_lines(v->against, &lines) < 0)
+                return NULL;
+        for (char **l = lines; *l; l++) {
+                const char *t = *l;
+                while (*t == ' ')
+                        t++;
+                if (buf_printf(&b, "%s%s", l == lines ? "" : " ", t) < 0)
+                        return NULL;
         }
         return buf_detach(&b);
 }

@@ -60,6 +60,13 @@ char *report_cell_eval_line(const struct report_view *v, const struct report_cel
 /* The search in one line (NULL for another strategy; caller frees): cells launched, pruned
  * and inferred, the budget, why it stopped, and what it would launch next. Raw: escape it. */
 char *report_search_summary(const struct report_view *v);
+/* run --against: what the sweep found against the old run, as it journaled it (the object
+ * compare_against_json made; docs/compare.md "Checking the winner again"), one sentence a
+ * line ("Checked against journal J (sweep N):", the winner's change, its verdict and
+ * objective, what the provenance says changed), appended to *lines. 0 or -ENOMEM. */
+int report_against_lines(json_t *a, char ***lines);
+/* The same in one line; NULL for a sweep run without --against (or ENOMEM). Raw: escape it. */
+char *report_against_summary(const struct report_view *v);
 /* The provenance in one line (report_provenance.c): the engine's version, the libraries,
  * the model's size and hash, the GPU, driver and CUDA, the cell's env; NULL when the view
  * has none (or ENOMEM). With several cell environments, the first, and how many. */

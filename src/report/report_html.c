@@ -1422,6 +1422,12 @@ static void put_search_table(struct page *p, const struct ctx *x) {
 
 static void put_search(struct page *p, const struct ctx *x) {
         const struct report_view *v = x->v;
+        _cleanup_free_ char *against = report_against_summary(v);
+        if (against) {
+                put(p, "<section id=\"against\">\n<h2>Against the old run</h2>\n<p class=\"note\">");
+                esc(p, against);
+                put(p, "</p>\n</section>\n");
+        }
         if (!v->search.on)
                 return;
         put(p, "<section id=\"search\">\n<h2>How the search went</h2>\n<p class=\"note\">");

@@ -379,7 +379,7 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
         static const char *const keys[] = {"gauntlet", "engine",   "host",      "cells", "best",    "model",
                                             "objective", "matrix",  "journal",   "sweep", "axes",    "summary",
                                             "best_value", "best_by", "best_ties", "best_within_noise",
-                                            "eval", "search", "tokens_counted_by", "provenance"};
+                                            "eval", "search", "tokens_counted_by", "provenance", "against"};
         _cleanup_free_ char *tokens = report_count_summary(v);
         json_t *vals[] = {
                 json_string(version ? version : "unknown"),
@@ -402,6 +402,7 @@ int report_json(const struct report_view *v, const char *version, json_t **ret) 
                 view_search_json(v),
                 tokens ? json_string_lossy(tokens) : json_null(),
                 report_provenance_json(v),
+                v->against ? json_deep_copy(v->against) : json_null(),
         };
         _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
         json_t *o = json_object();

@@ -139,6 +139,10 @@ int report_markdown(const struct report_view *v, struct buf *out) {
         if (search_summary && ((r = buf_puts(out, "Search: ")) < 0 ||
                                (r = report_escape_markdown(out, search_summary, 0)) < 0 || (r = buf_puts(out, ".\n\n")) < 0))
                 return r;
+        _cleanup_free_ char *against = report_against_summary(v);
+        if (against && ((r = buf_puts(out, "Against: ")) < 0 || (r = report_escape_markdown(out, against, 0)) < 0 ||
+                        (r = buf_puts(out, "\n\n")) < 0))
+                return r;
         if ((r = buf_puts(out, "|   |")) < 0)
                 return r;
         for (size_t k = 0; k < v->n_axes; k++)

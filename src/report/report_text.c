@@ -218,7 +218,8 @@ static int text_footer(const struct report_view *v, struct buf *out) {
         }
         if (r < 0 || (r = put_note(out, "tokens", report_count_summary(v))) < 0 ||
             (r = put_note(out, "eval", report_eval_summary(v))) < 0 ||
-            (r = put_note(out, "search", report_search_summary(v))) < 0 || (r = report_put_summary(out, v)) < 0)
+            (r = put_note(out, "search", report_search_summary(v))) < 0 ||
+            (r = put_note(out, "against", report_against_summary(v))) < 0 || (r = report_put_summary(out, v)) < 0)
                 return r;
         return buf_puts(out, "\n");
 }

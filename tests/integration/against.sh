@@ -98,6 +98,19 @@ grep -q "^#   the old winner's verdict: pass -> garbage/[a-z]* (regression)\.$" 
         fail "upgrade: the unit's regression line"
 grep -q "^#   changed: engine version: .*0\.2\.0-upgraded" "$tmp/new.service" || fail "upgrade: the unit's provenance line"
 "$G" emit script "$tmp/new.db" | grep "^#   winner: moe=$win -> moe=$other\.$" >/dev/null || fail "upgrade: the script's block"
+# the reports say it too: text, Markdown and HTML one line, JSON the object as journaled
+"$G" report "$tmp/new.db" >"$tmp/new.txt" || fail "upgrade: report"
+grep -q "^against: Checked against journal $tmp/old.db (sweep 1): winner: moe=$win -> moe=$other\. the old winner's verdict: pass -> garbage/[a-z]* (regression)\." \
+        "$tmp/new.txt" || { cat "$tmp/new.txt"; fail "upgrade: the text report's against line"; }
+"$G" report --format json "$tmp/new.db" | jq -e --arg w "moe=$win" --arg o "moe=$other" \
+        '.against.old_winner == $w and .against.new_winner == $o and .against.change == "regression" and
+         (.against.stopped | not)' >/dev/null || fail "upgrade: the JSON report's against"
+"$G" report --format markdown "$tmp/new.db" | grep "^Against: Checked against journal" >/dev/null ||
+        fail "upgrade: the Markdown report's against"
+"$G" report --format html "$tmp/new.db" | grep '<section id="against">' >/dev/null || fail "upgrade: the HTML report's against"
+"$G" report "$tmp/same.db" | grep "^against: .*the old winner moe=$win still passes and is still the best within noise" \
+        >/dev/null || fail "unchanged: the text report's against line"
+"$G" report --format json "$tmp/old.db" | jq -e '.against == null' >/dev/null || fail "a sweep without --against: .against"
 
 # errors: exit 2, one line
 cat >"$tmp/other.yaml" <<YAML
