@@ -10,6 +10,9 @@
 #     change, exit 1; with --max-slowdown above the slowdown (an upgrade that only slows)
 #     exit 0; bad usage exit 2;
 #   - 11 runs of the unchanged matrix, each compared with the next: 10 of 10 no regression.
+# Where this host's hypervisor took more than 5% of its CPU time during a bench, the slowed
+# backend may be called inconclusive rather than slower, and an exit 0 or 1 on speed alone
+# may be 3, but only with a disturbed cell to show for it (docs/compare.md "A disturbed host").
 . "$SRCDIR/tests/lib.sh"
 command -v jq >/dev/null || fail "jq is needed"
 G=$GAUNTLET
@@ -54,6 +57,9 @@ cmp() { # old new [flags...] -> $tmp/cmp.json, rc in $rc
         "$G" compare --format json "$@" "$tmp/$a.db" "$tmp/$b.db" >"$tmp/cmp.json" 2>"$tmp/cmp.err" || rc=$?
 }
 cell() { jq -c --arg c "moe=$1" '.cells[] | select(.cell == $c)' "$tmp/cmp.json"; }
+# This host's hypervisor may take CPU time during a bench (docs/compare.md "A disturbed
+# host"): where a cell says so, its slowdown is inconclusive (exit 3) rather than decided.
+disturbed() { jq -e '[.cells[].speed.disturbed] | any' "$tmp/cmp.json" >/dev/null; }
 
 matrix "$TESTBED"
 sweep old
@@ -64,11 +70,11 @@ sweep new
 # the upgrade: exactly the broken one a verdict regression, the slowed one slower
 cmp old new --max-slowdown 25%
 [ "$rc" = 1 ] || fail "exit $rc after an upgrade that broke a backend: $(cat "$tmp/cmp.err")"
-jq -e '.summary.regressions == 1 and .summary.slower == 1 and .regressed' "$tmp/cmp.json" >/dev/null ||
-        fail "summary: $(jq -c .summary "$tmp/cmp.json")"
+jq -e '.summary.regressions == 1 and .summary.slower + .summary.inconclusive == 1 and .regressed' "$tmp/cmp.json" \
+        >/dev/null || fail "summary: $(jq -c .summary "$tmp/cmp.json")"
 cell nvfp4-swizzled | jq -e '.change == "regression" and .old.verdict == "pass" and .new.verdict == "garbage"' >/dev/null ||
         fail "the broken backend: $(cell nvfp4-swizzled)"
-cell nvfp4 | jq -e '.change == "same" and .speed.regression and .speed.method == "bootstrap" and
+cell nvfp4 | jq -e '.change == "same" and (.speed.regression or .speed.inconclusive) and .speed.method == "bootstrap" and
         .speed.interval[1] < 0 and .speed.change < -0.25' >/dev/null || fail "the slowed backend: $(cell nvfp4)"
 cell reference | jq -e '.change == "same" and (.speed.regression | not) and (.regression | not)' >/dev/null ||
         fail "the untouched backend: $(cell reference)"
@@ -78,7 +84,7 @@ slow=$(cell nvfp4 | jq -r '"\(.speed.change) \(.speed.interval[0]) \(.speed.inte
 # every format says it; the page escapes what it shows
 "$G" compare --max-slowdown 25% "$tmp/old.db" "$tmp/new.db" >"$tmp/cmp.txt" && fail "text: exit 0"
 grep -q "^  moe=nvfp4-swizzled: pass -> garbage/.* \[REGRESSION\]" "$tmp/cmp.txt" || { cat "$tmp/cmp.txt"; fail "text"; }
-grep -q "^  moe=nvfp4: pass -> pass \[same\]; .* SLOWER" "$tmp/cmp.txt" || fail "text: the slower cell"
+grep -E -q "^  moe=nvfp4: pass -> pass \[same\]; .* (SLOWER|INCONCLUSIVE)" "$tmp/cmp.txt" || fail "text: the slower cell"
 "$G" compare --format markdown --max-slowdown 25% "$tmp/old.db" "$tmp/new.db" >"$tmp/cmp.md" && fail "markdown: exit 0"
 grep -q "^| moe=nvfp4-swizzled | pass | garbage/repeat | \*\*regression\*\* |" "$tmp/cmp.md" || { cat "$tmp/cmp.md"; fail "markdown"; }
 "$G" compare --format html --max-slowdown 25% "$tmp/old.db" "$tmp/new.db" >"$tmp/cmp.html" && fail "html: exit 0"
@@ -98,10 +104,11 @@ jq -e '.summary.regressions == 1 and .old.sweep == 1 and .new.sweep == 2' "$tmp/
 matrix "$tmp/upgraded"
 BREAK=0 sweep slowonly
 cmp old slowonly --max-slowdown 90%
-[ "$rc" = 0 ] || fail "exit $rc with --max-slowdown above the slowdown: $(jq -c .summary "$tmp/cmp.json")"
+[ "$rc" = 0 ] || { [ "$rc" = 3 ] && disturbed; } ||
+        fail "exit $rc with --max-slowdown above the slowdown: $(jq -c .summary "$tmp/cmp.json")"
 cell nvfp4 | jq -e '.speed.significant and (.speed.regression | not)' >/dev/null || fail "slow only: $(cell nvfp4)"
 cmp old slowonly --max-slowdown 25%
-[ "$rc" = 1 ] || fail "exit $rc with --max-slowdown below the slowdown"
+[ "$rc" = 1 ] || { [ "$rc" = 3 ] && disturbed; } || fail "exit $rc with --max-slowdown below the slowdown"
 
 # usage: exit 2
 for args in "--max-slowdown x $tmp/old.db $tmp/new.db" "$tmp/old.db" "$tmp/old.db $tmp/nothere.db" \
@@ -116,11 +123,13 @@ done
 # one unchanged matrix, 11 runs, each compared with the next: no false regression
 matrix "$TESTBED"
 for i in $(seq 0 10); do sweep "u$i"; done
-worst=0
+worst=0 conclusive=0
 for i in $(seq 0 9); do
         cmp "u$i" "u$((i + 1))" --max-slowdown 25%
-        [ "$rc" = 0 ] || fail "unchanged try $((i + 1)): exit $rc: $(jq -c '.summary, [.cells[] | .speed]' "$tmp/cmp.json")"
+        [ "$rc" = 0 ] || { [ "$rc" = 3 ] && disturbed; } ||
+                fail "unchanged try $((i + 1)): exit $rc: $(jq -c '.summary, [.cells[] | .speed]' "$tmp/cmp.json")"
+        [ "$rc" = 3 ] || conclusive=$((conclusive + 1))
         w=$(jq "[.cells[].speed | select(. != null) | .change | if . < 0 then -. else . end] | max" "$tmp/cmp.json")
         worst=$(jq -n "[$worst, $w] | max")
 done
-echo "compare: upgrade nvfp4 change/interval: $slow; unchanged: 10 of 10 no regression, largest |change| $worst"
+echo "compare: upgrade nvfp4 change/interval: $slow; unchanged: 10 of 10 no regression ($conclusive conclusive, the rest inconclusive: a disturbed host), largest |change| $worst"

@@ -10,7 +10,11 @@
 #     on CPUs they must share; slower for a reason that can be stated, on any machine).
 #     This stands in for two builds that differ (docs/compare.md says so): compare names
 #     every cell slower outside the noise, exit 1 (or, on a disturbed host, exit 3 and never
-#     "unchanged"), and exit 0 with --max-slowdown above it (or 3).
+#     "unchanged"), and exit 0 with --max-slowdown above it (or 3);
+#   - two builds, where the second is cached (LLAMACPP_VARIANT=nosimd
+#     tools/build-llamacpp.sh: the same snapshot, its CPU kernels without AVX, AVX2, FMA and
+#     F16C): the same, and the provenance names the other program. Without the second
+#     build that part says it did not run, by name, on its last line.
 # Each cell's bench is 16 requests of 64 tokens: with 16 tokens each (0.5 s of decoding a
 # cell) two launches of one unchanged cell differed by up to 27% on the 2-core machine, with
 # 64 by up to 14% (docs/compare.md, "On llama-server").
@@ -85,3 +89,24 @@ slow=$(jq -c '[.cells[] | [.cell, .speed.change, .speed.interval, .speed.steal_o
 cmp u10 slow --max-slowdown 1000%
 [ "$rc" = 0 ] || { [ "$rc" = 3 ] && disturbed; } || fail "--threads $over with --max-slowdown 1000%: exit $rc"
 echo "llamacpp-compare: unchanged 10 of 10 ($conclusive conclusive), largest |change| $worst; --threads $over: $slow"
+
+# Two builds: the second, where it is cached, against the first.
+nosimd=$(LLAMACPP_VARIANT=nosimd "$SRCDIR/tools/build-llamacpp.sh" --path 2>/dev/null || true)
+if [ -z "$nosimd" ] || [ ! -x "$nosimd" ]; then
+        echo "llamacpp-compare: two builds not compared: no second build (LLAMACPP_VARIANT=nosimd tools/build-llamacpp.sh)"
+        exit 0
+fi
+matrix ""
+PATH="$(dirname "$nosimd"):$PATH" "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/nosimd.db" >"$tmp/nosimd.out" 2>&1 ||
+        { cat "$tmp/nosimd.out"; fail "nosimd: the sweep failed"; }
+cmp u10 nosimd --max-slowdown 10%
+builds=$(jq -c '[.cells[] | [.cell, .speed.change, .speed.interval, .speed.steal_old, .speed.steal_new]]' "$tmp/cmp.json")
+echo "two builds (native -> nosimd): exit $rc $builds"
+[ "$rc" = 1 ] || { [ "$rc" = 3 ] && disturbed; } ||
+        fail "nosimd: exit $rc: $(jq -c '.summary, [.cells[] | .speed]' "$tmp/cmp.json")"
+jq -e '[.cells[] | (.speed.regression or .speed.inconclusive) and .speed.interval[1] < 0 and .change == "same"] | all' \
+        "$tmp/cmp.json" >/dev/null || fail "nosimd: not every cell slower: $(jq -c '[.cells[] | .speed]' "$tmp/cmp.json")"
+jq -e --arg p "$(dirname "$nosimd")" '.provenance_changes | any(test("engine") and contains($p))' "$tmp/cmp.json" \
+        >/dev/null || fail "nosimd: the provenance does not name the other build: $(jq -c .provenance_changes "$tmp/cmp.json")"
+echo "llamacpp-compare: two builds compared"
+

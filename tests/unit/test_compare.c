@@ -202,7 +202,7 @@ static void test_steal(void **state) {
         /* nothing recorded: as before, 30% slower is a regression */
         sp = steal_case(100, NAN, 70, NAN, 0.05);
         assert_true(sp.regression && !sp.disturbed && !sp.inconclusive && isnan(sp.steal_old));
-        /* 20% stolen during the new bench: 30% slower may be the host's (5% + 3 x 20%) */
+        /* 20% stolen during the new bench: 30% slower may be the host's (5% + 2 x 20%) */
         sp = steal_case(100, 0, 70, 0.2, 0.05);
         assert_true(!sp.regression && sp.disturbed && sp.inconclusive);
         assert_true(sp.steal_old == 0 && sp.steal_new == 0.2);
@@ -212,7 +212,7 @@ static void test_steal(void **state) {
         /* 2% stolen: below max_steal, a regression */
         sp = steal_case(100, 0.01, 70, 0.02, 0.05);
         assert_true(sp.regression && !sp.disturbed);
-        /* 80% slower with 10% stolen: more than 5% + 3 x 10% can explain */
+        /* 80% slower with 10% stolen: more than 5% + 2 x 10% can explain */
         sp = steal_case(100, 0, 20, 0.1, 0.05);
         assert_true(sp.regression && sp.disturbed && !sp.inconclusive);
         /* 20% stolen, but faster or within the threshold: nothing to decide */
