@@ -165,8 +165,9 @@ $(BUILD)/tests/test_provenance: $(BUILD)/obj/tests/unit/test_provenance.o $(LIBT
 
 # The whole suite: unit tests, then integration tests against real child
 # processes. tests/run prints the closing "N passed, N failed" line.
+# TIERS: some tiers only (tests/run's names); empty, all of them.
 test: all $(TEST_BINS)
-	BUILD=$(BUILD) tests/run
+	BUILD=$(BUILD) tests/run $(TIERS)
 
 unit: all $(TEST_BINS)
 	BUILD=$(BUILD) tests/run unit
