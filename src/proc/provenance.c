@@ -482,6 +482,11 @@ int provenance_diff(const json_t *a, const json_t *b, char ***ret) {
         if ((r = change(&lines, "engine", at2(a, "engine", "name"), at2(b, "engine", "name"))) < 0 ||
             (r = change(&lines, "engine version", at2(a, "engine", "version"), at2(b, "engine", "version"))) < 0)
                 return r;
+        /* the program the version was asked of, as PATH found it: two builds that print one
+         * version (llama-server's "version: 0 (unknown)") still differ by where they are */
+        if ((r = change(&lines, "engine program", json_array_get(at2(a, "engine", "command"), 0),
+                        json_array_get(at2(b, "engine", "command"), 0))) < 0)
+                return r;
         /* the libraries of either side, a's order then b's new ones */
         const json_t *la = json_object_get(a, "libraries"), *lb = json_object_get(b, "libraries");
         const char *k;
