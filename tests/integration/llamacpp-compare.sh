@@ -5,7 +5,7 @@
 #   - 11 sweeps of one unchanged matrix, each compared with the next: 10 of 10 no regression
 #     (exit 0; or exit 3, inconclusive, where a bench ran while the host's hypervisor took
 #     more than 5% of its CPU time: docs/compare.md "A disturbed host");
-#   - two "builds": one build of llama-server run with its default threads, then with four
+#   - two "builds": one build of llama-server run on one thread, then with four
 #     threads per CPU (--threads 4*nproc: threads that wait on each other at every matmul
 #     on CPUs they must share; slower for a reason that can be stated, on any machine).
 #     This stands in for two builds that differ (docs/compare.md says so): compare names
@@ -15,7 +15,10 @@
 #     tools/build-llamacpp.sh: the same snapshot, its CPU kernels without AVX, AVX2, FMA and
 #     F16C): the same, and the provenance names the other program. Without the second
 #     build that part says it did not run, by name, on its last line.
-# Each cell's bench is 16 requests of 64 tokens: with 16 tokens each (0.5 s of decoding a
+# The server runs on one thread (--threads 1), the client on the other CPU: with its
+# default threads (one per CPU) llama-server's threads wait on each other at every matmul,
+# and any other work on the host (a test beside it) took one unchanged cell from 815 to
+# 25 tok/s. Each cell's bench is 16 requests of 64 tokens: with 16 tokens each (0.5 s of decoding a
 # cell) two launches of one unchanged cell differed by up to 27% on the 2-core machine, with
 # 64 by up to 14% (docs/compare.md, "On llama-server").
 . "$SRCDIR/tests/lib.sh"
@@ -24,11 +27,11 @@ command -v jq >/dev/null || fail "jq is needed"
 bindir=$(dirname "$LLAMA_SERVER")
 model=${LLAMA_MODEL:-$SRCDIR/testbed/model.gguf}
 [ -f "$model" ] || { echo "SKIP: no model ($model)"; exit 77; }
-matrix() { # extra args
+matrix() { # threads
         cat >"$tmp/m.yaml" <<YAML
 engine: llama.cpp
 model: $model
-args: [-np, "1", -c, "512"$1]
+args: [-np, "1", -c, "512", --threads, "$1"]
 startup_timeout: 60s
 stop_timeout: 5s
 axes:
@@ -57,7 +60,7 @@ cmp() { # old new [flags...]
 # a shared CPU; on a quiet one 5% holds)
 th=${MAX_SLOWDOWN:-25%}
 
-matrix ""
+matrix 1
 for i in $(seq 0 10); do sweep "u$i"; done
 # a compare that exits 3 must have a disturbed cell to show for it
 disturbed() { jq -e '[.cells[].speed.disturbed] | any' "$tmp/cmp.json" >/dev/null; }
@@ -75,7 +78,7 @@ echo "unchanged: 10 of 10 no regression, $conclusive of them conclusive (exit 0)
 echo "the new side's steal per try:$steals"
 
 over=$(($(nproc) * 4))
-matrix ", --threads, \"$over\""
+matrix "$over"
 sweep slow
 cmp u10 slow --max-slowdown 10%
 [ "$rc" = 1 ] || { [ "$rc" = 3 ] && disturbed; } ||
@@ -96,7 +99,7 @@ if [ -z "$nosimd" ] || [ ! -x "$nosimd" ]; then
         echo "llamacpp-compare: two builds not compared: no second build (LLAMACPP_VARIANT=nosimd tools/build-llamacpp.sh)"
         exit 0
 fi
-matrix ""
+matrix 1
 PATH="$(dirname "$nosimd"):$PATH" "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/nosimd.db" >"$tmp/nosimd.out" 2>&1 ||
         { cat "$tmp/nosimd.out"; fail "nosimd: the sweep failed"; }
 cmp u10 nosimd --max-slowdown 10%
