@@ -166,7 +166,7 @@ static int text_table(const struct report_view *v, size_t width, bool color, str
                 _cleanup_free_ char *e = escaped_text(v->axes[k], AXIS_MAX);
                 if (!e)
                         return -ENOMEM;
-                if ((r = put_padded(out, e, w.axis[k] + 2, NULL)) < 0)
+                if ((r = put_padded(out, e, axis_w[k] + 2, NULL)) < 0)
                         return r;
         }
         if ((r = put_padded(out, "VERDICT", w.verdict + 2, NULL)) < 0 ||
@@ -180,7 +180,7 @@ static int text_table(const struct report_view *v, size_t width, bool color, str
 /* "KEY: TEXT" with TEXT escaped, when there is one. */
 static int put_note(struct buf *out, const char *key, char *text) {
         _cleanup_free_ char *owned = text;
-        _cleanup_free_ char *shown = text ? escaped_text(text, 0) : NULL;
+        _cleanup_free_ char *shown = owned ? escaped_text(owned, 0) : NULL;
         return shown ? buf_printf(out, "%s: %s\n", key, shown) : 0;
 }
 
