@@ -312,49 +312,37 @@ char *report_cell_eval_line(const struct report_view *v, const struct report_cel
         return buf_detach(&b);
 }
 
-static int against_push(char ***v, const char *fmt, ...) _printf_(2, 3);
-static int against_push(char ***v, const char *fmt, ...) {
-        va_list ap;
-        char *s = NULL;
-        va_start(ap, fmt);
-        int k = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        if (k < 0)
-                return -ENOMEM;
-        return strv_consume(v, s);
-}
-
 static const char *against_str(json_t *o, const char *key) {
         const char *s = json_string_value(json_object_get(o, key));
         return s ? s : "?";
 }
 
 int report_against_lines(json_t *a, char ***lines) {
-        int r = against_push(lines, "Checked against journal %s (sweep %lld):", against_str(a, "journal"),
-                            (long long)json_integer_value(json_object_get(a, "sweep")));
+        int r = strv_consume(lines, strdup_printf("Checked against journal %s (sweep %lld):", against_str(a, "journal"),
+                            (long long)json_integer_value(json_object_get(a, "sweep"))));
         if (r >= 0 && json_is_true(json_object_get(a, "stopped")))
-                r = against_push(lines, "  the old winner %s still passes and is still the best within noise (the "
-                                "rest of the matrix was not run).", against_str(a, "old_winner"));
+                r = strv_consume(lines, strdup_printf("  the old winner %s still passes and is still the best within noise (the "
+                                "rest of the matrix was not run).", against_str(a, "old_winner")));
         else if (r >= 0)
-                r = against_push(lines, "  winner: %s -> %s.", against_str(a, "old_winner"), against_str(a, "new_winner"));
+                r = strv_consume(lines, strdup_printf("  winner: %s -> %s.", against_str(a, "old_winner"), against_str(a, "new_winner")));
         if (r >= 0)
-                r = against_push(lines, "  the old winner's verdict: %s -> %s (%s).", against_str(a, "old_verdict"),
-                                against_str(a, "new_verdict"), against_str(a, "change"));
+                r = strv_consume(lines, strdup_printf("  the old winner's verdict: %s -> %s (%s).", against_str(a, "old_verdict"),
+                                against_str(a, "new_verdict"), against_str(a, "change")));
         json_t *sp = json_object_get(a, "speed"), *iv = json_object_get(sp, "interval");
         if (r >= 0 && json_is_object(sp) && json_array_size(iv) == 2)
-                r = against_push(lines, "  the old winner's objective: %+.1f%% [%+.1f%%, %+.1f%%] (%s).",
+                r = strv_consume(lines, strdup_printf("  the old winner's objective: %+.1f%% [%+.1f%%, %+.1f%%] (%s).",
                                 100 * json_number_value(json_object_get(sp, "change")),
                                 100 * json_number_value(json_array_get(iv, 0)),
-                                100 * json_number_value(json_array_get(iv, 1)), against_str(sp, "method"));
+                                100 * json_number_value(json_array_get(iv, 1)), against_str(sp, "method")));
         else if (r >= 0 && json_is_object(sp))
-                r = against_push(lines, "  the old winner's objective: %+.1f%% (%s).",
-                                100 * json_number_value(json_object_get(sp, "change")), against_str(sp, "method"));
+                r = strv_consume(lines, strdup_printf("  the old winner's objective: %+.1f%% (%s).",
+                                100 * json_number_value(json_object_get(sp, "change")), against_str(sp, "method")));
         size_t i;
         json_t *l;
         json_array_foreach(json_object_get(a, "provenance_changes"), i, l) {
                 if (r < 0)
                         break;
-                r = against_push(lines, "  changed: %s.", json_string_value(l) ? json_string_value(l) : "?");
+                r = strv_consume(lines, strdup_printf("  changed: %s.", json_string_value(l) ? json_string_value(l) : "?"));
         }
         return r;
 }
