@@ -177,16 +177,12 @@ static size_t samples_at(const struct report_cell *c, long level, const struct s
 }
 
 /* The interval from the per-request samples, around the objective's own change. */
-static bool speed_bootstrap(const struct report_view *old, const struct report_view *new, const struct report_cell *a,
-                            const struct report_cell *b, const struct compare_options *o, struct compare_speed *sp) {
-        struct report_figure fa, fb;
-        if (report_cell_figure_value(old, a, &fa) < 0 || report_cell_figure_value(new, b, &fb) < 0 || !fa.by_bench ||
-            !fb.by_bench)
-                return false;
+static bool speed_bootstrap(const struct report_cell *a, const struct report_figure *fa, const struct report_cell *b,
+                            const struct report_figure *fb, const struct compare_options *o, struct compare_speed *sp) {
         struct sample_stat st;
-        stat_of_metric(fa.metric, fa.metric_len, &st);
+        stat_of_metric(fa->metric, fa->metric_len, &st);
         _cleanup_free_ double *wa = NULL, *ta = NULL, *wb = NULL, *tb = NULL;
-        size_t na = samples_at(a, fa.level, &st, &wa, &ta), nb = samples_at(b, fb.level, &st, &wb, &tb);
+        size_t na = samples_at(a, fa->level, &st, &wa, &ta), nb = samples_at(b, fb->level, &st, &wb, &tb);
         double point, lo, hi;
         if (compare_bootstrap(st.weight == WEIGHT_NONE ? NULL : wa, ta, na, st.weight == WEIGHT_NONE ? NULL : wb, tb,
                               nb, st.quantile, o->resamples, o->seed, &point, &lo, &hi) < 0)
@@ -221,15 +217,10 @@ static double level_steal(const struct report_cell *c, long level) {
 }
 
 /* Whether the hosts' steal leaves sp undecided (struct compare_speed, "inconclusive"). */
-static void speed_steal(const struct report_view *old, const struct report_view *new, const struct report_cell *a,
-                        const struct report_cell *b, const struct compare_options *o, struct compare_speed *sp) {
-        struct report_figure fa, fb;
-        sp->steal_old = sp->steal_new = NAN;
-        if (report_cell_figure_value(old, a, &fa) < 0 || report_cell_figure_value(new, b, &fb) < 0 || !fa.by_bench ||
-            !fb.by_bench)
-                return;
-        sp->steal_old = level_steal(a, fa.level);
-        sp->steal_new = level_steal(b, fb.level);
+static void speed_steal(const struct report_cell *a, const struct report_figure *fa, const struct report_cell *b,
+                        const struct report_figure *fb, const struct compare_options *o, struct compare_speed *sp) {
+        sp->steal_old = level_steal(a, fa->level);
+        sp->steal_new = level_steal(b, fb->level);
         bool new_hit = sp->steal_new > o->max_steal, old_hit = sp->steal_old > o->max_steal;
         sp->disturbed = new_hit || old_hit;
         if (sp->regression && new_hit && sp->worse <= o->max_slowdown + COMPARE_STEAL_FACTOR * sp->steal_new)
@@ -254,7 +245,11 @@ static void compare_speed(const struct report_view *old, const struct report_vie
         sp->new_value = sb.value;
         sp->change = sb.value / sa.value - 1;
         sp->worse = sp->higher_better ? -sp->change : sp->change;
-        if (by_bench && speed_bootstrap(old, new, a, b, o, sp))
+        /* the objective's level on each side: its requests and its host's steal */
+        struct report_figure fa, fb;
+        bool levels = by_bench && report_cell_figure_value(old, a, &fa) >= 0 &&
+                      report_cell_figure_value(new, b, &fb) >= 0 && fa.by_bench && fb.by_bench;
+        if (levels && speed_bootstrap(a, &fa, b, &fb, o, sp))
                 sp->significant = sp->lo > 0 || sp->hi < 0;
         else if (sa.has_spread && sb.has_spread && sa.lo > 0 && sa.hi > 0) {
                 sp->method = COMPARE_METHOD_REPEATS;
@@ -268,7 +263,8 @@ static void compare_speed(const struct report_view *old, const struct report_vie
         }
         sp->regression = sp->significant && sp->worse > o->max_slowdown;
         sp->improvement = sp->significant && sp->worse < 0;
-        speed_steal(old, new, a, b, o, sp);
+        if (levels)
+                speed_steal(a, &fa, b, &fb, o, sp);
 }
 
 static void compare_accuracy(const struct report_cell *a, const struct report_cell *b, const struct compare_options *o,
