@@ -118,6 +118,11 @@ static const struct metric_info table[_METRIC_MAX] = {
         [METRIC_CPU_HOST_STEAL] = {"host_steal", IN(METRIC_CLIENT_CPU), "host CPU stolen", "", LOWER, false, NULL,
                                    "the fraction of the host's CPU time its hypervisor took during the level (the "
                                    "steal of /proc/stat); null where unknown"},
+        [METRIC_CPU_HOST_OTHERS] = {"host_others", IN(METRIC_CLIENT_CPU), "host CPU of other processes", "", LOWER,
+                                    false, NULL,
+                                    "the fraction of the host's CPU time that processes other than gauntlet and the "
+                                    "server ran during the level (user, nice and system of /proc/stat, less theirs); "
+                                    "null where the server's processes are not this host's"},
         [METRIC_USAGE_CHECK] = {"usage_check", NULL, "usage check", "", HIGHER, false, NULL,
                                 "the server's usage.completion_tokens against gauntlet's count of the same requests"},
         [METRIC_USAGE_METHOD] = {"method", IN(METRIC_USAGE_CHECK), "counted by", "", HIGHER, false, NULL,

@@ -66,6 +66,11 @@ struct bench_target {
          * bench_run returns the levels run so far. */
         bool stop_when_failed;
         void *abort_userdata;
+        /* The CPU time the server's processes have run, in clock ticks, called with
+         * abort_userdata at each level's start and end: with it, a level says what share of
+         * the host's CPU other processes took (client_cpu.host_others). NULL, or a negative
+         * return (a server elsewhere): unknown. */
+        int (*server_cpu_ticks)(void *userdata, uint64_t *ret);
         /* Optional; zero values mean the defaults. */
         const char *const *prompts;     /* NULL-terminated; used in turn. NULL: spec's dataset */
         usec_t slo_ttft;                /* goodput SLOs; 0: none */

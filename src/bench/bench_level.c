@@ -2,6 +2,7 @@
  * pre-connect, the loops and threads of a level, their merge, the scrape, stopping early. */
 #include "bench/bench_int.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "gate/detect.h"
 #include "io/http.h"
@@ -568,6 +570,19 @@ static double ru_cpu_s(const struct rusage *a, const struct rusage *b, double *r
         return tv_s(b->ru_utime) - tv_s(a->ru_utime);
 }
 
+/* The CPU seconds gauntlet (every thread) and the server's processes have run; NAN when the
+ * server's are unknown (bench_target.server_cpu_ticks). */
+static double own_cpu_s(const struct bench *b) {
+        const struct bench_target *t = b->t;
+        uint64_t ticks;
+        long hz = sysconf(_SC_CLK_TCK);
+        struct rusage self;
+        if (!t->server_cpu_ticks || hz <= 0 || t->server_cpu_ticks(t->abort_userdata, &ticks) < 0 ||
+            getrusage(RUSAGE_SELF, &self) < 0)
+                return NAN;
+        return (double)ticks / (double)hz + tv_s(self.ru_utime) + tv_s(self.ru_stime);
+}
+
 /* Another loop's thread: connects its share, waits for loop 0's start, sends its share. */
 static void *loop_thread(void *userdata) {
         struct bench *w = userdata;
@@ -722,6 +737,7 @@ static int level_send(struct bench *b, int n, int concurrency, double rate, stru
                 r = scrape_level_begin(b->th.scrape);
 
         getrusage(RUSAGE_THREAD, ru0);
+        b->lv.own0_s = own_cpu_s(b);
         cpustat_read(&b->lv.host0);
         if (r >= 0) {
                 b->lv.rss_kb_start = rss_kb();
@@ -748,6 +764,7 @@ static int level_collect(struct bench *b, int n, const struct rusage *ru0, uint6
         getrusage(RUSAGE_SELF, &self);
         cpustat_read(&host1);
         b->lv.host_steal = cpustat_steal(&b->lv.host0, &host1);
+        b->lv.host_others = cpustat_others(&b->lv.host0, &host1, own_cpu_s(b) - b->lv.own0_s, sysconf(_SC_CLK_TCK));
         b->lv.cpu_user_s = ru_cpu_s(ru0, &ru1, &b->lv.cpu_sys_s);
         b->lv.loop_cpu_max_s = b->lv.cpu_user_s + b->lv.cpu_sys_s;
         b->lv.wall_s = (double)(now_usec() - b->t0) / 1e6;

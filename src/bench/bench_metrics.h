@@ -265,6 +265,10 @@ struct bench_level {
         double loop_cpu_max_s;     /* CPU of the busiest loop's thread (user + system) */
         struct cpustat host0;      /* the host's CPU counters at the level's start */
         double host_steal;         /* the fraction of them stolen over the level; NAN: unknown */
+        double own0_s;             /* gauntlet's and the server's CPU seconds at the start; NAN:
+                                      the server's are unknown */
+        double host_others;        /* the fraction other processes ran over the level; NAN:
+                                      unknown */
 };
 
 /* Flagged outputs a level keeps as evidence (the counts cover them all). */

@@ -46,6 +46,7 @@ int cpustat_parse(const char *text, struct cpustat *ret) {
                 ret->total += f[i];
         }
         ret->steal = n > CPUSTAT_STEAL ? f[CPUSTAT_STEAL] : 0;
+        ret->busy = f[0] + f[1] + f[2];
         ret->known = true;
         return 0;
 }
@@ -74,4 +75,13 @@ double cpustat_steal(const struct cpustat *a, const struct cpustat *b) {
                 return NAN;
         double s = (double)(b->steal - a->steal) / (double)(b->total - a->total);
         return s > 1 ? 1 : s;
+}
+
+double cpustat_others(const struct cpustat *a, const struct cpustat *b, double own_s, long ticks_per_s) {
+        if (!a->known || !b->known || b->total <= a->total || b->busy < a->busy || !isfinite(own_s) || own_s < 0 ||
+            ticks_per_s <= 0)
+                return NAN;
+        double hz = (double)ticks_per_s;
+        double s = ((double)(b->busy - a->busy) / hz - own_s) / ((double)(b->total - a->total) / hz);
+        return s < 0 ? 0 : s > 1 ? 1 : s;
 }

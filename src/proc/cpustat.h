@@ -1,5 +1,5 @@
-/* cpustat.h -- how much of the host's CPU time a hypervisor took (steal), read from the
- * first line of /proc/stat.
+/* cpustat.h -- how much of the host's CPU time a hypervisor took (steal), and other
+ * processes than the ones measured, read from the first line of /proc/stat.
  *
  * A virtual machine's vCPUs share real cores with other tenants; while a vCPU waits for
  * one, the kernel counts "steal" time. A bench level measured while the hypervisor took a
@@ -18,6 +18,7 @@ struct cpustat {
         bool known;
         uint64_t total;   /* every field of the "cpu" line but guest time (counted in user) */
         uint64_t steal;
+        uint64_t busy;    /* user + nice + system: what processes ran (not interrupts) */
 };
 
 /* Reads /proc/stat. Not there or not readable: known = false, and 0 all the same (the
@@ -29,5 +30,11 @@ int cpustat_parse(const char *text, struct cpustat *ret);
 /* The fraction of the CPU time between a and b that was stolen, in [0, 1]; NAN when either
  * is unknown or no time passed. */
 double cpustat_steal(const struct cpustat *a, const struct cpustat *b);
+/* The fraction of the CPU time between a and b that processes other than ours ran, when
+ * ours (the bench and the server measured) ran own_s CPU seconds in that time: the busy
+ * time less own_s, in [0, 1]. A compiler beside a bench slows the server as a hypervisor's
+ * steal does, and /proc/stat counts it as any other process's. NAN when either is unknown,
+ * own_s is not a number, or no time passed. ticks_per_s: sysconf(_SC_CLK_TCK). */
+double cpustat_others(const struct cpustat *a, const struct cpustat *b, double own_s, long ticks_per_s);
 
 #endif

@@ -51,6 +51,10 @@ int procs_find(const struct procs_query *q, pid_t **ret, size_t *ret_n);
 
 /* Start time of pid in clock ticks since boot (field 22 of /proc/PID/stat); -ESRCH if gone. */
 int procs_starttime(pid_t pid, uint64_t *ret);
+/* The CPU time the processes pids ran, in clock ticks (sysconf(_SC_CLK_TCK)): user and
+ * system, theirs and their waited-for children's (fields 14 to 17 of /proc/PID/stat). A
+ * process gone meanwhile adds nothing. */
+int procs_cpu_ticks(const pid_t *pids, size_t n, uint64_t *ret);
 
 /* Generates a fresh random token (32 hex digits) into buf. */
 int procs_new_token(char buf[static 33]);

@@ -566,6 +566,28 @@ static char *foreign_listener(const struct procs_listener *l, const struct serve
                              port, at, (unsigned long long)l->inode, (unsigned)l->uid);
 }
 
+/* The server's processes here, as server_stop finds them (its exit collected first). */
+static struct procs_query server_query(struct server *s) {
+        collect_exit(s);
+        return (struct procs_query){
+                .cgroup = s->cgroup,
+                .token = s->token,
+                .root = s->exited ? 0 : s->pid,
+                .sid = s->pid, /* spawned with setsid: its session id is its pid */
+                .adopted = true,
+        };
+}
+
+int server_cpu_ticks(struct server *s, uint64_t *ret) {
+        if (s->launcher)
+                return -EREMOTE;
+        struct procs_query q = server_query(s);
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        int r = procs_find(&q, &pids, &n);
+        return r < 0 ? r : procs_cpu_ticks(pids, n, ret);
+}
+
 /* Whether listener l may answer for the server: held by one of its processes (*pids, found
  * on first need), or by one port_owner allows (then s->port_note says so). 1 yes (the
  * socket remembered), 0 no, negative errno. */
@@ -575,10 +597,7 @@ static int listener_allowed(struct server *s, const struct procs_listener *l, co
                 return 1;
         int r;
         if (!*found) {
-                /* the processes of the server, as server_stop finds them */
-                collect_exit(s);
-                struct procs_query q = {.cgroup = s->cgroup, .token = s->token,
-                                        .root = s->exited ? 0 : s->pid, .sid = s->pid, .adopted = true};
+                struct procs_query q = server_query(s);
                 if ((r = procs_find(&q, pids, n_pids)) < 0)
                         return r;
                 *found = true;
@@ -720,17 +739,10 @@ int server_stop(struct server *s, usec_t grace, usec_t deadline, size_t *ret_kil
         }
         /* Where it runs first (the client may exit with it), then what runs here. */
         int rl = s->launcher ? s->launcher->ops->stop(s->launcher_state, s, grace, deadline) : 0;
-        collect_exit(s);
-        struct procs_query q = {
-                .cgroup = s->cgroup,
-                .token = s->token,
-                .root = s->exited ? 0 : s->pid,
-                .sid = s->pid, /* spawned with setsid: its session id is its pid */
-                .adopted = true,
-                /* once the main process is gone, the rest are stragglers: a short grace */
-                .main = s->exited ? 0 : s->pid,
-                .straggler_grace = s->straggler_grace,
-        };
+        struct procs_query q = server_query(s);
+        /* once the main process is gone, the rest are stragglers: a short grace */
+        q.main = s->exited ? 0 : s->pid;
+        q.straggler_grace = s->straggler_grace;
         int r = procs_terminate(s->loop, &q, grace, deadline, ret_killed);
         /* Empty now: its directory goes. One that cannot (what would stop it?) is an empty
          * directory left, not a process: no reason to stop the sweep. */

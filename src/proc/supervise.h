@@ -244,6 +244,11 @@ void server_log_note(struct server *s, const char *text);
  * death and log lines are seen. Collects the exit status if the server died. */
 bool server_alive(struct server *s);
 
+/* The CPU time the server's processes (as server_stop would find them) have run, in clock
+ * ticks (procs_cpu_ticks). -EREMOTE when a launcher runs it elsewhere: its CPU is not this
+ * host's to read. */
+int server_cpu_ticks(struct server *s, uint64_t *ret);
+
 /* Waits as events until the server exits or `until` passes; returns whether it exited. */
 bool server_wait_exit(struct server *s, usec_t until);
 

@@ -41,16 +41,25 @@ static const char *speed_word(const struct compare_speed *s) {
         return "within noise";
 }
 
-/* ", the hypervisor took 22% of the host's CPU time during the new bench" (steal), or "". */
+/* "22%", or "?" when unknown, into a buffer of 16. */
+static const char *pct(double f, char b[static 16]) {
+        if (!isfinite(f))
+                return "?";
+        snprintf(b, 16, "%.0f%%", 100 * f);
+        return b;
+}
+
+/* "; the hypervisor took 0% -> 22% of the host's CPU time during the bench" (steal), with
+ * other processes' share where either side knows it, or "". */
 static char *steal_text(const struct compare_speed *s) {
         if (!s->disturbed)
                 return strdup("");
-        char a[16] = "?", b[16] = "?";
-        if (isfinite(s->steal_old))
-                snprintf(a, sizeof(a), "%.0f%%", 100 * s->steal_old);
-        if (isfinite(s->steal_new))
-                snprintf(b, sizeof(b), "%.0f%%", 100 * s->steal_new);
-        return strdup_printf("; the hypervisor took %s -> %s of the host's CPU time during the bench%s", a, b,
+        char a[16], b[16], c[16], d[16];
+        bool others = isfinite(s->others_old) || isfinite(s->others_new);
+        return strdup_printf("; the hypervisor took %s -> %s%s%s%s%s of the host's CPU time during the bench%s",
+                             pct(s->steal_old, a), pct(s->steal_new, b), others ? " and other processes " : "",
+                             others ? pct(s->others_old, c) : "", others ? " -> " : "",
+                             others ? pct(s->others_new, d) : "",
                              s->inconclusive ? ": run it again on a quiet host" : "");
 }
 
@@ -83,8 +92,8 @@ static const char *best_label(const struct compare_result *r, long i) {
 
 static char *summary_text(const struct compare_result *r) {
         _cleanup_free_ char *inc =
-                r->inconclusive ? strdup_printf("; %zu inconclusive: the hypervisor took over %.0f%% of the host's CPU "
-                                                "time during %s bench",
+                r->inconclusive ? strdup_printf("; %zu inconclusive: the hypervisor and other processes took over "
+                                                "%.0f%% of the host's CPU time during %s bench",
                                                 r->inconclusive, 100 * r->opts.max_steal,
                                                 r->inconclusive == 1 ? "its" : "their")
                                 : strdup("");
@@ -220,6 +229,8 @@ static json_t *speed_json(const struct compare_speed *s) {
         if (o) {
                 json_object_set_new(o, "steal_old", isfinite(s->steal_old) ? json_real(s->steal_old) : json_null());
                 json_object_set_new(o, "steal_new", isfinite(s->steal_new) ? json_real(s->steal_new) : json_null());
+                json_object_set_new(o, "others_old", isfinite(s->others_old) ? json_real(s->others_old) : json_null());
+                json_object_set_new(o, "others_new", isfinite(s->others_new) ? json_real(s->others_new) : json_null());
                 json_object_set_new(o, "disturbed", json_boolean(s->disturbed));
                 json_object_set_new(o, "inconclusive", json_boolean(s->inconclusive));
         }

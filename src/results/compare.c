@@ -196,46 +196,55 @@ static bool speed_bootstrap(const struct report_cell *a, const struct report_fig
         return true;
 }
 
-/* The host's steal over the cell's level: the highest of its repeats; NAN when unknown. */
-static double level_steal(const struct report_cell *c, long level) {
+/* A client_cpu figure of the host over the cell's level (host_steal, host_others): the
+ * highest of its repeats; NAN when unknown. */
+static double level_host(const struct report_cell *c, long level, enum metric m) {
         size_t i;
         json_t *e;
         double s = NAN;
         char path[64];
-        snprintf(path, sizeof(path), "%s.%s", metric_key(METRIC_CLIENT_CPU), metric_key(METRIC_CPU_HOST_STEAL));
+        snprintf(path, sizeof(path), "%s.%s", metric_key(METRIC_CLIENT_CPU), metric_key(m));
         json_array_foreach(c->bench, i, e) {
                 if (json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))) != level)
                         continue;
                 json_t *x = json_array_get(json_object_get(json_object_get(e, metric_key(METRIC_SPREAD)), path), 1);
                 if (!json_is_number(x))
-                        x = json_object_get(json_object_get(e, metric_key(METRIC_CLIENT_CPU)),
-                                            metric_key(METRIC_CPU_HOST_STEAL));
+                        x = json_object_get(json_object_get(e, metric_key(METRIC_CLIENT_CPU)), metric_key(m));
                 if (json_is_number(x) && !(json_number_value(x) <= s))
                         s = json_number_value(x);
         }
         return s;
 }
 
-/* Whether the hosts' steal leaves sp undecided (struct compare_speed, "inconclusive"). */
+/* What the host took from a side's bench: its steal and other processes' share together;
+ * NAN when neither is known. */
+static double taken(double steal, double others) {
+        return isnan(steal) ? others : isnan(others) ? steal : steal + others;
+}
+
+/* Whether the host's steal, or other processes, leave sp undecided (struct compare_speed,
+ * "inconclusive"). */
 static void speed_steal(const struct report_cell *a, const struct report_figure *fa, const struct report_cell *b,
                         const struct report_figure *fb, const struct compare_options *o, struct compare_speed *sp) {
-        sp->steal_old = level_steal(a, fa->level);
-        sp->steal_new = level_steal(b, fb->level);
-        bool new_hit = sp->steal_new > o->max_steal, old_hit = sp->steal_old > o->max_steal;
+        sp->steal_old = level_host(a, fa->level, METRIC_CPU_HOST_STEAL);
+        sp->steal_new = level_host(b, fb->level, METRIC_CPU_HOST_STEAL);
+        sp->others_old = level_host(a, fa->level, METRIC_CPU_HOST_OTHERS);
+        sp->others_new = level_host(b, fb->level, METRIC_CPU_HOST_OTHERS);
+        double t_old = taken(sp->steal_old, sp->others_old), t_new = taken(sp->steal_new, sp->others_new);
+        bool new_hit = t_new > o->max_steal, old_hit = t_old > o->max_steal;
         sp->disturbed = new_hit || old_hit;
-        if (sp->regression && new_hit && sp->worse <= o->max_slowdown + COMPARE_STEAL_FACTOR * sp->steal_new)
+        if (sp->regression && new_hit && sp->worse <= o->max_slowdown + COMPARE_STEAL_FACTOR * t_new)
                 sp->regression = false;
-        sp->inconclusive =
-                !sp->regression &&
-                ((new_hit && sp->significant && sp->worse > o->max_slowdown) ||
-                 (old_hit && sp->worse + COMPARE_STEAL_FACTOR * sp->steal_old > o->max_slowdown));
+        sp->inconclusive = !sp->regression && ((new_hit && sp->significant && sp->worse > o->max_slowdown) ||
+                                               (old_hit && sp->worse + COMPARE_STEAL_FACTOR * t_old > o->max_slowdown));
 }
 
 static void compare_speed(const struct report_view *old, const struct report_view *new, const struct report_cell *a,
                           const struct report_cell *b, const struct compare_options *o, struct compare_speed *sp) {
         struct report_score sa, sb;
         bool by_bench = report_by_bench(new);
-        *sp = (struct compare_speed){.method = COMPARE_METHOD_NONE, .steal_old = NAN, .steal_new = NAN};
+        *sp = (struct compare_speed){
+                .method = COMPARE_METHOD_NONE, .steal_old = NAN, .steal_new = NAN, .others_old = NAN, .others_new = NAN};
         if (report_cell_score(old, a, by_bench, &sa) < 0 || report_cell_score(new, b, by_bench, &sb) < 0 ||
             !(sa.value > 0) || !isfinite(sb.value))
                 return;

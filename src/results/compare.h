@@ -26,7 +26,8 @@ struct compare_options {
         unsigned resamples;           /* the bootstrap's; 0: COMPARE_RESAMPLES */
         uint64_t seed;                /* the bootstrap's */
         double max_steal;             /* a fraction of the host's CPU time: a bench level during
-                                         which the hypervisor took more was disturbed */
+                                         which the hypervisor and other processes took more
+                                         was disturbed */
 };
 /* A level's slowdown that steal s could have caused is taken to be at most this many times
  * s: on the 2-core VM the tests run on, 18% steal cost a llama-server bench 30% of its
@@ -76,6 +77,11 @@ struct compare_speed {
          * side disturbed so that a regression of the new one up to COMPARE_STEAL_FACTOR
          * times the old's steal may hide behind its low figure. */
         double steal_old, steal_new;
+        /* Other processes' share of the host's CPU time over each side's level
+         * (client_cpu.host_others, likewise): a compiler beside the bench. What counts
+         * against max_steal, and is multiplied by COMPARE_STEAL_FACTOR, is a side's steal
+         * and others' share together. */
+        double others_old, others_new;
         bool disturbed;
         bool inconclusive;
 };

@@ -54,6 +54,9 @@ void sweep_notice(const struct sweep_callbacks *cb, const char *fmt, ...) {
 static bool server_died(void *userdata) {
         return !server_alive(userdata);
 }
+static int server_cpu(void *userdata, uint64_t *ret) {
+        return server_cpu_ticks(userdata, ret);
+}
 
 /* Memory within this of the baseline counts as given back: drivers and other tenants
  * move a little memory all the time. */
@@ -563,6 +566,7 @@ static int bench_load(struct cell_run *cr, json_t **ret_levels, json_t **ret_sam
                 .request_timeout = cr->m->request_timeout,
                 .should_abort = server_died,
                 .abort_userdata = cr->s,
+                .server_cpu_ticks = server_cpu,
                 .stop_when_failed = true, /* the failure gate decides the verdict (phases_gate_bench) */
                 .checks = cr->m->bench.checks_under_load ? asked : NULL,
                 .n_checks = n_asked,

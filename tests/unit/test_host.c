@@ -36,6 +36,14 @@ static void test_cpustat(void **state) {
         assert_true(cpustat_steal(&a, &b) > 0.1399 && cpustat_steal(&a, &b) < 0.1401);
         /* no time passed, or counters that went back: unknown */
         assert_true(isnan(cpustat_steal(&b, &a)) && isnan(cpustat_steal(&a, &a)));
+        /* others: busy (user + nice + system) went 150 -> 300 jiffies of 1000, at 100 a second:
+         * 1.5 s busy of 10 s; ours ran 0.5 s, others 1 s: a tenth */
+        assert_true(a.busy == 150 && b.busy == 300);
+        assert_true(fabs(cpustat_others(&a, &b, 0.5, 100) - 0.1) < 1e-9);
+        /* ours counted more than the host did (a rounding of the two clocks): none, not less */
+        assert_true(cpustat_others(&a, &b, 2.0, 100) == 0);
+        assert_true(isnan(cpustat_others(&a, &b, NAN, 100)) && isnan(cpustat_others(&b, &a, 0, 100)) &&
+                    isnan(cpustat_others(&a, &b, 0, 0)));
         /* a kernel without the steal field */
         assert_int_equal(cpustat_parse("cpu 1 2 3 4\n", &a), 0);
         assert_true(a.total == 10 && a.steal == 0);
