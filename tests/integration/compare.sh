@@ -10,7 +10,7 @@
 #     change, exit 1; with --max-slowdown above the slowdown (an upgrade that only slows)
 #     exit 0; bad usage exit 2;
 #   - 11 runs of the unchanged matrix, each compared with the next: 10 of 10 no regression.
-# Where this host's hypervisor took more than 5% of its CPU time during a bench, the slowed
+# Where this host's hypervisor and other processes took more than 5% of its CPU time during a bench, the slowed
 # backend may be called inconclusive rather than slower, and an exit 0 or 1 on speed alone
 # may be 3, but only with a disturbed cell to show for it (docs/compare.md "A disturbed host").
 . "$SRCDIR/tests/lib.sh"
@@ -57,7 +57,7 @@ cmp() { # old new [flags...] -> $tmp/cmp.json, rc in $rc
         "$G" compare --format json "$@" "$tmp/$a.db" "$tmp/$b.db" >"$tmp/cmp.json" 2>"$tmp/cmp.err" || rc=$?
 }
 cell() { jq -c --arg c "moe=$1" '.cells[] | select(.cell == $c)' "$tmp/cmp.json"; }
-# This host's hypervisor may take CPU time during a bench (docs/compare.md "A disturbed
+# This host's hypervisor, or other processes, may take CPU time during a bench (docs/compare.md "A disturbed
 # host"): where a cell says so, its slowdown is inconclusive (exit 3) rather than decided.
 disturbed() { jq -e '[.cells[].speed.disturbed] | any' "$tmp/cmp.json" >/dev/null; }
 

@@ -3,8 +3,9 @@
 # llamacpp-compare.sh -- gauntlet compare (docs/compare.md) on the real llama-server (skipped,
 # by name, without one):
 #   - 11 sweeps of one unchanged matrix, each compared with the next: 10 of 10 no regression
-#     (exit 0; or exit 3, inconclusive, where a bench ran while the host's hypervisor took
-#     more than 5% of its CPU time: docs/compare.md "A disturbed host");
+#     (exit 0; or exit 3, inconclusive, where a bench ran while the host's hypervisor and
+#     other processes took more than 5% of its CPU time: docs/compare.md "A disturbed
+#     host");
 #   - two "builds": one build of llama-server run on one thread, then with four
 #     threads per CPU (--threads 4*nproc: threads that wait on each other at every matmul
 #     on CPUs they must share; slower for a reason that can be stated, on any machine).
@@ -72,10 +73,10 @@ for i in $(seq 0 9); do
         [ "$rc" = 3 ] || conclusive=$((conclusive + 1))
         w=$(jq "[.cells[].speed | select(. != null) | .change | if . < 0 then -. else . end] | max" "$tmp/cmp.json")
         worst=$(jq -n "[$worst, $w] | max")
-        steals="$steals $(jq -c '[.cells[].speed.steal_new]' "$tmp/cmp.json")"
+        steals="$steals $(jq -c '[.cells[].speed | [.steal_new, .others_new]]' "$tmp/cmp.json")"
 done
 echo "unchanged: 10 of 10 no regression, $conclusive of them conclusive (exit 0), the rest inconclusive (exit 3)"
-echo "the new side's steal per try:$steals"
+echo "the new side's steal and others' share per cell, per try:$steals"
 
 over=$(($(nproc) * 4))
 matrix "$over"
@@ -87,7 +88,7 @@ cmp u10 slow --max-slowdown 10%
 jq -e '[.cells[] | (.speed.regression or .speed.inconclusive) and .speed.interval[1] < 0 and .change == "same"] | all' \
         "$tmp/cmp.json" >/dev/null ||
         fail "--threads $over: not every cell slower: $(jq -c '[.cells[] | .speed]' "$tmp/cmp.json")"
-slow=$(jq -c '[.cells[] | [.cell, .speed.change, .speed.interval, .speed.steal_old, .speed.steal_new]]' "$tmp/cmp.json")
+slow=$(jq -c '[.cells[] | [.cell, .speed.change, .speed.interval, .speed.steal_old, .speed.steal_new, .speed.others_old, .speed.others_new]]' "$tmp/cmp.json")
 [ "$rc" = 1 ] || echo "--threads $over: inconclusive (exit 3): the host was disturbed: $slow"
 cmp u10 slow --max-slowdown 1000%
 [ "$rc" = 0 ] || { [ "$rc" = 3 ] && disturbed; } || fail "--threads $over with --max-slowdown 1000%: exit $rc"
@@ -103,7 +104,7 @@ matrix 1
 PATH="$(dirname "$nosimd"):$PATH" "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/nosimd.db" >"$tmp/nosimd.out" 2>&1 ||
         { cat "$tmp/nosimd.out"; fail "nosimd: the sweep failed"; }
 cmp u10 nosimd --max-slowdown 10%
-builds=$(jq -c '[.cells[] | [.cell, .speed.change, .speed.interval, .speed.steal_old, .speed.steal_new]]' "$tmp/cmp.json")
+builds=$(jq -c '[.cells[] | [.cell, .speed.change, .speed.interval, .speed.steal_old, .speed.steal_new, .speed.others_old, .speed.others_new]]' "$tmp/cmp.json")
 echo "two builds (native -> nosimd): exit $rc $builds"
 [ "$rc" = 1 ] || { [ "$rc" = 3 ] && disturbed; } ||
         fail "nosimd: exit $rc: $(jq -c '.summary, [.cells[] | .speed]' "$tmp/cmp.json")"
