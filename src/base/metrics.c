@@ -123,6 +123,9 @@ static const struct metric_info table[_METRIC_MAX] = {
                                     "the fraction of the host's CPU time that processes other than gauntlet and the "
                                     "server ran during the level (user, nice and system of /proc/stat, less theirs); "
                                     "null where the server's processes are not this host's"},
+        [METRIC_CPU_HOST_IDLE] = {"host_idle", IN(METRIC_CLIENT_CPU), "host CPU idle", "", HIGHER, false, NULL,
+                                  "the fraction of the host's CPU time that was idle during the level (idle and "
+                                  "iowait of /proc/stat); other processes count as a disturbance only beyond it"},
         [METRIC_USAGE_CHECK] = {"usage_check", NULL, "usage check", "", HIGHER, false, NULL,
                                 "the server's usage.completion_tokens against gauntlet's count of the same requests"},
         [METRIC_USAGE_METHOD] = {"method", IN(METRIC_USAGE_CHECK), "counted by", "", HIGHER, false, NULL,

@@ -765,6 +765,7 @@ static int level_collect(struct bench *b, int n, const struct rusage *ru0, uint6
         cpustat_read(&host1);
         b->lv.host_steal = cpustat_steal(&b->lv.host0, &host1);
         b->lv.host_others = cpustat_others(&b->lv.host0, &host1, own_cpu_s(b) - b->lv.own0_s, sysconf(_SC_CLK_TCK));
+        b->lv.host_idle = cpustat_idle(&b->lv.host0, &host1);
         b->lv.cpu_user_s = ru_cpu_s(ru0, &ru1, &b->lv.cpu_sys_s);
         b->lv.loop_cpu_max_s = b->lv.cpu_user_s + b->lv.cpu_sys_s;
         b->lv.wall_s = (double)(now_usec() - b->t0) / 1e6;

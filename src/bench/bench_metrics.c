@@ -387,7 +387,7 @@ int bench_prompt_chars(uint64_t seed, uint64_t index, size_t chars, struct buf *
 int bench_level_init(struct bench_level *lv, int concurrency, double rate) {
         *lv = (struct bench_level){.concurrency = concurrency, .rate = rate, .prompt_min = -1, .prompt_max = -1,
                                    .output_min = -1, .output_max = -1, .host_steal = NAN, .own0_s = NAN,
-                                   .host_others = NAN};
+                                   .host_others = NAN, .host_idle = NAN};
         struct hist *hs[] = {&lv->ttft, &lv->itl, &lv->tpot, &lv->e2e, &lv->send_delay, &lv->connect};
         for (size_t i = 0; i < ELEMENTSOF(hs); i++)
                 *hs[i] = (struct hist){.min = UINT64_MAX};
@@ -699,10 +699,11 @@ static void level_warnings(struct bench_level *lv, int threads, double cores, do
         if (isfinite(lv->host_steal) && lv->host_steal > BENCH_STEAL_WARN)
                 warn(lv, "the host's hypervisor took %.0f%% of its CPU time during the level (steal): the figures "
                      "may be low for reasons that are not the server's", lv->host_steal * 100);
-        if (isfinite(lv->host_others) && lv->host_others > BENCH_STEAL_WARN)
+        double contention = cpustat_contention(lv->host_others, lv->host_idle);
+        if (isfinite(contention) && contention > BENCH_STEAL_WARN)
                 warn(lv, "other processes than gauntlet and the server ran %.0f%% of the host's CPU time during the "
-                         "level: the figures may be low for reasons that are not the server's",
-                     lv->host_others * 100);
+                         "level, with %.0f%% idle: the figures may be low for reasons that are not the server's",
+                     lv->host_others * 100, isfinite(lv->host_idle) ? lv->host_idle * 100 : 0.0);
         if (lv->failed)
                 warn(lv, "%llu of %llu requests failed", (unsigned long long)lv->failed,
                      (unsigned long long)lv->requests);
@@ -825,6 +826,8 @@ json_t *bench_level_json(struct bench_level *lv) {
                             isfinite(lv->host_steal) ? json_real(r3(lv->host_steal)) : json_null());
         json_object_set_new(cpu_o, metric_key(METRIC_CPU_HOST_OTHERS),
                             isfinite(lv->host_others) ? json_real(r3(lv->host_others)) : json_null());
+        json_object_set_new(cpu_o, metric_key(METRIC_CPU_HOST_IDLE),
+                            isfinite(lv->host_idle) ? json_real(r3(lv->host_idle)) : json_null());
         json_object_set_new(o, metric_key(METRIC_USAGE_CHECK),
                             json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I}", metric_key(METRIC_USAGE_METHOD),
                                       lv->tokenized && lv->count_method ? lv->count_method : "chunks",

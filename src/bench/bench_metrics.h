@@ -269,6 +269,7 @@ struct bench_level {
                                       the server's are unknown */
         double host_others;        /* the fraction other processes ran over the level; NAN:
                                       unknown */
+        double host_idle;          /* the fraction the host's CPUs sat idle; NAN: unknown */
 };
 
 /* Flagged outputs a level keeps as evidence (the counts cover them all). */

@@ -47,6 +47,7 @@ int cpustat_parse(const char *text, struct cpustat *ret) {
         }
         ret->steal = n > CPUSTAT_STEAL ? f[CPUSTAT_STEAL] : 0;
         ret->busy = f[0] + f[1] + f[2];
+        ret->idle = f[3] + (n > 4 ? f[4] : 0);
         ret->known = true;
         return 0;
 }
@@ -84,4 +85,18 @@ double cpustat_others(const struct cpustat *a, const struct cpustat *b, double o
         double hz = (double)ticks_per_s;
         double s = ((double)(b->busy - a->busy) / hz - own_s) / ((double)(b->total - a->total) / hz);
         return s < 0 ? 0 : s > 1 ? 1 : s;
+}
+
+double cpustat_idle(const struct cpustat *a, const struct cpustat *b) {
+        if (!a->known || !b->known || b->total <= a->total || b->idle < a->idle)
+                return NAN;
+        double s = (double)(b->idle - a->idle) / (double)(b->total - a->total);
+        return s > 1 ? 1 : s;
+}
+
+double cpustat_contention(double others, double idle) {
+        if (isnan(others))
+                return NAN;
+        double c = others - (isnan(idle) ? 0 : idle);
+        return c > 0 ? c : 0;
 }

@@ -19,6 +19,7 @@ struct cpustat {
         uint64_t total;   /* every field of the "cpu" line but guest time (counted in user) */
         uint64_t steal;
         uint64_t busy;    /* user + nice + system: what processes ran (not interrupts) */
+        uint64_t idle;    /* idle + iowait */
 };
 
 /* Reads /proc/stat. Not there or not readable: known = false, and 0 all the same (the
@@ -36,5 +37,14 @@ double cpustat_steal(const struct cpustat *a, const struct cpustat *b);
  * steal does, and /proc/stat counts it as any other process's. NAN when either is unknown,
  * own_s is not a number, or no time passed. ticks_per_s: sysconf(_SC_CLK_TCK). */
 double cpustat_others(const struct cpustat *a, const struct cpustat *b, double own_s, long ticks_per_s);
+/* The fraction of the CPU time between a and b that was idle (idle and iowait), in [0, 1];
+ * NAN when either is unknown or no time passed. */
+double cpustat_idle(const struct cpustat *a, const struct cpustat *b);
+/* What other processes took that the ones measured may have wanted: their share (others)
+ * beyond the host's idle share (idle), at least 0. While a CPU sat idle, other processes
+ * ran beside ours, not in their place: on a 128-core host, servers of other slots spinning
+ * on 10% of the CPUs take nothing from a bench; on 2 cores a compiler does. NAN when others
+ * is unknown; idle unknown counts as none. */
+double cpustat_contention(double others, double idle);
 
 #endif

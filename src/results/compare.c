@@ -10,6 +10,7 @@
 #include "base/rng.h"
 #include "base/util.h"
 #include "gate/eval.h"
+#include "proc/cpustat.h"
 #include "proc/provenance.h"
 
 void compare_options_init(struct compare_options *o) {
@@ -196,9 +197,9 @@ static bool speed_bootstrap(const struct report_cell *a, const struct report_fig
         return true;
 }
 
-/* A client_cpu figure of the host over the cell's level (host_steal, host_others): the
- * highest of its repeats; NAN when unknown. */
-static double level_host(const struct report_cell *c, long level, enum metric m) {
+/* A client_cpu figure of the host over the cell's level (host_steal, host_others,
+ * host_idle): the highest of its repeats (lowest: the lowest); NAN when unknown. */
+static double level_host(const struct report_cell *c, long level, enum metric m, bool lowest) {
         size_t i;
         json_t *e;
         double s = NAN;
@@ -207,10 +208,11 @@ static double level_host(const struct report_cell *c, long level, enum metric m)
         json_array_foreach(c->bench, i, e) {
                 if (json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))) != level)
                         continue;
-                json_t *x = json_array_get(json_object_get(json_object_get(e, metric_key(METRIC_SPREAD)), path), 1);
+                json_t *x = json_array_get(json_object_get(json_object_get(e, metric_key(METRIC_SPREAD)), path),
+                                           lowest ? 0 : 1);
                 if (!json_is_number(x))
                         x = json_object_get(json_object_get(e, metric_key(METRIC_CLIENT_CPU)), metric_key(m));
-                if (json_is_number(x) && !(json_number_value(x) <= s))
+                if (json_is_number(x) && (isnan(s) || (lowest ? json_number_value(x) < s : json_number_value(x) > s)))
                         s = json_number_value(x);
         }
         return s;
@@ -226,10 +228,12 @@ static double taken(double steal, double others) {
  * "inconclusive"). */
 static void speed_steal(const struct report_cell *a, const struct report_figure *fa, const struct report_cell *b,
                         const struct report_figure *fb, const struct compare_options *o, struct compare_speed *sp) {
-        sp->steal_old = level_host(a, fa->level, METRIC_CPU_HOST_STEAL);
-        sp->steal_new = level_host(b, fb->level, METRIC_CPU_HOST_STEAL);
-        sp->others_old = level_host(a, fa->level, METRIC_CPU_HOST_OTHERS);
-        sp->others_new = level_host(b, fb->level, METRIC_CPU_HOST_OTHERS);
+        sp->steal_old = level_host(a, fa->level, METRIC_CPU_HOST_STEAL, false);
+        sp->steal_new = level_host(b, fb->level, METRIC_CPU_HOST_STEAL, false);
+        sp->others_old = cpustat_contention(level_host(a, fa->level, METRIC_CPU_HOST_OTHERS, false),
+                                            level_host(a, fa->level, METRIC_CPU_HOST_IDLE, true));
+        sp->others_new = cpustat_contention(level_host(b, fb->level, METRIC_CPU_HOST_OTHERS, false),
+                                            level_host(b, fb->level, METRIC_CPU_HOST_IDLE, true));
         double t_old = taken(sp->steal_old, sp->others_old), t_new = taken(sp->steal_new, sp->others_new);
         bool new_hit = t_new > o->max_steal, old_hit = t_old > o->max_steal;
         sp->disturbed = new_hit || old_hit;

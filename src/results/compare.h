@@ -77,8 +77,9 @@ struct compare_speed {
          * side disturbed so that a regression of the new one up to COMPARE_STEAL_FACTOR
          * times the old's steal may hide behind its low figure. */
         double steal_old, steal_new;
-        /* Other processes' share of the host's CPU time over each side's level
-         * (client_cpu.host_others, likewise): a compiler beside the bench. What counts
+        /* Other processes' share of the host's CPU time over each side's level beyond its
+         * idle share (client_cpu.host_others less host_idle, cpustat_contention; likewise):
+         * a compiler beside the bench on a host with no CPU to spare. What counts
          * against max_steal, and is multiplied by COMPARE_STEAL_FACTOR, is a side's steal
          * and others' share together. */
         double others_old, others_new;

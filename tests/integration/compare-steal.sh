@@ -17,8 +17,10 @@
 #   - the old bench disturbed (20%), the new one as it was: INCONCLUSIVE, exit 3 (a
 #     regression may hide behind the old one's low figure);
 #   - the text names the steal on both sides;
-#   - 40% slower with no steal but other processes at 20%: INCONCLUSIVE, exit 3, the text
-#     naming them; 40% slower with 10% of each: the two add up, INCONCLUSIVE, exit 3.
+#   - 40% slower with no steal but other processes at 20% and the host never idle:
+#     INCONCLUSIVE, exit 3, the text naming them; 40% slower with 10% of each: the two add
+#     up, INCONCLUSIVE, exit 3; other processes at 20% while the host sat idle 50% of the
+#     time (they ran beside the server, not in its place): SLOWER, exit 1.
 . "$SRCDIR/tests/lib.sh"
 command -v jq >/dev/null || fail "jq is needed"
 command -v sqlite3 >/dev/null || fail "sqlite3 is needed"
@@ -64,19 +66,22 @@ wait "${burners[@]}" 2>/dev/null || true
 "$G" report --format json "$tmp/busy.db" >"$tmp/busy.json"
 busy=$(jq '.cells[0].bench[0].client_cpu.host_others' "$tmp/busy.json")
 echo "beside $(nproc) busy loops: host_others $busy"
-jq -e '.cells[0].bench[0].client_cpu.host_others >= 0.2' "$tmp/busy.json" >/dev/null ||
-        fail "busy loops on every CPU, and other processes ran $busy of the host's CPU time"
+idle=$(jq '.cells[0].bench[0].client_cpu.host_idle' "$tmp/busy.json")
+echo "beside $(nproc) busy loops: host_idle $idle"
+jq -e '.cells[0].bench[0].client_cpu | .host_others >= 0.2 and .host_idle <= 0.1' "$tmp/busy.json" >/dev/null ||
+        fail "busy loops on every CPU, and other processes ran $busy of the host's CPU time, $idle idle"
 jq -e '[.cells[0].bench[0].warnings[] | select(test("other processes than gauntlet and the server ran"))] | length == 1' \
         "$tmp/busy.json" >/dev/null || fail "no warning of the others: $(jq -c '.cells[0].bench[0].warnings' "$tmp/busy.json")"
 
-# doctor JOURNAL FIGURE_FACTOR STEAL [OTHERS]: a copy of the quiet journal (below), its bench
-# as a disturbed host would have left it
+# doctor JOURNAL FIGURE_FACTOR STEAL [OTHERS [IDLE]]: a copy of the quiet journal (below), its
+# bench as a disturbed host would have left it
 doctor() {
         cp "$tmp/${from:-quiet0}.db" "$tmp/$1.db"
         # the level's figure and its requests' times alike (the bootstrap resamples those)
         sqlite3 "$tmp/$1.db" "UPDATE attempts SET bench = json_set(bench,
                 '\$[0].output_tokens_per_s', json_extract(bench, '\$[0].output_tokens_per_s') * $2,
-                '\$[0].client_cpu.host_steal', $3, '\$[0].client_cpu.host_others', ${4:-0}) WHERE bench IS NOT NULL;
+                '\$[0].client_cpu.host_steal', $3, '\$[0].client_cpu.host_others', ${4:-0},
+                '\$[0].client_cpu.host_idle', ${5:-0}) WHERE bench IS NOT NULL;
                 UPDATE bench_samples SET sample = json_set(sample,
                 '\$.e2e_ms', json_extract(sample, '\$.e2e_ms') / $2)" ||
                 fail "cannot edit the copy's bench"
@@ -144,3 +149,7 @@ expect "40% slower, 10% steal and 10% others" 3 '.summary.inconclusive == 1 and 
 doctor others_beyond 0.5 0 0.2
 cmp quiet0 others_beyond
 expect "50% slower, other processes at 20%" 1 '.summary.slower == 1 and .summary.inconclusive == 0'
+doctor beside 0.6 0 0.2 0.5
+cmp quiet0 beside
+expect "40% slower, other processes at 20%, the host 50% idle" 1 '.summary.slower == 1 and .summary.inconclusive == 0
+        and (.cells[0].speed.disturbed | not) and .cells[0].speed.others_new == 0'

@@ -40,6 +40,10 @@ static void test_cpustat(void **state) {
          * 1.5 s busy of 10 s; ours ran 0.5 s, others 1 s: a tenth */
         assert_true(a.busy == 150 && b.busy == 300);
         assert_true(fabs(cpustat_others(&a, &b, 0.5, 100) - 0.1) < 1e-9);
+        /* idle: 800 + 10 -> 1500 + 20 of 1000: 0.71; others beyond it: none; a busy host's */
+        assert_true(fabs(cpustat_idle(&a, &b) - 0.71) < 1e-9);
+        assert_true(cpustat_contention(0.1, 0.71) == 0 && fabs(cpustat_contention(0.5, 0.1) - 0.4) < 1e-9);
+        assert_true(cpustat_contention(0.3, NAN) == 0.3 && isnan(cpustat_contention(NAN, 0.1)));
         /* ours counted more than the host did (a rounding of the two clocks): none, not less */
         assert_true(cpustat_others(&a, &b, 2.0, 100) == 0);
         assert_true(isnan(cpustat_others(&a, &b, NAN, 100)) && isnan(cpustat_others(&b, &a, 0, 100)) &&
