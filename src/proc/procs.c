@@ -21,32 +21,46 @@ struct proc_info {
         bool match;
 };
 
-/* Parses /proc/PID/stat: the comm field may hold spaces and parentheses, so everything is
- * read after the last ')'. */
-static int read_stat(pid_t pid, struct proc_info *ret, uint64_t *ret_start) {
-        char path[64], buf[1024];
+/* Reads /proc/PID/stat into buf (of size): *ret points at the space before its field 3. The
+ * comm field may hold spaces and parentheses, so everything is read after the last ')'. */
+static int stat_fields(pid_t pid, char *buf, size_t size, char **ret) {
+        char path[64];
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        ssize_t n = read(fd, buf, size - 1);
         if (n <= 0)
                 return n < 0 ? -errno : -EIO;
         buf[n] = '\0';
         char *p = strrchr(buf, ')');
         if (!p)
                 return -EIO;
+        *ret = p + 1;
+        return 0;
+}
+
+/* The space before field `field` (> 3) of a stat line, from p at the one before field 3;
+ * NULL when the line is shorter. */
+static char *stat_field(char *p, int field) {
+        for (int f = 3; f < field && p; f++)
+                p = strchr(p + 1, ' ');
+        return p;
+}
+
+static int read_stat(pid_t pid, struct proc_info *ret, uint64_t *ret_start) {
+        char buf[1024], *p;
+        int r = stat_fields(pid, buf, sizeof(buf), &p);
+        if (r < 0)
+                return r;
         char state;
         int ppid, pgrp, sid;
-        if (sscanf(p + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4)
+        if (sscanf(p, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4)
                 return -EIO;
         if (ret)
                 *ret = (struct proc_info){.pid = pid, .ppid = ppid, .sid = sid, .state = state};
         if (ret_start) {
-                /* field 22 is starttime; after ')' we are at field 3 */
-                char *q = p + 1; /* the space before field 3 */
-                for (int field = 3; field < 22 && q; field++)
-                        q = strchr(q + 1, ' ');
+                char *q = stat_field(p, 22); /* starttime */
                 if (!q)
                         return -EIO;
                 *ret_start = strtoull(q + 1, NULL, 10);
@@ -62,23 +76,14 @@ int procs_starttime(pid_t pid, uint64_t *ret) {
 int procs_cpu_ticks(const pid_t *pids, size_t n, uint64_t *ret) {
         uint64_t sum = 0;
         for (size_t i = 0; i < n; i++) {
-                char path[64], buf[1024];
-                snprintf(path, sizeof(path), "/proc/%d/stat", (int)pids[i]);
-                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd < 0) {
-                        if (errno == ENOENT || errno == ESRCH)
-                                continue;
-                        return -errno;
-                }
-                ssize_t k = read(fd, buf, sizeof(buf) - 1);
-                if (k <= 0)
-                        continue; /* gone between the open and the read */
-                buf[k] = '\0';
-                /* after the last ')' is field 3; fields 14 to 17 follow 11 more */
-                char *p = strrchr(buf, ')');
-                for (int field = 3; p && field < 14; field++)
-                        p = strchr(p + 1, ' ');
-                if (!p)
+                char buf[1024], *p;
+                int r = stat_fields(pids[i], buf, sizeof(buf), &p);
+                if (r == -ENOENT || r == -ESRCH || r == -EIO)
+                        continue; /* gone meanwhile (a read of a dead one's file fails) */
+                if (r < 0)
+                        return r;
+                /* utime, stime, cutime, cstime */
+                if (!(p = stat_field(p, 14)))
                         return -EIO;
                 for (int field = 14; field <= 17; field++) {
                         char *end;

@@ -6,9 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -302,6 +304,36 @@ static void test_starttime(void **state) {
         assert_int_equal(procs_starttime(999999999, &a), -ESRCH);
 }
 
+/* The CPU time of processes from /proc/PID/stat: this one's after 0.3 s of spinning agrees
+ * with getrusage's (its own and its waited-for children's, the earlier tests' servers) to a
+ * few ticks; a process that is gone adds nothing. */
+static void test_cpu_ticks(void **state) {
+        (void)state;
+        struct rusage ru;
+        double used;
+        do {
+                for (volatile int i = 0; i < 100000; i++)
+                        ;
+                assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+                used = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+                       ru.ru_stime.tv_usec / 1e6;
+        } while (used < 0.3);
+        struct rusage children;
+        assert_int_equal(getrusage(RUSAGE_CHILDREN, &children), 0);
+        used += (double)children.ru_utime.tv_sec + children.ru_utime.tv_usec / 1e6 +
+                (double)children.ru_stime.tv_sec + children.ru_stime.tv_usec / 1e6;
+        pid_t pids[] = {getpid(), 999999999};
+        uint64_t ticks = 0, alone = 0;
+        assert_int_equal(procs_cpu_ticks(pids, 2, &ticks), 0);
+        assert_int_equal(procs_cpu_ticks(pids, 1, &alone), 0);
+        double hz = (double)sysconf(_SC_CLK_TCK);
+        print_message("procs_cpu_ticks: %.2f s, getrusage %.2f s\n", (double)ticks / hz, used);
+        assert_true(fabs((double)ticks / hz - used) < 0.05 + 0.05 * used);
+        assert_true(ticks >= alone && ticks - alone <= 2); /* the gone one: nothing */
+        assert_int_equal(procs_cpu_ticks(pids + 1, 1, &ticks), 0);
+        assert_true(ticks == 0);
+}
+
 /* Slots of a side-by-side sweep draw disjoint ports: every port slot k of 4 is given maps
  * to k, so no two slots can be handed the same one; alone (1 slot) any port will do. */
 static void test_free_port_slots(void **state) {
@@ -453,6 +485,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_daemon, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stragglers, setup, teardown),
                 cmocka_unit_test(test_starttime),
+                cmocka_unit_test(test_cpu_ticks),
                 cmocka_unit_test(test_free_port_slots),
                 cmocka_unit_test(test_port_taken),
                 cmocka_unit_test(test_port_held_by_dead_connections),
