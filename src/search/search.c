@@ -1320,8 +1320,8 @@ long search_model_named(const struct search_model *m) {
  * launched cell beats the named one by more than CONFIRM_MARGIN must add up to less than
  * CONFIRM_RISK, or one of the two is measured again, at most CONFIRM_MAX times each. */
 #define CONFIRM_MARGIN 0.03
-#define CONFIRM_RISK 0.10
-#define CONFIRM_MAX 3
+#define CONFIRM_RISK 0.05
+#define CONFIRM_MAX 5
 /* A cell whose own chance of beating the named one by the margin is below this is never
  * the one measured again: however it comes out, the named best stays (the risk of many
  * such cells together is a tie within the noise, which measuring one again cannot end). */
