@@ -227,9 +227,58 @@ static void test_steal(void **state) {
         assert_true(!sp.inconclusive && sp.improvement);
 }
 
+/* One cell at 100 tokens/s, then at new_tok, the new bench's client_cpu (and spread) as
+ * given: what compare makes of the host's figures. */
+static struct compare_speed host_case(double new_tok, json_t *cpu, json_t *spread) {
+        double old_tok = 100;
+        struct report_view *a = view_of(&old_tok, 1), *b = view_of(&new_tok, 1);
+        json_t *e = json_array_get(b->cells[0].bench, 0);
+        json_object_set_new(e, "client_cpu", cpu);
+        if (spread)
+                json_object_set_new(e, "spread", spread);
+        struct compare_options o;
+        compare_options_init(&o);
+        struct compare_result *r = NULL;
+        assert_int_equal(compare_views(a, b, &o, &r), 0);
+        struct compare_speed sp = r->cells[0].speed;
+        assert_int_equal(r->inconclusive, sp.inconclusive);
+        compare_result_free(r);
+        report_view_free(a);
+        report_view_free(b);
+        return sp;
+}
+
+/* Other processes count beyond the host's idle share, added to the steal. */
+static void test_others(void **state) {
+        (void)state;
+        struct compare_speed sp;
+        /* 20% of others' on a host never idle: 30% slower may be theirs */
+        sp = host_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.0, "host_others", 0.2, "host_idle", 0.0), NULL);
+        assert_true(!sp.regression && sp.disturbed && sp.inconclusive && sp.others_new == 0.2);
+        /* the same others' while half the host sat idle: they ran beside it; a regression */
+        sp = host_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.0, "host_others", 0.2, "host_idle", 0.5), NULL);
+        assert_true(sp.regression && !sp.disturbed && sp.others_new == 0);
+        /* 10% of each: they add up to 20%, and 5% + 2 x 20% covers 30% */
+        sp = host_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.1, "host_others", 0.1, "host_idle", 0.0), NULL);
+        assert_true(!sp.regression && sp.inconclusive);
+        /* 3% of each: disturbed (6%), but 5% + 2 x 6% does not cover 30% */
+        sp = host_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.03, "host_others", 0.03, "host_idle", 0.0),
+                       NULL);
+        assert_true(sp.regression && sp.disturbed && !sp.inconclusive);
+        /* repeats: the most others' less the least idle (0.3 - 0.05) */
+        sp = host_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.0, "host_others", 0.2, "host_idle", 0.2),
+                       json_pack("{s:[f, f], s:[f, f]}", "client_cpu.host_others", 0.1, 0.3, "client_cpu.host_idle",
+                                 0.05, 0.4));
+        assert_true(fabs(sp.others_new - 0.25) < 1e-9 && sp.inconclusive);
+        /* no others' figure (a server elsewhere): the steal alone */
+        sp = host_case(70, json_pack("{s:f}", "host_steal", 0.0), NULL);
+        assert_true(sp.regression && !sp.disturbed && isnan(sp.others_new));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_steal),
+                cmocka_unit_test(test_others),
                 cmocka_unit_test(test_unchanged),
                 cmocka_unit_test(test_faster),
                 cmocka_unit_test(test_times),
