@@ -169,17 +169,18 @@ static void test_against(void **state) {
         assert_false(a.still_best);
 }
 
-/* One cell at old tokens/s and steal so, then at new tokens/s and steal sn (NAN: none
- * recorded), compared with the default options but max_steal; figures without samples, so
- * any change is significant (the noise unknown). */
-static struct compare_speed steal_case(double old_tok, double so, double new_tok, double sn, double max_steal) {
+/* One cell at old_tok tokens/s, then at new_tok, each bench's client_cpu as given (NULL:
+ * none recorded) and the new one's spread, compared with the default options but
+ * max_steal; figures without samples, so any change is significant (the noise unknown). */
+static struct compare_speed host_case(double old_tok, json_t *old_cpu, double new_tok, json_t *new_cpu,
+                                      json_t *new_spread, double max_steal) {
         struct report_view *a = view_of(&old_tok, 1), *b = view_of(&new_tok, 1);
-        if (isfinite(so))
-                json_object_set_new(json_array_get(a->cells[0].bench, 0), "client_cpu",
-                                    json_pack("{s:f}", "host_steal", so));
-        if (isfinite(sn))
-                json_object_set_new(json_array_get(b->cells[0].bench, 0), "client_cpu",
-                                    json_pack("{s:f}", "host_steal", sn));
+        if (old_cpu)
+                json_object_set_new(json_array_get(a->cells[0].bench, 0), "client_cpu", old_cpu);
+        if (new_cpu)
+                json_object_set_new(json_array_get(b->cells[0].bench, 0), "client_cpu", new_cpu);
+        if (new_spread)
+                json_object_set_new(json_array_get(b->cells[0].bench, 0), "spread", new_spread);
         struct compare_options o;
         compare_options_init(&o);
         o.max_steal = max_steal;
@@ -194,6 +195,13 @@ static struct compare_speed steal_case(double old_tok, double so, double new_tok
         report_view_free(a);
         report_view_free(b);
         return sp;
+}
+
+/* One cell at old tokens/s and steal so, then at new tokens/s and steal sn (NAN: none
+ * recorded). */
+static struct compare_speed steal_case(double old_tok, double so, double new_tok, double sn, double max_steal) {
+        return host_case(old_tok, isfinite(so) ? json_pack("{s:f}", "host_steal", so) : NULL, new_tok,
+                         isfinite(sn) ? json_pack("{s:f}", "host_steal", sn) : NULL, NULL, max_steal);
 }
 
 static void test_steal(void **state) {
@@ -227,25 +235,10 @@ static void test_steal(void **state) {
         assert_true(!sp.inconclusive && sp.improvement);
 }
 
-/* One cell at 100 tokens/s, then at new_tok, the new bench's client_cpu (and spread) as
- * given: what compare makes of the host's figures. */
-static struct compare_speed host_case(double new_tok, json_t *cpu, json_t *spread) {
-        double old_tok = 100;
-        struct report_view *a = view_of(&old_tok, 1), *b = view_of(&new_tok, 1);
-        json_t *e = json_array_get(b->cells[0].bench, 0);
-        json_object_set_new(e, "client_cpu", cpu);
-        if (spread)
-                json_object_set_new(e, "spread", spread);
-        struct compare_options o;
-        compare_options_init(&o);
-        struct compare_result *r = NULL;
-        assert_int_equal(compare_views(a, b, &o, &r), 0);
-        struct compare_speed sp = r->cells[0].speed;
-        assert_int_equal(r->inconclusive, sp.inconclusive);
-        compare_result_free(r);
-        report_view_free(a);
-        report_view_free(b);
-        return sp;
+/* One cell at 100 tokens/s, then at new_tok, the new bench's client_cpu and spread as given,
+ * at the default max_steal. */
+static struct compare_speed others_case(double new_tok, json_t *cpu, json_t *spread) {
+        return host_case(100, NULL, new_tok, cpu, spread, 0.05);
 }
 
 /* Other processes count beyond the host's idle share, added to the steal. */
@@ -253,25 +246,25 @@ static void test_others(void **state) {
         (void)state;
         struct compare_speed sp;
         /* 20% of others' on a host never idle: 30% slower may be theirs */
-        sp = host_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.0, "host_others", 0.2, "host_idle", 0.0), NULL);
+        sp = others_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.0, "host_others", 0.2, "host_idle", 0.0), NULL);
         assert_true(!sp.regression && sp.disturbed && sp.inconclusive && sp.others_new == 0.2);
         /* the same others' while half the host sat idle: they ran beside it; a regression */
-        sp = host_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.0, "host_others", 0.2, "host_idle", 0.5), NULL);
+        sp = others_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.0, "host_others", 0.2, "host_idle", 0.5), NULL);
         assert_true(sp.regression && !sp.disturbed && sp.others_new == 0);
         /* 10% of each: they add up to 20%, and 5% + 2 x 20% covers 30% */
-        sp = host_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.1, "host_others", 0.1, "host_idle", 0.0), NULL);
+        sp = others_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.1, "host_others", 0.1, "host_idle", 0.0), NULL);
         assert_true(!sp.regression && sp.inconclusive);
         /* 3% of each: disturbed (6%), but 5% + 2 x 6% does not cover 30% */
-        sp = host_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.03, "host_others", 0.03, "host_idle", 0.0),
+        sp = others_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.03, "host_others", 0.03, "host_idle", 0.0),
                        NULL);
         assert_true(sp.regression && sp.disturbed && !sp.inconclusive);
         /* repeats: the most others' less the least idle (0.3 - 0.05) */
-        sp = host_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.0, "host_others", 0.2, "host_idle", 0.2),
+        sp = others_case(70, json_pack("{s:f, s:f, s:f}", "host_steal", 0.0, "host_others", 0.2, "host_idle", 0.2),
                        json_pack("{s:[f, f], s:[f, f]}", "client_cpu.host_others", 0.1, 0.3, "client_cpu.host_idle",
                                  0.05, 0.4));
         assert_true(fabs(sp.others_new - 0.25) < 1e-9 && sp.inconclusive);
         /* no others' figure (a server elsewhere): the steal alone */
-        sp = host_case(70, json_pack("{s:f}", "host_steal", 0.0), NULL);
+        sp = others_case(70, json_pack("{s:f}", "host_steal", 0.0), NULL);
         assert_true(sp.regression && !sp.disturbed && isnan(sp.others_new));
 }
 
