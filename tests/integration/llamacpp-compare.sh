@@ -2,8 +2,8 @@
 # tier: engine (tests/run engine)
 # llamacpp-compare.sh -- gauntlet compare (docs/compare.md) on the real llama-server (skipped,
 # by name, without one):
-#   - 11 sweeps of one unchanged matrix, each compared with the next: 10 of 10 no regression
-#     (exit 0; or exit 3, inconclusive, where a bench ran while the host's hypervisor and
+#   - 11 sweeps of one unchanged matrix, each compared with the next at 50%: 10 of 10 no
+#     regression (exit 0; or exit 3, inconclusive, where a bench ran while the host's hypervisor and
 #     other processes took more than 5% of its CPU time: docs/compare.md "A disturbed
 #     host");
 #   - two "builds": one build of llama-server run on one thread, then with four
@@ -57,9 +57,11 @@ cmp() { # old new [flags...]
         rc=0
         "$GAUNTLET" compare --format json "$@" "$tmp/$a.db" "$tmp/$b.db" >"$tmp/cmp.json" 2>"$tmp/cmp.err" || rc=$?
 }
-# a threshold for the drift between two sweeps of this machine (MAX_SLOWDOWN, default 25%:
-# a shared CPU; on a quiet one 5% holds)
-th=${MAX_SLOWDOWN:-25%}
+# a threshold for the drift between two sweeps of this machine that nothing in it shows
+# (MAX_SLOWDOWN, default 50%: on the 2-core VM, two sweeps a few seconds apart with no steal
+# and no other process differed by up to 38% on 2026-12-03, docs/compare.md "On
+# llama-server"; on a quiet GPU host 5% holds). The slowed builds below are judged at 10%.
+th=${MAX_SLOWDOWN:-50%}
 
 matrix 1
 for i in $(seq 0 10); do sweep "u$i"; done
