@@ -23,7 +23,7 @@
 # attention above all), and then search.grid is to be measured again there (its header
 # says how).
 . "$SRCDIR/tests/lib.sh"
-# Four and a half minutes of a real engine: the plain pass runs it; the sanitizers add
+# Twelve to sixteen minutes of a real engine on 2 cores: the plain pass runs it; the sanitizers add
 # nothing to what search.sh already runs of gauntlet's search under them.
 if [ "${BUILD:-build}" = build-asan ]; then
         echo "SKIP: search-llamacpp runs in the plain pass (BUILD=build-asan)"
