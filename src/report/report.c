@@ -318,25 +318,29 @@ static const char *against_str(json_t *o, const char *key) {
 }
 
 int report_against_lines(json_t *a, char ***lines) {
+        const char *old_winner = against_str(a, "old_winner");
         int r = strv_consume(lines, strdup_printf("Checked against journal %s (sweep %lld):", against_str(a, "journal"),
-                            (long long)json_integer_value(json_object_get(a, "sweep"))));
+                                                  (long long)json_integer_value(json_object_get(a, "sweep"))));
         if (r >= 0 && json_is_true(json_object_get(a, "stopped")))
-                r = strv_consume(lines, strdup_printf("  the old winner %s still passes and is still the best within noise (the "
-                                "rest of the matrix was not run).", against_str(a, "old_winner")));
+                r = strv_consume(lines, strdup_printf("  the old winner %s still passes and is still the best within "
+                                                      "noise (the rest of the matrix was not run).",
+                                                      old_winner));
         else if (r >= 0)
-                r = strv_consume(lines, strdup_printf("  winner: %s -> %s.", against_str(a, "old_winner"), against_str(a, "new_winner")));
+                r = strv_consume(lines, strdup_printf("  winner: %s -> %s.", old_winner, against_str(a, "new_winner")));
         if (r >= 0)
-                r = strv_consume(lines, strdup_printf("  the old winner's verdict: %s -> %s (%s).", against_str(a, "old_verdict"),
-                                against_str(a, "new_verdict"), against_str(a, "change")));
+                r = strv_consume(lines, strdup_printf("  the old winner's verdict: %s -> %s (%s).",
+                                                      against_str(a, "old_verdict"), against_str(a, "new_verdict"),
+                                                      against_str(a, "change")));
         json_t *sp = json_object_get(a, "speed"), *iv = json_object_get(sp, "interval");
+        double change = 100 * json_number_value(json_object_get(sp, "change"));
         if (r >= 0 && json_is_object(sp) && json_array_size(iv) == 2)
                 r = strv_consume(lines, strdup_printf("  the old winner's objective: %+.1f%% [%+.1f%%, %+.1f%%] (%s).",
-                                100 * json_number_value(json_object_get(sp, "change")),
-                                100 * json_number_value(json_array_get(iv, 0)),
-                                100 * json_number_value(json_array_get(iv, 1)), against_str(sp, "method")));
+                                                      change, 100 * json_number_value(json_array_get(iv, 0)),
+                                                      100 * json_number_value(json_array_get(iv, 1)),
+                                                      against_str(sp, "method")));
         else if (r >= 0 && json_is_object(sp))
-                r = strv_consume(lines, strdup_printf("  the old winner's objective: %+.1f%% (%s).",
-                                100 * json_number_value(json_object_get(sp, "change")), against_str(sp, "method")));
+                r = strv_consume(lines, strdup_printf("  the old winner's objective: %+.1f%% (%s).", change,
+                                                      against_str(sp, "method")));
         size_t i;
         json_t *l;
         json_array_foreach(json_object_get(a, "provenance_changes"), i, l) {
@@ -346,7 +350,6 @@ int report_against_lines(json_t *a, char ***lines) {
         }
         return r;
 }
-
 
 char *report_against_summary(const struct report_view *v) {
         _cleanup_strv_free_ char **lines = NULL;
