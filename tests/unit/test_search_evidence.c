@@ -464,6 +464,124 @@ static void test_llama_space(void **state) {
         assert_int_equal(bad, 0);
 }
 
+/* The whole space of issue #33, as tests/gpu/llamacpp-search.yaml declares it:
+ * --flash-attn on/off/auto x --cache-type-k x --cache-type-v x -np 1/4/8 x -ub 128/512 x
+ * cuBLAS forced or not (an environment variable: no flag), 324 cells, 36 serve. A crash at
+ * load takes 0.1 s and a served cell with its bench 3 s, as on the CPU build: a failure 30
+ * times cheaper than a pass, where a search choosing by improvement per second finds a
+ * doomed cell worth its tenth of a second. */
+#define LA 6
+#define LN 324
+static const size_t l_nv[LA] = {3, 3, 3, 3, 2, 2};
+static const char *const l_an[LA] = {"fa", "ctk", "ctv", "np", "ub", "mm"};
+static const char *const l_fl[LA] = {"--flash-attn", "--cache-type-k", "--cache-type-v", "-np", "-ub", NULL};
+static const char *const l_fa[] = {"on", "off", "auto"}, *const l_np[] = {"1", "4", "8"},
+                         *const l_ub[] = {"128", "512"}, *const l_mm[] = {"default", "force-cublas"};
+static const char *const *const l_vn[LA] = {l_fa, v_kv, v_kv, l_np, l_ub, l_mm};
+static size_t l_choice[LN * LA];
+static const char *l_ids[LN];
+static char l_idbuf[LN][17];
+static const char *const *l_words[LA];
+static char l_lines[LN][160];
+
+static void large_space(struct search_space *sp) {
+        for (size_t k = 0; k < LN; k++) {
+                size_t r = k;
+                for (size_t a = LA; a-- > 0;) {
+                        l_choice[k * LA + a] = r % l_nv[a];
+                        r /= l_nv[a];
+                }
+                snprintf(l_idbuf[k], sizeof(l_idbuf[k]), "%08zx%08zx", k * 0x1111u, k);
+                l_ids[k] = l_idbuf[k];
+        }
+        const struct profile *p = profile_find("llama.cpp");
+        for (size_t a = 0; a < LA; a++)
+                l_words[a] = l_fl[a] ? profile_axis_words(p, l_fl[a]) : NULL;
+        *sp = (struct search_space){.n_axes = LA, .n_values = l_nv, .axis_names = l_an, .value_names = l_vn,
+                                    .axis_flags = l_fl, .axis_words = l_words, .n_cells = LN, .choice = l_choice,
+                                    .ids = l_ids, .higher_better = true, .first = 0};
+}
+
+/* llama-server on cell k of the large space: flash attention on or auto (on, where it can)
+ * as fa on in llama_launch, off as fa off; the f16 caches serve, -np 8 fastest, forced
+ * cuBLAS and -ub 512 a little faster. */
+static void large_launch(size_t k, struct search_obs *o) {
+        const size_t *c = &l_choice[k * LA];
+        bool fa = c[0] != 1;
+        *o = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/config", .launches = 1, .seconds = 0.1};
+        if (fa && (c[1] || c[2]))
+                snprintf(l_lines[k], sizeof(l_lines[k]), "K cache type %s with block size 32 does not divide n_embd_head_k=40",
+                         v_kv[c[1] ? c[1] : c[2]]);
+        if (fa && !c[1] && c[2])
+                snprintf(l_lines[k], sizeof(l_lines[k]), "V cache type %s with block size 32 does not divide n_embd_head_v=40",
+                         v_kv[c[2]]);
+        else if (!fa && c[2])
+                snprintf(l_lines[k], sizeof(l_lines[k]), "quantized V cache requires flash_attn to be enabled");
+        else if (!fa && c[1]) {
+                o->kind = "crash/assert";
+                snprintf(l_lines[k], sizeof(l_lines[k]), "ggml.c:1787: GGML_ASSERT(view_src == NULL) failed");
+        } else if (!c[1] && !c[2]) {
+                static const double np[] = {0.35, 0.8, 1};
+                *o = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .launches = 1, .seconds = 3,
+                                         .value = 1000 * np[c[3]] * (fa ? 1 : 0.9) * (c[4] ? 1.03 : 1) * (c[5] ? 1.06 : 1)};
+                return;
+        }
+        o->evidence = l_lines[k];
+}
+
+/* On the large space, from 36 first cells, with the issue's budget of 32 launches: no
+ * quantized cache is held by more than two launched cells (a line names each of them at its
+ * first or second failure), at most a third of the budget is spent on failures before the
+ * best family (f16 caches, -np 8, flash attention) is launched, and it is. */
+static void test_llama_space_large(void **state) {
+        (void)state;
+        struct search_space sp;
+        large_space(&sp);
+        size_t bad = 0;
+        for (size_t first = 0; first < LN; first += 9) {
+                struct search_obs obs[LN] = {0};
+                sp.first = first;
+                size_t held[3][3] = {{0}}, fails = 0, fails_to_family = SIZE_MAX, launches = 0;
+                char order[512] = "";
+                for (;;) {
+                        struct search_model *m = NULL;
+                        struct search_decision d;
+                        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+                        assert_int_equal(search_model_decide(m, &(struct search_options){.max_launches = 32}, &d), 0);
+                        search_model_free(m);
+                        if (d.next < 0)
+                                break;
+                        size_t k = (size_t)d.next;
+                        if (obs[k].state == SEARCH_UNKNOWN) {
+                                large_launch(k, &obs[k]);
+                                obs[k].measured = obs[k].state == SEARCH_FEASIBLE;
+                                for (size_t a = 1; a < 3; a++)
+                                        held[a][l_choice[k * LA + a]]++;
+                        } else {
+                                obs[k].launches++;
+                                obs[k].measured++;
+                        }
+                        launches++;
+                        fails += obs[k].state == SEARCH_INFEASIBLE;
+                        size_t len = strlen(order);
+                        snprintf(order + len, sizeof(order) - len, " %zu%s", k,
+                                 obs[k].state == SEARCH_INFEASIBLE ? "x" : "");
+                        const size_t *c = &l_choice[k * LA];
+                        if (c[0] != 1 && !c[1] && !c[2] && c[3] == 2 && fails_to_family == SIZE_MAX)
+                                fails_to_family = fails;
+                }
+                bool ok = fails_to_family * 3 <= 32 && launches <= 32;
+                for (size_t a = 1; a < 3; a++)
+                        for (size_t v = 1; v < 3; v++)
+                                ok &= held[a][v] >= 1 && held[a][v] <= 2;
+                if (!ok || first % 81 == 0)
+                        print_message("from %3zu:%s  held %zu %zu %zu %zu, %zu failed before the family%s\n", first, order,
+                                      held[1][1], held[1][2], held[2][1], held[2][2], fails_to_family, ok ? "" : "  MISSED");
+                bad += !ok;
+        }
+        assert_int_equal(bad, 0);
+}
+
 /* budget.time, to the launch: one that may serve needs what a served launch took. */
 static void test_time_budget(void **state) {
         (void)state;
@@ -501,6 +619,7 @@ int main(void) {
                 cmocka_unit_test(test_stop_signature),
                 cmocka_unit_test(test_stop_every_value),
                 cmocka_unit_test(test_llama_space),
+                cmocka_unit_test(test_llama_space_large),
                 cmocka_unit_test(test_time_budget),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
