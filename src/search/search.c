@@ -1604,13 +1604,41 @@ static bool axis_about(const struct search_space *s, size_t a, const char *const
         return false;
 }
 
+/* Whether axis a, which sets what HOPELESS class c is about, may still change failed cell
+ * k's failure: not when another cell failed with the very same line, one that quotes a
+ * figure, beside another value of a (llama-server with a unified KV cache gives every
+ * request the whole context, whatever -np: "holds 256 tokens" at -np 1 and 8; a line
+ * without a figure, "Address already in use", says nothing of which port), nor when every
+ * value of a failed that way. */
+static bool axis_may_help(const struct search_model *m, size_t k, size_t a, size_t c) {
+        const struct search_space *s = m->s;
+        size_t A = s->n_axes, tried = 0;
+        for (size_t x = 0; x < s->n_values[a]; x++) {
+                bool failed = false;
+                for (size_t j = 0; j < s->n_cells && !failed; j++) {
+                        const struct search_obs *o = &m->obs[j];
+                        if (o->state != SEARCH_INFEASIBLE || s->choice[j * A + a] != x || !streq_ptr(o->kind, HOPELESS[c].kind))
+                                continue;
+                        if (x != s->choice[k * A + a] && streq_ptr(o->evidence, m->obs[k].evidence) &&
+                            strpbrk(o->evidence, "0123456789"))
+                                return false;
+                        failed = true;
+                }
+                tried += failed;
+        }
+        return tried < s->n_values[a];
+}
+
 /* The class of HOPELESS failed cell k's failure is, or -1: its kind is one of them, its line
- * names no value of the cell, and no axis sets what it is about. gauntlet's own error counts
- * only when the server could not be started ("cannot start '...'"). */
-static long hopeless_class(const struct search_model *m, size_t k) {
+ * names no value of the cell, and no axis that sets what it is about may still change it
+ * (axis_may_help; *ret_axis, when not NULL: the first that may, else -1). gauntlet's own
+ * error counts only when the server could not be started ("cannot start '...'"). */
+static long hopeless_class(const struct search_model *m, size_t k, long *ret_axis) {
         const struct search_space *s = m->s;
         const struct search_obs *o = &m->obs[k];
         size_t axis;
+        if (ret_axis)
+                *ret_axis = -1;
         if (o->state != SEARCH_INFEASIBLE || !o->kind)
                 return -1;
         for (size_t c = 0; c < ELEMENTSOF(HOPELESS); c++) {
@@ -1621,9 +1649,46 @@ static long hopeless_class(const struct search_model *m, size_t k) {
                 if (search_names_value(s, k, o->evidence, &axis))
                         return -1;
                 for (size_t a = 0; a < s->n_axes; a++)
-                        if (axis_about(s, a, HOPELESS[c].axis_words))
+                        if (axis_about(s, a, HOPELESS[c].axis_words) && axis_may_help(m, k, a, c)) {
+                                if (ret_axis)
+                                        *ret_axis = (long)a;
                                 return -1;
+                        }
                 return (long)c;
+        }
+        return -1;
+}
+
+/* While no cell has served: a failure no value explains but for an axis that may change it
+ * (the bench does not fit, and -np sets the context of a request) is put to that axis first:
+ * the unknown cell nearest the failed one with another value of it, so that its line, the
+ * same or not, says within a launch whether any value can pass. -1 when there is none. */
+static long hopeless_probe(const struct search_model *m) {
+        const struct search_space *s = m->s;
+        size_t A = s->n_axes;
+        for (size_t k = 0; k < s->n_cells; k++)
+                if (m->obs[k].state == SEARCH_FEASIBLE)
+                        return -1;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                long a;
+                if (m->obs[k].state != SEARCH_INFEASIBLE || hopeless_class(m, k, &a) >= 0 || a < 0)
+                        continue;
+                long pick = -1;
+                size_t pick_d = SIZE_MAX;
+                for (size_t x = 0; x < s->n_cells; x++) {
+                        if (m->obs[x].state != SEARCH_UNKNOWN || m->obs[x].pending || line_condemned(m, x) ||
+                            s->choice[x * A + (size_t)a] == s->choice[k * A + (size_t)a])
+                                continue;
+                        size_t d = 0;
+                        for (size_t b = 0; b < A; b++)
+                                d += s->choice[x * A + b] != s->choice[k * A + b];
+                        if (d < pick_d) {
+                                pick_d = d;
+                                pick = (long)x;
+                        }
+                }
+                if (pick >= 0)
+                        return pick;
         }
         return -1;
 }
@@ -1656,7 +1721,7 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                 if (m->obs[k].state == SEARCH_FEASIBLE)
                         return false;
         for (size_t k = 0; k < s->n_cells; k++) {
-                long c = hopeless_class(m, k);
+                long c = hopeless_class(m, k, NULL);
                 if (c < 0)
                         continue;
                 size_t alike = 0;
@@ -1779,7 +1844,7 @@ int search_model_decide(const struct search_model *m, const struct search_option
         size_t budget = o ? o->max_launches : 0;
         /* measuring again is for a search that prunes: one that launches every cell is
          * asked for every cell, once */
-        long again = prune ? confirm(m) : -1;
+        long again = prune ? confirm(m) : -1, probe;
         _cleanup_buf_ struct buf why;
         buf_init(&why, SEARCH_WHY_MAX);
         if (prune && hopeless(m, pick < 0, &why)) {
@@ -1792,6 +1857,8 @@ int search_model_decide(const struct search_model *m, const struct search_option
                 d.would_next = pick;
         } else if (m->n_launched == 0 && s->first < s->n_cells && m->obs[s->first].state == SEARCH_UNKNOWN) {
                 d.next = (long)s->first;
+        } else if (prune && (probe = hopeless_probe(m)) >= 0) {
+                d.next = probe;
         } else if (again >= 0 && (pick < 0 || (budget && (double)(budget - m->n_launches) <=
                                                                      MAX(1.0, CONFIRM_BUDGET_SHARE * (double)budget)))) {
                 d.next = again;

@@ -77,3 +77,25 @@ bad=$(jq '[.cells[] | select(.verdict == "skipped" and .cause == "pruned" and ((
 named=$(jq '[.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("is named by the line")))] | length' "$tmp/r.json")
 echo "pruned: $(jq '[.cells[] | select(.cause == "pruned")] | length' "$tmp/r.json"), $named of them by a named value"
 [ "$named" -ge 1 ] || fail "no pruned cell was blamed on the value a line named"
+# The same space with a bench that cannot fit the model's 256 tokens: the cells that start
+# answer overload/context, and -np (an axis about the context) might change that; the
+# search tries another -np beside the first failure, gets the same line, and stops within 3
+# launches with one line saying what to change (on the H200 it spent all 32 launches of
+# its budget before it read -np so: docs/search.md).
+sed -e "s|@MODEL@|$SRCDIR/testbed/model.gguf|" -e "s|@BUDGET@|$BUDGET|" -e 's/input_tokens: 16,/input_tokens: 400,/' \
+        "$SRCDIR/tests/engines/llamacpp/search-evidence.yaml" >"$tmp/c.yaml"
+grep -q 'input_tokens: 400,' "$tmp/c.yaml" || fail "the context matrix was not made"
+set +e
+"$GAUNTLET" run "$tmp/c.yaml" --journal "$tmp/c.db" >"$tmp/cout" 2>&1
+rc=$?
+set -e
+grep -E '^\[launch|^search' "$tmp/cout" || true
+[ "$rc" = 1 ] || { cat "$tmp/cout"; fail "exit $rc where no cell can pass (1 expected)"; }
+n=$(grep -c '^\[launch ' "$tmp/cout" || true)
+[ "$n" -ge 1 ] && [ "$n" -le 3 ] || fail "$n launches before stopping where the bench cannot fit"
+line=$(grep '^search: ' "$tmp/cout" || true)
+case "$line" in
+"search: stopped after $n launch"*"overload/context"*"shorten bench.input_tokens/output_tokens or give the server a longer context") ;;
+*) fail "the stop line: $line" ;;
+esac
+echo "a bench too long for the model: stopped after $n launches"

@@ -278,8 +278,11 @@ static void test_stop_context(void **state) {
         assert_false(streq_ptr(d.stop, "nothing can pass"));
 }
 
-/* Where an axis sets what the failure is about (-np divides llama.cpp's context), the
- * failure may be a value's: the search goes on. */
+/* Where an axis sets what the failure is about (-np divides an older llama.cpp's context),
+ * the failure may be a value's: the search puts it to that axis first, the cell nearest the
+ * failed one with another -np. The same line there: no value changes it, the search stops
+ * (the real llama-server on the H200 answered "holds 256 tokens" at -np 1, 4 and 8: a
+ * unified KV cache); another line (a slot's share of the context): it goes on. */
 static void test_stop_context_axis(void **state) {
         (void)state;
         struct search_space sp;
@@ -290,7 +293,36 @@ static void test_stop_context_axis(void **state) {
         obs[cell(1, 0, 0, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "overload/context",
                                                     .evidence = context_line};
         struct search_decision d = decide(&sp, obs, false);
-        assert_true(d.next >= 0);
+        assert_int_equal(d.next, cell(0, 0, 0, 0));
+        /* from the first failure alone, the same probe */
+        obs[cell(1, 0, 0, 1)] = (struct search_obs){0};
+        assert_int_equal(decide(&sp, obs, false).next, cell(0, 0, 0, 0));
+        /* a quantized cache that crashed meanwhile: the probe still comes first */
+        obs[cell(0, 1, 0, 0)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/config",
+                                                    .evidence = "K cache type q8_0 with block size 32 does not divide "
+                                                                "n_embd_head_k=40"};
+        assert_int_equal(decide(&sp, obs, false).next, cell(0, 0, 0, 0));
+        /* the same line at -np 1: stop, one line */
+        obs[cell(0, 0, 0, 0)] = obs[cell(0, 0, 0, 1)];
+        d = decide(&sp, obs, false);
+        assert_int_equal(d.next, -1);
+        assert_string_equal(d.stop, "nothing can pass");
+        assert_non_null(strstr(d.why, "2 of 3 launched cells answered overload/context"));
+        assert_non_null(strstr(d.why, "shorten bench.input_tokens/output_tokens"));
+        /* another line at -np 1 (more context, not enough): every value of -np has failed so */
+        static const char longer[] = "the server refuses prompts of 400 tokens (300 is the longest it took): HTTP 400: "
+                                     "This model's maximum context length is 320 tokens.";
+        obs[cell(0, 0, 0, 0)].evidence = longer;
+        d = decide(&sp, obs, false);
+        assert_string_equal(d.stop, "nothing can pass");
+        /* with a third value of -np untried, that other line keeps the search going */
+        static const char *const v_np3[] = {"1", "4", "8"};
+        static const char *const *const vn3[A] = {v_fa, v_kv, v_kv, v_np3};
+        static const size_t nv3[A] = {2, 3, 3, 3};
+        sp.value_names = vn3;
+        sp.n_values = nv3;
+        d = decide(&sp, obs, false);
+        assert_false(streq_ptr(d.stop, "nothing can pass"));
 }
 
 /* A port taken, a model that does not load, a server that cannot start: no value's doing. */
