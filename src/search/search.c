@@ -1807,10 +1807,12 @@ int search_model_decide(const struct search_model *m, const struct search_option
         double pick_ei = -1, chance_sum = 0;
         size_t pick_failed = 0;
         for (size_t k = 0; k < s->n_cells; k++) {
-                if (m->obs[k].state != SEARCH_UNKNOWN || line_condemned(m, k))
+                if (m->obs[k].state != SEARCH_UNKNOWN)
+                        continue;
+                chance_sum += chance(m, k);
+                if (line_condemned(m, k))
                         continue;
                 double ei = per_second(m, k);
-                chance_sum += chance(m, k);
                 /* Two suspects in one cell: if it fails, its line names one of them at
                  * most, and the other needs a launch of its own all the same. */
                 size_t failed;

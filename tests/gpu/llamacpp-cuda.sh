@@ -12,6 +12,12 @@
 #   tests/gpu/llamacpp-cuda.sh slots            build sm90 alone (all cores) if needed, then
 #                                               sweep llamacpp-slots.yaml (gpus_per_cell: 1)
 #                                               with nvidia-smi sampling each GPU
+#   tests/gpu/llamacpp-cuda.sh search           build sm90 alone (all cores) if needed, then
+#                                               llamacpp-search.yaml (issue #33's space):
+#                                               the search at 32 launches, a bench too long
+#                                               for the model, the grid of its 36 f16 cells,
+#                                               the search without a budget, and the first
+#                                               search again (docs/search.md)
 #
 # Builds, in build-h200/llamacpp/ (ignored, so a warm machine keeps them between calls):
 #   sm90   -DCMAKE_CUDA_ARCHITECTURES=90                       the H200's own
@@ -36,7 +42,7 @@ say() { echo "$*" | tee -a "$OUT/summary.txt"; }
 
 # the builds this phase needs: both, or the sm90 one alone for the slots sweep
 BUILDS="sm90 sm80"
-case $phase in slots | build90) BUILDS=sm90 ;; esac
+case $phase in slots | build90 | search) BUILDS=sm90 ;; esac
 builds_done() { # prints how many of the wanted builds have ended (ok or failed)
         local n=0 v
         for v in $BUILDS; do [ -f "$B/$v.rc" ] && n=$((n + 1)); done
@@ -61,7 +67,7 @@ wait_builds() { # seconds
         done
 }
 
-if [ "$phase" = build ] || [ "$phase" = slots ] || [ "$phase" = build90 ]; then
+if [ "$phase" = build ] || [ "$phase" = slots ] || [ "$phase" = build90 ] || [ "$phase" = search ]; then
         : >"$OUT/summary.txt"
         {
                 nvidia-smi -L; nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv
@@ -94,18 +100,18 @@ if [ "$phase" = build ] || [ "$phase" = slots ] || [ "$phase" = build90 ]; then
                         echo $((SECONDS - s)) >"$1/$2.secs"
                         echo $rc >"$1/$2.rc"' _ "$B" "$v" "$j" "$@" >"$B/$v.log" 2>&1 </dev/null &
         }
-        if [ "$phase" = slots ] || [ "$phase" = build90 ]; then
+        if [ "$phase" != build ]; then
                 start_build sm90 "$(nproc)" -DCMAKE_CUDA_ARCHITECTURES=90
         else
                 start_build sm90 11 -DCMAKE_CUDA_ARCHITECTURES=90
                 start_build sm80 5 -DCMAKE_CUDA_ARCHITECTURES=80-real -DGGML_CUDA_FA=OFF
         fi
         wait_builds "${2:-540}"
-        [ "$phase" = slots ] || exit 0
+        [ "$phase" = slots ] || [ "$phase" = search ] || exit 0
 fi
 
 # --- sweep ----------------------------------------------------------------------------
-[ "$phase" = slots ] || wait_builds $((DEADLINE - 120))
+[ "$phase" = slots ] || [ "$phase" = search ] || wait_builds $((DEADLINE - 120))
 export PATH="$ROOT/.device/prebuilt/bin:$PATH"
 export LD_LIBRARY_PATH="$ROOT/.device/prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 G=$ROOT/.device/prebuilt/bin/gauntlet
@@ -138,6 +144,37 @@ if [ "$phase" = slots ]; then
         kill "$smi"; wait "$smi" 2>/dev/null
         sed 's/^/  /' "$R/slots-run.txt" | tee -a "$OUT/summary.txt"
         "$G" report --format json "$R/slots.db" >"$R/slots-report.json" 2>&1
+        tar -czf "$OUT/results.tar.gz" -C "$B" results
+        exit 0
+fi
+if [ "$phase" = search ]; then
+        [ -x "$B/sm90/bin/llama-server" ] || { say "search: no sm90 build yet (run the phase again)"; exit 1; }
+        m=tests/gpu/llamacpp-search.yaml
+        d=$R/search
+        mkdir -p "$d"
+        # the derived matrices: a bench of 400-token prompts (the model holds 256), the grid
+        # of the f16 cells, the search without a budget
+        sed 's/input_tokens: 16,/input_tokens: 400,/' "$m" >"$d/context.yaml"
+        sed -e 's/values: \[f16, q8_0, q4_0\]/values: [f16]/' -e 's/^strategy: search/strategy: grid/' \
+                -e '/^budget:/d' "$m" >"$d/grid36.yaml"
+        sed '/^budget:/d' "$m" >"$d/nobudget.yaml"
+        cp "$m" "$d/s32.yaml"
+        cp "$m" "$d/s32b.yaml"
+        # RUNS: which of them, in order (a journal already done is not run again)
+        for run in ${RUNS:-s32 context grid36 nobudget s32b}; do
+                [ -f "$d/$run.done" ] && continue
+                left=$((DEADLINE - SECONDS - 15))
+                [ "$left" -gt 20 ] || { say "search: no time left for $run"; break; }
+                s=$SECONDS
+                PATH="$B/sm90/bin:$PATH" timeout -s INT "$left" "$G" run "$d/$run.yaml" --journal "$d/$run.db" \
+                        >>"$d/$run-run.txt" 2>&1
+                rc=$?
+                say "search $run: gauntlet run exit $rc, $((SECONDS - s)) s"
+                case $rc in 0 | 1) touch "$d/$run.done" ;; esac
+                "$G" report "$d/$run.db" >"$d/$run-report.txt" 2>&1
+                "$G" report --format json "$d/$run.db" >"$d/$run-report.json" 2>&1
+                grep '^search' "$d/$run-report.txt" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+        done
         tar -czf "$OUT/results.tar.gz" -C "$B" results
         exit 0
 fi
