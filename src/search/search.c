@@ -1806,11 +1806,13 @@ int search_model_decide(const struct search_model *m, const struct search_option
         long pick = -1;
         double pick_ei = -1, chance_sum = 0;
         size_t pick_failed = 0;
+        bool prune = !(o && o->no_prune);
         for (size_t k = 0; k < s->n_cells; k++) {
                 if (m->obs[k].state != SEARCH_UNKNOWN)
                         continue;
                 chance_sum += chance(m, k);
-                if (line_condemned(m, k))
+                /* a search that launches every cell launches these too, last */
+                if (prune && line_condemned(m, k))
                         continue;
                 double ei = per_second(m, k);
                 /* Two suspects in one cell: if it fails, its line names one of them at
@@ -1842,7 +1844,6 @@ int search_model_decide(const struct search_model *m, const struct search_option
                                 cover_ei = ei;
                         }
                 }
-        bool prune = !(o && o->no_prune);
         size_t budget = o ? o->max_launches : 0;
         /* measuring again is for a search that prunes: one that launches every cell is
          * asked for every cell, once */

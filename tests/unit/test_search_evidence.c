@@ -445,6 +445,76 @@ static void llama_launch(size_t k, struct search_obs *o) {
         o->evidence = lines[k];
 }
 
+/* One search on a space, to its end: each decision's cell launched by launch (a first
+ * launch) or measured again; order[i] the cell of launch i, first[i] whether it was the
+ * cell's first launch. Returns the launches. */
+static size_t drive(const struct search_space *sp, struct search_obs *obs, const struct search_options *o,
+                    void (*launch)(size_t, struct search_obs *), size_t *order, bool *first, size_t max) {
+        size_t n = 0;
+        for (;;) {
+                struct search_model *m = NULL;
+                struct search_decision d;
+                assert_int_equal(search_model_fit(sp, obs, &m), 0);
+                assert_int_equal(search_model_decide(m, o, &d), 0);
+                search_model_free(m);
+                if (d.next < 0)
+                        return n;
+                assert_true(n < max);
+                size_t k = (size_t)d.next;
+                first[n] = obs[k].state == SEARCH_UNKNOWN;
+                if (first[n]) {
+                        launch(k, &obs[k]);
+                        obs[k].measured = obs[k].state == SEARCH_FEASIBLE;
+                } else {
+                        obs[k].launches++;
+                        obs[k].measured++;
+                }
+                order[n++] = k;
+        }
+}
+
+/* What a driven search did on a space whose axes 1 and 2 are the caches: the cells holding
+ * each cache value (first launches), the failures before the first launch family says is
+ * of the best family, whether best says one was the best, and the order as text. Whether
+ * it met the issue's done-when: no quantized cache in more than two cells (and each in
+ * one), at most a third of budget failed before the family, the best launched, at most
+ * budget launches. A miss is printed, the search's launches in order (x: failed). */
+static bool judge(const struct search_obs *obs, const size_t *order, const bool *first, size_t n, size_t n_axes,
+                  const size_t *ch, bool (*family)(const size_t *c), bool (*best)(const size_t *c), size_t budget,
+                  size_t start) {
+        size_t held[3][3] = {{0}}, fails = 0, to_family = SIZE_MAX;
+        bool got_best = false;
+        char text[1024] = "";
+        for (size_t i = 0; i < n; i++) {
+                const size_t *c = &ch[order[i] * n_axes];
+                if (first[i])
+                        for (size_t a = 1; a < 3; a++)
+                                held[a][c[a]]++;
+                bool failed = obs[order[i]].state == SEARCH_INFEASIBLE;
+                fails += failed;
+                if (family(c) && to_family == SIZE_MAX)
+                        to_family = fails;
+                got_best |= best(c);
+                size_t len = strlen(text);
+                snprintf(text + len, sizeof(text) - len, " %zu%s", order[i], failed ? "x" : "");
+        }
+        bool ok = got_best && to_family * 3 <= budget && n <= budget;
+        for (size_t a = 1; a < 3; a++)
+                for (size_t v = 1; v < 3; v++)
+                        ok &= held[a][v] >= 1 && held[a][v] <= 2;
+        if (!ok)
+                print_message("from %3zu:%s  held %zu %zu %zu %zu, %zu failed before the family%s\n", start, text,
+                              held[1][1], held[1][2], held[2][1], held[2][2], to_family, ok ? "" : "  MISSED");
+        return ok;
+}
+
+static bool small_family(const size_t *c) {
+        return c[0] == 0 && c[1] == 0 && c[2] == 0;
+}
+static bool small_best(const size_t *c) {
+        return small_family(c) && c[3] == 1;
+}
+
 /* The issue's done-when, on the model alone, from every cell as the first: no value a
  * line names (each quantized cache) is launched in more than two cells, and the best
  * family (the f16 caches with flash attention on) is reached with at most a third of a
@@ -454,44 +524,13 @@ static void test_llama_space(void **state) {
         struct search_space sp;
         space(&sp, true);
         size_t bad = 0;
-        for (size_t first = 0; first < N; first++) {
+        for (size_t start = 0; start < N; start++) {
                 struct search_obs obs[N] = {0};
-                sp.first = first;
-                size_t held[A][3] = {{0}}, fails = 0, fails_to_family = SIZE_MAX, launches = 0;
-                bool best = false;
-                char order[256] = "";
-                for (;;) {
-                        struct search_model *m = NULL;
-                        struct search_decision d;
-                        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
-                        assert_int_equal(search_model_decide(m, &(struct search_options){.max_launches = 12}, &d), 0);
-                        search_model_free(m);
-                        if (d.next < 0)
-                                break;
-                        size_t k = (size_t)d.next;
-                        if (obs[k].state == SEARCH_UNKNOWN) {
-                                llama_launch(k, &obs[k]);
-                                for (size_t a = 1; a < 3; a++)
-                                        held[a][choice[k * A + a]]++;
-                        } else
-                                obs[k].launches++;
-                        launches++;
-                        fails += obs[k].state == SEARCH_INFEASIBLE;
-                        size_t len = strlen(order);
-                        snprintf(order + len, sizeof(order) - len, " %zu%s", k,
-                                 obs[k].state == SEARCH_INFEASIBLE ? "x" : "");
-                        bool family = choice[k * A] == 0 && choice[k * A + 1] == 0 && choice[k * A + 2] == 0;
-                        if (family && fails_to_family == SIZE_MAX)
-                                fails_to_family = fails;
-                        best |= family && choice[k * A + 3] == 1;
-                }
-                bool ok = best && fails_to_family * 3 <= 12 && launches <= 12;
-                for (size_t a = 1; a < 3; a++)
-                        for (size_t v = 1; v < 3; v++)
-                                ok &= held[a][v] >= 1 && held[a][v] <= 2;
-                print_message("from %2zu:%s  held %zu %zu %zu %zu, %zu failed before the family%s\n", first, order,
-                              held[1][1], held[1][2], held[2][1], held[2][2], fails_to_family, ok ? "" : "  MISSED");
-                bad += !ok;
+                size_t order[64];
+                bool first[64];
+                sp.first = start;
+                size_t n = drive(&sp, obs, &(struct search_options){.max_launches = 12}, llama_launch, order, first, 64);
+                bad += !judge(obs, order, first, n, A, choice, small_family, small_best, 12, start);
         }
         assert_int_equal(bad, 0);
 }
@@ -561,57 +600,32 @@ static void large_launch(size_t k, struct search_obs *o) {
         o->evidence = l_lines[k];
 }
 
+static bool large_family(const size_t *c) {
+        return c[0] != 1 && c[1] == 0 && c[2] == 0 && c[3] == 2;
+}
+
 /* On the large space, from 36 first cells, with the issue's budget of 32 launches: no
  * quantized cache is held by more than two launched cells (a line names each of them at its
  * first or second failure), at most a third of the budget is spent on failures before the
- * best family (f16 caches, -np 8, flash attention) is launched, and it is. */
+ * best family (f16 caches, -np 8, flash attention) is launched, and it is. --no-prune
+ * launches every cell, the condemned ones too. */
 static void test_llama_space_large(void **state) {
         (void)state;
         struct search_space sp;
         large_space(&sp);
-        size_t bad = 0;
-        for (size_t first = 0; first < LN; first += 9) {
+        size_t bad = 0, order[LN + 64];
+        bool first[LN + 64];
+        for (size_t start = 0; start < LN; start += 9) {
                 struct search_obs obs[LN] = {0};
-                sp.first = first;
-                size_t held[3][3] = {{0}}, fails = 0, fails_to_family = SIZE_MAX, launches = 0;
-                char order[512] = "";
-                for (;;) {
-                        struct search_model *m = NULL;
-                        struct search_decision d;
-                        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
-                        assert_int_equal(search_model_decide(m, &(struct search_options){.max_launches = 32}, &d), 0);
-                        search_model_free(m);
-                        if (d.next < 0)
-                                break;
-                        size_t k = (size_t)d.next;
-                        if (obs[k].state == SEARCH_UNKNOWN) {
-                                large_launch(k, &obs[k]);
-                                obs[k].measured = obs[k].state == SEARCH_FEASIBLE;
-                                for (size_t a = 1; a < 3; a++)
-                                        held[a][l_choice[k * LA + a]]++;
-                        } else {
-                                obs[k].launches++;
-                                obs[k].measured++;
-                        }
-                        launches++;
-                        fails += obs[k].state == SEARCH_INFEASIBLE;
-                        size_t len = strlen(order);
-                        snprintf(order + len, sizeof(order) - len, " %zu%s", k,
-                                 obs[k].state == SEARCH_INFEASIBLE ? "x" : "");
-                        const size_t *c = &l_choice[k * LA];
-                        if (c[0] != 1 && !c[1] && !c[2] && c[3] == 2 && fails_to_family == SIZE_MAX)
-                                fails_to_family = fails;
-                }
-                bool ok = fails_to_family * 3 <= 32 && launches <= 32;
-                for (size_t a = 1; a < 3; a++)
-                        for (size_t v = 1; v < 3; v++)
-                                ok &= held[a][v] >= 1 && held[a][v] <= 2;
-                if (!ok || first % 81 == 0)
-                        print_message("from %3zu:%s  held %zu %zu %zu %zu, %zu failed before the family%s\n", first, order,
-                                      held[1][1], held[1][2], held[2][1], held[2][2], fails_to_family, ok ? "" : "  MISSED");
-                bad += !ok;
+                sp.first = start;
+                size_t n = drive(&sp, obs, &(struct search_options){.max_launches = 32}, large_launch, order, first, 64);
+                bad += !judge(obs, order, first, n, LA, l_choice, large_family, large_family, 32, start);
         }
         assert_int_equal(bad, 0);
+        struct search_obs obs[LN] = {0};
+        sp.first = 0;
+        size_t n = drive(&sp, obs, &(struct search_options){.no_prune = true}, large_launch, order, first, LN + 64);
+        assert_int_equal(n, LN);
 }
 
 /* budget.time, to the launch: one that may serve needs what a served launch took. */
