@@ -458,6 +458,8 @@ struct search_model {
                                          computed when asked for, NAN until then) */
         double *ei, *chance;          /* per cell: expected improvement and the chance to beat
                                          the best, before feasibility */
+        bool *condemned;              /* per cell: it holds a value a failure's line named
+                                         (line_condemned), set once per fit */
 };
 
 void search_model_free(struct search_model *m) {
@@ -473,6 +475,7 @@ void search_model_free(struct search_model *m) {
         free(m->sd);
         free(m->ei);
         free(m->chance);
+        free(m->condemned);
         free(m->idx);
         free(m->per);
         free(m->gp);
@@ -1170,6 +1173,22 @@ static int fit_speed(struct search_model *m) {
         return 0;
 }
 
+/* Whether cell k holds a value a failure's line named (its own blame for that class, not
+ * cleared by a cell that served with it): condemned at once, it is no candidate, however
+ * cheap a failed launch is (m->condemned, set by fit_once). Without this the choice per second of launch finds a doomed
+ * cell worth trying where a crash at load costs a thirtieth of a served launch (llama-server
+ * on the CPU: 0.1 s against 3 s): on the issue's 324-cell space each quantized cache was
+ * launched a third time, its line naming it again. */
+static bool line_condemned(const struct search_model *m, size_t k) {
+        const struct search_space *s = m->s;
+        for (size_t a = 0; a < s->n_axes; a++) {
+                const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, &s->choice[k * s->n_axes + a]));
+                if (f && f->named_by && !f->cleared && blame(m, f, NULL) >= 0.5)
+                        return true;
+        }
+        return false;
+}
+
 static int fit_once(const struct search_space *s, const struct search_obs *obs, struct search_model **ret) {
         if (!s || !obs || s->n_axes == 0 || s->n_axes > 16 || s->n_cells == 0)
                 return -EINVAL;
@@ -1212,8 +1231,10 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
         m->sd = calloc(s->n_cells, sizeof(double));
         m->ei = calloc(s->n_cells, sizeof(double));
         m->chance = calloc(s->n_cells, sizeof(double));
+        m->condemned = calloc(s->n_cells, sizeof(bool));
         _cleanup_free_ uint64_t *keys = calloc(features_per_cell(s->n_axes), sizeof(uint64_t));
-        int r = !m->pf || !m->mu || !m->sd || !m->ei || !m->chance || !keys ? -ENOMEM : fit_feasibility(m);
+        int r = !m->pf || !m->mu || !m->sd || !m->ei || !m->chance || !m->condemned || !keys ? -ENOMEM
+                                                                                             : fit_feasibility(m);
         if (r >= 0)
                 r = fit_memory(m);
         if (r >= 0)
@@ -1222,9 +1243,11 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
                 search_model_free(m);
                 return r;
         }
-        for (size_t k = 0; k < s->n_cells; k++)
+        for (size_t k = 0; k < s->n_cells; k++) {
                 m->pf[k] = obs[k].state == SEARCH_FEASIBLE ? 1 : obs[k].state == SEARCH_INFEASIBLE ? 0
                                                                                  : feasibility(m, k, keys);
+                m->condemned[k] = line_condemned(m, k);
+        }
         *ret = m;
         return 0;
 }
@@ -1458,22 +1481,6 @@ void search_model_predict(const struct search_model *m, size_t k, struct search_
         *ret = p;
 }
 
-/* Whether cell k holds a value a failure's line named (its own blame for that class, not
- * cleared by a cell that served with it): condemned at once, it is no candidate, however
- * cheap a failed launch is. Without this the choice per second of launch finds a doomed
- * cell worth trying where a crash at load costs a thirtieth of a served launch (llama-server
- * on the CPU: 0.1 s against 3 s): on the issue's 324-cell space each quantized cache was
- * launched a third time, its line naming it again. */
-static bool line_condemned(const struct search_model *m, size_t k) {
-        const struct search_space *s = m->s;
-        for (size_t a = 0; a < s->n_axes; a++) {
-                const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, &s->choice[k * s->n_axes + a]));
-                if (f && f->named_by && !f->cleared && blame(m, f, NULL) >= 0.5)
-                        return true;
-        }
-        return false;
-}
-
 /* The axis on which every failed cell holding a=x has one same value (the partner that may
  * be the failures' doing rather than x), with that value in *ret_value; -1 when there is
  * none, or when x crashed for the GPU's architecture somewhere (one value's doing). */
@@ -1520,7 +1527,7 @@ static bool uncovered(const struct search_model *m, size_t a, size_t x, long *re
         double best = -1;
         for (size_t k = 0; k < s->n_cells; k++) {
                 const size_t *c = s->choice + k * s->n_axes;
-                if (m->obs[k].state != SEARCH_UNKNOWN || c[a] != x || line_condemned(m, k))
+                if (m->obs[k].state != SEARCH_UNKNOWN || c[a] != x || m->condemned[k])
                         continue;
                 if (partner >= 0 ? c[partner] == partner_value : m->pf[k] < SEARCH_FAIL_CHANCE)
                         continue;
@@ -1676,7 +1683,7 @@ static long hopeless_probe(const struct search_model *m) {
                 long pick = -1;
                 size_t pick_d = SIZE_MAX;
                 for (size_t x = 0; x < s->n_cells; x++) {
-                        if (m->obs[x].state != SEARCH_UNKNOWN || m->obs[x].pending || line_condemned(m, x) ||
+                        if (m->obs[x].state != SEARCH_UNKNOWN || m->obs[x].pending || m->condemned[x] ||
                             s->choice[x * A + (size_t)a] == s->choice[k * A + (size_t)a])
                                 continue;
                         size_t d = 0;
@@ -1812,7 +1819,7 @@ int search_model_decide(const struct search_model *m, const struct search_option
                         continue;
                 chance_sum += chance(m, k);
                 /* a search that launches every cell launches these too, last */
-                if (prune && line_condemned(m, k))
+                if (prune && m->condemned[k])
                         continue;
                 double ei = per_second(m, k);
                 /* Two suspects in one cell: if it fails, its line names one of them at

@@ -504,7 +504,7 @@ static bool judge(const struct search_obs *obs, const size_t *order, const bool 
                         ok &= held[a][v] >= 1 && held[a][v] <= 2;
         if (!ok)
                 print_message("from %3zu:%s  held %zu %zu %zu %zu, %zu failed before the family%s\n", start, text,
-                              held[1][1], held[1][2], held[2][1], held[2][2], to_family, ok ? "" : "  MISSED");
+                              held[1][1], held[1][2], held[2][1], held[2][2], to_family, "  MISSED");
         return ok;
 }
 
