@@ -126,7 +126,9 @@ static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
          * or, for a turn that came late, the kernel's arrival times of the oldest and the
          * newest data it read (loop_rx_span): the first HTTP chunk of the read came at the
          * first, the others by the last. libcurl hands over each HTTP chunk of a read on its
-         * own: one read per turn. A read in another socket's turn (libcurl moved this
+         * own. It may read again in the same turn while more comes, or read data that came
+         * after those times (loop_rx_fresh): such a chunk came later than any time the turn
+         * holds, and takes the time now. A read in another socket's turn (libcurl moved this
          * transfer on that one's timer) or in a timeout's, which says nothing of when this
          * socket's data came, takes the time now, as does a time older than the send. Never
          * before the previous chunk. */
@@ -140,7 +142,7 @@ static size_t on_write(char *p, size_t size, size_t n, void *userdata) {
                         q->port = 0;
         }
         usec_t t = 0, first, last;
-        if (q->port > 0 && (unsigned long)q->port == loop_turn_port(l)) {
+        if (q->port > 0 && (unsigned long)q->port == loop_turn_port(l) && (first_of_read || loop_rx_fresh(l))) {
                 t = loop_wake_time(l);
                 if (loop_rx_span(l, &first, &last))
                         t = first_of_read ? first : last;
@@ -338,7 +340,7 @@ static void on_done(struct loop *l, CURL *easy, CURLcode result, void *userdata)
         usec_t t = 0, first, last;
         if (q->saw_done && q->now > q->rec.sent) {
                 t = q->now;
-        } else if (q->port > 0 && (unsigned long)q->port == loop_turn_port(l)) {
+        } else if (q->port > 0 && (unsigned long)q->port == loop_turn_port(l) && loop_rx_fresh(l)) {
                 t = loop_wake_time(l);
                 if (loop_rx_span(l, &first, &last))
                         t = last;

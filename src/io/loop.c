@@ -5,7 +5,10 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <linux/sockios.h>
+#include <linux/tcp.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -41,6 +44,9 @@ struct loop {
         bool rx_stamps;        /* loop_rx_stamps() */
         bool span_ok;          /* this turn's span_first/last are the kernel's */
         usec_t span_first, span_last;
+        bool rx_known;         /* rx_covered holds for this turn (loop_rx_fresh) */
+        bool rx_late;          /* this turn has read data that came after its times */
+        uint64_t rx_covered;   /* the socket's received bytes that this turn's times cover */
         char *peek;            /* LOOP_PEEK_BYTES, for the peeks of a late turn */
         size_t transfers;
         struct transfer *head;  /* every transfer in flight */
@@ -311,17 +317,47 @@ usec_t loop_cmsg_rx_time(struct msghdr *m) {
 }
 
 /* The kernel's arrival time of the unread data up to `len` bytes into fd's queue (of the
- * last segment those bytes reach), by a peek that leaves it there; 0: none. */
-static usec_t peek_rx_time(int fd, char *buf, size_t len) {
+ * last segment those bytes reach), by a peek that leaves it there; 0: none. The bytes it
+ * saw in *ret_len. */
+static usec_t peek_rx_time(int fd, char *buf, size_t len, size_t *ret_len) {
         struct iovec iov = {.iov_base = buf, .iov_len = len};
         union {
                 char buf[CMSG_SPACE(sizeof(struct timespec))];
                 struct cmsghdr align;
         } ctl;
         struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
-        if (recvmsg(fd, &m, MSG_PEEK | MSG_DONTWAIT) <= 0)
+        ssize_t n = recvmsg(fd, &m, MSG_PEEK | MSG_DONTWAIT);
+        if (n <= 0)
                 return 0;
+        *ret_len = (size_t)n;
         return loop_cmsg_rx_time(&m);
+}
+
+/* The bytes a TCP socket has taken in since it connected (tcpi_bytes_received, the same
+ * count whether read yet or not); false where the kernel does not say. */
+static bool tcp_received(int fd, uint64_t *ret) {
+        struct tcp_info ti;
+        socklen_t len = sizeof(ti);
+        if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+            len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof(ti.tcpi_bytes_received))
+                return false;
+        *ret = ti.tcpi_bytes_received;
+        return true;
+}
+
+/* The bytes of fd's stream the application has read: what came less what waits. Data may
+ * come between the two questions: asked in the order that makes it count for more than was
+ * read (`upper`) or for less. */
+static bool tcp_consumed(int fd, bool upper, uint64_t *ret) {
+        uint64_t got = 0;
+        int inq = -1;
+        if (upper ? ioctl(fd, SIOCINQ, &inq) < 0 || !tcp_received(fd, &got)
+                  : !tcp_received(fd, &got) || ioctl(fd, SIOCINQ, &inq) < 0)
+                return false;
+        if (inq < 0 || (uint64_t)inq > got)
+                return false;
+        *ret = got - (uint64_t)inq;
+        return true;
 }
 
 /* A turn that comes RX_PEEK_AFTER or more after its fd was seen ready may read data that
@@ -333,13 +369,32 @@ static usec_t peek_rx_time(int fd, char *buf, size_t len) {
 static void take_span(struct loop *l, int fd) {
         if (!l->peek && !(l->peek = malloc(LOOP_PEEK_BYTES)))
                 return;
-        usec_t first = peek_rx_time(fd, l->peek, 1);
-        usec_t last = first ? peek_rx_time(fd, l->peek, LOOP_PEEK_BYTES) : 0;
+        size_t n = 0;
+        usec_t first = peek_rx_time(fd, l->peek, 1, &n);
+        usec_t last = first ? peek_rx_time(fd, l->peek, LOOP_PEEK_BYTES, &n) : 0;
         if (first && last >= first) {
                 l->span_ok = true;
                 l->span_first = first;
                 l->span_last = last;
+                /* a full peek: the data past it may have come later than `last` */
+                uint64_t consumed;
+                if (n == LOOP_PEEK_BYTES && l->rx_known) {
+                        if (tcp_consumed(fd, false, &consumed))
+                                l->rx_covered = MIN(l->rx_covered, consumed + n);
+                        else
+                                l->rx_known = false;
+                }
         }
+}
+
+/* A turn's times hold for the data that had come when they were taken. libcurl reads what
+ * is there when it reads: between the times and its recv(), and between one recv() of a turn
+ * and the next (it reads again while the socket is readable), more may come, and that came
+ * later. So the turn notes how many bytes the socket had taken in before its times were
+ * taken (the peeks come after it: they cover at least that); a callback asks whether what
+ * has been read goes beyond it. */
+static void take_covered(struct loop *l, int fd) {
+        l->rx_known = tcp_received(fd, &l->rx_covered);
 }
 
 static void dispatch_one(struct loop *l, const struct ready *e) {
@@ -352,8 +407,12 @@ static void dispatch_one(struct loop *l, const struct ready *e) {
         l->turn++;
         l->turn_fd = e->fd;
         l->span_ok = false;
-        if (w->kind == WATCH_CURL && w->rx_stamped && (e->events & EPOLLIN) && now_usec() - e->seen >= RX_PEEK_AFTER)
-                take_span(l, e->fd);
+        l->rx_known = l->rx_late = false;
+        if (w->kind == WATCH_CURL && l->rx_stamps && w->port && (e->events & EPOLLIN)) {
+                take_covered(l, e->fd);
+                if (w->rx_stamped && now_usec() - e->seen >= RX_PEEK_AFTER)
+                        take_span(l, e->fd);
+        }
         int running;
         switch (w->kind) {
         case WATCH_CURL: {
@@ -470,6 +529,20 @@ uint64_t loop_turn(const struct loop *l) {
 unsigned loop_turn_port(const struct loop *l) {
         const struct watch *w = l->turn_fd >= 0 && (size_t)l->turn_fd < l->n_watches ? &l->watches[l->turn_fd] : NULL;
         return w && w->kind == WATCH_CURL ? w->port : 0;
+}
+
+bool loop_rx_fresh(struct loop *l) {
+        if (l->rx_late)
+                return false;
+        if (!l->rx_known || l->turn_fd < 0)
+                return true;
+        uint64_t got, consumed;
+        if (!tcp_received(l->turn_fd, &got) || got <= l->rx_covered)
+                return true; /* nothing has come since */
+        if (tcp_consumed(l->turn_fd, true, &consumed) && consumed <= l->rx_covered)
+                return true; /* it came, and waits unread */
+        l->rx_late = true;
+        return false;
 }
 
 bool loop_rx_span(const struct loop *l, usec_t *ret_first, usec_t *ret_last) {

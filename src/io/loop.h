@@ -75,6 +75,13 @@ unsigned loop_turn_port(const struct loop *l);
  * and loop_wake_time() is the time to use. bench turns it on for its level's loops. */
 void loop_rx_stamps(struct loop *l, bool on);
 bool loop_rx_span(const struct loop *l, usec_t *ret_first, usec_t *ret_last);
+/* Inside a libcurl socket's turn (loop_rx_stamps on, a TCP socket): false once libcurl has
+ * read, in this turn, data that came after the turn's times were taken (loop_wake_time,
+ * loop_rx_span's last): it kept reading while more came, or more came before its first
+ * read. That data came later, at a time nobody noted: by now. True otherwise, and where the
+ * kernel does not say (no TCP_INFO). The first data a turn reads was there when it was seen
+ * ready: its time holds whatever this says. */
+bool loop_rx_fresh(struct loop *l);
 
 struct msghdr;
 /* The kernel's receive time (SCM_TIMESTAMPNS, CLOCK_REALTIME) in a message's control data,

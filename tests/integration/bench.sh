@@ -97,6 +97,30 @@ jq -e --slurpfile rec "$tmp/match.records" '
 jq -e '.bench[0].client_cpu | .reads > 0 and .events >= .reads' "$tmp/match.json" >/dev/null \
         || fail "reads: $(jq -c '.bench[0].client_cpu' "$tmp/match.json")"
 
+# 3b'. the same when tokens come 50 us apart: the next comes while the client reads the one
+# before (libcurl reads again in the same turn, or finds more than was there when the loop
+# took its times). A chunk that came later than those times is stamped when read, never with
+# the time of the one before it (which made the last token, and so e2e, come before the
+# server wrote it). One loop and two.
+start close50 --ttft-ms 1 --itl-ms 0.05
+for n in 1 2; do
+        curl -sf -X POST "$url/reset" >/dev/null
+        "$GAUNTLET" bench --url "$url" --concurrency 8 --requests 160 --warmup 0 --output-tokens 40 --threads "$n" \
+                --no-calibrate --samples "$tmp/close$n.samples" --format json >"$tmp/close$n.json"
+        curl -sf "$url/requests" >"$tmp/close$n.records"
+        jq -e --slurpfile rec "$tmp/close$n.records" '
+          ($rec[0].records | map({key: .id, value: .}) | from_entries) as $by |
+          length == 160 and all(.[]; . as $c | $by[$c.request_id] as $s | $s != null and $s.chunks == 40
+              and ($c.ttft_ms - $s.ttft_us / 1000) >= -0.002 and ($c.e2e_ms - $s.last_us / 1000) >= -0.002
+              and ($c.e2e_ms - $s.last_us / 1000) < 50)' "$tmp/close$n.samples" >/dev/null \
+                || fail "tokens 50 us apart, $n loops: $(jq -c --slurpfile rec "$tmp/close$n.records" '
+                     ($rec[0].records | map({key: .id, value: .}) | from_entries) as $by |
+                     [.[] | . as $c | $by[$c.request_id] as $s
+                      | select($s == null or ($c.e2e_ms - $s.last_us / 1000) < -0.002 or ($c.ttft_ms - $s.ttft_us / 1000) < -0.002)
+                      | {request_id, ttft_ms, e2e_ms, server_ttft_us: $s.ttft_us, server_last_us: $s.last_us}]' \
+                     "$tmp/close$n.samples")"
+done
+
 # 3c. several server processes on one port serve, and end with the first one
 start multi --ttft-ms 1 --itl-ms 1 --processes 3
 "$GAUNTLET" bench --url "$url" --concurrency 6 --requests 24 --output-tokens 3 --format json >"$tmp/multi.json"
