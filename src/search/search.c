@@ -1,5 +1,6 @@
 /* search.c -- strategy: search: a feasibility model and a speed model, and the next cell. */
 #include "search/search.h"
+#include "search/search_int.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -45,6 +46,11 @@ static const struct fail_class CLASSES[] = {
  * share: the likely culprit, not a sure one (the cells may fail alike by chance). */
 #define PRIOR_VALUE_NAMED 0.999
 #define PRIOR_SIGNATURE 0.5
+/* A value of the same name as one a failure's line named, on another axis (the K and the V
+ * cache's `q8_0`, a prefill and a decode attention backend): what made it fail on one often
+ * makes it fail on the other (a kernel not built for the GPU, a block size the head size
+ * does not divide), not always (a requirement one of them has). A suspect, not condemned. */
+#define PRIOR_KIN 0.5
 enum { NAMED_NONE, NAMED_AXIS, NAMED_PAIR };
 /* How far a requirement the evidence states ("--a x requires --b y") is believed: a cell
  * with a=x and b other than y serves right with this chance, to the power of the number of
@@ -85,6 +91,9 @@ struct feat {
          * share, and no other: one of them + 1, their count, their class */
         size_t named_by, sig_by, sig_cells;
         unsigned char named_class, sig_class;
+        /* a value whose namesake on another axis a line named: that cell + 1, its class */
+        size_t kin_by;
+        unsigned char kin_class;
         unsigned n_launched;  /* launched cells holding it */
         unsigned n_failed;    /* of them, failed */
         double b[N_CLASSES];  /* chance it is a blocker of each class */
@@ -176,239 +185,6 @@ static size_t features_per_cell(size_t A) {
         return n;
 }
 
-/* Where evidence names flag at or after from: its name without leading dashes, '-', '_'
- * and ' ' alike, case ignored, not inside a longer word; the end of the name, or NULL.
- * Names shorter than 3 characters never match. The same for an axis's words ("K cache"). */
-static const char *find_flag(const char *evidence, const char *from, const char *flag) {
-        if (!evidence || !flag)
-                return NULL;
-        while (*flag == '-')
-                flag++;
-        size_t n = strlen(flag);
-        if (n < 3)
-                return NULL;
-        for (const char *p = from; *p; p++) {
-                if (p > evidence && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
-                        continue;
-                size_t i = 0;
-                for (; i < n && p[i]; i++) {
-                        char x = (char)tolower((unsigned char)p[i]), y = (char)tolower((unsigned char)flag[i]);
-                        if (x == '_' || x == ' ')
-                                x = '-';
-                        if (y == '_' || y == ' ')
-                                y = '-';
-                        if (x != y)
-                                break;
-                }
-                if (i == n && !isalnum((unsigned char)p[n]) && p[n] != '_')
-                        return p + n;
-        }
-        return NULL;
-}
-
-static bool names_flag(const char *evidence, const char *flag) {
-        return find_flag(evidence, evidence, flag) != NULL;
-}
-
-/* The value of axis a that evidence quotes right after a mention of a's flag ("--kv fp8",
- * "--kv=fp8", "--kv 'fp8'"), as its index: own when one mention quotes the value the cell
- * has; *ret_other another value some mention quotes, or -1. */
-static void quoted_values(const struct search_space *s, size_t a, const char *evidence, size_t cell_value,
-                          bool *ret_own, long *ret_other) {
-        *ret_own = false;
-        *ret_other = -1;
-        const char *p = evidence;
-        while ((p = find_flag(evidence, p, s->axis_flags[a]))) {
-                while (*p == ' ' || *p == '=' || *p == ':' || *p == '\'' || *p == '"' || *p == '`')
-                        p++;
-                size_t n = strcspn(p, " \t\n,;)]}'\"`");
-                while (n > 0 && p[n - 1] == '.')
-                        n--;
-                for (size_t v = 0; n > 0 && s->value_names && v < s->n_values[a]; v++) {
-                        const char *name = s->value_names[a][v];
-                        if (!name || strlen(name) != n || strncasecmp(p, name, n) != 0)
-                                continue;
-                        if (v == cell_value)
-                                *ret_own = true;
-                        else if (*ret_other < 0)
-                                *ret_other = (long)v;
-                }
-        }
-}
-
-/* ---- what evidence says: its signature, the value it names ---------------------------- */
-
-/* A character of a word of evidence: "q8_0", "n_embd_head_k", "/models/x.gguf", "0x7f3a". */
-static bool word_char(char ch) {
-        return isalnum((unsigned char)ch) || ch == '_' || ch == '.' || ch == '-' || ch == '/';
-}
-
-/* The axis and value of s named name (n characters, case ignored) on axis a, or -1. */
-static long value_on(const struct search_space *s, size_t a, const char *name, size_t n) {
-        for (size_t v = 0; s->value_names && v < s->n_values[a]; v++) {
-                const char *x = s->value_names[a][v];
-                if (x && strlen(x) == n && strncasecmp(x, name, n) == 0)
-                        return (long)v;
-        }
-        return -1;
-}
-
-static bool is_value(const struct search_space *s, const char *name, size_t n) {
-        for (size_t a = 0; a < s->n_axes; a++)
-                if (value_on(s, a, name, n) >= 0)
-                        return true;
-        return false;
-}
-
-/* A word's length without the dots and dashes that end a sentence or a range. */
-static size_t word_trim(const char *w, size_t n) {
-        while (n > 0 && (w[n - 1] == '.' || w[n - 1] == '-'))
-                n--;
-        return n;
-}
-
-#define SIGNATURE_MAX 512
-
-char *search_signature(const struct search_space *s, const char *kind, const char *evidence) {
-        _cleanup_buf_ struct buf b;
-        buf_init(&b, SIGNATURE_MAX);
-        buf_printf(&b, "%s:", kind ? kind : "failed");
-        bool space = true;
-        for (const char *p = evidence ? evidence : ""; *p && !b.truncated;) {
-                if (isspace((unsigned char)*p)) {
-                        space = true;
-                        p++;
-                        continue;
-                }
-                if (space)
-                        buf_append(&b, " ", 1);
-                space = false;
-                if (!word_char(*p)) {
-                        buf_append(&b, p++, 1);
-                        continue;
-                }
-                size_t n = 0;
-                while (word_char(p[n]))
-                        n++;
-                size_t t = word_trim(p, n);
-                bool digit = false, hex = t >= 6;
-                for (size_t i = 0; i < t; i++) {
-                        digit |= isdigit((unsigned char)p[i]) != 0;
-                        hex &= isxdigit((unsigned char)p[i]) != 0;
-                }
-                if (t > 0 && is_value(s, p, t))
-                        buf_append(&b, p, t);                    /* a value of an axis: kept */
-                else if (t > 0 && memchr(p, '/', t) && t > 1)
-                        buf_puts(&b, "<path>");
-                else if (digit && (hex || (t > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))))
-                        buf_append(&b, "#", 1);                     /* a hex id, an address */
-                else
-                        for (size_t i = 0; i < t;) {           /* numbers, timestamps, pids */
-                                if (isdigit((unsigned char)p[i])) {
-                                        buf_append(&b, "#", 1);
-                                        while (i < t && isdigit((unsigned char)p[i]))
-                                                i++;
-                                } else
-                                        buf_append(&b, p + i++, 1);
-                        }
-                p += t > 0 ? t : n;
-        }
-        return buf_detach(&b);
-}
-
-/* How far the nearest mention of axis a (its flag, or one of its words) is from the word
- * [p, q) of evidence; SIZE_MAX when none. */
-static size_t axis_distance(const struct search_space *s, size_t a, const char *evidence, const char *p, const char *q) {
-        size_t best = SIZE_MAX;
-        const char *const none[] = {NULL};
-        const char *const *words = s->axis_words && s->axis_words[a] ? s->axis_words[a] : none;
-        for (size_t w = 0; w == 0 || words[w - 1]; w++) {
-                const char *phrase = w == 0 ? (s->axis_flags ? s->axis_flags[a] : NULL) : words[w - 1];
-                if (!phrase)
-                        continue;
-                size_t len = strlen(phrase);
-                while (len > 0 && *phrase == '-') {
-                        phrase++;
-                        len--;
-                }
-                for (const char *e = evidence; (e = find_flag(evidence, e, phrase));) {
-                        const char *start = e - len;
-                        size_t d = e <= p ? (size_t)(p - e) : start >= q ? (size_t)(start - q) : 0;
-                        best = MIN(best, d);
-                }
-        }
-        return best;
-}
-
-/* Words beside a value that tell its axis: within this many characters. */
-#define AXIS_WORDS_NEAR 40
-
-static bool distinctive(const char *name, size_t n) {
-        bool alpha = false, other = false;
-        for (size_t i = 0; i < n; i++) {
-                alpha |= isalpha((unsigned char)name[i]) != 0;
-                other |= isdigit((unsigned char)name[i]) || name[i] == '_';
-        }
-        return alpha && other && n >= 3;
-}
-
-bool search_names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis) {
-        if (!evidence || !s->value_names || k >= s->n_cells || s->n_axes > 16)
-                return false;
-        const size_t *c = s->choice + k * s->n_axes;
-        long named = -1;
-        for (const char *p = evidence; *p;) {
-                if (!word_char(*p) || (p > evidence && word_char(p[-1]))) {
-                        p++;
-                        continue;
-                }
-                size_t n = 0;
-                while (word_char(p[n]))
-                        n++;
-                size_t t = word_trim(p, n);
-                /* the axes of the space with a value of this name, and the cell's among them */
-                size_t shared = 0, cands[16], nc = 0;
-                for (size_t a = 0; t > 0 && a < s->n_axes; a++) {
-                        long v = value_on(s, a, p, t);
-                        shared += v >= 0;
-                        if (v >= 0 && (size_t)v == c[a])
-                                cands[nc++] = a;
-                }
-                long pick = -1;
-                size_t near = SIZE_MAX, ties = 0;
-                for (size_t i = 0; i < nc; i++) {
-                        size_t d = axis_distance(s, cands[i], evidence, p, p + t);
-                        if (d > AXIS_WORDS_NEAR)
-                                continue;
-                        if (d < near) {
-                                near = d;
-                                pick = (long)cands[i];
-                                ties = 0;
-                        } else if (d == near)
-                                ties++;
-                }
-                if (ties)
-                        pick = -1;
-                /* a distinctive value of one axis needs no words beside it */
-                if (pick < 0 && shared == 1 && nc == 1 && distinctive(p, t))
-                        pick = (long)cands[0];
-                if (pick >= 0) {
-                        if (named >= 0 && named != pick)
-                                return false; /* two values: a pair's doing, or unclear */
-                        named = pick;
-                }
-                p += n;
-        }
-        if (named < 0)
-                return false;
-        /* a line that names another axis too speaks of a pair ("q8_0 requires flash_attn") */
-        for (size_t a = 0; a < s->n_axes; a++)
-                if (a != (size_t)named && axis_distance(s, a, evidence, evidence, evidence) != SIZE_MAX)
-                        return false;
-        *ret_axis = (size_t)named;
-        return true;
-}
-
 /* ---- the model ------------------------------------------------------------------------ */
 
 struct search_model {
@@ -496,6 +272,8 @@ static double prior(size_t c, uint64_t key, const struct feat *f) {
                 return PRIOR_VALUE_NAMED;
         if (f && f->sig_by && f->sig_class == c)
                 return MAX(PRIOR_SIGNATURE, CLASSES[c].prior[1]);
+        if (f && f->kin_by && f->kin_class == c)
+                return MAX(PRIOR_KIN, CLASSES[c].prior[1]);
         if (named == NAMED_PAIR && key_order(key) == 2)
                 return MAX(PRIOR_QUOTED, CLASSES[c].prior[2]);
         if (named == NAMED_AXIS && key_order(key) == 2)
@@ -512,11 +290,11 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
         size_t own[16], n_own = 0, need_axis[16], n_need = 0;
         long need_value[16];
         for (size_t b = 0; b < s->n_axes; b++) {
-                if (!names_flag(o->evidence, s->axis_flags[b]))
+                if (!search_names_flag(o->evidence, s->axis_flags[b]))
                         continue;
                 bool is_own;
                 long other;
-                quoted_values(s, b, o->evidence, c[b], &is_own, &other);
+                search_quoted_values(s, b, o->evidence, c[b], &is_own, &other);
                 if (is_own)
                         own[n_own++] = b;
                 else if (other >= 0) {
@@ -537,7 +315,7 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
         if (n_own == 0 && n_need == 0 && !search_names_value(s, k, o->evidence, &(size_t){0})) {
                 size_t both[2], n_named = 0;
                 for (size_t b = 0; b < s->n_axes; b++)
-                        if (axis_distance(s, b, o->evidence, o->evidence, o->evidence) != SIZE_MAX && n_named++ < 2)
+                        if (search_axis_distance(s, b, o->evidence, o->evidence, o->evidence) != SIZE_MAX && n_named++ < 2)
                                 both[n_named - 1] = b;
                 if (n_named == 2) {
                         size_t va[2] = {c[both[0]], c[both[1]]};
@@ -591,18 +369,34 @@ static const struct require *broken_requirement(const struct search_model *m, si
 }
 
 /* The value failed cell k's evidence names takes the blame for its class at once
- * (search_names_value); a value that served right somewhere is not condemned by a line. */
-static void read_named_value(struct search_model *m, size_t k) {
+ * (search_names_value); a value that served right somewhere is not condemned by a line.
+ * Its namesakes on the other axes become suspects (PRIOR_KIN). */
+static int read_named_value(struct search_model *m, size_t k) {
         const struct search_space *s = m->s;
         size_t a;
         if (!search_names_value(s, k, m->obs[k].evidence, &a))
-                return;
+                return 0;
         size_t x = s->choice[k * s->n_axes + a];
+        unsigned char cls = (unsigned char)kind_class(m->obs[k].kind);
         struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
-        if (f && !f->cleared && !f->named_by) {
-                f->named_by = k + 1;
-                f->named_class = (unsigned char)kind_class(m->obs[k].kind);
+        if (!f || f->cleared || f->named_by)
+                return 0;
+        f->named_by = k + 1;
+        f->named_class = cls;
+        const char *name = s->value_names[a][x];
+        for (size_t b = 0; name && b < s->n_axes; b++) {
+                long y = b == a ? -1 : search_value_on(s, b, name, strlen(name));
+                if (y < 0)
+                        continue;
+                struct feat *g;
+                if (feat_get(&m->fm, feat_key(1, (size_t[]){b}, (size_t[]){(size_t)y}), &g) < 0)
+                        return -ENOMEM;
+                if (!g->cleared && !g->named_by && !g->kin_by) {
+                        g->kin_by = k + 1;
+                        g->kin_class = cls;
+                }
         }
+        return 0;
 }
 
 /* Cells failing with one signature fail for one reason: when the values they all share,
@@ -624,7 +418,7 @@ static int read_signatures(struct search_model *m, const bool *explained) {
                 bool flagged = false;
                 size_t named;
                 for (size_t a = 0; s->axis_flags && a < A; a++)
-                        flagged |= names_flag(o->evidence, s->axis_flags[a]);
+                        flagged |= search_names_flag(o->evidence, s->axis_flags[a]);
                 if (flagged || search_names_value(s, k, o->evidence, &named))
                         continue;
                 if (!(sig[k] = search_signature(s, o->kind, o->evidence))) {
@@ -717,8 +511,11 @@ static int fit_feasibility(struct search_model *m) {
                         return r;
         }
         for (size_t k = 0; k < s->n_cells; k++)
-                if (m->obs[k].state == SEARCH_INFEASIBLE && !explained[k] && m->obs[k].evidence)
-                        read_named_value(m, k);
+                if (m->obs[k].state == SEARCH_INFEASIBLE && !explained[k] && m->obs[k].evidence) {
+                        int r = read_named_value(m, k);
+                        if (r < 0)
+                                return r;
+                }
         int rs = read_signatures(m, explained);
         if (rs < 0)
                 return rs;
