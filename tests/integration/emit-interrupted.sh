@@ -15,7 +15,7 @@ command -v jq >/dev/null || fail "jq is needed"
 # loads for a minute: the SIGINT lands while it loads.
 cat >"$tmp/m.yaml" <<YAML
 engine: generic
-command: [$FIXTURE, --port, "{port}", --host, "{host}", --pid-file, "$tmp/pids-{port}"]
+command: [$FIXTURE, --port, "{port}", --host, "{host}", --pid-file, "$tmp/pids-{port}", --launch-log, "$tmp/launches"]
 startup_timeout: 90s
 stop_timeout: 5s
 bench: {concurrency: [1], output_tokens: 16, requests: 4}
@@ -30,7 +30,7 @@ YAML
 j="$tmp/j.db"
 start_gauntlet run run "$tmp/m.yaml" --journal "$j"
 for _ in $(seq 600); do
-        grep -q '^\[2/3\]' "$tmp/out.run" && [ "$(ls "$tmp"/pids-* 2>/dev/null | wc -l)" -ge 3 ] && break
+        grep -q '^\[2/3\]' "$tmp/out.run" && [ "$(cat "$tmp/launches" 2>/dev/null | wc -l)" -ge 3 ] && break
         kill -0 "$gpid" 2>/dev/null || { cat "$tmp/out.run" "$tmp/err.run" >&2; fail "the sweep ended before the third cell"; }
         sleep 0.05
 done

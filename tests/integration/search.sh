@@ -16,7 +16,7 @@ arch='--die-at-load, --log, "RuntimeError: CUDA error: no kernel image is availa
 matrix() { # file budget [load-time]
         cat >"$1" <<YAML
 engine: generic
-command: [$FIXTURE, --port, "{port}", --host, "{host}", --pid-file, "$tmp/pids-{port}", --load-time, "${3:-0}"]
+command: [$FIXTURE, --port, "{port}", --host, "{host}", --pid-file, "$tmp/pids-{port}", --launch-log, "$tmp/launches", --load-time, "${3:-0}"]
 startup_timeout: 10s
 stop_timeout: 2s
 axes:
@@ -41,7 +41,8 @@ objective: output_tokens_per_s@1
 emit: []
 YAML
 }
-launches() { cat "$tmp"/pids-* 2>/dev/null | wc -l; }
+# every start appends to one log: a pid file per {port} would count a port handed out twice once
+launches() { cat "$tmp/launches" 2>/dev/null | wc -l; }
 
 # --- a budget of 8 ----------------------------------------------------------------------
 matrix "$tmp/m.yaml" 8
@@ -112,7 +113,7 @@ again "$tmp/r2.json" "$tmp/out12"
 grep -qE "^\[launch $((n + 1)) \(budget 12\)(, measured again)?\]" "$tmp/out2" || fail "the continued search does not count on from $n: $(head -3 "$tmp/out2")"
 
 # --- interrupted mid-launch, it resumes with the same cell ------------------------------------
-rm -f "$tmp"/pids-*
+rm -f "$tmp"/pids-* "$tmp/launches"
 matrix "$tmp/s.yaml" 8 1
 "$GAUNTLET" run "$tmp/s.yaml" --journal "$tmp/s.db" >"$tmp/out3" 2>&1 &
 g=$!
@@ -134,7 +135,7 @@ label=$(jq -r --arg c "$next" '.cells[] | select(.id == $c) | "delay=\(.axes.del
 grep -qE "^\[launch 5 \(budget 8\)(, measured again)?\] $label " "$tmp/out4" || fail "resumed with another cell than $label, or not as launch 5: $(grep -m1 '^\[launch' "$tmp/out4")"
 
 # --- --no-prune launches them all ---------------------------------------------------------
-rm -f "$tmp"/pids-*
+rm -f "$tmp"/pids-* "$tmp/launches"
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/np.db" --no-prune >"$tmp/out5" 2>&1 || { cat "$tmp/out5"; fail "--no-prune failed"; }
 "$GAUNTLET" report --format json "$tmp/np.db" >"$tmp/r5.json"
 [ "$(jq '[.cells[] | select(.cause == "pruned")] | length' "$tmp/r5.json")" = 0 ] || fail "--no-prune pruned cells"
