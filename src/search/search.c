@@ -1138,15 +1138,16 @@ long search_model_named(const struct search_model *m) {
  * apart. Before the search names its best, the launched cells whose figures are too close
  * to the best's are measured again (a new launch of the same cell): the chance that a
  * launched cell beats the named one by more than CONFIRM_MARGIN must add up to less than
- * CONFIRM_RISK, or one of the two is measured again, at most CONFIRM_MAX times each. */
+ * CONFIRM_RISK, or one of the two is measured again, at most SEARCH_MEASURE_MAX times each. */
 #define CONFIRM_MARGIN 0.03
 #define CONFIRM_RISK 0.05
-#define CONFIRM_MAX 5
 /* A cell whose own chance of beating the named one by the margin is below this is never
  * the one measured again: however it comes out, the named best stays (the risk of many
  * such cells together is a tie within the noise, which measuring one again cannot end). */
 #define CONFIRM_PICK_MIN 0.025
-/* With a budget, the launches measuring again come out of its last share. */
+/* With a budget, the launches measuring again come out of its last share (a fifth, or
+ * measuring again whenever its risk outweighs the chance left in new cells, did no better
+ * on the simulator: docs/search.md "Measuring again under a budget"). */
 #define CONFIRM_BUDGET_SHARE 0.10
 
 /* Under grid point g, the chance that the latent figure of cell a beats cell b's by more
@@ -1200,7 +1201,7 @@ static long confirm(const struct search_model *m) {
                         continue;
                 double p = apart(m, c, (size_t)named, CONFIRM_MARGIN);
                 risk += p;
-                if (measured(&m->obs[c]) < CONFIRM_MAX || measured(&m->obs[named]) < CONFIRM_MAX)
+                if (measured(&m->obs[c]) < SEARCH_MEASURE_MAX || measured(&m->obs[named]) < SEARCH_MEASURE_MAX)
                         if (p > pick_p && p >= CONFIRM_PICK_MIN) {
                                 pick_p = p;
                                 pick = (long)c;
@@ -1209,7 +1210,7 @@ static long confirm(const struct search_model *m) {
         if (risk < CONFIRM_RISK || pick < 0)
                 return -1;
         unsigned mn = measured(&m->obs[named]), mc = measured(&m->obs[pick]);
-        long c = mn <= mc && mn < CONFIRM_MAX ? named : mc < CONFIRM_MAX ? pick : named;
+        long c = mn <= mc && mn < SEARCH_MEASURE_MAX ? named : mc < SEARCH_MEASURE_MAX ? pick : named;
         return m->obs[c].pending ? -1 : c;  /* in flight: its figure is coming */
 }
 

@@ -119,6 +119,9 @@ struct search_options {
  * within the noise, as the report says, instead of 3 launches of each (a flat 4x4 space
  * launched 46 times). */
 #define SEARCH_MAX_AGAIN(n_cells) ((size_t)2 + (size_t)(n_cells) / 8)
+/* The most times one cell is launched: measured again before the best is named, at most
+ * this many measurements of it in all (docs/search.md "Measured again"). */
+#define SEARCH_MEASURE_MAX 5u
 /* A cell in flight of at least this chance of serving right is fitted as served. */
 #define SEARCH_LIAR_FEASIBLE 0.5
 /* Below this chance of serving right, a cell is predicted to fail. */

@@ -169,11 +169,12 @@ static struct search_decision walk_run(struct walk *w, size_t steps, size_t max_
                 if (d.next < 0)
                         return d;
                 assert_true((size_t)d.next < sim_space_cells(w->s));
-                /* never twice, unless to measure again a cell that served, at most 3 times */
+                /* never twice, unless to measure again a cell that served, at most
+                 * SEARCH_MEASURE_MAX times in all */
                 if (d.again) {
                         assert_int_equal(w->obs[d.next].state, SEARCH_FEASIBLE);
                         assert_true(w->obs[d.next].has_value);
-                        assert_true(MAX(w->obs[d.next].measured, 1u) < 3);
+                        assert_true(MAX(w->obs[d.next].measured, 1u) < SEARCH_MEASURE_MAX);
                 } else
                         assert_int_equal(w->obs[d.next].state, SEARCH_UNKNOWN);
                 assert_int_equal(sim_launch(w->s, (size_t)d.next, &w->rng, &w->obs[d.next], NULL), 0);
