@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# tests/proc.sh -- sourced by the test helpers that ask whether a process still runs.
+# tests/proc.sh -- sourced by the test helpers that ask whether a process still runs, or how
+# many servers started.
 #
 # pid_running PID: true while PID is a process that is neither a zombie nor being reaped.
 # The state is read once: a process reaped between two looks at /proc (first there, then
@@ -12,3 +13,7 @@ pid_running() {
         esac
         return 0
 }
+
+# How many servers started with --launch-log FILE (0 before the first): a pid file named by
+# {port} counts ports, and the kernel may hand a freed port out again.
+launch_count() { cat "$1" 2>/dev/null | wc -l; }

@@ -30,7 +30,7 @@ YAML
 j="$tmp/j.db"
 start_gauntlet run run "$tmp/m.yaml" --journal "$j"
 for _ in $(seq 600); do
-        grep -q '^\[2/3\]' "$tmp/out.run" && [ "$(cat "$tmp/launches" 2>/dev/null | wc -l)" -ge 3 ] && break
+        grep -q '^\[2/3\]' "$tmp/out.run" && [ "$(launch_count "$tmp/launches")" -ge 3 ] && break
         kill -0 "$gpid" 2>/dev/null || { cat "$tmp/out.run" "$tmp/err.run" >&2; fail "the sweep ended before the third cell"; }
         sleep 0.05
 done

@@ -31,13 +31,11 @@ v() { jq -r --arg m "$1" --arg g "$2" '.cells[] | select(.axes.moe == $m and .ax
 decider=$(jq -r '.cells[] | select(.axes.moe == "sm100only" and .axes.gemm == "g1") | .id[0:8]' "$tmp/r.json")
 jq -r '.cells[] | select(.verdict == "skipped") | .evidence' "$tmp/r.json" | grep "arch crash of moe=sm100only decided it (cell $decider)" >/dev/null ||
         fail "evidence: $(jq -c '[.cells[] | .evidence]' "$tmp/r.json")"
-# launches are counted in the shared launch log: the kernel may hand a freed port out again
-launches() { cat "$1" 2>/dev/null | wc -l; }
-[ "$(launches "$tmp/launches")" -eq 4 ] || fail "$(launches "$tmp/launches") launches, want 4 (2 cells spared)"
+[ "$(launch_count "$tmp/launches")" -eq 4 ] || fail "$(launch_count "$tmp/launches") launches, want 4 (2 cells spared)"
 grep -q "skipped/inferred" "$tmp/out" || fail "the run's lines do not say so"
 # a resume keeps them decided, launching nothing
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out2" 2>&1 || true
-[ "$(launches "$tmp/launches")" -eq 4 ] || fail "the resume launched the inferred cells"
+[ "$(launch_count "$tmp/launches")" -eq 4 ] || fail "the resume launched the inferred cells"
 # --no-infer runs them
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" --no-infer >"$tmp/out3" 2>&1 || true
 "$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
@@ -61,6 +59,6 @@ axes:
 YAML
 "$GAUNTLET" run "$tmp/two.yaml" --journal "$tmp/two.db" >"$tmp/out4" 2>&1 || true
 ! grep -q "inferred" "$tmp/out4" || fail "a crash that pins nothing skipped a cell: $(cat "$tmp/out4")"
-[ "$(launches "$tmp/launches2")" -eq 4 ] || fail "not every cell ran"
+[ "$(launch_count "$tmp/launches2")" -eq 4 ] || fail "not every cell ran"
 expect_none_alive "processes left"
 echo "infer.sh: all good"

@@ -41,8 +41,7 @@ objective: output_tokens_per_s@1
 emit: []
 YAML
 }
-# every start appends to one log: a pid file per {port} would count a port handed out twice once
-launches() { cat "$tmp/launches" 2>/dev/null | wc -l; }
+launches() { launch_count "$tmp/launches"; }
 
 # --- a budget of 8 ----------------------------------------------------------------------
 matrix "$tmp/m.yaml" 8
