@@ -1310,7 +1310,8 @@ static int read_sweep(struct journal *j, int64_t id, journal_sweep_fn fn, void *
         _cleanup_free_ char *sql = strdup_printf(
                 "SELECT id, started_wall, how, version, matrix_path, matrix_text, engine, model, objective, "
                 "bind_host, port, workdir, startup_timeout_us, axes, host_json, cwd, %s, %s, %s "
-                "FROM sweeps WHERE ?1 = 0 OR id = ?1 ORDER BY id DESC LIMIT 1",
+                "FROM sweeps WHERE id = ?1 OR (?1 = 0 AND EXISTS (SELECT 1 FROM sweep_cells WHERE sweep_id = sweeps.id)) "
+                "ORDER BY id DESC LIMIT 1",
                 j->version >= 3 ? "eval" : "NULL", j->version >= 4 ? "search" : "NULL",
                 j->version >= 9 ? "against" : "NULL");
         struct visit v = {.fn.sweep = fn, .userdata = userdata};

@@ -231,7 +231,9 @@ struct journal_sweep_row {
         const char *against;          /* run --against: what changed, JSON (cli_run.c); schema 9 */
 };
 typedef int (*journal_sweep_fn)(const struct journal_sweep_row *row, void *userdata);
-/* The latest sweep. -ENOENT when the journal holds none. */
+/* The latest sweep whose cells are recorded (a sweep is begun, then its cells recorded:
+ * side by side, one worker may read while another's sweep is between the two). -ENOENT
+ * when the journal holds none. */
 int journal_latest_sweep(struct journal *j, journal_sweep_fn fn, void *userdata);
 /* The sweep with that id. -ENOENT when the journal has no such sweep. */
 int journal_sweep(struct journal *j, int64_t sweep_id, journal_sweep_fn fn, void *userdata);

@@ -443,9 +443,9 @@ int report_load_view(struct journal *j, struct report_view **ret) {
         return load_view(j, 0, true, ret);
 }
 
-int report_settle_verdicts(struct journal *j) {
+int report_settle_verdicts(struct journal *j, int64_t sweep_id) {
         _cleanup_report_view_ struct report_view *v = NULL;
-        int r = load_view(j, 0, false, &v);
+        int r = load_view(j, sweep_id > 0 ? sweep_id : 0, false, &v);
         if (r < 0)
                 return r;
         _cleanup_free_ struct journal_verdict_row *rows = calloc(v->n_cells ? v->n_cells : 1, sizeof(*rows));
@@ -472,6 +472,10 @@ int report_load_view_sweep(struct journal *j, int64_t sweep_id, struct report_vi
         int r = load_view(j, sweep_id, true, ret);
         journal_read_until(j, 0);
         return r;
+}
+
+int report_load_view_current(struct journal *j, int64_t sweep_id, struct report_view **ret) {
+        return sweep_id > 0 ? load_view(j, sweep_id, true, ret) : -ENOENT;
 }
 
 int report_load_samples(struct journal *j, struct report_view *v) {

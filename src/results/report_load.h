@@ -23,17 +23,24 @@ int report_load_view(struct journal *j, struct report_view **ret);
  * sweep without rows (an older journal, a run killed before it wrote them) is decided on
  * load, as the run would have. */
 
-/* Decides the latest sweep's verdicts (report_view_apply_eval, on a view built afresh) and
- * journals them: one row per shown attempt of the sweep's cells, the sweep's earlier rows
- * replaced, in one transaction. For `run`, as each cell settles and at the sweep's end:
- * the eval's gate compares a cell with the reference among all that settled, so a later
- * cell can change an earlier one's verdict. Returns the rows written, or a negative errno
- * (journal.h). */
-int report_settle_verdicts(struct journal *j);
+/* Decides the verdicts of the sweep with that id (0: the latest) (report_view_apply_eval,
+ * on a view built afresh) and journals them: one row per shown attempt of the sweep's
+ * cells, the sweep's earlier rows replaced, in one transaction. For `run`, as each cell
+ * settles and at the sweep's end: the eval's gate compares a cell with the reference among
+ * all that settled, so a later cell can change an earlier one's verdict. A worker side by
+ * side names its own sweep: the latest may be another worker's, begun a moment ago and
+ * still recording its cells. Returns the rows written, or a negative errno (journal.h). */
+int report_settle_verdicts(struct journal *j, int64_t sweep_id);
 /* The same for the sweep with that id, as the journal was when it ended: each cell's
  * latest settled attempt of that sweep or an earlier one (gauntlet compare --sweeps).
  * -ENOENT when the journal has no such sweep. */
 int report_load_view_sweep(struct journal *j, int64_t sweep_id, struct report_view **ret);
+/* The view of the sweep with that id as the journal stands now: its matrix, settings and
+ * cells, and for each cell its latest settled attempt in any sweep, later ones included.
+ * For a run's own sweep while it runs (side by side, the workers' sweeps begin one after
+ * another, so the latest is not always the reader's own, nor always complete). -ENOENT
+ * when the journal has no such sweep. */
+int report_load_view_current(struct journal *j, int64_t sweep_id, struct report_view **ret);
 /* Reads the raw bench samples of every passing cell's attempt into c->samples (an array,
  * empty when the attempt has none). 0 or a negative errno as journal.h. */
 int report_load_samples(struct journal *j, struct report_view *v);

@@ -1036,7 +1036,7 @@ static int journal_failed(struct sweep *sw, int r) {
 /* The verdicts as the sweep's view shows them now, journaled (report_settle_verdicts): a
  * cell that settles can change another's through the eval's gate. */
 static int journal_verdicts(struct sweep *sw) {
-        int r = report_settle_verdicts(sw->j);
+        int r = report_settle_verdicts(sw->j, sw->sweep_id);
         return r < 0 ? journal_failed(sw, r) : 0;
 }
 
@@ -1275,7 +1275,7 @@ static int search_step(struct sweep *sw, struct report_view **ret_view, struct s
                        struct search_decision *ret) {
         _cleanup_report_view_ struct report_view *v = NULL;
         _cleanup_search_fit_ struct search_fit *f = NULL;
-        int r = report_load_view(sw->j, &v);
+        int r = report_load_view_current(sw->j, sw->sweep_id, &v);
         if (r < 0)
                 return sweep_fail(sw, r, "cannot read the journal: %s", strerror(-r));
         if (v->n_cells != sw->n)
@@ -1475,7 +1475,7 @@ finish:
         if (sw.sweep_id && r == 0)
                 r = journal_verdicts(&sw);
         else if (sw.sweep_id)
-                (void)report_settle_verdicts(j);
+                (void)report_settle_verdicts(j, sw.sweep_id);
         if (r < 0 && r != -EINTR && ret_error)
                 *ret_error = sw.error ? TAKE_PTR(sw.error) : strdup(strerror(-r));
         free(sw.error);

@@ -907,10 +907,19 @@ static void test_other_process_closes(void **state) {
         struct stat st;
         snprintf(wal, sizeof(wal), "%s-wal", f->path);
         assert_int_equal(stat(wal, &st), 0); /* still there: the other one was not the last */
+        int64_t first = sweep;
         assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
         struct report_view *v = NULL;
+        /* the latest sweep is begun but has no cells yet (side by side, another worker may
+         * read it so): the view is the latest sweep whose cells are recorded */
         assert_int_equal(report_load_view(j, &v), 0);
-        assert_int_equal(v->n_cells, 0);
+        assert_int_equal(v->sweep_id, first);
+        assert_int_equal(v->n_cells, ELEMENTSOF(cells));
+        report_view_free(v);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+        assert_int_equal(report_load_view(j, &v), 0);
+        assert_int_equal(v->sweep_id, sweep);
+        assert_int_equal(v->n_cells, ELEMENTSOF(cells));
         report_view_free(v);
         journal_close(j);
 
@@ -1031,7 +1040,7 @@ static void test_verdicts_settle(void **state) {
         assert_int_equal(journal_sweep_verdicts(j, sweep, keep_verdict, &rows), 0);
         assert_int_equal(rows.n, 0);
         /* one row per shown attempt (the excluded cell has none), the gate applied */
-        assert_int_equal(report_settle_verdicts(j), 3);
+        assert_int_equal(report_settle_verdicts(j, 0), 3);
         assert_int_equal(journal_sweep_verdicts(j, sweep, keep_verdict, &rows), 0);
         assert_int_equal(rows.n, 3);
         assert_true(rows.attempt[0] == ids[0] && rows.verdict[0] == VERDICT_PASS && !rows.cause[0]);
@@ -1040,7 +1049,7 @@ static void test_verdicts_settle(void **state) {
         assert_true(rows.attempt[2] == ids[3] && rows.verdict[2] == VERDICT_PASS);
         verdict_rows_release(&rows);
         /* written again: the sweep's rows replaced, not added to */
-        assert_int_equal(report_settle_verdicts(j), 3);
+        assert_int_equal(report_settle_verdicts(j, 0), 3);
         assert_int_equal(journal_sweep_verdicts(j, sweep, keep_verdict, &rows), 0);
         assert_int_equal(rows.n, 3);
         verdict_rows_release(&rows);
@@ -1068,7 +1077,7 @@ static void test_verdicts_journal_wins(void **state) {
         assert_int_equal(v->eval.gated, 1);
         assert_string_equal(report_best(v), cells[3].id);
         report_view_free(v);
-        assert_int_equal(report_settle_verdicts(j), 3);
+        assert_int_equal(report_settle_verdicts(j, 0), 3);
         journal_close(j);
         j = NULL;
         /* the rows say otherwise: cells[1] passed, cells[3] diverged */
@@ -1138,7 +1147,7 @@ static void test_verdicts_renderer_swap(void **state) {
         eval_sweep(j, &set, ids);
         for (int round = 0; round < 2; round++) {
                 if (round == 1) {
-                        assert_int_equal(report_settle_verdicts(j), 3);
+                        assert_int_equal(report_settle_verdicts(j, 0), 3);
                         char sql[160];
                         snprintf(sql, sizeof(sql), "UPDATE verdicts SET verdict = 'pass', cause = NULL WHERE attempt_id = %lld",
                                  (long long)ids[1]);
