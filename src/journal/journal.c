@@ -1025,12 +1025,13 @@ int journal_attempt_abandon(struct journal *j, int64_t attempt_id, const char *w
 /* Whether the gauntlet that owns a sweep is another live process: then its attempts are
  * not orphans, whatever their state says. A pid is only believed with its start time. */
 static bool owner_alive_elsewhere(int64_t pid, int64_t starttime) {
-        uint64_t st = 0, me = 0;
-        if (pid <= 0 || pid > INT32_MAX)
+        uint64_t me = 0;
+        if (pid <= 0 || pid > INT32_MAX || starttime < 0)
                 return false;
         if (pid == getpid() && self_starttime(&me) == 0 && (int64_t)me == starttime)
                 return false;
-        return procs_starttime((pid_t)pid, &st) == 0 && (int64_t)st == starttime;
+        /* a killed worker whose parent died too may linger as a zombie: it owns nothing */
+        return procs_alive((pid_t)pid, (uint64_t)starttime);
 }
 
 static int abandon_processless(struct journal *j) {

@@ -73,6 +73,13 @@ int procs_starttime(pid_t pid, uint64_t *ret) {
         return r == -ENOENT ? -ESRCH : r;
 }
 
+bool procs_alive(pid_t pid, uint64_t starttime) {
+        struct proc_info info;
+        uint64_t start = 0;
+        return pid > 0 && read_stat(pid, &info, &start) == 0 && start == starttime && info.state != 'Z' &&
+               info.state != 'X' && info.state != 'x';
+}
+
 int procs_cpu_ticks(const pid_t *pids, size_t n, uint64_t *ret) {
         uint64_t sum = 0;
         for (size_t i = 0; i < n; i++) {

@@ -51,6 +51,11 @@ int procs_find(const struct procs_query *q, pid_t **ret, size_t *ret_n);
 
 /* Start time of pid in clock ticks since boot (field 22 of /proc/PID/stat); -ESRCH if gone. */
 int procs_starttime(pid_t pid, uint64_t *ret);
+/* Whether pid runs and is the process that started at `starttime` (procs_starttime): not
+ * gone, not a reused pid, and not a zombie. A process killed while its parent lives on, or
+ * orphaned where nothing reaps promptly (a container whose first process is no init), stays
+ * a zombie, start time and all, until it is reaped: it holds nothing and does nothing. */
+bool procs_alive(pid_t pid, uint64_t starttime);
 /* The CPU time the processes pids ran, in clock ticks (sysconf(_SC_CLK_TCK)): user and
  * system, theirs and their waited-for children's (fields 14 to 17 of /proc/PID/stat). A
  * process gone meanwhile adds nothing. */

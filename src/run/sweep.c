@@ -843,10 +843,7 @@ static int sweep_cleanup_orphans(struct loop *l, struct journal *j, const struct
                         continue;
                 /* The token finds the server and every worker that inherited it; the pid is
                  * trusted only when its start time still matches (never a reused pid). */
-                uint64_t start = 0;
-                pid_t root = 0;
-                if (o[i].pid > 0 && procs_starttime(o[i].pid, &start) == 0 && start == o[i].starttime)
-                        root = o[i].pid;
+                pid_t root = o[i].pid > 0 && procs_alive(o[i].pid, o[i].starttime) ? o[i].pid : 0;
                 /* A launcher's server first, where it runs (a Slurm job found by its name);
                  * then its client here. */
                 if (ln && o[i].token) {

@@ -18,6 +18,7 @@ struct worker {
         struct spawn child;
         bool started;
         bool exited;
+        bool cleared;               /* what it left running was ended (a worker that failed) */
         int status;                 /* exit status, 128 + signal when a signal ended it */
 };
 
@@ -140,6 +141,20 @@ int workers_run(struct loop *l, struct journal *j, const struct matrix *m, const
                         all &= !w[k].started || w[k].exited;
                         if (w[k].exited && w[k].status == 141 && !loop_signal(l))
                                 loop_interrupt(l, SIGPIPE);
+                        /* A worker that failed or was killed (the OOM killer, a kill -9 of
+                         * it alone) may have left its attempt running, its server or Slurm
+                         * job with it: the other workers of a search, which decide with
+                         * that cell in flight, would wait for it forever. What it left is
+                         * ended as a killed run's is (the attempt abandoned, the server
+                         * stopped, the job cancelled), and the others go on. */
+                        if (w[k].exited && !w[k].cleared && w[k].status != 0 && w[k].status != 129 &&
+                            w[k].status != 130 && w[k].status != 141 && !loop_signal(l)) {
+                                w[k].cleared = true;
+                                if (w[k].status > 128)
+                                        sweep_notice(cb, "worker %zu was killed by signal %d; stopping what it left running", k,
+                                                     w[k].status - 128);
+                                (void)sweep_clear_leftovers(l, j, m, NULL, NULL);
+                        }
                 }
                 if (all)
                         break;
@@ -164,7 +179,7 @@ int workers_run(struct loop *l, struct journal *j, const struct matrix *m, const
         /* Each worker journals the sweep's verdicts as its cells settle, from the view it
          * read then; another may have settled a cell after it. The parent writes them once
          * more when every worker is done: the last word (report_settle_verdicts). */
-        int vr = report_settle_verdicts(j);
+        int vr = report_settle_verdicts(j, 0);
         if (vr < 0 && !res.interrupted && !res.failed && start_error == 0)
                 FAIL(vr, "cannot write the journal '%s': %s", journal_path(j), journal_strerror(vr));
         if (start_error < 0)

@@ -376,6 +376,26 @@ static void test_orphans(void **state) {
         assert_int_equal(journal_orphans(j, &o, &n), 0);
         assert_int_equal(n, 0);
         journal_orphans_free(o, n);
+        /* ... nor one owned by a zombie (killed, its parent dead too, where nothing reaps
+         * promptly): it owns nothing, its servers are orphans */
+        pid_t zombie = fork();
+        assert_true(zombie >= 0);
+        if (zombie == 0)
+                _exit(0);
+        siginfo_t si = {0};
+        uint64_t zst = 0;
+        assert_int_equal(waitid(P_PID, (id_t)zombie, &si, WEXITED | WNOWAIT), 0);
+        assert_int_equal(procs_starttime(zombie, &zst), 0);
+        snprintf(sql, sizeof(sql), "UPDATE sweeps SET owner_pid = %d, owner_starttime = %llu", (int)zombie,
+                 (unsigned long long)zst);
+        assert_int_equal(exec_sql(f->path, sql), 0);
+        assert_int_equal(journal_orphans(j, &o, &n), 0);
+        assert_int_equal(n, 1);
+        journal_orphans_free(o, n);
+        assert_int_equal(waitpid(zombie, NULL, 0), zombie);
+        snprintf(sql, sizeof(sql), "UPDATE sweeps SET owner_pid = %d, owner_starttime = %llu", (int)getppid(),
+                 (unsigned long long)pst);
+        assert_int_equal(exec_sql(f->path, sql), 0);
         /* ... but the same pid with another start time is a reused pid: orphans again. */
         snprintf(sql, sizeof(sql), "UPDATE sweeps SET owner_starttime = %llu", (unsigned long long)pst + 1);
         assert_int_equal(exec_sql(f->path, sql), 0);

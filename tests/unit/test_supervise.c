@@ -302,6 +302,21 @@ static void test_starttime(void **state) {
         assert_true(a > 0);
         assert_int_equal(a, b);
         assert_int_equal(procs_starttime(999999999, &a), -ESRCH);
+        assert_true(procs_alive(getpid(), b));
+        assert_false(procs_alive(getpid(), b + 1)); /* a reused pid */
+        assert_false(procs_alive(999999999, b));
+
+        /* a child that exited and is not reaped yet: a zombie, start time and all, not alive */
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(0);
+        siginfo_t si = {0};
+        assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+        assert_int_equal(procs_starttime(pid, &a), 0);
+        assert_false(procs_alive(pid, a));
+        assert_int_equal(waitpid(pid, NULL, 0), pid);
+        assert_false(procs_alive(pid, a));
 }
 
 /* The CPU time of processes from /proc/PID/stat: this one's after 0.3 s of spinning agrees
