@@ -1106,9 +1106,17 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 return sweep_fail(sw, r, "cannot create '%s': %s", sw->log_dir, strerror(-r));
         if (sw->cb && sw->cb->cell_started)
                 sw->cb->cell_started(sw->cb->userdata, c, i, sw->n);
-        /* another slot may have set the rule since (an earlier run's is read at the start) */
-        if (m->has_bench && sw->o->n_slots > 1 && (r = sweep_count_from_journal(sw->j, &sw->count)) < 0)
-                return sweep_fail(sw, r, "out of memory");
+        /* another slot may have set the rule since, or set one before this slot's own (an
+         * earlier run's is read at the start) */
+        if (m->has_bench && sw->o->n_slots > 1) {
+                if ((r = sweep_count_from_journal(sw->j, &sw->count)) < 0)
+                        return sweep_fail(sw, r, "out of memory");
+                if (r > 0)
+                        sweep_notice(sw->cb,
+                                     "tokens: counted from now on at %.3f bytes a token, as cell %s's own counts agreed "
+                                     "(it started first, beside this worker's)",
+                                     sw->count.rule.bytes_per_token, sw->count.rule.from);
+        }
 
         struct attempt a;
         struct cell_run cr;
@@ -1169,9 +1177,11 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
         int vr = journal_verdicts(sw);
         sw->sum.by_verdict[a.verdict]++;
         /* the first passing cell whose own counts agreed sets how the others are counted */
-        if (a.verdict == VERDICT_PASS && a.bench && count_rule_adopt(&sw->count.rule, a.bench, c->id) > 0)
+        if (a.verdict == VERDICT_PASS && a.bench && count_rule_adopt(&sw->count.rule, a.bench, c->id) > 0) {
+                sw->count.from_started = a.started_wall;
                 sweep_notice(sw->cb, "tokens: counted from now on at %.3f bytes a token, as cell %s's own counts agreed",
                              sw->count.rule.bytes_per_token, c->id);
+        }
         if (sw->known)
                 infer_note(&sw->known[i], a.verdict, a.cause);
         settled(sw, i, &a);

@@ -107,7 +107,7 @@ int sweep_count_open(const struct matrix *m, struct sweep_count *sc, char **ret_
 }
 
 int sweep_count_from_journal(struct journal *j, struct sweep_count *sc) {
-        if (sc->rule.tokenizer || sc->rule.bytes_per_token > 0)
+        if (sc->rule.tokenizer)
                 return 0;
         _cleanup_report_view_ struct report_view *v = NULL;
         int r = report_load_view(j, &v);
@@ -123,9 +123,16 @@ int sweep_count_from_journal(struct journal *j, struct sweep_count *sc) {
                         first = c;
                 json_decref(probe.calibration);
         }
-        if (first)
-                count_rule_adopt(&sc->rule, first->bench, first->id);
-        return 0;
+        if (!first || (sc->rule.bytes_per_token > 0 && first->started_wall >= sc->from_started))
+                return 0;
+        struct count_rule rule = {0};
+        if (count_rule_adopt(&rule, first->bench, first->id) <= 0)
+                return 0;
+        bool had = sc->rule.bytes_per_token > 0;
+        json_decref(sc->rule.calibration);
+        sc->rule = rule;
+        sc->from_started = first->started_wall;
+        return had ? 1 : 0;
 }
 
 void sweep_count_release(struct sweep_count *sc) {

@@ -13,6 +13,7 @@ struct sweep_count {
         struct tokenizer *tokenizer;
         char *what;
         char *note;    /* why there is no tokenizer (one line), or NULL */
+        usec_t from_started; /* bytes per token: when the attempt it came from started (wall, µs) */
 };
 
 /* Opens the tokenizer the matrix names (`tokenizer:`: a file or folder that must load; an
@@ -23,9 +24,14 @@ struct sweep_count {
  * that does not load; -ENOMEM. */
 int sweep_count_open(const struct matrix *m, struct sweep_count *sc, char **ret_error);
 
-/* Without a tokenizer and no bytes per token yet: the rule the journal's earliest passing
- * attempt whose own counts agreed set (or that a later one counted by). 0 whether or not
- * it found one. */
+/* Without a tokenizer: the rule the journal's earliest passing attempt whose own counts
+ * agreed set (or that a later one counted by), when there is no rule yet or that attempt
+ * started before the one the rule came from. Side by side, two workers whose first cells
+ * pass at once each adopt their own cell's rule (sc->from_started says when that cell
+ * started); at their next cell both take the one that started first, its prompts too, so
+ * that every cell after is counted and sized alike. A cell measured again later does not
+ * move the rule: only an earlier start does. 1 when it replaced a rule this sweep had, 0
+ * otherwise (found one or not), -ENOMEM. */
 int sweep_count_from_journal(struct journal *j, struct sweep_count *sc);
 
 void sweep_count_release(struct sweep_count *sc);

@@ -17,6 +17,7 @@
 #include "proc/procs.h"
 #include "report/report.h"
 #include "results/report_load.h"
+#include "run/sweep_count.h"
 
 /* A two-axis matrix built by hand: the journal only reads plain fields of it. */
 static char *args_auto[] = {"--moe", "auto", NULL};
@@ -975,6 +976,74 @@ static void test_log_root(void **state) {
         }
 }
 
+/* ---- the rule for counting tokens, side by side ---- */
+
+/* Settles cell_id as passing at `started`, its tokens counted by rule ("own", agreed, or
+ * "bytes" from another cell) at bpt bytes a token. */
+static void settle_counted(struct journal *j, int64_t sweep, const char *cell_id, usec_t started, const char *rule,
+                           const char *from, double bpt) {
+        struct attempt a;
+        attempt_init(&a);
+        a.sweep_id = sweep;
+        memcpy(a.cell_id, cell_id, 17);
+        a.started_wall = started;
+        assert_int_equal(journal_attempt_begin(j, &a), 0);
+        a.verdict = VERDICT_PASS;
+        json_t *count = json_pack("{s:s, s:b, s:f}", "rule", rule, "agreed", strcmp(rule, "own") == 0, "bytes_per_token", bpt);
+        if (from)
+                json_object_set_new(count, "from", json_string(from));
+        a.bench = json_pack("[{s:i, s:i, s:f, s:o}]", "concurrency", 1, "completed", 8, "output_tokens_per_s", 100.0,
+                            "count", count);
+        assert_int_equal(journal_attempt_settle(j, &a), 0);
+        attempt_release(&a);
+}
+
+/* Two workers whose first cells passed at once each adopted its own cell's bytes per token
+ * (4.0 and 5.0): at their next cell both count by the one that started first, and stay
+ * with it when that cell is measured again later. */
+static void test_count_rule_side_by_side(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        int64_t sweep = 0;
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+        settle_counted(j, sweep, cells[0].id, 1000, "own", NULL, 4.0);
+        settle_counted(j, sweep, cells[1].id, 2000, "own", NULL, 5.0);
+
+        /* worker B, its rule from cells[1] */
+        struct sweep_count b = {0};
+        json_t *own = json_pack("[{s:i, s:{s:s, s:b, s:f}}]", "concurrency", 1, "count", "rule", "own", "agreed", 1,
+                                "bytes_per_token", 5.0);
+        assert_int_equal(count_rule_adopt(&b.rule, own, cells[1].id), 1);
+        json_decref(own);
+        b.from_started = 2000;
+        assert_int_equal(sweep_count_from_journal(j, &b), 1);
+        assert_true(fabs(b.rule.bytes_per_token - 4.0) < 1e-9);
+        assert_string_equal(b.rule.from, cells[0].id);
+        assert_int_equal(sweep_count_from_journal(j, &b), 0); /* settled: no change */
+        assert_true(fabs(b.rule.bytes_per_token - 4.0) < 1e-9);
+
+        /* worker A, its rule from cells[0]: it keeps it */
+        struct sweep_count a = {0};
+        assert_int_equal(sweep_count_from_journal(j, &a), 0); /* a fresh sweep takes the earliest */
+        assert_true(fabs(a.rule.bytes_per_token - 4.0) < 1e-9);
+        assert_string_equal(a.rule.from, cells[0].id);
+        assert_int_equal(a.from_started, 1000);
+
+        /* cells[0] measured again later, counted by its own rule: neither moves */
+        settle_counted(j, sweep, cells[0].id, 3000, "bytes", cells[0].id, 4.0);
+        settle_counted(j, sweep, cells[3].id, 3500, "bytes", cells[0].id, 4.0);
+        assert_int_equal(sweep_count_from_journal(j, &a), 0);
+        assert_int_equal(sweep_count_from_journal(j, &b), 0);
+        assert_true(fabs(a.rule.bytes_per_token - 4.0) < 1e-9);
+        assert_true(fabs(b.rule.bytes_per_token - 4.0) < 1e-9);
+        assert_string_equal(b.rule.from, cells[0].id);
+        sweep_count_release(&a);
+        sweep_count_release(&b);
+        journal_close(j);
+}
+
 /* ---- the verdicts: decided once, journaled, read back ---- */
 
 /* Settles cell_id of sweep with the eval's n_right answers of set right (the rest wrong,
@@ -1205,6 +1274,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_cloexec, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_survives_sigkill, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_other_process_closes, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_count_rule_side_by_side, setup, teardown),
                 cmocka_unit_test(test_log_root),
                 cmocka_unit_test_setup_teardown(test_verdicts_settle, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_verdicts_journal_wins, setup, teardown),
