@@ -2,7 +2,8 @@
 # tier: fixtures (tests/run fixtures)
 # parallel.sh -- on a (simulated) host with 4 GPUs and `gpus_per_cell: 1`, cells run side
 # by side, each server seeing its own GPU through CUDA_VISIBLE_DEVICES; a second run
-# resumes; SIGINT stops every worker and every server.
+# resumes; SIGINT stops every worker and every server; a worker killed alone has its server
+# stopped by the parent.
 . "$SRCDIR/tests/lib.sh"
 
 fake_gpus "$tmp/gpus.json" 4
@@ -74,6 +75,31 @@ for _ in $(seq 100); do pgrep -f -- "--journal $tmp/j3.db" >/dev/null || break; 
 pgrep -f -- "--journal $tmp/j3.db" >/dev/null && fail "a worker outlived its parent by 10 s"
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j3.db" >"$tmp/out5" 2>&1 || { cat "$tmp/out5"; fail "the run after SIGKILL failed"; }
 grep -q "^4 cells: 2 pass, 1 garbage, 1 wrong" "$tmp/out5" || { cat "$tmp/out5"; fail "the run after SIGKILL did not finish the sweep"; }
+# SIGKILL of one worker alone (the OOM killer) while its server loads: the parent says so,
+# stops the server it left and abandons its attempt, the others finish; the next run
+# runs that cell.
+rm -f "$tmp"/pids-*
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j5.db" >"$tmp/out7" 2>&1 &
+gpid=$!
+for _ in $(seq 200); do [ "$(cat "$tmp"/pids-* 2>/dev/null | wc -l)" -ge 4 ] && break; sleep 0.05; done
+victim=$(pgrep -f -- "--journal $tmp/j5.db --worker 1/4/" | head -1)
+[ -n "$victim" ] || { cat "$tmp/out7"; fail "no worker 1 to kill"; }
+kill -KILL "$victim"
+set +e
+wait "$gpid"
+status=$?
+set -e
+[ "$status" -ne 0 ] || { cat "$tmp/out7"; fail "a run that lost a worker exited 0"; }
+grep -q "worker 1 was killed by signal 9; stopping what it left running" "$tmp/out7" ||
+        { cat "$tmp/out7"; fail "the parent did not say a worker was killed"; }
+expect_none_alive "the killed worker's server was left running"
+[ "$(sqlite3 "$tmp/j5.db" "SELECT count(*) FROM attempts WHERE state = 'running'")" -eq 0 ] ||
+        fail "the killed worker's attempt was left running"
+[ "$(sqlite3 "$tmp/j5.db" "SELECT count(*) FROM attempts WHERE state = 'abandoned'")" -eq 1 ] ||
+        fail "the killed worker's attempt was not abandoned"
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j5.db" >"$tmp/out8" 2>&1 || { cat "$tmp/out8"; fail "the run after a killed worker failed"; }
+grep -q "^4 cells: 2 pass, 1 garbage, 1 wrong" "$tmp/out8" || { cat "$tmp/out8"; fail "the run after a killed worker did not finish the sweep"; }
+[ "$(grep -c '(journal)' "$tmp/out8")" -eq 3 ] || { cat "$tmp/out8"; fail "the run after a killed worker ran settled cells again"; }
 # A worker whose parent is already gone (its parent is not the pid it was given) ends at
 # once with 130 and starts nothing.
 rm -f "$tmp"/pids-*
