@@ -7,7 +7,7 @@
 # worker alone killed while its job runs (the run must end, not wait for its cell); resumed
 # to the end.
 # A 4 x 3 x 2 testbed space (backends that serve, crash for the arch, run out of memory and
-# answer garbage; three token delays; two GEMM backends), budget: {launches: 16}. It asserts,
+# answer garbage; three token delays; two GEMM backends), budget: {launches: 20}. It asserts,
 # from the journal: no launch settled before an interruption is lost or changed by the
 # next run; a cell that failed is never launched again, one that served only to be measured
 # again; every launch, the abandoned ones included, counts against the budget and all of
@@ -42,7 +42,7 @@ checks: default
 bench: {concurrency: [1], input_tokens: 8, output_tokens: 16, requests: 2, warmup: 0}
 objective: output_tokens_per_s@1
 strategy: search
-budget: {launches: 16}
+budget: {launches: 20}
 YAML
 
 j=$tmp/j.db
@@ -175,7 +175,7 @@ none_left "the run to the end"
 
 # within the budget, every launch counted, the abandoned ones too
 n=$(q "SELECT count(*) FROM attempts WHERE $launched")
-[ "$n" -le 16 ] || fail "$n launches with a budget of 16"
+[ "$n" -le 20 ] || fail "$n launches with a budget of 20"
 [ "$n" -gt "$n1" ] || fail "the resumed runs launched nothing ($n launches, $n1 before)"
 "$GAUNTLET" report --format json "$j" >"$tmp/r.json"
 [ "$(jq -r .search.launches "$tmp/r.json")" = "$n" ] ||
