@@ -445,7 +445,7 @@ int report_load_view(struct journal *j, struct report_view **ret) {
 
 int report_settle_verdicts(struct journal *j, int64_t sweep_id) {
         _cleanup_report_view_ struct report_view *v = NULL;
-        int r = load_view(j, sweep_id > 0 ? sweep_id : 0, false, &v);
+        int r = load_view(j, sweep_id, false, &v);
         if (r < 0)
                 return r;
         _cleanup_free_ struct journal_verdict_row *rows = calloc(v->n_cells ? v->n_cells : 1, sizeof(*rows));

@@ -23,6 +23,12 @@ struct worker {
 };
 
 
+/* A worker's exit status that says it was interrupted: SIGHUP, SIGINT or SIGTERM passed
+ * on, or the output lost (141, cli_run). */
+static bool interrupted_status(int status) {
+        return status == 129 || status == 130 || status == 141;
+}
+
 static void on_worker_exit(struct loop *l, int fd, uint32_t revents, void *userdata) {
         struct worker *w = userdata;
         siginfo_t si = {0};
@@ -147,8 +153,8 @@ int workers_run(struct loop *l, struct journal *j, const struct matrix *m, const
                          * that cell in flight, would wait for it forever. What it left is
                          * ended as a killed run's is (the attempt abandoned, the server
                          * stopped, the job cancelled), and the others go on. */
-                        if (w[k].exited && !w[k].cleared && w[k].status != 0 && w[k].status != 129 &&
-                            w[k].status != 130 && w[k].status != 141 && !loop_signal(l)) {
+                        if (w[k].exited && !w[k].cleared && w[k].status != 0 && !interrupted_status(w[k].status) &&
+                            !loop_signal(l)) {
                                 w[k].cleared = true;
                                 if (w[k].status > 128)
                                         sweep_notice(cb, "worker %zu was killed by signal %d; stopping what it left running", k,
@@ -168,8 +174,7 @@ int workers_run(struct loop *l, struct journal *j, const struct matrix *m, const
                 if (!w[k].started)
                         continue;
                 spawn_release(&w[k].child);
-                /* interrupted: SIGHUP, SIGINT or SIGTERM, or the output lost (cli_run) */
-                if (w[k].status == 129 || w[k].status == 130 || w[k].status == 141)
+                if (interrupted_status(w[k].status))
                         res.interrupted = true;
                 else if (w[k].status != 0)
                         res.failed++;

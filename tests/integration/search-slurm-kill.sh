@@ -46,7 +46,9 @@ budget: {launches: 20}
 YAML
 
 j=$tmp/j.db
-q() { sqlite3 -cmd '.timeout 5000' "$j" "$1" 2>/dev/null || echo 0; }
+q() { sqlite3 -cmd '.timeout 5000' "$j" "$1" || fail "cannot read the journal: $1"; }
+# the same while a run writes it, in a loop that looks again: an unreadable moment is 0
+poll_q() { sqlite3 -cmd '.timeout 5000' "$j" "$1" 2>/dev/null || echo 0; }
 # launches: settled ones (a pruned or inferred cell is settled as skipped, never launched)
 # and abandoned ones
 launched="state = 'abandoned' OR (state = 'settled' AND verdict != 'skipped')"
@@ -57,8 +59,8 @@ settled_rows() { # every launch that settled, as it is in the journal
 wait_in_flight() { # pid settled-at-least: waits until that many launches settled and 2 run
         local i
         for i in $(seq 600); do
-                [ "$(q "SELECT count(*) FROM attempts WHERE state = 'settled' AND verdict != 'skipped'")" -ge "$2" ] &&
-                        [ "$(q "SELECT count(*) FROM attempts WHERE state = 'running'")" -ge 2 ] &&
+                [ "$(poll_q "SELECT count(*) FROM attempts WHERE state = 'settled' AND verdict != 'skipped'")" -ge "$2" ] &&
+                        [ "$(poll_q "SELECT count(*) FROM attempts WHERE state = 'running'")" -ge 2 ] &&
                         [ "$(slurm_active | grep -c '|gauntlet-' || true)" -ge 2 ] && return 0
                 kill -0 "$1" 2>/dev/null || return 1
                 sleep 0.1
@@ -72,13 +74,16 @@ kept() { # file-before what
         lost=$(comm -23 <(sort "$1") <(sort "$tmp/now"))
         [ -z "$lost" ] || fail "$2 lost or changed settled launches: $lost"
 }
-none_left() { # what
+no_gauntlet_left() { # what: waits up to 10 s for every gauntlet process of the journal to end
         local i
         for i in $(seq 100); do
-                [ -z "$(pgrep -f -- "--journal $j")" ] && break
+                [ -z "$(pgrep -f -- "--journal $j")" ] && return 0
                 sleep 0.1
         done
-        [ -z "$(pgrep -f -- "--journal $j")" ] || fail "$1 left a gauntlet process: $(pgrep -af -- "--journal $j")"
+        fail "$1 left a gauntlet process: $(pgrep -af -- "--journal $j")"
+}
+none_left() { # what
+        no_gauntlet_left "$1"
         expect_none_alive "$1 left a server" 5
 }
 
@@ -90,10 +95,8 @@ wait_in_flight "$g" 2 || { cat "$tmp/out1"; fail "the first run never had two la
 grep -q "4 cells side by side, each a Slurm job" "$tmp/out1" || { cat "$tmp/out1"; fail "the search did not run 4 side by side"; }
 settled_rows >"$tmp/before1"
 kill -INT "$g"
-set +e
-wait "$g"
-status=$?
-set -e
+status=0
+wait "$g" || status=$?
 [ "$status" -eq 130 ] || { cat "$tmp/out1"; fail "Ctrl-C: exit $status, want 130"; }
 [ -z "$(slurm_active)" ] || fail "Ctrl-C left jobs in the queue: $(slurm_active)"
 none_left "Ctrl-C"
@@ -111,11 +114,7 @@ wait_in_flight "$g" $(($(wc -l <"$tmp/before1") + 1)) ||
 settled_rows >"$tmp/before2"
 kill -KILL -- -"$g"
 wait "$g" 2>/dev/null || true
-for _ in $(seq 50); do
-        [ -z "$(pgrep -f -- "--journal $j")" ] && break
-        sleep 0.1
-done
-[ -z "$(pgrep -f -- "--journal $j")" ] || fail "SIGKILL left a gauntlet process: $(pgrep -af -- "--journal $j")"
+no_gauntlet_left "SIGKILL"
 left_behind=$(slurm_active | grep -c '|gauntlet-' || true)
 [ "$left_behind" -ge 1 ] || fail "no job outlived the killed run (their sruns should): the case is not tested"
 kept "$tmp/before1" "the resumed run"
@@ -127,7 +126,7 @@ g=$!
 echo "$g" >"$tmp/pids-g3"
 victim=
 for _ in $(seq 600); do
-        victim=$(q "SELECT s.owner_pid FROM attempts a JOIN sweeps s ON s.id = a.sweep_id
+        victim=$(poll_q "SELECT s.owner_pid FROM attempts a JOIN sweeps s ON s.id = a.sweep_id
                 WHERE a.state = 'running' AND s.owner_pid != $g ORDER BY a.id DESC LIMIT 1")
         [ -n "$victim" ] && [ "$victim" != 0 ] && grep -q -- "--worker" "/proc/$victim/cmdline" 2>/dev/null &&
                 [ "$(slurm_active | grep -c '|gauntlet-' || true)" -ge 1 ] && break
@@ -152,10 +151,8 @@ if kill -0 "$g" 2>/dev/null; then
         cat "$tmp/out3"
         fail "the run still waits 120 s after one of its workers was killed"
 fi
-set +e
-wait "$g"
-status=$?
-set -e
+status=0
+wait "$g" || status=$?
 [ "$status" -ne 0 ] || { cat "$tmp/out3"; fail "a run that lost a worker exited 0"; }
 grep -q "worker [0-9]* was killed by signal 9" "$tmp/out3" || { cat "$tmp/out3"; fail "the run did not say a worker was killed"; }
 [ -z "$(slurm_active)" ] || fail "the killed worker's job is left in the queue: $(slurm_active)"
@@ -184,7 +181,7 @@ n=$(q "SELECT count(*) FROM attempts WHERE $launched")
 [ "$(q "SELECT count(*) FROM (SELECT cell_id FROM attempts WHERE state = 'settled' AND verdict != 'skipped'
         AND cell_id IN (SELECT cell_id FROM attempts WHERE state = 'settled' AND verdict NOT IN ('pass', 'skipped'))
         GROUP BY cell_id HAVING count(*) > 1)")" = 0 ] || fail "a cell that failed was launched again"
-again=$(sqlite3 "$j" "SELECT count(*) - count(DISTINCT cell_id) FROM attempts WHERE state = 'settled' AND verdict != 'skipped'")
+again=$(q "SELECT count(*) - count(DISTINCT cell_id) FROM attempts WHERE state = 'settled' AND verdict != 'skipped'")
 said=$(cat "$tmp/out1" "$tmp/out2" "$tmp/out3" "$tmp/out4" | grep -c 'measured again\]' || true)
 [ "$again" -le "$said" ] || fail "$again launches of a cell again, $said said to be measured again"
 # every cell accounted for: launched, pruned or inferred, each by one worker
