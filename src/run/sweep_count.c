@@ -106,6 +106,36 @@ int sweep_count_open(const struct matrix *m, struct sweep_count *sc, char **ret_
         return sc->note ? 0 : -ENOMEM;
 }
 
+/* The earliest launch whose bench sets a rule, over every launch of the cells (not only
+ * the one a report shows: a cell measured again shows its later launch, and the rule was
+ * set by its first). */
+struct earliest {
+        const struct report_cell *cell;
+        usec_t started;
+        json_t *bench;                /* owned */
+};
+
+static int earliest_launch(const struct journal_attempt_row *row, void *userdata) {
+        struct earliest *e = userdata;
+        if (row->verdict != VERDICT_PASS || !row->bench || (e->bench && row->started_wall >= e->started))
+                return 0;
+        /* the launch the report shows is the view's verdict, which the eval may have changed */
+        if (row->id == e->cell->attempt_id && e->cell->verdict != VERDICT_PASS)
+                return 0;
+        json_t *b = json_loads(row->bench, 0, NULL);
+        struct count_rule probe = {0};
+        bool sets = json_is_array(b) && count_rule_adopt(&probe, b, e->cell->id) > 0;
+        json_decref(probe.calibration);
+        if (!sets) {
+                json_decref(b);
+                return 0;
+        }
+        json_decref(e->bench);
+        e->bench = b;
+        e->started = row->started_wall;
+        return 0;
+}
+
 int sweep_count_from_journal(struct journal *j, struct sweep_count *sc) {
         if (sc->rule.tokenizer)
                 return 0;
@@ -113,25 +143,39 @@ int sweep_count_from_journal(struct journal *j, struct sweep_count *sc) {
         int r = report_load_view(j, &v);
         if (r < 0)
                 return r == -ENOMEM ? r : 0;
-        const struct report_cell *first = NULL;
+        struct earliest first = {0};
+        const char *first_id = NULL;
         for (size_t i = 0; i < v->n_cells; i++) {
                 const struct report_cell *c = &v->cells[i];
-                if (!c->has_attempt || c->verdict != VERDICT_PASS || !c->bench)
+                if (!c->has_attempt || c->verdict == VERDICT_SKIPPED)
                         continue;
-                struct count_rule probe = {0};
-                if (count_rule_adopt(&probe, c->bench, c->id) > 0 && (!first || c->started_wall < first->started_wall))
-                        first = c;
-                json_decref(probe.calibration);
+                struct earliest e = {.cell = c};
+                r = journal_cell_launches(j, c->id, v->workload_hash, earliest_launch, &e);
+                if (r < 0) {
+                        json_decref(e.bench);
+                        json_decref(first.bench);
+                        return r == -ENOMEM ? r : 0;
+                }
+                if (e.bench && (!first.bench || e.started < first.started)) {
+                        json_decref(first.bench);
+                        first = e;
+                        first_id = c->id;
+                } else
+                        json_decref(e.bench);
         }
-        if (!first || (sc->rule.bytes_per_token > 0 && first->started_wall >= sc->from_started))
+        if (!first.bench || (sc->rule.bytes_per_token > 0 && first.started >= sc->from_started)) {
+                json_decref(first.bench);
                 return 0;
+        }
         struct count_rule rule = {0};
-        if (count_rule_adopt(&rule, first->bench, first->id) <= 0)
+        int adopted = count_rule_adopt(&rule, first.bench, first_id);
+        json_decref(first.bench);
+        if (adopted <= 0)
                 return 0;
         bool had = sc->rule.bytes_per_token > 0;
         json_decref(sc->rule.calibration);
         sc->rule = rule;
-        sc->from_started = first->started_wall;
+        sc->from_started = first.started;
         return had ? 1 : 0;
 }
 

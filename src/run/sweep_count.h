@@ -24,8 +24,9 @@ struct sweep_count {
  * that does not load; -ENOMEM. */
 int sweep_count_open(const struct matrix *m, struct sweep_count *sc, char **ret_error);
 
-/* Without a tokenizer: the rule the journal's earliest passing attempt whose own counts
- * agreed set (or that a later one counted by), when there is no rule yet or that attempt
+/* Without a tokenizer: the rule the journal's earliest passing launch whose own counts
+ * agreed set (or that a later one counted by), over every launch of every cell (a cell
+ * measured again shows its later launch; its first still came first), when there is no rule yet or that attempt
  * started before the one the rule came from. Side by side, two workers whose first cells
  * pass at once each adopt their own cell's rule (sc->from_started says when that cell
  * started); at their next cell both take the one that started first, its prompts too, so

@@ -1039,6 +1039,14 @@ static void test_count_rule_side_by_side(void **state) {
         assert_true(fabs(a.rule.bytes_per_token - 4.0) < 1e-9);
         assert_true(fabs(b.rule.bytes_per_token - 4.0) < 1e-9);
         assert_string_equal(b.rule.from, cells[0].id);
+        /* a run resumed: cells[0] shows its later launch (3000), cells[1] its only one
+         * (2000); the rule is still cells[0]'s, whose first launch came first */
+        struct sweep_count c = {0};
+        assert_int_equal(sweep_count_from_journal(j, &c), 0);
+        assert_true(fabs(c.rule.bytes_per_token - 4.0) < 1e-9);
+        assert_string_equal(c.rule.from, cells[0].id);
+        assert_int_equal(c.from_started, 1000);
+        sweep_count_release(&c);
         sweep_count_release(&a);
         sweep_count_release(&b);
         journal_close(j);
