@@ -2,8 +2,8 @@
  * A measurement, not a test: tests/unit/test_search.c asserts the search's figures.
  *
  *   gauntlet-search-bench [--spaces N] [--seed S] [--min-cells N] [--max-cells N]
- *                         [--budget-share F] [--jobs N] [--verbose]
- *   gauntlet-search-bench --space SEED [--budget-share F]
+ *                         [--budget-share F] [--budget-only] [--jobs N] [--verbose]
+ *   gauntlet-search-bench --space SEED [--budget-share F] [--trace-budget]
  *
  * Draws N spaces (space i from seed mix(S, i)) and runs on each: grid, one-at-a-time,
  * random with as many launches as the search used, random with F of the grid, the search
@@ -17,8 +17,10 @@
  * side (sim_run_params.slots: the search decides with the cells in flight pending): success,
  * launches, launches and wall hours to the named best's first launch, wall hours, failed
  * launches.
- * --verbose lists the spaces where the search failed, with their patterns. --space runs
- * one space (by the seed such a list prints) and prints the search's trajectory.
+ * --verbose lists the spaces where the search failed, with their patterns and failed launches.
+ * --budget-only runs the budgeted rows alone (grid, random and search with F of the grid).
+ * --space runs one space (by the seed such a list prints; give the list's --min-cells) and
+ * prints the search's trajectory, or with --trace-budget the budgeted search's.
  * --jobs: spaces run side by side on N threads (default 2). stdout is the same for the same
  * flags, --jobs included or not; progress and the run time go to stderr.
  */
@@ -91,11 +93,17 @@ static const char *prog = "gauntlet-search-bench";
 
 static void usage(FILE *f) {
         fprintf(f,
-                "usage: %s [--spaces N] [--seed S] [--min-cells N] [--max-cells N] [--budget-share F] [--jobs N]\n"
-                "       [--verbose]\n"
-                "       %s --space SEED [--budget-share F] [--min-cells N] [--max-cells N]\n",
+                "usage: %s [--spaces N] [--seed S] [--min-cells N] [--max-cells N] [--budget-share F] [--budget-only]\n"
+                "       [--jobs N] [--verbose]\n"
+                "       %s --space SEED [--budget-share F] [--trace-budget] [--min-cells N] [--max-cells N]\n",
                 prog, prog);
 }
+
+/* --space: the trajectory printed is the budgeted search's (--trace-budget), not the
+ * search's without a budget. --budget-only: the search without a budget, the random search
+ * with its launches and the rows side by side are left out (a budget measured in a fifth
+ * of the time). */
+static bool trace_budget, budget_only;
 
 static int parse_u64(const char *s, uint64_t *ret) {
         char *end;
@@ -118,6 +126,12 @@ static int parse_args(int argc, char **argv, struct opts *o) {
                         return 1;
                 } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
                         o->verbose = true;
+                        continue;
+                } else if (strcmp(a, "--trace-budget") == 0) {
+                        trace_budget = true;
+                        continue;
+                } else if (strcmp(a, "--budget-only") == 0) {
+                        budget_only = true;
                         continue;
                 }
                 if (!v) {
@@ -205,14 +219,17 @@ static int run_space(const struct sim_space *s, double share, struct space_resul
         int rc;
         if ((rc = run_one(s, SIM_GRID, 0, sim_seed_mix(seed, 10), &sr->o[ROW_GRID], NULL)) < 0 ||
             (rc = run_one(s, SIM_ONE_AT_A_TIME, 0, sim_seed_mix(seed, 11), &sr->o[ROW_OAT], NULL)) < 0 ||
-            (rc = run_one(s, SIM_SEARCH, 0, sim_seed_mix(seed, 12), &sr->o[ROW_SEARCH], trajectory)) < 0 ||
+            (!budget_only &&
+             ((rc = run_one(s, SIM_SEARCH, 0, sim_seed_mix(seed, 12), &sr->o[ROW_SEARCH],
+                          trace_budget ? NULL : trajectory)) < 0 ||
             (rc = run_one(s, SIM_RANDOM, sr->o[ROW_SEARCH].launches, sim_seed_mix(seed, 13), &sr->o[ROW_RANDOM_SAME],
-                          NULL)) < 0)
+                          NULL)) < 0)))
                 return rc;
         if (share > 0) {
                 size_t b = budget_of(share, n);
                 if ((rc = run_one(s, SIM_RANDOM, b, sim_seed_mix(seed, 14), &sr->o[ROW_RANDOM_SHARE], NULL)) < 0 ||
-                    (rc = run_one(s, SIM_SEARCH, b, sim_seed_mix(seed, 15), &sr->o[ROW_SEARCH_BUDGET], NULL)) < 0)
+                    (rc = run_one(s, SIM_SEARCH, b, sim_seed_mix(seed, 15), &sr->o[ROW_SEARCH_BUDGET],
+                                  trace_budget ? trajectory : NULL)) < 0)
                         return rc;
         }
         /* side by side: the search's noise is the one-at-a-time search's (seed 12) */
@@ -222,7 +239,7 @@ static int run_space(const struct sim_space *s, double share, struct space_resul
                 size_t slots;
         } side[] = {{ROW_GRID_K4, SIM_GRID, 4}, {ROW_SEARCH_K4, SIM_SEARCH, 4},
                     {ROW_GRID_K8, SIM_GRID, 8}, {ROW_SEARCH_K8, SIM_SEARCH, 8}};
-        for (size_t i = 0; i < ELEMENTSOF(side); i++) {
+        for (size_t i = 0; i < ELEMENTSOF(side) && !budget_only; i++) {
                 struct sim_run_params k = {.slots = side[i].slots};
                 if ((rc = run_one(s, side[i].st, 0, sim_seed_mix(seed, side[i].st == SIM_GRID ? 10 : 12),
                                   &sr->o[side[i].row], &k)) < 0)
@@ -390,8 +407,11 @@ static void print_patterns(const struct space_result *sr, size_t n, double share
                 if (m == 0)
                         continue;
                 double without = m < n ? 100.0 * (double)ok_out / (double)(n - m) : NAN;
-                printf("  %-10s %7zu %8.1f%% %8.1f%%", sim_pattern_to_string(p), m, 100.0 * (double)ok / (double)m,
-                       without);
+                if (budget_only)
+                        printf("  %-10s %7zu %9s %9s", sim_pattern_to_string(p), m, "-", "-");
+                else
+                        printf("  %-10s %7zu %8.1f%% %8.1f%%", sim_pattern_to_string(p), m,
+                               100.0 * (double)ok / (double)m, without);
                 if (share > 0)
                         printf(" %8.1f%% %8.1f%%", 100.0 * (double)okb / (double)m,
                                m < n ? 100.0 * (double)okb_out / (double)(n - m) : NAN);
@@ -439,8 +459,8 @@ static void print_failure(const struct space_result *sr, enum row r, double shar
                 printf("named none after %zu launches", o->launches);
         else
                 printf("named %.3fx the best after %zu launches", o->named_speed / o->best_speed, o->launches);
-        printf(" (%s; %zu launched within 3%%)\n    %s\n", o->stop ? o->stop : "-", o->near_launched,
-               sr->describe ? sr->describe : "");
+        printf(" (%s; %zu launched within 3%%; %zu failed)\n    %s\n", o->stop ? o->stop : "-", o->near_launched,
+               o->failed, sr->describe ? sr->describe : "");
 }
 
 struct traj {
@@ -564,6 +584,10 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "%s: invalid cell range %zu-%zu\ntry '%s --help'\n", prog, o.min_cells, o.max_cells, prog);
                 return 2;
         }
+        if (budget_only && !(o.budget_share > 0)) {
+                fprintf(stderr, "%s: --budget-only needs a --budget-share above 0\ntry '%s --help'\n", prog, prog);
+                return 2;
+        }
         if (o.one)
                 return bench_one(&o, &params);
 
@@ -612,7 +636,8 @@ int main(int argc, char **argv) {
                o.spaces, o.seed, o.min_cells, o.max_cells);
         print_table(sr, o.spaces, 0, o.budget_share, "all spaces");
         print_table(sr, o.spaces, 200, o.budget_share, "spaces of >= 200 cells");
-        print_slots(sr, o.spaces);
+        if (!budget_only)
+                print_slots(sr, o.spaces);
         print_patterns(sr, o.spaces, o.budget_share);
         printf("failures by the share of the best named\n");
         for (enum row r = 0; r < N_ROWS; r++)
