@@ -10,7 +10,8 @@
 # 0.25 shipped), T_REL (speed: per-axis relevance by marginal likelihood; T_REL_TAU the
 # log-normal prior's sd, T_REL_MIN the figures it needs), T_FULL (with a budget, the next
 # candidate where the search would stop), T_LEFT (with a budget, measuring again where it
-# would stop: T_LRISK the total risk, T_LPICK one cell's chance, 0.01 and 0.005 unless set).
+# would stop: T_LRISK the total risk, T_LPICK one cell's chance, 0.01 and 0.005 unless set),
+# T_LEAN (a value that never loaded goes beside another partner than its OOM cells shared).
 share=$1; name=$2; envs=$3; seeds=${4:-1 2 3}
 line="$name ($envs) share $share:"
 for seed in $seeds; do
