@@ -271,6 +271,11 @@ int golden_regex_check(const char *re, char **ret_error) {
                                 lo = hi = strtoul(re + i + 1, &end, 10);
                                 if (*end == ',')
                                         hi = isdigit((unsigned char)end[1]) ? strtoul(end + 1, &end, 10) : (end++, lo);
+                        } else if (re[i + 1] == ',') {
+                                /* glibc reads "{,n}" as "{0,n}" and "{,}" as "*" */
+                                end = (char *)re + i + 2;
+                                if (isdigit((unsigned char)*end))
+                                        hi = strtoul(end, &end, 10);
                         }
                         if (!end || *end != '}')
                                 end = NULL; /* not a bound: a literal '{' to regcomp, or its error */
