@@ -20,7 +20,8 @@
  * --verbose lists the spaces where the search failed, with their patterns and failed launches.
  * --budget-only runs the budgeted rows alone (grid, random and search with F of the grid).
  * --space runs one space (by the seed such a list prints; give the list's --min-cells) and
- * prints the search's trajectory, or with --trace-budget the budgeted search's.
+ * prints the search's trajectory, or with --trace-budget (or --budget-only) the budgeted
+ * search's.
  * --jobs: spaces run side by side on N threads (default 2). stdout is the same for the same
  * flags, --jobs included or not; progress and the run time go to stderr.
  */
@@ -584,10 +585,12 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "%s: invalid cell range %zu-%zu\ntry '%s --help'\n", prog, o.min_cells, o.max_cells, prog);
                 return 2;
         }
-        if (budget_only && !(o.budget_share > 0)) {
-                fprintf(stderr, "%s: --budget-only needs a --budget-share above 0\ntry '%s --help'\n", prog, prog);
+        if ((budget_only || trace_budget) && !(o.budget_share > 0)) {
+                fprintf(stderr, "%s: %s needs a --budget-share above 0\ntry '%s --help'\n", prog,
+                        budget_only ? "--budget-only" : "--trace-budget", prog);
                 return 2;
         }
+        trace_budget |= budget_only; /* --space: the one search that runs */
         if (o.one)
                 return bench_one(&o, &params);
 

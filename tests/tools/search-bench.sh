@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/tools/search-bench.sh -- gauntlet-search-bench's options: --budget-only runs the
-# budgeted rows alone and refuses a share of 0; --trace-budget prints the budgeted search's
-# launches, as many as its summary says; a list's output is the same on 1 thread and on 2.
+# budgeted rows alone; it and --trace-budget refuse a share of 0; --trace-budget (and
+# --budget-only with --space) prints the budgeted search's launches, as many as its summary
+# says; a list's output is the same on 1 thread and on 2.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 bin="$here/${BUILD:-build}/bin/gauntlet-search-bench"
@@ -12,7 +13,11 @@ rc=0
 out=$("$bin" --budget-only --budget-share 0 2>&1) || rc=$?
 [ "$rc" -eq 2 ] || fail "--budget-only with a share of 0 exited $rc"
 grep -q -- '--budget-only needs a --budget-share above 0' <<<"$out" || fail "no one-line reason: $out"
-echo "ok: --budget-only refuses a share of 0"
+rc=0
+out=$("$bin" --space 3 --trace-budget --budget-share 0 2>&1) || rc=$?
+[ "$rc" -eq 2 ] || fail "--trace-budget with a share of 0 exited $rc"
+grep -q -- '--trace-budget needs a --budget-share above 0' <<<"$out" || fail "no one-line reason: $out"
+echo "ok: --budget-only and --trace-budget refuse a share of 0"
 
 one=$("$bin" --spaces 3 --seed 7 --min-cells 200 --budget-only --jobs 1 2>/dev/null)
 two=$("$bin" --spaces 3 --seed 7 --min-cells 200 --budget-only --jobs 2 2>/dev/null)
@@ -31,4 +36,7 @@ plain=$("$bin" --space 3 --budget-share 0.1 2>/dev/null)
 nb=$(grep -E '^  search +(success|FAIL) ' <<<"$plain" | grep -oE '[0-9]+ launches' | grep -oE '^[0-9]+')
 psteps=$(awk '/^search trajectory/{on=1; next} on && /^ +[0-9]+ +cell /{n++} on && /^$/{exit} END{print n+0}' <<<"$plain")
 [ "$psteps" -eq "$nb" ] || fail "without --trace-budget the trajectory has $psteps launches, the search $nb"
+only=$("$bin" --space 3 --budget-share 0.1 --budget-only 2>/dev/null)
+osteps=$(awk '/^search trajectory/{on=1; next} on && /^ +[0-9]+ +cell /{n++} on && /^$/{exit} END{print n+0}' <<<"$only")
+[ "$osteps" -eq "$launches" ] || fail "--space with --budget-only printed $osteps launches, not the budgeted $launches"
 echo "ok: --trace-budget prints the budgeted search's $launches launches (the search without a budget: $nb)"
