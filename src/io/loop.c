@@ -297,21 +297,53 @@ static void take_ready(struct loop *l, const struct epoll_event *ev, int n, usec
         }
 }
 
+static int64_t ts_nsec(const struct timespec *t) {
+        return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+/* A monotonic instant and the wall clock's reading at it, in ns. The wall clock is read on
+ * both sides of the monotonic one and the midpoint taken, the tightest of a few tries: a
+ * turn preempted between two plain reads put them microseconds apart, and every stamp
+ * taken back to CLOCK_MONOTONIC came that much too early (on a loaded machine the last
+ * token of a stream then came before the server wrote it). */
+#define CLOCK_PAIR_TRIES 4
+#define CLOCK_PAIR_TIGHT_NSEC 1000
+static void clock_pair(int64_t *ret_mono, int64_t *ret_real) {
+        int64_t width = INT64_MAX;
+        for (int i = 0; i < CLOCK_PAIR_TRIES && width > CLOCK_PAIR_TIGHT_NSEC; i++) {
+                struct timespec r1, mo, r2;
+                clock_gettime(CLOCK_REALTIME, &r1);
+                clock_gettime(CLOCK_MONOTONIC, &mo);
+                clock_gettime(CLOCK_REALTIME, &r2);
+                int64_t a = ts_nsec(&r1), b = ts_nsec(&r2);
+                if (b >= a && b - a < width) {
+                        width = b - a;
+                        *ret_mono = ts_nsec(&mo);
+                        *ret_real = a + (b - a) / 2;
+                }
+        }
+        if (width == INT64_MAX) { /* the wall clock stepped back every time: its last reading */
+                struct timespec mo, r;
+                clock_gettime(CLOCK_MONOTONIC, &mo);
+                clock_gettime(CLOCK_REALTIME, &r);
+                *ret_mono = ts_nsec(&mo);
+                *ret_real = ts_nsec(&r);
+        }
+}
+
 usec_t loop_cmsg_rx_time(struct msghdr *m) {
         for (struct cmsghdr *h = CMSG_FIRSTHDR(m); h; h = CMSG_NXTHDR(m, h)) {
                 if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_TIMESTAMPNS)
                         continue;
-                struct timespec ts, rt;
+                struct timespec ts;
                 memcpy(&ts, CMSG_DATA(h), sizeof(ts));
-                usec_t now = now_usec();
-                clock_gettime(CLOCK_REALTIME, &rt);
-                int64_t real = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-                int64_t real_now = (int64_t)rt.tv_sec * 1000000 + rt.tv_nsec / 1000;
-                int64_t ago = real_now - real;
+                int64_t mono = 0, real_now = 0;
+                clock_pair(&mono, &real_now);
+                int64_t ago = real_now - ts_nsec(&ts);
                 /* a stamp from the future (the wall clock stepped) or none (0) is no time */
-                if (ts.tv_sec == 0 || ago < 0 || (uint64_t)ago >= now)
+                if (ts.tv_sec == 0 || ago < 0 || ago >= mono)
                         return 0;
-                return now - (usec_t)ago;
+                return (usec_t)((mono - ago) / 1000);
         }
         return 0;
 }
