@@ -54,6 +54,7 @@ void report_view_free(struct report_view *v) {
                 free(c->checks);
                 json_decref(c->bench);
                 json_decref(c->earlier);
+                free(c->earlier_started);
                 json_decref(c->samples);
                 for (size_t k = 0; k < c->eval.n_answers; k++) {
                         struct report_eval_answer *e = &c->eval.answers[k];

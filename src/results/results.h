@@ -170,6 +170,7 @@ struct report_cell {
                                          interrupted, a port taken): they count against the
                                          search's budget.launches */
         json_t *earlier;
+        usec_t *earlier_started;      /* when each of earlier's attempts started, in its order */
         /* the attempt's raw bench samples (journal bench_samples), an array, or NULL: only
          * report_load_samples reads them (gauntlet compare) */
         json_t *samples;

@@ -106,34 +106,20 @@ int sweep_count_open(const struct matrix *m, struct sweep_count *sc, char **ret_
         return sc->note ? 0 : -ENOMEM;
 }
 
-/* The earliest launch whose bench sets a rule, over every launch of the cells (not only
- * the one a report shows: a cell measured again shows its later launch, and the rule was
- * set by its first). */
-struct earliest {
-        const struct report_cell *cell;
-        usec_t started;
-        json_t *bench;                /* owned */
-};
-
-static int earliest_launch(const struct journal_attempt_row *row, void *userdata) {
-        struct earliest *e = userdata;
-        if (row->verdict != VERDICT_PASS || !row->bench || (e->bench && row->started_wall >= e->started))
-                return 0;
-        /* the launch the report shows is the view's verdict, which the eval may have changed */
-        if (row->id == e->cell->attempt_id && e->cell->verdict != VERDICT_PASS)
-                return 0;
-        json_t *b = json_loads(row->bench, 0, NULL);
+/* Whether bench (a launch of cell id) sets a rule, and it started before *ret_started (or
+ * nothing was found yet): then it is the earliest so far. */
+static void consider(const json_t *bench, const char *id, usec_t started, const json_t **ret_bench,
+                     const char **ret_id, usec_t *ret_started) {
+        if (!bench || (*ret_bench && started >= *ret_started))
+                return;
         struct count_rule probe = {0};
-        bool sets = json_is_array(b) && count_rule_adopt(&probe, b, e->cell->id) > 0;
+        bool sets = count_rule_adopt(&probe, bench, id) > 0;
         json_decref(probe.calibration);
-        if (!sets) {
-                json_decref(b);
-                return 0;
+        if (sets) {
+                *ret_bench = bench;
+                *ret_id = id;
+                *ret_started = started;
         }
-        json_decref(e->bench);
-        e->bench = b;
-        e->started = row->started_wall;
-        return 0;
 }
 
 int sweep_count_from_journal(struct journal *j, struct sweep_count *sc) {
@@ -143,39 +129,30 @@ int sweep_count_from_journal(struct journal *j, struct sweep_count *sc) {
         int r = report_load_view(j, &v);
         if (r < 0)
                 return r == -ENOMEM ? r : 0;
-        struct earliest first = {0};
+        /* every launch that passed, not only the one a report shows: a cell measured again
+         * shows its later launch, and the rule was set by its first */
+        const json_t *first = NULL;
         const char *first_id = NULL;
+        usec_t first_started = 0;
         for (size_t i = 0; i < v->n_cells; i++) {
                 const struct report_cell *c = &v->cells[i];
-                if (!c->has_attempt || c->verdict == VERDICT_SKIPPED)
+                if (!c->has_attempt)
                         continue;
-                struct earliest e = {.cell = c};
-                r = journal_cell_launches(j, c->id, v->workload_hash, earliest_launch, &e);
-                if (r < 0) {
-                        json_decref(e.bench);
-                        json_decref(first.bench);
-                        return r == -ENOMEM ? r : 0;
-                }
-                if (e.bench && (!first.bench || e.started < first.started)) {
-                        json_decref(first.bench);
-                        first = e;
-                        first_id = c->id;
-                } else
-                        json_decref(e.bench);
+                for (size_t k = 0; k < json_array_size(c->earlier); k++)
+                        consider(json_array_get(c->earlier, k), c->id, c->earlier_started[k], &first, &first_id,
+                                 &first_started);
+                if (c->verdict == VERDICT_PASS)
+                        consider(c->bench, c->id, c->started_wall, &first, &first_id, &first_started);
         }
-        if (!first.bench || (sc->rule.bytes_per_token > 0 && first.started >= sc->from_started)) {
-                json_decref(first.bench);
+        if (!first || (sc->rule.bytes_per_token > 0 && first_started >= sc->from_started))
                 return 0;
-        }
         struct count_rule rule = {0};
-        int adopted = count_rule_adopt(&rule, first.bench, first_id);
-        json_decref(first.bench);
-        if (adopted <= 0)
+        if (count_rule_adopt(&rule, first, first_id) <= 0)
                 return 0;
         bool had = sc->rule.bytes_per_token > 0;
         json_decref(sc->rule.calibration);
         sc->rule = rule;
-        sc->from_started = first.started;
+        sc->from_started = first_started;
         return had ? 1 : 0;
 }
 
