@@ -316,18 +316,13 @@ static void clock_pair(int64_t *ret_mono, int64_t *ret_real) {
                 clock_gettime(CLOCK_MONOTONIC, &mo);
                 clock_gettime(CLOCK_REALTIME, &r2);
                 int64_t a = ts_nsec(&r1), b = ts_nsec(&r2);
-                if (b >= a && b - a < width) {
-                        width = b - a;
+                /* the first try stands until a tighter one; a wall clock stepped back
+                 * between its two readings gives no width */
+                if (i == 0 || (b >= a && b - a < width)) {
+                        width = b >= a ? b - a : INT64_MAX;
                         *ret_mono = ts_nsec(&mo);
                         *ret_real = a + (b - a) / 2;
                 }
-        }
-        if (width == INT64_MAX) { /* the wall clock stepped back every time: its last reading */
-                struct timespec mo, r;
-                clock_gettime(CLOCK_MONOTONIC, &mo);
-                clock_gettime(CLOCK_REALTIME, &r);
-                *ret_mono = ts_nsec(&mo);
-                *ret_real = ts_nsec(&r);
         }
 }
 
