@@ -11,9 +11,11 @@
 #   T_ORACLE_OOM    its chance to run out of memory is 1 or 0 (the rest modelled)
 #   T_ORACLE_RULES  every failure but running out of memory is known; memory modelled
 #   T_ORACLE_NOISE  the simulator's launches have no noise (the model still allows some)
-# and two variants tried on seed 1 (bma*, xi*): T_BMA (the memory model averaged over which
+# and the variants tried (bma*, xi*, pfpow*, nocost*): T_BMA (the memory model averaged over which
 # axes cost memory, by their Laplace evidence; T_BMA_PI the prior share of such axes,
-# T_MEMPREC the weights' precision) and T_XI (expected improvement over the best plus XI).
+# T_MEMPREC the weights' precision), T_XI (expected improvement over the best plus XI),
+# T_PFPOW (the chance to serve to this power in the choice: pfpow*) and T_NOCOST (the choice
+# per launch, not per second of launch: nocost*).
 # T_FAILSTAT, T_TRACE and T_BOUND print diagnostics on stderr.
 shares=${1:-0.1 0.05}; seeds=${2:-1 2 3}
 here=$(dirname "$0")
