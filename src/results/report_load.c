@@ -142,12 +142,13 @@ static int add_launch(const struct journal_attempt_row *row, void *userdata) {
         }
         size_t n = json_array_size(c->earlier);
         usec_t *started = realloc(c->earlier_started, (n + 1) * sizeof(usec_t));
-        if (!started) {
+        if (started)
+                c->earlier_started = started;
+        if (!started || (!c->earlier && !(c->earlier = json_array()))) {
                 json_decref(b);
                 return -ENOMEM;
         }
-        c->earlier_started = started;
-        if ((!c->earlier && !(c->earlier = json_array())) || json_array_append_new(c->earlier, b) < 0)
+        if (json_array_append_new(c->earlier, b) < 0) /* it drops b */
                 return -ENOMEM;
         started[n] = row->started_wall;
         return 0;

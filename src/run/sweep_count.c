@@ -106,20 +106,20 @@ int sweep_count_open(const struct matrix *m, struct sweep_count *sc, char **ret_
         return sc->note ? 0 : -ENOMEM;
 }
 
-/* Whether bench (a launch of cell id) sets a rule, and it started before *ret_started (or
- * nothing was found yet): then it is the earliest so far. */
-static void consider(const json_t *bench, const char *id, usec_t started, const json_t **ret_bench,
-                     const char **ret_id, usec_t *ret_started) {
-        if (!bench || (*ret_bench && started >= *ret_started))
+/* The rule a launch's bench (of cell id, started then) sets, kept in *best when it is the
+ * earliest so far (*best_started its start). */
+static void consider(const json_t *bench, const char *id, usec_t started, struct count_rule *best,
+                     usec_t *best_started) {
+        if (!bench || (best->bytes_per_token > 0 && started >= *best_started))
                 return;
         struct count_rule probe = {0};
-        bool sets = count_rule_adopt(&probe, bench, id) > 0;
-        json_decref(probe.calibration);
-        if (sets) {
-                *ret_bench = bench;
-                *ret_id = id;
-                *ret_started = started;
+        if (count_rule_adopt(&probe, bench, id) <= 0) {
+                json_decref(probe.calibration);
+                return;
         }
+        json_decref(best->calibration);
+        *best = probe;
+        *best_started = started;
 }
 
 int sweep_count_from_journal(struct journal *j, struct sweep_count *sc) {
@@ -131,27 +131,24 @@ int sweep_count_from_journal(struct journal *j, struct sweep_count *sc) {
                 return r == -ENOMEM ? r : 0;
         /* every launch that passed, not only the one a report shows: a cell measured again
          * shows its later launch, and the rule was set by its first */
-        const json_t *first = NULL;
-        const char *first_id = NULL;
+        struct count_rule first = {0};
         usec_t first_started = 0;
         for (size_t i = 0; i < v->n_cells; i++) {
                 const struct report_cell *c = &v->cells[i];
                 if (!c->has_attempt)
                         continue;
                 for (size_t k = 0; k < json_array_size(c->earlier); k++)
-                        consider(json_array_get(c->earlier, k), c->id, c->earlier_started[k], &first, &first_id,
-                                 &first_started);
+                        consider(json_array_get(c->earlier, k), c->id, c->earlier_started[k], &first, &first_started);
                 if (c->verdict == VERDICT_PASS)
-                        consider(c->bench, c->id, c->started_wall, &first, &first_id, &first_started);
+                        consider(c->bench, c->id, c->started_wall, &first, &first_started);
         }
-        if (!first || (sc->rule.bytes_per_token > 0 && first_started >= sc->from_started))
+        if (!(first.bytes_per_token > 0) || (sc->rule.bytes_per_token > 0 && first_started >= sc->from_started)) {
+                json_decref(first.calibration);
                 return 0;
-        struct count_rule rule = {0};
-        if (count_rule_adopt(&rule, first, first_id) <= 0)
-                return 0;
+        }
         bool had = sc->rule.bytes_per_token > 0;
         json_decref(sc->rule.calibration);
-        sc->rule = rule;
+        sc->rule = first;
         sc->from_started = first_started;
         return had ? 1 : 0;
 }
