@@ -16,7 +16,9 @@
  * strategy's failures named. Then the grid and the search on K = 1, 4 and 8 slots side by
  * side (sim_run_params.slots: the search decides with the cells in flight pending): success,
  * launches, launches and wall hours to the named best's first launch, wall hours, failed
- * launches.
+ * launches. After the patterns, the spaces whose best needs a synergy no value points at
+ * (sim_space_needle): each strategy's success there and elsewhere, and with a share, a
+ * bound for any search that finds such a pair only by launching it.
  * --verbose lists the spaces where the search failed, with their patterns and failed launches.
  * --budget-only runs the budgeted rows alone (grid, random and search with F of the grid).
  * --space runs one space (by the seed such a list prints; give the list's --min-cells) and
@@ -75,6 +77,8 @@ struct space_result {
         uint64_t seed;
         size_t cells;
         unsigned patterns;
+        bool needle;            /* sim_space_needle */
+        size_t combos;
         char *describe;
         struct outcome o[N_ROWS];
 };
@@ -421,6 +425,53 @@ static void print_patterns(const struct space_result *sr, size_t n, double share
         printf("\n");
 }
 
+/* The spaces of 200 cells or more whose best needs a synergy no value points at
+ * (sim_space_needle), and a bound for any search that finds such a pair only by launching
+ * it: with b launches it holds at most b of the pair's possible places, so its chance is
+ * at most b / places there, and 1 elsewhere. */
+static void print_needles(const struct space_result *sr, size_t n, double share) {
+        size_t m = 0, needles = 0;
+        double bound = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (sr[i].cells < 200)
+                        continue;
+                m++;
+                if (!sr[i].needle) {
+                        bound += 1;
+                        continue;
+                }
+                needles++;
+                if (share > 0)
+                        bound += MIN(1.0, (double)budget_of(share, sr[i].cells) / (double)sr[i].combos);
+        }
+        if (m == 0)
+                return;
+        printf("spaces of >= 200 cells whose best needs a pair no value points at: %zu of %zu\n", needles, m);
+        printf("  %-28s %9s %9s\n", "strategy", "those", "the rest");
+        for (enum row r = 0; r < N_SERIAL_ROWS; r++) {
+                size_t ran = 0, in = 0, ok_in = 0, ok_out = 0;
+                for (size_t i = 0; i < n; i++) {
+                        const struct outcome *o = &sr[i].o[r];
+                        if (sr[i].cells < 200 || !o->ran)
+                                continue;
+                        ran++;
+                        in += sr[i].needle;
+                        (sr[i].needle ? &ok_in : &ok_out)[0] += o->success;
+                }
+                if (ran == 0)
+                        continue;
+                char label[64];
+                row_label(r, share, label, sizeof(label));
+                printf("  %-28s %8.1f%% %8.1f%%\n", label, in ? 100.0 * (double)ok_in / (double)in : NAN,
+                       ran > in ? 100.0 * (double)ok_out / (double)(ran - in) : NAN);
+        }
+        if (share > 0)
+                printf("  with %.0f%% of the grid, any search that finds such a pair only by launching it names the "
+                       "best in at most %.1f%% of these spaces\n",
+                       100 * share, 100.0 * bound / (double)m);
+        printf("\n");
+}
+
 /* How far from the best the failures of a strategy named. */
 static void print_misses(const struct space_result *sr, size_t n, enum row r, double share) {
         static const double edges[] = {0.97, 0.95, 0.90, 0.80, 0.0};
@@ -556,6 +607,7 @@ static void *worker(void *userdata) {
                         continue;
                 r->cells = sim_space_cells(s);
                 r->patterns = sim_space_patterns(s);
+                r->needle = sim_space_needle(s, &r->combos);
                 r->describe = sim_space_describe(s);
                 r->rc = run_space(s, p->o->budget_share, r, NULL);
                 sim_space_free(s);
@@ -642,6 +694,7 @@ int main(int argc, char **argv) {
         if (!budget_only)
                 print_slots(sr, o.spaces);
         print_patterns(sr, o.spaces, o.budget_share);
+        print_needles(sr, o.spaces, o.budget_share);
         printf("failures by the share of the best named\n");
         for (enum row r = 0; r < N_ROWS; r++)
                 print_misses(sr, o.spaces, r, o.budget_share);

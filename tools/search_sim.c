@@ -430,6 +430,29 @@ void sim_true_best(const struct sim_space *s, size_t *ret_cell, double *ret_spee
                 *ret_speed = exp(s->log_speed[s->best_cell]);
 }
 
+bool sim_space_needle(const struct sim_space *s, size_t *ret_combos) {
+        double floor = s->log_speed[s->best_cell] + log(0.97);
+        for (size_t i = 0; i < s->n_pairs; i++) {
+                const struct sim_pair *p = &s->pairs[i];
+                if (p->effect < 0.3)
+                        continue;
+                bool all = true;
+                for (size_t k = 0; k < s->n_cells && all; k++) {
+                        const size_t *c = &s->choice[k * s->n_axes];
+                        if (s->rule[k] == -1 && s->log_speed[k] >= floor)
+                                all = c[p->x.axis] == p->x.value && c[p->y.axis] == p->y.value;
+                }
+                if (all) {
+                        if (ret_combos)
+                                *ret_combos = (s->n_values[p->x.axis] - 1) * (s->n_values[p->y.axis] - 1);
+                        return true;
+                }
+        }
+        if (ret_combos)
+                *ret_combos = 0;
+        return false;
+}
+
 int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search_obs *ret_obs, double *ret_seconds) {
         if (!s->finished || k >= s->n_cells)
                 return -EINVAL;
