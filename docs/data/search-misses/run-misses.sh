@@ -16,6 +16,9 @@
 #                cell with as many other axes at their defaults as may serve, unless a cell
 #                that ran out holding it was as lean (equal or the default on every axis)
 #   T_ORD=RHO    the speed kernel's axes of numbers: values r ranks apart alike by RHO^r
+#   T_BCOVER=F   with a budget, the cover of "Next cell" (a value that never served) comes
+#                first once the launches left are at most F per such value plus the tenth
+#                kept for measuring again
 set -e
 here=$(dirname "$0")
 run() { BIN=$BIN "$here/../search-budget-variants/run-variants.sh" "$@"; }
@@ -30,6 +33,9 @@ run 0.1 domcdfull "T_DOM=0.5 T_DOMSTOP=1 T_COVERLEAN=0.5 T_COVERFIRST=1 T_COVERD
 run 0.05 domcdfull "T_DOM=0.5 T_DOMSTOP=1 T_COVERLEAN=0.5 T_COVERFIRST=1 T_COVERDEF=1 T_FULL=1"
 run 0.1 ord05 "T_ORD=0.5"
 run 0.05 ord05 "T_ORD=0.5"
+run 0.1 bcover "T_BCOVER=1"
+run 0.05 bcover "T_BCOVER=1"
+run 0.1 bcover2 "T_BCOVER=2" 1
 for seed in 1 2 3; do
         T_BESTPF=1 "$BIN" --spaces 200 --seed "$seed" --min-cells 200 --budget-share 0.1 --budget-only \
                 >/dev/null 2>"bestpf-s$seed-b0.1.txt"
