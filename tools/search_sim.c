@@ -431,10 +431,14 @@ void sim_true_best(const struct sim_space *s, size_t *ret_cell, double *ret_spee
 }
 
 bool sim_space_needle(const struct sim_space *s, size_t *ret_combos) {
+        if (ret_combos)
+                *ret_combos = 0;
+        if (!s->finished)
+                return false;
         double floor = s->log_speed[s->best_cell] + log(0.97);
         for (size_t i = 0; i < s->n_pairs; i++) {
                 const struct sim_pair *p = &s->pairs[i];
-                if (p->effect < 0.3)
+                if (p->effect < 0.3 || p->x.value == 0 || p->y.value == 0)
                         continue;
                 bool all = true;
                 for (size_t k = 0; k < s->n_cells && all; k++) {
@@ -448,8 +452,6 @@ bool sim_space_needle(const struct sim_space *s, size_t *ret_combos) {
                         return true;
                 }
         }
-        if (ret_combos)
-                *ret_combos = 0;
         return false;
 }
 

@@ -145,10 +145,11 @@ const char *sim_pattern_to_string(unsigned pattern);
 /* The best cell that serves right, and its true speed. This function can't fail on a
  * finished space. */
 void sim_true_best(const struct sim_space *s, size_t *ret_cell, double *ret_speed);
-/* Whether every cell that serves right within 3% of the best holds one pair of values
- * worth +0.3 or more together (the synergy of two values mediocre alone): then nothing but
- * a launch of that pair points at it. *ret_combos (when not NULL): the pairs of
- * non-default values of its two axes, the places such a pair is drawn among; 0 when not. */
+/* Whether every cell that serves right within 3% of the best holds one pair of non-default
+ * values worth +0.3 or more together (as the drawn synergy of two values mediocre alone
+ * is): then nothing but a launch of that pair points at it. *ret_combos (when not NULL):
+ * the pairs of non-default values of its two axes, the places such a pair is drawn among;
+ * 0 when not, or when the space is not finished. */
 bool sim_space_needle(const struct sim_space *s, size_t *ret_combos);
 /* The patterns of the space in one line ("arch moe=deep_gemm; oom bs+chunk > 1.32; ..."),
  * for a report. Caller frees; NULL when out of memory. */
