@@ -19,6 +19,11 @@
 #   T_BCOVER=F   with a budget, the cover of "Next cell" (a value that never served) comes
 #                first once the launches left are at most F per such value plus the tenth
 #                kept for measuring again
+#   T_MEMSPEED=S once memory ran out somewhere, the speed kernel adds S times the product of
+#                two cells' memory scores (the memory model's sum of their values' weights,
+#                centred): a slope, learnt from the figures, of speed on what a cell costs
+# The outputs made before 25e5667 print the needle table's older count (38 spaces, pairs
+# holding a default counted); their search rows are unchanged by it.
 set -e
 here=$(dirname "$0")
 run() { BIN=$BIN "$here/../search-budget-variants/run-variants.sh" "$@"; }
@@ -36,6 +41,8 @@ run 0.05 ord05 "T_ORD=0.5"
 run 0.1 bcover "T_BCOVER=1"
 run 0.05 bcover "T_BCOVER=1"
 run 0.1 bcover2 "T_BCOVER=2" 1
+run 0.1 memspeed0.005 "T_MEMSPEED=0.005"
+run 0.05 memspeed0.005 "T_MEMSPEED=0.005"
 for seed in 1 2 3; do
         T_BESTPF=1 "$BIN" --spaces 200 --seed "$seed" --min-cells 200 --budget-share 0.1 --budget-only \
                 >/dev/null 2>"bestpf-s$seed-b0.1.txt"
