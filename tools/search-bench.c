@@ -425,15 +425,15 @@ static void print_patterns(const struct space_result *sr, size_t n, double share
         printf("\n");
 }
 
-/* The spaces of 200 cells or more whose best needs a synergy no value points at
+/* The spaces of min_cells or more whose best needs a synergy no value points at
  * (sim_space_needle), and a bound for any search that finds such a pair only by launching
  * it: with b launches it holds at most b of the pair's possible places, so its chance is
- * at most b / places there, and 1 elsewhere. */
-static void print_needles(const struct space_result *sr, size_t n, double share) {
+ * at most b / places there, and 1 elsewhere. Without such a space, the count alone. */
+static void print_needles(const struct space_result *sr, size_t n, size_t min_cells, double share) {
         size_t m = 0, needles = 0;
         double bound = 0;
         for (size_t i = 0; i < n; i++) {
-                if (sr[i].cells < 200)
+                if (sr[i].cells < min_cells)
                         continue;
                 m++;
                 if (!sr[i].needle) {
@@ -446,13 +446,18 @@ static void print_needles(const struct space_result *sr, size_t n, double share)
         }
         if (m == 0)
                 return;
-        printf("spaces of >= 200 cells whose best needs a pair no value points at: %zu of %zu\n", needles, m);
+        printf("spaces of >= %zu cells whose best needs a pair no value points at: %zu of %zu\n", min_cells, needles,
+               m);
+        if (needles == 0) {
+                printf("\n");
+                return;
+        }
         printf("  %-28s %9s %9s\n", "strategy", "those", "the rest");
         for (enum row r = 0; r < N_SERIAL_ROWS; r++) {
                 size_t ran = 0, in = 0, ok_in = 0, ok_out = 0;
                 for (size_t i = 0; i < n; i++) {
                         const struct outcome *o = &sr[i].o[r];
-                        if (sr[i].cells < 200 || !o->ran)
+                        if (sr[i].cells < min_cells || !o->ran)
                                 continue;
                         ran++;
                         in += sr[i].needle;
@@ -694,7 +699,7 @@ int main(int argc, char **argv) {
         if (!budget_only)
                 print_slots(sr, o.spaces);
         print_patterns(sr, o.spaces, o.budget_share);
-        print_needles(sr, o.spaces, o.budget_share);
+        print_needles(sr, o.spaces, 200, o.budget_share);
         printf("failures by the share of the best named\n");
         for (enum row r = 0; r < N_ROWS; r++)
                 print_misses(sr, o.spaces, r, o.budget_share);
