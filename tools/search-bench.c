@@ -428,7 +428,8 @@ static void print_patterns(const struct space_result *sr, size_t n, double share
 /* The spaces of min_cells or more whose best needs a synergy no value points at
  * (sim_space_needle), and a bound for any search that finds such a pair only by launching
  * it: with b launches it holds at most b of the pair's possible places, so its chance is
- * at most b / places there, and 1 elsewhere. Without such a space, the count alone. */
+ * at most b / places there, and 1 elsewhere. Without such a space, the count alone; a
+ * group of no space shows "-". */
 static void print_needles(const struct space_result *sr, size_t n, size_t min_cells, double share) {
         size_t m = 0, needles = 0;
         double bound = 0;
@@ -467,8 +468,16 @@ static void print_needles(const struct space_result *sr, size_t n, size_t min_ce
                         continue;
                 char label[64];
                 row_label(r, share, label, sizeof(label));
-                printf("  %-28s %8.1f%% %8.1f%%\n", label, in ? 100.0 * (double)ok_in / (double)in : NAN,
-                       ran > in ? 100.0 * (double)ok_out / (double)(ran - in) : NAN);
+                printf("  %-28s", label);
+                /* a group with no space: "-" */
+                if (in)
+                        printf(" %8.1f%%", 100.0 * (double)ok_in / (double)in);
+                else
+                        printf(" %9s", "-");
+                if (ran > in)
+                        printf(" %8.1f%%\n", 100.0 * (double)ok_out / (double)(ran - in));
+                else
+                        printf(" %9s\n", "-");
         }
         if (share > 0)
                 printf("  with %.0f%% of the grid, any search that finds such a pair only by launching it names the "
