@@ -18,7 +18,8 @@
  * launches, launches and wall hours to the named best's first launch, wall hours, failed
  * launches. After the patterns, the spaces whose best needs a synergy no value points at
  * (sim_space_needle): each strategy's success there and elsewhere, and with a share, a
- * bound for any search that finds such a pair only by launching it.
+ * bound for any search that finds such a pair only by launching it. Then the failed launches
+ * of the grid and the search rows by what the spaces' failure lines name (sim_space_lines).
  * --verbose lists the spaces where the search failed, with their patterns and failed launches.
  * --budget-only runs the budgeted rows alone (grid, random and search with F of the grid).
  * --space runs one space (by the seed such a list prints; give the list's --min-cells) and
@@ -78,6 +79,7 @@ struct space_result {
         size_t cells;
         unsigned patterns;
         bool needle;            /* sim_space_needle */
+        enum sim_lines lines;   /* sim_space_lines */
         size_t combos;
         char *describe;
         struct outcome o[N_ROWS];
@@ -486,6 +488,44 @@ static void print_needles(const struct space_result *sr, size_t n, size_t min_ce
         printf("\n");
 }
 
+/* The failed launches of the search rows on the spaces of min_cells or more, by what the
+ * spaces' failure lines say of the values at fault (sim_space_lines): success, and the
+ * launches and hours spent on failed launches (median, and the mean launches). */
+static void print_lines(const struct space_result *sr, size_t n, size_t min_cells, double share) {
+        static const enum row rows[] = {ROW_GRID, ROW_SEARCH, ROW_SEARCH_BUDGET};
+        _cleanup_free_ double *failed = calloc(n ? n : 1, sizeof(double)), *hours = calloc(n ? n : 1, sizeof(double));
+        if (!failed || !hours)
+                return;
+        printf("failed launches by what the failure lines name (spaces of >= %zu cells)\n", min_cells);
+        printf("  %-28s %-15s %6s %8s %7s %7s %7s\n", "strategy", "the lines", "spaces", "success", "failed",
+               "mean", "hours");
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++)
+                for (enum sim_lines l = 0; l < _SIM_LINES_MAX; l++) {
+                        size_t m = 0, ok = 0;
+                        double sum = 0;
+                        for (size_t j = 0; j < n; j++) {
+                                const struct outcome *o = &sr[j].o[rows[i]];
+                                if (sr[j].cells < min_cells || !o->ran || sr[j].lines != l)
+                                        continue;
+                                failed[m] = (double)o->failed;
+                                hours[m] = o->failed_hours;
+                                sum += (double)o->failed;
+                                ok += o->success;
+                                m++;
+                        }
+                        if (m == 0)
+                                continue;
+                        qsort(failed, m, sizeof(double), cmp_double);
+                        qsort(hours, m, sizeof(double), cmp_double);
+                        char label[64];
+                        row_label(rows[i], share, label, sizeof(label));
+                        printf("  %-28s %-15s %6zu %7.1f%% %7.0f %7.1f %7.2f\n", label, sim_lines_to_string(l), m,
+                               100.0 * (double)ok / (double)m, percentile(failed, m, 50), sum / (double)m,
+                               percentile(hours, m, 50));
+                }
+        printf("\n");
+}
+
 /* How far from the best the failures of a strategy named. */
 static void print_misses(const struct space_result *sr, size_t n, enum row r, double share) {
         static const double edges[] = {0.97, 0.95, 0.90, 0.80, 0.0};
@@ -622,6 +662,7 @@ static void *worker(void *userdata) {
                 r->cells = sim_space_cells(s);
                 r->patterns = sim_space_patterns(s);
                 r->needle = sim_space_needle(s, &r->combos);
+                r->lines = sim_space_lines(s);
                 r->describe = sim_space_describe(s);
                 r->rc = run_space(s, p->o->budget_share, r, NULL);
                 sim_space_free(s);
@@ -709,6 +750,7 @@ int main(int argc, char **argv) {
                 print_slots(sr, o.spaces);
         print_patterns(sr, o.spaces, o.budget_share);
         print_needles(sr, o.spaces, 200, o.budget_share);
+        print_lines(sr, o.spaces, 200, o.budget_share);
         printf("failures by the share of the best named\n");
         for (enum row r = 0; r < N_ROWS; r++)
                 print_misses(sr, o.spaces, r, o.budget_share);

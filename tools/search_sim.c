@@ -417,6 +417,35 @@ unsigned sim_space_patterns(const struct sim_space *s) {
         return bits;
 }
 
+enum sim_lines sim_space_lines(const struct sim_space *s) {
+        enum sim_lines l = SIM_LINES_NONE;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (s->rule[k] < 0)
+                        continue;
+                const struct sim_rule *r = &s->rules[s->rule[k]];
+                enum sim_lines here = SIM_LINES_NONE;
+                if (r->fail == SIM_FAIL_CONFIG || r->fail == SIM_FAIL_REQUIRES)
+                        here = SIM_LINES_PAIR;
+                else if (r->n_terms == 1 &&
+                         (r->fail == SIM_FAIL_HANG || r->fail == SIM_FAIL_ARCH || r->fail == SIM_FAIL_BATCH))
+                        here = s->speech == SIM_SPEAKS_VALUE  ? SIM_LINES_FLAG
+                               : s->speech == SIM_SPEAKS_NAME ? SIM_LINES_NAME
+                                                              : SIM_LINES_NONE;
+                l = MAX(l, here);
+        }
+        return l;
+}
+
+const char *sim_lines_to_string(enum sim_lines l) {
+        static const char *const names[_SIM_LINES_MAX] = {
+                [SIM_LINES_NONE] = "name nothing",
+                [SIM_LINES_PAIR] = "name a pair",
+                [SIM_LINES_NAME] = "name a value",
+                [SIM_LINES_FLAG] = "value and flag",
+        };
+        return l >= 0 && l < _SIM_LINES_MAX ? names[l] : NULL;
+}
+
 const char *sim_pattern_to_string(unsigned pattern) {
         if (pattern < _SIM_FAIL_MAX)
                 return fail_names[pattern];

@@ -151,6 +151,22 @@ void sim_true_best(const struct sim_space *s, size_t *ret_cell, double *ret_spee
  * the pairs of non-default values of its two axes, the places such a pair is drawn among;
  * 0 when not, or when the space is not finished. */
 bool sim_space_needle(const struct sim_space *s, size_t *ret_combos);
+/* What the space's failure lines say of the values at fault, the most any line says:
+ * SIM_LINES_FLAG a one value's failure (a hang, a kernel for another GPU, a break under
+ * batching) names its value beside its flag; SIM_LINES_NAME by its bare name; else
+ * SIM_LINES_PAIR a pair's line (config, requires) quotes both flags and values; else
+ * SIM_LINES_NONE (garbage, running out of memory, or a one value's failure in a space that
+ * names nothing). Only rules some cell fails by count. */
+enum sim_lines {
+        SIM_LINES_NONE,
+        SIM_LINES_PAIR,
+        SIM_LINES_NAME,
+        SIM_LINES_FLAG,
+        _SIM_LINES_MAX,
+};
+enum sim_lines sim_space_lines(const struct sim_space *s);
+/* "name nothing", "name a pair", "name a value", "value and flag"; NULL out of range. */
+const char *sim_lines_to_string(enum sim_lines l);
 /* The patterns of the space in one line ("arch moe=deep_gemm; oom bs+chunk > 1.32; ..."),
  * for a report. Caller frees; NULL when out of memory. */
 char *sim_space_describe(const struct sim_space *s);

@@ -99,6 +99,53 @@ static void test_sim_launch(void **state) {
         sim_space_free(s);
 }
 
+/* sim_space_lines says what the failure lines say, as the search reads them
+ * (search_names_value): a line naming a value beside its flag is named, one in a space of
+ * no such line is not, and a pair's line quotes both values. */
+static void test_sim_lines(void **state) {
+        (void)state;
+        struct sim_params p = {.min_cells = 50, .max_cells = 600};
+        size_t seen[_SIM_LINES_MAX] = {0}, bare_named = 0;
+        for (uint64_t i = 0; i < 60; i++) {
+                struct sim_space *s = NULL;
+                assert_int_equal(sim_space_generate(sim_seed_mix(11, i), &p, &s), 0);
+                enum sim_lines l = sim_space_lines(s);
+                assert_true(l >= SIM_LINES_NONE && l < _SIM_LINES_MAX);
+                seen[l]++;
+                struct search_space v;
+                sim_space_view(s, &v);
+                size_t named = 0, pair = 0;
+                uint64_t rng = i;
+                for (size_t k = 0; k < sim_space_cells(s); k++) {
+                        struct search_obs o;
+                        double sec;
+                        assert_int_equal(sim_launch(s, k, &rng, &o, &sec), 0);
+                        if (o.state != SEARCH_INFEASIBLE || !o.evidence)
+                                continue;
+                        size_t ax;
+                        named += search_names_value(&v, k, o.evidence, &ax);
+                        pair += strstr(o.evidence, " requires ") || strstr(o.evidence, " cannot be used with ");
+                }
+                if (l == SIM_LINES_FLAG)
+                        assert_true(named > 0);
+                if (l <= SIM_LINES_PAIR)
+                        assert_int_equal(named, 0);
+                if (l == SIM_LINES_NONE)
+                        assert_int_equal(pair, 0);
+                if (l == SIM_LINES_PAIR)
+                        assert_true(pair > 0);
+                bare_named += l == SIM_LINES_NAME && named > 0;
+                sim_space_free(s);
+        }
+        for (enum sim_lines l = 0; l < _SIM_LINES_MAX; l++) {
+                assert_non_null(sim_lines_to_string(l));
+                assert_true(seen[l] > 0);
+        }
+        assert_null(sim_lines_to_string(_SIM_LINES_MAX));
+        /* a bare name is named where it is one axis's and distinctive */
+        assert_true(bare_named > 0);
+}
+
 static void test_sim_strategies(void **state) {
         (void)state;
         struct sim_space *s = NULL;
@@ -840,6 +887,7 @@ int main(void) {
                 cmocka_unit_test(test_memory_corner),
                 cmocka_unit_test(test_sim_generate),
                 cmocka_unit_test(test_sim_launch),
+                cmocka_unit_test(test_sim_lines),
                 cmocka_unit_test(test_sim_strategies),
                 cmocka_unit_test(test_determinism),
                 cmocka_unit_test(test_drawn_spaces_quick),
