@@ -67,6 +67,7 @@ struct outcome {
         size_t to_named;        /* launches up to the named cell's first */
         double to_named_hours;
         size_t failed;          /* launches that failed */
+        size_t failed_one;      /* of them, by one value's doing (sim_result.failed_one) */
         double failed_hours;
         double wall_hours;      /* simulated wall time, the slots side by side */
         double to_named_wall;   /* wall time to the end of the named cell's first launch */
@@ -210,6 +211,7 @@ static int run_one(const struct sim_space *s, enum sim_strategy st, size_t budge
                 .to_named = r.launches_to_named,
                 .to_named_hours = r.seconds_to_named / 3600,
                 .failed = r.failed,
+                .failed_one = r.failed_one,
                 .failed_hours = r.failed_seconds / 3600,
                 .wall_hours = r.wall / 3600,
                 .to_named_wall = r.wall_to_named / 3600,
@@ -488,21 +490,25 @@ static void print_needles(const struct space_result *sr, size_t n, size_t min_ce
         printf("\n");
 }
 
-/* The failed launches of the search rows on the spaces of min_cells or more, by what the
- * spaces' failure lines say of the values at fault (sim_space_lines): success, and the
- * launches and hours spent on failed launches (median, and the mean launches). */
+/* The failed launches of the grid and the search rows on the spaces of min_cells or more,
+ * by what the spaces' failure lines say of the values at fault (sim_space_lines): success,
+ * the failed launches (median, mean), those by one value's doing (a hang, a kernel for
+ * another GPU, a break under batching: what a line may name; mean) and the hours of the
+ * failed launches (median). */
 static void print_lines(const struct space_result *sr, size_t n, size_t min_cells, double share) {
         static const enum row rows[] = {ROW_GRID, ROW_SEARCH, ROW_SEARCH_BUDGET};
         _cleanup_free_ double *failed = calloc(n ? n : 1, sizeof(double)), *hours = calloc(n ? n : 1, sizeof(double));
         if (!failed || !hours)
                 return;
-        printf("failed launches by what the failure lines name (spaces of >= %zu cells)\n", min_cells);
-        printf("  %-28s %-15s %6s %8s %7s %7s %7s\n", "strategy", "the lines", "spaces", "success", "failed",
-               "mean", "hours");
+        printf("failed launches by what the failure lines name (spaces of >= %zu cells; one value: by one value's "
+               "doing)\n",
+               min_cells);
+        printf("  %-28s %-15s %6s %8s %7s %7s %9s %7s\n", "strategy", "the lines", "spaces", "success", "failed",
+               "mean", "one value", "hours");
         for (size_t i = 0; i < ELEMENTSOF(rows); i++)
                 for (enum sim_lines l = 0; l < _SIM_LINES_MAX; l++) {
                         size_t m = 0, ok = 0;
-                        double sum = 0;
+                        double sum = 0, one = 0;
                         for (size_t j = 0; j < n; j++) {
                                 const struct outcome *o = &sr[j].o[rows[i]];
                                 if (sr[j].cells < min_cells || !o->ran || sr[j].lines != l)
@@ -510,6 +516,7 @@ static void print_lines(const struct space_result *sr, size_t n, size_t min_cell
                                 failed[m] = (double)o->failed;
                                 hours[m] = o->failed_hours;
                                 sum += (double)o->failed;
+                                one += (double)o->failed_one;
                                 ok += o->success;
                                 m++;
                         }
@@ -519,9 +526,9 @@ static void print_lines(const struct space_result *sr, size_t n, size_t min_cell
                         qsort(hours, m, sizeof(double), cmp_double);
                         char label[64];
                         row_label(rows[i], share, label, sizeof(label));
-                        printf("  %-28s %-15s %6zu %7.1f%% %7.0f %7.1f %7.2f\n", label, sim_lines_to_string(l), m,
-                               100.0 * (double)ok / (double)m, percentile(failed, m, 50), sum / (double)m,
-                               percentile(hours, m, 50));
+                        printf("  %-28s %-15s %6zu %7.1f%% %7.0f %7.1f %9.2f %7.2f\n", label, sim_lines_to_string(l),
+                               m, 100.0 * (double)ok / (double)m, percentile(failed, m, 50), sum / (double)m,
+                               one / (double)m, percentile(hours, m, 50));
                 }
         printf("\n");
 }

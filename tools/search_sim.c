@@ -417,6 +417,15 @@ unsigned sim_space_patterns(const struct sim_space *s) {
         return bits;
 }
 
+/* Whether cell k fails by one value's doing whose line a space may word with the value
+ * (a hang, a kernel for another GPU, a break under batching: sim_speech). */
+static bool one_value_rule(const struct sim_space *s, size_t k) {
+        if (s->rule[k] < 0)
+                return false;
+        const struct sim_rule *r = &s->rules[s->rule[k]];
+        return r->n_terms == 1 && (r->fail == SIM_FAIL_HANG || r->fail == SIM_FAIL_ARCH || r->fail == SIM_FAIL_BATCH);
+}
+
 enum sim_lines sim_space_lines(const struct sim_space *s) {
         enum sim_lines l = SIM_LINES_NONE;
         for (size_t k = 0; k < s->n_cells; k++) {
@@ -426,8 +435,7 @@ enum sim_lines sim_space_lines(const struct sim_space *s) {
                 enum sim_lines here = SIM_LINES_NONE;
                 if (r->fail == SIM_FAIL_CONFIG || r->fail == SIM_FAIL_REQUIRES)
                         here = SIM_LINES_PAIR;
-                else if (r->n_terms == 1 &&
-                         (r->fail == SIM_FAIL_HANG || r->fail == SIM_FAIL_ARCH || r->fail == SIM_FAIL_BATCH))
+                else if (one_value_rule(s, k))
                         here = s->speech == SIM_SPEAKS_VALUE  ? SIM_LINES_FLAG
                                : s->speech == SIM_SPEAKS_NAME ? SIM_LINES_NAME
                                                               : SIM_LINES_NONE;
@@ -888,6 +896,7 @@ struct run {
         size_t *first_n;                /* per cell: the launches, at its first (0: none) */
         double *first_s;                /* per cell: the seconds, its first launch included */
         size_t failed;                  /* launches that failed */
+        size_t failed_one;              /* of them, by one value's doing (one_value_rule) */
         double failed_s;
         double now;                     /* simulated wall time (side by side: an end) */
         double *first_w;                /* per cell: the end of its first launch */
@@ -921,6 +930,7 @@ static int run_settle(struct run *r, size_t k, double sec) {
         if (r->obs[k].state == SEARCH_INFEASIBLE) {
                 r->failed++;
                 r->failed_s += sec;
+                r->failed_one += one_value_rule(r->s, k);
         }
         if (r->best == (long)k) {
                 /* measured again: the best by figure may be another cell now */
@@ -1159,6 +1169,7 @@ int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_ru
                 .seconds_to_named = to_named_s,
                 .failed = r.failed,
                 .failed_seconds = r.failed_s,
+                .failed_one = r.failed_one,
                 .launches = r.launches,
                 .named = r.best,
                 .best_cell = s->best_cell,

@@ -225,6 +225,9 @@ struct sim_result {
                                        (0 when none is named) */
         double seconds_to_named;    /* their simulated time */
         size_t failed;              /* launches that failed */
+        size_t failed_one;          /* of them, by one value's doing: a hang, a kernel for
+                                       another GPU, a break under batching (a line that
+                                       sim_speech may word with the value) */
         double failed_seconds;      /* their simulated time */
         const char *stop;           /* SEARCH: why it stopped (static), else NULL */
         double wall;                /* simulated wall time: the last launch's end, the

@@ -114,12 +114,15 @@ static void test_sim_lines(void **state) {
                 seen[l]++;
                 struct search_space v;
                 sim_space_view(s, &v);
-                size_t named = 0, pair = 0;
+                size_t named = 0, pair = 0, one = 0, failing = 0;
                 uint64_t rng = i;
                 for (size_t k = 0; k < sim_space_cells(s); k++) {
                         struct search_obs o;
                         double sec;
                         assert_int_equal(sim_launch(s, k, &rng, &o, &sec), 0);
+                        enum sim_fail f = sim_cell_fail(s, k);
+                        one += f == SIM_FAIL_HANG || f == SIM_FAIL_ARCH || f == SIM_FAIL_BATCH;
+                        failing += f != SIM_FAIL_NONE;
                         if (o.state != SEARCH_INFEASIBLE || !o.evidence)
                                 continue;
                         size_t ax;
@@ -135,6 +138,14 @@ static void test_sim_lines(void **state) {
                 if (l == SIM_LINES_PAIR)
                         assert_true(pair > 0);
                 bare_named += l == SIM_LINES_NAME && named > 0;
+                if (l >= SIM_LINES_NAME)
+                        assert_true(one > 0);
+                /* the grid fails once in every failing cell: those of one value's doing
+                 * (drawn with one term) counted apart */
+                struct sim_result g;
+                assert_int_equal(sim_run(s, SIM_GRID, NULL, 1, &g), 0);
+                assert_int_equal(g.failed, failing);
+                assert_int_equal(g.failed_one, one);
                 sim_space_free(s);
         }
         for (enum sim_lines l = 0; l < _SIM_LINES_MAX; l++) {
