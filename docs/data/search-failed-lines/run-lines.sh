@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# run-lines.sh -- the runs behind docs/search.md "Failed launches against the search before
+# #33". Builds gauntlet-search-bench twice from this checkout: as it is (the search now) and
+# with the search of 10d92e7 (src/06-matrix/search.c then, before failures were read by their
+# lines), both with this checkout's simulator; then runs each on three sets of 200 spaces of
+# 200 cells or more, without a budget (--budget-share 1: a budget of the whole grid) and with
+# 10% of the grid. The outputs land in the current
+# directory's lines-{new,old}-sS-bB.txt. About 25 minutes on 2 cores. SPACES, SEEDS and SHARES
+# (200, "1 2 3", "1 0.1") make a smaller run.
+set -euo pipefail
+root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
+out=$PWD
+old=$(mktemp -d)
+trap 'git -C "$root" worktree remove --force "$old" >/dev/null 2>&1 || true' EXIT
+git -C "$root" worktree add -f --detach "$old" HEAD >/dev/null
+git -C "$root" show 10d92e7:src/06-matrix/search.c |
+        sed 's|"06-matrix/search.h"|"search/search.h"|; s|"02-text/buf.h"|"text/buf.h"|; s|"01-base/util.h"|"base/util.h"|' \
+                >"$old/src/search/search.c"
+make -C "$old" -s BUILD=build-old build-old/bin/gauntlet-search-bench -j2
+make -C "$root" -s build/bin/gauntlet-search-bench -j2
+cp "$old/build-old/bin/gauntlet-search-bench" "$out/bench-old"
+cp "$root/build/bin/gauntlet-search-bench" "$out/bench-new"
+for share in ${SHARES:-1 0.1}; do
+        for seed in ${SEEDS:-1 2 3}; do
+                for v in new old; do
+                        "$out/bench-$v" --spaces "${SPACES:-200}" --seed "$seed" --min-cells 200 --budget-share "$share" \
+                                --budget-only --jobs 2 --verbose >"$out/lines-$v-s$seed-b$share.txt" 2>/dev/null
+                done
+        done
+done
+rm -f "$out/bench-old" "$out/bench-new"
