@@ -7,6 +7,24 @@
 # 10% of the grid. The outputs land in the current
 # directory's lines-{new,old}-sS-bB.txt. About 25 minutes on 2 cores. SPACES, SEEDS and SHARES
 # (200, "1 2 3", "1 0.1") make a smaller run.
+#
+# experiment.patch (against 9542400; with no T_* variable set it is the shipped search) holds
+# the variables of docs/data/search-misses/experiment.patch and the experiments of
+# docs/search.md from "Failed launches against the search before #33" on:
+#   T_FAILSTAT=1   a FAILSTAT line per search on stderr (sum-failstat.py reads them), with the
+#                  class of its space's lines
+#   T_MENTION=P    a word of a failure's line that is a value of one axis only, the cell's, of
+#                  letters, not a common word, blames that value with prior P (a suspect);
+#                  T_MENTION2=1 also where the cell holds it on one axis only, digits and '_'
+#                  allowed
+#   T_TS=1|2       with a budget, the next cell by one draw of the speed model (Thompson
+#                  sampling): 1 the draw's improvement times the chance to serve, per second;
+#                  2 the draw alone among cells drawn to serve; T_TS_FRAC=F for the first F
+#                  of the budget only
+#   T_NOBUDGET=1   the search ignores its budget (--budget-share 1 then runs it without one)
+#   T_STOP=C       it stops when the chances left add up to less than C (0.03 shipped)
+#   T_NONEIGH=1, T_NOCOVER=1  the best's neighbours, the cell of a value that never served,
+#                  are not launched before the stop
 set -euo pipefail
 root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 out=$PWD
