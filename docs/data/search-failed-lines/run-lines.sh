@@ -20,7 +20,7 @@
 #   T_TS=1|2       with a budget, the next cell by one draw of the speed model (Thompson
 #                  sampling): 1 the draw's improvement times the chance to serve, per second;
 #                  2 the draw alone among cells drawn to serve; T_TS_FRAC=F for the first F
-#                  of the budget only
+#                  of the budget only; T_TSFULL=1 spends the whole budget, as T_FULL
 #   T_NOBUDGET=1   the search ignores its budget (--budget-share 1 then runs it without one)
 #   T_STOP=C       it stops when the chances left add up to less than C (0.03 shipped)
 #   T_NONEIGH=1, T_NOCOVER=1  the best's neighbours, the cell of a value that never served,
