@@ -152,11 +152,11 @@ void sim_true_best(const struct sim_space *s, size_t *ret_cell, double *ret_spee
  * 0 when not, or when the space is not finished. */
 bool sim_space_needle(const struct sim_space *s, size_t *ret_combos);
 /* What the space's failure lines say of the values at fault, the most any line says:
- * SIM_LINES_FLAG a one value's failure (a hang, a kernel for another GPU, a break under
- * batching) names its value beside its flag; SIM_LINES_NAME by its bare name; else
- * SIM_LINES_PAIR a pair's line (config, requires) quotes both flags and values; else
- * SIM_LINES_NONE (garbage, running out of memory, or a one value's failure in a space that
- * names nothing). Only rules some cell fails by count. */
+ * SIM_LINES_FLAG the line of a failure of one value's doing (a hang, a kernel for another
+ * GPU, a break under batching) names the value beside its flag; SIM_LINES_NAME by its bare
+ * name; else SIM_LINES_PAIR a pair's line (config, requires) quotes both flags and values;
+ * else SIM_LINES_NONE (garbage, running out of memory, or a failure of one value's doing in
+ * a space that names nothing). Only rules some cell fails by count. */
 enum sim_lines {
         SIM_LINES_NONE,
         SIM_LINES_PAIR,
