@@ -8,7 +8,9 @@
 # directory's lines-{new,old}-sS-bB.txt. About 25 minutes on 2 cores. SPACES, SEEDS and SHARES
 # (200, "1 2 3", "1 0.1") make a smaller run.
 #
-# experiment.patch (against 9542400; with no T_* variable set it is the shipped search) holds
+# experiment.patch (against 9542400; with no T_* variable set it names the best in the same
+# spaces as the shipped search, though not launch for launch: seed 1 at 10%, the same 17
+# misses, medians of hours and failed launches 11.0 and 8 against the shipped 10.9 and 9) holds
 # the variables of docs/data/search-misses/experiment.patch and the experiments of
 # docs/search.md from "Failed launches against the search before #33" on:
 #   T_FAILSTAT=1   a FAILSTAT line per search on stderr (sum-failstat.py reads them), with the
