@@ -497,6 +497,11 @@ static void print_needles(const struct space_result *sr, size_t n, size_t min_ce
  * failed launches (median). */
 static void print_lines(const struct space_result *sr, size_t n, size_t min_cells, double share) {
         static const enum row rows[] = {ROW_GRID, ROW_SEARCH, ROW_SEARCH_BUDGET};
+        size_t in = 0;
+        for (size_t j = 0; j < n; j++)
+                in += sr[j].cells >= min_cells;
+        if (in == 0)
+                return;
         _cleanup_free_ double *failed = calloc(n ? n : 1, sizeof(double)), *hours = calloc(n ? n : 1, sizeof(double));
         if (!failed || !hours)
                 return;

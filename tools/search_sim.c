@@ -428,12 +428,10 @@ static bool one_value_rule(const struct sim_space *s, size_t k) {
 
 enum sim_lines sim_space_lines(const struct sim_space *s) {
         enum sim_lines l = SIM_LINES_NONE;
-        for (size_t k = 0; k < s->n_cells; k++) {
-                if (s->rule[k] < 0)
-                        continue;
-                const struct sim_rule *r = &s->rules[s->rule[k]];
+        for (size_t k = 0; s->finished && k < s->n_cells; k++) {
+                enum sim_fail f = rule_fail(s, s->rule[k]);
                 enum sim_lines here = SIM_LINES_NONE;
-                if (r->fail == SIM_FAIL_CONFIG || r->fail == SIM_FAIL_REQUIRES)
+                if (f == SIM_FAIL_CONFIG || f == SIM_FAIL_REQUIRES)
                         here = SIM_LINES_PAIR;
                 else if (one_value_rule(s, k))
                         here = s->speech == SIM_SPEAKS_VALUE  ? SIM_LINES_FLAG

@@ -156,7 +156,8 @@ bool sim_space_needle(const struct sim_space *s, size_t *ret_combos);
  * GPU, a break under batching) names the value beside its flag; SIM_LINES_NAME by its bare
  * name; else SIM_LINES_PAIR a pair's line (config, requires) quotes both flags and values;
  * else SIM_LINES_NONE (garbage, running out of memory, or a failure of one value's doing in
- * a space that names nothing). Only rules some cell fails by count. */
+ * a space that names nothing). Only rules some cell fails by count; an unfinished space
+ * says SIM_LINES_NONE. */
 enum sim_lines {
         SIM_LINES_NONE,
         SIM_LINES_PAIR,

@@ -153,6 +153,13 @@ static void test_sim_lines(void **state) {
                 assert_true(seen[l] > 0);
         }
         assert_null(sim_lines_to_string(_SIM_LINES_MAX));
+        /* a space not finished has no cells to fail: it names nothing */
+        struct sim_space *u = NULL;
+        assert_int_equal(sim_space_new(2, (const size_t[]){2, 2}, NULL, &u), 0);
+        struct sim_term arch = {0, 1};
+        assert_int_equal(sim_space_add_rule(u, SIM_FAIL_ARCH, &arch, 1), 0);
+        assert_int_equal(sim_space_lines(u), SIM_LINES_NONE);
+        sim_space_free(u);
         /* a bare name is named where it is one axis's and distinctive */
         assert_true(bare_named > 0);
 }
