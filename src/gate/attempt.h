@@ -3,6 +3,7 @@
 #define GAUNTLET_ATTEMPT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "gate/checks.h"
@@ -38,6 +39,11 @@ struct attempt {
         json_t *bench_samples;     /* array of per-request sample objects, or NULL */
         uint64_t peak_gpu_mem_mib; /* 0 when unknown */
         char *prediction;          /* skipped/pruned: the search's prediction, JSON; else NULL */
+        /* A crash with an exit status (no signal) whose log gave no reason: no signature
+         * and no error line, only its last line. An engine that exits before its log is
+         * written out leaves that (llama.cpp's logger is not flushed at exit:
+         * docs/supervisor.md), so the sweep launches such a cell once more. */
+        bool unexplained;
 };
 
 void attempt_init(struct attempt *a);

@@ -41,6 +41,7 @@ int phases_decide(struct attempt *a, const struct phase_result *r) {
         case STEP_NEXT:
                 return attempt_set_verdict(a, VERDICT_PASS, NULL, r->evidence); /* a note, or NULL */
         case STEP_DECIDED:
+                a->unexplained = r->unexplained;
                 return attempt_set_verdict(a, r->verdict, r->cause, r->evidence);
         case STEP_INTERRUPTED:
                 break;
@@ -74,7 +75,12 @@ int phases_death(struct server *s, const char *log_path, const struct profile *p
         struct diagnosis d;
         if ((r = diagnose_exit(log_path, p, s->exit_code, s->exit_signal, &d)) < 0)
                 return r;
-        return decide_diagnosis(ret, &d);
+        /* line 0: the evidence is the status and the log's last line, not a reason */
+        bool unexplained = d.line == 0 && s->exit_signal == 0 && s->exit_code > 0;
+        if ((r = decide_diagnosis(ret, &d)) < 0)
+                return r;
+        ret->unexplained = unexplained;
+        return 0;
 }
 
 int phases_deadline(struct server *s, const char *log_path, const struct profile *p, usec_t timeout,

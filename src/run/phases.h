@@ -57,6 +57,8 @@ struct phase_result {
         char *cause;                /* owned, or NULL */
         char *evidence;             /* owned, or NULL; with STEP_NEXT a note the passing
                                        attempt keeps as its evidence (port_owner's) */
+        bool unexplained;           /* decided by phases_death: an exit status its log
+                                       gives no reason for (attempt.h) */
 };
 
 /* Sets *r to decided with v, cause and evidence (copied; NULLs allowed). 0 or -ENOMEM. */
@@ -84,7 +86,8 @@ int phases_decide(struct attempt *a, const struct phase_result *r);
 
 /* The server died (or was found dead): its log drained (PHASES_DRAIN_TIME), then its
  * launcher's outcome when it decided one, else the diagnosis of the log at log_path and the
- * exit status (diagnose_exit). Decides *ret. */
+ * exit status (diagnose_exit). Decides *ret; ret->unexplained when the server exited with a
+ * status and no line of its log said why (no signature, no error line). */
 int phases_death(struct server *s, const char *log_path, const struct profile *p, struct phase_result *ret);
 
 /* The server was not placed or not ready by its deadline: the launcher's outcome when it

@@ -1120,6 +1120,7 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
 
         struct attempt a;
         struct cell_run cr;
+        bool unexplained_again = false;
         for (int tries = 1;; tries++) {
                 attempt_init(&a);
                 cr = (struct cell_run){.loop = sw->l, .o = sw->o, .sampler = sw->sampler, .m = m, .j = sw->j,
@@ -1128,14 +1129,25 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                                        .measure = measure, .claim = sw->claim};
                 r = run_cell(&cr);
                 cell_run_release(&cr);
-                if (r < 0 || cr.interrupted || m->port || tries == PORT_TRIES || !lost_port(&a, m))
+                if (r < 0 || cr.interrupted)
                         break;
-                /* Not the configuration's fault: the same cell again, on another port. */
-                _cleanup_free_ char *why = strdup_printf("port %d was taken by another process (%s); launched again on another port",
-                                                         a.port, a.evidence ? a.evidence : "crash");
+                _cleanup_free_ char *why = NULL;
+                if (!m->port && tries < PORT_TRIES && lost_port(&a, m))
+                        /* Not the configuration's fault: the same cell again, on another port. */
+                        why = strdup_printf("port %d was taken by another process (%s); launched again on another port",
+                                            a.port, a.evidence ? a.evidence : "crash");
+                else if (a.unexplained && !unexplained_again) {
+                        /* The log may have lost its last lines (the reason among them): the
+                         * same cell once more, whose log may say it. Its verdict stands. */
+                        unexplained_again = true;
+                        why = strdup_printf("no line of its log says why it exited (%s), and an engine may "
+                                            "exit before its log is written out; launched again",
+                                            a.evidence ? a.evidence : "exit status");
+                } else
+                        break;
                 _cleanup_free_ char *label = cell_label(m, c);
-                sweep_notice(sw->cb, "%s: %s", label ? label : c->id, why ? why : "port taken; launched again");
-                r = journal_attempt_abandon(sw->j, a.id, why ? why : "port taken");
+                sweep_notice(sw->cb, "%s: %s", label ? label : c->id, why ? why : "launched again");
+                r = journal_attempt_abandon(sw->j, a.id, why ? why : "launched again");
                 attempt_release(&a);
                 if (r < 0)
                         return journal_failed(sw, r);
