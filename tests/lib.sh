@@ -88,6 +88,20 @@ matches() { # cell-axes rule-axes
         for w in "${want[@]}"; do [[ ",$1," == *",$w,"* ]] || return 1; done
 }
 
+# A sweep's output and log folder: each cell launched once, or twice where its first launch
+# exited with no line of its log saying why (the sweep launches those again: llama-server
+# can lose its log's tail at exit, docs/supervisor.md); any other relaunch fails NAME.
+# Prints how many were launched twice, when any was.
+expect_launched_once() { # name output log-folder
+        local other again
+        other=$(grep "launched again" "$2" | grep -v "no line of its log says why it exited" || true)
+        [ -z "$other" ] || { cat "$2"; fail "$1: a cell was launched again: $other"; }
+        again=$(grep -c "no line of its log says why it exited" "$2" || true)
+        [ "$(find "$3" -name '*.launch*.log' | wc -l)" -eq "$again" ] &&
+                [ -z "$(find "$3" -name '*.launch[3-9]*.log')" ] || fail "$1: a cell has more than one launch"
+        [ "$again" -eq 0 ] || echo "$1: $again cell(s) launched again, their first log saying nothing of why they exited"
+}
+
 # The real llama-server the real-engine tests run, in LLAMA_SERVER: $LLAMA_SERVER if set
 # (then it must work), else the build cache of tools/build-llamacpp.sh, else llama-server
 # on PATH. Without one the test is skipped (exit 77, tests/run names it), never passed.

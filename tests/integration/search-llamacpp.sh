@@ -96,8 +96,7 @@ search() { # name strategy-lines (replacing `strategy: grid`)
         rc=$?
         set -e
         [ "$rc" -le 1 ] || { cat "$tmp/$1.out"; fail "$1: gauntlet run exit $rc"; }
-        ! grep -q "launched again" "$tmp/$1.out" || { cat "$tmp/$1.out"; fail "$1: a cell was launched again"; }
-        [ -z "$(find "$tmp/$1" -name '*.launch*.log')" ] || fail "$1: a cell has more than one launch"
+        expect_launched_once "$1" "$tmp/$1.out" "$tmp/$1"
         "$GAUNTLET" report --format json "$tmp/$1.db" >"$tmp/$1.json"
         echo "$1: $((SECONDS - start)) s"
 }
