@@ -838,23 +838,36 @@ int journal_attempt_begin(struct journal *j, struct attempt *a) {
         return 0;
 }
 
-int journal_attempt_claim(struct journal *j, struct attempt *a, unsigned launches) {
+/* The attempts a search's budget counts (journal_sweep_launches), of the cells of sweep ?1
+ * under its workload: SQL for a count(*). */
+static char *sweep_launches_sql(const struct journal *j) {
+        return strdup_printf("SELECT count(*) FROM attempts WHERE cell_id IN (SELECT cell_id FROM sweep_cells WHERE "
+                             "sweep_id = ?1) AND (state IN ('abandoned', 'running') OR (state = 'settled' AND "
+                             "verdict != 'skipped'))%s",
+                             j->version >= 6 ? " AND (workload IS NULL OR workload IS (SELECT workload_hash FROM "
+                                               "sweeps WHERE id = ?1))"
+                                             : "");
+}
+
+int journal_attempt_claim(struct journal *j, struct attempt *a, unsigned launches, size_t budget) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        _cleanup_free_ char *spent = budget ? sweep_launches_sql(j) : strdup("SELECT 0");
         /* one INSERT ... SELECT: SQLite runs it under the write lock, so the check and the
          * row are one step that no other worker's claim can come between */
-        _cleanup_free_ char *sql = strdup_printf(
+        _cleanup_free_ char *sql = spent ? strdup_printf(
                 "INSERT INTO attempts (sweep_id, cell_id, state, started_wall, port, log_path, workload) "
                 "SELECT ?1,?2,'running',?3,?4,?5,(SELECT workload_hash FROM sweeps WHERE id = ?1) "
                 "WHERE NOT EXISTS (SELECT 1 FROM attempts WHERE cell_id = ?2 AND state = 'running') "
-                "AND (SELECT count(*) FROM attempts WHERE cell_id = ?2 AND state = 'settled' AND verdict != 'skipped'%s) = ?6",
+                "AND (SELECT count(*) FROM attempts WHERE cell_id = ?2 AND state = 'settled' AND verdict != 'skipped'%s) = ?6 "
+                "AND (?7 = 0 OR (%s) < ?7)",
                 j->version >= 6 ? " AND (workload IS NULL OR workload IS (SELECT workload_hash FROM sweeps WHERE id = ?1))"
-                                : "");
+                                : "", spent) : NULL;
         int r;
         if (!sql)
                 return -ENOMEM;
         if ((r = journal_prepare(j, sql, &s)) < 0 ||
-            (r = journal_bind(j, s, "isiisi", a->sweep_id, a->cell_id, (int64_t)a->started_wall, (int64_t)a->port,
-                              a->log_path, (int64_t)launches)) < 0 ||
+            (r = journal_bind(j, s, "isiisii", a->sweep_id, a->cell_id, (int64_t)a->started_wall, (int64_t)a->port,
+                              a->log_path, (int64_t)launches, (int64_t)budget)) < 0 ||
             (r = step_done(j, s)) < 0)
                 return r;
         if (sqlite3_changes(j->db) == 0)
@@ -1453,6 +1466,21 @@ int journal_cell_abandoned(struct journal *j, const char *cell_id, const char *w
                 return -ENOMEM;
         if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "s", cell_id)) < 0 ||
             (r = bind_workload(j, s, workload)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return journal_fail(j, rc);
+        *ret = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+        return 0;
+}
+
+int journal_sweep_launches(struct journal *j, int64_t sweep_id, int64_t *ret) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        _cleanup_free_ char *sql = sweep_launches_sql(j);
+        int r;
+        if (!sql)
+                return -ENOMEM;
+        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "i", sweep_id)) < 0)
                 return r;
         int rc = sqlite3_step(s);
         if (rc != SQLITE_ROW && rc != SQLITE_DONE)

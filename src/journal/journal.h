@@ -126,10 +126,12 @@ int journal_cell_result(struct journal *j, const char *cell_id, enum verdict *re
  * port; the cell must have been recorded) and sets a->id. */
 int journal_attempt_begin(struct journal *j, struct attempt *a);
 /* journal_attempt_begin for a cell that side-by-side workers of a search choose from one
- * journal: inserts the attempt only while no attempt of the cell is running and the cell
- * has `launches` settled launches of the sweep's workload (what the chooser saw), in one
- * statement, so two workers never launch one cell. -EALREADY when another claimed it. */
-int journal_attempt_claim(struct journal *j, struct attempt *a, unsigned launches);
+ * journal: inserts the attempt only while no attempt of the cell is running, the cell has
+ * `launches` settled launches of the sweep's workload (what the chooser saw) and, with a
+ * budget (> 0), the sweep's launches (journal_sweep_launches) are fewer than it, in one
+ * statement, so two workers never launch one cell, nor two the budget's last launch.
+ * -EALREADY when another claimed it or the budget is spent. */
+int journal_attempt_claim(struct journal *j, struct attempt *a, unsigned launches, size_t budget);
 /* Whether an attempt of the cell is running (in flight in some worker). */
 int journal_cell_running(struct journal *j, const char *cell_id, bool *ret);
 /* Records a process the attempt started: pid, start time in clock ticks since boot (field
@@ -282,6 +284,10 @@ int journal_cell_launches(struct journal *j, const char *cell_id, const char *wo
                           void *userdata);
 /* How many of the cell's attempts were abandoned (a run interrupted, a port taken). */
 int journal_cell_abandoned(struct journal *j, const char *cell_id, const char *workload, int64_t *ret);
+/* How many launches the cells of sweep_id have had under its workload, as a search's budget
+ * counts them (docs/search.md): the attempts settled with a verdict other than
+ * skipped, the abandoned ones and the running ones, of this run and of the runs before it. */
+int journal_sweep_launches(struct journal *j, int64_t sweep_id, int64_t *ret);
 /* Whether the cell has a launch measured under a workload other than workload (false for a
  * NULL workload and before schema 6). */
 int journal_cell_other_workload(struct journal *j, const char *cell_id, const char *workload, bool *ret);

@@ -202,7 +202,9 @@ static int launch_prepare(struct cell_run *cr) {
                 return r;
         /* The token goes in before the spawn: a gauntlet SIGKILLed between the spawn and
          * the pid's record leaves a server that the next run still finds by it. */
-        r = cr->claim >= 0 ? journal_attempt_claim(cr->j, a, (unsigned)cr->claim) : journal_attempt_begin(cr->j, a);
+        /* the budget's last launch goes to one worker only (no budget with --no-prune) */
+        size_t budget = cr->m->strategy == STRATEGY_SEARCH && !cr->o->no_prune ? cr->m->budget_launches : 0;
+        r = cr->claim >= 0 ? journal_attempt_claim(cr->j, a, (unsigned)cr->claim, budget) : journal_attempt_begin(cr->j, a);
         if (r == -EALREADY)
                 return r;  /* another worker's now */
         if (r < 0 || (r = journal_attempt_process(cr->j, a->id, 0, 0, cr->token)) < 0)
@@ -1090,6 +1092,22 @@ static int settle_inferred(struct sweep *sw, size_t i, bool *ret_done) {
         return settle_skipped(sw, i, "inferred", buf_str(&ev), NULL, true);
 }
 
+/* Whether one more launch fits a search's launch budget now (no budget: always): its
+ * launches as the journal has them, the other workers' running ones and the abandoned
+ * ones included. A cell launched again (a lost port, a log that said nothing) is a launch
+ * like any other, and one the budget has no room for is not made. */
+static int budget_has_room(struct sweep *sw, bool *ret) {
+        *ret = true;
+        if (sw->m->strategy != STRATEGY_SEARCH || !sw->m->budget_launches || sw->o->no_prune)
+                return 0;
+        int64_t n = 0;
+        int r = journal_sweep_launches(sw->j, sw->sweep_id, &n);
+        if (r < 0)
+                return r;
+        *ret = n < (int64_t)sw->m->budget_launches;
+        return 0;
+}
+
 /* Launches cell i (again on another port when the one picked was taken), settles its
  * attempt in the journal and tells the callbacks; measure: a search's launch of a cell it
  * measures again (2, 3...), else 0. 0, -EINTR (interrupted: the attempt is abandoned), or
@@ -1131,14 +1149,21 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 cell_run_release(&cr);
                 if (r < 0 || cr.interrupted)
                         break;
+                bool port = !m->port && tries < PORT_TRIES && lost_port(&a, m);
+                bool silent = !port && a.unexplained && !unexplained_again, room = true;
+                if ((port || silent) && (r = budget_has_room(sw, &room)) < 0)
+                        break;
                 _cleanup_free_ char *why = NULL;
-                if (!m->port && tries < PORT_TRIES && lost_port(&a, m))
+                if (!room)
+                        break; /* the verdict stands: the budget has no launch left for another */
+                if (port)
                         /* Not the configuration's fault: the same cell again, on another port. */
                         why = strdup_printf("port %d was taken by another process (%s); launched again on another port",
                                             a.port, a.evidence ? a.evidence : "crash");
-                else if (a.unexplained && !unexplained_again) {
+                else if (silent) {
                         /* The log may have lost its last lines (the reason among them): the
-                         * same cell once more, whose log may say it. Its verdict stands. */
+                         * same cell once more, whose log may say it; the second launch's
+                         * verdict stands, whatever it is. */
                         unexplained_again = true;
                         why = strdup_printf("no line of its log says why it exited (%s), and an engine may "
                                             "exit before its log is written out; launched again",
@@ -1411,7 +1436,12 @@ static int sweep_search(struct sweep *sw) {
                 r = launch(sw, i, d.again ? MAX(f->obs[i].launches, 1u) + 1 : 0);
                 sw->claim = -1;
                 if (r < 0 && r != -EALREADY)
-                        return r; /* -EALREADY: another worker claimed it first */
+                        return r;
+                /* -EALREADY: another worker claimed the cell, or the budget's last launch,
+                 * first: decide again once the journal has it (a moment, not a spin) */
+                if (r == -EALREADY &&
+                    (loop_iterate(sw->l, now_usec() + SEARCH_WAIT_USEC / 10) == -EINTR || loop_signal(sw->l)))
+                        return -EINTR;
         }
 }
 

@@ -80,3 +80,27 @@ first=$(echo "$logs" | head -1)
         fail "the first log of 'once' does not end where the engine's did: $(tail -n 1 "$first")"
 jq -e '.cells[] | select(.axes.mode == "once") | .verdict == "pass"' "$tmp/r.json" >/dev/null
 echo "once: pass at launch 2; always: crash/exit after 2 launches; reason, signal: 1 launch each"
+
+# A search's launch budget counts the second launch, and has room for it or not: with
+# budget: {launches: 1} the first cell's silent exit stands, with 2 it is launched again.
+for budget in 1 2; do
+        rm -f "$tmp/launches-always"
+        cat >"$tmp/s$budget.yaml" <<YAML
+engine: generic
+command: [$tmp/server.sh, --port, "{port}", --pid-file, "$tmp/pids-{port}"]
+env: {MODE: always}
+axes:
+  a: {values: [{name: x, env: {A: x}}, {name: y, env: {A: y}}, {name: z, env: {A: z}}]}
+strategy: search
+budget: {launches: $budget}
+startup_timeout: 10s
+stop_timeout: 1s
+YAML
+        "$GAUNTLET" run "$tmp/s$budget.yaml" --journal "$tmp/s$budget.db" >"$tmp/s$budget.out" 2>&1 || true
+        n=$(sqlite3 "$tmp/s$budget.db" "SELECT count(*) FROM attempts WHERE state = 'abandoned' OR (state = 'settled' AND verdict != 'skipped')")
+        again=$(grep -c "no line of its log says why it exited" "$tmp/s$budget.out" || true)
+        echo "search, budget $budget: $n launches, $again launched again"
+        [ "$n" -eq "$budget" ] && [ "$(cat "$tmp/launches-always")" -eq "$budget" ] ||
+                { cat "$tmp/s$budget.out"; fail "budget $budget: $n launches in the journal, $(cat "$tmp/launches-always") made"; }
+        [ "$again" -eq $((budget - 1)) ] || { cat "$tmp/s$budget.out"; fail "budget $budget: $again notices of a relaunch"; }
+done

@@ -740,6 +740,57 @@ static int see_check(const struct journal_check_row *row, void *userdata) {
         return 0;
 }
 
+/* A claim of cell_id for sweep (its settled launches: launches) under budget; the attempt
+ * claimed is left running (*ret_id), or the claim's error. */
+static int claim(struct journal *j, int64_t sweep, const char *cell_id, unsigned launches, size_t budget,
+                 int64_t *ret_id) {
+        struct attempt a;
+        attempt_init(&a);
+        a.sweep_id = sweep;
+        memcpy(a.cell_id, cell_id, 17);
+        a.started_wall = now_wall_usec();
+        a.log_path = strdup("runs/x/claimed.log");
+        int r = journal_attempt_claim(j, &a, launches, budget);
+        *ret_id = a.id;
+        attempt_release(&a);
+        return r;
+}
+
+/* A search's launches as its budget counts them (settled, abandoned, running; not skipped),
+ * and a claim that would pass the budget refused in the same statement that would insert
+ * it: two workers never both take the budget's last launch. */
+static void test_claim_budget(void **state) {
+        struct fixture *f = *state;
+        struct journal *j = NULL;
+        int64_t sweep = 0, n = -1, id = 0, id2 = 0;
+        assert_int_equal(journal_open(f->path, &j), 0);
+        assert_int_equal(journal_begin_sweep(j, &matrix, "{}", &sweep), 0);
+        assert_int_equal(journal_record_cells(j, sweep, &matrix, cells, ELEMENTSOF(cells)), 0);
+        assert_int_equal(journal_sweep_launches(j, sweep, &n), 0);
+        assert_int_equal(n, 0);
+        settle_pass(j, sweep, cells[0].id, 40001, 100.0);
+        /* one running (claimed), then abandoned: both count */
+        assert_int_equal(claim(j, sweep, cells[1].id, 0, 3, &id), 0);
+        assert_int_equal(journal_sweep_launches(j, sweep, &n), 0);
+        assert_int_equal(n, 2);
+        /* the cell is running: another claim of it is refused whatever the budget */
+        assert_int_equal(claim(j, sweep, cells[1].id, 0, 0, &id2), -EALREADY);
+        assert_int_equal(journal_attempt_abandon(j, id, "launched again"), 0);
+        assert_int_equal(journal_sweep_launches(j, sweep, &n), 0);
+        assert_int_equal(n, 2);
+        /* budget 3: one more fits, then none; no budget (0): always */
+        assert_int_equal(claim(j, sweep, cells[3].id, 0, 2, &id2), -EALREADY);
+        assert_int_equal(claim(j, sweep, cells[3].id, 0, 3, &id2), 0);
+        assert_int_equal(journal_sweep_launches(j, sweep, &n), 0);
+        assert_int_equal(n, 3);
+        assert_int_equal(journal_attempt_abandon(j, id2, "interrupted by a signal"), 0);
+        assert_int_equal(claim(j, sweep, cells[1].id, 0, 3, &id), -EALREADY);
+        assert_int_equal(claim(j, sweep, cells[1].id, 0, 0, &id), 0);
+        assert_int_equal(journal_sweep_launches(j, sweep, &n), 0);
+        assert_int_equal(n, 4);
+        journal_close(j);
+}
+
 static int stop_early(const struct journal_sweep_cell_row *row, void *userdata) {
         (void)row;
         ++*(size_t *)userdata;
@@ -1284,6 +1335,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_other_process_closes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_count_rule_side_by_side, setup, teardown),
                 cmocka_unit_test(test_log_root),
+                cmocka_unit_test_setup_teardown(test_claim_budget, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_verdicts_settle, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_verdicts_journal_wins, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_verdicts_renderer_swap, setup, teardown),
