@@ -75,8 +75,11 @@ int phases_death(struct server *s, const char *log_path, const struct profile *p
         struct diagnosis d;
         if ((r = diagnose_exit(log_path, p, s->exit_code, s->exit_signal, &d)) < 0)
                 return r;
-        /* line 0: the evidence is the status and the log's last line, not a reason */
-        bool unexplained = d.line == 0 && s->exit_signal == 0 && s->exit_code > 0;
+        /* line 0: the evidence is the status and the log's last line, not a reason; and the
+         * log is whole as the server wrote it (one gauntlet cut, a full disk, would be cut
+         * again) */
+        bool unexplained = d.line == 0 && s->exit_signal == 0 && s->exit_code > 0 && s->log_error == 0 &&
+                           s->log_dropped == 0;
         if ((r = decide_diagnosis(ret, &d)) < 0)
                 return r;
         ret->unexplained = unexplained;

@@ -87,7 +87,8 @@ int phases_decide(struct attempt *a, const struct phase_result *r);
 /* The server died (or was found dead): its log drained (PHASES_DRAIN_TIME), then its
  * launcher's outcome when it decided one, else the diagnosis of the log at log_path and the
  * exit status (diagnose_exit). Decides *ret; ret->unexplained when the server exited with a
- * status and no line of its log said why (no signature, no error line). */
+ * status and no line of its log said why (no signature, no error line), the log whole
+ * (gauntlet wrote all of it). */
 int phases_death(struct server *s, const char *log_path, const struct profile *p, struct phase_result *ret);
 
 /* The server was not placed or not ready by its deadline: the launcher's outcome when it
