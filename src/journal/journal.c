@@ -384,16 +384,20 @@ static int upgrade(struct journal *j, int64_t from) {
         return r;
 }
 
-static int pragma_int(struct journal *j, const char *sql, int64_t *ret) {
-        _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        int r = journal_prepare(j, sql, &s);
-        if (r < 0)
-                return r;
+/* Steps s, prepared and bound, for the one row it must give (a count, a pragma): its first
+ * column in *ret; no row is -EIO. */
+static int step_int(struct journal *j, sqlite3_stmt *s, int64_t *ret) {
         int rc = sqlite3_step(s);
         if (rc != SQLITE_ROW)
                 return rc == SQLITE_DONE ? -EIO : journal_fail(j, rc);
         *ret = sqlite3_column_int64(s, 0);
         return 0;
+}
+
+static int pragma_int(struct journal *j, const char *sql, int64_t *ret) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        int r = journal_prepare(j, sql, &s);
+        return r < 0 ? r : step_int(j, s, ret);
 }
 
 /* Recognises the file, creates the schema in a fresh one (when allowed), refuses other
@@ -851,7 +855,7 @@ static char *sweep_launches_sql(const struct journal *j) {
 
 int journal_attempt_claim(struct journal *j, struct attempt *a, unsigned launches, size_t budget) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        _cleanup_free_ char *spent = budget ? sweep_launches_sql(j) : strdup("SELECT 0");
+        _cleanup_free_ char *spent = sweep_launches_sql(j);
         /* one INSERT ... SELECT: SQLite runs it under the write lock, so the check and the
          * row are one step that no other worker's claim can come between */
         _cleanup_free_ char *sql = spent ? strdup_printf(
@@ -1241,11 +1245,7 @@ int journal_count_other_workload(struct journal *j, const char *hash, int64_t *r
                          &s)) < 0 ||
             (r = journal_bind(j, s, "s", hash)) < 0)
                 return r;
-        int rc = sqlite3_step(s);
-        if (rc != SQLITE_ROW)
-                return rc == SQLITE_DONE ? -EIO : journal_fail(j, rc);
-        *ret = sqlite3_column_int64(s, 0);
-        return 0;
+        return step_int(j, s, ret);
 }
 
 /* ---- reading: the journal's rows as structs (journal.h) ---- */
@@ -1467,11 +1467,7 @@ int journal_cell_abandoned(struct journal *j, const char *cell_id, const char *w
         if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "s", cell_id)) < 0 ||
             (r = bind_workload(j, s, workload)) < 0)
                 return r;
-        int rc = sqlite3_step(s);
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-                return journal_fail(j, rc);
-        *ret = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-        return 0;
+        return step_int(j, s, ret);
 }
 
 int journal_sweep_launches(struct journal *j, int64_t sweep_id, int64_t *ret) {
@@ -1482,11 +1478,7 @@ int journal_sweep_launches(struct journal *j, int64_t sweep_id, int64_t *ret) {
                 return -ENOMEM;
         if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "i", sweep_id)) < 0)
                 return r;
-        int rc = sqlite3_step(s);
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-                return journal_fail(j, rc);
-        *ret = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-        return 0;
+        return step_int(j, s, ret);
 }
 
 int journal_cell_other_workload(struct journal *j, const char *cell_id, const char *workload, bool *ret) {

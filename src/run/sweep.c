@@ -171,6 +171,12 @@ static int matrix_suite(const struct matrix *m, struct check_spec **ret, size_t 
         return 0;
 }
 
+/* The launches a search may make in all: budget.launches, 0 for none (not a search, or
+ * --no-prune, under which the budget is not in effect). */
+static size_t launch_budget(const struct matrix *m, const struct sweep_options *o) {
+        return m->strategy == STRATEGY_SEARCH && !o->no_prune ? m->budget_launches : 0;
+}
+
 /* The attempt's row, its log, its port and its token, journaled before anything starts. */
 static int launch_prepare(struct cell_run *cr) {
         const struct matrix *m = cr->m;
@@ -202,9 +208,9 @@ static int launch_prepare(struct cell_run *cr) {
                 return r;
         /* The token goes in before the spawn: a gauntlet SIGKILLed between the spawn and
          * the pid's record leaves a server that the next run still finds by it. */
-        /* the budget's last launch goes to one worker only (no budget with --no-prune) */
-        size_t budget = cr->m->strategy == STRATEGY_SEARCH && !cr->o->no_prune ? cr->m->budget_launches : 0;
-        r = cr->claim >= 0 ? journal_attempt_claim(cr->j, a, (unsigned)cr->claim, budget) : journal_attempt_begin(cr->j, a);
+        /* the budget's last launch goes to one worker only */
+        r = cr->claim >= 0 ? journal_attempt_claim(cr->j, a, (unsigned)cr->claim, launch_budget(cr->m, cr->o))
+                           : journal_attempt_begin(cr->j, a);
         if (r == -EALREADY)
                 return r;  /* another worker's now */
         if (r < 0 || (r = journal_attempt_process(cr->j, a->id, 0, 0, cr->token)) < 0)
@@ -1097,14 +1103,15 @@ static int settle_inferred(struct sweep *sw, size_t i, bool *ret_done) {
  * ones included. A cell launched again (a lost port, a log that said nothing) is a launch
  * like any other, and one the budget has no room for is not made. */
 static int budget_has_room(struct sweep *sw, bool *ret) {
-        *ret = true;
-        if (sw->m->strategy != STRATEGY_SEARCH || !sw->m->budget_launches || sw->o->no_prune)
-                return 0;
+        size_t budget = launch_budget(sw->m, sw->o);
         int64_t n = 0;
+        *ret = true;
+        if (!budget)
+                return 0;
         int r = journal_sweep_launches(sw->j, sw->sweep_id, &n);
         if (r < 0)
                 return r;
-        *ret = n < (int64_t)sw->m->budget_launches;
+        *ret = n < (int64_t)budget;
         return 0;
 }
 
@@ -1431,7 +1438,7 @@ static int sweep_search(struct sweep *sw) {
                         continue;
                 if (sw->cb && sw->cb->search_launch)
                         sw->cb->search_launch(sw->cb->userdata, search_model_launches(f->model) + 1,
-                                              sw->o->no_prune ? 0 : sw->m->budget_launches, d.again);
+                                              launch_budget(sw->m, sw->o), d.again);
                 sw->claim = side ? (int)f->obs[i].launches : -1;
                 r = launch(sw, i, d.again ? MAX(f->obs[i].launches, 1u) + 1 : 0);
                 sw->claim = -1;
