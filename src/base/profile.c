@@ -152,7 +152,9 @@ static const struct axis_words sglang_axis_words[] = {
         {NULL, NULL},
 };
 static const struct axis_words vllm_axis_words[] = {
-        {STRV("--attention-backend"), STRV("attention backend", "VLLM_ATTENTION_BACKEND")},
+        /* "Selected backend AttentionBackendEnum.FLASHINFER is not valid for this
+         * configuration. Reason: ['kv_cache_dtype not supported']" */
+        {STRV("--attention-backend"), STRV("attention backend", "VLLM_ATTENTION_BACKEND", "selected backend")},
         {STRV("--kv-cache-dtype"), STRV("kv_cache_dtype", "kv cache dtype")},
         {NULL, NULL},
 };

@@ -90,7 +90,7 @@ struct feat {
          * and the class of that failure; a value all the cells failing with one signature
          * share, and no other: one of them + 1, their count, their class */
         size_t named_by, sig_by, sig_cells;
-        unsigned char named_class, sig_class;
+        unsigned char named_class, sig_class, named_how; /* named_how: enum search_naming */
         /* a value whose namesake on another axis a line named: that cell + 1, its class */
         size_t kin_by;
         unsigned char kin_class;
@@ -374,7 +374,8 @@ static const struct require *broken_requirement(const struct search_model *m, si
 static int read_named_value(struct search_model *m, size_t k) {
         const struct search_space *s = m->s;
         size_t a;
-        if (!search_names_value(s, k, m->obs[k].evidence, &a))
+        enum search_naming how = search_names_value(s, k, m->obs[k].evidence, &a);
+        if (how == SEARCH_NAMES_NONE)
                 return 0;
         size_t x = s->choice[k * s->n_axes + a];
         unsigned char cls = (unsigned char)kind_class(m->obs[k].kind);
@@ -383,6 +384,7 @@ static int read_named_value(struct search_model *m, size_t k) {
                 return 0;
         f->named_by = k + 1;
         f->named_class = cls;
+        f->named_how = (unsigned char)how;
         const char *name = s->value_names[a][x];
         for (size_t b = 0; name && b < s->n_axes; b++) {
                 long y = b == a ? -1 : search_value_on(s, b, name, strlen(name));
@@ -1793,8 +1795,10 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                 buf_printf(b, "predicted %s: ", noun);
                 put_feature(b, s, top->key);
                 if (top->named_by)
-                        buf_printf(b, " is named by the line of cell %.8s, which %s: ", s->ids ? s->ids[by] : "?",
-                                   buf_str(&past));
+                        buf_printf(b, " is %s the line of cell %.8s, which %s: ",
+                                   top->named_how == SEARCH_NAMES_OTHERS ? "left out of the values that work by"
+                                                                         : "named by",
+                                   s->ids ? s->ids[by] : "?", buf_str(&past));
                 else
                         buf_printf(b, " is the one value the %zu cells that %s alike share (cell %.8s: ", top->sig_cells,
                                    buf_str(&past), s->ids ? s->ids[by] : "?");

@@ -94,12 +94,24 @@ struct search_space {
  * evidence is read"). */
 char *search_signature(const struct search_space *s, const char *kind, const char *evidence);
 
-/* The value of cell k's that evidence names: a word of it that is one of k's values
- * (distinctive: letters with digits or '_', or any other word when the words of its axis
- * stand beside it), its axis told by the words nearest to it where two axes have a value
- * of that name; the only one such, in a line that names no other axis. Sets *ret_axis and
- * returns true, or false when it names none. */
-bool search_names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis);
+/* How a line names the value of a cell at fault (search_names_value). */
+enum search_naming {
+        SEARCH_NAMES_NONE,      /* it names none */
+        SEARCH_NAMES_VALUE,     /* it names the cell's value */
+        SEARCH_NAMES_OTHERS,    /* it lists other values of the axis, two or more, as what works
+                                   ("Only {'trtllm_mha', 'triton', 'fa4'} backends are supported") */
+};
+
+/* The value of cell k's that evidence names: a mention of one of k's values (distinctive:
+ * letters with digits or '_', or any other where the words of its axis stand beside it),
+ * its axis told by the words nearest to it where two axes have a value of that name; the
+ * only one such, in a line that names no other axis. A mention is a word of the line, a part
+ * of a dotted name (AttentionBackendEnum.FLASHINFER) or, for a name with '_' or '-', its
+ * words apart ("TRTLLM MHA" for trtllm_mha), case ignored. Failing that, a line that lists
+ * two or more other values of one axis and not the cell's names the cell's value of that
+ * axis by leaving it out. Sets *ret_axis and says how, or SEARCH_NAMES_NONE. */
+enum search_naming search_names_value(const struct search_space *s, size_t k, const char *evidence,
+                                      size_t *ret_axis);
 
 /* Limits and knobs. A zero budget is no budget. */
 struct search_options {

@@ -4,6 +4,7 @@
 #include "search/search_int.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -178,8 +179,10 @@ size_t search_axis_distance(const struct search_space *s, size_t a, const char *
 /* Words beside a value that tell its axis: within this many characters. */
 #define AXIS_WORDS_NEAR 40
 
-static bool distinctive(const char *name, size_t n) {
+/* A value's name that counts without its axis's words: letters with digits or '_'. */
+static bool distinctive(const char *name) {
         bool alpha = false, other = false;
+        size_t n = strlen(name);
         for (size_t i = 0; i < n; i++) {
                 alpha |= isalpha((unsigned char)name[i]) != 0;
                 other |= isdigit((unsigned char)name[i]) || name[i] == '_';
@@ -187,59 +190,153 @@ static bool distinctive(const char *name, size_t n) {
         return alpha && other && n >= 3;
 }
 
-bool search_names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis) {
-        if (!evidence || !s->value_names || k >= s->n_cells || s->n_axes > 16)
+/* Where a mention of a value may begin: a word of the line, or a part of a dotted name
+ * after a '.' that a letter follows (AttentionBackendEnum.FLASHINFER), not in a path or a
+ * number. */
+static bool mention_start(const char *evidence, const char *p) {
+        if (!word_char(*p))
                 return false;
+        if (p == evidence || !word_char(p[-1]))
+                return true;
+        if (p[-1] != '.' || !isalpha((unsigned char)*p))
+                return false;
+        const char *b = p, *e = p;
+        while (b > evidence && word_char(b[-1]))
+                b--;
+        while (word_char(*e))
+                e++;
+        return !memchr(b, '/', (size_t)(e - b)) && isalpha((unsigned char)*b);
+}
+
+/* Whether a mention ends at p: no letter, digit, '_' or '/' goes on, and a '-' or '.' only
+ * where the word ends with it ("q8_0." at a sentence's end, not "q8_0.gguf"). */
+static bool mention_ends(const char *p) {
+        if (isalnum((unsigned char)*p) || *p == '_' || *p == '/')
+                return false;
+        if (*p == '-' || *p == '.')
+                return !isalnum((unsigned char)p[1]) && p[1] != '_' && p[1] != '/';
+        return true;
+}
+
+/* The length of the text at p that spells name, or 0: case ignored, and where name has '_'
+ * or '-' the text may have either, or a space ("TRTLLM MHA" spells trtllm_mha). */
+static size_t spells(const char *p, const char *name) {
+        size_t i = 0;
+        for (; name[i]; i++) {
+                char x = name[i], y = p[i];
+                bool sep = x == '_' || x == '-';
+                if (!y || (sep ? !(y == '_' || y == '-' || y == ' ') : tolower((unsigned char)x) != tolower((unsigned char)y)))
+                        return 0;
+        }
+        return i > 0 && mention_ends(p + i) ? i : 0;
+}
+
+/* The value of axis a that the text at p spells, the longest, or -1; *ret_len its length. */
+static long spelled_on(const struct search_space *s, size_t a, const char *p, size_t *ret_len) {
+        long best = -1;
+        size_t best_n = 0;
+        for (size_t v = 0; s->value_names && v < s->n_values[a]; v++) {
+                size_t n = s->value_names[a][v] ? spells(p, s->value_names[a][v]) : 0;
+                if (n > best_n) {
+                        best_n = n;
+                        best = (long)v;
+                }
+        }
+        *ret_len = best_n;
+        return best;
+}
+
+/* Of the axes whose value cands[] (nc of them) the mention [p, p + n) spells, the one whose
+ * words stand nearest to it (within AXIS_WORDS_NEAR; none on a tie), or -1; or the one axis
+ * when it alone has a value of that name (shared: how many have) and the name is
+ * distinctive. */
+static long mention_axis(const struct search_space *s, const char *evidence, const char *p, size_t n,
+                         const size_t *cands, const long *vals, size_t nc, size_t shared) {
+        long pick = -1;
+        size_t near = SIZE_MAX, ties = 0;
+        for (size_t i = 0; i < nc; i++) {
+                size_t d = search_axis_distance(s, cands[i], evidence, p, p + n);
+                if (d > AXIS_WORDS_NEAR)
+                        continue;
+                if (d < near) {
+                        near = d;
+                        pick = (long)cands[i];
+                        ties = 0;
+                } else if (d == near)
+                        ties++;
+        }
+        if (ties)
+                return -1;
+        if (pick < 0 && shared == 1 && nc == 1 && distinctive(s->value_names[cands[0]][vals[0]]))
+                pick = (long)cands[0];
+        return pick;
+}
+
+enum search_naming search_names_value(const struct search_space *s, size_t k, const char *evidence,
+                                      size_t *ret_axis) {
+        if (!evidence || !s->value_names || k >= s->n_cells || s->n_axes > 16)
+                return SEARCH_NAMES_NONE;
         const size_t *c = s->choice + k * s->n_axes;
         long named = -1;
-        for (const char *p = evidence; *p;) {
-                if (!word_char(*p) || (p > evidence && word_char(p[-1]))) {
-                        p++;
+        /* per axis: a mention of the cell's value; the other values mentioned (the first 64) */
+        bool own[16] = {false};
+        uint64_t others[16] = {0};
+        for (const char *p = evidence; *p; p++) {
+                if (!mention_start(evidence, p))
                         continue;
-                }
-                size_t n = 0;
-                while (word_char(p[n]))
-                        n++;
-                size_t t = word_trim(p, n);
-                /* the axes of the space with a value of this name, and the cell's among them */
-                size_t shared = 0, cands[16], nc = 0;
-                for (size_t a = 0; t > 0 && a < s->n_axes; a++) {
-                        long v = search_value_on(s, a, p, t);
-                        shared += v >= 0;
-                        if (v >= 0 && (size_t)v == c[a])
-                                cands[nc++] = a;
-                }
-                long pick = -1;
-                size_t near = SIZE_MAX, ties = 0;
-                for (size_t i = 0; i < nc; i++) {
-                        size_t d = search_axis_distance(s, cands[i], evidence, p, p + t);
-                        if (d > AXIS_WORDS_NEAR)
+                /* the axes of the space with a value spelled here: the cell's among them, and
+                 * the others' */
+                size_t shared = 0, cands[16], nc = 0, oc[16], noc = 0, n = 0;
+                long vals[16], ovals[16];
+                for (size_t a = 0; a < s->n_axes; a++) {
+                        size_t len;
+                        long v = spelled_on(s, a, p, &len);
+                        if (v < 0)
                                 continue;
-                        if (d < near) {
-                                near = d;
-                                pick = (long)cands[i];
-                                ties = 0;
-                        } else if (d == near)
-                                ties++;
+                        shared++;
+                        n = MAX(n, len);
+                        if ((size_t)v == c[a]) {
+                                own[a] = true;
+                                cands[nc] = a;
+                                vals[nc++] = v;
+                        } else {
+                                oc[noc] = a;
+                                ovals[noc++] = v;
+                        }
                 }
-                if (ties)
-                        pick = -1;
-                /* a distinctive value of one axis needs no words beside it */
-                if (pick < 0 && shared == 1 && nc == 1 && distinctive(p, t))
-                        pick = (long)cands[0];
+                if (!shared)
+                        continue;
+                long pick = mention_axis(s, evidence, p, n, cands, vals, nc, shared);
                 if (pick >= 0) {
                         if (named >= 0 && named != pick)
-                                return false; /* two values: a pair's doing, or unclear */
+                                return SEARCH_NAMES_NONE; /* two values: a pair's doing, or unclear */
                         named = pick;
                 }
-                p += n;
+                long other = mention_axis(s, evidence, p, n, oc, ovals, noc, shared);
+                for (size_t i = 0; other >= 0 && i < noc; i++)
+                        if (oc[i] == (size_t)other && ovals[i] < 64)
+                                others[other] |= UINT64_C(1) << ovals[i];
         }
-        if (named < 0)
-                return false;
-        /* a line that names another axis too speaks of a pair ("q8_0 requires flash_attn") */
+        enum search_naming how = SEARCH_NAMES_VALUE;
+        if (named < 0) {
+                /* a list of what works that leaves the cell's value out */
+                how = SEARCH_NAMES_OTHERS;
+                for (size_t a = 0; a < s->n_axes; a++) {
+                        if (own[a] || __builtin_popcountll(others[a]) < 2)
+                                continue;
+                        if (named >= 0)
+                                return SEARCH_NAMES_NONE; /* two axes' lists */
+                        named = (long)a;
+                }
+                if (named < 0)
+                        return SEARCH_NAMES_NONE;
+        }
+        /* a line that names another axis too, or quotes its values, speaks of a pair ("q8_0
+         * requires flash_attn", "only trtllm_mha and fa4 support kv cache dtype fp8") */
         for (size_t a = 0; a < s->n_axes; a++)
-                if (a != (size_t)named && search_axis_distance(s, a, evidence, evidence, evidence) != SIZE_MAX)
-                        return false;
+                if (a != (size_t)named &&
+                    (others[a] || search_axis_distance(s, a, evidence, evidence, evidence) != SIZE_MAX))
+                        return SEARCH_NAMES_NONE;
         *ret_axis = (size_t)named;
-        return true;
+        return how;
 }

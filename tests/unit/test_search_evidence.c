@@ -150,6 +150,133 @@ static void test_names_value(void **state) {
         assert_null(profile_axis_words(profile_find("testbed"), "--cache-type-k"));
 }
 
+/* An SGLang-like and a vLLM-like space (2 x 6 x 3 cells, row-major): the forms in which
+ * engines' lines quote a value, from lines seen in the field (docs/search.md, "How
+ * evidence is read"). */
+static const char *const fl_s[3] = {"--attention-backend", "--moe-runner-backend", "--kv-cache-dtype"};
+static const char *const an_s[3] = {"attn", "moe", "kv"};
+static const char *const vs_attn[] = {"fa3", "flashinfer", "triton", "trtllm_mha", "fa4", "FLASHINFER_MLA"};
+static const char *const vs_moe[] = {"auto", "triton"}, *const vs_kv[] = {"auto", "fp8", "fp8_e4m3"};
+static const char *const *const vn_e[3] = {vs_attn, vs_moe, vs_kv};
+static const size_t nv_e[3] = {6, 2, 3};
+static size_t ch_s[36 * 3];
+
+static void space_s(struct search_space *sp, const char *engine, const char *const **w) {
+        for (size_t k = 0; k < 36; k++) {
+                ch_s[k * 3] = (k / 3) % 6;
+                ch_s[k * 3 + 1] = k / 18;
+                ch_s[k * 3 + 2] = k % 3;
+        }
+        for (size_t a = 0; a < 3; a++)
+                w[a] = profile_axis_words(profile_find(engine), fl_s[a]);
+        *sp = (struct search_space){.n_axes = 3, .n_values = nv_e, .axis_names = an_s, .value_names = vn_e,
+                                    .axis_flags = fl_s, .axis_words = w, .n_cells = 36, .choice = ch_s};
+}
+
+static size_t cell_s(size_t attn, size_t moe, size_t kv) {
+        return moe * 18 + attn * 3 + kv;
+}
+
+static void test_names_value_forms(void **state) {
+        (void)state;
+        struct search_space sp;
+        const char *const *w[3];
+        size_t axis = 99;
+        space_s(&sp, "sglang", w);
+        /* a name with '_' written as words, case ignored */
+        assert_int_equal(search_names_value(&sp, cell_s(3, 0, 0),
+                                            "RuntimeError: TRTLLM MHA backend for prefill is only supported on "
+                                            "Blackwell GPUs (SM100)",
+                                            &axis),
+                         SEARCH_NAMES_VALUE);
+        assert_int_equal(axis, 0);
+        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 2),
+                                            "NotImplementedError: FP8 E4M3 KV cache is not supported on this device",
+                                            &axis),
+                         SEARCH_NAMES_VALUE);
+        assert_int_equal(axis, 2);
+        /* the longest name spelled is the one meant: fp8 is not fp8_e4m3 */
+        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 1),
+                                            "NotImplementedError: FP8 E4M3 KV cache is not supported on this device",
+                                            &axis),
+                         SEARCH_NAMES_NONE);
+        /* a list of what works, without the cell's value: the cell's value is at fault */
+        static const char only[] =
+                "ValueError: Only {'trtllm_mha', 'triton', 'fa4'} backends are supported on Blackwell GPUs for "
+                "hybrid GDN models";
+        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 0), only, &axis), SEARCH_NAMES_OTHERS);
+        assert_int_equal(axis, 0);
+        /* ... not when it lists the cell's value (triton is moe's too: the cell's own there) */
+        assert_int_equal(search_names_value(&sp, cell_s(2, 0, 0), only, &axis), SEARCH_NAMES_NONE);
+        assert_int_equal(search_names_value(&sp, cell_s(0, 1, 0), only, &axis), SEARCH_NAMES_OTHERS);
+        /* ... nor when the list names one other value only */
+        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 0), "ValueError: only 'fa4' is supported here", &axis),
+                         SEARCH_NAMES_NONE);
+        /* ... nor a list that names another axis too: a pair's */
+        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 1),
+                                            "only trtllm_mha and fa4 support kv cache dtype fp8", &axis),
+                         SEARCH_NAMES_NONE);
+        /* a value inside a path, a file name or another name is no mention */
+        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 1), "OSError: /models/fa3/Qwen3-FP8/config.json", &axis),
+                         SEARCH_NAMES_NONE);
+        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 1), "cannot load Qwen3-FP8: no such repository", &axis),
+                         SEARCH_NAMES_NONE);
+        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 0), "reading fa3.json failed", &axis), SEARCH_NAMES_NONE);
+        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 0), "loading fa3/kernels.so failed", &axis),
+                         SEARCH_NAMES_NONE);
+        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 0), "cannot open cache/kernels.fa3", &axis),
+                         SEARCH_NAMES_NONE);
+        /* vLLM: a Python enum's member, its axis told by the engine's words */
+        space_s(&sp, "vllm", w);
+        assert_int_equal(search_names_value(&sp, cell_s(1, 0, 0),
+                                            "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid "
+                                            "for this configuration. Reason: ['compute capability not supported']",
+                                            &axis),
+                         SEARCH_NAMES_VALUE);
+        assert_int_equal(axis, 0);
+        /* the longer member is another value */
+        assert_int_equal(search_names_value(&sp, cell_s(1, 0, 0),
+                                            "ValueError: Selected backend AttentionBackendEnum.FLASHINFER_MLA is not "
+                                            "valid for this configuration. Reason: ['compute capability not supported']",
+                                            &axis),
+                         SEARCH_NAMES_NONE);
+        /* the reason names the KV cache's dtype: the pair's doing */
+        assert_int_equal(search_names_value(&sp, cell_s(1, 0, 1),
+                                            "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid "
+                                            "for this configuration. Reason: ['kv_cache_dtype not supported']",
+                                            &axis),
+                         SEARCH_NAMES_NONE);
+}
+
+/* A value left out of a list of what works is condemned, and its reason says so. */
+static void test_listed_condemns(void **state) {
+        (void)state;
+        struct search_space sp;
+        const char *const *w[3];
+        space_s(&sp, "sglang", w);
+        struct search_obs obs[36] = {0};
+        obs[cell_s(2, 0, 0)] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+        static const char line[] =
+                "ValueError: Only {'trtllm_mha', 'triton', 'fa4'} backends are supported on Blackwell GPUs for "
+                "hybrid GDN models";
+        obs[cell_s(0, 0, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/config", .evidence = line};
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        struct search_prediction p, q;
+        search_model_predict(m, cell_s(0, 1, 2), &p); /* attn=fa3 beside other partners */
+        search_model_predict(m, cell_s(1, 0, 1), &q); /* its partner kv=fp8 beside another attn */
+        print_message("attn=fa3: %.3f, kv=fp8: %.3f\n", p.p_feasible, q.p_feasible);
+        assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
+        assert_true(q.p_feasible > 0.5);
+        char *why = search_model_why(m, cell_s(0, 1, 2), false);
+        assert_non_null(why);
+        print_message("why: %s\n", why);
+        assert_non_null(strstr(why, "attn=fa3 is left out of the values that work by the line of cell"));
+        assert_non_null(strstr(why, "Only {'trtllm_mha'"));
+        free(why);
+        search_model_free(m);
+}
+
 /* A named value is condemned at once, and the reason quotes the line. */
 static void test_named_condemns(void **state) {
         (void)state;
@@ -320,10 +447,10 @@ static void test_stop_context_axis(void **state) {
         assert_string_equal(d.stop, "nothing can pass");
         /* with a third value of -np untried, that other line keeps the search going */
         static const char *const v_np3[] = {"1", "4", "8"};
-        static const char *const *const vn3[A] = {v_fa, v_kv, v_kv, v_np3};
-        static const size_t nv3[A] = {2, 3, 3, 3};
-        sp.value_names = vn3;
-        sp.n_values = nv3;
+        static const char *const *const vn_s[A] = {v_fa, v_kv, v_kv, v_np3};
+        static const size_t nv_s[A] = {2, 3, 3, 3};
+        sp.value_names = vn_s;
+        sp.n_values = nv_s;
         d = decide(&sp, obs, false);
         assert_false(streq_ptr(d.stop, "nothing can pass"));
 }
@@ -702,6 +829,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_signature),
                 cmocka_unit_test(test_names_value),
+                cmocka_unit_test(test_names_value_forms),
+                cmocka_unit_test(test_listed_condemns),
                 cmocka_unit_test(test_named_condemns),
                 cmocka_unit_test(test_signature_blame),
                 cmocka_unit_test(test_stop_context),
