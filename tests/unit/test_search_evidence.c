@@ -179,73 +179,61 @@ static size_t cell_s(size_t attn, size_t moe, size_t kv) {
 
 static void test_names_value_forms(void **state) {
         (void)state;
-        struct search_space sp;
-        const char *const *w[3];
-        size_t axis = 99;
-        space_s(&sp, "sglang", w);
-        /* a name with '_' written as words, case ignored */
-        assert_int_equal(search_names_value(&sp, cell_s(3, 0, 0),
-                                            "RuntimeError: TRTLLM MHA backend for prefill is only supported on "
-                                            "Blackwell GPUs (SM100)",
-                                            &axis),
-                         SEARCH_NAMES_VALUE);
-        assert_int_equal(axis, 0);
-        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 2),
-                                            "NotImplementedError: FP8 E4M3 KV cache is not supported on this device",
-                                            &axis),
-                         SEARCH_NAMES_VALUE);
-        assert_int_equal(axis, 2);
-        /* the longest name spelled is the one meant: fp8 is not fp8_e4m3 */
-        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 1),
-                                            "NotImplementedError: FP8 E4M3 KV cache is not supported on this device",
-                                            &axis),
-                         SEARCH_NAMES_NONE);
-        /* a list of what works, without the cell's value: the cell's value is at fault */
         static const char only[] =
                 "ValueError: Only {'trtllm_mha', 'triton', 'fa4'} backends are supported on Blackwell GPUs for "
                 "hybrid GDN models";
-        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 0), only, &axis), SEARCH_NAMES_OTHERS);
-        assert_int_equal(axis, 0);
-        /* ... not when it lists the cell's value (triton is moe's too: the cell's own there) */
-        assert_int_equal(search_names_value(&sp, cell_s(2, 0, 0), only, &axis), SEARCH_NAMES_NONE);
-        assert_int_equal(search_names_value(&sp, cell_s(0, 1, 0), only, &axis), SEARCH_NAMES_OTHERS);
-        /* ... nor when the list names one other value only */
-        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 0), "ValueError: only 'fa4' is supported here", &axis),
-                         SEARCH_NAMES_NONE);
-        /* ... nor a list that names another axis too: a pair's */
-        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 1),
-                                            "only trtllm_mha and fa4 support kv cache dtype fp8", &axis),
-                         SEARCH_NAMES_NONE);
-        /* a value inside a path, a file name or another name is no mention */
-        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 1), "OSError: /models/fa3/Qwen3-FP8/config.json", &axis),
-                         SEARCH_NAMES_NONE);
-        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 1), "cannot load Qwen3-FP8: no such repository", &axis),
-                         SEARCH_NAMES_NONE);
-        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 0), "reading fa3.json failed", &axis), SEARCH_NAMES_NONE);
-        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 0), "loading fa3/kernels.so failed", &axis),
-                         SEARCH_NAMES_NONE);
-        assert_int_equal(search_names_value(&sp, cell_s(0, 0, 0), "cannot open cache/kernels.fa3", &axis),
-                         SEARCH_NAMES_NONE);
-        /* vLLM: a Python enum's member, its axis told by the engine's words */
-        space_s(&sp, "vllm", w);
-        assert_int_equal(search_names_value(&sp, cell_s(1, 0, 0),
-                                            "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid "
-                                            "for this configuration. Reason: ['compute capability not supported']",
-                                            &axis),
-                         SEARCH_NAMES_VALUE);
-        assert_int_equal(axis, 0);
-        /* the longer member is another value */
-        assert_int_equal(search_names_value(&sp, cell_s(1, 0, 0),
-                                            "ValueError: Selected backend AttentionBackendEnum.FLASHINFER_MLA is not "
-                                            "valid for this configuration. Reason: ['compute capability not supported']",
-                                            &axis),
-                         SEARCH_NAMES_NONE);
-        /* the reason names the KV cache's dtype: the pair's doing */
-        assert_int_equal(search_names_value(&sp, cell_s(1, 0, 1),
-                                            "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid "
-                                            "for this configuration. Reason: ['kv_cache_dtype not supported']",
-                                            &axis),
-                         SEARCH_NAMES_NONE);
+        static const char e4m3[] = "NotImplementedError: FP8 E4M3 KV cache is not supported on this device";
+        static const char enum_line[] = "ValueError: Selected backend AttentionBackendEnum.%s is not valid for this "
+                                        "configuration. Reason: ['%s not supported']";
+        char flashinfer[256], mla[256], with_kv[256];
+        snprintf(flashinfer, sizeof(flashinfer), enum_line, "FLASHINFER", "compute capability");
+        snprintf(mla, sizeof(mla), enum_line, "FLASHINFER_MLA", "compute capability");
+        snprintf(with_kv, sizeof(with_kv), enum_line, "FLASHINFER", "kv_cache_dtype");
+        const struct {
+                const char *engine;
+                size_t attn, moe, kv;
+                const char *line;
+                enum search_naming how;
+                size_t axis;
+        } cases[] = {
+                /* a name with '_' written as words, case ignored */
+                {"sglang", 3, 0, 0, "RuntimeError: TRTLLM MHA backend for prefill is only supported on Blackwell "
+                                    "GPUs (SM100)", SEARCH_NAMES_VALUE, 0},
+                {"sglang", 0, 0, 2, e4m3, SEARCH_NAMES_VALUE, 2},
+                /* the longest name spelled is the one meant: fp8 is not fp8_e4m3 */
+                {"sglang", 0, 0, 1, e4m3, SEARCH_NAMES_NONE, 0},
+                /* a list of what works, without the cell's value: the cell's value is at fault */
+                {"sglang", 0, 0, 0, only, SEARCH_NAMES_OTHERS, 0},
+                {"sglang", 0, 1, 0, only, SEARCH_NAMES_OTHERS, 0}, /* triton is moe's own there */
+                /* ... not when it lists the cell's value, nor one other value only */
+                {"sglang", 2, 0, 0, only, SEARCH_NAMES_NONE, 0},
+                {"sglang", 0, 0, 0, "ValueError: only 'fa4' is supported here", SEARCH_NAMES_NONE, 0},
+                /* ... nor a list that quotes another axis's value too: a pair's */
+                {"sglang", 0, 0, 1, "only trtllm_mha and fa4 support kv cache dtype fp8", SEARCH_NAMES_NONE, 0},
+                /* a value inside a path, a file name or another name is no mention */
+                {"sglang", 0, 0, 1, "OSError: /models/fa3/Qwen3-FP8/config.json", SEARCH_NAMES_NONE, 0},
+                {"sglang", 0, 0, 1, "cannot load Qwen3-FP8: no such repository", SEARCH_NAMES_NONE, 0},
+                {"sglang", 0, 0, 0, "reading fa3.json failed", SEARCH_NAMES_NONE, 0},
+                {"sglang", 0, 0, 0, "loading fa3/kernels.so failed", SEARCH_NAMES_NONE, 0},
+                {"sglang", 0, 0, 0, "cannot open cache/kernels.fa3", SEARCH_NAMES_NONE, 0},
+                /* vLLM: a Python enum's member, its axis told by the engine's words */
+                {"vllm", 1, 0, 0, flashinfer, SEARCH_NAMES_VALUE, 0},
+                {"sglang", 1, 0, 0, flashinfer, SEARCH_NAMES_NONE, 0}, /* no words: not distinctive */
+                {"vllm", 1, 0, 0, mla, SEARCH_NAMES_NONE, 0},          /* the longer member, another value */
+                {"vllm", 1, 0, 1, with_kv, SEARCH_NAMES_NONE, 0},      /* the reason names the KV cache's dtype */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct search_space sp;
+                const char *const *w[3];
+                size_t axis = 99;
+                space_s(&sp, cases[i].engine, w);
+                enum search_naming how =
+                        search_names_value(&sp, cell_s(cases[i].attn, cases[i].moe, cases[i].kv), cases[i].line, &axis);
+                print_message("%zu: %d axis %zu: %s\n", i, (int)how, axis, cases[i].line);
+                assert_int_equal(how, cases[i].how);
+                if (how != SEARCH_NAMES_NONE)
+                        assert_int_equal(axis, cases[i].axis);
+        }
 }
 
 /* A value left out of a list of what works is condemned, and its reason says so. */
