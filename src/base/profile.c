@@ -46,6 +46,10 @@ static const struct signature common_signatures[] = {
         {"are not supported for now", "model", TIER_ROOT, "vLLM"},
         {"Cannot access gated repo", "model", TIER_ROOT, "transformers"},
         {"couldn't connect to 'https://huggingface.co'", "model", TIER_ROOT, "transformers"},
+        {"Invalid repository ID or local directory specified", "model", TIER_ROOT, "vLLM"},
+        {"does not appear to have a file named ", "model", TIER_ROOT, "transformers"},
+        {"Incorrect path_or_model_id", "model", TIER_ROOT, "transformers"},
+        {"is not a local folder and is not a valid model identifier", "model", TIER_ROOT, "transformers"},
         /* config: the engine refused a flag or a value */
         {"invalid choice: ", "config", TIER_ROOT, "argparse"},
         {"unrecognized arguments: ", "config", TIER_ROOT, "argparse"},
