@@ -286,15 +286,19 @@ enum search_naming search_names_value(const struct search_space *s, size_t k, co
                         continue;
                 /* the axes of the space with a value spelled here: the cell's among them, and
                  * the others' */
-                size_t shared = 0, cands[16], nc = 0, oc[16], noc = 0, n = 0;
-                long vals[16], ovals[16];
+                size_t shared = 0, cands[16], nc = 0, oc[16], noc = 0, n = 0, len[16];
+                long vals[16], ovals[16], spelled[16];
                 for (size_t a = 0; a < s->n_axes; a++) {
-                        size_t len;
-                        long v = spelled_on(s, a, p, &len);
-                        if (v < 0)
+                        spelled[a] = spelled_on(s, a, p, &len[a]);
+                        n = MAX(n, len[a]);
+                }
+                /* the longest name spelled here is the one meant ("FP8 E4M3" is fp8_e4m3 on
+                 * one axis, not fp8 on another) */
+                for (size_t a = 0; n > 0 && a < s->n_axes; a++) {
+                        long v = spelled[a];
+                        if (v < 0 || len[a] < n)
                                 continue;
                         shared++;
-                        n = MAX(n, len);
                         if ((size_t)v == c[a]) {
                                 own[a] = true;
                                 cands[nc] = a;

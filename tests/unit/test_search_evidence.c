@@ -150,19 +150,20 @@ static void test_names_value(void **state) {
         assert_null(profile_axis_words(profile_find("testbed"), "--cache-type-k"));
 }
 
-/* An SGLang-like and a vLLM-like space (2 x 6 x 3 cells, row-major): the forms in which
+/* An SGLang-like and a vLLM-like space (3 x 6 x 3 cells, row-major): the forms in which
  * engines' lines quote a value, from lines seen in the field (docs/search.md, "How
  * evidence is read"). */
 static const char *const fl_s[3] = {"--attention-backend", "--moe-runner-backend", "--kv-cache-dtype"};
 static const char *const an_s[3] = {"attn", "moe", "kv"};
 static const char *const vs_attn[] = {"fa3", "flashinfer", "triton", "trtllm_mha", "fa4", "FLASHINFER_MLA"};
-static const char *const vs_moe[] = {"auto", "triton"}, *const vs_kv[] = {"auto", "fp8", "fp8_e4m3"};
+static const char *const vs_moe[] = {"auto", "triton", "fp8"}, *const vs_kv[] = {"auto", "fp8", "fp8_e4m3"};
 static const char *const *const vn_e[3] = {vs_attn, vs_moe, vs_kv};
-static const size_t nv_e[3] = {6, 2, 3};
-static size_t ch_s[36 * 3];
+#define N_S 54
+static const size_t nv_e[3] = {6, 3, 3};
+static size_t ch_s[N_S * 3];
 
 static void space_s(struct search_space *sp, const char *engine, const char *const **w) {
-        for (size_t k = 0; k < 36; k++) {
+        for (size_t k = 0; k < N_S; k++) {
                 ch_s[k * 3] = (k / 3) % 6;
                 ch_s[k * 3 + 1] = k / 18;
                 ch_s[k * 3 + 2] = k % 3;
@@ -170,7 +171,7 @@ static void space_s(struct search_space *sp, const char *engine, const char *con
         for (size_t a = 0; a < 3; a++)
                 w[a] = profile_axis_words(profile_find(engine), fl_s[a]);
         *sp = (struct search_space){.n_axes = 3, .n_values = nv_e, .axis_names = an_s, .value_names = vn_e,
-                                    .axis_flags = fl_s, .axis_words = w, .n_cells = 36, .choice = ch_s};
+                                    .axis_flags = fl_s, .axis_words = w, .n_cells = N_S, .choice = ch_s};
 }
 
 static size_t cell_s(size_t attn, size_t moe, size_t kv) {
@@ -200,8 +201,10 @@ static void test_names_value_forms(void **state) {
                 {"sglang", 3, 0, 0, "RuntimeError: TRTLLM MHA backend for prefill is only supported on Blackwell "
                                     "GPUs (SM100)", SEARCH_NAMES_VALUE, 0},
                 {"sglang", 0, 0, 2, e4m3, SEARCH_NAMES_VALUE, 2},
-                /* the longest name spelled is the one meant: fp8 is not fp8_e4m3 */
+                /* the longest name spelled is the one meant: fp8 is not fp8_e4m3, on its axis
+                 * or another */
                 {"sglang", 0, 0, 1, e4m3, SEARCH_NAMES_NONE, 0},
+                {"sglang", 0, 2, 2, e4m3, SEARCH_NAMES_VALUE, 2},
                 /* a list of what works, without the cell's value: the cell's value is at fault */
                 {"sglang", 0, 0, 0, only, SEARCH_NAMES_OTHERS, 0},
                 {"sglang", 0, 1, 0, only, SEARCH_NAMES_OTHERS, 0}, /* triton is moe's own there */
@@ -242,7 +245,7 @@ static void test_listed_condemns(void **state) {
         struct search_space sp;
         const char *const *w[3];
         space_s(&sp, "sglang", w);
-        struct search_obs obs[36] = {0};
+        struct search_obs obs[N_S] = {0};
         obs[cell_s(2, 0, 0)] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
         static const char line[] =
                 "ValueError: Only {'trtllm_mha', 'triton', 'fa4'} backends are supported on Blackwell GPUs for "
