@@ -842,15 +842,20 @@ int journal_attempt_begin(struct journal *j, struct attempt *a) {
         return 0;
 }
 
+/* An attempt's condition of being measured under sweep ?1's workload (or before the
+ * journal had workloads), for a WHERE clause: "" before schema 6. */
+static const char *sweep_workload_sql(const struct journal *j) {
+        return j->version >= 6 ? " AND (workload IS NULL OR workload IS (SELECT workload_hash FROM sweeps WHERE id = ?1))"
+                               : "";
+}
+
 /* The attempts a search's budget counts (journal_sweep_launches), of the cells of sweep ?1
  * under its workload: SQL for a count(*). */
 static char *sweep_launches_sql(const struct journal *j) {
         return strdup_printf("SELECT count(*) FROM attempts WHERE cell_id IN (SELECT cell_id FROM sweep_cells WHERE "
                              "sweep_id = ?1) AND (state IN ('abandoned', 'running') OR (state = 'settled' AND "
                              "verdict != 'skipped'))%s",
-                             j->version >= 6 ? " AND (workload IS NULL OR workload IS (SELECT workload_hash FROM "
-                                               "sweeps WHERE id = ?1))"
-                                             : "");
+                             sweep_workload_sql(j));
 }
 
 int journal_attempt_claim(struct journal *j, struct attempt *a, unsigned launches, size_t budget) {
@@ -864,8 +869,7 @@ int journal_attempt_claim(struct journal *j, struct attempt *a, unsigned launche
                 "WHERE NOT EXISTS (SELECT 1 FROM attempts WHERE cell_id = ?2 AND state = 'running') "
                 "AND (SELECT count(*) FROM attempts WHERE cell_id = ?2 AND state = 'settled' AND verdict != 'skipped'%s) = ?6 "
                 "AND (?7 = 0 OR (%s) < ?7)",
-                j->version >= 6 ? " AND (workload IS NULL OR workload IS (SELECT workload_hash FROM sweeps WHERE id = ?1))"
-                                : "", spent) : NULL;
+                sweep_workload_sql(j), spent) : NULL;
         int r;
         if (!sql)
                 return -ENOMEM;
