@@ -283,18 +283,31 @@ struct ready {
         int fd;
         uint32_t events;
         usec_t seen;
+        bool covered_ok;        /* covered holds (a libcurl TCP socket, rx stamps on) */
+        uint64_t covered;       /* the socket's received bytes, counted before `seen` was taken */
 };
 
-/* Appends what epoll reported at `seen` to the ready list, each fd once. */
-static void take_ready(struct loop *l, const struct epoll_event *ev, int n, usec_t seen, struct ready *ready,
-                       size_t *nr) {
+static bool tcp_received(int fd, uint64_t *ret);
+
+/* Appends what epoll reported to the ready list, each fd once, and stamps the new entries
+ * with the time now. A libcurl socket's received bytes are counted first, then the time
+ * taken: every byte counted had come by `seen`, and a byte that comes between the two is
+ * left out (it takes the time of its read, later, never one before it came). */
+static void take_ready(struct loop *l, const struct epoll_event *ev, int n, struct ready *ready, size_t *nr) {
+        size_t from = *nr;
         for (int i = 0; i < n && *nr < MAX_READY; i++) {
                 struct watch *w = watch_get(l, ev[i].data.fd, false);
                 if (!w || w->queued == l->dispatch)
                         continue;
                 w->queued = l->dispatch;
-                ready[(*nr)++] = (struct ready){.fd = ev[i].data.fd, .events = ev[i].events, .seen = seen};
+                struct ready *e = &ready[(*nr)++];
+                *e = (struct ready){.fd = ev[i].data.fd, .events = ev[i].events};
+                if (w->kind == WATCH_CURL && l->rx_stamps && w->port && (e->events & EPOLLIN))
+                        e->covered_ok = tcp_received(e->fd, &e->covered);
         }
+        usec_t seen = now_usec();
+        for (size_t i = from; i < *nr; i++)
+                ready[i].seen = seen;
 }
 
 static int64_t ts_nsec(const struct timespec *t) {
@@ -393,35 +406,35 @@ static bool tcp_consumed(int fd, bool upper, uint64_t *ret) {
 #define RX_PEEK_AFTER 20
 #define LOOP_PEEK_BYTES ((size_t)64 << 10)
 
-static void take_span(struct loop *l, int fd) {
-        if (!l->peek && !(l->peek = malloc(LOOP_PEEK_BYTES)))
-                return;
-        size_t n = 0;
-        usec_t first = peek_rx_time(fd, l->peek, 1, &n);
-        usec_t last = first ? peek_rx_time(fd, l->peek, LOOP_PEEK_BYTES, &n) : 0;
-        if (first && last >= first) {
-                l->span_ok = true;
-                l->span_first = first;
-                l->span_last = last;
-                /* a full peek: the data past it may have come later than `last` */
-                uint64_t consumed;
-                if (n == LOOP_PEEK_BYTES && l->rx_known) {
-                        if (tcp_consumed(fd, false, &consumed))
-                                l->rx_covered = MIN(l->rx_covered, consumed + n);
-                        else
-                                l->rx_known = false;
-                }
-        }
-}
-
 /* A turn's times hold for the data that had come when they were taken. libcurl reads what
  * is there when it reads: between the times and its recv(), and between one recv() of a turn
  * and the next (it reads again while the socket is readable), more may come, and that came
- * later. So the turn notes how many bytes the socket had taken in before its times were
- * taken (the peeks come after it: they cover at least that); a callback asks whether what
- * has been read goes beyond it. */
-static void take_covered(struct loop *l, int fd) {
-        l->rx_known = tcp_received(fd, &l->rx_covered);
+ * later. So the turn holds how many bytes the socket had taken in before its times were
+ * taken: counted before the time it was seen ready (take_ready), or, for a late turn's
+ * span, before the peeks (which cover at least that); a callback asks whether what has been
+ * read goes beyond it. */
+static void take_span(struct loop *l, int fd) {
+        if (!l->peek && !(l->peek = malloc(LOOP_PEEK_BYTES)))
+                return;
+        uint64_t covered = 0, consumed;
+        bool known = tcp_received(fd, &covered);
+        size_t n = 0;
+        usec_t first = peek_rx_time(fd, l->peek, 1, &n);
+        usec_t last = first ? peek_rx_time(fd, l->peek, LOOP_PEEK_BYTES, &n) : 0;
+        if (!first || last < first)
+                return; /* no span: the time it was seen ready stands, and what it covers */
+        l->span_ok = true;
+        l->span_first = first;
+        l->span_last = last;
+        /* a full peek: the data past it may have come later than `last` */
+        if (known && n == LOOP_PEEK_BYTES) {
+                if (tcp_consumed(fd, false, &consumed))
+                        covered = MIN(covered, consumed + n);
+                else
+                        known = false;
+        }
+        l->rx_known = known;
+        l->rx_covered = covered;
 }
 
 static void dispatch_one(struct loop *l, const struct ready *e) {
@@ -434,12 +447,11 @@ static void dispatch_one(struct loop *l, const struct ready *e) {
         l->turn++;
         l->turn_fd = e->fd;
         l->span_ok = false;
-        l->rx_known = l->rx_late = false;
-        if (w->kind == WATCH_CURL && l->rx_stamps && w->port && (e->events & EPOLLIN)) {
-                take_covered(l, e->fd);
-                if (w->rx_stamped && now_usec() - e->seen >= RX_PEEK_AFTER)
-                        take_span(l, e->fd);
-        }
+        l->rx_late = false;
+        l->rx_known = e->covered_ok;
+        l->rx_covered = e->covered;
+        if (e->covered_ok && w->rx_stamped && now_usec() - e->seen >= RX_PEEK_AFTER)
+                take_span(l, e->fd);
         int running;
         switch (w->kind) {
         case WATCH_CURL: {
@@ -501,12 +513,12 @@ int loop_iterate(struct loop *l, usec_t until) {
                         continue; /* a deadline passed: handled at the top */
                 l->dispatch++;
                 size_t nr = 0;
-                take_ready(l, events, n, now_usec(), ready, &nr);
+                take_ready(l, events, n, ready, &nr);
                 for (size_t i = 0; i < nr; i++) {
                         if (i && i % RESTAMP_EVERY == 0 && nr < MAX_READY) {
                                 int k = epoll_wait(l->epfd, events, MAX_EVENTS, 0);
                                 if (k > 0)
-                                        take_ready(l, events, k, now_usec(), ready, &nr);
+                                        take_ready(l, events, k, ready, &nr);
                         }
                         dispatch_one(l, &ready[i]);
                 }
