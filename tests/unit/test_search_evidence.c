@@ -476,6 +476,22 @@ static void test_stop_outside(void **state) {
                         assert_false(streq_ptr(d.stop, "nothing can pass"));
                 }
         }
+        /* the model's kind, where an axis picks which files are read (--load-format:
+         * transformers' line names the file, not the value) */
+        static const char *const an3[TA] = {"moe", "gemm", "fmt"};
+        static const char *const fl3[TA] = {"--moe-runner-backend", "--fp4-gemm-backend", "--load-format"};
+        sp.axis_names = an3;
+        sp.axis_flags = fl3;
+        struct search_obs om[TN] = {0};
+        om[tcell(0, 0, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/model",
+                                                 .evidence = "OSError: /models/q does not appear to have a file named "
+                                                             "model.safetensors"};
+        om[tcell(2, 1, 1)] = om[tcell(0, 0, 1)];
+        assert_false(streq_ptr(decide(&sp, om, false).stop, "nothing can pass"));
+        /* every value of it failed so: nothing of the matrix loads the model */
+        om[tcell(1, 2, 0)] = om[tcell(0, 0, 1)];
+        assert_string_equal(decide(&sp, om, false).stop, "nothing can pass");
+        sp.axis_flags = tfl;
         /* the port's kind, where an axis sets the port */
         static const char *const an2[TA] = {"moe", "port", "kv"};
         sp.axis_names = an2;
