@@ -99,7 +99,9 @@ enum search_naming {
         SEARCH_NAMES_NONE,      /* it names none */
         SEARCH_NAMES_VALUE,     /* it names the cell's value */
         SEARCH_NAMES_OTHERS,    /* it lists other values of the axis, two or more, as what works
-                                   ("Only {'trtllm_mha', 'triton', 'fa4'} backends are supported") */
+                                   ("Only {'trtllm_mha', 'triton', 'fa4'} backends are supported"),
+                                   or quotes one with the axis's flag ("Please use
+                                   `--attention-backend flashinfer`") */
 };
 
 /* The value of cell k's that evidence names: a mention of one of k's values (distinctive:
@@ -108,8 +110,9 @@ enum search_naming {
  * only one such, in a line that names no other axis. A mention is a word of the line, a part
  * of a dotted name (AttentionBackendEnum.FLASHINFER) or, for a name with '_' or '-', its
  * words apart ("TRTLLM MHA" for trtllm_mha), case ignored. Failing that, a line that lists
- * two or more other values of one axis and not the cell's names the cell's value of that
- * axis by leaving it out. Sets *ret_axis and says how, or SEARCH_NAMES_NONE. */
+ * two or more other values of one axis and not the cell's, or quotes another with the axis's
+ * flag ("Please use `--attention-backend flashinfer`"), names the cell's value of that axis
+ * by leaving it out. Sets *ret_axis and says how, or SEARCH_NAMES_NONE. */
 enum search_naming search_names_value(const struct search_space *s, size_t k, const char *evidence,
                                       size_t *ret_axis);
 

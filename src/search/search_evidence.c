@@ -323,11 +323,23 @@ enum search_naming search_names_value(const struct search_space *s, size_t k, co
         }
         enum search_naming how = SEARCH_NAMES_VALUE;
         if (named < 0) {
-                /* a list of what works that leaves the cell's value out */
+                /* a list of what works that leaves the cell's value out; or one other value,
+                 * quoted with the axis's flag as what to use instead ("FlashAttention v3
+                 * Backend requires SM>=80 and SM<=90. Please use `--attention-backend
+                 * flashinfer`.", SGLang, on a cell with fa3) */
                 how = SEARCH_NAMES_OTHERS;
                 for (size_t a = 0; a < s->n_axes; a++) {
-                        if (own[a] || __builtin_popcountll(others[a]) < 2)
+                        int listed = __builtin_popcountll(others[a]);
+                        if (own[a] || listed < 1)
                                 continue;
+                        if (listed == 1) {
+                                bool quoted_own = false;
+                                long quoted = -1;
+                                if (s->axis_flags && s->axis_flags[a])
+                                        search_quoted_values(s, a, evidence, c[a], &quoted_own, &quoted);
+                                if (quoted_own || quoted < 0)
+                                        continue;
+                        }
                         if (named >= 0)
                                 return SEARCH_NAMES_NONE; /* two axes' lists */
                         named = (long)a;

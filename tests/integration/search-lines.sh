@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # tier: fixtures (tests/run fixtures)
 # search-lines.sh -- the search reads the forms in which engines' crash lines quote a value
-# (docs/search.md, "How evidence is read"), on the fixture server: a 5 x 3 x 3 space whose
+# (docs/search.md, "How evidence is read"), on the fixture server: a 6 x 3 x 3 space whose
 # dying values print lines seen in the field, none of them in the form `--flag value`:
-#   - attn=fa3:        a list of what works that leaves it out (SGLang)
+#   - attn=fa3:        another value to use instead, with the flag (SGLang's "FlashAttention
+#                      v3 Backend requires SM>=80 and SM<=90. Please use
+#                      `--attention-backend flashinfer`.")
+#   - attn=flashinfer: a list of what works that leaves it out (SGLang)
 #   - attn=trtllm_mha: its name written as words, "TRTLLM MHA backend" (SGLang)
 #   - attn=FLASH_ATTN: a Python enum's member, AttentionBackendEnum.FLASH_ATTN (vLLM)
 #   - kv=fp8_e4m3:     "FP8 E4M3 KV cache", beside kv=fp8, which serves
@@ -14,6 +17,7 @@
 die() { # the args of a value that crashes at load with line $1
         printf '[--die-at-load, --log, "%s"]' "$1"
 }
+fa3_line='AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`.'
 cat >"$tmp/m.yaml" <<YAML
 engine: generic
 command: [$FIXTURE, --port, "{port}", --host, "{host}", --launch-log, "$tmp/launches"]
@@ -24,7 +28,8 @@ axes:
     flag: --attention-backend
     values:
       - {name: triton, args: [--token-delay-ms, "20"]}
-      - {name: fa3, args: $(die "ValueError: Only {'trtllm_mha', 'triton', 'fa4'} backends are supported on Blackwell GPUs for hybrid GDN models")}
+      - {name: fa3, args: $(die "$fa3_line")}
+      - {name: flashinfer, args: $(die "ValueError: Only {'trtllm_mha', 'triton', 'fa4'} backends are supported on Blackwell GPUs for hybrid GDN models")}
       - {name: trtllm_mha, args: $(die "RuntimeError: TRTLLM MHA backend for prefill is only supported on Blackwell GPUs (SM100)")}
       - {name: FLASH_ATTN, args: $(die "ValueError: Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. Reason: ['compute capability not supported']")}
       - {name: fa4, args: [--token-delay-ms, "5"]}
@@ -55,7 +60,7 @@ n=$(launch_count "$tmp/launches")
 [ "$n" -le 12 ] || fail "$n launches, the budget is 12"
 # the launches in order, as "attn=... kv=... x=..." and the first words of their line
 order=$(grep -E '^\[launch' "$tmp/out")
-for av in attn=fa3 attn=trtllm_mha attn=FLASH_ATTN kv=fp8_e4m3; do
+for av in attn=fa3 attn=flashinfer attn=trtllm_mha attn=FLASH_ATTN kv=fp8_e4m3; do
         held=$(printf '%s\n' "$order" | grep -c -- "$av " || true)
         axis=${av%%=*} value=${av#*=}
         failed=$(jq --arg a "$axis" --arg v "$value" \
@@ -65,7 +70,8 @@ for av in attn=fa3 attn=trtllm_mha attn=FLASH_ATTN kv=fp8_e4m3; do
         [ "$held" -le 2 ] || fail "$av: launched in $held cells, its line names it (at most 2)"
         # never launched after its line: the first launch whose line is that value's
         case $value in
-        fa3) text="Only {'trtllm_mha'" ;;
+        fa3) text="FlashAttention v3 Backend" ;;
+        flashinfer) text="Only {'trtllm_mha'" ;;
         trtllm_mha) text="TRTLLM MHA backend" ;;
         FLASH_ATTN) text="AttentionBackendEnum.FLASH_ATTN" ;;
         fp8_e4m3) text="FP8 E4M3 KV cache" ;;
@@ -83,7 +89,9 @@ best=$(jq -r .best "$tmp/r.json")
 why() { # axis value
         jq -r --arg a "$1" --arg v "$2" '.cells[] | select(.cause == "pruned" and .axes[$a] == $v) | .evidence' "$tmp/r.json"
 }
-why attn fa3 | grep -q "attn=fa3 is left out of the values that work by the line of cell .*Only {'trtllm_mha', 'triton', 'fa4'}" ||
+why attn flashinfer | grep -q "attn=flashinfer is left out of the values that work by the line of cell .*Only {'trtllm_mha', 'triton', 'fa4'}" ||
+        fail "the pruned flashinfer cells: $(why attn flashinfer | head -2)"
+why attn fa3 | grep -q "attn=fa3 is left out of the values that work by the line of cell .*Please use .--attention-backend flashinfer" ||
         fail "the pruned fa3 cells: $(why attn fa3 | head -2)"
 why attn trtllm_mha | grep -q 'attn=trtllm_mha is named by the line of cell .*TRTLLM MHA backend' ||
         fail "the pruned trtllm_mha cells: $(why attn trtllm_mha | head -2)"

@@ -184,6 +184,8 @@ static void test_names_value_forms(void **state) {
                 "ValueError: Only {'trtllm_mha', 'triton', 'fa4'} backends are supported on Blackwell GPUs for "
                 "hybrid GDN models";
         static const char e4m3[] = "NotImplementedError: FP8 E4M3 KV cache is not supported on this device";
+        static const char fa3_line[] = "AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please "
+                                       "use `--attention-backend flashinfer`.";
         static const char enum_line[] = "ValueError: Selected backend AttentionBackendEnum.%s is not valid for this "
                                         "configuration. Reason: ['%s not supported']";
         char flashinfer[256], mla[256], with_kv[256];
@@ -211,6 +213,13 @@ static void test_names_value_forms(void **state) {
                 /* ... not when it lists the cell's value, nor one other value only */
                 {"sglang", 2, 0, 0, only, SEARCH_NAMES_NONE, 0},
                 {"sglang", 0, 0, 0, "ValueError: only 'fa4' is supported here", SEARCH_NAMES_NONE, 0},
+                /* one other value quoted with the axis's flag, as what to use instead */
+                {"sglang", 0, 0, 0, fa3_line, SEARCH_NAMES_OTHERS, 0},
+                {"sglang", 0, 1, 2, fa3_line, SEARCH_NAMES_OTHERS, 0},
+                /* ... not beside another axis's words (a pair's), nor without the flag */
+                {"sglang", 0, 0, 1, "kv cache dtype fp8 needs it: please use --attention-backend flashinfer",
+                 SEARCH_NAMES_NONE, 0},
+                {"sglang", 0, 0, 0, "FlashAttention v3 is not supported here; flashinfer is", SEARCH_NAMES_NONE, 0},
                 /* ... nor a list that quotes another axis's value too: a pair's */
                 {"sglang", 0, 0, 1, "only trtllm_mha and fa4 support kv cache dtype fp8", SEARCH_NAMES_NONE, 0},
                 /* a value inside a path, a file name or another name is no mention */
