@@ -2,7 +2,8 @@
 # tier: fixtures (tests/run fixtures)
 # search-lines.sh -- the search reads the forms in which engines' crash lines quote a value
 # (docs/search.md, "How evidence is read"), on the fixture server: a 6 x 3 x 3 space whose
-# dying values print lines seen in the field, none of them in the form `--flag value`:
+# dying values print lines seen in the field, none of them quoting the cell's value beside its
+# flag (`--flag value`):
 #   - attn=fa3:        another value to use instead, with the flag (SGLang's "FlashAttention
 #                      v3 Backend requires SM>=80 and SM<=90. Please use
 #                      `--attention-backend flashinfer`.")
