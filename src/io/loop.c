@@ -289,12 +289,12 @@ struct ready {
 
 static bool tcp_received(int fd, uint64_t *ret);
 
-/* Appends what epoll reported to the ready list, each fd once, and stamps the new entries
- * with the time now. A libcurl socket's received bytes are counted first, then the time
- * taken: every byte counted had come by `seen`, and a byte that comes between the two is
- * left out (it takes the time of its read, later, never one before it came). */
+/* Appends what epoll reported to the ready list, each fd once, each with the time it was
+ * seen ready. A libcurl socket's received bytes are counted first, then its time taken:
+ * every byte counted had come by `seen`, and a byte that comes between the two is left out
+ * (it takes the time of its read, later, never one before it came). Each socket's time is
+ * taken right after its own count, so a long list does not make the first ones late. */
 static void take_ready(struct loop *l, const struct epoll_event *ev, int n, struct ready *ready, size_t *nr) {
-        size_t from = *nr;
         for (int i = 0; i < n && *nr < MAX_READY; i++) {
                 struct watch *w = watch_get(l, ev[i].data.fd, false);
                 if (!w || w->queued == l->dispatch)
@@ -304,10 +304,8 @@ static void take_ready(struct loop *l, const struct epoll_event *ev, int n, stru
                 *e = (struct ready){.fd = ev[i].data.fd, .events = ev[i].events};
                 if (w->kind == WATCH_CURL && l->rx_stamps && w->port && (e->events & EPOLLIN))
                         e->covered_ok = tcp_received(e->fd, &e->covered);
+                e->seen = now_usec();
         }
-        usec_t seen = now_usec();
-        for (size_t i = from; i < *nr; i++)
-                ready[i].seen = seen;
 }
 
 static int64_t ts_nsec(const struct timespec *t) {
