@@ -142,25 +142,34 @@ static const struct signature testbed_signatures[] = {
 /* How engines' messages name an axis (ENGINES.md): "K cache type q8_0 with block size 32
  * does not divide n_embd_head_k=40" names --cache-type-k's value q8_0, not --cache-type-v's. */
 static const struct axis_words llamacpp_axis_words[] = {
-        {STRV("--cache-type-k", "-ctk"), STRV("K cache", "cache_type_k", "type_k")},
-        {STRV("--cache-type-v", "-ctv"), STRV("V cache", "cache_type_v", "type_v")},
-        {STRV("--flash-attn", "-fa"), STRV("flash_attn", "flash attention")},
-        {NULL, NULL},
+        {STRV("--cache-type-k", "-ctk"), STRV("K cache", "cache_type_k", "type_k"), NULL},
+        {STRV("--cache-type-v", "-ctv"), STRV("V cache", "cache_type_v", "type_v"), NULL},
+        {STRV("--flash-attn", "-fa"), STRV("flash_attn", "flash attention"), NULL},
+        {NULL, NULL, NULL},
 };
 static const struct axis_words sglang_axis_words[] = {
+        /* "FlashAttention v3 Backend requires SM>=80 and SM<=90." */
         {STRV("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend"),
-         STRV("attention backend")},
-        {STRV("--moe-runner-backend"), STRV("moe runner")},
-        {STRV("--fp4-gemm-backend"), STRV("fp4 gemm")},
-        {STRV("--kv-cache-dtype"), STRV("kv cache dtype", "kv_cache_dtype")},
-        {NULL, NULL},
+         STRV("attention backend"),
+         STRV("FlashAttention v3", "fa3", "FlashAttention3", "fa3", "FlashAttention v4", "fa4", "FlashAttention4", "fa4",
+              "FlashInfer", "flashinfer", "FlashMLA", "flashmla")},
+        /* "Runner backend MoeRunnerBackend.MARLIN requires a fused func for a2a backend deepep" */
+        {STRV("--moe-runner-backend"), STRV("moe runner", "MoeRunnerBackend"), NULL},
+        {STRV("--fp4-gemm-backend"), STRV("fp4 gemm"), NULL},
+        {STRV("--kv-cache-dtype"), STRV("kv cache dtype", "kv_cache_dtype"), NULL},
+        {NULL, NULL, NULL},
 };
 static const struct axis_words vllm_axis_words[] = {
         /* "Selected backend AttentionBackendEnum.FLASHINFER is not valid for this
          * configuration. Reason: ['kv_cache_dtype not supported']" */
-        {STRV("--attention-backend"), STRV("attention backend", "VLLM_ATTENTION_BACKEND", "selected backend")},
-        {STRV("--kv-cache-dtype"), STRV("kv_cache_dtype", "kv cache dtype")},
-        {NULL, NULL},
+        /* "NotImplementedError: FlashAttention V1 with FP8 KV cache not yet supported": the
+         * backend and the cache's dtype, a pair's doing */
+        {STRV("--attention-backend"), STRV("attention backend", "VLLM_ATTENTION_BACKEND", "selected backend"),
+         STRV("FlashAttention", "FLASH_ATTN", "FlashAttention-2", "FLASH_ATTN", "FlashAttention-3", "FLASH_ATTN",
+              "FlashInfer", "FLASHINFER", "FlexAttention", "FLEX_ATTENTION", "XFormers", "XFORMERS", "FlashMLA",
+              "FLASHMLA")},
+        {STRV("--kv-cache-dtype"), STRV("kv_cache_dtype", "kv cache dtype"), NULL},
+        {NULL, NULL, NULL},
 };
 
 static const struct profile profiles[] = {
@@ -299,12 +308,22 @@ const char *const *profile_foreign_lines(void) {
         return foreign_lines;
 }
 
-const char *const *profile_axis_words(const struct profile *p, const char *flag) {
+static const struct axis_words *axis_words_of(const struct profile *p, const char *flag) {
         for (const struct axis_words *w = p && flag ? p->axis_words : NULL; w && w->flags; w++)
                 for (const char *const *f = w->flags; *f; f++)
                         if (strcmp(*f, flag) == 0)
-                                return w->words;
+                                return w;
         return NULL;
+}
+
+const char *const *profile_axis_words(const struct profile *p, const char *flag) {
+        const struct axis_words *w = axis_words_of(p, flag);
+        return w ? w->words : NULL;
+}
+
+const char *const *profile_axis_aliases(const struct profile *p, const char *flag) {
+        const struct axis_words *w = axis_words_of(p, flag);
+        return w ? w->aliases : NULL;
 }
 
 bool profile_is_default_value(const struct profile *p, const char *value) {

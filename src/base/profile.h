@@ -39,6 +39,9 @@ struct signature {
 struct axis_words {
         const char *const *flags;        /* the flag's spellings ("--cache-type-k", "-ctk") */
         const char *const *words;        /* phrases naming it in a log line */
+        /* the engine's own names for some of its values in a log line, in pairs: the name,
+         * then the value it is ("FlashAttention", "FLASH_ATTN"); NULL: none */
+        const char *const *aliases;
 };
 
 struct profile {
@@ -91,6 +94,9 @@ const char *const *profile_foreign_lines(void);
 /* The phrases by which p's messages name the axis flag sets (NULL-terminated), or NULL
  * when p has none for it (p NULL: none). */
 const char *const *profile_axis_words(const struct profile *p, const char *flag);
+/* The engine's names for values of flag's axis, in pairs (name, value), NULL-terminated;
+ * NULL when none. */
+const char *const *profile_axis_aliases(const struct profile *p, const char *flag);
 /* Whether an axis value name means the engine's default ("auto", "default", ...). */
 bool profile_is_default_value(const struct profile *p, const char *value);
 

@@ -23,6 +23,7 @@ void search_fit_free(struct search_fit *f) {
         free(f->axis_names);
         free(f->flags);
         free(f->words);
+        free(f->aliases);
         free(f->ids);
         free(f);
 }
@@ -69,11 +70,12 @@ int search_fit_view_pending(const struct report_view *v, const bool *pending, st
         f->axis_names = calloc(A, sizeof(char *));
         f->flags = calloc(A, sizeof(char *));
         f->words = calloc(A, sizeof(*f->words));
+        f->aliases = calloc(A, sizeof(*f->aliases));
         f->ids = calloc(N, sizeof(char *));
         f->kinds = calloc(N, sizeof(char *));
         f->value_names = calloc(A, sizeof(char **));
         int r = 0;
-        if (!f->obs || !f->n_values || !f->choice || !f->axis_names || !f->flags || !f->words || !f->ids || !f->kinds ||
+        if (!f->obs || !f->n_values || !f->choice || !f->axis_names || !f->flags || !f->words || !f->aliases || !f->ids || !f->kinds ||
             !f->value_names)
                 r = -ENOMEM;
         for (size_t a = 0; r == 0 && a < A; a++) {
@@ -83,6 +85,7 @@ int search_fit_view_pending(const struct report_view *v, const bool *pending, st
                                       : NULL;
                 /* how the engine's messages name the axis (profile.h), beside the flag's words */
                 f->words[a] = profile_axis_words(profile_find(v->engine), f->flags[a]);
+                f->aliases[a] = profile_axis_aliases(profile_find(v->engine), f->flags[a]);
                 if (!(f->value_names[a] = calloc(MIN(N, (size_t)256), sizeof(char *))))
                         r = -ENOMEM;
         }
@@ -132,6 +135,7 @@ int search_fit_view_pending(const struct report_view *v, const bool *pending, st
         f->space.value_names = (const char *const *const *)f->value_names;
         f->space.axis_flags = f->flags;
         f->space.axis_words = f->words;
+        f->space.axis_aliases = f->aliases;
         f->space.choice = f->choice;
         f->space.ids = f->ids;
         /* the cell it starts from: the journaled one, else the least distance, earliest */

@@ -27,6 +27,7 @@ struct search_fit {
         size_t *n_values, *choice;
         const char **axis_names, **flags, **ids, ***value_names;
         const char *const **words;  /* per axis: the engine profile's words for its flag */
+        const char *const **aliases; /* per axis: the profile's names for its values */
         char **kinds;
 };
 

@@ -79,6 +79,10 @@ struct search_space {
          * --cache-type-k), NULL-terminated, or NULL; may itself be NULL. The flag's own
          * words ("cache type k") count without them. */
         const char *const *const *axis_words;
+        /* per axis: the engine's own names for some of its values, in pairs (the name, the
+         * value's), NULL-terminated, or NULL; may itself be NULL. Such a name is a mention of
+         * the value as its own name is, and counts without the axis's words. */
+        const char *const *const *axis_aliases;
         size_t n_cells;
         const size_t *choice;           /* n_cells * n_axes value indices, row-major */
         const char *const *ids;         /* per cell, for evidence ("8e5b8715..."), may be NULL */

@@ -231,15 +231,30 @@ static size_t spells(const char *p, const char *name) {
         return i > 0 && mention_ends(p + i) ? i : 0;
 }
 
-/* The value of axis a that the text at p spells, the longest, or -1; *ret_len its length. */
-static long spelled_on(const struct search_space *s, size_t a, const char *p, size_t *ret_len) {
+/* The value of axis a that the text at p spells, by its name or by one of the engine's names
+ * for it (axis_aliases), the longest, or -1; *ret_len its length, *ret_alias whether it was
+ * the engine's name. */
+static long spelled_on(const struct search_space *s, size_t a, const char *p, size_t *ret_len, bool *ret_alias) {
         long best = -1;
         size_t best_n = 0;
+        *ret_alias = false;
         for (size_t v = 0; s->value_names && v < s->n_values[a]; v++) {
                 size_t n = s->value_names[a][v] ? spells(p, s->value_names[a][v]) : 0;
                 if (n > best_n) {
                         best_n = n;
                         best = (long)v;
+                }
+        }
+        const char *const *al = s->axis_aliases ? s->axis_aliases[a] : NULL;
+        for (size_t i = 0; al && al[i] && al[i + 1]; i += 2) {
+                size_t n = spells(p, al[i]);
+                /* as long as the value's own name spelled there ("FlashInfer", flashinfer): the
+                 * engine's name, so distinctive */
+                long v = n > 0 && n >= best_n ? search_value_on(s, a, al[i + 1], strlen(al[i + 1])) : -1;
+                if (v >= 0) {
+                        best_n = n;
+                        best = v;
+                        *ret_alias = true;
                 }
         }
         *ret_len = best_n;
@@ -249,9 +264,9 @@ static long spelled_on(const struct search_space *s, size_t a, const char *p, si
 /* Of the axes whose value cands[] (nc of them) the mention [p, p + n) spells, the one whose
  * words stand nearest to it (within AXIS_WORDS_NEAR; none on a tie), or -1; or the one axis
  * when it alone has a value of that name (shared: how many have) and the name is
- * distinctive. */
+ * distinctive, or was the engine's own name for it (alias[axis]). */
 static long mention_axis(const struct search_space *s, const char *evidence, const char *p, size_t n,
-                         const size_t *cands, const long *vals, size_t nc, size_t shared) {
+                         const size_t *cands, const long *vals, size_t nc, size_t shared, const bool *alias) {
         long pick = -1;
         size_t near = SIZE_MAX, ties = 0;
         for (size_t i = 0; i < nc; i++) {
@@ -267,7 +282,8 @@ static long mention_axis(const struct search_space *s, const char *evidence, con
         }
         if (ties)
                 return -1;
-        if (pick < 0 && shared == 1 && nc == 1 && distinctive(s->value_names[cands[0]][vals[0]]))
+        if (pick < 0 && shared == 1 && nc == 1 &&
+            (alias[cands[0]] || distinctive(s->value_names[cands[0]][vals[0]])))
                 pick = (long)cands[0];
         return pick;
 }
@@ -288,8 +304,9 @@ enum search_naming search_names_value(const struct search_space *s, size_t k, co
                  * the others' */
                 size_t shared = 0, cands[16], nc = 0, oc[16], noc = 0, n = 0, len[16];
                 long vals[16], ovals[16], spelled[16];
+                bool alias[16];
                 for (size_t a = 0; a < s->n_axes; a++) {
-                        spelled[a] = spelled_on(s, a, p, &len[a]);
+                        spelled[a] = spelled_on(s, a, p, &len[a], &alias[a]);
                         n = MAX(n, len[a]);
                 }
                 /* the longest name spelled here is the one meant ("FP8 E4M3" is fp8_e4m3 on
@@ -310,13 +327,13 @@ enum search_naming search_names_value(const struct search_space *s, size_t k, co
                 }
                 if (!shared)
                         continue;
-                long pick = mention_axis(s, evidence, p, n, cands, vals, nc, shared);
+                long pick = mention_axis(s, evidence, p, n, cands, vals, nc, shared, alias);
                 if (pick >= 0) {
                         if (named >= 0 && named != pick)
                                 return SEARCH_NAMES_NONE; /* two values: a pair's doing, or unclear */
                         named = pick;
                 }
-                long other = mention_axis(s, evidence, p, n, oc, ovals, noc, shared);
+                long other = mention_axis(s, evidence, p, n, oc, ovals, noc, shared, alias);
                 for (size_t i = 0; other >= 0 && i < noc; i++)
                         if (oc[i] == (size_t)other && ovals[i] < 64)
                                 others[other] |= UINT64_C(1) << ovals[i];

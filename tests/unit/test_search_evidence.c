@@ -248,6 +248,73 @@ static void test_names_value_forms(void **state) {
         }
 }
 
+/* The engine's own names for values (profile aliases): vLLM's "FlashAttention" is
+ * FLASH_ATTN, SGLang's "FlashAttention v3" fa3; SGLang's MoeRunnerBackend enum names the MoE
+ * runner's axis. A line that names the backend so and a KV cache dtype is a pair's: the
+ * dtype alone is not condemned for it. */
+static void test_names_value_aliases(void **state) {
+        (void)state;
+        static const char *const afl[3] = {"--attention-backend", "--moe-runner-backend", "--kv-cache-dtype"};
+        static const char *const aan[3] = {"attn", "moe", "kv"};
+        static const char *const v_attn[] = {"fa3", "flashinfer", "FLASH_ATTN"};
+        static const char *const v_moe[] = {"auto", "marlin", "flashinfer_cutlass"}, *const av_kv[] = {"auto", "fp8"};
+        static const char *const *const avn[3] = {v_attn, v_moe, av_kv};
+        static const size_t anv[3] = {3, 3, 2};
+        static size_t ch[18 * 3];
+        for (size_t k = 0; k < 18; k++) {
+                ch[k * 3] = k / 6;
+                ch[k * 3 + 1] = (k / 2) % 3;
+                ch[k * 3 + 2] = k % 2;
+        }
+        const struct {
+                const char *engine;
+                size_t attn, moe, kv;
+                const char *line;
+                enum search_naming how;
+                size_t axis;
+        } cases[] = {
+                {"vllm", 2, 0, 1, "NotImplementedError: FlashAttention V1 with FP8 KV cache not yet supported",
+                 SEARCH_NAMES_NONE, 0},
+                {"vllm", 2, 0, 0, "RuntimeError: Cannot use FlashAttention-2 backend for head size 40.",
+                 SEARCH_NAMES_VALUE, 0},
+                {"vllm", 1, 0, 0, "RuntimeError: FlashInfer requires GPUs with sm75 or higher", SEARCH_NAMES_VALUE, 0},
+                {"sglang", 0, 0, 0,
+                 "AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use "
+                 "`--attention-backend flashinfer`.",
+                 SEARCH_NAMES_VALUE, 0},
+                {"sglang", 0, 1, 0,
+                 "NotImplementedError: Runner backend MoeRunnerBackend.MARLIN requires a fused func for a2a backend "
+                 "deepep, but none is registered.",
+                 SEARCH_NAMES_VALUE, 1},
+                /* the longest name spelled: FlashInfer CUTLASS is the MoE runner's */
+                {"sglang", 1, 2, 0, "RuntimeError: FlashInfer CUTLASS MoE requires SM100", SEARCH_NAMES_VALUE, 1},
+                /* a name in a path is none */
+                {"sglang", 1, 0, 0, "OSError: /root/.cache/FlashInfer/jit/x.so: cannot open shared object file",
+                 SEARCH_NAMES_NONE, 0},
+                /* another engine's names are not this one's: llama.cpp has none */
+                {"llama.cpp", 2, 0, 0, "RuntimeError: Cannot use FlashAttention-2 backend for head size 40.",
+                 SEARCH_NAMES_NONE, 0},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const struct profile *pr = profile_find(cases[i].engine);
+                const char *const *w[3], *const *al[3];
+                for (size_t a = 0; a < 3; a++) {
+                        w[a] = profile_axis_words(pr, afl[a]);
+                        al[a] = profile_axis_aliases(pr, afl[a]);
+                }
+                struct search_space sp = {.n_axes = 3, .n_values = anv, .axis_names = aan, .value_names = avn,
+                                          .axis_flags = afl, .axis_words = w, .axis_aliases = al, .n_cells = 18,
+                                          .choice = ch};
+                size_t axis = 99, k = cases[i].attn * 6 + cases[i].moe * 2 + cases[i].kv;
+                enum search_naming how = search_names_value(&sp, k, cases[i].line, &axis);
+                print_message("%zu: %d axis %zu: %s\n", i, (int)how, axis, cases[i].line);
+                assert_int_equal(how, cases[i].how);
+                if (how != SEARCH_NAMES_NONE)
+                        assert_int_equal(axis, cases[i].axis);
+        }
+        assert_non_null(profile_find("llama.cpp"));
+}
+
 /* A value left out of a list of what works is condemned, and its reason says so. */
 static void test_listed_condemns(void **state) {
         (void)state;
@@ -846,6 +913,7 @@ int main(void) {
                 cmocka_unit_test(test_signature),
                 cmocka_unit_test(test_names_value),
                 cmocka_unit_test(test_names_value_forms),
+                cmocka_unit_test(test_names_value_aliases),
                 cmocka_unit_test(test_listed_condemns),
                 cmocka_unit_test(test_named_condemns),
                 cmocka_unit_test(test_signature_blame),
