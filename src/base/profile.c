@@ -151,8 +151,8 @@ static const struct axis_words sglang_axis_words[] = {
         /* "FlashAttention v3 Backend requires SM>=80 and SM<=90." */
         {STRV("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend"),
          STRV("attention backend"),
-         STRV("FlashAttention v3", "fa3", "FlashAttention3", "fa3", "FlashAttention v4", "fa4", "FlashAttention4", "fa4",
-              "FlashInfer", "flashinfer", "FlashMLA", "flashmla")},
+         STRV("FlashAttention v3", "fa3", "FlashAttention3", "fa3", "FlashAttention v4", "fa4", "FlashAttention4",
+              "fa4", "FlashInfer", "flashinfer", "FlashMLA", "flashmla")},
         /* "Runner backend MoeRunnerBackend.MARLIN requires a fused func for a2a backend deepep" */
         {STRV("--moe-runner-backend"), STRV("moe runner", "MoeRunnerBackend"), NULL},
         {STRV("--fp4-gemm-backend"), STRV("fp4 gemm"), NULL},

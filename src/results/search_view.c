@@ -75,8 +75,8 @@ int search_fit_view_pending(const struct report_view *v, const bool *pending, st
         f->kinds = calloc(N, sizeof(char *));
         f->value_names = calloc(A, sizeof(char **));
         int r = 0;
-        if (!f->obs || !f->n_values || !f->choice || !f->axis_names || !f->flags || !f->words || !f->aliases || !f->ids || !f->kinds ||
-            !f->value_names)
+        if (!f->obs || !f->n_values || !f->choice || !f->axis_names || !f->flags || !f->words || !f->aliases ||
+            !f->ids || !f->kinds || !f->value_names)
                 r = -ENOMEM;
         for (size_t a = 0; r == 0 && a < A; a++) {
                 f->axis_names[a] = v->axes[a];
