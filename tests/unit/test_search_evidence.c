@@ -178,6 +178,25 @@ static size_t cell_s(size_t attn, size_t moe, size_t kv) {
         return moe * 18 + attn * 3 + kv;
 }
 
+/* A line put to search_names_value for a cell (attn, moe, kv) of an engine's space: how it
+ * names the cell's value, and on which axis. */
+struct naming_case {
+        const char *engine;
+        size_t attn, moe, kv;
+        const char *line;
+        enum search_naming how;
+        size_t axis;
+};
+
+static void check_naming(const struct search_space *sp, size_t k, const struct naming_case *c, size_t i) {
+        size_t axis = 99;
+        enum search_naming how = search_names_value(sp, k, c->line, &axis);
+        print_message("%zu: %d axis %zu: %s\n", i, (int)how, axis, c->line);
+        assert_int_equal(how, c->how);
+        if (how != SEARCH_NAMES_NONE)
+                assert_int_equal(axis, c->axis);
+}
+
 static void test_names_value_forms(void **state) {
         (void)state;
         static const char only[] =
@@ -192,13 +211,7 @@ static void test_names_value_forms(void **state) {
         snprintf(flashinfer, sizeof(flashinfer), enum_line, "FLASHINFER", "compute capability");
         snprintf(mla, sizeof(mla), enum_line, "FLASHINFER_MLA", "compute capability");
         snprintf(with_kv, sizeof(with_kv), enum_line, "FLASHINFER", "kv_cache_dtype");
-        const struct {
-                const char *engine;
-                size_t attn, moe, kv;
-                const char *line;
-                enum search_naming how;
-                size_t axis;
-        } cases[] = {
+        const struct naming_case cases[] = {
                 /* a name with '_' written as words, case ignored */
                 {"sglang", 3, 0, 0, "RuntimeError: TRTLLM MHA backend for prefill is only supported on Blackwell "
                                     "GPUs (SM100)", SEARCH_NAMES_VALUE, 0},
@@ -237,14 +250,8 @@ static void test_names_value_forms(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 struct search_space sp;
                 const char *const *w[3];
-                size_t axis = 99;
                 space_s(&sp, cases[i].engine, w);
-                enum search_naming how =
-                        search_names_value(&sp, cell_s(cases[i].attn, cases[i].moe, cases[i].kv), cases[i].line, &axis);
-                print_message("%zu: %d axis %zu: %s\n", i, (int)how, axis, cases[i].line);
-                assert_int_equal(how, cases[i].how);
-                if (how != SEARCH_NAMES_NONE)
-                        assert_int_equal(axis, cases[i].axis);
+                check_naming(&sp, cell_s(cases[i].attn, cases[i].moe, cases[i].kv), &cases[i], i);
         }
 }
 
@@ -266,13 +273,7 @@ static void test_names_value_aliases(void **state) {
                 ch[k * 3 + 1] = (k / 2) % 3;
                 ch[k * 3 + 2] = k % 2;
         }
-        const struct {
-                const char *engine;
-                size_t attn, moe, kv;
-                const char *line;
-                enum search_naming how;
-                size_t axis;
-        } cases[] = {
+        const struct naming_case cases[] = {
                 {"vllm", 2, 0, 1, "NotImplementedError: FlashAttention V1 with FP8 KV cache not yet supported",
                  SEARCH_NAMES_NONE, 0},
                 {"vllm", 2, 0, 0, "RuntimeError: Cannot use FlashAttention-2 backend for head size 40.",
@@ -305,12 +306,7 @@ static void test_names_value_aliases(void **state) {
                 struct search_space sp = {.n_axes = 3, .n_values = anv, .axis_names = aan, .value_names = avn,
                                           .axis_flags = afl, .axis_words = w, .axis_aliases = al, .n_cells = 18,
                                           .choice = ch};
-                size_t axis = 99, k = cases[i].attn * 6 + cases[i].moe * 2 + cases[i].kv;
-                enum search_naming how = search_names_value(&sp, k, cases[i].line, &axis);
-                print_message("%zu: %d axis %zu: %s\n", i, (int)how, axis, cases[i].line);
-                assert_int_equal(how, cases[i].how);
-                if (how != SEARCH_NAMES_NONE)
-                        assert_int_equal(axis, cases[i].axis);
+                check_naming(&sp, cases[i].attn * 6 + cases[i].moe * 2 + cases[i].kv, &cases[i], i);
         }
         assert_non_null(profile_find("llama.cpp"));
 }
