@@ -78,14 +78,15 @@ int search_fit_view_pending(const struct report_view *v, const bool *pending, st
         if (!f->obs || !f->n_values || !f->choice || !f->axis_names || !f->flags || !f->words || !f->aliases ||
             !f->ids || !f->kinds || !f->value_names)
                 r = -ENOMEM;
+        const struct profile *engine = profile_find(v->engine);
         for (size_t a = 0; r == 0 && a < A; a++) {
                 f->axis_names[a] = v->axes[a];
                 f->flags[a] = v->search.flags && a < strv_length(v->search.flags) && v->search.flags[a][0]
                                       ? v->search.flags[a]
                                       : NULL;
                 /* how the engine's messages name the axis (profile.h), beside the flag's words */
-                f->words[a] = profile_axis_words(profile_find(v->engine), f->flags[a]);
-                f->aliases[a] = profile_axis_aliases(profile_find(v->engine), f->flags[a]);
+                f->words[a] = profile_axis_words(engine, f->flags[a]);
+                f->aliases[a] = profile_axis_aliases(engine, f->flags[a]);
                 if (!(f->value_names[a] = calloc(MIN(N, (size_t)256), sizeof(char *))))
                         r = -ENOMEM;
         }

@@ -308,6 +308,7 @@ static void test_names_value_aliases(void **state) {
                                           .choice = ch};
                 check_naming(&sp, cases[i].attn * 6 + cases[i].moe * 2 + cases[i].kv, &cases[i], i);
         }
+        /* the llama.cpp case's NONE is its profile's want of names, not a profile not found */
         assert_non_null(profile_find("llama.cpp"));
 }
 
