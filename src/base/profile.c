@@ -164,7 +164,8 @@ static const struct axis_words vllm_axis_words[] = {
          * configuration. Reason: ['kv_cache_dtype not supported']" */
         /* "NotImplementedError: FlashAttention V1 with FP8 KV cache not yet supported": the
          * backend and the cache's dtype, a pair's doing */
-        {STRV("--attention-backend"), STRV("attention backend", "VLLM_ATTENTION_BACKEND", "selected backend"),
+        {STRV("--attention-backend", "VLLM_ATTENTION_BACKEND"),
+         STRV("attention backend", "VLLM_ATTENTION_BACKEND", "selected backend"),
          STRV("FlashAttention", "FLASH_ATTN", "FlashAttention-2", "FLASH_ATTN", "FlashAttention-3", "FLASH_ATTN",
               "FlashInfer", "FLASHINFER", "FlexAttention", "FLEX_ATTENTION", "XFormers", "XFORMERS", "FlashMLA",
               "FLASHMLA")},

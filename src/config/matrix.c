@@ -1432,6 +1432,39 @@ int matrix_parse_string(const char *text, size_t len, const char *name, struct m
         return 0;
 }
 
+size_t axis_reading_flag(const struct axis *ax, char *buf, size_t size) {
+        const char *arg = ax->flag, *key = NULL;
+        size_t n = 0;
+        bool args_agree = true, env_agree = true;
+        for (size_t v = 0; !ax->flag && v < ax->n_values; v++) {
+                const struct axis_value *x = &ax->values[v];
+                if (x->args && x->args[0]) {
+                        if (x->args[0][0] != '-' || (arg && strcmp(arg, x->args[0]) != 0))
+                                args_agree = false;
+                        arg = x->args[0];
+                }
+                for (size_t e = 0; x->env && x->env[e]; e++) {
+                        size_t k = strcspn(x->env[e], "=");
+                        if (e > 0 || (key && (k != n || strncmp(key, x->env[e], k) != 0)))
+                                env_agree = false;
+                        key = x->env[e];
+                        n = k;
+                }
+        }
+        if (arg && args_agree) {
+                key = arg;
+                n = strlen(arg);
+                while (n > 1 && key[n - 1] == '=') /* "--kv=": the flag is "--kv" */
+                        n--;
+        } else if (!key || !env_agree)
+                return 0;
+        if (n >= size)
+                return 0;
+        memcpy(buf, key, n);
+        buf[n] = '\0';
+        return n;
+}
+
 void matrix_free(struct matrix *m) {
         if (!m)
                 return;

@@ -165,6 +165,14 @@ struct matrix {
 int matrix_parse_string(const char *text, size_t len, const char *name, struct matrix **ret,
                         char **ret_error);
 void matrix_free(struct matrix *m);
+
+/* The flag an axis's values set, as the search reads what the engine prints of it
+ * (docs/search.md, "How evidence is read"): its `flag`; else, for an axis of maps, the
+ * argument every value that has arguments begins with, when it is a flag ("-ctk" of
+ * `{name: q8_0, args: [-ctk, q8_0, -ctv, q8_0]}`); else the one environment key every value
+ * that has an environment sets (VLLM_ATTENTION_BACKEND). Written into buf (size bytes);
+ * returns its length, or 0 when there is none or it does not fit. */
+size_t axis_reading_flag(const struct axis *ax, char *buf, size_t size);
 static inline void matrix_freep(struct matrix **m) { if (*m) matrix_free(*m); }
 #define _cleanup_matrix_ _cleanup_(matrix_freep)
 

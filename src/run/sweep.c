@@ -1297,9 +1297,13 @@ static int record_search(struct sweep *sw) {
         _cleanup_json_ json_t *e = json_object(), *flags = json_array(), *budget = json_object();
         if (!e || !flags || !budget)
                 return -ENOMEM;
-        for (size_t a = 0; a < m->n_axes; a++)
-                if (json_array_append_new(flags, json_string(m->axes[a].flag ? m->axes[a].flag : "")) < 0)
+        for (size_t a = 0; a < m->n_axes; a++) {
+                char flag[256];
+                if (!axis_reading_flag(&m->axes[a], flag, sizeof(flag)))
+                        flag[0] = '\0';
+                if (json_array_append_new(flags, json_string(flag)) < 0)
                         return -ENOMEM;
+        }
         if ((m->budget_launches && json_object_set_new(budget, "launches", json_integer((json_int_t)m->budget_launches)) < 0) ||
             (m->budget_time && json_object_set_new(budget, "time_us", json_integer((json_int_t)m->budget_time)) < 0))
                 return -ENOMEM;

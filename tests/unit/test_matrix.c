@@ -242,6 +242,47 @@ static void test_map_values(void **state) {
         assert_argv(cells[6].env, env6);
         assert_int_equal(cells[6].distance, 1); /* env-only is a default, "on" is not */
         cells_free(cells, n);
+        /* the flags the search reads the engine's lines by: a joined flag without its '=' */
+        char flag[64];
+        assert_int_equal(axis_reading_flag(&m->axes[0], flag, sizeof(flag)), strlen("--moe-backend"));
+        assert_string_equal(flag, "--moe-backend");
+        assert_int_equal(axis_reading_flag(&m->axes[1], flag, sizeof(flag)), 4);
+        assert_string_equal(flag, "--fa");
+        assert_int_equal(axis_reading_flag(&m->axes[1], flag, 4), 0); /* does not fit */
+}
+
+/* An axis of maps: the flag its values' arguments begin with, or the one environment key
+ * they set; none where they differ. */
+static void test_reading_flag(void **state) {
+        (void)state;
+        _cleanup_matrix_ struct matrix *m = load_str(
+                "engine: vllm\nmodel: m\naxes:\n"
+                "  kv:\n    values:\n"
+                "      - {name: f16, args: []}\n"
+                "      - {name: q8, args: [-ctk, q8_0, -ctv, q8_0]}\n"
+                "      - {name: q4, args: [-ctk, q4_0, -ctv, q4_0]}\n"
+                "  attn:\n    values:\n"
+                "      - {name: default}\n"
+                "      - {name: fi, env: {VLLM_ATTENTION_BACKEND: FLASHINFER}}\n"
+                "      - {name: fa, env: {VLLM_ATTENTION_BACKEND: FLASH_ATTN}}\n"
+                "  mm:\n    values:\n"
+                "      - {name: mmq, env: {GGML_CUDA_FORCE_MMQ: '1'}}\n"
+                "      - {name: cublas, env: {GGML_CUDA_FORCE_CUBLAS: '1'}}\n"
+                "  two:\n    values:\n"
+                "      - {name: a, args: [--x, '1']}\n"
+                "      - {name: b, args: [--y, '1']}\n"
+                "  bare:\n    values:\n"
+                "      - {name: a, args: [positional]}\n"
+                "      - {name: b, args: [positional2]}\n");
+        assert_non_null(m);
+        char flag[64];
+        assert_int_equal(axis_reading_flag(&m->axes[0], flag, sizeof(flag)), 4);
+        assert_string_equal(flag, "-ctk");
+        assert_int_equal(axis_reading_flag(&m->axes[1], flag, sizeof(flag)), strlen("VLLM_ATTENTION_BACKEND"));
+        assert_string_equal(flag, "VLLM_ATTENTION_BACKEND");
+        assert_int_equal(axis_reading_flag(&m->axes[2], flag, sizeof(flag)), 0);
+        assert_int_equal(axis_reading_flag(&m->axes[3], flag, sizeof(flag)), 0);
+        assert_int_equal(axis_reading_flag(&m->axes[4], flag, sizeof(flag)), 0);
 }
 
 static void test_resolve_argv(void **state) {
@@ -814,6 +855,7 @@ int main(void) {
                 cmocka_unit_test(test_cell_bytes_line),
                 cmocka_unit_test(test_design_example), cmocka_unit_test(test_one_at_a_time),
                 cmocka_unit_test(test_ids),            cmocka_unit_test(test_map_values),
+                cmocka_unit_test(test_reading_flag),
                 cmocka_unit_test(test_resolve_argv),   cmocka_unit_test(test_defaults_and_minimal),
                 cmocka_unit_test(test_bad_matrices),   cmocka_unit_test(test_bad_suites),
                 cmocka_unit_test(test_bad_inline),     cmocka_unit_test(test_alias_bomb_fast),
