@@ -72,6 +72,61 @@ void search_quoted_values(const struct search_space *s, size_t a, const char *ev
         }
 }
 
+/* Whether a word of advice stands in the few words before q (back to evidence): "use",
+ * "try", "set", "pass", "switch to", not denied ("cannot use", "do not set"). */
+static bool advice_before(const char *evidence, const char *q) {
+        static const char *const verbs[] = {"use", "try", "set", "pass", "switch to", "specify", "choose", "select"};
+        static const char *const denials[] = {"not ", "n't ", "cannot ", "never "};
+        const char *from = q - MIN((size_t)(q - evidence), (size_t)24);
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
+                size_t n = strlen(verbs[i]);
+                for (const char *p = from; p + n <= q; p++) {
+                        if (strncasecmp(p, verbs[i], n) != 0 || (p > evidence && isalpha((unsigned char)p[-1])) ||
+                            isalpha((unsigned char)p[n]))
+                                continue;
+                        for (size_t d = 0; d < ELEMENTSOF(denials); d++) {
+                                size_t m = strlen(denials[d]);
+                                if ((size_t)(p - evidence) >= m && strncasecmp(p - m, denials[d], m) == 0)
+                                        return false;
+                        }
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* Whether evidence advises another value of axis a than the cell's, quoted after the axis's
+ * flag, whether the matrix holds it or not: "Please use `--attention-backend flashinfer`",
+ * "try --kv-cache-dtype auto instead". */
+static bool advises_other(const struct search_space *s, size_t a, const char *evidence, size_t cell_value) {
+        const char *flag = s->axis_flags ? s->axis_flags[a] : NULL;
+        if (!flag)
+                return false;
+        const char *bare = flag;
+        while (*bare == '-')
+                bare++;
+        const char *cell_name = s->value_names[a][cell_value];
+        for (const char *p = evidence; (p = find_flag(evidence, p, flag));) {
+                const char *start = p - strlen(bare);
+                while (start > evidence && strchr("-`'\" ", start[-1]))
+                        start--;
+                const char *v = p;
+                while (*v == ' ' || *v == '=' || *v == ':' || *v == '\'' || *v == '"' || *v == '`')
+                        v++;
+                size_t n = strcspn(v, " \t\n,;)]}'\"`");
+                while (n > 0 && v[n - 1] == '.')
+                        n--;
+                if (n == 0 || *v == '-' || (cell_name && strlen(cell_name) == n && strncasecmp(v, cell_name, n) == 0))
+                        continue;
+                const char *after = v + n;
+                while (*after && strchr("`'\" ", *after))
+                        after++;
+                if (advice_before(evidence, start) || strncasecmp(after, "instead", 7) == 0)
+                        return true;
+        }
+        return false;
+}
+
 /* ---- what evidence says: its signature, the value it names ---------------------------- */
 
 /* A character of a word of evidence: "q8_0", "n_embd_head_k", "/models/x.gguf", "0x7f3a". */
@@ -343,11 +398,12 @@ enum search_naming search_names_value(const struct search_space *s, size_t k, co
                 /* a list of what works that leaves the cell's value out; or one other value,
                  * quoted with the axis's flag as what to use instead ("FlashAttention v3
                  * Backend requires SM>=80 and SM<=90. Please use `--attention-backend
-                 * flashinfer`.", SGLang, on a cell with fa3) */
+                 * flashinfer`.", SGLang, on a cell with fa3), a value of the matrix or, with
+                 * words of advice, any */
                 how = SEARCH_NAMES_OTHERS;
                 for (size_t a = 0; a < s->n_axes; a++) {
                         int listed = __builtin_popcountll(others[a]);
-                        if (own[a] || listed < 1)
+                        if (own[a] || (listed < 1 && !advises_other(s, a, evidence, c[a])))
                                 continue;
                         if (listed == 1) {
                                 bool quoted_own = false;

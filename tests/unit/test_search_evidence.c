@@ -233,6 +233,21 @@ static void test_names_value_forms(void **state) {
                 {"sglang", 0, 0, 1, "kv cache dtype fp8 needs it: please use --attention-backend flashinfer",
                  SEARCH_NAMES_NONE, 0},
                 {"sglang", 0, 0, 0, "FlashAttention v3 is not supported here; flashinfer is", SEARCH_NAMES_NONE, 0},
+                /* advice to use a value the matrix does not hold: the cell's is still at fault */
+                {"sglang", 2, 0, 0, "RuntimeError: this kernel needs SM90. Please use `--attention-backend fa5`.",
+                 SEARCH_NAMES_OTHERS, 0},
+                {"sglang", 1, 0, 0, "ValueError: not supported on this GPU; try --kv-cache-dtype bf16 instead",
+                 SEARCH_NAMES_OTHERS, 2},
+                {"sglang", 1, 0, 0, "ValueError: not supported on this GPU; --kv-cache-dtype bf16 instead",
+                 SEARCH_NAMES_OTHERS, 2},
+                /* ... not without words of advice, nor when they are denied */
+                {"sglang", 2, 0, 0, "RuntimeError: got --attention-backend fa5 from the config", SEARCH_NAMES_NONE, 0},
+                {"sglang", 2, 0, 0, "ValueError: you cannot use --attention-backend fa5 here", SEARCH_NAMES_NONE, 0},
+                {"sglang", 2, 0, 0, "ValueError: do not use --attention-backend fa5 with this model",
+                 SEARCH_NAMES_NONE, 0},
+                /* ... nor beside another axis's words: a pair's */
+                {"sglang", 2, 0, 1, "ValueError: kv cache dtype fp8 is unsupported; use --attention-backend fa5",
+                 SEARCH_NAMES_NONE, 0},
                 /* ... nor a list that quotes another axis's value too: a pair's */
                 {"sglang", 0, 0, 1, "only trtllm_mha and fa4 support kv cache dtype fp8", SEARCH_NAMES_NONE, 0},
                 /* a value inside a path, a file name or another name is no mention */
