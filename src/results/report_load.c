@@ -264,6 +264,21 @@ static int load_search_settings(struct report_view *v, const char *text, char **
         json_array_foreach(json_object_get(e, "flags"), i, x)
                 if ((r = strv_push(&vs->flags, json_is_string(x) ? json_string_value(x) : "")) < 0)
                         return r;
+        size_t n_flags = strv_length(vs->flags);
+        json_t *sp = json_object_get(e, "spellings");
+        if (n_flags && json_is_array(sp) && !(vs->spellings = calloc(n_flags, sizeof(char **))))
+                return -ENOMEM;
+        json_array_foreach(sp, i, x) {
+                size_t k;
+                json_t *pair;
+                json_array_foreach(i < n_flags ? x : NULL, k, pair) {
+                        const char *spelled = json_string_value(json_array_get(pair, 0)),
+                                   *name = json_string_value(json_array_get(pair, 1));
+                        if (spelled && name &&
+                            ((r = strv_push(&vs->spellings[i], spelled)) < 0 || (r = strv_push(&vs->spellings[i], name)) < 0))
+                                return r;
+                }
+        }
         const char *first = json_string_value(json_object_get(e, "first"));
         if (first && !(*ret_first = strdup(first)))
                 return -ENOMEM;

@@ -71,6 +71,9 @@ void report_view_free(struct report_view *v) {
                 json_decref(c->prediction);
         }
         free(v->cells);
+        for (size_t a = 0; v->search.spellings && a < strv_length(v->search.flags); a++)
+                strv_free(v->search.spellings[a]);
+        free(v->search.spellings);
         strv_free(v->search.flags);
         free(v->search.order);
         free(v->search.best_so_far);

@@ -189,6 +189,9 @@ struct report_view_search {
         size_t budget_launches;       /* 0: none */
         usec_t budget_time;           /* 0: none */
         char **flags;                 /* per axis, "" when it has none (search.h axis_flags) */
+        /* per axis (as many as flags), a strv of pairs: how a value is written after the
+         * axis's flag or env key, and its name, where the two differ; NULL where none */
+        char ***spellings;
         long first;                   /* the cell it starts from, -1 when unknown */
         size_t launched;              /* cells with a launched, settled attempt */
         size_t launches;              /* their launches: a cell measured again counts each */

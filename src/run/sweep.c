@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1291,18 +1292,44 @@ static int sweep_grid(struct sweep *sw) {
         return 0;
 }
 
-/* The search's settings, journaled with the sweep for the reports (search_view.h). */
+/* How value x writes what follows flag: the argument after it ("-ctk q8_0"), the rest of
+ * one argument that joins them ("--kv=fp8"), or the env value of the key flag; NULL. */
+static const char *value_spelling(const struct axis_value *x, const char *flag) {
+        size_t n = strlen(flag);
+        for (size_t i = 0; x->args && x->args[i]; i++) {
+                if (strcmp(x->args[i], flag) == 0)
+                        return x->args[i + 1];
+                if (strncmp(x->args[i], flag, n) == 0 && x->args[i][n] == '=')
+                        return x->args[i] + n + 1;
+        }
+        for (size_t i = 0; x->env && x->env[i]; i++)
+                if (strncmp(x->env[i], flag, n) == 0 && x->env[i][n] == '=')
+                        return x->env[i] + n + 1;
+        return NULL;
+}
+
+/* The search's settings, journaled with the sweep for the reports (search_view.h): per
+ * axis the flag it is read by, and the values written otherwise than named after it. */
 static int record_search(struct sweep *sw) {
         const struct matrix *m = sw->m;
-        _cleanup_json_ json_t *e = json_object(), *flags = json_array(), *budget = json_object();
-        if (!e || !flags || !budget)
+        _cleanup_json_ json_t *e = json_object(), *flags = json_array(), *budget = json_object(),
+                              *spellings = json_array();
+        if (!e || !flags || !budget || !spellings)
                 return -ENOMEM;
         for (size_t a = 0; a < m->n_axes; a++) {
+                const struct axis *ax = &m->axes[a];
                 char flag[256];
-                if (!axis_reading_flag(&m->axes[a], flag, sizeof(flag)))
+                if (!axis_reading_flag(ax, flag, sizeof(flag)))
                         flag[0] = '\0';
-                if (json_array_append_new(flags, json_string(flag)) < 0)
+                json_t *pairs = json_array();
+                if (json_array_append_new(flags, json_string(flag)) < 0 || json_array_append_new(spellings, pairs) < 0)
                         return -ENOMEM;
+                for (size_t v = 0; flag[0] && v < ax->n_values; v++) {
+                        const char *spelled = value_spelling(&ax->values[v], flag);
+                        if (spelled && spelled[0] && strcasecmp(spelled, ax->values[v].name) != 0 &&
+                            json_array_append_new(pairs, json_pack("[ss]", spelled, ax->values[v].name)) < 0)
+                                return -ENOMEM;
+                }
         }
         if ((m->budget_launches && json_object_set_new(budget, "launches", json_integer((json_int_t)m->budget_launches)) < 0) ||
             (m->budget_time && json_object_set_new(budget, "time_us", json_integer((json_int_t)m->budget_time)) < 0))
@@ -1316,6 +1343,7 @@ static int record_search(struct sweep *sw) {
                 if (!sw->cells[i].excluded && sw->cells[i].distance < sw->cells[first].distance)
                         first = (int)i;
         if (json_object_set(e, "budget", budget) < 0 || json_object_set(e, "flags", flags) < 0 ||
+            json_object_set(e, "spellings", spellings) < 0 ||
             (first >= 0 && json_object_set_new(e, "first", json_string(sw->cells[first].id)) < 0))
                 return -ENOMEM;
         _cleanup_free_ char *text = json_dumps(e, JSON_COMPACT | JSON_PRESERVE_ORDER);

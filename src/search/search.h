@@ -83,6 +83,12 @@ struct search_space {
          * value's), NULL-terminated, or NULL; may itself be NULL. Such a name is a mention of
          * the value as its own name is, and counts without the axis's words. */
         const char *const *const *axis_aliases;
+        /* per axis: how the matrix writes some of its values after the flag or in the env
+         * (pairs: the spelling, the value's name), where that differs from the value's name
+         * ({name: fi, env: {VLLM_ATTENTION_BACKEND: FLASHINFER}}), NULL-terminated, or NULL;
+         * may itself be NULL. A spelling is a mention of the value as its name is, by the same
+         * rules (distinctive, or beside the axis's words). */
+        const char *const *const *axis_spellings;
         size_t n_cells;
         const size_t *choice;           /* n_cells * n_axes value indices, row-major */
         const char *const *ids;         /* per cell, for evidence ("8e5b8715..."), may be NULL */

@@ -145,9 +145,14 @@ long search_value_on(const struct search_space *s, size_t a, const char *name, s
 }
 
 static bool is_value(const struct search_space *s, const char *name, size_t n) {
-        for (size_t a = 0; a < s->n_axes; a++)
+        for (size_t a = 0; a < s->n_axes; a++) {
                 if (search_value_on(s, a, name, n) >= 0)
                         return true;
+                const char *const *sp = s->axis_spellings ? s->axis_spellings[a] : NULL;
+                for (size_t i = 0; sp && sp[i] && sp[i + 1]; i += 2)
+                        if (strlen(sp[i]) == n && strncasecmp(sp[i], name, n) == 0)
+                                return true;
+        }
         return false;
 }
 
@@ -286,18 +291,32 @@ static size_t spells(const char *p, const char *name) {
         return i > 0 && mention_ends(p + i) ? i : 0;
 }
 
-/* The value of axis a that the text at p spells, by its name or by one of the engine's names
- * for it (axis_aliases), the longest, or -1; *ret_len its length, *ret_alias whether it was
- * the engine's name. */
-static long spelled_on(const struct search_space *s, size_t a, const char *p, size_t *ret_len, bool *ret_alias) {
+/* The value of axis a that the text at p spells, by its name, the matrix's spelling of it
+ * (axis_spellings) or one of the engine's names for it (axis_aliases), the longest, or -1;
+ * *ret_len its length, *ret_alias whether it was the engine's name, *ret_as the name or
+ * spelling it was. */
+static long spelled_on(const struct search_space *s, size_t a, const char *p, size_t *ret_len, bool *ret_alias,
+                       const char **ret_as) {
         long best = -1;
         size_t best_n = 0;
         *ret_alias = false;
+        *ret_as = NULL;
         for (size_t v = 0; s->value_names && v < s->n_values[a]; v++) {
                 size_t n = s->value_names[a][v] ? spells(p, s->value_names[a][v]) : 0;
                 if (n > best_n) {
                         best_n = n;
                         best = (long)v;
+                        *ret_as = s->value_names[a][v];
+                }
+        }
+        const char *const *sp = s->axis_spellings ? s->axis_spellings[a] : NULL;
+        for (size_t i = 0; sp && sp[i] && sp[i + 1]; i += 2) {
+                size_t n = spells(p, sp[i]);
+                long v = n > best_n ? search_value_on(s, a, sp[i + 1], strlen(sp[i + 1])) : -1;
+                if (v >= 0) {
+                        best_n = n;
+                        best = v;
+                        *ret_as = sp[i];
                 }
         }
         const char *const *al = s->axis_aliases ? s->axis_aliases[a] : NULL;
@@ -310,6 +329,7 @@ static long spelled_on(const struct search_space *s, size_t a, const char *p, si
                         best_n = n;
                         best = v;
                         *ret_alias = true;
+                        *ret_as = al[i];
                 }
         }
         *ret_len = best_n;
@@ -318,10 +338,11 @@ static long spelled_on(const struct search_space *s, size_t a, const char *p, si
 
 /* Of the axes whose value cands[] (nc of them) the mention [p, p + n) spells, the one whose
  * words stand nearest to it (within AXIS_WORDS_NEAR; none on a tie), or -1; or the one axis
- * when it alone has a value of that name (shared: how many have) and the name is
- * distinctive, or was the engine's own name for it (alias[axis]). */
+ * when it alone has a value of that name (shared: how many have) and the name or spelling
+ * the mention was (as[axis]) is distinctive, or was the engine's own name for it
+ * (alias[axis]). */
 static long mention_axis(const struct search_space *s, const char *evidence, const char *p, size_t n,
-                         const size_t *cands, const long *vals, size_t nc, size_t shared, const bool *alias) {
+                         const size_t *cands, size_t nc, size_t shared, const bool *alias, const char *const *as) {
         long pick = -1;
         size_t near = SIZE_MAX, ties = 0;
         for (size_t i = 0; i < nc; i++) {
@@ -337,8 +358,7 @@ static long mention_axis(const struct search_space *s, const char *evidence, con
         }
         if (ties)
                 return -1;
-        if (pick < 0 && shared == 1 && nc == 1 &&
-            (alias[cands[0]] || distinctive(s->value_names[cands[0]][vals[0]])))
+        if (pick < 0 && shared == 1 && nc == 1 && (alias[cands[0]] || (as[cands[0]] && distinctive(as[cands[0]]))))
                 pick = (long)cands[0];
         return pick;
 }
@@ -358,10 +378,11 @@ enum search_naming search_names_value(const struct search_space *s, size_t k, co
                 /* the axes of the space with a value spelled here: the cell's among them, and
                  * the others' */
                 size_t shared = 0, cands[16], nc = 0, oc[16], noc = 0, n = 0, len[16];
-                long vals[16], ovals[16], spelled[16];
+                long ovals[16], spelled[16];
                 bool alias[16];
+                const char *as[16];
                 for (size_t a = 0; a < s->n_axes; a++) {
-                        spelled[a] = spelled_on(s, a, p, &len[a], &alias[a]);
+                        spelled[a] = spelled_on(s, a, p, &len[a], &alias[a], &as[a]);
                         n = MAX(n, len[a]);
                 }
                 /* the longest name spelled here is the one meant ("FP8 E4M3" is fp8_e4m3 on
@@ -373,8 +394,7 @@ enum search_naming search_names_value(const struct search_space *s, size_t k, co
                         shared++;
                         if ((size_t)v == c[a]) {
                                 own[a] = true;
-                                cands[nc] = a;
-                                vals[nc++] = v;
+                                cands[nc++] = a;
                         } else {
                                 oc[noc] = a;
                                 ovals[noc++] = v;
@@ -382,13 +402,13 @@ enum search_naming search_names_value(const struct search_space *s, size_t k, co
                 }
                 if (!shared)
                         continue;
-                long pick = mention_axis(s, evidence, p, n, cands, vals, nc, shared, alias);
+                long pick = mention_axis(s, evidence, p, n, cands, nc, shared, alias, as);
                 if (pick >= 0) {
                         if (named >= 0 && named != pick)
                                 return SEARCH_NAMES_NONE; /* two values: a pair's doing, or unclear */
                         named = pick;
                 }
-                long other = mention_axis(s, evidence, p, n, oc, ovals, noc, shared, alias);
+                long other = mention_axis(s, evidence, p, n, oc, noc, shared, alias, as);
                 for (size_t i = 0; other >= 0 && i < noc; i++)
                         if (oc[i] == (size_t)other && ovals[i] < 64)
                                 others[other] |= UINT64_C(1) << ovals[i];

@@ -327,6 +327,48 @@ static void test_names_value_aliases(void **state) {
         assert_non_null(profile_find("llama.cpp"));
 }
 
+/* The matrix's spellings of its values (an axis of maps: {name: fi, env:
+ * {VLLM_ATTENTION_BACKEND: FLASHINFER}}) are mentions as the names are, by the same rules: a
+ * spelling without digits or '_' counts only beside the axis's words. */
+static void test_names_value_spellings(void **state) {
+        (void)state;
+        static const char *const sfl[2] = {"VLLM_ATTENTION_BACKEND", "GGML_CUDA_FORCE"};
+        static const char *const san[2] = {"attn", "mm"};
+        static const char *const v_attn[] = {"default", "fi", "fa"}, *const v_mm[] = {"auto", "mmq"};
+        static const char *const *const svn[2] = {v_attn, v_mm};
+        static const size_t snv[2] = {3, 2};
+        static const char *const sp_attn[] = {"FLASHINFER", "fi", "FLASH_ATTN_3", "fa", NULL};
+        static const char *const sp_mm[] = {"1", "mmq", NULL};
+        static const char *const *const sp[2] = {sp_attn, sp_mm};
+        static size_t ch[6 * 2];
+        for (size_t k = 0; k < 6; k++) {
+                ch[k * 2] = k / 2;
+                ch[k * 2 + 1] = k % 2;
+        }
+        const struct profile *pr = profile_find("vllm");
+        const char *const *w[2] = {profile_axis_words(pr, sfl[0]), NULL};
+        struct search_space sp_s = {.n_axes = 2, .n_values = snv, .axis_names = san, .value_names = svn,
+                                    .axis_flags = sfl, .axis_words = w, .axis_spellings = sp, .n_cells = 6,
+                                    .choice = ch};
+        const struct naming_case cases[] = {
+                /* beside vLLM's words for the axis ("selected backend") */
+                {"vllm", 1, 0, 0, "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid for this "
+                                  "configuration. Reason: ['compute capability not supported']",
+                 SEARCH_NAMES_VALUE, 0},
+                /* distinctive by itself */
+                {"vllm", 2, 0, 0, "RuntimeError: FLASH_ATTN_3 kernels need SM80", SEARCH_NAMES_VALUE, 0},
+                /* without the words, letters alone are no mention */
+                {"vllm", 1, 0, 0, "RuntimeError: FLASHINFER kernels need SM80", SEARCH_NAMES_NONE, 0},
+                /* nor is a number */
+                {"vllm", 0, 1, 0, "RuntimeError: exited with 1 error", SEARCH_NAMES_NONE, 0},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                check_naming(&sp_s, cases[i].attn * 2 + cases[i].moe, &cases[i], i);
+        /* a spelling is a value's word in a signature, as a name is: not a number's */
+        _cleanup_free_ char *sig = search_signature(&sp_s, "crash/arch", "FLASH_ATTN_3: 2 kernels");
+        assert_string_equal(sig, "crash/arch: FLASH_ATTN_3: # kernels");
+}
+
 /* A value left out of a list of what works is condemned, and its reason says so. */
 static void test_listed_condemns(void **state) {
         (void)state;
@@ -926,6 +968,7 @@ int main(void) {
                 cmocka_unit_test(test_names_value),
                 cmocka_unit_test(test_names_value_forms),
                 cmocka_unit_test(test_names_value_aliases),
+                cmocka_unit_test(test_names_value_spellings),
                 cmocka_unit_test(test_listed_condemns),
                 cmocka_unit_test(test_named_condemns),
                 cmocka_unit_test(test_signature_blame),
