@@ -142,9 +142,25 @@ static const struct signature testbed_signatures[] = {
 /* How engines' messages name an axis (ENGINES.md): "K cache type q8_0 with block size 32
  * does not divide n_embd_head_k=40" names --cache-type-k's value q8_0, not --cache-type-v's. */
 static const struct axis_words llamacpp_axis_words[] = {
-        {STRV("--cache-type-k", "-ctk"), STRV("K cache", "cache_type_k", "type_k"), NULL},
-        {STRV("--cache-type-v", "-ctv"), STRV("V cache", "cache_type_v", "type_v"), NULL},
-        {STRV("--flash-attn", "-fa"), STRV("flash_attn", "flash attention"), NULL},
+        {STRV("--cache-type-k", "-ctk", "LLAMA_ARG_CACHE_TYPE_K"), STRV("K cache", "cache_type_k", "type_k"), NULL},
+        {STRV("--cache-type-v", "-ctv", "LLAMA_ARG_CACHE_TYPE_V"), STRV("V cache", "cache_type_v", "type_v"), NULL},
+        {STRV("--flash-attn", "-fa", "LLAMA_ARG_FLASH_ATTN"), STRV("flash_attn", "flash attention"), NULL},
+        /* the other flags a matrix varies, for their spellings (common/arg.cpp): "error
+         * while handling argument \"-sm\": invalid value" names --split-mode */
+        {STRV("--split-mode", "-sm", "LLAMA_ARG_SPLIT_MODE"), STRV("split_mode", "split mode"), NULL},
+        {STRV("--n-gpu-layers", "-ngl", "--gpu-layers", "LLAMA_ARG_N_GPU_LAYERS"), STRV("n_gpu_layers", "gpu layers"),
+         NULL},
+        {STRV("--tensor-split", "-ts", "LLAMA_ARG_TENSOR_SPLIT"), STRV("tensor_split"), NULL},
+        {STRV("--override-tensor", "-ot", "LLAMA_ARG_OVERRIDE_TENSOR"), STRV("tensor_buft_overrides"), NULL},
+        {STRV("--main-gpu", "-mg", "LLAMA_ARG_MAIN_GPU"), STRV("main_gpu"), NULL},
+        /* spellings alone: their words (n_ctx, n_batch) stand in lines of other causes */
+        {STRV("--parallel", "-np", "LLAMA_ARG_N_PARALLEL"), NULL, NULL},
+        {STRV("--ctx-size", "-c", "LLAMA_ARG_CTX_SIZE"), NULL, NULL},
+        {STRV("--batch-size", "-b", "LLAMA_ARG_BATCH"), NULL, NULL},
+        {STRV("--ubatch-size", "-ub", "LLAMA_ARG_UBATCH"), NULL, NULL},
+        /* "context type MTP requested but model doesn't contain MTP layers" */
+        {STRV("--spec-type", "LLAMA_ARG_SPEC_TYPE"), STRV("speculative type"),
+         STRV("MTP", "draft-mtp", "EAGLE3", "draft-eagle3")},
         {NULL, NULL, NULL},
 };
 static const struct axis_words sglang_axis_words[] = {
@@ -152,9 +168,17 @@ static const struct axis_words sglang_axis_words[] = {
         {STRV("--attention-backend", "--prefill-attention-backend", "--decode-attention-backend"),
          STRV("attention backend"),
          STRV("FlashAttention v3", "fa3", "FlashAttention3", "fa3", "FlashAttention v4", "fa4", "FlashAttention4",
-              "fa4", "FlashInfer", "flashinfer", "FlashMLA", "flashmla")},
-        /* "Runner backend MoeRunnerBackend.MARLIN requires a fused func for a2a backend deepep" */
-        {STRV("--moe-runner-backend"), STRV("moe runner", "MoeRunnerBackend"), NULL},
+              "fa4", "FlashInfer", "flashinfer", "FlashMLA", "flashmla", "TensorRT-LLM MLA", "trtllm_mla",
+              "TensorRT-LLM MHA", "trtllm_mha")},
+        /* "Runner backend MoeRunnerBackend.MARLIN requires a fused func for a2a backend deepep";
+         * "FP8/MXFP8 Cutlass MoE is only supported with ep_size == 1" */
+        {STRV("--moe-runner-backend"), STRV("moe runner", "MoeRunnerBackend", "MoE"), NULL},
+        /* "Flashinfer MoE A2A is only supported with flashinfer_cutlass or … moe runner backend" */
+        {STRV("--moe-a2a-backend"), STRV("moe a2a", "a2a backend"), NULL},
+        /* "Speculative decoding is currently not supported with Flex Attention backend" */
+        {STRV("--speculative-algorithm"), STRV("speculative decoding"), NULL},
+        /* "trtllm_mha backend only supports topk = 1 for speculative decoding." */
+        {STRV("--speculative-eagle-topk"), STRV("topk"), NULL},
         {STRV("--fp4-gemm-backend"), STRV("fp4 gemm"), NULL},
         {STRV("--kv-cache-dtype"), STRV("kv cache dtype", "kv_cache_dtype"), NULL},
         {NULL, NULL, NULL},
@@ -169,7 +193,12 @@ static const struct axis_words vllm_axis_words[] = {
          STRV("FlashAttention", "FLASH_ATTN", "FlashAttention-2", "FLASH_ATTN", "FlashAttention-3", "FLASH_ATTN",
               "FlashInfer", "FLASHINFER", "FlexAttention", "FLEX_ATTENTION", "XFormers", "XFORMERS", "FlashMLA",
               "FLASHMLA")},
-        {STRV("--kv-cache-dtype"), STRV("kv_cache_dtype", "kv cache dtype"), NULL},
+        {STRV("--kv-cache-dtype"), STRV("kv_cache_dtype", "kv cache dtype", "kv cache"), NULL},
+        /* "FP8 MoE backend FLASHINFER_TRTLLM does not support …" */
+        {STRV("--moe-backend"), STRV("MoE"), NULL},
+        /* "fp8_e5m2 kv-cache is not supported with fp8 checkpoints." */
+        {STRV("--quantization", "-q"), STRV("quantization method", "checkpoint", "checkpoints"), NULL},
+        {STRV("--tensor-parallel-size", "-tp"), STRV("tensor parallel size", "tp_size"), NULL},
         {NULL, NULL, NULL},
 };
 
@@ -320,6 +349,11 @@ static const struct axis_words *axis_words_of(const struct profile *p, const cha
 const char *const *profile_axis_words(const struct profile *p, const char *flag) {
         const struct axis_words *w = axis_words_of(p, flag);
         return w ? w->words : NULL;
+}
+
+const char *const *profile_axis_forms(const struct profile *p, const char *flag) {
+        const struct axis_words *w = axis_words_of(p, flag);
+        return w ? w->flags : NULL;
 }
 
 const char *const *profile_axis_aliases(const struct profile *p, const char *flag) {

@@ -94,6 +94,9 @@ const char *const *profile_foreign_lines(void);
 /* The phrases by which p's messages name the axis flag sets (NULL-terminated), or NULL
  * when p has none for it (p NULL: none). */
 const char *const *profile_axis_words(const struct profile *p, const char *flag);
+/* Every spelling of flag the engine takes, flag's among them ("--split-mode", "-sm",
+ * "LLAMA_ARG_SPLIT_MODE"), NULL-terminated; NULL when p does not list flag. */
+const char *const *profile_axis_forms(const struct profile *p, const char *flag);
 /* The engine's names for values of flag's axis, in pairs (name, value), NULL-terminated;
  * NULL when none. */
 const char *const *profile_axis_aliases(const struct profile *p, const char *flag);

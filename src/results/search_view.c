@@ -25,6 +25,7 @@ void search_fit_free(struct search_fit *f) {
         free(f->words);
         free(f->aliases);
         free(f->spellings);
+        free(f->forms);
         free(f->ids);
         free(f);
 }
@@ -73,12 +74,13 @@ int search_fit_view_pending(const struct report_view *v, const bool *pending, st
         f->words = calloc(A, sizeof(*f->words));
         f->aliases = calloc(A, sizeof(*f->aliases));
         f->spellings = calloc(A, sizeof(*f->spellings));
+        f->forms = calloc(A, sizeof(*f->forms));
         f->ids = calloc(N, sizeof(char *));
         f->kinds = calloc(N, sizeof(char *));
         f->value_names = calloc(A, sizeof(char **));
         int r = 0;
         if (!f->obs || !f->n_values || !f->choice || !f->axis_names || !f->flags || !f->words || !f->aliases ||
-            !f->spellings ||
+            !f->spellings || !f->forms ||
             !f->ids || !f->kinds || !f->value_names)
                 r = -ENOMEM;
         const struct profile *engine = profile_find(v->engine);
@@ -90,6 +92,7 @@ int search_fit_view_pending(const struct report_view *v, const bool *pending, st
                 /* how the engine's messages name the axis (profile.h), beside the flag's words */
                 f->words[a] = profile_axis_words(engine, f->flags[a]);
                 f->aliases[a] = profile_axis_aliases(engine, f->flags[a]);
+                f->forms[a] = profile_axis_forms(engine, f->flags[a]);
                 f->spellings[a] = v->search.spellings && a < strv_length(v->search.flags)
                                           ? (const char *const *)v->search.spellings[a]
                                           : NULL;
@@ -144,6 +147,7 @@ int search_fit_view_pending(const struct report_view *v, const bool *pending, st
         f->space.axis_words = f->words;
         f->space.axis_aliases = f->aliases;
         f->space.axis_spellings = f->spellings;
+        f->space.axis_forms = f->forms;
         f->space.choice = f->choice;
         f->space.ids = f->ids;
         /* the cell it starts from: the journaled one, else the least distance, earliest */

@@ -89,6 +89,10 @@ struct search_space {
          * may itself be NULL. A spelling is a mention of the value as its name is, by the same
          * rules (distinctive, or beside the axis's words). */
         const char *const *const *axis_spellings;
+        /* per axis: every spelling of its flag the engine takes (its short flag, its env
+         * key), NULL-terminated, or NULL; may itself be NULL. An error with one argument
+         * ("error while handling argument \"-sm\"") names the axis by any of them. */
+        const char *const *const *axis_forms;
         size_t n_cells;
         const size_t *choice;           /* n_cells * n_axes value indices, row-major */
         const char *const *ids;         /* per cell, for evidence ("8e5b8715..."), may be NULL */

@@ -250,14 +250,29 @@ static bool distinctive(const char *name) {
         return alpha && other && n >= 3;
 }
 
-/* Where a mention of a value may begin: a word of the line, or a part of a dotted name
- * after a '.' that a letter follows (AttentionBackendEnum.FLASHINFER), not in a path or a
- * number. */
+/* Whether the word of evidence around p is two alternatives written a/b ("bf16/bfloat16",
+ * "SM100/SM103"): one '/', inside, and no '.' (a path has more, or a file's name). */
+static bool alternatives(const char *evidence, const char *p) {
+        const char *b = p, *e = p;
+        while (b > evidence && word_char(b[-1]))
+                b--;
+        while (word_char(*e))
+                e++;
+        const char *slash = memchr(b, '/', (size_t)(e - b));
+        return slash && slash > b && slash + 1 < e && !memchr(slash + 1, '/', (size_t)(e - slash - 1)) &&
+               !memchr(b, '.', (size_t)(e - b));
+}
+
+/* Where a mention of a value may begin: a word of the line, either of two alternatives
+ * (bf16/bfloat16), or a part of a dotted name after a '.' that a letter follows
+ * (AttentionBackendEnum.FLASHINFER), not in a path or a number. */
 static bool mention_start(const char *evidence, const char *p) {
         if (!word_char(*p))
                 return false;
         if (p == evidence || !word_char(p[-1]))
                 return true;
+        if (p[-1] == '/')
+                return alternatives(evidence, p);
         if (p[-1] != '.' || !isalpha((unsigned char)*p))
                 return false;
         const char *b = p, *e = p;
@@ -268,10 +283,13 @@ static bool mention_start(const char *evidence, const char *p) {
         return !memchr(b, '/', (size_t)(e - b)) && isalpha((unsigned char)*b);
 }
 
-/* Whether a mention ends at p: no letter, digit, '_' or '/' goes on, and a '-' or '.' only
- * where the word ends with it ("q8_0." at a sentence's end, not "q8_0.gguf"). */
-static bool mention_ends(const char *p) {
-        if (isalnum((unsigned char)*p) || *p == '_' || *p == '/')
+/* Whether a mention ends at p: no letter, digit, '_' or '/' goes on (but the '/' between
+ * two alternatives), and a '-' or '.' only where the word ends with it ("q8_0." at a
+ * sentence's end, not "q8_0.gguf"). */
+static bool mention_ends(const char *evidence, const char *p) {
+        if (*p == '/')
+                return alternatives(evidence, p);
+        if (isalnum((unsigned char)*p) || *p == '_')
                 return false;
         if (*p == '-' || *p == '.')
                 return !isalnum((unsigned char)p[1]) && p[1] != '_' && p[1] != '/';
@@ -280,7 +298,7 @@ static bool mention_ends(const char *p) {
 
 /* The length of the text at p that spells name, or 0: case ignored, and where name has '_'
  * or '-' the text may have either, or a space ("TRTLLM MHA" spells trtllm_mha). */
-static size_t spells(const char *p, const char *name) {
+static size_t spells(const char *evidence, const char *p, const char *name) {
         size_t i = 0;
         for (; name[i]; i++) {
                 char x = name[i], y = p[i];
@@ -288,21 +306,21 @@ static size_t spells(const char *p, const char *name) {
                 if (!y || (sep ? !(y == '_' || y == '-' || y == ' ') : tolower((unsigned char)x) != tolower((unsigned char)y)))
                         return 0;
         }
-        return i > 0 && mention_ends(p + i) ? i : 0;
+        return i > 0 && mention_ends(evidence, p + i) ? i : 0;
 }
 
 /* The value of axis a that the text at p spells, by its name, the matrix's spelling of it
  * (axis_spellings) or one of the engine's names for it (axis_aliases), the longest, or -1;
  * *ret_len its length, *ret_alias whether it was the engine's name, *ret_as the name or
  * spelling it was. */
-static long spelled_on(const struct search_space *s, size_t a, const char *p, size_t *ret_len, bool *ret_alias,
-                       const char **ret_as) {
+static long spelled_on(const struct search_space *s, size_t a, const char *evidence, const char *p, size_t *ret_len,
+                       bool *ret_alias, const char **ret_as) {
         long best = -1;
         size_t best_n = 0;
         *ret_alias = false;
         *ret_as = NULL;
         for (size_t v = 0; s->value_names && v < s->n_values[a]; v++) {
-                size_t n = s->value_names[a][v] ? spells(p, s->value_names[a][v]) : 0;
+                size_t n = s->value_names[a][v] ? spells(evidence, p, s->value_names[a][v]) : 0;
                 if (n > best_n) {
                         best_n = n;
                         best = (long)v;
@@ -311,7 +329,7 @@ static long spelled_on(const struct search_space *s, size_t a, const char *p, si
         }
         const char *const *sp = s->axis_spellings ? s->axis_spellings[a] : NULL;
         for (size_t i = 0; sp && sp[i] && sp[i + 1]; i += 2) {
-                size_t n = spells(p, sp[i]);
+                size_t n = spells(evidence, p, sp[i]);
                 long v = n > best_n ? search_value_on(s, a, sp[i + 1], strlen(sp[i + 1])) : -1;
                 if (v >= 0) {
                         best_n = n;
@@ -321,7 +339,7 @@ static long spelled_on(const struct search_space *s, size_t a, const char *p, si
         }
         const char *const *al = s->axis_aliases ? s->axis_aliases[a] : NULL;
         for (size_t i = 0; al && al[i] && al[i + 1]; i += 2) {
-                size_t n = spells(p, al[i]);
+                size_t n = spells(evidence, p, al[i]);
                 /* as long as the value's own name spelled there ("FlashInfer", flashinfer): the
                  * engine's name, so distinctive */
                 long v = n > 0 && n >= best_n ? search_value_on(s, a, al[i + 1], strlen(al[i + 1])) : -1;
@@ -358,9 +376,96 @@ static long mention_axis(const struct search_space *s, const char *evidence, con
         }
         if (ties)
                 return -1;
-        if (pick < 0 && shared == 1 && nc == 1 && (alias[cands[0]] || (as[cands[0]] && distinctive(as[cands[0]]))))
+        if (pick < 0 && shared == 1 && nc == 1 && (alias[cands[0]] || (as[cands[0]] && distinctive(as[cands[0]])))) {
+                /* not where another axis's words stand right beside it: "FP8 MoE backend"
+                 * is the MoE backend's, whatever fp8 is on the KV cache's axis */
+                for (size_t b = 0; b < s->n_axes; b++)
+                        if (b != cands[0] && search_axis_distance(s, b, evidence, p, p + n) <= 1)
+                                return -1;
                 pick = (long)cands[0];
+        }
         return pick;
+}
+
+/* Whether word (n characters) is a spelling of axis a's flag: the flag itself (without a
+ * joining '='), or one of the engine's spellings of it (axis_forms). */
+static bool is_flag_of(const struct search_space *s, size_t a, const char *word, size_t n) {
+        const char *flag = s->axis_flags ? s->axis_flags[a] : NULL;
+        const char *const *forms = s->axis_forms ? s->axis_forms[a] : NULL;
+        for (size_t i = 0; flag && (i == 0 || forms[i - 1]); i++) {
+                const char *f = i == 0 ? flag : forms[i - 1];
+                size_t m = strlen(f);
+                while (m > 1 && f[m - 1] == '=')
+                        m--;
+                if (m == n && strncmp(f, word, n) == 0)
+                        return true;
+                if (!forms)
+                        break;
+        }
+        return false;
+}
+
+/* The axis whose flag an error about one argument names, or -1: llama.cpp's "error while
+ * handling argument \"-sm\": invalid value", "error while handling environment variable
+ * \"LLAMA_ARG_FLASH_ATTN\"" and "error: invalid argument: --bogus-flag", argparse's
+ * "argument --moe-runner-backend: invalid choice: …" and "unrecognized arguments: --x",
+ * click's "Invalid value for '--backend'". The argument is the cell's: its value, or the
+ * flag itself where the engine does not know it, is what failed. */
+static long argument_axis(const struct search_space *s, const char *evidence) {
+        static const char *const before[] = {"argument", "arguments:", "environment variable", "invalid value for"};
+        long axis = -1;
+        for (size_t i = 0; i < ELEMENTSOF(before); i++) {
+                size_t m = strlen(before[i]);
+                for (const char *p = evidence; (p = strcasestr(p, before[i])); p += m) {
+                        if ((p > evidence && isalpha((unsigned char)p[-1])) || isalpha((unsigned char)p[m]))
+                                continue;
+                        const char *w = p + m;
+                        while (*w == ' ' || *w == ':' || *w == '"' || *w == '\'' || *w == '`')
+                                w++;
+                        size_t n = strcspn(w, " \t\n:\"'`,;=");
+                        for (size_t a = 0; n > 0 && a < s->n_axes; a++)
+                                if (is_flag_of(s, a, w, n)) {
+                                        if (axis >= 0 && axis != (long)a)
+                                                return -1; /* two arguments: a pair's */
+                                        axis = (long)a;
+                                }
+                }
+        }
+        return axis;
+}
+
+/* The value of axis a that a constant's name spells after the axis's flag, in capitals
+ * with '_' ("LLAMA_SPLIT_MODE_TENSOR" for --split-mode tensor), or -1. */
+static long constant_value(const struct search_space *s, size_t a, const char *evidence) {
+        const char *flag = s->axis_flags ? s->axis_flags[a] : NULL;
+        if (!flag || !s->value_names)
+                return -1;
+        while (*flag == '-')
+                flag++;
+        size_t n = strlen(flag);
+        while (n > 0 && flag[n - 1] == '=')
+                n--;
+        if (n < 3)
+                return -1;
+        for (const char *p = evidence; *p; p++) {
+                size_t i = 0;
+                for (; i < n; i++) {
+                        char x = p[i], y = flag[i] == '-' ? '_' : (char)toupper((unsigned char)flag[i]);
+                        if (x != y)
+                                break;
+                }
+                if (i < n || p[n] != '_' || (p > evidence && p[-1] != '_' && word_char(p[-1])))
+                        continue;
+                const char *v = p + n + 1, *e = v;
+                while (isupper((unsigned char)*e) || isdigit((unsigned char)*e) || *e == '_')
+                        e++;
+                if (e > v && !word_char(*e)) {
+                        long x = search_value_on(s, a, v, (size_t)(e - v));
+                        if (x >= 0)
+                                return x;
+                }
+        }
+        return -1;
 }
 
 enum search_naming search_names_value(const struct search_space *s, size_t k, const char *evidence,
@@ -382,7 +487,7 @@ enum search_naming search_names_value(const struct search_space *s, size_t k, co
                 bool alias[16];
                 const char *as[16];
                 for (size_t a = 0; a < s->n_axes; a++) {
-                        spelled[a] = spelled_on(s, a, p, &len[a], &alias[a], &as[a]);
+                        spelled[a] = spelled_on(s, a, evidence, p, &len[a], &alias[a], &as[a]);
                         n = MAX(n, len[a]);
                 }
                 /* the longest name spelled here is the one meant ("FP8 E4M3" is fp8_e4m3 on
@@ -408,11 +513,34 @@ enum search_naming search_names_value(const struct search_space *s, size_t k, co
                                 return SEARCH_NAMES_NONE; /* two values: a pair's doing, or unclear */
                         named = pick;
                 }
-                long other = mention_axis(s, evidence, p, n, oc, noc, shared, alias, as);
+                /* another value's mention counts by its name or the axis's words, not by
+                 * an engine's name for it alone: "FlashInfer FP8 GEMM" is not the
+                 * attention backend's flashinfer */
+                static const bool no_alias[16] = {false};
+                long other = mention_axis(s, evidence, p, n, oc, noc, shared, no_alias, as);
                 for (size_t i = 0; other >= 0 && i < noc; i++)
                         if (oc[i] == (size_t)other && ovals[i] < 64)
                                 others[other] |= UINT64_C(1) << ovals[i];
         }
+        /* a constant's name that spells the flag and a value (LLAMA_SPLIT_MODE_TENSOR) */
+        for (size_t a = 0; a < s->n_axes; a++) {
+                long v = constant_value(s, a, evidence);
+                if (v < 0)
+                        continue;
+                if ((size_t)v != c[a]) {
+                        if (v < 64)
+                                others[a] |= UINT64_C(1) << v;
+                        continue;
+                }
+                if (named >= 0 && named != (long)a)
+                        return SEARCH_NAMES_NONE;
+                own[a] = true;
+                named = (long)a;
+        }
+        /* an error about one argument of the cell: its value is at fault */
+        long arg = argument_axis(s, evidence);
+        if (arg >= 0 && named < 0)
+                named = arg;
         enum search_naming how = SEARCH_NAMES_VALUE;
         if (named < 0) {
                 /* a list of what works that leaves the cell's value out; or one other value,

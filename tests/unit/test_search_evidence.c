@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,6 +368,199 @@ static void test_names_value_spellings(void **state) {
         /* a spelling is a value's word in a signature, as a name is: not a number's */
         _cleanup_free_ char *sig = search_signature(&sp_s, "crash/arch", "FLASH_ATTN_3: 2 kernels");
         assert_string_equal(sig, "crash/arch: FLASH_ATTN_3: # kernels");
+}
+
+/* ---- the corpus of engines' lines (tests/lines/) ---------------------------------------- */
+
+static const char *srcdir(void) {
+        const char *s = getenv("SRCDIR");
+        return s ? s : ".";
+}
+
+#define CORPUS_AXES 4
+#define CORPUS_VALUES 12
+
+/* One record of tests/lines/: an engine, its axes (a flag, or "-" for none, and its
+ * values, the cell's marked '*'), what the line should name, and the line. */
+struct line_record {
+        char engine[32];
+        size_t n_axes, n_values[CORPUS_AXES], cell[CORPUS_AXES];
+        char *flags[CORPUS_AXES], *values[CORPUS_AXES][CORPUS_VALUES];
+        enum search_naming expect;
+        size_t expect_axis;
+        bool miss;
+        const char *line;
+        unsigned at;
+};
+
+static void record_free(struct line_record *r) {
+        for (size_t a = 0; a < r->n_axes; a++) {
+                free(r->flags[a]);
+                for (size_t v = 0; v < r->n_values[a]; v++)
+                        free(r->values[a][v]);
+        }
+        memset(r, 0, sizeof(*r));
+}
+
+/* Reads one "key rest" line of a record into r; false on a malformed one. */
+static bool record_line(struct line_record *r, char *key, char *rest, const char *path, unsigned at) {
+        if (strcmp(key, "engine") == 0)
+                return snprintf(r->engine, sizeof(r->engine), "%s", rest) < (int)sizeof(r->engine);
+        if (strcmp(key, "line") == 0) {
+                r->line = rest;
+                return true;
+        }
+        if (strcmp(key, "miss") == 0) {
+                r->miss = true;
+                return true;
+        }
+        if (strcmp(key, "axis") == 0) {
+                if (r->n_axes == CORPUS_AXES)
+                        return false;
+                size_t a = r->n_axes++;
+                bool marked = false;
+                for (char *w = strtok(rest, " "); w; w = strtok(NULL, " ")) {
+                        if (!r->flags[a]) {
+                                r->flags[a] = strdup(w);
+                                continue;
+                        }
+                        if (r->n_values[a] == CORPUS_VALUES)
+                                return false;
+                        if (*w == '*') {
+                                marked = true;
+                                r->cell[a] = r->n_values[a];
+                                w++;
+                        }
+                        r->values[a][r->n_values[a]++] = strdup(w);
+                }
+                return marked && r->n_values[a] >= 2;
+        }
+        if (strcmp(key, "expect") == 0) {
+                char how[16] = "", flag[64] = "";
+                if (sscanf(rest, "%15s %63s", how, flag) < 1)
+                        return false;
+                r->expect = strcmp(how, "value") == 0 ? SEARCH_NAMES_VALUE
+                            : strcmp(how, "others") == 0 ? SEARCH_NAMES_OTHERS
+                                                           : SEARCH_NAMES_NONE;
+                if (r->expect == SEARCH_NAMES_NONE)
+                        return strcmp(how, "none") == 0;
+                for (size_t a = 0; a < r->n_axes; a++)
+                        if (strcmp(r->flags[a], flag) == 0) {
+                                r->expect_axis = a;
+                                return true;
+                        }
+                return false;
+        }
+        print_error("%s:%u: unknown key '%s'\n", path, at, key);
+        return false;
+}
+
+/* What search_names_value makes of r's line for r's cell, in a grid of r's axes read by the
+ * engine's profile; whether that is what r expects. */
+static bool record_check(const struct line_record *r, const char *path) {
+        const struct profile *pr = profile_find(r->engine);
+        if (!pr) {
+                print_error("%s:%u: unknown engine '%s'\n", path, r->at, r->engine);
+                return false;
+        }
+        size_t n_cells = 1, k = 0;
+        for (size_t a = 0; a < r->n_axes; a++) {
+                k = k * r->n_values[a] + r->cell[a];
+                n_cells *= r->n_values[a];
+        }
+        size_t *ch = calloc(n_cells * r->n_axes, sizeof(size_t));
+        assert_non_null(ch);
+        for (size_t c = 0; c < n_cells; c++)
+                for (size_t a = r->n_axes, rest = c; a-- > 0; rest /= r->n_values[a])
+                        ch[c * r->n_axes + a] = rest % r->n_values[a];
+        const char *flags[CORPUS_AXES], *const *w[CORPUS_AXES], *const *al[CORPUS_AXES],
+                *const *names[CORPUS_AXES], *const *forms[CORPUS_AXES];
+        for (size_t a = 0; a < r->n_axes; a++) {
+                flags[a] = strcmp(r->flags[a], "-") == 0 ? NULL : r->flags[a];
+                w[a] = profile_axis_words(pr, flags[a]);
+                al[a] = profile_axis_aliases(pr, flags[a]);
+                forms[a] = profile_axis_forms(pr, flags[a]);
+                names[a] = (const char *const *)r->values[a];
+        }
+        struct search_space sp = {.n_axes = r->n_axes, .n_values = r->n_values, .axis_names = flags,
+                                  .value_names = names, .axis_flags = flags, .axis_words = w, .axis_aliases = al,
+                                  .axis_forms = forms, .n_cells = n_cells, .choice = ch};
+        size_t axis = 99;
+        enum search_naming how = search_names_value(&sp, k, r->line, &axis);
+        free(ch);
+        bool ok = how == r->expect && (how == SEARCH_NAMES_NONE || axis == r->expect_axis);
+        if (ok == r->miss)
+                print_error("%s:%u: %s: got %d (axis %zu), expected %d (axis %zu): %s\n", path, r->at,
+                            r->miss ? "marked a miss, but read as expected" : "misread", (int)how,
+                            how == SEARCH_NAMES_NONE ? 0 : axis, (int)r->expect, r->expect_axis, r->line);
+        return ok != r->miss;
+}
+
+/* Every record of one file of tests/lines/; how many, and how many misread. */
+static void check_lines_file(const char *path, size_t *ret_n, size_t *ret_bad, size_t *ret_miss) {
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        assert_int_equal(read_file_capped(path, 1 << 20, &text, &len), 0);
+        struct line_record r = {0};
+        unsigned at = 0;
+        bool open = false;
+        for (char *p = text, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+                nl = strchr(p, '\n');
+                if (nl)
+                        *nl = '\0';
+                at++;
+                if (*p == '#')
+                        continue;
+                if (!open && *p) {
+                        open = true;
+                        r.at = at;
+                }
+                if (*p) {
+                        char *sp = strchr(p, ' ');
+                        if (sp)
+                                *sp = '\0';
+                        if (!record_line(&r, p, sp ? sp + 1 : (char *)"", path, at)) {
+                                print_error("%s:%u: a malformed record line\n", path, at);
+                                fail();
+                        }
+                }
+                if ((!*p || !nl || !nl[1]) && open) {
+                        if (!r.line || !r.n_axes || !r.engine[0]) {
+                                print_error("%s:%u: a record without engine, axis or line\n", path, r.at);
+                                fail();
+                        }
+                        (*ret_n)++;
+                        *ret_miss += r.miss;
+                        *ret_bad += !record_check(&r, path);
+                        record_free(&r);
+                        open = false;
+                }
+        }
+        record_free(&r);
+}
+
+/* Lines engines print when a value of theirs fails (from their sources, and from the real
+ * llama-server of the suite), each with a space it could come from and what it should name
+ * (tests/lines/README). A record marked "miss" is one the reading gets wrong, as known: it
+ * must still get it wrong (so that a fix is seen and the mark taken off). */
+static void test_line_corpus(void **state) {
+        (void)state;
+        _cleanup_free_ char *dir = strdup_printf("%s/tests/lines", srcdir());
+        DIR *d = opendir(dir);
+        assert_non_null(d);
+        struct dirent *de;
+        size_t n = 0, bad = 0, miss = 0;
+        while ((de = readdir(d))) {
+                size_t l = strlen(de->d_name);
+                if (l < 5 || strcmp(de->d_name + l - 4, ".txt") != 0)
+                        continue;
+                _cleanup_free_ char *path = strdup_printf("%s/%s", dir, de->d_name);
+                check_lines_file(path, &n, &bad, &miss);
+        }
+        closedir(d);
+        print_message("%zu lines, %zu marked as misread, %zu not as recorded\n", n, miss, bad);
+        assert_true(n >= 40);
+        assert_int_equal(bad, 0);
 }
 
 /* A value left out of a list of what works is condemned, and its reason says so. */
@@ -969,6 +1163,7 @@ int main(void) {
                 cmocka_unit_test(test_names_value_forms),
                 cmocka_unit_test(test_names_value_aliases),
                 cmocka_unit_test(test_names_value_spellings),
+                cmocka_unit_test(test_line_corpus),
                 cmocka_unit_test(test_listed_condemns),
                 cmocka_unit_test(test_named_condemns),
                 cmocka_unit_test(test_signature_blame),
