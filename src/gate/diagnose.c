@@ -369,6 +369,36 @@ int diagnose_text(const char *text, size_t len, const struct profile *p, struct 
         return 1;
 }
 
+/* pydantic's ValidationError says what failed on the lines after it: "1 validation error for
+ * VllmConfig", then (after the field's name, when one) "  Value error, Total number of
+ * attention heads (64) must be divisible by tensor parallel size (3). [type=…]". The
+ * first such line of the next few, prefix stripped, into *ret (start, length); false when
+ * none. */
+#define PYDANTIC_HEAD "validation error"
+static bool pydantic_message(struct line_iter *it, const char *prefix, size_t prefix_len, const char **ret,
+                             size_t *ret_len) {
+        for (int i = 0; i < 3 && line_next(it) > 0; i++) {
+                const char *c = it->start;
+                size_t n = it->line_len;
+                if (prefix_len > 0 && n >= prefix_len && memcmp(c, prefix, prefix_len) == 0) {
+                        c += prefix_len;
+                        n -= prefix_len;
+                }
+                if (n == 0 || (c[0] != ' ' && c[0] != '\t'))
+                        continue; /* the field's name */
+                while (n > 0 && (c[0] == ' ' || c[0] == '\t')) {
+                        c++;
+                        n--;
+                }
+                if (n == 0 || startswith(c, "For further information"))
+                        continue;
+                *ret = c;
+                *ret_len = n;
+                return true;
+        }
+        return false;
+}
+
 int diagnose_error_line(const char *text, size_t len, char **ret_evidence, size_t *ret_line) {
         const struct line_rules *r = rules_get();
         if (!r)
@@ -421,12 +451,25 @@ int diagnose_error_line(const char *text, size_t len, char **ret_evidence, size_
                         found_no = it.no;
                 }
         }
+        /* an exception whose message is on its next lines: the two as one */
+        const char *more = NULL;
+        size_t more_len = 0;
+        _cleanup_free_ char *joined = NULL;
+        if (k > 0 && found && memmem(found, found_len, PYDANTIC_HEAD, strlen(PYDANTIC_HEAD)) &&
+            pydantic_message(&it, prefix, prefix_len, &more, &more_len)) {
+                size_t head = MIN(found_len, (size_t)DIAGNOSE_MAX_EVIDENCE);
+                if (!(joined = strdup_printf("%.*s: %.*s", (int)head, found, (int)MIN(more_len, (size_t)DIAGNOSE_MAX_EVIDENCE),
+                                             more))) {
+                        line_iter_release(&it);
+                        return -ENOMEM;
+                }
+        }
         line_iter_release(&it);
         if (k < 0)
                 return k;
         if (!found)
                 return 0;
-        char *e = evidence_from(found, found_len);
+        char *e = joined ? evidence_from(joined, strlen(joined)) : evidence_from(found, found_len);
         if (!e)
                 return -ENOMEM;
         *ret_evidence = e;

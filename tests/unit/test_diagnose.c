@@ -369,6 +369,47 @@ static void test_python_traceback(void **state) {
                     1, 0, "exit", "exited with status 1; first error line: AssertionError", 4);
 }
 
+/* pydantic's ValidationError (vLLM's and TensorRT-LLM's settings) says what failed on the
+ * lines after it: the evidence is the exception with its message. */
+static void test_pydantic_message(void **state) {
+        const char *vllm = "INFO 12-05 02:50:04 [utils.py:233] non-default args: {'tensor_parallel_size': 3}\n"
+                           "Traceback (most recent call last):\n"
+                           "  File \"/usr/local/bin/vllm\", line 10, in <module>\n"
+                           "    sys.exit(main())\n"
+                           "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig\n"
+                           "  Value error, Total number of attention heads (64) must be divisible by tensor parallel "
+                           "size (3). [type=value_error, input_value=ArgsKwargs((), {}), input_type=ArgsKwargs]\n"
+                           "    For further information visit https://errors.pydantic.dev/2.11/v/value_error\n";
+        expect_exit("vllm", vllm, 1, 0, "exit",
+                    "exited with status 1; first error line: pydantic_core._pydantic_core.ValidationError: 1 "
+                    "validation error for VllmConfig: Value error, Total number of attention heads (64) must be "
+                    "divisible by tensor parallel size (3). [type=value_error, input_value=ArgsKwargs((), {}), "
+                    "input_type=ArgsKwargs]",
+                    5);
+        /* a field's name on its own line first, and every line with the engine's log prefix */
+        const char *prefixed = "ERROR 12-05 02:51:00 [core.py:700] Traceback (most recent call last):\n"
+                               "ERROR 12-05 02:51:00 [core.py:700]   File \"/x.py\", line 1, in <module>\n"
+                               "ERROR 12-05 02:51:00 [core.py:700] pydantic_core._pydantic_core.ValidationError: 1 "
+                               "validation error for KvCacheConfig\n"
+                               "ERROR 12-05 02:51:00 [core.py:700] dtype\n"
+                               "ERROR 12-05 02:51:00 [core.py:700]   Value error, kv_cache_config.dtype must be one "
+                               "of \"auto\", \"fp8\" [type=value_error, input_value='fp8_e4m3', input_type=str]\n";
+        expect_exit("trtllm", prefixed, 1, 0, "exit",
+                    "exited with status 1; first error line: pydantic_core._pydantic_core.ValidationError: 1 "
+                    "validation error for KvCacheConfig: Value error, kv_cache_config.dtype must be one of \"auto\", "
+                    "\"fp8\" [type=value_error, input_value='fp8_e4m3', input_type=str]",
+                    3);
+        /* no message after it: the exception alone */
+        expect_exit("vllm",
+                    "Traceback (most recent call last):\n"
+                    "  File \"x.py\", line 1, in <module>\n"
+                    "pydantic_core._pydantic_core.ValidationError: 1 validation error for X\n",
+                    1, 0, "exit",
+                    "exited with status 1; first error line: pydantic_core._pydantic_core.ValidationError: 1 "
+                    "validation error for X",
+                    3);
+}
+
 static void test_common_signatures_for_llamacpp(void **state) {
         /* the engine's own signatures come first, the common ones still apply */
         expect_text("llama.cpp",
@@ -394,6 +435,7 @@ int main(void) {
                 cmocka_unit_test(test_assertion_tiers),
                 cmocka_unit_test(test_first_error_line),
                 cmocka_unit_test(test_python_traceback),
+                cmocka_unit_test(test_pydantic_message),
                 cmocka_unit_test(test_common_signatures_for_llamacpp),
                 cmocka_unit_test(test_deadline),
         };
