@@ -263,6 +263,34 @@ static bool alternatives(const char *evidence, const char *p) {
                !memchr(b, '.', (size_t)(e - b));
 }
 
+/* Whether the word right before [p, p + n) or right after it, one space apart, names what a
+ * backend value is: "Backend FLASHINFER does not support", "the Triton kernel", "Cutlass
+ * MoE". A plain word beside one is a value's name in prose. */
+static bool noun_beside(const char *evidence, const char *p, size_t n) {
+        static const char *const nouns[] = {"backend", "backends", "kernel", "kernels", "moe", "gemm", "runner"};
+        const char *after = p + n, *before = p;
+        for (size_t i = 0; i < ELEMENTSOF(nouns); i++) {
+                size_t m = strlen(nouns[i]);
+                if (after[0] == ' ' && strncasecmp(after + 1, nouns[i], m) == 0 && !word_char(after[1 + m]))
+                        return true;
+                if ((size_t)(before - evidence) >= m + 1 && before[-1] == ' ' &&
+                    strncasecmp(before - 1 - m, nouns[i], m) == 0 &&
+                    (before - 1 - m == evidence || !word_char(before[-2 - (long)m])))
+                        return true;
+        }
+        return false;
+}
+
+/* A name that says no more than a setting's state: "auto", "none", "on". */
+static bool plain_state(const char *name) {
+        static const char *const states[] = {"auto", "default", "none", "on", "off", "true", "false",
+                                             "yes", "no", "all", "enabled", "disabled"};
+        for (size_t i = 0; i < ELEMENTSOF(states); i++)
+                if (strcasecmp(name, states[i]) == 0)
+                        return true;
+        return false;
+}
+
 /* Where a mention of a value may begin: a word of the line, either of two alternatives
  * (bf16/bfloat16), or a part of a dotted name after a '.' that a letter follows
  * (AttentionBackendEnum.FLASHINFER), not in a path or a number. */
@@ -376,7 +404,9 @@ static long mention_axis(const struct search_space *s, const char *evidence, con
         }
         if (ties)
                 return -1;
-        if (pick < 0 && shared == 1 && nc == 1 && (alias[cands[0]] || (as[cands[0]] && distinctive(as[cands[0]])))) {
+        if (pick < 0 && shared == 1 && nc == 1 &&
+            (alias[cands[0]] ||
+             (as[cands[0]] && (distinctive(as[cands[0]]) || (noun_beside(evidence, p, n) && !plain_state(as[cands[0]])))))) {
                 /* not where another axis's words stand right beside it: "FP8 MoE backend"
                  * is the MoE backend's, whatever fp8 is on the KV cache's axis */
                 for (size_t b = 0; b < s->n_axes; b++)

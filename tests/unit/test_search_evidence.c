@@ -330,7 +330,8 @@ static void test_names_value_aliases(void **state) {
 
 /* The matrix's spellings of its values (an axis of maps: {name: fi, env:
  * {VLLM_ATTENTION_BACKEND: FLASHINFER}}) are mentions as the names are, by the same rules: a
- * spelling without digits or '_' counts only beside the axis's words. */
+ * spelling without digits or '_' counts only beside the axis's words, or right beside a
+ * word that names a backend's kind ("kernels", "Backend"). */
 static void test_names_value_spellings(void **state) {
         (void)state;
         static const char *const sfl[2] = {"VLLM_ATTENTION_BACKEND", "GGML_CUDA_FORCE"};
@@ -359,7 +360,12 @@ static void test_names_value_spellings(void **state) {
                 /* distinctive by itself */
                 {"vllm", 2, 0, 0, "RuntimeError: FLASH_ATTN_3 kernels need SM80", SEARCH_NAMES_VALUE, 0},
                 /* without the words, letters alone are no mention */
-                {"vllm", 1, 0, 0, "RuntimeError: FLASHINFER kernels need SM80", SEARCH_NAMES_NONE, 0},
+                {"vllm", 1, 0, 0, "RuntimeError: FLASHINFER needs SM80", SEARCH_NAMES_NONE, 0},
+                /* ... but beside what names a backend's kind, they are its name in prose */
+                {"vllm", 1, 0, 0, "RuntimeError: FLASHINFER kernels need SM80", SEARCH_NAMES_VALUE, 0},
+                {"vllm", 1, 0, 0, "RuntimeError: Backend FLASHINFER needs SM80", SEARCH_NAMES_VALUE, 0},
+                /* ... not a word that says a state ("the default backend") */
+                {"vllm", 0, 0, 0, "RuntimeError: the default backend needs SM80", SEARCH_NAMES_NONE, 0},
                 /* nor is a number */
                 {"vllm", 0, 1, 0, "RuntimeError: exited with 1 error", SEARCH_NAMES_NONE, 0},
         };
