@@ -265,10 +265,15 @@ static bool alternatives(const char *evidence, const char *p) {
 
 /* Whether the word right before [p, p + n) or right after it, one space apart, names what a
  * backend value is: "Backend FLASHINFER does not support", "the Triton kernel", "Cutlass
- * MoE". A plain word beside one is a value's name in prose. */
+ * MoE"; or the mention is pydantic's value given ("input_value='WIDEEP'"). A plain word
+ * so placed is a value's name. */
 static bool noun_beside(const char *evidence, const char *p, size_t n) {
         static const char *const nouns[] = {"backend", "backends", "kernel", "kernels", "moe", "gemm", "runner"};
+        static const char given[] = "input_value='";
         const char *after = p + n, *before = p;
+        if ((size_t)(p - evidence) >= sizeof(given) - 1 &&
+            strncmp(p - (sizeof(given) - 1), given, sizeof(given) - 1) == 0 && *after == '\'')
+                return true;
         for (size_t i = 0; i < ELEMENTSOF(nouns); i++) {
                 size_t m = strlen(nouns[i]);
                 if (after[0] == ' ' && strncasecmp(after + 1, nouns[i], m) == 0 && !word_char(after[1 + m]))
