@@ -390,7 +390,8 @@ static bool pydantic_message(struct line_iter *it, const char *prefix, size_t pr
                         c++;
                         n--;
                 }
-                if (n == 0 || startswith(c, "For further information"))
+                static const char further[] = "For further information";
+                if (n == 0 || (n >= sizeof(further) - 1 && memcmp(c, further, sizeof(further) - 1) == 0))
                         continue;
                 *ret = c;
                 *ret_len = n;

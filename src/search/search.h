@@ -126,7 +126,12 @@ enum search_naming {
  * words apart ("TRTLLM MHA" for trtllm_mha), case ignored. Failing that, a line that lists
  * two or more other values of one axis and not the cell's, or quotes another with the axis's
  * flag ("Please use `--attention-backend flashinfer`"), names the cell's value of that axis
- * by leaving it out. Sets *ret_axis and says how, or SEARCH_NAMES_NONE. */
+ * by leaving it out. Also: an error about one argument (its flag's axis), a constant's name
+ * spelling the flag and a value, a plain word beside a backend's kind ("Backend
+ * FLASHINFER"); docs/search.md, "How evidence is read". Only the first
+ * SEARCH_EVIDENCE_READ bytes are read (a failure's evidence is cut shorter). Sets *ret_axis
+ * and says how, or SEARCH_NAMES_NONE. */
+#define SEARCH_EVIDENCE_READ 1024
 enum search_naming search_names_value(const struct search_space *s, size_t k, const char *evidence,
                                       size_t *ret_axis);
 

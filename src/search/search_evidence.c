@@ -503,10 +503,23 @@ static long constant_value(const struct search_space *s, size_t a, const char *e
         return -1;
 }
 
+static enum search_naming names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis);
+
 enum search_naming search_names_value(const struct search_space *s, size_t k, const char *evidence,
                                       size_t *ret_axis) {
         if (!evidence || !s->value_names || k >= s->n_cells || s->n_axes > 16)
                 return SEARCH_NAMES_NONE;
+        /* the reading looks around each mention: a line is read only so far */
+        size_t n = strnlen(evidence, SEARCH_EVIDENCE_READ + 1);
+        if (n <= SEARCH_EVIDENCE_READ)
+                return names_value(s, k, evidence, ret_axis);
+        char cut[SEARCH_EVIDENCE_READ + 1];
+        memcpy(cut, evidence, SEARCH_EVIDENCE_READ);
+        cut[SEARCH_EVIDENCE_READ] = '\0';
+        return names_value(s, k, cut, ret_axis);
+}
+
+static enum search_naming names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis) {
         const size_t *c = s->choice + k * s->n_axes;
         long named = -1;
         /* per axis: a mention of the cell's value; the other values mentioned (the first 64) */
