@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/profile.h"
 #include "base/util.h"
 
 #define FUZZ_ASSERT(cond, ...)                                                   \
@@ -37,6 +38,15 @@ static inline uint8_t fuzz_byte(struct fuzz_input *in) {
                 return 0;
         in->n--;
         return *in->p++;
+}
+
+/* The engine profile the next byte picks, of all of them. */
+static inline const struct profile *fuzz_profile(struct fuzz_input *in) {
+        const struct profile *const *all = profile_all();
+        size_t n = 0;
+        while (all[n])
+                n++;
+        return all[fuzz_byte(in) % n];
 }
 
 /* Valid UTF-8 (NUL bytes allowed: JSON's \u0000 gives them), as RFC 3629 defines it. */

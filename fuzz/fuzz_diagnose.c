@@ -14,11 +14,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct fuzz_input in = {data, size};
-        const struct profile *const *all = profile_all();
-        size_t n_profiles = 0;
-        while (all[n_profiles])
-                n_profiles++;
-        const struct profile *p = all[fuzz_byte(&in) % n_profiles];
+        const struct profile *p = fuzz_profile(&in);
 
         struct diagnosis d = {0};
         int r = diagnose_text((const char *)in.p, in.n, p, &d);

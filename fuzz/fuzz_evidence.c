@@ -18,11 +18,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct fuzz_input in = {data, size};
-        const struct profile *const *all = profile_all();
-        size_t n_profiles = 0;
-        while (all[n_profiles])
-                n_profiles++;
-        const struct profile *p = all[fuzz_byte(&in) % n_profiles];
+        const struct profile *p = fuzz_profile(&in);
         size_t n = in.n < 4096 ? in.n : 4096;
         char *line = malloc(n + 1);
         FUZZ_ASSERT(line, "out of memory");

@@ -49,6 +49,16 @@ expect_none_alive() { # message [seconds]
 
 # Writes a simulated host of N (at most 26) idle H200s, GPU-a, GPU-b, ..., for
 # GAUNTLET_FAKE_GPUS.
+# Runs the matrix $tmp/m.yaml on the journal $tmp/j.db into $tmp/out (failing, with the
+# output, unless it exits 0), writes the JSON report to $tmp/r.json and prints the launches.
+run_search_report() {
+        local rc=0
+        "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>&1 || rc=$?
+        [ "$rc" = 0 ] || { cat "$tmp/out"; fail "gauntlet run exit $rc"; }
+        "$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
+        grep -E '^\[launch' "$tmp/out" || true
+}
+
 fake_gpus() { # file n
         local i letters=abcdefghijklmnopqrstuvwxyz sep=""
         {

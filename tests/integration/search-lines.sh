@@ -50,13 +50,7 @@ bench: {concurrency: [1], input_tokens: 8, output_tokens: 16, requests: 2}
 objective: output_tokens_per_s@1
 emit: []
 YAML
-set +e
-"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>&1
-rc=$?
-set -e
-[ "$rc" = 0 ] || { cat "$tmp/out"; fail "gauntlet run exit $rc"; }
-"$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
-grep -E '^\[launch' "$tmp/out" || true
+run_search_report
 n=$(launch_count "$tmp/launches")
 [ "$n" -le 12 ] || fail "$n launches, the budget is 12"
 # the launches in order, as "attn=... kv=... x=..." and the first words of their line

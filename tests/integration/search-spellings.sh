@@ -28,13 +28,7 @@ bench: {concurrency: [1], input_tokens: 8, output_tokens: 16, requests: 2}
 objective: output_tokens_per_s@1
 emit: []
 YAML
-set +e
-"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>&1
-rc=$?
-set -e
-[ "$rc" = 0 ] || { cat "$tmp/out"; fail "gauntlet run exit $rc"; }
-"$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
-grep -E '^\[launch' "$tmp/out" || true
+run_search_report
 held=$(grep -E '^\[launch' "$tmp/out" | grep -c -- "impl=new " || true)
 [ "$held" = 1 ] || fail "impl=new launched in $held cells; its first line names it (impl_sm100)"
 why=$(jq -r '.cells[] | select(.cause == "pruned" and .axes.impl == "new") | .evidence' "$tmp/r.json")
