@@ -1326,8 +1326,16 @@ static int record_search(struct sweep *sw) {
                         return -ENOMEM;
                 for (size_t v = 0; flag[0] && v < ax->n_values; v++) {
                         const char *spelled = value_spelling(&ax->values[v], flag);
-                        if (spelled && spelled[0] && strcasecmp(spelled, ax->values[v].name) != 0 &&
-                            json_array_append_new(pairs, json_pack("[ss]", spelled, ax->values[v].name)) < 0)
+                        if (!spelled || !spelled[0] || strcasecmp(spelled, ax->values[v].name) == 0)
+                                continue;
+                        /* one that two values share, or another's name, tells them apart no more */
+                        bool shared = false;
+                        for (size_t w = 0; w < ax->n_values && !shared; w++) {
+                                const char *other = w != v ? value_spelling(&ax->values[w], flag) : NULL;
+                                shared = w != v && ((other && strcasecmp(other, spelled) == 0) ||
+                                                    strcasecmp(ax->values[w].name, spelled) == 0);
+                        }
+                        if (!shared && json_array_append_new(pairs, json_pack("[ss]", spelled, ax->values[v].name)) < 0)
                                 return -ENOMEM;
                 }
         }
