@@ -179,7 +179,11 @@ static const struct axis_words sglang_axis_words[] = {
         {STRV("--speculative-algorithm"), STRV("speculative decoding"), NULL},
         /* "trtllm_mha backend only supports topk = 1 for speculative decoding." */
         {STRV("--speculative-eagle-topk"), STRV("topk"), NULL},
-        {STRV("--fp4-gemm-backend"), STRV("fp4 gemm"), NULL},
+        /* FlashInfer's mm_fp4 names its own backends: "mm_fp4 does not support backend
+         * 'trtllm' with capability 120" (tests/logs/flashinfer-sm120.log) */
+        {STRV("--fp4-gemm-backend"), STRV("fp4 gemm"),
+         STRV("backend 'trtllm'", "flashinfer_trtllm", "backend 'cutlass'", "flashinfer_cutlass", "backend 'cudnn'",
+              "flashinfer_cudnn")},
         {STRV("--kv-cache-dtype"), STRV("kv cache dtype", "kv_cache_dtype"), NULL},
         {NULL, NULL, NULL},
 };
