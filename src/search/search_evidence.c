@@ -46,6 +46,18 @@ bool search_names_flag(const char *evidence, const char *flag) {
         return find_flag(evidence, evidence, flag) != NULL;
 }
 
+/* The word quoted right after a flag's mention that ends at p ("--kv fp8", "--kv=fp8",
+ * "--kv 'fp8'", "`--kv fp8`."): its start, and in *ret_len its length (0: none). */
+static const char *quoted_after(const char *p, size_t *ret_len) {
+        while (*p == ' ' || *p == '=' || *p == ':' || *p == '\'' || *p == '"' || *p == '`')
+                p++;
+        size_t n = strcspn(p, " \t\n,;)]}'\"`");
+        while (n > 0 && p[n - 1] == '.')
+                n--;
+        *ret_len = n;
+        return p;
+}
+
 /* The value of axis a that evidence quotes right after a mention of a's flag ("--kv fp8",
  * "--kv=fp8", "--kv 'fp8'"), as its index: own when one mention quotes the value the cell
  * has; *ret_other another value some mention quotes, or -1. */
@@ -55,11 +67,8 @@ void search_quoted_values(const struct search_space *s, size_t a, const char *ev
         *ret_other = -1;
         const char *p = evidence;
         while ((p = find_flag(evidence, p, s->axis_flags[a]))) {
-                while (*p == ' ' || *p == '=' || *p == ':' || *p == '\'' || *p == '"' || *p == '`')
-                        p++;
-                size_t n = strcspn(p, " \t\n,;)]}'\"`");
-                while (n > 0 && p[n - 1] == '.')
-                        n--;
+                size_t n;
+                p = quoted_after(p, &n);
                 for (size_t v = 0; n > 0 && s->value_names && v < s->n_values[a]; v++) {
                         const char *name = s->value_names[a][v];
                         if (!name || strlen(name) != n || strncasecmp(p, name, n) != 0)
@@ -110,12 +119,8 @@ static bool advises_other(const struct search_space *s, size_t a, const char *ev
                 const char *start = p - strlen(bare);
                 while (start > evidence && strchr("-`'\" ", start[-1]))
                         start--;
-                const char *v = p;
-                while (*v == ' ' || *v == '=' || *v == ':' || *v == '\'' || *v == '"' || *v == '`')
-                        v++;
-                size_t n = strcspn(v, " \t\n,;)]}'\"`");
-                while (n > 0 && v[n - 1] == '.')
-                        n--;
+                size_t n;
+                const char *v = quoted_after(p, &n);
                 if (n == 0 || *v == '-' || (cell_name && strlen(cell_name) == n && strncasecmp(v, cell_name, n) == 0))
                         continue;
                 const char *after = v + n;
@@ -424,19 +429,22 @@ static long mention_axis(const struct search_space *s, const char *evidence, con
 
 /* Whether word (n characters) is a spelling of axis a's flag: the flag itself (without a
  * joining '='), or one of the engine's spellings of it (axis_forms). */
+static bool spells_flag(const char *f, const char *word, size_t n) {
+        size_t m = strlen(f);
+        while (m > 1 && f[m - 1] == '=')
+                m--;
+        return m == n && strncmp(f, word, n) == 0;
+}
+
 static bool is_flag_of(const struct search_space *s, size_t a, const char *word, size_t n) {
         const char *flag = s->axis_flags ? s->axis_flags[a] : NULL;
-        const char *const *forms = s->axis_forms ? s->axis_forms[a] : NULL;
-        for (size_t i = 0; flag && (i == 0 || forms[i - 1]); i++) {
-                const char *f = i == 0 ? flag : forms[i - 1];
-                size_t m = strlen(f);
-                while (m > 1 && f[m - 1] == '=')
-                        m--;
-                if (m == n && strncmp(f, word, n) == 0)
+        if (!flag)
+                return false;
+        if (spells_flag(flag, word, n))
+                return true;
+        for (const char *const *f = s->axis_forms ? s->axis_forms[a] : NULL; f && *f; f++)
+                if (spells_flag(*f, word, n))
                         return true;
-                if (!forms)
-                        break;
-        }
         return false;
 }
 
