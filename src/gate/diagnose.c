@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "text/buf.h"
+#include "text/text.h"
 #include "base/util.h"
 
 /* Compiled signature tables, one per profile, built on first use. A literal "needle" cut
@@ -314,7 +315,24 @@ static void prefer_what_line(const char *text, size_t len, const char **line, si
         }
 }
 
+/* text[0..len) without its colours, in a copy the caller frees, when it has an escape; NULL
+ * (and *ret_len untouched) when it has none, or out of memory (then read as it is). */
+static char *uncoloured(const char *text, size_t len, size_t *ret_len) {
+        if (!memchr(text, '\033', len))
+                return NULL;
+        char *copy = malloc(len + 1);
+        if (!copy)
+                return NULL;
+        memcpy(copy, text, len);
+        *ret_len = text_strip_ansi(copy, len);
+        copy[*ret_len] = '\0';
+        return copy;
+}
+
 int diagnose_text(const char *text, size_t len, const struct profile *p, struct diagnosis *ret) {
+        _cleanup_free_ char *plain = uncoloured(text, len, &len);
+        if (plain)
+                text = plain;
         const struct table *t = table_for(p);
         const struct line_rules *r = rules_get();
         if (!t || !r)
@@ -401,6 +419,9 @@ static bool pydantic_message(struct line_iter *it, const char *prefix, size_t pr
 }
 
 int diagnose_error_line(const char *text, size_t len, char **ret_evidence, size_t *ret_line) {
+        _cleanup_free_ char *plain = uncoloured(text, len, &len);
+        if (plain)
+                text = plain;
         const struct line_rules *r = rules_get();
         if (!r)
                 return -ENOMEM;
@@ -478,6 +499,15 @@ int diagnose_error_line(const char *text, size_t len, char **ret_evidence, size_
         return 1;
 }
 
+/* A log written with colours is read as the same log without them: a signature, an
+ * error line's words and the evidence quoted are the engine's text, not the terminal's. */
+static void strip_colours(struct buf *b) {
+        if (!b->data)
+                return;
+        b->len = text_strip_ansi(b->data, b->len);
+        b->data[b->len] = '\0';
+}
+
 /* Reads the head and the tail of a log: the innermost error of a long log is near its end,
  * but the first fatal line can be at its start. */
 static int read_log(const char *path, struct buf *out) {
@@ -497,8 +527,10 @@ static int read_log(const char *path, struct buf *out) {
                 return r;
         if (buf_append(out, head, len) < 0)
                 return -ENOMEM;
-        if (!cut)
+        if (!cut) {
+                strip_colours(out);
                 return 0;
+        }
         /* the head, then the tail after a visible gap (a tail that cannot be read is left
          * out) */
         _cleanup_free_ char *tail = NULL;
@@ -506,6 +538,7 @@ static int read_log(const char *path, struct buf *out) {
                 return -EIO;
         if (read_fd_upto(fd, DIAGNOSE_MAX_TAIL, &tail, &len) == 0)
                 (void)buf_append(out, tail, len);
+        strip_colours(out);
         return 0;
 }
 

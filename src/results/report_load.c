@@ -15,6 +15,7 @@
 #include "proc/provenance.h"
 #include "results/search_view.h"
 #include "text/placeholder.h"
+#include "text/text.h"
 
 /* A copy of s into *ret (NULL stays NULL); false: out of memory. */
 static bool strdup_ok(const char *s, char **ret) {
@@ -596,6 +597,9 @@ static void excerpt_line_done(struct excerpt *e, const char *needle) {
         l->no = ++e->total;
         if (l->len > 0 && l->text[l->len - 1] == '\r')
                 l->text[--l->len] = 0;
+        /* as diagnosis read it: without the terminal's colours */
+        l->len = text_strip_ansi(l->text, l->len);
+        l->text[l->len] = 0;
         if (e->match >= 0) {
                 if (e->after_left > 0) {
                         e->lines[e->n_lines++] = *l;

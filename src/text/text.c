@@ -177,3 +177,34 @@ char *text_clean(const char *s, size_t len, size_t max) {
         out[o] = 0;
         return out;
 }
+
+size_t text_strip_ansi(char *s, size_t len) {
+        size_t out = 0, i = 0;
+        while (i < len) {
+                if (s[i] != '\033') {
+                        s[out++] = s[i++];
+                        continue;
+                }
+                i++;
+                if (i < len && s[i] == '[') { /* CSI: parameters, intermediates, a final byte */
+                        for (i++; i < len && (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] <= 0x3f; i++)
+                                ;
+                        if (i < len && (unsigned char)s[i] >= 0x40 && (unsigned char)s[i] <= 0x7e)
+                                i++;
+                } else if (i < len && s[i] == ']') { /* OSC: up to BEL or ESC \ (or the line's end) */
+                        for (i++; i < len && s[i] != '\a' && s[i] != '\n'; i++)
+                                if (s[i] == '\033' && i + 1 < len && s[i + 1] == '\\') {
+                                        i++;
+                                        break;
+                                }
+                        if (i < len && s[i] != '\n')
+                                i++;
+                } else { /* ESC, intermediates, a final byte (ESC ( B; ESC 7) */
+                        while (i < len && (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] <= 0x2f)
+                                i++;
+                        if (i < len && (unsigned char)s[i] >= 0x30 && (unsigned char)s[i] <= 0x7e)
+                                i++;
+                }
+        }
+        return out;
+}

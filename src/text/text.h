@@ -54,6 +54,13 @@ size_t text_escape_range(struct buf *out, const char *s, size_t from, size_t to,
  * at out's cap). NULL s appends nothing. */
 int text_escape_html(struct buf *out, const char *s, size_t max_chars);
 
+/* Takes the terminal's escape sequences out of s[0..len) in place (a log written with
+ * colours: FORCE_COLOR, a logger that colours whatever its output): CSI (ESC [ params
+ * final), OSC (ESC ] ... BEL or ESC \\), and the other escapes (ESC, intermediates, a final
+ * byte); a lone ESC at the end goes too. Every other byte stays where it was, in order.
+ * Returns the new length (s is not NUL-terminated anew). */
+size_t text_strip_ansi(char *s, size_t len);
+
 /* One plain line of s[0..len): blanks trimmed at both ends, control characters (C0, DEL)
  * and invalid UTF-8 replaced with '?', cut at max bytes on a character boundary (text from
  * the host: versions, /proc/cpuinfo, os-release; Slurm's replies). Caller frees; NULL on

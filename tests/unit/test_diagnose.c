@@ -59,6 +59,30 @@ static void check_file(const char *path) {
         assert_non_null(strstr(d.evidence, fragment));
         assert_string_equal(verdict, d.verdict == VERDICT_TIMEOUT ? "timeout" : "crash");
         assert_true(d.line >= 1);
+        /* A log written with colours (ESC [ ... m, the only escapes these logs hold) reads
+         * as the same log without them: the same cause, line and evidence, no escape left. */
+        size_t body_len = len - (size_t)(body - text);
+        if (memchr(body, '\033', body_len)) {
+                _cleanup_free_ char *plain = malloc(body_len + 1);
+                assert_non_null(plain);
+                size_t n = 0;
+                for (size_t i = 0; i < body_len; i++) {
+                        if (body[i] == '\033' && i + 1 < body_len && body[i + 1] == '[') {
+                                for (i += 2; i < body_len && !(body[i] >= '@' && body[i] <= '~'); i++)
+                                        ;
+                                continue;
+                        }
+                        plain[n++] = body[i];
+                }
+                struct diagnosis q;
+                assert_int_equal(diagnose_text(plain, n, p, &q), 1);
+                if (strcmp(q.evidence, d.evidence) != 0)
+                        print_error("%s: with colours '%s', without '%s'\n", path, d.evidence, q.evidence);
+                assert_string_equal(q.evidence, d.evidence);
+                assert_string_equal(q.cause, d.cause);
+                assert_int_equal(q.line, d.line);
+                diagnosis_release(&q);
+        }
         diagnosis_release(&d);
 }
 

@@ -101,12 +101,40 @@ static void test_clean(void **state) {
         assert_string_equal(e, "");
 }
 
+static char *strip(const char *s) {
+        char *t = strdup(s);
+        assert_non_null(t);
+        t[text_strip_ansi(t, strlen(t))] = '\0';
+        return t;
+}
+
+static void test_strip_ansi(void **state) {
+        /* a coloured level, a bold value, an 8-colour reset */
+        _cleanup_free_ char *a = strip("\x1b[1;31mERROR\x1b[0m attention backend \x1b[1mfa3\x1b[0m failed");
+        assert_string_equal(a, "ERROR attention backend fa3 failed");
+        /* 256 colours and true colour, a private mode (ESC [ ? 25 l), a charset (ESC ( B) */
+        _cleanup_free_ char *b = strip("\x1b[38;5;196mx\x1b[38;2;1;2;3my\x1b[?25l\x1b(Bz");
+        assert_string_equal(b, "xyz");
+        /* OSC (a window title, a hyperlink) ended by BEL or by ESC \ */
+        _cleanup_free_ char *c = strip("\x1b]0;title\x07" "a\x1b]8;;http://h/\x1b\\link\x1b]8;;\x1b\\b");
+        assert_string_equal(c, "alinkb");
+        /* lines stay lines: an unterminated OSC stops at the newline, which is kept */
+        _cleanup_free_ char *d = strip("a\x1b]0;never ended\nb\x1b[31\nc");
+        assert_string_equal(d, "a\nb\nc");
+        /* a lone ESC at the end; text without an escape is untouched (UTF-8, a C1 byte kept) */
+        _cleanup_free_ char *e = strip("end\x1b");
+        assert_string_equal(e, "end");
+        _cleanup_free_ char *f = strip("caf\xc3\xa9 [31m \xc2\x9b");
+        assert_string_equal(f, "caf\xc3\xa9 [31m \xc2\x9b");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_escape_modes),
                 cmocka_unit_test(test_escape_range),
                 cmocka_unit_test(test_hidden),
                 cmocka_unit_test(test_clean),
+                cmocka_unit_test(test_strip_ansi),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
