@@ -173,6 +173,10 @@ static const struct axis_words sglang_axis_words[] = {
         /* "Runner backend MoeRunnerBackend.MARLIN requires a fused func for a2a backend deepep";
          * "FP8/MXFP8 Cutlass MoE is only supported with ep_size == 1" */
         {STRV("--moe-runner-backend"), STRV("moe runner", "MoeRunnerBackend", "MoE"), NULL},
+        /* "Currently speculative MoE runner backend doesn't support flashinfer_trtllm, please
+         * use triton or auto backend for speculative moe runner instead." (the longer phrase
+         * is the draft's axis, not --moe-runner-backend's) */
+        {STRV("--speculative-moe-runner-backend"), STRV("speculative moe runner"), NULL},
         /* "Flashinfer MoE A2A is only supported with flashinfer_cutlass or … moe runner backend" */
         {STRV("--moe-a2a-backend"), STRV("moe a2a", "a2a backend"), NULL},
         /* "Speculative decoding is currently not supported with Flex Attention backend" */
@@ -203,6 +207,8 @@ static const struct axis_words vllm_axis_words[] = {
         /* "fp8_e5m2 kv-cache is not supported with fp8 checkpoints." */
         {STRV("--quantization", "-q"), STRV("quantization method", "checkpoint", "checkpoints"), NULL},
         {STRV("--tensor-parallel-size", "-tp"), STRV("tensor parallel size", "tp_size"), NULL},
+        /* "Cannot use FA version 3 on Blackwell platform, defaulting to FA version 4 …" */
+        {STRV("--attention-config.flash_attn_version"), STRV("FA version"), NULL},
         {NULL, NULL, NULL},
 };
 

@@ -217,28 +217,81 @@ char *search_signature(const struct search_space *s, const char *kind, const cha
         return buf_detach(&b);
 }
 
-/* How far the nearest mention of axis a (its flag, or one of its words) is from the word
- * [p, q) of evidence; SIZE_MAX when none. */
-size_t search_axis_distance(const struct search_space *s, size_t a, const char *evidence, const char *p, const char *q) {
-        size_t best = SIZE_MAX;
-        const char *const none[] = {NULL};
-        const char *const *words = s->axis_words && s->axis_words[a] ? s->axis_words[a] : none;
-        for (size_t w = 0; w == 0 || words[w - 1]; w++) {
-                const char *phrase = w == 0 ? (s->axis_flags ? s->axis_flags[a] : NULL) : words[w - 1];
-                if (!phrase)
-                        continue;
-                size_t len = strlen(phrase);
-                while (len > 0 && *phrase == '-') {
-                        phrase++;
-                        len--;
-                }
-                for (const char *e = evidence; (e = find_flag(evidence, e, phrase));) {
-                        const char *start = e - len;
-                        size_t d = e <= p ? (size_t)(p - e) : start >= q ? (size_t)(start - q) : 0;
-                        best = MIN(best, d);
+/* How far the nearest mention of axis a (its flag, the last part of a dotted flag, or one of
+ * its words) is from the word [p, q) of evidence; SIZE_MAX when none. *ret_len (may be NULL):
+ * the length of the phrase that near, the longest of those as near (a longer phrase says
+ * more: "speculative MoE runner backend" over "MoE runner backend"). */
+/* The i-th phrase axis a is mentioned by (its flag, the last part of a dotted flag, then its
+ * words), without leading dashes; NULL past the last, "" for one it has not. */
+static const char *axis_phrase(const struct search_space *s, size_t a, size_t i) {
+        const char *flag = s->axis_flags ? s->axis_flags[a] : NULL;
+        const char *phrase;
+        if (i == 0)
+                phrase = flag;
+        else if (i == 1) {
+                /* --speculative-config.num_speculative_tokens: "num_speculative_tokens:6" */
+                const char *dot = flag ? strrchr(flag, '.') : NULL;
+                phrase = dot && strlen(dot + 1) >= 4 ? dot + 1 : NULL;
+        } else {
+                const char *const *words = s->axis_words ? s->axis_words[a] : NULL;
+                size_t w = 0;
+                while (words && words[w] && w < i - 2)
+                        w++;
+                if (!words || !words[w])
+                        return NULL;
+                phrase = words[w];
+        }
+        if (!phrase)
+                return "";
+        while (*phrase == '-')
+                phrase++;
+        return phrase;
+}
+
+/* Whether [start, end) lies inside a longer mention of another axis than a: "MoE runner
+ * backend" inside "speculative MoE runner backend" is the draft's axis only. */
+static bool inside_other(const struct search_space *s, size_t a, const char *evidence, const char *start,
+                         const char *end) {
+        for (size_t b = 0; b < s->n_axes; b++) {
+                const char *phrase;
+                for (size_t i = 0; b != a && (phrase = axis_phrase(s, b, i)); i++) {
+                        size_t len = strlen(phrase);
+                        if (len <= (size_t)(end - start))
+                                continue;
+                        for (const char *e = evidence; (e = find_flag(evidence, e, phrase));)
+                                if (e - len <= start && end <= e)
+                                        return true;
                 }
         }
+        return false;
+}
+
+static size_t axis_distance(const struct search_space *s, size_t a, const char *evidence, const char *p, const char *q,
+                            size_t *ret_len) {
+        size_t best = SIZE_MAX, best_len = 0;
+        const char *phrase;
+        for (size_t i = 0; (phrase = axis_phrase(s, a, i)); i++) {
+                size_t len = strlen(phrase);
+                if (len == 0)
+                        continue;
+                for (const char *e = evidence; (e = find_flag(evidence, e, phrase));) {
+                        const char *start = e - len;
+                        if (inside_other(s, a, evidence, start, e))
+                                continue;
+                        size_t d = e <= p ? (size_t)(p - e) : start >= q ? (size_t)(start - q) : 0;
+                        if (d < best || (d == best && len > best_len)) {
+                                best = d;
+                                best_len = len;
+                        }
+                }
+        }
+        if (ret_len)
+                *ret_len = best_len;
         return best;
+}
+
+size_t search_axis_distance(const struct search_space *s, size_t a, const char *evidence, const char *p, const char *q) {
+        return axis_distance(s, a, evidence, p, q, NULL);
 }
 
 /* Words beside a value that tell its axis: within this many characters. */
@@ -289,6 +342,12 @@ static bool noun_beside(const char *evidence, const char *p, size_t n) {
                         return true;
         }
         return false;
+}
+
+/* Whether [p, p + n) stands alone in quotes: 'triton' in "requires one of ['triton',
+ * 'fa3']". A plain word so quoted is a name, not prose. */
+static bool quoted_word(const char *evidence, const char *p, size_t n) {
+        return p > evidence && strchr("'\"`", p[-1]) && p[n] == p[-1];
 }
 
 /* A name that says no more than a setting's state: "auto", "none", "on". */
@@ -400,23 +459,25 @@ static long spelled_on(const struct search_space *s, size_t a, const char *evide
 static long mention_axis(const struct search_space *s, const char *evidence, const char *p, size_t n,
                          const size_t *cands, size_t nc, size_t shared, const bool *alias, const char *const *as) {
         long pick = -1;
-        size_t near = SIZE_MAX, ties = 0;
+        size_t near = SIZE_MAX, near_len = 0, ties = 0;
         for (size_t i = 0; i < nc; i++) {
-                size_t d = search_axis_distance(s, cands[i], evidence, p, p + n);
+                size_t len, d = axis_distance(s, cands[i], evidence, p, p + n, &len);
                 if (d > AXIS_WORDS_NEAR)
                         continue;
-                if (d < near) {
+                if (d < near || (d == near && len > near_len)) {
                         near = d;
+                        near_len = len;
                         pick = (long)cands[i];
                         ties = 0;
-                } else if (d == near)
+                } else if (d == near && len == near_len)
                         ties++;
         }
         if (ties)
                 return -1;
         if (pick < 0 && shared == 1 && nc == 1 &&
             (alias[cands[0]] ||
-             (as[cands[0]] && (distinctive(as[cands[0]]) || (noun_beside(evidence, p, n) && !plain_state(as[cands[0]])))))) {
+             (as[cands[0]] && (distinctive(as[cands[0]]) || quoted_word(evidence, p, n) ||
+                               (noun_beside(evidence, p, n) && !plain_state(as[cands[0]])))))) {
                 /* not where another axis's words stand right beside it: "FP8 MoE backend"
                  * is the MoE backend's, whatever fp8 is on the KV cache's axis */
                 for (size_t b = 0; b < s->n_axes; b++)
@@ -513,6 +574,58 @@ static long constant_value(const struct search_space *s, size_t a, const char *e
 
 static enum search_naming names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis);
 
+/* Whether the word at w (case ignored) stands between from and to, a word of its own. */
+static bool word_between(const char *evidence, const char *from, const char *to, const char *w) {
+        size_t n = strlen(w);
+        for (const char *p = from; p + n <= to; p++)
+                if (strncasecmp(p, w, n) == 0 && (p == evidence || !isalnum((unsigned char)p[-1])) &&
+                    !isalnum((unsigned char)p[n]))
+                        return true;
+        return false;
+}
+
+/* How far back from p (at most max characters) the clause that holds p begins: a sentence's
+ * end (". ", "; ", "! ", "? ") stops it. */
+static const char *clause_start(const char *evidence, const char *p, size_t max) {
+        const char *b = p;
+        while (b > evidence && (size_t)(p - b) < max &&
+               !(b - evidence >= 2 && strchr(".;!?", b[-2]) && b[-1] == ' '))
+                b--;
+        return b;
+}
+
+/* Whether the one other value of axis a a line mentions (at p) is said to be what works, in
+ * a line that speaks of the axis (its flag or words): "only" or "one of" before it in its
+ * clause ("is only supported with flashinfer_cutlass moe runner backend", "only supports
+ * topk = 1"), "the only" after it ("… or flashinfer backend are the only supported
+ * backends, use --attention-backend …"); or it stands in a set right after the axis's flag
+ * ("set with --quantization {modelopt, modelopt_fp8}"). Without the axis's words one value
+ * says too little ("only 'fa4' is supported here"). */
+#define RESTRICT_NEAR 60
+static bool restricted(const struct search_space *s, size_t a, const char *evidence, const char *p) {
+        if (!p)
+                return false;
+        const char *b = clause_start(evidence, p, RESTRICT_NEAR);
+        bool about = axis_distance(s, a, evidence, evidence, evidence, NULL) != SIZE_MAX;
+        if (about && (word_between(evidence, b, p, "only") || word_between(evidence, b, p, "one of")))
+                return true;
+        const char *e = p;
+        while (*e && (size_t)(e - p) < RESTRICT_NEAR && !(strchr(".;!?", *e) && (e[1] == ' ' || !e[1])))
+                e++;
+        if (about && word_between(evidence, p, e, "the only"))
+                return true;
+        /* the set the mention stands in, opened right after the flag or the axis's words */
+        int depth = 0;
+        for (const char *o = p; o > evidence && (size_t)(p - o) < 2 * RESTRICT_NEAR; o--) {
+                char ch = o[-1];
+                if (ch == '}' || ch == ']' || ch == ')')
+                        depth++;
+                else if ((ch == '{' || ch == '[' || ch == '(') && depth-- == 0)
+                        return axis_distance(s, a, evidence, o - 1, o, NULL) <= 1;
+        }
+        return false;
+}
+
 enum search_naming search_names_value(const struct search_space *s, size_t k, const char *evidence,
                                       size_t *ret_axis) {
         if (!evidence || !s->value_names || k >= s->n_cells || s->n_axes > 16)
@@ -533,6 +646,7 @@ static enum search_naming names_value(const struct search_space *s, size_t k, co
         /* per axis: a mention of the cell's value; the other values mentioned (the first 64) */
         bool own[16] = {false};
         uint64_t others[16] = {0};
+        const char *other_at[16] = {NULL}; /* per axis: the first other value's mention */
         for (const char *p = evidence; *p; p++) {
                 if (!mention_start(evidence, p))
                         continue;
@@ -575,8 +689,11 @@ static enum search_naming names_value(const struct search_space *s, size_t k, co
                 static const bool no_alias[16] = {false};
                 long other = mention_axis(s, evidence, p, n, oc, noc, shared, no_alias, as);
                 for (size_t i = 0; other >= 0 && i < noc; i++)
-                        if (oc[i] == (size_t)other && ovals[i] < 64)
+                        if (oc[i] == (size_t)other && ovals[i] < 64) {
                                 others[other] |= UINT64_C(1) << ovals[i];
+                                if (!other_at[other])
+                                        other_at[other] = p;
+                        }
         }
         /* a constant's name that spells the flag and a value (LLAMA_SPLIT_MODE_TENSOR) */
         for (size_t a = 0; a < s->n_axes; a++) {
@@ -609,7 +726,7 @@ static enum search_naming names_value(const struct search_space *s, size_t k, co
                         int listed = __builtin_popcountll(others[a]);
                         if (own[a] || (listed < 1 && !advises_other(s, a, evidence, c[a])))
                                 continue;
-                        if (listed == 1) {
+                        if (listed == 1 && !restricted(s, a, evidence, other_at[a])) {
                                 bool quoted_own = false;
                                 long quoted = -1;
                                 if (s->axis_flags && s->axis_flags[a])
