@@ -128,6 +128,39 @@ need_llama_server() {
         export LLAMA_SERVER
 }
 
+# run_llama_space NAME BUDGET: the search matrix tests/engines/llamacpp/NAME.yaml, its
+# @MODEL@ (the testbed's) and @BUDGET@ filled in as $tmp/m.yaml, run on the real
+# llama-server into $tmp/m.db with its output in $tmp/out (exit 0 or 1 asked); skipped in
+# the sanitizers' pass (gauntlet's search runs under them in search.sh) and without
+# llama-server.
+run_llama_space() {
+        if [ "${BUILD:-build}" = build-asan ]; then
+                echo "SKIP: $1 runs in the plain pass (BUILD=build-asan)"
+                exit 77
+        fi
+        need_llama_server
+        export PATH="$(dirname "$LLAMA_SERVER"):$PATH"
+        sed -e "s|@MODEL@|$SRCDIR/testbed/model.gguf|" -e "s|@BUDGET@|$2|" \
+                "$SRCDIR/tests/engines/llamacpp/$1.yaml" >"$tmp/m.yaml"
+        local rc=0
+        "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/m.db" >"$tmp/out" 2>&1 || rc=$?
+        [ "$rc" -le 1 ] || { cat "$tmp/out"; fail "gauntlet run exit $rc"; }
+}
+
+# expect_named_once ORDER HELD LINE: of the launch lines ORDER (one a launch, in order), those
+# holding HELD ("ctk=q8_0 ") and the first holding LINE ("K cache type q8_0"): prints how
+# often, and fails when the value was launched after a line named it, or in more than two
+# cells in all once one did; $named_at is that launch's number, empty when no line named it.
+expect_named_once() {
+        local held after
+        named_at=$(printf '%s\n' "$1" | awk -v w="$3" 'index($0, w) {print NR; exit}')
+        held=$(printf '%s\n' "$1" | grep -c -- "$2" || true)
+        after=$(printf '%s\n' "$1" | awk -v at="${named_at:-0}" -v p="$2" 'at && NR > at && index($0, p) {n++} END {print n + 0}')
+        echo "${2% }: named at launch ${named_at:-never} (\"$3\"), launched in $held cells, $after after"
+        [ "$after" -eq 0 ] || fail "${2% }: launched $after times after a failure's line named it"
+        [ -z "$named_at" ] || [ "$held" -le 2 ] || fail "${2% }: named by a line, launched in $held cells (at most 2)"
+}
+
 # start_llama_server NAME ARGS...: llama-server (need_llama_server first) on the testbed's
 # model (or $LLAMA_MODEL) at a port of its choosing, logging to $tmp/NAME.log; once it
 # answers /health, its URL is in $url and its pid in $ls_pid (listed for the cleanup).

@@ -14,20 +14,8 @@
 #   - with 400-token prompts (more than the model holds) it stops within 3 launches;
 #   - --no-prune launches all 36 cells.
 . "$SRCDIR/tests/lib.sh"
-if [ "${BUILD:-build}" = build-asan ]; then
-        echo "SKIP: search-evidence runs in the plain pass (BUILD=build-asan)"
-        exit 77
-fi
-need_llama_server
-export PATH="$(dirname "$LLAMA_SERVER"):$PATH"
 BUDGET=12
-sed -e "s|@MODEL@|$SRCDIR/testbed/model.gguf|" -e "s|@BUDGET@|$BUDGET|" \
-        "$SRCDIR/tests/engines/llamacpp/search-evidence.yaml" >"$tmp/m.yaml"
-set +e
-"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/m.db" >"$tmp/out" 2>&1
-rc=$?
-set -e
-[ "$rc" -le 1 ] || { cat "$tmp/out"; fail "gauntlet run exit $rc"; }
+run_llama_space search-evidence "$BUDGET"
 "$GAUNTLET" report --format json "$tmp/m.db" >"$tmp/r.json"
 launched() { jq '[.cells[] | select(.verdict != "skipped")]' "$tmp/r.json"; }
 n=$(launched | jq length)
@@ -64,12 +52,7 @@ jq -e --arg b "$best" '.cells[] | select(.id == $b) | .verdict == "pass" and .ax
 for axis_word in "ctk:K cache" "ctv:V cache"; do
         axis=${axis_word%%:*} word=${axis_word#*:}
         for v in q8_0 q4_0; do
-                at=$(printf '%s\n' "$order" | awk -v w="$word type $v" 'index($0, w) {print NR; exit}')
-                held=$(printf '%s\n' "$order" | grep -c -- "$axis=$v " || true)
-                after=$(printf '%s\n' "$order" | awk -v at="${at:-0}" -v p="$axis=$v " 'at && NR > at && index($0, p) {n++} END {print n + 0}')
-                echo "$axis=$v: named at launch ${at:-never}, launched in $held cells, $after after"
-                [ "$after" -eq 0 ] || fail "$axis=$v: launched $after times after a failure's line named it"
-                [ -z "$at" ] || [ "$held" -le 2 ] || fail "$axis=$v: named by a line, launched in $held cells (at most 2)"
+                expect_named_once "$order" "$axis=$v " "$word type $v"
         done
 done
 # the pruned cells blamed on a named value quote its line

@@ -12,20 +12,8 @@
 #     failures before the first of them, and the best is such a cell;
 #   - the cells pruned for a named value quote its line.
 . "$SRCDIR/tests/lib.sh"
-if [ "${BUILD:-build}" = build-asan ]; then
-        echo "SKIP: search-maps runs in the plain pass (BUILD=build-asan)"
-        exit 77
-fi
-need_llama_server
-export PATH="$(dirname "$LLAMA_SERVER"):$PATH"
 BUDGET=16
-sed -e "s|@MODEL@|$SRCDIR/testbed/model.gguf|" -e "s|@BUDGET@|$BUDGET|" \
-        "$SRCDIR/tests/engines/llamacpp/search-maps.yaml" >"$tmp/m.yaml"
-set +e
-"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/m.db" >"$tmp/out" 2>&1
-rc=$?
-set -e
-[ "$rc" -le 1 ] || { cat "$tmp/out"; fail "gauntlet run exit $rc"; }
+run_llama_space search-maps "$BUDGET"
 grep -E '^\[launch|^search' "$tmp/out" || true
 "$GAUNTLET" report --format json "$tmp/m.db" >"$tmp/r.json"
 launched() { jq '[.cells[] | select(.verdict != "skipped")]' "$tmp/r.json"; }
@@ -47,13 +35,8 @@ jq -e --arg b "$best" '.cells[] | select(.id == $b) | .verdict == "pass" and (.a
 named=0
 for pair in q5:q5_1 iq4:iq4_nl k8:q8_0; do
         v=${pair%%:*} spelled=${pair#*:}
-        at=$(printf '%s\n' "$order" | awk -v w="cache type $spelled " 'index($0, w) {print NR; exit}')
-        held=$(printf '%s\n' "$order" | grep -c -- "cache=$v " || true)
-        after=$(printf '%s\n' "$order" | awk -v at="${at:-0}" -v p="cache=$v " 'at && NR > at && index($0, p) {n++} END {print n + 0}')
-        echo "cache=$v ($spelled): named at launch ${at:-never}, launched in $held cells, $after after"
-        [ "$after" -eq 0 ] || fail "cache=$v: launched $after times after a line spelled it $spelled"
-        [ -z "$at" ] || [ "$held" -le 2 ] || fail "cache=$v: spelled by a line, launched in $held cells (at most 2)"
-        [ -z "$at" ] || named=$((named + 1))
+        expect_named_once "$order" "cache=$v " "cache type $spelled "
+        [ -z "$named_at" ] || named=$((named + 1))
 done
 [ "$named" -ge 2 ] || fail "only $named of the quantized values were named by a line: the space does not test what it is for"
 bad=$(jq '[.cells[] | select(.verdict == "skipped" and .cause == "pruned" and ((.evidence // "") | test("is named by the line")))
