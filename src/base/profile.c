@@ -212,6 +212,15 @@ static const struct axis_words vllm_axis_words[] = {
         {NULL, NULL, NULL},
 };
 
+static const struct axis_words trtllm_axis_words[] = {
+        /* "AutoDeploy does not support beam search (max_beam_width > 1)": the backend by its
+         * own name, beside the width (a pair's doing) */
+        {STRV("--backend"), NULL, STRV("AutoDeploy", "_autodeploy", "PyTorch", "pytorch")},
+        /* "kv_cache_config.free_gpu_memory_fraction must be a float between 0 and 1" */
+        {STRV("--kv_cache_free_gpu_memory_fraction"), STRV("free_gpu_memory_fraction"), NULL},
+        {NULL, NULL, NULL},
+};
+
 static const struct profile profiles[] = {
         {
                 .name = "sglang",
@@ -267,6 +276,7 @@ static const struct profile profiles[] = {
                 .libraries = STRV("tensorrt_llm", "torch", "tensorrt", "flashinfer-python", "nvidia-cuda-runtime-cu12"),
                 .default_values = defaults_common,
                 .signatures = no_signatures,
+                .axis_words = trtllm_axis_words,
         },
         {
                 .name = "llama.cpp",

@@ -229,9 +229,10 @@ static const char *axis_phrase(const struct search_space *s, size_t a, size_t i)
         if (i == 0)
                 phrase = flag;
         else if (i == 1) {
-                /* --speculative-config.num_speculative_tokens: "num_speculative_tokens:6" */
+                /* --speculative-config.num_speculative_tokens: "num_speculative_tokens:6"; a
+                 * compound name only (".backend" would take every "backend" in a line) */
                 const char *dot = flag ? strrchr(flag, '.') : NULL;
-                phrase = dot && strlen(dot + 1) >= 4 ? dot + 1 : NULL;
+                phrase = dot && strlen(dot + 1) >= 4 && strpbrk(dot + 1, "_-") ? dot + 1 : NULL;
         } else {
                 const char *const *words = s->axis_words ? s->axis_words[a] : NULL;
                 size_t w = 0;
@@ -325,6 +326,7 @@ static bool alternatives(const char *evidence, const char *p) {
  * backend value is: "Backend FLASHINFER does not support", "the Triton kernel", "Cutlass
  * MoE"; or the mention is pydantic's value given ("input_value='WIDEEP'"). A plain word
  * so placed is a value's name. */
+static bool mention_ends(const char *evidence, const char *p);
 static bool noun_beside(const char *evidence, const char *p, size_t n) {
         static const char *const nouns[] = {"backend", "backends", "kernel", "kernels", "moe", "gemm", "runner"};
         static const char given[] = "input_value='";
@@ -334,7 +336,8 @@ static bool noun_beside(const char *evidence, const char *p, size_t n) {
                 return true;
         for (size_t i = 0; i < ELEMENTSOF(nouns); i++) {
                 size_t m = strlen(nouns[i]);
-                if (after[0] == ' ' && strncasecmp(after + 1, nouns[i], m) == 0 && !word_char(after[1 + m]))
+                /* the noun may end a sentence ("… guidance backends.") */
+                if (after[0] == ' ' && strncasecmp(after + 1, nouns[i], m) == 0 && mention_ends(evidence, after + 1 + m))
                         return true;
                 if ((size_t)(before - evidence) >= m + 1 && before[-1] == ' ' &&
                     strncasecmp(before - 1 - m, nouns[i], m) == 0 &&
@@ -359,6 +362,73 @@ static bool plain_state(const char *name) {
                         return true;
         return false;
 }
+
+/* The length of the joiner of a list at p (", ", " and ", " or ", ", and ", ", or "), or 0. */
+static size_t joiner_at(const char *p) {
+        static const char *const joiners[] = {", and ", ", or ", ", ", " and ", " or "};
+        for (size_t i = 0; i < ELEMENTSOF(joiners); i++)
+                if (strncmp(p, joiners[i], strlen(joiners[i])) == 0)
+                        return strlen(joiners[i]);
+        return 0;
+}
+
+/* The length of the joiner of a list that ends at p (its last character p[-1]), or 0. */
+static size_t joiner_before(const char *evidence, const char *p) {
+        static const char *const joiners[] = {", and ", ", or ", ", ", " and ", " or "};
+        for (size_t i = 0; i < ELEMENTSOF(joiners); i++) {
+                size_t m = strlen(joiners[i]);
+                if ((size_t)(p - evidence) >= m && strncmp(p - m, joiners[i], m) == 0)
+                        return m;
+        }
+        return 0;
+}
+
+/* Whether the word [q, q + m), a value of axis a, is a mention on its own: a distinctive name,
+ * a word beside a backend's kind, or one alone in quotes. */
+static bool strong_name(const struct search_space *s, size_t a, const char *evidence, const char *q, size_t m) {
+        long v = search_value_on(s, a, q, m);
+        return v >= 0 && (distinctive(s->value_names[a][v]) || quoted_word(evidence, q, m) ||
+                          (noun_beside(evidence, q, m) && !plain_state(s->value_names[a][v])));
+}
+
+/* Whether the plain word [p, p + n) stands in a list ("xgrammar and guidance backends",
+ * "triton, trtllm_mha, fa4, or flashinfer backend") whose members are values of axis a, one
+ * of them a mention on its own: a list's members are of a kind. */
+#define LIST_MEMBERS 8
+static bool listed_with(const struct search_space *s, size_t a, const char *evidence, const char *p, size_t n) {
+        const char *q = p;
+        size_t m = n;
+        for (int i = 0; i < LIST_MEMBERS; i++) { /* the members after it */
+                size_t j = joiner_at(q + m);
+                if (!j)
+                        break;
+                q += m + j;
+                for (m = 0; word_char(q[m]); m++)
+                        ;
+                m = word_trim(q, m);
+                if (m == 0 || search_value_on(s, a, q, m) < 0)
+                        break;
+                if (strong_name(s, a, evidence, q, m))
+                        return true;
+        }
+        q = p;
+        for (int i = 0; i < LIST_MEMBERS; i++) { /* and before it */
+                size_t j = joiner_before(evidence, q);
+                if (!j)
+                        break;
+                const char *end = q - j;
+                q = end;
+                while (q > evidence && word_char(q[-1]))
+                        q--;
+                m = (size_t)(end - q);
+                if (m == 0 || search_value_on(s, a, q, m) < 0)
+                        break;
+                if (strong_name(s, a, evidence, q, m))
+                        return true;
+        }
+        return false;
+}
+
 
 /* Where a mention of a value may begin: a word of the line, either of two alternatives
  * (bf16/bfloat16), or a part of a dotted name after a '.' that a letter follows
@@ -477,7 +547,8 @@ static long mention_axis(const struct search_space *s, const char *evidence, con
         if (pick < 0 && shared == 1 && nc == 1 &&
             (alias[cands[0]] ||
              (as[cands[0]] && (distinctive(as[cands[0]]) || quoted_word(evidence, p, n) ||
-                               (noun_beside(evidence, p, n) && !plain_state(as[cands[0]])))))) {
+                               (!plain_state(as[cands[0]]) &&
+                                (noun_beside(evidence, p, n) || listed_with(s, cands[0], evidence, p, n))))))) {
                 /* not where another axis's words stand right beside it: "FP8 MoE backend"
                  * is the MoE backend's, whatever fp8 is on the KV cache's axis */
                 for (size_t b = 0; b < s->n_axes; b++)
@@ -724,9 +795,13 @@ static enum search_naming names_value(const struct search_space *s, size_t k, co
                 how = SEARCH_NAMES_OTHERS;
                 for (size_t a = 0; a < s->n_axes; a++) {
                         int listed = __builtin_popcountll(others[a]);
-                        if (own[a] || (listed < 1 && !advises_other(s, a, evidence, c[a])))
+                        /* advice to use the one other value: "GPTQ Method does not support
+                         * MoE, please use gptq_marlin" (the cell's gptq spelled in prose
+                         * beside it is what the advice replaces) */
+                        bool advised = listed == 1 && advice_before(evidence, other_at[a]);
+                        if ((own[a] && !advised) || (listed < 1 && !advises_other(s, a, evidence, c[a])))
                                 continue;
-                        if (listed == 1 && !restricted(s, a, evidence, other_at[a])) {
+                        if (listed == 1 && !advised && !restricted(s, a, evidence, other_at[a])) {
                                 bool quoted_own = false;
                                 long quoted = -1;
                                 if (s->axis_flags && s->axis_flags[a])
