@@ -584,9 +584,10 @@ static bool is_flag_of(const struct search_space *s, size_t a, const char *word,
  * handling argument \"-sm\": invalid value", "error while handling environment variable
  * \"LLAMA_ARG_FLASH_ATTN\"" and "error: invalid argument: --bogus-flag", argparse's
  * "argument --moe-runner-backend: invalid choice: …" and "unrecognized arguments: --x",
- * click's "Invalid value for '--backend'". The argument is the cell's: its value, or the
+ * click's "Invalid value for '--backend'"; or whose value an error takes for an argument of
+ * its own ("error: invalid argument: off"). The argument is the cell's: its value, or the
  * flag itself where the engine does not know it, is what failed. */
-static long argument_axis(const struct search_space *s, const char *evidence) {
+static long argument_axis(const struct search_space *s, const size_t *c, const char *evidence) {
         static const char *const before[] = {"argument", "arguments:", "environment variable", "invalid value for"};
         long axis = -1;
         for (size_t i = 0; i < ELEMENTSOF(before); i++) {
@@ -599,7 +600,11 @@ static long argument_axis(const struct search_space *s, const char *evidence) {
                                 w++;
                         size_t n = strcspn(w, " \t\n:\"'`,;=");
                         for (size_t a = 0; n > 0 && a < s->n_axes; a++)
-                                if (is_flag_of(s, a, w, n)) {
+                                /* the flag; or, as an argument (not an environment
+                                 * variable's), the cell's value itself, taken for one of its
+                                 * own: "--kv-offload off" sets a switch that takes no value,
+                                 * and llama.cpp says "error: invalid argument: off" */
+                                if (is_flag_of(s, a, w, n) || (i <= 1 && search_value_on(s, a, w, n) == (long)c[a])) {
                                         if (axis >= 0 && axis != (long)a)
                                                 return -1; /* two arguments: a pair's */
                                         axis = (long)a;
@@ -782,7 +787,7 @@ static enum search_naming names_value(const struct search_space *s, size_t k, co
                 named = (long)a;
         }
         /* an error about one argument of the cell: its value is at fault */
-        long arg = argument_axis(s, evidence);
+        long arg = argument_axis(s, c, evidence);
         if (arg >= 0 && named < 0)
                 named = arg;
         enum search_naming how = SEARCH_NAMES_VALUE;
