@@ -217,10 +217,6 @@ char *search_signature(const struct search_space *s, const char *kind, const cha
         return buf_detach(&b);
 }
 
-/* How far the nearest mention of axis a (its flag, the last part of a dotted flag, or one of
- * its words) is from the word [p, q) of evidence; SIZE_MAX when none. *ret_len (may be NULL):
- * the length of the phrase that near, the longest of those as near (a longer phrase says
- * more: "speculative MoE runner backend" over "MoE runner backend"). */
 /* The i-th phrase axis a is mentioned by (its flag, the last part of a dotted flag, then its
  * words), without leading dashes; NULL past the last, "" for one it has not. */
 static const char *axis_phrase(const struct search_space *s, size_t a, size_t i) {
@@ -267,6 +263,10 @@ static bool inside_other(const struct search_space *s, size_t a, const char *evi
         return false;
 }
 
+/* How far the nearest mention of axis a (its flag, the last part of a dotted flag, or one of
+ * its words) is from the word [p, q) of evidence; SIZE_MAX when none. *ret_len (may be NULL):
+ * the length of the phrase that near, the longest of those as near (a longer phrase says
+ * more: "speculative MoE runner backend" over "MoE runner backend"). */
 static size_t axis_distance(const struct search_space *s, size_t a, const char *evidence, const char *p, const char *q,
                             size_t *ret_len) {
         size_t best = SIZE_MAX, best_len = 0;
@@ -363,10 +363,13 @@ static bool plain_state(const char *name) {
         return false;
 }
 
-/* The length of the joiner of a list at p (", ", " and ", " or ", ", and ", ", or "), or 0. */
+/* What joins the members of a list, the longest first. */
+static const char *const JOINERS[] = {", and ", ", or ", ", ", " and ", " or "};
+
+/* The length of the joiner of a list at p, or 0. */
 static size_t joiner_at(const char *p) {
-        static const char *const joiners[] = {", and ", ", or ", ", ", " and ", " or "};
-        for (size_t i = 0; i < ELEMENTSOF(joiners); i++)
+        const char *const *joiners = JOINERS;
+        for (size_t i = 0; i < ELEMENTSOF(JOINERS); i++)
                 if (strncmp(p, joiners[i], strlen(joiners[i])) == 0)
                         return strlen(joiners[i]);
         return 0;
@@ -374,8 +377,8 @@ static size_t joiner_at(const char *p) {
 
 /* The length of the joiner of a list that ends at p (its last character p[-1]), or 0. */
 static size_t joiner_before(const char *evidence, const char *p) {
-        static const char *const joiners[] = {", and ", ", or ", ", ", " and ", " or "};
-        for (size_t i = 0; i < ELEMENTSOF(joiners); i++) {
+        const char *const *joiners = JOINERS;
+        for (size_t i = 0; i < ELEMENTSOF(JOINERS); i++) {
                 size_t m = strlen(joiners[i]);
                 if ((size_t)(p - evidence) >= m && strncmp(p - m, joiners[i], m) == 0)
                         return m;
@@ -428,7 +431,6 @@ static bool listed_with(const struct search_space *s, size_t a, const char *evid
         }
         return false;
 }
-
 
 /* Where a mention of a value may begin: a word of the line, either of two alternatives
  * (bf16/bfloat16), or a part of a dotted name after a '.' that a letter follows
