@@ -209,6 +209,8 @@ static const struct axis_words vllm_axis_words[] = {
         {STRV("--tensor-parallel-size", "-tp"), STRV("tensor parallel size", "tp_size"), NULL},
         /* "Cannot use FA version 3 on Blackwell platform, defaulting to FA version 4 …" */
         {STRV("--attention-config.flash_attn_version"), STRV("FA version"), NULL},
+        /* "Unsupported connector type: NIXLConnector" (the registry's name is NixlConnector) */
+        {STRV("--kv-transfer-config.kv_connector"), STRV("connector type"), NULL},
         {NULL, NULL, NULL},
 };
 

@@ -488,9 +488,14 @@ static long spelled_on(const struct search_space *s, size_t a, const char *evide
         size_t best_n = 0;
         *ret_alias = false;
         *ret_as = NULL;
+        bool best_exact = false;
         for (size_t v = 0; s->value_names && v < s->n_values[a]; v++) {
                 size_t n = s->value_names[a][v] ? spells(evidence, p, s->value_names[a][v]) : 0;
-                if (n > best_n) {
+                /* two values alike but for case (NixlConnector, NIXLConnector): the one
+                 * written as the line writes it */
+                bool exact = n > 0 && strncmp(p, s->value_names[a][v], n) == 0;
+                if (n > best_n || (n > 0 && n == best_n && exact && !best_exact)) {
+                        best_exact = exact;
                         best_n = n;
                         best = (long)v;
                         *ret_as = s->value_names[a][v];
@@ -598,9 +603,9 @@ static long argument_axis(const struct search_space *s, const size_t *c, const c
                         if ((p > evidence && isalpha((unsigned char)p[-1])) || isalpha((unsigned char)p[m]))
                                 continue;
                         const char *w = p + m;
-                        while (*w == ' ' || *w == ':' || *w == '"' || *w == '\'' || *w == '`')
+                        while (*w == ' ' || *w == ':' || *w == '"' || *w == '\'' || *w == '`' || *w == '(')
                                 w++;
-                        size_t n = strcspn(w, " \t\n:\"'`,;=");
+                        size_t n = strcspn(w, " \t\n:\"'`,;=)");
                         for (size_t a = 0; n > 0 && a < s->n_axes; a++)
                                 /* the flag; or, as an argument (not an environment
                                  * variable's), the cell's value itself, taken for one of its
@@ -685,7 +690,8 @@ static bool restricted(const struct search_space *s, size_t a, const char *evide
                 return false;
         const char *b = clause_start(evidence, p, RESTRICT_NEAR);
         bool about = axis_distance(s, a, evidence, evidence, evidence, NULL) != SIZE_MAX;
-        if (about && (word_between(evidence, b, p, "only") || word_between(evidence, b, p, "one of")))
+        if (about && (word_between(evidence, b, p, "only") || word_between(evidence, b, p, "one of") ||
+                      word_between(evidence, b, p, "e.g") || word_between(evidence, b, p, "such as")))
                 return true;
         const char *e = p;
         while (*e && (size_t)(e - p) < RESTRICT_NEAR && !(strchr(".;!?", *e) && (e[1] == ' ' || !e[1])))
