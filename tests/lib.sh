@@ -180,3 +180,45 @@ start_llama_server() {
         tail "$tmp/$name.log"
         fail "llama-server ($name) did not come up"
 }
+
+# expect_sizes_respected ORDER AXIS...: of the launch lines ORDER (one a launch, in order,
+# "ax=v ax=v ... verdict ..."), fails when a cell was launched after one that ran out of
+# memory (crash/oom) with the same values on every axis but the AXIS ones (axes of sizes),
+# where its sizes were no smaller (docs/search.md, "Memory": a larger size needs no less
+# memory); prints how many launches ran out of memory in $oom_launches.
+expect_sizes_respected() {
+        local order=$1
+        shift
+        oom_launches=$(printf '%s\n' "$order" | grep -c ' crash/oom ' || true)
+        printf '%s\n' "$order" | awk -v sizes=" $* " '
+        function cell(line, c,   n, i, f, kv) { # the leading ax=v fields: the cell
+                delete c
+                n = split(line, f, " ")
+                for (i = 1; i <= n && split(f[i], kv, "=") == 2; i++)
+                        c[kv[1]] = kv[2]
+        }
+        {
+                cell($0, now)
+                for (j = 1; j <= n_oom; j++) {
+                        over = 1
+                        for (a in now) {
+                                if (now[a] == oom[j, a])
+                                        continue
+                                if (index(sizes, " " a " ") && now[a] + 0 >= oom[j, a] + 0)
+                                        continue
+                                over = 0
+                        }
+                        if (over) {
+                                print "launch " NR " (" $0 ") holds sizes past launch " oom_at[j] ", which ran out of memory"
+                                bad = 1
+                        }
+                }
+                if ($0 ~ / crash\/oom /) {
+                        n_oom++
+                        oom_at[n_oom] = NR
+                        for (a in now)
+                                oom[n_oom, a] = now[a]
+                }
+        }
+        END { exit bad }' || fail "a cell was launched past the sizes of one that ran out of memory"
+}

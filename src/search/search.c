@@ -3,8 +3,10 @@
 #include "search/search_int.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -209,6 +211,13 @@ struct search_model {
         bool mem_on;
         double mem_b, *mem_w;         /* mem_w[voff[a] + value] */
         size_t *voff, n_mem, n_oom;   /* value offsets per axis; cells fitted, of them OOM */
+        /* Sizes (docs/search.md, "Sizes"): on an axis whose values are whole numbers (a
+         * context, a batch, a count of sequences), a larger one never needs less memory. A
+         * cell that holds a launched cell's values but for larger sizes runs out of memory
+         * where that one did (mem_over: that cell), and fits where a cell holding its values
+         * but for larger sizes loaded (mem_under). -1: none. */
+        long *mem_over, *mem_under;
+        double *mem_size;             /* per value (voff): its size on an axis of sizes, or -1 */
         double unexplained;           /* chance of a failure no feature explains */
         /* Requirements failures' evidence stated: "--a x requires --b y" (docs/search.md). */
         struct require {
@@ -234,7 +243,8 @@ struct search_model {
                                          computed when asked for, NAN until then) */
         double *ei, *chance;          /* per cell: expected improvement and the chance to beat
                                          the best, before feasibility */
-        bool *condemned;              /* per cell: it holds a value a failure's line named
+        bool *condemned;              /* per cell: it holds a value a failure's line named,
+                                         or sizes past a cell that ran out of memory
                                          (line_condemned), set once per fit */
 };
 
@@ -246,6 +256,9 @@ void search_model_free(struct search_model *m) {
         free(m->req);
         free(m->mem_w);
         free(m->voff);
+        free(m->mem_over);
+        free(m->mem_under);
+        free(m->mem_size);
         free(m->pf);
         free(m->mu);
         free(m->sd);
@@ -626,15 +639,153 @@ static int cholesky(double *a, size_t n);
 static void forward(const double *l, size_t n, double *b);
 static void backward(const double *l, size_t n, double *b);
 
-/* The memory model's chance that cell k runs out of memory (0 while none did). */
+/* The memory model's chance that cell k runs out of memory (0 while none did): sure, but
+ * for an engine whose memory is not monotone in a size after all, where a launched cell
+ * with smaller sizes ran out; none where one with larger sizes loaded. */
+#define MEM_OVER_FITS 0.02
 static double oom_chance(const struct search_model *m, size_t k) {
         if (!m->mem_on)
+                return 0;
+        if (m->mem_over && m->mem_over[k] >= 0)
+                return 1 - MEM_OVER_FITS;
+        if (m->mem_under && m->mem_under[k] >= 0)
                 return 0;
         const size_t *c = m->s->choice + k * m->s->n_axes;
         double z = m->mem_b;
         for (size_t a = 0; a < m->s->n_axes; a++)
                 z += m->mem_w[m->voff[a] + c[a]];
         return 1 / (1 + exp(-z));
+}
+
+/* Whether launched cell o ran out of memory; whether it loaded (it served, or answered
+ * garbage or wrong, or broke under load): the other failures say nothing of memory. */
+static bool ran_out(const struct search_obs *o) {
+        return o->state == SEARCH_INFEASIBLE && CLASSES[kind_class(o->kind)].memory;
+}
+static bool did_load(const struct search_obs *o) {
+        return o->state == SEARCH_FEASIBLE ||
+               (o->state == SEARCH_INFEASIBLE && o->kind &&
+                (startswith(o->kind, "garbage") || startswith(o->kind, "wrong") || startswith(o->kind, "overload")));
+}
+
+/* Value name as a size: a whole number, with an optional k, m or g (thousands, millions,
+ * billions): "4096", "32k". -1 when it is none ("auto", "q8_0", "0.85"). */
+static double value_size(const char *name) {
+        if (!name || !isdigit((unsigned char)name[0]))
+                return -1;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(name, &end, 10);
+        if (errno)
+                return -1;
+        double scale = 1;
+        if (*end && strchr("kKmMgG", *end)) {
+                scale = strchr("kK", *end) ? 1e3 : strchr("mM", *end) ? 1e6 : 1e9;
+                end++;
+        }
+        return *end ? -1 : (double)v * scale;
+}
+
+/* Axes whose sizes say nothing of a GPU's memory this way: more GPUs per copy of the model
+ * (tensor, pipeline, expert parallel) or more of it offloaded need less on each. */
+static const char *const SIZE_NOT_MEMORY[] = {"tp", "pp", "dp", "ep", "tensor", "pipeline", "expert", "parallel-size",
+                                              "offload", "swap", "cpu", "nodes", "gpus", "world", NULL};
+static bool axis_about(const struct search_space *s, size_t a, const char *const *words);
+
+/* Whether cell k holds cell x's values but for sizes at least as large (sz: per axis and
+ * value, its size or -1; NULL on an axis not of sizes). */
+static bool sizes_at_least(const struct search_space *s, double *const *sz, size_t k, size_t x) {
+        const size_t *ck = s->choice + k * s->n_axes, *cx = s->choice + x * s->n_axes;
+        for (size_t a = 0; a < s->n_axes; a++)
+                if (ck[a] != cx[a] && (!sz[a] || sz[a][ck[a]] < 0 || sz[a][cx[a]] < 0 || sz[a][ck[a]] < sz[a][cx[a]]))
+                        return false;
+        return true;
+}
+
+/* Sets mem_over and mem_under (see struct search_model). An axis counts as one of sizes
+ * when two of its values or more are sizes and no other is a number, its words are not of
+ * parallelism or offloading, and no two launched cells that differ on it alone say the
+ * contrary (the larger loaded where the smaller ran out). */
+static int fit_sizes(struct search_model *m) {
+        const struct search_space *s = m->s;
+        size_t A = s->n_axes, N = s->n_cells, n_sized = 0;
+        double *sz[16] = {0};
+        _cleanup_free_ size_t *seen = NULL;
+        int r = 0;
+        if (!m->mem_on || !s->value_names)
+                return 0;
+        for (size_t a = 0; a < A; a++) {
+                size_t sizes = 0;
+                bool other_number = false; /* 0.85, 1.5, "3,1": a share, a ratio, a split */
+                for (size_t x = 0; x < s->n_values[a]; x++) {
+                        const char *v = s->value_names[a][x];
+                        sizes += value_size(v) >= 0;
+                        other_number |= v && isdigit((unsigned char)v[0]) && value_size(v) < 0;
+                }
+                if (sizes < 2 || other_number || axis_about(s, a, SIZE_NOT_MEMORY))
+                        continue;
+                if (!(sz[a] = calloc(s->n_values[a], sizeof(double)))) {
+                        r = -ENOMEM;
+                        goto done;
+                }
+                for (size_t x = 0; x < s->n_values[a]; x++)
+                        sz[a][x] = value_size(s->value_names[a][x]);
+                n_sized++;
+        }
+        if (n_sized == 0)
+                goto done;
+        /* the launched cells (not in flight: a lie teaches no memory) that ran out, then
+         * those that loaded */
+        size_t n_out = 0, n_in = 0;
+        if (!(seen = malloc(N * sizeof(size_t)))) {
+                r = -ENOMEM;
+                goto done;
+        }
+        for (size_t x = 0; x < N; x++)
+                if (!m->obs[x].pending && ran_out(&m->obs[x]))
+                        seen[n_out++] = x;
+        for (size_t y = 0; y < N; y++)
+                if (!m->obs[y].pending && did_load(&m->obs[y]))
+                        seen[n_out + n_in++] = y;
+        for (size_t i = 0; i < n_out; i++)
+                for (size_t j = n_out; j < n_out + n_in; j++) {
+                        const size_t *cx = s->choice + seen[i] * A, *cy = s->choice + seen[j] * A;
+                        size_t differ = 0, on = 0;
+                        for (size_t a = 0; a < A; a++)
+                                if (cx[a] != cy[a]) {
+                                        differ++;
+                                        on = a;
+                                }
+                        if (differ == 1 && sz[on] && sz[on][cx[on]] >= 0 && sz[on][cy[on]] > sz[on][cx[on]]) {
+                                free(sz[on]);
+                                sz[on] = NULL;
+                        }
+                }
+        m->mem_over = malloc(N * sizeof(long));
+        m->mem_under = malloc(N * sizeof(long));
+        m->mem_size = malloc((m->voff[A - 1] + s->n_values[A - 1]) * sizeof(double));
+        if (!m->mem_over || !m->mem_under || !m->mem_size) {
+                r = -ENOMEM;
+                goto done;
+        }
+        for (size_t a = 0; a < A; a++)
+                for (size_t x = 0; x < s->n_values[a]; x++)
+                        m->mem_size[m->voff[a] + x] = sz[a] ? sz[a][x] : -1;
+        for (size_t k = 0; k < N; k++) {
+                m->mem_over[k] = m->mem_under[k] = -1;
+                if (m->obs[k].state != SEARCH_UNKNOWN)
+                        continue;
+                for (size_t i = 0; i < n_out && m->mem_over[k] < 0; i++)
+                        if (sizes_at_least(s, sz, k, seen[i]))
+                                m->mem_over[k] = (long)seen[i];
+                for (size_t j = n_out; j < n_out + n_in && m->mem_over[k] < 0 && m->mem_under[k] < 0; j++)
+                        if (sizes_at_least(s, sz, seen[j], k))
+                                m->mem_under[k] = (long)seen[j];
+        }
+done:
+        for (size_t a = 0; a < A; a++)
+                free(sz[a]);
+        return r;
 }
 
 /* Fits the memory model: a logistic regression on the values (one weight each, a normal
@@ -664,10 +815,7 @@ static int fit_memory(struct search_model *m) {
                 return -ENOMEM;
         for (size_t k = 0; k < s->n_cells; k++) {
                 const struct search_obs *o = &m->obs[k];
-                bool oom = o->state == SEARCH_INFEASIBLE && CLASSES[kind_class(o->kind)].memory;
-                bool loaded = o->state == SEARCH_FEASIBLE ||
-                              (o->state == SEARCH_INFEASIBLE && o->kind &&
-                               (startswith(o->kind, "garbage") || startswith(o->kind, "wrong") || startswith(o->kind, "overload")));
+                bool oom = ran_out(o), loaded = did_load(o);
                 if (!oom && !loaded)
                         continue;
                 y[m->n_mem] = oom;
@@ -977,9 +1125,13 @@ static int fit_speed(struct search_model *m) {
  * cheap a failed launch is (m->condemned, set by fit_once). Without this the choice per second of launch finds a doomed
  * cell worth trying where a crash at load costs a thirtieth of a served launch (llama-server
  * on the CPU: 0.1 s against 3 s): on the issue's 324-cell space each quantized cache was
- * launched a third time, its line naming it again. */
+ * launched a third time, its line naming it again. So is a cell of sizes past one that ran
+ * out of memory (fit_sizes): a crash at load is cheap beside a served launch on the CPU, and
+ * on the real llama-server each larger context was tried beside every partner. */
 static bool line_condemned(const struct search_model *m, size_t k) {
         const struct search_space *s = m->s;
+        if (m->mem_over && m->mem_over[k] >= 0)
+                return true;
         for (size_t a = 0; a < s->n_axes; a++) {
                 const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, &s->choice[k * s->n_axes + a]));
                 if (f && f->named_by && !f->cleared && blame(m, f, NULL) >= 0.5)
@@ -1036,6 +1188,8 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
                                                                                              : fit_feasibility(m);
         if (r >= 0)
                 r = fit_memory(m);
+        if (r >= 0)
+                r = fit_sizes(m);
         if (r >= 0)
                 r = fit_speed(m);
         if (r < 0) {
@@ -1609,6 +1763,47 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
         return true;
 }
 
+/* For pick k, a cell the memory model expects to run out of memory: the cell that holds its
+ * values but for smaller sizes (fit_sizes), not known to fit and worth at least
+ * SMALLER_WORTH of k's acquisition per second, of the smallest sizes (their ranks summed;
+ * then the larger acquisition), or k itself. It says more for its launch: if it runs out, so
+ * would k and every size between, and those are not launched. The share keeps a search
+ * under a tight budget from spending it on sizes too small to be fast (in the simulator,
+ * where hungrier is faster, without it success at 5% of the grid fell by a point). */
+#define SMALLER_WORTH 0.5
+static long smaller_sizes(const struct search_model *m, long k) {
+        const struct search_space *s = m->s;
+        size_t A = s->n_axes;
+        if (k < 0 || !m->mem_size || oom_chance(m, (size_t)k) < 0.5)
+                return k;
+        const size_t *ck = s->choice + (size_t)k * A;
+        long pick = k;
+        size_t pick_rank = SIZE_MAX;
+        for (size_t x = 0; x < s->n_cells; x++) {
+                if (m->obs[x].state != SEARCH_UNKNOWN || m->obs[x].pending || m->condemned[x] || m->mem_under[x] >= 0 ||
+                    (long)x == k)
+                        continue;
+                const size_t *cx = s->choice + x * A;
+                bool below = true;
+                for (size_t a = 0; a < A && below; a++) {
+                        double vx = m->mem_size[m->voff[a] + cx[a]], vk = m->mem_size[m->voff[a] + ck[a]];
+                        below = cx[a] == ck[a] || (vx >= 0 && vk >= 0 && vx < vk);
+                }
+                if (!below || per_second(m, x) < SMALLER_WORTH * per_second(m, (size_t)k))
+                        continue;
+                size_t rank = 0; /* how many sizes lie below x's, axis by axis */
+                for (size_t a = 0; a < A; a++)
+                        for (size_t y = 0; y < s->n_values[a]; y++)
+                                rank += m->mem_size[m->voff[a] + y] >= 0 &&
+                                        m->mem_size[m->voff[a] + y] < m->mem_size[m->voff[a] + cx[a]];
+                if (rank < pick_rank || (rank == pick_rank && acquisition(m, x) > acquisition(m, (size_t)pick))) {
+                        pick = (long)x;
+                        pick_rank = rank;
+                }
+        }
+        return pick;
+}
+
 int search_model_decide(const struct search_model *m, const struct search_options *o, struct search_decision *ret) {
         const struct search_space *s = m->s;
         struct search_decision d = {.next = -1, .stop = NULL, .would_next = -1};
@@ -1685,7 +1880,7 @@ int search_model_decide(const struct search_model *m, const struct search_option
                 else
                         d.stop = "no chance left";
         } else {
-                d.next = pick;
+                d.next = smaller_sizes(m, pick);
         }
         d.again = d.next >= 0 && m->obs[d.next].state == SEARCH_FEASIBLE;
         /* budget.time, to the launch: one that may serve needs a served launch's time */
@@ -1761,6 +1956,18 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                 buf_printf(b, "predicted %s: %s=%s requires %s=%s, by the evidence of cell %.8s (%s)", noun,
                            s->axis_names[r->a], s->value_names[r->a][r->x], s->axis_names[r->b],
                            s->value_names[r->b][r->y], s->ids ? s->ids[r->cell] : "?", buf_str(&past));
+                return 0;
+        }
+        if (m->mem_over && m->mem_over[k] >= 0) {
+                /* a launched cell of smaller sizes ran out */
+                size_t x = (size_t)m->mem_over[k], said = 0;
+                const size_t *c = s->choice + k * s->n_axes, *cx = s->choice + x * s->n_axes;
+                buf_printf(b, "predicted crash (oom): cell %.8s ran out of memory with these values but", s->ids ? s->ids[x] : "?");
+                for (size_t a = 0; a < s->n_axes; a++)
+                        if (c[a] != cx[a])
+                                buf_printf(b, "%s %s=%s (here %s)", said++ ? "," : "", s->axis_names[a], s->value_names[a][cx[a]],
+                                           s->value_names[a][c[a]]);
+                buf_puts(b, ", and a larger size needs no less memory");
                 return 0;
         }
         double oom = oom_chance(m, k);

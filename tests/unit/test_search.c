@@ -792,7 +792,8 @@ static void test_memory_corner(void **state) {
         (void)state;
         static const size_t nv[3] = {3, 3, 2};
         static const char *const an[3] = {"mem", "chunk", "sched"};
-        static const char *const v3[3] = {"0", "1", "2"}, *const v2[2] = {"x", "y"};
+        /* named as no sizes: this is the memory model's reading (test_memory_sizes: sizes) */
+        static const char *const v3[3] = {"lo", "mid", "hi"}, *const v2[2] = {"x", "y"};
         static const char *const *const vn[3] = {v3, v3, v2};
         size_t choice[18 * 3];
         const char *ids[18];
@@ -830,10 +831,97 @@ static void test_memory_corner(void **state) {
         assert_non_null(why);
         print_message("why: %s\n", why);
         assert_non_null(strstr(why, "predicted crash (oom)"));
-        assert_non_null(strstr(why, "mem=2"));
-        assert_non_null(strstr(why, "chunk=2"));
+        assert_non_null(strstr(why, "mem=hi"));
+        assert_non_null(strstr(why, "chunk=hi"));
         free(why);
         search_model_free(m);
+}
+
+/* Sizes: on an axis of whole numbers (ctx), a cell that holds the values of one that ran out
+ * of memory but for a larger size runs out too: predicted so, with the cell that did, and
+ * never chosen; not across a categorical axis (kv), a share (frac: 0.80, 0.90) or an axis of
+ * parallelism (tp: more GPUs, less memory on each); not once two cells that differ on the
+ * axis alone say the contrary; and a cell of smaller sizes than one that loaded fits. */
+static void test_memory_sizes(void **state) {
+        (void)state;
+        static const size_t nv[4] = {3, 2, 2, 2};
+        static const char *const an[4] = {"ctx", "kv", "frac", "tp"};
+        static const char *const af[4] = {"-c", "--kv-cache-dtype", "--mem-fraction-static", "--tp"};
+        static const char *const ctx[3] = {"256", "4096", "64k"}, *const kv[2] = {"f16", "f32"},
+                                 *const frac[2] = {"0.80", "0.90"}, *const tp[2] = {"1", "2"};
+        static const char *const *const vn[4] = {ctx, kv, frac, tp};
+        enum { N = 24 };
+        size_t choice[N * 4];
+        const char *ids[N];
+        char idbuf[N][9];
+        for (size_t k = 0; k < N; k++) {
+                choice[k * 4] = k / 8;
+                choice[k * 4 + 1] = (k / 4) % 2;
+                choice[k * 4 + 2] = (k / 2) % 2;
+                choice[k * 4 + 3] = k % 2;
+                snprintf(idbuf[k], sizeof(idbuf[k]), "c%07zu", k);
+                ids[k] = idbuf[k];
+        }
+        struct search_space sp = {.n_axes = 4, .n_values = nv, .axis_names = an, .axis_flags = af, .value_names = vn,
+                                  .n_cells = N, .choice = choice, .ids = ids, .higher_better = true, .first = 0};
+#define CELL(c, k, f, t) ((size_t)(c) * 8 + (size_t)(k) * 4 + (size_t)(f) * 2 + (size_t)(t))
+        const struct search_obs served = {.state = SEARCH_FEASIBLE, .has_value = true, .value = 100},
+                                ran_out = {.state = SEARCH_INFEASIBLE, .kind = "crash/oom",
+                                           .evidence = "ggml_aligned_malloc: insufficient memory (attempted to allocate 80.00 MB)"};
+        struct search_obs obs[N] = {0};
+        obs[CELL(0, 0, 0, 0)] = served;
+        obs[CELL(0, 1, 1, 1)] = served;
+        obs[CELL(1, 1, 1, 0)] = served;
+        obs[CELL(1, 0, 0, 0)] = ran_out;
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        struct search_prediction p;
+        /* a larger context beside the same values: sure to run out, the cell quoted */
+        search_model_predict(m, CELL(2, 0, 0, 0), &p);
+        print_message("ctx=64k beside the cell that ran out: p_feasible %.3f\n", p.p_feasible);
+        assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
+        _cleanup_free_ char *why = search_model_why(m, CELL(2, 0, 0, 0), false);
+        print_message("why: %s\n", why);
+        assert_non_null(strstr(why, "predicted crash (oom): cell c0000008 ran out of memory with these values but ctx=4096 (here 64k)"));
+        /* no other axis is one of sizes: a larger share, more GPUs, another cache type */
+        const size_t others[] = {CELL(2, 0, 1, 0), CELL(2, 0, 0, 1), CELL(2, 1, 0, 0), CELL(1, 0, 1, 0)};
+        for (size_t i = 0; i < ELEMENTSOF(others); i++) {
+                _cleanup_free_ char *w = search_model_why(m, others[i], false);
+                print_message("cell %zu: %s\n", others[i], w);
+                assert_null(strstr(w, "with these values but"));
+        }
+        /* smaller sizes than a cell that loaded: no memory to run out of */
+        search_model_predict(m, CELL(0, 1, 1, 0), &p);
+        print_message("ctx=256 under a cell that loaded: p_feasible %.3f\n", p.p_feasible);
+        assert_true(p.p_feasible > 0.5);
+        /* never chosen, however long the search goes on */
+        struct search_obs all[N];
+        memcpy(all, obs, sizeof(all));
+        struct search_options o = {0};
+        for (int i = 0; i < N; i++) {
+                struct search_model *mm = NULL;
+                struct search_decision d;
+                assert_int_equal(search_model_fit(&sp, all, &mm), 0);
+                assert_int_equal(search_model_decide(mm, &o, &d), 0);
+                search_model_free(mm);
+                if (d.next < 0)
+                        break;
+                assert_int_not_equal(d.next, CELL(2, 0, 0, 0));
+                all[d.next] = all[d.next].state == SEARCH_FEASIBLE ? all[d.next] : served;
+                all[d.next].launches++;
+                all[d.next].measured++;
+        }
+        search_model_free(m);
+        /* a larger context that loaded beside one that ran out, all else alike: ctx is no
+         * axis of sizes after all (an engine whose memory is not monotone in it) */
+        obs[CELL(2, 0, 1, 1)] = served;
+        obs[CELL(1, 0, 1, 1)] = ran_out;
+        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        _cleanup_free_ char *after = search_model_why(m, CELL(2, 0, 0, 0), false);
+        print_message("after the contrary: %s\n", after);
+        assert_null(strstr(after, "with these values but"));
+        search_model_free(m);
+#undef CELL
 }
 
 /* Cells in flight (search_obs.pending) are fitted as their predicted outcome: each new
@@ -903,6 +991,7 @@ static void test_liar(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_memory_corner),
+                cmocka_unit_test(test_memory_sizes),
                 cmocka_unit_test(test_sim_generate),
                 cmocka_unit_test(test_sim_launch),
                 cmocka_unit_test(test_sim_lines),

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# tier: fixtures (tests/run fixtures)
+# search-sizes.sh -- sizes and memory (docs/search.md, "Memory"), on the fixture: a space of
+# 3 x 5 x 2 cells whose seqs axis (a count of sequences, 16 to 256) runs out of memory at
+# load past 16 ("torch.OutOfMemoryError: CUDA out of memory"), whatever the other two axes
+# hold, and whose attn axis sets the speed:
+#   - no cell is launched after one that ran out of memory with the same attn and graph and
+#     fewer seqs;
+#   - at most 12 launches run out of memory, half the 24 cells that would (10 when written;
+#     the search before this rule launched all 24);
+#   - the cells of seqs=16 launched pass, the best is the fastest of them, and the cells
+#     pruned so quote the cell that ran out.
+. "$SRCDIR/tests/lib.sh"
+oom='"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"'
+cat >"$tmp/m.yaml" <<YAML
+engine: generic
+command: [$FIXTURE, --port, "{port}", --host, "{host}", --pid-file, "$tmp/pids-{port}"]
+startup_timeout: 10s
+stop_timeout: 2s
+probes: false
+axes:
+  attn:
+    values:
+      - {name: flashinfer, args: [--token-delay-ms, "1"]}
+      - {name: triton, args: [--token-delay-ms, "4"]}
+      - {name: fa3, args: [--token-delay-ms, "8"]}
+  seqs:
+    values:
+      - {name: "16", args: []}
+      - {name: "32", args: [--load-time, "0.2", --exit-code, "3", --die-at-load, --log, $oom]}
+      - {name: "64", args: [--load-time, "0.2", --exit-code, "4", --die-at-load, --log, $oom]}
+      - {name: "128", args: [--load-time, "0.2", --exit-code, "5", --die-at-load, --log, $oom]}
+      - {name: "256", args: [--load-time, "0.2", --exit-code, "6", --die-at-load, --log, $oom]}
+  graph:
+    values:
+      - {name: "on", args: []}
+      - {name: "off", args: [--no-reuseaddr]}
+strategy: search
+checks: default
+bench: {concurrency: [1], output_tokens: 8, requests: 2, warmup: 0}
+objective: output_tokens_per_s@1
+emit: []
+YAML
+rc=0
+"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || fail "exit $rc: $(cat "$tmp/out")"
+grep -E '^\[launch|^search' "$tmp/out" || true
+order=$(grep -E '^\[launch [0-9]+' "$tmp/out" | sed -E 's/^\[launch ([0-9]+)[^]]*\] +//')
+expect_sizes_respected "$order" seqs
+n=$(printf '%s\n' "$order" | wc -l)
+echo "launched $n, $oom_launches ran out of memory"
+[ "$oom_launches" -ge 1 ] || fail "no launch ran out of memory"
+[ "$oom_launches" -le 12 ] || fail "$oom_launches launches ran out of memory (at most 12)"
+"$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
+bad=$(jq -r '.cells[] | select(.axes.seqs == "16" and .verdict != "pass" and .verdict != "skipped") | .id' "$tmp/r.json")
+[ -z "$bad" ] || fail "cells of seqs=16 did not pass: $bad"
+jq -e '.cells[] | select(.id == $b) | .axes.seqs == "16" and .axes.attn == "flashinfer"' --arg b "$(jq -r .best "$tmp/r.json")" \
+        "$tmp/r.json" >/dev/null || fail "the best is not the fastest cell of seqs=16: $(jq -r .best "$tmp/r.json")"
+pruned=$(jq '[.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("ran out of memory with these values but seqs=")))] | length' "$tmp/r.json")
+echo "pruned past a cell that ran out: $pruned"
+[ "$pruned" -ge 1 ] || fail "no cell was pruned for its sizes"
+expect_none_alive "fixture servers left"
+echo "ok"
