@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# tier: engine (tests/run engine)
+# search-sizes-llamacpp.sh -- sizes and memory (docs/search.md, "Memory") on the real
+# llama-server (skipped, by name, without one), run through a wrapper that limits its
+# address space to 800 MB (ulimit -v): the 32-cell space of
+# tests/engines/llamacpp/search-sizes.yaml, whose contexts of 1048576 and 4194304 tokens run
+# out of memory at load ("ggml_aligned_malloc: insufficient memory"), 16 cells of 32, with
+# budget: {launches: 32}:
+#   - no cell is launched after one that ran out of memory with the same cache type and -fa
+#     and no larger -c and -ub;
+#   - at most 8 launches run out of memory, half the 16 cells that would (5 and 6 when
+#     written; the search before this rule: 14 of 25 launches);
+#   - the cells pruned so quote the cell that ran out; the best is a cell that passed.
+. "$SRCDIR/tests/lib.sh"
+if [ "${BUILD:-build}" = build-asan ]; then
+        echo "SKIP: search-sizes-llamacpp runs in the plain pass (BUILD=build-asan)"
+        exit 77
+fi
+need_llama_server
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\nulimit -v 800000\nexec "%s" "$@"\n' "$LLAMA_SERVER" >"$tmp/bin/llama-server"
+chmod +x "$tmp/bin/llama-server"
+LLAMA_SERVER=$tmp/bin/llama-server
+run_llama_space search-sizes 32
+grep -E '^\[launch|^search' "$tmp/out" || true
+order=$(grep -E '^\[launch [0-9]+' "$tmp/out" | sed -E 's/^\[launch ([0-9]+)[^]]*\] +//')
+expect_sizes_respected "$order" ctx ub
+n=$(printf '%s\n' "$order" | wc -l)
+echo "launched $n, $oom_launches ran out of memory"
+[ "$oom_launches" -ge 1 ] || fail "no launch ran out of memory: the space does not test what it is for"
+[ "$oom_launches" -le 8 ] || fail "$oom_launches launches ran out of memory (at most 8)"
+small=$(printf '%s\n' "$order" | grep -E '^ctx=(256|16384) .* crash/' || true)
+[ -z "$small" ] || fail "a cell of a small context crashed: $small"
+unsaid=$(printf '%s\n' "$order" | grep ' crash/oom ' | grep -v 'insufficient memory' || true)
+[ -z "$unsaid" ] || fail "a cell that ran out of memory without the engine's line: $unsaid"
+"$GAUNTLET" report --format json "$tmp/m.db" >"$tmp/r.json"
+pruned=$(jq '[.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("ran out of memory with these values but")))] | length' "$tmp/r.json")
+echo "pruned past a cell that ran out: $pruned"
+[ "$pruned" -ge 1 ] || fail "no cell was pruned for its sizes"
+best=$(jq -r '.best // ""' "$tmp/r.json")
+[ -n "$best" ] || fail "no best cell"
+jq -e --arg b "$best" '.cells[] | select(.id == $b) | .verdict == "pass"' "$tmp/r.json" >/dev/null || fail "the best ($best) did not pass"
+echo "ok"
