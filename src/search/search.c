@@ -668,40 +668,6 @@ static bool did_load(const struct search_obs *o) {
                 (startswith(o->kind, "garbage") || startswith(o->kind, "wrong") || startswith(o->kind, "overload")));
 }
 
-/* Value name as a size: a whole number, with an optional k, m or g (thousands, millions,
- * billions): "4096", "32k". -1 when it is none ("auto", "q8_0", "0.85"). */
-static double value_size(const char *name) {
-        if (!name || !isdigit((unsigned char)name[0]))
-                return -1;
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(name, &end, 10);
-        if (errno)
-                return -1;
-        double scale = 1;
-        if (*end && strchr("kKmMgG", *end)) {
-                scale = strchr("kK", *end) ? 1e3 : strchr("mM", *end) ? 1e6 : 1e9;
-                end++;
-        }
-        return *end ? -1 : (double)v * scale;
-}
-
-/* Axes whose sizes say nothing of a GPU's memory this way: more GPUs per copy of the model
- * (tensor, pipeline, expert parallel) or more of it offloaded need less on each. */
-static const char *const SIZE_NOT_MEMORY[] = {"tp", "pp", "dp", "ep", "tensor", "pipeline", "expert", "parallel-size",
-                                              "offload", "swap", "cpu", "nodes", "gpus", "world", NULL};
-static bool axis_about(const struct search_space *s, size_t a, const char *const *words);
-
-/* Whether cell k holds cell x's values but for sizes at least as large (sz: per axis and
- * value, its size or -1; NULL on an axis not of sizes). */
-static bool sizes_at_least(const struct search_space *s, double *const *sz, size_t k, size_t x) {
-        const size_t *ck = s->choice + k * s->n_axes, *cx = s->choice + x * s->n_axes;
-        for (size_t a = 0; a < s->n_axes; a++)
-                if (ck[a] != cx[a] && (!sz[a] || sz[a][ck[a]] < 0 || sz[a][cx[a]] < 0 || sz[a][ck[a]] < sz[a][cx[a]]))
-                        return false;
-        return true;
-}
-
 /* Sets mem_over and mem_under (see struct search_model). An axis counts as one of sizes
  * when two of its values or more are sizes and no other is a number, its words are not of
  * parallelism or offloading, and no two launched cells that differ on it alone say the
@@ -714,24 +680,10 @@ static int fit_sizes(struct search_model *m) {
         int r = 0;
         if (!m->mem_on || !s->value_names)
                 return 0;
-        for (size_t a = 0; a < A; a++) {
-                size_t sizes = 0;
-                bool other_number = false; /* 0.85, 1.5, "3,1": a share, a ratio, a split */
-                for (size_t x = 0; x < s->n_values[a]; x++) {
-                        const char *v = s->value_names[a][x];
-                        sizes += value_size(v) >= 0;
-                        other_number |= v && isdigit((unsigned char)v[0]) && value_size(v) < 0;
-                }
-                if (sizes < 2 || other_number || axis_about(s, a, SIZE_NOT_MEMORY))
-                        continue;
-                if (!(sz[a] = calloc(s->n_values[a], sizeof(double)))) {
-                        r = -ENOMEM;
-                        goto done;
-                }
-                for (size_t x = 0; x < s->n_values[a]; x++)
-                        sz[a][x] = value_size(s->value_names[a][x]);
-                n_sized++;
-        }
+        if ((r = search_sizes(s, sz)) < 0)
+                goto done;
+        for (size_t a = 0; a < A; a++)
+                n_sized += sz[a] != NULL;
         if (n_sized == 0)
                 goto done;
         /* the launched cells (not in flight: a lie teaches no memory) that ran out, then
@@ -776,10 +728,10 @@ static int fit_sizes(struct search_model *m) {
                 if (m->obs[k].state != SEARCH_UNKNOWN)
                         continue;
                 for (size_t i = 0; i < n_out && m->mem_over[k] < 0; i++)
-                        if (sizes_at_least(s, sz, k, seen[i]))
+                        if (search_sizes_at_least(s, sz, k, seen[i]))
                                 m->mem_over[k] = (long)seen[i];
                 for (size_t j = n_out; j < n_out + n_in && m->mem_over[k] < 0 && m->mem_under[k] < 0; j++)
-                        if (sizes_at_least(s, sz, seen[j], k))
+                        if (search_sizes_at_least(s, sz, seen[j], k))
                                 m->mem_under[k] = (long)seen[j];
         }
 done:
@@ -1553,20 +1505,6 @@ static const struct hopeless_class {
          "fix command: (or the engine's program: install it, or put it on PATH)"},
 };
 
-/* Whether axis a's name or flag holds one of words (a word of its own: "ctx" in "--ctx-size",
- * not in "--ctxx"; "np" is "-np" or "np"). */
-static bool axis_about(const struct search_space *s, size_t a, const char *const *words) {
-        const char *names[] = {s->axis_names ? s->axis_names[a] : NULL, s->axis_flags ? s->axis_flags[a] : NULL};
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                for (size_t w = 0; names[i] && words[w]; w++) {
-                        size_t n = strlen(words[w]);
-                        for (const char *p = names[i]; (p = strcasestr(p, words[w])); p++)
-                                if ((p == names[i] || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
-                                        return true;
-                }
-        return false;
-}
-
 /* Whether axis a, which sets what HOPELESS class c is about, may still change failed cell
  * k's failure: not when another cell failed with the very same line, one that quotes a
  * figure, beside another value of a (llama-server with a unified KV cache gives every
@@ -1612,7 +1550,7 @@ static long hopeless_class(const struct search_model *m, size_t k, long *ret_axi
                 if (search_names_value(s, k, o->evidence, &axis))
                         return -1;
                 for (size_t a = 0; a < s->n_axes; a++)
-                        if (axis_about(s, a, HOPELESS[c].axis_words) && axis_may_help(m, k, a, c)) {
+                        if (search_axis_about(s, a, HOPELESS[c].axis_words) && axis_may_help(m, k, a, c)) {
                                 if (ret_axis)
                                         *ret_axis = (long)a;
                                 return -1;

@@ -1,5 +1,6 @@
-/* search_int.h -- PRIVATE: what search.c and search_evidence.c share, reading a failure's
- * line against the matrix; included by nothing else (the interface is search.h). */
+/* search_int.h -- PRIVATE: what search.c, search_evidence.c and search_sizes.c share,
+ * reading a failure's line and a value's name against the matrix; included by nothing else
+ * (the interface is search.h). */
 #ifndef GAUNTLET_SEARCH_INT_H
 #define GAUNTLET_SEARCH_INT_H
 
@@ -23,5 +24,18 @@ long search_value_on(const struct search_space *s, size_t a, const char *name, s
  * [p, q) of evidence, in characters; SIZE_MAX when none. */
 size_t search_axis_distance(const struct search_space *s, size_t a, const char *evidence, const char *p,
                             const char *q);
+
+/* Whether axis a's name or flag holds one of words (a word of its own: "ctx" in "--ctx-size",
+ * not in "--ctxx"; "np" is "-np" or "np"). */
+bool search_axis_about(const struct search_space *s, size_t a, const char *const *words);
+
+/* Axes of sizes (search_sizes.c; docs/search.md, "Sizes"): an axis two or more of whose
+ * values are whole numbers (with an optional k, m or g), none another number (0.85, "3,1"),
+ * and whose words are not of parallelism or offloading. ret[a] (s->n_axes of them): NULL on
+ * an axis that is not one, else its values' sizes, -1 for a word ("auto"); the caller frees
+ * each. -ENOMEM (nothing left allocated). */
+int search_sizes(const struct search_space *s, double **ret);
+/* Whether cell k holds cell x's values but for sizes at least as large (sz: search_sizes). */
+bool search_sizes_at_least(const struct search_space *s, double *const *sz, size_t k, size_t x);
 
 #endif

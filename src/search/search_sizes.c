@@ -1,0 +1,82 @@
+/* search_sizes.c -- axes of sizes: whole numbers whose larger values never need less memory
+ * (docs/search.md, "Sizes"), and the words of an axis. */
+#include "search/search_int.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/util.h"
+
+/* Value name as a size: a whole number, with an optional k, m or g (thousands, millions,
+ * billions): "4096", "32k". -1 when it is none ("auto", "q8_0", "0.85"). */
+static double value_size(const char *name) {
+        if (!name || !isdigit((unsigned char)name[0]))
+                return -1;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(name, &end, 10);
+        if (errno)
+                return -1;
+        double scale = 1;
+        if (*end && strchr("kKmMgG", *end)) {
+                scale = strchr("kK", *end) ? 1e3 : strchr("mM", *end) ? 1e6 : 1e9;
+                end++;
+        }
+        return *end ? -1 : (double)v * scale;
+}
+
+/* Axes whose sizes say nothing of a GPU's memory this way: more GPUs per copy of the model
+ * (tensor, pipeline, expert parallel) or more of it offloaded (llama.cpp's `-ncmoe`, MoE
+ * layers kept on the CPU) need less on each. */
+static const char *const SIZE_NOT_MEMORY[] = {
+        "tp", "pp", "dp", "ep", "tensor", "pipeline", "expert", "parallel-size",
+        "offload", "offloading", "swap", "cpu", "ncmoe", "nodes", "gpus", "world", NULL,
+};
+
+bool search_axis_about(const struct search_space *s, size_t a, const char *const *words) {
+        const char *names[] = {s->axis_names ? s->axis_names[a] : NULL, s->axis_flags ? s->axis_flags[a] : NULL};
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                for (size_t w = 0; names[i] && words[w]; w++) {
+                        size_t n = strlen(words[w]);
+                        for (const char *p = names[i]; (p = strcasestr(p, words[w])); p++)
+                                if ((p == names[i] || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
+                                        return true;
+                }
+        return false;
+}
+
+int search_sizes(const struct search_space *s, double **ret) {
+        for (size_t a = 0; a < s->n_axes; a++) {
+                size_t sizes = 0;
+                bool other_number = false; /* 0.85, 1.5, "3,1": a share, a ratio, a split */
+                ret[a] = NULL;
+                for (size_t x = 0; s->value_names && x < s->n_values[a]; x++) {
+                        const char *v = s->value_names[a][x];
+                        sizes += value_size(v) >= 0;
+                        other_number |= v && isdigit((unsigned char)v[0]) && value_size(v) < 0;
+                }
+                if (sizes < 2 || other_number || search_axis_about(s, a, SIZE_NOT_MEMORY))
+                        continue;
+                if (!(ret[a] = calloc(s->n_values[a], sizeof(double)))) {
+                        for (size_t b = 0; b < a; b++) {
+                                free(ret[b]);
+                                ret[b] = NULL;
+                        }
+                        return -ENOMEM;
+                }
+                for (size_t x = 0; x < s->n_values[a]; x++)
+                        ret[a][x] = value_size(s->value_names[a][x]);
+        }
+        return 0;
+}
+
+bool search_sizes_at_least(const struct search_space *s, double *const *sz, size_t k, size_t x) {
+        const size_t *ck = s->choice + k * s->n_axes, *cx = s->choice + x * s->n_axes;
+        for (size_t a = 0; a < s->n_axes; a++)
+                if (ck[a] != cx[a] && (!sz[a] || sz[a][ck[a]] < 0 || sz[a][cx[a]] < 0 || sz[a][ck[a]] < sz[a][cx[a]]))
+                        return false;
+        return true;
+}
