@@ -1605,6 +1605,31 @@ static bool kind_says_why(const char *kind) {
 static void put_quote(struct buf *b, const char *e);
 static void kind_words(const char *kind, struct buf *past, const char **ret_noun);
 
+/* Whether every failed cell ran out of memory and one of them holds the smallest of axis a,
+ * an axis of sizes all of whose values are sizes (fit_sizes): its larger sizes would run
+ * out as well, so the failures span it as two values would. */
+static bool smallest_ran_out(const struct search_model *m, size_t a) {
+        const struct search_space *s = m->s;
+        if (!m->mem_size)
+                return false;
+        const double *sz = m->mem_size + m->voff[a];
+        size_t least = 0;
+        for (size_t x = 0; x < s->n_values[a]; x++) {
+                if (sz[x] < 0)
+                        return false;
+                if (sz[x] < sz[least])
+                        least = x;
+        }
+        bool held = false;
+        for (size_t k = 0; k < s->n_cells; k++)
+                if (m->obs[k].state == SEARCH_INFEASIBLE) {
+                        if (!ran_out(&m->obs[k]))
+                                return false;
+                        held |= s->choice[k * s->n_axes + a] == least;
+                }
+        return held;
+}
+
 /* Why no cell of the space can pass, in one line into b (what failed, and what to change),
  * or false while some may. Only while no launched cell served right, and once at least
  * SEARCH_HOPELESS_LAUNCHES cells were launched (or none is left to launch):
@@ -1651,6 +1676,7 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                 } else
                         alike = streq_ptr(sig, t);
         }
+        long smallest = -1; /* an axis spanned by its smallest size (smallest_ran_out) */
         for (size_t a = 0; alike && a < A; a++) {
                 long v = -1;
                 bool varies = false;
@@ -1659,7 +1685,10 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                                 varies |= v >= 0 && (size_t)v != s->choice[k * A + a];
                                 v = (long)s->choice[k * A + a];
                         }
-                alike = varies || s->n_values[a] == 1;
+                if (!varies && s->n_values[a] > 1 && smallest_ran_out(m, a))
+                        smallest = smallest < 0 ? (long)a : smallest;
+                else
+                        alike = varies || s->n_values[a] == 1;
         }
         if (alike && first >= 0) {
                 _cleanup_buf_ struct buf past;
@@ -1667,8 +1696,12 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                 const char *noun;
                 kind_words(m->obs[first].kind, &past, &noun);
                 buf_printf(b, "every one of the %zu launched cells %s with one line, over different values of every "
-                              "axis, and none served (cell %.8s: \"",
-                           m->n_launched, buf_str(&past), s->ids ? s->ids[first] : "?");
+                              "axis",
+                           m->n_launched, buf_str(&past));
+                if (smallest >= 0)
+                        buf_printf(b, " (%s at its smallest: a larger size needs no less memory)",
+                                   s->axis_names[smallest]);
+                buf_printf(b, ", and none served (cell %.8s: \"", s->ids ? s->ids[first] : "?");
                 put_quote(b, m->obs[first].evidence);
                 buf_puts(b, "\"): no value of the matrix explains it: fix what that line names outside the matrix");
                 return true;

@@ -9,7 +9,9 @@
 #   - at most 12 launches run out of memory, half the 24 cells that would (10 when written;
 #     the search before this rule launched all 24);
 #   - the cells of seqs=16 launched pass, the best is the fastest of them, and the cells
-#     pruned so quote the cell that ran out.
+#     pruned so quote the cell that ran out;
+#   - where every cell runs out, seqs=16 included, the search stops within 3 launches and
+#     says that nothing in the matrix explains it (seqs at its smallest).
 . "$SRCDIR/tests/lib.sh"
 oom='"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"'
 cat >"$tmp/m.yaml" <<YAML
@@ -59,5 +61,23 @@ jq -e '.cells[] | select(.id == $b) | .axes.seqs == "16" and .axes.attn == "flas
 pruned=$(jq '[.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("ran out of memory with these values but seqs=")))] | length' "$tmp/r.json")
 echo "pruned past a cell that ran out: $pruned"
 [ "$pruned" -ge 1 ] || fail "no cell was pruned for its sizes"
+expect_none_alive "fixture servers left"
+
+# --- every cell runs out, the smallest count of sequences included (the model does not
+# fit): the search stops within 3 launches, its line saying so, where the sizes rule alone
+# left it to try every other partner at the smallest size (6 launches, "no candidate left")
+sed -e 's|^command: \[\(.*\)\]$|command: [\1, --load-time, "0.2", --die-at-load, --log, '"$oom"']|' \
+        -e 's|{name: "16", args: \[\]}|{name: "16", args: [--exit-code, "2"]}|' "$tmp/m.yaml" >"$tmp/all.yaml"
+grep -q 'die-at-load, --log' "$tmp/all.yaml" || fail "the matrix of the second part: $(cat "$tmp/all.yaml")"
+rc=0
+"$GAUNTLET" run "$tmp/all.yaml" --journal "$tmp/all.db" >"$tmp/allout" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "exit $rc where no cell can pass: $(cat "$tmp/allout")"
+grep -E '^\[launch|^search' "$tmp/allout" || true
+n=$(grep -c '^\[launch ' "$tmp/allout")
+[ "$n" -le 3 ] || fail "$n launches where every cell runs out of memory (at most 3)"
+grep -q '^search: stopped after [0-9]* launches: every one of the [0-9]* launched cells crashed (oom) with one line, over different values of every axis (seqs at its smallest: a larger size needs no less memory)' "$tmp/allout" ||
+        fail "the stop line: $(grep '^search' "$tmp/allout")"
+"$GAUNTLET" report --format json "$tmp/all.db" >"$tmp/all.json"
+[ "$(jq -r .search.stopped "$tmp/all.json")" = "nothing can pass" ] || fail "search.stopped: $(jq .search.stopped "$tmp/all.json")"
 expect_none_alive "fixture servers left"
 echo "ok"
