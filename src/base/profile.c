@@ -38,6 +38,7 @@ static const struct signature common_signatures[] = {
         {"No available memory for the cache blocks", "oom", TIER_ROOT, "vLLM"},
         {"Executor creation failed due to insufficient GPU memory", "oom", TIER_ROOT, "TRT-LLM"},
         {"cudaMalloc failed: out of memory", "oom", TIER_ROOT, "llama.cpp"},
+        {"\\[Errno 12\\] Cannot allocate memory", "oom", TIER_ROOT, "Python: ENOMEM (fork, mmap, pinned memory)"},
         {"failed to allocate buffer for kv cache", "oom", TIER_ROOT, "llama.cpp"},
         /* port */
         {"[Aa]ddress already in use", "port", TIER_ROOT, "uvicorn, zmq"},
@@ -124,6 +125,9 @@ static const struct signature llamacpp_signatures[] = {
         {"error while handling environment variable \"", "config", TIER_ROOT, "llama.cpp: a bad LLAMA_ARG_*"},
         /* port */
         {"couldn't bind HTTP server socket", "port", TIER_ROOT, "llama-server"},
+        /* oom before model: the model's mmap refused under a memory limit is no fault of the
+         * model ("error loading model: mmap failed: Cannot allocate memory") */
+        {"mmap failed: Cannot allocate memory", "oom", TIER_ROOT, "llama.cpp: the model's mmap"},
         /* model: missing, not a GGUF, corrupted, unknown architecture */
         {"failed to open GGUF file '", "model", TIER_ROOT, "ggml gguf"},
         {"invalid magic characters: '.*', expected 'GGUF'", "model", TIER_ROOT, "ggml gguf"},
