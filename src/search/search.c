@@ -1387,59 +1387,75 @@ void search_model_predict(const struct search_model *m, size_t k, struct search_
         *ret = p;
 }
 
-/* The axis on which every failed cell holding a=x has one same value (the partner that may
- * be the failures' doing rather than x), with that value in *ret_value; -1 when there is
- * none, or when x crashed for the GPU's architecture somewhere (one value's doing). */
-static long confounded_axis(const struct search_model *m, size_t a, size_t x, size_t *ret_value) {
+/* The axes on which every failed cell holding a=x has one same value (partners that may be
+ * the failures' doing rather than x): ret_same[b] is that value, -1 on an axis where they
+ * differ (and on a itself). Returns how many such axes, 0 when x crashed for the GPU's
+ * architecture somewhere (one value's doing). */
+static size_t confounded_axes(const struct search_model *m, size_t a, size_t x, long *ret_same) {
         const struct search_space *s = m->s;
-        size_t A = s->n_axes;
-        long same[16]; /* per axis: -1 unset, -2 varies (search_model_fit: at most 16 axes) */
+        size_t A = s->n_axes, n = 0;
         for (size_t b = 0; b < A; b++)
-                same[b] = -1;
+                ret_same[b] = -1; /* -1 unset, -2 varies (search_model_fit: at most 16 axes) */
         for (size_t k = 0; k < s->n_cells; k++) {
                 const size_t *c = s->choice + k * A;
                 if (m->obs[k].state != SEARCH_INFEASIBLE || c[a] != x)
                         continue;
                 if (kind_class(m->obs[k].kind) == CLASS_ARCH)
-                        return -1;
+                        return 0;
                 for (size_t b = 0; b < A; b++)
-                        same[b] = same[b] == -1 ? (long)c[b] : same[b] == (long)c[b] ? same[b] : -2;
+                        ret_same[b] = ret_same[b] == -1 || ret_same[b] == (long)c[b] ? (long)c[b] : -2;
         }
-        for (size_t b = 0; b < A; b++)
-                if (b != a && same[b] >= 0 && s->n_values[b] > 1) {
-                        *ret_value = (size_t)same[b];
-                        return (long)b;
-                }
-        return -1;
+        for (size_t b = 0; b < A; b++) {
+                if (b == a || s->n_values[b] < 2 || ret_same[b] < 0)
+                        ret_same[b] = -1;
+                n += ret_same[b] >= 0;
+        }
+        return n;
 }
 
 /* Whether value x of axis a is still unknown: no cell that served right holds it, nothing
  * condemns it (its own blame, or a failing prediction for every candidate holding it), and
  * a candidate holds it. Then *ret_pick is that candidate of highest expected improvement.
- * Blame alone does not condemn a value whose failures all shared one partner value: it
- * gets one cell with another partner, whatever the model predicts for it. */
+ * Blame alone does not condemn a value whose failures all shared a partner value (on one
+ * axis or more): it gets one cell with other partners, whatever the model predicts for it:
+ * one where x is the only suspect (a second makes its failure say nothing of x: on the real
+ * llama-server a --rope-freq-base that answered wrong beside one chat template was tried
+ * beside another template that had answered wrong too, twice), and away from as many of
+ * the shared partners as such a cell can be. With no such cell, its blame condemns it. */
 static bool uncovered(const struct search_model *m, size_t a, size_t x, long *ret_pick, double *ret_ei) {
         const struct search_space *s = m->s;
         const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
-        long partner = -1;
-        size_t partner_value = 0;
+        long same[16];
+        size_t shared = 0;
         if (f && f->cleared)
                 return false;
         if (f && f->named_by && blame(m, f, NULL) >= 0.5)
                 return false; /* its own failure's line named it */
-        if (f && blame(m, f, NULL) >= 0.5 && (partner = confounded_axis(m, a, x, &partner_value)) < 0)
+        if (f && blame(m, f, NULL) >= 0.5 && (shared = confounded_axes(m, a, x, same)) == 0)
                 return false;
         long pick = -1;
         double best = -1;
+        size_t best_apart = 0;
         for (size_t k = 0; k < s->n_cells; k++) {
                 const size_t *c = s->choice + k * s->n_axes;
                 if (m->obs[k].state != SEARCH_UNKNOWN || c[a] != x || m->condemned[k])
                         continue;
-                if (partner >= 0 ? c[partner] == partner_value : m->pf[k] < SEARCH_FAIL_CHANCE)
-                        continue;
-                double ei = partner >= 0 ? m->ei[k] + m->pf[k] : acquisition(m, k);
-                if (ei > best) {
+                double ei;
+                size_t apart = 0;
+                if (shared) {
+                        for (size_t b = 0; b < s->n_axes; b++)
+                                apart += same[b] >= 0 && c[b] != (size_t)same[b];
+                        if (apart == 0 || apart < best_apart || suspects(m, k, NULL) > 1)
+                                continue;
+                        ei = m->ei[k] + m->pf[k];
+                } else {
+                        if (m->pf[k] < SEARCH_FAIL_CHANCE)
+                                continue;
+                        ei = acquisition(m, k);
+                }
+                if (apart > best_apart || ei > best) {
                         best = ei;
+                        best_apart = apart;
                         pick = (long)k;
                 }
         }

@@ -669,6 +669,88 @@ static void test_garbage_defaults(void **state) {
         sim_space_free(s);
 }
 
+/* (g) A value whose failures all shared partners gets a cell with other partners, and its
+ * other values are ones that never failed: beside a second suspect, a failure says nothing
+ * of either. The space of the real llama-server's wrong answers (docs/search.md, "Next
+ * cell"): two RoPE settings and two chat templates answer wrong whatever else is set. */
+static const char *const rope_values[] = {"default", "lin1.1", "base50k"};
+static const char *const tmpl_values[] = {"model", "chatml", "llama2"};
+static const char *const ub_values[] = {"32", "512"};
+static const char *const fa_values[] = {"on", "off"};
+static const struct sim_axis wrong_axes[] = {
+        {"rope", "--rope-freq-base", rope_values},
+        {"tmpl", "--chat-template", tmpl_values},
+        {"ub", "-ub", ub_values},
+        {"fa", "-fa", fa_values},
+};
+
+static size_t wrong_cell(size_t rope, size_t tmpl, size_t ub, size_t fa) {
+        return ((rope * 3 + tmpl) * 2 + ub) * 2 + fa;
+}
+
+static void test_partner_not_suspect(void **state) {
+        (void)state;
+        const size_t nv[] = {3, 3, 2, 2};
+        struct sim_space *s = NULL;
+        assert_int_equal(sim_space_new(4, nv, wrong_axes, &s), 0);
+        assert_int_equal(sim_space_finish(s), 0);
+        struct search_space v;
+        sim_space_view(s, &v);
+        v.first = 0;
+        struct search_obs *obs = calloc(v.n_cells, sizeof(*obs));
+        assert_non_null(obs);
+        /* the real run's first 13 launches (tests/engines/llamacpp/search-wrong.yaml) */
+        static const struct {
+                size_t rope, tmpl, ub, fa;
+                double figure;          /* served: tok/s; else 0 */
+                const char *kind, *evidence;
+        } run[] = {
+                {0, 0, 0, 0, 838.3, NULL, NULL},
+                {1, 1, 1, 1, 0, "wrong/ok", "expected \"OK\", got: \"I can \""},
+                {0, 2, 0, 0, 0, "wrong/ok", "expected \"OK\", got: \" 42 52 * 42 = 40\""},
+                {2, 0, 0, 0, 0, "wrong/math-thinking", "expected 323, got: \"31\""},
+                {0, 1, 0, 0, 0, "wrong/ok", "expected \"OK\", got: \"I can \""},
+                {0, 0, 0, 1, 851.0, NULL, NULL},
+                {0, 0, 1, 0, 902.4, NULL, NULL},
+                {1, 0, 0, 0, 0, "wrong/math", "expected 323, got: \"143\""},
+                {0, 2, 0, 1, 0, "wrong/ok", "expected \"OK\", got: \" 42 52 * 42 = 40\""},
+                {2, 0, 0, 1, 0, "wrong/math-thinking", "expected 323, got: \"31\""},
+                {1, 0, 0, 1, 0, "wrong/math", "expected 323, got: \"143\""},
+                {0, 0, 1, 1, 880.7, NULL, NULL},
+                {0, 1, 0, 1, 0, "wrong/ok", "expected \"OK\", got: \"I can \""},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(run); i++) {
+                struct search_obs *o = &obs[wrong_cell(run[i].rope, run[i].tmpl, run[i].ub, run[i].fa)];
+                bool ok = run[i].figure > 0;
+                *o = (struct search_obs){.state = ok ? SEARCH_FEASIBLE : SEARCH_INFEASIBLE, .has_value = ok,
+                                         .value = run[i].figure, .kind = run[i].kind, .evidence = run[i].evidence,
+                                         .launches = 1, .seconds = ok ? 0.3 : 0.15};
+        }
+        /* base50k and llama2 have each answered wrong twice, each beside partners that
+         * served: a cell holding both says nothing of either */
+        struct search_model *m = NULL;
+        struct search_decision d;
+        for (int step = 0; step < 8; step++) {
+                assert_int_equal(search_model_fit(&v, obs, &m), 0);
+                assert_int_equal(search_model_decide(m, NULL, &d), 0);
+                search_model_free(m);
+                if (d.next < 0 || d.again)
+                        break;
+                const size_t *c = v.choice + (size_t)d.next * 4;
+                print_message("next: rope=%s tmpl=%s ub=%s fa=%s\n", rope_values[c[0]], tmpl_values[c[1]],
+                              ub_values[c[2]], fa_values[c[3]]);
+                assert_false(c[0] > 0 && c[1] > 0);
+                /* as the real engine answers */
+                bool ok = c[0] == 0 && c[1] == 0;
+                obs[d.next] = (struct search_obs){.state = ok ? SEARCH_FEASIBLE : SEARCH_INFEASIBLE, .has_value = ok,
+                                                  .value = 870, .kind = ok ? NULL : c[1] ? "wrong/ok" : "wrong/math",
+                                                  .evidence = ok ? NULL : "expected 323, got: \"17\"",
+                                                  .launches = 1, .seconds = ok ? 0.3 : 0.15};
+        }
+        free(obs);
+        sim_space_free(s);
+}
+
 /* (e) the search never names a cell it did not launch (walk_run asserts it at every step),
  * on drawn spaces with and without a budget. */
 static void test_names_launched(void **state) {
@@ -1005,6 +1087,7 @@ int main(void) {
                 cmocka_unit_test(test_abandoned_count),
                 cmocka_unit_test(test_garbage_defaults),
                 cmocka_unit_test(test_names_launched),
+                cmocka_unit_test(test_partner_not_suspect),
                 cmocka_unit_test(test_liar),
                 cmocka_unit_test_teardown(test_done_when, space_teardown),
         };
