@@ -300,6 +300,8 @@ static const struct profile profiles[] = {
                 .default_values = defaults_common,
                 .signatures = llamacpp_signatures,
                 .axis_words = llamacpp_axis_words,
+                .arg_env_prefix = "LLAMA_ARG_",
+                .plain_numbers = true,
         },
         {
                 .name = "testbed",

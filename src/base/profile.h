@@ -72,6 +72,12 @@ struct profile {
         const char *const *default_values;  /* axis value names meaning "the engine's default" */
         const struct signature *signatures; /* engine-specific first; ends with {NULL} */
         const struct axis_words *axis_words; /* ends with {NULL}; NULL: none beyond the flags */
+        /* The prefix of the environment keys that set its arguments ("LLAMA_ARG_"), or NULL. */
+        const char *arg_env_prefix;
+        /* It reads a number argument by its leading digits and drops the rest, without a
+         * word (llama.cpp's std::stoi and std::stof: "-c 32k" is a context of 32 tokens): a
+         * matrix's number with a size suffix is refused at load (docs/matrix.md). */
+        bool plain_numbers;
 };
 
 /* NULL for an unknown engine name. */

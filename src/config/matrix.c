@@ -8,6 +8,7 @@
 #include "config/matrix.h"
 #include "config/options.h"
 
+#include <ctype.h>
 #include <string.h>
 
 #include "text/buf.h"
@@ -145,6 +146,67 @@ static int parse_port_owner(struct ytree_ctx *c, const struct ynode *v, struct m
         return 0;
 }
 
+/* Whether v is a number with a size suffix: "32k", "1.5M", "4GiB", "8gb". */
+static bool size_suffixed(const char *v) {
+        const char *p = v;
+        if (!isdigit((unsigned char)*p))
+                return false;
+        while (isdigit((unsigned char)*p))
+                p++;
+        if (*p == '.' && isdigit((unsigned char)p[1]))
+                for (p++; isdigit((unsigned char)*p);)
+                        p++;
+        if (!*p || !strchr("kKmMgGtT", *p))
+                return false;
+        p++;
+        p += *p == 'i' || *p == 'I';
+        p += *p == 'b' || *p == 'B';
+        return *p == '\0';
+}
+
+/* For an engine that reads a number by its leading digits (profile plain_numbers), a
+ * number with a size suffix in args (after a flag, or as --flag=32k) or in the value of one
+ * of its argument keys of env is refused: the engine would silently take "-c 32k" for a
+ * context of 32 tokens (llama.cpp pads it to 256; LLAMA_ARG_CTX_SIZE=1k aborted on an
+ * assertion that says nothing of why). */
+static int check_size_suffixes(struct ytree_ctx *c, const struct matrix *m, unsigned line, char *const *args,
+                               char *const *env) {
+        const struct profile *p = m->profile;
+        if (!p || !p->plain_numbers)
+                return 0;
+        const char *flag = NULL, *value = NULL, *sep = "=";
+        size_t flag_len = 0;
+        for (size_t i = 0; args && args[i] && !value; i++) {
+                const char *eq = args[i][0] == '-' ? strchr(args[i], '=') : NULL;
+                if (eq && size_suffixed(eq + 1)) {
+                        flag = args[i];
+                        flag_len = (size_t)(eq - args[i]);
+                        value = eq + 1;
+                } else if (i > 0 && args[i - 1][0] == '-' && size_suffixed(args[i])) {
+                        flag = args[i - 1];
+                        flag_len = strlen(flag);
+                        value = args[i];
+                        sep = " ";
+                }
+        }
+        size_t pre = p->arg_env_prefix ? strlen(p->arg_env_prefix) : 0;
+        for (size_t i = 0; pre && env && env[i] && !value; i++) {
+                const char *eq = strchr(env[i], '=');
+                if (eq && strncmp(env[i], p->arg_env_prefix, pre) == 0 && size_suffixed(eq + 1)) {
+                        flag = env[i];
+                        flag_len = (size_t)(eq - env[i]);
+                        value = eq + 1;
+                }
+        }
+        if (!value)
+                return 0;
+        int digits = (int)strspn(value, "0123456789.");
+        return ytree_fail(c, line,
+                          "%s reads '%.*s%s%s' as %.*s: it takes no size suffix (k, M, G), so write the whole "
+                          "number",
+                          p->name, (int)flag_len, ytree_esc(c, flag), sep, ytree_esc(c, value), digits, value);
+}
+
 static int parse_base(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
         const struct ynode *v;
         int r;
@@ -153,6 +215,9 @@ static int parse_base(struct ytree_ctx *c, const struct ynode *root, struct matr
         if (v)
                 m->line_args = y_key(root, "args")->line;
         if ((v = y_get(root, "env")) && (r = y_env(c, v, "env", MATRIX_MAX_ENV, &m->env)) < 0)
+                return r;
+        if ((r = check_size_suffixes(c, m, m->line_args ? m->line_args : root->line, m->args, NULL)) < 0 ||
+            (r = check_size_suffixes(c, m, v ? y_key(root, "env")->line : root->line, NULL, m->env)) < 0)
                 return r;
         if (!(m->host = strdup("127.0.0.1")))
                 return -ENOMEM;
@@ -256,7 +321,7 @@ static int parse_value(struct ytree_ctx *c, const struct matrix *m, const struct
                         r = strv_consume(&val->args, strdup_printf("%s%s", a->flag, name));
                 else if ((r = strv_push(&val->args, a->flag)) >= 0)
                         r = strv_push(&val->args, name);
-                if (r < 0)
+                if (r < 0 || (r = check_size_suffixes(c, m, n->line, val->args, NULL)) < 0)
                         return r;
                 val->is_default = profile_is_default_value(m->profile, name);
                 return 0;
@@ -279,6 +344,8 @@ static int parse_value(struct ytree_ctx *c, const struct matrix *m, const struct
         if (!val->args && !(val->args = calloc(1, sizeof(char *))))
                 return -ENOMEM;
         if ((v = y_get(n, "env")) && (r = y_env(c, v, "env", MATRIX_MAX_ENV, &val->env)) < 0)
+                return r;
+        if ((r = check_size_suffixes(c, m, n->line, val->args, val->env)) < 0)
                 return r;
         val->is_default = profile_is_default_value(m->profile, name);
         if ((v = y_get(n, "default")) && (r = y_bool(c, v, "default", &val->is_default)) < 0)

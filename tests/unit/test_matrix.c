@@ -387,6 +387,26 @@ static size_t check_bad_files(const char *pattern, bool suite) {
         return n;
 }
 
+/* A size suffix is refused only where the engine misreads it (llama.cpp:
+ * tests/matrices/bad/llamacpp-size-suffix*.yaml): vLLM reads --max-model-len 32k itself, and
+ * a llama.cpp value that is a name, a share or a number without a suffix loads. */
+static void test_size_suffix_ok(void **state) {
+        (void)state;
+        static const char *const ok[] = {
+                "engine: vllm\nmodel: m\naxes:\n  len: {flag: --max-model-len, values: [32k, 128K]}\n",
+                "engine: sglang\nmodel: m\nargs: [--context-length, 64k]\nenv: {LLAMA_ARG_CTX_SIZE: 8k}\n",
+                "engine: llama.cpp\nmodel: m.gguf\nargs: [-c, \"32768\", --alias, 7b, -ot, \"blk.1k=CPU\"]\n"
+                "axes:\n  kv: {flag: -ctk, values: [q8_0, f16]}\n  split: {flag: -ts, values: [\"3,1\", \"1,1\"]}\n"
+                "  mem: {values: [{name: big, env: {GGML_SIZE: 2k, LLAMA_ARG_N_PARALLEL: \"4\"}}]}\n",
+                "engine: llama.cpp\nmodel: m.gguf\naxes:\n  ctx: {values: [{name: 32k, args: [-c, \"32768\"]}]}\n",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+                struct matrix *m = load_str(ok[i]);
+                assert_non_null(m);
+                matrix_free(m);
+        }
+}
+
 static void test_bad_matrices(void **state) {
         /* every case is a file; the count guards against a glob that matches nothing */
         assert_true(check_bad_files("tests/matrices/bad/*.yaml", false) >= 60);
@@ -857,7 +877,8 @@ int main(void) {
                 cmocka_unit_test(test_ids),            cmocka_unit_test(test_map_values),
                 cmocka_unit_test(test_reading_flag),
                 cmocka_unit_test(test_resolve_argv),   cmocka_unit_test(test_defaults_and_minimal),
-                cmocka_unit_test(test_bad_matrices),   cmocka_unit_test(test_bad_suites),
+                cmocka_unit_test(test_size_suffix_ok), cmocka_unit_test(test_bad_matrices),
+                cmocka_unit_test(test_bad_suites),
                 cmocka_unit_test(test_bad_inline),     cmocka_unit_test(test_alias_bomb_fast),
                 cmocka_unit_test(test_check_suites),   cmocka_unit_test(test_examples),
                 cmocka_unit_test(test_bench_dataset),
