@@ -172,7 +172,7 @@ start_llama_server() {
         echo "$ls_pid" >"$tmp/pids-$name"
         url=
         for _ in $(seq 300); do
-                url=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/$name.log" | head -1 | cut -d' ' -f3 || true)
+                url=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/$name.log" 2>/dev/null | head -1 | cut -d' ' -f3 || true)
                 [ -n "$url" ] && curl -sf "$url/health" >/dev/null 2>&1 && return 0
                 kill -0 "$ls_pid" 2>/dev/null || { cat "$tmp/$name.log"; fail "llama-server ($name) died at start"; }
                 sleep 0.1

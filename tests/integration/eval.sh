@@ -196,7 +196,7 @@ expect_none_alive "processes left after the sweeps"
 "$TESTBED" --port 0 --host 127.0.0.1 --threads 2 >"$tmp/tb.log" 2>&1 &
 echo $! >"$tmp/pids-tb"
 for _ in $(seq 100); do
-        url=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$tmp/tb.log" | cut -d' ' -f3 || true)
+        url=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$tmp/tb.log" 2>/dev/null | cut -d' ' -f3 || true)
         [ -n "$url" ] && break
         sleep 0.1
 done

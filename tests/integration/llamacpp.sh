@@ -29,7 +29,7 @@ port_file=$tmp/ls.port
 ls_pid=$!
 echo "$ls_pid" >"$tmp/pids-ls"
 for _ in $(seq 300); do
-        url=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/ls.log" | head -1 | cut -d' ' -f3 || true)
+        url=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/ls.log" 2>/dev/null | head -1 | cut -d' ' -f3 || true)
         [ -n "$url" ] && curl -sf "$url/health" >/dev/null 2>&1 && break
         kill -0 "$ls_pid" 2>/dev/null || { cat "$tmp/ls.log"; fail "llama-server died at start"; }
         sleep 0.1
@@ -47,7 +47,7 @@ kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
 tb_pid=$!
 echo "$tb_pid" >"$tmp/pids-tb"
 for _ in $(seq 300); do
-        tburl=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/tb.log" | head -1 | cut -d' ' -f3 || true)
+        tburl=$(grep -o 'listening on http://[0-9.]*:[0-9]*' "$tmp/tb.log" 2>/dev/null | head -1 | cut -d' ' -f3 || true)
         [ -n "$tburl" ] && break
         sleep 0.1
 done
