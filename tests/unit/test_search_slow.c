@@ -50,9 +50,33 @@ static void test_drawn_spaces(void **state) {
         assert_true(median <= 0.15);
 }
 
+/* (c) A space whose memory runs out where a size and a share meet (1,800 cells, `oom
+ * bs+mem`): the cells of sizes past one that ran out are never launched, and their chance
+ * (only that the engine proves the rule wrong) does not keep the search from stopping.
+ * Counted in the stop, it kept going past 880 launches, where it stops at about 200 (229
+ * before the sizes rule). */
+static void test_sizes_stop(void **state) {
+        (void)state;
+        struct sim_params p = {.min_cells = 200};
+        struct sim_space *s = NULL;
+        uint64_t seed = 6565190562182731026u;
+        assert_int_equal(sim_space_generate(seed, &p, &s), 0);
+        assert_int_equal(sim_space_cells(s), 1800);
+        struct sim_result r;
+        assert_int_equal(sim_run(s, SIM_SEARCH, NULL, sim_seed_mix(seed, 12), &r), 0);
+        print_message("%zu launches (%zu failed), named %ld at %.3fx the best, stop: %s\n", r.launches, r.failed,
+                      r.named, r.named_speed / r.best_speed, r.stop ? r.stop : "-");
+        assert_non_null(r.stop);
+        assert_string_equal(r.stop, "no chance left");
+        assert_true(r.launches <= 360);
+        assert_true(r.named >= 0);
+        sim_space_free(s);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_drawn_spaces),
+                cmocka_unit_test(test_sizes_stop),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
