@@ -201,10 +201,12 @@ static int check_size_suffixes(struct ytree_ctx *c, const struct matrix *m, unsi
         if (!value)
                 return 0;
         int digits = (int)strspn(value, "0123456789.");
+        _cleanup_free_ char *name = strndup(flag, flag_len);
+        if (!name)
+                return -ENOMEM;
         return ytree_fail(c, line,
-                          "%s reads '%.*s%s%s' as %.*s: it takes no size suffix (k, M, G), so write the whole "
-                          "number",
-                          p->name, (int)flag_len, ytree_esc(c, flag), sep, ytree_esc(c, value), digits, value);
+                          "%s reads '%s%s%s' as %.*s: it takes no size suffix (k, M, G), so write the whole number",
+                          p->name, ytree_esc(c, name), sep, ytree_esc(c, value), digits, value);
 }
 
 static int parse_base(struct ytree_ctx *c, const struct ynode *root, struct matrix *m) {
