@@ -4,7 +4,7 @@
 # llama-server (skipped, by name, without one): the 36-cell space of
 # tests/engines/llamacpp/search-wrong.yaml, whose RoPE settings and chat templates other
 # than the model's load fine and answer a golden question wrong, with budget:
-# {launches: 24}:
+# {launches: 32} (it stops on its own after 15 to 20 when written):
 #   - every cell launched settles as the real engine answers it: the default RoPE and
 #     template pass, every other cell answers wrong (never a crash: nothing in the log);
 #   - the best is a passing cell, and the search stops before the budget;
@@ -15,7 +15,7 @@
 #   - each value that answers wrong is launched in at most 4 of its 12 cells (3 or 4 when
 #     written), and the cells not launched for it quote the cells that answered wrong.
 . "$SRCDIR/tests/lib.sh"
-BUDGET=24
+BUDGET=32
 run_llama_space search-wrong "$BUDGET"
 grep -E '^\[launch|^search' "$tmp/out" || true
 order=$(grep -E '^\[launch [0-9]+' "$tmp/out" | sed -E 's/^\[launch ([0-9]+)[^]]*\] +//')
