@@ -688,6 +688,14 @@ static size_t wrong_cell(size_t rope, size_t tmpl, size_t ub, size_t fa) {
         return ((rope * 3 + tmpl) * 2 + ub) * 2 + fa;
 }
 
+/* One launch of the space: served at figure (tok/s), or answered wrong (kind, evidence). */
+static struct search_obs wrong_launch(double figure, const char *kind, const char *evidence) {
+        bool ok = figure > 0;
+        return (struct search_obs){.state = ok ? SEARCH_FEASIBLE : SEARCH_INFEASIBLE, .has_value = ok,
+                                   .value = figure, .kind = ok ? NULL : kind, .evidence = ok ? NULL : evidence,
+                                   .launches = 1, .seconds = ok ? 0.3 : 0.15};
+}
+
 static void test_partner_not_suspect(void **state) {
         (void)state;
         const size_t nv[] = {3, 3, 2, 2};
@@ -721,10 +729,7 @@ static void test_partner_not_suspect(void **state) {
         };
         for (size_t i = 0; i < ELEMENTSOF(run); i++) {
                 struct search_obs *o = &obs[wrong_cell(run[i].rope, run[i].tmpl, run[i].ub, run[i].fa)];
-                bool ok = run[i].figure > 0;
-                *o = (struct search_obs){.state = ok ? SEARCH_FEASIBLE : SEARCH_INFEASIBLE, .has_value = ok,
-                                         .value = run[i].figure, .kind = run[i].kind, .evidence = run[i].evidence,
-                                         .launches = 1, .seconds = ok ? 0.3 : 0.15};
+                *o = wrong_launch(run[i].figure, run[i].kind, run[i].evidence);
         }
         /* base50k and llama2 have each answered wrong twice, each beside partners that
          * served: a cell holding both says nothing of either */
@@ -741,11 +746,8 @@ static void test_partner_not_suspect(void **state) {
                               ub_values[c[2]], fa_values[c[3]]);
                 assert_false(c[0] > 0 && c[1] > 0);
                 /* as the real engine answers */
-                bool ok = c[0] == 0 && c[1] == 0;
-                obs[d.next] = (struct search_obs){.state = ok ? SEARCH_FEASIBLE : SEARCH_INFEASIBLE, .has_value = ok,
-                                                  .value = 870, .kind = ok ? NULL : c[1] ? "wrong/ok" : "wrong/math",
-                                                  .evidence = ok ? NULL : "expected 323, got: \"17\"",
-                                                  .launches = 1, .seconds = ok ? 0.3 : 0.15};
+                obs[d.next] = wrong_launch(c[0] == 0 && c[1] == 0 ? 870 : 0, c[1] ? "wrong/ok" : "wrong/math",
+                                           "expected 323, got: \"17\"");
         }
         free(obs);
         sim_space_free(s);
