@@ -1461,17 +1461,29 @@ int journal_cell_launches(struct journal *j, const char *cell_id, const char *wo
                              &rows);
 }
 
-int journal_cell_abandoned(struct journal *j, const char *cell_id, const char *workload, int64_t *ret) {
+int journal_cell_abandoned(struct journal *j, const char *cell_id, const char *workload, int64_t *ret,
+                           char **ret_reason) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
-        _cleanup_free_ char *sql = strdup_printf(
-                "SELECT count(*) FROM attempts WHERE cell_id = ?1 AND state = 'abandoned'%s", workload_clause(j));
+        _cleanup_free_ char *until = j->until ? strdup_printf(" AND sweep_id <= %" PRId64, j->until) : strdup("");
+        /* the count, and the reason of the latest (SQLite takes a bare column beside max()
+         * from the row that holds the maximum) */
+        _cleanup_free_ char *sql = until ? strdup_printf("SELECT count(*), abandon_reason, max(id) FROM attempts WHERE "
+                                                         "cell_id = ?1 AND state = 'abandoned'%s%s",
+                                                         workload_clause(j), until)
+                                         : NULL;
         int r;
+        if (ret_reason)
+                *ret_reason = NULL;
         if (!sql)
                 return -ENOMEM;
         if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "s", cell_id)) < 0 ||
             (r = bind_workload(j, s, workload)) < 0)
                 return r;
-        return step_int(j, s, ret);
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW)
+                return rc == SQLITE_DONE ? -EIO : journal_fail(j, rc);
+        *ret = sqlite3_column_int64(s, 0);
+        return ret_reason ? journal_col_strdup(s, 1, ret_reason) : 0;
 }
 
 int journal_sweep_launches(struct journal *j, int64_t sweep_id, int64_t *ret) {

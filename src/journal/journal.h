@@ -282,8 +282,10 @@ int journal_cell_shown_attempt(struct journal *j, const char *cell_id, const cha
 /* The cell's launches: its settled attempts that are not skipped, oldest first. */
 int journal_cell_launches(struct journal *j, const char *cell_id, const char *workload, journal_attempt_fn fn,
                           void *userdata);
-/* How many of the cell's attempts were abandoned (a run interrupted, a port taken). */
-int journal_cell_abandoned(struct journal *j, const char *cell_id, const char *workload, int64_t *ret);
+/* How many of the cell's attempts were abandoned (a run interrupted, a port taken), and
+ * (ret_reason, may be NULL) the latest one's reason, NULL when none or none recorded. */
+int journal_cell_abandoned(struct journal *j, const char *cell_id, const char *workload, int64_t *ret,
+                           char **ret_reason);
 /* How many launches the cells of sweep_id have had under its workload, as a search's budget
  * counts them (docs/search.md): the attempts settled with a verdict other than
  * skipped, the abandoned ones and the running ones, of this run and of the runs before it. */

@@ -35,6 +35,14 @@ char *report_probes_note(const struct report_cell *c) {
         return buf_detach(&b);
 }
 
+char *report_abandoned_note(const struct report_cell *c) {
+        if (c->abandoned == 0)
+                return NULL;
+        const char *why = c->abandon_reason ? c->abandon_reason : "no reason recorded";
+        return c->abandoned == 1 ? strdup_printf("abandoned launches: 1 (%s)", why)
+                                 : strdup_printf("abandoned launches: %u, the latest: %s", c->abandoned, why);
+}
+
 char *report_usage_note(const struct report_cell *c) {
         _cleanup_buf_ struct buf b;
         buf_init(&b, 4096);
@@ -381,9 +389,17 @@ char *report_search_summary(const struct report_view *v) {
                 buf_printf(&b, " (budget %zu)", se->budget_launches);
         else if (se->budget_time)
                 buf_printf(&b, " (budget %s)", format_duration(se->budget_time, dur));
-        if (se->launches > se->launched)
-                buf_printf(&b, ", %zu launches (%zu measuring a close cell again)", se->launches,
-                           se->launches - se->launched);
+        /* launches beyond the launched cells: measuring a close cell again, and abandoned
+         * launches (a run interrupted, a port taken), which the budget counts as well */
+        size_t again = se->launches - se->launched - MIN(se->abandoned, se->launches - se->launched);
+        if (se->launches > se->launched) {
+                buf_printf(&b, ", %zu launches (", se->launches);
+                if (again)
+                        buf_printf(&b, "%zu measuring a close cell again%s", again, se->abandoned ? ", " : "");
+                if (se->abandoned)
+                        buf_printf(&b, "%zu abandoned", se->abandoned);
+                buf_puts(&b, ")");
+        }
         buf_printf(&b, ", %zu pruned, %zu inferred", se->pruned, se->inferred);
         if (se->spent)
                 buf_printf(&b, ", %s of launches", format_duration(se->spent, dur));

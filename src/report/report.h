@@ -29,6 +29,10 @@ char *report_count_summary(const struct report_view *v);
  * in 5 of 5 ...), ..." for a cell whose checks include probes (docs/checks.md "Probes"; the
  * controls left out), else NULL (also on ENOMEM). Unescaped: server text is in it. */
 char *report_probes_note(const struct report_cell *c);
+/* "abandoned launches: 2, the latest: port 40002 was taken by another process (...)" for a
+ * cell launched and abandoned (a run interrupted, a port taken, an exit no line explained:
+ * the launch that settled, if any, is another), else NULL (also on ENOMEM). Unescaped. */
+char *report_abandoned_note(const struct report_cell *c);
 /* The levels at which the client itself was the bottleneck (client_cpu.bound): "the client
  * was the bottleneck @1024 (busiest of 8 loops at 97% of a core, send delay p50 0.2 ms)";
  * NULL when none was (or no memory). Caller frees. */

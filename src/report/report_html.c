@@ -1715,6 +1715,12 @@ static void put_cell(struct page *p, const struct ctx *x, const struct report_ra
                 put(p, "<h4>Phases</h4>\n");
                 put_phases(p, c);
         }
+        _cleanup_free_ char *abandoned = report_abandoned_note(c);
+        if (abandoned) {
+                put(p, "<p class=\"note\">");
+                esc(p, abandoned);
+                put(p, "</p>\n");
+        }
         if (c->n_checks) {
                 putf(p, "<h4>Checks (%zu)</h4>\n", c->n_checks);
                 for (size_t i = 0; i < c->n_checks; i++)

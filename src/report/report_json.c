@@ -250,7 +250,8 @@ static json_t *cell_json(const struct report_view *v, const struct report_cell *
                                             "cause",  "evidence",  "log",      "ready_s",     "checks",
                                             "bench",  "state",     "distance", "excluded",    "phases_s",
                                             "exit_code", "exit_signal", "port", "peak_gpu_mem_mib", "attempt_sweep",
-                                            "sla", "eval", "prediction", "launches", "pooled"};
+                                            "sla", "eval", "prediction", "launches", "pooled", "abandoned",
+                                            "abandon_reason"};
         struct report_score sc;
         unsigned n_pooled = 0;
         double pooled = json_array_size(c->earlier) && report_cell_score(v, c, report_by_bench(v), &sc) == 0
@@ -282,6 +283,8 @@ static json_t *cell_json(const struct report_view *v, const struct report_cell *
                 c->prediction ? json_deep_copy(c->prediction) : json_null(),
                 c->launches ? json_integer(c->launches) : json_null(),
                 n_pooled > 1 ? json_pack("{s:f,s:i}", "figure", pooled, "measured", (int)n_pooled) : json_null(),
+                c->abandoned ? json_integer(c->abandoned) : json_null(),
+                c->abandon_reason ? json_string_lossy(c->abandon_reason) : json_null(),
         };
         _Static_assert(ELEMENTSOF(keys) == ELEMENTSOF(vals), "keys and values");
         json_t *o = json_object();
@@ -338,8 +341,9 @@ static json_t *view_search_json(const struct report_view *v) {
         json_t *top = se->has_named && se->top >= 0 ? json_pack("{s:s,s:f}", "cell", v->cells[se->top].id, "estimate",
                                                                 se->top_estimate)
                                                     : json_null();
-        return json_pack("{s:I,s:I,s:I,s:I,s:o,s:f,s:f,s:f,s:s?,s:s?,s:s?,s:s?,s:o,s:o,s:o}", "launched", (json_int_t)se->launched,
-                         "launches", (json_int_t)se->launches, "pruned",
+        return json_pack("{s:I,s:I,s:I,s:I,s:I,s:o,s:f,s:f,s:f,s:s?,s:s?,s:s?,s:s?,s:o,s:o,s:o}", "launched",
+                         (json_int_t)se->launched, "launches", (json_int_t)se->launches, "abandoned",
+                         (json_int_t)se->abandoned, "pruned",
                          (json_int_t)se->pruned, "inferred", (json_int_t)se->inferred, "budget",
                          budget ? budget : json_null(), "spent_s", (double)se->spent / USEC_PER_SEC, "spent_failed_s",
                          (double)se->spent_failed / USEC_PER_SEC, "spent_served_s", (double)se->spent_served / USEC_PER_SEC, "stopped", se->stop,

@@ -203,6 +203,20 @@ int report_markdown(const struct report_view *v, struct buf *out) {
                         return r;
         }
 
+        bool abandoned_any = false;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[order[i].index];
+                _cleanup_free_ char *note = report_abandoned_note(c);
+                if (!note)
+                        continue;
+                if (!abandoned_any && (r = buf_puts(out, "\n#### Abandoned launches\n\n")) < 0)
+                        return r;
+                abandoned_any = true;
+                if ((r = buf_printf(out, "- `%s`: ", c->id)) < 0 || (r = report_code_span(out, note, 0, false)) < 0 ||
+                    (r = buf_puts(out, "\n")) < 0)
+                        return r;
+        }
+
         bool any = false;
         for (size_t i = 0; i < v->n_cells; i++) {
                 const struct report_cell *c = &v->cells[order[i].index];

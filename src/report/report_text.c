@@ -214,7 +214,9 @@ static int text_footer(const struct report_view *v, struct buf *out) {
                 _cleanup_free_ char *client = report_client_note(c);
                 if (client && (r = buf_printf(out, "%s: %s\n", c->id, client)) < 0)
                         break;
-                r = put_note(out, c->id, report_probes_note(c));
+                if ((r = put_note(out, c->id, report_probes_note(c))) < 0)
+                        break;
+                r = put_note(out, c->id, report_abandoned_note(c));
         }
         if (r < 0 || (r = put_note(out, "tokens", report_count_summary(v))) < 0 ||
             (r = put_note(out, "eval", report_eval_summary(v))) < 0 ||

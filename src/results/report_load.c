@@ -324,10 +324,10 @@ static int add_cell(const struct journal_sweep_cell_row *row, void *userdata) {
                 if (val && !(c->axis_values[i] = strdup(val)))
                         return -ENOMEM;
         }
-        /* strategy search: the cell's abandoned attempts count against budget.launches
-         * (docs/search.md "Budget") */
+        /* the cell's abandoned attempts: shown beside it, and under strategy search they
+         * count against budget.launches (docs/search.md "Budget") */
         int64_t abandoned = 0;
-        if (v->search.on && (r = journal_cell_abandoned(cl->j, c->id, v->workload_hash, &abandoned)) < 0)
+        if ((r = journal_cell_abandoned(cl->j, c->id, v->workload_hash, &abandoned, &c->abandon_reason)) < 0)
                 return r;
         c->abandoned = (unsigned)abandoned;
         if (c->excluded) {

@@ -38,6 +38,7 @@ void report_view_free(struct report_view *v) {
                 strv_free(c->env);
                 free(c->cause);
                 free(c->evidence);
+                free(c->abandon_reason);
                 free(c->log_path);
                 report_evidence_release(&c->ev);
                 report_log_release(&c->log);

@@ -166,9 +166,9 @@ struct report_cell {
          * earlier attempts that passed, oldest first (an array of arrays like bench), or
          * NULL: a search measures a close cell again before it names its best. */
         unsigned launches;
-        unsigned abandoned;           /* strategy search: attempts of the cell abandoned (a run
-                                         interrupted, a port taken): they count against the
-                                         search's budget.launches */
+        unsigned abandoned;           /* attempts of the cell abandoned (a run interrupted, a
+                                         port taken): a search's budget.launches counts them */
+        char *abandon_reason;         /* the latest one's reason, or NULL */
         json_t *earlier;
         usec_t *earlier_started;      /* when each of earlier's attempts started, in its order */
         /* the attempt's raw bench samples (journal bench_samples), an array, or NULL: only
@@ -194,7 +194,9 @@ struct report_view_search {
         char ***spellings;
         long first;                   /* the cell it starts from, -1 when unknown */
         size_t launched;              /* cells with a launched, settled attempt */
-        size_t launches;              /* their launches: a cell measured again counts each */
+        size_t launches;              /* their launches: a cell measured again counts each,
+                                         and the abandoned ones count */
+        size_t abandoned;             /* of them, abandoned (report_cell.abandoned) */
         size_t pruned, inferred;      /* cells skipped as such */
         usec_t spent;                 /* the launched cells' time, phase by phase, in all */
         usec_t spent_failed;          /* of it, the cells that failed (failed: how many) */

@@ -201,10 +201,11 @@ int search_view_fill(struct report_view *v) {
         s->has_named = false;
         s->top = -1;
         s->top_estimate = NAN;
-        s->launched = s->launches = s->pruned = s->inferred = 0;
+        s->launched = s->launches = s->abandoned = s->pruned = s->inferred = 0;
         for (size_t k = 0; k < v->n_cells; k++) {
                 const struct report_cell *c = &v->cells[k];
                 s->launches += c->abandoned;
+                s->abandoned += c->abandoned;
                 if (c->excluded || !c->has_attempt)
                         continue;
                 if (c->verdict != VERDICT_SKIPPED) {

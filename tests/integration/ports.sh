@@ -2,7 +2,8 @@
 # tier: fixtures (tests/run fixtures)
 # ports.sh -- the port a server is given: a port gauntlet picked that another process
 # takes before the server binds it costs a relaunch on another port, not a crash verdict
-# (whether the log says so or not), up to three launches; a fixed port that something
+# (whether the log says so or not), up to three launches, which the report shows beside
+# the cell; a fixed port that something
 # already listens on stops the sweep before any launch; a fixed port makes cells that
 # could run side by side run one at a time.
 . "$SRCDIR/tests/lib.sh"
@@ -105,6 +106,12 @@ abandoned=$(sqlite3 "$tmp/j.db" "SELECT count(*) FROM attempts WHERE state = 'ab
 sqlite3 "$tmp/j.db" "SELECT abandon_reason FROM attempts WHERE state = 'abandoned'" | grep "Address already in use" >/dev/null ||
         fail "no abandoned attempt quotes the server's log"
 [ "$(grep -c "was taken by another process" "$tmp/err")" -eq 4 ] || fail "want 4 notices of a relaunch"
+# the reports show each cell's abandoned launches beside its verdict
+jq -e '[.cells[] | [.axes.port, .abandoned]] | sort == [["always", 2], ["never", null], ["once", 1], ["once-quiet", 1]]' \
+        "$tmp/r.json" >/dev/null || fail "the JSON report's abandoned launches: $(jq -c '[.cells[] | [.axes.port, .abandoned]]' "$tmp/r.json")"
+"$GAUNTLET" report "$tmp/j.db" >"$tmp/r.txt"
+[ "$(grep -c ": abandoned launches: [12]\(,\| (\).* was taken by another process" "$tmp/r.txt")" -eq 3 ] ||
+        { cat "$tmp/r.txt" >&2; fail "the text report does not show the three cells launched again"; }
 # each launch keeps its own log: the first says why it died, the last is the report's
 logs=$(sqlite3 "$tmp/j.db" "SELECT a.log_path FROM attempts a JOIN cells c ON c.id = a.cell_id WHERE c.env LIKE '%SQUAT=always%' ORDER BY a.id")
 [ "$(echo "$logs" | sort -u | wc -l)" -eq 3 ] || fail "the three launches of 'always' share logs: $logs"

@@ -2,7 +2,7 @@
 # tier: fixtures (tests/run fixtures)
 # search-budget.sh -- a search's budgets, said and counted right: a time budget that ends the
 # search is said as time ("time budget of 1s spent", not "budget of 2 launches"); abandoned
-# launches count against budget.launches.
+# launches count against budget.launches, and the reports show them as such.
 . "$SRCDIR/tests/lib.sh"
 
 matrix() { # budget
@@ -40,13 +40,26 @@ grep -q "^search: time budget of 1s spent after 1 launch; the cells not launched
 # two abandoned launches of a cell not yet launched: with budget.launches 3, 1 + 2 spend it
 cell=$(sqlite3 "$tmp/j.db" "SELECT cell_id FROM sweep_cells WHERE cell_id NOT IN (SELECT cell_id FROM attempts WHERE state = 'settled' AND verdict != 'skipped') LIMIT 1")
 sweep=$(sqlite3 "$tmp/j.db" "SELECT max(id) FROM sweeps")
-for _ in 1 2; do
-        sqlite3 "$tmp/j.db" "INSERT INTO attempts (sweep_id, cell_id, state, started_wall, abandon_reason, workload) VALUES ($sweep, '$cell', 'abandoned', 1, 'port taken', (SELECT workload_hash FROM sweeps WHERE id = $sweep))"
+for why in "interrupted by a signal" "port taken"; do
+        sqlite3 "$tmp/j.db" "INSERT INTO attempts (sweep_id, cell_id, state, started_wall, abandon_reason, workload) VALUES ($sweep, '$cell', 'abandoned', 1, '$why', (SELECT workload_hash FROM sweeps WHERE id = $sweep))"
 done
 matrix "{launches: 3}"
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out2" 2>&1 || { cat "$tmp/out2"; fail "the continued search failed"; }
 grep -q "^search: budget of 3 launches spent" "$tmp/out2" || { cat "$tmp/out2"; fail "abandoned launches did not count"; }
 [ "$(settled)" = 1 ] || fail "a launch past a budget spent by abandoned launches ($(settled) settled)"
+# the reports say which launches were abandoned, and not as measuring a cell again
+"$GAUNTLET" report "$tmp/j.db" >"$tmp/report.txt" 2>&1 || fail "report"
+grep -q "^search: 1 of 4 cells launched (budget 3), 3 launches (2 abandoned)," "$tmp/report.txt" ||
+        { cat "$tmp/report.txt"; fail "the search's summary miscounts the abandoned launches"; }
+grep -q "^${cell:0:8}[0-9a-f]*: abandoned launches: 2, the latest: port taken$" "$tmp/report.txt" ||
+        { cat "$tmp/report.txt"; fail "the cell's abandoned launches not shown"; }
+"$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/report.json" 2>&1 || fail "report json"
+jq -e --arg c "$cell" '.search.abandoned == 2 and .search.launches == 3 and
+        ([.cells[] | select(.id == $c) | [.abandoned, .abandon_reason]] == [[2, "port taken"]]) and
+        ([.cells[] | select(.id != $c) | .abandoned] | all(. == null))' "$tmp/report.json" >/dev/null ||
+        fail "the JSON report's abandoned launches"
+"$GAUNTLET" report --format markdown "$tmp/j.db" | grep -q "^- \`$cell\`: \`abandoned launches: 2, the latest: port taken\`$" ||
+        fail "the Markdown report's abandoned launches"
 matrix "{launches: 4}"
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out3" 2>&1 || { cat "$tmp/out3"; fail "the larger budget failed"; }
 [ "$(settled)" = 2 ] || { cat "$tmp/out3"; fail "a budget of 4 with 3 spent launched $(($(settled) - 1)) more, want 1"; }

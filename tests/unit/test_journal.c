@@ -788,6 +788,19 @@ static void test_claim_budget(void **state) {
         assert_int_equal(claim(j, sweep, cells[1].id, 0, 0, &id), 0);
         assert_int_equal(journal_sweep_launches(j, sweep, &n), 0);
         assert_int_equal(n, 4);
+        /* each cell's abandoned attempts, and the latest one's reason */
+        assert_int_equal(journal_attempt_abandon(j, id, "port 40002 taken by another process"), 0);
+        char *why = NULL;
+        assert_int_equal(journal_cell_abandoned(j, cells[1].id, NULL, &n, &why), 0);
+        assert_int_equal(n, 2);
+        assert_string_equal(why, "port 40002 taken by another process");
+        free(why);
+        assert_int_equal(journal_cell_abandoned(j, cells[3].id, NULL, &n, &why), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(why, "interrupted by a signal");
+        free(why);
+        assert_int_equal(journal_cell_abandoned(j, cells[0].id, NULL, &n, NULL), 0);
+        assert_int_equal(n, 0);
         journal_close(j);
 }
 
@@ -846,8 +859,10 @@ static void test_read_api(void **state) {
         assert_int_equal(journal_cell_other_workload(j, cells[0].id, "0123456789abcdef", &other), 0);
         assert_true(other);
         int64_t abandoned = -1;
-        assert_int_equal(journal_cell_abandoned(j, cells[0].id, NULL, &abandoned), 0);
+        char *why = (char *)"unset";
+        assert_int_equal(journal_cell_abandoned(j, cells[0].id, NULL, &abandoned, &why), 0);
         assert_int_equal(abandoned, 0);
+        assert_null(why);
 
         seen = (struct rows_seen){0};
         assert_int_equal(journal_attempt_checks(j, attempt, see_check, &seen), 0);
