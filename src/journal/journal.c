@@ -858,6 +858,26 @@ static char *sweep_launches_sql(const struct journal *j) {
                              sweep_workload_sql(j));
 }
 
+int journal_cell_pruned_as(struct journal *j, int64_t sweep_id, const char *cell_id, const char *evidence,
+                           bool *ret) {
+        _cleanup_stmt_ sqlite3_stmt *s = NULL;
+        _cleanup_free_ char *sql = strdup_printf("SELECT verdict = 'skipped' AND cause = 'pruned' AND evidence IS ?3 "
+                                                 "FROM attempts WHERE cell_id = ?2 AND state = 'settled'%s "
+                                                 "ORDER BY id DESC LIMIT 1",
+                                                 sweep_workload_sql(j));
+        int r;
+        *ret = false;
+        if (!sql)
+                return -ENOMEM;
+        if ((r = journal_prepare(j, sql, &s)) < 0 || (r = journal_bind(j, s, "iss", sweep_id, cell_id, evidence)) < 0)
+                return r;
+        int rc = sqlite3_step(s);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return journal_fail(j, rc);
+        *ret = rc == SQLITE_ROW && sqlite3_column_int(s, 0) == 1;
+        return 0;
+}
+
 int journal_attempt_claim(struct journal *j, struct attempt *a, unsigned launches, size_t budget) {
         _cleanup_stmt_ sqlite3_stmt *s = NULL;
         _cleanup_free_ char *spent = sweep_launches_sql(j);

@@ -1465,7 +1465,14 @@ static int sweep_search(struct sweep *sw) {
                                         free(pred);
                                         return sweep_fail(sw, -ENOMEM, "out of memory");
                                 }
-                                if ((r = settle_skipped(sw, i, "pruned", why, pred, true)) < 0)
+                                /* pruned before for the same reason (a rerun of a finished
+                                 * search): said again, not journaled again */
+                                bool same = false;
+                                if ((r = journal_cell_pruned_as(sw->j, sw->sweep_id, sw->cells[i].id, why, &same)) < 0) {
+                                        free(pred);
+                                        return journal_failed(sw, r);
+                                }
+                                if ((r = settle_skipped(sw, i, "pruned", why, pred, !same)) < 0)
                                         return r;
                         }
                         return 0;

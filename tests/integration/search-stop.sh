@@ -6,7 +6,7 @@
 #     search over 3 of its backend axes: every cell that starts answers overload/context;
 #     the search stops within 3 launches with one line saying why and what to change, exit
 #     1 (no cell passed); the text and JSON reports say the same; a resume on the journal
-#     says it again and launches nothing;
+#     says it again, launches nothing and journals nothing;
 #   - the fixture whose every cell dies with "Address already in use" (a port taken outside
 #     the matrix): it stops after 2 cells, the line says to free the port.
 . "$SRCDIR/tests/lib.sh"
@@ -53,10 +53,16 @@ jq -r .search.stop_why "$tmp/r.json" | grep 'shorten bench.input_tokens' >/dev/n
 [ "$(jq '.summary["not run"]' "$tmp/r.json")" = 0 ] || fail "cells left unaccounted: $(jq -c .summary "$tmp/r.json")"
 "$GAUNTLET" report "$tmp/j.db" | grep '^search: .*stopped: the bench does not fit the server.s context' >/dev/null ||
         fail "the text report: $("$GAUNTLET" report "$tmp/j.db" | grep '^search')"
-# a resume reads the same failures: the same line, no launch
+# a resume reads the same failures: the same line, no launch, and the cells pruned for the
+# same reasons are not journaled again
+rows=$(sqlite3 "$tmp/j.db" "SELECT count(*) FROM attempts")
 rc=0
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out2" 2>&1 || rc=$?
 [ "$rc" = 1 ] || fail "the resume exits $rc"
+[ "$(sqlite3 "$tmp/j.db" "SELECT count(*) FROM attempts")" = "$rows" ] ||
+        fail "the resume journaled $(($(sqlite3 "$tmp/j.db" "SELECT count(*) FROM attempts") - rows)) attempts, want none"
+[ "$(grep -c 'skipped/pruned' "$tmp/out2")" = "$(grep -c 'skipped/pruned' "$tmp/out")" ] ||
+        fail "the resume did not say each pruned cell again"
 ! grep -q '^\[launch ' "$tmp/out2" || fail "the resume launched: $(grep '^\[launch ' "$tmp/out2")"
 [ "$(grep '^search: ' "$tmp/out2")" = "$line" ] || fail "the resume says: $(grep '^search: ' "$tmp/out2")"
 expect_none_alive "testbed servers left"
