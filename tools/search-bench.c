@@ -19,7 +19,9 @@
  * launches. After the patterns, the spaces whose best needs a synergy no value points at
  * (sim_space_needle): each strategy's success there and elsewhere, and with a share, a
  * bound for any search that finds such a pair only by launching it. Then the failed launches
- * of the grid and the search rows by what the spaces' failure lines name (sim_space_lines).
+ * of the grid and the search rows by what the spaces' failure lines name (sim_space_lines),
+ * and with a share, the budgeted rows' success by the budget against the number of an
+ * additive speed model's parameters (1 + each axis's values less one).
  * --verbose lists the spaces where the search failed, with their patterns and failed launches.
  * --budget-only runs the budgeted rows alone (grid, random and search with F of the grid).
  * --space runs one space (by the seed such a list prints; give the list's --min-cells) and
@@ -82,6 +84,7 @@ struct space_result {
         bool needle;            /* sim_space_needle */
         enum sim_lines lines;   /* sim_space_lines */
         size_t combos;
+        size_t params;          /* the speed model's main effects: 1 + the sum of (values - 1) */
         char *describe;
         struct outcome o[N_ROWS];
 };
@@ -538,6 +541,47 @@ static void print_lines(const struct space_result *sr, size_t n, size_t min_cell
         printf("\n");
 }
 
+/* The budgeted rows' success by how the budget compares with the speed model's parameters
+ * (space_result.params): a budget under one and a half times them leaves next to no launch
+ * beyond learning each value once, and there only the prior tells values apart. */
+static void print_budget_fit(const struct space_result *sr, size_t n, size_t min_cells, double share) {
+        static const double edges[] = {0, 1, 1.5, 2, INFINITY};
+        static const char *const names[] = {"under 1", "1 to 1.5", "1.5 to 2", "2 or more"};
+        static const enum row rows[] = {ROW_RANDOM_SHARE, ROW_SEARCH_BUDGET};
+        if (share <= 0)
+                return;
+        printf("budgeted success by the budget against the speed model's parameters (1 + each axis's values less "
+               "one; spaces of >= %zu cells)\n",
+               min_cells);
+        printf("  %-28s", "strategy");
+        for (size_t e = 0; e + 1 < ELEMENTSOF(edges); e++)
+                printf(" %16s", names[e]);
+        printf("\n");
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                char label[64];
+                row_label(rows[i], share, label, sizeof(label));
+                printf("  %-28s", label);
+                for (size_t e = 0; e + 1 < ELEMENTSOF(edges); e++) {
+                        size_t m = 0, ok = 0;
+                        for (size_t j = 0; j < n; j++) {
+                                const struct outcome *o = &sr[j].o[rows[i]];
+                                double ratio = (double)budget_of(share, sr[j].cells) / (double)MAX(sr[j].params, 1u);
+                                if (sr[j].cells < min_cells || !o->ran || ratio < edges[e] || ratio >= edges[e + 1])
+                                        continue;
+                                m++;
+                                ok += o->success;
+                        }
+                        /* a group with no space: "-" */
+                        if (m)
+                                printf(" %6.1f%% of %4zu", 100.0 * (double)ok / (double)m, m);
+                        else
+                                printf(" %16s", "-");
+                }
+                printf("\n");
+        }
+        printf("\n");
+}
+
 /* How far from the best the failures of a strategy named. */
 static void print_misses(const struct space_result *sr, size_t n, enum row r, double share) {
         static const double edges[] = {0.97, 0.95, 0.90, 0.80, 0.0};
@@ -659,6 +703,17 @@ struct pool {
         pthread_mutex_t progress;
 };
 
+/* An additive speed model's parameters: one figure, and each axis's values but one. A
+ * search with fewer launches cannot tell every value's effect from the figures alone. */
+static size_t params_of(const struct sim_space *s) {
+        struct search_space v;
+        sim_space_view(s, &v);
+        size_t p = 1;
+        for (size_t a = 0; a < v.n_axes; a++)
+                p += v.n_values[a] - 1;
+        return p;
+}
+
 static void *worker(void *userdata) {
         struct pool *p = userdata;
         for (;;) {
@@ -675,6 +730,7 @@ static void *worker(void *userdata) {
                 r->patterns = sim_space_patterns(s);
                 r->needle = sim_space_needle(s, &r->combos);
                 r->lines = sim_space_lines(s);
+                r->params = params_of(s);
                 r->describe = sim_space_describe(s);
                 r->rc = run_space(s, p->o->budget_share, r, NULL);
                 sim_space_free(s);
@@ -763,6 +819,7 @@ int main(int argc, char **argv) {
         print_patterns(sr, o.spaces, o.budget_share);
         print_needles(sr, o.spaces, 200, o.budget_share);
         print_lines(sr, o.spaces, 200, o.budget_share);
+        print_budget_fit(sr, o.spaces, 200, o.budget_share);
         printf("failures by the share of the best named\n");
         for (enum row r = 0; r < N_ROWS; r++)
                 print_misses(sr, o.spaces, r, o.budget_share);
