@@ -2,7 +2,8 @@
 # tier: fixtures (tests/run fixtures)
 # search-budget.sh -- a search's budgets, said and counted right: a time budget that ends the
 # search is said as time ("time budget of 1s spent", not "budget of 2 launches"); abandoned
-# launches count against budget.launches, and the reports show them as such.
+# launches count against budget.launches, and the reports show them as such; a launch
+# budget under 1.5 times the values' effects to learn is said before the first launch.
 . "$SRCDIR/tests/lib.sh"
 
 matrix() { # budget
@@ -46,6 +47,10 @@ done
 matrix "{launches: 3}"
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out2" 2>&1 || { cat "$tmp/out2"; fail "the continued search failed"; }
 grep -q "^search: budget of 3 launches spent" "$tmp/out2" || { cat "$tmp/out2"; fail "abandoned launches did not count"; }
+# 3 launches for 4 cells whose values' effects take 3 (1 + 1 + 1): the run says the budget is tight
+grep -q "^gauntlet: search: a budget of 3 launches is under 1.5 times the 3 it takes to learn each value's effect" \
+        "$tmp/out2" || { cat "$tmp/out2"; fail "no notice of a tight budget"; }
+! grep -q "it takes to learn each value's effect" "$tmp/out" || fail "a notice of a tight budget under a time budget"
 [ "$(settled)" = 1 ] || fail "a launch past a budget spent by abandoned launches ($(settled) settled)"
 # the reports say which launches were abandoned, and not as measuring a cell again
 "$GAUNTLET" report "$tmp/j.db" >"$tmp/report.txt" 2>&1 || fail "report"
@@ -63,5 +68,6 @@ jq -e --arg c "$cell" '.search.abandoned == 2 and .search.launches == 3 and
 matrix "{launches: 4}"
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out3" 2>&1 || { cat "$tmp/out3"; fail "the larger budget failed"; }
 [ "$(settled)" = 2 ] || { cat "$tmp/out3"; fail "a budget of 4 with 3 spent launched $(($(settled) - 1)) more, want 1"; }
+! grep -q "it takes to learn each value's effect" "$tmp/out3" || fail "a notice of a tight budget that covers every cell"
 expect_none_alive "processes left"
 echo "search-budget.sh: all good"
