@@ -125,17 +125,17 @@ int journal_cell_result(struct journal *j, const char *cell_id, enum verdict *re
 /* Inserts an attempt in state 'running' (a->sweep_id, cell_id, log_path, started_wall,
  * port; the cell must have been recorded) and sets a->id. */
 int journal_attempt_begin(struct journal *j, struct attempt *a);
+/* Whether the cell's latest settled attempt under sweep_id's workload is skipped/pruned with
+ * this evidence: a search that prunes it again for the same reason (a rerun of a finished
+ * search) writes no new row. */
+int journal_cell_pruned_as(struct journal *j, int64_t sweep_id, const char *cell_id, const char *evidence,
+                           bool *ret);
 /* journal_attempt_begin for a cell that side-by-side workers of a search choose from one
  * journal: inserts the attempt only while no attempt of the cell is running, the cell has
  * `launches` settled launches of the sweep's workload (what the chooser saw) and, with a
  * budget (> 0), the sweep's launches (journal_sweep_launches) are fewer than it, in one
  * statement, so two workers never launch one cell, nor two the budget's last launch.
  * -EALREADY when another claimed it or the budget is spent. */
-/* Whether the cell's latest settled attempt under sweep_id's workload is skipped/pruned with
- * this evidence: a search that prunes it again for the same reason (a rerun of a finished
- * search) writes no new row. */
-int journal_cell_pruned_as(struct journal *j, int64_t sweep_id, const char *cell_id, const char *evidence,
-                           bool *ret);
 int journal_attempt_claim(struct journal *j, struct attempt *a, unsigned launches, size_t budget);
 /* Whether an attempt of the cell is running (in flight in some worker). */
 int journal_cell_running(struct journal *j, const char *cell_id, bool *ret);
