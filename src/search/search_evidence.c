@@ -532,9 +532,10 @@ static long spelled_on(const struct search_space *s, size_t a, const char *evide
  * words stand nearest to it (within AXIS_WORDS_NEAR; none on a tie), or -1; or the one axis
  * when it alone has a value of that name (shared: how many have) and the name or spelling
  * the mention was (as[axis]) is distinctive, or was the engine's own name for it
- * (alias[axis]). */
+ * (alias[axis]), and lone allows it. */
 static long mention_axis(const struct search_space *s, const char *evidence, const char *p, size_t n,
-                         const size_t *cands, size_t nc, size_t shared, const bool *alias, const char *const *as) {
+                         const size_t *cands, size_t nc, size_t shared, const bool *alias, const char *const *as,
+                         bool lone) {
         long pick = -1;
         size_t near = SIZE_MAX, near_len = 0, ties = 0;
         for (size_t i = 0; i < nc; i++) {
@@ -551,7 +552,7 @@ static long mention_axis(const struct search_space *s, const char *evidence, con
         }
         if (ties)
                 return -1;
-        if (pick < 0 && shared == 1 && nc == 1 &&
+        if (pick < 0 && lone && shared == 1 && nc == 1 &&
             (alias[cands[0]] ||
              (as[cands[0]] && (distinctive(as[cands[0]]) || quoted_word(evidence, p, n) ||
                                (!plain_state(as[cands[0]]) &&
@@ -710,6 +711,133 @@ static bool restricted(const struct search_space *s, size_t a, const char *evide
         return false;
 }
 
+/* Whether [p, e) is an environment variable's name: capitals, digits and '_', one '_' at
+ * least, 4 characters or more, a word of its own. */
+static bool env_name(const char *evidence, const char *p, const char *e) {
+        if (e - p < 4 || (p > evidence && word_char(p[-1])) || !isupper((unsigned char)*p) || !memchr(p, '_', (size_t)(e - p)))
+                return false;
+        for (const char *q = p; q < e; q++)
+                if (!isupper((unsigned char)*q) && !isdigit((unsigned char)*q) && *q != '_')
+                        return false;
+        return true;
+}
+
+/* Whether the line is about a setting the matrix does not vary: it gives a flag or an
+ * environment variable that is no axis's a value ("requested via
+ * --fp8-gemm-backend=flashinfer_trtllm", "for example: --dtype=half", "Found
+ * VLLM_USE_FLASHINFER_MOE_FP4=1"), or argparse's "argument --lora-backend:" names one. */
+static bool outside_flag(const struct search_space *s, const char *evidence) {
+        for (const char *p = evidence; *p; p++) {
+                if (!isupper((unsigned char)*p) || (p > evidence && word_char(p[-1])))
+                        continue;
+                const char *e = p;
+                while (word_char(*e))
+                        e++;
+                if (*e != '=' || !e[1] || e[1] == ' ' || !env_name(evidence, p, e))
+                        continue;
+                bool axis = false;
+                for (size_t a = 0; a < s->n_axes && !axis; a++)
+                        axis = is_flag_of(s, a, p, (size_t)(e - p));
+                if (!axis)
+                        return true;
+        }
+        for (const char *p = evidence; (p = strstr(p, "--")); p += 2) {
+                if (p > evidence && (word_char(p[-1]) || p[-1] == '-'))
+                        continue;
+                const char *e = p + 2;
+                while (isalnum((unsigned char)*e) || *e == '-' || *e == '_' || *e == '.')
+                        e++;
+                bool valued = *e == '=' && e[1] && e[1] != ' ';
+                bool argument = *e == ':' && p - evidence >= 9 && strncmp(p - 9, "argument ", 9) == 0;
+                if (e - p < 4 || !(valued || argument))
+                        continue;
+                bool axis = false;
+                for (size_t a = 0; a < s->n_axes && !axis; a++)
+                        axis = is_flag_of(s, a, p, (size_t)(e - p));
+                if (!axis)
+                        return true;
+        }
+        return false;
+}
+
+/* The bracket ('(', '[' or '{') that holds p, within max characters back, or NULL; and
+ * (ret_close) the one that closes it, or the line's end. */
+static const char *enclosing(const char *evidence, const char *p, size_t max, const char **ret_close) {
+        int depth = 0;
+        const char *open = NULL;
+        for (const char *o = p; o > evidence && (size_t)(p - o) < max; o--) {
+                char ch = o[-1];
+                if (ch == '}' || ch == ']' || ch == ')')
+                        depth++;
+                else if ((ch == '{' || ch == '[' || ch == '(') && depth-- == 0) {
+                        open = o - 1;
+                        break;
+                }
+        }
+        if (!open)
+                return NULL;
+        const char *e = open + 1;
+        for (depth = 0; *e; e++) {
+                if (*e == '{' || *e == '[' || *e == '(')
+                        depth++;
+                else if ((*e == '}' || *e == ']' || *e == ')') && depth-- == 0)
+                        break;
+        }
+        *ret_close = e;
+        return open;
+}
+
+/* Whether the mention at p stands in an echo of settings: an object's repr of three or
+ * more "key=value" items ("AttentionSelectorConfig(head_size=192, dtype=torch.bfloat16,
+ * kv_cache_dtype=auto, use_mla=True, ...)"), which says what every setting was, not
+ * which failed; not pydantic's "[type=value_error, input_value='fp8_e4m3', ...]", whose
+ * input_value is the value given. [*ret_b, *ret_e) is the bracket. */
+#define ECHO_ITEMS 3
+static bool settings_echo(const char *evidence, const char *p, const char **ret_b, const char **ret_e) {
+        const char *close, *open = enclosing(evidence, p, SEARCH_EVIDENCE_READ, &close);
+        if (!open || *open != '(' || open == evidence || !(isalnum((unsigned char)open[-1]) || open[-1] == '_'))
+                return false;
+        size_t items = 0;
+        for (const char *q = open + 1; q < close; q++) {
+                if (!(q == open + 1 || (q - open >= 3 && q[-2] == ',' && q[-1] == ' ')))
+                        continue;
+                const char *w = q;
+                while (w < close && (isalnum((unsigned char)*w) || *w == '_'))
+                        w++;
+                items += w > q && !isdigit((unsigned char)*q) && w < close && *w == '=';
+        }
+        *ret_b = open;
+        *ret_e = close;
+        return items >= ECHO_ITEMS;
+}
+
+/* Whether axis a is named (its flag or words) in evidence outside [b, e). */
+static bool named_outside(const struct search_space *s, size_t a, const char *evidence, const char *b, const char *e) {
+        char rest[SEARCH_EVIDENCE_READ + 1];
+        size_t n = strnlen(evidence, SEARCH_EVIDENCE_READ);
+        memcpy(rest, evidence, n);
+        rest[n] = '\0';
+        memset(rest + (b - evidence), ' ', (size_t)(MIN(e, evidence + n) - b));
+        return axis_distance(s, a, rest, rest, rest, NULL) != SIZE_MAX;
+}
+
+/* Whether the mention at p stands in a list of what works: a bracket that "supported" or
+ * "supports" opens within its clause ("Supported dtypes: [torch.float16, torch.bfloat16]"),
+ * not "not supported" or "unsupported". */
+static bool supported_list(const char *evidence, const char *p) {
+        const char *close, *open = enclosing(evidence, p, 2 * RESTRICT_NEAR, &close);
+        if (!open)
+                return false;
+        const char *b = clause_start(evidence, open, 40);
+        for (const char *q = b; q < open; q++) {
+                bool word = (q == evidence || !isalnum((unsigned char)q[-1]));
+                if (!word || (strncasecmp(q, "supported", 9) != 0 && strncasecmp(q, "supports", 8) != 0))
+                        continue;
+                return !(q - b >= 4 && strncasecmp(q - 4, "not ", 4) == 0);
+        }
+        return false;
+}
+
 enum search_naming search_names_value(const struct search_space *s, size_t k, const char *evidence,
                                       size_t *ret_axis) {
         if (!evidence || !s->value_names || k >= s->n_cells || s->n_axes > 16)
@@ -731,6 +859,9 @@ static enum search_naming names_value(const struct search_space *s, size_t k, co
         bool own[16] = {false};
         uint64_t others[16] = {0};
         const char *other_at[16] = {NULL}; /* per axis: the first other value's mention */
+        /* a line about a setting outside the matrix: a value's bare name in it is that
+         * setting's, not an axis's (its axis's words still tell) */
+        bool outside = outside_flag(s, evidence);
         for (const char *p = evidence; *p; p++) {
                 if (!mention_start(evidence, p))
                         continue;
@@ -752,7 +883,6 @@ static enum search_naming names_value(const struct search_space *s, size_t k, co
                                 continue;
                         shared++;
                         if ((size_t)v == c[a]) {
-                                own[a] = true;
                                 cands[nc++] = a;
                         } else {
                                 oc[noc] = a;
@@ -761,7 +891,32 @@ static enum search_naming names_value(const struct search_space *s, size_t k, co
                 }
                 if (!shared)
                         continue;
-                long pick = mention_axis(s, evidence, p, n, cands, nc, shared, alias, as);
+                /* an echo of every setting names the value only where the line, outside
+                 * it, speaks of the axis (its reasons: "kv_cache_dtype not supported") */
+                const char *eb, *ee;
+                if (settings_echo(evidence, p, &eb, &ee)) {
+                        size_t keep = 0;
+                        for (size_t i = 0; i < nc; i++)
+                                if (named_outside(s, cands[i], evidence, eb, ee))
+                                        cands[keep++] = cands[i];
+                        nc = keep;
+                        keep = 0;
+                        for (size_t i = 0; i < noc; i++)
+                                if (named_outside(s, oc[i], evidence, eb, ee)) {
+                                        oc[keep] = oc[i];
+                                        ovals[keep++] = ovals[i];
+                                }
+                        noc = keep;
+                        if (nc + noc == 0)
+                                continue;
+                }
+                for (size_t i = 0; i < nc; i++)
+                        own[cands[i]] = true;
+                /* the cell's value in a list of what works is not what failed (nor is the
+                 * list one that leaves it out) */
+                if (nc && supported_list(evidence, p))
+                        nc = 0;
+                long pick = mention_axis(s, evidence, p, n, cands, nc, shared, alias, as, !outside);
                 if (pick >= 0) {
                         if (named >= 0 && named != pick)
                                 return SEARCH_NAMES_NONE; /* two values: a pair's doing, or unclear */
@@ -771,7 +926,7 @@ static enum search_naming names_value(const struct search_space *s, size_t k, co
                  * an engine's name for it alone: "FlashInfer FP8 GEMM" is not the
                  * attention backend's flashinfer */
                 static const bool no_alias[16] = {false};
-                long other = mention_axis(s, evidence, p, n, oc, noc, shared, no_alias, as);
+                long other = mention_axis(s, evidence, p, n, oc, noc, shared, no_alias, as, !outside);
                 for (size_t i = 0; other >= 0 && i < noc; i++)
                         if (oc[i] == (size_t)other && ovals[i] < 64) {
                                 others[other] |= UINT64_C(1) << ovals[i];
