@@ -44,6 +44,31 @@ static int put_fenced(struct buf *out, const char *text) {
         return r < 0 ? r : buf_puts(out, "\n");
 }
 
+/* A section of one note per cell that has one, in the table's order: "- `id`: `note`". */
+static int put_note_section(struct buf *out, const struct report_view *v, const struct report_ranked *order,
+                            const char *title, char *(*note_of)(const struct report_cell *c)) {
+        bool any = false;
+        int r = 0;
+        for (size_t i = 0; i < v->n_cells; i++) {
+                const struct report_cell *c = &v->cells[order[i].index];
+                _cleanup_free_ char *note = note_of(c);
+                if (!note)
+                        continue;
+                if (!any && (r = buf_printf(out, "\n#### %s\n\n", title)) < 0)
+                        return r;
+                any = true;
+                if ((r = buf_printf(out, "- `%s`: ", c->id)) < 0 || (r = report_code_span(out, note, 0, false)) < 0 ||
+                    (r = buf_puts(out, "\n")) < 0)
+                        return r;
+        }
+        return r;
+}
+
+/* The probes of a cell that ran (report_probes_note). */
+static char *probes_note(const struct report_cell *c) {
+        return c->has_attempt && !c->excluded ? report_probes_note(c) : NULL;
+}
+
 /* Per benchmarked passing cell: the SLA figure, and the prompt and output tokens per request
  * the server counted at each level. */
 static int put_bench_notes(struct buf *out, const struct report_view *v, const struct report_ranked *order) {
@@ -189,33 +214,9 @@ int report_markdown(const struct report_view *v, struct buf *out) {
                 return r;
         if ((r = put_bench_notes(out, v, order)) < 0)
                 return r;
-        bool probes_any = false;
-        for (size_t i = 0; i < v->n_cells; i++) {
-                const struct report_cell *c = &v->cells[order[i].index];
-                _cleanup_free_ char *note = c->has_attempt && !c->excluded ? report_probes_note(c) : NULL;
-                if (!note)
-                        continue;
-                if (!probes_any && (r = buf_puts(out, "\n#### Probes\n\n")) < 0)
-                        return r;
-                probes_any = true;
-                if ((r = buf_printf(out, "- `%s`: ", c->id)) < 0 || (r = report_code_span(out, note, 0, false)) < 0 ||
-                    (r = buf_puts(out, "\n")) < 0)
-                        return r;
-        }
-
-        bool abandoned_any = false;
-        for (size_t i = 0; i < v->n_cells; i++) {
-                const struct report_cell *c = &v->cells[order[i].index];
-                _cleanup_free_ char *note = report_abandoned_note(c);
-                if (!note)
-                        continue;
-                if (!abandoned_any && (r = buf_puts(out, "\n#### Abandoned launches\n\n")) < 0)
-                        return r;
-                abandoned_any = true;
-                if ((r = buf_printf(out, "- `%s`: ", c->id)) < 0 || (r = report_code_span(out, note, 0, false)) < 0 ||
-                    (r = buf_puts(out, "\n")) < 0)
-                        return r;
-        }
+        if ((r = put_note_section(out, v, order, "Probes", probes_note)) < 0 ||
+            (r = put_note_section(out, v, order, "Abandoned launches", report_abandoned_note)) < 0)
+                return r;
 
         bool any = false;
         for (size_t i = 0; i < v->n_cells; i++) {

@@ -722,6 +722,14 @@ static bool env_name(const char *evidence, const char *p, const char *e) {
         return true;
 }
 
+/* Whether [p, e) spells an axis's flag (or one of its forms). */
+static bool any_axis_flag(const struct search_space *s, const char *p, const char *e) {
+        for (size_t a = 0; a < s->n_axes; a++)
+                if (is_flag_of(s, a, p, (size_t)(e - p)))
+                        return true;
+        return false;
+}
+
 /* Whether the line is about a setting the matrix does not vary: it gives a flag or an
  * environment variable that is no axis's a value ("requested via
  * --fp8-gemm-backend=flashinfer_trtllm", "for example: --dtype=half", "Found
@@ -733,12 +741,7 @@ static bool outside_flag(const struct search_space *s, const char *evidence) {
                 const char *e = p;
                 while (word_char(*e))
                         e++;
-                if (*e != '=' || !e[1] || e[1] == ' ' || !env_name(evidence, p, e))
-                        continue;
-                bool axis = false;
-                for (size_t a = 0; a < s->n_axes && !axis; a++)
-                        axis = is_flag_of(s, a, p, (size_t)(e - p));
-                if (!axis)
+                if (*e == '=' && e[1] && e[1] != ' ' && env_name(evidence, p, e) && !any_axis_flag(s, p, e))
                         return true;
         }
         for (const char *p = evidence; (p = strstr(p, "--")); p += 2) {
@@ -749,12 +752,7 @@ static bool outside_flag(const struct search_space *s, const char *evidence) {
                         e++;
                 bool valued = *e == '=' && e[1] && e[1] != ' ';
                 bool argument = *e == ':' && p - evidence >= 9 && strncmp(p - 9, "argument ", 9) == 0;
-                if (e - p < 4 || !(valued || argument))
-                        continue;
-                bool axis = false;
-                for (size_t a = 0; a < s->n_axes && !axis; a++)
-                        axis = is_flag_of(s, a, p, (size_t)(e - p));
-                if (!axis)
+                if (e - p >= 4 && (valued || argument) && !any_axis_flag(s, p, e))
                         return true;
         }
         return false;
