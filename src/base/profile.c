@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/util.h"
@@ -372,6 +373,36 @@ static const struct axis_words *axis_words_of(const struct profile *p, const cha
                         if (strcmp(*f, flag) == 0)
                                 return w;
         return NULL;
+}
+
+int profile_other_words(const struct profile *p, const char *const *flags, size_t n, const char ***ret) {
+        size_t count = 0;
+        const char **out = NULL;
+        *ret = NULL;
+        for (int pass = 0; pass < 2; pass++) {
+                for (const struct axis_words *w = p ? p->axis_words : NULL; w && w->flags; w++) {
+                        bool axis = false;
+                        for (size_t i = 0; i < n && !axis; i++)
+                                axis = flags[i] && axis_words_of(p, flags[i]) == w;
+                        if (axis)
+                                continue;
+                        /* the words alone: a flag's own name ("backend") may be any line's word */
+                        for (const char *const *x = w->words; x && *x; x++) {
+                                if (pass == 1)
+                                        out[count] = *x;
+                                count++;
+                        }
+                }
+                if (pass == 0) {
+                        if (count == 0)
+                                return 0;
+                        if (!(out = calloc(count + 1, sizeof(*out))))
+                                return -ENOMEM;
+                        count = 0;
+                }
+        }
+        *ret = out;
+        return 0;
 }
 
 const char *const *profile_axis_words(const struct profile *p, const char *flag) {

@@ -8,6 +8,7 @@
 #define GAUNTLET_PROFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum ready_kind {
         READY_HTTP_200,            /* GET health_path answers 200 */
@@ -106,6 +107,12 @@ const char *const *profile_axis_forms(const struct profile *p, const char *flag)
 /* The engine's names for values of flag's axis, in pairs (name, value), NULL-terminated;
  * NULL when none. */
 const char *const *profile_axis_aliases(const struct profile *p, const char *flag);
+/* The phrases by which p's messages name the settings it lists that are none of flags[0..n)
+ * (their words, not their flags' names: vLLM's "quantization method" when --quantization
+ * is no axis),
+ * NULL-terminated, in *ret (the caller frees the array, not the strings); *ret NULL when
+ * there are none. -ENOMEM. */
+int profile_other_words(const struct profile *p, const char *const *flags, size_t n, const char ***ret);
 /* Whether an axis value name means the engine's default ("auto", "default", ...). */
 bool profile_is_default_value(const struct profile *p, const char *value);
 

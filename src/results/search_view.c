@@ -24,6 +24,7 @@ void search_fit_free(struct search_fit *f) {
         free(f->flags);
         free(f->words);
         free(f->aliases);
+        free(f->other_words);
         free(f->spellings);
         free(f->forms);
         free(f->ids);
@@ -99,6 +100,8 @@ int search_fit_view_pending(const struct report_view *v, const bool *pending, st
                 if (!(f->value_names[a] = calloc(MIN(N, (size_t)256), sizeof(char *))))
                         r = -ENOMEM;
         }
+        if (r == 0)
+                r = profile_other_words(engine, (const char *const *)f->flags, A, &f->other_words);
         bool by_bench = report_by_bench(v), higher_set = false;
         f->space.higher_better = true;
         for (size_t k = 0; r == 0 && k < N; k++) {
@@ -146,6 +149,7 @@ int search_fit_view_pending(const struct report_view *v, const bool *pending, st
         f->space.axis_flags = f->flags;
         f->space.axis_words = f->words;
         f->space.axis_aliases = f->aliases;
+        f->space.other_words = f->other_words;
         f->space.axis_spellings = f->spellings;
         f->space.axis_forms = f->forms;
         f->space.choice = f->choice;

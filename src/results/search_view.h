@@ -28,6 +28,7 @@ struct search_fit {
         const char **axis_names, **flags, **ids, ***value_names;
         const char *const **words;  /* per axis: the engine profile's words for its flag */
         const char *const **aliases; /* per axis: the profile's names for its values */
+        const char **other_words;    /* the profile's words for settings no axis sets */
         const char *const **spellings; /* per axis: the matrix's (report_view_search) */
         const char *const **forms;   /* per axis: the profile's spellings of its flag */
         char **kinds;

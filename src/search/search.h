@@ -79,6 +79,10 @@ struct search_space {
          * --cache-type-k), NULL-terminated, or NULL; may itself be NULL. The flag's own
          * words ("cache type k") count without them. */
         const char *const *const *axis_words;
+        /* the phrases by which the engine's messages name settings that are no axis's
+         * (profile_other_words), NULL-terminated, or NULL: a value's name right beside one
+         * is that setting's ("The quantization method fp8" where fp8 is also a KV cache's) */
+        const char *const *other_words;
         /* per axis: the engine's own names for some of its values, in pairs (the name, the
          * value's), NULL-terminated, or NULL; may itself be NULL. Such a name is a mention of
          * the value as its own name is, and counts without the axis's words. */

@@ -528,6 +528,23 @@ static long spelled_on(const struct search_space *s, size_t a, const char *evide
         return best;
 }
 
+/* Whether a phrase of a setting no axis sets (other_words) stands right beside the
+ * mention [p, p + n): ending one character before it, or beginning one after. */
+static bool beside_other(const struct search_space *s, const char *evidence, const char *p, size_t n) {
+        for (const char *const *w = s->other_words; w && *w; w++) {
+                const char *name = *w;
+                while (*name == '-')
+                        name++;
+                size_t len = strlen(name);
+                for (const char *e = evidence; (e = find_flag(evidence, e, *w));) {
+                        const char *b = e - len;
+                        if ((e <= p && p - e <= 1) || (b >= p + n && b - (p + n) <= 1))
+                                return true;
+                }
+        }
+        return false;
+}
+
 /* Of the axes whose value cands[] (nc of them) the mention [p, p + n) spells, the one whose
  * words stand nearest to it (within AXIS_WORDS_NEAR; none on a tie), or -1; or the one axis
  * when it alone has a value of that name (shared: how many have) and the name or spelling
@@ -558,10 +575,13 @@ static long mention_axis(const struct search_space *s, const char *evidence, con
                                (!plain_state(as[cands[0]]) &&
                                 (noun_beside(evidence, p, n) || listed_with(s, cands[0], evidence, p, n))))))) {
                 /* not where another axis's words stand right beside it: "FP8 MoE backend"
-                 * is the MoE backend's, whatever fp8 is on the KV cache's axis */
+                 * is the MoE backend's, whatever fp8 is on the KV cache's axis; nor the
+                 * words of a setting no axis sets ("The quantization method fp8") */
                 for (size_t b = 0; b < s->n_axes; b++)
                         if (b != cands[0] && search_axis_distance(s, b, evidence, p, p + n) <= 1)
                                 return -1;
+                if (beside_other(s, evidence, p, n))
+                        return -1;
                 pick = (long)cands[0];
         }
         return pick;

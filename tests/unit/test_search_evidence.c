@@ -488,12 +488,15 @@ static bool record_check(const struct line_record *r, const char *path) {
                 forms[a] = profile_axis_forms(pr, flags[a]);
                 names[a] = (const char *const *)r->values[a];
         }
+        const char **other = NULL;
+        assert_int_equal(profile_other_words(pr, flags, r->n_axes, &other), 0);
         struct search_space sp = {.n_axes = r->n_axes, .n_values = r->n_values, .axis_names = flags,
-                                  .value_names = names, .axis_flags = flags, .axis_words = w, .axis_aliases = al,
-                                  .axis_forms = forms, .n_cells = n_cells, .choice = ch};
+                                  .value_names = names, .axis_flags = flags, .axis_words = w, .other_words = other,
+                                  .axis_aliases = al, .axis_forms = forms, .n_cells = n_cells, .choice = ch};
         size_t axis = 99;
         enum search_naming how = search_names_value(&sp, k, r->line, &axis);
         free(ch);
+        free(other);
         bool ok = how == r->expect && (how == SEARCH_NAMES_NONE || axis == r->expect_axis);
         if (ok == r->miss)
                 print_error("%s:%u: %s: got %d (axis %zu), expected %d (axis %zu): %s\n", path, r->at,
