@@ -1,8 +1,8 @@
 /* fuzz_evidence.c -- libFuzzer target: what the search reads in a failure's line
  * (search_names_value, search_signature, search_names_flag; src/search/search_evidence.c).
  *
- * Input: byte 0 picks the engine profile (its words, names and flag spellings); the rest is
- * the line. The space is fixed: the attention backend, the KV cache's dtype (two values
+ * Input: byte 0 picks the engine profile (its words, names and flag spellings, and the words
+ * of the settings it lists that are no axis's); the rest is the line. The space is fixed: the attention backend, the KV cache's dtype (two values
  * shared with the first axis's words), llama.cpp's split mode by its short flag, and an
  * axis of maps read by an env key, with the matrix's spellings of its values.
  * Invariants: no crash; every cell's reading is one of the three answers, and names an axis
@@ -46,10 +46,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (size_t k = 0; k < CELLS; k++)
                 for (size_t a = AXES, rest = k; a-- > 0; rest /= n_values[a])
                         choice[k * AXES + a] = rest % n_values[a];
+        const char **other = NULL;
+        FUZZ_ASSERT(profile_other_words(p, flags, AXES, &other) == 0, "out of memory");
         struct search_space s = {.n_axes = AXES, .n_values = n_values, .axis_names = names, .value_names = values,
-                                 .axis_flags = flags, .axis_words = words, .axis_aliases = aliases,
-                                 .axis_spellings = spellings, .axis_forms = forms, .n_cells = CELLS,
-                                 .choice = choice};
+                                 .axis_flags = flags, .axis_words = words, .other_words = other,
+                                 .axis_aliases = aliases, .axis_spellings = spellings, .axis_forms = forms,
+                                 .n_cells = CELLS, .choice = choice};
         for (size_t k = 0; k < CELLS; k++) {
                 size_t axis = 99;
                 enum search_naming how = search_names_value(&s, k, line, &axis);
@@ -62,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(sig);
         for (size_t a = 0; a < AXES; a++)
                 (void)search_names_flag(line, flags[a]);
+        free(other);
         free(line);
         return 0;
 }
