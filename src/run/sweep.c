@@ -1408,12 +1408,6 @@ static char *prediction_json(const struct search_model *model, size_t k) {
  * wait a little, and decide again once the journal has changed. */
 #define SEARCH_WAIT_USEC (500 * USEC_PER_MSEC)
 
-/* strategy: search: launch the cell the model chooses until it stops, then prune the rest
- * with the model's reasons. Cells excluded, settled before or inferred are reported as the
- * grid reports them. Side by side (o->n_slots > 1), every worker runs this loop on the one
- * journal: it decides with the other workers' cells in flight, claims the cell it chose
- * (another that claimed it first: it decides again), waits while a stop is only for now,
- * and worker 0 alone prunes once nothing is in flight. */
 /* A launch budget under one and a half times the values a speed model learns (one figure,
  * and each axis's values but one) cannot try each value once and then combine the best:
  * said once, before the first launch, with what the simulator measured of such budgets
@@ -1435,6 +1429,12 @@ static void budget_notice(const struct sweep *sw) {
                      budget, values, 2 * values);
 }
 
+/* strategy: search: launch the cell the model chooses until it stops, then prune the rest
+ * with the model's reasons. Cells excluded, settled before or inferred are reported as the
+ * grid reports them. Side by side (o->n_slots > 1), every worker runs this loop on the one
+ * journal: it decides with the other workers' cells in flight, claims the cell it chose
+ * (another that claimed it first: it decides again), waits while a stop is only for now,
+ * and worker 0 alone prunes once nothing is in flight. */
 static int sweep_search(struct sweep *sw) {
         bool side = sw->o->n_slots > 1;
         int r;
