@@ -698,6 +698,33 @@ static const char *clause_start(const char *evidence, const char *p, size_t max)
         return b;
 }
 
+/* The bracket ('(', '[' or '{') that holds p, within max characters back, or NULL; and
+ * (ret_close, may be NULL) the one that closes it, or the line's end. */
+static const char *enclosing(const char *evidence, const char *p, size_t max, const char **ret_close) {
+        int depth = 0;
+        const char *open = NULL;
+        for (const char *o = p; o > evidence && (size_t)(p - o) < max; o--) {
+                char ch = o[-1];
+                if (ch == '}' || ch == ']' || ch == ')')
+                        depth++;
+                else if ((ch == '{' || ch == '[' || ch == '(') && depth-- == 0) {
+                        open = o - 1;
+                        break;
+                }
+        }
+        if (!open || !ret_close)
+                return open;
+        const char *e = open + 1;
+        for (depth = 0; *e; e++) {
+                if (*e == '{' || *e == '[' || *e == '(')
+                        depth++;
+                else if ((*e == '}' || *e == ']' || *e == ')') && depth-- == 0)
+                        break;
+        }
+        *ret_close = e;
+        return open;
+}
+
 /* Whether the one other value of axis a a line mentions (at p) is said to be what works, in
  * a line that speaks of the axis (its flag or words): "only" or "one of" before it in its
  * clause ("is only supported with flashinfer_cutlass moe runner backend", "only supports
@@ -720,15 +747,8 @@ static bool restricted(const struct search_space *s, size_t a, const char *evide
         if (about && word_between(evidence, p, e, "the only"))
                 return true;
         /* the set the mention stands in, opened right after the flag or the axis's words */
-        int depth = 0;
-        for (const char *o = p; o > evidence && (size_t)(p - o) < 2 * RESTRICT_NEAR; o--) {
-                char ch = o[-1];
-                if (ch == '}' || ch == ']' || ch == ')')
-                        depth++;
-                else if ((ch == '{' || ch == '[' || ch == '(') && depth-- == 0)
-                        return axis_distance(s, a, evidence, o - 1, o, NULL) <= 1;
-        }
-        return false;
+        const char *open = enclosing(evidence, p, 2 * RESTRICT_NEAR, NULL);
+        return open && axis_distance(s, a, evidence, open, open + 1, NULL) <= 1;
 }
 
 /* Whether [p, e) is an environment variable's name: capitals, digits and '_', one '_' at
@@ -776,33 +796,6 @@ static bool outside_flag(const struct search_space *s, const char *evidence) {
                         return true;
         }
         return false;
-}
-
-/* The bracket ('(', '[' or '{') that holds p, within max characters back, or NULL; and
- * (ret_close) the one that closes it, or the line's end. */
-static const char *enclosing(const char *evidence, const char *p, size_t max, const char **ret_close) {
-        int depth = 0;
-        const char *open = NULL;
-        for (const char *o = p; o > evidence && (size_t)(p - o) < max; o--) {
-                char ch = o[-1];
-                if (ch == '}' || ch == ']' || ch == ')')
-                        depth++;
-                else if ((ch == '{' || ch == '[' || ch == '(') && depth-- == 0) {
-                        open = o - 1;
-                        break;
-                }
-        }
-        if (!open)
-                return NULL;
-        const char *e = open + 1;
-        for (depth = 0; *e; e++) {
-                if (*e == '{' || *e == '[' || *e == '(')
-                        depth++;
-                else if ((*e == '}' || *e == ']' || *e == ')') && depth-- == 0)
-                        break;
-        }
-        *ret_close = e;
-        return open;
 }
 
 /* Whether the mention at p stands in an echo of settings: an object's repr of three or
