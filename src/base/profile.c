@@ -52,6 +52,18 @@ static const struct signature common_signatures[] = {
         {"does not appear to have a file named ", "model", TIER_ROOT, "transformers"},
         {"Incorrect path_or_model_id", "model", TIER_ROOT, "transformers"},
         {"is not a local folder and is not a valid model identifier", "model", TIER_ROOT, "transformers"},
+        {"RepositoryNotFoundError: ", "model", TIER_ROOT, "huggingface_hub: no such repository, or no access"},
+        {"GatedRepoError: ", "model", TIER_ROOT, "huggingface_hub"},
+        {"LocalEntryNotFoundError: ", "model", TIER_ROOT, "huggingface_hub: offline, not in the cache"},
+        {"Can't load (the configuration|tokenizer) (of|for) '", "model", TIER_ROOT, "transformers"},
+        /* driver: no GPU to be had, whatever the flags (torch's and the CUDA runtime's words;
+         * llama.cpp's "failed to initialize CUDA: ..." is a warning it goes on from, on the
+         * CPU, and is not matched) */
+        {"No CUDA GPUs are available", "driver", TIER_ROOT, "torch"},
+        {"Found no NVIDIA driver on your system", "driver", TIER_ROOT, "torch"},
+        {"(Error [0-9]+|CUDA error|CUDA_ERROR_[A-Z_]+): (CUDA driver version is insufficient|no CUDA-capable device is "
+         "detected|forward compatibility was attempted)",
+         "driver", TIER_ROOT, "CUDA runtime, as torch and the engines report it"},
         /* config: the engine refused a flag or a value */
         {"invalid choice: ", "config", TIER_ROOT, "argparse"},
         {"unrecognized arguments: ", "config", TIER_ROOT, "argparse"},

@@ -113,15 +113,59 @@ static size_t stamp_len(const char *line, size_t len) {
         return i;
 }
 
-/* The evidence a line gives: blanks and llama.cpp's time stamp trimmed at the start (the
- * rest is still a substring of the line, for the report to find), blanks at the end,
- * control characters as '?', cut to DIAGNOSE_MAX_EVIDENCE. */
+/* Whether line (len bytes) holds, from *i, one digit or more and then the byte end: *i
+ * moves past them. */
+static bool skip_digits_to(const char *line, size_t len, size_t *i, char end) {
+        size_t start = *i;
+        while (*i < len && line[*i] >= '0' && line[*i] <= '9')
+                (*i)++;
+        if (*i == start || *i >= len || line[*i] != end)
+                return false;
+        (*i)++;
+        return true;
+}
+
+/* Length of vLLM's prefix at the start of a line: the process's "(EngineCore_DP0 pid=123) ",
+ * then "ERROR 12-05 19:41:05 [core.py:708] " (any level); either alone; 0 if there is none. */
+static size_t vllm_prefix_len(const char *line, size_t len) {
+        static const char *const levels[] = {"DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL "};
+        size_t i = 0, done = 0;
+        if (len > 0 && line[0] == '(') {
+                const char *pid = memmem(line, MIN(len, (size_t)80), " pid=", 5);
+                i = pid ? (size_t)(pid - line) + 5 : 0;
+                if (pid && skip_digits_to(line, len, &i, ')') && i < len && line[i] == ' ')
+                        done = ++i;
+                i = done;
+        }
+        for (size_t l = 0; l < ELEMENTSOF(levels); l++) {
+                size_t n = strlen(levels[l]), j = i + n;
+                if (len - i < n || memcmp(line + i, levels[l], n) != 0)
+                        continue;
+                /* MM-DD HH:MM:SS [file:line] */
+                if (!skip_digits_to(line, len, &j, '-') || !skip_digits_to(line, len, &j, ' ') ||
+                    !skip_digits_to(line, len, &j, ':') || !skip_digits_to(line, len, &j, ':') ||
+                    !skip_digits_to(line, len, &j, ' ') || j >= len || line[j] != '[')
+                        break;
+                const char *close = memchr(line + j, ']', len - j);
+                if (close && (size_t)(close - line) + 1 < len && close[1] == ' ')
+                        done = (size_t)(close - line) + 2;
+                break;
+        }
+        return done < len ? done : 0;
+}
+
+/* The evidence a line gives: blanks, llama.cpp's time stamp and vLLM's prefix trimmed at the
+ * start (the rest is still a substring of the line, for the report to find), blanks at the
+ * end, control characters as '?', cut to DIAGNOSE_MAX_EVIDENCE. */
 static char *evidence_from(const char *line, size_t len) {
         while (len > 0 && (line[0] == ' ' || line[0] == '\t')) {
                 line++;
                 len--;
         }
         size_t stamp = stamp_len(line, len);
+        line += stamp;
+        len -= stamp;
+        stamp = vllm_prefix_len(line, len);
         line += stamp;
         len -= stamp;
         while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))

@@ -286,6 +286,22 @@ static void test_assertion_forms(void **state) {
                     "[TensorRT-LLM][ERROR] Assertion failed: mNbExperts > 0 (moe.cpp:41)", 1);
 }
 
+/* vLLM's prefix (the process, then the level, the time and the source line) is not the
+ * evidence; a line that is all prefix, or one of another shape, is kept whole. */
+static void test_vllm_prefix(void **state) {
+        (void)state;
+        expect_text("vllm",
+                    "(EngineCore_DP0 pid=20269) ERROR 12-05 19:34:36 [core.py:708] torch.OutOfMemoryError: CUDA out "
+                    "of memory. Tried to allocate 2.00 GiB\n",
+                    "oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", 1);
+        expect_text("vllm", "ERROR 12-05 19:34:36 [core.py:708] RuntimeError: No CUDA GPUs are available\n", "driver",
+                    "RuntimeError: No CUDA GPUs are available", 1);
+        expect_text("vllm", "(APIServer pid=7) RuntimeError: No CUDA GPUs are available\n", "driver",
+                    "RuntimeError: No CUDA GPUs are available", 1);
+        expect_text("vllm", "(worker) ERROR 12-05 [x] No CUDA GPUs are available\n", "driver",
+                    "(worker) ERROR 12-05 [x] No CUDA GPUs are available", 1);
+}
+
 static void test_assertion_tiers(void **state) {
         /* a reason anywhere beats the assertion that stopped the engine, even a later line */
         expect_text("llama.cpp",
@@ -454,6 +470,7 @@ int main(void) {
                 cmocka_unit_test(test_exit_without_signature),
                 cmocka_unit_test(test_long_log),
                 cmocka_unit_test(test_innermost_beats_wrapper),
+                cmocka_unit_test(test_vllm_prefix),
                 cmocka_unit_test(test_control_chars_in_evidence),
                 cmocka_unit_test(test_assertion_forms),
                 cmocka_unit_test(test_assertion_tiers),
