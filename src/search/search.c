@@ -28,7 +28,7 @@ struct fail_class {
 static const struct fail_class CLASSES[] = {
         {"crash/arch", {0, 0.30, 0.01, 0.002}, false},
         {"crash/oom", {0, 0.04, 0.05, 0.02}, true},
-        {"crash/signal", {0, 0.04, 0.05, 0.02}, true}, /* the OOM killer's SIGKILL, often */
+        {"crash/signal", {0, 0.04, 0.05, 0.02}, true}, /* the OOM killer's SIGKILL (obs_class) */
         {"crash", {0, 0.08, 0.04, 0.005}, false},       /* config, cuda, exit...: flags, pairs */
         {"garbage", {0, 0.15, 0.02, 0.004}, false},
         {"wrong", {0, 0.15, 0.02, 0.004}, false},
@@ -37,7 +37,9 @@ static const struct fail_class CLASSES[] = {
         {NULL, {0, 0.10, 0.02, 0.004}, false},
 };
 #define N_CLASSES ELEMENTSOF(CLASSES)
-#define CLASS_ARCH 0 /* CLASSES[0]: crash/arch, one value's doing */
+#define CLASS_ARCH 0   /* CLASSES[0]: crash/arch, one value's doing */
+#define CLASS_SIGNAL 2 /* CLASSES[2]: crash/signal */
+#define CLASS_CRASH 3  /* CLASSES[3]: the other crashes */
 
 /* A pair with an axis whose flag the failure's evidence names; a pair whose two flags it
  * quotes, each with the value the cell had ("--a x cannot be used with --b y"). */
@@ -67,6 +69,19 @@ static size_t kind_class(const char *kind) {
                         return c;
         }
         return N_CLASSES - 1;
+}
+
+/* The class of a failed cell's failure: its kind's, but a death by a signal is memory's
+ * only as the OOM killer's looks: SIGKILL, and no error line in the log (ENGINES.md: "oom
+ * only with other evidence"). A segfault, an abort, or an engine that printed why and then
+ * killed its own tree (SGLang, after a child's exception) is a crash like any other. */
+static size_t obs_class(const struct search_obs *o) {
+        size_t c = kind_class(o->kind);
+        if (c == CLASS_SIGNAL && o->evidence &&
+            ((!strstr(o->evidence, "SIGKILL") && !strstr(o->evidence, "signal 9")) ||
+             strstr(o->evidence, "first error line")))
+                return CLASS_CRASH;
+        return c;
 }
 /* Triples only up to this many axes (their count grows with the cube of it). */
 #define TRIPLE_MAX_AXES 8
@@ -322,10 +337,17 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
                                 f->named = NAMED_AXIS;
                 }
         }
-        /* A line that names two axes, by their flags or the engine's words for them, and
-         * quotes no value ("quantized V cache requires flash_attn to be enabled") speaks of
+        /* A line that names two of the cell's values ("FlashInfer backend does not support
+         * fp8_e5m2 KV cache"), or two axes, by their flags or the engine's words for them,
+         * quoting no value ("quantized V cache requires flash_attn to be enabled"), speaks of
          * the pair of the cell's values on those axes: that pair is the likely culprit. */
-        if (n_own == 0 && n_need == 0 && !search_names_value(s, k, o->evidence, &(size_t){0})) {
+        size_t pair[2];
+        if (n_own == 0 && n_need == 0 && search_names_pair(s, k, o->evidence, pair)) {
+                size_t va[2] = {c[pair[0]], c[pair[1]]};
+                struct feat *f = feat_find(&m->fm, feat_key(2, pair, va));
+                if (f)
+                        f->named = NAMED_PAIR;
+        } else if (n_own == 0 && n_need == 0 && !search_names_value(s, k, o->evidence, &(size_t){0})) {
                 size_t both[2], n_named = 0;
                 for (size_t b = 0; b < s->n_axes; b++)
                         if (search_axis_distance(s, b, o->evidence, o->evidence, o->evidence) != SIZE_MAX && n_named++ < 2)
@@ -391,7 +413,7 @@ static int read_named_value(struct search_model *m, size_t k) {
         if (how == SEARCH_NAMES_NONE)
                 return 0;
         size_t x = s->choice[k * s->n_axes + a];
-        unsigned char cls = (unsigned char)kind_class(m->obs[k].kind);
+        unsigned char cls = (unsigned char)obs_class(&m->obs[k]);
         struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
         if (!f || f->cleared || f->named_by)
                 return 0;
@@ -416,8 +438,8 @@ static int read_named_value(struct search_model *m, size_t k) {
 
 /* Cells failing with one signature fail for one reason: when the values they all share,
  * less those some cell served right with, are one value, it is the likely culprit. Cells
- * whose lines name an axis's flag are left to read_evidence's rules (a pair, a
- * requirement), and so are those a requirement or a named value explains. */
+ * whose lines name an axis's flag or two of their values are left to read_evidence's rules
+ * (a pair, a requirement), and so are those a requirement or a named value explains. */
 static int read_signatures(struct search_model *m, const bool *explained) {
         const struct search_space *s = m->s;
         size_t A = s->n_axes;
@@ -431,10 +453,10 @@ static int read_signatures(struct search_model *m, const bool *explained) {
                 if (o->state != SEARCH_INFEASIBLE || explained[k] || !o->evidence)
                         continue;
                 bool flagged = false;
-                size_t named;
+                size_t named, pair[2];
                 for (size_t a = 0; s->axis_flags && a < A; a++)
                         flagged |= search_names_flag(o->evidence, s->axis_flags[a]);
-                if (flagged || search_names_value(s, k, o->evidence, &named))
+                if (flagged || search_names_value(s, k, o->evidence, &named) || search_names_pair(s, k, o->evidence, pair))
                         continue;
                 if (!(sig[k] = search_signature(s, o->kind, o->evidence))) {
                         r = -ENOMEM;
@@ -474,7 +496,7 @@ static int read_signatures(struct search_model *m, const bool *explained) {
                 if (left == 1 && !culprit->named_by && count > culprit->sig_cells) {
                         culprit->sig_by = k + 1;
                         culprit->sig_cells = count;
-                        culprit->sig_class = (unsigned char)kind_class(m->obs[k].kind);
+                        culprit->sig_class = (unsigned char)obs_class(&m->obs[k]);
                 }
         }
 out:
@@ -497,7 +519,7 @@ static int fit_feasibility(struct search_model *m) {
                         continue;
                 if (o->state == SEARCH_INFEASIBLE) {
                         n_fail++;
-                        m->seen[kind_class(o->kind)] = true;
+                        m->seen[obs_class(o)] = true;
                 }
                 size_t nf = cell_features(s, k, keys);
                 for (size_t i = 0; i < nf; i++) {
@@ -554,7 +576,7 @@ static int fit_feasibility(struct search_model *m) {
                 if (m->obs[k].state != SEARCH_INFEASIBLE || explained[k])
                         continue;
                 size_t nf = cell_features(s, k, keys);
-                cls[q] = kind_class(m->obs[k].kind);
+                cls[q] = obs_class(&m->obs[k]);
                 for (size_t i = 0; i < nf; i++) {
                         struct feat *f = feat_find(&m->fm, keys[i]);
                         if (!f->cleared)
@@ -635,10 +657,6 @@ static double blame(const struct search_model *m, const struct feat *f, size_t *
         return top;
 }
 
-static int cholesky(double *a, size_t n);
-static void forward(const double *l, size_t n, double *b);
-static void backward(const double *l, size_t n, double *b);
-
 /* The memory model's chance that cell k runs out of memory (0 while none did): sure, but
  * for an engine whose memory is not monotone in a size after all, where a launched cell
  * with smaller sizes ran out; none where one with larger sizes loaded. */
@@ -660,7 +678,7 @@ static double oom_chance(const struct search_model *m, size_t k) {
 /* Whether launched cell o ran out of memory; whether it loaded (it served, or answered
  * garbage or wrong, or broke under load): the other failures say nothing of memory. */
 static bool ran_out(const struct search_obs *o) {
-        return o->state == SEARCH_INFEASIBLE && CLASSES[kind_class(o->kind)].memory;
+        return o->state == SEARCH_INFEASIBLE && CLASSES[obs_class(o)].memory;
 }
 static bool did_load(const struct search_obs *o) {
         return o->state == SEARCH_FEASIBLE ||
@@ -798,10 +816,10 @@ static int fit_memory(struct search_model *m) {
                                         h[idx[i] * D + idx[j]] += w;
                         }
                 }
-                if (cholesky(h, D) < 0)
+                if (search_cholesky(h, D) < 0)
                         break;
-                forward(h, D, g);
-                backward(h, D, g);
+                search_forward(h, D, g);
+                search_backward(h, D, g);
                 for (size_t i = 0; i < D; i++)
                         theta[i] -= g[i];
         }
@@ -818,6 +836,23 @@ static double feasibility(const struct search_model *m, size_t k, uint64_t *keys
                 p *= pow(REQUIRE_BROKEN, (double)stated);
         for (size_t i = 0; i < nf; i++)
                 p *= clear_chance(m, feat_find(&m->fm, keys[i]), keys[i]);
+        return p;
+}
+
+/* Cell k's chance to serve were its value of axis a innocent: its features that do not hold
+ * that axis, its memory and the requirements it breaks. */
+static double feasible_but_for(const struct search_model *m, size_t k, size_t a, uint64_t *keys) {
+        size_t nf = cell_features(m->s, k, keys), stated;
+        double p = 1 - oom_chance(m, k);
+        if (broken_requirement(m, k, &stated))
+                p *= pow(REQUIRE_BROKEN, (double)stated);
+        for (size_t i = 0; i < nf; i++) {
+                bool holds = false;
+                for (int j = 0; j < key_order(keys[i]); j++)
+                        holds |= key_axis(keys[i], j) == a;
+                if (!holds)
+                        p *= clear_chance(m, feat_find(&m->fm, keys[i]), keys[i]);
+        }
         return p;
 }
 
@@ -843,46 +878,6 @@ static size_t agree(const struct search_space *s, size_t x, size_t y) {
         return m;
 }
 
-/* Cholesky of the n x n matrix in place (lower); -EDOM when not positive definite. */
-static int cholesky(double *a, size_t n) {
-        for (size_t j = 0; j < n; j++) {
-                double d = a[j * n + j];
-                for (size_t k = 0; k < j; k++)
-                        d -= a[j * n + k] * a[j * n + k];
-                if (d <= 0)
-                        return -EDOM;
-                d = sqrt(d);
-                a[j * n + j] = d;
-                for (size_t i = j + 1; i < n; i++) {
-                        double v = a[i * n + j];
-                        for (size_t k = 0; k < j; k++)
-                                v -= a[i * n + k] * a[j * n + k];
-                        a[i * n + j] = v / d;
-                }
-        }
-        return 0;
-}
-
-/* Solves L x = b in place. */
-static void forward(const double *l, size_t n, double *b) {
-        for (size_t i = 0; i < n; i++) {
-                double v = b[i];
-                for (size_t k = 0; k < i; k++)
-                        v -= l[i * n + k] * b[k];
-                b[i] = v / l[i * n + i];
-        }
-}
-
-/* Solves L^T x = b in place. */
-static void backward(const double *l, size_t n, double *b) {
-        for (size_t i = n; i-- > 0;) {
-                double v = b[i];
-                for (size_t k = i + 1; k < n; k++)
-                        v -= l[k * n + i] * b[k];
-                b[i] = v / l[i * n + i];
-        }
-}
-
 struct gp {
         double s1, s2, noise;
         double *l;            /* n x n Cholesky factor of K + noise^2 I */
@@ -900,18 +895,18 @@ static int gp_fit(const size_t *agree_obs, const double *y, const double *per, s
                                 v += g->noise * g->noise * per[i] + 1e-9;
                         g->l[i * n + j] = v;
                 }
-        int r = cholesky(g->l, n);
+        int r = search_cholesky(g->l, n);
         if (r < 0)
                 return r;
         memcpy(g->alpha, y, n * sizeof(double));
-        forward(g->l, n, g->alpha);
+        search_forward(g->l, n, g->alpha);
         double fit = 0, logdet = 0;
         for (size_t i = 0; i < n; i++) {
                 fit += g->alpha[i] * g->alpha[i];
                 logdet += log(g->l[i * n + i]);
         }
         g->lml = -0.5 * fit - logdet;
-        backward(g->l, n, g->alpha);
+        search_backward(g->l, n, g->alpha);
         return 0;
 }
 
@@ -945,7 +940,7 @@ static void gp_cell(const struct search_model *m, const struct gp *g, size_t k, 
                 *ret_bound = sqrt(MAX(prior - near * near / (prior + g->noise * g->noise), 1e-12));
         if (!ret_sd)
                 return;
-        forward(g->l, n, m->scratch);
+        search_forward(g->l, n, m->scratch);
         double var = prior;
         for (size_t i = 0; i < n; i++)
                 var -= m->scratch[i] * m->scratch[i];
@@ -1270,8 +1265,8 @@ static double gp_apart(const struct search_model *m, const struct gp *g, size_t 
                 vb[i] = kern(g->s1, g->s2, agree(s, b, m->idx[i]));
                 mu += (va[i] - vb[i]) * g->alpha[i];
         }
-        forward(g->l, n, va);
-        forward(g->l, n, vb);
+        search_forward(g->l, n, va);
+        search_forward(g->l, n, vb);
         double prior = kern(g->s1, g->s2, s->n_axes);
         double var = 2 * prior - 2 * kern(g->s1, g->s2, agree(s, a, b));
         for (size_t i = 0; i < n; i++)
@@ -1400,7 +1395,7 @@ static size_t confounded_axes(const struct search_model *m, size_t a, size_t x, 
                 const size_t *c = s->choice + k * A;
                 if (m->obs[k].state != SEARCH_INFEASIBLE || c[a] != x)
                         continue;
-                if (kind_class(m->obs[k].kind) == CLASS_ARCH)
+                if (obs_class(&m->obs[k]) == CLASS_ARCH)
                         return 0;
                 for (size_t b = 0; b < A; b++)
                         ret_same[b] = ret_same[b] == -1 || ret_same[b] == (long)c[b] ? (long)c[b] : -2;
@@ -1420,9 +1415,12 @@ static size_t confounded_axes(const struct search_model *m, size_t a, size_t x, 
  * axis or more): it gets one cell with other partners, whatever the model predicts for it:
  * one where x is the only suspect (a second makes its failure say nothing of x: on the real
  * llama-server a --rope-freq-base that answered wrong beside one chat template was tried
- * beside another template that had answered wrong too, twice), and away from as many of
- * the shared partners as such a cell can be. With no such cell, its blame condemns it. */
-static bool uncovered(const struct search_model *m, size_t a, size_t x, long *ret_pick, double *ret_ei) {
+ * beside another template that had answered wrong too, twice) and that would serve but for
+ * x (no pair that failed, no memory that runs out: those would say nothing of x either),
+ * and away from as many of the shared partners as such a cell can be. With no such cell,
+ * its blame condemns it. */
+static bool uncovered(const struct search_model *m, size_t a, size_t x, uint64_t *keys, long *ret_pick,
+                      double *ret_ei) {
         const struct search_space *s = m->s;
         const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
         long same[16];
@@ -1445,7 +1443,8 @@ static bool uncovered(const struct search_model *m, size_t a, size_t x, long *re
                 if (shared) {
                         for (size_t b = 0; b < s->n_axes; b++)
                                 apart += same[b] >= 0 && c[b] != (size_t)same[b];
-                        if (apart == 0 || apart < best_apart || suspects(m, k, NULL) > 1)
+                        if (apart == 0 || apart < best_apart || suspects(m, k, NULL) > 1 ||
+                            feasible_but_for(m, k, a, keys) < 0.5)
                                 continue;
                         ei = m->ei[k] + m->pf[k];
                 } else {
@@ -1517,6 +1516,9 @@ static const struct hopeless_class {
          "fix the model's path or file (model:, args:)"},
         {"crash/port", "the server's port is taken", (const char *const[]){"port", NULL},
          "free the port, or stop what holds it"},
+        {"crash/driver", "no GPU can be had", (const char *const[]){"visible", "device", "devices", NULL},
+         "check the host's GPUs and driver (nvidia-smi), CUDA_VISIBLE_DEVICES, and that the driver is as new as the "
+         "engine's CUDA runtime"},
         {"error", "the server cannot be started", (const char *const[]){NULL},
          "fix command: (or the engine's program: install it, or put it on PATH)"},
 };
@@ -1832,11 +1834,14 @@ int search_model_decide(const struct search_model *m, const struct search_option
          * gets its best candidate launched (a crash may have been its partner's doing). */
         long cover = -1;
         double cover_ei = -1;
+        _cleanup_free_ uint64_t *keys = calloc(features_per_cell(s->n_axes), sizeof(uint64_t));
+        if (!keys)
+                return -ENOMEM;
         for (size_t a = 0; a < s->n_axes && m->n_y > 0; a++)
                 for (size_t x = 0; x < s->n_values[a]; x++) {
                         long k;
                         double ei;
-                        if (uncovered(m, a, x, &k, &ei) && ei > cover_ei) {
+                        if (uncovered(m, a, x, keys, &k, &ei) && ei > cover_ei) {
                                 cover = k;
                                 cover_ei = ei;
                         }
@@ -2002,8 +2007,10 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                                                                          : "named by",
                                    s->ids ? s->ids[by] : "?", buf_str(&past));
                 else
-                        buf_printf(b, " is the one value the %zu cells that %s alike share (cell %.8s: ", top->sig_cells,
-                                   buf_str(&past), s->ids ? s->ids[by] : "?");
+                        buf_printf(b,
+                                   " is the one value never seen serving that the %zu cells that %s alike share "
+                                   "(cell %.8s: ",
+                                   top->sig_cells, buf_str(&past), s->ids ? s->ids[by] : "?");
                 const char *e = m->obs[by].evidence ? m->obs[by].evidence : "";
                 size_t n = strlen(e);
                 if (n > QUOTE_MAX) {

@@ -52,8 +52,8 @@ static const char *quoted_after(const char *p, size_t *ret_len) {
         while (*p == ' ' || *p == '=' || *p == ':' || *p == '\'' || *p == '"' || *p == '`')
                 p++;
         size_t n = strcspn(p, " \t\n,;)]}'\"`");
-        while (n > 0 && p[n - 1] == '.')
-                n--;
+        while (n > 0 && strchr(".:!?", p[n - 1]))
+                n--; /* the sentence's: "--b y: the kernels ..." */
         *ret_len = n;
         return p;
 }
@@ -587,6 +587,23 @@ static long mention_axis(const struct search_space *s, const char *evidence, con
         return pick;
 }
 
+/* Whether the mention [p, p + n) is a part of the name of the value cell c holds on another
+ * axis than a, as a library's name is of its components' ("FlashInfer" of the MoE runner's
+ * flashinfer_trtllm, beside the attention backend's flashinfer): a bare mention of it then
+ * names neither. */
+static bool part_of_held(const struct search_space *s, const size_t *c, size_t a, const char *p, size_t n) {
+        for (size_t b = 0; b < s->n_axes; b++) {
+                const char *v = b == a ? NULL : s->value_names[b][c[b]];
+                size_t m = v ? strlen(v) : 0;
+                if (m <= n + 1)
+                        continue;
+                if ((strncasecmp(v, p, n) == 0 && (v[n] == '_' || v[n] == '-')) ||
+                    (strncasecmp(v + m - n, p, n) == 0 && (v[m - n - 1] == '_' || v[m - n - 1] == '-')))
+                        return true;
+        }
+        return false;
+}
+
 /* Whether word (n characters) is a spelling of axis a's flag: the flag itself (without a
  * joining '='), or one of the engine's spellings of it (axis_forms). */
 static bool spells_flag(const char *f, const char *word, size_t n) {
@@ -676,7 +693,8 @@ static long constant_value(const struct search_space *s, size_t a, const char *e
         return -1;
 }
 
-static enum search_naming names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis);
+static enum search_naming names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis,
+                                      size_t *ret_pair);
 
 /* Whether the word at w (case ignored) stands between from and to, a word of its own. */
 static bool word_between(const char *evidence, const char *from, const char *to, const char *w) {
@@ -849,21 +867,43 @@ static bool supported_list(const char *evidence, const char *p) {
         return false;
 }
 
-enum search_naming search_names_value(const struct search_space *s, size_t k, const char *evidence,
-                                      size_t *ret_axis) {
+/* search_names_value, and search_names_pair where ret_pair is not NULL. */
+static enum search_naming names_value_cut(const struct search_space *s, size_t k, const char *evidence,
+                                          size_t *ret_axis, size_t *ret_pair) {
         if (!evidence || !s->value_names || k >= s->n_cells || s->n_axes > 16)
                 return SEARCH_NAMES_NONE;
         /* the reading looks around each mention: a line is read only so far */
         size_t n = strnlen(evidence, SEARCH_EVIDENCE_READ + 1);
         if (n <= SEARCH_EVIDENCE_READ)
-                return names_value(s, k, evidence, ret_axis);
+                return names_value(s, k, evidence, ret_axis, ret_pair);
         char cut[SEARCH_EVIDENCE_READ + 1];
         memcpy(cut, evidence, SEARCH_EVIDENCE_READ);
         cut[SEARCH_EVIDENCE_READ] = '\0';
-        return names_value(s, k, cut, ret_axis);
+        return names_value(s, k, cut, ret_axis, ret_pair);
 }
 
-static enum search_naming names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis) {
+enum search_naming search_names_value(const struct search_space *s, size_t k, const char *evidence,
+                                      size_t *ret_axis) {
+        return names_value_cut(s, k, evidence, ret_axis, NULL);
+}
+
+bool search_names_pair(const struct search_space *s, size_t k, const char *evidence, size_t ret[2]) {
+        size_t axis;
+        ret[0] = ret[1] = SIZE_MAX;
+        return names_value_cut(s, k, evidence, &axis, ret) == SEARCH_NAMES_NONE && ret[0] != SIZE_MAX;
+}
+
+/* Two of the cell's values, each named as search_names_value would name it alone: into
+ * ret_pair (lower axis first) when not NULL. */
+static void two_named(size_t *ret_pair, long a, long b) {
+        if (ret_pair) {
+                ret_pair[0] = (size_t)MIN(a, b);
+                ret_pair[1] = (size_t)MAX(a, b);
+        }
+}
+
+static enum search_naming names_value(const struct search_space *s, size_t k, const char *evidence, size_t *ret_axis,
+                                      size_t *ret_pair) {
         const size_t *c = s->choice + k * s->n_axes;
         long named = -1;
         /* per axis: a mention of the cell's value; the other values mentioned (the first 64) */
@@ -928,9 +968,15 @@ static enum search_naming names_value(const struct search_space *s, size_t k, co
                 if (nc && supported_list(evidence, p))
                         nc = 0;
                 long pick = mention_axis(s, evidence, p, n, cands, nc, shared, alias, as, !outside);
+                size_t words_len;
+                if (pick >= 0 && axis_distance(s, (size_t)pick, evidence, p, p + n, &words_len) > AXIS_WORDS_NEAR &&
+                    part_of_held(s, c, (size_t)pick, p, n))
+                        pick = -1;
                 if (pick >= 0) {
-                        if (named >= 0 && named != pick)
+                        if (named >= 0 && named != pick) {
+                                two_named(ret_pair, named, pick);
                                 return SEARCH_NAMES_NONE; /* two values: a pair's doing, or unclear */
+                        }
                         named = pick;
                 }
                 /* another value's mention counts by its name or the axis's words, not by
@@ -955,8 +1001,10 @@ static enum search_naming names_value(const struct search_space *s, size_t k, co
                                 others[a] |= UINT64_C(1) << v;
                         continue;
                 }
-                if (named >= 0 && named != (long)a)
+                if (named >= 0 && named != (long)a) {
+                        two_named(ret_pair, named, (long)a);
                         return SEARCH_NAMES_NONE;
+                }
                 own[a] = true;
                 named = (long)a;
         }

@@ -1,6 +1,6 @@
-/* search_int.h -- PRIVATE: what search.c, search_evidence.c and search_sizes.c share,
- * reading a failure's line and a value's name against the matrix; included by nothing else
- * (the interface is search.h). */
+/* search_int.h -- PRIVATE: what search.c and its helpers (search_evidence.c, search_sizes.c,
+ * search_linalg.c) share, reading a failure's line and a value's name against the matrix;
+ * included by nothing else (the interface is search.h). */
 #ifndef GAUNTLET_SEARCH_INT_H
 #define GAUNTLET_SEARCH_INT_H
 
@@ -37,5 +37,16 @@ bool search_axis_about(const struct search_space *s, size_t a, const char *const
 int search_sizes(const struct search_space *s, double **ret);
 /* Whether cell k holds cell x's values but for sizes at least as large (sz: search_sizes). */
 bool search_sizes_at_least(const struct search_space *s, double *const *sz, size_t k, size_t x);
+
+/* Whether evidence names two of cell k's values, each as search_names_value would name it
+ * alone ("FlashInfer backend does not support fp8_e5m2 KV cache"): their axes into ret,
+ * lower first. */
+bool search_names_pair(const struct search_space *s, size_t k, const char *evidence, size_t ret[2]);
+
+/* search_linalg.c: the Cholesky factor of the n x n matrix a in place (lower; -EDOM when it
+ * is not positive definite), and the solves of L x = b and L^T x = b in place. */
+int search_cholesky(double *a, size_t n);
+void search_forward(const double *l, size_t n, double *b);
+void search_backward(const double *l, size_t n, double *b);
 
 #endif

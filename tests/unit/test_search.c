@@ -871,9 +871,9 @@ static int space_teardown(void **state) {
 
 /* Out of memory where the hungry values of two axes meet (cost a + b >= 3 of 2 + 2), a third
  * axis beside it: the memory model predicts the corner from the cells that ran out and
- * those that loaded, and says so; a lean cell of the same values is predicted to serve. */
-static void test_memory_corner(void **state) {
-        (void)state;
+ * those that loaded, and says so; a lean cell of the same values is predicted to serve.
+ * The failures are of kind and evidence as given; memory: whether they read as memory's. */
+static void memory_corner(const char *kind, const char *evidence, bool memory) {
         static const size_t nv[3] = {3, 3, 2};
         static const char *const an[3] = {"mem", "chunk", "sched"};
         /* named as no sizes: this is the memory model's reading (test_memory_sizes: sizes) */
@@ -899,26 +899,48 @@ static void test_memory_corner(void **state) {
                 obs[served[i][0] * 6 + served[i][1] * 2] =
                         (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100 + 10.0 * (double)i};
         for (size_t i = 0; i < ELEMENTSOF(oom); i++)
-                obs[oom[i][0] * 6 + oom[i][1] * 2] = (struct search_obs){
-                        .state = SEARCH_INFEASIBLE, .kind = "crash/oom", .evidence = "CUDA out of memory. Tried to allocate"};
+                obs[oom[i][0] * 6 + oom[i][1] * 2] =
+                        (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = kind, .evidence = evidence};
         /* and one with sched=y: sched is not to blame */
-        obs[2 * 6 + 1 * 2 + 1] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/oom", .evidence = "oom"};
+        obs[2 * 6 + 1 * 2 + 1] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = kind, .evidence = evidence};
         struct search_model *m = NULL;
         assert_int_equal(search_model_fit(&sp, obs, &m), 0);
         struct search_prediction corner, lean;
         search_model_predict(m, 2 * 6 + 2 * 2 + 1, &corner); /* mem=2 chunk=2 sched=y */
         search_model_predict(m, 0 * 6 + 1 * 2 + 1, &lean);   /* mem=0 chunk=1 sched=y */
-        print_message("p_feasible: corner %.3f, lean %.3f\n", corner.p_feasible, lean.p_feasible);
-        assert_true(corner.p_feasible < SEARCH_FAIL_CHANCE);
-        assert_true(lean.p_feasible > 0.5);
+        print_message("%s, %s: p_feasible: corner %.3f, lean %.3f\n", kind, evidence, corner.p_feasible, lean.p_feasible);
         char *why = search_model_why(m, 2 * 6 + 2 * 2 + 1, false);
         assert_non_null(why);
         print_message("why: %s\n", why);
-        assert_non_null(strstr(why, "predicted crash (oom)"));
-        assert_non_null(strstr(why, "mem=hi"));
-        assert_non_null(strstr(why, "chunk=hi"));
+        if (memory) {
+                assert_true(corner.p_feasible < SEARCH_FAIL_CHANCE);
+                assert_true(lean.p_feasible > 0.5);
+                assert_non_null(strstr(why, "predicted crash (oom)"));
+                assert_non_null(strstr(why, "mem=hi"));
+                assert_non_null(strstr(why, "chunk=hi"));
+        } else {
+                assert_null(strstr(why, "(oom)"));
+        }
         free(why);
         search_model_free(m);
+}
+
+static void test_memory_corner(void **state) {
+        (void)state;
+        memory_corner("crash/oom", "CUDA out of memory. Tried to allocate", true);
+}
+
+/* A death by SIGKILL with nothing in the log is the OOM killer's, as far as the search can
+ * tell; one after an error line (SGLang kills its own tree after a child's exception) or by
+ * another signal (a segfault) is not memory's (ENGINES.md: "oom only with other evidence"). */
+static void test_memory_signal(void **state) {
+        (void)state;
+        memory_corner("crash/signal", "killed by SIGKILL; last log line: Loading safetensors checkpoint shards", true);
+        memory_corner("crash/signal",
+                      "killed by SIGKILL; first error line: ImportError: cannot import name 'flash_attn_with_kvcache' "
+                      "from 'sgl_kernel.flash_attn'",
+                      false);
+        memory_corner("crash/signal", "killed by SIGSEGV; last log line: Capturing batches (bs=64)", false);
 }
 
 /* Sizes: on an axis of whole numbers (ctx), a cell that holds the values of one that ran out
@@ -1075,6 +1097,7 @@ static void test_liar(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_memory_corner),
+                cmocka_unit_test(test_memory_signal),
                 cmocka_unit_test(test_memory_sizes),
                 cmocka_unit_test(test_sim_generate),
                 cmocka_unit_test(test_sim_launch),

@@ -652,9 +652,69 @@ static void test_signature_blame(void **state) {
         struct search_prediction p;
         search_model_predict(m, cell(0, 1, 1, 1), &p);
         assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
-        assert_non_null(strstr(why, "np=4 is the one value the 2 cells"));
+        assert_non_null(strstr(why, "np=4 is the one value never seen serving that the 2 cells"));
         free(why);
         search_model_free(m);
+}
+
+/* A line that names two of the cell's values (vLLM's words: "FlashInfer backend does not
+ * support fp8_e5m2 KV cache"), or quotes them after their flags, the second followed by the
+ * sentence's colon, twice, beside an attention backend that served: the pair is blamed,
+ * not fp8_e5m2 alone (the one value of the two never seen serving), so fp8_e5m2 is still
+ * tried beside another backend. */
+static void named_pair(const char *line) {
+        enum { PA = 3, PN = 27 };
+        static const size_t pnv[PA] = {3, 3, 3};
+        static const char *const pan[PA] = {"attn", "kv", "seqs"};
+        static const char *const pfl[PA] = {"--attention-backend", "--kv-cache-dtype", "--max-num-seqs"};
+        static const char *const at[] = {"FLASHINFER", "TRITON_ATTN", "FLASH_ATTN"},
+                                 *const kv[] = {"auto", "fp8", "fp8_e5m2"}, *const sq[] = {"128", "256", "512"};
+        static const char *const *const pvn[PA] = {at, kv, sq};
+        const struct profile *p = profile_find("vllm");
+        const char *const *pw[PA], *const *pal[PA];
+        size_t pch[PN * PA];
+        for (size_t a = 0; a < PA; a++) {
+                pw[a] = profile_axis_words(p, pfl[a]);
+                pal[a] = profile_axis_aliases(p, pfl[a]);
+        }
+        for (size_t k = 0; k < PN; k++) {
+                pch[k * PA] = k / 9;
+                pch[k * PA + 1] = (k / 3) % 3;
+                pch[k * PA + 2] = k % 3;
+                snprintf(idbuf[k], sizeof(idbuf[k]), "%08zx%08zx", k * 0x1111u, k);
+                ids[k] = idbuf[k];
+        }
+        struct search_space sp = {.n_axes = PA, .n_values = pnv, .axis_names = pan, .value_names = pvn,
+                                  .axis_flags = pfl, .axis_words = pw, .axis_aliases = pal, .n_cells = PN,
+                                  .choice = pch, .ids = ids, .higher_better = true, .first = 0};
+        size_t axis;
+        assert_int_equal(search_names_value(&sp, 0 * 9 + 2 * 3 + 0, line, &axis), SEARCH_NAMES_NONE);
+        struct search_obs obs[PN] = {0};
+        obs[0 * 9 + 0 * 3 + 0] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+        obs[1 * 9 + 0 * 3 + 0] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 80};
+        obs[0 * 9 + 2 * 3 + 0] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/exit", .evidence = line};
+        obs[0 * 9 + 2 * 3 + 2] = obs[0 * 9 + 2 * 3 + 0];
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        struct search_prediction other, same;
+        search_model_predict(m, 1 * 9 + 2 * 3 + 1, &other); /* TRITON_ATTN fp8_e5m2 256 */
+        search_model_predict(m, 0 * 9 + 2 * 3 + 1, &same);  /* FLASHINFER fp8_e5m2 256 */
+        char *why = search_model_why(m, 0 * 9 + 2 * 3 + 1, false);
+        print_message("p_feasible: another backend %.3f, the pair %.3f; why: %s\n", other.p_feasible, same.p_feasible,
+                      why);
+        assert_true(other.p_feasible > 0.5);
+        assert_true(same.p_feasible < SEARCH_FAIL_CHANCE);
+        assert_non_null(strstr(why, "attn=FLASHINFER with kv=fp8_e5m2"));
+        free(why);
+        search_model_free(m);
+}
+
+static void test_named_pair(void **state) {
+        (void)state;
+        named_pair("exited with status 1; first error line: ValueError: FlashInfer backend does not support fp8_e5m2 KV "
+                   "cache; use auto or fp8");
+        named_pair("exited with status 1; first error line: ValueError: --attention-backend FLASHINFER is not "
+                   "compatible with --kv-cache-dtype fp8_e5m2: its kernels read no e5m2 scales");
 }
 
 /* ---- a failure no value explains stops the search (docs/search.md "When nothing can pass") */
@@ -791,6 +851,9 @@ static void test_stop_outside(void **state) {
                 {"crash/port", "OSError: [Errno 98] Address already in use", "free the port", true},
                 {"crash/model", "failed to open GGUF file '/models/nope.gguf'", "fix the model's path", true},
                 {"error", "cannot start '/opt/nope/llama-server': No such file or directory", "fix command:", true},
+                {"crash/driver", "RuntimeError: No CUDA GPUs are available", "check the host's GPUs and driver", true},
+                {"crash/model", "huggingface_hub.errors.RepositoryNotFoundError: 401 Client Error. (Request ID: x)",
+                 "fix the model's path", true},
                 {"error", "cannot read the journal: disk full", NULL, false},      /* gauntlet's own */
                 {"crash/model", "unknown quantization fp8 in the model", NULL, false}, /* names a value */
         };
@@ -824,6 +887,17 @@ static void test_stop_outside(void **state) {
         /* every value of it failed so: nothing of the matrix loads the model */
         om[tcell(1, 2, 0)] = om[tcell(0, 0, 1)];
         assert_string_equal(decide(&sp, om, false).stop, "nothing can pass");
+        sp.axis_flags = tfl;
+        /* no GPU, where an axis sets which are visible */
+        static const char *const an4[TA] = {"moe", "gpus", "kv"};
+        static const char *const fl4[TA] = {"--moe-backend", "CUDA_VISIBLE_DEVICES", NULL};
+        sp.axis_names = an4;
+        sp.axis_flags = fl4;
+        struct search_obs og[TN] = {0};
+        og[tcell(0, 0, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/driver",
+                                                 .evidence = "RuntimeError: No CUDA GPUs are available"};
+        og[tcell(2, 1, 1)] = og[tcell(0, 0, 1)];
+        assert_false(streq_ptr(decide(&sp, og, false).stop, "nothing can pass"));
         sp.axis_flags = tfl;
         /* the port's kind, where an axis sets the port */
         static const char *const an2[TA] = {"moe", "port", "kv"};
@@ -1176,6 +1250,7 @@ int main(void) {
                 cmocka_unit_test(test_listed_condemns),
                 cmocka_unit_test(test_named_condemns),
                 cmocka_unit_test(test_signature_blame),
+                cmocka_unit_test(test_named_pair),
                 cmocka_unit_test(test_stop_context),
                 cmocka_unit_test(test_stop_context_axis),
                 cmocka_unit_test(test_stop_outside),
