@@ -12,9 +12,12 @@
 #   - every cell says huggingface_hub's RepositoryNotFoundError: it stops after 2 launches,
 #     saying the model cannot be loaded.
 . "$SRCDIR/tests/lib.sh"
-cat >"$tmp/m.yaml" <<YAML
+# matrix FILE COMMAND-ARGS FA3-ARGS: three attention backends x two KV caches x three sizes
+# on the fixture, with more arguments for every cell and for attn=fa3's
+matrix() {
+        cat >"$1" <<YAML
 engine: generic
-command: [$FIXTURE, --port, "{port}", --pid-file, "$tmp/pids-{port}", --load-time, "0.2"]
+command: [$FIXTURE, --port, "{port}", --pid-file, "$tmp/pids-{port}", --load-time, "0.2"$2]
 startup_timeout: 10s
 stop_timeout: 2s
 probes: false
@@ -23,7 +26,7 @@ axes:
     values:
       - {name: triton, args: [--token-delay-ms, "6"]}
       - {name: fi, args: [--token-delay-ms, "4"]}
-      - {name: fa3, args: [--token-delay-ms, "2", --die-at-load, --die-signal, KILL, --log, "INFO loading weights\nTraceback (most recent call last):\n  File \"/sgl/attn.py\", line 12, in <module>\nImportError: cannot import name 'flash_attn_with_kvcache' from 'sgl_kernel.flash_attn'\nReceived sigquit from a child process. It usually means the child failed."]}
+      - {name: fa3, args: [--token-delay-ms, "2"$3]}
   kv:
     values:
       - {name: auto, args: []}
@@ -36,6 +39,12 @@ checks: default
 bench: {concurrency: [1], input_tokens: 16, output_tokens: 16, requests: 2}
 emit: []
 YAML
+}
+# fa3: the scheduler's ImportError, then SGLang's sigquit, and the tree killed
+read -r -d '' fa3 <<'ARGS' || true
+, --die-at-load, --die-signal, KILL, --log, "INFO loading weights\nTraceback (most recent call last):\n  File \"/sgl/attn.py\", line 12, in <module>\nImportError: cannot import name 'flash_attn_with_kvcache' from 'sgl_kernel.flash_attn'\nReceived sigquit from a child process. It usually means the child failed."
+ARGS
+matrix "$tmp/m.yaml" "" "$fa3"
 rc=0
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/m.db" >"$tmp/out" 2>&1 || rc=$?
 [ "$rc" = 0 ] || fail "exit $rc: $(cat "$tmp/out")"
@@ -53,29 +62,7 @@ expect_none_alive "fixture servers left"
 # --- every cell: no GPU, in vLLM's words; then a model that does not exist ---------------
 stops() { # LOG WANT
         local log=$1 want=$2
-        cat >"$tmp/n.yaml" <<YAML
-engine: generic
-command: [$FIXTURE, --port, "{port}", --pid-file, "$tmp/pids-{port}", --load-time, "0.2", --die-at-load, --log, "$log"]
-startup_timeout: 10s
-stop_timeout: 2s
-probes: false
-axes:
-  attn:
-    values:
-      - {name: triton, args: [--token-delay-ms, "6"]}
-      - {name: fi, args: [--token-delay-ms, "4"]}
-      - {name: fa3, args: [--token-delay-ms, "2"]}
-  kv:
-    values:
-      - {name: auto, args: []}
-      - {name: fp8, args: [--token-delay-ms, "3"]}
-  seqs:
-    flag: --model
-    values: [s64, s128, s256]
-strategy: search
-checks: default
-emit: []
-YAML
+        matrix "$tmp/n.yaml" ", --die-at-load, --log, \"$log\"" ""
         rm -f "$tmp/n.db"
         rc=0
         "$GAUNTLET" run "$tmp/n.yaml" --journal "$tmp/n.db" >"$tmp/nout" 2>&1 || rc=$?

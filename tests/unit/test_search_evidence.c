@@ -28,15 +28,19 @@ static const char *ids[N];
 static char idbuf[N][17];
 static const char *const *words[A];
 
-static void space(struct search_space *sp, bool with_words) {
-        for (size_t k = 0; k < N; k++) {
-                choice[k * A] = k / 18;
-                choice[k * A + 1] = (k / 6) % 3;
-                choice[k * A + 2] = (k / 2) % 3;
-                choice[k * A + 3] = k % 2;
+/* The n cells of a grid of na axes, row-major (the last axis fastest), axis a of
+ * counts[a] values, into ch, and their ids. */
+static void grid(size_t *ch, size_t na, const size_t *counts, size_t n) {
+        for (size_t k = 0; k < n; k++) {
+                for (size_t a = na, rest = k; a-- > 0; rest /= counts[a])
+                        ch[k * na + a] = rest % counts[a];
                 snprintf(idbuf[k], sizeof(idbuf[k]), "%08zx%08zx", k * 0x1111u, k);
                 ids[k] = idbuf[k];
         }
+}
+
+static void space(struct search_space *sp, bool with_words) {
+        grid(choice, A, nv, N);
         const struct profile *p = profile_find("llama.cpp");
         for (size_t a = 0; a < A; a++)
                 words[a] = with_words ? profile_axis_words(p, fl[a]) : NULL;
@@ -677,13 +681,7 @@ static void named_pair(const char *line) {
                 pw[a] = profile_axis_words(p, pfl[a]);
                 pal[a] = profile_axis_aliases(p, pfl[a]);
         }
-        for (size_t k = 0; k < PN; k++) {
-                pch[k * PA] = k / 9;
-                pch[k * PA + 1] = (k / 3) % 3;
-                pch[k * PA + 2] = k % 3;
-                snprintf(idbuf[k], sizeof(idbuf[k]), "%08zx%08zx", k * 0x1111u, k);
-                ids[k] = idbuf[k];
-        }
+        grid(pch, PA, pnv, PN);
         struct search_space sp = {.n_axes = PA, .n_values = pnv, .axis_names = pan, .value_names = pvn,
                                   .axis_flags = pfl, .axis_words = pw, .axis_aliases = pal, .n_cells = PN,
                                   .choice = pch, .ids = ids, .higher_better = true, .first = 0};
@@ -731,13 +729,7 @@ static const char *const *const tvn[TA] = {tv_b, tv_b, tv_kv};
 static size_t tchoice[TN * TA];
 
 static void tspace(struct search_space *sp) {
-        for (size_t k = 0; k < TN; k++) {
-                tchoice[k * TA] = k / 6;
-                tchoice[k * TA + 1] = (k / 2) % 3;
-                tchoice[k * TA + 2] = k % 2;
-                snprintf(idbuf[k], sizeof(idbuf[k]), "%08zx%08zx", k * 0x1111u, k);
-                ids[k] = idbuf[k];
-        }
+        grid(tchoice, TA, tnv, TN);
         *sp = (struct search_space){.n_axes = TA, .n_values = tnv, .axis_names = tan_, .value_names = tvn,
                                     .axis_flags = tfl, .n_cells = TN, .choice = tchoice, .ids = ids,
                                     .higher_better = true, .first = 0};
