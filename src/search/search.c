@@ -1416,9 +1416,9 @@ static size_t confounded_axes(const struct search_model *m, size_t a, size_t x, 
  * one where x is the only suspect (a second makes its failure say nothing of x: on the real
  * llama-server a --rope-freq-base that answered wrong beside one chat template was tried
  * beside another template that had answered wrong too, twice) and that would serve but for
- * x (no pair that failed, no memory that runs out: those would say nothing of x either),
- * and away from as many of the shared partners as such a cell can be. With no such cell,
- * its blame condemns it. */
+ * x (no pair that failed, no memory that runs out: those would say nothing of x either;
+ * the likelier it would, the better), and away from as many of the shared partners as such
+ * a cell can be. With no such cell, its blame condemns it. */
 static bool uncovered(const struct search_model *m, size_t a, size_t x, uint64_t *keys, long *ret_pick,
                       double *ret_ei) {
         const struct search_space *s = m->s;
@@ -1443,10 +1443,11 @@ static bool uncovered(const struct search_model *m, size_t a, size_t x, uint64_t
                 if (shared) {
                         for (size_t b = 0; b < s->n_axes; b++)
                                 apart += same[b] >= 0 && c[b] != (size_t)same[b];
-                        if (apart == 0 || apart < best_apart || suspects(m, k, NULL) > 1 ||
-                            feasible_but_for(m, k, a, keys) < 0.5)
+                        double fb = apart == 0 || apart < best_apart ? 0 : feasible_but_for(m, k, a, keys);
+                        if (fb < 0.5 || suspects(m, k, NULL) > 1)
                                 continue;
-                        ei = m->ei[k] + m->pf[k];
+                        /* worth what it may gain, as far as its other values let it tell */
+                        ei = fb * (m->ei[k] + m->pf[k]);
                 } else {
                         if (m->pf[k] < SEARCH_FAIL_CHANCE)
                                 continue;
