@@ -71,10 +71,9 @@ static size_t kind_class(const char *kind) {
         return N_CLASSES - 1;
 }
 
-/* The class of a failed cell's failure: its kind's, but a death by a signal is memory's
- * only as the OOM killer's looks: SIGKILL, and no error line in the log (ENGINES.md: "oom
- * only with other evidence"). A segfault, an abort, or an engine that printed why and then
- * killed its own tree (SGLang, after a child's exception) is a crash like any other. */
+/* The class of a failed cell's failure: its kind's, but a death by a signal is memory's only
+ * as the OOM killer's looks, SIGKILL with no error line in the log (ENGINES.md); a segfault,
+ * or an engine that printed why and killed its own tree (SGLang), is a crash like any other. */
 static size_t obs_class(const struct search_obs *o) {
         size_t c = kind_class(o->kind);
         if (c == CLASS_SIGNAL && o->evidence &&
@@ -317,8 +316,9 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
         const size_t *c = s->choice + k * s->n_axes;
         size_t own[16], n_own = 0, need_axis[16], n_need = 0;
         long need_value[16];
+        bool flagged[16] = {false};
         for (size_t b = 0; b < s->n_axes; b++) {
-                if (!search_names_flag(o->evidence, s->axis_flags[b]))
+                if (!(flagged[b] = search_names_flag(o->evidence, s->axis_flags[b])))
                         continue;
                 bool is_own;
                 long other;
@@ -329,18 +329,18 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
                         need_axis[n_need] = b;
                         need_value[n_need++] = other;
                 }
-                for (size_t a = 0; a < s->n_axes; a++) {
-                        size_t ax[2] = {MIN(a, b), MAX(a, b)};
-                        size_t va[2] = {c[ax[0]], c[ax[1]]};
+        }
+        /* a flag it names raises the pairs with its axis, but where it quotes the pair at fault */
+        for (size_t b = 0; b < s->n_axes && (n_own < 2 || n_need > 0); b++)
+                for (size_t a = 0; flagged[b] && a < s->n_axes; a++) {
+                        size_t ax[2] = {MIN(a, b), MAX(a, b)}, va[2] = {c[ax[0]], c[ax[1]]};
                         struct feat *f = a == b ? NULL : feat_find(&m->fm, feat_key(2, ax, va));
                         if (f && f->named < NAMED_AXIS)
                                 f->named = NAMED_AXIS;
                 }
-        }
         /* A line that names two of the cell's values ("FlashInfer backend does not support
-         * fp8_e5m2 KV cache"), or two axes, by their flags or the engine's words for them,
-         * quoting no value ("quantized V cache requires flash_attn to be enabled"), speaks of
-         * the pair of the cell's values on those axes: that pair is the likely culprit. */
+         * fp8_e5m2 KV cache"), or two axes by their flags or words, quoting no value ("quantized
+         * V cache requires flash_attn to be enabled"), speaks of that pair: the likely culprit. */
         size_t pair[2];
         if (n_own == 0 && n_need == 0 && search_names_pair(s, k, o->evidence, pair)) {
                 size_t va[2] = {c[pair[0]], c[pair[1]]};
@@ -839,8 +839,7 @@ static double feasibility(const struct search_model *m, size_t k, uint64_t *keys
         return p;
 }
 
-/* Cell k's chance to serve were its value of axis a innocent: its features that do not hold
- * that axis, its memory and the requirements it breaks. */
+/* Cell k's chance to serve were its value of axis a innocent (other features, memory). */
 static double feasible_but_for(const struct search_model *m, size_t k, size_t a, uint64_t *keys) {
         size_t nf = cell_features(m->s, k, keys), stated;
         double p = 1 - oom_chance(m, k);
@@ -1382,11 +1381,11 @@ void search_model_predict(const struct search_model *m, size_t k, struct search_
         *ret = p;
 }
 
-/* The axes on which every failed cell holding a=x has one same value (partners that may be
- * the failures' doing rather than x): ret_same[b] is that value, -1 on an axis where they
- * differ (and on a itself). Returns how many such axes, 0 when x crashed for the GPU's
- * architecture somewhere (one value's doing). */
-static size_t confounded_axes(const struct search_model *m, size_t a, size_t x, long *ret_same) {
+/* The axes on which every failed cell holding a=x, of its blame's class cls (not x beside a
+ * pair that ran out of memory), has one same value (partners that may be the failures' doing
+ * rather than x): ret_same[b] is that value, -1 on an axis where they differ (and on a). How
+ * many such axes; 0 when x crashed for the GPU's architecture somewhere (one value's doing). */
+static size_t confounded_axes(const struct search_model *m, size_t a, size_t x, size_t cls, long *ret_same) {
         const struct search_space *s = m->s;
         size_t A = s->n_axes, n = 0;
         for (size_t b = 0; b < A; b++)
@@ -1397,6 +1396,8 @@ static size_t confounded_axes(const struct search_model *m, size_t a, size_t x, 
                         continue;
                 if (obs_class(&m->obs[k]) == CLASS_ARCH)
                         return 0;
+                if (obs_class(&m->obs[k]) != cls)
+                        continue;
                 for (size_t b = 0; b < A; b++)
                         ret_same[b] = ret_same[b] == -1 || ret_same[b] == (long)c[b] ? (long)c[b] : -2;
         }
@@ -1429,7 +1430,8 @@ static bool uncovered(const struct search_model *m, size_t a, size_t x, uint64_t
                 return false;
         if (f && f->named_by && blame(m, f, NULL) >= 0.5)
                 return false; /* its own failure's line named it */
-        if (f && blame(m, f, NULL) >= 0.5 && (shared = confounded_axes(m, a, x, same)) == 0)
+        size_t cls = 0;
+        if (f && blame(m, f, &cls) >= 0.5 && (shared = confounded_axes(m, a, x, cls, same)) == 0)
                 return false;
         long pick = -1;
         double best = -1;
@@ -1446,8 +1448,7 @@ static bool uncovered(const struct search_model *m, size_t a, size_t x, uint64_t
                         double fb = apart == 0 || apart < best_apart ? 0 : feasible_but_for(m, k, a, keys);
                         if (fb < 0.5 || suspects(m, k, NULL) > 1)
                                 continue;
-                        /* worth what it may gain, as far as its other values let it tell */
-                        ei = fb * (m->ei[k] + m->pf[k]);
+                        ei = fb * (m->ei[k] + m->pf[k]); /* what it may gain, if it can tell */
                 } else {
                         if (m->pf[k] < SEARCH_FAIL_CHANCE)
                                 continue;
@@ -1931,7 +1932,6 @@ static void kind_words(const char *kind, struct buf *past, const char **ret_noun
         buf_puts(past, "failed");
         *ret_noun = "failure";
 }
-
 
 /* "predicted crash: attn=fa3 crashed (arch) in 3 of 3 cells: 8e5b8715, ..." */
 static int why_fail(const struct search_model *m, size_t k, struct buf *b) {

@@ -694,13 +694,16 @@ static void named_pair(const char *line) {
         obs[0 * 9 + 2 * 3 + 2] = obs[0 * 9 + 2 * 3 + 0];
         struct search_model *m = NULL;
         assert_int_equal(search_model_fit(&sp, obs, &m), 0);
-        struct search_prediction other, same;
-        search_model_predict(m, 1 * 9 + 2 * 3 + 1, &other); /* TRITON_ATTN fp8_e5m2 256 */
-        search_model_predict(m, 0 * 9 + 2 * 3 + 1, &same);  /* FLASHINFER fp8_e5m2 256 */
+        struct search_prediction other, same, partner;
+        search_model_predict(m, 1 * 9 + 2 * 3 + 1, &other);   /* TRITON_ATTN fp8_e5m2 256 */
+        search_model_predict(m, 0 * 9 + 2 * 3 + 1, &same);    /* FLASHINFER fp8_e5m2 256 */
+        search_model_predict(m, 0 * 9 + 1 * 3 + 2, &partner); /* FLASHINFER fp8 512 */
         char *why = search_model_why(m, 0 * 9 + 2 * 3 + 1, false);
-        print_message("p_feasible: another backend %.3f, the pair %.3f; why: %s\n", other.p_feasible, same.p_feasible,
-                      why);
+        print_message("p_feasible: another backend %.3f, the pair %.3f, the backend beside another size %.3f; why: "
+                      "%s\n",
+                      other.p_feasible, same.p_feasible, partner.p_feasible, why);
         assert_true(other.p_feasible > 0.5);
+        assert_true(partner.p_feasible > 0.5);
         assert_true(same.p_feasible < SEARCH_FAIL_CHANCE);
         assert_non_null(strstr(why, "attn=FLASHINFER with kv=fp8_e5m2"));
         free(why);
