@@ -24,13 +24,15 @@ static const char *const fl[A] = {"--flash-attn", "--cache-type-k", "--cache-typ
 static const char *const v_fa[] = {"on", "off"}, *const v_kv[] = {"f16", "q8_0", "q4_0"}, *const v_np[] = {"1", "4"};
 static const char *const *const vn[A] = {v_fa, v_kv, v_kv, v_np};
 static size_t choice[N * A];
-static const char *ids[N];
-static char idbuf[N][17];
+#define IDS_MAX 64 /* the largest grid() below */
+static const char *ids[IDS_MAX];
+static char idbuf[IDS_MAX][17];
 static const char *const *words[A];
 
 /* The n cells of a grid of na axes, row-major (the last axis fastest), axis a of
  * counts[a] values, into ch, and their ids. */
 static void grid(size_t *ch, size_t na, const size_t *counts, size_t n) {
+        assert_true(n <= IDS_MAX);
         for (size_t k = 0; k < n; k++) {
                 for (size_t a = na, rest = k; a-- > 0; rest /= counts[a])
                         ch[k * na + a] = rest % counts[a];
@@ -1234,6 +1236,78 @@ static void test_time_budget(void **state) {
         search_model_free(m);
 }
 
+/* A value whose failures two causes share: vLLM's FlashInfer fails by a line naming it with
+ * fp8_e5m2 (a pair), and twice beside --max-num-seqs 512 by an illegal memory access that
+ * names nothing (a signature whose cells share seqs=512, which served elsewhere). The pair's
+ * failures say nothing of the backend alone, and the signature's leave the backend or its
+ * pair with seqs=512: before the search stops, FlashInfer is tried beside neither. */
+enum { VA = 4, VN = 54 };
+static const size_t v_nv[VA] = {3, 3, 2, 3};
+static const char *const v_an[VA] = {"attn", "kv", "tp", "seqs"};
+static const char *const v_fl[VA] = {"--attention-backend", "--kv-cache-dtype", "--tensor-parallel-size",
+                                     "--max-num-seqs"};
+static const char *const v_at[] = {"FLASHINFER", "TRITON_ATTN", "FLASH_ATTN"},
+                         *const v_kvd[] = {"auto", "fp8", "fp8_e5m2"}, *const v_tp[] = {"1", "2"},
+                         *const v_sq[] = {"128", "256", "512"};
+static const char *const *const v_vn[VA] = {v_at, v_kvd, v_tp, v_sq};
+static size_t v_choice[VN * VA];
+
+static void vllm_launch(size_t k, struct search_obs *o) {
+        const size_t *c = &v_choice[k * VA];
+        *o = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/exit", .launches = 1, .seconds = 0.4};
+        if (c[0] == 0 && c[1] == 2)
+                o->evidence = "exited with status 1; first error line: ValueError: FlashInfer backend does not "
+                              "support fp8_e5m2 KV cache; use auto or fp8";
+        else if (c[0] == 0 && c[3] == 2) {
+                o->kind = "crash/cuda";
+                o->evidence = "RuntimeError: CUDA error: an illegal memory access was encountered";
+        } else
+                *o = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .launches = 1, .seconds = 3,
+                                         .value = 50 * (c[0] == 0 ? 1.3 : c[0] == 2 ? 1.1 : 1) * (c[1] == 1 ? 1.2 : 1) *
+                                                  (c[2] == 1 ? 1.15 : 1) * (c[3] == 0 ? 1.1 : 1)};
+}
+
+static size_t v_cell(size_t attn, size_t kv, size_t tp, size_t seqs) {
+        return ((attn * 3 + kv) * 2 + tp) * 3 + seqs;
+}
+
+static void test_two_causes(void **state) {
+        (void)state;
+        const struct profile *p = profile_find("vllm");
+        const char *const *w[VA], *const *al[VA];
+        for (size_t a = 0; a < VA; a++) {
+                w[a] = profile_axis_words(p, v_fl[a]);
+                al[a] = profile_axis_aliases(p, v_fl[a]);
+        }
+        grid(v_choice, VA, v_nv, VN);
+        struct search_space sp = {.n_axes = VA, .n_values = v_nv, .axis_names = v_an, .value_names = v_vn,
+                                  .axis_flags = v_fl, .axis_words = w, .axis_aliases = al, .n_cells = VN,
+                                  .choice = v_choice, .ids = ids, .higher_better = true, .first = 0};
+        struct search_obs obs[VN] = {0};
+        /* served elsewhere: every kv, tp and seqs value; FlashInfer failed four times */
+        static const size_t before[][VA] = {
+                {1, 0, 1, 2}, {2, 1, 1, 0}, {1, 2, 0, 1}, {2, 0, 1, 2}, {1, 1, 1, 2},
+                {0, 2, 1, 2}, {0, 0, 1, 2}, {0, 1, 1, 2}, {0, 2, 1, 0},
+        };
+        size_t order[VN + 16];
+        bool first[VN + 16];
+        for (size_t i = 0; i < ELEMENTSOF(before); i++) {
+                size_t k = v_cell(before[i][0], before[i][1], before[i][2], before[i][3]);
+                vllm_launch(k, &obs[k]);
+                obs[k].measured = obs[k].state == SEARCH_FEASIBLE;
+        }
+        size_t n = drive(&sp, obs, NULL, vllm_launch, order, first, ELEMENTSOF(order));
+        size_t tried = 0;
+        for (size_t i = 0; i < n; i++) {
+                const size_t *c = &v_choice[order[i] * VA];
+                print_message("launch %zu: %s %s tp=%s seqs=%s%s\n", i + 1, v_at[c[0]], v_kvd[c[1]], v_tp[c[2]],
+                              v_sq[c[3]], obs[order[i]].state == SEARCH_FEASIBLE ? "" : " x");
+                tried += c[0] == 0 && c[1] != 2 && c[3] != 2;
+        }
+        assert_true(tried >= 1);
+        assert_int_equal(obs[v_cell(0, 1, 1, 0)].state, SEARCH_FEASIBLE); /* the best */
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_signature),
@@ -1255,6 +1329,7 @@ int main(void) {
                 cmocka_unit_test(test_llama_space_large),
                 cmocka_unit_test(test_llama_space_h200),
                 cmocka_unit_test(test_time_budget),
+                cmocka_unit_test(test_two_causes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
