@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gate/diagnose.h"
+#include "gate/probes.h"
 #include "base/metrics.h"
 
 int phase_result_decide(struct phase_result *r, enum verdict v, const char *cause, const char *evidence) {
@@ -233,8 +234,15 @@ int phases_gate_accuracy(const json_t *levels, const enum verdict *alone, size_t
         return phase_result_decide(ret, VERDICT_WRONG, "accuracy", ev) < 0 ? -ENOMEM : 1;
 }
 
-/* The cause of an overload verdict: what kind of failure the first one was. */
+/* The cause of an overload verdict: what kind of failure the first one was. A request the
+ * server refused (4xx) because the prompt and output do not fit its context (llama.cpp
+ * "request (N tokens) exceeds the available context size (M tokens)", vLLM "maximum context
+ * length is M") is the bench not fitting the server, as when the bench knew the context
+ * before it sent anything: "context". */
 static const char *failure_cause(const char *first_error) {
+        int64_t context;
+        if (first_error && startswith(first_error, "http_4") && probes_parse_context_error(first_error, &context) == 0)
+                return "context";
         static const struct {
                 const char *prefix, *cause;
         } kinds[] = {

@@ -428,6 +428,28 @@ static void test_bench_failure_gate(void **state) {
         assert_int_equal(phases_gate_bench(levels, &spec, &res), 1);
         expect(&res, VERDICT_OVERLOAD, "timeout", "at concurrency 1: 1 of 10 requests failed; first: timeout");
         phase_result_release(&res);
+        /* a request refused for the context (llama.cpp's words, then vLLM's): the bench does
+         * not fit the server, as when the bench knew it before it sent anything */
+        static const char *const refused[] = {
+                "http_400: request (6002 tokens) exceeds the available context size (4096 tokens), try increasing it",
+                "http_400: This model's maximum context length is 2048 tokens. However, you requested 6016 tokens "
+                "(6000 in the messages, 16 in the completion).",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                _cleanup_free_ char *text = strdup_printf(
+                        "[{\"concurrency\": 1, \"requests\": 4, \"failed\": 4, \"first_error\": \"%s\"}]", refused[i]);
+                _cleanup_json_ json_t *ctx = levels_of(text);
+                assert_int_equal(phases_gate_bench(ctx, &spec, &res), 1);
+                assert_int_equal(res.verdict, VERDICT_OVERLOAD);
+                assert_string_equal(res.cause, "context");
+                phase_result_release(&res);
+        }
+        /* a 5xx that says the same is the server failing, not a refusal */
+        _cleanup_json_ json_t *five = levels_of("[{\"concurrency\": 1, \"requests\": 4, \"failed\": 4, "
+                                                "\"first_error\": \"http_500: exceeds the available context size (4096 tokens)\"}]");
+        assert_int_equal(phases_gate_bench(five, &spec, &res), 1);
+        assert_string_equal(res.cause, "http");
+        phase_result_release(&res);
 }
 
 /* A check under load that answered wrong decides that verdict; no answer at all (a timeout,
