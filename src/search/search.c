@@ -1500,86 +1500,6 @@ static long neighbour(const struct search_model *m) {
 
 /* ---- a failure no value explains ----------------------------------------------------- */
 
-/* The failures that do not depend on the matrix's values, by kind (docs/search.md, "When
- * nothing can pass"): what they are about, the words by which an axis would set that (an
- * axis that does makes the failure a value's again), and what to change. */
-static const struct hopeless_class {
-        const char *kind;       /* the failure's kind, exactly; "error": gauntlet's, below */
-        const char *about;
-        const char *const *axis_words;
-        const char *change;
-} HOPELESS[] = {
-        {"overload/context", "the bench does not fit the server's context",
-         (const char *const[]){"ctx", "context", "model-len", "seq-len", "parallel", "np", "slots", "n-ctx", NULL},
-         "shorten bench.input_tokens/output_tokens or give the server a longer context"},
-        {"crash/model", "the model cannot be loaded",
-         (const char *const[]){"model", "tokenizer", "load-format", "revision", "weights", "checkpoint", "download-dir",
-                               NULL},
-         "fix the model's path or file (model:, args:)"},
-        {"crash/port", "the server's port is taken", (const char *const[]){"port", NULL},
-         "free the port, or stop what holds it"},
-        {"crash/driver", "no GPU can be had", (const char *const[]){"visible", "device", "devices", NULL},
-         "check the host's GPUs and driver (nvidia-smi), CUDA_VISIBLE_DEVICES, and that the driver is as new as the "
-         "engine's CUDA runtime"},
-        {"error", "the server cannot be started", (const char *const[]){NULL},
-         "fix command: (or the engine's program: install it, or put it on PATH)"},
-};
-
-/* Whether axis a, which sets what HOPELESS class c is about, may still change failed cell
- * k's failure: not when another cell failed with the very same line, one that quotes a
- * figure, beside another value of a (llama-server with a unified KV cache gives every
- * request the whole context, whatever -np: "holds 256 tokens" at -np 1 and 8; a line
- * without a figure, "Address already in use", says nothing of which port), nor when every
- * value of a failed that way. */
-static bool axis_may_help(const struct search_model *m, size_t k, size_t a, size_t c) {
-        const struct search_space *s = m->s;
-        size_t A = s->n_axes, tried = 0;
-        for (size_t x = 0; x < s->n_values[a]; x++) {
-                bool failed = false;
-                for (size_t j = 0; j < s->n_cells && !failed; j++) {
-                        const struct search_obs *o = &m->obs[j];
-                        if (o->state != SEARCH_INFEASIBLE || s->choice[j * A + a] != x || !streq_ptr(o->kind, HOPELESS[c].kind))
-                                continue;
-                        if (x != s->choice[k * A + a] && streq_ptr(o->evidence, m->obs[k].evidence) &&
-                            strpbrk(o->evidence, "0123456789"))
-                                return false;
-                        failed = true;
-                }
-                tried += failed;
-        }
-        return tried < s->n_values[a];
-}
-
-/* The class of HOPELESS failed cell k's failure is, or -1: its kind is one of them, its line
- * names no value of the cell, and no axis that sets what it is about may still change it
- * (axis_may_help; *ret_axis, when not NULL: the first that may, else -1). gauntlet's own
- * error counts only when the server could not be started ("cannot start '...'"). */
-static long hopeless_class(const struct search_model *m, size_t k, long *ret_axis) {
-        const struct search_space *s = m->s;
-        const struct search_obs *o = &m->obs[k];
-        size_t axis;
-        if (ret_axis)
-                *ret_axis = -1;
-        if (o->state != SEARCH_INFEASIBLE || !o->kind)
-                return -1;
-        for (size_t c = 0; c < ELEMENTSOF(HOPELESS); c++) {
-                if (strcmp(o->kind, HOPELESS[c].kind) != 0)
-                        continue;
-                if (streq_ptr(HOPELESS[c].kind, "error") && (!o->evidence || !startswith(o->evidence, "cannot start '")))
-                        return -1;
-                if (search_names_value(s, k, o->evidence, &axis))
-                        return -1;
-                for (size_t a = 0; a < s->n_axes; a++)
-                        if (search_axis_about(s, a, HOPELESS[c].axis_words) && axis_may_help(m, k, a, c)) {
-                                if (ret_axis)
-                                        *ret_axis = (long)a;
-                                return -1;
-                        }
-                return (long)c;
-        }
-        return -1;
-}
-
 /* While no cell has served: a failure no value explains but for an axis that may change it
  * (the bench does not fit, and -np sets the context of a request) is put to that axis first:
  * the unknown cell nearest the failed one with another value of it, so that its line, the
@@ -1592,7 +1512,7 @@ static long hopeless_probe(const struct search_model *m) {
                         return -1;
         for (size_t k = 0; k < s->n_cells; k++) {
                 long a;
-                if (m->obs[k].state != SEARCH_INFEASIBLE || hopeless_class(m, k, &a) >= 0 || a < 0)
+                if (m->obs[k].state != SEARCH_INFEASIBLE || search_hopeless_class(s, m->obs, k, &a) || a < 0)
                         continue;
                 long pick = -1;
                 size_t pick_d = SIZE_MAX;
@@ -1650,10 +1570,39 @@ static bool smallest_ran_out(const struct search_model *m, size_t a) {
         return held;
 }
 
+/* Whether every value of one axis was condemned by a line that names it (read_named_value:
+ * TensorRT-LLM's "world_size (8) does not match tp_size (1)" at each --tp_size of the
+ * matrix): then no cell of the matrix can serve. Says so into b, quoting the first line. */
+static bool axis_named_out(const struct search_model *m, struct buf *b) {
+        const struct search_space *s = m->s;
+        for (size_t a = 0; a < s->n_axes; a++) {
+                size_t by = 0;
+                bool all = s->n_values[a] > 1;
+                for (size_t x = 0; all && x < s->n_values[a]; x++) {
+                        const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
+                        all = f && !f->cleared && f->named_by && blame(m, f, NULL) >= 0.5;
+                        by = all && !by ? f->named_by : by;
+                }
+                if (!all)
+                        continue;
+                buf_printf(b, "every value of %s failed by a line that names it, and none of the %zu launched cells "
+                              "served (cell %.8s: \"",
+                           s->axis_names[a], m->n_launched, s->ids ? s->ids[by - 1] : "?");
+                put_quote(b, m->obs[by - 1].evidence);
+                buf_printf(b, "\"): no cell of the matrix can serve: fix what the lines say outside the matrix, or give "
+                              "%s a value they allow",
+                           s->axis_names[a]);
+                return true;
+        }
+        return false;
+}
+
 /* Why no cell of the space can pass, in one line into b (what failed, and what to change),
  * or false while some may. Only while no launched cell served right, and once at least
  * SEARCH_HOPELESS_LAUNCHES cells were launched (or none is left to launch):
- *  - a cell failed in a way no value explains (HOPELESS): the first such, by index;
+ *  - a cell failed in a way no value explains (HOPELESS): the first such, by index (a class
+ *    gauntlet launches again itself, on another port, once its launches are that many);
+ *  - every value of one axis was condemned by a line that names it (axis_named_out);
  *  - at least 3 cells were launched, all failed with one signature whose line says why, and
  *    they span two values or more of every axis: no value explains it;
  *  - every value of every axis failed, each beside more than one partner (the failed cells
@@ -1661,25 +1610,32 @@ static bool smallest_ran_out(const struct search_model *m, size_t a) {
 static bool hopeless(const struct search_model *m, bool none_left, struct buf *b) {
         const struct search_space *s = m->s;
         size_t A = s->n_axes;
-        if (m->n_launched == 0 || (m->n_launched < SEARCH_HOPELESS_LAUNCHES && !none_left))
+        bool enough = m->n_launched >= SEARCH_HOPELESS_LAUNCHES || none_left;
+        if (m->n_launched == 0)
                 return false;
         for (size_t k = 0; k < s->n_cells; k++)
                 if (m->obs[k].state == SEARCH_FEASIBLE)
                         return false;
         for (size_t k = 0; k < s->n_cells; k++) {
-                long c = hopeless_class(m, k, NULL);
-                if (c < 0)
+                const struct search_hopeless *c = search_hopeless_class(s, m->obs, k, NULL);
+                if (!c || (!enough && !(c->retried && m->obs[k].abandoned + 1 >= SEARCH_HOPELESS_LAUNCHES)))
                         continue;
                 size_t alike = 0;
                 for (size_t x = 0; x < s->n_cells; x++)
                         alike += m->obs[x].state == SEARCH_INFEASIBLE && streq_ptr(m->obs[x].kind, m->obs[k].kind);
-                buf_printf(b, "%s: %zu of %zu launched cell%s answered %s and none served (cell %.8s: \"",
-                           HOPELESS[c].about, alike, m->n_launched, m->n_launched == 1 ? "" : "s", m->obs[k].kind,
-                           s->ids ? s->ids[k] : "?");
+                buf_printf(b, "%s: %zu of %zu launched cell%s answered %s", c->about, alike, m->n_launched,
+                           m->n_launched == 1 ? "" : "s", m->obs[k].kind);
+                if (m->n_launches > m->n_launched)
+                        buf_printf(b, " (%zu launches in all)", m->n_launches);
+                buf_printf(b, " and none served (cell %.8s: \"", s->ids ? s->ids[k] : "?");
                 put_quote(b, m->obs[k].evidence);
-                buf_printf(b, "\"), and no value of the matrix changes that: %s", HOPELESS[c].change);
+                buf_printf(b, "\"), and no value of the matrix changes that: %s", c->change);
                 return true;
         }
+        if (!enough)
+                return false;
+        if (axis_named_out(m, b))
+                return true;
         /* one signature over different values of every axis */
         _cleanup_free_ char *sig = NULL;
         long first = -1;

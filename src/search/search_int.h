@@ -1,5 +1,5 @@
 /* search_int.h -- PRIVATE: what search.c and its helpers (search_evidence.c, search_sizes.c,
- * search_linalg.c) share, reading a failure's line and a value's name against the matrix;
+ * search_linalg.c, search_stop.c) share, reading a failure's line and a value's name against the matrix;
  * included by nothing else (the interface is search.h). */
 #ifndef GAUNTLET_SEARCH_INT_H
 #define GAUNTLET_SEARCH_INT_H
@@ -42,6 +42,25 @@ bool search_sizes_at_least(const struct search_space *s, double *const *sz, size
  * alone ("FlashInfer backend does not support fp8_e5m2 KV cache"): their axes into ret,
  * lower first. */
 bool search_names_pair(const struct search_space *s, size_t k, const char *evidence, size_t ret[2]);
+
+/* search_stop.c: a failure no value of the matrix explains (docs/search.md, "When nothing can
+ * pass"), by its kind: what it is about, the words by which an axis would set that (an axis
+ * that does makes it a value's failure again), and what to change. */
+struct search_hopeless {
+        const char *kind;       /* the failure's kind, exactly; "error": gauntlet's own */
+        const char *about;
+        const char *const *axis_words;
+        const char *change;
+        bool retried;           /* gauntlet launched the cell again itself (on another port):
+                                   its launches, not its cells, count towards the stop */
+};
+/* The class of failed cell k's failure (obs: every cell's) when it is one no value explains,
+ * or NULL: its kind is one of them, its line names no value of the cell, and no axis that sets
+ * what it is about may still change it (*ret_axis, when not NULL: the first that may, else
+ * -1; it may while another value of it has not failed with the very same line, one that
+ * quotes a figure). gauntlet's own error counts only when the server could not be started. */
+const struct search_hopeless *search_hopeless_class(const struct search_space *s, const struct search_obs *obs, size_t k,
+                                                    long *ret_axis);
 
 /* search_linalg.c: the Cholesky factor of the n x n matrix a in place (lower; -EDOM when it
  * is not positive definite), and the solves of L x = b and L^T x = b in place. */

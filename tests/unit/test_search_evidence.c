@@ -869,6 +869,26 @@ static void test_stop_outside(void **state) {
                         assert_false(streq_ptr(d.stop, "nothing can pass"));
                 }
         }
+        /* one cell whose port was refused on three ports (gauntlet launched it again twice
+         * on others, abandoned): its launches are the evidence, no second cell is needed;
+         * one launch alone, or a class gauntlet does not launch again, needs the second */
+        for (unsigned abandoned = 0; abandoned <= 2; abandoned++) {
+                struct search_obs obs[TN] = {0};
+                obs[tcell(0, 0, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/port",
+                                                          .evidence = "couldn't bind HTTP server socket, hostname: "
+                                                                      "127.0.0.1, port: 42547",
+                                                          .launches = 1, .abandoned = abandoned};
+                struct search_decision d = decide(&sp, obs, false);
+                if (abandoned) {
+                        assert_string_equal(d.stop, "nothing can pass");
+                        assert_non_null(strstr(d.why, "1 of 1 launched cell answered crash/port"));
+                        assert_non_null(strstr(d.why, abandoned == 2 ? "(3 launches in all)" : "(2 launches in all)"));
+                        assert_non_null(strstr(d.why, "check the address the server binds"));
+                } else
+                        assert_true(d.next >= 0);
+                obs[tcell(0, 0, 1)].kind = "crash/model";
+                assert_true(decide(&sp, obs, false).next >= 0);
+        }
         /* the model's kind, where an axis picks which files are read (--load-format:
          * transformers' line names the file, not the value) */
         static const char *const an3[TA] = {"moe", "gemm", "fmt"};
@@ -961,6 +981,47 @@ static void test_stop_every_value(void **state) {
         assert_string_equal(d.stop, "nothing can pass");
         assert_non_null(strstr(d.why, "every value of every axis failed, each beside more than one partner"));
         assert_non_null(strstr(d.why, "none of the 6 launched cells served"));
+}
+
+/* Every value of one axis condemned by a line that names it (TensorRT-LLM started inside an
+ * allocation of 8 ranks, the matrix's --tp_size 1, 2, 4): nothing of the matrix can serve,
+ * and the stop says why, quoting a line, not "no candidate left". */
+static void test_stop_axis_named_out(void **state) {
+        (void)state;
+        enum { WA = 3, WN = 18 };
+        static const size_t wnv[WA] = {3, 3, 2};
+        static const char *const wan[WA] = {"tp", "attn", "kv"};
+        static const char *const wfl[WA] = {"--tp_size", "--attn_backend", "--kv_cache_dtype"};
+        static const char *const tp[] = {"1", "2", "4"}, *const at[] = {"TRTLLM", "FLASHINFER", "VANILLA"},
+                                 *const kv[] = {"auto", "fp8"};
+        static const char *const *const wvn[WA] = {tp, at, kv};
+        const struct profile *p = profile_find("trtllm");
+        const char *const *w[WA];
+        size_t ch[WN * WA];
+        for (size_t a = 0; a < WA; a++)
+                w[a] = profile_axis_words(p, wfl[a]);
+        grid(ch, WA, wnv, WN);
+        struct search_space sp = {.n_axes = WA, .n_values = wnv, .axis_names = wan, .value_names = wvn,
+                                  .axis_flags = wfl, .axis_words = w, .n_cells = WN, .choice = ch, .ids = ids,
+                                  .higher_better = true, .first = 0};
+        static char lines[3][200];
+        struct search_obs obs[WN] = {0};
+        static const size_t cells[3] = {0 * 6 + 0 * 2 + 0, 1 * 6 + 0 * 2 + 1, 2 * 6 + 1 * 2 + 0};
+        struct search_decision d;
+        for (size_t i = 0; i < 3; i++) {
+                snprintf(lines[i], sizeof(lines[i]),
+                         "exited with status 1; first error line: ValueError: world_size (8) does not match tp_size "
+                         "(%s) * pp_size (1) * cp_size (1) = %s",
+                         tp[i], tp[i]);
+                obs[cells[i]] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/exit",
+                                                    .evidence = lines[i], .launches = 1};
+                d = decide(&sp, obs, false);
+                if (i < 2)
+                        assert_true(d.next >= 0 && ch[(size_t)d.next * WA] > i);
+        }
+        assert_string_equal(d.stop, "nothing can pass");
+        assert_non_null(strstr(d.why, "every value of tp failed by a line that names it"));
+        assert_non_null(strstr(d.why, "world_size (8) does not match tp_size (1)"));
 }
 
 /* What llama-server does with cell k of the issue's space (head size 40): fa on: a
@@ -1325,6 +1386,7 @@ int main(void) {
                 cmocka_unit_test(test_stop_outside),
                 cmocka_unit_test(test_stop_signature),
                 cmocka_unit_test(test_stop_every_value),
+                cmocka_unit_test(test_stop_axis_named_out),
                 cmocka_unit_test(test_llama_space),
                 cmocka_unit_test(test_llama_space_large),
                 cmocka_unit_test(test_llama_space_h200),

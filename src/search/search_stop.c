@@ -1,0 +1,84 @@
+/* search_stop.c -- the failures that do not depend on the matrix's values: which class a
+ * failed cell's failure is, and whether an axis of the matrix may still change it (the
+ * search's stop, docs/search.md "When nothing can pass"). */
+#include <string.h>
+
+#include "base/util.h"
+#include "search/search_int.h"
+
+/* The failures that do not depend on the matrix's values, by kind (docs/search.md, "When
+ * nothing can pass"): what they are about, the words by which an axis would set that (an
+ * axis that does makes the failure a value's again), and what to change. */
+static const struct search_hopeless HOPELESS[] = {
+        {"overload/context", "the bench does not fit the server's context",
+         (const char *const[]){"ctx", "context", "model-len", "seq-len", "parallel", "np", "slots", "n-ctx", NULL},
+         "shorten bench.input_tokens/output_tokens or give the server a longer context", false},
+        {"crash/model", "the model cannot be loaded",
+         (const char *const[]){"model", "tokenizer", "load-format", "revision", "weights", "checkpoint", "download-dir",
+                               NULL},
+         "fix the model's path or file (model:, args:)", false},
+        {"crash/port", "the server's port is taken", (const char *const[]){"port", NULL},
+         "free the port, or stop what holds it; where every port tried was refused, check the address the server "
+         "binds (host:) and what may hold the ports",
+         true},
+        {"crash/driver", "no GPU can be had", (const char *const[]){"visible", "device", "devices", NULL},
+         "check the host's GPUs and driver (nvidia-smi), CUDA_VISIBLE_DEVICES, and that the driver is as new as the "
+         "engine's CUDA runtime", false},
+        {"error", "the server cannot be started", (const char *const[]){NULL},
+         "fix command: (or the engine's program: install it, or put it on PATH)", false},
+};
+
+/* Whether axis a, which sets what HOPELESS class c is about, may still change failed cell
+ * k's failure: not when another cell failed with the very same line, one that quotes a
+ * figure, beside another value of a (llama-server with a unified KV cache gives every
+ * request the whole context, whatever -np: "holds 256 tokens" at -np 1 and 8; a line
+ * without a figure, "Address already in use", says nothing of which port), nor when every
+ * value of a failed that way. */
+static bool axis_may_help(const struct search_space *s, const struct search_obs *obs, size_t k, size_t a, size_t c) {
+        size_t A = s->n_axes, tried = 0;
+        for (size_t x = 0; x < s->n_values[a]; x++) {
+                bool failed = false;
+                for (size_t j = 0; j < s->n_cells && !failed; j++) {
+                        const struct search_obs *o = &obs[j];
+                        if (o->state != SEARCH_INFEASIBLE || s->choice[j * A + a] != x || !streq_ptr(o->kind, HOPELESS[c].kind))
+                                continue;
+                        if (x != s->choice[k * A + a] && streq_ptr(o->evidence, obs[k].evidence) &&
+                            strpbrk(o->evidence, "0123456789"))
+                                return false;
+                        failed = true;
+                }
+                tried += failed;
+        }
+        return tried < s->n_values[a];
+}
+
+/* The class of HOPELESS failed cell k's failure is, or NULL: its kind is one of them, its line
+ * names no value of the cell, and no axis that sets what it is about may still change it
+ * (axis_may_help; *ret_axis, when not NULL: the first that may, else -1). gauntlet's own
+ * error counts only when the server could not be started ("cannot start '...'"). */
+const struct search_hopeless *search_hopeless_class(const struct search_space *s, const struct search_obs *obs, size_t k,
+                                                    long *ret_axis) {
+        const struct search_obs *o = &obs[k];
+        size_t axis;
+        if (ret_axis)
+                *ret_axis = -1;
+        if (o->state != SEARCH_INFEASIBLE || !o->kind)
+                return NULL;
+        for (size_t c = 0; c < ELEMENTSOF(HOPELESS); c++) {
+                if (strcmp(o->kind, HOPELESS[c].kind) != 0)
+                        continue;
+                if (streq_ptr(HOPELESS[c].kind, "error") && (!o->evidence || !startswith(o->evidence, "cannot start '")))
+                        return NULL;
+                if (search_names_value(s, k, o->evidence, &axis))
+                        return NULL;
+                for (size_t a = 0; a < s->n_axes; a++)
+                        if (search_axis_about(s, a, HOPELESS[c].axis_words) && axis_may_help(s, obs, k, a, c)) {
+                                if (ret_axis)
+                                        *ret_axis = (long)a;
+                                return NULL;
+                        }
+                return &HOPELESS[c];
+        }
+        return NULL;
+}
+
