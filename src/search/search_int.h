@@ -25,8 +25,9 @@ long search_value_on(const struct search_space *s, size_t a, const char *name, s
 size_t search_axis_distance(const struct search_space *s, size_t a, const char *evidence, const char *p,
                             const char *q);
 
-/* Whether axis a's name or flag holds one of words (a word of its own: "ctx" in "--ctx-size",
- * not in "--ctxx"; "np" is "-np" or "np"). */
+/* Whether axis a's name, flag or one of the flag's other forms (axis_forms: llama.cpp's -c
+ * is --ctx-size) holds one of words (a word of its own: "ctx" in "--ctx-size", not in
+ * "--ctxx"; "np" is "-np" or "np"). */
 bool search_axis_about(const struct search_space *s, size_t a, const char *const *words);
 
 /* Axes of sizes (search_sizes.c; docs/search.md, "Sizes"): an axis two or more of whose

@@ -36,15 +36,25 @@ static const char *const SIZE_NOT_MEMORY[] = {
         "offload", "offloading", "swap", "cpu", "ncmoe", "nodes", "gpus", "world", NULL,
 };
 
+/* Whether name holds one of words, as a word of its own. */
+static bool name_about(const char *name, const char *const *words) {
+        for (size_t w = 0; name && words[w]; w++) {
+                size_t n = strlen(words[w]);
+                for (const char *p = name; (p = strcasestr(p, words[w])); p++)
+                        if ((p == name || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
+                                return true;
+        }
+        return false;
+}
+
 bool search_axis_about(const struct search_space *s, size_t a, const char *const *words) {
-        const char *names[] = {s->axis_names ? s->axis_names[a] : NULL, s->axis_flags ? s->axis_flags[a] : NULL};
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                for (size_t w = 0; names[i] && words[w]; w++) {
-                        size_t n = strlen(words[w]);
-                        for (const char *p = names[i]; (p = strcasestr(p, words[w])); p++)
-                                if ((p == names[i] || !isalnum((unsigned char)p[-1])) && !isalnum((unsigned char)p[n]))
-                                        return true;
-                }
+        if (name_about(s->axis_names ? s->axis_names[a] : NULL, words) ||
+            name_about(s->axis_flags ? s->axis_flags[a] : NULL, words))
+                return true;
+        /* the flag's other forms: llama.cpp's -c is --ctx-size */
+        for (const char *const *f = s->axis_forms ? s->axis_forms[a] : NULL; f && *f; f++)
+                if (name_about(*f, words))
+                        return true;
         return false;
 }
 

@@ -836,6 +836,44 @@ static void test_stop_context_axis(void **state) {
         assert_false(streq_ptr(d.stop, "nothing can pass"));
 }
 
+/* The context set by llama.cpp's short flag: -c is --ctx-size, so a bench that does not fit
+ * at -c 2048 and 4096 tries 8192 before the search says nothing can pass. */
+static void test_stop_context_short_flag(void **state) {
+        (void)state;
+        enum { CA = 2, CN = 6 };
+        static const size_t cnv[CA] = {3, 2};
+        static const char *const can[CA] = {"c", "fa"};
+        static const char *const cfl[CA] = {"-c", "-fa"};
+        static const char *const ctx[] = {"2048", "4096", "8192"}, *const fa[] = {"on", "off"};
+        static const char *const *const cvn[CA] = {ctx, fa};
+        const struct profile *p = profile_find("llama.cpp");
+        const char *const *forms[CA], *const *w[CA];
+        for (size_t a = 0; a < CA; a++) {
+                forms[a] = profile_axis_forms(p, cfl[a]);
+                w[a] = profile_axis_words(p, cfl[a]);
+        }
+        size_t ch[CN * CA];
+        grid(ch, CA, cnv, CN);
+        struct search_space sp = {.n_axes = CA, .n_values = cnv, .axis_names = can, .value_names = cvn,
+                                  .axis_flags = cfl, .axis_words = w, .axis_forms = forms, .n_cells = CN,
+                                  .choice = ch, .ids = ids, .higher_better = true, .first = 0};
+        static const char refused[] = "at concurrency 1: 1 of 1 requests failed; first: http_400: request (6002 tokens) "
+                                      "exceeds the available context size (%s tokens), try increasing it";
+        static char lines[2][200];
+        struct search_obs obs[CN] = {0};
+        for (size_t c = 0; c < 2; c++) {
+                snprintf(lines[c], sizeof(lines[c]), refused, ctx[c]);
+                obs[c * 2] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "overload/context",
+                                                 .evidence = lines[c], .launches = 1};
+        }
+        struct search_decision d = decide(&sp, obs, false);
+        assert_true(d.next >= 0);
+        assert_int_equal(ch[(size_t)d.next * CA], 2); /* -c 8192 */
+        /* without the flag's forms, -c reads as no axis of the context: it stops */
+        sp.axis_forms = NULL;
+        assert_string_equal(decide(&sp, obs, false).stop, "nothing can pass");
+}
+
 /* A port taken, a model that does not load, a server that cannot start: no value's doing. */
 static void test_stop_outside(void **state) {
         (void)state;
@@ -1383,6 +1421,7 @@ int main(void) {
                 cmocka_unit_test(test_named_pair),
                 cmocka_unit_test(test_stop_context),
                 cmocka_unit_test(test_stop_context_axis),
+                cmocka_unit_test(test_stop_context_short_flag),
                 cmocka_unit_test(test_stop_outside),
                 cmocka_unit_test(test_stop_signature),
                 cmocka_unit_test(test_stop_every_value),
