@@ -436,52 +436,8 @@ static int read_named_value(struct search_model *m, size_t k) {
         return 0;
 }
 
-/* Of the values the cells failing with one signature all share (same[a], -1 on an axis where
- * they differ), the one combination never seen in a cell that served right, of the fewest
- * values: the one such value; else, every shared value having served somewhere, the one
- * such pair (vLLM's backend that hangs on the first request with one attention backend,
- * each of the two served beside others); else the one such three. NULL where two or more
- * are left at the lowest order that has any (the cells do not tell them apart), or none. */
-static struct feat *shared_culprit(const struct search_model *m, const long *same) {
-        const struct search_space *s = m->s;
-        size_t A = s->n_axes, sh[16], n = 0;
-        for (size_t a = 0; a < A; a++)
-                if (same[a] >= 0)
-                        sh[n++] = a;
-        for (int order = 1; order <= (A <= TRIPLE_MAX_AXES ? 3 : 2) && order <= (int)n; order++) {
-                struct feat *culprit = NULL;
-                size_t left = 0;
-                size_t i[3] = {0, 1, 2}; /* the axes of sh, ascending: each combination once */
-                for (;;) {
-                        size_t ax[3], val[3];
-                        for (int j = 0; j < order; j++) {
-                                ax[j] = sh[i[j]];
-                                val[j] = (size_t)same[ax[j]];
-                        }
-                        struct feat *f = feat_find(&m->fm, feat_key(order, ax, val));
-                        if (f && !f->cleared) {
-                                culprit = f;
-                                left++;
-                        }
-                        int j = order - 1; /* the next combination */
-                        while (j >= 0 && i[j] == n - (size_t)(order - j))
-                                j--;
-                        if (j < 0)
-                                break;
-                        i[j]++;
-                        for (int q = j + 1; q < order; q++)
-                                i[q] = i[q - 1] + 1;
-                }
-                if (left)
-                        return left == 1 ? culprit : NULL;
-        }
-        return NULL;
-}
-
 /* Cells failing with one signature fail for one reason: when the values they all share,
- * less those some cell served right with, are one value, it is the likely culprit; when
- * every shared value served somewhere, the one shared pair never seen serving
- * (shared_culprit). Cells
+ * less those some cell served right with, are one value, it is the likely culprit. Cells
  * whose lines name an axis's flag or two of their values are left to read_evidence's rules
  * (a pair, a requirement), and so are those a requirement or a named value explains. */
 static int read_signatures(struct search_model *m, const bool *explained) {
@@ -526,8 +482,18 @@ static int read_signatures(struct search_model *m, const bool *explained) {
                 }
                 if (count < 2)
                         continue;
-                struct feat *culprit = shared_culprit(m, same);
-                if (culprit && !culprit->named_by && count > culprit->sig_cells) {
+                struct feat *culprit = NULL;
+                size_t left = 0;
+                for (size_t a = 0; a < A; a++) {
+                        if (same[a] < 0)
+                                continue;
+                        struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){(size_t)same[a]}));
+                        if (f && !f->cleared) {
+                                culprit = f;
+                                left++;
+                        }
+                }
+                if (left == 1 && !culprit->named_by && count > culprit->sig_cells) {
                         culprit->sig_by = k + 1;
                         culprit->sig_cells = count;
                         culprit->sig_class = (unsigned char)obs_class(&m->obs[k]);
@@ -1999,11 +1965,8 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                                    s->ids ? s->ids[by] : "?", buf_str(&past));
                 else
                         buf_printf(b,
-                                   " is the one %s never seen serving that the %zu cells that %s alike share "
+                                   " is the one value never seen serving that the %zu cells that %s alike share "
                                    "(cell %.8s: ",
-                                   key_order(top->key) == 1   ? "value"
-                                   : key_order(top->key) == 2 ? "pair of values, each served elsewhere,"
-                                                              : "three values, each pair served elsewhere,",
                                    top->sig_cells, buf_str(&past), s->ids ? s->ids[by] : "?");
                 const char *e = m->obs[by].evidence ? m->obs[by].evidence : "";
                 size_t n = strlen(e);

@@ -663,40 +663,6 @@ static void test_signature_blame(void **state) {
         search_model_free(m);
 }
 
-/* Two cells failing alike whose shared values each served elsewhere: the one shared pair
- * never seen serving takes the signature's blame (TensorRT-LLM's PyTorch backend that hangs
- * on the first request with one attention backend, each of the two serving beside others). */
-static void test_signature_pair(void **state) {
-        (void)state;
-        struct search_space sp;
-        space(&sp, true);
-        struct search_obs obs[N] = {0};
-        static const size_t served[][4] = {{0, 0, 0, 0}, {1, 0, 0, 0}, {0, 0, 0, 1}, {0, 1, 1, 0}};
-        for (size_t i = 0; i < ELEMENTSOF(served); i++)
-                obs[cell(served[i][0], served[i][1], served[i][2], served[i][3])] =
-                        (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100 - (double)i};
-        /* fa=off with np=4 times out twice, beside different caches */
-        obs[cell(1, 0, 0, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "timeout/request",
-                                                    .evidence = "no complete answer within 6s"};
-        obs[cell(1, 1, 1, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "timeout/request",
-                                                    .evidence = "no complete answer within 6s"};
-        struct search_model *m = NULL;
-        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
-        struct search_prediction pair, off, four;
-        search_model_predict(m, cell(1, 1, 0, 1), &pair); /* the pair, other caches */
-        search_model_predict(m, cell(1, 1, 0, 0), &off);  /* fa=off beside np=1 */
-        search_model_predict(m, cell(0, 1, 0, 1), &four); /* np=4 beside fa=on */
-        char *why = search_model_why(m, cell(1, 1, 0, 1), false);
-        print_message("the pair %.3f, fa=off alone %.3f, np=4 alone %.3f; why: %s\n", pair.p_feasible, off.p_feasible,
-                      four.p_feasible, why);
-        assert_true(pair.p_feasible < SEARCH_FAIL_CHANCE);
-        assert_true(off.p_feasible > 0.5 && four.p_feasible > 0.5);
-        assert_non_null(strstr(why, "fa=off with np=4 is the one pair of values, each served elsewhere, never seen "
-                                    "serving that the 2 cells"));
-        free(why);
-        search_model_free(m);
-}
-
 /* A line that names two of the cell's values (vLLM's words: "FlashInfer backend does not
  * support fp8_e5m2 KV cache"), or quotes them after their flags, the second followed by the
  * sentence's colon, twice, beside an attention backend that served: the pair is blamed,
@@ -1452,7 +1418,6 @@ int main(void) {
                 cmocka_unit_test(test_listed_condemns),
                 cmocka_unit_test(test_named_condemns),
                 cmocka_unit_test(test_signature_blame),
-                cmocka_unit_test(test_signature_pair),
                 cmocka_unit_test(test_named_pair),
                 cmocka_unit_test(test_stop_context),
                 cmocka_unit_test(test_stop_context_axis),
