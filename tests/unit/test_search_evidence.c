@@ -41,6 +41,23 @@ static void grid(size_t *ch, size_t na, const size_t *counts, size_t n) {
         }
 }
 
+/* The grid of na axes (counts[a] values each, row-major) as an engine's matrix would give it
+ * to the search: its flags' words and aliases from the engine's profile (into ret_words,
+ * aliases: na each), the cells into ch. */
+static struct search_space engine_space(const char *engine, size_t na, const size_t *counts, const char *const *names,
+                                       const char *const *flags, const char *const *const *values, size_t n,
+                                       size_t *ch, const char *const **ret_words, const char *const **aliases) {
+        const struct profile *p = profile_find(engine);
+        for (size_t a = 0; a < na; a++) {
+                ret_words[a] = profile_axis_words(p, flags[a]);
+                aliases[a] = profile_axis_aliases(p, flags[a]);
+        }
+        grid(ch, na, counts, n);
+        return (struct search_space){.n_axes = na, .n_values = counts, .axis_names = names, .value_names = values,
+                                     .axis_flags = flags, .axis_words = ret_words, .axis_aliases = aliases,
+                                     .n_cells = n, .choice = ch, .ids = ids, .higher_better = true, .first = 0};
+}
+
 static void space(struct search_space *sp, bool with_words) {
         grid(choice, A, nv, N);
         const struct profile *p = profile_find("llama.cpp");
@@ -676,17 +693,9 @@ static void named_pair(const char *line) {
         static const char *const at[] = {"FLASHINFER", "TRITON_ATTN", "FLASH_ATTN"},
                                  *const kv[] = {"auto", "fp8", "fp8_e5m2"}, *const sq[] = {"128", "256", "512"};
         static const char *const *const pvn[PA] = {at, kv, sq};
-        const struct profile *p = profile_find("vllm");
         const char *const *pw[PA], *const *pal[PA];
         size_t pch[PN * PA];
-        for (size_t a = 0; a < PA; a++) {
-                pw[a] = profile_axis_words(p, pfl[a]);
-                pal[a] = profile_axis_aliases(p, pfl[a]);
-        }
-        grid(pch, PA, pnv, PN);
-        struct search_space sp = {.n_axes = PA, .n_values = pnv, .axis_names = pan, .value_names = pvn,
-                                  .axis_flags = pfl, .axis_words = pw, .axis_aliases = pal, .n_cells = PN,
-                                  .choice = pch, .ids = ids, .higher_better = true, .first = 0};
+        struct search_space sp = engine_space("vllm", PA, pnv, pan, pfl, pvn, PN, pch, pw, pal);
         size_t axis;
         assert_int_equal(search_names_value(&sp, 0 * 9 + 2 * 3 + 0, line, &axis), SEARCH_NAMES_NONE);
         struct search_obs obs[PN] = {0};
@@ -846,17 +855,12 @@ static void test_stop_context_short_flag(void **state) {
         static const char *const cfl[CA] = {"-c", "-fa"};
         static const char *const ctx[] = {"2048", "4096", "8192"}, *const fa[] = {"on", "off"};
         static const char *const *const cvn[CA] = {ctx, fa};
-        const struct profile *p = profile_find("llama.cpp");
-        const char *const *forms[CA], *const *w[CA];
-        for (size_t a = 0; a < CA; a++) {
-                forms[a] = profile_axis_forms(p, cfl[a]);
-                w[a] = profile_axis_words(p, cfl[a]);
-        }
+        const char *const *forms[CA], *const *w[CA], *const *al[CA];
         size_t ch[CN * CA];
-        grid(ch, CA, cnv, CN);
-        struct search_space sp = {.n_axes = CA, .n_values = cnv, .axis_names = can, .value_names = cvn,
-                                  .axis_flags = cfl, .axis_words = w, .axis_forms = forms, .n_cells = CN,
-                                  .choice = ch, .ids = ids, .higher_better = true, .first = 0};
+        struct search_space sp = engine_space("llama.cpp", CA, cnv, can, cfl, cvn, CN, ch, w, al);
+        for (size_t a = 0; a < CA; a++)
+                forms[a] = profile_axis_forms(profile_find("llama.cpp"), cfl[a]);
+        sp.axis_forms = forms;
         static const char refused[] = "at concurrency 1: 1 of 1 requests failed; first: http_400: request (6002 tokens) "
                                       "exceeds the available context size (%s tokens), try increasing it";
         static char lines[2][200];
@@ -1033,15 +1037,9 @@ static void test_stop_axis_named_out(void **state) {
         static const char *const tp[] = {"1", "2", "4"}, *const at[] = {"TRTLLM", "FLASHINFER", "VANILLA"},
                                  *const kv[] = {"auto", "fp8"};
         static const char *const *const wvn[WA] = {tp, at, kv};
-        const struct profile *p = profile_find("trtllm");
-        const char *const *w[WA];
+        const char *const *w[WA], *const *al[WA];
         size_t ch[WN * WA];
-        for (size_t a = 0; a < WA; a++)
-                w[a] = profile_axis_words(p, wfl[a]);
-        grid(ch, WA, wnv, WN);
-        struct search_space sp = {.n_axes = WA, .n_values = wnv, .axis_names = wan, .value_names = wvn,
-                                  .axis_flags = wfl, .axis_words = w, .n_cells = WN, .choice = ch, .ids = ids,
-                                  .higher_better = true, .first = 0};
+        struct search_space sp = engine_space("trtllm", WA, wnv, wan, wfl, wvn, WN, ch, w, al);
         static char lines[3][200];
         struct search_obs obs[WN] = {0};
         static const size_t cells[3] = {0 * 6 + 0 * 2 + 0, 1 * 6 + 0 * 2 + 1, 2 * 6 + 1 * 2 + 0};
@@ -1372,16 +1370,8 @@ static size_t v_cell(size_t attn, size_t kv, size_t tp, size_t seqs) {
 
 static void test_two_causes(void **state) {
         (void)state;
-        const struct profile *p = profile_find("vllm");
         const char *const *w[VA], *const *al[VA];
-        for (size_t a = 0; a < VA; a++) {
-                w[a] = profile_axis_words(p, v_fl[a]);
-                al[a] = profile_axis_aliases(p, v_fl[a]);
-        }
-        grid(v_choice, VA, v_nv, VN);
-        struct search_space sp = {.n_axes = VA, .n_values = v_nv, .axis_names = v_an, .value_names = v_vn,
-                                  .axis_flags = v_fl, .axis_words = w, .axis_aliases = al, .n_cells = VN,
-                                  .choice = v_choice, .ids = ids, .higher_better = true, .first = 0};
+        struct search_space sp = engine_space("vllm", VA, v_nv, v_an, v_fl, v_vn, VN, v_choice, w, al);
         struct search_obs obs[VN] = {0};
         /* served elsewhere: every kv, tp and seqs value; FlashInfer failed four times */
         static const size_t before[][VA] = {
