@@ -10,8 +10,9 @@
 #     first error line (not a wrapper line, not a backtrace frame), each launched once;
 #   - serving.yaml: slots, batch sizes, reasoning formats, benchmarked without a failure,
 #     prompts of 16 tokens by the server's count, the smoke suite passing under load;
-#   - load.yaml, context.yaml: bench requests the server refuses (overload/http, no best),
-#     a bench its context cannot hold (overload/context, refused before it runs);
+#   - load.yaml, context.yaml: bench requests the server refuses for their length
+#     (overload/context by its words, no best), a bench its context cannot hold
+#     (overload/context, refused before it runs);
 #   - random.yaml on two random-weight models the testbed writes: real garbage;
 #   - the eval: 200 built-in products answered identically by llama-server and the
 #     testbed, and eval.yaml: batch sizes compared with the baseline.
@@ -135,7 +136,7 @@ best=$(jq -r .best "$tmp/serving.json")
 # refused before it runs
 sweep load "$E/load.yaml" "$MODEL" "$E/load.expect"
 [ "$(jq -r .best "$tmp/load.json")" = null ] || fail "load: a best among cells whose bench failed"
-[ "$(grep -c 'overload/http' "$tmp/load.out")" = 2 ] || { cat "$tmp/load.out"; fail "load: not one line per cell"; }
+[ "$(grep -c 'overload/context' "$tmp/load.out")" = 2 ] || { cat "$tmp/load.out"; fail "load: not one line per cell"; }
 sweep context "$E/context.yaml" "$MODEL" "$E/context.expect"
 [ "$(jq '[.cells[] | select(.bench != null)] | length' "$tmp/context.json")" = 0 ] || fail "context: the bench ran"
 "$TESTBED" --write-random-model "$tmp/seed1.gguf" --random-seed 1
