@@ -1576,15 +1576,15 @@ static bool smallest_ran_out(const struct search_model *m, size_t a) {
 static bool axis_named_out(const struct search_model *m, struct buf *b) {
         const struct search_space *s = m->s;
         for (size_t a = 0; a < s->n_axes; a++) {
-                size_t by = 0;
                 bool all = s->n_values[a] > 1;
                 for (size_t x = 0; all && x < s->n_values[a]; x++) {
                         const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
                         all = f && !f->cleared && f->named_by && blame(m, f, NULL) >= 0.5;
-                        by = all && !by ? f->named_by : by;
                 }
                 if (!all)
                         continue;
+                /* the line that condemned the axis's first value */
+                size_t by = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){0}))->named_by;
                 buf_printf(b, "every value of %s failed by a line that names it, and none of the %zu launched cells "
                               "served (cell %.8s: \"",
                            s->axis_names[a], m->n_launched, s->ids ? s->ids[by - 1] : "?");

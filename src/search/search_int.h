@@ -1,6 +1,6 @@
 /* search_int.h -- PRIVATE: what search.c and its helpers (search_evidence.c, search_sizes.c,
- * search_linalg.c, search_stop.c) share, reading a failure's line and a value's name against the matrix;
- * included by nothing else (the interface is search.h). */
+ * search_linalg.c, search_stop.c) share, reading a failure's line and a value's name against
+ * the matrix; included by nothing else (the interface is search.h). */
 #ifndef GAUNTLET_SEARCH_INT_H
 #define GAUNTLET_SEARCH_INT_H
 
