@@ -1381,18 +1381,34 @@ void search_model_predict(const struct search_model *m, size_t k, struct search_
         *ret = p;
 }
 
-/* The axes on which every failed cell holding a=x, of its blame's class cls (not x beside a
- * pair that ran out of memory), has one same value (partners that may be the failures' doing
- * rather than x): ret_same[b] is that value, -1 on an axis where they differ (and on a). How
- * many such axes; 0 when x crashed for the GPU's architecture somewhere (one value's doing). */
-static size_t confounded_axes(const struct search_model *m, size_t a, size_t x, size_t cls, long *ret_same) {
+static bool cell_has(const struct search_space *s, size_t k, uint64_t key) {
+        const size_t *c = s->choice + k * s->n_axes;
+        for (int i = 0; i < key_order(key); i++)
+                if (c[key_axis(key, i)] != key_value(key, i))
+                        return false;
+        return true;
+}
+
+static bool holds_axis(uint64_t key, size_t b) {
+        for (int i = 0; i < key_order(key); i++)
+                if (key_axis(key, i) == b)
+                        return true;
+        return false;
+}
+
+/* The axes on which every failed cell holding feature key (a value, or a pair), of its
+ * blame's class cls (not beside a pair that ran out of memory), has one same value
+ * (partners that may be the failures' doing rather than key): ret_same[b] is that value,
+ * -1 on an axis where they differ (and on key's own). How many such axes; 0 when a cell
+ * holding it crashed for the GPU's architecture (one value's doing). */
+static size_t confounded_axes(const struct search_model *m, uint64_t key, size_t cls, long *ret_same) {
         const struct search_space *s = m->s;
         size_t A = s->n_axes, n = 0;
         for (size_t b = 0; b < A; b++)
                 ret_same[b] = -1; /* -1 unset, -2 varies (search_model_fit: at most 16 axes) */
         for (size_t k = 0; k < s->n_cells; k++) {
                 const size_t *c = s->choice + k * A;
-                if (m->obs[k].state != SEARCH_INFEASIBLE || c[a] != x)
+                if (m->obs[k].state != SEARCH_INFEASIBLE || !cell_has(s, k, key))
                         continue;
                 if (obs_class(&m->obs[k]) == CLASS_ARCH)
                         return 0;
@@ -1402,43 +1418,53 @@ static size_t confounded_axes(const struct search_model *m, size_t a, size_t x, 
                         ret_same[b] = ret_same[b] == -1 || ret_same[b] == (long)c[b] ? (long)c[b] : -2;
         }
         for (size_t b = 0; b < A; b++) {
-                if (b == a || s->n_values[b] < 2 || ret_same[b] < 0)
+                if (holds_axis(key, b) || s->n_values[b] < 2 || ret_same[b] < 0)
                         ret_same[b] = -1;
                 n += ret_same[b] >= 0;
         }
         return n;
 }
 
-/* Whether value x of axis a is still unknown: no cell that served right holds it, nothing
- * condemns it (its own blame, or a failing prediction for every candidate holding it), and
- * a candidate holds it. Then *ret_pick is that candidate of highest expected improvement.
+/* Whether feature key is still unknown: a value no cell that served right holds, that
+ * nothing condemns (its own blame, or a failing prediction for every candidate holding it),
+ * and a candidate holds; or a pair of values that each served elsewhere, blamed by failures
+ * that all shared a third value (T1 of the second held-out stand-in: pytorch with DEEPGEMM
+ * blamed for two aborts that both held tp=4, the three together at fault). Then *ret_pick
+ * is that candidate of highest expected improvement.
  * Blame alone does not condemn a value whose failures all shared a partner value (on one
  * axis or more): it gets one cell with other partners, whatever the model predicts for it:
- * one where x is the only suspect (a second makes its failure say nothing of x: on the real
- * llama-server a --rope-freq-base that answered wrong beside one chat template was tried
- * beside another template that had answered wrong too, twice) and that would serve but for
- * x (no pair that failed, no memory that runs out: those would say nothing of x either;
- * the likelier it would, the better), and away from as many of the shared partners as such
- * a cell can be. With no such cell, its blame condemns it. */
-static bool uncovered(const struct search_model *m, size_t a, size_t x, uint64_t *keys, long *ret_pick,
-                      double *ret_ei) {
+ * one where it is the only suspect (a second makes its failure say nothing of it: on the
+ * real llama-server a --rope-freq-base that answered wrong beside one chat template was
+ * tried beside another template that had answered wrong too, twice) and that would serve
+ * but for it (no pair that failed, no memory that runs out: those would say nothing of it
+ * either; the likelier it would, the better), and away from as many of the shared partners
+ * as such a cell can be. With no such cell, its blame condemns it. A pair gets such a cell
+ * only when its failures shared a value, and none once a line named it. */
+static bool uncovered(const struct search_model *m, uint64_t key, uint64_t *keys, long *ret_pick, double *ret_ei) {
         const struct search_space *s = m->s;
-        const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
+        const struct feat *f = feat_find(&m->fm, key);
         long same[16];
-        size_t shared = 0;
+        size_t shared = 0, cls = 0, a = key_axis(key, 0);
         if (f && f->cleared)
                 return false;
-        if (f && f->named_by && blame(m, f, NULL) >= 0.5)
+        if (f && (f->named_by || f->named) && blame(m, f, NULL) >= 0.5)
                 return false; /* its own failure's line named it */
-        size_t cls = 0;
-        if (f && blame(m, f, &cls) >= 0.5 && (shared = confounded_axes(m, a, x, cls, same)) == 0)
+        for (int i = 0; key_order(key) > 1 && i < key_order(key); i++) {
+                const struct feat *v = feat_find(&m->fm, feat_key(1, (size_t[]){key_axis(key, i)},
+                                                                  (size_t[]){key_value(key, i)}));
+                if (!v || !v->cleared)
+                        return false; /* a pair of values that served elsewhere only */
+        }
+        if (f && blame(m, f, &cls) >= 0.5 && (shared = confounded_axes(m, key, cls, same)) == 0)
                 return false;
+        if (key_order(key) > 1 && shared == 0)
+                return false; /* a pair: only when its failures shared a value */
         long pick = -1;
         double best = -1;
         size_t best_apart = 0;
         for (size_t k = 0; k < s->n_cells; k++) {
                 const size_t *c = s->choice + k * s->n_axes;
-                if (m->obs[k].state != SEARCH_UNKNOWN || c[a] != x || m->condemned[k])
+                if (m->obs[k].state != SEARCH_UNKNOWN || !cell_has(s, k, key) || m->condemned[k])
                         continue;
                 double ei;
                 size_t apart = 0;
@@ -1799,11 +1825,20 @@ int search_model_decide(const struct search_model *m, const struct search_option
                 for (size_t x = 0; x < s->n_values[a]; x++) {
                         long k;
                         double ei;
-                        if (uncovered(m, a, x, keys, &k, &ei) && ei > cover_ei) {
+                        if (uncovered(m, feat_key(1, (size_t[]){a}, (size_t[]){x}), keys, &k, &ei) && ei > cover_ei) {
                                 cover = k;
                                 cover_ei = ei;
                         }
                 }
+        for (size_t i = 0; i < m->fm.cap && m->n_y > 0; i++) {
+                const struct feat *f = &m->fm.slots[i];
+                long k;
+                double ei;
+                if (f->key && key_order(f->key) == 2 && uncovered(m, f->key, keys, &k, &ei) && ei > cover_ei) {
+                        cover = k;
+                        cover_ei = ei;
+                }
+        }
         size_t budget = o ? o->max_launches : 0;
         /* measuring again is for a search that prunes: one that launches every cell is
          * asked for every cell, once */
@@ -1856,14 +1891,6 @@ static void put_feature(struct buf *b, const struct search_space *s, uint64_t ke
         for (int i = 0; i < key_order(key); i++)
                 buf_printf(b, "%s%s=%s", i ? " with " : "", s->axis_names[key_axis(key, i)],
                            s->value_names[key_axis(key, i)][key_value(key, i)]);
-}
-
-static bool cell_has(const struct search_space *s, size_t k, uint64_t key) {
-        const size_t *c = s->choice + k * s->n_axes;
-        for (int i = 0; i < key_order(key); i++)
-                if (c[key_axis(key, i)] != key_value(key, i))
-                        return false;
-        return true;
 }
 
 /* "crashed (arch)" for "crash/arch", and the word of the prediction ("crash"). */

@@ -1397,6 +1397,58 @@ static void test_two_causes(void **state) {
         assert_int_equal(obs[v_cell(0, 1, 1, 0)].state, SEARCH_FEASIBLE); /* the best */
 }
 
+/* Three values at fault together: FlashInfer with fp8 aborts at tp=2 (an MPI abort that names
+ * nothing), and is the fastest pair at tp=1. FlashInfer and fp8 each served elsewhere, and
+ * both failures held tp=2, which served too: the pair takes the blame, as the pair of
+ * pytorch with DEEPGEMM did for aborts at tp=4 on the second held-out stand-in (T1), where
+ * the best held the pair at tp=2 and was never launched. Before the search stops, the pair
+ * gets one cell away from tp=2, as a value whose failures shared a partner does. */
+static void triple_launch(size_t k, struct search_obs *o) {
+        const size_t *c = &v_choice[k * VA];
+        if (c[0] == 0 && c[1] == 1 && c[2] == 1)
+                *o = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/exit", .launches = 1, .seconds = 2,
+                                         .evidence = "exited with status 1; first error line: MPI_ABORT was invoked on "
+                                                     "rank 1 in communicator MPI_COMM_WORLD with errorcode 1"};
+        else
+                *o = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .launches = 1, .seconds = 3,
+                                         .value = 50 * (c[0] == 0 && c[1] == 1 ? 1.4 : 1) * (c[2] == 1 ? 1.05 : 1) *
+                                                  (c[3] == 0 ? 1.02 : 1)};
+}
+
+static void test_pair_cover(void **state) {
+        (void)state;
+        const char *const *w[VA], *const *al[VA];
+        struct search_space sp = engine_space("vllm", VA, v_nv, v_an, v_fl, v_vn, VN, v_choice, w, al);
+        struct search_obs obs[VN] = {0};
+        /* served: FlashInfer with auto, fp8 with Triton, tp=2 beside both; the pair failed
+         * twice, both at tp=2 */
+        static const size_t before[][VA] = {
+                {0, 0, 1, 0}, {0, 0, 0, 1}, {1, 1, 1, 0}, {1, 1, 0, 2}, {2, 2, 1, 1},
+                {1, 0, 1, 2}, {2, 1, 0, 0}, {0, 1, 1, 0}, {0, 1, 1, 2},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(before); i++) {
+                size_t k = v_cell(before[i][0], before[i][1], before[i][2], before[i][3]);
+                triple_launch(k, &obs[k]);
+                obs[k].measured = obs[k].state == SEARCH_FEASIBLE;
+        }
+        size_t order[VN + 16];
+        bool first[VN + 16];
+        size_t n = drive(&sp, obs, NULL, triple_launch, order, first, ELEMENTSOF(order));
+        size_t pair_tp1 = 0, pair_tp2 = 0;
+        for (size_t i = 0; i < n; i++) {
+                const size_t *c = &v_choice[order[i] * VA];
+                print_message("launch %zu: %s %s tp=%s seqs=%s%s\n", i + 1, v_at[c[0]], v_kvd[c[1]], v_tp[c[2]],
+                              v_sq[c[3]], obs[order[i]].state == SEARCH_FEASIBLE ? "" : " x");
+                if (first[i] && c[0] == 0 && c[1] == 1) {
+                        pair_tp1 += c[2] == 0;
+                        pair_tp2 += c[2] == 1;
+                }
+        }
+        assert_true(pair_tp1 >= 1);   /* the pair tried away from tp=2 */
+        assert_int_equal(pair_tp2, 0); /* not beside tp=2 a third time */
+        assert_int_equal(obs[v_cell(0, 1, 0, 0)].state, SEARCH_FEASIBLE); /* the best */
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_signature),
@@ -1421,6 +1473,7 @@ int main(void) {
                 cmocka_unit_test(test_llama_space_h200),
                 cmocka_unit_test(test_time_budget),
                 cmocka_unit_test(test_two_causes),
+                cmocka_unit_test(test_pair_cover),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
