@@ -1368,10 +1368,29 @@ static size_t v_cell(size_t attn, size_t kv, size_t tp, size_t seqs) {
         return ((attn * 3 + kv) * 2 + tp) * 3 + seqs;
 }
 
-static void test_two_causes(void **state) {
-        (void)state;
+/* A search on the vLLM space to its end: the cells of before[] (n of them) launched first by
+ * launch, then what the search decides; each launch printed (x: failed). Returns the
+ * search's launches (order, first: as drive's). */
+static size_t vllm_search(void (*launch)(size_t, struct search_obs *), const size_t (*before)[VA], size_t n_before,
+                          struct search_obs *obs, size_t *order, bool *first, size_t max) {
         const char *const *w[VA], *const *al[VA];
         struct search_space sp = engine_space("vllm", VA, v_nv, v_an, v_fl, v_vn, VN, v_choice, w, al);
+        for (size_t i = 0; i < n_before; i++) {
+                size_t k = v_cell(before[i][0], before[i][1], before[i][2], before[i][3]);
+                launch(k, &obs[k]);
+                obs[k].measured = obs[k].state == SEARCH_FEASIBLE;
+        }
+        size_t n = drive(&sp, obs, NULL, launch, order, first, max);
+        for (size_t i = 0; i < n; i++) {
+                const size_t *c = &v_choice[order[i] * VA];
+                print_message("launch %zu: %s %s tp=%s seqs=%s%s\n", i + 1, v_at[c[0]], v_kvd[c[1]], v_tp[c[2]],
+                              v_sq[c[3]], obs[order[i]].state == SEARCH_FEASIBLE ? "" : " x");
+        }
+        return n;
+}
+
+static void test_two_causes(void **state) {
+        (void)state;
         struct search_obs obs[VN] = {0};
         /* served elsewhere: every kv, tp and seqs value; FlashInfer failed four times */
         static const size_t before[][VA] = {
@@ -1380,17 +1399,10 @@ static void test_two_causes(void **state) {
         };
         size_t order[VN + 16];
         bool first[VN + 16];
-        for (size_t i = 0; i < ELEMENTSOF(before); i++) {
-                size_t k = v_cell(before[i][0], before[i][1], before[i][2], before[i][3]);
-                vllm_launch(k, &obs[k]);
-                obs[k].measured = obs[k].state == SEARCH_FEASIBLE;
-        }
-        size_t n = drive(&sp, obs, NULL, vllm_launch, order, first, ELEMENTSOF(order));
+        size_t n = vllm_search(vllm_launch, before, ELEMENTSOF(before), obs, order, first, ELEMENTSOF(order));
         size_t tried = 0;
         for (size_t i = 0; i < n; i++) {
                 const size_t *c = &v_choice[order[i] * VA];
-                print_message("launch %zu: %s %s tp=%s seqs=%s%s\n", i + 1, v_at[c[0]], v_kvd[c[1]], v_tp[c[2]],
-                              v_sq[c[3]], obs[order[i]].state == SEARCH_FEASIBLE ? "" : " x");
                 tried += c[0] == 0 && c[1] != 2 && c[3] != 2;
         }
         assert_true(tried >= 1);
@@ -1417,8 +1429,6 @@ static void triple_launch(size_t k, struct search_obs *o) {
 
 static void test_pair_cover(void **state) {
         (void)state;
-        const char *const *w[VA], *const *al[VA];
-        struct search_space sp = engine_space("vllm", VA, v_nv, v_an, v_fl, v_vn, VN, v_choice, w, al);
         struct search_obs obs[VN] = {0};
         /* served: FlashInfer with auto, fp8 with Triton, tp=2 beside both; the pair failed
          * twice, both at tp=2 */
@@ -1426,19 +1436,12 @@ static void test_pair_cover(void **state) {
                 {0, 0, 1, 0}, {0, 0, 0, 1}, {1, 1, 1, 0}, {1, 1, 0, 2}, {2, 2, 1, 1},
                 {1, 0, 1, 2}, {2, 1, 0, 0}, {0, 1, 1, 0}, {0, 1, 1, 2},
         };
-        for (size_t i = 0; i < ELEMENTSOF(before); i++) {
-                size_t k = v_cell(before[i][0], before[i][1], before[i][2], before[i][3]);
-                triple_launch(k, &obs[k]);
-                obs[k].measured = obs[k].state == SEARCH_FEASIBLE;
-        }
         size_t order[VN + 16];
         bool first[VN + 16];
-        size_t n = drive(&sp, obs, NULL, triple_launch, order, first, ELEMENTSOF(order));
+        size_t n = vllm_search(triple_launch, before, ELEMENTSOF(before), obs, order, first, ELEMENTSOF(order));
         size_t pair_tp1 = 0, pair_tp2 = 0;
         for (size_t i = 0; i < n; i++) {
                 const size_t *c = &v_choice[order[i] * VA];
-                print_message("launch %zu: %s %s tp=%s seqs=%s%s\n", i + 1, v_at[c[0]], v_kvd[c[1]], v_tp[c[2]],
-                              v_sq[c[3]], obs[order[i]].state == SEARCH_FEASIBLE ? "" : " x");
                 if (first[i] && c[0] == 0 && c[1] == 1) {
                         pair_tp1 += c[2] == 0;
                         pair_tp2 += c[2] == 1;
