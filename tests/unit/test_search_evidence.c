@@ -41,21 +41,29 @@ static void grid(size_t *ch, size_t na, const size_t *counts, size_t n) {
         }
 }
 
-/* The grid of na axes (counts[a] values each, row-major) as an engine's matrix would give it
- * to the search: its flags' words and aliases from the engine's profile (into ret_words,
- * aliases: na each), the cells into ch. */
+/* What an engine's profile says of each axis's flag (at most 16 axes, as the search). */
+struct axis_tables {
+        const char *const *words[16], *const *aliases[16], *const *forms[16];
+};
+
+/* The grid of na axes (counts[a] values each, row-major) as an engine's matrix gives it to
+ * the search (src/results/search_view.c): its flags' words, aliases and other forms from the
+ * engine's profile (into t, which the space points into), the cells into ch. */
 static struct search_space engine_space(const char *engine, size_t na, const size_t *counts, const char *const *names,
                                        const char *const *flags, const char *const *const *values, size_t n,
-                                       size_t *ch, const char *const **ret_words, const char *const **aliases) {
+                                       size_t *ch, struct axis_tables *t) {
         const struct profile *p = profile_find(engine);
+        assert_true(na <= ELEMENTSOF(t->words));
         for (size_t a = 0; a < na; a++) {
-                ret_words[a] = profile_axis_words(p, flags[a]);
-                aliases[a] = profile_axis_aliases(p, flags[a]);
+                t->words[a] = profile_axis_words(p, flags[a]);
+                t->aliases[a] = profile_axis_aliases(p, flags[a]);
+                t->forms[a] = profile_axis_forms(p, flags[a]);
         }
         grid(ch, na, counts, n);
         return (struct search_space){.n_axes = na, .n_values = counts, .axis_names = names, .value_names = values,
-                                     .axis_flags = flags, .axis_words = ret_words, .axis_aliases = aliases,
-                                     .n_cells = n, .choice = ch, .ids = ids, .higher_better = true, .first = 0};
+                                     .axis_flags = flags, .axis_words = t->words, .axis_aliases = t->aliases,
+                                     .axis_forms = t->forms, .n_cells = n, .choice = ch, .ids = ids,
+                                     .higher_better = true, .first = 0};
 }
 
 static void space(struct search_space *sp, bool with_words) {
@@ -693,9 +701,9 @@ static void named_pair(const char *line) {
         static const char *const at[] = {"FLASHINFER", "TRITON_ATTN", "FLASH_ATTN"},
                                  *const kv[] = {"auto", "fp8", "fp8_e5m2"}, *const sq[] = {"128", "256", "512"};
         static const char *const *const pvn[PA] = {at, kv, sq};
-        const char *const *pw[PA], *const *pal[PA];
+        struct axis_tables t;
         size_t pch[PN * PA];
-        struct search_space sp = engine_space("vllm", PA, pnv, pan, pfl, pvn, PN, pch, pw, pal);
+        struct search_space sp = engine_space("vllm", PA, pnv, pan, pfl, pvn, PN, pch, &t);
         size_t axis;
         assert_int_equal(search_names_value(&sp, 0 * 9 + 2 * 3 + 0, line, &axis), SEARCH_NAMES_NONE);
         struct search_obs obs[PN] = {0};
@@ -855,12 +863,9 @@ static void test_stop_context_short_flag(void **state) {
         static const char *const cfl[CA] = {"-c", "-fa"};
         static const char *const ctx[] = {"2048", "4096", "8192"}, *const fa[] = {"on", "off"};
         static const char *const *const cvn[CA] = {ctx, fa};
-        const char *const *forms[CA], *const *w[CA], *const *al[CA];
+        struct axis_tables t;
         size_t ch[CN * CA];
-        struct search_space sp = engine_space("llama.cpp", CA, cnv, can, cfl, cvn, CN, ch, w, al);
-        for (size_t a = 0; a < CA; a++)
-                forms[a] = profile_axis_forms(profile_find("llama.cpp"), cfl[a]);
-        sp.axis_forms = forms;
+        struct search_space sp = engine_space("llama.cpp", CA, cnv, can, cfl, cvn, CN, ch, &t);
         static const char refused[] = "at concurrency 1: 1 of 1 requests failed; first: http_400: request (6002 tokens) "
                                       "exceeds the available context size (%s tokens), try increasing it";
         static char lines[2][200];
@@ -1037,9 +1042,9 @@ static void test_stop_axis_named_out(void **state) {
         static const char *const tp[] = {"1", "2", "4"}, *const at[] = {"TRTLLM", "FLASHINFER", "VANILLA"},
                                  *const kv[] = {"auto", "fp8"};
         static const char *const *const wvn[WA] = {tp, at, kv};
-        const char *const *w[WA], *const *al[WA];
+        struct axis_tables t;
         size_t ch[WN * WA];
-        struct search_space sp = engine_space("trtllm", WA, wnv, wan, wfl, wvn, WN, ch, w, al);
+        struct search_space sp = engine_space("trtllm", WA, wnv, wan, wfl, wvn, WN, ch, &t);
         static char lines[3][200];
         struct search_obs obs[WN] = {0};
         static const size_t cells[3] = {0 * 6 + 0 * 2 + 0, 1 * 6 + 0 * 2 + 1, 2 * 6 + 1 * 2 + 0};
@@ -1373,8 +1378,8 @@ static size_t v_cell(size_t attn, size_t kv, size_t tp, size_t seqs) {
  * search's launches (order, first: as drive's). */
 static size_t vllm_search(void (*launch)(size_t, struct search_obs *), const size_t (*before)[VA], size_t n_before,
                           struct search_obs *obs, size_t *order, bool *first, size_t max) {
-        const char *const *w[VA], *const *al[VA];
-        struct search_space sp = engine_space("vllm", VA, v_nv, v_an, v_fl, v_vn, VN, v_choice, w, al);
+        struct axis_tables t;
+        struct search_space sp = engine_space("vllm", VA, v_nv, v_an, v_fl, v_vn, VN, v_choice, &t);
         for (size_t i = 0; i < n_before; i++) {
                 size_t k = v_cell(before[i][0], before[i][1], before[i][2], before[i][3]);
                 launch(k, &obs[k]);
