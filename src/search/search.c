@@ -142,6 +142,11 @@ static struct feat *feat_find(const struct feat_map *fm, uint64_t key) {
         }
 }
 
+/* The entry of value x of axis a, NULL when no launched cell held it. */
+static struct feat *value_feat(const struct feat_map *fm, size_t a, size_t x) {
+        return feat_find(fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
+}
+
 static int feat_grow(struct feat_map *fm) {
         size_t cap = fm->cap ? fm->cap * 2 : 1024;
         struct feat *s = calloc(cap, sizeof(*s));
@@ -414,7 +419,7 @@ static int read_named_value(struct search_model *m, size_t k) {
                 return 0;
         size_t x = s->choice[k * s->n_axes + a];
         unsigned char cls = (unsigned char)obs_class(&m->obs[k]);
-        struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
+        struct feat *f = value_feat(&m->fm, a, x);
         if (!f || f->cleared || f->named_by)
                 return 0;
         f->named_by = k + 1;
@@ -487,7 +492,7 @@ static int read_signatures(struct search_model *m, const bool *explained) {
                 for (size_t a = 0; a < A; a++) {
                         if (same[a] < 0)
                                 continue;
-                        struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){(size_t)same[a]}));
+                        struct feat *f = value_feat(&m->fm, a, (size_t)same[a]);
                         if (f && !f->cleared) {
                                 culprit = f;
                                 left++;
@@ -1079,7 +1084,7 @@ static bool line_condemned(const struct search_model *m, size_t k) {
         if (m->mem_over && m->mem_over[k] >= 0)
                 return true;
         for (size_t a = 0; a < s->n_axes; a++) {
-                const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, &s->choice[k * s->n_axes + a]));
+                const struct feat *f = value_feat(&m->fm, a, s->choice[k * s->n_axes + a]);
                 if (f && f->named_by && !f->cleared && blame(m, f, NULL) >= 0.5)
                         return true;
         }
@@ -1342,7 +1347,7 @@ static size_t suspects(const struct search_model *m, size_t k, size_t *ret_faile
         const struct search_space *s = m->s;
         size_t n = 0, failed = 0;
         for (size_t a = 0; a < s->n_axes; a++) {
-                const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, &s->choice[k * s->n_axes + a]));
+                const struct feat *f = value_feat(&m->fm, a, s->choice[k * s->n_axes + a]);
                 if (f && !f->cleared && f->n_failed > 0) {
                         n++;
                         failed += f->n_failed;
@@ -1450,8 +1455,7 @@ static bool uncovered(const struct search_model *m, uint64_t key, uint64_t *keys
         if (f && (f->named_by || f->named) && blame(m, f, NULL) >= 0.5)
                 return false; /* its own failure's line named it */
         for (int i = 0; key_order(key) > 1 && i < key_order(key); i++) {
-                const struct feat *v = feat_find(&m->fm, feat_key(1, (size_t[]){key_axis(key, i)},
-                                                                  (size_t[]){key_value(key, i)}));
+                const struct feat *v = value_feat(&m->fm, key_axis(key, i), key_value(key, i));
                 if (!v || !v->cleared)
                         return false; /* a pair of values that served elsewhere only */
         }
@@ -1604,13 +1608,13 @@ static bool axis_named_out(const struct search_model *m, struct buf *b) {
         for (size_t a = 0; a < s->n_axes; a++) {
                 bool all = s->n_values[a] > 1;
                 for (size_t x = 0; all && x < s->n_values[a]; x++) {
-                        const struct feat *f = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
+                        const struct feat *f = value_feat(&m->fm, a, x);
                         all = f && !f->cleared && f->named_by && blame(m, f, NULL) >= 0.5;
                 }
                 if (!all)
                         continue;
                 /* the line that condemned the axis's first value */
-                size_t by = feat_find(&m->fm, feat_key(1, (size_t[]){a}, (size_t[]){0}))->named_by;
+                size_t by = value_feat(&m->fm, a, 0)->named_by;
                 buf_printf(b, "every value of %s failed by a line that names it, and none of the %zu launched cells "
                               "served (cell %.8s: \"",
                            s->axis_names[a], m->n_launched, s->ids ? s->ids[by - 1] : "?");
