@@ -56,11 +56,14 @@ done
 kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
 # without -np: 4 slots sharing one cache of 256 cells (the model's training context: a larger
 # -c has each slot's context capped at it, and then n_ctx_slot is not the cache's size), as
-# its log says
+# its log says. A unified cache that fills purges an idle slot's prompt for the next one
+# (server-context.cpp, try_clear_idle_slots), so the four slots hold their prompts together
+# only at moments; 48 requests give the level's scrapes several of them (with 16, CI once
+# read 0.74, three slots' worth, at every scrape: 4 of them, running peak 3)
 start uni -c 256
 grep -qF "initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = 'true'" "$tmp/uni.log" ||
         fail "llama-server without -np: $(grep -F initializing "$tmp/uni.log")"
-uni=(--url "$url" --engine llama.cpp --concurrency 4 --requests 16 --warmup 4 --num-prompts 20 --seed 1
+uni=(--url "$url" --engine llama.cpp --concurrency 4 --requests 48 --warmup 4 --num-prompts 52 --seed 1
      --format json --dataset-name random --random-input-len 52 --random-output-len 8)
 "$GAUNTLET" bench "${uni[@]}" --kv-cache-layout unified >"$tmp/uni.json" || fail "unified bench failed"
 # the same on a fresh server: the first run left the cache full, and what the server evicts
