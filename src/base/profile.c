@@ -56,6 +56,11 @@ static const struct signature common_signatures[] = {
         {"GatedRepoError: ", "model", TIER_ROOT, "huggingface_hub"},
         {"LocalEntryNotFoundError: ", "model", TIER_ROOT, "huggingface_hub: offline, not in the cache"},
         {"Can't load (the configuration|tokenizer) (of|for) '", "model", TIER_ROOT, "transformers"},
+        /* a checkpoint file cut short (a download stopped, a full disk) or not what its name
+         * says: safetensors' header errors (MetadataIncompleteBuffer, HeaderTooLarge, ...), and
+         * torch's zip reader on a .bin or .pt */
+        {"Error while deserializing header: ", "model", TIER_ROOT, "safetensors"},
+        {"PytorchStreamReader failed reading zip archive", "model", TIER_ROOT, "torch"},
         /* driver: no GPU to be had, whatever the flags (torch's and the CUDA runtime's words;
          * llama.cpp's "failed to initialize CUDA: ..." is a warning it goes on from, on the
          * CPU, and is not matched) */
@@ -64,6 +69,10 @@ static const struct signature common_signatures[] = {
         {"(Error [0-9]+|CUDA error|CUDA_ERROR_[A-Z_]+): (CUDA driver version is insufficient|no CUDA-capable device is "
          "detected|forward compatibility was attempted)",
          "driver", TIER_ROOT, "CUDA runtime, as torch and the engines report it"},
+        /* cudaErrorDevicesUnavailable: another process holds the GPUs (exclusive-process
+         * compute mode, another job), in its newer and older words */
+        {"CUDA-capable device\\(s\\) is/are busy or unavailable", "driver", TIER_ROOT, "CUDA runtime"},
+        {"all CUDA-capable devices are busy or unavailable", "driver", TIER_ROOT, "CUDA runtime"},
         /* config: the engine refused a flag or a value */
         {"invalid choice: ", "config", TIER_ROOT, "argparse"},
         {"unrecognized arguments: ", "config", TIER_ROOT, "argparse"},

@@ -22,8 +22,8 @@ static const struct search_hopeless HOPELESS[] = {
          "binds (host:) and what may hold the ports",
          true},
         {"crash/driver", "no GPU can be had", (const char *const[]){"visible", "device", "devices", NULL},
-         "check the host's GPUs and driver (nvidia-smi), CUDA_VISIBLE_DEVICES, and that the driver is as new as the "
-         "engine's CUDA runtime", false},
+         "check the host's GPUs and driver (nvidia-smi: whether another job holds them, or their compute mode is "
+         "exclusive), CUDA_VISIBLE_DEVICES, and that the driver is as new as the engine's CUDA runtime", false},
         {"error", "the server cannot be started", (const char *const[]){NULL},
          "fix command: (or the engine's program: install it, or put it on PATH)", false},
 };
