@@ -1,12 +1,14 @@
 /* diagnose.c -- log signatures and exit statuses to causes. */
 #include "gate/diagnose.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "text/buf.h"
@@ -611,6 +613,52 @@ char *diagnose_last_line(const char *log_path) {
                 end = start;
         }
         return NULL;
+}
+
+/* A port number at p (1-65535, not followed by another digit), or 0. */
+static int port_at(const char *p) {
+        long v = 0;
+        size_t n = 0;
+        for (; n < 6 && p[n] >= '0' && p[n] <= '9'; n++)
+                v = v * 10 + (p[n] - '0');
+        return n > 0 && n < 6 && v >= 1 && v <= 65535 ? (int)v : 0;
+}
+
+/* Whether the text before p (an address's ':') ends in an IPv4 address, "]" (IPv6) or
+ * "localhost": a clock's "05:26:03" is no address. */
+static bool address_before(const char *start, const char *p) {
+        if (p > start && p[-1] == ']')
+                return true;
+        if (p - start >= 9 && strncmp(p - 9, "localhost", 9) == 0)
+                return true;
+        size_t dots = 0;
+        const char *q = p;
+        while (q > start && (isdigit((unsigned char)q[-1]) || q[-1] == '.'))
+                dots += *--q == '.';
+        return dots == 3 && q < p && isdigit((unsigned char)p[-1]);
+}
+
+int diagnose_named_port(const char *evidence) {
+        if (!evidence)
+                return 0;
+        for (const char *p = evidence; *p; p++) {
+                /* the word "port" alone: not "support 16", "Transport", "port_args" */
+                if (strncasecmp(p, "port", 4) == 0 && (p == evidence || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+                    !isalnum((unsigned char)p[4]) && p[4] != '_') {
+                        const char *q = p + 4;
+                        q += strspn(q, " :=");
+                        int v = port_at(q);
+                        if (v)
+                                return v;
+                }
+                /* ('127.0.0.1', 30000) and 127.0.0.1:30000, [::1]:30000 */
+                if ((p[0] == '\'' && p[1] == ',' && p[2] == ' ') || (p[0] == ':' && address_before(evidence, p))) {
+                        int v = port_at(p + (p[0] == ':' ? 1 : 3));
+                        if (v)
+                                return v;
+                }
+        }
+        return 0;
 }
 
 /* A log read for its reason: a signature's diagnosis when one matches; else `status`

@@ -59,6 +59,11 @@ int diagnose_deadline(const char *log_path, const struct profile *p, usec_t time
 /* The last non-blank line of the log (cut to DIAGNOSE_MAX_EVIDENCE), or NULL. */
 char *diagnose_last_line(const char *log_path);
 
+/* The port a crash/port line says was taken, or 0 when it quotes none: the number after
+ * the word "port" (llama-server's "port: 8080", torch.distributed's "port: 29501", "port
+ * 8000") or an address's ("('127.0.0.1', 30000)", "127.0.0.1:30000"). */
+int diagnose_named_port(const char *evidence);
+
 void diagnosis_release(struct diagnosis *d);
 
 #endif

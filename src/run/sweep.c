@@ -14,6 +14,7 @@
 
 #include "bench/bench.h"
 #include "gate/checks.h"
+#include "gate/diagnose.h"
 #include "gate/probes.h"
 #include "gate/eval.h"
 #include "run/infer.h"
@@ -1164,7 +1165,15 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 _cleanup_free_ char *why = NULL;
                 if (!room)
                         break; /* the verdict stands: the budget has no launch left for another */
-                if (port)
+                int named = port ? diagnose_named_port(a.evidence) : 0;
+                if (port && named > 0 && named != a.port)
+                        /* A port of the engine's own (torch.distributed's store, a ZMQ socket):
+                         * most take theirs afresh or from the HTTP port, so a new launch may
+                         * well get past it. */
+                        why = strdup_printf("port %d, one the server opens beside its HTTP port %d, was taken by "
+                                            "another process (%s); launched again",
+                                            named, a.port, a.evidence);
+                else if (port)
                         /* Not the configuration's fault: the same cell again, on another port. */
                         why = strdup_printf("port %d was taken by another process (%s); launched again on another port",
                                             a.port, a.evidence ? a.evidence : "crash");

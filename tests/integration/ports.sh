@@ -3,7 +3,8 @@
 # ports.sh -- the port a server is given: a port gauntlet picked that another process
 # takes before the server binds it costs a relaunch on another port, not a crash verdict
 # (whether the log says so or not), up to three launches, which the report shows beside
-# the cell; a fixed port that something
+# the cell (a port of the engine's own that its line names, torch.distributed's store's,
+# is named as such); a fixed port that something
 # already listens on stops the sweep before any launch; a fixed port makes cells that
 # could run side by side run one at a time.
 . "$SRCDIR/tests/lib.sh"
@@ -58,6 +59,11 @@ port=\$2
 n=\$(( \$(cat "$tmp/launches-\$SQUAT\$QUIET" 2>/dev/null || echo 0) + 1 ))
 echo "\$n" >"$tmp/launches-\$SQUAT\$QUIET"
 echo "\$port" >>"$tmp/ports-\$SQUAT\$QUIET"
+if [ "\$SQUAT" = other ] && [ "\$n" -eq 1 ]; then
+        # a port of the engine's own, not the one gauntlet gave it (torch.distributed's store)
+        echo "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29501, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use"
+        exit 1
+fi
 if [ "\$SQUAT" = always ] || { [ "\$SQUAT" = once ] && [ "\$n" -eq 1 ]; }; then
         "$tmp/squat.sh" "\$port" || exit 4
         [ -n "\$QUIET" ] && exit 3
@@ -77,6 +83,7 @@ axes:
       - {name: once-quiet, env: {SQUAT: once, QUIET: "1"}}
       - {name: always, env: {SQUAT: always}}
       - {name: never, env: {SQUAT: never}}
+      - {name: other, env: {SQUAT: other}}
 YAML
 set +e
 "$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>"$tmp/err"
@@ -88,7 +95,7 @@ unsquat
 expect_none_alive "processes left"
 "$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
 # once and once-quiet pass at their second launch; always gives up after three
-for c in "once pass -" "once-quiet pass -" "always crash port" "never pass -"; do
+for c in "once pass -" "once-quiet pass -" "always crash port" "never pass -" "other pass -"; do
         expect_verdict "$tmp/r.json" port "${c%% *}" "${c#* }"
 done
 launches() { cat "$tmp/launches-$1"; }
@@ -96,6 +103,7 @@ launches() { cat "$tmp/launches-$1"; }
 [ "$(launches once1)" = 2 ] || fail "once-quiet: $(launches once1) launches, want 2"
 [ "$(launches always)" = 3 ] || fail "always: $(launches always) launches, want 3"
 [ "$(launches never)" = 1 ] || fail "never: $(launches never) launches, want 1"
+[ "$(launches other)" = 2 ] || fail "other: $(launches other) launches, want 2"
 # every launch on a port of its own
 for f in "$tmp"/ports-*; do
         [ "$(sort -u "$f" | wc -l)" -eq "$(wc -l <"$f")" ] || fail "a port was given twice: $(tr '\n' ' ' <"$f")"
@@ -105,13 +113,18 @@ abandoned=$(sqlite3 "$tmp/j.db" "SELECT count(*) FROM attempts WHERE state = 'ab
 [ "$abandoned" -eq 4 ] || { sqlite3 "$tmp/j.db" "SELECT state, abandon_reason FROM attempts" >&2; fail "$abandoned abandoned attempts, want 4"; }
 sqlite3 "$tmp/j.db" "SELECT abandon_reason FROM attempts WHERE state = 'abandoned'" | grep "Address already in use" >/dev/null ||
         fail "no abandoned attempt quotes the server's log"
-[ "$(grep -c "was taken by another process" "$tmp/err")" -eq 4 ] || fail "want 4 notices of a relaunch"
+# a port the log names that is not the one gauntlet gave: the notice names both
+other_why=$(sqlite3 "$tmp/j.db" "SELECT abandon_reason FROM attempts a JOIN cells c ON c.id = a.cell_id WHERE a.state = 'abandoned' AND c.env LIKE '%SQUAT=other%'")
+ohttp=$(head -1 "$tmp/ports-other")
+[ "$other_why" = "port 29501, one the server opens beside its HTTP port $ohttp, was taken by another process (torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29501, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use); launched again" ] ||
+        fail "other: abandoned for: $other_why"
+[ "$(grep -c "was taken by another process" "$tmp/err")" -eq 5 ] || fail "want 5 notices of a relaunch"
 # the reports show each cell's abandoned launches beside its verdict
-jq -e '[.cells[] | [.axes.port, .abandoned]] | sort == [["always", 2], ["never", null], ["once", 1], ["once-quiet", 1]]' \
+jq -e '[.cells[] | [.axes.port, .abandoned]] | sort == [["always", 2], ["never", null], ["once", 1], ["once-quiet", 1], ["other", 1]]' \
         "$tmp/r.json" >/dev/null || fail "the JSON report's abandoned launches: $(jq -c '[.cells[] | [.axes.port, .abandoned]]' "$tmp/r.json")"
 "$GAUNTLET" report "$tmp/j.db" >"$tmp/r.txt"
-[ "$(grep -c ": abandoned launches: [12]\(,\| (\).* was taken by another process" "$tmp/r.txt")" -eq 3 ] ||
-        { cat "$tmp/r.txt" >&2; fail "the text report does not show the three cells launched again"; }
+[ "$(grep -c ": abandoned launches: [12]\(,\| (\).* was taken by another process" "$tmp/r.txt")" -eq 4 ] ||
+        { cat "$tmp/r.txt" >&2; fail "the text report does not show the four cells launched again"; }
 # each launch keeps its own log: the first says why it died, the last is the report's
 logs=$(sqlite3 "$tmp/j.db" "SELECT a.log_path FROM attempts a JOIN cells c ON c.id = a.cell_id WHERE c.env LIKE '%SQUAT=always%' ORDER BY a.id")
 [ "$(echo "$logs" | sort -u | wc -l)" -eq 3 ] || fail "the three launches of 'always' share logs: $logs"

@@ -464,6 +464,28 @@ static void test_common_signatures_for_llamacpp(void **state) {
                               "n_embd_head_k=40", 1);
 }
 
+/* The port a crash/port line quotes: the word's, an address's; none from a clock, a count
+ * after "support", a number too large. */
+static void test_named_port(void **state) {
+        (void)state;
+        assert_int_equal(diagnose_named_port("torch.distributed.DistNetworkError: The server socket has failed to listen on "
+                                             "any local network address. port: 29501, useIpv6: 0, code: -98, name: "
+                                             "EADDRINUSE, message: address already in use"),
+                         29501);
+        assert_int_equal(diagnose_named_port("couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080"), 8080);
+        assert_int_equal(diagnose_named_port("ERROR:    [Errno 98] error while attempting to bind on address "
+                                             "('127.0.0.1', 30000): address already in use"),
+                         30000);
+        assert_int_equal(diagnose_named_port("[2026-12-06 05:26:03] bind 10.0.0.7:31337 failed: Address already in use"),
+                         31337);
+        assert_int_equal(diagnose_named_port("zmq.error.ZMQError: Address already in use (addr='tcp://[::1]:5557')"), 5557);
+        assert_int_equal(diagnose_named_port("listen on localhost:8001: address already in use"), 8001);
+        assert_int_equal(diagnose_named_port("[2026-12-06 05:26:03] Address already in use"), 0);
+        assert_int_equal(diagnose_named_port("this build does not support 16 heads; Transport: 5; port_args 7"), 0);
+        assert_int_equal(diagnose_named_port("port 99999 is out of range"), 0);
+        assert_int_equal(diagnose_named_port(NULL), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_log_corpus),
@@ -479,6 +501,7 @@ int main(void) {
                 cmocka_unit_test(test_pydantic_message),
                 cmocka_unit_test(test_common_signatures_for_llamacpp),
                 cmocka_unit_test(test_deadline),
+                cmocka_unit_test(test_named_port),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
