@@ -533,7 +533,12 @@ int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search
                 o.evidence = s->rule[k] == SIM_RULE_OOM ? oom_evidence : s->rules[s->rule[k]].evidence;
         }
         o.seconds = sec;
-        if (ret_obs->state == SEARCH_FEASIBLE && ret_obs->has_value) {
+        if (ret_obs->state == SEARCH_INFEASIBLE) {
+                /* launched once more after a failure: a drawn space's failures are the
+                 * matrix's, so the same again */
+                o.seconds += ret_obs->seconds;
+                o.launches = MAX(ret_obs->launches, 1u) + 1;
+        } else if (ret_obs->state == SEARCH_FEASIBLE && ret_obs->has_value) {
                 /* measured again: the figure pools the launches (their geometric mean) */
                 unsigned n = MAX(ret_obs->measured, 1u);
                 o.seconds += ret_obs->seconds;
@@ -902,11 +907,17 @@ struct run {
 
 static int run_settle(struct run *r, size_t k, double sec);
 
+/* Whether a cell may be launched: never yet; again to measure it again, after it served;
+ * once more after a failure (the search's "once more before believing"). */
+static bool relaunchable(const struct search_obs *o) {
+        return o->state == SEARCH_UNKNOWN || (o->state == SEARCH_FEASIBLE && o->has_value) ||
+               (o->state == SEARCH_INFEASIBLE && MAX(o->launches, 1u) < 2);
+}
+
 static int run_launch(struct run *r, size_t k) {
         if (k >= r->s->n_cells)
                 return -EPROTO;
-        /* a cell is launched again only to measure it again, after it served */
-        if (r->obs[k].state != SEARCH_UNKNOWN && (r->obs[k].state != SEARCH_FEASIBLE || !r->obs[k].has_value))
+        if (!relaunchable(&r->obs[k]))
                 return -EPROTO;
         double sec = 0;
         int ret = sim_launch(r->s, k, &r->rng, &r->obs[k], &sec);
@@ -1027,8 +1038,7 @@ static int pick_cell(struct run *r, enum sim_strategy st, const struct search_op
 
 /* Starts cell k in flight f: its outcome is drawn now and seen at its end. */
 static int start_flight(struct run *r, size_t k, struct flight *f) {
-        if (k >= r->s->n_cells || r->obs[k].pending ||
-            (r->obs[k].state != SEARCH_UNKNOWN && (r->obs[k].state != SEARCH_FEASIBLE || !r->obs[k].has_value)))
+        if (k >= r->s->n_cells || r->obs[k].pending || !relaunchable(&r->obs[k]))
                 return -EPROTO;
         *f = (struct flight){.busy = true, .cell = k, .obs = r->obs[k]};
         int ret = sim_launch(r->s, k, &r->rng, &f->obs, &f->sec);

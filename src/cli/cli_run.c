@@ -78,7 +78,7 @@ struct printer {
         /* strategy: search: the launch in flight (1-based; 0: none yet) and the budget (0:
          * none), shown instead of the cell's place in the grid */
         size_t launch, budget;
-        bool again;         /* the launch in flight measures a cell again */
+        const char *again;  /* how the launch in flight launches a cell again, or NULL */
         size_t launched;    /* cells launched in this run */
         struct against *against;  /* run --against; NULL: without */
 };
@@ -169,19 +169,22 @@ static bool on_first_settled(void *userdata) {
 
 /* "[3/12]" for a grid's cell; "[launch 17 (budget 72)]" for the search's, which chooses
  * its cells as it goes ("[launch 18 (budget 72), measured again]": a cell that served,
- * launched again because its figure is too close to the best's to tell them apart). */
+ * launched again because its figure is too close to the best's to tell them apart;
+ * "[launch 19, launched again]": a cell that failed in a way nothing of the matrix
+ * explains). */
 static void put_place(const struct printer *p, FILE *f, size_t index, size_t total) {
         if (!p->launch) {
                 int digits = snprintf(NULL, 0, "%zu", total);
                 fprintf(f, "[%*zu/%zu]", digits, index + 1, total);
         } else if (p->budget)
-                fprintf(f, "[launch %zu (budget %zu)%s]", p->launch, p->budget, p->again ? ", measured again" : "");
+                fprintf(f, "[launch %zu (budget %zu)%s%s]", p->launch, p->budget, p->again ? ", " : "",
+                        p->again ? p->again : "");
         else
-                fprintf(f, "[launch %zu%s]", p->launch, p->again ? ", measured again" : "");
+                fprintf(f, "[launch %zu%s%s]", p->launch, p->again ? ", " : "", p->again ? p->again : "");
         (void)total;
 }
 
-static void on_search_launch(void *userdata, size_t launch, size_t budget, bool again) {
+static void on_search_launch(void *userdata, size_t launch, size_t budget, const char *again) {
         struct printer *p = userdata;
         p->launch = launch;
         p->budget = budget;

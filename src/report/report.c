@@ -389,13 +389,17 @@ char *report_search_summary(const struct report_view *v) {
                 buf_printf(&b, " (budget %zu)", se->budget_launches);
         else if (se->budget_time)
                 buf_printf(&b, " (budget %s)", format_duration(se->budget_time, dur));
-        /* launches beyond the launched cells: measuring a close cell again, and abandoned
-         * launches (a run interrupted, a port taken), which the budget counts as well */
-        size_t again = se->launches - se->launched - MIN(se->abandoned, se->launches - se->launched);
+        /* launches beyond the launched cells: measuring a close cell again, a failed cell
+         * once more, and abandoned launches (a run interrupted, a port taken), which the
+         * budget counts as well */
+        size_t extra = se->launches - se->launched - MIN(se->abandoned, se->launches - se->launched);
+        size_t retried = MIN(se->retried, extra), again = extra - retried;
         if (se->launches > se->launched) {
                 buf_printf(&b, ", %zu launches (", se->launches);
                 if (again)
-                        buf_printf(&b, "%zu measuring a close cell again%s", again, se->abandoned ? ", " : "");
+                        buf_printf(&b, "%zu measuring a close cell again%s", again, retried || se->abandoned ? ", " : "");
+                if (retried)
+                        buf_printf(&b, "%zu launching a failed cell once more%s", retried, se->abandoned ? ", " : "");
                 if (se->abandoned)
                         buf_printf(&b, "%zu abandoned", se->abandoned);
                 buf_puts(&b, ")");

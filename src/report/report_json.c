@@ -341,9 +341,9 @@ static json_t *view_search_json(const struct report_view *v) {
         json_t *top = se->has_named && se->top >= 0 ? json_pack("{s:s,s:f}", "cell", v->cells[se->top].id, "estimate",
                                                                 se->top_estimate)
                                                     : json_null();
-        return json_pack("{s:I,s:I,s:I,s:I,s:I,s:o,s:f,s:f,s:f,s:s?,s:s?,s:s?,s:s?,s:o,s:o,s:o}", "launched",
+        return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:f,s:f,s:f,s:s?,s:s?,s:s?,s:s?,s:o,s:o,s:o}", "launched",
                          (json_int_t)se->launched, "launches", (json_int_t)se->launches, "abandoned",
-                         (json_int_t)se->abandoned, "pruned",
+                         (json_int_t)se->abandoned, "retried", (json_int_t)se->retried, "pruned",
                          (json_int_t)se->pruned, "inferred", (json_int_t)se->inferred, "budget",
                          budget ? budget : json_null(), "spent_s", (double)se->spent / USEC_PER_SEC, "spent_failed_s",
                          (double)se->spent_failed / USEC_PER_SEC, "spent_served_s", (double)se->spent_served / USEC_PER_SEC, "stopped", se->stop,

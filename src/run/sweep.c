@@ -1517,7 +1517,10 @@ static int sweep_search(struct sweep *sw) {
                         continue;
                 if (sw->cb && sw->cb->search_launch)
                         sw->cb->search_launch(sw->cb->userdata, search_model_launches(f->model) + 1,
-                                              launch_budget(sw->m, sw->o), d.again);
+                                              launch_budget(sw->m, sw->o),
+                                              !d.again                                  ? NULL
+                                              : f->obs[i].state == SEARCH_FEASIBLE ? "measured again"
+                                                                                   : "launched again");
                 sw->claim = side ? (int)f->obs[i].launches : -1;
                 r = launch(sw, i, d.again ? MAX(f->obs[i].launches, 1u) + 1 : 0);
                 sw->claim = -1;

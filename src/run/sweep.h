@@ -28,9 +28,10 @@ struct sweep_callbacks {
         void (*cell_settled)(void *userdata, const struct cell *c, size_t index, size_t total,
                              const struct attempt *a, bool from_journal);
         /* strategy: search: launch number `launch` (1-based, the journal's launches
-         * counted) is about to start; budget 0: none; again: the cell served before and is
-         * measured again (docs/search.md). Called before cell_started. */
-        void (*search_launch)(void *userdata, size_t launch, size_t budget, bool again);
+         * counted) is about to start; budget 0: none; again: NULL, or how the cell was
+         * launched before: "measured again" (it served), "launched again" (it failed in a way
+         * nothing of the matrix explains; docs/search.md). Called before cell_started. */
+        void (*search_launch)(void *userdata, size_t launch, size_t budget, const char *again);
         /* strategy: search: it stopped ("budget", "no chance left", "no candidate left",
          * or, when nothing can pass, the line that says why and what to change) after
          * `launched` launches; the cells left are pruned next. */

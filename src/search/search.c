@@ -37,6 +37,7 @@ static const struct fail_class CLASSES[] = {
         {NULL, {0, 0.10, 0.02, 0.004}, false},
 };
 #define N_CLASSES ELEMENTSOF(CLASSES)
+_Static_assert(ELEMENTSOF(CLASSES) == SEARCH_N_CLASSES, "search_int.h's count of the classes");
 #define CLASS_ARCH 0   /* CLASSES[0]: crash/arch, one value's doing */
 #define CLASS_SIGNAL 2 /* CLASSES[2]: crash/signal */
 #define CLASS_CRASH 3  /* CLASSES[3]: the other crashes */
@@ -81,129 +82,6 @@ static size_t obs_class(const struct search_obs *o) {
              strstr(o->evidence, "first error line")))
                 return CLASS_CRASH;
         return c;
-}
-/* Triples only up to this many axes (their count grows with the cube of it). */
-#define TRIPLE_MAX_AXES 8
-
-/* key: order in bits 62-63; axes a, b, c in 4 bits each from bit 48; values 8 bits each
- * from bit 0 (matrix.h caps axes at 16 and values at 256). */
-static uint64_t feat_key(int order, const size_t *ax, const size_t *val) {
-        uint64_t k = (uint64_t)order << 62;
-        for (int i = 0; i < order; i++)
-                k |= (uint64_t)(ax[i] & 15) << (48 + 4 * i) | (uint64_t)(val[i] & 255) << (8 * i);
-        return k;
-}
-static int key_order(uint64_t k) { return (int)(k >> 62); }
-static size_t key_axis(uint64_t k, int i) { return (size_t)(k >> (48 + 4 * i)) & 15; }
-static size_t key_value(uint64_t k, int i) { return (size_t)(k >> (8 * i)) & 255; }
-
-struct feat {
-        uint64_t key;         /* 0: empty slot */
-        bool cleared;         /* seen in a cell that served right: no blocker */
-        unsigned char named;  /* a failure's evidence named: NAMED_AXIS the flag of one of
-                                 its axes, NAMED_PAIR both flags, each with this value */
-        /* a value (order 1) a failure's evidence names: the cell + 1 whose line named it,
-         * and the class of that failure; a value all the cells failing with one signature
-         * share, and no other: one of them + 1, their count, their class */
-        size_t named_by, sig_by, sig_cells;
-        unsigned char named_class, sig_class, named_how; /* named_how: enum search_naming */
-        /* a value whose namesake on another axis a line named: that cell + 1, its class */
-        size_t kin_by;
-        unsigned char kin_class;
-        unsigned n_launched;  /* launched cells holding it */
-        unsigned n_failed;    /* of them, failed */
-        double b[N_CLASSES];  /* chance it is a blocker of each class */
-        double logit_next;    /* scratch for the update */
-};
-
-struct feat_map {
-        struct feat *slots;
-        size_t cap;           /* a power of two */
-        size_t n;
-};
-
-static uint64_t mix64(uint64_t x) {
-        x ^= x >> 33;
-        x *= UINT64_C(0xff51afd7ed558ccd);
-        x ^= x >> 33;
-        x *= UINT64_C(0xc4ceb9fe1a85ec53);
-        x ^= x >> 33;
-        return x;
-}
-
-static struct feat *feat_find(const struct feat_map *fm, uint64_t key) {
-        if (!fm->cap)
-                return NULL;
-        for (size_t i = mix64(key) & (fm->cap - 1);; i = (i + 1) & (fm->cap - 1)) {
-                if (fm->slots[i].key == key)
-                        return &fm->slots[i];
-                if (!fm->slots[i].key)
-                        return NULL;
-        }
-}
-
-/* The entry of value x of axis a, NULL when no launched cell held it. */
-static struct feat *value_feat(const struct feat_map *fm, size_t a, size_t x) {
-        return feat_find(fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
-}
-
-static int feat_grow(struct feat_map *fm) {
-        size_t cap = fm->cap ? fm->cap * 2 : 1024;
-        struct feat *s = calloc(cap, sizeof(*s));
-        if (!s)
-                return -ENOMEM;
-        for (size_t i = 0; i < fm->cap; i++) {
-                if (!fm->slots[i].key)
-                        continue;
-                size_t k = mix64(fm->slots[i].key) & (cap - 1);
-                while (s[k].key)
-                        k = (k + 1) & (cap - 1);
-                s[k] = fm->slots[i];
-        }
-        free(fm->slots);
-        fm->slots = s;
-        fm->cap = cap;
-        return 0;
-}
-
-static int feat_get(struct feat_map *fm, uint64_t key, struct feat **ret) {
-        struct feat *f = feat_find(fm, key);
-        if (!f) {
-                if ((fm->n + 1) * 2 > fm->cap && feat_grow(fm) < 0)
-                        return -ENOMEM;
-                size_t i = mix64(key) & (fm->cap - 1);
-                while (fm->slots[i].key)
-                        i = (i + 1) & (fm->cap - 1);
-                f = &fm->slots[i];
-                f->key = key;
-                fm->n++;
-        }
-        *ret = f;
-        return 0;
-}
-
-/* The feature keys of cell k: its values, pairs and (few axes) triples, in a fixed order. */
-static size_t cell_features(const struct search_space *s, size_t k, uint64_t *out) {
-        const size_t *c = s->choice + k * s->n_axes;
-        size_t n = 0, A = s->n_axes;
-        for (size_t a = 0; a < A; a++)
-                out[n++] = feat_key(1, (size_t[]){a}, (size_t[]){c[a]});
-        for (size_t a = 0; a < A; a++)
-                for (size_t b = a + 1; b < A; b++)
-                        out[n++] = feat_key(2, (size_t[]){a, b}, (size_t[]){c[a], c[b]});
-        if (A <= TRIPLE_MAX_AXES)
-                for (size_t a = 0; a < A; a++)
-                        for (size_t b = a + 1; b < A; b++)
-                                for (size_t d = b + 1; d < A; d++)
-                                        out[n++] = feat_key(3, (size_t[]){a, b, d}, (size_t[]){c[a], c[b], c[d]});
-        return n;
-}
-
-static size_t features_per_cell(size_t A) {
-        size_t n = A + A * (A - 1) / 2;
-        if (A <= TRIPLE_MAX_AXES)
-                n += A * (A - 1) * (A - 2) / 6;
-        return n;
 }
 
 /* ---- the model ------------------------------------------------------------------------ */
@@ -339,7 +217,7 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
         for (size_t b = 0; b < s->n_axes && (n_own < 2 || n_need > 0); b++)
                 for (size_t a = 0; flagged[b] && a < s->n_axes; a++) {
                         size_t ax[2] = {MIN(a, b), MAX(a, b)}, va[2] = {c[ax[0]], c[ax[1]]};
-                        struct feat *f = a == b ? NULL : feat_find(&m->fm, feat_key(2, ax, va));
+                        struct feat *f = a == b ? NULL : search_feat_find(&m->fm, feat_key(2, ax, va));
                         if (f && f->named < NAMED_AXIS)
                                 f->named = NAMED_AXIS;
                 }
@@ -349,7 +227,7 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
         size_t pair[2];
         if (n_own == 0 && n_need == 0 && search_names_pair(s, k, o->evidence, pair)) {
                 size_t va[2] = {c[pair[0]], c[pair[1]]};
-                struct feat *f = feat_find(&m->fm, feat_key(2, pair, va));
+                struct feat *f = search_feat_find(&m->fm, feat_key(2, pair, va));
                 if (f)
                         f->named = NAMED_PAIR;
         } else if (n_own == 0 && n_need == 0 && !search_names_value(s, k, o->evidence, &(size_t){0})) {
@@ -359,7 +237,7 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
                                 both[n_named - 1] = b;
                 if (n_named == 2) {
                         size_t va[2] = {c[both[0]], c[both[1]]};
-                        struct feat *f = feat_find(&m->fm, feat_key(2, both, va));
+                        struct feat *f = search_feat_find(&m->fm, feat_key(2, both, va));
                         if (f)
                                 f->named = NAMED_PAIR;
                 }
@@ -368,7 +246,7 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
                 for (size_t i = 0; i < n_own; i++)
                         for (size_t j = i + 1; j < n_own; j++) {
                                 size_t ax[2] = {own[i], own[j]}, va[2] = {c[own[i]], c[own[j]]};
-                                struct feat *f = feat_find(&m->fm, feat_key(2, ax, va));
+                                struct feat *f = search_feat_find(&m->fm, feat_key(2, ax, va));
                                 if (f)
                                         f->named = NAMED_PAIR;
                         }
@@ -397,7 +275,7 @@ static const struct require *broken_requirement(const struct search_model *m, si
                         continue;
                 size_t ax[2] = {MIN(r->a, r->b), MAX(r->a, r->b)};
                 size_t va[2] = {c[ax[0]], c[ax[1]]};
-                const struct feat *f = feat_find(&m->fm, feat_key(2, ax, va));
+                const struct feat *f = search_feat_find(&m->fm, feat_key(2, ax, va));
                 if (!f || !f->cleared) {
                         first = first ? first : r;
                         count++;
@@ -431,7 +309,7 @@ static int read_named_value(struct search_model *m, size_t k) {
                 if (y < 0)
                         continue;
                 struct feat *g;
-                if (feat_get(&m->fm, feat_key(1, (size_t[]){b}, (size_t[]){(size_t)y}), &g) < 0)
+                if (search_feat_get(&m->fm, feat_key(1, (size_t[]){b}, (size_t[]){(size_t)y}), &g) < 0)
                         return -ENOMEM;
                 if (!g->cleared && !g->named_by && !g->kin_by) {
                         g->kin_by = k + 1;
@@ -513,7 +391,7 @@ out:
 /* Feasibility: features of launched cells; cleared ones; mean-field blame, class by class. */
 static int fit_feasibility(struct search_model *m) {
         const struct search_space *s = m->s;
-        size_t F = features_per_cell(s->n_axes);
+        size_t F = search_features_per_cell(s->n_axes);
         _cleanup_free_ uint64_t *keys = calloc(F, sizeof(*keys));
         if (!keys)
                 return -ENOMEM;
@@ -526,10 +404,10 @@ static int fit_feasibility(struct search_model *m) {
                         n_fail++;
                         m->seen[obs_class(o)] = true;
                 }
-                size_t nf = cell_features(s, k, keys);
+                size_t nf = search_cell_features(s, k, keys);
                 for (size_t i = 0; i < nf; i++) {
                         struct feat *f;
-                        if (feat_get(&m->fm, keys[i], &f) < 0)
+                        if (search_feat_get(&m->fm, keys[i], &f) < 0)
                                 return -ENOMEM;
                         f->n_launched++;
                         if (o->state == SEARCH_FEASIBLE)
@@ -580,10 +458,10 @@ static int fit_feasibility(struct search_model *m) {
         for (size_t k = 0; k < s->n_cells; k++) {
                 if (m->obs[k].state != SEARCH_INFEASIBLE || explained[k])
                         continue;
-                size_t nf = cell_features(s, k, keys);
+                size_t nf = search_cell_features(s, k, keys);
                 cls[q] = obs_class(&m->obs[k]);
                 for (size_t i = 0; i < nf; i++) {
-                        struct feat *f = feat_find(&m->fm, keys[i]);
+                        struct feat *f = search_feat_find(&m->fm, keys[i]);
                         if (!f->cleared)
                                 list[q * F + len[q]++] = f;
                 }
@@ -834,19 +712,19 @@ static int fit_memory(struct search_model *m) {
 }
 
 static double feasibility(const struct search_model *m, size_t k, uint64_t *keys) {
-        size_t nf = cell_features(m->s, k, keys);
+        size_t nf = search_cell_features(m->s, k, keys);
         double p = (1 - m->unexplained) * (1 - oom_chance(m, k));
         size_t stated;
         if (broken_requirement(m, k, &stated))
                 p *= pow(REQUIRE_BROKEN, (double)stated);
         for (size_t i = 0; i < nf; i++)
-                p *= clear_chance(m, feat_find(&m->fm, keys[i]), keys[i]);
+                p *= clear_chance(m, search_feat_find(&m->fm, keys[i]), keys[i]);
         return p;
 }
 
 /* Cell k's chance to serve were its value of axis a innocent (other features, memory). */
 static double feasible_but_for(const struct search_model *m, size_t k, size_t a, uint64_t *keys) {
-        size_t nf = cell_features(m->s, k, keys), stated;
+        size_t nf = search_cell_features(m->s, k, keys), stated;
         double p = 1 - oom_chance(m, k);
         if (broken_requirement(m, k, &stated))
                 p *= pow(REQUIRE_BROKEN, (double)stated);
@@ -855,7 +733,7 @@ static double feasible_but_for(const struct search_model *m, size_t k, size_t a,
                 for (int j = 0; j < key_order(keys[i]); j++)
                         holds |= key_axis(keys[i], j) == a;
                 if (!holds)
-                        p *= clear_chance(m, feat_find(&m->fm, keys[i]), keys[i]);
+                        p *= clear_chance(m, search_feat_find(&m->fm, keys[i]), keys[i]);
         }
         return p;
 }
@@ -1134,7 +1012,7 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
         m->ei = calloc(s->n_cells, sizeof(double));
         m->chance = calloc(s->n_cells, sizeof(double));
         m->condemned = calloc(s->n_cells, sizeof(bool));
-        _cleanup_free_ uint64_t *keys = calloc(features_per_cell(s->n_axes), sizeof(uint64_t));
+        _cleanup_free_ uint64_t *keys = calloc(search_features_per_cell(s->n_axes), sizeof(uint64_t));
         int r = !m->pf || !m->mu || !m->sd || !m->ei || !m->chance || !m->condemned || !keys ? -ENOMEM
                                                                                              : fit_feasibility(m);
         if (r >= 0)
@@ -1321,6 +1199,70 @@ static long confirm(const struct search_model *m) {
         return m->obs[c].pending ? -1 : c;  /* in flight: its figure is coming */
 }
 
+/* ---- once more before believing ------------------------------------------------------ */
+
+/* A failure nothing of the matrix explains, every value and every pair of its cell having
+ * served right in other cells and its line naming none of them, may be the host's doing:
+ * NCCL's watchdog timing out a collective, a straggling rank, a port lost between the
+ * pick and the bind. Only a third value, or chance, is left to blame, and one failure
+ * cannot tell the two apart. A cell so failed, launched once, whose figure had it served
+ * has at least RETRY_MIN_CHANCE of beating the named best by the margin, is launched once
+ * more before the best is named, as measuring again is; the second verdict stands (the
+ * journal's latest launch is the cell's). On the third held-out stand-in's S1, one NCCL
+ * watchdog timeout on the best's only launch hid the best and, by its triple, its family:
+ * the search named a cell at 92% of it. */
+#define RETRY_MIN_CHANCE 0.05
+
+static bool nothing_explains(const struct search_model *m, size_t k, uint64_t *keys) {
+        const struct search_obs *o = &m->obs[k];
+        size_t axis;
+        /* memory is the memory model's to explain (a sum of the values' sizes) */
+        if (o->state != SEARCH_INFEASIBLE || o->pending || MAX(o->launches, 1u) > 1 || ran_out(o) ||
+            oom_chance(m, k) >= 0.5 || (m->mem_over && m->mem_over[k] >= 0) ||
+            (o->evidence && search_names_value(m->s, k, o->evidence, &axis) != SEARCH_NAMES_NONE))
+                return false;
+        size_t nf = search_cell_features(m->s, k, keys);
+        for (size_t i = 0; i < nf; i++) {
+                const struct feat *f = key_order(keys[i]) <= 2 ? search_feat_find(&m->fm, keys[i]) : NULL;
+                if (key_order(keys[i]) <= 2 && (!f || !f->cleared || f->named))
+                        return false;
+        }
+        /* a cell of three values in common that failed alike when launched once more says
+         * the failure is theirs, not the host's */
+        for (size_t j = 0; j < m->s->n_cells; j++) {
+                const struct search_obs *p = &m->obs[j];
+                if (j != k && p->state == SEARCH_INFEASIBLE && MAX(p->launches, 1u) > 1 && streq_ptr(p->kind, o->kind) &&
+                    agree(m->s, j, k) >= 3)
+                        return false;
+        }
+        return true;
+}
+
+/* The failed cell to launch once more before the best is named, or -1: of those nothing
+ * explains, the likeliest to beat the best. */
+static long retry(const struct search_model *m, uint64_t *keys) {
+        const struct search_space *s = m->s;
+        long pick = -1;
+        double pick_p = RETRY_MIN_CHANCE;
+        if (m->n_y == 0 || m->n_gp == 0)
+                return -1;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (m->obs[k].state != SEARCH_INFEASIBLE || !nothing_explains(m, k, keys))
+                        continue;
+                double p = 0;
+                for (size_t h = 0; h < m->n_gp; h++) {
+                        double mu, sd;
+                        gp_cell(m, &m->gp[h], k, &mu, &sd, NULL);
+                        p += m->gp[h].w * norm_cdf((mu - m->y_best - m->margin) / sd);
+                }
+                if (p >= pick_p) {
+                        pick_p = p;
+                        pick = (long)k;
+                }
+        }
+        return pick;
+}
+
 /* ---- decisions ------------------------------------------------------------------------ */
 
 /* Cell k's mixture sd, computed once (the model's caches are not its meaning). */
@@ -1447,7 +1389,7 @@ static size_t confounded_axes(const struct search_model *m, uint64_t key, size_t
  * only when its failures shared a value, and none once a line named it. */
 static bool uncovered(const struct search_model *m, uint64_t key, uint64_t *keys, long *ret_pick, double *ret_ei) {
         const struct search_space *s = m->s;
-        const struct feat *f = feat_find(&m->fm, key);
+        const struct feat *f = search_feat_find(&m->fm, key);
         long same[16];
         size_t shared = 0, cls = 0, a = key_axis(key, 0);
         if (f && f->cleared)
@@ -1822,7 +1764,7 @@ int search_model_decide(const struct search_model *m, const struct search_option
          * gets its best candidate launched (a crash may have been its partner's doing). */
         long cover = -1;
         double cover_ei = -1;
-        _cleanup_free_ uint64_t *keys = calloc(features_per_cell(s->n_axes), sizeof(uint64_t));
+        _cleanup_free_ uint64_t *keys = calloc(search_features_per_cell(s->n_axes), sizeof(uint64_t));
         if (!keys)
                 return -ENOMEM;
         for (size_t a = 0; a < s->n_axes && m->n_y > 0; a++)
@@ -1847,6 +1789,8 @@ int search_model_decide(const struct search_model *m, const struct search_option
         /* measuring again is for a search that prunes: one that launches every cell is
          * asked for every cell, once */
         long again = prune ? confirm(m) : -1, probe;
+        if (prune && again < 0)
+                again = retry(m, keys);
         _cleanup_buf_ struct buf why;
         buf_init(&why, SEARCH_WHY_MAX);
         if (prune && hopeless(m, pick < 0, &why)) {
@@ -1877,7 +1821,7 @@ int search_model_decide(const struct search_model *m, const struct search_option
         } else {
                 d.next = smaller_sizes(m, pick);
         }
-        d.again = d.next >= 0 && m->obs[d.next].state == SEARCH_FEASIBLE;
+        d.again = d.next >= 0 && m->obs[d.next].state != SEARCH_UNKNOWN;
         /* budget.time, to the launch: one that may serve needs a served launch's time */
         if (d.next >= 0 && prune && o && o->timed) {
                 double need = d.again || m->pf[d.next] >= SEARCH_FAIL_CHANCE ? m->t_pass : m->t_fail;
@@ -1923,13 +1867,13 @@ static void kind_words(const char *kind, struct buf *past, const char **ret_noun
 /* "predicted crash: attn=fa3 crashed (arch) in 3 of 3 cells: 8e5b8715, ..." */
 static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
         const struct search_space *s = m->s;
-        _cleanup_free_ uint64_t *keys = calloc(features_per_cell(s->n_axes), sizeof(uint64_t));
+        _cleanup_free_ uint64_t *keys = calloc(search_features_per_cell(s->n_axes), sizeof(uint64_t));
         if (!keys)
                 return -ENOMEM;
-        size_t nf = cell_features(s, k, keys);
+        size_t nf = search_cell_features(s, k, keys);
         const struct feat *top = NULL;
         for (size_t i = 0; i < nf; i++) {
-                const struct feat *f = feat_find(&m->fm, keys[i]);
+                const struct feat *f = search_feat_find(&m->fm, keys[i]);
                 if (f && !f->cleared && f->n_failed > 0 && (!top || blame(m, f, NULL) > blame(m, top, NULL)))
                         top = f;
         }

@@ -1,13 +1,73 @@
 /* search_int.h -- PRIVATE: what search.c and its helpers (search_evidence.c, search_sizes.c,
- * search_linalg.c, search_stop.c) share, reading a failure's line and a value's name against
+ * search_linalg.c, search_stop.c, search_feat.c) share, reading a failure's line and a value's name against
  * the matrix; included by nothing else (the interface is search.h). */
 #ifndef GAUNTLET_SEARCH_INT_H
 #define GAUNTLET_SEARCH_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "search/search.h"
+
+/* ---- features (search_feat.c): a value, a pair or a triple of values of different axes --
+ * keyed, with what the model knows of each, in an open-addressed table. */
+
+/* search.c's failure classes (its CLASSES), each feature's blocker chance one per class */
+#define SEARCH_N_CLASSES 9
+/* Triples only up to this many axes (their count grows with the cube of it). */
+#define TRIPLE_MAX_AXES 8
+
+/* key: order in bits 62-63; axes a, b, c in 4 bits each from bit 48; values 8 bits each
+ * from bit 0 (matrix.h caps axes at 16 and values at 256). */
+static inline uint64_t feat_key(int order, const size_t *ax, const size_t *val) {
+        uint64_t k = (uint64_t)order << 62;
+        for (int i = 0; i < order; i++)
+                k |= (uint64_t)(ax[i] & 15) << (48 + 4 * i) | (uint64_t)(val[i] & 255) << (8 * i);
+        return k;
+}
+static inline int key_order(uint64_t k) { return (int)(k >> 62); }
+static inline size_t key_axis(uint64_t k, int i) { return (size_t)(k >> (48 + 4 * i)) & 15; }
+static inline size_t key_value(uint64_t k, int i) { return (size_t)(k >> (8 * i)) & 255; }
+
+struct feat {
+        uint64_t key;         /* 0: empty slot */
+        bool cleared;         /* seen in a cell that served right: no blocker */
+        unsigned char named;  /* a failure's evidence named: NAMED_AXIS the flag of one of
+                                 its axes, NAMED_PAIR both flags, each with this value */
+        /* a value (order 1) a failure's evidence names: the cell + 1 whose line named it,
+         * and the class of that failure; a value all the cells failing with one signature
+         * share, and no other: one of them + 1, their count, their class */
+        size_t named_by, sig_by, sig_cells;
+        unsigned char named_class, sig_class, named_how; /* named_how: enum search_naming */
+        /* a value whose namesake on another axis a line named: that cell + 1, its class */
+        size_t kin_by;
+        unsigned char kin_class;
+        unsigned n_launched;  /* launched cells holding it */
+        unsigned n_failed;    /* of them, failed */
+        double b[SEARCH_N_CLASSES]; /* chance it is a blocker of each class */
+        double logit_next;    /* scratch for the update */
+};
+
+struct feat_map {
+        struct feat *slots;
+        size_t cap;           /* a power of two */
+        size_t n;
+};
+
+/* The entry of key, or NULL. */
+struct feat *search_feat_find(const struct feat_map *fm, uint64_t key);
+/* The entry of key, added (zeroed but for the key) when it is not there; -ENOMEM. */
+int search_feat_get(struct feat_map *fm, uint64_t key, struct feat **ret);
+/* The feature keys of cell k: its values, pairs and (few axes) triples, in a fixed order,
+ * into out (search_features_per_cell of them); their count. */
+size_t search_cell_features(const struct search_space *s, size_t k, uint64_t *out);
+size_t search_features_per_cell(size_t n_axes);
+
+/* The entry of value x of axis a, NULL when no launched cell held it. */
+static inline struct feat *value_feat(const struct feat_map *fm, size_t a, size_t x) {
+        return search_feat_find(fm, feat_key(1, (size_t[]){a}, (size_t[]){x}));
+}
 
 /* Whether evidence names flag: its name without leading dashes, '-', '_' and ' ' alike,
  * case ignored, not inside a longer word. Names shorter than 3 characters never match. The
