@@ -337,7 +337,10 @@ static void on_settled(void *userdata, const struct cell *c, size_t index, size_
                 /* a cell settled in this run (not one the matrix excludes): where the sweep
                  * stands now */
                 const char *best = a->id ? best_so_far(p, c->id, a->verdict) : NULL;
-                print_line(p, c, index, total, a->verdict, a->cause, eval ? eval : a->evidence,
+                const char *where = attempt_where(a->verdict, a->phase);
+                _cleanup_free_ char *said = where ? strdup_printf("%s: %s", where, a->evidence ? a->evidence : "")
+                                                  : NULL;
+                print_line(p, c, index, total, a->verdict, a->cause, eval ? eval : said ? said : a->evidence,
                            a->verdict == VERDICT_SKIPPED ? 0 : now_usec() - p->started, false, best);
                 return;
         }

@@ -35,6 +35,14 @@ int attempt_set_verdict(struct attempt *a, enum verdict v, const char *cause, co
         return 0;
 }
 
+const char *attempt_where(enum verdict v, const usec_t phase[_PHASE_MAX]) {
+        if (v != VERDICT_CRASH && v != VERDICT_TIMEOUT)
+                return NULL;
+        return phase[PHASE_BENCH] > 0  ? "in the bench, after the checks passed"
+               : phase[PHASE_EVAL] > 0 ? "in the eval, after the checks passed"
+                                       : NULL;
+}
+
 const char *phase_to_string(enum phase p) {
         static const char *const names[_PHASE_MAX] = {"launch", "ready", "checks", "eval", "bench", "stop"};
         return p < _PHASE_MAX ? names[p] : "invalid";

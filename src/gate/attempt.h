@@ -51,5 +51,9 @@ void attempt_release(struct attempt *a);
 /* Sets verdict, cause and evidence (copies the strings; NULLs allowed). */
 int attempt_set_verdict(struct attempt *a, enum verdict v, const char *cause, const char *evidence);
 const char *phase_to_string(enum phase p);
+/* Where a launch that died or hung did so when it had passed its checks: "in the bench,
+ * after the checks passed" (or the eval's), else NULL: an engine that serves the checks
+ * and dies under the bench's load is another failure than one that never starts. */
+const char *attempt_where(enum verdict v, const usec_t phase[_PHASE_MAX]);
 
 #endif

@@ -233,6 +233,9 @@ int report_markdown(const struct report_view *v, struct buf *out) {
                         return r;
                 if (c->cause && ((r = buf_puts(out, " / ")) < 0 || (r = report_code_span(out, c->cause, 0, false)) < 0))
                         return r;
+                const char *where = attempt_where(c->verdict, c->phase);
+                if (where && (r = buf_printf(out, " (%s)", where)) < 0)
+                        return r;
                 if ((r = buf_puts(out, "\n\n")) < 0)
                         return r;
                 if ((r = put_fenced(out, c->evidence ? c->evidence : "(no evidence recorded)")) < 0)

@@ -143,8 +143,10 @@ static int text_row(const struct report_view *v, const struct report_cell *c, co
         _cleanup_free_ char *fig = report_cell_figure(v, c);
         _cleanup_free_ char *eval_line = report_cell_passed(c) ? report_cell_eval_line(v, c) : NULL;
         _cleanup_free_ char *result = escaped_text(fig ? fig : report_cell_cause(c), RESULT_MAX);
-        _cleanup_free_ char *evidence = escaped_text(eval_line ? eval_line : c->has_attempt ? c->evidence : NULL,
-                                                     w->evidence);
+        const char *where = c->has_attempt ? attempt_where(c->verdict, c->phase) : NULL;
+        _cleanup_free_ char *said = where ? strdup_printf("%s: %s", where, c->evidence ? c->evidence : "") : NULL;
+        const char *shown = eval_line ? eval_line : said ? said : c->has_attempt ? c->evidence : NULL;
+        _cleanup_free_ char *evidence = escaped_text(shown, w->evidence);
         if (!result || !evidence)
                 return -ENOMEM;
         if ((r = put_padded(out, result, w->result + 2, NULL)) < 0 || (r = buf_puts(out, evidence)) < 0)
