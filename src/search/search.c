@@ -1218,8 +1218,7 @@ static bool nothing_explains(const struct search_model *m, size_t k, uint64_t *k
         size_t axis;
         /* memory is the memory model's to explain (a sum of the values' sizes) */
         if (o->state != SEARCH_INFEASIBLE || o->pending || MAX(o->launches, 1u) > 1 || ran_out(o) ||
-            oom_chance(m, k) >= 0.5 || (m->mem_over && m->mem_over[k] >= 0) ||
-            (o->evidence && search_names_value(m->s, k, o->evidence, &axis) != SEARCH_NAMES_NONE))
+            oom_chance(m, k) >= 0.5 || (m->mem_over && m->mem_over[k] >= 0))
                 return false;
         size_t nf = search_cell_features(m->s, k, keys);
         for (size_t i = 0; i < nf; i++) {
@@ -1227,6 +1226,9 @@ static bool nothing_explains(const struct search_model *m, size_t k, uint64_t *k
                 if (key_order(keys[i]) <= 2 && (!f || !f->cleared || f->named))
                         return false;
         }
+        /* the line, read last (the dearest test) */
+        if (o->evidence && search_names_value(m->s, k, o->evidence, &axis) != SEARCH_NAMES_NONE)
+                return false;
         /* a cell of three values in common that failed alike when launched once more says
          * the failure is theirs, not the host's */
         for (size_t j = 0; j < m->s->n_cells; j++) {
