@@ -198,8 +198,8 @@ struct report_view_search {
                                          and the abandoned ones count */
         size_t abandoned;             /* of them, abandoned (report_cell.abandoned) */
         size_t retried;               /* of them, launches of a cell after it failed (once
-                                         more before believing: docs/search.md); the rest
-                                         beyond one a cell measure a cell again */
+                                         more before believing: docs/search.md); a cell's
+                                         other launches beyond its first measure it again */
         size_t pruned, inferred;      /* cells skipped as such */
         usec_t spent;                 /* the launched cells' time, phase by phase, in all */
         usec_t spent_failed;          /* of it, the cells that failed (failed: how many) */
