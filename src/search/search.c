@@ -842,6 +842,26 @@ static void mixture(const struct search_model *m, size_t k, double *ret_mu, doub
         *ret_sd = sqrt(MAX(m2 - m1 * m1, 1e-12));
 }
 
+/* Cell k's expected improvement over the best and its chance to beat it by the margin,
+ * grid point by grid point (the model's y_best and margin set). A point where the cell's
+ * mean is more than 5 sds (bounded) below the best adds nothing worth the exact variance. */
+static void gains(const struct search_model *m, size_t k, double *ret_ei, double *ret_chance) {
+        double ei = 0, chance = 0;
+        for (size_t h = 0; h < m->n_gp; h++) {
+                const struct gp *g = &m->gp[h];
+                double mu, sd, bound;
+                gp_cell(m, g, k, &mu, NULL, &bound);
+                if (mu + 5 * bound < m->y_best)
+                        continue;
+                gp_cell(m, g, k, &mu, &sd, NULL);
+                double z = (mu - m->y_best) / sd;
+                ei += g->w * (sd * exp(-0.5 * z * z) / sqrt(2 * M_PI) + (mu - m->y_best) * norm_cdf(z));
+                chance += g->w * norm_cdf((mu - m->y_best - m->margin) / sd);
+        }
+        *ret_ei = ei;
+        *ret_chance = chance;
+}
+
 static int fit_speed(struct search_model *m) {
         const struct search_space *s = m->s;
         size_t n = 0, N = s->n_cells;
@@ -927,24 +947,12 @@ static int fit_speed(struct search_model *m) {
         m->y_best = -INFINITY;
         for (size_t i = 0; i < n; i++)
                 m->y_best = MAX(m->y_best, m->mu[m->idx[i]]);
-        /* Expected improvement over the best and the chance to beat it by the margin, grid
-         * point by grid point, for the candidates. A point where the cell's mean is more
-         * than 5 sds (bounded) below the best adds nothing worth the exact variance. */
+        /* the candidates' expected improvement and chance to beat the best (gains) */
         m->margin = MAX(m->noise / 2, log(1.01));
         for (size_t k = 0; k < N; k++) {
                 m->ei[k] = m->chance[k] = 0;
-                if (m->obs[k].state != SEARCH_UNKNOWN)
-                        continue;
-                for (h = 0; h < m->n_gp; h++) {
-                        double mu, sd, bound;
-                        gp_cell(m, &g[h], k, &mu, NULL, &bound);
-                        if (mu + 5 * bound < m->y_best)
-                                continue;
-                        gp_cell(m, &g[h], k, &mu, &sd, NULL);
-                        double z = (mu - m->y_best) / sd;
-                        m->ei[k] += g[h].w * (sd * exp(-0.5 * z * z) / sqrt(2 * M_PI) + (mu - m->y_best) * norm_cdf(z));
-                        m->chance[k] += g[h].w * norm_cdf((mu - m->y_best - m->margin) / sd);
-                }
+                if (m->obs[k].state == SEARCH_UNKNOWN)
+                        gains(m, k, &m->ei[k], &m->chance[k]);
         }
         return 0;
 }
@@ -1218,7 +1226,7 @@ static bool nothing_explains(const struct search_model *m, size_t k, uint64_t *k
         size_t axis;
         /* memory is the memory model's to explain (a sum of the values' sizes) */
         if (o->state != SEARCH_INFEASIBLE || o->pending || MAX(o->launches, 1u) > 1 || ran_out(o) ||
-            oom_chance(m, k) >= 0.5 || (m->mem_over && m->mem_over[k] >= 0))
+            oom_chance(m, k) >= 0.5)
                 return false;
         size_t nf = search_cell_features(m->s, k, keys);
         for (size_t i = 0; i < nf; i++) {
@@ -1249,14 +1257,10 @@ static long retry(const struct search_model *m, uint64_t *keys) {
         if (m->n_y == 0 || m->n_gp == 0)
                 return -1;
         for (size_t k = 0; k < s->n_cells; k++) {
-                if (m->obs[k].state != SEARCH_INFEASIBLE || !nothing_explains(m, k, keys))
+                double ei, p;
+                if (!nothing_explains(m, k, keys))
                         continue;
-                double p = 0;
-                for (size_t h = 0; h < m->n_gp; h++) {
-                        double mu, sd;
-                        gp_cell(m, &m->gp[h], k, &mu, &sd, NULL);
-                        p += m->gp[h].w * norm_cdf((mu - m->y_best - m->margin) / sd);
-                }
+                gains(m, k, &ei, &p);
                 if (p >= pick_p) {
                         pick_p = p;
                         pick = (long)k;
