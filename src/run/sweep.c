@@ -1165,7 +1165,9 @@ static int launch(struct sweep *sw, size_t i, unsigned measure) {
                 _cleanup_free_ char *why = NULL;
                 if (!room)
                         break; /* the verdict stands: the budget has no launch left for another */
-                int named = port ? diagnose_named_port(a.evidence) : 0;
+                /* the port the log's line says was taken (cause port); a port found held
+                 * after the death is the HTTP port itself */
+                int named = port && streq_ptr(a.cause, "port") ? diagnose_named_port(a.evidence) : 0;
                 if (port && named > 0 && named != a.port)
                         /* A port of the engine's own (torch.distributed's store, a ZMQ socket):
                          * most take theirs afresh or from the HTTP port, so a new launch may

@@ -66,6 +66,8 @@ if [ "\$SQUAT" = other ] && [ "\$n" -eq 1 ]; then
 fi
 if [ "\$SQUAT" = always ] || { [ "\$SQUAT" = once ] && [ "\$n" -eq 1 ]; }; then
         "$tmp/squat.sh" "\$port" || exit 4
+        # QUIET=2: a line that names another port, not what happened (gloo's rendezvous)
+        [ "\$QUIET" = 2 ] && echo "gloo rendezvous on port 29600"
         [ -n "\$QUIET" ] && exit 3
 fi
 exec "$FIXTURE" "\$@"
@@ -81,6 +83,7 @@ axes:
     values:
       - {name: once, env: {SQUAT: once}}
       - {name: once-quiet, env: {SQUAT: once, QUIET: "1"}}
+      - {name: once-quiet-port, env: {SQUAT: once, QUIET: "2"}}
       - {name: always, env: {SQUAT: always}}
       - {name: never, env: {SQUAT: never}}
       - {name: other, env: {SQUAT: other}}
@@ -95,12 +98,13 @@ unsquat
 expect_none_alive "processes left"
 "$GAUNTLET" report --format json "$tmp/j.db" >"$tmp/r.json"
 # once and once-quiet pass at their second launch; always gives up after three
-for c in "once pass -" "once-quiet pass -" "always crash port" "never pass -" "other pass -"; do
+for c in "once pass -" "once-quiet pass -" "once-quiet-port pass -" "always crash port" "never pass -" "other pass -"; do
         expect_verdict "$tmp/r.json" port "${c%% *}" "${c#* }"
 done
 launches() { cat "$tmp/launches-$1"; }
 [ "$(launches once)" = 2 ] || fail "once: $(launches once) launches, want 2"
 [ "$(launches once1)" = 2 ] || fail "once-quiet: $(launches once1) launches, want 2"
+[ "$(launches once2)" = 2 ] || fail "once-quiet-port: $(launches once2) launches, want 2"
 [ "$(launches always)" = 3 ] || fail "always: $(launches always) launches, want 3"
 [ "$(launches never)" = 1 ] || fail "never: $(launches never) launches, want 1"
 [ "$(launches other)" = 2 ] || fail "other: $(launches other) launches, want 2"
@@ -110,7 +114,12 @@ for f in "$tmp"/ports-*; do
 done
 # the relaunches are in the journal, each with why
 abandoned=$(sqlite3 "$tmp/j.db" "SELECT count(*) FROM attempts WHERE state = 'abandoned' AND abandon_reason LIKE 'port % was taken by another process (%); launched again on another port'")
-[ "$abandoned" -eq 4 ] || { sqlite3 "$tmp/j.db" "SELECT state, abandon_reason FROM attempts" >&2; fail "$abandoned abandoned attempts, want 4"; }
+[ "$abandoned" -eq 5 ] || { sqlite3 "$tmp/j.db" "SELECT state, abandon_reason FROM attempts" >&2; fail "$abandoned abandoned attempts, want 5"; }
+# a port found held after a silent death is the HTTP port, whatever port a line quotes
+qhttp=$(head -1 "$tmp/ports-once2")
+qwhy=$(sqlite3 "$tmp/j.db" "SELECT abandon_reason FROM attempts a JOIN cells c ON c.id = a.cell_id WHERE a.state = 'abandoned' AND c.env LIKE '%QUIET=2%'")
+case "$qwhy" in "port $qhttp was taken by another process ("*"); launched again on another port") ;;
+*) fail "once-quiet-port: abandoned for: $qwhy" ;; esac
 sqlite3 "$tmp/j.db" "SELECT abandon_reason FROM attempts WHERE state = 'abandoned'" | grep "Address already in use" >/dev/null ||
         fail "no abandoned attempt quotes the server's log"
 # a port the log names that is not the one gauntlet gave: the notice names both
@@ -118,13 +127,13 @@ other_why=$(sqlite3 "$tmp/j.db" "SELECT abandon_reason FROM attempts a JOIN cell
 ohttp=$(head -1 "$tmp/ports-other")
 [ "$other_why" = "port 29501, one the server opens beside its HTTP port $ohttp, was taken by another process (torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29501, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use); launched again" ] ||
         fail "other: abandoned for: $other_why"
-[ "$(grep -c "was taken by another process" "$tmp/err")" -eq 5 ] || fail "want 5 notices of a relaunch"
+[ "$(grep -c "was taken by another process" "$tmp/err")" -eq 6 ] || fail "want 6 notices of a relaunch"
 # the reports show each cell's abandoned launches beside its verdict
-jq -e '[.cells[] | [.axes.port, .abandoned]] | sort == [["always", 2], ["never", null], ["once", 1], ["once-quiet", 1], ["other", 1]]' \
+jq -e '[.cells[] | [.axes.port, .abandoned]] | sort == [["always", 2], ["never", null], ["once", 1], ["once-quiet", 1], ["once-quiet-port", 1], ["other", 1]]' \
         "$tmp/r.json" >/dev/null || fail "the JSON report's abandoned launches: $(jq -c '[.cells[] | [.axes.port, .abandoned]]' "$tmp/r.json")"
 "$GAUNTLET" report "$tmp/j.db" >"$tmp/r.txt"
-[ "$(grep -c ": abandoned launches: [12]\(,\| (\).* was taken by another process" "$tmp/r.txt")" -eq 4 ] ||
-        { cat "$tmp/r.txt" >&2; fail "the text report does not show the four cells launched again"; }
+[ "$(grep -c ": abandoned launches: [12]\(,\| (\).* was taken by another process" "$tmp/r.txt")" -eq 5 ] ||
+        { cat "$tmp/r.txt" >&2; fail "the text report does not show the five cells launched again"; }
 # each launch keeps its own log: the first says why it died, the last is the report's
 logs=$(sqlite3 "$tmp/j.db" "SELECT a.log_path FROM attempts a JOIN cells c ON c.id = a.cell_id WHERE c.env LIKE '%SQUAT=always%' ORDER BY a.id")
 [ "$(echo "$logs" | sort -u | wc -l)" -eq 3 ] || fail "the three launches of 'always' share logs: $logs"
