@@ -127,11 +127,20 @@ static int load_eval(struct journal *j, const struct report_view *v, struct repo
         return 0;
 }
 
-/* A launch of the cell: counted, and the bench of an earlier one that passed kept (a cell
- * measured again: docs/search.md). */
+/* The cell's launches, oldest first, as add_launch reads them. */
+struct launches {
+        struct report_cell *c;
+        bool failed;          /* the launch before failed */
+};
+
+/* A launch of the cell: counted (and whether it followed a failed one), and the bench of an
+ * earlier one that passed kept (a cell measured again: docs/search.md). */
 static int add_launch(const struct journal_attempt_row *row, void *userdata) {
-        struct report_cell *c = userdata;
+        struct launches *l = userdata;
+        struct report_cell *c = l->c;
         c->launches++;
+        c->retried += l->failed;
+        l->failed = row->verdict != VERDICT_PASS;
         if (row->id != c->attempt_id)
                 c->earlier_spent += row->spent;
         if (row->id == c->attempt_id || row->verdict != VERDICT_PASS || !row->bench)
@@ -212,7 +221,8 @@ static int load_attempt(struct journal *j, struct report_view *v, struct report_
                 return r;
         c->eval.journal_verdict = c->verdict;
         if ((r = load_eval(j, v, c, set)) < 0 ||
-            (c->verdict != VERDICT_SKIPPED && (r = journal_cell_launches(j, c->id, v->workload_hash, add_launch, c)) < 0))
+            (c->verdict != VERDICT_SKIPPED &&
+             (r = journal_cell_launches(j, c->id, v->workload_hash, add_launch, &(struct launches){.c = c})) < 0))
                 return r;
         return journal_attempt_checks(j, c->attempt_id, add_check, c);
 }

@@ -166,6 +166,8 @@ struct report_cell {
          * earlier attempts that passed, oldest first (an array of arrays like bench), or
          * NULL: a search measures a close cell again before it names its best. */
         unsigned launches;
+        unsigned retried;             /* of them, launches after a failed launch of the cell (a
+                                         search's once more before believing) */
         unsigned abandoned;           /* attempts of the cell abandoned (a run interrupted, a
                                          port taken): a search's budget.launches counts them */
         char *abandon_reason;         /* the latest one's reason, or NULL */
@@ -197,9 +199,9 @@ struct report_view_search {
         size_t launches;              /* their launches: a cell measured again counts each,
                                          and the abandoned ones count */
         size_t abandoned;             /* of them, abandoned (report_cell.abandoned) */
-        size_t retried;               /* of them, launches of a cell after it failed (once
-                                         more before believing: docs/search.md); a cell's
-                                         other launches beyond its first measure it again */
+        size_t retried;               /* of them, launches of a cell after it failed
+                                         (report_cell.retried); a cell's other launches
+                                         beyond its first measure it again */
         size_t pruned, inferred;      /* cells skipped as such */
         usec_t spent;                 /* the launched cells' time, phase by phase, in all */
         usec_t spent_failed;          /* of it, the cells that failed (failed: how many) */

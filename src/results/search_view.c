@@ -215,12 +215,7 @@ int search_view_fill(struct report_view *v) {
                 if (c->verdict != VERDICT_SKIPPED) {
                         s->launched++;
                         s->launches += MAX(c->launches, 1u);
-                        /* a launch after a failed one of the cell: each failed launch but
-                         * the latest (the passing ones: the earlier benches kept, and the
-                         * latest's) */
-                        size_t passed = json_array_size(c->earlier) + (c->verdict == VERDICT_PASS);
-                        size_t failed = MAX(c->launches, 1u) - MIN(passed, MAX(c->launches, 1u));
-                        s->retried += failed - (failed > 0 && c->verdict != VERDICT_PASS);
+                        s->retried += c->retried;
                 }
                 else if (streq_ptr(c->cause, "pruned"))
                         s->pruned++;
