@@ -131,7 +131,7 @@ $(SCHEDSRV): $(SS_OBJ) $(LIBGAUNTLET)
 
 # tools/search-bench.c: search strategies on simulated spaces (tools/search_sim.h).
 # The simulator is not part of the library: only this tool and test_search use it.
-SEARCHSIM := $(BUILD)/obj/tools/search_sim.o
+SEARCHSIM := $(BUILD)/obj/tools/search_sim.o $(BUILD)/obj/tools/search_sim_load.o
 $(SEARCHBENCH): $(BUILD)/obj/tools/search-bench.o $(SEARCHSIM) $(LIBGAUNTLET)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/tools/search-bench.o $(SEARCHSIM) $(LIBGAUNTLET) $(PKG_LIBS) $(LDLIBS_EXTRA)

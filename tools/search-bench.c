@@ -4,6 +4,7 @@
  *   gauntlet-search-bench [--spaces N] [--seed S] [--min-cells N] [--max-cells N]
  *                         [--budget-share F] [--budget-only] [--jobs N] [--verbose]
  *   gauntlet-search-bench --space SEED [--budget-share F] [--trace-budget]
+ *   gauntlet-search-bench --space-file FILE [--space NAME] [--spaces N] [--seed S] ...
  *
  * Draws N spaces (space i from seed mix(S, i)) and runs on each: grid, one-at-a-time,
  * random with as many launches as the search used, random with F of the grid, the search
@@ -27,6 +28,10 @@
  * --space runs one space (by the seed such a list prints; give the list's --min-cells) and
  * prints the search's trajectory, or with --trace-budget (or --budget-only) the budgeted
  * search's.
+ * --space-file reads the spaces from FILE, one JSON object a line (tools/search_sim_load.c
+ * says the format: spaces written apart from this simulator), instead of drawing them: the
+ * first N lines with --spaces, every line without; --seed then seeds the launches' noise
+ * alone, and --space names one of them to trace.
  * --jobs: spaces run side by side on N threads (default 2). stdout is the same for the same
  * flags, --jobs included or not; progress and the run time go to stderr.
  */
@@ -79,6 +84,8 @@ struct outcome {
 struct space_result {
         int rc;                 /* 0, or the error that stopped this space */
         uint64_t seed;
+        char *name;             /* a space read from a file: its name */
+        char error[256];        /* one that could not be read: why */
         size_t cells;
         unsigned patterns;
         bool needle;            /* sim_space_needle */
@@ -98,6 +105,11 @@ struct opts {
         bool verbose;
         bool one;
         uint64_t one_seed;
+        const char *one_name;   /* --space as given */
+        const char *space_file; /* --space-file */
+        bool spaces_given;
+        char **lines;           /* the file's spaces, one a line */
+        size_t n_lines;
 };
 
 static const char *prog = "gauntlet-search-bench";
@@ -106,8 +118,9 @@ static void usage(FILE *f) {
         fprintf(f,
                 "usage: %s [--spaces N] [--seed S] [--min-cells N] [--max-cells N] [--budget-share F] [--budget-only]\n"
                 "       [--jobs N] [--verbose]\n"
-                "       %s --space SEED [--budget-share F] [--trace-budget] [--min-cells N] [--max-cells N]\n",
-                prog, prog);
+                "       %s --space SEED [--budget-share F] [--trace-budget] [--min-cells N] [--max-cells N]\n"
+                "       %s --space-file FILE [--space NAME] [--spaces N] [--seed S] [--budget-share F] [--budget-only]\n",
+                prog, prog, prog);
 }
 
 /* --space: the trajectory printed is the budgeted search's (--trace-budget), not the
@@ -150,6 +163,18 @@ static int parse_args(int argc, char **argv, struct opts *o) {
                         return -EINVAL;
                 }
                 i++;
+                if (strcmp(a, "--space-file") == 0) {
+                        o->space_file = v;
+                        continue;
+                }
+                if (strcmp(a, "--space") == 0) {
+                        /* a seed, or with --space-file a space's name (main checks which) */
+                        o->one = true;
+                        o->one_name = v;
+                        if (parse_u64(v, &o->one_seed) < 0)
+                                o->one_seed = 0;
+                        continue;
+                }
                 if (strcmp(a, "--budget-share") == 0) {
                         char *end;
                         errno = 0;
@@ -164,8 +189,10 @@ static int parse_args(int argc, char **argv, struct opts *o) {
                         fprintf(stderr, "%s: invalid number '%s' for %s\n", prog, v, a);
                         return -EINVAL;
                 }
-                if (strcmp(a, "--spaces") == 0 && u >= 1 && u <= 1000000)
+                if (strcmp(a, "--spaces") == 0 && u >= 1 && u <= 1000000) {
                         o->spaces = (size_t)u;
+                        o->spaces_given = true;
+                }
                 else if (strcmp(a, "--jobs") == 0 && u >= 1 && u <= 256)
                         o->jobs = (size_t)u;
                 else if (strcmp(a, "--seed") == 0)
@@ -174,10 +201,7 @@ static int parse_args(int argc, char **argv, struct opts *o) {
                         o->min_cells = (size_t)u;
                 else if (strcmp(a, "--max-cells") == 0 && u <= SIM_CELLS_MAX)
                         o->max_cells = (size_t)u;
-                else if (strcmp(a, "--space") == 0) {
-                        o->one = true;
-                        o->one_seed = u;
-                } else {
+                else {
                         fprintf(stderr, "%s: unknown option or value out of range: '%s %s'\n", prog, a, v);
                         return -EINVAL;
                 }
@@ -616,7 +640,10 @@ static void print_failure(const struct space_result *sr, enum row r, double shar
         const struct outcome *o = &sr->o[r];
         char label[64];
         row_label(r, share, label, sizeof(label));
-        printf("  seed %-20" PRIu64 " %5zu cells  %-20s ", sr->seed, sr->cells, label);
+        if (sr->name)
+                printf("  space %-19s %5zu cells  %-20s ", sr->name, sr->cells, label);
+        else
+                printf("  seed %-20" PRIu64 " %5zu cells  %-20s ", sr->seed, sr->cells, label);
         if (o->named < 0)
                 printf("named none after %zu launches", o->launches);
         else
@@ -645,20 +672,57 @@ static void on_step(void *userdata, const struct sim_step *st) {
         printf("  %s\n", label ? label : "");
 }
 
+/* Space i of the file (--space-file): read into *ret, its name in r. */
+static int load_line(const struct opts *o, size_t i, struct space_result *r, struct sim_space **ret) {
+        int rc = sim_space_load(o->lines[i], ret, r->error, sizeof(r->error));
+        if (rc < 0)
+                return rc;
+        if (!(r->name = strdup(sim_space_name(*ret)))) {
+                sim_space_free(*ret);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* --space: the space of that seed, or with --space-file of that name. */
+static int one_space(const struct opts *o, const struct sim_params *params, struct space_result *sr,
+                     struct sim_space **ret) {
+        if (!o->lines) {
+                int rc = sim_space_generate(o->one_seed, params, ret);
+                if (rc < 0)
+                        fprintf(stderr, "%s: cannot draw space %" PRIu64 ": %s\n", prog, o->one_seed, strerror(-rc));
+                return rc;
+        }
+        for (size_t i = 0; i < o->n_lines; i++) {
+                int rc = load_line(o, i, sr, ret);
+                if (rc < 0) {
+                        fprintf(stderr, "%s: %s, line %zu: %s\n", prog, o->space_file, i + 1,
+                                *sr->error ? sr->error : strerror(-rc));
+                        return rc;
+                }
+                if (strcmp(sr->name, o->one_name) == 0)
+                        return 0;
+                free(sr->name);
+                sr->name = NULL;
+                sim_space_free(*ret);
+        }
+        fprintf(stderr, "%s: %s holds no space named '%s'\n", prog, o->space_file, o->one_name);
+        return -ENOENT;
+}
+
 static int bench_one(const struct opts *o, const struct sim_params *params) {
         struct sim_space *s = NULL;
-        int rc = sim_space_generate(o->one_seed, params, &s);
-        if (rc < 0) {
-                fprintf(stderr, "%s: cannot draw space %" PRIu64 ": %s\n", prog, o->one_seed, strerror(-rc));
+        struct space_result sr = {.seed = o->one_seed};
+        int rc = one_space(o, params, &sr, &s);
+        if (rc < 0)
                 return 1;
-        }
-        struct space_result sr = {.seed = o->one_seed, .cells = sim_space_cells(s)};
+        sr.cells = sim_space_cells(s);
         sr.describe = sim_space_describe(s);
         size_t best;
         double best_speed;
         sim_true_best(s, &best, &best_speed);
         _cleanup_free_ char *best_label = sim_cell_label(s, best);
-        printf("space %" PRIu64 ": %s\n", o->one_seed, sr.describe ? sr.describe : "");
+        printf("space %s: %s\n", o->one_name, sr.describe ? sr.describe : "");
         printf("true best: cell %zu, %.2f (%.3fx the defaults): %s\n\n", best, best_speed,
                best_speed / sim_cell_speed(s, 0), best_label ? best_label : "");
         size_t near = 0;
@@ -670,8 +734,9 @@ static int bench_one(const struct opts *o, const struct sim_params *params) {
         struct sim_run_params tp = {.on_step = on_step, .userdata = &t};
         rc = run_space(s, o->budget_share, &sr, &tp);
         if (rc < 0) {
-                fprintf(stderr, "%s: space %" PRIu64 ": %s\n", prog, o->one_seed, strerror(-rc));
+                fprintf(stderr, "%s: space %s: %s\n", prog, o->one_name, strerror(-rc));
                 free(sr.describe);
+                free(sr.name);
                 sim_space_free(s);
                 return 1;
         }
@@ -688,6 +753,7 @@ static int bench_one(const struct opts *o, const struct sim_params *params) {
                        oc->stop ? oc->stop : "");
         }
         free(sr.describe);
+        free(sr.name);
         sim_space_free(s);
         return 0;
 }
@@ -723,7 +789,7 @@ static void *worker(void *userdata) {
                 struct space_result *r = &p->sr[i];
                 struct sim_space *s = NULL;
                 r->seed = sim_seed_mix(p->o->seed, i);
-                r->rc = sim_space_generate(r->seed, p->params, &s);
+                r->rc = p->o->lines ? load_line(p->o, i, r, &s) : sim_space_generate(r->seed, p->params, &s);
                 if (r->rc < 0)
                         continue;
                 r->cells = sim_space_cells(s);
@@ -742,6 +808,51 @@ static void *worker(void *userdata) {
                         pthread_mutex_unlock(&p->progress);
                 }
         }
+}
+
+/* --space-file: its non-empty lines, each one space. */
+static int read_lines(struct opts *o) {
+        FILE *f = fopen(o->space_file, "re");
+        if (!f) {
+                fprintf(stderr, "%s: cannot open %s: %s\n", prog, o->space_file, strerror(errno));
+                return -errno;
+        }
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t len;
+        int rc = 0;
+        while ((len = getline(&line, &cap, f)) >= 0) {
+                while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+                        line[--len] = '\0';
+                if (len == 0)
+                        continue;
+                char **nl = realloc(o->lines, (o->n_lines + 1) * sizeof(char *));
+                if (!nl || !(nl[o->n_lines] = strdup(line))) {
+                        if (nl)
+                                o->lines = nl;
+                        rc = -ENOMEM;
+                        break;
+                }
+                o->lines = nl;
+                o->n_lines++;
+        }
+        if (rc == 0 && ferror(f))
+                rc = -EIO;
+        free(line);
+        fclose(f);
+        if (rc < 0)
+                fprintf(stderr, "%s: cannot read %s: %s\n", prog, o->space_file, strerror(-rc));
+        else if (o->n_lines == 0) {
+                fprintf(stderr, "%s: %s holds no space\n", prog, o->space_file);
+                rc = -ENODATA;
+        }
+        return rc;
+}
+
+static void free_lines(struct opts *o) {
+        for (size_t i = 0; i < o->n_lines; i++)
+                free(o->lines[i]);
+        free(o->lines);
 }
 
 int main(int argc, char **argv) {
@@ -766,8 +877,21 @@ int main(int argc, char **argv) {
                 return 2;
         }
         trace_budget |= budget_only; /* --space: the one search that runs */
-        if (o.one)
-                return bench_one(&o, &params);
+        if (o.one && !o.space_file && o.one_seed == 0 && strcmp(o.one_name, "0") != 0) {
+                fprintf(stderr, "%s: invalid number '%s' for --space (a name needs --space-file)\ntry '%s --help'\n",
+                        prog, o.one_name, prog);
+                return 2;
+        }
+        if (o.space_file) {
+                if (read_lines(&o) < 0)
+                        return 1;
+                o.spaces = o.spaces_given ? MIN(o.spaces, o.n_lines) : o.n_lines;
+        }
+        if (o.one) {
+                int one = bench_one(&o, &params);
+                free_lines(&o);
+                return one;
+        }
 
         usec_t start = now_usec();
         struct space_result *sr = calloc(o.spaces, sizeof(*sr));
@@ -803,15 +927,25 @@ int main(int argc, char **argv) {
         free(threads);
         pthread_mutex_destroy(&pl.progress);
         for (size_t i = 0; i < o.spaces; i++)
-                if (sr[i].rc < 0) {
+                if (sr[i].rc < 0 && o.space_file) {
+                        fprintf(stderr, "%s: %s, line %zu: %s\n", prog, o.space_file, i + 1,
+                                *sr[i].error ? sr[i].error : strerror(-sr[i].rc));
+                        status = 1;
+                        goto out;
+                } else if (sr[i].rc < 0) {
                         fprintf(stderr, "%s: space %" PRIu64 ": %s\n", prog, sr[i].seed, strerror(-sr[i].rc));
                         status = 1;
                         goto out;
                 }
 
-        printf("%zu spaces from seed %" PRIu64 ", %zu-%zu cells; success: named a serving cell within 3%% of the "
-               "true best\n\n",
-               o.spaces, o.seed, o.min_cells, o.max_cells);
+        if (o.space_file)
+                printf("%zu spaces from %s, the launches' noise from seed %" PRIu64
+                       "; success: named a serving cell within 3%% of the true best\n\n",
+                       o.spaces, o.space_file, o.seed);
+        else
+                printf("%zu spaces from seed %" PRIu64 ", %zu-%zu cells; success: named a serving cell within 3%% of "
+                       "the true best\n\n",
+                       o.spaces, o.seed, o.min_cells, o.max_cells);
         print_table(sr, o.spaces, 0, o.budget_share, "all spaces");
         print_table(sr, o.spaces, 200, o.budget_share, "spaces of >= 200 cells");
         if (!budget_only)
@@ -833,9 +967,12 @@ int main(int argc, char **argv) {
         }
         fprintf(stderr, "%s: %zu spaces in %.1f s\n", prog, o.spaces, (double)(now_usec() - start) / 1e6);
 out:
-        for (size_t i = 0; i < o.spaces; i++)
+        for (size_t i = 0; i < o.spaces; i++) {
                 free(sr[i].describe);
+                free(sr[i].name);
+        }
         free(sr);
+        free_lines(&o);
         if (fflush(stdout) != 0 || ferror(stdout)) {
                 fprintf(stderr, "%s: cannot write the output\n", prog);
                 return 1;

@@ -7,6 +7,7 @@
 
 #include "search/search.h"
 #include "search_sim.h"
+#include "search_sim_int.h"
 #include "base/rng.h"
 #include "base/util.h"
 
@@ -31,49 +32,6 @@ uint64_t sim_seed_mix(uint64_t a, uint64_t b) {
 }
 
 /* ---- the space ---- */
-
-struct sim_rule {
-        enum sim_fail fail;
-        size_t n_terms;
-        struct sim_term terms[SIM_TERMS_MAX];
-        char *evidence;                 /* owned */
-};
-
-struct sim_pair {
-        struct sim_term x, y;
-        double effect;
-};
-
-struct sim_space {
-        size_t n_axes;
-        size_t n_values[SIM_AXES_MAX];
-        char *axis_names[SIM_AXES_MAX];
-        char *axis_flags[SIM_AXES_MAX];
-        char **value_names[SIM_AXES_MAX];
-        double *effect[SIM_AXES_MAX];   /* [axis][value], log units */
-        double *memory[SIM_AXES_MAX];   /* [axis][value] */
-        double memory_limit;            /* 0: none */
-        double base, noise, load_s, bench_s, timeout_s;
-        struct sim_pair *pairs;
-        size_t n_pairs;
-        struct sim_rule *rules;
-        size_t n_rules;
-        uint64_t id_seed;               /* for the cells' ids */
-        enum sim_speech speech;         /* how one value's failures word it */
-
-        /* made by sim_space_finish */
-        bool finished;
-        size_t n_cells;
-        size_t stride[SIM_AXES_MAX];
-        size_t *choice;                 /* n_cells * n_axes */
-        char *id_buf;                   /* n_cells * 9 */
-        const char **ids;
-        double *log_speed;              /* true */
-        int *rule;                      /* the failing rule's index, SIM_RULE_OOM, or -1 */
-        size_t n_feasible, best_cell;
-};
-
-#define SIM_RULE_OOM (-2)
 
 static const char *const fail_kinds[_SIM_FAIL_MAX] = {
         [SIM_FAIL_HANG] = "timeout/startup",
@@ -111,9 +69,12 @@ void sim_space_free(struct sim_space *s) {
                 free(s->memory[a]);
         }
         free(s->pairs);
-        for (size_t i = 0; i < s->n_rules; i++)
+        for (size_t i = 0; i < s->n_rules; i++) {
                 free(s->rules[i].evidence);
+                free(s->rules[i].kind);
+        }
         free(s->rules);
+        sim_space_free_loaded(s);
         free(s->choice);
         free(s->id_buf);
         free(s->ids);
@@ -290,6 +251,8 @@ void sim_space_set_memory_limit(struct sim_space *s, double limit) {
 }
 
 static bool rule_hits(const struct sim_rule *r, const size_t *choice) {
+        if (r->n_terms == 0)
+                return false;   /* a loaded space's: its cells name it (t_rule) */
         if (r->fail == SIM_FAIL_REQUIRES)
                 return choice[r->terms[0].axis] == r->terms[0].value && choice[r->terms[1].axis] != r->terms[1].value;
         for (size_t i = 0; i < r->n_terms; i++)
@@ -341,6 +304,11 @@ int sim_space_finish(struct sim_space *s) {
                 for (size_t i = 0; i < s->n_rules; i++)
                         if (rule_hits(&s->rules[i], c) && (r == -1 || s->rules[i].fail < rule_fail(s, r)))
                                 r = (int)i;
+                if (s->t_speed) {
+                        /* a loaded space: its truth as the file said (a failing cell's figure may be 0) */
+                        ls = log(MAX(s->t_speed[k], 1e-9));
+                        r = s->t_rule[k];
+                }
                 log_speed[k] = ls;
                 rule[k] = r;
                 snprintf(&id_buf[k * 9], 9, "%08x", (unsigned)(sim_seed_mix(s->id_seed, k) >> 32));
@@ -381,6 +349,7 @@ void sim_space_view(const struct sim_space *s, struct search_space *ret) {
                 .n_cells = s->n_cells,
                 .choice = s->choice,
                 .ids = s->ids,
+                .axis_words = s->t_speed ? (const char *const *const *)s->axis_words : NULL,
                 .higher_better = true,
                 .first = 0,
         };
@@ -428,6 +397,19 @@ static bool one_value_rule(const struct sim_space *s, size_t k) {
 
 enum sim_lines sim_space_lines(const struct sim_space *s) {
         enum sim_lines l = SIM_LINES_NONE;
+        if (s->t_speed) {
+                /* a loaded space: whether a line of a cell's own failure names its value, as
+                 * the search reads it */
+                struct search_space v;
+                sim_space_view(s, &v);
+                for (size_t k = 0; s->finished && k < s->n_cells && l == SIM_LINES_NONE; k++) {
+                        size_t axis;
+                        if (s->rule[k] >= 0 && s->rules[s->rule[k]].evidence &&
+                            search_names_value(&v, k, s->rules[s->rule[k]].evidence, &axis) == SEARCH_NAMES_VALUE)
+                                l = SIM_LINES_NAME;
+                }
+                return l;
+        }
         for (size_t k = 0; s->finished && k < s->n_cells; k++) {
                 enum sim_fail f = rule_fail(s, s->rule[k]);
                 enum sim_lines here = SIM_LINES_NONE;
@@ -498,15 +480,22 @@ int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search
         double z = rng_normal(rng);
         double jitter = rng_range(rng, 0.9, 1.1);
         double u = rng_uniform(rng);
-        double load = s->load_s * jitter;
-        enum sim_fail f = rule_fail(s, s->rule[k]);
+        double load = (s->t_load && s->t_load[k] > 0 ? s->t_load[k] : s->load_s) * jitter;
+        double noise = s->t_noise && s->t_noise[k] > 0 ? s->t_noise[k] : s->noise;
+        int rule = s->rule[k];
+        /* a loaded space's host fault: drawn only there, so a drawn space's launches keep
+         * their draws */
+        bool host = s->t_flaky && s->t_flaky[k] > 0 && rng_uniform(rng) < s->t_flaky[k];
+        if (host)
+                rule = s->t_flaky_rule[k];
+        enum sim_fail f = rule_fail(s, rule);
         struct search_obs o = {.state = SEARCH_INFEASIBLE};
         double sec;
         switch (f) {
         case SIM_FAIL_NONE:
                 o.state = SEARCH_FEASIBLE;
                 o.has_value = true;
-                o.value = exp(s->log_speed[k] + s->noise * z);
+                o.value = exp(s->log_speed[k] + noise * z);
                 sec = load + s->bench_s;
                 break;
         case SIM_FAIL_HANG:
@@ -529,13 +518,21 @@ int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search
                 break;
         }
         if (o.state == SEARCH_INFEASIBLE) {
-                o.kind = fail_kinds[f];
-                o.evidence = s->rule[k] == SIM_RULE_OOM ? oom_evidence : s->rules[s->rule[k]].evidence;
+                o.kind = rule >= 0 && s->rules[rule].kind ? s->rules[rule].kind : fail_kinds[f];
+                o.evidence = rule == SIM_RULE_OOM ? oom_evidence : s->rules[rule].evidence;
+        }
+        if (host && ret_obs->state == SEARCH_FEASIBLE && ret_obs->has_value) {
+                /* measured again, and the host failed it: the launch counts, the figure stays */
+                ret_obs->seconds += sec;
+                ret_obs->launches = MAX(ret_obs->launches, 1u) + 1;
+                if (ret_seconds)
+                        *ret_seconds = sec;
+                return 0;
         }
         o.seconds = sec;
         if (ret_obs->state == SEARCH_INFEASIBLE) {
                 /* launched once more after a failure: a drawn space's failures are the
-                 * matrix's, so the same again */
+                 * matrix's, so the same again (a loaded space's host fault may pass now) */
                 o.seconds += ret_obs->seconds;
                 o.launches = MAX(ret_obs->launches, 1u) + 1;
         } else if (ret_obs->state == SEARCH_FEASIBLE && ret_obs->has_value) {
@@ -587,7 +584,9 @@ char *sim_space_describe(const struct sim_space *s) {
         fprintf(f, "), %.0f%% serve, noise %.1f%%", 100.0 * sim_space_feasible_share(s), 100.0 * s->noise);
         if (s->finished && s->rule[0] != -1)
                 fprintf(f, ", defaults fail (%s)", fail_names[rule_fail(s, s->rule[0])]);
-        for (size_t i = 0; i < s->n_rules; i++) {
+        if (s->t_speed && s->note)
+                fprintf(f, "; %s", s->note);
+        for (size_t i = 0; i < s->n_rules && !s->t_speed; i++) {
                 const struct sim_rule *r = &s->rules[i];
                 fprintf(f, "; %s ", fail_names[r->fail]);
                 for (size_t t = 0; t < r->n_terms; t++) {

@@ -120,6 +120,17 @@ int sim_space_finish(struct sim_space *s);
 
 void sim_space_free(struct sim_space *s);
 
+/* A space read from one line of JSON, a space written apart from this simulator
+ * (tools/search_sim_load.c says the format; docs/search.md, "Spaces written apart"): its
+ * axes and every cell's truth (its figure, or the verdict and line it fails by, and a
+ * chance that a launch meets a passing host fault instead). A launch costs by the verdict's
+ * class as a drawn space's do. Finished on return. -EINVAL with a one-line reason in err
+ * (malformed, a count that does not match), -ENOENT when no cell serves right, -E2BIG,
+ * -ENOMEM. */
+int sim_space_load(const char *json, struct sim_space **ret, char *err, size_t err_size);
+/* A loaded space's name; NULL for a drawn or hand-built one. */
+const char *sim_space_name(const struct sim_space *s);
+
 /* The search's view of a finished space: borrows s's arrays until sim_space_free. first is
  * the defaults cell (0), higher_better. */
 void sim_space_view(const struct sim_space *s, struct search_space *ret);

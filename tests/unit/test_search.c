@@ -1094,8 +1094,134 @@ static void test_liar(void **state) {
         sim_space_free(s);
 }
 
+/* ---- spaces read from a file (sim_space_load) ---- */
+
+/* One line of JSON: attention backend x KV cache x memory fraction x CUDA graph batch, 240
+ * cells; triton cannot read an fp8_e4m3 cache (a line naming both values, no flag), memory
+ * fraction 0.93 runs out at the two largest batches, and a quarter of FlashInfer's cells meet
+ * NCCL's watchdog on 30% of their launches. */
+static char *pair_space_json(void) {
+        static const char *const attn[] = {"auto", "fa3", "triton", "flashinfer"}, *const kv[] = {"auto", "fp8_e4m3", "bf16"},
+                                 *const mem[] = {"0.80", "0.85", "0.90", "0.93"},
+                                 *const bs[] = {"auto", "64", "128", "256", "512"};
+        char *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+        assert_non_null(f);
+        fputs("{\"name\": \"pair\", \"noise\": 0.02, \"axes\": [", f);
+        fputs("{\"name\": \"attn\", \"flag\": \"--attention-backend\", \"words\": [\"attention backend\"], \"values\": [", f);
+        for (size_t v = 0; v < 4; v++)
+                fprintf(f, "%s\"%s\"", v ? ", " : "", attn[v]);
+        fputs("]}, {\"name\": \"kv\", \"flag\": \"--kv-cache-dtype\", \"values\": [", f);
+        for (size_t v = 0; v < 3; v++)
+                fprintf(f, "%s\"%s\"", v ? ", " : "", kv[v]);
+        fputs("]}, {\"name\": \"mem\", \"flag\": \"--mem-fraction-static\", \"values\": [", f);
+        for (size_t v = 0; v < 4; v++)
+                fprintf(f, "%s\"%s\"", v ? ", " : "", mem[v]);
+        fputs("]}, {\"name\": \"bs\", \"flag\": \"--cuda-graph-max-bs\", \"values\": [", f);
+        for (size_t v = 0; v < 5; v++)
+                fprintf(f, "%s\"%s\"", v ? ", " : "", bs[v]);
+        fputs("]}], \"cells\": [", f);
+        for (size_t k = 0; k < 240; k++) {
+                size_t a = k / 60, c = k / 20 % 3, m = k / 5 % 4, b = k % 5;
+                double speed = 100 * (a == 1 ? 1.3 : a == 2 ? 0.9 : a == 3 ? 1.1 : 1) * (c == 1 ? 1.15 : c == 2 ? 0.95 : 1) *
+                               (1 + 0.05 * (double)m) * (1 + 0.03 * (double)b);
+                fprintf(f, "%s{\"s\": %.3f", k ? ", " : "", speed);
+                if (a == 2 && c == 1)
+                        fputs(", \"fail\": \"crash/config\", \"line\": \"ValueError: triton attention backend does not "
+                              "support fp8_e4m3 KV cache\"",
+                              f);
+                else if (m == 3 && b >= 3)
+                        fputs(", \"fail\": \"crash/oom\", \"line\": \"torch.OutOfMemoryError: CUDA out of memory. Tried "
+                              "to allocate 1.50 GiB\"",
+                              f);
+                else if (a == 3 && k % 4 == 0)
+                        fputs(", \"flaky\": 0.3, \"flaky_fail\": \"crash/nccl\", \"flaky_line\": \"Watchdog caught "
+                              "collective operation timeout\"",
+                              f);
+                fputc('}', f);
+        }
+        fputs("]}", f);
+        assert_int_equal(fclose(f), 0);
+        return out;
+}
+
+/* The loaded space's truth, its launches' verdicts and costs; and malformed lines refused
+ * with a reason. */
+static void test_sim_load(void **state) {
+        (void)state;
+        _cleanup_free_ char *json = pair_space_json();
+        struct sim_space *s = NULL;
+        char err[256];
+        assert_int_equal(sim_space_load(json, &s, err, sizeof(err)), 0);
+        assert_string_equal(sim_space_name(s), "pair");
+        assert_int_equal(sim_space_cells(s), 240);
+        size_t best;
+        double best_speed;
+        sim_true_best(s, &best, &best_speed);
+        /* fa3, fp8_e4m3, 0.90 (0.93 runs out at 256 and 512), 512 */
+        assert_int_equal(best, 1 * 60 + 1 * 20 + 2 * 5 + 4);
+        assert_float_equal(best_speed, 100 * 1.3 * 1.15 * 1.10 * 1.12, 0.01);
+        assert_int_equal(sim_cell_fail(s, 2 * 60 + 1 * 20), SIM_FAIL_CONFIG);
+        assert_int_equal(sim_cell_fail(s, 3 * 5 + 4), SIM_FAIL_OOM);
+        assert_int_equal(sim_cell_fail(s, 3 * 60), SIM_FAIL_NONE); /* flaky, but it serves */
+        assert_int_equal(sim_space_lines(s), SIM_LINES_NONE);      /* the line names a pair, no one value */
+        uint64_t rng = 5;
+        struct search_obs o = {0};
+        double sec;
+        assert_int_equal(sim_launch(s, 2 * 60 + 1 * 20 + 7, &rng, &o, &sec), 0);
+        assert_int_equal(o.state, SEARCH_INFEASIBLE);
+        assert_string_equal(o.kind, "crash/config");
+        assert_non_null(strstr(o.evidence, "triton attention backend"));
+        assert_true(sec >= 0.1 * 0.9 * 600 && sec <= 0.4 * 1.1 * 600);
+        /* the flaky cell: some launches meet the host's fault, the rest serve */
+        size_t faults = 0;
+        for (int i = 0; i < 200; i++) {
+                struct search_obs x = {0};
+                assert_int_equal(sim_launch(s, 3 * 60, &rng, &x, NULL), 0);
+                if (x.state == SEARCH_INFEASIBLE) {
+                        assert_string_equal(x.kind, "crash/nccl");
+                        faults++;
+                }
+        }
+        assert_true(faults > 30 && faults < 90);
+        sim_space_free(s);
+
+        static const struct {
+                const char *json, *why;
+        } bad[] = {
+                {"{\"name\": \"x\", \"axes\": [", "not JSON"},
+                {"[1, 2]", "must be a JSON object"},
+                {"{\"axes\": [], \"cells\": []}", "\"name\""},
+                {"{\"name\": \"x\", \"axes\": [{\"name\": \"a\", \"values\": [\"auto\", \"b\"]}], \"cells\": [{\"s\": 1}]}",
+                 "must hold 2 cells"},
+                {"{\"name\": \"x\", \"axes\": [{\"name\": \"a\", \"values\": [\"auto\"]}], \"cells\": [{\"s\": -1}]}",
+                 "cell 0: \"s\""},
+                {"{\"name\": \"x\", \"axes\": [{\"name\": \"a\", \"values\": [\"auto\"]}], \"cells\": [{\"s\": 1, "
+                 "\"fail\": \"broken\"}]}",
+                 "cell 0: \"fail\" must be a verdict"},
+                {"{\"name\": \"x\", \"axes\": [{\"name\": \"a\", \"values\": [\"auto\"]}], \"cells\": [{\"s\": 1, "
+                 "\"flaky\": 1.5, \"flaky_fail\": \"crash/nccl\"}]}",
+                 "\"flaky\" must be a chance"},
+                {"{\"name\": \"x\", \"noise\": 0, \"axes\": [{\"name\": \"a\", \"values\": [\"auto\"]}], \"cells\": "
+                 "[{\"s\": 1}]}",
+                 "\"noise\" must be"},
+                {"{\"name\": \"x\", \"axes\": [{\"name\": \"a\", \"values\": [\"auto\"]}], \"cells\": [{\"s\": 1, "
+                 "\"fail\": \"crash/arch\", \"line\": \"no kernel image\"}]}",
+                 "no cell serves right"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                struct sim_space *t = NULL;
+                assert_true(sim_space_load(bad[i].json, &t, err, sizeof(err)) < 0);
+                assert_null(t);
+                print_message("%s\n", err);
+                assert_non_null(strstr(err, bad[i].why));
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_sim_load),
                 cmocka_unit_test(test_memory_corner),
                 cmocka_unit_test(test_memory_signal),
                 cmocka_unit_test(test_memory_sizes),
