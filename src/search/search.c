@@ -57,6 +57,9 @@ _Static_assert(ELEMENTSOF(CLASSES) == SEARCH_N_CLASSES, "search_int.h's count of
  * does not divide), not always (a requirement one of them has). A suspect, not condemned. */
 #define PRIOR_KIN 0.5
 enum { NAMED_NONE, NAMED_AXIS, NAMED_PAIR };
+/* The most pairs condemned by the lines that named them (line_condemned): past these, a
+ * pair is left to its chance alone. */
+#define NAMED_PAIRS_MAX 64
 /* How far a requirement the evidence states ("--a x requires --b y") is believed: a cell
  * with a=x and b other than y serves right with this chance, to the power of the number of
  * failed cells that stated it. */
@@ -143,6 +146,8 @@ struct search_model {
         bool *condemned;              /* per cell: it holds a value a failure's line named,
                                          or sizes past a cell that ran out of memory
                                          (line_condemned), set once per fit */
+        uint64_t named_pairs[NAMED_PAIRS_MAX]; /* the pairs a line named and that likely */
+        size_t n_named_pairs;                  /* failed the cell (line_condemned) */
 };
 
 void search_model_free(struct search_model *m) {
@@ -228,8 +233,10 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
         if (n_own == 0 && n_need == 0 && search_names_pair(s, k, o->evidence, pair)) {
                 size_t va[2] = {c[pair[0]], c[pair[1]]};
                 struct feat *f = search_feat_find(&m->fm, feat_key(2, pair, va));
-                if (f)
+                if (f) {
                         f->named = NAMED_PAIR;
+                        f->pair_by = f->pair_by ? f->pair_by : k + 1;
+                }
         } else if (n_own == 0 && n_need == 0 && !search_names_value(s, k, o->evidence, &(size_t){0})) {
                 size_t both[2], n_named = 0;
                 for (size_t b = 0; b < s->n_axes; b++)
@@ -238,8 +245,10 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
                 if (n_named == 2) {
                         size_t va[2] = {c[both[0]], c[both[1]]};
                         struct feat *f = search_feat_find(&m->fm, feat_key(2, both, va));
-                        if (f)
+                        if (f) {
                                 f->named = NAMED_PAIR;
+                                f->pair_by = f->pair_by ? f->pair_by : k + 1;
+                        }
                 }
         }
         if (n_own >= 2 && n_need == 0)
@@ -247,8 +256,10 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
                         for (size_t j = i + 1; j < n_own; j++) {
                                 size_t ax[2] = {own[i], own[j]}, va[2] = {c[own[i]], c[own[j]]};
                                 struct feat *f = search_feat_find(&m->fm, feat_key(2, ax, va));
-                                if (f)
+                                if (f) {
                                         f->named = NAMED_PAIR;
+                                        f->pair_by = f->pair_by ? f->pair_by : k + 1;
+                                }
                         }
         for (size_t i = 0; i < n_own; i++)
                 for (size_t j = 0; j < n_need; j++) {
@@ -969,6 +980,12 @@ static bool line_condemned(const struct search_model *m, size_t k) {
         const struct search_space *s = m->s;
         if (m->mem_over && m->mem_over[k] >= 0)
                 return true;
+        const size_t *c = s->choice + k * s->n_axes;
+        for (size_t i = 0; i < m->n_named_pairs; i++) {
+                uint64_t key = m->named_pairs[i];
+                if (c[key_axis(key, 0)] == key_value(key, 0) && c[key_axis(key, 1)] == key_value(key, 1))
+                        return true;
+        }
         for (size_t a = 0; a < s->n_axes; a++) {
                 const struct feat *f = value_feat(&m->fm, a, s->choice[k * s->n_axes + a]);
                 if (f && f->named_by && !f->cleared && blame(m, f, NULL) >= 0.5)
@@ -1032,6 +1049,16 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
         if (r < 0) {
                 search_model_free(m);
                 return r;
+        }
+        /* A pair a failure's line named ("the triton attention backend does not support an
+         * fp8_e4m3 KV cache", "--a x cannot be used with --b y"), never seen serving, and
+         * the likely culprit: as a value a line names, condemned at once. Without it the
+         * choice per second of launch found the pair's cells, a cheap crash each, worth a
+         * launch beside other partners, and launched the pair three times. */
+        for (size_t i = 0; i < m->fm.cap && m->n_named_pairs < NAMED_PAIRS_MAX; i++) {
+                const struct feat *f = &m->fm.slots[i];
+                if (f->key && key_order(f->key) == 2 && f->named == NAMED_PAIR && !f->cleared && blame(m, f, NULL) >= 0.5)
+                        m->named_pairs[m->n_named_pairs++] = f->key;
         }
         for (size_t k = 0; k < s->n_cells; k++) {
                 m->pf[k] = obs[k].state == SEARCH_FEASIBLE ? 1 : obs[k].state == SEARCH_INFEASIBLE ? 0
@@ -1930,19 +1957,21 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                 buf_printf(b, "predicted to fail: %.0f%% chance to serve right", 100 * m->pf[k]);
                 return 0;
         }
-        if (top->named_by || top->sig_by) {
+        size_t pair_by = top->named == NAMED_PAIR ? top->pair_by : 0;
+        if (top->named_by || top->sig_by || pair_by) {
                 /* the line that condemned it, quoted */
-                size_t by = (top->named_by ? top->named_by : top->sig_by) - 1;
+                size_t by = (top->named_by ? top->named_by : pair_by ? pair_by : top->sig_by) - 1;
                 _cleanup_buf_ struct buf past;
                 buf_init(&past, 256);
                 const char *noun;
                 kind_words(m->obs[by].kind, &past, &noun);
                 buf_printf(b, "predicted %s: ", noun);
                 put_feature(b, s, top->key);
-                if (top->named_by)
-                        buf_printf(b, " is %s the line of cell %.8s, which %s: ",
-                                   top->named_how == SEARCH_NAMES_OTHERS ? "left out of the values that work by"
-                                                                         : "named by",
+                if (top->named_by || pair_by)
+                        buf_printf(b, " %s %s the line of cell %.8s, which %s: ", pair_by ? "are" : "is",
+                                   top->named_by && top->named_how == SEARCH_NAMES_OTHERS
+                                           ? "left out of the values that work by"
+                                           : "named by",
                                    s->ids ? s->ids[by] : "?", buf_str(&past));
                 else
                         buf_printf(b,
@@ -1956,7 +1985,7 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                         while (n > 0 && (e[n] & 0xC0) == 0x80)
                                 n--; /* not inside a UTF-8 character */
                 }
-                buf_printf(b, "\"%.*s%s\"%s", (int)n, e, n < strlen(e) ? "…" : "", top->named_by ? "" : ")");
+                buf_printf(b, "\"%.*s%s\"%s", (int)n, e, n < strlen(e) ? "…" : "", top->named_by || pair_by ? "" : ")");
                 return 0;
         }
         /* the commonest kind among the failed cells holding it */

@@ -40,6 +40,8 @@ struct feat {
          * share, and no other: one of them + 1, their count, their class */
         size_t named_by, sig_by, sig_cells;
         unsigned char named_class, sig_class, named_how; /* named_how: enum search_naming */
+        /* a pair (order 2) a failure's line named (named NAMED_PAIR): that cell + 1 */
+        size_t pair_by;
         /* a value whose namesake on another axis a line named: that cell + 1, its class */
         size_t kin_by;
         unsigned char kin_class;

@@ -1522,6 +1522,56 @@ static void test_once_more(void **state) {
         assert_int_equal(v_launches[best], 2);
 }
 
+/* A pair its line names: the reason a cell holding it is not launched quotes that line, as a
+ * named value's does (docs/search.md, "How evidence is read"); with every other cell
+ * launched, the search ends. The simulator's test_sim_named_pair (test_search.c) shows the
+ * pair launched once. */
+static void pair_launch(size_t k, struct search_obs *o) {
+        const size_t *c = &v_choice[k * VA];
+        if (c[0] == 0 && c[1] == 2)
+                *o = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/config", .launches = 1,
+                                         .seconds = 0.4,
+                                         .evidence = "ValueError: FlashInfer backend does not support fp8_e5m2 KV cache"};
+        else
+                *o = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .launches = 1, .seconds = 3,
+                                         .value = 50 * (c[0] == 0 ? 1.3 : c[0] == 2 ? 1.1 : 1) *
+                                                  (c[1] == 2 ? 1.25 : c[1] == 1 ? 1.1 : 1) * (c[2] == 1 ? 1.15 : 1) *
+                                                  (c[3] == 0 ? 1.1 : 1)};
+}
+
+static void test_named_pair_quoted(void **state) {
+        (void)state;
+        struct axis_tables t;
+        struct search_space sp = engine_space("vllm", VA, v_nv, v_an, v_fl, v_vn, VN, v_choice, &t);
+        /* every cell launched but the pair's; the pair failed once, at tp=2 seqs=128 */
+        struct search_obs obs[VN] = {0};
+        for (size_t k = 0; k < VN; k++) {
+                const size_t *c = &v_choice[k * VA];
+                if (!(c[0] == 0 && c[1] == 2) || k == v_cell(0, 2, 1, 0)) {
+                        pair_launch(k, &obs[k]);
+                        obs[k].measured = obs[k].state == SEARCH_FEASIBLE;
+                }
+        }
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        struct search_prediction p;
+        search_model_predict(m, v_cell(0, 2, 0, 0), &p); /* the pair beside other partners */
+        char *why = search_model_why(m, v_cell(0, 2, 0, 0), false);
+        assert_non_null(why);
+        print_message("the pair elsewhere: %.3f to serve, %.3f to beat the best; why: %s\n", p.p_feasible, p.chance,
+                      why);
+        assert_non_null(strstr(why, "attn=FLASHINFER with kv=fp8_e5m2 are named by the line of cell"));
+        assert_non_null(strstr(why, "which crashed (config): \"ValueError: FlashInfer backend does not support fp8_e5m2 "
+                                    "KV cache\""));
+        free(why);
+        struct search_decision d;
+        struct search_options o = {0};
+        assert_int_equal(search_model_decide(m, &o, &d), 0);
+        search_model_free(m);
+        /* its cells are the only ones left: none is launched, the search ends */
+        assert_int_equal(d.next, -1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_signature),
@@ -1548,6 +1598,7 @@ int main(void) {
                 cmocka_unit_test(test_two_causes),
                 cmocka_unit_test(test_pair_cover),
                 cmocka_unit_test(test_once_more),
+                cmocka_unit_test(test_named_pair_quoted),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
