@@ -1575,6 +1575,26 @@ static bool smallest_ran_out(const struct search_model *m, size_t a) {
         return held;
 }
 
+/* Whether the failed cells hold both ends of axis a's numbers (search_axis_extremes), or it
+ * has none. Where every failed cell ran out of memory, two values of an axis do not span it:
+ * memory runs out where hungry values meet, and a share of memory fails at both ends (too
+ * little left for vLLM's KV cache, too much for the activations): a space written apart from
+ * the simulator ran out at --gpu-memory-utilization 0.7, 0.8 and 0.9 beside different values
+ * of every axis and was stopped as if nothing could pass; its best is at 0.97. */
+static bool ends_ran_out(const struct search_model *m, size_t a) {
+        const struct search_space *s = m->s;
+        size_t lo, hi;
+        if (!search_axis_extremes(s, a, &lo, &hi))
+                return true;
+        bool held_lo = false, held_hi = false;
+        for (size_t k = 0; k < s->n_cells; k++)
+                if (m->obs[k].state == SEARCH_INFEASIBLE) {
+                        held_lo |= s->choice[k * s->n_axes + a] == lo;
+                        held_hi |= s->choice[k * s->n_axes + a] == hi;
+                }
+        return held_lo && held_hi;
+}
+
 /* Whether every value of one axis was condemned by a line that names it (read_named_value:
  * TensorRT-LLM's "world_size (8) does not match tp_size (1)" at each --tp_size of the
  * matrix): then no cell of the matrix can serve. Says so into b, quoting the first line. */
@@ -1658,6 +1678,9 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                         alike = streq_ptr(sig, t);
         }
         long smallest = -1; /* an axis spanned by its smallest size (smallest_ran_out) */
+        bool memory = first >= 0;
+        for (size_t k = 0; memory && k < s->n_cells; k++)
+                memory = m->obs[k].state != SEARCH_INFEASIBLE || ran_out(&m->obs[k]);
         for (size_t a = 0; alike && a < A; a++) {
                 long v = -1;
                 bool varies = false;
@@ -1666,10 +1689,13 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                                 varies |= v >= 0 && (size_t)v != s->choice[k * A + a];
                                 v = (long)s->choice[k * A + a];
                         }
-                if (!varies && s->n_values[a] > 1 && smallest_ran_out(m, a))
-                        smallest = smallest < 0 ? (long)a : smallest;
-                else
-                        alike = varies || s->n_values[a] == 1;
+                if (s->n_values[a] == 1)
+                        continue;
+                if (smallest_ran_out(m, a)) {
+                        if (!varies)
+                                smallest = smallest < 0 ? (long)a : smallest;
+                } else
+                        alike = varies && (!memory || ends_ran_out(m, a));
         }
         if (alike && first >= 0) {
                 _cleanup_buf_ struct buf past;
@@ -1684,7 +1710,11 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                                    s->axis_names[smallest]);
                 buf_printf(b, ", and none served (cell %.8s: \"", s->ids ? s->ids[first] : "?");
                 put_quote(b, m->obs[first].evidence);
-                buf_puts(b, "\"): no value of the matrix explains it: fix what that line names outside the matrix");
+                buf_puts(b, memory ? "\"): no value of the matrix fits in memory: give the server more memory (more "
+                                     "GPUs, or a smaller quantization of the model) or leaner values than the matrix "
+                                     "holds (a shorter context, fewer sequences at once)"
+                                   : "\"): no value of the matrix explains it: fix what that line names outside the "
+                                     "matrix");
                 return true;
         }
         /* every value failed, each beside more than one partner */
@@ -1824,6 +1854,15 @@ int search_model_decide(const struct search_model *m, const struct search_option
         long again = prune ? confirm(m) : -1, probe;
         if (prune && again < 0)
                 again = retry(m, keys);
+        /* Before any cell served, "no chance left" would be the model's claim that nothing
+         * can pass, without the line that says why: the stops of hopeless() make that claim,
+         * each for its reason; short of them, the likeliest cell is launched. A space written
+         * apart from the simulator, 10% of whose cells serve, stopped so after 19 failed
+         * launches: 5 had run out of memory and no cell had loaded, and the memory model,
+         * with nothing that fit to learn from, gave every cell a 99% chance to run out. */
+        bool served = false;
+        for (size_t k = 0; k < s->n_cells && !served; k++)
+                served = m->obs[k].state == SEARCH_FEASIBLE;
         _cleanup_buf_ struct buf why;
         buf_init(&why, SEARCH_WHY_MAX);
         if (prune && hopeless(m, pick < 0, &why)) {
@@ -1841,7 +1880,7 @@ int search_model_decide(const struct search_model *m, const struct search_option
         } else if (again >= 0 && (pick < 0 || (budget && (double)(budget - m->n_launches) <=
                                                                      MAX(1.0, CONFIRM_BUDGET_SHARE * (double)budget)))) {
                 d.next = again;
-        } else if (prune && chance_sum < SEARCH_STOP_CHANCE) {
+        } else if (prune && chance_sum < SEARCH_STOP_CHANCE && served) {
                 long near = neighbour(m);
                 if (cover >= 0)
                         d.next = cover;

@@ -100,6 +100,10 @@ bool search_axis_about(const struct search_space *s, size_t a, const char *const
 int search_sizes(const struct search_space *s, double **ret);
 /* Whether cell k holds cell x's values but for sizes at least as large (sz: search_sizes). */
 bool search_sizes_at_least(const struct search_space *s, double *const *sz, size_t k, size_t x);
+/* The values of axis a that are its smallest and its largest number ("0.6" and "0.97" of a
+ * memory share; a 0, which a flag often takes for "the default" or "no limit", and words
+ * left out), into *lo and *hi; false where fewer than two of its values are such numbers. */
+bool search_axis_extremes(const struct search_space *s, size_t a, size_t *lo, size_t *hi);
 
 /* Whether evidence names two of cell k's values, each as search_names_value would name it
  * alone ("FlashInfer backend does not support fp8_e5m2 KV cache"): their axes into ret,
@@ -116,6 +120,11 @@ struct search_hopeless {
         const char *change;
         bool retried;           /* gauntlet launched the cell again itself (on another port):
                                    its launches, not its cells, count towards the stop */
+        /* kinds (a prefix each, NULL-terminated) of a failure that got past what the class is
+         * about: a launched cell that failed so shows the class is a value's doing after all
+         * (a GPU that ran out of memory was had; a server that answered garbage loaded its
+         * model and bound its port) */
+        const char *const *past;
 };
 /* The class of failed cell k's failure (obs: every cell's) when it is one no value explains,
  * or NULL: its kind is one of them, its line names no value of the cell, and no axis that sets

@@ -4,14 +4,19 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "base/util.h"
 
-/* Value name as a size: a whole number, with an optional k, m or g (thousands, millions,
- * billions): "4096", "32k". -1 when it is none ("auto", "q8_0", "0.85"). */
+/* Value name as a size: a whole number above 0, with an optional k, m or g (thousands,
+ * millions, billions): "4096", "32k". -1 when it is none ("auto", "q8_0", "0.85"), and for 0,
+ * which a size flag often takes for "the default", "no limit" or "off" rather than the least:
+ * llama.cpp's `-c 0` is the model's whole trained context, its largest KV cache (a space
+ * written apart from the simulator ran out of memory at `-c 0` three times, read as "at its
+ * smallest size", and stopped as if nothing could pass). */
 static double value_size(const char *name) {
         if (!name || !isdigit((unsigned char)name[0]))
                 return -1;
@@ -25,7 +30,7 @@ static double value_size(const char *name) {
                 scale = strchr("kK", *end) ? 1e3 : strchr("mM", *end) ? 1e6 : 1e9;
                 end++;
         }
-        return *end ? -1 : (double)v * scale;
+        return *end || v == 0 ? -1 : (double)v * scale;
 }
 
 /* Axes whose sizes say nothing of a GPU's memory this way: more GPUs per copy of the model
@@ -89,4 +94,28 @@ bool search_sizes_at_least(const struct search_space *s, double *const *sz, size
                 if (ck[a] != cx[a] && (!sz[a] || sz[a][ck[a]] < 0 || sz[a][cx[a]] < 0 || sz[a][ck[a]] < sz[a][cx[a]]))
                         return false;
         return true;
+}
+
+bool search_axis_extremes(const struct search_space *s, size_t a, size_t *lo, size_t *hi) {
+        size_t n = 0;
+        double vlo = 0, vhi = 0;
+        for (size_t x = 0; s->value_names && x < s->n_values[a]; x++) {
+                const char *v = s->value_names[a][x];
+                char *end;
+                if (!v || !isdigit((unsigned char)v[0]))
+                        continue;
+                double d = strtod(v, &end);
+                if (*end || !isfinite(d) || d == 0)
+                        continue;
+                if (n == 0 || d < vlo) {
+                        vlo = d;
+                        *lo = x;
+                }
+                if (n == 0 || d > vhi) {
+                        vhi = d;
+                        *hi = x;
+                }
+                n++;
+        }
+        return n >= 2;
 }

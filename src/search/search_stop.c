@@ -9,24 +9,38 @@
 /* The failures that do not depend on the matrix's values, by kind (docs/search.md, "When
  * nothing can pass"): what they are about, the words by which an axis would set that (an
  * axis that does makes the failure a value's again), and what to change. */
+/* What a server that answered did: loaded its model, bound its port, had its GPUs. */
+#define SERVED_PAST "garbage", "wrong", "overload", "timeout/request"
 static const struct search_hopeless HOPELESS[] = {
         {"overload/context", "the bench does not fit the server's context",
          (const char *const[]){"ctx", "context", "model-len", "seq-len", "parallel", "np", "slots", "n-ctx", NULL},
-         "shorten bench.input_tokens/output_tokens or give the server a longer context", false},
+         "shorten bench.input_tokens/output_tokens or give the server a longer context", false,
+         (const char *const[]){NULL}},
         {"crash/model", "the model cannot be loaded",
          (const char *const[]){"model", "tokenizer", "load-format", "revision", "weights", "checkpoint", "download-dir",
                                NULL},
-         "fix the model's path or file (model:, args:)", false},
+         "fix the model's path or file (model:, args:)", false, (const char *const[]){SERVED_PAST, NULL}},
         {"crash/port", "the server's port is taken", (const char *const[]){"port", NULL},
          "free the port, or stop what holds it; where every port tried was refused, check the address the server "
          "binds (host:) and what may hold the ports",
-         true},
+         true, (const char *const[]){SERVED_PAST, NULL}},
         {"crash/driver", "no GPU can be had", (const char *const[]){"visible", "device", "devices", NULL},
          "check the host's GPUs and driver (nvidia-smi: whether another job holds them, or their compute mode is "
-         "exclusive), CUDA_VISIBLE_DEVICES, and that the driver is as new as the engine's CUDA runtime", false},
+         "exclusive), CUDA_VISIBLE_DEVICES, and that the driver is as new as the engine's CUDA runtime", false,
+         (const char *const[]){SERVED_PAST, "crash/oom", "crash/arch", "crash/cuda", "crash/nccl", NULL}},
         {"error", "the server cannot be started", (const char *const[]){NULL},
-         "fix command: (or the engine's program: install it, or put it on PATH)", false},
+         "fix command: (or the engine's program: install it, or put it on PATH)", false,
+         (const char *const[]){SERVED_PAST, "crash", "timeout", NULL}},
 };
+
+/* Whether a launched cell failed past what class c is about (HOPELESS[c].past). */
+static bool failed_past(const struct search_space *s, const struct search_obs *obs, size_t c) {
+        for (size_t j = 0; j < s->n_cells; j++)
+                for (const char *const *p = HOPELESS[c].past; obs[j].state == SEARCH_INFEASIBLE && obs[j].kind && *p; p++)
+                        if (startswith(obs[j].kind, *p))
+                                return true;
+        return false;
+}
 
 /* Whether axis a, which sets what HOPELESS class c is about, may still change failed cell
  * k's failure: not when another cell failed with the very same line, one that quotes a
@@ -70,6 +84,10 @@ const struct search_hopeless *search_hopeless_class(const struct search_space *s
                 if (streq_ptr(HOPELESS[c].kind, "error") && (!o->evidence || !startswith(o->evidence, "cannot start '")))
                         return NULL;
                 if (search_names_value(s, k, o->evidence, &axis))
+                        return NULL;
+                /* another cell got past it ("The NVIDIA driver on your system is too old" for one
+                 * MoE backend, where another cell ran out of GPU memory): a value's doing */
+                if (failed_past(s, obs, c))
                         return NULL;
                 for (size_t a = 0; a < s->n_axes; a++)
                         if (search_axis_about(s, a, HOPELESS[c].axis_words) && axis_may_help(s, obs, k, a, c)) {

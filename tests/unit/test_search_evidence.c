@@ -1033,6 +1033,96 @@ static void test_stop_every_value(void **state) {
 /* Every value of one axis condemned by a line that names it (TensorRT-LLM started inside an
  * allocation of 8 ranks, the matrix's --tp_size 1, 2, 4): nothing of the matrix can serve,
  * and the stop says why, quoting a line, not "no candidate left". */
+/* Running out of memory over different values of every axis: memory runs out where hungry
+ * values meet, so the failures span an axis of numbers only at both its ends, and a 0 (llama.cpp's
+ * `-c 0`, the model's whole context) is no size, least of all the smallest (a space written apart
+ * from the simulator, which the search stopped after 3 launches as if nothing could pass).
+ * attn x --gpu-memory-utilization x -c, 36 cells. */
+enum { MA = 3, MN = 36 };
+static const size_t m_nv[MA] = {3, 4, 3};
+static const char *const m_an[MA] = {"attn", "gmu", "ctx"};
+static const char *const m_fl[MA] = {"--attention-backend", "--gpu-memory-utilization", "-c"};
+static const char *const m_at[] = {"auto", "FLASHINFER", "TRITON_ATTN"}, *const m_gmu[] = {"0.9", "0.7", "0.8", "0.97"},
+                         *const m_ctx[] = {"0", "4096", "8192"};
+static const char *const *const m_vn[MA] = {m_at, m_gmu, m_ctx};
+static size_t m_choice[MN * MA];
+static const char oom_line[] = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB";
+
+static size_t m_cell(size_t attn, size_t gmu, size_t ctx) {
+        return (attn * 4 + gmu) * 3 + ctx;
+}
+
+static struct search_decision m_decide(const size_t (*cells)[MA], size_t n, const char *const *kinds,
+                                       const char *const *lines) {
+        struct axis_tables t;
+        struct search_space sp = engine_space("vllm", MA, m_nv, m_an, m_fl, m_vn, MN, m_choice, &t);
+        struct search_obs obs[MN] = {0};
+        for (size_t i = 0; i < n; i++)
+                obs[m_cell(cells[i][0], cells[i][1], cells[i][2])] = (struct search_obs){
+                        .state = SEARCH_INFEASIBLE, .kind = kinds ? kinds[i] : "crash/oom",
+                        .evidence = lines ? lines[i] : oom_line, .launches = 1, .seconds = 30};
+        return decide(&sp, obs, false);
+}
+
+static void test_stop_memory(void **state) {
+        (void)state;
+        /* gmu 0.9, 0.7, 0.8: its top, 0.97, not tried */
+        static const size_t three[][MA] = {{0, 0, 1}, {1, 1, 2}, {2, 2, 1}};
+        assert_false(streq_ptr(m_decide(three, 3, NULL, NULL).stop, "nothing can pass"));
+        /* and at 0.97: both ends of gmu and of -c's sizes ran out, every attn */
+        static const size_t four[][MA] = {{0, 0, 1}, {1, 1, 2}, {2, 2, 1}, {0, 3, 2}};
+        struct search_decision d = m_decide(four, 4, NULL, NULL);
+        assert_string_equal(d.stop, "nothing can pass");
+        assert_non_null(strstr(d.why, "every one of the 4 launched cells crashed (oom) with one line"));
+        assert_non_null(strstr(d.why, "no value of the matrix fits in memory"));
+        /* every one at -c 0: the whole context, not the smallest */
+        static const size_t zero[][MA] = {{0, 1, 0}, {1, 3, 0}, {2, 2, 0}};
+        assert_false(streq_ptr(m_decide(zero, 3, NULL, NULL).stop, "nothing can pass"));
+}
+
+/* A driver "too old" for one cell where another cell ran out of GPU memory: that one had its
+ * GPU, so the driver's line is a value's doing (a kernel built for a newer driver), not the
+ * host's; the search goes on. Alone with failures that say nothing of the GPU, it stops. */
+static void test_stop_driver_past(void **state) {
+        (void)state;
+        static const size_t cells[][MA] = {{0, 0, 1}, {1, 1, 2}, {2, 2, 1}};
+        static const char *const driver = "RuntimeError: The NVIDIA driver on your system is too old (found version "
+                                          "12080). Please update your GPU driver.";
+        static const char *const kinds[] = {"crash/oom", "crash/driver", "crash/config"},
+                                 *const lines[] = {oom_line, driver, "ValueError: unsupported combination"};
+        assert_false(streq_ptr(m_decide(cells, 3, kinds, lines).stop, "nothing can pass"));
+        static const char *const kinds2[] = {"crash/exit", "crash/driver", "crash/config"},
+                                 *const lines2[] = {"exited with status 1", driver, "ValueError: unsupported combination"};
+        struct search_decision d = m_decide(cells, 3, kinds2, lines2);
+        assert_string_equal(d.stop, "nothing can pass");
+        assert_non_null(strstr(d.why, "no GPU can be had"));
+}
+
+/* Before any cell served, the model's "no chance left" is no stop: nine cells ran out of
+ * memory at kv=bf16, over every moe and gemm, two with fp8 crashed otherwise, and none
+ * loaded. The memory model, with nothing that fit to learn from, leaves the seven cells of fp8
+ * under 1% to serve between them, but no rule of "When nothing can pass" holds: the search
+ * launches one of them, where it stopped with nothing named (a space written apart from the
+ * simulator, whose best was such a cell). */
+static void test_no_chance_unserved(void **state) {
+        (void)state;
+        struct search_space sp;
+        tspace(&sp);
+        struct search_obs obs[TN] = {0};
+        for (size_t moe = 0; moe < 3; moe++)
+                for (size_t gemm = 0; gemm < 3; gemm++)
+                        obs[tcell(moe, gemm, 0)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/oom",
+                                                                       .evidence = oom_line, .launches = 1, .seconds = 30};
+        obs[tcell(0, 0, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/arch", .launches = 1,
+                                                  .seconds = 5, .evidence = "CUDA error: no kernel image is available"};
+        obs[tcell(1, 1, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/config", .launches = 1,
+                                                  .seconds = 5, .evidence = "ValueError: unsupported"};
+        struct search_decision d = decide(&sp, obs, false);
+        assert_true(d.next >= 0);
+        assert_int_equal(tchoice[d.next * TA + 2], 1); /* kv=fp8 */
+        assert_int_equal(obs[d.next].state, SEARCH_UNKNOWN);
+}
+
 static void test_stop_axis_named_out(void **state) {
         (void)state;
         enum { WA = 3, WN = 18 };
@@ -1591,6 +1681,9 @@ int main(void) {
                 cmocka_unit_test(test_stop_signature),
                 cmocka_unit_test(test_stop_every_value),
                 cmocka_unit_test(test_stop_axis_named_out),
+                cmocka_unit_test(test_stop_memory),
+                cmocka_unit_test(test_stop_driver_past),
+                cmocka_unit_test(test_no_chance_unserved),
                 cmocka_unit_test(test_llama_space),
                 cmocka_unit_test(test_llama_space_large),
                 cmocka_unit_test(test_llama_space_h200),
