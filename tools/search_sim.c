@@ -349,7 +349,12 @@ void sim_space_view(const struct sim_space *s, struct search_space *ret) {
                 .n_cells = s->n_cells,
                 .choice = s->choice,
                 .ids = s->ids,
-                .axis_words = s->t_speed ? (const char *const *const *)s->axis_words : NULL,
+                .axis_words = s->engine    ? s->p_words
+                              : s->t_speed ? (const char *const *const *)s->axis_words
+                                           : NULL,
+                .axis_aliases = s->engine ? s->p_aliases : NULL,
+                .axis_forms = s->engine ? s->p_forms : NULL,
+                .other_words = s->engine ? s->p_other : NULL,
                 .higher_better = true,
                 .first = 0,
         };

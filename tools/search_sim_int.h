@@ -51,6 +51,12 @@ struct sim_space {
          * sim_space_finish, which takes it instead of the effects and the rules' terms. */
         char *name, *note;
         char **axis_words[SIM_AXES_MAX];        /* NULL-terminated, or NULL */
+        /* its "engine", one gauntlet has a profile of: the profile's words, aliases and
+         * forms of each axis's flag, and of the settings no axis sets, as gauntlet's own
+         * search reads them (src/results/search_view.c), in place of axis_words */
+        const struct profile *engine;
+        const char *const *p_words[SIM_AXES_MAX], *const *p_aliases[SIM_AXES_MAX], *const *p_forms[SIM_AXES_MAX];
+        const char **p_other;                   /* owned array, borrowed strings */
         double *t_speed;                        /* per cell: its true figure */
         int *t_rule;                            /* per cell: the rule it fails by, or -1 */
         double *t_noise;                        /* per cell: its noise (0: the space's) */

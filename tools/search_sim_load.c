@@ -5,7 +5,7 @@
  * One space is one line of JSON:
  *
  *   {"name": "17", "describe": "what was drawn, one line", "noise": 0.03,
- *    "load_s": 600, "bench_s": 240, "timeout_s": 1800,
+ *    "load_s": 600, "bench_s": 240, "timeout_s": 1800, "engine": "sglang",
  *    "axes": [{"name": "attn", "flag": "--attention-backend", "values": ["auto", "fa3"],
  *              "words": ["attention backend"]}, ...],
  *    "cells": [{"s": 51.2}, {"s": 48, "fail": "crash/arch", "line": "..."},
@@ -19,7 +19,10 @@
  * launch costs by its verdict's class: a pass the load and the bench, timeout/... the start-up
  * timeout, crash/oom 60-100% of the load, another crash 10-40%, garbage/... the load and a
  * tenth of the bench, wrong/... and overload/... the load and half the bench. "load" and "noise"
- * override the space's for one cell. Only "name", "axes" and "cells" are required.
+ * override the space's for one cell. "engine", where gauntlet has a profile of it, reads the
+ * lines with the profile's words for the axes' flags as gauntlet's own search does (an axis's
+ * "words" are then left aside); without it, the axes' "words" are theirs. Only "name", "axes"
+ * and "cells" are required.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -31,6 +34,7 @@
 
 #include "search_sim.h"
 #include "search_sim_int.h"
+#include "base/profile.h"
 #include "base/util.h"
 
 void sim_space_free_loaded(struct sim_space *s) {
@@ -48,6 +52,7 @@ void sim_space_free_loaded(struct sim_space *s) {
         free(s->t_load);
         free(s->t_flaky);
         free(s->t_flaky_rule);
+        free(s->p_other);
 }
 
 const char *sim_space_name(const struct sim_space *s) {
@@ -261,6 +266,18 @@ static int load_root(const json_t *root, struct sim_space **ret, char *err, size
         for (const char *c = s->name; *c; c++)
                 s->id_seed = (s->id_seed ^ (unsigned char)*c) * UINT64_C(1099511628211);
         if ((rc = load_numbers(s, root, err, err_size)) < 0)
+                goto out;
+        const json_t *engine = json_object_get(root, "engine");
+        if (engine && (!json_is_string(engine) || !(s->engine = profile_find(json_string_value(engine))))) {
+                rc = fail_with(err, err_size, "\"engine\" must name an engine gauntlet has a profile of");
+                goto out;
+        }
+        for (size_t a = 0; s->engine && a < n_axes; a++) {
+                s->p_words[a] = profile_axis_words(s->engine, s->axis_flags[a]);
+                s->p_aliases[a] = profile_axis_aliases(s->engine, s->axis_flags[a]);
+                s->p_forms[a] = profile_axis_forms(s->engine, s->axis_flags[a]);
+        }
+        if (s->engine && (rc = profile_other_words(s->engine, (const char *const *)s->axis_flags, n_axes, &s->p_other)) < 0)
                 goto out;
         for (size_t a = 0; a < n_axes; a++)
                 if ((rc = load_words(s, a, json_object_get(json_array_get(axes, a), "words"), err, err_size)) < 0)

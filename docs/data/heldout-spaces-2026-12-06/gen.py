@@ -1825,7 +1825,7 @@ def build(rng, sub, ctx, axes, min_cells, max_cells):
     head = "%s on %s%s, %s" % (eng, "%dx " % ctx["count"] if ctx["count"] > 1 else "", ctx["gpu"], ctx["model"])
     if few:
         sp.labels.append("few serve")
-    sp.obj = {"name": str(sub),
+    sp.obj = {"name": str(sub), "engine": eng,
               "describe": head + ": " + "; ".join(["curves " + ",".join("%s:%s" % (sp.names[a], curves[a]) for a in range(len(axes)) if curves[a] != "cat")] + sp.labels),
               "noise": round(noise, 4), "load_s": round(load_s), "bench_s": round(bench_s), "timeout_s": timeout_s,
               "axes": out_axes, "cells": cells}
