@@ -220,6 +220,7 @@ char *search_signature(const struct search_space *s, const char *kind, const cha
 /* The i-th phrase axis a is mentioned by (its flag, the last part of a dotted flag, then its
  * words), without leading dashes; NULL past the last, "" for one it has not. */
 static const char *axis_phrase(const struct search_space *s, size_t a, size_t i) {
+        static const char *const SWITCH[] = {"enable-", "disable-", "use-", "no-"};
         const char *flag = s->axis_flags ? s->axis_flags[a] : NULL;
         const char *phrase;
         if (i == 0)
@@ -229,10 +230,22 @@ static const char *axis_phrase(const struct search_space *s, size_t a, size_t i)
                  * compound name only (".backend" would take every "backend" in a line) */
                 const char *dot = flag ? strrchr(flag, '.') : NULL;
                 phrase = dot && strlen(dot + 1) >= 4 && strpbrk(dot + 1, "_-") ? dot + 1 : NULL;
+        } else if (i == 2) {
+                /* a switch's flag names the thing it switches: --enable-torch-compile is "torch
+                 * compile" ("EAGLE speculative algorithm does not support torch compile"),
+                 * --disable-cuda-graph "CUDA graph" */
+                const char *bare = flag;
+                while (bare && *bare == '-')
+                        bare++;
+                phrase = NULL;
+                for (size_t w = 0; bare && w < ELEMENTSOF(SWITCH); w++)
+                        if (strncasecmp(bare, SWITCH[w], strlen(SWITCH[w])) == 0 &&
+                            strlen(bare + strlen(SWITCH[w])) >= 4)
+                                phrase = bare + strlen(SWITCH[w]);
         } else {
                 const char *const *words = s->axis_words ? s->axis_words[a] : NULL;
                 size_t w = 0;
-                while (words && words[w] && w < i - 2)
+                while (words && words[w] && w < i - 3)
                         w++;
                 if (!words || !words[w])
                         return NULL;
