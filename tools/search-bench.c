@@ -700,8 +700,10 @@ static int one_space(const struct opts *o, const struct sim_params *params, stru
                                 *sr->error ? sr->error : strerror(-rc));
                         return rc;
                 }
-                if (strcmp(sr->name, o->one_name) == 0)
+                if (strcmp(sr->name, o->one_name) == 0) {
+                        sr->seed = sim_seed_mix(o->seed, i); /* its launches' noise, as in the list's run */
                         return 0;
+                }
                 free(sr->name);
                 sr->name = NULL;
                 sim_space_free(*ret);

@@ -50,6 +50,10 @@ _Static_assert(ELEMENTSOF(CLASSES) == SEARCH_N_CLASSES, "search_int.h's count of
  * once, for that class of failure. The one value the cells failing with one signature
  * share: the likely culprit, not a sure one (the cells may fail alike by chance). */
 #define PRIOR_VALUE_NAMED 0.999
+/* A value named by a line that says the failure is the configuration's (search_says_
+ * configuration): a suspect, as the one value a signature's cells share is; its pairs in
+ * that cell are suspects too, as a named flag's are. */
+#define PRIOR_NAMED_PARTLY 0.5
 #define PRIOR_SIGNATURE 0.5
 /* A value of the same name as one a failure's line named, on another axis (the K and the V
  * cache's `q8_0`, a prefill and a decode attention backend): what made it fail on one often
@@ -184,7 +188,7 @@ static bool launched(const struct search_obs *o) {
 static double prior(size_t c, uint64_t key, const struct feat *f) {
         unsigned named = f ? f->named : NAMED_NONE;
         if (f && f->named_by && f->named_class == c)
-                return PRIOR_VALUE_NAMED;
+                return f->named_partly ? PRIOR_NAMED_PARTLY : PRIOR_VALUE_NAMED;
         if (f && f->sig_by && f->sig_class == c)
                 return MAX(PRIOR_SIGNATURE, CLASSES[c].prior[1]);
         if (f && f->kin_by && f->kin_class == c)
@@ -314,6 +318,14 @@ static int read_named_value(struct search_model *m, size_t k) {
         f->named_by = k + 1;
         f->named_class = cls;
         f->named_how = (unsigned char)how;
+        f->named_partly = search_says_configuration(m->obs[k].evidence);
+        for (size_t b = 0; f->named_partly && b < s->n_axes; b++) {
+                size_t ax[2] = {MIN(a, b), MAX(a, b)}, va[2] = {s->choice[k * s->n_axes + ax[0]],
+                                                                s->choice[k * s->n_axes + ax[1]]};
+                struct feat *g = b == a ? NULL : search_feat_find(&m->fm, feat_key(2, ax, va));
+                if (g && g->named < NAMED_AXIS)
+                        g->named = NAMED_AXIS;
+        }
         const char *name = s->value_names[a][x];
         for (size_t b = 0; name && b < s->n_axes; b++) {
                 long y = b == a ? -1 : search_value_on(s, b, name, strlen(name));
@@ -988,7 +1000,7 @@ static bool line_condemned(const struct search_model *m, size_t k) {
         }
         for (size_t a = 0; a < s->n_axes; a++) {
                 const struct feat *f = value_feat(&m->fm, a, s->choice[k * s->n_axes + a]);
-                if (f && f->named_by && !f->cleared && blame(m, f, NULL) >= 0.5)
+                if (f && f->named_by && !f->named_partly && !f->cleared && blame(m, f, NULL) >= 0.5)
                         return true;
         }
         return false;
@@ -1427,8 +1439,8 @@ static bool uncovered(const struct search_model *m, uint64_t key, uint64_t *keys
         size_t shared = 0, cls = 0, a = key_axis(key, 0);
         if (f && f->cleared)
                 return false;
-        if (f && (f->named_by || f->named) && blame(m, f, NULL) >= 0.5)
-                return false; /* its own failure's line named it */
+        if (f && ((f->named_by && !f->named_partly) || f->named) && blame(m, f, NULL) >= 0.5)
+                return false; /* its own failure's line named it (not as the configuration's) */
         for (int i = 0; key_order(key) > 1 && i < key_order(key); i++) {
                 const struct feat *v = value_feat(&m->fm, key_axis(key, i), key_value(key, i));
                 if (!v || !v->cleared)
@@ -1604,7 +1616,7 @@ static bool axis_named_out(const struct search_model *m, struct buf *b) {
                 bool all = s->n_values[a] > 1;
                 for (size_t x = 0; all && x < s->n_values[a]; x++) {
                         const struct feat *f = value_feat(&m->fm, a, x);
-                        all = f && !f->cleared && f->named_by && blame(m, f, NULL) >= 0.5;
+                        all = f && !f->cleared && f->named_by && !f->named_partly && blame(m, f, NULL) >= 0.5;
                 }
                 if (!all)
                         continue;

@@ -46,6 +46,24 @@ bool search_names_flag(const char *evidence, const char *flag) {
         return find_flag(evidence, evidence, flag) != NULL;
 }
 
+bool search_says_configuration(const char *evidence) {
+        static const char *const configuration[] = {"this configuration", "the current configuration",
+                                                    "this combination", "in combination with", "these settings",
+                                                    "the current settings", NULL};
+        /* the GPU's or the install's reasons make it the value's alone */
+        static const char *const hardware[] = {"compute capability", "sm_", "sm1", "sm8", "sm9", "hopper", "blackwell",
+                                               "ampere", "architecture", "gpu", "device", "not installed",
+                                               "install it", "not built", "not compiled", NULL};
+        if (!evidence)
+                return false;
+        bool says = false;
+        for (const char *const *p = configuration; *p && !says; p++)
+                says = strcasestr(evidence, *p) != NULL;
+        for (const char *const *p = hardware; *p && says; p++)
+                says = strcasestr(evidence, *p) == NULL;
+        return says;
+}
+
 /* The word quoted right after a flag's mention that ends at p ("--kv fp8", "--kv=fp8",
  * "--kv 'fp8'", "`--kv fp8`."): its start, and in *ret_len its length (0: none). */
 static const char *quoted_after(const char *p, size_t *ret_len) {

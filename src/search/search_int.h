@@ -40,6 +40,8 @@ struct feat {
          * share, and no other: one of them + 1, their count, their class */
         size_t named_by, sig_by, sig_cells;
         unsigned char named_class, sig_class, named_how; /* named_how: enum search_naming */
+        bool named_partly;    /* the line that named it says the failure is the configuration's
+                                 (search_says_configuration): a suspect, not condemned */
         /* a pair (order 2) a failure's line named (named NAMED_PAIR): that cell + 1 */
         size_t pair_by;
         /* a value whose namesake on another axis a line named: that cell + 1, its class */
@@ -75,6 +77,11 @@ static inline struct feat *value_feat(const struct feat_map *fm, size_t a, size_
  * case ignored, not inside a longer word. Names shorter than 3 characters never match. The
  * same for an axis's words ("K cache"). */
 bool search_names_flag(const char *evidence, const char *flag);
+/* Whether evidence says its failure is the configuration's, the rest of the cell's settings
+ * with the value it names ("eagle3 speculative_config is not supported in this
+ * configuration", "... disabled for this configuration"), and gives no reason of the GPU's or
+ * the install's ("Reason: ['compute capability not supported']", "is not installed"). */
+bool search_says_configuration(const char *evidence);
 /* The value of axis a that evidence quotes right after a mention of a's flag ("--kv fp8",
  * "--kv=fp8", "--kv 'fp8'"), as its index: *ret_own when one mention quotes the value the
  * cell has (cell_value); *ret_other another value some mention quotes, or -1. */

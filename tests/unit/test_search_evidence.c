@@ -12,6 +12,7 @@
 
 #include "base/profile.h"
 #include "search/search.h"
+#include "search/search_int.h"
 #include "base/util.h"
 
 /* The llama.cpp space of issue #33: --flash-attn on/off x --cache-type-k f16/q8_0/q4_0 x
@@ -773,6 +774,59 @@ static void test_switch_words(void **state) {
         assert_non_null(strstr(why, "spec=EAGLE with compile=on"));
         free(why);
         search_model_free(m);
+}
+
+/* A line that names a value and says the failure is the configuration's ("eagle3
+ * speculative_config is not supported in this configuration": vLLM's eagle3 needs async
+ * scheduling) makes the value a suspect, not condemned: it is tried beside other partners
+ * (a space written apart from the simulator condemned eagle3 at its first failure, beside
+ * async off, and its best, eagle3 with async on, was never launched). A reason of the GPU's
+ * or the install's keeps it condemned. */
+static void test_named_configuration(void **state) {
+        (void)state;
+        assert_true(search_says_configuration("ValueError: eagle3 speculative_config is not supported in this "
+                                              "configuration"));
+        assert_true(search_says_configuration("ValueError: vLLM CUTLASS FP8 MoE backend is disabled for this "
+                                              "configuration."));
+        assert_false(search_says_configuration("ValueError: Selected backend AttentionBackendEnum.FLASHMLA is not "
+                                               "valid for this configuration. Reason: ['compute capability not "
+                                               "supported', 'FlashMLA Dense is only supported on Hopper devices.']"));
+        assert_false(search_says_configuration("K cache type q8_0 with block size 32 does not divide n_embd_head_k=40"));
+        enum { CA = 3, CN = 12 };
+        static const size_t cnv[CA] = {2, 2, 3};
+        static const char *const can[CA] = {"spec", "async", "kv"};
+        static const char *const cfl[CA] = {"--speculative-config", "--async-scheduling", "--kv-cache-dtype"};
+        static const char *const sp_[] = {"none", "eagle3"}, *const as[] = {"off", "on"},
+                                 *const kv[] = {"auto", "fp8", "fp8_e5m2"};
+        static const char *const *const cvn[CA] = {sp_, as, kv};
+        struct axis_tables t;
+        size_t cch[CN * CA];
+        struct search_space sp = engine_space("vllm", CA, cnv, can, cfl, cvn, CN, cch, &t);
+        static const char *const lines[] = {
+                "ValueError: eagle3 speculative_config is not supported in this configuration",
+                "ValueError: eagle3 speculative_config is not supported on this GPU (compute capability 12.0)",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(lines); i++) {
+                struct search_obs obs[CN] = {0};
+                obs[0] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+                obs[1 * 3 + 1] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 104};
+                obs[1 * 6 + 0 * 3 + 0] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/config",
+                                                             .evidence = lines[i]};
+                struct search_model *m = NULL;
+                assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+                struct search_prediction p;
+                search_model_predict(m, 1 * 6 + 1 * 3 + 1, &p); /* eagle3 with async on */
+                char *why = search_model_why(m, 1 * 6 + 1 * 3 + 1, false);
+                print_message("%s: eagle3 with async on %.3f; why: %s\n", lines[i], p.p_feasible, why);
+                if (i == 0) {
+                        assert_true(p.p_feasible > 0.3);
+                } else {
+                        assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
+                        assert_non_null(strstr(why, "spec=eagle3 is named by the line of cell"));
+                }
+                free(why);
+                search_model_free(m);
+        }
 }
 
 /* ---- a failure no value explains stops the search (docs/search.md "When nothing can pass") */
@@ -1713,6 +1767,7 @@ int main(void) {
                 cmocka_unit_test(test_signature_blame),
                 cmocka_unit_test(test_named_pair),
                 cmocka_unit_test(test_switch_words),
+                cmocka_unit_test(test_named_configuration),
                 cmocka_unit_test(test_stop_context),
                 cmocka_unit_test(test_stop_context_axis),
                 cmocka_unit_test(test_stop_context_short_flag),
