@@ -13,10 +13,10 @@
 
 /* Value name as a size: a whole number above 0, with an optional k, m or g (thousands,
  * millions, billions): "4096", "32k". -1 when it is none ("auto", "q8_0", "0.85"), and for 0,
- * which a size flag often takes for "the default", "no limit" or "off" rather than the least:
- * llama.cpp's `-c 0` is the model's whole trained context, its largest KV cache (a space
- * written apart from the simulator ran out of memory at `-c 0` three times, read as "at its
- * smallest size", and stopped as if nothing could pass). */
+ * which a size flag often takes for "the default", "no limit" or "off" rather than the least
+ * (search_sizes makes a context's 0 its largest). A space written apart from the simulator ran
+ * out of memory at llama.cpp's `-c 0` three times, read as "at its smallest size", and stopped
+ * as if nothing could pass. */
 static double value_size(const char *name) {
         if (!name || !isdigit((unsigned char)name[0]))
                 return -1;
@@ -32,6 +32,11 @@ static double value_size(const char *name) {
         }
         return *end || v == 0 ? -1 : (double)v * scale;
 }
+
+/* Axes of a context's length: their 0 is the model's whole context (llama.cpp's `-c 0`, the
+ * length it was trained for), larger than any the matrix writes. */
+static const char *const SIZE_CONTEXT[] = {"ctx", "context", "ctx-size", "n-ctx", "model-len", "seq-len", NULL};
+#define CONTEXT_WHOLE 1e12
 
 /* Axes whose sizes say nothing of a GPU's memory this way: more GPUs per copy of the model
  * (tensor, pipeline, expert parallel) or more of it offloaded (llama.cpp's `-ncmoe`, MoE
@@ -68,10 +73,12 @@ int search_sizes(const struct search_space *s, double **ret) {
                 size_t sizes = 0;
                 bool other_number = false; /* 0.85, 1.5, "3,1": a share, a ratio, a split */
                 ret[a] = NULL;
+                bool context = search_axis_about(s, a, SIZE_CONTEXT);
                 for (size_t x = 0; s->value_names && x < s->n_values[a]; x++) {
                         const char *v = s->value_names[a][x];
                         sizes += value_size(v) >= 0;
-                        other_number |= v && isdigit((unsigned char)v[0]) && value_size(v) < 0;
+                        other_number |= v && isdigit((unsigned char)v[0]) && value_size(v) < 0 &&
+                                        !(context && strcmp(v, "0") == 0);
                 }
                 if (sizes < 2 || other_number || search_axis_about(s, a, SIZE_NOT_MEMORY))
                         continue;
@@ -83,7 +90,8 @@ int search_sizes(const struct search_space *s, double **ret) {
                         return -ENOMEM;
                 }
                 for (size_t x = 0; x < s->n_values[a]; x++)
-                        ret[a][x] = value_size(s->value_names[a][x]);
+                        ret[a][x] = context && strcmp(s->value_names[a][x], "0") == 0 ? CONTEXT_WHOLE
+                                                                                     : value_size(s->value_names[a][x]);
         }
         return 0;
 }

@@ -1126,9 +1126,10 @@ static void test_stop_every_value(void **state) {
  * allocation of 8 ranks, the matrix's --tp_size 1, 2, 4): nothing of the matrix can serve,
  * and the stop says why, quoting a line, not "no candidate left". */
 /* Running out of memory over different values of every axis: memory runs out where hungry
- * values meet, so the failures span an axis of numbers only at both its ends, and a 0 (llama.cpp's
- * `-c 0`, the model's whole context) is no size, least of all the smallest (a space written apart
- * from the simulator, which the search stopped after 3 launches as if nothing could pass).
+ * values meet, so the failures span an axis of numbers only at both its ends, and a context's
+ * 0 (llama.cpp's `-c 0`, the model's whole context) is its largest size, not its smallest (a
+ * space written apart from the simulator, which the search stopped after 3 launches as if
+ * nothing could pass).
  * attn x --gpu-memory-utilization x -c, 36 cells. */
 enum { MA = 3, MN = 36 };
 static const size_t m_nv[MA] = {3, 4, 3};
@@ -1170,6 +1171,11 @@ static void test_stop_memory(void **state) {
         /* every one at -c 0: the whole context, not the smallest */
         static const size_t zero[][MA] = {{0, 1, 0}, {1, 3, 0}, {2, 2, 0}};
         assert_false(streq_ptr(m_decide(zero, 3, NULL, NULL).stop, "nothing can pass"));
+        /* -c 4096, its smallest (0 is its largest), beside both ends of gmu and every attn */
+        static const size_t least[][MA] = {{0, 1, 1}, {1, 3, 1}, {2, 2, 1}};
+        d = m_decide(least, 3, NULL, NULL);
+        assert_string_equal(d.stop, "nothing can pass");
+        assert_non_null(strstr(d.why, "ctx at its smallest"));
 }
 
 /* A driver "too old" for one cell where another cell ran out of GPU memory: that one had its
