@@ -1587,26 +1587,6 @@ static bool smallest_ran_out(const struct search_model *m, size_t a) {
         return held;
 }
 
-/* Whether the failed cells hold both ends of axis a's numbers (search_axis_extremes), or it
- * has none. Where every failed cell ran out of memory, two values of an axis do not span it:
- * memory runs out where hungry values meet, and a share of memory fails at both ends (too
- * little left for vLLM's KV cache, too much for the activations): a space written apart from
- * the simulator ran out at --gpu-memory-utilization 0.7, 0.8 and 0.9 beside different values
- * of every axis and was stopped as if nothing could pass; its best is at 0.97. */
-static bool ends_ran_out(const struct search_model *m, size_t a) {
-        const struct search_space *s = m->s;
-        size_t lo, hi;
-        if (!search_axis_extremes(s, a, &lo, &hi))
-                return true;
-        bool held_lo = false, held_hi = false;
-        for (size_t k = 0; k < s->n_cells; k++)
-                if (m->obs[k].state == SEARCH_INFEASIBLE) {
-                        held_lo |= s->choice[k * s->n_axes + a] == lo;
-                        held_hi |= s->choice[k * s->n_axes + a] == hi;
-                }
-        return held_lo && held_hi;
-}
-
 /* Whether every value of one axis was condemned by a line that names it (read_named_value:
  * TensorRT-LLM's "world_size (8) does not match tp_size (1)" at each --tp_size of the
  * matrix): then no cell of the matrix can serve. Says so into b, quoting the first line. */
@@ -1707,7 +1687,7 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                         if (!varies)
                                 smallest = smallest < 0 ? (long)a : smallest;
                 } else
-                        alike = varies && (!memory || ends_ran_out(m, a));
+                        alike = varies && (!memory || search_failed_ends(s, m->obs, a));
         }
         if (alike && first >= 0) {
                 _cleanup_buf_ struct buf past;

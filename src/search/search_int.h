@@ -112,6 +112,11 @@ bool search_sizes_at_least(const struct search_space *s, double *const *sz, size
  * left out), into *lo and *hi; false where fewer than two of its values are such numbers. */
 bool search_axis_extremes(const struct search_space *s, size_t a, size_t *lo, size_t *hi);
 
+/* Whether the failed cells of obs hold both ends of axis a's numbers (search_axis_extremes),
+ * or it has none: where every failure ran out of memory, what spans an axis of numbers
+ * (search_stop.c). */
+bool search_failed_ends(const struct search_space *s, const struct search_obs *obs, size_t a);
+
 /* Whether evidence names two of cell k's values, each as search_names_value would name it
  * alone ("FlashInfer backend does not support fp8_e5m2 KV cache"): their axes into ret,
  * lower first. */
