@@ -1089,6 +1089,13 @@ static void test_stop_signature(void **state) {
         for (size_t i = 0; i < 3; i++)
                 obs[cells[i]].kind = "garbage/repeat";
         assert_false(streq_ptr(decide(&sp, obs, false).stop, "nothing can pass"));
+        /* a kernel missing for the GPU is its values' doing, several of an axis alike (a build
+         * without the kernels of most K-cache types), whatever their line */
+        for (size_t i = 0; i < 3; i++)
+                obs[cells[i]] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/arch",
+                                                    .evidence = "CUDA error: no kernel image is available for "
+                                                                "execution on the device (ggml-cuda.cu: mul_mat_q)"};
+        assert_false(streq_ptr(decide(&sp, obs, false).stop, "nothing can pass"));
         /* the three share moe=nvfp4: that value may be why */
         struct search_obs obs2[TN] = {0};
         size_t shared[] = {tcell(0, 0, 0), tcell(0, 1, 1), tcell(0, 2, 0)};
