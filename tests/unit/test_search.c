@@ -1101,27 +1101,19 @@ static void test_liar(void **state) {
  * fraction 0.93 runs out at the two largest batches, and a quarter of FlashInfer's cells meet
  * NCCL's watchdog on 30% of their launches. */
 static char *pair_space_json(void) {
-        static const char *const attn[] = {"auto", "fa3", "triton", "flashinfer"}, *const kv[] = {"auto", "fp8_e4m3", "bf16"},
-                                 *const mem[] = {"0.80", "0.85", "0.90", "0.93"},
-                                 *const bs[] = {"auto", "64", "128", "256", "512"};
         char *out = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&out, &len);
         assert_non_null(f);
-        fputs("{\"name\": \"pair\", \"noise\": 0.02, \"axes\": [", f);
-        fputs("{\"name\": \"attn\", \"flag\": \"--attention-backend\", \"words\": [\"attention backend\"], \"values\": [", f);
-        for (size_t v = 0; v < 4; v++)
-                fprintf(f, "%s\"%s\"", v ? ", " : "", attn[v]);
-        fputs("]}, {\"name\": \"kv\", \"flag\": \"--kv-cache-dtype\", \"values\": [", f);
-        for (size_t v = 0; v < 3; v++)
-                fprintf(f, "%s\"%s\"", v ? ", " : "", kv[v]);
-        fputs("]}, {\"name\": \"mem\", \"flag\": \"--mem-fraction-static\", \"values\": [", f);
-        for (size_t v = 0; v < 4; v++)
-                fprintf(f, "%s\"%s\"", v ? ", " : "", mem[v]);
-        fputs("]}, {\"name\": \"bs\", \"flag\": \"--cuda-graph-max-bs\", \"values\": [", f);
-        for (size_t v = 0; v < 5; v++)
-                fprintf(f, "%s\"%s\"", v ? ", " : "", bs[v]);
-        fputs("]}], \"cells\": [", f);
+        fputs("{\"name\": \"pair\", \"noise\": 0.02, \"axes\": ["
+              "{\"name\": \"attn\", \"flag\": \"--attention-backend\", \"words\": [\"attention backend\"], "
+              "\"values\": [\"auto\", \"fa3\", \"triton\", \"flashinfer\"]}, "
+              "{\"name\": \"kv\", \"flag\": \"--kv-cache-dtype\", \"values\": [\"auto\", \"fp8_e4m3\", \"bf16\"]}, "
+              "{\"name\": \"mem\", \"flag\": \"--mem-fraction-static\", \"values\": [\"0.80\", \"0.85\", \"0.90\", "
+              "\"0.93\"]}, "
+              "{\"name\": \"bs\", \"flag\": \"--cuda-graph-max-bs\", \"values\": [\"auto\", \"64\", \"128\", \"256\", "
+              "\"512\"]}], \"cells\": [",
+              f);
         for (size_t k = 0; k < 240; k++) {
                 size_t a = k / 60, c = k / 20 % 3, m = k / 5 % 4, b = k % 5;
                 double speed = 100 * (a == 1 ? 1.3 : a == 2 ? 0.9 : a == 3 ? 1.1 : 1) * (c == 1 ? 1.15 : c == 2 ? 0.95 : 1) *
