@@ -106,6 +106,7 @@ struct opts {
         bool one;
         uint64_t one_seed;
         const char *one_name;   /* --space as given */
+        bool one_numeric;       /* ... and it is a number (one_seed) */
         const char *space_file; /* --space-file */
         bool spaces_given;
         char **lines;           /* the file's spaces, one a line */
@@ -171,8 +172,7 @@ static int parse_args(int argc, char **argv, struct opts *o) {
                         /* a seed, or with --space-file a space's name (main checks which) */
                         o->one = true;
                         o->one_name = v;
-                        if (parse_u64(v, &o->one_seed) < 0)
-                                o->one_seed = 0;
+                        o->one_numeric = parse_u64(v, &o->one_seed) == 0;
                         continue;
                 }
                 if (strcmp(a, "--budget-share") == 0) {
@@ -879,7 +879,7 @@ int main(int argc, char **argv) {
                 return 2;
         }
         trace_budget |= budget_only; /* --space: the one search that runs */
-        if (o.one && !o.space_file && o.one_seed == 0 && strcmp(o.one_name, "0") != 0) {
+        if (o.one && !o.space_file && !o.one_numeric) {
                 fprintf(stderr, "%s: invalid number '%s' for --space (a name needs --space-file)\ntry '%s --help'\n",
                         prog, o.one_name, prog);
                 return 2;

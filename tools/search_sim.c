@@ -488,8 +488,9 @@ int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search
         double load = (s->t_load && s->t_load[k] > 0 ? s->t_load[k] : s->load_s) * jitter;
         double noise = s->t_noise && s->t_noise[k] > 0 ? s->t_noise[k] : s->noise;
         int rule = s->rule[k];
-        /* a loaded space's host fault: drawn only there, so a drawn space's launches keep
-         * their draws */
+        /* a loaded space's host fault, drawn only for a cell that may meet one: a drawn
+         * space's launches keep their draws, and a loaded one's still do not depend on how
+         * an earlier launch went */
         bool host = s->t_flaky && s->t_flaky[k] > 0 && rng_uniform(rng) < s->t_flaky[k];
         if (host)
                 rule = s->t_flaky_rule[k];
