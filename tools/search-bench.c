@@ -816,8 +816,9 @@ static void *worker(void *userdata) {
 static int read_lines(struct opts *o) {
         FILE *f = fopen(o->space_file, "re");
         if (!f) {
-                fprintf(stderr, "%s: cannot open %s: %s\n", prog, o->space_file, strerror(errno));
-                return -errno;
+                int e = errno;
+                fprintf(stderr, "%s: cannot open %s: %s\n", prog, o->space_file, strerror(e));
+                return -e;
         }
         char *line = NULL;
         size_t cap = 0;

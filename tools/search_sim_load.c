@@ -41,11 +41,7 @@ void sim_space_free_loaded(struct sim_space *s) {
         free(s->name);
         free(s->note);
         for (size_t a = 0; a < s->n_axes; a++)
-                if (s->axis_words[a]) {
-                        for (char **w = s->axis_words[a]; *w; w++)
-                                free(*w);
-                        free(s->axis_words[a]);
-                }
+                strv_free(s->axis_words[a]);
         free(s->t_speed);
         free(s->t_rule);
         free(s->t_noise);
@@ -155,20 +151,14 @@ static int load_shape(const json_t *axes, size_t *n_axes, size_t *n_values, char
         return 0;
 }
 
-/* An axis's words: a NULL-terminated copy, or NULL when it has none. */
+/* An axis's words: a NULL-terminated copy (strv), or NULL when it has none. */
 static int load_words(struct sim_space *s, size_t a, const json_t *words, char *err, size_t err_size) {
-        if (!words)
-                return 0;
-        if (!json_is_array(words))
+        if (words && !json_is_array(words))
                 return fail_with(err, err_size, "axis %zu: \"words\" must be an array of strings", a);
-        size_t n = json_array_size(words);
-        s->axis_words[a] = calloc(n + 1, sizeof(char *));
-        if (!s->axis_words[a])
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; words && i < json_array_size(words); i++) {
                 if (!json_is_string(json_array_get(words, i)))
                         return fail_with(err, err_size, "axis %zu: \"words\" must be an array of strings", a);
-                if (!(s->axis_words[a][i] = strdup(json_string_value(json_array_get(words, i)))))
+                if (strv_push(&s->axis_words[a], json_string_value(json_array_get(words, i))) < 0)
                         return -ENOMEM;
         }
         return 0;

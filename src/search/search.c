@@ -106,6 +106,7 @@ struct search_model {
         double t_pass, t_fail;        /* mean seconds of a launch that served, that failed
                                          (search_model_costs) */
         long best;                    /* launched, feasible, best measured figure */
+        bool served;                  /* a launched cell served right */
         struct feat_map fm;
         bool seen[N_CLASSES];         /* classes some launched cell failed with */
         /* Memory (docs/search.md): when a cell ran out of memory, an additive model of what
@@ -1033,6 +1034,7 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
                         count[ok] += MAX(o->launches, 1u);
                 }
                 m->n_launched++;
+                m->served |= o->state == SEARCH_FEASIBLE;
                 m->n_launches += MAX(o->launches, 1u);
                 m->n_again += MAX(o->launches, 1u) - 1;
                 if (o->state == SEARCH_FEASIBLE && o->has_value && o->value > 0 &&
@@ -1524,9 +1526,8 @@ static long neighbour(const struct search_model *m) {
 static long hopeless_probe(const struct search_model *m) {
         const struct search_space *s = m->s;
         size_t A = s->n_axes;
-        for (size_t k = 0; k < s->n_cells; k++)
-                if (m->obs[k].state == SEARCH_FEASIBLE)
-                        return -1;
+        if (m->served)
+                return -1;
         for (size_t k = 0; k < s->n_cells; k++) {
                 long a;
                 if (m->obs[k].state != SEARCH_INFEASIBLE || search_hopeless_class(s, m->obs, k, &a) || a < 0)
@@ -1631,11 +1632,8 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
         const struct search_space *s = m->s;
         size_t A = s->n_axes;
         bool enough = m->n_launched >= SEARCH_HOPELESS_LAUNCHES || none_left;
-        if (m->n_launched == 0)
+        if (m->n_launched == 0 || m->served)
                 return false;
-        for (size_t k = 0; k < s->n_cells; k++)
-                if (m->obs[k].state == SEARCH_FEASIBLE)
-                        return false;
         for (size_t k = 0; k < s->n_cells; k++) {
                 const struct search_hopeless *c = search_hopeless_class(s, m->obs, k, NULL);
                 if (!c || (!enough && !(c->retried && m->obs[k].abandoned + 1 >= SEARCH_HOPELESS_LAUNCHES)))
@@ -1849,15 +1847,6 @@ int search_model_decide(const struct search_model *m, const struct search_option
         long again = prune ? confirm(m) : -1, probe;
         if (prune && again < 0)
                 again = retry(m, keys);
-        /* Before any cell served, "no chance left" would be the model's claim that nothing
-         * can pass, without the line that says why: the stops of hopeless() make that claim,
-         * each for its reason; short of them, the likeliest cell is launched. A space written
-         * apart from the simulator, 10% of whose cells serve, stopped so after 19 failed
-         * launches: 5 had run out of memory and no cell had loaded, and the memory model,
-         * with nothing that fit to learn from, gave every cell a 99% chance to run out. */
-        bool served = false;
-        for (size_t k = 0; k < s->n_cells && !served; k++)
-                served = m->obs[k].state == SEARCH_FEASIBLE;
         _cleanup_buf_ struct buf why;
         buf_init(&why, SEARCH_WHY_MAX);
         if (prune && hopeless(m, pick < 0, &why)) {
@@ -1875,7 +1864,12 @@ int search_model_decide(const struct search_model *m, const struct search_option
         } else if (again >= 0 && (pick < 0 || (budget && (double)(budget - m->n_launches) <=
                                                                      MAX(1.0, CONFIRM_BUDGET_SHARE * (double)budget)))) {
                 d.next = again;
-        } else if (prune && chance_sum < SEARCH_STOP_CHANCE && served) {
+        } else if (prune && chance_sum < SEARCH_STOP_CHANCE && m->served) {
+                /* Before any cell served, "no chance left" would be the model's claim that
+                 * nothing can pass without the line that says why: hopeless() makes that
+                 * claim, each stop for its reason; short of them the likeliest cell goes on
+                 * (a space written apart stopped so after 19 failures, the memory model,
+                 * with no cell that fit to learn from, giving every cell 99% to run out). */
                 long near = neighbour(m);
                 if (cover >= 0)
                         d.next = cover;

@@ -1096,11 +1096,11 @@ static void test_liar(void **state) {
 
 /* ---- spaces read from a file (sim_space_load) ---- */
 
-/* One line of JSON: attention backend x KV cache x memory fraction x CUDA graph batch, 240
+/* Read from one line of JSON: attention backend x KV cache x memory fraction x CUDA graph batch, 240
  * cells; triton cannot read an fp8_e4m3 cache (a line naming both values, no flag), memory
  * fraction 0.93 runs out at the two largest batches, and a quarter of FlashInfer's cells meet
  * NCCL's watchdog on 30% of their launches. */
-static char *pair_space_json(void) {
+static struct sim_space *pair_space(void) {
         char *out = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&out, &len);
@@ -1135,17 +1135,22 @@ static char *pair_space_json(void) {
         }
         fputs("]}", f);
         assert_int_equal(fclose(f), 0);
-        return out;
+        struct sim_space *sp = NULL;
+        char err[256];
+        int rc = sim_space_load(out, &sp, err, sizeof(err));
+        free(out);
+        if (rc < 0)
+                print_message("%s\n", err);
+        assert_int_equal(rc, 0);
+        return sp;
 }
 
 /* The loaded space's truth, its launches' verdicts and costs; and malformed lines refused
  * with a reason. */
 static void test_sim_load(void **state) {
         (void)state;
-        _cleanup_free_ char *json = pair_space_json();
-        struct sim_space *s = NULL;
+        struct sim_space *s = pair_space();
         char err[256];
-        assert_int_equal(sim_space_load(json, &s, err, sizeof(err)), 0);
         assert_string_equal(sim_space_name(s), "pair");
         assert_int_equal(sim_space_cells(s), 240);
         size_t best;
@@ -1223,10 +1228,7 @@ static void count_pair(void *userdata, const struct sim_step *st) {
 
 static void test_sim_named_pair(void **state) {
         (void)state;
-        _cleanup_free_ char *json = pair_space_json();
-        struct sim_space *s = NULL;
-        char err[256];
-        assert_int_equal(sim_space_load(json, &s, err, sizeof(err)), 0);
+        struct sim_space *s = pair_space();
         for (uint64_t seed = 1; seed <= 4; seed++) {
                 size_t n[2] = {0, 0};
                 struct sim_run_params p = {.on_step = count_pair, .userdata = n};
