@@ -464,6 +464,11 @@ static bool pydantic_message(struct line_iter *it, const char *prefix, size_t pr
         return false;
 }
 
+bool diagnose_line_quiet(const char *line) {
+        const struct line_rules *r = rules_get();
+        return line && r && rx_list_match(&r->quiet, line);
+}
+
 int diagnose_error_line(const char *text, size_t len, char **ret_evidence, size_t *ret_line) {
         _cleanup_free_ char *plain = uncoloured(text, len, &len);
         if (plain)

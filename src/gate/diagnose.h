@@ -43,6 +43,10 @@ int diagnose_text(const char *text, size_t len, const struct profile *p, struct 
  * no line looks like an error (ret_* untouched), -ENOMEM. */
 int diagnose_error_line(const char *text, size_t len, char **ret_evidence, size_t *ret_line);
 
+/* Whether a log line's own level says it is not an error (INFO, WARNING, llama.cpp's "W ",
+ * TensorRT-LLM's "[WARNING]"): the lines diagnose_error_line skips. False when out of memory. */
+bool diagnose_line_quiet(const char *line);
+
 /* Diagnoses a dead server: signature in the log at log_path first, then the exit status
  * (exit_signal != 0: killed by it; else exit_code) with the first error line ("exited with
  * status 1; first error line: X") or else the last line ("...; last log line: X"). Always

@@ -319,8 +319,9 @@ static int read_named_value(struct search_model *m, size_t k) {
         f->named_by = k + 1;
         f->named_class = cls;
         f->named_how = (unsigned char)how;
-        f->named_partly = search_says_configuration(m->obs[k].evidence);
-        for (size_t b = 0; f->named_partly && b < s->n_axes; b++) {
+        bool configuration = search_says_configuration(m->obs[k].evidence);
+        f->named_partly = configuration || search_line_quiet(m->obs[k].kind, m->obs[k].evidence);
+        for (size_t b = 0; configuration && b < s->n_axes; b++) {
                 size_t ax[2] = {MIN(a, b), MAX(a, b)}, va[2] = {s->choice[k * s->n_axes + ax[0]],
                                                                 s->choice[k * s->n_axes + ax[1]]};
                 struct feat *g = b == a ? NULL : search_feat_find(&m->fm, feat_key(2, ax, va));
@@ -1626,8 +1627,8 @@ static bool axis_named_out(const struct search_model *m, struct buf *b) {
  *  - every value of one axis was condemned by a line that names it (axis_named_out);
  *  - at least 3 cells were launched, all failed with one signature whose line says why, and
  *    they span two values or more of every axis: no value explains it;
- *  - every value of every axis failed, each beside more than one partner (the failed cells
- *    holding it do not all agree on any other axis). */
+ *  - every value of every axis failed, each beside more than one partner, the failures alike
+ *    and none named by its line (search_every_value_failed). */
 static bool hopeless(const struct search_model *m, bool none_left, struct buf *b) {
         const struct search_space *s = m->s;
         size_t A = s->n_axes;
@@ -1710,27 +1711,9 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                                      "matrix");
                 return true;
         }
-        /* every value failed, each beside more than one partner */
-        for (size_t a = 0; a < A; a++)
-                for (size_t x = 0; x < s->n_values[a]; x++) {
-                        long same[16]; /* per axis: -1 unset, -2 varies */
-                        for (size_t c = 0; c < A; c++)
-                                same[c] = -1;
-                        bool held = false;
-                        for (size_t k = 0; k < s->n_cells; k++) {
-                                const size_t *ch = s->choice + k * A;
-                                if (m->obs[k].state != SEARCH_INFEASIBLE || ch[a] != x)
-                                        continue;
-                                held = true;
-                                for (size_t c = 0; c < A; c++)
-                                        same[c] = same[c] == -1 ? (long)ch[c] : same[c] == (long)ch[c] ? same[c] : -2;
-                        }
-                        if (!held)
-                                return false;
-                        for (size_t c = 0; c < A; c++)
-                                if (c != a && same[c] >= 0 && s->n_values[c] > 1)
-                                        return false;
-                }
+        /* every value failed, each beside more than one partner, the failures alike */
+        if (!search_every_value_failed(s, m->obs))
+                return false;
         buf_printf(b, "every value of every axis failed, each beside more than one partner, and none of the %zu "
                       "launched cells served: the cause is likely outside the matrix: read the cells' lines "
                       "(gauntlet report) and fix what they name",

@@ -11,6 +11,7 @@
 
 #include "text/buf.h"
 #include "base/util.h"
+#include "gate/diagnose.h"
 
 /* Where evidence names flag at or after from: its name without leading dashes, '-', '_'
  * and ' ' alike, case ignored, not inside a longer word; the end of the name, or NULL.
@@ -44,6 +45,18 @@ static const char *find_flag(const char *evidence, const char *from, const char 
 
 bool search_names_flag(const char *evidence, const char *flag) {
         return find_flag(evidence, evidence, flag) != NULL;
+}
+
+bool search_line_quiet(const char *kind, const char *evidence) {
+        static const char last_line[] = "; last log line: ";
+        if (!evidence)
+                return false;
+        /* the quote of a log with no error line in it (diagnose_exit, diagnose_deadline): a
+         * server that hangs is stuck where its last line says; one that died printed it last */
+        const char *last = strstr(evidence, last_line);
+        if (last && !startswith(kind ? kind : "", "timeout"))
+                return true;
+        return diagnose_line_quiet(last ? last + strlen(last_line) : evidence);
 }
 
 bool search_says_configuration(const char *evidence) {

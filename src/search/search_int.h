@@ -41,7 +41,8 @@ struct feat {
         size_t named_by, sig_by, sig_cells;
         unsigned char named_class, sig_class, named_how; /* named_how: enum search_naming */
         bool named_partly;    /* the line that named it says the failure is the configuration's
-                                 (search_says_configuration): a suspect, not condemned */
+                                 (search_says_configuration), or is no error by its level
+                                 (search_line_quiet): a suspect, not condemned */
         /* a pair (order 2) a failure's line named (named NAMED_PAIR): that cell + 1 */
         size_t pair_by;
         /* a value whose namesake on another axis a line named: that cell + 1, its class */
@@ -82,6 +83,13 @@ bool search_names_flag(const char *evidence, const char *flag);
  * configuration", "... disabled for this configuration"), and gives no reason of the GPU's or
  * the install's ("Reason: ['compute capability not supported']", "is not installed"). */
 bool search_says_configuration(const char *evidence);
+/* Whether a failure's line (of kind) is no error by its own level (a WARNING, an INFO,
+ * llama.cpp's "W "), or is the last line of a log with no error in it of a server that died
+ * (diagnose_exit's "last log line"; a server that hangs is stuck where its last line says):
+ * what it printed last before it was killed, often an echo of its configuration ("WARNING:
+ * --kv-cache-dtype fp8_e5m2 is experimental"). A value it names is a suspect, not
+ * condemned. */
+bool search_line_quiet(const char *kind, const char *evidence);
 /* The value of axis a that evidence quotes right after a mention of a's flag ("--kv fp8",
  * "--kv=fp8", "--kv 'fp8'"), as its index: *ret_own when one mention quotes the value the
  * cell has (cell_value); *ret_other another value some mention quotes, or -1. */
@@ -116,6 +124,12 @@ bool search_axis_extremes(const struct search_space *s, size_t a, size_t *lo, si
  * or it has none: where every failure ran out of memory, what spans an axis of numbers
  * (search_stop.c). */
 bool search_failed_ends(const struct search_space *s, const struct search_obs *obs, size_t a);
+
+/* Whether every value of every axis failed, each beside more than one partner (the failed
+ * cells holding it agree on no other axis), every failure alike (one kind; a bad answer,
+ * garbage or wrong, is one) and none named by its line: what no value explains
+ * (search_stop.c). */
+bool search_every_value_failed(const struct search_space *s, const struct search_obs *obs);
 
 /* Whether evidence names two of cell k's values, each as search_names_value would name it
  * alone ("FlashInfer backend does not support fp8_e5m2 KV cache"): their axes into ret,

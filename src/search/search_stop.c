@@ -117,3 +117,48 @@ bool search_failed_ends(const struct search_space *s, const struct search_obs *o
                 }
         return held_lo && held_hi;
 }
+
+/* Whether two failures' kinds are alike: the same kind, or both a bad answer (garbage or
+ * wrong: their kinds say what came out, not why; a broken model answers both). Kinds that
+ * differ otherwise are causes that differ: a crash on an assertion, a CUDA error, a loop of
+ * garbage and an allocation that failed, in one space, are values' doing, not one cause
+ * outside the matrix. */
+static bool kinds_alike(const char *a, const char *b) {
+        bool bad_a = startswith(a, "garbage") || startswith(a, "wrong");
+        bool bad_b = startswith(b, "garbage") || startswith(b, "wrong");
+        return streq_ptr(a, b) || (bad_a && bad_b);
+}
+
+bool search_every_value_failed(const struct search_space *s, const struct search_obs *obs) {
+        size_t A = s->n_axes, axis;
+        const char *kind = NULL;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (obs[k].state != SEARCH_INFEASIBLE)
+                        continue;
+                if (!obs[k].kind || (kind && !kinds_alike(kind, obs[k].kind)) ||
+                    (obs[k].evidence && search_names_value(s, k, obs[k].evidence, &axis) != SEARCH_NAMES_NONE))
+                        return false;
+                kind = obs[k].kind;
+        }
+        for (size_t a = 0; a < A; a++)
+                for (size_t x = 0; x < s->n_values[a]; x++) {
+                        long same[16]; /* per axis (MATRIX_MAX_AXES): -1 unset, -2 varies */
+                        for (size_t c = 0; c < A; c++)
+                                same[c] = -1;
+                        bool held = false;
+                        for (size_t k = 0; k < s->n_cells; k++) {
+                                const size_t *ch = s->choice + k * A;
+                                if (obs[k].state != SEARCH_INFEASIBLE || ch[a] != x)
+                                        continue;
+                                held = true;
+                                for (size_t c = 0; c < A; c++)
+                                        same[c] = same[c] == -1 ? (long)ch[c] : same[c] == (long)ch[c] ? same[c] : -2;
+                        }
+                        if (!held)
+                                return false;
+                        for (size_t c = 0; c < A; c++)
+                                if (c != a && same[c] >= 0 && s->n_values[c] > 1)
+                                        return false;
+                }
+        return true;
+}

@@ -829,6 +829,75 @@ static void test_named_configuration(void **state) {
         }
 }
 
+/* A line that is no error by its own level, or the last line of a log with none in it, is
+ * what the server printed last, often an echo of its configuration: a value it names is a
+ * suspect, not condemned (a space written apart killed its servers for memory, its last line
+ * "WARNING: --kv-cache-dtype fp8_e5m2 is experimental", and the search condemned the one
+ * KV-cache type that serves: 90 launches, none served). An error line still condemns. */
+static void test_named_quiet(void **state) {
+        (void)state;
+        assert_true(search_line_quiet("crash/exit", "WARNING: --kv-cache-dtype fp8_e5m2 is experimental; make sure "
+                                                    "your model supports it"));
+        assert_true(search_line_quiet("crash/exit", "W n_ctx = 0 is experimental and may be slower"));
+        assert_true(search_line_quiet("crash/exit", "INFO 12-06 10:00:01 [gpu_model_runner.py:1234] kv_cache_dtype "
+                                                    "fp8_e5m2"));
+        assert_true(search_line_quiet("crash/signal", "killed by signal 9 (SIGKILL); last log line: Using "
+                                                      "kv_cache_dtype fp8_e5m2"));
+        /* a server that hangs is stuck where its last line says, unless the line's level says
+         * it is none of that */
+        assert_false(search_line_quiet("timeout/startup", "not ready after 600s; last log line: Capturing batches "
+                                                          "for --attention-backend fa3"));
+        assert_true(search_line_quiet("timeout/startup", "not ready after 600s; last log line: WARNING: "
+                                                         "--kv-cache-dtype fp8_e5m2 is experimental"));
+        assert_false(search_line_quiet("crash/exit", "exited with status 1; first error line: ValueError: fp8_e5m2 "
+                                                     "is not supported"));
+        assert_false(search_line_quiet("crash/assert", "E fattn.cu:1083: GGML_ASSERT(Q->ne[3] == 1) failed"));
+        assert_false(search_line_quiet("crash/cuda", "CUDA error: misaligned address"));
+        assert_false(search_line_quiet("crash/exit", NULL));
+        enum { CA = 3, CN = 12 };
+        static const size_t cnv[CA] = {2, 2, 3};
+        static const char *const can[CA] = {"spec", "async", "kv"};
+        static const char *const cfl[CA] = {"--speculative-config", "--async-scheduling", "--kv-cache-dtype"};
+        static const char *const sp_[] = {"none", "eagle3"}, *const as[] = {"off", "on"},
+                                 *const kv[] = {"auto", "fp8", "fp8_e5m2"};
+        static const char *const *const cvn[CA] = {sp_, as, kv};
+        struct axis_tables t;
+        size_t cch[CN * CA];
+        struct search_space sp = engine_space("vllm", CA, cnv, can, cfl, cvn, CN, cch, &t);
+        static const struct {
+                const char *kind, *line;
+                bool condemns;
+        } lines[] = {
+                {"crash/exit", "WARNING: --kv-cache-dtype fp8_e5m2 is experimental; make sure your model supports it",
+                 false},
+                {"crash/exit", "exited with status 1; last log line: --kv-cache-dtype fp8_e5m2 is experimental", false},
+                {"crash/exit", "exited with status 1; first error line: ValueError: --kv-cache-dtype fp8_e5m2 is not "
+                               "supported",
+                 true},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(lines); i++) {
+                struct search_obs obs[CN] = {0};
+                obs[0] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+                obs[1 * 6 + 1 * 3 + 1] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 104};
+                obs[0 * 6 + 1 * 3 + 2] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = lines[i].kind,
+                                                             .evidence = lines[i].line};
+                struct search_model *m = NULL;
+                assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+                struct search_prediction p;
+                search_model_predict(m, 1 * 6 + 0 * 3 + 2, &p); /* fp8_e5m2 beside eagle3, async off */
+                char *why = search_model_why(m, 1 * 6 + 0 * 3 + 2, false);
+                print_message("%s: fp8_e5m2 beside eagle3 %.3f; why: %s\n", lines[i].line, p.p_feasible, why);
+                if (lines[i].condemns) {
+                        assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
+                        assert_non_null(strstr(why, "kv=fp8_e5m2 is named by the line of cell"));
+                } else {
+                        assert_true(p.p_feasible > 0.3);
+                }
+                free(why);
+                search_model_free(m);
+        }
+}
+
 /* ---- a failure no value explains stops the search (docs/search.md "When nothing can pass") */
 
 /* The testbed's backends: moe x gemm x kv, 18 cells, row-major; no axis sets the context,
@@ -1106,20 +1175,31 @@ static void test_stop_signature(void **state) {
 
 /* Every value failed: while one failed beside one partner only, a pair may be why (the
  * search goes on); once each failed beside more than one, on every other axis, nothing can
- * pass. Lines that differ, none of a class that stops alone. */
+ * pass, where the failures are alike: bad answers whose lines differ (a broken model), none
+ * of a class that stops alone. Failures that differ in kind (an assertion, a CUDA error, a
+ * loop of garbage) are values' doing: a space written apart, where 6% of the cells serve,
+ * failed so over every value in its first 14 launches and was stopped as if nothing could
+ * pass. A line that names its cell's value is that value's doing too. */
+static void stair(struct search_obs *obs, const char *const *kinds, size_t n_kinds, const char *const *lines) {
+        static const size_t failed[][3] = {{0, 0, 0}, {0, 1, 1}, {1, 1, 0}, {1, 2, 1}, {2, 2, 0}, {2, 0, 1}};
+        for (size_t i = 0; i < 6; i++)
+                obs[tcell(failed[i][0], failed[i][1], failed[i][2])] =
+                        (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = kinds[i % n_kinds], .evidence = lines[i]};
+}
+
 static void test_stop_every_value(void **state) {
         (void)state;
         struct search_space sp;
         tspace(&sp);
-        struct search_obs obs[TN] = {0};
         static const size_t failed[][3] = {{0, 0, 0}, {0, 1, 1}, {1, 1, 0}, {1, 2, 1}, {2, 2, 0}, {2, 0, 1}};
-        static const char *const kinds[] = {"garbage/repeat", "crash/exit", "timeout/startup"};
-        static char lines[6][32];
+        static const char *const bad[] = {"garbage/repeat", "wrong/math", "garbage/loop"};
+        static const char *const lines[] = {"!!!!!!!!", "17 x 19 = 321", "</ </ </ </", "?? ?? ??", "OK OK OK OK",
+                                            "17 x 19 = 300"};
+        struct search_obs obs[TN] = {0};
         struct search_decision d;
         for (size_t i = 0; i < 6; i++) {
-                snprintf(lines[i], sizeof(lines[i]), "failure %c", (char)('a' + i));
                 obs[tcell(failed[i][0], failed[i][1], failed[i][2])] =
-                        (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = kinds[i % 3], .evidence = lines[i]};
+                        (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = bad[i % 3], .evidence = lines[i]};
                 d = decide(&sp, obs, false);
                 if (i < 5) /* moe=reference has failed once, beside gemm=reference kv=bf16 only */
                         assert_false(streq_ptr(d.stop, "nothing can pass"));
@@ -1127,6 +1207,29 @@ static void test_stop_every_value(void **state) {
         assert_string_equal(d.stop, "nothing can pass");
         assert_non_null(strstr(d.why, "every value of every axis failed, each beside more than one partner"));
         assert_non_null(strstr(d.why, "none of the 6 launched cells served"));
+        /* the same cells failing in kinds that differ: each value's own doing */
+        static const char *const unlike[] = {"crash/assert", "crash/signal", "garbage/loop"};
+        static const char *const why[] = {"GGML_ASSERT(Q->ne[3] == 1) failed", "Segmentation fault", "</ </ </ </",
+                                          "GGML_ASSERT(ggml_nbytes(src0) <= INT_MAX) failed", "Aborted", "?? ?? ??"};
+        struct search_obs obs2[TN] = {0};
+        stair(obs2, unlike, 3, why);
+        assert_false(streq_ptr(decide(&sp, obs2, false).stop, "nothing can pass"));
+        /* alike in kind, but one line names its cell's value (moe=nvfp4 with its flag) */
+        static const char *const crash[] = {"crash/assert"};
+        static const char *const named[] = {"--moe-backend nvfp4: assertion failed", "assertion a failed",
+                                            "assertion b failed", "assertion c failed", "assertion d failed",
+                                            "assertion e failed"};
+        struct search_obs obs3[TN] = {0};
+        stair(obs3, crash, 1, named);
+        assert_false(streq_ptr(decide(&sp, obs3, false).stop, "nothing can pass"));
+        /* the same kind, no line naming a value: nothing can pass */
+        static const char *const plain[] = {"assertion z failed", "assertion a failed", "assertion b failed",
+                                            "assertion c failed", "assertion d failed", "assertion e failed"};
+        struct search_obs obs4[TN] = {0};
+        stair(obs4, crash, 1, plain);
+        d = decide(&sp, obs4, false);
+        assert_string_equal(d.stop, "nothing can pass");
+        assert_non_null(strstr(d.why, "each beside more than one partner"));
 }
 
 /* Every value of one axis condemned by a line that names it (TensorRT-LLM started inside an
@@ -1781,6 +1884,7 @@ int main(void) {
                 cmocka_unit_test(test_named_pair),
                 cmocka_unit_test(test_switch_words),
                 cmocka_unit_test(test_named_configuration),
+                cmocka_unit_test(test_named_quiet),
                 cmocka_unit_test(test_stop_context),
                 cmocka_unit_test(test_stop_context_axis),
                 cmocka_unit_test(test_stop_context_short_flag),
