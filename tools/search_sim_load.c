@@ -22,7 +22,9 @@
  * override the space's for one cell. "engine", where gauntlet has a profile of it, reads the
  * lines with the profile's words for the axes' flags as gauntlet's own search does (an axis's
  * "words" are then left aside); without it, the axes' "words" are theirs. Only "name", "axes"
- * and "cells" are required.
+ * and "cells" are required. A failure of cause http whose line is a request refused for its
+ * length (HTTP 4xx, and a context gauntlet reads in it) is overload/context, as gauntlet's
+ * verdict would be, whatever the file calls it.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -36,6 +38,7 @@
 #include "search_sim_int.h"
 #include "base/profile.h"
 #include "base/util.h"
+#include "gate/probes.h"
 
 void sim_space_free_loaded(struct sim_space *s) {
         free(s->name);
@@ -175,7 +178,15 @@ static int load_failure(struct sim_space *s, const json_t *cell, const char *kin
                                  k, kind_key);
         if (line && !json_is_null(line) && !json_is_string(line))
                 return fail_with(err, err_size, "cell %zu: \"%s\" must be a string", k, line_key);
-        return rule_of(s, json_string_value(kind), json_is_string(line) ? json_string_value(line) : NULL);
+        const char *v = json_string_value(kind), *l = json_is_string(line) ? json_string_value(line) : NULL;
+        /* a request refused for its length gets gauntlet's verdict, whatever the file calls it
+         * (the written-apart generator says garbage/http): a 4xx whose message says the
+         * context is exceeded is overload/context (src/run/phases.c, failure_cause) */
+        int64_t context;
+        const char *slash = strchr(v, '/');
+        if (slash && strcmp(slash, "/http") == 0 && l && strstr(l, "HTTP 4") && probes_parse_context_error(l, &context) == 0)
+                v = "overload/context";
+        return rule_of(s, v, l);
 }
 
 static int load_cell(struct sim_space *s, const json_t *cell, size_t k, char *err, size_t err_size) {

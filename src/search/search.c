@@ -33,6 +33,9 @@ static const struct fail_class CLASSES[] = {
         {"garbage", {0, 0.15, 0.02, 0.004}, false},
         {"wrong", {0, 0.15, 0.02, 0.004}, false},
         {"timeout", {0, 0.20, 0.02, 0.003}, false},
+        /* a request longer than the context: a short context's doing, alone (vLLM's
+         * --max-model-len) or beside the slots that divide it (llama.cpp's -c over -np) */
+        {"overload/context", {0, 0.15, 0.30, 0.004}, false},
         {"overload", {0, 0.15, 0.02, 0.004}, false},
         {NULL, {0, 0.10, 0.02, 0.004}, false},
 };
@@ -41,6 +44,13 @@ _Static_assert(ELEMENTSOF(CLASSES) == SEARCH_N_CLASSES, "search_int.h's count of
 #define CLASS_ARCH 0   /* CLASSES[0]: crash/arch, one value's doing */
 #define CLASS_SIGNAL 2 /* CLASSES[2]: crash/signal */
 #define CLASS_CRASH 3  /* CLASSES[3]: the other crashes */
+#define CLASS_CONTEXT 7 /* CLASSES[7]: overload/context */
+/* Where the matrix has an axis of a context's length (search_axis_context), a failure of
+ * CLASS_CONTEXT is that axis's doing, a value of it alone or beside another: a feature that
+ * holds none of its values is no suspect. A written-apart llama.cpp space of -c x -np
+ * failed at -np 64 beside every -c but 0 (the model's whole context, where its best is) and
+ * the search, blaming -np 64, never launched it there. */
+#define PRIOR_OFF_CONTEXT 1e-4
 
 /* A pair with an axis whose flag the failure's evidence names; a pair whose two flags it
  * quotes, each with the value the cell had ("--a x cannot be used with --b y"). */
@@ -109,6 +119,7 @@ struct search_model {
         bool served;                  /* a launched cell served right */
         struct feat_map fm;
         bool seen[N_CLASSES];         /* classes some launched cell failed with */
+        unsigned context_axes;        /* bit a: axis a is of a context's length (CLASS_CONTEXT) */
         /* Memory (docs/search.md): when a cell ran out of memory, an additive model of what
          * each value costs, fitted to the cells that ran out and those that loaded:
          * P(out of memory) = logistic(mem_b + sum of its values' mem_w). It stands in for
@@ -122,6 +133,9 @@ struct search_model {
          * where that one did (mem_over: that cell), and fits where a cell holding its values
          * but for larger sizes loaded (mem_under). -1: none. */
         long *mem_over, *mem_under;
+        long *ctx_over;               /* per cell: a launched cell refused the bench for its
+                                         length with as much context per request or more
+                                         (search_context_over), or -1 */
         double *mem_size;             /* per value (voff): its size on an axis of sizes, or -1 */
         double unexplained;           /* chance of a failure no feature explains */
         /* Requirements failures' evidence stated: "--a x requires --b y" (docs/search.md). */
@@ -140,7 +154,7 @@ struct search_model {
         size_t *idx;                  /* the cells with figures, n_y of them */
         double *per;                  /* 1 / how many launches each figure pools: its share
                                          of the noise's variance */
-        struct gp *gp;                /* the grid points of some weight, n_gp of them */
+        struct search_gp *gp;                /* the grid points of some weight, n_gp of them */
         size_t n_gp;
         double *ls, *alphas;          /* their factors and solutions */
         double *scratch;              /* 2 n_y doubles for gp_cell and gp_apart */
@@ -165,6 +179,7 @@ void search_model_free(struct search_model *m) {
         free(m->voff);
         free(m->mem_over);
         free(m->mem_under);
+        free(m->ctx_over);
         free(m->mem_size);
         free(m->pf);
         free(m->mu);
@@ -186,8 +201,15 @@ static bool launched(const struct search_obs *o) {
 }
 
 /* The prior of feature key for class c (named: a failure's evidence named its flag). */
-static double prior(size_t c, uint64_t key, const struct feat *f) {
+static double prior(const struct search_model *m, size_t c, uint64_t key, const struct feat *f) {
         unsigned named = f ? f->named : NAMED_NONE;
+        if (c == CLASS_CONTEXT && m->context_axes) {
+                bool holds = false;
+                for (int i = 0; i < key_order(key); i++)
+                        holds |= (m->context_axes >> key_axis(key, i)) & 1u;
+                if (!holds)
+                        return PRIOR_OFF_CONTEXT;
+        }
         if (f && f->named_by && f->named_class == c)
                 return f->named_partly ? PRIOR_NAMED_PARTLY : PRIOR_VALUE_NAMED;
         if (f && f->sig_by && f->sig_class == c)
@@ -467,7 +489,7 @@ static int fit_feasibility(struct search_model *m) {
         for (size_t i = 0; i < m->fm.cap; i++) {
                 struct feat *f = &m->fm.slots[i];
                 for (size_t c = 0; f->key && c < N_CLASSES; c++)
-                        f->b[c] = f->cleared || !m->seen[c] ? 0 : prior(c, f->key, f);
+                        f->b[c] = f->cleared || !m->seen[c] ? 0 : prior(m, c, f->key, f);
         }
         /* A failure a requirement explains blames nothing else. */
         for (size_t k = 0; k < s->n_cells; k++)
@@ -506,7 +528,7 @@ static int fit_feasibility(struct search_model *m) {
                         for (size_t i = 0; i < m->fm.cap; i++) {
                                 struct feat *f = &m->fm.slots[i];
                                 if (f->key && !f->cleared) {
-                                        double p = prior(c, f->key, f);
+                                        double p = prior(m, c, f->key, f);
                                         f->logit_next = log(p / (1 - p));
                                 }
                         }
@@ -549,7 +571,7 @@ static double clear_chance(const struct search_model *m, const struct feat *f, u
         double p = 1;
         for (size_t c = 0; c < N_CLASSES; c++)
                 if (by_blockers(m, c))
-                        p *= 1 - (f ? f->b[c] : prior(c, key, NULL));
+                        p *= 1 - (f ? f->b[c] : prior(m, c, key, NULL));
         return p;
 }
 
@@ -738,7 +760,7 @@ static int fit_memory(struct search_model *m) {
 
 static double feasibility(const struct search_model *m, size_t k, uint64_t *keys) {
         size_t nf = search_cell_features(m->s, k, keys);
-        double p = (1 - m->unexplained) * (1 - oom_chance(m, k));
+        double p = (1 - m->unexplained) * (1 - oom_chance(m, k)) * (m->ctx_over[k] >= 0 ? MEM_OVER_FITS : 1);
         size_t stated;
         if (broken_requirement(m, k, &stated))
                 p *= pow(REQUIRE_BROKEN, (double)stated);
@@ -769,52 +791,12 @@ static double norm_cdf(double z) {
         return 0.5 * erfc(-z / M_SQRT2);
 }
 
-/* k(x, x') = S0 + s1 * m + s2 * m (m - 1) / 2, m the number of axes on which x and x'
- * agree: a constant, one indicator kernel per axis (main effects) and one per pair of
- * axes (pair interactions). */
-#define S0 0.05
-static double kern(double s1, double s2, size_t m) {
-        return S0 + s1 * (double)m + s2 * (double)m * ((double)m - 1) / 2;
-}
-
 static size_t agree(const struct search_space *s, size_t x, size_t y) {
         const size_t *a = s->choice + x * s->n_axes, *b = s->choice + y * s->n_axes;
         size_t m = 0;
         for (size_t i = 0; i < s->n_axes; i++)
                 m += a[i] == b[i];
         return m;
-}
-
-struct gp {
-        double s1, s2, noise;
-        double *l;            /* n x n Cholesky factor of K + noise^2 I */
-        double *alpha;        /* (K + noise^2 I)^-1 (y - mean) */
-        double lml;           /* log marginal likelihood */
-        double w;             /* posterior weight */
-};
-
-/* Factors and solves for one choice of hyper-parameters. */
-static int gp_fit(const size_t *agree_obs, const double *y, const double *per, size_t n, struct gp *g) {
-        for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; j <= i; j++) {
-                        double v = kern(g->s1, g->s2, agree_obs[i * n + j]);
-                        if (i == j)
-                                v += g->noise * g->noise * per[i] + 1e-9;
-                        g->l[i * n + j] = v;
-                }
-        int r = search_cholesky(g->l, n);
-        if (r < 0)
-                return r;
-        memcpy(g->alpha, y, n * sizeof(double));
-        search_forward(g->l, n, g->alpha);
-        double fit = 0, logdet = 0;
-        for (size_t i = 0; i < n; i++) {
-                fit += g->alpha[i] * g->alpha[i];
-                logdet += log(g->l[i * n + i]);
-        }
-        g->lml = -0.5 * fit - logdet;
-        search_backward(g->l, n, g->alpha);
-        return 0;
 }
 
 /* The hyper-parameters tried: the variance of one axis's main effect, of one pair
@@ -832,13 +814,13 @@ static const double S1[] = {0.004, 0.02, 0.06, 0.15}, S2[] = {0.004, 0.02, 0.06,
 /* Cell k's latent mean and sd (log units) under grid point g. Without ret_sd, the sd is
  * bounded instead in *ret_bound (when given): what the single nearest figure leaves of the
  * prior variance, which the posterior's never exceeds. */
-static void gp_cell(const struct search_model *m, const struct gp *g, size_t k, double *ret_mu, double *ret_sd,
+static void gp_cell(const struct search_model *m, const struct search_gp *g, size_t k, double *ret_mu, double *ret_sd,
                     double *ret_bound) {
         const struct search_space *s = m->s;
         size_t n = m->n_y;
-        double mu = m->y_mean, near = 0, prior = kern(g->s1, g->s2, s->n_axes);
+        double mu = m->y_mean, near = 0, prior = search_kern(g->s1, g->s2, s->n_axes);
         for (size_t i = 0; i < n; i++) {
-                m->scratch[i] = kern(g->s1, g->s2, agree(s, k, m->idx[i]));
+                m->scratch[i] = search_kern(g->s1, g->s2, agree(s, k, m->idx[i]));
                 mu += m->scratch[i] * g->alpha[i];
                 near = MAX(near, m->scratch[i]);
         }
@@ -873,7 +855,7 @@ static void mixture(const struct search_model *m, size_t k, double *ret_mu, doub
 static void gains(const struct search_model *m, size_t k, double *ret_ei, double *ret_chance) {
         double ei = 0, chance = 0;
         for (size_t h = 0; h < m->n_gp; h++) {
-                const struct gp *g = &m->gp[h];
+                const struct search_gp *g = &m->gp[h];
                 double mu, sd, bound;
                 gp_cell(m, g, k, &mu, NULL, &bound);
                 if (mu + 5 * bound < m->y_best)
@@ -904,7 +886,7 @@ static int fit_speed(struct search_model *m) {
         m->scratch = calloc(2 * n, sizeof(double));
         m->ls = calloc(N_HYPER * n * n, sizeof(double));
         m->alphas = calloc(N_HYPER * n, sizeof(double));
-        m->gp = calloc(N_HYPER, sizeof(struct gp));
+        m->gp = calloc(N_HYPER, sizeof(struct search_gp));
         if (!ag || !y || !m->idx || !m->per || !m->scratch || !m->ls || !m->alphas || !m->gp)
                 return -ENOMEM;
         double mean = 0;
@@ -924,15 +906,15 @@ static int fit_speed(struct search_model *m) {
                         ag[i * n + j] = ag[j * n + i] = agree(s, m->idx[i], m->idx[j]);
 
         /* Each grid point's fit and marginal likelihood; the weights. */
-        struct gp *g = m->gp;
+        struct search_gp *g = m->gp;
         size_t h = 0;
         double top = -INFINITY;
         for (size_t a = 0; a < ELEMENTSOF(S1); a++)
                 for (size_t b = 0; b < ELEMENTSOF(S2); b++)
                         for (size_t c = 0; c < ELEMENTSOF(NOISE); c++, h++) {
-                                g[h] = (struct gp){.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c], .l = m->ls + h * n * n,
+                                g[h] = (struct search_gp){.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c], .l = m->ls + h * n * n,
                                                    .alpha = m->alphas + h * n};
-                                if (gp_fit(ag, y, m->per, n, &g[h]) < 0)
+                                if (search_gp_fit(ag, y, m->per, n, &g[h]) < 0)
                                         g[h].lml = -INFINITY;
                                 top = MAX(top, g[h].lml);
                         }
@@ -945,7 +927,7 @@ static int fit_speed(struct search_model *m) {
         m->noise = 0;
         m->n_gp = 0;
         for (h = 0; h < N_HYPER; h++) {
-                struct gp x = g[h];
+                struct search_gp x = g[h];
                 x.w = isfinite(x.lml) ? x.w / wsum : 0;
                 if (x.w < HYPER_MIN_WEIGHT / (double)N_HYPER)
                         continue;
@@ -989,10 +971,11 @@ static int fit_speed(struct search_model *m) {
  * on the CPU: 0.1 s against 3 s): on the issue's 324-cell space each quantized cache was
  * launched a third time, its line naming it again. So is a cell of sizes past one that ran
  * out of memory (fit_sizes): a crash at load is cheap beside a served launch on the CPU, and
- * on the real llama-server each larger context was tried beside every partner. */
+ * on the real llama-server each larger context was tried beside every partner; and one that
+ * gives each request no more context than one refused the bench for its length (ctx_over). */
 static bool line_condemned(const struct search_model *m, size_t k) {
         const struct search_space *s = m->s;
-        if (m->mem_over && m->mem_over[k] >= 0)
+        if ((m->mem_over && m->mem_over[k] >= 0) || m->ctx_over[k] >= 0)
                 return true;
         const size_t *c = s->choice + k * s->n_axes;
         for (size_t i = 0; i < m->n_named_pairs; i++) {
@@ -1021,6 +1004,8 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
         m->obs = obs;
         m->sign = s->higher_better ? 1 : -1;
         m->best = -1;
+        for (size_t a = 0; a < s->n_axes; a++)
+                m->context_axes |= (unsigned)search_axis_context(s, a) << a;
         m->y_best = -INFINITY;
         double sum[2] = {0, 0};
         size_t count[2] = {0, 0};
@@ -1052,8 +1037,10 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
         m->ei = calloc(s->n_cells, sizeof(double));
         m->chance = calloc(s->n_cells, sizeof(double));
         m->condemned = calloc(s->n_cells, sizeof(bool));
+        if ((m->ctx_over = calloc(s->n_cells, sizeof(long))))
+                search_context_over(s, obs, m->ctx_over);
         _cleanup_free_ uint64_t *keys = calloc(search_features_per_cell(s->n_axes), sizeof(uint64_t));
-        int r = !m->pf || !m->mu || !m->sd || !m->ei || !m->chance || !m->condemned || !keys ? -ENOMEM
+        int r = !m->pf || !m->mu || !m->sd || !m->ei || !m->chance || !m->condemned || !m->ctx_over || !keys ? -ENOMEM
                                                                                              : fit_feasibility(m);
         if (r >= 0)
                 r = fit_memory(m);
@@ -1188,19 +1175,19 @@ long search_model_named(const struct search_model *m) {
 /* Under grid point g, the chance that the latent figure of cell a beats cell b's by more
  * than margin (log units): their difference's mean and variance, the covariance included
  * (two cells that share values share their errors). */
-static double gp_apart(const struct search_model *m, const struct gp *g, size_t a, size_t b, double margin) {
+static double gp_apart(const struct search_model *m, const struct search_gp *g, size_t a, size_t b, double margin) {
         const struct search_space *s = m->s;
         size_t n = m->n_y;
         double *va = m->scratch, *vb = m->scratch + n, mu = 0;
         for (size_t i = 0; i < n; i++) {
-                va[i] = kern(g->s1, g->s2, agree(s, a, m->idx[i]));
-                vb[i] = kern(g->s1, g->s2, agree(s, b, m->idx[i]));
+                va[i] = search_kern(g->s1, g->s2, agree(s, a, m->idx[i]));
+                vb[i] = search_kern(g->s1, g->s2, agree(s, b, m->idx[i]));
                 mu += (va[i] - vb[i]) * g->alpha[i];
         }
         search_forward(g->l, n, va);
         search_forward(g->l, n, vb);
-        double prior = kern(g->s1, g->s2, s->n_axes);
-        double var = 2 * prior - 2 * kern(g->s1, g->s2, agree(s, a, b));
+        double prior = search_kern(g->s1, g->s2, s->n_axes);
+        double var = 2 * prior - 2 * search_kern(g->s1, g->s2, agree(s, a, b));
         for (size_t i = 0; i < n; i++)
                 var -= (va[i] - vb[i]) * (va[i] - vb[i]);
         return norm_cdf((mu - margin) / sqrt(MAX(var, 1e-12)));
@@ -1777,7 +1764,7 @@ int search_model_decide(const struct search_model *m, const struct search_option
                  * chances of hundreds of such cells kept the stop away, and the search
                  * launched every other cell (the simulator's space 6565190562182731026: 880
                  * launches and more of 1800 cells, 229 before sizes). */
-                if (!(prune && m->mem_over && m->mem_over[k] >= 0))
+                if (!(prune && ((m->mem_over && m->mem_over[k] >= 0) || m->ctx_over[k] >= 0)))
                         chance_sum += chance(m, k);
                 /* a search that launches every cell launches these too, last */
                 if (prune && m->condemned[k])
@@ -1930,6 +1917,15 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                 buf_printf(b, "predicted %s: %s=%s requires %s=%s, by the evidence of cell %.8s (%s)", noun,
                            s->axis_names[r->a], s->value_names[r->a][r->x], s->axis_names[r->b],
                            s->value_names[r->b][r->y], s->ids ? s->ids[r->cell] : "?", buf_str(&past));
+                return 0;
+        }
+        if (m->ctx_over[k] >= 0) {
+                size_t x = (size_t)m->ctx_over[k];
+                buf_printf(b, "predicted overload (context): cell %.8s was refused the bench for its length with as much "
+                              "context for each request or more (\"",
+                           s->ids ? s->ids[x] : "?");
+                put_quote(b, m->obs[x].evidence);
+                buf_puts(b, "\")");
                 return 0;
         }
         if (m->mem_over && m->mem_over[k] >= 0) {

@@ -14,7 +14,7 @@
  * keyed, with what the model knows of each, in an open-addressed table. */
 
 /* search.c's failure classes (its CLASSES), each feature's blocker chance one per class */
-#define SEARCH_N_CLASSES 9
+#define SEARCH_N_CLASSES 10
 /* Triples only up to this many axes (their count grows with the cube of it). */
 #define TRIPLE_MAX_AXES 8
 
@@ -119,6 +119,15 @@ bool search_sizes_at_least(const struct search_space *s, double *const *sz, size
  * memory share; a 0, which a flag often takes for "the default" or "no limit", and words
  * left out), into *lo and *hi; false where fewer than two of its values are such numbers. */
 bool search_axis_extremes(const struct search_space *s, size_t a, size_t *lo, size_t *hi);
+/* Whether axis a sets a context's length (its name, flag or the flag's other forms: ctx,
+ * context, ctx-size, n-ctx, model-len, seq-len): llama.cpp's -c, vLLM's --max-model-len. */
+bool search_axis_context(const struct search_space *s, size_t a);
+/* Into ret (one per cell): for a cell not launched, a launched cell that refused the bench
+ * for its length (overload/context) and gave each request at least as much context (its
+ * context's length no shorter, its slots, llama.cpp's -np, no more; the other axes aside:
+ * the bench is the same everywhere), else -1; -1 everywhere without an axis of a context's
+ * length. Such a cell is refused too. */
+void search_context_over(const struct search_space *s, const struct search_obs *obs, long *ret);
 
 /* Whether the failed cells of obs hold both ends of axis a's numbers (search_axis_extremes),
  * or it has none: where every failure ran out of memory, what spans an axis of numbers
@@ -165,5 +174,21 @@ const struct search_hopeless *search_hopeless_class(const struct search_space *s
 int search_cholesky(double *a, size_t n);
 void search_forward(const double *l, size_t n, double *b);
 void search_backward(const double *l, size_t n, double *b);
+
+/* The speed model under one choice of hyper-parameters (search.c's grid of them). */
+struct search_gp {
+        double s1, s2, noise;
+        double *l;            /* n x n Cholesky factor of K + noise^2 I */
+        double *alpha;        /* (K + noise^2 I)^-1 (y - mean) */
+        double lml;           /* log marginal likelihood */
+        double w;             /* posterior weight */
+};
+/* The kernel between two cells that agree on m axes: a constant, s1 per axis (main
+ * effects), s2 per pair of axes (pair interactions). */
+double search_kern(double s1, double s2, size_t m);
+/* Factors K + noise^2 I (agree_obs: n x n, the axes two figures' cells agree on; per: each
+ * figure's share of the noise's variance) and solves for y, setting g's l, alpha and lml;
+ * -EDOM when not positive definite. */
+int search_gp_fit(const size_t *agree_obs, const double *y, const double *per, size_t n, struct search_gp *g);
 
 #endif

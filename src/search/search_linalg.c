@@ -1,8 +1,10 @@
 /* search_linalg.c -- the dense linear algebra of the search's models (search_int.h): a
- * Cholesky factor and the two triangular solves, on row-major n x n arrays. */
+ * Cholesky factor and the two triangular solves, on row-major n x n arrays, and the speed
+ * model's kernel and its factoring for one choice of hyper-parameters. */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "search/search_int.h"
 
@@ -44,4 +46,35 @@ void search_backward(const double *l, size_t n, double *b) {
                         v -= l[k * n + i] * b[k];
                 b[i] = v / l[i * n + i];
         }
+}
+
+/* k(x, x') = S0 + s1 * m + s2 * m (m - 1) / 2, m the number of axes on which x and x'
+ * agree: a constant, one indicator kernel per axis (main effects) and one per pair of
+ * axes (pair interactions). */
+#define S0 0.05
+double search_kern(double s1, double s2, size_t m) {
+        return S0 + s1 * (double)m + s2 * (double)m * ((double)m - 1) / 2;
+}
+
+int search_gp_fit(const size_t *agree_obs, const double *y, const double *per, size_t n, struct search_gp *g) {
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j <= i; j++) {
+                        double v = search_kern(g->s1, g->s2, agree_obs[i * n + j]);
+                        if (i == j)
+                                v += g->noise * g->noise * per[i] + 1e-9;
+                        g->l[i * n + j] = v;
+                }
+        int r = search_cholesky(g->l, n);
+        if (r < 0)
+                return r;
+        memcpy(g->alpha, y, n * sizeof(double));
+        search_forward(g->l, n, g->alpha);
+        double fit = 0, logdet = 0;
+        for (size_t i = 0; i < n; i++) {
+                fit += g->alpha[i] * g->alpha[i];
+                logdet += log(g->l[i * n + i]);
+        }
+        g->lml = -0.5 * fit - logdet;
+        search_backward(g->l, n, g->alpha);
+        return 0;
 }

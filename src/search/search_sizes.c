@@ -68,12 +68,16 @@ bool search_axis_about(const struct search_space *s, size_t a, const char *const
         return false;
 }
 
+bool search_axis_context(const struct search_space *s, size_t a) {
+        return search_axis_about(s, a, SIZE_CONTEXT);
+}
+
 int search_sizes(const struct search_space *s, double **ret) {
         for (size_t a = 0; a < s->n_axes; a++) {
                 size_t sizes = 0;
                 bool other_number = false; /* 0.85, 1.5, "3,1": a share, a ratio, a split */
                 ret[a] = NULL;
-                bool context = search_axis_about(s, a, SIZE_CONTEXT);
+                bool context = search_axis_context(s, a);
                 for (size_t x = 0; s->value_names && x < s->n_values[a]; x++) {
                         const char *v = s->value_names[a][x];
                         sizes += value_size(v) >= 0;
@@ -126,4 +130,51 @@ bool search_axis_extremes(const struct search_space *s, size_t a, size_t *lo, si
                 n++;
         }
         return n >= 2;
+}
+
+/* Axes of the slots a context is divided among (llama.cpp's -np): more of them, less each;
+ * not those of parallelism across GPUs (SIZE_NOT_MEMORY: --tensor-parallel-size). */
+static const char *const SIZE_SLOTS[] = {"np", "parallel", "slots", NULL};
+
+/* A value's size on a context axis (0: the whole context, the largest) or a slots axis;
+ * -1 for a word ("auto"). */
+static double context_size(const struct search_space *s, size_t a, size_t x, bool context) {
+        const char *v = s->value_names ? s->value_names[a][x] : NULL;
+        return context && v && strcmp(v, "0") == 0 ? CONTEXT_WHOLE : value_size(v);
+}
+
+/* Whether cell k gets no more context per request than cell j on axis a: its length no
+ * longer, its slots no fewer; the same value, where either is a word. Axes of neither count
+ * for nothing: the bench is the same at every cell. */
+static bool context_no_more(const struct search_space *s, const int *role, size_t k, size_t j, size_t a) {
+        size_t xk = s->choice[k * s->n_axes + a], xj = s->choice[j * s->n_axes + a];
+        if (role[a] == 0 || xk == xj)
+                return true;
+        double sk = context_size(s, a, xk, role[a] > 0), sj = context_size(s, a, xj, role[a] > 0);
+        if (sk < 0 || sj < 0)
+                return false;
+        return role[a] > 0 ? sk <= sj : sk >= sj;
+}
+
+void search_context_over(const struct search_space *s, const struct search_obs *obs, long *ret) {
+        int role[16] = {0}; /* 1: a context's length, -1: slots, 0: neither */
+        bool any = false;
+        for (size_t a = 0; a < s->n_axes; a++) {
+                role[a] = search_axis_context(s, a)                                                   ? 1
+                          : search_axis_about(s, a, SIZE_SLOTS) && !search_axis_about(s, a, SIZE_NOT_MEMORY) ? -1
+                                                                                                           : 0;
+                any |= role[a] > 0;
+        }
+        for (size_t k = 0; k < s->n_cells; k++) {
+                ret[k] = -1;
+                for (size_t j = 0; any && j < s->n_cells && ret[k] < 0 && obs[k].state == SEARCH_UNKNOWN; j++) {
+                        if (obs[j].state != SEARCH_INFEASIBLE || obs[j].pending || !streq_ptr(obs[j].kind, "overload/context"))
+                                continue;
+                        bool past = true;
+                        for (size_t a = 0; a < s->n_axes && past; a++)
+                                past = context_no_more(s, role, k, j, a);
+                        if (past)
+                                ret[k] = (long)j;
+                }
+        }
 }

@@ -1207,6 +1207,15 @@ static void test_sim_load(void **state) {
                  "\"fail\": \"crash/arch\", \"line\": \"no kernel image\"}]}",
                  "no cell serves right"},
         };
+        /* a request refused for its length gets gauntlet's verdict, whatever the file says */
+        static const char refused[] =
+                "{\"name\": \"x\", \"axes\": [{\"name\": \"np\", \"flag\": \"-np\", \"values\": [\"1\", \"64\"]}], "
+                "\"cells\": [{\"s\": 1}, {\"s\": 2, \"fail\": \"garbage/http\", \"line\": \"under load (8 concurrent): "
+                "HTTP 400 request (4167 tokens) exceeds the available context size (1024 tokens)\"}]}";
+        assert_int_equal(sim_space_load(refused, &s, err, sizeof(err)), 0);
+        assert_int_equal(sim_launch(s, 1, &rng, &o, NULL), 0);
+        assert_string_equal(o.kind, "overload/context");
+        sim_space_free(s);
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 struct sim_space *t = NULL;
                 assert_true(sim_space_load(bad[i].json, &t, err, sizeof(err)) < 0);

@@ -898,6 +898,68 @@ static void test_named_quiet(void **state) {
         }
 }
 
+/* A request longer than the context, where an axis sets the context's length, is that
+ * axis's doing: a short -c alone, or beside the -np that divides it; -np 64 is no suspect
+ * by itself. A written-apart llama.cpp space failed so at -np 64 beside every -c but 0 (the
+ * model's whole context, where its best is), and the search, blaming -np 64, never launched
+ * it there. Without an axis of the context's length the value is blamed as before.
+ * -c x -np x -fa, 18 cells, row-major. */
+static void test_context_blame(void **state) {
+        (void)state;
+        enum { XA = 3, XN = 18 };
+        static const size_t xnv[XA] = {3, 3, 2};
+        static const char *const xan[XA] = {"ctx", "np", "fa"}, *const xan2[XA] = {"size", "np", "fa"};
+        static const char *const xfl[XA] = {"-c", "-np", "-fa"}, *const xfl2[XA] = {"--ubatch", "-np", "-fa"};
+        static const char *const xc[] = {"4096", "8192", "0"}, *const xp[] = {"1", "8", "64"},
+                                 *const xf[] = {"auto", "off"};
+        static const char *const *const xvn[XA] = {xc, xp, xf};
+        static const char line[] = "the server refuses prompts of 4167 tokens: HTTP 400: request (4167 tokens) "
+                                   "exceeds the available context size (1024 tokens)";
+        for (int with_ctx = 1; with_ctx >= 0; with_ctx--) {
+                struct axis_tables t;
+                size_t xch[XN * XA];
+                struct search_space sp = engine_space("llama.cpp", XA, xnv, with_ctx ? xan : xan2,
+                                                      with_ctx ? xfl : xfl2, xvn, XN, xch, &t);
+                struct search_obs obs[XN] = {0};
+                /* row-major: c * 6 + np * 2 + fa */
+                static const size_t served[] = {0 * 6 + 0 * 2 + 0, 1 * 6 + 1 * 2 + 1, 2 * 6 + 0 * 2 + 1,
+                                                2 * 6 + 1 * 2 + 0, 0 * 6 + 1 * 2 + 1};
+                static const size_t failed[] = {0 * 6 + 2 * 2 + 0, 0 * 6 + 2 * 2 + 1, 1 * 6 + 2 * 2 + 0,
+                                                1 * 6 + 2 * 2 + 1};
+                for (size_t i = 0; i < ELEMENTSOF(served); i++)
+                        obs[served[i]] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true,
+                                                             .value = 100 + (double)i};
+                for (size_t i = 0; i < ELEMENTSOF(failed); i++)
+                        obs[failed[i]] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "overload/context",
+                                                             .evidence = line};
+                struct search_model *m = NULL;
+                assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+                struct search_prediction whole;
+                search_model_predict(m, 2 * 6 + 2 * 2 + 0, &whole); /* -c 0 -np 64 */
+                print_message("%s: -c 0 -np 64 serves with %.3f\n", with_ctx ? "-c" : "--ubatch", whole.p_feasible);
+                if (with_ctx)
+                        assert_true(whole.p_feasible > 0.5);
+                else
+                        assert_true(whole.p_feasible < 0.2);
+                search_model_free(m);
+                if (!with_ctx)
+                        continue;
+                /* refused at -c 8192 -np 8: -c 4096 -np 8 gives each request less, and is
+                 * refused too, whatever its other values */
+                obs[1 * 6 + 1 * 2 + 0] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "overload/context",
+                                                             .evidence = line};
+                assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+                struct search_prediction less;
+                search_model_predict(m, 0 * 6 + 1 * 2 + 0, &less);
+                char *why = search_model_why(m, 0 * 6 + 1 * 2 + 0, false);
+                print_message("-c 4096 -np 8: %.3f; why: %s\n", less.p_feasible, why);
+                assert_true(less.p_feasible < SEARCH_FAIL_CHANCE);
+                assert_non_null(strstr(why, "predicted overload (context): cell"));
+                free(why);
+                search_model_free(m);
+        }
+}
+
 /* ---- a failure no value explains stops the search (docs/search.md "When nothing can pass") */
 
 /* The testbed's backends: moe x gemm x kv, 18 cells, row-major; no axis sets the context,
@@ -1885,6 +1947,7 @@ int main(void) {
                 cmocka_unit_test(test_switch_words),
                 cmocka_unit_test(test_named_configuration),
                 cmocka_unit_test(test_named_quiet),
+                cmocka_unit_test(test_context_blame),
                 cmocka_unit_test(test_stop_context),
                 cmocka_unit_test(test_stop_context_axis),
                 cmocka_unit_test(test_stop_context_short_flag),
