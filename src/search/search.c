@@ -1037,11 +1037,13 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
         m->ei = calloc(s->n_cells, sizeof(double));
         m->chance = calloc(s->n_cells, sizeof(double));
         m->condemned = calloc(s->n_cells, sizeof(bool));
-        if ((m->ctx_over = calloc(s->n_cells, sizeof(long))))
-                search_context_over(s, obs, m->ctx_over);
+        m->ctx_over = calloc(s->n_cells, sizeof(long));
         _cleanup_free_ uint64_t *keys = calloc(search_features_per_cell(s->n_axes), sizeof(uint64_t));
-        int r = !m->pf || !m->mu || !m->sd || !m->ei || !m->chance || !m->condemned || !m->ctx_over || !keys ? -ENOMEM
-                                                                                             : fit_feasibility(m);
+        int r = !m->pf || !m->mu || !m->sd || !m->ei || !m->chance || !m->condemned || !m->ctx_over || !keys
+                        ? -ENOMEM
+                        : search_context_over(s, obs, m->ctx_over);
+        if (r >= 0)
+                r = fit_feasibility(m);
         if (r >= 0)
                 r = fit_memory(m);
         if (r >= 0)

@@ -156,7 +156,7 @@ static bool context_no_more(const struct search_space *s, const int *role, size_
         return role[a] > 0 ? sk <= sj : sk >= sj;
 }
 
-void search_context_over(const struct search_space *s, const struct search_obs *obs, long *ret) {
+int search_context_over(const struct search_space *s, const struct search_obs *obs, long *ret) {
         int role[16] = {0}; /* 1: a context's length, -1: slots, 0: neither */
         bool any = false;
         for (size_t a = 0; a < s->n_axes; a++) {
@@ -165,16 +165,22 @@ void search_context_over(const struct search_space *s, const struct search_obs *
                                                                                                            : 0;
                 any |= role[a] > 0;
         }
+        size_t n = 0;
+        _cleanup_free_ size_t *refused = any ? malloc(s->n_cells * sizeof(size_t)) : NULL;
+        if (any && !refused)
+                return -ENOMEM;
+        for (size_t j = 0; any && j < s->n_cells; j++)
+                if (obs[j].state == SEARCH_INFEASIBLE && !obs[j].pending && streq_ptr(obs[j].kind, "overload/context"))
+                        refused[n++] = j;
         for (size_t k = 0; k < s->n_cells; k++) {
                 ret[k] = -1;
-                for (size_t j = 0; any && j < s->n_cells && ret[k] < 0 && obs[k].state == SEARCH_UNKNOWN; j++) {
-                        if (obs[j].state != SEARCH_INFEASIBLE || obs[j].pending || !streq_ptr(obs[j].kind, "overload/context"))
-                                continue;
+                for (size_t i = 0; i < n && ret[k] < 0 && obs[k].state == SEARCH_UNKNOWN; i++) {
                         bool past = true;
                         for (size_t a = 0; a < s->n_axes && past; a++)
-                                past = context_no_more(s, role, k, j, a);
+                                past = context_no_more(s, role, k, refused[i], a);
                         if (past)
-                                ret[k] = (long)j;
+                                ret[k] = (long)refused[i];
                 }
         }
+        return 0;
 }
