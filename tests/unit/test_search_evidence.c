@@ -776,6 +776,18 @@ static void test_switch_words(void **state) {
         search_model_free(m);
 }
 
+/* vLLM's --speculative-config x --async-scheduling x --kv-cache-dtype, 12 cells, row-major. */
+enum { SA = 3, SN = 12 };
+static struct search_space spec_space(size_t *cch, struct axis_tables *t) {
+        static const size_t cnv[SA] = {2, 2, 3};
+        static const char *const can[SA] = {"spec", "async", "kv"};
+        static const char *const cfl[SA] = {"--speculative-config", "--async-scheduling", "--kv-cache-dtype"};
+        static const char *const sp_[] = {"none", "eagle3"}, *const as[] = {"off", "on"},
+                                 *const kv[] = {"auto", "fp8", "fp8_e5m2"};
+        static const char *const *const cvn[SA] = {sp_, as, kv};
+        return engine_space("vllm", SA, cnv, can, cfl, cvn, SN, cch, t);
+}
+
 /* A line that names a value and says the failure is the configuration's ("eagle3
  * speculative_config is not supported in this configuration": vLLM's eagle3 needs async
  * scheduling) makes the value a suspect, not condemned: it is tried beside other partners
@@ -792,22 +804,15 @@ static void test_named_configuration(void **state) {
                                                "valid for this configuration. Reason: ['compute capability not "
                                                "supported', 'FlashMLA Dense is only supported on Hopper devices.']"));
         assert_false(search_says_configuration("K cache type q8_0 with block size 32 does not divide n_embd_head_k=40"));
-        enum { CA = 3, CN = 12 };
-        static const size_t cnv[CA] = {2, 2, 3};
-        static const char *const can[CA] = {"spec", "async", "kv"};
-        static const char *const cfl[CA] = {"--speculative-config", "--async-scheduling", "--kv-cache-dtype"};
-        static const char *const sp_[] = {"none", "eagle3"}, *const as[] = {"off", "on"},
-                                 *const kv[] = {"auto", "fp8", "fp8_e5m2"};
-        static const char *const *const cvn[CA] = {sp_, as, kv};
         struct axis_tables t;
-        size_t cch[CN * CA];
-        struct search_space sp = engine_space("vllm", CA, cnv, can, cfl, cvn, CN, cch, &t);
+        size_t cch[SN * SA];
+        struct search_space sp = spec_space(cch, &t);
         static const char *const lines[] = {
                 "ValueError: eagle3 speculative_config is not supported in this configuration",
                 "ValueError: eagle3 speculative_config is not supported on this GPU (compute capability 12.0)",
         };
         for (size_t i = 0; i < ELEMENTSOF(lines); i++) {
-                struct search_obs obs[CN] = {0};
+                struct search_obs obs[SN] = {0};
                 obs[0] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
                 obs[1 * 3 + 1] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 104};
                 obs[1 * 6 + 0 * 3 + 0] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/config",
@@ -854,16 +859,9 @@ static void test_named_quiet(void **state) {
         assert_false(search_line_quiet("crash/assert", "E fattn.cu:1083: GGML_ASSERT(Q->ne[3] == 1) failed"));
         assert_false(search_line_quiet("crash/cuda", "CUDA error: misaligned address"));
         assert_false(search_line_quiet("crash/exit", NULL));
-        enum { CA = 3, CN = 12 };
-        static const size_t cnv[CA] = {2, 2, 3};
-        static const char *const can[CA] = {"spec", "async", "kv"};
-        static const char *const cfl[CA] = {"--speculative-config", "--async-scheduling", "--kv-cache-dtype"};
-        static const char *const sp_[] = {"none", "eagle3"}, *const as[] = {"off", "on"},
-                                 *const kv[] = {"auto", "fp8", "fp8_e5m2"};
-        static const char *const *const cvn[CA] = {sp_, as, kv};
         struct axis_tables t;
-        size_t cch[CN * CA];
-        struct search_space sp = engine_space("vllm", CA, cnv, can, cfl, cvn, CN, cch, &t);
+        size_t cch[SN * SA];
+        struct search_space sp = spec_space(cch, &t);
         static const struct {
                 const char *kind, *line;
                 bool condemns;
@@ -876,7 +874,7 @@ static void test_named_quiet(void **state) {
                  true},
         };
         for (size_t i = 0; i < ELEMENTSOF(lines); i++) {
-                struct search_obs obs[CN] = {0};
+                struct search_obs obs[SN] = {0};
                 obs[0] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
                 obs[1 * 6 + 1 * 3 + 1] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 104};
                 obs[0 * 6 + 1 * 3 + 2] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = lines[i].kind,
