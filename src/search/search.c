@@ -154,7 +154,7 @@ struct search_model {
         size_t *idx;                  /* the cells with figures, n_y of them */
         double *per;                  /* 1 / how many launches each figure pools: its share
                                          of the noise's variance */
-        struct search_gp *gp;                /* the grid points of some weight, n_gp of them */
+        struct search_gp *gp;         /* the grid points of some weight, n_gp of them */
         size_t n_gp;
         double *ls, *alphas;          /* their factors and solutions */
         double *scratch;              /* 2 n_y doubles for gp_cell and gp_apart */
@@ -814,8 +814,8 @@ static const double S1[] = {0.004, 0.02, 0.06, 0.15}, S2[] = {0.004, 0.02, 0.06,
 /* Cell k's latent mean and sd (log units) under grid point g. Without ret_sd, the sd is
  * bounded instead in *ret_bound (when given): what the single nearest figure leaves of the
  * prior variance, which the posterior's never exceeds. */
-static void gp_cell(const struct search_model *m, const struct search_gp *g, size_t k, double *ret_mu, double *ret_sd,
-                    double *ret_bound) {
+static void gp_cell(const struct search_model *m, const struct search_gp *g, size_t k, double *ret_mu,
+                    double *ret_sd, double *ret_bound) {
         const struct search_space *s = m->s;
         size_t n = m->n_y;
         double mu = m->y_mean, near = 0, prior = search_kern(g->s1, g->s2, s->n_axes);
@@ -912,8 +912,8 @@ static int fit_speed(struct search_model *m) {
         for (size_t a = 0; a < ELEMENTSOF(S1); a++)
                 for (size_t b = 0; b < ELEMENTSOF(S2); b++)
                         for (size_t c = 0; c < ELEMENTSOF(NOISE); c++, h++) {
-                                g[h] = (struct search_gp){.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c], .l = m->ls + h * n * n,
-                                                   .alpha = m->alphas + h * n};
+                                g[h] = (struct search_gp){.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c],
+                                                          .l = m->ls + h * n * n, .alpha = m->alphas + h * n};
                                 if (search_gp_fit(ag, y, m->per, n, &g[h]) < 0)
                                         g[h].lml = -INFINITY;
                                 top = MAX(top, g[h].lml);
