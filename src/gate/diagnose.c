@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -308,8 +309,11 @@ static bool rx_list_match(const struct rx_list *l, const char *s) {
         return false;
 }
 
-/* The compiled line kinds, built on first use; NULL when out of memory. */
-static const struct line_rules *rules_get(void) {
+/* The compiled line kinds, built on first use; NULL when out of memory. Under a lock: the
+ * search reads lines with them (diagnose_line_quiet), and gauntlet-search-bench fits its
+ * searches on several threads. */
+static pthread_mutex_t rules_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct line_rules *rules_build(void) {
         if (rules.ready)
                 return &rules;
         if (rx_list_compile(&rules.frame, frame_lines) < 0 || rx_list_compile(&rules.quiet, quiet_lines) < 0 ||
@@ -327,6 +331,12 @@ static const struct line_rules *rules_get(void) {
         }
         rules.ready = true;
         return &rules;
+}
+static const struct line_rules *rules_get(void) {
+        pthread_mutex_lock(&rules_lock);
+        const struct line_rules *r = rules_build();
+        pthread_mutex_unlock(&rules_lock);
+        return r;
 }
 
 /* C++'s terminate handler names the exception's type; the line after it, what(), carries
