@@ -695,8 +695,8 @@ static int diagnose_log(const char *log_path, const struct profile *p, const cha
                         return r;
         }
         _cleanup_free_ char *last = first ? NULL : diagnose_last_line(log_path);
-        char *e = first      ? strdup_printf("%s; first error line: %s", status, first)
-                  : last     ? strdup_printf("%s; last log line: %s", status, last)
+        char *e = first      ? strdup_printf("%s" DIAGNOSE_FIRST_ERROR "%s", status, first)
+                  : last     ? strdup_printf("%s" DIAGNOSE_LAST_LINE "%s", status, last)
                   : if_empty ? strdup_printf("%s; %s", status, if_empty)
                              : strdup(status);
         if (!e)

@@ -47,6 +47,11 @@ int diagnose_error_line(const char *text, size_t len, char **ret_evidence, size_
  * TensorRT-LLM's "[WARNING]"): the lines diagnose_error_line skips. False when out of memory. */
 bool diagnose_line_quiet(const char *line);
 
+/* How diagnose_exit and diagnose_deadline quote the log after what gauntlet saw ("exited
+ * with status 1" DIAGNOSE_FIRST_ERROR "X"): the reports and the search read them back. */
+#define DIAGNOSE_FIRST_ERROR "; first error line: "
+#define DIAGNOSE_LAST_LINE "; last log line: "
+
 /* Diagnoses a dead server: signature in the log at log_path first, then the exit status
  * (exit_signal != 0: killed by it; else exit_code) with the first error line ("exited with
  * status 1; first error line: X") or else the last line ("...; last log line: X"). Always

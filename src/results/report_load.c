@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gate/diagnose.h"
 #include "proc/provenance.h"
 #include "results/search_view.h"
 #include "text/placeholder.h"
@@ -535,8 +536,8 @@ int report_evidence_parse(const char *evidence, enum verdict v, struct report_ev
                 const char *mark;
                 enum report_evidence_kind kind;
         } quotes[] = {
-                {"; first error line: ", REPORT_EVIDENCE_FIRST_ERROR},
-                {"; last log line: ", REPORT_EVIDENCE_LAST_LINE},
+                {DIAGNOSE_FIRST_ERROR, REPORT_EVIDENCE_FIRST_ERROR},
+                {DIAGNOSE_LAST_LINE, REPORT_EVIDENCE_LAST_LINE},
         };
         struct report_evidence e = {
                 .kind = evidence ? REPORT_EVIDENCE_WHOLE : REPORT_EVIDENCE_NONE,

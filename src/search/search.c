@@ -12,6 +12,7 @@
 
 #include "text/buf.h"
 #include "base/util.h"
+#include "gate/diagnose.h"
 
 /* ---- features: a value, a pair or a triple of values of different axes ---------------- */
 
@@ -96,7 +97,7 @@ static size_t obs_class(const struct search_obs *o) {
         size_t c = kind_class(o->kind);
         if (c == CLASS_SIGNAL && o->evidence &&
             ((!strstr(o->evidence, "SIGKILL") && !strstr(o->evidence, "signal 9")) ||
-             strstr(o->evidence, "first error line")))
+             strstr(o->evidence, DIAGNOSE_FIRST_ERROR)))
                 return CLASS_CRASH;
         return c;
 }

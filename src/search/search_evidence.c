@@ -48,15 +48,14 @@ bool search_names_flag(const char *evidence, const char *flag) {
 }
 
 bool search_line_quiet(const char *kind, const char *evidence) {
-        static const char last_line[] = "; last log line: ";
         if (!evidence)
                 return false;
         /* the quote of a log with no error line in it (diagnose_exit, diagnose_deadline): a
          * server that hangs is stuck where its last line says; one that died printed it last */
-        const char *last = strstr(evidence, last_line);
+        const char *last = strstr(evidence, DIAGNOSE_LAST_LINE);
         if (last && !startswith(kind ? kind : "", "timeout"))
                 return true;
-        return diagnose_line_quiet(last ? last + strlen(last_line) : evidence);
+        return diagnose_line_quiet(last ? last + strlen(DIAGNOSE_LAST_LINE) : evidence);
 }
 
 bool search_says_configuration(const char *evidence) {
