@@ -588,15 +588,18 @@ static double blame(const struct search_model *m, const struct feat *f, size_t *
         return top;
 }
 
+/* The chance left to a cell past one that failed by its sizes (a larger size where a smaller
+ * ran out of memory, less context for each request where more was refused): for an engine
+ * that is not monotone in them after all. */
+#define PAST_FITS 0.02
 /* The memory model's chance that cell k runs out of memory (0 while none did): sure, but
- * for an engine whose memory is not monotone in a size after all, where a launched cell
- * with smaller sizes ran out; none where one with larger sizes loaded. */
-#define MEM_OVER_FITS 0.02
+ * for PAST_FITS, where a launched cell with smaller sizes ran out; none where one with
+ * larger sizes loaded. */
 static double oom_chance(const struct search_model *m, size_t k) {
         if (!m->mem_on)
                 return 0;
         if (m->mem_over && m->mem_over[k] >= 0)
-                return 1 - MEM_OVER_FITS;
+                return 1 - PAST_FITS;
         if (m->mem_under && m->mem_under[k] >= 0)
                 return 0;
         const size_t *c = m->s->choice + k * m->s->n_axes;
@@ -761,7 +764,7 @@ static int fit_memory(struct search_model *m) {
 
 static double feasibility(const struct search_model *m, size_t k, uint64_t *keys) {
         size_t nf = search_cell_features(m->s, k, keys);
-        double p = (1 - m->unexplained) * (1 - oom_chance(m, k)) * (m->ctx_over[k] >= 0 ? MEM_OVER_FITS : 1);
+        double p = (1 - m->unexplained) * (1 - oom_chance(m, k)) * (m->ctx_over[k] >= 0 ? PAST_FITS : 1);
         size_t stated;
         if (broken_requirement(m, k, &stated))
                 p *= pow(REQUIRE_BROKEN, (double)stated);
@@ -1042,7 +1045,7 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
         _cleanup_free_ uint64_t *keys = calloc(search_features_per_cell(s->n_axes), sizeof(uint64_t));
         int r = !m->pf || !m->mu || !m->sd || !m->ei || !m->chance || !m->condemned || !m->ctx_over || !keys
                         ? -ENOMEM
-                        : search_context_over(s, obs, m->ctx_over);
+                        : search_context_over(s, obs, m->context_axes, m->ctx_over);
         if (r >= 0)
                 r = fit_feasibility(m);
         if (r >= 0)

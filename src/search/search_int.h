@@ -126,8 +126,10 @@ bool search_axis_context(const struct search_space *s, size_t a);
  * for its length (overload/context) and gave each request at least as much context (its
  * context's length no shorter, its slots, llama.cpp's -np, no more; the other axes aside:
  * the bench is the same everywhere), else -1; -1 everywhere without an axis of a context's
- * length. Such a cell is refused too. -ENOMEM. */
-int search_context_over(const struct search_space *s, const struct search_obs *obs, long *ret);
+ * length (context_axes: bit a for axis a, search_axis_context's). Such a cell is refused
+ * too. -ENOMEM. */
+int search_context_over(const struct search_space *s, const struct search_obs *obs, unsigned context_axes,
+                        long *ret);
 
 /* Whether the failed cells of obs hold both ends of axis a's numbers (search_axis_extremes),
  * or it has none: where every failure ran out of memory, what spans an axis of numbers

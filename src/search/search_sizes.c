@@ -156,15 +156,14 @@ static bool context_no_more(const struct search_space *s, const int *role, size_
         return role[a] > 0 ? sk <= sj : sk >= sj;
 }
 
-int search_context_over(const struct search_space *s, const struct search_obs *obs, long *ret) {
+int search_context_over(const struct search_space *s, const struct search_obs *obs, unsigned context_axes,
+                        long *ret) {
         int role[16] = {0}; /* 1: a context's length, -1: slots, 0: neither */
-        bool any = false;
-        for (size_t a = 0; a < s->n_axes; a++) {
-                role[a] = search_axis_context(s, a)                                                   ? 1
+        bool any = context_axes != 0;
+        for (size_t a = 0; any && a < s->n_axes; a++)
+                role[a] = (context_axes >> a) & 1u                                                      ? 1
                           : search_axis_about(s, a, SIZE_SLOTS) && !search_axis_about(s, a, SIZE_NOT_MEMORY) ? -1
                                                                                                            : 0;
-                any |= role[a] > 0;
-        }
         size_t n = 0;
         _cleanup_free_ size_t *refused = any ? malloc(s->n_cells * sizeof(size_t)) : NULL;
         if (any && !refused)
