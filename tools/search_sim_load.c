@@ -183,8 +183,7 @@ static int load_failure(struct sim_space *s, const json_t *cell, const char *kin
          * (the written-apart generator says garbage/http): a 4xx whose message says the
          * context is exceeded is overload/context (src/run/phases.c, failure_cause) */
         int64_t context;
-        const char *slash = strchr(v, '/');
-        if (slash && strcmp(slash, "/http") == 0 && l && strstr(l, "HTTP 4") && probes_parse_context_error(l, &context) == 0)
+        if (endswith(v, "/http") && l && strstr(l, "HTTP 4") && probes_parse_context_error(l, &context) == 0)
                 v = "overload/context";
         return rule_of(s, v, l);
 }
