@@ -159,6 +159,7 @@ struct search_model {
         size_t n_gp;
         double *ls, *alphas;          /* their factors and solutions */
         double *scratch;              /* 2 n_y doubles for gp_cell and gp_apart */
+        struct search_ords ords;      /* the numbers' likenesses by rank (search_ords) */
         double *pf, *mu, *sd;         /* per cell: feasibility, latent mean, sd (log; sd
                                          computed when asked for, NAN until then) */
         double *ei, *chance;          /* per cell: expected improvement and the chance to beat
@@ -194,6 +195,7 @@ void search_model_free(struct search_model *m) {
         free(m->ls);
         free(m->alphas);
         free(m->scratch);
+        search_ords_free(&m->ords);
         free(m);
 }
 
@@ -809,6 +811,8 @@ static size_t agree(const struct search_space *s, size_t x, size_t y) {
  * are not ruled out, so the model does not stop early on a guess. */
 static const double S1[] = {0.004, 0.02, 0.06, 0.15}, S2[] = {0.004, 0.02, 0.06, 0.12}, NOISE[] = {0.01, 0.025, 0.06};
 #define N_HYPER (ELEMENTSOF(S1) * ELEMENTSOF(S2) * ELEMENTSOF(NOISE))
+/* And on a space with an axis of numbers, that grid again for each likeness of its
+ * numbers (search_ords), weighed by the same likelihood. */
 /* Hyper-parameters of less weight than this (relative to the heaviest) are left out. */
 #define HYPER_MIN_WEIGHT 1e-3
 /* Before it stops, the best cell's neighbours (one axis away) of at least this chance to
@@ -822,9 +826,10 @@ static void gp_cell(const struct search_model *m, const struct search_gp *g, siz
                     double *ret_sd, double *ret_bound) {
         const struct search_space *s = m->s;
         size_t n = m->n_y;
-        double mu = m->y_mean, near = 0, prior = search_kern(g->s1, g->s2, s->n_axes);
+        double all = (double)s->n_axes;
+        double mu = m->y_mean, near = 0, prior = search_kern(g->s1, g->s2, (struct search_agree){all, all});
         for (size_t i = 0; i < n; i++) {
-                m->scratch[i] = search_kern(g->s1, g->s2, agree(s, k, m->idx[i]));
+                m->scratch[i] = search_kern(g->s1, g->s2, search_alike(m->s, &m->ords, g->ord, k, m->idx[i]));
                 mu += m->scratch[i] * g->alpha[i];
                 near = MAX(near, m->scratch[i]);
         }
@@ -883,14 +888,15 @@ static int fit_speed(struct search_model *m) {
                 m->mu[k] = m->sd[k] = NAN;
         if (n == 0)
                 return 0;
-        _cleanup_free_ size_t *ag = calloc(n * n, sizeof(*ag));
+        size_t n_ord = 1 + m->ords.n, n_hyper = N_HYPER * n_ord;
+        _cleanup_free_ struct search_agree *ag = calloc(n_ord * n * n, sizeof(*ag));
         _cleanup_free_ double *y = calloc(n, sizeof(*y));
         m->idx = calloc(n, sizeof(*m->idx));
         m->per = calloc(n, sizeof(double));
         m->scratch = calloc(2 * n, sizeof(double));
-        m->ls = calloc(N_HYPER * n * n, sizeof(double));
-        m->alphas = calloc(N_HYPER * n, sizeof(double));
-        m->gp = calloc(N_HYPER, sizeof(struct search_gp));
+        m->ls = calloc(n_hyper * n * n, sizeof(double));
+        m->alphas = calloc(n_hyper * n, sizeof(double));
+        m->gp = calloc(n_hyper, sizeof(struct search_gp));
         if (!ag || !y || !m->idx || !m->per || !m->scratch || !m->ls || !m->alphas || !m->gp)
                 return -ENOMEM;
         double mean = 0;
@@ -905,35 +911,40 @@ static int fit_speed(struct search_model *m) {
         m->y_mean = mean;
         for (size_t i = 0; i < n; i++)
                 y[i] -= mean;
-        for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; j <= i; j++)
-                        ag[i * n + j] = ag[j * n + i] = agree(s, m->idx[i], m->idx[j]);
+        for (size_t o = 0; o < n_ord; o++) {
+                for (size_t i = 0; i < n; i++)
+                        for (size_t j = 0; j <= i; j++)
+                                ag[o * n * n + i * n + j] = ag[o * n * n + j * n + i] =
+                                        search_alike(s, &m->ords, o, m->idx[i], m->idx[j]);
+        }
 
         /* Each grid point's fit and marginal likelihood; the weights. */
         struct search_gp *g = m->gp;
         size_t h = 0;
         double top = -INFINITY;
-        for (size_t a = 0; a < ELEMENTSOF(S1); a++)
-                for (size_t b = 0; b < ELEMENTSOF(S2); b++)
-                        for (size_t c = 0; c < ELEMENTSOF(NOISE); c++, h++) {
-                                g[h] = (struct search_gp){.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c],
-                                                          .l = m->ls + h * n * n, .alpha = m->alphas + h * n};
-                                if (search_gp_fit(ag, y, m->per, n, &g[h]) < 0)
-                                        g[h].lml = -INFINITY;
-                                top = MAX(top, g[h].lml);
-                        }
+        for (size_t o = 0; o < n_ord; o++)
+                for (size_t a = 0; a < ELEMENTSOF(S1); a++)
+                        for (size_t b = 0; b < ELEMENTSOF(S2); b++)
+                                for (size_t c = 0; c < ELEMENTSOF(NOISE); c++, h++) {
+                                        g[h] = (struct search_gp){.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c],
+                                                                  .ord = o, .l = m->ls + h * n * n,
+                                                                  .alpha = m->alphas + h * n};
+                                        if (search_gp_fit(ag + o * n * n, y, m->per, n, &g[h]) < 0)
+                                                g[h].lml = -INFINITY;
+                                        top = MAX(top, g[h].lml);
+                                }
         if (!isfinite(top))
                 return -EDOM;
         double wsum = 0;
-        for (h = 0; h < N_HYPER; h++)
+        for (h = 0; h < n_hyper; h++)
                 wsum += g[h].w = exp(g[h].lml - top);
         /* The points of next to no weight are dropped. */
         m->noise = 0;
         m->n_gp = 0;
-        for (h = 0; h < N_HYPER; h++) {
+        for (h = 0; h < n_hyper; h++) {
                 struct search_gp x = g[h];
                 x.w = isfinite(x.lml) ? x.w / wsum : 0;
-                if (x.w < HYPER_MIN_WEIGHT / (double)N_HYPER)
+                if (x.w < HYPER_MIN_WEIGHT / (double)n_hyper)
                         continue;
                 m->noise += x.w * x.noise;
                 g[m->n_gp++] = x;
@@ -1010,6 +1021,10 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
         m->best = -1;
         for (size_t a = 0; a < s->n_axes; a++)
                 m->context_axes |= (unsigned)search_axis_context(s, a) << a;
+        if (search_ords(s, &m->ords) < 0) {
+                search_model_free(m);
+                return -ENOMEM;
+        }
         m->y_best = -INFINITY;
         double sum[2] = {0, 0};
         size_t count[2] = {0, 0};
@@ -1186,14 +1201,15 @@ static double gp_apart(const struct search_model *m, const struct search_gp *g, 
         size_t n = m->n_y;
         double *va = m->scratch, *vb = m->scratch + n, mu = 0;
         for (size_t i = 0; i < n; i++) {
-                va[i] = search_kern(g->s1, g->s2, agree(s, a, m->idx[i]));
-                vb[i] = search_kern(g->s1, g->s2, agree(s, b, m->idx[i]));
+                va[i] = search_kern(g->s1, g->s2, search_alike(m->s, &m->ords, g->ord, a, m->idx[i]));
+                vb[i] = search_kern(g->s1, g->s2, search_alike(m->s, &m->ords, g->ord, b, m->idx[i]));
                 mu += (va[i] - vb[i]) * g->alpha[i];
         }
         search_forward(g->l, n, va);
         search_forward(g->l, n, vb);
-        double prior = search_kern(g->s1, g->s2, s->n_axes);
-        double var = 2 * prior - 2 * search_kern(g->s1, g->s2, agree(s, a, b));
+        double all = (double)s->n_axes;
+        double prior = search_kern(g->s1, g->s2, (struct search_agree){all, all});
+        double var = 2 * prior - 2 * search_kern(g->s1, g->s2, search_alike(m->s, &m->ords, g->ord, a, b));
         for (size_t i = 0; i < n; i++)
                 var -= (va[i] - vb[i]) * (va[i] - vb[i]);
         return norm_cdf((mu - margin) / sqrt(MAX(var, 1e-12)));

@@ -130,6 +130,24 @@ bool search_axis_context(const struct search_space *s, size_t a);
  * too. -ENOMEM. */
 int search_context_over(const struct search_space *s, const struct search_obs *obs, unsigned context_axes,
                         long *ret);
+/* An axis of numbers: at least this many of its values are numbers. */
+#define ORD_MIN_NUMBERS 4
+/* The likenesses of neighbouring numbers the speed model tries beside none (search_ords). */
+#define ORD_RHOS 2
+/* Into *ret, for an axis of numbers (ORD_MIN_NUMBERS; "0.85", "4096", "32k"; a context's 0
+ * its largest), n_values^2 likenesses: 1 on the diagonal, rho^r between two numbers r ranks
+ * apart (1 for neighbours), 0 between a number and a word ("auto"); NULL for another axis or
+ * rho <= 0. -ENOMEM. */
+int search_ord(const struct search_space *s, size_t a, double rho, double **ret);
+/* A space's likenesses: t[o][a] axis a's under likeness o (search_ord), NULL for an axis
+ * that is not of numbers; n, ORD_RHOS where some axis is of numbers, else 0. */
+struct search_ords {
+        double *t[ORD_RHOS][16];
+        size_t n;
+};
+/* Fills *o for s (at most 16 axes); -ENOMEM, *o freed. */
+int search_ords(const struct search_space *s, struct search_ords *o);
+void search_ords_free(struct search_ords *o);
 
 /* Whether the failed cells of obs hold both ends of axis a's numbers (search_axis_extremes),
  * or it has none: where every failure ran out of memory, what spans an axis of numbers
@@ -180,17 +198,30 @@ void search_backward(const double *l, size_t n, double *b);
 /* The speed model under one choice of hyper-parameters (search.c's grid of them). */
 struct search_gp {
         double s1, s2, noise;
+        size_t ord;           /* 0, or 1 + which likeness by rank of the numbers of an axis
+                                 (search_ord) */
         double *l;            /* n x n Cholesky factor of K + noise^2 I */
         double *alpha;        /* (K + noise^2 I)^-1 (y - mean) */
         double lml;           /* log marginal likelihood */
         double w;             /* posterior weight */
 };
-/* The kernel between two cells that agree on m axes: a constant, s1 per axis (main
- * effects), s2 per pair of axes (pair interactions). */
-double search_kern(double s1, double s2, size_t m);
-/* Factors K + noise^2 I (agree_obs: n x n, the axes two figures' cells agree on; per: each
+/* How alike two cells are: m1 the sum over the axes of their values' likeness (1 where
+ * they agree; on an axis of numbers, under search_gp.ord, less than 1 by the ranks between
+ * the two), m2 the sum of its squares. */
+struct search_agree {
+        double m1, m2;
+};
+/* The kernel between two cells so alike: a constant, s1 per axis (main effects), s2 per
+ * pair of axes (pair interactions; the sum over pairs of the product of their likeness). */
+double search_kern(double s1, double s2, struct search_agree a);
+/* How alike cells x and y of s are: by their values alone (ord 0), or with likeness ord - 1
+ * of o for the numbers that differ. */
+struct search_agree search_alike(const struct search_space *s, const struct search_ords *o, size_t ord, size_t x,
+                                 size_t y);
+/* Factors K + noise^2 I (agree_obs: n x n, how alike two figures' cells are; per: each
  * figure's share of the noise's variance) and solves for y, setting g's l, alpha and lml;
  * -EDOM when not positive definite. */
-int search_gp_fit(const size_t *agree_obs, const double *y, const double *per, size_t n, struct search_gp *g);
+int search_gp_fit(const struct search_agree *agree_obs, const double *y, const double *per, size_t n,
+                  struct search_gp *g);
 
 #endif

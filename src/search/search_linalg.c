@@ -48,15 +48,17 @@ void search_backward(const double *l, size_t n, double *b) {
         }
 }
 
-/* k(x, x') = S0 + s1 * m + s2 * m (m - 1) / 2, m the number of axes on which x and x'
- * agree: a constant, one indicator kernel per axis (main effects) and one per pair of
- * axes (pair interactions). */
+/* k(x, x') = S0 + s1 * m1 + s2 * (m1^2 - m2) / 2: a constant, one kernel per axis (main
+ * effects; an indicator, or on an axis of numbers a likeness by rank) and their products by
+ * pairs of axes (pair interactions). With indicators alone m2 = m1, the number of axes x and
+ * x' agree on, and the pair term is m (m - 1) / 2. */
 #define S0 0.05
-double search_kern(double s1, double s2, size_t m) {
-        return S0 + s1 * (double)m + s2 * (double)m * ((double)m - 1) / 2;
+double search_kern(double s1, double s2, struct search_agree a) {
+        return S0 + s1 * a.m1 + s2 * (a.m1 * a.m1 - a.m2) / 2;
 }
 
-int search_gp_fit(const size_t *agree_obs, const double *y, const double *per, size_t n, struct search_gp *g) {
+int search_gp_fit(const struct search_agree *agree_obs, const double *y, const double *per, size_t n,
+                  struct search_gp *g) {
         for (size_t i = 0; i < n; i++)
                 for (size_t j = 0; j <= i; j++) {
                         double v = search_kern(g->s1, g->s2, agree_obs[i * n + j]);

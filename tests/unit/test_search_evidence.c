@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -956,6 +957,86 @@ static void test_context_blame(void **state) {
                 free(why);
                 search_model_free(m);
         }
+}
+
+/* An axis of numbers: its values' likeness by rank (search_ord). Words stand apart, a
+ * context's 0 is its largest, "32k" is a number; three numbers are too few to be worth it. */
+static void test_ord_table(void **state) {
+        (void)state;
+        static const size_t onv[4] = {5, 1, 4, 3};
+        static const char *const oan[4] = {"mem", "attn", "ctx", "np"},
+                                 *const ofl[4] = {"--mem", "--attn", "-c", "-np"};
+        static const char *const om[] = {"auto", "0.70", "0.80", "0.85", "0.90"},
+                                 *const oa[] = {"fa3"}, *const oc[] = {"0", "4096", "32k", "8192"},
+                                 *const onp[] = {"1", "4", "8"};
+        static const char *const *const ovn[4] = {om, oa, oc, onp};
+        struct axis_tables t;
+        size_t och[60 * 4];
+        struct search_space sp = engine_space("llama.cpp", 4, onv, oan, ofl, ovn, 60, och, &t);
+        double *tab = NULL;
+        assert_int_equal(search_ord(&sp, 3, 0.5, &tab), 0);
+        assert_null(tab); /* three numbers */
+        assert_int_equal(search_ord(&sp, 0, 0.5, &tab), 0);
+        assert_non_null(tab);
+        assert_true(tab[0 * 5 + 0] == 1 && tab[0 * 5 + 1] == 0 && tab[1 * 5 + 0] == 0); /* auto apart */
+        assert_true(fabs(tab[1 * 5 + 2] - 0.5) < 1e-12);                             /* neighbours */
+        assert_true(fabs(tab[1 * 5 + 4] - 0.125) < 1e-12 && fabs(tab[4 * 5 + 1] - 0.125) < 1e-12);
+        free(tab);
+        assert_int_equal(search_ord(&sp, 1, 0.5, &tab), 0);
+        assert_null(tab); /* words */
+        assert_int_equal(search_ord(&sp, 0, 0, &tab), 0);
+        assert_null(tab); /* no likeness asked */
+        assert_int_equal(search_ord(&sp, 2, 0.5, &tab), 0);
+        assert_non_null(tab); /* 4096 < 8192 < 32k < 0 (the whole context) */
+        assert_true(fabs(tab[1 * 4 + 3] - 0.5) < 1e-12 && fabs(tab[3 * 4 + 2] - 0.5) < 1e-12);
+        assert_true(fabs(tab[2 * 4 + 0] - 0.5) < 1e-12 && fabs(tab[1 * 4 + 0] - 0.125) < 1e-12);
+        free(tab);
+}
+
+/* Figures along an axis of numbers say something of the numbers between them: on a curve
+ * of --mem-fraction-static whose top lies between launched values, a value not launched
+ * beside the best launched ones is predicted faster than one beside the slowest, and is
+ * launched next. A model of one effect per value predicted every value not launched alike
+ * (the prior's mean), and a space written apart from the simulator (numeric axes with
+ * plateaus and optima) lost its best to that under a budget. */
+static void test_ord_curve(void **state) {
+        (void)state;
+        enum { MV = 8, AV = 4, ON = MV * AV };
+        static const size_t onv[2] = {MV, AV};
+        static const char *const oan[2] = {"mem", "attn"},
+                                 *const ofl[2] = {"--mem-fraction-static", "--attention-backend"};
+        static const char *const om[MV] = {"0.70", "0.75", "0.80", "0.85", "0.88", "0.90", "0.93", "0.95"},
+                                 *const oa[AV] = {"auto", "flashinfer", "fa3", "triton"};
+        static const char *const *const ovn[2] = {om, oa};
+        static const double attn[AV] = {0, 0.10, -0.05, 0.05};
+        struct axis_tables t;
+        size_t och[ON * 2];
+        struct search_space sp = engine_space("sglang", 2, onv, oan, ofl, ovn, ON, och, &t);
+        struct search_obs obs[ON] = {{0}};
+        /* a top at 0.88 (index 4); launched: 0.70, 0.80, 0.90, 0.95 beside some backends */
+        static const size_t launched[][2] = {{0, 0}, {0, 1}, {2, 2}, {2, 3}, {5, 0}, {5, 1}, {7, 2}, {7, 3}, {2, 0}, {5, 3}};
+        for (size_t i = 0; i < ELEMENTSOF(launched); i++) {
+                size_t mv = launched[i][0], av = launched[i][1];
+                double d = ((double)mv - 4) / 4;
+                obs[mv * AV + av] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .measured = 1,
+                                                        .launches = 1, .seconds = 300,
+                                                        .value = 100 * exp(0.3 * (1 - d * d) + attn[av])};
+        }
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        struct search_prediction high, low;
+        search_model_predict(m, 3 * AV + 1, &high); /* 0.85, between 0.80 and 0.90 */
+        search_model_predict(m, 1 * AV + 1, &low);  /* 0.75, between 0.70 and 0.80 */
+        print_message("flashinfer at 0.85: %.1f, at 0.75: %.1f (true %.1f, %.1f)\n", high.mean, low.mean,
+                      100 * exp(0.3 * (1 - 1.0 / 16) + 0.1), 100 * exp(0.3 * (1 - 9.0 / 16) + 0.1));
+        assert_true(high.mean > low.mean * exp(0.05));
+        struct search_options o = {0};
+        struct search_decision d;
+        assert_int_equal(search_model_decide(m, &o, &d), 0);
+        print_message("next: %s\n", d.next >= 0 ? om[(size_t)d.next / AV] : "none");
+        assert_true(d.next >= 0);
+        assert_true((size_t)d.next / AV == 3 || (size_t)d.next / AV == 4);
+        search_model_free(m);
 }
 
 /* ---- a failure no value explains stops the search (docs/search.md "When nothing can pass") */
@@ -1946,6 +2027,8 @@ int main(void) {
                 cmocka_unit_test(test_named_configuration),
                 cmocka_unit_test(test_named_quiet),
                 cmocka_unit_test(test_context_blame),
+                cmocka_unit_test(test_ord_table),
+                cmocka_unit_test(test_ord_curve),
                 cmocka_unit_test(test_stop_context),
                 cmocka_unit_test(test_stop_context_axis),
                 cmocka_unit_test(test_stop_context_short_flag),
