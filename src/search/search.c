@@ -160,6 +160,8 @@ struct search_model {
         double *ls, *alphas;          /* their factors and solutions */
         double *scratch;              /* 2 n_y doubles for gp_cell and gp_apart */
         struct search_ords ords;      /* the numbers' likenesses by rank (search_ords) */
+        struct search_agree *rows;    /* 2 (1 + ords.n) n_y: how alike a cell is to the figures'
+                                         cells, under each likeness (alike_rows) */
         double *pf, *mu, *sd;         /* per cell: feasibility, latent mean, sd (log; sd
                                          computed when asked for, NAN until then) */
         double *ei, *chance;          /* per cell: expected improvement and the chance to beat
@@ -195,6 +197,7 @@ void search_model_free(struct search_model *m) {
         free(m->ls);
         free(m->alphas);
         free(m->scratch);
+        free(m->rows);
         search_ords_free(&m->ords);
         free(m);
 }
@@ -797,39 +800,42 @@ static double norm_cdf(double z) {
         return 0.5 * erfc(-z / M_SQRT2);
 }
 
-static size_t agree(const struct search_space *s, size_t x, size_t y) {
-        const size_t *a = s->choice + x * s->n_axes, *b = s->choice + y * s->n_axes;
-        size_t m = 0;
-        for (size_t i = 0; i < s->n_axes; i++)
-                m += a[i] == b[i];
-        return m;
-}
-
-/* The hyper-parameters tried: the variance of one axis's main effect, of one pair
- * interaction, and the noise's sd (all in log units). Their posterior weights, by marginal
- * likelihood under a flat prior, average the predictions: with few figures, large effects
- * are not ruled out, so the model does not stop early on a guess. */
-static const double S1[] = {0.004, 0.02, 0.06, 0.15}, S2[] = {0.004, 0.02, 0.06, 0.12}, NOISE[] = {0.01, 0.025, 0.06};
-#define N_HYPER (ELEMENTSOF(S1) * ELEMENTSOF(S2) * ELEMENTSOF(NOISE))
-/* And on a space with an axis of numbers, that grid again for each likeness of its
- * numbers (search_ords), weighed by the same likelihood. */
 /* Hyper-parameters of less weight than this (relative to the heaviest) are left out. */
 #define HYPER_MIN_WEIGHT 1e-3
 /* Before it stops, the best cell's neighbours (one axis away) of at least this chance to
  * serve right are launched. */
 #define NEIGHBOUR_MIN_FEASIBLE 0.3
 
-/* Cell k's latent mean and sd (log units) under grid point g. Without ret_sd, the sd is
- * bounded instead in *ret_bound (when given): what the single nearest figure leaves of the
- * prior variance, which the posterior's never exceeds. */
-static void gp_cell(const struct search_model *m, const struct search_gp *g, size_t k, double *ret_mu,
-                    double *ret_sd, double *ret_bound) {
-        const struct search_space *s = m->s;
+/* Into m->rows (the first half, or with second the other): how alike cell k is to each
+ * figure's cell, a row of n_y for each likeness, once for all the grid points that read them
+ * (there are 48 for each). */
+static const struct search_agree *alike_rows(const struct search_model *m, size_t k, bool second) {
+        size_t n = m->n_y, rows = 1 + m->ords.n;
+        if (!m->rows) /* no figure yet */
+                return NULL;
+        struct search_agree *r = m->rows + (second ? rows * n : 0);
+        for (size_t o = 0; o < rows; o++)
+                for (size_t i = 0; i < n; i++)
+                        r[o * n + i] = search_alike(m->s, &m->ords, o, k, m->idx[i]);
+        return r;
+}
+
+/* A cell's prior variance under grid point g: its kernel with itself. */
+static double gp_prior(const struct search_model *m, const struct search_gp *g) {
+        double all = (double)m->s->n_axes;
+        return search_kern(g->s1, g->s2, (struct search_agree){all, all});
+}
+
+/* The latent mean and sd (log units) under grid point g of the cell whose rows (alike_rows)
+ * are given. Without ret_sd, the sd is bounded instead in *ret_bound (when given): what the
+ * single nearest figure leaves of the prior variance, which the posterior's never exceeds. */
+static void gp_cell(const struct search_model *m, const struct search_gp *g, const struct search_agree *rows,
+                    double *ret_mu, double *ret_sd, double *ret_bound) {
         size_t n = m->n_y;
-        double all = (double)s->n_axes;
-        double mu = m->y_mean, near = 0, prior = search_kern(g->s1, g->s2, (struct search_agree){all, all});
+        const struct search_agree *row = rows + g->ord * n;
+        double mu = m->y_mean, near = 0, prior = gp_prior(m, g);
         for (size_t i = 0; i < n; i++) {
-                m->scratch[i] = search_kern(g->s1, g->s2, search_alike(m->s, &m->ords, g->ord, k, m->idx[i]));
+                m->scratch[i] = search_kern(g->s1, g->s2, row[i]);
                 mu += m->scratch[i] * g->alpha[i];
                 near = MAX(near, m->scratch[i]);
         }
@@ -848,9 +854,10 @@ static void gp_cell(const struct search_model *m, const struct search_gp *g, siz
 /* The mixture's mean and sd of cell k (exact: every weighty grid point's variance). */
 static void mixture(const struct search_model *m, size_t k, double *ret_mu, double *ret_sd) {
         double m1 = 0, m2 = 0;
+        const struct search_agree *rows = alike_rows(m, k, false);
         for (size_t h = 0; h < m->n_gp; h++) {
                 double mu, sd;
-                gp_cell(m, &m->gp[h], k, &mu, &sd, NULL);
+                gp_cell(m, &m->gp[h], rows, &mu, &sd, NULL);
                 m1 += m->gp[h].w * mu;
                 m2 += m->gp[h].w * (sd * sd + mu * mu);
         }
@@ -863,13 +870,14 @@ static void mixture(const struct search_model *m, size_t k, double *ret_mu, doub
  * mean is more than 5 sds (bounded) below the best adds nothing worth the exact variance. */
 static void gains(const struct search_model *m, size_t k, double *ret_ei, double *ret_chance) {
         double ei = 0, chance = 0;
+        const struct search_agree *rows = alike_rows(m, k, false);
         for (size_t h = 0; h < m->n_gp; h++) {
                 const struct search_gp *g = &m->gp[h];
                 double mu, sd, bound;
-                gp_cell(m, g, k, &mu, NULL, &bound);
+                gp_cell(m, g, rows, &mu, NULL, &bound);
                 if (mu + 5 * bound < m->y_best)
                         continue;
-                gp_cell(m, g, k, &mu, &sd, NULL);
+                gp_cell(m, g, rows, &mu, &sd, NULL);
                 double z = (mu - m->y_best) / sd;
                 ei += g->w * (sd * exp(-0.5 * z * z) / sqrt(2 * M_PI) + (mu - m->y_best) * norm_cdf(z));
                 chance += g->w * norm_cdf((mu - m->y_best - m->margin) / sd);
@@ -888,16 +896,17 @@ static int fit_speed(struct search_model *m) {
                 m->mu[k] = m->sd[k] = NAN;
         if (n == 0)
                 return 0;
-        size_t n_ord = 1 + m->ords.n, n_hyper = N_HYPER * n_ord;
+        size_t n_ord = 1 + m->ords.n, n_hyper = SEARCH_N_HYPER * n_ord;
         _cleanup_free_ struct search_agree *ag = calloc(n_ord * n * n, sizeof(*ag));
         _cleanup_free_ double *y = calloc(n, sizeof(*y));
         m->idx = calloc(n, sizeof(*m->idx));
         m->per = calloc(n, sizeof(double));
         m->scratch = calloc(2 * n, sizeof(double));
+        m->rows = calloc(2 * n_ord * n, sizeof(*m->rows));
         m->ls = calloc(n_hyper * n * n, sizeof(double));
         m->alphas = calloc(n_hyper * n, sizeof(double));
         m->gp = calloc(n_hyper, sizeof(struct search_gp));
-        if (!ag || !y || !m->idx || !m->per || !m->scratch || !m->ls || !m->alphas || !m->gp)
+        if (!ag || !y || !m->idx || !m->per || !m->scratch || !m->rows || !m->ls || !m->alphas || !m->gp)
                 return -ENOMEM;
         double mean = 0;
         for (size_t k = 0, i = 0; k < N; k++)
@@ -921,18 +930,7 @@ static int fit_speed(struct search_model *m) {
         /* Each grid point's fit and marginal likelihood; the weights. */
         struct search_gp *g = m->gp;
         size_t h = 0;
-        double top = -INFINITY;
-        for (size_t o = 0; o < n_ord; o++)
-                for (size_t a = 0; a < ELEMENTSOF(S1); a++)
-                        for (size_t b = 0; b < ELEMENTSOF(S2); b++)
-                                for (size_t c = 0; c < ELEMENTSOF(NOISE); c++, h++) {
-                                        g[h] = (struct search_gp){.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c],
-                                                                  .ord = o, .l = m->ls + h * n * n,
-                                                                  .alpha = m->alphas + h * n};
-                                        if (search_gp_fit(ag + o * n * n, y, m->per, n, &g[h]) < 0)
-                                                g[h].lml = -INFINITY;
-                                        top = MAX(top, g[h].lml);
-                                }
+        double top = search_gp_grid(ag, n_ord, y, m->per, n, m->ls, m->alphas, g);
         if (!isfinite(top))
                 return -EDOM;
         double wsum = 0;
@@ -959,9 +957,10 @@ static int fit_speed(struct search_model *m) {
         /* The mixture's means; the best among launched cells (exact there). */
         for (size_t k = 0; k < N; k++) {
                 double m1 = 0;
+                const struct search_agree *rows = alike_rows(m, k, false);
                 for (h = 0; h < m->n_gp; h++) {
                         double mu;
-                        gp_cell(m, &g[h], k, &mu, NULL, NULL);
+                        gp_cell(m, &g[h], rows, &mu, NULL, NULL);
                         m1 += g[h].w * mu;
                 }
                 m->mu[k] = m1;
@@ -1195,30 +1194,35 @@ long search_model_named(const struct search_model *m) {
 
 /* Under grid point g, the chance that the latent figure of cell a beats cell b's by more
  * than margin (log units): their difference's mean and variance, the covariance included
- * (two cells that share values share their errors). */
-static double gp_apart(const struct search_model *m, const struct search_gp *g, size_t a, size_t b, double margin) {
-        const struct search_space *s = m->s;
+ * (two cells that share values share their errors). ra, rb: their rows (alike_rows); ab:
+ * how alike the two are, for each likeness. */
+static double gp_apart(const struct search_model *m, const struct search_gp *g, const struct search_agree *ra,
+                       const struct search_agree *rb, const struct search_agree *ab, double margin) {
         size_t n = m->n_y;
         double *va = m->scratch, *vb = m->scratch + n, mu = 0;
+        ra += g->ord * n;
+        rb += g->ord * n;
         for (size_t i = 0; i < n; i++) {
-                va[i] = search_kern(g->s1, g->s2, search_alike(m->s, &m->ords, g->ord, a, m->idx[i]));
-                vb[i] = search_kern(g->s1, g->s2, search_alike(m->s, &m->ords, g->ord, b, m->idx[i]));
+                va[i] = search_kern(g->s1, g->s2, ra[i]);
+                vb[i] = search_kern(g->s1, g->s2, rb[i]);
                 mu += (va[i] - vb[i]) * g->alpha[i];
         }
         search_forward(g->l, n, va);
         search_forward(g->l, n, vb);
-        double all = (double)s->n_axes;
-        double prior = search_kern(g->s1, g->s2, (struct search_agree){all, all});
-        double var = 2 * prior - 2 * search_kern(g->s1, g->s2, search_alike(m->s, &m->ords, g->ord, a, b));
+        double var = 2 * gp_prior(m, g) - 2 * search_kern(g->s1, g->s2, ab[g->ord]);
         for (size_t i = 0; i < n; i++)
                 var -= (va[i] - vb[i]) * (va[i] - vb[i]);
         return norm_cdf((mu - margin) / sqrt(MAX(var, 1e-12)));
 }
 
 static double apart(const struct search_model *m, size_t a, size_t b, double margin) {
+        const struct search_agree *ra = alike_rows(m, a, false), *rb = alike_rows(m, b, true);
+        struct search_agree ab[1 + ORD_RHOS];
+        for (size_t o = 0; o <= m->ords.n; o++)
+                ab[o] = search_alike(m->s, &m->ords, o, a, b);
         double p = 0;
         for (size_t h = 0; h < m->n_gp; h++)
-                p += m->gp[h].w * gp_apart(m, &m->gp[h], a, b, margin);
+                p += m->gp[h].w * gp_apart(m, &m->gp[h], ra, rb, ab, margin);
         return p;
 }
 
@@ -1293,7 +1297,7 @@ static bool nothing_explains(const struct search_model *m, size_t k, uint64_t *k
         for (size_t j = 0; j < m->s->n_cells; j++) {
                 const struct search_obs *p = &m->obs[j];
                 if (j != k && p->state == SEARCH_INFEASIBLE && MAX(p->launches, 1u) > 1 && streq_ptr(p->kind, o->kind) &&
-                    agree(m->s, j, k) >= 3)
+                    search_alike(m->s, &m->ords, 0, j, k).m1 >= 3)
                         return false;
         }
         return true;

@@ -223,5 +223,13 @@ struct search_agree search_alike(const struct search_space *s, const struct sear
  * -EDOM when not positive definite. */
 int search_gp_fit(const struct search_agree *agree_obs, const double *y, const double *per, size_t n,
                   struct search_gp *g);
+/* The grid of hyper-parameters (search_linalg.c): this many points for each kernel. */
+#define SEARCH_N_HYPER 48
+/* Fits every point of the grid for each of n_ord kernels (ag: n_ord n x n matrices, how alike
+ * the figures' cells are under each), into g (n_ord SEARCH_N_HYPER of them, their factors and
+ * solutions in ls and alphas, n x n and n each); a point whose matrix is not positive
+ * definite gets an lml of -INFINITY. Returns the highest lml. */
+double search_gp_grid(const struct search_agree *ag, size_t n_ord, const double *y, const double *per, size_t n,
+                      double *ls, double *alphas, struct search_gp *g);
 
 #endif

@@ -1,12 +1,14 @@
 /* search_linalg.c -- the dense linear algebra of the search's models (search_int.h): a
  * Cholesky factor and the two triangular solves, on row-major n x n arrays, and the speed
- * model's kernel and its factoring for one choice of hyper-parameters. */
+ * model's kernel, its factoring for one choice of hyper-parameters, and the grid of them. */
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "search/search_int.h"
+
+#include "base/util.h"
 
 /* Cholesky of the n x n matrix in place (lower); -EDOM when not positive definite. */
 int search_cholesky(double *a, size_t n) {
@@ -79,4 +81,29 @@ int search_gp_fit(const struct search_agree *agree_obs, const double *y, const d
         g->lml = -0.5 * fit - logdet;
         search_backward(g->l, n, g->alpha);
         return 0;
+}
+
+/* The hyper-parameters tried: the variance of one axis's main effect, of one pair
+ * interaction, and the noise's sd (all in log units). Their posterior weights, by marginal
+ * likelihood under a flat prior, average the predictions: with few figures, large effects
+ * are not ruled out, so the model does not stop early on a guess. */
+static const double S1[] = {0.004, 0.02, 0.06, 0.15}, S2[] = {0.004, 0.02, 0.06, 0.12}, NOISE[] = {0.01, 0.025, 0.06};
+_Static_assert(ELEMENTSOF(S1) * ELEMENTSOF(S2) * ELEMENTSOF(NOISE) == SEARCH_N_HYPER, "the grid's size");
+
+double search_gp_grid(const struct search_agree *ag, size_t n_ord, const double *y, const double *per, size_t n,
+                      double *ls, double *alphas, struct search_gp *g) {
+        size_t h = 0;
+        double top = -INFINITY;
+        for (size_t o = 0; o < n_ord; o++)
+                for (size_t a = 0; a < ELEMENTSOF(S1); a++)
+                        for (size_t b = 0; b < ELEMENTSOF(S2); b++)
+                                for (size_t c = 0; c < ELEMENTSOF(NOISE); c++, h++) {
+                                        g[h] = (struct search_gp){.s1 = S1[a], .s2 = S2[b], .noise = NOISE[c],
+                                                                  .ord = o, .l = ls + h * n * n,
+                                                                  .alpha = alphas + h * n};
+                                        if (search_gp_fit(ag + o * n * n, y, per, n, &g[h]) < 0)
+                                                g[h].lml = -INFINITY;
+                                        top = MAX(top, g[h].lml);
+                                }
+        return top;
 }
