@@ -12,6 +12,25 @@
 
 #include "base/util.h"
 
+/* Axes of a context's length: their 0 is the model's whole context (llama.cpp's `-c 0`, the
+ * length it was trained for), larger than any the matrix writes. */
+static const char *const SIZE_CONTEXT[] = {"ctx", "context", "ctx-size", "n-ctx", "model-len", "seq-len", NULL};
+#define CONTEXT_WHOLE 1e12
+
+/* A value's name as a number for search_ord: "0.85", "4096", "32k"; NAN for a word. A
+ * context's 0 is its whole length (search_sizes). */
+static double value_number(const char *name, bool context) {
+        if (!name || !(isdigit((unsigned char)name[0]) || (name[0] == '.' && isdigit((unsigned char)name[1]))))
+                return NAN;
+        char *end;
+        double v = strtod(name, &end);
+        if (*end && strchr("kKmMgG", *end) && !end[1])
+                v *= strchr("kK", *end) ? 1e3 : strchr("mM", *end) ? 1e6 : 1e9;
+        else if (*end)
+                return NAN;
+        return context && v == 0 ? CONTEXT_WHOLE : v;
+}
+
 /* Value name as a size: a whole number above 0, with an optional k, m or g (thousands,
  * millions, billions): "4096", "32k". -1 when it is none ("auto", "q8_0", "0.85"), and for 0,
  * which a size flag often takes for "the default", "no limit" or "off" rather than the least
@@ -19,25 +38,10 @@
  * out of memory at llama.cpp's `-c 0` three times, read as "at its smallest size", and stopped
  * as if nothing could pass. */
 static double value_size(const char *name) {
-        if (!name || !isdigit((unsigned char)name[0]))
-                return -1;
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(name, &end, 10);
-        if (errno)
-                return -1;
-        double scale = 1;
-        if (*end && strchr("kKmMgG", *end)) {
-                scale = strchr("kK", *end) ? 1e3 : strchr("mM", *end) ? 1e6 : 1e9;
-                end++;
-        }
-        return *end || v == 0 ? -1 : (double)v * scale;
+        double v = value_number(name, false);
+        /* whole: no share's point, no exponent, no hex */
+        return isfinite(v) && v > 0 && !strpbrk(name, ".eEpPxX") ? v : -1;
 }
-
-/* Axes of a context's length: their 0 is the model's whole context (llama.cpp's `-c 0`, the
- * length it was trained for), larger than any the matrix writes. */
-static const char *const SIZE_CONTEXT[] = {"ctx", "context", "ctx-size", "n-ctx", "model-len", "seq-len", NULL};
-#define CONTEXT_WHOLE 1e12
 
 /* Axes whose sizes say nothing of a GPU's memory this way: more GPUs per copy of the model
  * (tensor, pipeline, expert parallel) or more of it offloaded (llama.cpp's `-ncmoe`, MoE
@@ -183,20 +187,6 @@ int search_context_over(const struct search_space *s, const struct search_obs *o
                 }
         }
         return 0;
-}
-
-/* A value's name as a number for search_ord: "0.85", "4096", "32k"; NAN for a word. A
- * context's 0 is its whole length (search_sizes). */
-static double value_number(const char *name, bool context) {
-        if (!name || !(isdigit((unsigned char)name[0]) || (name[0] == '.' && isdigit((unsigned char)name[1]))))
-                return NAN;
-        char *end;
-        double v = strtod(name, &end);
-        if (*end && strchr("kKmMgG", *end) && !end[1])
-                v *= strchr("kK", *end) ? 1e3 : strchr("mM", *end) ? 1e6 : 1e9;
-        else if (*end)
-                return NAN;
-        return context && v == 0 ? CONTEXT_WHOLE : v;
 }
 
 int search_ord(const struct search_space *s, size_t a, double rho, double **ret) {

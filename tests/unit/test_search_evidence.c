@@ -993,6 +993,31 @@ static void test_ord_table(void **state) {
         free(tab);
 }
 
+/* An axis of sizes (search_sizes): whole numbers above 0, "32k" a thousand times 32, a word
+ * no size; a context's 0 its largest; a share, an exponent or hex makes the axis one of
+ * other numbers, not of sizes. */
+static void test_size_spellings(void **state) {
+        (void)state;
+        static const size_t snv[4] = {4, 3, 2, 2};
+        static const char *const san[4] = {"bs", "ctx", "chunk", "seqs"}, *const sfl[4] = {"--bs", "-c", "--chunk", "--seqs"};
+        static const char *const sb[] = {"auto", "4096", "32k", "512"}, *const sc[] = {"0", "4096", "8k"},
+                                 *const sh[] = {"1024", "1e3"}, *const sx[] = {"16", "0x10"};
+        static const char *const *const svn[4] = {sb, sc, sh, sx};
+        struct axis_tables t;
+        size_t sch[48 * 4];
+        struct search_space sp = engine_space("llama.cpp", 4, snv, san, sfl, svn, 48, sch, &t);
+        double *sz[4] = {NULL};
+        assert_int_equal(search_sizes(&sp, sz), 0);
+        assert_non_null(sz[0]);
+        assert_true(sz[0][0] < 0 && sz[0][1] == 4096 && sz[0][2] == 32000 && sz[0][3] == 512);
+        assert_non_null(sz[1]);
+        assert_true(sz[1][0] > sz[1][2] && sz[1][1] == 4096 && sz[1][2] == 8000);
+        assert_null(sz[2]);
+        assert_null(sz[3]);
+        for (size_t a = 0; a < 4; a++)
+                free(sz[a]);
+}
+
 /* Figures along an axis of numbers say something of the numbers between them: on a curve
  * of --mem-fraction-static whose top lies between launched values, a value not launched
  * beside the best launched ones is predicted faster than one beside the slowest, and is
@@ -2028,6 +2053,7 @@ int main(void) {
                 cmocka_unit_test(test_named_quiet),
                 cmocka_unit_test(test_context_blame),
                 cmocka_unit_test(test_ord_table),
+                cmocka_unit_test(test_size_spellings),
                 cmocka_unit_test(test_ord_curve),
                 cmocka_unit_test(test_stop_context),
                 cmocka_unit_test(test_stop_context_axis),
