@@ -71,10 +71,6 @@ _Static_assert(ELEMENTSOF(CLASSES) == SEARCH_N_CLASSES, "search_int.h's count of
  * makes it fail on the other (a kernel not built for the GPU, a block size the head size
  * does not divide), not always (a requirement one of them has). A suspect, not condemned. */
 #define PRIOR_KIN 0.5
-enum { NAMED_NONE, NAMED_AXIS, NAMED_PAIR };
-/* The most pairs condemned by the lines that named them (line_condemned): past these, a
- * pair is left to its chance alone. */
-#define NAMED_PAIRS_MAX 64
 /* How far a requirement the evidence states ("--a x requires --b y") is believed: a cell
  * with a=x and b other than y serves right with this chance, to the power of the number of
  * failed cells that stated it. */
@@ -104,74 +100,6 @@ static size_t obs_class(const struct search_obs *o) {
 
 /* ---- the model ------------------------------------------------------------------------ */
 
-struct search_model {
-        const struct search_space *s;
-        const struct search_obs *obs;
-        struct search_obs *liars;     /* the observations with the cells in flight as their
-                                         predicted outcome (obs points to it), or NULL */
-        size_t n_pending;             /* cells in flight */
-        size_t n_launched;
-        size_t n_launches;            /* the launches: a cell measured again counts each time,
-                                         and so does one abandoned */
-        size_t n_again;               /* the launches measuring a launched cell again */
-        double t_pass, t_fail;        /* mean seconds of a launch that served, that failed
-                                         (search_model_costs) */
-        long best;                    /* launched, feasible, best measured figure */
-        bool served;                  /* a launched cell served right */
-        struct feat_map fm;
-        bool seen[N_CLASSES];         /* classes some launched cell failed with */
-        unsigned context_axes;        /* bit a: axis a is of a context's length (CLASS_CONTEXT) */
-        /* Memory (docs/search.md): when a cell ran out of memory, an additive model of what
-         * each value costs, fitted to the cells that ran out and those that loaded:
-         * P(out of memory) = logistic(mem_b + sum of its values' mem_w). It stands in for
-         * the blockers of the memory classes. */
-        bool mem_on;
-        double mem_b, *mem_w;         /* mem_w[voff[a] + value] */
-        size_t *voff, n_mem, n_oom;   /* value offsets per axis; cells fitted, of them OOM */
-        /* Sizes (docs/search.md, "Sizes"): on an axis whose values are whole numbers (a
-         * context, a batch, a count of sequences), a larger one never needs less memory. A
-         * cell that holds a launched cell's values but for larger sizes runs out of memory
-         * where that one did (mem_over: that cell), and fits where a cell holding its values
-         * but for larger sizes loaded (mem_under). -1: none. */
-        long *mem_over, *mem_under;
-        long *ctx_over;               /* per cell: a launched cell refused the bench for its
-                                         length with as much context per request or more
-                                         (search_context_over), or -1 */
-        double *mem_size;             /* per value (voff): its size on an axis of sizes, or -1 */
-        double unexplained;           /* chance of a failure no feature explains */
-        /* Requirements failures' evidence stated: "--a x requires --b y" (docs/search.md). */
-        struct require {
-                size_t a, x, b, y;
-                size_t cell;          /* the failed cell whose evidence said it */
-        } *req;
-        size_t n_req;
-        /* the speed model: y = sign * log(figure) */
-        double sign;
-        size_t n_y;
-        double y_best;                /* best posterior mean among launched cells with figures */
-        double noise;                 /* fitted noise (log units), the weights' average */
-        double margin;                /* a cell must beat the best by this to count */
-        double y_mean;                /* the figures' mean (log units) */
-        size_t *idx;                  /* the cells with figures, n_y of them */
-        double *per;                  /* 1 / how many launches each figure pools: its share
-                                         of the noise's variance */
-        struct search_gp *gp;         /* the grid points of some weight, n_gp of them */
-        size_t n_gp;
-        double *ls, *alphas;          /* their factors and solutions */
-        double *scratch;              /* 2 n_y doubles for gp_cell and gp_apart */
-        struct search_ords ords;      /* the numbers' likenesses by rank (search_ords) */
-        struct search_agree *rows;    /* 2 (1 + ords.n) n_y: how alike a cell is to the figures'
-                                         cells, under each likeness (alike_rows) */
-        double *pf, *mu, *sd;         /* per cell: feasibility, latent mean, sd (log; sd
-                                         computed when asked for, NAN until then) */
-        double *ei, *chance;          /* per cell: expected improvement and the chance to beat
-                                         the best, before feasibility */
-        bool *condemned;              /* per cell: it holds a value a failure's line named,
-                                         or sizes past a cell that ran out of memory
-                                         (line_condemned), set once per fit */
-        uint64_t named_pairs[NAMED_PAIRS_MAX]; /* the pairs a line named and that likely */
-        size_t n_named_pairs;                  /* failed the cell (line_condemned) */
-};
 
 void search_model_free(struct search_model *m) {
         if (!m)
@@ -309,7 +237,7 @@ static int read_evidence(struct search_model *m, size_t k, bool *explained) {
 /* The requirement cell k breaks (it holds a=x, not b=y, and no cell with a=x and its value
  * of b served right), or NULL; *ret_count: how many failed cells stated requirements it
  * breaks. */
-static const struct require *broken_requirement(const struct search_model *m, size_t k, size_t *ret_count) {
+const struct require *search_broken_requirement(const struct search_model *m, size_t k, size_t *ret_count) {
         const size_t *c = m->s->choice + k * m->s->n_axes;
         const struct require *first = NULL;
         size_t count = 0;
@@ -582,7 +510,7 @@ static double clear_chance(const struct search_model *m, const struct feat *f, u
 }
 
 /* The largest blocker chance of f over the classes, and the class. */
-static double blame(const struct search_model *m, const struct feat *f, size_t *ret_class) {
+double search_blame(const struct search_model *m, const struct feat *f, size_t *ret_class) {
         double top = 0;
         for (size_t c = 0; c < N_CLASSES; c++)
                 if (by_blockers(m, c) && f->b[c] > top) {
@@ -600,7 +528,7 @@ static double blame(const struct search_model *m, const struct feat *f, size_t *
 /* The memory model's chance that cell k runs out of memory (0 while none did): sure, but
  * for PAST_FITS, where a launched cell with smaller sizes ran out; none where one with
  * larger sizes loaded. */
-static double oom_chance(const struct search_model *m, size_t k) {
+double search_oom_chance(const struct search_model *m, size_t k) {
         if (!m->mem_on)
                 return 0;
         if (m->mem_over && m->mem_over[k] >= 0)
@@ -769,9 +697,9 @@ static int fit_memory(struct search_model *m) {
 
 static double feasibility(const struct search_model *m, size_t k, uint64_t *keys) {
         size_t nf = search_cell_features(m->s, k, keys);
-        double p = (1 - m->unexplained) * (1 - oom_chance(m, k)) * (m->ctx_over[k] >= 0 ? PAST_FITS : 1);
+        double p = (1 - m->unexplained) * (1 - search_oom_chance(m, k)) * (m->ctx_over[k] >= 0 ? PAST_FITS : 1);
         size_t stated;
-        if (broken_requirement(m, k, &stated))
+        if (search_broken_requirement(m, k, &stated))
                 p *= pow(REQUIRE_BROKEN, (double)stated);
         for (size_t i = 0; i < nf; i++)
                 p *= clear_chance(m, search_feat_find(&m->fm, keys[i]), keys[i]);
@@ -781,8 +709,8 @@ static double feasibility(const struct search_model *m, size_t k, uint64_t *keys
 /* Cell k's chance to serve were its value of axis a innocent (other features, memory). */
 static double feasible_but_for(const struct search_model *m, size_t k, size_t a, uint64_t *keys) {
         size_t nf = search_cell_features(m->s, k, keys), stated;
-        double p = 1 - oom_chance(m, k);
-        if (broken_requirement(m, k, &stated))
+        double p = 1 - search_oom_chance(m, k);
+        if (search_broken_requirement(m, k, &stated))
                 p *= pow(REQUIRE_BROKEN, (double)stated);
         for (size_t i = 0; i < nf; i++) {
                 bool holds = false;
@@ -999,7 +927,7 @@ static bool line_condemned(const struct search_model *m, size_t k) {
         }
         for (size_t a = 0; a < s->n_axes; a++) {
                 const struct feat *f = value_feat(&m->fm, a, s->choice[k * s->n_axes + a]);
-                if (f && f->named_by && !f->named_partly && !f->cleared && blame(m, f, NULL) >= 0.5)
+                if (f && f->named_by && !f->named_partly && !f->cleared && search_blame(m, f, NULL) >= 0.5)
                         return true;
         }
         return false;
@@ -1077,9 +1005,9 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
          * the likely culprit: as a value a line names, condemned at once. Without it the
          * choice per second of launch found the pair's cells, a cheap crash each, worth a
          * launch beside other partners, and launched the pair three times. */
-        for (size_t i = 0; i < m->fm.cap && m->n_named_pairs < NAMED_PAIRS_MAX; i++) {
+        for (size_t i = 0; i < m->fm.cap && m->n_named_pairs < SEARCH_NAMED_PAIRS_MAX; i++) {
                 const struct feat *f = &m->fm.slots[i];
-                if (f->key && key_order(f->key) == 2 && f->named == NAMED_PAIR && !f->cleared && blame(m, f, NULL) >= 0.5)
+                if (f->key && key_order(f->key) == 2 && f->named == NAMED_PAIR && !f->cleared && search_blame(m, f, NULL) >= 0.5)
                         m->named_pairs[m->n_named_pairs++] = f->key;
         }
         for (size_t k = 0; k < s->n_cells; k++) {
@@ -1281,7 +1209,7 @@ static bool nothing_explains(const struct search_model *m, size_t k, uint64_t *k
         size_t axis;
         /* memory is the memory model's to explain (a sum of the values' sizes) */
         if (o->state != SEARCH_INFEASIBLE || o->pending || MAX(o->launches, 1u) > 1 || ran_out(o) ||
-            oom_chance(m, k) >= 0.5)
+            search_oom_chance(m, k) >= 0.5)
                 return false;
         size_t nf = search_cell_features(m->s, k, keys);
         for (size_t i = 0; i < nf; i++) {
@@ -1327,7 +1255,7 @@ static long retry(const struct search_model *m, uint64_t *keys) {
 /* ---- decisions ------------------------------------------------------------------------ */
 
 /* Cell k's mixture sd, computed once (the model's caches are not its meaning). */
-static double cell_sd(const struct search_model *m, size_t k) {
+double search_cell_sd(const struct search_model *m, size_t k) {
         if (isnan(m->sd[k])) {
                 double mu;
                 mixture(m, k, &mu, &m->sd[k]);
@@ -1380,7 +1308,7 @@ void search_model_predict(const struct search_model *m, size_t k, struct search_
         struct search_prediction p = {.p_feasible = m->pf[k], .mean = NAN, .high = NAN, .chance = m->pf[k], .ei = m->pf[k],
                                       .seconds = cost(m, k)};
         if (m->n_y > 0) {
-                double sd = cell_sd(m, k);
+                double sd = search_cell_sd(m, k);
                 p.mean = exp(m->sign * m->mu[k]);
                 p.high = exp(m->sign * (m->mu[k] + 2 * sd));
                 p.ei = acquisition(m, k);
@@ -1389,7 +1317,7 @@ void search_model_predict(const struct search_model *m, size_t k, struct search_
         *ret = p;
 }
 
-static bool cell_has(const struct search_space *s, size_t k, uint64_t key) {
+bool search_cell_has(const struct search_space *s, size_t k, uint64_t key) {
         const size_t *c = s->choice + k * s->n_axes;
         for (int i = 0; i < key_order(key); i++)
                 if (c[key_axis(key, i)] != key_value(key, i))
@@ -1416,7 +1344,7 @@ static size_t confounded_axes(const struct search_model *m, uint64_t key, size_t
                 ret_same[b] = -1; /* -1 unset, -2 varies (search_model_fit: at most 16 axes) */
         for (size_t k = 0; k < s->n_cells; k++) {
                 const size_t *c = s->choice + k * A;
-                if (m->obs[k].state != SEARCH_INFEASIBLE || !cell_has(s, k, key))
+                if (m->obs[k].state != SEARCH_INFEASIBLE || !search_cell_has(s, k, key))
                         continue;
                 if (obs_class(&m->obs[k]) == CLASS_ARCH)
                         return 0;
@@ -1455,14 +1383,14 @@ static bool uncovered(const struct search_model *m, uint64_t key, uint64_t *keys
         size_t shared = 0, cls = 0, a = key_axis(key, 0);
         if (f && f->cleared)
                 return false;
-        if (f && ((f->named_by && !f->named_partly) || f->named) && blame(m, f, NULL) >= 0.5)
+        if (f && ((f->named_by && !f->named_partly) || f->named) && search_blame(m, f, NULL) >= 0.5)
                 return false; /* its own failure's line named it (not as the configuration's) */
         for (int i = 0; key_order(key) > 1 && i < key_order(key); i++) {
                 const struct feat *v = value_feat(&m->fm, key_axis(key, i), key_value(key, i));
                 if (!v || !v->cleared)
                         return false; /* a pair of values that served elsewhere only */
         }
-        if (f && blame(m, f, &cls) >= 0.5 && (shared = confounded_axes(m, key, cls, same)) == 0)
+        if (f && search_blame(m, f, &cls) >= 0.5 && (shared = confounded_axes(m, key, cls, same)) == 0)
                 return false;
         if (key_order(key) > 1 && shared == 0)
                 return false; /* a pair: only when its failures shared a value */
@@ -1471,7 +1399,7 @@ static bool uncovered(const struct search_model *m, uint64_t key, uint64_t *keys
         size_t best_apart = 0;
         for (size_t k = 0; k < s->n_cells; k++) {
                 const size_t *c = s->choice + k * s->n_axes;
-                if (m->obs[k].state != SEARCH_UNKNOWN || !cell_has(s, k, key) || m->condemned[k])
+                if (m->obs[k].state != SEARCH_UNKNOWN || !search_cell_has(s, k, key) || m->condemned[k])
                         continue;
                 double ei;
                 size_t apart = 0;
@@ -1528,9 +1456,6 @@ static long neighbour(const struct search_model *m) {
         return pick;
 }
 
-/* How much of a failure's line a pruned cell's reason quotes. */
-#define QUOTE_MAX 200
-
 /* ---- a failure no value explains ----------------------------------------------------- */
 
 /* While no cell has served: a failure no value explains but for an axis that may change it
@@ -1576,9 +1501,6 @@ static bool kind_says_why(const char *kind) {
                strcmp(kind, "crash/arch") != 0 && strcmp(kind, "crash/config") != 0;
 }
 
-/* Quotes a failure's line into b: at most QUOTE_MAX bytes, control characters as '?'. */
-static void put_quote(struct buf *b, const char *e);
-static void kind_words(const char *kind, struct buf *past, const char **ret_noun);
 
 /* Whether every failed cell ran out of memory and one of them holds the smallest of axis a,
  * an axis of sizes all of whose values are sizes (fit_sizes): its larger sizes would run
@@ -1614,7 +1536,7 @@ static bool axis_named_out(const struct search_model *m, struct buf *b) {
                 bool all = s->n_values[a] > 1;
                 for (size_t x = 0; all && x < s->n_values[a]; x++) {
                         const struct feat *f = value_feat(&m->fm, a, x);
-                        all = f && !f->cleared && f->named_by && !f->named_partly && blame(m, f, NULL) >= 0.5;
+                        all = f && !f->cleared && f->named_by && !f->named_partly && search_blame(m, f, NULL) >= 0.5;
                 }
                 if (!all)
                         continue;
@@ -1623,7 +1545,7 @@ static bool axis_named_out(const struct search_model *m, struct buf *b) {
                 buf_printf(b, "every value of %s failed by a line that names it, and none of the %zu launched cells "
                               "served (cell %.8s: \"",
                            s->axis_names[a], m->n_launched, s->ids ? s->ids[by - 1] : "?");
-                put_quote(b, m->obs[by - 1].evidence);
+                search_put_quote(b, m->obs[by - 1].evidence);
                 buf_printf(b, "\"): no cell of the matrix can serve: fix what the lines say outside the matrix, or give "
                               "%s a value they allow",
                            s->axis_names[a]);
@@ -1660,7 +1582,7 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                 if (m->n_launches > m->n_launched)
                         buf_printf(b, " (%zu launches in all)", m->n_launches);
                 buf_printf(b, " and none served (cell %.8s: \"", s->ids ? s->ids[k] : "?");
-                put_quote(b, m->obs[k].evidence);
+                search_put_quote(b, m->obs[k].evidence);
                 buf_printf(b, "\"), and no value of the matrix changes that: %s", c->change);
                 return true;
         }
@@ -1708,7 +1630,7 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                 _cleanup_buf_ struct buf past;
                 buf_init(&past, 256);
                 const char *noun;
-                kind_words(m->obs[first].kind, &past, &noun);
+                search_kind_words(m->obs[first].kind, &past, &noun);
                 buf_printf(b, "every one of the %zu launched cells %s with one line, over different values of every "
                               "axis",
                            m->n_launched, buf_str(&past));
@@ -1716,7 +1638,7 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                         buf_printf(b, " (%s at its smallest: a larger size needs no less memory)",
                                    s->axis_names[smallest]);
                 buf_printf(b, ", and none served (cell %.8s: \"", s->ids ? s->ids[first] : "?");
-                put_quote(b, m->obs[first].evidence);
+                search_put_quote(b, m->obs[first].evidence);
                 buf_puts(b, memory ? "\"): no value of the matrix fits in memory: give the server more memory (more "
                                      "GPUs, or a smaller quantization of the model) or leaner values than the matrix "
                                      "holds (a shorter context, fewer sequences at once)"
@@ -1745,7 +1667,7 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
 static long smaller_sizes(const struct search_model *m, long k) {
         const struct search_space *s = m->s;
         size_t A = s->n_axes;
-        if (k < 0 || !m->mem_size || oom_chance(m, (size_t)k) < 0.5)
+        if (k < 0 || !m->mem_size || search_oom_chance(m, (size_t)k) < 0.5)
                 return k;
         const size_t *ck = s->choice + (size_t)k * A;
         long pick = k;
@@ -1888,212 +1810,4 @@ int search_model_decide(const struct search_model *m, const struct search_option
         d.in_flight = d.next < 0 && m->n_pending > 0;
         *ret = d;
         return 0;
-}
-
-/* ---- why a cell is not launched ------------------------------------------------------- */
-
-static void put_feature(struct buf *b, const struct search_space *s, uint64_t key) {
-        for (int i = 0; i < key_order(key); i++)
-                buf_printf(b, "%s%s=%s", i ? " with " : "", s->axis_names[key_axis(key, i)],
-                           s->value_names[key_axis(key, i)][key_value(key, i)]);
-}
-
-/* "crashed (arch)" for "crash/arch", and the word of the prediction ("crash"). */
-static void kind_words(const char *kind, struct buf *past, const char **ret_noun) {
-        static const struct {
-                const char *verdict, *past, *noun;
-        } w[] = {
-                {"crash", "crashed", "crash"},       {"garbage", "answered garbage", "garbage"},
-                {"wrong", "answered wrong", "wrong answers"}, {"timeout", "timed out", "timeout"},
-                {"overload", "failed under load", "failure under load"}, {"error", "failed", "failure"},
-        };
-        const char *slash = kind ? strchr(kind, '/') : NULL;
-        size_t vl = kind ? (slash ? (size_t)(slash - kind) : strlen(kind)) : 0;
-        for (size_t i = 0; i < ELEMENTSOF(w); i++)
-                if (kind && strlen(w[i].verdict) == vl && strncmp(kind, w[i].verdict, vl) == 0) {
-                        buf_puts(past, w[i].past);
-                        if (slash && slash[1])
-                                buf_printf(past, " (%s)", slash + 1);
-                        *ret_noun = w[i].noun;
-                        return;
-                }
-        buf_puts(past, "failed");
-        *ret_noun = "failure";
-}
-
-/* "predicted crash: attn=fa3 crashed (arch) in 3 of 3 cells: 8e5b8715, ..." */
-static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
-        const struct search_space *s = m->s;
-        _cleanup_free_ uint64_t *keys = calloc(search_features_per_cell(s->n_axes), sizeof(uint64_t));
-        if (!keys)
-                return -ENOMEM;
-        size_t nf = search_cell_features(s, k, keys);
-        const struct feat *top = NULL;
-        for (size_t i = 0; i < nf; i++) {
-                const struct feat *f = search_feat_find(&m->fm, keys[i]);
-                if (f && !f->cleared && f->n_failed > 0 && (!top || blame(m, f, NULL) > blame(m, top, NULL)))
-                        top = f;
-        }
-        const struct require *r = broken_requirement(m, k, NULL);
-        if (r) {
-                _cleanup_buf_ struct buf past;
-                buf_init(&past, 256);
-                const char *noun;
-                kind_words(m->obs[r->cell].kind, &past, &noun);
-                buf_printf(b, "predicted %s: %s=%s requires %s=%s, by the evidence of cell %.8s (%s)", noun,
-                           s->axis_names[r->a], s->value_names[r->a][r->x], s->axis_names[r->b],
-                           s->value_names[r->b][r->y], s->ids ? s->ids[r->cell] : "?", buf_str(&past));
-                return 0;
-        }
-        if (m->ctx_over[k] >= 0) {
-                size_t x = (size_t)m->ctx_over[k];
-                buf_printf(b, "predicted overload (context): cell %.8s was refused the bench for its length with as much "
-                              "context for each request or more (\"",
-                           s->ids ? s->ids[x] : "?");
-                put_quote(b, m->obs[x].evidence);
-                buf_puts(b, "\")");
-                return 0;
-        }
-        if (m->mem_over && m->mem_over[k] >= 0) {
-                /* a launched cell of smaller sizes ran out */
-                size_t x = (size_t)m->mem_over[k], said = 0;
-                const size_t *c = s->choice + k * s->n_axes, *cx = s->choice + x * s->n_axes;
-                buf_printf(b, "predicted crash (oom): cell %.8s ran out of memory with these values but", s->ids ? s->ids[x] : "?");
-                for (size_t a = 0; a < s->n_axes; a++)
-                        if (c[a] != cx[a])
-                                buf_printf(b, "%s %s=%s (here %s)", said++ ? "," : "", s->axis_names[a], s->value_names[a][cx[a]],
-                                           s->value_names[a][c[a]]);
-                buf_puts(b, ", and a larger size needs no less memory");
-                return 0;
-        }
-        double oom = oom_chance(m, k);
-        if (oom >= 0.5 && (!top || 1 - oom < 1 - blame(m, top, NULL))) {
-                /* the memory model's doing: its two costliest values here */
-                const size_t *c = s->choice + k * s->n_axes;
-                size_t first = 0, second = 0;
-                for (size_t a = 1; a < s->n_axes; a++)
-                        if (m->mem_w[m->voff[a] + c[a]] > m->mem_w[m->voff[first] + c[first]])
-                                first = a;
-                second = first == 0 && s->n_axes > 1 ? 1 : 0;
-                for (size_t a = 0; a < s->n_axes; a++)
-                        if (a != first && m->mem_w[m->voff[a] + c[a]] > m->mem_w[m->voff[second] + c[second]])
-                                second = a;
-                buf_printf(b, "predicted crash (oom): %.0f%% chance to run out of memory, by what %zu launches "
-                              "(%zu out of memory) say each value costs; here %s=%s",
-                           100 * oom, m->n_mem, m->n_oom, s->axis_names[first], s->value_names[first][c[first]]);
-                if (second != first)
-                        buf_printf(b, " and %s=%s", s->axis_names[second], s->value_names[second][c[second]]);
-                buf_puts(b, " cost the most");
-                return 0;
-        }
-        if (!top) {
-                buf_printf(b, "predicted to fail: %.0f%% chance to serve right", 100 * m->pf[k]);
-                return 0;
-        }
-        size_t pair_by = top->named == NAMED_PAIR ? top->pair_by : 0;
-        if (top->named_by || top->sig_by || pair_by) {
-                /* the line that condemned it, quoted */
-                size_t by = (top->named_by ? top->named_by : pair_by ? pair_by : top->sig_by) - 1;
-                _cleanup_buf_ struct buf past;
-                buf_init(&past, 256);
-                const char *noun;
-                kind_words(m->obs[by].kind, &past, &noun);
-                buf_printf(b, "predicted %s: ", noun);
-                put_feature(b, s, top->key);
-                if (top->named_by || pair_by)
-                        buf_printf(b, " %s %s the line of cell %.8s, which %s: ", pair_by ? "are" : "is",
-                                   top->named_by && top->named_how == SEARCH_NAMES_OTHERS
-                                           ? "left out of the values that work by"
-                                           : "named by",
-                                   s->ids ? s->ids[by] : "?", buf_str(&past));
-                else
-                        buf_printf(b,
-                                   " is the one value never seen serving that the %zu cells that %s alike share "
-                                   "(cell %.8s: ",
-                                   top->sig_cells, buf_str(&past), s->ids ? s->ids[by] : "?");
-                const char *e = m->obs[by].evidence ? m->obs[by].evidence : "";
-                size_t n = strlen(e);
-                if (n > QUOTE_MAX) {
-                        n = QUOTE_MAX;
-                        while (n > 0 && (e[n] & 0xC0) == 0x80)
-                                n--; /* not inside a UTF-8 character */
-                }
-                buf_printf(b, "\"%.*s%s\"%s", (int)n, e, n < strlen(e) ? "…" : "", top->named_by || pair_by ? "" : ")");
-                return 0;
-        }
-        /* the commonest kind among the failed cells holding it */
-        const char *kind = NULL;
-        size_t best_count = 0;
-        for (size_t x = 0; x < s->n_cells; x++) {
-                const struct search_obs *o = &m->obs[x];
-                if (o->state != SEARCH_INFEASIBLE || !cell_has(s, x, top->key))
-                        continue;
-                size_t count = 0;
-                for (size_t y = 0; y < s->n_cells; y++)
-                        count += m->obs[y].state == SEARCH_INFEASIBLE && streq_ptr(m->obs[y].kind, o->kind) &&
-                                 cell_has(s, y, top->key);
-                if (count > best_count) {
-                        best_count = count;
-                        kind = o->kind;
-                }
-        }
-        _cleanup_buf_ struct buf past;
-        buf_init(&past, 256);
-        const char *noun;
-        kind_words(kind, &past, &noun);
-        buf_printf(b, "predicted %s: ", noun);
-        put_feature(b, s, top->key);
-        buf_printf(b, " %s in %zu of %u cell%s", buf_str(&past), best_count, top->n_launched,
-                   top->n_launched == 1 ? "" : "s");
-        size_t named = 0;
-        for (size_t x = 0; x < s->n_cells && named < 4; x++)
-                if (m->obs[x].state == SEARCH_INFEASIBLE && streq_ptr(m->obs[x].kind, kind) && cell_has(s, x, top->key)) {
-                        buf_printf(b, "%s%.8s", named ? ", " : ": ", s->ids ? s->ids[x] : "?");
-                        named++;
-                }
-        if (best_count > named)
-                buf_puts(b, ", …");
-        if (m->pf[k] > 0.005)
-                buf_printf(b, " (%.0f%% chance to serve right)", 100 * m->pf[k]);
-        return 0;
-}
-
-char *search_model_why(const struct search_model *m, size_t k, bool budget_spent) {
-        _cleanup_buf_ struct buf b;
-        buf_init(&b, 4096);
-        if (budget_spent)
-                buf_puts(&b, "budget spent; ");
-        struct search_prediction p;
-        search_model_predict(m, k, &p);
-        if (p.p_feasible < SEARCH_FAIL_CHANCE) {
-                if (why_fail(m, k, &b) < 0)
-                        return NULL;
-        } else if (m->n_y == 0) {
-                buf_printf(&b, "predicted to serve right by %.0f%% chance, with no figure to beat yet", 100 * p.p_feasible);
-        } else {
-                double ratio_mean = exp(m->mu[k] - m->y_best), ratio_high = exp(m->mu[k] + 2 * cell_sd(m, k) - m->y_best);
-                if (ratio_high < 1)
-                        buf_printf(&b, "predicted at most %.2fx the best", ratio_high);
-                else
-                        buf_printf(&b, "predicted %.2fx the best (at most %.2fx), %.1f%% chance to beat it", ratio_mean,
-                                   ratio_high, 100 * p.chance);
-                if (p.p_feasible < 0.9)
-                        buf_printf(&b, ", %.0f%% chance to serve right", 100 * p.p_feasible);
-        }
-        buf_printf(&b, " (model of %zu cell%s)", m->n_launched, m->n_launched == 1 ? "" : "s");
-        return buf_detach(&b);
-}
-
-static void put_quote(struct buf *b, const char *e) {
-        e = e ? e : "";
-        size_t n = strlen(e), cut = n;
-        if (cut > QUOTE_MAX) {
-                cut = QUOTE_MAX;
-                while (cut > 0 && (e[cut] & 0xC0) == 0x80)
-                        cut--; /* not inside a UTF-8 character */
-        }
-        for (size_t i = 0; i < cut; i++)
-                buf_append(b, iscntrl((unsigned char)e[i]) || e[i] == '"' ? (e[i] == '"' ? "'" : "?") : e + i, 1);
-        if (cut < n)
-                buf_puts(b, "…");
 }

@@ -1,6 +1,7 @@
 /* search_int.h -- PRIVATE: what search.c and its helpers (search_evidence.c, search_sizes.c,
- * search_linalg.c, search_stop.c, search_feat.c) share, reading a failure's line and a value's name against
- * the matrix; included by nothing else (the interface is search.h). */
+ * search_linalg.c, search_stop.c, search_feat.c, search_why.c) share: the model, reading a
+ * failure's line and a value's name against the matrix; included by nothing else (the
+ * interface is search.h). */
 #ifndef GAUNTLET_SEARCH_INT_H
 #define GAUNTLET_SEARCH_INT_H
 
@@ -231,5 +232,107 @@ int search_gp_fit(const struct search_agree *agree_obs, const double *y, const d
  * definite gets an lml of -INFINITY. Returns the highest lml. */
 double search_gp_grid(const struct search_agree *ag, size_t n_ord, const double *y, const double *per, size_t n,
                       double *ls, double *alphas, struct search_gp *g);
+
+/* ---- the model (search.c), shared with what it says (search_why.c) -------------------- */
+
+/* How a feature was named by a failure's line (struct feat.named). */
+enum { NAMED_NONE, NAMED_AXIS, NAMED_PAIR };
+/* The most pairs condemned by the lines that named them (line_condemned): past these, a
+ * pair is left to its chance alone. */
+#define SEARCH_NAMED_PAIRS_MAX 64
+/* How much of a failure's line a pruned cell's reason quotes, in bytes. */
+#define SEARCH_QUOTE_MAX 200
+
+struct search_model {
+        const struct search_space *s;
+        const struct search_obs *obs;
+        struct search_obs *liars;     /* the observations with the cells in flight as their
+                                         predicted outcome (obs points to it), or NULL */
+        size_t n_pending;             /* cells in flight */
+        size_t n_launched;
+        size_t n_launches;            /* the launches: a cell measured again counts each time,
+                                         and so does one abandoned */
+        size_t n_again;               /* the launches measuring a launched cell again */
+        double t_pass, t_fail;        /* mean seconds of a launch that served, that failed
+                                         (search_model_costs) */
+        long best;                    /* launched, feasible, best measured figure */
+        bool served;                  /* a launched cell served right */
+        struct feat_map fm;
+        bool seen[SEARCH_N_CLASSES];         /* classes some launched cell failed with */
+        unsigned context_axes;        /* bit a: axis a is of a context's length (CLASS_CONTEXT) */
+        /* Memory (docs/search.md): when a cell ran out of memory, an additive model of what
+         * each value costs, fitted to the cells that ran out and those that loaded:
+         * P(out of memory) = logistic(mem_b + sum of its values' mem_w). It stands in for
+         * the blockers of the memory classes. */
+        bool mem_on;
+        double mem_b, *mem_w;         /* mem_w[voff[a] + value] */
+        size_t *voff, n_mem, n_oom;   /* value offsets per axis; cells fitted, of them OOM */
+        /* Sizes (docs/search.md, "Sizes"): on an axis whose values are whole numbers (a
+         * context, a batch, a count of sequences), a larger one never needs less memory. A
+         * cell that holds a launched cell's values but for larger sizes runs out of memory
+         * where that one did (mem_over: that cell), and fits where a cell holding its values
+         * but for larger sizes loaded (mem_under). -1: none. */
+        long *mem_over, *mem_under;
+        long *ctx_over;               /* per cell: a launched cell refused the bench for its
+                                         length with as much context per request or more
+                                         (search_context_over), or -1 */
+        double *mem_size;             /* per value (voff): its size on an axis of sizes, or -1 */
+        double unexplained;           /* chance of a failure no feature explains */
+        /* Requirements failures' evidence stated: "--a x requires --b y" (docs/search.md). */
+        struct require {
+                size_t a, x, b, y;
+                size_t cell;          /* the failed cell whose evidence said it */
+        } *req;
+        size_t n_req;
+        /* the speed model: y = sign * log(figure) */
+        double sign;
+        size_t n_y;
+        double y_best;                /* best posterior mean among launched cells with figures */
+        double noise;                 /* fitted noise (log units), the weights' average */
+        double margin;                /* a cell must beat the best by this to count */
+        double y_mean;                /* the figures' mean (log units) */
+        size_t *idx;                  /* the cells with figures, n_y of them */
+        double *per;                  /* 1 / how many launches each figure pools: its share
+                                         of the noise's variance */
+        struct search_gp *gp;         /* the grid points of some weight, n_gp of them */
+        size_t n_gp;
+        double *ls, *alphas;          /* their factors and solutions */
+        double *scratch;              /* 2 n_y doubles for gp_cell and gp_apart */
+        struct search_ords ords;      /* the numbers' likenesses by rank (search_ords) */
+        struct search_agree *rows;    /* 2 (1 + ords.n) n_y: how alike a cell is to the figures'
+                                         cells, under each likeness (alike_rows) */
+        double *pf, *mu, *sd;         /* per cell: feasibility, latent mean, sd (log; sd
+                                         computed when asked for, NAN until then) */
+        double *ei, *chance;          /* per cell: expected improvement and the chance to beat
+                                         the best, before feasibility */
+        bool *condemned;              /* per cell: it holds a value a failure's line named,
+                                         or sizes past a cell that ran out of memory
+                                         (line_condemned), set once per fit */
+        uint64_t named_pairs[SEARCH_NAMED_PAIRS_MAX]; /* the pairs a line named and that likely */
+        size_t n_named_pairs;                  /* failed the cell (line_condemned) */
+};
+
+/* The largest blocker chance of feature f over the classes learned by blockers, and the
+ * class (ret_class may be NULL). */
+double search_blame(const struct search_model *m, const struct feat *f, size_t *ret_class);
+/* The memory model's chance that cell k runs out of memory (0 while none did). */
+double search_oom_chance(const struct search_model *m, size_t k);
+/* A requirement a failure's line stated that cell k breaks, or NULL; *ret_count (may be
+ * NULL): how many failed cells stated it. */
+const struct require *search_broken_requirement(const struct search_model *m, size_t k, size_t *ret_count);
+/* Whether cell k of s holds feature key. */
+bool search_cell_has(const struct search_space *s, size_t k, uint64_t key);
+/* Cell k's sd under the speed model's mixture (log units), computed once. */
+double search_cell_sd(const struct search_model *m, size_t k);
+
+/* ---- what the search says (search_why.c) ---------------------------------------------- */
+
+struct buf;
+/* Quotes a failure's line into b: at most SEARCH_QUOTE_MAX bytes (not inside a UTF-8
+ * character, "…" after a cut), control characters as '?', '"' as '\''. */
+void search_put_quote(struct buf *b, const char *e);
+/* "crashed (arch)" into past for the kind "crash/arch", and the word of the prediction
+ * ("crash") into *ret_noun. */
+void search_kind_words(const char *kind, struct buf *past, const char **ret_noun);
 
 #endif
