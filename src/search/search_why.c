@@ -131,14 +131,9 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                                    " is the one value never seen serving that the %zu cells that %s alike share "
                                    "(cell %.8s: ",
                                    top->sig_cells, buf_str(&past), s->ids ? s->ids[by] : "?");
-                const char *e = m->obs[by].evidence ? m->obs[by].evidence : "";
-                size_t n = strlen(e);
-                if (n > SEARCH_QUOTE_MAX) {
-                        n = SEARCH_QUOTE_MAX;
-                        while (n > 0 && (e[n] & 0xC0) == 0x80)
-                                n--; /* not inside a UTF-8 character */
-                }
-                buf_printf(b, "\"%.*s%s\"%s", (int)n, e, n < strlen(e) ? "…" : "", top->named_by || pair_by ? "" : ")");
+                buf_puts(b, "\"");
+                search_put_quote(b, m->obs[by].evidence);
+                buf_puts(b, top->named_by || pair_by ? "\"" : "\")");
                 return 0;
         }
         /* the commonest kind among the failed cells holding it */

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <math.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -660,6 +661,40 @@ static void test_named_condemns(void **state) {
         assert_non_null(strstr(why, "ctk=q8_0"));
         assert_non_null(strstr(why, line));
         assert_non_null(strstr(why, "cell 00009999"));
+        free(why);
+        search_model_free(m);
+}
+
+/* A pruned cell's reason quotes the line that condemned its value as data: a terminal's
+ * colour codes and the line's own double quotes do not pass into the reason (which reports
+ * print inside double quotes) raw, and a long line is cut on a character. On the build before,
+ * the reason of a value a line named quoted it byte for byte. */
+static void test_named_quote_escaped(void **state) {
+        (void)state;
+        struct search_space sp;
+        space(&sp, true);
+        struct search_obs obs[N] = {0};
+        obs[cell(0, 0, 0, 0)] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+        char line[400];
+        snprintf(line, sizeof(line), "\x1b[31mE\x1b[0m K cache type \"q8_0\" with block size 32 does not divide "
+                                     "n_embd_head_k=40\r %s",
+                 "é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é");
+        obs[cell(0, 1, 1, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/config", .evidence = line};
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        struct search_prediction p;
+        search_model_predict(m, cell(1, 1, 0, 0), &p); /* ctk=q8_0 elsewhere */
+        assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
+        char *why = search_model_why(m, cell(1, 1, 0, 0), false);
+        assert_non_null(why);
+        print_message("why: %s\n", why);
+        assert_non_null(strstr(why, "ctk=q8_0 is named by the line of cell"));
+        assert_non_null(strstr(why, ": \"?[31mE?[0m K cache type 'q8_0' with block size 32 does not divide "
+                                    "n_embd_head_k=40? é é"));
+        for (const char *c = why; *c; c++)
+                assert_false(iscntrl((unsigned char)*c));
+        /* cut at the quote's bound, on a character, and said so */
+        assert_non_null(strstr(why, "é…\""));
         free(why);
         search_model_free(m);
 }
@@ -2046,6 +2081,7 @@ int main(void) {
                 cmocka_unit_test(test_line_corpus),
                 cmocka_unit_test(test_listed_condemns),
                 cmocka_unit_test(test_named_condemns),
+                cmocka_unit_test(test_named_quote_escaped),
                 cmocka_unit_test(test_signature_blame),
                 cmocka_unit_test(test_named_pair),
                 cmocka_unit_test(test_switch_words),
