@@ -98,8 +98,7 @@ static size_t obs_class(const struct search_obs *o) {
         return c;
 }
 
-/* ---- the model ------------------------------------------------------------------------ */
-
+/* ---- the model (struct search_model: search_int.h) ----------------------------------- */
 
 void search_model_free(struct search_model *m) {
         if (!m)

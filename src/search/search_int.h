@@ -258,7 +258,7 @@ struct search_model {
         long best;                    /* launched, feasible, best measured figure */
         bool served;                  /* a launched cell served right */
         struct feat_map fm;
-        bool seen[SEARCH_N_CLASSES];         /* classes some launched cell failed with */
+        bool seen[SEARCH_N_CLASSES];  /* classes some launched cell failed with */
         unsigned context_axes;        /* bit a: axis a is of a context's length (CLASS_CONTEXT) */
         /* Memory (docs/search.md): when a cell ran out of memory, an additive model of what
          * each value costs, fitted to the cells that ran out and those that loaded:
