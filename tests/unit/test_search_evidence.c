@@ -635,17 +635,25 @@ static void test_listed_condemns(void **state) {
         search_model_free(m);
 }
 
-/* A named value is condemned at once, and the reason quotes the line. */
-static void test_named_condemns(void **state) {
-        (void)state;
-        struct search_space sp;
+/* The model of the small space after two launches: the defaults served, cell (0,1,1,1)
+ * crashed (config) with line. */
+static struct search_model *fit_one_crash(const char *line) {
+        static struct search_space sp;
+        static struct search_obs obs[N];
         space(&sp, true);
-        struct search_obs obs[N] = {0};
+        memset(obs, 0, sizeof(obs));
         obs[cell(0, 0, 0, 0)] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
-        static const char line[] = "K cache type q8_0 with block size 32 does not divide n_embd_head_k=40";
         obs[cell(0, 1, 1, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/config", .evidence = line};
         struct search_model *m = NULL;
         assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        return m;
+}
+
+/* A named value is condemned at once, and the reason quotes the line. */
+static void test_named_condemns(void **state) {
+        (void)state;
+        static const char line[] = "K cache type q8_0 with block size 32 does not divide n_embd_head_k=40";
+        struct search_model *m = fit_one_crash(line);
         struct search_prediction p, q, r;
         search_model_predict(m, cell(1, 1, 0, 0), &p); /* ctk=q8_0 elsewhere */
         search_model_predict(m, cell(0, 0, 0, 1), &r); /* np=4, its partner, not named */
@@ -671,17 +679,11 @@ static void test_named_condemns(void **state) {
  * the reason of a value a line named quoted it byte for byte. */
 static void test_named_quote_escaped(void **state) {
         (void)state;
-        struct search_space sp;
-        space(&sp, true);
-        struct search_obs obs[N] = {0};
-        obs[cell(0, 0, 0, 0)] = (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
         char line[400];
         snprintf(line, sizeof(line), "\x1b[31mE\x1b[0m K cache type \"q8_0\" with block size 32 does not divide "
                                      "n_embd_head_k=40\r %s",
                  "é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é é");
-        obs[cell(0, 1, 1, 1)] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/config", .evidence = line};
-        struct search_model *m = NULL;
-        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        struct search_model *m = fit_one_crash(line);
         struct search_prediction p;
         search_model_predict(m, cell(1, 1, 0, 0), &p); /* ctk=q8_0 elsewhere */
         assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
