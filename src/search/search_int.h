@@ -308,8 +308,9 @@ struct search_model {
         bool *condemned;              /* per cell: it holds a value a failure's line named,
                                          or sizes past a cell that ran out of memory
                                          (line_condemned), set once per fit */
-        uint64_t named_pairs[SEARCH_NAMED_PAIRS_MAX]; /* the pairs a line named and that likely */
-        size_t n_named_pairs;                  /* failed the cell (line_condemned) */
+        /* the pairs a line named and that likely failed the cell (line_condemned) */
+        uint64_t named_pairs[SEARCH_NAMED_PAIRS_MAX];
+        size_t n_named_pairs;
 };
 
 /* The largest blocker chance of feature f over the classes learned by blockers, and the
@@ -318,7 +319,7 @@ double search_blame(const struct search_model *m, const struct feat *f, size_t *
 /* The memory model's chance that cell k runs out of memory (0 while none did). */
 double search_oom_chance(const struct search_model *m, size_t k);
 /* A requirement a failure's line stated that cell k breaks, or NULL; *ret_count (may be
- * NULL): how many failed cells stated it. */
+ * NULL): how many failed cells stated requirements it breaks. */
 const struct require *search_broken_requirement(const struct search_model *m, size_t k, size_t *ret_count);
 /* Whether cell k of s holds feature key. */
 bool search_cell_has(const struct search_space *s, size_t k, uint64_t key);
