@@ -636,7 +636,8 @@ static void test_listed_condemns(void **state) {
 }
 
 /* The model of the small space after two launches: the defaults served, cell (0,1,1,1)
- * crashed (config) with line. */
+ * crashed (config) with line. The model points into this function's space and launches
+ * (static): one such model at a time, freed before the next. */
 static struct search_model *fit_one_crash(const char *line) {
         static struct search_space sp;
         static struct search_obs obs[N];

@@ -3,7 +3,7 @@
 # spaces and on the spaces written apart from it, 200 spaces of 200 cells or more a set.
 #   OUT=dir JOBS=16 run.sh BIN "SIM_SEEDS" "HO_SEEDS"
 # writes sim-S.txt and ho-S.txt into OUT (gauntlet-search-bench --budget-share 0 --verbose).
-set -u
+set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-.}
 JOBS=${JOBS:-2}
@@ -16,7 +16,10 @@ run() {
         shift
         local start
         start=$(date +%s)
-        "$bin" "$@" --budget-share 0 --jobs "$JOBS" --verbose >"$OUT/$name.txt" 2>/dev/null
+        local rc=0
+        "$bin" "$@" --budget-share 0 --jobs "$JOBS" --verbose >"$OUT/$name.txt" 2>"$OUT/$name.err" || rc=$?
+        [ "$rc" = 0 ] || { echo "$name: the bench exited $rc: $(tail -n 1 "$OUT/$name.err")" >&2; return 1; }
+        rm -f "$OUT/$name.err"
         echo "$name: $(grep -m1 '^  search  ' "$OUT/$name.txt") ($(($(date +%s) - start)) s)"
 }
 for s in $sims; do
