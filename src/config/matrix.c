@@ -42,7 +42,7 @@ static int parse_engine(struct ytree_ctx *c, const struct ynode *root, struct ma
         const struct profile *const *all = profile_all();
         const char *names[16];
         size_t n = 0;
-        for (; all[n] && n < ELEMENTSOF(names); n++)
+        for (; n < ELEMENTSOF(names) && all[n]; n++)
                 names[n] = all[n]->name;
         const struct ynode *v = y_get(root, "engine");
         if (!v) {
