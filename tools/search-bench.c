@@ -25,6 +25,7 @@
  * additive speed model's parameters (1 + each axis's values less one).
  * --verbose lists the spaces where the search failed, with their patterns and failed launches.
  * --budget-only runs the budgeted rows alone (grid, random and search with F of the grid).
+ * --one-slot leaves out the rows with K = 4 and 8 in flight.
  * --space runs one space (by the seed such a list prints; give the list's --min-cells) and
  * prints the search's trajectory, or with --trace-budget (or --budget-only) the budgeted
  * search's.
@@ -118,9 +119,10 @@ static const char *prog = "gauntlet-search-bench";
 static void usage(FILE *f) {
         fprintf(f,
                 "usage: %s [--spaces N] [--seed S] [--min-cells N] [--max-cells N] [--budget-share F] [--budget-only]\n"
-                "       [--jobs N] [--verbose]\n"
+                "       [--one-slot] [--jobs N] [--verbose]\n"
                 "       %s --space SEED [--budget-share F] [--trace-budget] [--min-cells N] [--max-cells N]\n"
-                "       %s --space-file FILE [--space NAME] [--spaces N] [--seed S] [--budget-share F] [--budget-only]\n",
+                "       %s --space-file FILE [--space NAME] [--spaces N] [--seed S] [--budget-share F] [--budget-only]\n"
+                "       [--one-slot] [--jobs N] [--verbose]\n",
                 prog, prog, prog);
 }
 
@@ -129,6 +131,9 @@ static void usage(FILE *f) {
  * with its launches and the rows side by side are left out (a budget measured in a fifth
  * of the time). */
 static bool trace_budget, budget_only;
+/* --one-slot: the rows with K = 4 and 8 in flight are left out (without a budget, half the
+ * time). */
+static bool one_slot;
 
 static int parse_u64(const char *s, uint64_t *ret) {
         char *end;
@@ -157,6 +162,9 @@ static int parse_args(int argc, char **argv, struct opts *o) {
                         continue;
                 } else if (strcmp(a, "--budget-only") == 0) {
                         budget_only = true;
+                        continue;
+                } else if (strcmp(a, "--one-slot") == 0) {
+                        one_slot = true;
                         continue;
                 }
                 if (!v) {
@@ -275,7 +283,7 @@ static int run_space(const struct sim_space *s, double share, struct space_resul
                 size_t slots;
         } side[] = {{ROW_GRID_K4, SIM_GRID, 4}, {ROW_SEARCH_K4, SIM_SEARCH, 4},
                     {ROW_GRID_K8, SIM_GRID, 8}, {ROW_SEARCH_K8, SIM_SEARCH, 8}};
-        for (size_t i = 0; i < ELEMENTSOF(side) && !budget_only; i++) {
+        for (size_t i = 0; i < ELEMENTSOF(side) && !budget_only && !one_slot; i++) {
                 struct sim_run_params k = {.slots = side[i].slots};
                 if ((rc = run_one(s, side[i].st, 0, sim_seed_mix(seed, side[i].st == SIM_GRID ? 10 : 12),
                                   &sr->o[side[i].row], &k)) < 0)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # tests/tools/search-bench.sh -- gauntlet-search-bench's options: --budget-only runs the
-# budgeted rows alone; it and --trace-budget refuse a share of 0; --trace-budget (and
-# --budget-only with --space) prints the budgeted search's launches, as many as its summary
-# says; a list's output is the same on 1 thread and on 2; --space-file reads spaces written
-# apart (one JSON object a line), traces one by its name with the list's noise, and refuses
-# a malformed line or an unknown name in one line.
+# budgeted rows alone; --one-slot leaves out the rows with K = 4 and 8; --budget-only and
+# --trace-budget refuse a share of 0; --trace-budget (and --budget-only with --space) prints
+# the budgeted search's launches, as many as its summary says; a list's output is the same
+# on 1 thread and on 2; --space-file reads spaces written apart (one JSON object a line),
+# traces one by its name with the list's noise, and refuses a malformed line or an unknown
+# name in one line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 bin="$here/${BUILD:-build}/bin/gauntlet-search-bench"
@@ -28,6 +29,12 @@ grep -qE '^  search \(budget 10%\) +[0-9.]+%' <<<"$one" || fail "no budgeted sea
 ! grep -qE '^  search +[0-9.]+%' <<<"$one" || fail "--budget-only ran the search without a budget"
 ! grep -q 'side by side' <<<"$one" || fail "--budget-only ran the rows side by side"
 echo "ok: --budget-only runs the budgeted rows alone, the same on 1 and 2 threads"
+
+nob=$("$bin" --spaces 3 --seed 7 --min-cells 200 --budget-share 0 --one-slot --jobs 2 2>/dev/null)
+grep -qE '^  search +[0-9.]+%' <<<"$nob" || fail "--one-slot: no search row: $nob"
+grep -qE '^  search, K = 1 ' <<<"$nob" || fail "--one-slot: no K = 1 row: $nob"
+! grep -qE 'K = [48]' <<<"$nob" || fail "--one-slot ran K = 4 or 8: $nob"
+echo "ok: --one-slot leaves out the rows with K = 4 and 8"
 
 trace=$("$bin" --space 3 --budget-share 0.1 --trace-budget 2>/dev/null)
 launches=$(grep -E '^  search \(budget 10%\) ' <<<"$trace" | grep -oE '[0-9]+ launches' | grep -oE '^[0-9]+')
