@@ -2,14 +2,18 @@
 # tier: engine (tests/run engine)
 # search-sizes-llamacpp.sh -- sizes and memory (docs/search.md, "Memory") on the real
 # llama-server (skipped, by name, without one), run through a wrapper that limits its
-# address space to 800 MB (ulimit -v): the 32-cell space of
+# address space to 800 MB (ulimit -v, one malloc arena): the 32-cell space of
 # tests/engines/llamacpp/search-sizes.yaml, whose contexts of 1048576 and 4194304 tokens run
 # out of memory at load ("ggml_aligned_malloc: insufficient memory"), 16 cells of 32, with
 # budget: {launches: 32}:
 #   - no cell is launched after one that ran out of memory with the same cache type and -fa
 #     and no larger -c and -ub;
-#   - at most 8 launches run out of memory, half the 16 cells that would (5 and 6 when
-#     written; the search before this rule: 14 of 25 launches);
+#   - at most 10 launches run out of memory, of the 16 cells that would: 6 to 9 in six runs
+#     with one malloc arena (2026-12-07), where every one of the 16 runs out at load as
+#     such ("insufficient memory"); 5 and 6, under a bound of 8, when written, while the
+#     4194304-token cells failed otherwise (an exit on std::bad_alloc, the threads' arenas
+#     having taken the address space first) and were not counted; the search before this
+#     rule: 14 of 25 launches;
 #   - the cells pruned so quote the cell that ran out; the best is a cell that passed.
 . "$SRCDIR/tests/lib.sh"
 if [ "${BUILD:-build}" = build-asan ]; then
@@ -18,7 +22,12 @@ if [ "${BUILD:-build}" = build-asan ]; then
 fi
 need_llama_server
 mkdir -p "$tmp/bin"
-printf '#!/bin/sh\nulimit -v 800000\nexec "%s" "$@"\n' "$LLAMA_SERVER" >"$tmp/bin/llama-server"
+# One malloc arena: glibc reserves 64 MB of address space for each thread's own arena, and
+# with llama-server's HTTP threads answering side by side its peak was 1005 MB (352 MB with
+# one arena; ctx=16384 kv=f32 ub=512 attn=off, eight requests at once), past the limit. That
+# cell, which fits, ran out at load in one run of the suite (2026-12-07), by when its threads
+# came. With one arena the limit measures the engine's own allocations.
+printf '#!/bin/sh\nulimit -v 800000\nexport MALLOC_ARENA_MAX=1\nexec "%s" "$@"\n' "$LLAMA_SERVER" >"$tmp/bin/llama-server"
 chmod +x "$tmp/bin/llama-server"
 LLAMA_SERVER=$tmp/bin/llama-server
 run_llama_space search-sizes 32
@@ -28,7 +37,7 @@ expect_sizes_respected "$order" ctx ub
 n=$(printf '%s\n' "$order" | wc -l)
 echo "launched $n, $oom_launches ran out of memory"
 [ "$oom_launches" -ge 1 ] || fail "no launch ran out of memory: the space does not test what it is for"
-[ "$oom_launches" -le 8 ] || fail "$oom_launches launches ran out of memory (at most 8)"
+[ "$oom_launches" -le 10 ] || fail "$oom_launches launches ran out of memory (at most 10)"
 small=$(printf '%s\n' "$order" | grep -E '^ctx=(256|16384) .* crash/' || true)
 [ -z "$small" ] || fail "a cell of a small context crashed: $small"
 unsaid=$(printf '%s\n' "$order" | grep ' crash/oom ' | grep -v 'insufficient memory' || true)
