@@ -76,6 +76,7 @@ struct outcome {
         double to_named_hours;
         size_t failed;          /* launches that failed */
         size_t failed_one;      /* of them, by one value's doing (sim_result.failed_one) */
+        size_t failed_oom;      /* of them, out of memory */
         double failed_hours;
         double wall_hours;      /* simulated wall time, the slots side by side */
         double to_named_wall;   /* wall time to the end of the named cell's first launch */
@@ -91,6 +92,8 @@ struct space_result {
         unsigned patterns;
         bool needle;            /* sim_space_needle */
         enum sim_lines lines;   /* sim_space_lines */
+        size_t oom_cells;       /* cells that run out of memory */
+        bool oom_sizes;         /* and their lines say the size (sim_space_oom_sizes) */
         size_t combos;
         size_t params;          /* the speed model's main effects: 1 + the sum of (values - 1) */
         char *describe;
@@ -247,6 +250,7 @@ static int run_one(const struct sim_space *s, enum sim_strategy st, size_t budge
                 .to_named_hours = r.seconds_to_named / 3600,
                 .failed = r.failed,
                 .failed_one = r.failed_one,
+                .failed_oom = r.failed_oom,
                 .failed_hours = r.failed_seconds / 3600,
                 .wall_hours = r.wall / 3600,
                 .to_named_wall = r.wall_to_named / 3600,
@@ -573,6 +577,41 @@ static void print_lines(const struct space_result *sr, size_t n, size_t min_cell
         printf("\n");
 }
 
+/* The launches that ran out of memory, in the spaces where some cell does, by whether the
+ * lines say the size of the allocation that failed (sim_space_set_oom_sizes): spaces,
+ * success, such launches per space (median, mean). */
+static void print_oom(const struct space_result *sr, size_t n, size_t min_cells, double share) {
+        static const enum row rows[] = {ROW_SEARCH, ROW_SEARCH_BUDGET};
+        _cleanup_free_ double *oom = calloc(n ? n : 1, sizeof(double));
+        if (!oom)
+                return;
+        printf("launches out of memory by what the lines say (spaces of >= %zu cells where some cell runs out)\n",
+               min_cells);
+        printf("  %-28s %-15s %6s %8s %7s %7s\n", "strategy", "the lines", "spaces", "success", "oom", "mean");
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++)
+                for (int says = 1; says >= 0; says--) {
+                        size_t m = 0, ok = 0;
+                        double sum = 0;
+                        for (size_t j = 0; j < n; j++) {
+                                const struct outcome *o = &sr[j].o[rows[i]];
+                                if (sr[j].cells < min_cells || !o->ran || sr[j].oom_cells == 0 ||
+                                    sr[j].oom_sizes != (says == 1))
+                                        continue;
+                                oom[m++] = (double)o->failed_oom;
+                                sum += (double)o->failed_oom;
+                                ok += o->success;
+                        }
+                        if (m == 0)
+                                continue;
+                        qsort(oom, m, sizeof(double), cmp_double);
+                        char label[64];
+                        row_label(rows[i], share, label, sizeof(label));
+                        printf("  %-28s %-15s %6zu %7.1f%% %7.0f %7.1f\n", label, says ? "their sizes" : "one size", m,
+                               100.0 * (double)ok / (double)m, percentile(oom, m, 50), sum / (double)m);
+                }
+        printf("\n");
+}
+
 /* The budgeted rows' success by how the budget compares with the speed model's parameters
  * (space_result.params): a budget under one and a half times them leaves next to no launch
  * beyond learning each value once, and there only the prior tells values apart. */
@@ -806,6 +845,9 @@ static void *worker(void *userdata) {
                 r->patterns = sim_space_patterns(s);
                 r->needle = sim_space_needle(s, &r->combos);
                 r->lines = sim_space_lines(s);
+                r->oom_sizes = sim_space_oom_sizes(s);
+                for (size_t k = 0; k < sim_space_cells(s); k++)
+                        r->oom_cells += sim_cell_oom(s, k);
                 r->params = params_of(s);
                 r->describe = sim_space_describe(s);
                 r->rc = run_space(s, p->o->budget_share, r, NULL);
@@ -964,6 +1006,7 @@ int main(int argc, char **argv) {
         print_patterns(sr, o.spaces, o.budget_share);
         print_needles(sr, o.spaces, 200, o.budget_share);
         print_lines(sr, o.spaces, 200, o.budget_share);
+        print_oom(sr, o.spaces, 200, o.budget_share);
         print_budget_fit(sr, o.spaces, 200, o.budget_share);
         printf("failures by the share of the best named\n");
         for (enum row r = 0; r < N_ROWS; r++)

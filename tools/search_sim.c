@@ -54,6 +54,7 @@ static const char *const fail_names[_SIM_FAIL_MAX] = {
 };
 
 static const char oom_evidence[] = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB";
+#define SIM_OOM_LINE 96
 
 void sim_space_free(struct sim_space *s) {
         if (!s)
@@ -67,6 +68,7 @@ void sim_space_free(struct sim_space *s) {
                 free(s->value_names[a]);
                 free(s->effect[a]);
                 free(s->memory[a]);
+                free(s->oom_line[a]);
         }
         free(s->pairs);
         for (size_t i = 0; i < s->n_rules; i++) {
@@ -246,6 +248,30 @@ int sim_space_set_memory(struct sim_space *s, size_t axis, size_t value, double 
         return 0;
 }
 
+void sim_space_set_oom_sizes(struct sim_space *s, bool on) {
+        s->oom_sizes = on;
+}
+
+bool sim_cell_oom(const struct sim_space *s, size_t k) {
+        return s->finished && k < s->n_cells && s->rule[k] == SIM_RULE_OOM;
+}
+
+bool sim_space_oom_sizes(const struct sim_space *s) {
+        return s->oom_line[0] != NULL;
+}
+
+/* The axis whose allocation takes cell k past the memory limit (sim_space_set_oom_sizes). */
+static size_t oom_axis(const struct sim_space *s, size_t k) {
+        const size_t *c = &s->choice[k * s->n_axes];
+        double sum = 0;
+        for (size_t a = 0; a < s->n_axes; a++) {
+                sum += s->memory[a][c[a]];
+                if (sum > s->memory_limit + 1e-12)
+                        return a;
+        }
+        return s->n_axes - 1;
+}
+
 void sim_space_set_memory_limit(struct sim_space *s, double limit) {
         s->memory_limit = limit;
 }
@@ -336,6 +362,15 @@ int sim_space_finish(struct sim_space *s) {
         s->n_feasible = n_feasible;
         s->best_cell = best;
         s->finished = true;
+        /* the lines of the allocations that fail: each axis its own scale in GiB */
+        for (size_t a = 0; s->oom_sizes && s->memory_limit > 0 && !s->t_speed && a < s->n_axes; a++) {
+                if (!(s->oom_line[a] = calloc(s->n_values[a], SIM_OOM_LINE)))
+                        return -ENOMEM;
+                for (size_t v = 0; v < s->n_values[a]; v++)
+                        snprintf(&s->oom_line[a][v * SIM_OOM_LINE], SIM_OOM_LINE,
+                                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB",
+                                 s->memory[a][v] * 6.0 * (1 + 0.37 * (double)a));
+        }
         return 0;
 }
 
@@ -525,7 +560,10 @@ int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search
         }
         if (o.state == SEARCH_INFEASIBLE) {
                 o.kind = rule >= 0 && s->rules[rule].kind ? s->rules[rule].kind : fail_kinds[f];
-                o.evidence = rule == SIM_RULE_OOM ? oom_evidence : s->rules[rule].evidence;
+                o.evidence = rule != SIM_RULE_OOM ? s->rules[rule].evidence
+                             : s->oom_line[0]  ? &s->oom_line[oom_axis(s, k)][s->choice[k * s->n_axes + oom_axis(s, k)] *
+                                                                             SIM_OOM_LINE]
+                                               : oom_evidence;
         }
         if (host && ret_obs->state == SEARCH_FEASIBLE && ret_obs->has_value) {
                 /* measured again, and the host failed it: the launch counts, the figure stays */
@@ -872,6 +910,7 @@ int sim_space_generate(uint64_t seed, const struct sim_params *p, struct sim_spa
                 s->id_seed = seed;
                 /* from a draw of its own, so that the spaces stay those of each seed */
                 s->speech = (enum sim_speech)(sim_seed_mix(seed, 0x5eec) % _SIM_SPEECH_MAX);
+                s->oom_sizes = sim_seed_mix(seed, 0xa110c) % 2 == 0;
                 r = draw_truth(&rng, s, ordinal);
                 if (r >= 0)
                         r = sim_space_finish(s);
@@ -905,6 +944,7 @@ struct run {
         double *first_s;                /* per cell: the seconds, its first launch included */
         size_t failed;                  /* launches that failed */
         size_t failed_one;              /* of them, by one value's doing (one_value_rule) */
+        size_t failed_oom;              /* of them, out of memory */
         double failed_s;
         double now;                     /* simulated wall time (side by side: an end) */
         double *first_w;                /* per cell: the end of its first launch */
@@ -945,6 +985,7 @@ static int run_settle(struct run *r, size_t k, double sec) {
                 r->failed++;
                 r->failed_s += sec;
                 r->failed_one += one_value_rule(r->s, k);
+                r->failed_oom += r->s->rule[k] == SIM_RULE_OOM;
         }
         if (r->best == (long)k) {
                 /* measured again: the best by figure may be another cell now */
@@ -1183,6 +1224,7 @@ int sim_run(const struct sim_space *s, enum sim_strategy st, const struct sim_ru
                 .failed = r.failed,
                 .failed_seconds = r.failed_s,
                 .failed_one = r.failed_one,
+                .failed_oom = r.failed_oom,
                 .launches = r.launches,
                 .named = r.best,
                 .best_cell = s->best_cell,

@@ -114,6 +114,17 @@ int sim_space_add_rule(struct sim_space *s, enum sim_fail f, const struct sim_te
  * (0: no limit). -EINVAL. */
 int sim_space_set_memory(struct sim_space *s, size_t axis, size_t value, double cost);
 void sim_space_set_memory_limit(struct sim_space *s, double limit);
+/* Whether the space's out-of-memory line says the size of the allocation that failed, as
+ * llama.cpp and PyTorch do ("Tried to allocate 2.50 GiB"): the axes of memory are allocated
+ * in their order, each value's cost at once, and the first that takes the sum past the limit
+ * fails, its size in the line (each axis its own scale, so that two allocations seldom print
+ * one size). Without: one line for every cell, "Tried to allocate 2.00 GiB", as an allocator's
+ * fixed chunk prints. A drawn space says it in half the spaces, a hand-built one not. */
+void sim_space_set_oom_sizes(struct sim_space *s, bool on);
+/* Whether a launch of cell k runs out of memory (its line: sim_space_set_oom_sizes). */
+bool sim_cell_oom(const struct sim_space *s, size_t k);
+/* Whether some cell of the space runs out of memory, and its lines say their sizes. */
+bool sim_space_oom_sizes(const struct sim_space *s);
 /* Makes the cells and their truth. -ENOENT when no cell serves right (the space stays
  * unfinished), -ENOMEM. */
 int sim_space_finish(struct sim_space *s);
@@ -237,6 +248,7 @@ struct sim_result {
                                        (0 when none is named) */
         double seconds_to_named;    /* their simulated time */
         size_t failed;              /* launches that failed */
+        size_t failed_oom;          /* of them, out of memory */
         size_t failed_one;          /* of them, by one value's doing: a hang, a kernel for
                                        another GPU, a break under batching (a line that
                                        sim_speech may word with the value) */

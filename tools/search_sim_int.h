@@ -35,6 +35,11 @@ struct sim_space {
         size_t n_rules;
         uint64_t id_seed;               /* for the cells' ids */
         enum sim_speech speech;         /* how one value's failures word it */
+        bool oom_sizes;                 /* its out-of-memory line says the size of the allocation
+                                           that failed (sim_space_set_oom_sizes) */
+        char *oom_line[SIM_AXES_MAX];   /* with oom_sizes: [axis][value], SIM_OOM_LINE each,
+                                           the line of a launch failing at that allocation
+                                           (sim_space_finish) */
 
         /* made by sim_space_finish */
         bool finished;
