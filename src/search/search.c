@@ -110,6 +110,7 @@ void search_model_free(struct search_model *m) {
         free(m->voff);
         free(m->mem_over);
         free(m->mem_under);
+        free(m->mem_by_alloc);
         free(m->ctx_over);
         free(m->mem_size);
         free(m->pf);
@@ -568,21 +569,24 @@ static int fit_sizes(struct search_model *m) {
                 goto done;
         for (size_t a = 0; a < A; a++)
                 n_sized += sz[a] != NULL;
-        if (n_sized == 0)
-                goto done;
         /* the launched cells (not in flight: a lie teaches no memory) that ran out, then
          * those that loaded */
-        size_t n_out = 0, n_in = 0;
+        size_t n_out = 0, n_in = 0, n_said = 0;
         if (!(seen = malloc(N * sizeof(size_t)))) {
                 r = -ENOMEM;
                 goto done;
         }
         for (size_t x = 0; x < N; x++)
-                if (!m->obs[x].pending && ran_out(&m->obs[x]))
+                if (!m->obs[x].pending && ran_out(&m->obs[x])) {
                         seen[n_out++] = x;
+                        n_said += search_alloc_size(m->obs[x].evidence) >= 0;
+                }
         for (size_t y = 0; y < N; y++)
                 if (!m->obs[y].pending && did_load(&m->obs[y]))
                         seen[n_out + n_in++] = y;
+        /* neither sizes nor two lines that say what they failed to allocate */
+        if (n_sized == 0 && n_said < 2)
+                goto done;
         for (size_t i = 0; i < n_out; i++)
                 for (size_t j = n_out; j < n_out + n_in; j++) {
                         const size_t *cx = s->choice + seen[i] * A, *cy = s->choice + seen[j] * A;
@@ -599,12 +603,14 @@ static int fit_sizes(struct search_model *m) {
                 }
         m->mem_over = malloc(N * sizeof(long));
         m->mem_under = malloc(N * sizeof(long));
-        m->mem_size = malloc((m->voff[A - 1] + s->n_values[A - 1]) * sizeof(double));
-        if (!m->mem_over || !m->mem_under || !m->mem_size) {
+        m->mem_by_alloc = calloc(N, sizeof(bool));
+        if (n_sized > 0)
+                m->mem_size = malloc((m->voff[A - 1] + s->n_values[A - 1]) * sizeof(double));
+        if (!m->mem_over || !m->mem_under || !m->mem_by_alloc || (n_sized > 0 && !m->mem_size)) {
                 r = -ENOMEM;
                 goto done;
         }
-        for (size_t a = 0; a < A; a++)
+        for (size_t a = 0; a < A && m->mem_size; a++)
                 for (size_t x = 0; x < s->n_values[a]; x++)
                         m->mem_size[m->voff[a] + x] = sz[a] ? sz[a][x] : -1;
         for (size_t k = 0; k < N; k++) {
@@ -618,6 +624,9 @@ static int fit_sizes(struct search_model *m) {
                         if (search_sizes_at_least(s, sz, seen[j], k))
                                 m->mem_under[k] = (long)seen[j];
         }
+        if (n_said >= 2)
+                r = search_alloc_predict(s, m->obs, seen, n_out, seen + n_out, n_in, sz, m->mem_over, m->mem_under,
+                                         m->mem_by_alloc);
 done:
         for (size_t a = 0; a < A; a++)
                 free(sz[a]);

@@ -116,6 +116,19 @@ bool search_axis_about(const struct search_space *s, size_t a, const char *const
 int search_sizes(const struct search_space *s, double **ret);
 /* Whether cell k holds cell x's values but for sizes at least as large (sz: search_sizes). */
 bool search_sizes_at_least(const struct search_space *s, double *const *sz, size_t k, size_t x);
+/* The allocation that failed (search_alloc.c; docs/search.md, "The allocation that failed"):
+ * the size an out-of-memory line says it tried to allocate, in bytes ("attempted to allocate
+ * 1280.00 MB", "Tried to allocate 2.00 GiB", "buffer of size 1342177280"), or -1. */
+double search_alloc_size(const char *evidence);
+/* Cells that ran out of memory at one size of one line (its numbers taken out), differing on
+ * an axis, show that axis does not change that allocation; where their line has failed at two
+ * sizes or more, and no cell that loaded says otherwise, a cell that differs from one that ran
+ * out only on such axes (or larger sizes: sz, search_sizes) runs out too: mem_over[k] is that
+ * cell, and by_alloc[k] true. out: the cells that ran out; in: those that loaded. Cells with
+ * mem_over or mem_under set are left. -ENOMEM. */
+int search_alloc_predict(const struct search_space *s, const struct search_obs *obs, const size_t *out, size_t n_out,
+                         const size_t *in, size_t n_in, double *const *sz, long *mem_over, const long *mem_under,
+                         bool *by_alloc);
 /* The values of axis a that are its smallest and its largest number ("0.6" and "0.97" of a
  * memory share; a 0, which a flag often takes for "the default" or "no limit", and words
  * left out), into *lo and *hi; false where fewer than two of its values are such numbers. */
@@ -273,6 +286,8 @@ struct search_model {
          * where that one did (mem_over: that cell), and fits where a cell holding its values
          * but for larger sizes loaded (mem_under). -1: none. */
         long *mem_over, *mem_under;
+        bool *mem_by_alloc;           /* per cell: mem_over by the allocation that failed
+                                         (search_alloc_predict), not by sizes alone */
         long *ctx_over;               /* per cell: a launched cell refused the bench for its
                                          length with as much context per request or more
                                          (search_context_over), or -1 */

@@ -79,11 +79,29 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                 size_t x = (size_t)m->mem_over[k], said = 0;
                 const size_t *c = s->choice + k * s->n_axes, *cx = s->choice + x * s->n_axes;
                 buf_printf(b, "predicted crash (oom): cell %.8s ran out of memory with these values but", s->ids ? s->ids[x] : "?");
+                bool larger = false;
                 for (size_t a = 0; a < s->n_axes; a++)
-                        if (c[a] != cx[a])
+                        if (c[a] != cx[a]) {
                                 buf_printf(b, "%s %s=%s (here %s)", said++ ? "," : "", s->axis_names[a], s->value_names[a][cx[a]],
                                            s->value_names[a][c[a]]);
-                buf_puts(b, ", and a larger size needs no less memory");
+                                larger |= m->mem_size && m->mem_size[m->voff[a] + c[a]] >= 0 &&
+                                          m->mem_size[m->voff[a] + cx[a]] >= 0 &&
+                                          m->mem_size[m->voff[a] + c[a]] > m->mem_size[m->voff[a] + cx[a]];
+                        }
+                if (m->mem_by_alloc && m->mem_by_alloc[k]) {
+                        /* search_alloc_predict: the axes it showed alike */
+                        buf_puts(b, "; the allocation that failed (\"");
+                        search_put_quote(b, m->obs[x].evidence);
+                        buf_puts(b, "\") failed at one size in cells that differ on");
+                        said = 0;
+                        for (size_t a = 0; a < s->n_axes; a++)
+                                if (c[a] != cx[a] && !(m->mem_size && m->mem_size[m->voff[a] + c[a]] >= 0 &&
+                                                       m->mem_size[m->voff[a] + cx[a]] >= 0 &&
+                                                       m->mem_size[m->voff[a] + c[a]] > m->mem_size[m->voff[a] + cx[a]]))
+                                        buf_printf(b, "%s %s", said++ ? "," : "", s->axis_names[a]);
+                }
+                if (larger)
+                        buf_puts(b, ", and a larger size needs no less memory");
                 return 0;
         }
         double oom = search_oom_chance(m, k);

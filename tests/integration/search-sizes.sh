@@ -10,6 +10,8 @@
 #     the search before this rule launched all 24);
 #   - the cells of seqs=16 launched pass, the best is the fastest of them, and the cells
 #     pruned so quote the cell that ran out;
+#   - where each count's line says the size it failed to allocate, at most 7 launches run
+#     out (two cells of one size and partners apart show the partners cannot save it);
 #   - where every cell runs out, seqs=16 included, the search stops within 3 launches and
 #     says that nothing in the matrix explains it (seqs at its smallest).
 . "$SRCDIR/tests/lib.sh"
@@ -61,6 +63,35 @@ jq -e '.cells[] | select(.id == $b) | .axes.seqs == "16" and .axes.attn == "flas
 pruned=$(jq '[.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("ran out of memory with these values but seqs=")))] | length' "$tmp/r.json")
 echo "pruned past a cell that ran out: $pruned"
 [ "$pruned" -ge 1 ] || fail "no cell was pruned for its sizes"
+expect_none_alive "fixture servers left"
+
+# --- the lines say the size of the allocation that failed, as llama.cpp's and PyTorch's do
+# (docs/search.md, "The allocation that failed"): each count of sequences fails at its own
+# size, whatever attn and graph are. Two cells of one size that differ on those show that
+# they cannot save it, and the cells past them are not launched: at most 7 launches run out
+# (6 in five runs when written, where the one line for all gave 9 to 11 in the same runs)
+sized=$tmp/sized.yaml
+cp "$tmp/m.yaml" "$sized"
+for v in 32:0.50 64:1.00 128:2.00 256:4.00; do
+        sed -i -e "/{name: \"${v%%:*}\", args:/s/Tried to allocate 2.00 GiB/Tried to allocate ${v#*:} GiB/" "$sized"
+done
+[ "$(grep -c 'Tried to allocate' "$sized")" = 4 ] && ! grep -q '2.00 GiB.*2.00 GiB' "$sized" && grep -q '0.50 GiB' "$sized" ||
+        fail "the sized matrix: $(cat "$sized")"
+rc=0
+"$GAUNTLET" run "$sized" --journal "$tmp/sized.db" >"$tmp/sizedout" 2>&1 || rc=$?
+[ "$rc" = 0 ] || fail "exit $rc (sized lines): $(cat "$tmp/sizedout")"
+grep -E '^\[launch|^search' "$tmp/sizedout" || true
+order=$(grep -E '^\[launch [0-9]+' "$tmp/sizedout" | sed -E 's/^\[launch ([0-9]+)[^]]*\] +//')
+expect_sizes_respected "$order" seqs
+echo "sized lines: launched $(printf '%s\n' "$order" | wc -l), $oom_launches ran out of memory"
+[ "$oom_launches" -ge 2 ] || fail "$oom_launches launches ran out of memory with sized lines: the rule needs two"
+[ "$oom_launches" -le 7 ] || fail "$oom_launches launches ran out of memory with sized lines (at most 7)"
+"$GAUNTLET" report --format json "$tmp/sized.db" >"$tmp/sized.json"
+jq -e --arg b "$(jq -r .best "$tmp/sized.json")" '.cells[] | select(.id == $b) | .axes.seqs == "16" and .axes.attn == "flashinfer"' \
+        "$tmp/sized.json" >/dev/null || fail "the best is not the fastest cell of seqs=16 (sized lines)"
+by=$(jq '[.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("the allocation that failed .*Tried to allocate [0-9.]+ GiB.* failed at one size in cells that differ on")))] | length' "$tmp/sized.json")
+echo "pruned by the allocation that failed: $by"
+[ "$by" -ge 1 ] || fail "no cell was pruned by the allocation that failed"
 expect_none_alive "fixture servers left"
 
 # --- every cell runs out, the smallest count of sequences included (the model does not

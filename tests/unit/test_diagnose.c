@@ -310,6 +310,18 @@ static void test_assertion_tiers(void **state) {
                     "failed: out of memory\n",
                     "oom", "E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 20.00 MiB on device 0: "
                            "cudaMalloc failed: out of memory", 2);
+        /* llama.cpp's CUDA build out of memory for its KV cache: the first line, which says the
+         * size it failed to allocate (the search reads it: docs/search.md, "The allocation
+         * that failed"), over the later ones that say it again */
+        expect_text("llama.cpp",
+                    "llama_kv_cache: layer   0: dev = CUDA0\n"
+                    "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 40960.00 MiB on device 0: cudaMalloc "
+                    "failed: out of memory\n"
+                    "alloc_tensor_range: failed to allocate CUDA0 buffer of size 42949672960\n"
+                    "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache\n"
+                    "common_init_from_params: failed to create context with model\n",
+                    "oom", "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 40960.00 MiB on device 0: "
+                           "cudaMalloc failed: out of memory", 2);
         /* a device error too: torch's device assert is a cuda cause */
         expect_text("sglang",
                     "Assertion `index out of bounds' failed.\nRuntimeError: CUDA error: device-side assert triggered\n",

@@ -1030,6 +1030,126 @@ static void test_memory_sizes(void **state) {
 #undef CELL
 }
 
+/* The allocation that failed (search_alloc_predict): the space of the real llama-server's
+ * test (search-sizes-llamacpp.sh), -c 4 sizes x kv f16/f32 x -ub 32/512 x -fa on/off, where
+ * a large context runs out allocating its KV cache whatever -ub and -fa are. Two cells of one
+ * size that differ on ub and attn show neither changes that allocation: a cell differing from
+ * them on those alone runs out too, its why says so, and it is never chosen; not a cell of
+ * the other cache type (a pair of other sizes says kv changes it), not while every line gave
+ * one size (a fixed chunk), not once a cell that loaded differs from one that ran out on
+ * such an axis alone, nor once two cells of other sizes differ on those axes alone. */
+static void test_memory_alloc(void **state) {
+        (void)state;
+        static const size_t nv[4] = {4, 2, 2, 2};
+        static const char *const an[4] = {"ctx", "kv", "ub", "attn"};
+        static const char *const af[4] = {"-c", NULL, "-ub", "-fa"};
+        static const char *const ctx[4] = {"256", "16384", "1048576", "4194304"}, *const kv[2] = {"f16", "f32"},
+                                 *const ub[2] = {"32", "512"}, *const attn[2] = {"on", "off"};
+        static const char *const *const vn[4] = {ctx, kv, ub, attn};
+        enum { N = 32 };
+        size_t choice[N * 4];
+        const char *ids[N];
+        char idbuf[N][9];
+        for (size_t k = 0; k < N; k++) {
+                choice[k * 4] = k / 8;
+                choice[k * 4 + 1] = (k / 4) % 2;
+                choice[k * 4 + 2] = (k / 2) % 2;
+                choice[k * 4 + 3] = k % 2;
+                snprintf(idbuf[k], sizeof(idbuf[k]), "c%07zu", k);
+                ids[k] = idbuf[k];
+        }
+        struct search_space sp = {.n_axes = 4, .n_values = nv, .axis_names = an, .axis_flags = af, .value_names = vn,
+                                  .n_cells = N, .choice = choice, .ids = ids, .higher_better = true, .first = 0};
+#define CELL(c, k, u, f) ((size_t)(c) * 8 + (size_t)(k) * 4 + (size_t)(u) * 2 + (size_t)(f))
+#define RAN_OUT(mb)                                                                                                    \
+        ((struct search_obs){.state = SEARCH_INFEASIBLE,                                                               \
+                             .kind = "crash/oom",                                                                      \
+                             .evidence = "E ggml_aligned_malloc: insufficient memory (attempted to allocate " mb " MB)"})
+        const struct search_obs served = {.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+        struct search_obs obs[N] = {0};
+        obs[CELL(0, 0, 0, 0)] = served;
+        obs[CELL(0, 1, 1, 1)] = served;
+        obs[CELL(1, 1, 0, 1)] = served;
+        obs[CELL(3, 1, 1, 1)] = RAN_OUT("10240.00");
+        obs[CELL(2, 1, 0, 0)] = RAN_OUT("2560.00");
+        obs[CELL(2, 1, 1, 1)] = RAN_OUT("2560.00");
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        struct search_prediction p;
+        /* ctx=1048576 kv=f32 ub=32 attn=off: the first one's values but attn */
+        search_model_predict(m, CELL(2, 1, 0, 1), &p);
+        print_message("ctx=1048576 kv=f32 ub=32 attn=off: p_feasible %.3f\n", p.p_feasible);
+        assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
+        _cleanup_free_ char *why = search_model_why(m, CELL(2, 1, 0, 1), false);
+        print_message("why: %s\n", why);
+        assert_non_null(strstr(why, "predicted crash (oom): cell c0000020 ran out of memory with these values but attn=on "
+                                    "(here off); the allocation that failed (\"E ggml_aligned_malloc: insufficient "
+                                    "memory (attempted to allocate 2560.00 MB)\") failed at one size in cells that differ on attn"));
+        assert_null(strstr(why, "larger size"));
+        /* a larger context and another -ub: both rules at once */
+        _cleanup_free_ char *both = search_model_why(m, CELL(3, 1, 0, 1), false);
+        print_message("why: %s\n", both);
+        assert_non_null(strstr(both, "ran out of memory with these values but"));
+        /* the other cache type: the pair of other sizes (ctx, ub and attn apart; ub and attn
+         * shown alike) says ctx changes the allocation, not kv: nothing has shown kv alike */
+        _cleanup_free_ char *other = search_model_why(m, CELL(2, 0, 0, 0), false);
+        print_message("kv=f16: %s\n", other);
+        assert_null(strstr(other, "with these values but"));
+        /* never chosen, however long the search goes on */
+        struct search_obs all[N];
+        memcpy(all, obs, sizeof(all));
+        struct search_options o = {0};
+        for (int i = 0; i < N; i++) {
+                struct search_model *mm = NULL;
+                struct search_decision d;
+                assert_int_equal(search_model_fit(&sp, all, &mm), 0);
+                assert_int_equal(search_model_decide(mm, &o, &d), 0);
+                search_model_free(mm);
+                if (d.next < 0)
+                        break;
+                assert_int_not_equal(d.next, CELL(2, 1, 0, 1));
+                assert_int_not_equal(d.next, CELL(2, 1, 1, 0));
+                /* as the engine does: the KV cache's size by -c and the cache type */
+                static const struct search_obs kv_cache[2][2] = {{RAN_OUT("1280.00"), RAN_OUT("2560.00")},
+                                                                 {RAN_OUT("5120.00"), RAN_OUT("10240.00")}};
+                size_t c = choice[d.next * 4];
+                all[d.next] = c >= 2 ? kv_cache[c - 2][choice[d.next * 4 + 1]] : served;
+                all[d.next].launches++;
+        }
+        search_model_free(m);
+        m = NULL;
+        /* every line of one size: a fixed chunk, which says nothing of the allocation */
+        struct search_obs one[N];
+        memcpy(one, obs, sizeof(one));
+        one[CELL(3, 1, 1, 1)] = RAN_OUT("2560.00");
+        assert_int_equal(search_model_fit(&sp, one, &m), 0);
+        _cleanup_free_ char *chunk = search_model_why(m, CELL(2, 1, 0, 1), false);
+        print_message("one size: %s\n", chunk);
+        assert_null(strstr(chunk, "allocation that failed"));
+        search_model_free(m);
+        m = NULL;
+        /* two cells of other sizes that differ on ub and attn alone: one of them changes it */
+        struct search_obs sizes[N];
+        memcpy(sizes, obs, sizeof(sizes));
+        sizes[CELL(2, 0, 0, 0)] = RAN_OUT("1280.00");
+        sizes[CELL(2, 0, 1, 1)] = RAN_OUT("640.00");
+        assert_int_equal(search_model_fit(&sp, sizes, &m), 0);
+        _cleanup_free_ char *moved = search_model_why(m, CELL(2, 1, 0, 1), false);
+        print_message("other sizes on ub and attn: %s\n", moved);
+        assert_null(strstr(moved, "allocation that failed"));
+        search_model_free(m);
+        m = NULL;
+        /* a cell that loaded with attn=off beside one that ran out with attn=on: attn saved it */
+        obs[CELL(2, 1, 0, 1)] = served;
+        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        _cleanup_free_ char *saved = search_model_why(m, CELL(2, 1, 1, 0), false);
+        print_message("after a cell that loaded: %s\n", saved);
+        assert_null(strstr(saved, "allocation that failed"));
+        search_model_free(m);
+#undef RAN_OUT
+#undef CELL
+}
+
 /* Cells in flight (search_obs.pending) are fitted as their predicted outcome: each new
  * decision picks a cell not in flight, the launches in flight count against the budget,
  * and a stop while some are in flight is only for now. */
@@ -1258,6 +1378,7 @@ int main(void) {
                 cmocka_unit_test(test_memory_corner),
                 cmocka_unit_test(test_memory_signal),
                 cmocka_unit_test(test_memory_sizes),
+                cmocka_unit_test(test_memory_alloc),
                 cmocka_unit_test(test_sim_generate),
                 cmocka_unit_test(test_sim_launch),
                 cmocka_unit_test(test_sim_lines),

@@ -134,6 +134,42 @@ static void test_signature(void **state) {
 }
 
 /* The value a line names, the axis told by the words beside it. */
+/* The size an out-of-memory line says it failed to allocate, in bytes, as each engine prints
+ * it; none where the line gives no size, or a number that is no size. */
+static void test_alloc_size(void **state) {
+        (void)state;
+        static const struct {
+                const char *line;
+                double bytes;
+        } t[] = {
+                {"E ggml_aligned_malloc: insufficient memory (attempted to allocate 1280.00 MB)", 1280e6},
+                {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+                 "79.11 GiB of which 1.23 GiB is free.",
+                 2.0 * 1073741824.0},
+                {"alloc_tensor_range: failed to allocate CUDA0 buffer of size 1342177280", 1342177280.0},
+                {"ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1280.00 MiB on device 0: cudaMalloc failed: "
+                 "out of memory",
+                 1280.0 * 1048576.0},
+                {"gauntlet-testbed: failed to allocate 123 bytes", 123},
+                {"RuntimeError: CUDA error: out of memory (allocation of 512KiB)", 512.0 * 1024.0},
+                {"CUDA out of memory. Tried to allocate", -1},
+                {"RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.", -1},
+                {"failed to allocate buffer for kv cache", -1},
+                {"cudaMalloc failed: out of memory (allocating on device 0)", -1},
+                {"failed to allocate 0x7f3a00 at sm_90", -1},
+                {"", -1},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                double got = search_alloc_size(t[i].line);
+                print_message("%s: %.0f\n", t[i].line, got);
+                if (t[i].bytes < 0)
+                        assert_true(got < 0);
+                else
+                        assert_true(fabs(got - t[i].bytes) < 1e-6 * t[i].bytes);
+        }
+        assert_true(search_alloc_size(NULL) < 0);
+}
+
 static void test_names_value(void **state) {
         (void)state;
         struct search_space sp;
@@ -2112,6 +2148,7 @@ int main(void) {
                 cmocka_unit_test(test_pair_cover),
                 cmocka_unit_test(test_once_more),
                 cmocka_unit_test(test_named_pair_quoted),
+                cmocka_unit_test(test_alloc_size),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
