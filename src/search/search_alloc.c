@@ -35,11 +35,14 @@ static double unit_at(const char *p) {
 
 double search_alloc_size(const char *evidence) {
         for (const char *a = evidence; a && (a = strcasestr(a, "allocat")); a += 7) {
+                const char *q = a + 7;
                 bool size_word = false;
-                for (const char *p = a + 7; *p && *p != '\n' && p < a + 7 + ALLOC_REACH; p++) {
+                for (size_t i = 0; i < ALLOC_REACH && q[i] && q[i] != '\n'; i++) {
+                        const char *p = q + i;
                         if (strncasecmp(p, "size", 4) == 0 && !isalnum((unsigned char)p[4]))
                                 size_word = true;
-                        /* a number of its own: not the digits of "CUDA0" or "sm_90" */
+                        /* a number of its own: not the digits of "CUDA0" or "sm_90" (p[-1] is
+                         * at worst the t of "allocat") */
                         if (!isdigit((unsigned char)*p) || isalnum((unsigned char)p[-1]) || p[-1] == '_' ||
                             p[-1] == '.')
                                 continue;
@@ -51,17 +54,15 @@ double search_alloc_size(const char *evidence) {
                         double bytes = unit_at(u);
                         if (isfinite(v) && v > 0 && bytes > 0)
                                 return v * bytes;
-                        if (!isfinite(v) || v <= 0 || isalpha((unsigned char)*end) || *end == '_')
-                                break; /* "0x7f..", "12abc": not a size */
-                        if (size_word)
+                        if (size_word && isfinite(v) && v > 0 && !isalpha((unsigned char)*end) && *end != '_')
                                 return v; /* "of size 1342177280": bytes */
-                        break;           /* the first number names no size: none here */
+                        break;            /* the first number is no size ("16 sequences", "0x7f3a"): none here */
                 }
         }
         return -1;
 }
 
-/* Whether two sizes are one (a line prints two or three figures of it). */
+/* Whether two sizes read from lines are one (the same figure, printed alike). */
 static bool same_size(double x, double y) {
         return fabs(x - y) <= 1e-6 * MAX(x, y);
 }
