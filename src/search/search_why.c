@@ -41,6 +41,12 @@ void search_kind_words(const char *kind, struct buf *past, const char **ret_noun
         *ret_noun = "failure";
 }
 
+/* Whether value x of axis a is a larger size than value y (an axis of sizes: fit_sizes). */
+static bool larger_size(const struct search_model *m, size_t a, size_t x, size_t y) {
+        const double *sz = m->mem_size ? m->mem_size + m->voff[a] : NULL;
+        return sz && sz[x] >= 0 && sz[y] >= 0 && sz[x] > sz[y];
+}
+
 /* "predicted crash: attn=fa3 crashed (arch) in 3 of 3 cells: 8e5b8715, ..." */
 static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
         const struct search_space *s = m->s;
@@ -84,9 +90,7 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                         if (c[a] != cx[a]) {
                                 buf_printf(b, "%s %s=%s (here %s)", said++ ? "," : "", s->axis_names[a], s->value_names[a][cx[a]],
                                            s->value_names[a][c[a]]);
-                                larger |= m->mem_size && m->mem_size[m->voff[a] + c[a]] >= 0 &&
-                                          m->mem_size[m->voff[a] + cx[a]] >= 0 &&
-                                          m->mem_size[m->voff[a] + c[a]] > m->mem_size[m->voff[a] + cx[a]];
+                                larger |= larger_size(m, a, c[a], cx[a]);
                         }
                 if (m->mem_by_alloc && m->mem_by_alloc[k]) {
                         /* search_alloc_predict: the axes it showed alike */
@@ -95,9 +99,7 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                         buf_puts(b, "\") failed at one size in cells that differ on");
                         said = 0;
                         for (size_t a = 0; a < s->n_axes; a++)
-                                if (c[a] != cx[a] && !(m->mem_size && m->mem_size[m->voff[a] + c[a]] >= 0 &&
-                                                       m->mem_size[m->voff[a] + cx[a]] >= 0 &&
-                                                       m->mem_size[m->voff[a] + c[a]] > m->mem_size[m->voff[a] + cx[a]]))
+                                if (c[a] != cx[a] && !larger_size(m, a, c[a], cx[a]))
                                         buf_printf(b, "%s %s", said++ ? "," : "", s->axis_names[a]);
                 }
                 if (larger)
