@@ -8,7 +8,7 @@
 # budget: {launches: 32}:
 #   - no cell is launched after one that ran out of memory with the same cache type and -fa
 #     and no larger -c and -ub;
-#   - at most 7 launches run out of memory, of the 16 cells that would: 4 to 6 in twelve
+#   - at most 7 launches run out of memory, of the 16 cells that would: 4 to 6 in fifteen
 #     runs (2026-12-07, four of them beside two processes keeping both CPUs busy), since the
 #     search reads the size each line says it failed to allocate (docs/search.md, "The
 #     allocation that failed"): the KV cache's, the same whatever -ub and -fa are. Before
