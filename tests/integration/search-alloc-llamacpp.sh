@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# tier: engine (tests/run engine)
+# search-alloc-llamacpp.sh -- the allocation that failed (docs/search.md) where its size
+# depends on several axes, on the real llama-server (skipped, by name, without one), run
+# through a wrapper that limits its address space to 800 MB (ulimit -v, one malloc arena):
+# the 24-cell space of tests/engines/llamacpp/search-alloc.yaml, whose large micro-batches
+# run out allocating the compute buffer at -c 32768, at sizes that -ub and -fa set (two cells
+# of other cache types fail at one size there, two others 10 MB apart), and -fa on saves
+# -ub 4096. The grid first, for the truth, then the search with budget: {launches: 24}:
+#   - the grid: 6 cells run out, at three sizes or more, and two of them at one size that
+#     differ on the cache type (the space tests what it is for);
+#   - the search: no cell it did not launch is predicted to run out of memory where the
+#     grid saw it serve (a rule that took the cache type, or -fa, for an axis that cannot
+#     save a cell would prune -fa on beside -ub 4096); at most 5 launches run out (3-4 in
+#     four runs when written); the best is a cell that passed.
+. "$SRCDIR/tests/lib.sh"
+if [ "${BUILD:-build}" = build-asan ]; then
+        echo "SKIP: search-alloc-llamacpp runs in the plain pass (BUILD=build-asan)"
+        exit 77
+fi
+need_llama_server
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\nulimit -v 800000\nexport MALLOC_ARENA_MAX=1\nexec "%s" "$@"\n' "$LLAMA_SERVER" >"$tmp/bin/llama-server"
+chmod +x "$tmp/bin/llama-server"
+export PATH="$tmp/bin:$PATH"
+space() { # STRATEGY NAME (STRATEGY: the matrix's lines of strategy and budget)
+        sed -e "s|@MODEL@|$SRCDIR/testbed/model.gguf|" -e "s|@STRATEGY@|$1|" \
+                "$SRCDIR/tests/engines/llamacpp/search-alloc.yaml" >"$tmp/$2.yaml"
+        local rc=0
+        "$GAUNTLET" run "$tmp/$2.yaml" --journal "$tmp/$2.db" >"$tmp/$2.out" 2>&1 || rc=$?
+        [ "$rc" -le 1 ] || { cat "$tmp/$2.out"; fail "gauntlet run ($1) exit $rc"; }
+        "$GAUNTLET" report --format json "$tmp/$2.db" >"$tmp/$2.json"
+}
+space 'strategy: grid' grid
+jq -r '.cells[] | select(.verdict == "crash") | "\(.axes.ctx) \(.axes.kv) \(.axes.ub) \(.axes.attn) \(.cause): \(.evidence)"' "$tmp/grid.json"
+oom=$(jq '[.cells[] | select(.verdict == "crash" and .cause == "oom")] | length' "$tmp/grid.json")
+[ "$oom" = 6 ] || fail "the grid: $oom cells ran out of memory, not 6"
+sizes=$(jq -r '.cells[] | select(.cause == "oom") | .evidence' "$tmp/grid.json" | grep -o 'allocate [0-9.]* MB' | sort -u | wc -l)
+[ "$sizes" -ge 3 ] || fail "the grid: $sizes sizes of allocation, not 3 or more"
+kv_alike=$(jq -r '.cells[] | select(.cause == "oom") | "\(.axes.ctx) \(.axes.ub) \(.axes.attn) \(.evidence)"' "$tmp/grid.json" |
+        sed -E 's/^([^ ]+ [^ ]+ [^ ]+) .*(allocate [0-9.]+ MB).*/\1 \2/' | sort | uniq -d | wc -l)
+[ "$kv_alike" -ge 1 ] || fail "the grid: no two cells of other cache types ran out at one size"
+space 'strategy: search\nbudget: {launches: 24}' search
+grep -E '^\[launch|^search' "$tmp/search.out" || true
+# every cell the search predicted to run out: the grid's verdict for it
+served=$(jq -r '.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("predicted crash [(]oom[)]"))) | .id' "$tmp/search.json" |
+        while read -r id; do
+                jq -r --arg id "$id" '.cells[] | select(.id == $id and .verdict == "pass") | "\(.axes.ctx) \(.axes.kv) \(.axes.ub) \(.axes.attn)"' "$tmp/grid.json"
+        done)
+[ -z "$served" ] || fail "predicted to run out of memory, and served in the grid: $served"
+by=$(jq '[.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("predicted crash [(]oom[)]")))] | length' "$tmp/search.json")
+n_oom=$(grep -cE '^\[launch [0-9]+.* crash/oom ' "$tmp/search.out" || true)
+echo "search: $n_oom launches ran out of memory, $by cells predicted to"
+[ "$n_oom" -le 5 ] || fail "$n_oom launches ran out of memory (at most 5)"
+best=$(jq -r '.best // ""' "$tmp/search.json")
+[ -n "$best" ] || fail "no best cell"
+jq -e --arg b "$best" '.cells[] | select(.id == $b) | .verdict == "pass"' "$tmp/search.json" >/dev/null || fail "the best ($best) did not pass"
+echo "ok"
