@@ -181,6 +181,15 @@ start_llama_server() {
         fail "llama-server ($name) did not come up"
 }
 
+# expect_best_passed JSON: the report JSON names a best cell, and that cell passed.
+expect_best_passed() {
+        local best
+        best=$(jq -r '.best // ""' "$1")
+        [ -n "$best" ] || fail "no best cell"
+        jq -e --arg b "$best" '.cells[] | select(.id == $b) | .verdict == "pass"' "$1" >/dev/null ||
+                fail "the best ($best) did not pass"
+}
+
 # expect_sizes_respected ORDER AXIS...: of the launch lines ORDER (one a launch, in order,
 # "ax=v ax=v ... verdict ..."), fails when a cell was launched after one that ran out of
 # memory (crash/oom) with the same values on every axis but the AXIS ones (axes of sizes),

@@ -52,7 +52,5 @@ by=$(jq '[.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("pr
 n_oom=$(grep -cE '^\[launch [0-9]+.* crash/oom ' "$tmp/search.out" || true)
 echo "search: $n_oom launches ran out of memory, $by cells predicted to"
 [ "$n_oom" -le 5 ] || fail "$n_oom launches ran out of memory (at most 5)"
-best=$(jq -r '.best // ""' "$tmp/search.json")
-[ -n "$best" ] || fail "no best cell"
-jq -e --arg b "$best" '.cells[] | select(.id == $b) | .verdict == "pass"' "$tmp/search.json" >/dev/null || fail "the best ($best) did not pass"
+expect_best_passed "$tmp/search.json"
 echo "ok"

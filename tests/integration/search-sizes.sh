@@ -45,12 +45,17 @@ bench: {concurrency: [1], output_tokens: 8, requests: 2, warmup: 0}
 objective: output_tokens_per_s@1
 emit: []
 YAML
-rc=0
-"$GAUNTLET" run "$tmp/m.yaml" --journal "$tmp/j.db" >"$tmp/out" 2>&1 || rc=$?
-[ "$rc" = 0 ] || fail "exit $rc: $(cat "$tmp/out")"
-grep -E '^\[launch|^search' "$tmp/out" || true
-order=$(grep -E '^\[launch [0-9]+' "$tmp/out" | sed -E 's/^\[launch ([0-9]+)[^]]*\] +//')
-expect_sizes_respected "$order" seqs
+# run_sizes YAML NAME: runs the search of YAML (journal NAME.db, output NAME.out), sets
+# $order (its launches) and $oom_launches, and holds it to the rule of sizes on seqs
+run_sizes() {
+        local rc=0
+        "$GAUNTLET" run "$1" --journal "$tmp/$2.db" >"$tmp/$2.out" 2>&1 || rc=$?
+        [ "$rc" = 0 ] || fail "exit $rc ($2): $(cat "$tmp/$2.out")"
+        grep -E '^\[launch|^search' "$tmp/$2.out" || true
+        order=$(grep -E '^\[launch [0-9]+' "$tmp/$2.out" | sed -E 's/^\[launch ([0-9]+)[^]]*\] +//')
+        expect_sizes_respected "$order" seqs
+}
+run_sizes "$tmp/m.yaml" j
 n=$(printf '%s\n' "$order" | wc -l)
 echo "launched $n, $oom_launches ran out of memory"
 [ "$oom_launches" -ge 1 ] || fail "no launch ran out of memory"
@@ -77,12 +82,7 @@ for v in 32:0.50 64:1.00 128:2.00 256:4.00; do
 done
 [ "$(grep -c 'Tried to allocate' "$sized")" = 4 ] && ! grep -q '2.00 GiB.*2.00 GiB' "$sized" && grep -q '0.50 GiB' "$sized" ||
         fail "the sized matrix: $(cat "$sized")"
-rc=0
-"$GAUNTLET" run "$sized" --journal "$tmp/sized.db" >"$tmp/sizedout" 2>&1 || rc=$?
-[ "$rc" = 0 ] || fail "exit $rc (sized lines): $(cat "$tmp/sizedout")"
-grep -E '^\[launch|^search' "$tmp/sizedout" || true
-order=$(grep -E '^\[launch [0-9]+' "$tmp/sizedout" | sed -E 's/^\[launch ([0-9]+)[^]]*\] +//')
-expect_sizes_respected "$order" seqs
+run_sizes "$sized" sized
 echo "sized lines: launched $(printf '%s\n' "$order" | wc -l), $oom_launches ran out of memory"
 [ "$oom_launches" -ge 2 ] || fail "$oom_launches launches ran out of memory with sized lines: the rule needs two"
 [ "$oom_launches" -le 7 ] || fail "$oom_launches launches ran out of memory with sized lines (at most 7)"

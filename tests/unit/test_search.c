@@ -943,6 +943,65 @@ static void test_memory_signal(void **state) {
         memory_corner("crash/signal", "killed by SIGSEGV; last log line: Capturing batches (bs=64)", false);
 }
 
+/* The cells of a space of 4 axes, the first of n / 8 values and the others of 2, row-major
+ * (the last axis fastest), into choice, and their ids ("c0000012"). */
+static void grid_x222(size_t n, size_t *choice, const char **ids, char (*idbuf)[9]) {
+        for (size_t k = 0; k < n; k++) {
+                choice[k * 4] = k / 8;
+                choice[k * 4 + 1] = (k / 4) % 2;
+                choice[k * 4 + 2] = (k / 2) % 2;
+                choice[k * 4 + 3] = k % 2;
+                snprintf(idbuf[k], sizeof(idbuf[k]), "c%07zu", k);
+                ids[k] = idbuf[k];
+        }
+}
+
+/* Decides from obs until the search stops, each cell it picks settling as outcome() says (one
+ * that served before keeps its figure): it never picks one of never[]. */
+static void never_chosen(const struct search_space *sp, const struct search_obs *obs, const size_t *never,
+                         size_t n_never, struct search_obs (*outcome)(const struct search_space *sp, size_t k)) {
+        _cleanup_free_ struct search_obs *all = calloc(sp->n_cells, sizeof(*all));
+        assert_non_null(all);
+        memcpy(all, obs, sp->n_cells * sizeof(*all));
+        struct search_options o = {0};
+        for (size_t i = 0; i < sp->n_cells; i++) {
+                struct search_model *mm = NULL;
+                struct search_decision d;
+                assert_int_equal(search_model_fit(sp, all, &mm), 0);
+                assert_int_equal(search_model_decide(mm, &o, &d), 0);
+                search_model_free(mm);
+                if (d.next < 0)
+                        break;
+                for (size_t j = 0; j < n_never; j++)
+                        assert_int_not_equal(d.next, never[j]);
+                if (all[d.next].state != SEARCH_FEASIBLE)
+                        all[d.next] = outcome(sp, (size_t)d.next);
+                all[d.next].launches++;
+                all[d.next].measured++;
+        }
+}
+
+/* A launch that served (never_chosen). */
+static struct search_obs serves(const struct search_space *sp, size_t k) {
+        (void)sp;
+        (void)k;
+        return (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+}
+
+/* As llama-server under test_memory_alloc's limit: a context of 1048576 tokens or more runs
+ * out allocating its KV cache, whose size -c and the cache type set; the rest serve. */
+static struct search_obs kv_cache(const struct search_space *sp, size_t k) {
+        static const char *const lines[2][2] = {
+                {"E ggml_aligned_malloc: insufficient memory (attempted to allocate 1280.00 MB)",
+                 "E ggml_aligned_malloc: insufficient memory (attempted to allocate 2560.00 MB)"},
+                {"E ggml_aligned_malloc: insufficient memory (attempted to allocate 5120.00 MB)",
+                 "E ggml_aligned_malloc: insufficient memory (attempted to allocate 10240.00 MB)"}};
+        size_t c = sp->choice[k * 4], kv = sp->choice[k * 4 + 1];
+        if (c < 2)
+                return serves(sp, k);
+        return (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = "crash/oom", .evidence = lines[c - 2][kv]};
+}
+
 /* Sizes: on an axis of whole numbers (ctx), a cell that holds the values of one that ran out
  * of memory but for a larger size runs out too: predicted so, with the cell that did, and
  * never chosen; not across a categorical axis (kv), a share (frac: 0.80, 0.90) or an axis of
@@ -960,14 +1019,7 @@ static void test_memory_sizes(void **state) {
         size_t choice[N * 4];
         const char *ids[N];
         char idbuf[N][9];
-        for (size_t k = 0; k < N; k++) {
-                choice[k * 4] = k / 8;
-                choice[k * 4 + 1] = (k / 4) % 2;
-                choice[k * 4 + 2] = (k / 2) % 2;
-                choice[k * 4 + 3] = k % 2;
-                snprintf(idbuf[k], sizeof(idbuf[k]), "c%07zu", k);
-                ids[k] = idbuf[k];
-        }
+        grid_x222(N, choice, ids, idbuf);
         struct search_space sp = {.n_axes = 4, .n_values = nv, .axis_names = an, .axis_flags = af, .value_names = vn,
                                   .n_cells = N, .choice = choice, .ids = ids, .higher_better = true, .first = 0};
 #define CELL(c, k, f, t) ((size_t)(c) * 8 + (size_t)(k) * 4 + (size_t)(f) * 2 + (size_t)(t))
@@ -1001,22 +1053,7 @@ static void test_memory_sizes(void **state) {
         print_message("ctx=256 under a cell that loaded: p_feasible %.3f\n", p.p_feasible);
         assert_true(p.p_feasible > 0.5);
         /* never chosen, however long the search goes on */
-        struct search_obs all[N];
-        memcpy(all, obs, sizeof(all));
-        struct search_options o = {0};
-        for (int i = 0; i < N; i++) {
-                struct search_model *mm = NULL;
-                struct search_decision d;
-                assert_int_equal(search_model_fit(&sp, all, &mm), 0);
-                assert_int_equal(search_model_decide(mm, &o, &d), 0);
-                search_model_free(mm);
-                if (d.next < 0)
-                        break;
-                assert_int_not_equal(d.next, CELL(2, 0, 0, 0));
-                all[d.next] = all[d.next].state == SEARCH_FEASIBLE ? all[d.next] : served;
-                all[d.next].launches++;
-                all[d.next].measured++;
-        }
+        never_chosen(&sp, obs, (const size_t[]){CELL(2, 0, 0, 0)}, 1, serves);
         search_model_free(m);
         /* a larger context that loaded beside one that ran out, all else alike: ctx is no
          * axis of sizes after all (an engine whose memory is not monotone in it) */
@@ -1050,14 +1087,7 @@ static void test_memory_alloc(void **state) {
         size_t choice[N * 4];
         const char *ids[N];
         char idbuf[N][9];
-        for (size_t k = 0; k < N; k++) {
-                choice[k * 4] = k / 8;
-                choice[k * 4 + 1] = (k / 4) % 2;
-                choice[k * 4 + 2] = (k / 2) % 2;
-                choice[k * 4 + 3] = k % 2;
-                snprintf(idbuf[k], sizeof(idbuf[k]), "c%07zu", k);
-                ids[k] = idbuf[k];
-        }
+        grid_x222(N, choice, ids, idbuf);
         struct search_space sp = {.n_axes = 4, .n_values = nv, .axis_names = an, .axis_flags = af, .value_names = vn,
                                   .n_cells = N, .choice = choice, .ids = ids, .higher_better = true, .first = 0};
 #define CELL(c, k, u, f) ((size_t)(c) * 8 + (size_t)(k) * 4 + (size_t)(u) * 2 + (size_t)(f))
@@ -1096,26 +1126,7 @@ static void test_memory_alloc(void **state) {
         print_message("kv=f16: %s\n", other);
         assert_null(strstr(other, "with these values but"));
         /* never chosen, however long the search goes on */
-        struct search_obs all[N];
-        memcpy(all, obs, sizeof(all));
-        struct search_options o = {0};
-        for (int i = 0; i < N; i++) {
-                struct search_model *mm = NULL;
-                struct search_decision d;
-                assert_int_equal(search_model_fit(&sp, all, &mm), 0);
-                assert_int_equal(search_model_decide(mm, &o, &d), 0);
-                search_model_free(mm);
-                if (d.next < 0)
-                        break;
-                assert_int_not_equal(d.next, CELL(2, 1, 0, 1));
-                assert_int_not_equal(d.next, CELL(2, 1, 1, 0));
-                /* as the engine does: the KV cache's size by -c and the cache type */
-                static const struct search_obs kv_cache[2][2] = {{RAN_OUT("1280.00"), RAN_OUT("2560.00")},
-                                                                 {RAN_OUT("5120.00"), RAN_OUT("10240.00")}};
-                size_t c = choice[d.next * 4];
-                all[d.next] = c >= 2 ? kv_cache[c - 2][choice[d.next * 4 + 1]] : served;
-                all[d.next].launches++;
-        }
+        never_chosen(&sp, obs, (const size_t[]){CELL(2, 1, 0, 1), CELL(2, 1, 1, 0)}, 2, kv_cache);
         search_model_free(m);
         m = NULL;
         /* every line of one size: a fixed chunk, which says nothing of the allocation */
