@@ -943,17 +943,29 @@ static void test_memory_signal(void **state) {
         memory_corner("crash/signal", "killed by SIGSEGV; last log line: Capturing batches (bs=64)", false);
 }
 
-/* The cells of a space of 4 axes, the first of n / 8 values and the others of 2, row-major
- * (the last axis fastest), into choice, and their ids ("c0000012"). */
-static void grid_x222(size_t n, size_t *choice, const char **ids, char (*idbuf)[9]) {
+/* A space of 4 axes, the first of n / 8 values (n <= 32) and the others of 2, row-major (the
+ * last axis fastest), its cells' ids "c0000012". */
+struct x222 {
+        size_t choice[32 * 4];
+        const char *ids[32];
+        char idbuf[32][9];
+        struct search_space sp;
+};
+
+static void x222_init(struct x222 *g, size_t n, const size_t *nv, const char *const *an, const char *const *af,
+                      const char *const *const *vn) {
+        assert_true(n <= 32 && n == nv[0] * 8);
         for (size_t k = 0; k < n; k++) {
-                choice[k * 4] = k / 8;
-                choice[k * 4 + 1] = (k / 4) % 2;
-                choice[k * 4 + 2] = (k / 2) % 2;
-                choice[k * 4 + 3] = k % 2;
-                snprintf(idbuf[k], sizeof(idbuf[k]), "c%07zu", k);
-                ids[k] = idbuf[k];
+                g->choice[k * 4] = k / 8;
+                g->choice[k * 4 + 1] = (k / 4) % 2;
+                g->choice[k * 4 + 2] = (k / 2) % 2;
+                g->choice[k * 4 + 3] = k % 2;
+                snprintf(g->idbuf[k], sizeof(g->idbuf[k]), "c%07zu", k);
+                g->ids[k] = g->idbuf[k];
         }
+        g->sp = (struct search_space){.n_axes = 4, .n_values = nv, .axis_names = an, .axis_flags = af,
+                                      .value_names = vn, .n_cells = n, .choice = g->choice, .ids = g->ids,
+                                      .higher_better = true, .first = 0};
 }
 
 /* Decides from obs until the search stops, each cell it picks settling as outcome() says (one
@@ -1016,12 +1028,9 @@ static void test_memory_sizes(void **state) {
                                  *const frac[2] = {"0.80", "0.90"}, *const tp[2] = {"1", "2"};
         static const char *const *const vn[4] = {ctx, kv, frac, tp};
         enum { N = 24 };
-        size_t choice[N * 4];
-        const char *ids[N];
-        char idbuf[N][9];
-        grid_x222(N, choice, ids, idbuf);
-        struct search_space sp = {.n_axes = 4, .n_values = nv, .axis_names = an, .axis_flags = af, .value_names = vn,
-                                  .n_cells = N, .choice = choice, .ids = ids, .higher_better = true, .first = 0};
+        struct x222 g;
+        x222_init(&g, N, nv, an, af, vn);
+        const struct search_space *sp = &g.sp;
 #define CELL(c, k, f, t) ((size_t)(c) * 8 + (size_t)(k) * 4 + (size_t)(f) * 2 + (size_t)(t))
         const struct search_obs served = {.state = SEARCH_FEASIBLE, .has_value = true, .value = 100},
                                 ran_out = {.state = SEARCH_INFEASIBLE, .kind = "crash/oom",
@@ -1032,7 +1041,7 @@ static void test_memory_sizes(void **state) {
         obs[CELL(1, 1, 1, 0)] = served;
         obs[CELL(1, 0, 0, 0)] = ran_out;
         struct search_model *m = NULL;
-        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        assert_int_equal(search_model_fit(sp, obs, &m), 0);
         struct search_prediction p;
         /* a larger context beside the same values: sure to run out, the cell quoted */
         search_model_predict(m, CELL(2, 0, 0, 0), &p);
@@ -1053,13 +1062,13 @@ static void test_memory_sizes(void **state) {
         print_message("ctx=256 under a cell that loaded: p_feasible %.3f\n", p.p_feasible);
         assert_true(p.p_feasible > 0.5);
         /* never chosen, however long the search goes on */
-        never_chosen(&sp, obs, (const size_t[]){CELL(2, 0, 0, 0)}, 1, serves);
+        never_chosen(sp, obs, (const size_t[]){CELL(2, 0, 0, 0)}, 1, serves);
         search_model_free(m);
         /* a larger context that loaded beside one that ran out, all else alike: ctx is no
          * axis of sizes after all (an engine whose memory is not monotone in it) */
         obs[CELL(2, 0, 1, 1)] = served;
         obs[CELL(1, 0, 1, 1)] = ran_out;
-        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        assert_int_equal(search_model_fit(sp, obs, &m), 0);
         _cleanup_free_ char *after = search_model_why(m, CELL(2, 0, 0, 0), false);
         print_message("after the contrary: %s\n", after);
         assert_null(strstr(after, "with these values but"));
@@ -1084,12 +1093,9 @@ static void test_memory_alloc(void **state) {
                                  *const ub[2] = {"32", "512"}, *const attn[2] = {"on", "off"};
         static const char *const *const vn[4] = {ctx, kv, ub, attn};
         enum { N = 32 };
-        size_t choice[N * 4];
-        const char *ids[N];
-        char idbuf[N][9];
-        grid_x222(N, choice, ids, idbuf);
-        struct search_space sp = {.n_axes = 4, .n_values = nv, .axis_names = an, .axis_flags = af, .value_names = vn,
-                                  .n_cells = N, .choice = choice, .ids = ids, .higher_better = true, .first = 0};
+        struct x222 g;
+        x222_init(&g, N, nv, an, af, vn);
+        const struct search_space *sp = &g.sp;
 #define CELL(c, k, u, f) ((size_t)(c) * 8 + (size_t)(k) * 4 + (size_t)(u) * 2 + (size_t)(f))
 #define RAN_OUT(mb)                                                                                                    \
         ((struct search_obs){.state = SEARCH_INFEASIBLE,                                                               \
@@ -1104,7 +1110,7 @@ static void test_memory_alloc(void **state) {
         obs[CELL(2, 1, 0, 0)] = RAN_OUT("2560.00");
         obs[CELL(2, 1, 1, 1)] = RAN_OUT("2560.00");
         struct search_model *m = NULL;
-        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        assert_int_equal(search_model_fit(sp, obs, &m), 0);
         struct search_prediction p;
         /* ctx=1048576 kv=f32 ub=32 attn=off: the first one's values but attn */
         search_model_predict(m, CELL(2, 1, 0, 1), &p);
@@ -1126,14 +1132,14 @@ static void test_memory_alloc(void **state) {
         print_message("kv=f16: %s\n", other);
         assert_null(strstr(other, "with these values but"));
         /* never chosen, however long the search goes on */
-        never_chosen(&sp, obs, (const size_t[]){CELL(2, 1, 0, 1), CELL(2, 1, 1, 0)}, 2, kv_cache);
+        never_chosen(sp, obs, (const size_t[]){CELL(2, 1, 0, 1), CELL(2, 1, 1, 0)}, 2, kv_cache);
         search_model_free(m);
         m = NULL;
         /* every line of one size: a fixed chunk, which says nothing of the allocation */
         struct search_obs one[N];
         memcpy(one, obs, sizeof(one));
         one[CELL(3, 1, 1, 1)] = RAN_OUT("2560.00");
-        assert_int_equal(search_model_fit(&sp, one, &m), 0);
+        assert_int_equal(search_model_fit(sp, one, &m), 0);
         _cleanup_free_ char *chunk = search_model_why(m, CELL(2, 1, 0, 1), false);
         print_message("one size: %s\n", chunk);
         assert_null(strstr(chunk, "allocation that failed"));
@@ -1144,7 +1150,7 @@ static void test_memory_alloc(void **state) {
         memcpy(sizes, obs, sizeof(sizes));
         sizes[CELL(2, 0, 0, 0)] = RAN_OUT("1280.00");
         sizes[CELL(2, 0, 1, 1)] = RAN_OUT("640.00");
-        assert_int_equal(search_model_fit(&sp, sizes, &m), 0);
+        assert_int_equal(search_model_fit(sp, sizes, &m), 0);
         _cleanup_free_ char *moved = search_model_why(m, CELL(2, 1, 0, 1), false);
         print_message("other sizes on ub and attn: %s\n", moved);
         assert_null(strstr(moved, "allocation that failed"));
@@ -1152,7 +1158,7 @@ static void test_memory_alloc(void **state) {
         m = NULL;
         /* a cell that loaded with attn=off beside one that ran out with attn=on: attn saved it */
         obs[CELL(2, 1, 0, 1)] = served;
-        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+        assert_int_equal(search_model_fit(sp, obs, &m), 0);
         _cleanup_free_ char *saved = search_model_why(m, CELL(2, 1, 1, 0), false);
         print_message("after a cell that loaded: %s\n", saved);
         assert_null(strstr(saved, "allocation that failed"));
