@@ -968,6 +968,30 @@ static void x222_init(struct x222 *g, size_t n, const size_t *nv, const char *co
                                       .higher_better = true, .first = 0};
 }
 
+/* Cell k's chance to serve is under SEARCH_FAIL_CHANCE (what: the cell, for the output); its
+ * why, which the caller frees. */
+static char *predicted_to_fail(const struct search_model *m, size_t k, const char *what) {
+        struct search_prediction p;
+        search_model_predict(m, k, &p);
+        print_message("%s: p_feasible %.3f\n", what, p.p_feasible);
+        assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
+        char *why = search_model_why(m, k, false);
+        assert_non_null(why);
+        print_message("why: %s\n", why);
+        return why;
+}
+
+/* Fitted to obs, cell k is not predicted by the allocation that failed (what: the case). */
+static void not_by_alloc(const struct search_space *sp, const struct search_obs *obs, size_t k, const char *what) {
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(sp, obs, &m), 0);
+        _cleanup_free_ char *why = search_model_why(m, k, false);
+        assert_non_null(why);
+        print_message("%s: %s\n", what, why);
+        assert_null(strstr(why, "allocation that failed"));
+        search_model_free(m);
+}
+
 /* Decides from obs until the search stops, each cell it picks settling as outcome() says (one
  * that served before keeps its figure): it never picks one of never[]. */
 static void never_chosen(const struct search_space *sp, const struct search_obs *obs, const size_t *never,
@@ -1044,11 +1068,7 @@ static void test_memory_sizes(void **state) {
         assert_int_equal(search_model_fit(sp, obs, &m), 0);
         struct search_prediction p;
         /* a larger context beside the same values: sure to run out, the cell quoted */
-        search_model_predict(m, CELL(2, 0, 0, 0), &p);
-        print_message("ctx=64k beside the cell that ran out: p_feasible %.3f\n", p.p_feasible);
-        assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
-        _cleanup_free_ char *why = search_model_why(m, CELL(2, 0, 0, 0), false);
-        print_message("why: %s\n", why);
+        _cleanup_free_ char *why = predicted_to_fail(m, CELL(2, 0, 0, 0), "ctx=64k beside the cell that ran out");
         assert_non_null(strstr(why, "predicted crash (oom): cell c0000008 ran out of memory with these values but ctx=4096 (here 64k)"));
         /* no other axis is one of sizes: a larger share, more GPUs, another cache type */
         const size_t others[] = {CELL(2, 0, 1, 0), CELL(2, 0, 0, 1), CELL(2, 1, 0, 0), CELL(1, 0, 1, 0)};
@@ -1111,13 +1131,8 @@ static void test_memory_alloc(void **state) {
         obs[CELL(2, 1, 1, 1)] = RAN_OUT("2560.00");
         struct search_model *m = NULL;
         assert_int_equal(search_model_fit(sp, obs, &m), 0);
-        struct search_prediction p;
         /* ctx=1048576 kv=f32 ub=32 attn=off: the first one's values but attn */
-        search_model_predict(m, CELL(2, 1, 0, 1), &p);
-        print_message("ctx=1048576 kv=f32 ub=32 attn=off: p_feasible %.3f\n", p.p_feasible);
-        assert_true(p.p_feasible < SEARCH_FAIL_CHANCE);
-        _cleanup_free_ char *why = search_model_why(m, CELL(2, 1, 0, 1), false);
-        print_message("why: %s\n", why);
+        _cleanup_free_ char *why = predicted_to_fail(m, CELL(2, 1, 0, 1), "ctx=1048576 kv=f32 ub=32 attn=off");
         assert_non_null(strstr(why, "predicted crash (oom): cell c0000020 ran out of memory with these values but attn=on "
                                     "(here off); the allocation that failed (\"E ggml_aligned_malloc: insufficient "
                                     "memory (attempted to allocate 2560.00 MB)\") failed at one size in cells that differ on attn"));
@@ -1134,35 +1149,20 @@ static void test_memory_alloc(void **state) {
         /* never chosen, however long the search goes on */
         never_chosen(sp, obs, (const size_t[]){CELL(2, 1, 0, 1), CELL(2, 1, 1, 0)}, 2, kv_cache);
         search_model_free(m);
-        m = NULL;
         /* every line of one size: a fixed chunk, which says nothing of the allocation */
         struct search_obs one[N];
         memcpy(one, obs, sizeof(one));
         one[CELL(3, 1, 1, 1)] = RAN_OUT("2560.00");
-        assert_int_equal(search_model_fit(sp, one, &m), 0);
-        _cleanup_free_ char *chunk = search_model_why(m, CELL(2, 1, 0, 1), false);
-        print_message("one size: %s\n", chunk);
-        assert_null(strstr(chunk, "allocation that failed"));
-        search_model_free(m);
-        m = NULL;
+        not_by_alloc(sp, one, CELL(2, 1, 0, 1), "one size");
         /* two cells of other sizes that differ on ub and attn alone: one of them changes it */
         struct search_obs sizes[N];
         memcpy(sizes, obs, sizeof(sizes));
         sizes[CELL(2, 0, 0, 0)] = RAN_OUT("1280.00");
         sizes[CELL(2, 0, 1, 1)] = RAN_OUT("640.00");
-        assert_int_equal(search_model_fit(sp, sizes, &m), 0);
-        _cleanup_free_ char *moved = search_model_why(m, CELL(2, 1, 0, 1), false);
-        print_message("other sizes on ub and attn: %s\n", moved);
-        assert_null(strstr(moved, "allocation that failed"));
-        search_model_free(m);
-        m = NULL;
+        not_by_alloc(sp, sizes, CELL(2, 1, 0, 1), "other sizes on ub and attn");
         /* a cell that loaded with attn=off beside one that ran out with attn=on: attn saved it */
         obs[CELL(2, 1, 0, 1)] = served;
-        assert_int_equal(search_model_fit(sp, obs, &m), 0);
-        _cleanup_free_ char *saved = search_model_why(m, CELL(2, 1, 1, 0), false);
-        print_message("after a cell that loaded: %s\n", saved);
-        assert_null(strstr(saved, "allocation that failed"));
-        search_model_free(m);
+        not_by_alloc(sp, obs, CELL(2, 1, 1, 0), "after a cell that loaded");
 #undef RAN_OUT
 #undef CELL
 }
