@@ -1,13 +1,17 @@
 /* fuzz_evidence.c -- libFuzzer target: what the search reads in a failure's line
- * (search_names_value, search_signature, search_names_flag; src/search/search_evidence.c).
+ * (search_names_value, search_signature, search_names_flag; src/search/search_evidence.c) and
+ * the size an out-of-memory line says it failed to allocate (search_alloc_size).
  *
  * Input: byte 0 picks the engine profile (its words, names and flag spellings, and the words
  * of the settings it lists that are no axis's); the rest is the line. The space is fixed: the attention backend, the KV cache's dtype (two values
  * shared with the first axis's words), llama.cpp's split mode by its short flag, and an
  * axis of maps read by an env key, with the matrix's spellings of its values.
  * Invariants: no crash; every cell's reading is one of the three answers, and names an axis
- * of the space when it names one; the signature is a string that begins with the kind.
+ * of the space when it names one; the signature is a string that begins with the kind; a
+ * size is -1 or a finite number of bytes above 0.
  */
+#include <math.h>
+
 #include "base/profile.h"
 #include "search/search.h"
 #include "search/search_int.h"
@@ -64,6 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(sig);
         for (size_t a = 0; a < AXES; a++)
                 (void)search_names_flag(line, flags[a]);
+        double bytes = search_alloc_size(line);
+        FUZZ_ASSERT(bytes == -1 || (isfinite(bytes) && bytes > 0), "allocation size %g", bytes);
         free(other);
         free(line);
         return 0;
