@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "search/search.h"
+#include "search/search_int.h"
 #include "../../tools/search_sim.h"
 #include "base/util.h"
 
@@ -97,6 +98,50 @@ static void test_sim_launch(void **state) {
         assert_true(sec > 0);
         assert_int_equal(sim_launch(s, 18, &rng, &o, &sec), -EINVAL);
         sim_space_free(s);
+}
+
+/* A space whose out-of-memory lines say their sizes (sim_space_set_oom_sizes): axes 0 and 1
+ * allocate in that order, and the first to take the sum past the limit fails with its own
+ * size; a cell is out of memory by sim_cell_oom; without sizes every cell prints one line. */
+static void test_sim_oom_sizes(void **state) {
+        (void)state;
+        const size_t nv[] = {3, 3, 2};
+        for (int sizes = 0; sizes < 2; sizes++) {
+                struct sim_space *s = NULL;
+                assert_int_equal(sim_space_new(3, nv, NULL, &s), 0);
+                for (size_t v = 1; v < 3; v++) {
+                        assert_int_equal(sim_space_set_memory(s, 0, v, 0.5 * (double)v), 0);
+                        assert_int_equal(sim_space_set_memory(s, 1, v, 0.5 * (double)v), 0);
+                }
+                sim_space_set_memory_limit(s, 1.2);
+                sim_space_set_oom_sizes(s, sizes == 1);
+                sim_space_set_speed(s, 100, 0);
+                assert_int_equal(sim_space_finish(s), 0);
+                assert_int_equal(sim_space_oom_sizes(s), sizes == 1);
+                uint64_t rng = 1;
+                struct search_obs o[4];
+                /* a0=v2 a1=v1 (1.0 + 0.5) and a0=v2 a1=v2 (1.0 + 1.0) fail at a1's allocation, each
+                 * its size; a0=v1 a1=v2 (0.5 + 1.0) fails there too, at a1=v2's size; a0=v1 a1=v1
+                 * fits */
+                const size_t cells[4] = {2 * 6 + 1 * 2, 2 * 6 + 2 * 2 + 1, 1 * 6 + 2 * 2, 1 * 6 + 1 * 2};
+                for (size_t i = 0; i < 4; i++)
+                        assert_int_equal(sim_launch(s, cells[i], &rng, &o[i], NULL), 0);
+                for (size_t i = 0; i < 3; i++) {
+                        assert_true(sim_cell_oom(s, cells[i]));
+                        assert_string_equal(o[i].kind, "crash/oom");
+                        assert_true(search_alloc_size(o[i].evidence) > 0);
+                }
+                assert_false(sim_cell_oom(s, cells[3]));
+                assert_int_equal(o[3].state, SEARCH_FEASIBLE);
+                print_message("sizes %d: %s | %s | %s\n", sizes, o[0].evidence, o[1].evidence, o[2].evidence);
+                if (sizes) {
+                        assert_true(search_alloc_size(o[0].evidence) < search_alloc_size(o[1].evidence));
+                        assert_string_equal(o[1].evidence, o[2].evidence);
+                } else {
+                        assert_string_equal(o[0].evidence, o[1].evidence);
+                }
+                sim_space_free(s);
+        }
 }
 
 /* sim_space_lines says what the failure lines say, as the search reads them
@@ -1398,6 +1443,7 @@ int main(void) {
                 cmocka_unit_test(test_memory_alloc),
                 cmocka_unit_test(test_sim_generate),
                 cmocka_unit_test(test_sim_launch),
+                cmocka_unit_test(test_sim_oom_sizes),
                 cmocka_unit_test(test_sim_lines),
                 cmocka_unit_test(test_sim_strategies),
                 cmocka_unit_test(test_determinism),
