@@ -560,10 +560,11 @@ int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search
         }
         if (o.state == SEARCH_INFEASIBLE) {
                 o.kind = rule >= 0 && s->rules[rule].kind ? s->rules[rule].kind : fail_kinds[f];
-                o.evidence = rule != SIM_RULE_OOM ? s->rules[rule].evidence
-                             : s->oom_line[0]  ? &s->oom_line[oom_axis(s, k)][s->choice[k * s->n_axes + oom_axis(s, k)] *
-                                                                             SIM_OOM_LINE]
-                                               : oom_evidence;
+                o.evidence = rule != SIM_RULE_OOM ? s->rules[rule].evidence : oom_evidence;
+                if (rule == SIM_RULE_OOM && s->oom_line[0]) {
+                        size_t a = oom_axis(s, k);
+                        o.evidence = &s->oom_line[a][s->choice[k * s->n_axes + a] * SIM_OOM_LINE];
+                }
         }
         if (host && ret_obs->state == SEARCH_FEASIBLE && ret_obs->has_value) {
                 /* measured again, and the host failed it: the launch counts, the figure stays */

@@ -562,6 +562,7 @@ static int fit_sizes(struct search_model *m) {
         size_t A = s->n_axes, N = s->n_cells, n_sized = 0;
         double *sz[16] = {0};
         _cleanup_free_ size_t *seen = NULL;
+        _cleanup_free_ double *said = NULL; /* per cell that ran out: its line's size (search_alloc_size) */
         int r = 0;
         if (!m->mem_on || !s->value_names)
                 return 0;
@@ -572,14 +573,15 @@ static int fit_sizes(struct search_model *m) {
         /* the launched cells (not in flight: a lie teaches no memory) that ran out, then
          * those that loaded */
         size_t n_out = 0, n_in = 0, n_said = 0;
-        if (!(seen = malloc(N * sizeof(size_t)))) {
+        if (!(seen = malloc(N * sizeof(size_t))) || !(said = malloc(N * sizeof(double)))) {
                 r = -ENOMEM;
                 goto done;
         }
         for (size_t x = 0; x < N; x++)
                 if (!m->obs[x].pending && ran_out(&m->obs[x])) {
+                        said[n_out] = search_alloc_size(m->obs[x].evidence);
+                        n_said += said[n_out] >= 0;
                         seen[n_out++] = x;
-                        n_said += search_alloc_size(m->obs[x].evidence) >= 0;
                 }
         for (size_t y = 0; y < N; y++)
                 if (!m->obs[y].pending && did_load(&m->obs[y]))
@@ -625,8 +627,8 @@ static int fit_sizes(struct search_model *m) {
                                 m->mem_under[k] = (long)seen[j];
         }
         if (n_said >= 2)
-                r = search_alloc_predict(s, m->obs, seen, n_out, seen + n_out, n_in, sz, m->mem_over, m->mem_under,
-                                         m->mem_by_alloc);
+                r = search_alloc_predict(s, m->obs, seen, said, n_out, seen + n_out, n_in, sz, m->mem_over,
+                                         m->mem_under, m->mem_by_alloc);
 done:
         for (size_t a = 0; a < A; a++)
                 free(sz[a]);

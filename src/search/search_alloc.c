@@ -144,9 +144,9 @@ static void family_invariant(const struct search_space *s, const struct ran_out 
         }
 }
 
-int search_alloc_predict(const struct search_space *s, const struct search_obs *obs, const size_t *out, size_t n_out,
-                         const size_t *in, size_t n_in, double *const *sz, long *mem_over, const long *mem_under,
-                         bool *by_alloc) {
+int search_alloc_predict(const struct search_space *s, const struct search_obs *obs, const size_t *out,
+                         const double *out_size, size_t n_out, const size_t *in, size_t n_in, double *const *sz,
+                         long *mem_over, const long *mem_under, bool *by_alloc) {
         size_t A = s->n_axes, n = 0, n_fam = 0;
         if (A > 16)
                 return 0;
@@ -158,7 +158,7 @@ int search_alloc_predict(const struct search_space *s, const struct search_obs *
                 return -ENOMEM;
         for (size_t i = 0; i < n_out; i++) {
                 const struct search_obs *o = &obs[out[i]];
-                double size = search_alloc_size(o->evidence);
+                double size = out_size[i];
                 if (size < 0)
                         continue;
                 char *g = search_signature(s, o->kind, o->evidence);

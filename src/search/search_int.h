@@ -124,11 +124,12 @@ double search_alloc_size(const char *evidence);
  * an axis, show that axis does not change that allocation; where their line has failed at two
  * sizes or more, and no cell that loaded says otherwise, a cell that differs from one that ran
  * out only on such axes (or larger sizes: sz, search_sizes) runs out too: mem_over[k] is that
- * cell, and by_alloc[k] true. out: the cells that ran out; in: those that loaded. Cells with
- * mem_over or mem_under set are left. -ENOMEM. */
-int search_alloc_predict(const struct search_space *s, const struct search_obs *obs, const size_t *out, size_t n_out,
-                         const size_t *in, size_t n_in, double *const *sz, long *mem_over, const long *mem_under,
-                         bool *by_alloc);
+ * cell, and by_alloc[k] true. out: the cells that ran out, out_size their lines' sizes
+ * (search_alloc_size, -1 for none); in: those that loaded. Cells with mem_over or mem_under
+ * set are left. -ENOMEM. */
+int search_alloc_predict(const struct search_space *s, const struct search_obs *obs, const size_t *out,
+                         const double *out_size, size_t n_out, const size_t *in, size_t n_in, double *const *sz,
+                         long *mem_over, const long *mem_under, bool *by_alloc);
 /* The values of axis a that are its smallest and its largest number ("0.6" and "0.97" of a
  * memory share; a 0, which a flag often takes for "the default" or "no limit", and words
  * left out), into *lo and *hi; false where fewer than two of its values are such numbers. */
