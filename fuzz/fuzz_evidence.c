@@ -1,6 +1,7 @@
 /* fuzz_evidence.c -- libFuzzer target: what the search reads in a failure's line
  * (search_names_value, search_signature, search_names_flag; src/search/search_evidence.c) and
- * the size an out-of-memory line says it failed to allocate (search_alloc_size).
+ * the size an out-of-memory line says it failed to allocate (search_alloc_size) and what it
+ * says was free (search_alloc_free).
  *
  * Input: byte 0 picks the engine profile (its words, names and flag spellings, and the words
  * of the settings it lists that are no axis's); the rest is the line. The space is fixed: the attention backend, the KV cache's dtype (two values
@@ -8,7 +9,7 @@
  * axis of maps read by an env key, with the matrix's spellings of its values.
  * Invariants: no crash; every cell's reading is one of the three answers, and names an axis
  * of the space when it names one; the signature is a string that begins with the kind; a
- * size is -1 or a finite number of bytes above 0.
+ * size is -1 or a finite number of bytes above 0; what was free is -1 or finite and 0 or more.
  */
 #include <math.h>
 
@@ -70,6 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 (void)search_names_flag(line, flags[a]);
         double bytes = search_alloc_size(line);
         FUZZ_ASSERT(bytes == -1 || (isfinite(bytes) && bytes > 0), "allocation size %g", bytes);
+        double left = search_alloc_free(line);
+        FUZZ_ASSERT(left == -1 || (isfinite(left) && left >= 0), "free memory %g", left);
         free(other);
         free(line);
         return 0;

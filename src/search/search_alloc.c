@@ -52,7 +52,7 @@ double search_alloc_size(const char *evidence) {
                         while (*u == ' ')
                                 u++;
                         double bytes = unit_at(u);
-                        if (isfinite(v) && v > 0 && bytes > 0)
+                        if (isfinite(v * bytes) && v > 0 && bytes > 0)
                                 return v * bytes;
                         if (size_word && isfinite(v) && v > 0 && !isalpha((unsigned char)*end) && *end != '_')
                                 return v; /* "of size 1342177280": bytes */
@@ -62,86 +62,145 @@ double search_alloc_size(const char *evidence) {
         return -1;
 }
 
+/* The memory a line says was free when the allocation failed, in bytes, or -1: the size just
+ * before "free" (PyTorch: "of which 1.06 GiB is free", "3.44 MiB free"). */
+double search_alloc_free(const char *evidence) {
+        for (const char *f = evidence; f && (f = strcasestr(f, "free")); f += 4) {
+                if (f == evidence || isalnum((unsigned char)f[4]) || f[4] == '_' || isalnum((unsigned char)f[-1]))
+                        continue;
+                const char *p = f;
+                while (p > evidence && p[-1] == ' ')
+                        p--;
+                if (p - evidence >= 2 && strncasecmp(p - 2, "is", 2) == 0 &&
+                    (p - 2 == evidence || p[-3] == ' ')) {
+                        p -= 2;
+                        while (p > evidence && p[-1] == ' ')
+                                p--;
+                }
+                /* the unit: the letters before, then the number before them */
+                const char *u = p;
+                while (u > evidence && isalpha((unsigned char)u[-1]))
+                        u--;
+                if (u == p)
+                        continue;
+                double bytes = unit_at(u); /* u..p all letters: a unit that matches ends at p */
+                if (bytes <= 0)
+                        continue;
+                const char *q = u;
+                while (q > evidence && q[-1] == ' ')
+                        q--;
+                const char *d = q;
+                while (d > evidence && (isdigit((unsigned char)d[-1]) || d[-1] == '.'))
+                        d--;
+                if (d == q || !isdigit((unsigned char)*d))
+                        continue;
+                double v = strtod(d, NULL);
+                if (isfinite(v * bytes) && v >= 0)
+                        return v * bytes;
+        }
+        return -1;
+}
+
 /* Whether two sizes read from lines are one (the same figure, printed alike). */
 static bool same_size(double x, double y) {
         return fabs(x - y) <= 1e-6 * MAX(x, y);
 }
 
+/* Whether two lines' free memory is one: both unsaid, or both said and alike to a hundredth
+ * of the allocation (a line rounds; a change of headroom that small decides nothing). */
+static bool same_free(double x, double y, double size) {
+        if (x < 0 || y < 0)
+                return x < 0 && y < 0;
+        return fabs(x - y) <= 0.01 * size;
+}
+
 struct ran_out {
         size_t cell;
-        double size;
-        size_t family;   /* index of its line's signature, numbers taken out, among them */
+        double size, free;
+        size_t family; /* index of its line's signature, numbers taken out, among them */
 };
 
-/* For family f: axes that two of its cells differing on them failed at one size on (same),
- * less those that a change of size follows (two cells of other sizes differing on it and
- * otherwise on such axes alone), less those a cell that loaded says can save it. */
-static void family_invariant(const struct search_space *s, const struct ran_out *r, size_t n, size_t f,
-                             const size_t *in, size_t n_in, double *const *sz, bool *inv) {
-        size_t A = s->n_axes, sizes = 0;
-        double first = -1;
-        for (size_t a = 0; a < A; a++)
-                inv[a] = false;
-        /* one size in all its cells: a fixed chunk (an allocator's block, a line that rounds)
-         * says nothing of which allocation it was */
-        for (size_t i = 0; i < n; i++)
-                if (r[i].family == f && (sizes == 0 || (sizes == 1 && !same_size(first, r[i].size)))) {
-                        first = sizes == 0 ? r[i].size : first;
-                        sizes++;
+typedef uint32_t axes_t; /* a set of axes (at most 16: fit_sizes) */
+
+static axes_t differ(const struct search_space *s, size_t x, size_t y) {
+        const size_t *cx = s->choice + x * s->n_axes, *cy = s->choice + y * s->n_axes;
+        axes_t d = 0;
+        for (size_t a = 0; a < s->n_axes; a++)
+                if (cx[a] != cy[a])
+                        d |= (axes_t)1 << a;
+        return d;
+}
+
+/* The axes on which cell y holds a larger size than cell x (sz: search_sizes). */
+static axes_t larger(const struct search_space *s, double *const *sz, size_t x, size_t y) {
+        const size_t *cx = s->choice + x * s->n_axes, *cy = s->choice + y * s->n_axes;
+        axes_t d = 0;
+        for (size_t a = 0; a < s->n_axes; a++)
+                if (cx[a] != cy[a] && sz[a] && sz[a][cx[a]] >= 0 && sz[a][cy[a]] >= sz[a][cx[a]])
+                        d |= (axes_t)1 << a;
+        return d;
+}
+
+/* The axes that the cells of family f (one line, its numbers taken out) show do not change
+ * that allocation: two of them failed at one size, with one free memory where the line says
+ * it, and differ on them; shown_at[a], the smallest size that showed axis a so. Less those
+ * that a change of size follows (two cells of other sizes that differ on such axes alone),
+ * those on which two cells of one size that the line says had other free memory differ alone,
+ * and those a cell that loaded says can save it (it differs from one that ran out on such
+ * axes alone, or larger sizes). None where the family failed at one size alone: a fixed chunk
+ * says nothing of which allocation it was. */
+static axes_t family_invariant(const struct search_space *s, const struct ran_out *r, size_t n, size_t f,
+                               const size_t *in, size_t n_in, double *const *sz, double *shown_at) {
+        axes_t inv = 0, blocked = 0;
+        for (size_t a = 0; a < s->n_axes; a++)
+                shown_at[a] = INFINITY;
+        const struct ran_out *first = NULL;
+        bool two = false;
+        for (size_t i = 0; i < n && !two; i++)
+                if (r[i].family == f) {
+                        two = first && !same_size(first->size, r[i].size);
+                        first = first ? first : &r[i];
                 }
-        if (sizes < 2)
-                return;
+        if (!two)
+                return 0;
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = i + 1; j < n; j++)
+                        if (r[i].family == f && r[j].family == f && same_size(r[i].size, r[j].size) &&
+                            same_free(r[i].free, r[j].free, r[i].size)) {
+                                axes_t d = differ(s, r[i].cell, r[j].cell);
+                                inv |= d;
+                                for (size_t a = 0; a < s->n_axes; a++)
+                                        if (d >> a & 1)
+                                                shown_at[a] = MIN(shown_at[a], MIN(r[i].size, r[j].size));
+                        }
         for (size_t i = 0; i < n; i++)
                 for (size_t j = i + 1; j < n; j++) {
-                        if (r[i].family != f || r[j].family != f || !same_size(r[i].size, r[j].size))
+                        if (r[i].family != f || r[j].family != f)
                                 continue;
-                        const size_t *ci = s->choice + r[i].cell * A, *cj = s->choice + r[j].cell * A;
-                        for (size_t a = 0; a < A; a++)
-                                inv[a] |= ci[a] != cj[a];
-                }
-        bool varies[16] = {0};
-        for (size_t i = 0; i < n; i++)
-                for (size_t j = i + 1; j < n; j++) {
-                        if (r[i].family != f || r[j].family != f || same_size(r[i].size, r[j].size))
+                        /* other sizes, or one size and other free memory: one of the axes
+                         * they differ on changes the allocation or what was left for it */
+                        if (same_size(r[i].size, r[j].size) && same_free(r[i].free, r[j].free, r[i].size))
                                 continue;
-                        const size_t *ci = s->choice + r[i].cell * A, *cj = s->choice + r[j].cell * A;
-                        /* differing on shown axes alone, they failed at other sizes: one
-                         * of those changes it after all */
-                        bool other = false;
-                        for (size_t a = 0; a < A; a++)
-                                other |= ci[a] != cj[a] && !inv[a];
-                        for (size_t a = 0; a < A && !other; a++)
-                                varies[a] |= ci[a] != cj[a];
+                        axes_t d = differ(s, r[i].cell, r[j].cell);
+                        if (d && (d & ~inv) == 0)
+                                blocked |= d;
                 }
-        for (size_t a = 0; a < A; a++)
-                inv[a] &= !varies[a];
-        /* a cell that loaded, differing from one that ran out only on such axes (or larger
-         * sizes): one of them saved it */
-        for (bool changed = true; changed;) {
+        inv &= ~blocked;
+        for (bool changed = true; changed && inv;) {
                 changed = false;
                 for (size_t i = 0; i < n; i++) {
                         if (r[i].family != f)
                                 continue;
                         for (size_t j = 0; j < n_in; j++) {
-                                const size_t *cx = s->choice + r[i].cell * A, *cy = s->choice + in[j] * A;
-                                bool explained = true, any = false;
-                                for (size_t a = 0; a < A && explained; a++) {
-                                        if (cx[a] == cy[a])
-                                                continue;
-                                        bool larger = sz[a] && sz[a][cx[a]] >= 0 && sz[a][cy[a]] >= sz[a][cx[a]];
-                                        explained = inv[a] || larger;
-                                        any |= inv[a];
+                                axes_t d = differ(s, r[i].cell, in[j]), big = larger(s, sz, r[i].cell, in[j]);
+                                if ((d & ~(inv | big)) == 0 && (d & inv)) {
+                                        inv &= ~d;
+                                        changed = true;
                                 }
-                                if (!explained || !any)
-                                        continue;
-                                for (size_t a = 0; a < A; a++)
-                                        if (cx[a] != cy[a] && inv[a]) {
-                                                inv[a] = false;
-                                                changed = true;
-                                        }
                         }
                 }
         }
+        return inv;
 }
 
 int search_alloc_predict(const struct search_space *s, const struct search_obs *obs, const size_t *out,
@@ -152,9 +211,10 @@ int search_alloc_predict(const struct search_space *s, const struct search_obs *
                 return 0;
         _cleanup_free_ struct ran_out *r = calloc(n_out ? n_out : 1, sizeof(*r));
         _cleanup_free_ char **sig = calloc(n_out ? n_out : 1, sizeof(char *));
-        _cleanup_free_ bool *inv = calloc((n_out ? n_out : 1) * A, sizeof(bool));
+        _cleanup_free_ axes_t *inv = calloc(n_out ? n_out : 1, sizeof(axes_t));
+        _cleanup_free_ double *shown_at = calloc((n_out ? n_out : 1) * A, sizeof(double));
         int ret = 0;
-        if (!r || !sig || !inv)
+        if (!r || !sig || !inv || !shown_at)
                 return -ENOMEM;
         for (size_t i = 0; i < n_out; i++) {
                 const struct search_obs *o = &obs[out[i]];
@@ -173,30 +233,29 @@ int search_alloc_predict(const struct search_space *s, const struct search_obs *
                         sig[n_fam++] = g;
                 else
                         free(g);
-                r[n++] = (struct ran_out){out[i], size, f};
+                r[n++] = (struct ran_out){out[i], size, search_alloc_free(o->evidence), f};
         }
         if (n < 2)
                 goto done;
         bool any = false;
-        for (size_t f = 0; f < n_fam; f++) {
-                family_invariant(s, r, n, f, in, n_in, sz, inv + f * A);
-                for (size_t a = 0; a < A; a++)
-                        any |= inv[f * A + a];
-        }
+        for (size_t f = 0; f < n_fam; f++)
+                any |= (inv[f] = family_invariant(s, r, n, f, in, n_in, sz, shown_at + f * A)) != 0;
         if (!any)
                 goto done;
         for (size_t k = 0; k < s->n_cells; k++) {
                 if (obs[k].state != SEARCH_UNKNOWN || mem_over[k] >= 0 || mem_under[k] >= 0)
                         continue;
-                const size_t *ck = s->choice + k * A;
                 for (size_t i = 0; i < n && mem_over[k] < 0; i++) {
-                        const size_t *cx = s->choice + r[i].cell * A;
-                        const bool *fi = inv + r[i].family * A;
-                        bool follows = true;
-                        for (size_t a = 0; a < A && follows; a++)
-                                follows = ck[a] == cx[a] || fi[a] ||
-                                          (sz[a] && sz[a][cx[a]] >= 0 && sz[a][ck[a]] >= sz[a][cx[a]]);
-                        if (follows) {
+                        /* an axis shown alike at a size that failed whatever its value says
+                         * nothing of a smaller allocation, which the room one value leaves
+                         * may still hold */
+                        const double *at = shown_at + r[i].family * A;
+                        axes_t alike = inv[r[i].family];
+                        for (size_t a = 0; a < A; a++)
+                                if (at[a] > r[i].size && !same_size(at[a], r[i].size))
+                                        alike &= ~((axes_t)1 << a);
+                        axes_t d = differ(s, r[i].cell, k);
+                        if ((d & ~(alike | larger(s, sz, r[i].cell, k))) == 0) {
                                 mem_over[k] = (long)r[i].cell;
                                 by_alloc[k] = true;
                         }

@@ -120,13 +120,18 @@ bool search_sizes_at_least(const struct search_space *s, double *const *sz, size
  * the size an out-of-memory line says it tried to allocate, in bytes ("attempted to allocate
  * 1280.00 MB", "Tried to allocate 2.00 GiB", "buffer of size 1342177280"), or -1. */
 double search_alloc_size(const char *evidence);
-/* Cells that ran out of memory at one size of one line (its numbers taken out), differing on
- * an axis, show that axis does not change that allocation; where their line has failed at two
- * sizes or more, and no cell that loaded says otherwise, a cell that differs from one that ran
- * out only on such axes (or larger sizes: sz, search_sizes) runs out too: mem_over[k] is that
- * cell, and by_alloc[k] true. out: the cells that ran out, out_size their lines' sizes
- * (search_alloc_size, -1 for none); in: those that loaded. Cells with mem_over or mem_under
- * set are left. -ENOMEM. */
+/* The memory the line says was free when it failed, in bytes ("of which 1.06 GiB is free",
+ * "3.44 MiB free"), or -1. */
+double search_alloc_free(const char *evidence);
+/* Cells that ran out of memory at one size of one line (its numbers taken out), with one
+ * free memory where the line says it, differing on an axis, show that axis does not change
+ * that allocation; where their line has failed at two sizes or more, and no cell that loaded
+ * says otherwise, a cell that differs from one that ran out only on such axes (or larger
+ * sizes: sz, search_sizes) runs out too: mem_over[k] is that cell, and by_alloc[k] true. An
+ * axis counts so for a cell that ran out at the size that showed it or a larger one only: a
+ * smaller allocation may fit in the room another value leaves. out: the cells that ran out,
+ * out_size their lines' sizes (search_alloc_size, -1 for none); in: those that loaded. Cells
+ * with mem_over or mem_under set are left. -ENOMEM. */
 int search_alloc_predict(const struct search_space *s, const struct search_obs *obs, const size_t *out,
                          const double *out_size, size_t n_out, const size_t *in, size_t n_in, double *const *sz,
                          long *mem_over, const long *mem_under, bool *by_alloc);

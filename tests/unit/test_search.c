@@ -1212,6 +1212,103 @@ static void test_memory_alloc(void **state) {
 #undef CELL
 }
 
+/* The allocation that failed, and what was left for it. Shown alike at one size, an axis is
+ * alike at that size only: on the real llama-server (CPU, the testbed's model, 800 MB of
+ * address space, -fa on; docs/data/search-alloc-2026-12-07/llama-server-headroom.txt) the
+ * compute buffer of -ub 8192 at -c 131072 (2128.19 MB) fails in either cache type, more than
+ * any headroom, while at -c 32768 (587.69 MB) the f32 cache fails and the f16 one leaves room
+ * and serves. And where the line says what was free (PyTorch), two cells of one size with
+ * other free memory show nothing alike: a larger memory share left less for a CUDA graph. */
+static void test_memory_headroom(void **state) {
+        (void)state;
+        {
+                static const size_t nv[4] = {2, 2, 2, 2};
+                static const char *const an[4] = {"ctx", "kv", "ub", "mmap"};
+                static const char *const af[4] = {"-c", NULL, "-ub", NULL};
+                static const char *const ctx[2] = {"32768", "131072"}, *const kv[2] = {"f16", "f32"},
+                                         *const ub[2] = {"2048", "8192"}, *const mm[2] = {"mmap", "no-mmap"};
+                static const char *const *const vn[4] = {ctx, kv, ub, mm};
+                enum { N = 16 };
+                struct x222 g;
+                x222_init(&g, N, nv, an, af, vn);
+#define CELL(c, k, u, f) ((size_t)(c) * 8 + (size_t)(k) * 4 + (size_t)(u) * 2 + (size_t)(f))
+#define RAN_OUT(mb)                                                                                                    \
+        ((struct search_obs){.state = SEARCH_INFEASIBLE,                                                               \
+                             .kind = "crash/oom",                                                                      \
+                             .evidence = "E ggml_aligned_malloc: insufficient memory (attempted to allocate " mb " MB)"})
+                const struct search_obs served = {.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+                struct search_obs obs[N] = {0};
+                obs[CELL(0, 0, 0, 0)] = served;
+                obs[CELL(0, 1, 0, 0)] = served;
+                obs[CELL(1, 0, 1, 0)] = RAN_OUT("2128.19");
+                obs[CELL(1, 1, 1, 1)] = RAN_OUT("2128.19");
+                obs[CELL(0, 1, 1, 0)] = RAN_OUT("587.69");
+                struct search_model *m = NULL;
+                assert_int_equal(search_model_fit(&g.sp, obs, &m), 0);
+                /* at 2128.19 MB the cache type and the mapping are shown alike */
+                _cleanup_free_ char *why = predicted_to_fail(m, CELL(1, 0, 1, 1), "ctx=131072 kv=f16 ub=8192 no-mmap");
+                assert_non_null(strstr(why, "failed at one size in cells that differ on"));
+                search_model_free(m);
+                /* at 587.69 MB nothing is: the f16 cache beside it serves on the real server */
+                not_by_alloc(&g.sp, obs, CELL(0, 0, 1, 0), "ctx=32768 kv=f16 ub=8192 mmap");
+                not_by_alloc(&g.sp, obs, CELL(0, 0, 1, 1), "ctx=32768 kv=f16 ub=8192 no-mmap");
+#undef RAN_OUT
+#undef CELL
+        }
+        {
+                static const size_t nv[4] = {4, 2, 2, 2};
+                static const char *const an[4] = {"mem", "attn", "cgbs", "kv"};
+                static const char *const af[4] = {"--mem-fraction-static", "--attention-backend", "--cuda-graph-max-bs",
+                                                  "--kv-cache-dtype"};
+                static const char *const mem[4] = {"0.80", "0.85", "0.88", "0.90"}, *const attn[2] = {"fa3", "flashinfer"},
+                                         *const cgbs[2] = {"80", "160"}, *const kv[2] = {"auto", "fp8_e4m3"};
+                static const char *const *const vn[4] = {mem, attn, cgbs, kv};
+                enum { N = 32 };
+                struct x222 g;
+                x222_init(&g, N, nv, an, af, vn);
+#define CELL(c, k, u, f) ((size_t)(c) * 8 + (size_t)(k) * 4 + (size_t)(u) * 2 + (size_t)(f))
+#define RAN_OUT(gib, free)                                                                                             \
+        ((struct search_obs){.state = SEARCH_INFEASIBLE,                                                               \
+                             .kind = "crash/oom",                                                                      \
+                             .evidence = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate " gib          \
+                                         " GiB. GPU 0 has a total capacity of 79.11 GiB of which " free " GiB is free."})
+                const struct search_obs served = {.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+                struct search_obs obs[N] = {0};
+                obs[CELL(0, 0, 0, 0)] = served;
+                obs[CELL(3, 0, 1, 0)] = RAN_OUT("1.50", "0.40");
+                obs[CELL(2, 0, 1, 0)] = RAN_OUT("1.50", "1.10");
+                obs[CELL(3, 1, 1, 0)] = RAN_OUT("1.50", "0.40");
+                obs[CELL(3, 1, 1, 1)] = RAN_OUT("1.50", "0.40");
+                obs[CELL(3, 0, 0, 0)] = RAN_OUT("0.75", "0.40");
+                struct search_model *m = NULL;
+                assert_int_equal(search_model_fit(&g.sp, obs, &m), 0);
+                /* one size, one free memory: attn and kv shown alike */
+                _cleanup_free_ char *why = predicted_to_fail(m, CELL(3, 0, 1, 1), "mem=0.90 fa3 cgbs=160 fp8");
+                assert_non_null(strstr(why, "failed at one size in cells that differ on"));
+                search_model_free(m);
+                /* one size, other free memory: the share changed the headroom */
+                for (size_t v = 0; v < 2; v++)
+                        not_by_alloc(&g.sp, obs, CELL(v, 0, 1, 0), "a smaller share beside cgbs=160");
+                /* the same cells, their lines saying nothing of what was free: the share
+                 * would be taken for alike (the rule's reach where a line says less) */
+                struct search_obs bare[N];
+                memcpy(bare, obs, sizeof(bare));
+                const size_t out[] = {CELL(3, 0, 1, 0), CELL(2, 0, 1, 0), CELL(3, 1, 1, 0), CELL(3, 1, 1, 1)};
+                for (size_t i = 0; i < ELEMENTSOF(out); i++)
+                        bare[out[i]].evidence = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB.";
+                bare[CELL(3, 0, 0, 0)].evidence = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 0.75 GiB.";
+                /* (the cell that loaded at mem=0.80 beside cgbs=80 would say the share saves
+                 * that smaller allocation: left out, to show what the free memory alone does) */
+                bare[CELL(0, 0, 0, 0)] = (struct search_obs){0};
+                assert_int_equal(search_model_fit(&g.sp, bare, &m), 0);
+                _cleanup_free_ char *bare_why = predicted_to_fail(m, CELL(0, 0, 1, 0), "mem=0.80, lines without free");
+                assert_non_null(strstr(bare_why, "differ on"));
+                search_model_free(m);
+#undef RAN_OUT
+#undef CELL
+        }
+}
+
 /* Cells in flight (search_obs.pending) are fitted as their predicted outcome: each new
  * decision picks a cell not in flight, the launches in flight count against the budget,
  * and a stop while some are in flight is only for now. */
@@ -1441,6 +1538,7 @@ int main(void) {
                 cmocka_unit_test(test_memory_signal),
                 cmocka_unit_test(test_memory_sizes),
                 cmocka_unit_test(test_memory_alloc),
+                cmocka_unit_test(test_memory_headroom),
                 cmocka_unit_test(test_sim_generate),
                 cmocka_unit_test(test_sim_launch),
                 cmocka_unit_test(test_sim_oom_sizes),

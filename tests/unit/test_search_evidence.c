@@ -157,6 +157,7 @@ static void test_alloc_size(void **state) {
                 {"failed to allocate buffer for kv cache", -1},
                 {"cudaMalloc failed: out of memory (allocating on device 0)", -1},
                 {"failed to allocate 0x7f3a00 at sm_90", -1},
+                {"tried to allocate 1e305 TiB", -1}, /* past a double: no size */
                 {"", -1},
         };
         for (size_t i = 0; i < ELEMENTSOF(t); i++) {
@@ -168,6 +169,40 @@ static void test_alloc_size(void **state) {
                         assert_true(fabs(got - t[i].bytes) < 1e-6 * t[i].bytes);
         }
         assert_true(search_alloc_size(NULL) < 0);
+        /* what the line says was free: PyTorch's two spellings, none elsewhere */
+        static const struct {
+                const char *line;
+                double bytes;
+        } f[] = {
+                {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+                 "79.11 GiB of which 1.23 GiB is free. Including non-PyTorch memory, this process has 77.87 GiB memory in "
+                 "use. Of the allocated memory 75.10 GiB is allocated by PyTorch",
+                 1.23 * 1073741824.0},
+                {"RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; 14.56 "
+                 "GiB already allocated; 3.44 MiB free; 14.68 GiB reserved in total by PyTorch)",
+                 3.44 * 1048576.0},
+                {"GPU 0 has a total capacity of 79.11 GiB of which 0 bytes is free.", 0},
+                {"E ggml_aligned_malloc: insufficient memory (attempted to allocate 1280.00 MB)", -1},
+                {"Free memory on device (70.1/79.2 GiB) on startup is less than desired", -1},
+                {"12 freed; 3.44 MiB freely", -1},
+                {"of which 1000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+                 "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+                 "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+                 "000000000000000000000000000 TiB is free",
+                 -1},
+                {"free", -1},
+                {"is free", -1},
+                {"", -1},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(f); i++) {
+                double got = search_alloc_free(f[i].line);
+                print_message("free: %s: %.0f\n", f[i].line, got);
+                if (f[i].bytes < 0)
+                        assert_true(got < 0);
+                else
+                        assert_true(fabs(got - f[i].bytes) <= 1e-6 * f[i].bytes);
+        }
+        assert_true(search_alloc_free(NULL) < 0);
 }
 
 static void test_names_value(void **state) {
