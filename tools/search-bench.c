@@ -93,7 +93,8 @@ struct space_result {
         bool needle;            /* sim_space_needle */
         enum sim_lines lines;   /* sim_space_lines */
         size_t oom_cells;       /* cells that run out of memory */
-        bool oom_sizes;         /* and their lines say the size (sim_space_oom_sizes) */
+        int oom_sizes;          /* and their lines say the size (1: sim_space_oom_sizes), and
+                                   what was free (2: sim_space_oom_free) */
         size_t combos;
         size_t params;          /* the speed model's main effects: 1 + the sum of (values - 1) */
         char *describe;
@@ -578,8 +579,8 @@ static void print_lines(const struct space_result *sr, size_t n, size_t min_cell
 }
 
 /* The launches that ran out of memory, in the spaces where some cell does, by whether the
- * lines say the size of the allocation that failed (sim_space_set_oom_sizes): spaces,
- * success, such launches per space (median, mean). */
+ * lines say the size of the allocation that failed (sim_space_set_oom_sizes) and what was
+ * free (sim_space_set_oom_free): spaces, success, such launches per space (median, mean). */
 static void print_oom(const struct space_result *sr, size_t n, size_t min_cells, double share) {
         static const enum row rows[] = {ROW_SEARCH, ROW_SEARCH_BUDGET};
         _cleanup_free_ double *oom = calloc(n ? n : 1, sizeof(double));
@@ -589,13 +590,13 @@ static void print_oom(const struct space_result *sr, size_t n, size_t min_cells,
                min_cells);
         printf("  %-28s %-15s %6s %8s %7s %7s\n", "strategy", "the lines", "spaces", "success", "oom", "mean");
         for (size_t i = 0; i < ELEMENTSOF(rows); i++)
-                for (int says = 1; says >= 0; says--) {
+                for (int says = 2; says >= 0; says--) {
                         size_t m = 0, ok = 0;
                         double sum = 0;
                         for (size_t j = 0; j < n; j++) {
                                 const struct outcome *o = &sr[j].o[rows[i]];
                                 if (sr[j].cells < min_cells || !o->ran || sr[j].oom_cells == 0 ||
-                                    sr[j].oom_sizes != (says == 1))
+                                    sr[j].oom_sizes != says)
                                         continue;
                                 oom[m++] = (double)o->failed_oom;
                                 sum += (double)o->failed_oom;
@@ -606,7 +607,7 @@ static void print_oom(const struct space_result *sr, size_t n, size_t min_cells,
                         qsort(oom, m, sizeof(double), cmp_double);
                         char label[64];
                         row_label(rows[i], share, label, sizeof(label));
-                        printf("  %-28s %-15s %6zu %7.1f%% %7.0f %7.1f\n", label, says ? "their sizes" : "one size", m,
+                        printf("  %-28s %-15s %6zu %7.1f%% %7.0f %7.1f\n", label, says == 2 ? "sizes and free" : says ? "their sizes" : "one size", m,
                                100.0 * (double)ok / (double)m, percentile(oom, m, 50), sum / (double)m);
                 }
         printf("\n");
@@ -845,7 +846,7 @@ static void *worker(void *userdata) {
                 r->patterns = sim_space_patterns(s);
                 r->needle = sim_space_needle(s, &r->combos);
                 r->lines = sim_space_lines(s);
-                r->oom_sizes = sim_space_oom_sizes(s);
+                r->oom_sizes = sim_space_oom_free(s) ? 2 : sim_space_oom_sizes(s);
                 for (size_t k = 0; k < sim_space_cells(s); k++)
                         r->oom_cells += sim_cell_oom(s, k);
                 r->params = params_of(s);

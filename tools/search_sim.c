@@ -54,7 +54,7 @@ static const char *const fail_names[_SIM_FAIL_MAX] = {
 };
 
 static const char oom_evidence[] = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB";
-#define SIM_OOM_LINE 96
+#define SIM_OOM_LINE 160
 
 void sim_space_free(struct sim_space *s) {
         if (!s)
@@ -70,6 +70,7 @@ void sim_space_free(struct sim_space *s) {
                 free(s->memory[a]);
                 free(s->oom_line[a]);
         }
+        free(s->oom_cell_line);
         free(s->pairs);
         for (size_t i = 0; i < s->n_rules; i++) {
                 free(s->rules[i].evidence);
@@ -260,6 +261,14 @@ bool sim_space_oom_sizes(const struct sim_space *s) {
         return s->oom_line[0] != NULL;
 }
 
+void sim_space_set_oom_free(struct sim_space *s, bool on) {
+        s->oom_free = on;
+}
+
+bool sim_space_oom_free(const struct sim_space *s) {
+        return s->oom_cell_line != NULL;
+}
+
 /* The axis whose allocation takes cell k past the memory limit (sim_space_set_oom_sizes). */
 static size_t oom_axis(const struct sim_space *s, size_t k) {
         const size_t *c = &s->choice[k * s->n_axes];
@@ -362,14 +371,33 @@ int sim_space_finish(struct sim_space *s) {
         s->n_feasible = n_feasible;
         s->best_cell = best;
         s->finished = true;
-        /* the lines of the allocations that fail: each axis its own scale in GiB */
+        /* the lines of the allocations that fail: each axis its own scale in MB, as llama.cpp
+         * words it; or, where the line says what was free, PyTorch's words, in GiB of one
+         * scale (the limit 6 x its share), what the axes before left */
         for (size_t a = 0; s->oom_sizes && s->memory_limit > 0 && !s->t_speed && a < s->n_axes; a++) {
                 if (!(s->oom_line[a] = calloc(s->n_values[a], SIM_OOM_LINE)))
                         return -ENOMEM;
                 for (size_t v = 0; v < s->n_values[a]; v++)
                         snprintf(&s->oom_line[a][v * SIM_OOM_LINE], SIM_OOM_LINE,
-                                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB",
-                                 s->memory[a][v] * 6.0 * (1 + 0.37 * (double)a));
+                                 "E ggml_aligned_malloc: insufficient memory (attempted to allocate %.2f MB)",
+                                 s->memory[a][v] * 6.0 * (1 + 0.37 * (double)a) * 1024.0);
+        }
+        if (s->oom_line[0] && s->oom_free) {
+                if (!(s->oom_cell_line = calloc(n, SIM_OOM_LINE)))
+                        return -ENOMEM;
+                for (size_t k = 0; k < n; k++) {
+                        if (rule[k] != SIM_RULE_OOM)
+                                continue;
+                        size_t a = oom_axis(s, k);
+                        double before = 0;
+                        for (size_t b = 0; b < a; b++)
+                                before += s->memory[b][choice[k * s->n_axes + b]];
+                        snprintf(&s->oom_cell_line[k * SIM_OOM_LINE], SIM_OOM_LINE,
+                                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB. GPU 0 has a "
+                                 "total capacity of %.2f GiB of which %.2f GiB is free.",
+                                 s->memory[a][choice[k * s->n_axes + a]] * 6.0, s->memory_limit * 6.0,
+                                 MAX(s->memory_limit - before, 0.0) * 6.0);
+                }
         }
         return 0;
 }
@@ -561,7 +589,9 @@ int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search
         if (o.state == SEARCH_INFEASIBLE) {
                 o.kind = rule >= 0 && s->rules[rule].kind ? s->rules[rule].kind : fail_kinds[f];
                 o.evidence = rule != SIM_RULE_OOM ? s->rules[rule].evidence : oom_evidence;
-                if (rule == SIM_RULE_OOM && s->oom_line[0]) {
+                if (rule == SIM_RULE_OOM && s->oom_cell_line)
+                        o.evidence = &s->oom_cell_line[k * SIM_OOM_LINE];
+                else if (rule == SIM_RULE_OOM && s->oom_line[0]) {
                         size_t a = oom_axis(s, k);
                         o.evidence = &s->oom_line[a][s->choice[k * s->n_axes + a] * SIM_OOM_LINE];
                 }
@@ -912,6 +942,7 @@ int sim_space_generate(uint64_t seed, const struct sim_params *p, struct sim_spa
                 /* from a draw of its own, so that the spaces stay those of each seed */
                 s->speech = (enum sim_speech)(sim_seed_mix(seed, 0x5eec) % _SIM_SPEECH_MAX);
                 s->oom_sizes = sim_seed_mix(seed, 0xa110c) % 2 == 0;
+                s->oom_free = sim_seed_mix(seed, 0xf4ee) % 2 == 0;
                 r = draw_truth(&rng, s, ordinal);
                 if (r >= 0)
                         r = sim_space_finish(s);

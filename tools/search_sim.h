@@ -121,10 +121,16 @@ void sim_space_set_memory_limit(struct sim_space *s, double limit);
  * one size). Without: one line for every cell, "Tried to allocate 2.00 GiB", as an allocator's
  * fixed chunk prints. A drawn space says it in half the spaces, a hand-built one not. */
 void sim_space_set_oom_sizes(struct sim_space *s, bool on);
+/* With sizes, whether the line also says what was free when the allocation failed: the memory
+ * limit less the allocations of the axes before it, in PyTorch's words ("of which 0.40 GiB is
+ * free"); without, llama.cpp's ("attempted to allocate 1280.00 MB"). Before sim_space_finish. */
+void sim_space_set_oom_free(struct sim_space *s, bool on);
 /* Whether a launch of cell k runs out of memory (its line: sim_space_set_oom_sizes). */
 bool sim_cell_oom(const struct sim_space *s, size_t k);
 /* Whether some cell of the space runs out of memory, and its lines say their sizes. */
 bool sim_space_oom_sizes(const struct sim_space *s);
+/* Whether they say what was free too (sim_space_set_oom_free). */
+bool sim_space_oom_free(const struct sim_space *s);
 /* Makes the cells and their truth. -ENOENT when no cell serves right (the space stays
  * unfinished), -ENOMEM. */
 int sim_space_finish(struct sim_space *s);

@@ -40,6 +40,10 @@ struct sim_space {
         char *oom_line[SIM_AXES_MAX];   /* with oom_sizes: [axis][value], SIM_OOM_LINE each,
                                            the line of a launch failing at that allocation
                                            (sim_space_finish) */
+        bool oom_free;                  /* with oom_sizes: its line says what was free too, as
+                                           PyTorch's does (sim_space_set_oom_free) */
+        char *oom_cell_line;            /* with oom_free: [cell], SIM_OOM_LINE each, the line of
+                                           a cell that runs out (sim_space_finish) */
 
         /* made by sim_space_finish */
         bool finished;

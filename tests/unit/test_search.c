@@ -102,11 +102,13 @@ static void test_sim_launch(void **state) {
 
 /* A space whose out-of-memory lines say their sizes (sim_space_set_oom_sizes): axes 0 and 1
  * allocate in that order, and the first to take the sum past the limit fails with its own
- * size; a cell is out of memory by sim_cell_oom; without sizes every cell prints one line. */
+ * size; a cell is out of memory by sim_cell_oom; without sizes every cell prints one line.
+ * With what was free (sim_space_set_oom_free, sizes 2), the line says what the axes before
+ * left: two cells failing at one allocation after other values of axis 0 say other free. */
 static void test_sim_oom_sizes(void **state) {
         (void)state;
         const size_t nv[] = {3, 3, 2};
-        for (int sizes = 0; sizes < 2; sizes++) {
+        for (int sizes = 0; sizes < 3; sizes++) {
                 struct sim_space *s = NULL;
                 assert_int_equal(sim_space_new(3, nv, NULL, &s), 0);
                 for (size_t v = 1; v < 3; v++) {
@@ -114,10 +116,12 @@ static void test_sim_oom_sizes(void **state) {
                         assert_int_equal(sim_space_set_memory(s, 1, v, 0.5 * (double)v), 0);
                 }
                 sim_space_set_memory_limit(s, 1.2);
-                sim_space_set_oom_sizes(s, sizes == 1);
+                sim_space_set_oom_sizes(s, sizes >= 1);
+                sim_space_set_oom_free(s, sizes == 2);
                 sim_space_set_speed(s, 100, 0);
                 assert_int_equal(sim_space_finish(s), 0);
-                assert_int_equal(sim_space_oom_sizes(s), sizes == 1);
+                assert_int_equal(sim_space_oom_sizes(s), sizes >= 1);
+                assert_int_equal(sim_space_oom_free(s), sizes == 2);
                 uint64_t rng = 1;
                 struct search_obs o[4];
                 /* a0=v2 a1=v1 (1.0 + 0.5) and a0=v2 a1=v2 (1.0 + 1.0) fail at a1's allocation, each
@@ -134,10 +138,20 @@ static void test_sim_oom_sizes(void **state) {
                 assert_false(sim_cell_oom(s, cells[3]));
                 assert_int_equal(o[3].state, SEARCH_FEASIBLE);
                 print_message("sizes %d: %s | %s | %s\n", sizes, o[0].evidence, o[1].evidence, o[2].evidence);
+                for (size_t i = 0; i < 3; i++)
+                        assert_int_equal(search_alloc_free(o[i].evidence) >= 0, sizes == 2);
                 if (sizes) {
                         assert_true(search_alloc_size(o[0].evidence) < search_alloc_size(o[1].evidence));
+                        assert_true(search_alloc_size(o[1].evidence) == search_alloc_size(o[2].evidence));
+                }
+                if (sizes == 1)
                         assert_string_equal(o[1].evidence, o[2].evidence);
-                } else {
+                if (sizes == 2) {
+                        /* 1.2 - 1.0 and 1.2 - 0.5 left, 6 GiB to the share */
+                        assert_true(fabs(search_alloc_free(o[1].evidence) - 0.2 * 6 * 1073741824.0) < 0.01 * 1073741824.0);
+                        assert_true(fabs(search_alloc_free(o[2].evidence) - 0.7 * 6 * 1073741824.0) < 0.01 * 1073741824.0);
+                }
+                if (sizes == 0) {
                         assert_string_equal(o[0].evidence, o[1].evidence);
                 }
                 sim_space_free(s);
