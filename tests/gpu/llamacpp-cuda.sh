@@ -12,6 +12,11 @@
 #   tests/gpu/llamacpp-cuda.sh slots            build sm90 alone (all cores) if needed, then
 #                                               sweep llamacpp-slots.yaml (gpus_per_cell: 1)
 #                                               with nvidia-smi sampling each GPU
+#   tests/gpu/llamacpp-cuda.sh alloc            build sm90 alone (all cores) if needed, hold all
+#                                               but FREE_GIB (default 2) of the GPU's memory
+#                                               in a PyTorch process, then llamacpp-alloc.yaml:
+#                                               the grid for the truth, then the search
+#                                               (docs/search.md, "The allocation that failed")
 #   tests/gpu/llamacpp-cuda.sh search           build sm90 alone (all cores) if needed, then
 #                                               llamacpp-search.yaml (issue #33's space):
 #                                               the search at 32 launches, a bench too long
@@ -42,7 +47,7 @@ say() { echo "$*" | tee -a "$OUT/summary.txt"; }
 
 # the builds this phase needs: both, or the sm90 one alone for the slots sweep
 BUILDS="sm90 sm80"
-case $phase in slots | build90 | search) BUILDS=sm90 ;; esac
+case $phase in slots | build90 | search | alloc) BUILDS=sm90 ;; esac
 builds_done() { # prints how many of the wanted builds have ended (ok or failed)
         local n=0 v
         for v in $BUILDS; do [ -f "$B/$v.rc" ] && n=$((n + 1)); done
@@ -67,7 +72,8 @@ wait_builds() { # seconds
         done
 }
 
-if [ "$phase" = build ] || [ "$phase" = slots ] || [ "$phase" = build90 ] || [ "$phase" = search ]; then
+if [ "$phase" = build ] || [ "$phase" = slots ] || [ "$phase" = build90 ] || [ "$phase" = search ] ||
+        [ "$phase" = alloc ]; then
         : >"$OUT/summary.txt"
         {
                 nvidia-smi -L; nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv
@@ -107,11 +113,11 @@ if [ "$phase" = build ] || [ "$phase" = slots ] || [ "$phase" = build90 ] || [ "
                 start_build sm80 5 -DCMAKE_CUDA_ARCHITECTURES=80-real -DGGML_CUDA_FA=OFF
         fi
         wait_builds "${2:-540}"
-        [ "$phase" = slots ] || [ "$phase" = search ] || exit 0
+        [ "$phase" = slots ] || [ "$phase" = search ] || [ "$phase" = alloc ] || exit 0
 fi
 
 # --- sweep ----------------------------------------------------------------------------
-[ "$phase" = slots ] || [ "$phase" = search ] || wait_builds $((DEADLINE - 120))
+[ "$phase" = slots ] || [ "$phase" = search ] || [ "$phase" = alloc ] || wait_builds $((DEADLINE - 120))
 export PATH="$ROOT/.device/prebuilt/bin:$PATH"
 export LD_LIBRARY_PATH="$ROOT/.device/prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 G=$ROOT/.device/prebuilt/bin/gauntlet
@@ -144,6 +150,52 @@ if [ "$phase" = slots ]; then
         kill "$smi"; wait "$smi" 2>/dev/null
         sed 's/^/  /' "$R/slots-run.txt" | tee -a "$OUT/summary.txt"
         "$G" report --format json "$R/slots.db" >"$R/slots-report.json" 2>&1
+        tar -czf "$OUT/results.tar.gz" -C "$B" results
+        exit 0
+fi
+if [ "$phase" = alloc ]; then
+        [ -x "$B/sm90/bin/llama-server" ] || { say "alloc: no sm90 build yet (run the phase again)"; exit 1; }
+        d=$R/alloc
+        mkdir -p "$d"
+        # a process that holds all but FREE_GIB of the GPU's memory while the cells run
+        FREE_GIB=${FREE_GIB:-2} READY=$d/held.txt HOLD_S=$((DEADLINE - SECONDS)) python3 -c '
+import os, time, torch
+free, total = torch.cuda.mem_get_info()
+keep = int(float(os.environ["FREE_GIB"]) * 2**30)
+x = torch.empty(max(free - keep, 0), dtype=torch.uint8, device="cuda")
+free2, _ = torch.cuda.mem_get_info()
+open(os.environ["READY"], "w").write("free %d of %d bytes; held %d; free after %d\n" % (free, total, x.numel(), free2))
+time.sleep(int(os.environ["HOLD_S"]))' >"$d/holder.log" 2>&1 &
+        holder=$!
+        for _ in $(seq 1 60); do [ -s "$d/held.txt" ] && break; sleep 1; done
+        say "alloc: $(cat "$d/held.txt" 2>/dev/null || echo "the holder did not start: $(tail -n 3 "$d/holder.log")")"
+        m=tests/gpu/llamacpp-alloc.yaml
+        sed -e 's/^strategy: search/strategy: grid/' -e '/^budget:/d' "$m" >"$d/grid.yaml"
+        cp "$m" "$d/search.yaml"
+        for run in grid search; do
+                [ -f "$d/$run.done" ] && continue
+                left=$((DEADLINE - SECONDS - 15))
+                [ "$left" -gt 20 ] || { say "alloc: no time left for $run"; break; }
+                s=$SECONDS
+                PATH="$B/sm90/bin:$PATH" timeout -s INT "$left" "$G" run "$d/$run.yaml" --journal "$d/$run.db" \
+                        >>"$d/$run-run.txt" 2>&1
+                rc=$?
+                say "alloc $run: gauntlet run exit $rc, $((SECONDS - s)) s"
+                case $rc in 0 | 1) touch "$d/$run.done" ;; esac
+                "$G" report "$d/$run.db" >"$d/$run-report.txt" 2>&1
+                "$G" report --format json "$d/$run.db" >"$d/$run-report.json" 2>&1
+                grep '^search' "$d/$run-report.txt" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+        done
+        kill "$holder" 2>/dev/null
+        wait "$holder" 2>/dev/null
+        if [ -f "$d/grid-report.json" ] && [ -f "$d/search-report.json" ]; then
+                jq -r '.cells[] | "\(.axes.ctx) \(.axes.kv) \(.axes.ub) \(.axes.mm) \(.verdict) \(.cause // "") \(.evidence // "")"' \
+                        "$d/grid-report.json" | tee -a "$OUT/summary.txt"
+                for id in $(jq -r '.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("predicted crash [(]oom[)]"))) | .id' "$d/search-report.json"); do
+                        jq -r --arg id "$id" '.cells[] | select(.id == $id) | "predicted to run out: \(.axes.ctx) \(.axes.kv) \(.axes.ub) \(.axes.mm), in the grid \(.verdict) \(.cause // "")"' "$d/grid-report.json"
+                done | tee -a "$OUT/summary.txt"
+                say "alloc search: $(grep -cE '^\[launch [0-9]+.* crash/oom ' "$d/search-run.txt") launches out of memory"
+        fi
         tar -czf "$OUT/results.tar.gz" -C "$B" results
         exit 0
 fi
