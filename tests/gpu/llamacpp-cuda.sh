@@ -153,6 +153,25 @@ if [ "$phase" = slots ]; then
         tar -czf "$OUT/results.tar.gz" -C "$B" results
         exit 0
 fi
+run_matrices() { # PHASE DIR RUN...: each DIR/RUN.yaml with the sm90 build (a journal already
+        # done is not run again), its reports, its search line in the summary
+        local phase=$1 d=$2 run left s rc
+        shift 2
+        for run in "$@"; do
+                [ -f "$d/$run.done" ] && continue
+                left=$((DEADLINE - SECONDS - 15))
+                [ "$left" -gt 20 ] || { say "$phase: no time left for $run"; break; }
+                s=$SECONDS
+                PATH="$B/sm90/bin:$PATH" timeout -s INT "$left" "$G" run "$d/$run.yaml" --journal "$d/$run.db" \
+                        >>"$d/$run-run.txt" 2>&1
+                rc=$?
+                say "$phase $run: gauntlet run exit $rc, $((SECONDS - s)) s"
+                case $rc in 0 | 1) touch "$d/$run.done" ;; esac
+                "$G" report "$d/$run.db" >"$d/$run-report.txt" 2>&1
+                "$G" report --format json "$d/$run.db" >"$d/$run-report.json" 2>&1
+                grep '^search' "$d/$run-report.txt" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
+        done
+}
 if [ "$phase" = alloc ]; then
         [ -x "$B/sm90/bin/llama-server" ] || { say "alloc: no sm90 build yet (run the phase again)"; exit 1; }
         d=$R/alloc
@@ -172,20 +191,7 @@ time.sleep(int(os.environ["HOLD_S"]))' >"$d/holder.log" 2>&1 &
         m=tests/gpu/llamacpp-alloc.yaml
         sed -e 's/^strategy: search/strategy: grid/' -e '/^budget:/d' "$m" >"$d/grid.yaml"
         cp "$m" "$d/search.yaml"
-        for run in grid search; do
-                [ -f "$d/$run.done" ] && continue
-                left=$((DEADLINE - SECONDS - 15))
-                [ "$left" -gt 20 ] || { say "alloc: no time left for $run"; break; }
-                s=$SECONDS
-                PATH="$B/sm90/bin:$PATH" timeout -s INT "$left" "$G" run "$d/$run.yaml" --journal "$d/$run.db" \
-                        >>"$d/$run-run.txt" 2>&1
-                rc=$?
-                say "alloc $run: gauntlet run exit $rc, $((SECONDS - s)) s"
-                case $rc in 0 | 1) touch "$d/$run.done" ;; esac
-                "$G" report "$d/$run.db" >"$d/$run-report.txt" 2>&1
-                "$G" report --format json "$d/$run.db" >"$d/$run-report.json" 2>&1
-                grep '^search' "$d/$run-report.txt" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
-        done
+        run_matrices alloc "$d" grid search
         kill "$holder" 2>/dev/null
         wait "$holder" 2>/dev/null
         if [ -f "$d/grid-report.json" ] && [ -f "$d/search-report.json" ]; then
@@ -213,20 +219,8 @@ if [ "$phase" = search ]; then
         cp "$m" "$d/s32.yaml"
         cp "$m" "$d/s32b.yaml"
         # RUNS: which of them, in order (a journal already done is not run again)
-        for run in ${RUNS:-s32 context grid36 nobudget s32b}; do
-                [ -f "$d/$run.done" ] && continue
-                left=$((DEADLINE - SECONDS - 15))
-                [ "$left" -gt 20 ] || { say "search: no time left for $run"; break; }
-                s=$SECONDS
-                PATH="$B/sm90/bin:$PATH" timeout -s INT "$left" "$G" run "$d/$run.yaml" --journal "$d/$run.db" \
-                        >>"$d/$run-run.txt" 2>&1
-                rc=$?
-                say "search $run: gauntlet run exit $rc, $((SECONDS - s)) s"
-                case $rc in 0 | 1) touch "$d/$run.done" ;; esac
-                "$G" report "$d/$run.db" >"$d/$run-report.txt" 2>&1
-                "$G" report --format json "$d/$run.db" >"$d/$run-report.json" 2>&1
-                grep '^search' "$d/$run-report.txt" | sed 's/^/  /' | tee -a "$OUT/summary.txt"
-        done
+        # shellcheck disable=SC2086
+        run_matrices search "$d" ${RUNS:-s32 context grid36 nobudget s32b}
         tar -czf "$OUT/results.tar.gz" -C "$B" results
         exit 0
 fi

@@ -1155,6 +1155,14 @@ static void test_memory_sizes(void **state) {
 #undef CELL
 }
 
+/* Cell (c, k, u, f) of an x222 space, and a llama-server line of running out at mb MB (a
+ * string literal), for the tests of the allocation that failed. */
+#define CELL(c, k, u, f) ((size_t)(c) * 8 + (size_t)(k) * 4 + (size_t)(u) * 2 + (size_t)(f))
+#define RAN_OUT(mb)                                                                                                    \
+        ((struct search_obs){.state = SEARCH_INFEASIBLE,                                                               \
+                             .kind = "crash/oom",                                                                      \
+                             .evidence = "E ggml_aligned_malloc: insufficient memory (attempted to allocate " mb " MB)"})
+
 /* The allocation that failed (search_alloc_predict): the space of the real llama-server's
  * test (search-sizes-llamacpp.sh), -c 4 sizes x kv f16/f32 x -ub 32/512 x -fa on/off, where
  * a large context runs out allocating its KV cache whatever -ub and -fa are. Two cells of one
@@ -1175,11 +1183,6 @@ static void test_memory_alloc(void **state) {
         struct x222 g;
         x222_init(&g, N, nv, an, af, vn);
         const struct search_space *sp = &g.sp;
-#define CELL(c, k, u, f) ((size_t)(c) * 8 + (size_t)(k) * 4 + (size_t)(u) * 2 + (size_t)(f))
-#define RAN_OUT(mb)                                                                                                    \
-        ((struct search_obs){.state = SEARCH_INFEASIBLE,                                                               \
-                             .kind = "crash/oom",                                                                      \
-                             .evidence = "E ggml_aligned_malloc: insufficient memory (attempted to allocate " mb " MB)"})
         const struct search_obs served = {.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
         struct search_obs obs[N] = {0};
         obs[CELL(0, 0, 0, 0)] = served;
@@ -1222,12 +1225,10 @@ static void test_memory_alloc(void **state) {
         /* a cell that loaded with attn=off beside one that ran out with attn=on: attn saved it */
         obs[CELL(2, 1, 0, 1)] = served;
         not_by_alloc(sp, obs, CELL(2, 1, 1, 0), "after a cell that loaded");
-#undef RAN_OUT
-#undef CELL
 }
 
 /* The allocation that failed, and what was left for it. Shown alike at one size, an axis is
- * alike at that size only: on the real llama-server (CPU, the testbed's model, 800 MB of
+ * alike at that size and larger ones only: on the real llama-server (CPU, the testbed's model, 800 MB of
  * address space, -fa on; docs/data/search-alloc-2026-12-07/llama-server-headroom.txt) the
  * compute buffer of -ub 8192 at -c 131072 (2128.19 MB) fails in either cache type, more than
  * any headroom, while at -c 32768 (587.69 MB) the f32 cache fails and the f16 one leaves room
@@ -1245,11 +1246,6 @@ static void test_memory_headroom(void **state) {
                 enum { N = 16 };
                 struct x222 g;
                 x222_init(&g, N, nv, an, af, vn);
-#define CELL(c, k, u, f) ((size_t)(c) * 8 + (size_t)(k) * 4 + (size_t)(u) * 2 + (size_t)(f))
-#define RAN_OUT(mb)                                                                                                    \
-        ((struct search_obs){.state = SEARCH_INFEASIBLE,                                                               \
-                             .kind = "crash/oom",                                                                      \
-                             .evidence = "E ggml_aligned_malloc: insufficient memory (attempted to allocate " mb " MB)"})
                 const struct search_obs served = {.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
                 struct search_obs obs[N] = {0};
                 obs[CELL(0, 0, 0, 0)] = served;
@@ -1266,8 +1262,6 @@ static void test_memory_headroom(void **state) {
                 /* at 587.69 MB nothing is: the f16 cache beside it serves on the real server */
                 not_by_alloc(&g.sp, obs, CELL(0, 0, 1, 0), "ctx=32768 kv=f16 ub=8192 mmap");
                 not_by_alloc(&g.sp, obs, CELL(0, 0, 1, 1), "ctx=32768 kv=f16 ub=8192 no-mmap");
-#undef RAN_OUT
-#undef CELL
         }
         {
                 static const size_t nv[4] = {4, 2, 2, 2};
@@ -1280,8 +1274,7 @@ static void test_memory_headroom(void **state) {
                 enum { N = 32 };
                 struct x222 g;
                 x222_init(&g, N, nv, an, af, vn);
-#define CELL(c, k, u, f) ((size_t)(c) * 8 + (size_t)(k) * 4 + (size_t)(u) * 2 + (size_t)(f))
-#define RAN_OUT(gib, free)                                                                                             \
+#define TORCH_OOM(gib, free)                                                                                           \
         ((struct search_obs){.state = SEARCH_INFEASIBLE,                                                               \
                              .kind = "crash/oom",                                                                      \
                              .evidence = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate " gib          \
@@ -1289,11 +1282,11 @@ static void test_memory_headroom(void **state) {
                 const struct search_obs served = {.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
                 struct search_obs obs[N] = {0};
                 obs[CELL(0, 0, 0, 0)] = served;
-                obs[CELL(3, 0, 1, 0)] = RAN_OUT("1.50", "0.40");
-                obs[CELL(2, 0, 1, 0)] = RAN_OUT("1.50", "1.10");
-                obs[CELL(3, 1, 1, 0)] = RAN_OUT("1.50", "0.40");
-                obs[CELL(3, 1, 1, 1)] = RAN_OUT("1.50", "0.40");
-                obs[CELL(3, 0, 0, 0)] = RAN_OUT("0.75", "0.40");
+                obs[CELL(3, 0, 1, 0)] = TORCH_OOM("1.50", "0.40");
+                obs[CELL(2, 0, 1, 0)] = TORCH_OOM("1.50", "1.10");
+                obs[CELL(3, 1, 1, 0)] = TORCH_OOM("1.50", "0.40");
+                obs[CELL(3, 1, 1, 1)] = TORCH_OOM("1.50", "0.40");
+                obs[CELL(3, 0, 0, 0)] = TORCH_OOM("0.75", "0.40");
                 struct search_model *m = NULL;
                 assert_int_equal(search_model_fit(&g.sp, obs, &m), 0);
                 /* one size, one free memory: attn and kv shown alike */
@@ -1318,10 +1311,11 @@ static void test_memory_headroom(void **state) {
                 _cleanup_free_ char *bare_why = predicted_to_fail(m, CELL(0, 0, 1, 0), "mem=0.80, lines without free");
                 assert_non_null(strstr(bare_why, "differ on"));
                 search_model_free(m);
-#undef RAN_OUT
-#undef CELL
+#undef TORCH_OOM
         }
 }
+#undef RAN_OUT
+#undef CELL
 
 /* Cells in flight (search_obs.pending) are fitted as their predicted outcome: each new
  * decision picks a cell not in flight, the launches in flight count against the budget,

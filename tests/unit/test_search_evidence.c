@@ -136,6 +136,15 @@ static void test_signature(void **state) {
 /* The value a line names, the axis told by the words beside it. */
 /* The size an out-of-memory line says it failed to allocate, in bytes, as each engine prints
  * it; none where the line gives no size, or a number that is no size. */
+/* A figure of bytes read from line (what: which), against the one wanted (-1: none). */
+static void assert_bytes(const char *what, const char *line, double got, double want) {
+        print_message("%s: %s: %.0f\n", what, line, got);
+        if (want < 0)
+                assert_true(got < 0);
+        else
+                assert_true(fabs(got - want) <= 1e-6 * want);
+}
+
 static void test_alloc_size(void **state) {
         (void)state;
         static const struct {
@@ -160,14 +169,8 @@ static void test_alloc_size(void **state) {
                 {"tried to allocate 1e305 TiB", -1}, /* past a double: no size */
                 {"", -1},
         };
-        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
-                double got = search_alloc_size(t[i].line);
-                print_message("%s: %.0f\n", t[i].line, got);
-                if (t[i].bytes < 0)
-                        assert_true(got < 0);
-                else
-                        assert_true(fabs(got - t[i].bytes) < 1e-6 * t[i].bytes);
-        }
+        for (size_t i = 0; i < ELEMENTSOF(t); i++)
+                assert_bytes("size", t[i].line, search_alloc_size(t[i].line), t[i].bytes);
         assert_true(search_alloc_size(NULL) < 0);
         /* what the line says was free: PyTorch's two spellings, none elsewhere */
         static const struct {
@@ -194,14 +197,8 @@ static void test_alloc_size(void **state) {
                 {"is free", -1},
                 {"", -1},
         };
-        for (size_t i = 0; i < ELEMENTSOF(f); i++) {
-                double got = search_alloc_free(f[i].line);
-                print_message("free: %s: %.0f\n", f[i].line, got);
-                if (f[i].bytes < 0)
-                        assert_true(got < 0);
-                else
-                        assert_true(fabs(got - f[i].bytes) <= 1e-6 * f[i].bytes);
-        }
+        for (size_t i = 0; i < ELEMENTSOF(f); i++)
+                assert_bytes("free", f[i].line, search_alloc_free(f[i].line), f[i].bytes);
         assert_true(search_alloc_free(NULL) < 0);
 }
 
