@@ -141,13 +141,23 @@ static axes_t larger(const struct search_space *s, double *const *sz, size_t x, 
         return d;
 }
 
+/* Of the axes inv, those shown alike (shown_at) at size or a smaller one: alike for a cell
+ * that ran out at size. An allocation that failed whatever an axis's value says nothing of a
+ * smaller one, which the room one value leaves may still hold. */
+static axes_t alike_at(axes_t inv, const double *shown_at, size_t n_axes, double size) {
+        for (size_t a = 0; a < n_axes; a++)
+                if (shown_at[a] > size && !same_size(shown_at[a], size))
+                        inv &= ~((axes_t)1 << a);
+        return inv;
+}
+
 /* The axes that the cells of family f (one line, its numbers taken out) show do not change
  * that allocation: two of them failed at one size, with one free memory where the line says
  * it, and differ on them; shown_at[a], the smallest size that showed axis a so. Less those
  * that a change of size follows (two cells of other sizes that differ on such axes alone),
  * those on which two cells of one size that the line says had other free memory differ alone,
- * and those a cell that loaded says can save it (it differs from one that ran out on such
- * axes alone, or larger sizes). None where the family failed at one size alone: a fixed chunk
+ * and those a cell that loaded says can save it (it differs from one that ran out only on
+ * such axes shown at that one's size or a smaller one, or by larger sizes). None where the family failed at one size alone: a fixed chunk
  * says nothing of which allocation it was. */
 static axes_t family_invariant(const struct search_space *s, const struct ran_out *r, size_t n, size_t f,
                                const size_t *in, size_t n_in, double *const *sz, double *shown_at) {
@@ -186,20 +196,21 @@ static axes_t family_invariant(const struct search_space *s, const struct ran_ou
                                 blocked |= d;
                 }
         inv &= ~blocked;
-        for (bool changed = true; changed && inv;) {
-                changed = false;
-                for (size_t i = 0; i < n; i++) {
-                        if (r[i].family != f)
-                                continue;
-                        for (size_t j = 0; j < n_in; j++) {
-                                axes_t d = differ(s, r[i].cell, in[j]), big = larger(s, sz, r[i].cell, in[j]);
-                                if ((d & ~(inv | big)) == 0 && (d & inv)) {
-                                        inv &= ~d;
-                                        changed = true;
-                                }
-                        }
+        /* a cell that loaded, differing from one that ran out only on axes alike at that one's
+         * size (or by larger sizes): one of them saved it. Each pair against the axes as shown,
+         * so that the order they come in decides nothing */
+        blocked = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (r[i].family != f)
+                        continue;
+                axes_t here = alike_at(inv, shown_at, s->n_axes, r[i].size);
+                for (size_t j = 0; j < n_in && here; j++) {
+                        axes_t d = differ(s, r[i].cell, in[j]), big = larger(s, sz, r[i].cell, in[j]);
+                        if ((d & ~(here | big)) == 0 && (d & here))
+                                blocked |= d & here;
                 }
         }
+        inv &= ~blocked;
         return inv;
 }
 
@@ -246,14 +257,7 @@ int search_alloc_predict(const struct search_space *s, const struct search_obs *
                 if (obs[k].state != SEARCH_UNKNOWN || mem_over[k] >= 0 || mem_under[k] >= 0)
                         continue;
                 for (size_t i = 0; i < n && mem_over[k] < 0; i++) {
-                        /* an axis shown alike at a size that failed whatever its value says
-                         * nothing of a smaller allocation, which the room one value leaves
-                         * may still hold */
-                        const double *at = shown_at + r[i].family * A;
-                        axes_t alike = inv[r[i].family];
-                        for (size_t a = 0; a < A; a++)
-                                if (at[a] > r[i].size && !same_size(at[a], r[i].size))
-                                        alike &= ~((axes_t)1 << a);
+                        axes_t alike = alike_at(inv[r[i].family], shown_at + r[i].family * A, A, r[i].size);
                         axes_t d = differ(s, r[i].cell, k);
                         if ((d & ~(alike | larger(s, sz, r[i].cell, k))) == 0) {
                                 mem_over[k] = (long)r[i].cell;

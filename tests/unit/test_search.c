@@ -1262,6 +1262,13 @@ static void test_memory_headroom(void **state) {
                 /* at 587.69 MB nothing is: the f16 cache beside it serves on the real server */
                 not_by_alloc(&g.sp, obs, CELL(0, 0, 1, 0), "ctx=32768 kv=f16 ub=8192 mmap");
                 not_by_alloc(&g.sp, obs, CELL(0, 0, 1, 1), "ctx=32768 kv=f16 ub=8192 no-mmap");
+                /* and once that cell served, beside the f32 one that ran out at 587.69 MB on
+                 * both axes: it says nothing of 2128.19 MB, whose cells stay predicted */
+                obs[CELL(0, 0, 1, 1)] = served;
+                assert_int_equal(search_model_fit(&g.sp, obs, &m), 0);
+                _cleanup_free_ char *after = predicted_to_fail(m, CELL(1, 0, 1, 1), "the same, after ctx=32768 kv=f16 served");
+                assert_non_null(strstr(after, "failed at one size in cells that differ on"));
+                search_model_free(m);
         }
         {
                 static const size_t nv[4] = {4, 2, 2, 2};
@@ -1304,9 +1311,8 @@ static void test_memory_headroom(void **state) {
                 for (size_t i = 0; i < ELEMENTSOF(out); i++)
                         bare[out[i]].evidence = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB.";
                 bare[CELL(3, 0, 0, 0)].evidence = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 0.75 GiB.";
-                /* (the cell that loaded at mem=0.80 beside cgbs=80 would say the share saves
-                 * that smaller allocation: left out, to show what the free memory alone does) */
-                bare[CELL(0, 0, 0, 0)] = (struct search_obs){0};
+                /* (the cell that loaded at mem=0.80 beside cgbs=80 says the share saves the
+                 * smaller allocation of 0.75 GiB, not the one of 1.50 GiB) */
                 assert_int_equal(search_model_fit(&g.sp, bare, &m), 0);
                 _cleanup_free_ char *bare_why = predicted_to_fail(m, CELL(0, 0, 1, 0), "mem=0.80, lines without free");
                 assert_non_null(strstr(bare_why, "differ on"));
