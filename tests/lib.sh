@@ -147,6 +147,37 @@ run_llama_space() {
         [ "$rc" -le 1 ] || { cat "$tmp/out"; fail "gauntlet run exit $rc"; }
 }
 
+# limit_llama_server: the real llama-server ($LLAMA_SERVER; skipped, by name, without one, and
+# in the sanitizers' pass) first on PATH behind a wrapper that gives it 800 MB of address
+# space (ulimit -v) and one malloc arena (glibc's per-thread arenas reserve 64 MB of address
+# space each: with one, the limit measures the engine's own allocations); LLAMA_SERVER is
+# then the wrapper. $1: the test's name, for the skip.
+limit_llama_server() {
+        if [ "${BUILD:-build}" = build-asan ]; then
+                echo "SKIP: $1 runs in the plain pass (BUILD=build-asan)"
+                exit 77
+        fi
+        need_llama_server
+        mkdir -p "$tmp/bin"
+        printf '#!/bin/sh\nulimit -v 800000\nexport MALLOC_ARENA_MAX=1\nexec "%s" "$@"\n' "$LLAMA_SERVER" >"$tmp/bin/llama-server"
+        chmod +x "$tmp/bin/llama-server"
+        export PATH="$tmp/bin:$PATH"
+        LLAMA_SERVER=$tmp/bin/llama-server
+}
+
+# llama_matrix NAME STRATEGY OUT [JOURNAL]: tests/engines/llamacpp/NAME.yaml with @MODEL@ (the
+# testbed's) and @STRATEGY@ (the matrix's lines of strategy, budget, exclude; \n between)
+# filled in as $tmp/OUT.yaml, run into $tmp/JOURNAL.db (default OUT; exit 0 or 1 asked), its
+# output in $tmp/OUT.out and its JSON report in $tmp/OUT.json.
+llama_matrix() {
+        local db=$tmp/${4:-$3}.db rc=0
+        sed -e "s|@MODEL@|$SRCDIR/testbed/model.gguf|" -e "s|@STRATEGY@|$2|" \
+                "$SRCDIR/tests/engines/llamacpp/$1.yaml" >"$tmp/$3.yaml"
+        "$GAUNTLET" run "$tmp/$3.yaml" --journal "$db" >"$tmp/$3.out" 2>&1 || rc=$?
+        [ "$rc" -le 1 ] || { cat "$tmp/$3.out"; fail "gauntlet run ($2) exit $rc"; }
+        "$GAUNTLET" report --format json "$db" >"$tmp/$3.json"
+}
+
 # expect_named_once ORDER HELD LINE: of the launch lines ORDER (one a launch, in order), those
 # holding HELD ("ctk=q8_0 ") and the first holding LINE ("K cache type q8_0"): prints how
 # often, and fails when the value was launched after a line named it, or in more than two

@@ -14,24 +14,8 @@
 #     save a cell would prune -fa on beside -ub 4096); at most 5 launches run out (3-4 in
 #     four runs when written); the best is a cell that passed.
 . "$SRCDIR/tests/lib.sh"
-if [ "${BUILD:-build}" = build-asan ]; then
-        echo "SKIP: search-alloc-llamacpp runs in the plain pass (BUILD=build-asan)"
-        exit 77
-fi
-need_llama_server
-mkdir -p "$tmp/bin"
-printf '#!/bin/sh\nulimit -v 800000\nexport MALLOC_ARENA_MAX=1\nexec "%s" "$@"\n' "$LLAMA_SERVER" >"$tmp/bin/llama-server"
-chmod +x "$tmp/bin/llama-server"
-export PATH="$tmp/bin:$PATH"
-space() { # STRATEGY NAME (STRATEGY: the matrix's lines of strategy and budget)
-        sed -e "s|@MODEL@|$SRCDIR/testbed/model.gguf|" -e "s|@STRATEGY@|$1|" \
-                "$SRCDIR/tests/engines/llamacpp/search-alloc.yaml" >"$tmp/$2.yaml"
-        local rc=0
-        "$GAUNTLET" run "$tmp/$2.yaml" --journal "$tmp/$2.db" >"$tmp/$2.out" 2>&1 || rc=$?
-        [ "$rc" -le 1 ] || { cat "$tmp/$2.out"; fail "gauntlet run ($1) exit $rc"; }
-        "$GAUNTLET" report --format json "$tmp/$2.db" >"$tmp/$2.json"
-}
-space 'strategy: grid' grid
+limit_llama_server search-alloc-llamacpp
+llama_matrix search-alloc 'strategy: grid' grid
 jq -r '.cells[] | select(.verdict == "crash") | "\(.axes.ctx) \(.axes.kv) \(.axes.ub) \(.axes.attn) \(.cause): \(.evidence)"' "$tmp/grid.json"
 oom=$(jq '[.cells[] | select(.verdict == "crash" and .cause == "oom")] | length' "$tmp/grid.json")
 [ "$oom" = 6 ] || fail "the grid: $oom cells ran out of memory, not 6"
@@ -40,7 +24,7 @@ sizes=$(jq -r '.cells[] | select(.cause == "oom") | .evidence' "$tmp/grid.json" 
 kv_alike=$(jq -r '.cells[] | select(.cause == "oom") | "\(.axes.ctx) \(.axes.ub) \(.axes.attn) \(.evidence)"' "$tmp/grid.json" |
         sed -E 's/^([^ ]+ [^ ]+ [^ ]+) .*(allocate [0-9.]+ MB).*/\1 \2/' | sort | uniq -d | wc -l)
 [ "$kv_alike" -ge 1 ] || fail "the grid: no two cells of other cache types ran out at one size"
-space 'strategy: search\nbudget: {launches: 24}' search
+llama_matrix search-alloc 'strategy: search\nbudget: {launches: 24}' search
 grep -E '^\[launch|^search' "$tmp/search.out" || true
 # every cell the search predicted to run out: the grid's verdict for it
 served=$(jq -r '.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("predicted crash [(]oom[)]"))) | .id' "$tmp/search.json" |

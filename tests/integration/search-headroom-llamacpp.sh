@@ -17,24 +17,8 @@
 #     (its mmap is shown alike at 2128.19 MB) and not launched; no cell it predicted to run out
 #     served in the grid; it launched a -c 32768 f16 cell; the best it names passed.
 . "$SRCDIR/tests/lib.sh"
-if [ "${BUILD:-build}" = build-asan ]; then
-        echo "SKIP: search-headroom-llamacpp runs in the plain pass (BUILD=build-asan)"
-        exit 77
-fi
-need_llama_server
-mkdir -p "$tmp/bin"
-printf '#!/bin/sh\nulimit -v 800000\nexport MALLOC_ARENA_MAX=1\nexec "%s" "$@"\n' "$LLAMA_SERVER" >"$tmp/bin/llama-server"
-chmod +x "$tmp/bin/llama-server"
-export PATH="$tmp/bin:$PATH"
-space() { # STRATEGY NAME [JOURNAL] (STRATEGY: the matrix's lines of strategy, budget, exclude)
-        sed -e "s|@MODEL@|$SRCDIR/testbed/model.gguf|" -e "s|@STRATEGY@|$1|" \
-                "$SRCDIR/tests/engines/llamacpp/search-headroom.yaml" >"$tmp/$2.yaml"
-        local rc=0
-        "$GAUNTLET" run "$tmp/$2.yaml" --journal "$tmp/${3:-$2}.db" >"$tmp/$2.out" 2>&1 || rc=$?
-        [ "$rc" -le 1 ] || { cat "$tmp/$2.out"; fail "gauntlet run ($1) exit $rc"; }
-        "$GAUNTLET" report --format json "$tmp/${3:-$2}.db" >"$tmp/$2.json"
-}
-space 'strategy: grid' grid
+limit_llama_server search-headroom-llamacpp
+llama_matrix search-headroom 'strategy: grid' grid
 jq -r '.cells[] | "\(.axes.ctx) \(.axes.kv) \(.axes.mmap) \(.verdict) \(.cause // "") \(.evidence // "")"' "$tmp/grid.json"
 oom=$(jq '[.cells[] | select(.verdict == "crash" and .cause == "oom")] | length' "$tmp/grid.json")
 [ "$oom" = 6 ] || fail "the grid: $oom cells ran out of memory, not 6"
@@ -43,8 +27,8 @@ alike=$(jq -r '.cells[] | select(.cause == "oom") | "\(.axes.ctx) \(.axes.mmap) 
 [ "$alike" -ge 1 ] || fail "the grid: no two cells of other cache types ran out at one size"
 room=$(jq -r '.cells[] | select(.axes.ctx == "32768" and .axes.kv == "f16" and .verdict == "pass") | .id' "$tmp/grid.json" | wc -l)
 [ "$room" -ge 1 ] || fail "the grid: -c 32768 with the f16 cache did not serve"
-space 'strategy: grid\nexclude: [{ctx: "32768", kv: f16}, {ctx: "131072", kv: f16, mmap: no-mmap}]' seed search
-space 'strategy: search\nbudget: {launches: 12}' search search
+llama_matrix search-headroom 'strategy: grid\nexclude: [{ctx: "32768", kv: f16}, {ctx: "131072", kv: f16, mmap: no-mmap}]' seed search
+llama_matrix search-headroom 'strategy: search\nbudget: {launches: 12}' search search
 grep -E '^\[launch|^search' "$tmp/search.out" || true
 served=$(jq -r '.cells[] | select(.cause == "pruned" and ((.evidence // "") | test("predicted crash [(]oom[)]"))) | .id' "$tmp/search.json" |
         while read -r id; do

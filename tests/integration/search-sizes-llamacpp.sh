@@ -24,20 +24,12 @@
 #     failed is said, 0 to 7 in those runs: where the larger sizes came first, the rule of
 #     sizes had pruned its cells already); the best is a cell that passed.
 . "$SRCDIR/tests/lib.sh"
-if [ "${BUILD:-build}" = build-asan ]; then
-        echo "SKIP: search-sizes-llamacpp runs in the plain pass (BUILD=build-asan)"
-        exit 77
-fi
-need_llama_server
-mkdir -p "$tmp/bin"
-# One malloc arena: glibc reserves 64 MB of address space for each thread's own arena, and
-# with llama-server's HTTP threads answering side by side its peak was 1005 MB (352 MB with
-# one arena; ctx=16384 kv=f32 ub=512 attn=off, eight requests at once), past the limit. That
-# cell, which fits, ran out at load in one run of the suite (2026-12-07), by when its threads
-# came. With one arena the limit measures the engine's own allocations.
-printf '#!/bin/sh\nulimit -v 800000\nexport MALLOC_ARENA_MAX=1\nexec "%s" "$@"\n' "$LLAMA_SERVER" >"$tmp/bin/llama-server"
-chmod +x "$tmp/bin/llama-server"
-LLAMA_SERVER=$tmp/bin/llama-server
+# One malloc arena (limit_llama_server): glibc reserves 64 MB of address space for each
+# thread's own arena, and with llama-server's HTTP threads answering side by side its peak was
+# 1005 MB (352 MB with one arena; ctx=16384 kv=f32 ub=512 attn=off, eight requests at once),
+# past the limit. That cell, which fits, ran out at load in one run of the suite (2026-12-07),
+# by when its threads came.
+limit_llama_server search-sizes-llamacpp
 run_llama_space search-sizes 32
 grep -E '^\[launch|^search' "$tmp/out" || true
 order=$(grep -E '^\[launch [0-9]+' "$tmp/out" | sed -E 's/^\[launch ([0-9]+)[^]]*\] +//')
