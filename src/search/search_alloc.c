@@ -197,20 +197,33 @@ static axes_t family_invariant(const struct search_space *s, const struct ran_ou
                 }
         inv &= ~blocked;
         /* a cell that loaded, differing from one that ran out only on axes alike at that one's
-         * size (or by larger sizes): one of them saved it. Each pair against the axes as shown,
-         * so that the order they come in decides nothing */
-        blocked = 0;
-        for (size_t i = 0; i < n; i++) {
-                if (r[i].family != f)
-                        continue;
-                axes_t here = alike_at(inv, shown_at, s->n_axes, r[i].size);
-                for (size_t j = 0; j < n_in && here; j++) {
-                        axes_t d = differ(s, r[i].cell, in[j]), big = larger(s, sz, r[i].cell, in[j]);
-                        if ((d & ~(here | big)) == 0 && (d & here))
-                                blocked |= d & here;
+         * size (or by larger sizes): one of them saved it. Pairs that name fewest such axes
+         * first, all of them at once (one axis: that one saved it), then again with what is
+         * left, so that the order the cells came in decides nothing */
+        for (;;) {
+                size_t fewest = SIZE_MAX;
+                axes_t drop = 0;
+                for (size_t i = 0; i < n; i++) {
+                        if (r[i].family != f)
+                                continue;
+                        axes_t here = alike_at(inv, shown_at, s->n_axes, r[i].size);
+                        for (size_t j = 0; j < n_in && here; j++) {
+                                axes_t d = differ(s, r[i].cell, in[j]), big = larger(s, sz, r[i].cell, in[j]);
+                                if ((d & ~(here | big)) != 0 || !(d & here))
+                                        continue;
+                                size_t k = (size_t)__builtin_popcount(d & here);
+                                if (k < fewest) {
+                                        fewest = k;
+                                        drop = 0;
+                                }
+                                if (k == fewest)
+                                        drop |= d & here;
+                        }
                 }
+                if (!drop)
+                        break;
+                inv &= ~drop;
         }
-        inv &= ~blocked;
         return inv;
 }
 
