@@ -157,8 +157,8 @@ static axes_t alike_at(axes_t inv, const double *shown_at, size_t n_axes, double
  * that a change of size follows (two cells of other sizes that differ on such axes alone),
  * those on which two cells of one size that the line says had other free memory differ alone,
  * and those a cell that loaded says can save it (it differs from one that ran out only on
- * such axes shown at that one's size or a smaller one, or by larger sizes). None where the family failed at one size alone: a fixed chunk
- * says nothing of which allocation it was. */
+ * such axes shown at that one's size or a smaller one, or by larger sizes). None where the
+ * family failed at one size alone: a fixed chunk says nothing of which allocation it was. */
 static axes_t family_invariant(const struct search_space *s, const struct ran_out *r, size_t n, size_t f,
                                const size_t *in, size_t n_in, double *const *sz, double *shown_at) {
         axes_t inv = 0, blocked = 0;
