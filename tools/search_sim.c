@@ -269,11 +269,13 @@ bool sim_space_oom_free(const struct sim_space *s) {
         return s->oom_cell_line != NULL;
 }
 
-/* The axis whose allocation takes cell k past the memory limit (sim_space_set_oom_sizes). */
-static size_t oom_axis(const struct sim_space *s, size_t k) {
+/* The axis whose allocation takes cell k past the memory limit (sim_space_set_oom_sizes);
+ * *before, what the axes before it took. */
+static size_t oom_axis(const struct sim_space *s, size_t k, double *before) {
         const size_t *c = &s->choice[k * s->n_axes];
         double sum = 0;
         for (size_t a = 0; a < s->n_axes; a++) {
+                *before = sum;
                 sum += s->memory[a][c[a]];
                 if (sum > s->memory_limit + 1e-12)
                         return a;
@@ -388,10 +390,8 @@ int sim_space_finish(struct sim_space *s) {
                 for (size_t k = 0; k < n; k++) {
                         if (rule[k] != SIM_RULE_OOM)
                                 continue;
-                        size_t a = oom_axis(s, k);
-                        double before = 0;
-                        for (size_t b = 0; b < a; b++)
-                                before += s->memory[b][choice[k * s->n_axes + b]];
+                        double before;
+                        size_t a = oom_axis(s, k, &before);
                         snprintf(&s->oom_cell_line[k * SIM_OOM_LINE], SIM_OOM_LINE,
                                  "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate %.2f GiB. GPU 0 has a "
                                  "total capacity of %.2f GiB of which %.2f GiB is free.",
@@ -592,7 +592,8 @@ int sim_launch(const struct sim_space *s, size_t k, uint64_t *rng, struct search
                 if (rule == SIM_RULE_OOM && s->oom_cell_line)
                         o.evidence = &s->oom_cell_line[k * SIM_OOM_LINE];
                 else if (rule == SIM_RULE_OOM && s->oom_line[0]) {
-                        size_t a = oom_axis(s, k);
+                        double before;
+                        size_t a = oom_axis(s, k, &before);
                         o.evidence = &s->oom_line[a][s->choice[k * s->n_axes + a] * SIM_OOM_LINE];
                 }
         }

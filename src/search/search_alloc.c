@@ -114,13 +114,14 @@ static bool same_free(double x, double y, double size) {
         return fabs(x - y) <= 0.01 * size;
 }
 
+typedef uint32_t axes_t; /* a set of axes (at most 16: fit_sizes) */
+
 struct ran_out {
         size_t cell;
         double size, free;
         size_t family; /* index of its line's signature, numbers taken out, among them */
+        axes_t alike;  /* the axes its family shows alike at its size (alike_at) */
 };
-
-typedef uint32_t axes_t; /* a set of axes (at most 16: fit_sizes) */
 
 static axes_t differ(const struct search_space *s, size_t x, size_t y) {
         const size_t *cx = s->choice + x * s->n_axes, *cy = s->choice + y * s->n_axes;
@@ -257,7 +258,7 @@ int search_alloc_predict(const struct search_space *s, const struct search_obs *
                         sig[n_fam++] = g;
                 else
                         free(g);
-                r[n++] = (struct ran_out){out[i], size, search_alloc_free(o->evidence), f};
+                r[n++] = (struct ran_out){out[i], size, search_alloc_free(o->evidence), f, 0};
         }
         if (n < 2)
                 goto done;
@@ -266,13 +267,14 @@ int search_alloc_predict(const struct search_space *s, const struct search_obs *
                 any |= (inv[f] = family_invariant(s, r, n, f, in, n_in, sz, shown_at + f * A)) != 0;
         if (!any)
                 goto done;
+        for (size_t i = 0; i < n; i++)
+                r[i].alike = alike_at(inv[r[i].family], shown_at + r[i].family * A, A, r[i].size);
         for (size_t k = 0; k < s->n_cells; k++) {
                 if (obs[k].state != SEARCH_UNKNOWN || mem_over[k] >= 0 || mem_under[k] >= 0)
                         continue;
                 for (size_t i = 0; i < n && mem_over[k] < 0; i++) {
-                        axes_t alike = alike_at(inv[r[i].family], shown_at + r[i].family * A, A, r[i].size);
                         axes_t d = differ(s, r[i].cell, k);
-                        if ((d & ~(alike | larger(s, sz, r[i].cell, k))) == 0) {
+                        if ((d & ~(r[i].alike | larger(s, sz, r[i].cell, k))) == 0) {
                                 mem_over[k] = (long)r[i].cell;
                                 by_alloc[k] = true;
                         }
