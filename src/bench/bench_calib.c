@@ -507,7 +507,7 @@ int count_level_json(const struct bench *b, json_t *o) {
         }
         json_t *dis = json_array();
         r |= json_object_set_new(c, "disagree", dis);
-        if (lv->usage_requests && !count_agree(lv->usage_tokens, lv->usage_counted, lv->usage_requests)) {
+        if (lv->usage_requests && !count_usage_agrees(lv->usage_tokens, lv->usage_counted, lv->usage_requests)) {
                 r |= json_array_append_new(dis, json_string("usage"));
                 if (!lv->usage_disagree) /* per request it was not compared (bytes per token) */
                         r |= json_array_append_new(

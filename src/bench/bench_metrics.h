@@ -15,6 +15,7 @@
 
 #include "proc/cpustat.h"
 #include "text/buf.h"
+#include "bench/count.h"
 #include "bench/dataset.h"
 #include "base/hist.h"
 #include "base/util.h"
@@ -120,7 +121,7 @@ int bench_event_parse_texts(const char *p, size_t n, struct bench_event *ret, st
 /* Whether a server's usage.completion_tokens disagrees with gauntlet's count of the same
  * output (docs/metrics.md "Output tokens"): above max_tokens (when > 0) always; otherwise
  * off by more than BENCH_USAGE_SLACK tokens and BENCH_USAGE_SHARE of the count. */
-#define BENCH_USAGE_SLACK 3
+#define BENCH_USAGE_SLACK COUNT_USAGE_SLACK
 #define BENCH_USAGE_SHARE 0.05
 /* ... and, for a count by bytes per token (an estimate per request), this share */
 #define BENCH_USAGE_SHARE_BYTES 0.25

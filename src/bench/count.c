@@ -21,6 +21,12 @@ bool count_agree(uint64_t a, uint64_t b, uint64_t requests) {
         return hi - lo <= MAX(hi / 20, requests);
 }
 
+bool count_usage_agrees(uint64_t usage, uint64_t counted, uint64_t requests) {
+        uint64_t hi = MAX(usage, counted), lo = MIN(usage, counted);
+        uint64_t slack = requests > UINT64_MAX / COUNT_USAGE_SLACK ? UINT64_MAX : requests * COUNT_USAGE_SLACK;
+        return hi - lo <= MAX(hi / 20, slack);
+}
+
 static int64_t own(const struct count_request *r, enum count_source s) {
         switch (s) {
         case COUNT_CHUNKS:
@@ -34,7 +40,8 @@ static int64_t own(const struct count_request *r, enum count_source s) {
         }
 }
 
-/* Whether sources a and b agree over the requests both counted; false when none did. */
+/* Whether sources a and b agree over the requests both counted; false when none did. Usage
+ * has the slack of what an honest stream leaves out. */
 static bool pair_agrees(const struct count_request *r, size_t n, enum count_source a, enum count_source b) {
         uint64_t sa = 0, sb = 0, k = 0;
         for (size_t i = 0; i < n; i++) {
@@ -45,7 +52,7 @@ static bool pair_agrees(const struct count_request *r, size_t n, enum count_sour
                 sb += (uint64_t)y;
                 k++;
         }
-        return k > 0 && count_agree(sa, sb, k);
+        return k > 0 && (a == COUNT_USAGE ? count_usage_agrees(sa, sb, k) : count_agree(sa, sb, k));
 }
 
 int count_decide(const struct count_request *r, size_t n, struct count_decision *ret) {

@@ -62,6 +62,14 @@ struct count_request {
 /* Two counts of the same requests agree when they differ by no more than 5% of the larger
  * or one token a request, whichever is more. */
 bool count_agree(uint64_t a, uint64_t b, uint64_t requests);
+/* What an honest server's usage may hold per request that its stream does not show: the
+ * end-of-generation token and the two tags a reasoning parser takes out (docs/metrics.md,
+ * "What each engine's usage counts"). */
+#define COUNT_USAGE_SLACK 3
+/* Whether a server's usage and another count of the same requests agree: no more apart than
+ * 5% of the larger or COUNT_USAGE_SLACK tokens a request, whichever is more (a request
+ * alone is judged so too: bench_usage_disagrees). */
+bool count_usage_agrees(uint64_t usage, uint64_t counted, uint64_t requests);
 
 /* What a cell's own counts say when the sweep has no rule yet. */
 struct count_decision {

@@ -59,16 +59,16 @@ char *report_usage_note(const struct report_cell *c) {
                 for (size_t j = 0; j < json_array_size(said); j++)
                         level_wide |= json_is_string(json_array_get(said, j)) &&
                                       strcmp(json_string_value(json_array_get(said, j)), "usage") == 0;
-                if (bad <= 0 && level_wide)
-                        bad = json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_REQUESTS)));
-                if (bad <= 0 || r < 0)
+                if ((bad <= 0 && !level_wide) || r < 0)
                         continue;
-                r = buf_printf(&b, "%s @%lld the server said %lld output tokens on %lld requests (%lld disagreeing",
+                r = buf_printf(&b, "%s @%lld the server said %lld output tokens on %lld requests (",
                                b.len ? ";" : "usage disagrees with gauntlet's count:",
                                (long long)json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))),
                                (long long)json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_TOKENS))),
-                               (long long)json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_REQUESTS))),
-                               (long long)bad);
+                               (long long)json_integer_value(json_object_get(u, metric_key(METRIC_USAGE_REQUESTS))));
+                if (r >= 0)
+                        r = bad > 0 ? buf_printf(&b, "%lld disagreeing", (long long)bad)
+                                    : buf_printf(&b, "over the level, none alone");
                 if (r >= 0 && over > 0)
                         r = buf_printf(&b, ", %lld above max_tokens", (long long)over);
                 if (r >= 0)

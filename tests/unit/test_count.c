@@ -124,6 +124,25 @@ static void test_tolerance(void **state) {
         assert_false(count_agree(1000, 1100, 8));
         assert_true(count_agree(16, 24, 8));  /* one token a request on short outputs */
         assert_false(count_agree(8, 64, 8));
+        /* usage against the stream: llama-server's two reasoning tags a request (the H100 run of
+         * docs/data/gpu-alloc-2026-12-07/: 32 requests of 32 tokens said, 30 streamed) are an
+         * honest server's; four a request past 5% are not, and chunks keep one a request */
+        assert_true(count_usage_agrees(1024, 960, 32));
+        assert_true(count_usage_agrees(960, 1024, 32));
+        assert_false(count_usage_agrees(1024, 896, 32));
+        assert_true(count_usage_agrees(10000, 9600, 32)); /* 4% */
+        assert_false(count_agree(1024, 960, 32));
+        assert_true(count_usage_agrees(UINT64_MAX, UINT64_MAX - 1, UINT64_MAX / 2));
+        {
+                struct count_request tags[32];
+                for (size_t i = 0; i < 32; i++)
+                        tags[i] = (struct count_request){.chunks = 30, .bytes = 30, .usage = 32, .tokenize = -1};
+                struct count_decision d;
+                assert_int_equal(count_decide(tags, 32, &d), 0);
+                assert_true(d.agreed);
+                assert_int_equal(d.source, COUNT_USAGE);
+                assert_true(fabs(d.bytes_per_token - 1.0) < 1e-9); /* the streamed text's */
+        }
         assert_int_equal(count_by_bytes(0, 4), 0);
         assert_int_equal(count_by_bytes(1, 4), 1);
         assert_int_equal(count_by_bytes(100, 4), 25);
