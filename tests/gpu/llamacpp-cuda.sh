@@ -38,6 +38,9 @@ OUT=${OUT:-$ROOT/h200-out}
 mkdir -p "$OUT"
 B=$ROOT/build-h200/llamacpp
 mkdir -p "$B"
+# llama.cpp's CMake takes its version from the git repository above its sources: without a
+# ceiling that is this checkout, and llama-server --version said gauntlet's commit
+export GIT_CEILING_DIRECTORIES=$B
 phase=${1:-sweep}
 # The whole command ends by this many seconds from its start (the device tool allows 600):
 # the sweeps are stopped in time to write their reports. Journals resume, so running the
