@@ -689,7 +689,7 @@ static const char *count_method_words(const char *m) {
         if (strcmp(m, "bytes") == 0)
                 return "the sweep's bytes per token";
         if (strcmp(m, "usage") == 0)
-                return "its usage, which its other counts confirmed";
+                return "its usage";
         if (strcmp(m, "tokenize") == 0)
                 return "its /tokenize of the streamed text";
         return "one per streamed chunk";

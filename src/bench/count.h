@@ -83,9 +83,10 @@ struct count_decision {
         uint64_t requests[_COUNT_MAX];
 };
 
-/* Decides from n requests' own counts: usage when it agrees with /tokenize or chunks, else
- * /tokenize when it agrees with chunks; with no pair agreeing, the source whose tokens per
- * request are fewest (agreed false). -EINVAL for n 0. */
+/* Decides from n requests' own counts: where usage agrees with /tokenize or chunks, or
+ * /tokenize with chunks, the count of the streamed text that agreed (/tokenize, else chunks:
+ * what bytes_per_token is of); with no pair agreeing, the source whose tokens per request
+ * are fewest (agreed false). -EINVAL for n 0. */
 int count_decide(const struct count_request *r, size_t n, struct count_decision *ret);
 
 /* A request's count under source s: its own count of that kind when it has one, else its

@@ -30,7 +30,7 @@ static void test_honest(void **state) {
         fill(r, N, 64, 1, 64, 64);
         struct count_decision d;
         assert_int_equal(count_decide(r, N, &d), 0);
-        assert_int_equal(d.source, COUNT_USAGE);
+        assert_int_equal(d.source, COUNT_TOKENIZE); /* the text's count, usage confirming it */
         assert_true(d.agreed);
         assert_true(fabs(d.bytes_per_token - 6) < 1e-9);
         assert_int_equal(count_request_tokens(&r[0], d.source, d.bytes_per_token), 64);
@@ -43,8 +43,9 @@ static void test_eight_per_chunk(void **state) {
         fill(r, N, 64, 1.0 / 8, 64, 64);
         struct count_decision d;
         assert_int_equal(count_decide(r, N, &d), 0);
-        assert_int_equal(d.source, COUNT_USAGE);
+        assert_int_equal(d.source, COUNT_TOKENIZE);
         assert_true(d.agreed);
+        assert_int_equal(count_request_tokens(&r[0], d.source, d.bytes_per_token), 64);
         /* and without usage, /tokenize alone cannot be confirmed by the chunks: the fewest */
         fill(r, N, 64, 1.0 / 8, -1, 64);
         assert_int_equal(count_decide(r, N, &d), 0);
@@ -64,7 +65,7 @@ static void test_per_character(void **state) {
         fill(r, N, 64, 6, 64, 64);
         assert_int_equal(count_decide(r, N, &d), 0);
         assert_true(d.agreed);
-        assert_int_equal(d.source, COUNT_USAGE);
+        assert_int_equal(d.source, COUNT_TOKENIZE);
         assert_int_equal(count_request_tokens(&r[3], d.source, d.bytes_per_token), 64);
 }
 
@@ -76,7 +77,8 @@ static void test_lying_tokenize(void **state) {
         struct count_decision d;
         assert_int_equal(count_decide(r, N, &d), 0);
         assert_true(d.agreed);
-        assert_int_equal(d.source, COUNT_USAGE);
+        assert_int_equal(d.source, COUNT_CHUNKS); /* the text's count that usage confirmed */
+        assert_int_equal(count_request_tokens(&r[0], d.source, d.bytes_per_token), 64);
         /* a usage that lies high, with /tokenize and chunks honest */
         fill(r, N, 64, 1, 640, 64);
         assert_int_equal(count_decide(r, N, &d), 0);
@@ -95,13 +97,14 @@ static void test_missing_usage(void **state) {
         r[5].chunks = 20;
         struct count_decision d;
         assert_int_equal(count_decide(r, N, &d), 0);
-        assert_int_equal(d.source, COUNT_USAGE);
+        assert_int_equal(d.source, COUNT_CHUNKS);
         assert_int_equal(d.requests[COUNT_USAGE], N - 1);
         assert_int_equal(count_request_tokens(&r[5], d.source, d.bytes_per_token), 20);
 }
 
 /* usage counts what the stream does not show (llama.cpp: the <think> tags its parser takes
- * out): the bytes per token are the streamed text's, by its /tokenize */
+ * out): the bytes per token are the streamed text's, by its /tokenize, and so is the count,
+ * as every cell counted later by those bytes per token is */
 static void test_bytes_of_the_text(void **state) {
         (void)state;
         struct count_request r[N];
@@ -109,13 +112,16 @@ static void test_bytes_of_the_text(void **state) {
                 r[i] = (struct count_request){.bytes = 62, .chunks = 62, .usage = 64, .tokenize = 62};
         struct count_decision d;
         assert_int_equal(count_decide(r, N, &d), 0);
-        assert_int_equal(d.source, COUNT_USAGE);
+        assert_int_equal(d.source, COUNT_TOKENIZE);
         assert_true(fabs(d.bytes_per_token - 1.0) < 1e-9);
+        assert_int_equal(count_request_tokens(&r[0], d.source, d.bytes_per_token), 62);
         /* without /tokenize, the chunks that agree with usage */
         for (size_t i = 0; i < N; i++)
                 r[i].tokenize = -1;
         assert_int_equal(count_decide(r, N, &d), 0);
+        assert_int_equal(d.source, COUNT_CHUNKS);
         assert_true(fabs(d.bytes_per_token - 1.0) < 1e-9);
+        assert_int_equal(count_request_tokens(&r[0], d.source, d.bytes_per_token), 62);
 }
 
 static void test_tolerance(void **state) {
@@ -140,8 +146,9 @@ static void test_tolerance(void **state) {
                 struct count_decision d;
                 assert_int_equal(count_decide(tags, 32, &d), 0);
                 assert_true(d.agreed);
-                assert_int_equal(d.source, COUNT_USAGE);
+                assert_int_equal(d.source, COUNT_CHUNKS);
                 assert_true(fabs(d.bytes_per_token - 1.0) < 1e-9); /* the streamed text's */
+                assert_int_equal(count_request_tokens(&tags[0], d.source, d.bytes_per_token), 30);
         }
         assert_int_equal(count_by_bytes(0, 4), 0);
         assert_int_equal(count_by_bytes(1, 4), 1);
