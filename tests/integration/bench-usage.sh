@@ -41,9 +41,10 @@ for c in honest million hundredfold inflated; do
                 [ "$(jq '.output_tokens_per_request.max' <<<"$l")" = 20 ] || fail "$c@$n: $(jq -c .output_tokens_per_request <<<"$l")"
                 jq -e '.output_tokens_per_s < 20000' <<<"$l" >/dev/null || fail "$c@$n: $(jq .output_tokens_per_s <<<"$l") tok/s"
                 # the honest cell's own counts (usage, chunks) agree and set the sweep's bytes per
-                # token; the liars are counted by it, their usage never
+                # token, it counted by its chunks (the text's count that usage confirmed); the
+                # liars are counted by it, their usage never
                 want=bytes
-                [ "$c" = honest ] && want=usage
+                [ "$c" = honest ] && want=chunks
                 [ "$(jq -r '.usage_check.method' <<<"$l")" = "$want" ] || fail "$c@$n: $(jq -c .usage_check <<<"$l")"
         done
 done
