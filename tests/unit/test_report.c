@@ -580,9 +580,43 @@ static void test_client_note(void **state) {
         json_decref(c.bench);
 }
 
+/* The levels whose usage disagreed: by request, or only over the level's sum (a count by
+ * bytes per token compares requests loosely): that one says so, not that every request did;
+ * a level within the slack says nothing. */
+static void test_usage_note(void **state) {
+        (void)state;
+        struct report_cell c = {0};
+        json_error_t e;
+        c.bench = json_loads("[{\"concurrency\": 1, \"usage_check\": {\"requests\": 8, \"usage_tokens\": 256, "
+                             "\"counted_tokens\": 240, \"disagreeing\": 0, \"above_max_tokens\": 0}, "
+                             "\"count\": {\"disagree\": []}},"
+                             " {\"concurrency\": 4, \"usage_check\": {\"requests\": 8, \"usage_tokens\": 300, "
+                             "\"counted_tokens\": 256, \"disagreeing\": 0, \"above_max_tokens\": 0}, "
+                             "\"count\": {\"disagree\": [\"usage\"]}},"
+                             " {\"concurrency\": 8, \"usage_check\": {\"requests\": 8, \"usage_tokens\": 8000000, "
+                             "\"counted_tokens\": 256, \"disagreeing\": 8, \"above_max_tokens\": 8}, "
+                             "\"count\": {\"disagree\": [\"usage\"]}}]",
+                             0, &e);
+        assert_non_null(c.bench);
+        char *note = report_usage_note(&c);
+        assert_non_null(note);
+        assert_string_equal(note, "usage disagrees with gauntlet's count: @4 the server said 300 output tokens on 8 "
+                                  "requests (over the level, none alone), gauntlet counted 256; @8 the server said "
+                                  "8000000 output tokens on 8 requests (8 disagreeing, 8 above max_tokens), gauntlet "
+                                  "counted 256");
+        free(note);
+        json_decref(c.bench);
+        c.bench = json_loads("[{\"concurrency\": 1, \"usage_check\": {\"requests\": 8, \"usage_tokens\": 256, "
+                             "\"counted_tokens\": 240, \"disagreeing\": 0}, \"count\": {\"disagree\": []}}]",
+                             0, &e);
+        assert_null(report_usage_note(&c));
+        json_decref(c.bench);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_client_note),
+                cmocka_unit_test(test_usage_note),
                 cmocka_unit_test(test_best),
                 cmocka_unit_test(test_order),
                 cmocka_unit_test(test_best_needs_a_figure),
