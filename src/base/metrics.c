@@ -114,7 +114,7 @@ static const struct metric_info table[_METRIC_MAX] = {
                                        NULL, "CPU of the busiest loop's thread / wall"},
         [METRIC_CPU_BOUND] = {"bound", IN(METRIC_CLIENT_CPU), "client-bound", "", HIGHER, false, NULL,
                               "true when the client was the bottleneck: a loop used 90% of a core or more, or the median "
-                              "send delay was over 1 ms"},
+                              "send delay, its connect left out, was over 1 ms"},
         [METRIC_CPU_HOST_STEAL] = {"host_steal", IN(METRIC_CLIENT_CPU), "host CPU stolen", "", LOWER, false, NULL,
                                    "the fraction of the host's CPU time its hypervisor took during the level (the "
                                    "steal of /proc/stat); null where unknown"},

@@ -190,11 +190,13 @@ struct bench_level {
         int concurrency;
         double rate;               /* open-loop target rate, 0 for closed loop */
         struct hist ttft, itl, tpot, e2e, send_delay, connect;
+        struct hist own_delay;     /* send_delay less the connect time within it: the client's
+                                    * own lag, what late and client_cpu.bound are judged by */
         uint64_t requests;         /* counted requests sent = completed + failed */
         uint64_t completed;
         uint64_t failed;           /* every request that did not complete, for any reason */
         uint64_t aborted;          /* subset of failed: cut after tokens had started */
-        uint64_t late;             /* requests sent more than BENCH_LATE_USEC after schedule */
+        uint64_t late;             /* requests whose own_delay was more than BENCH_LATE_USEC */
         int preconnected;          /* connections opened before the level */
         uint64_t resent;           /* counted requests sent again, once, on a new connection:
                                     * the server had closed the kept-alive one they went out

@@ -304,6 +304,32 @@ static void test_level_no_usage_and_cpu_warning(void **state) {
         bench_level_release(&lv);
 }
 
+/* A request that opened a connection is sent once connected: a server slow to accept
+ * (llama-server -np 1 at concurrency 1: 1.7 ms a connect, the client at 6% of a core) makes
+ * the send delay, not the client; a client that lags as long on its own is the bottleneck. */
+static void test_connect_is_not_the_clients(void **state) {
+        (void)state;
+        for (int slow_client = 0; slow_client < 2; slow_client++) {
+                struct bench_level lv;
+                assert_int_equal(bench_level_init(&lv, 1, 0), 0);
+                usec_t t = 1000 * USEC_PER_SEC;
+                for (int i = 0; i < 16; i++, t += 50 * USEC_PER_MSEC) {
+                        struct bench_record r = rec_ok(t + 1760, 15000, 49000, 32, 32);
+                        r.scheduled = t;
+                        r.connect = slow_client ? 0 : 1700;
+                        assert_int_equal(bench_level_add(&lv, &r), 0);
+                }
+                lv.cpu_user_s = 0.05;
+                lv.wall_s = 0.8;
+                json_t *o = bench_level_json(&lv);
+                assert_true(fabs(num(json_object_get(o, "send_delay_ms"), "p50") - 1.76) < 0.02);
+                assert_true(json_is_boolean(json_object_get(json_object_get(o, "client_cpu"), "bound")));
+                assert_int_equal(json_is_true(json_object_get(json_object_get(o, "client_cpu"), "bound")), slow_client);
+                json_decref(o);
+                bench_level_release(&lv);
+        }
+}
+
 /* Requests split over two loops' levels and merged give the JSON of one level that counted
  * them all: the same counts, distributions, errors and window, the same goodput (an e2el SLO
  * too), server timings and vLLM names. */
@@ -483,6 +509,7 @@ int main(void) {
                 cmocka_unit_test(test_prompt_chars),
                 cmocka_unit_test(test_level_metrics),
                 cmocka_unit_test(test_level_no_usage_and_cpu_warning),
+                cmocka_unit_test(test_connect_is_not_the_clients),
                 cmocka_unit_test(test_event_text),
                 cmocka_unit_test(test_usage_is_checked),
                 cmocka_unit_test(test_level_merge),
