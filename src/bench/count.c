@@ -105,8 +105,8 @@ int count_decide(const struct count_request *r, size_t n, struct count_decision 
                         bytes += r[i].bytes;
         d.bytes_per_token = d.sum[text] > 0 ? (double)bytes / (double)d.sum[text] : 0;
         /* and a count that agreed is the text's too: the cells counted later by these bytes
-         * per token count what they stream, and so does this one (by usage, the first cell
-         * of llama-server with its reasoning tags was counted 3-7% above the cells after) */
+         * per token count what they stream, and so does this one (by usage, llama-server's
+         * first cell, its reasoning tags in usage, was counted 3% above the cells after it) */
         if (d.agreed)
                 d.source = text;
         *ret = d;
