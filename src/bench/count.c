@@ -16,15 +16,19 @@ const char *count_source_name(enum count_source s) {
         return s >= 0 && s < _COUNT_MAX ? names[s] : "none";
 }
 
-bool count_agree(uint64_t a, uint64_t b, uint64_t requests) {
+/* a and b no further apart than 5% of the larger or per_request tokens a request */
+static bool agree_within(uint64_t a, uint64_t b, uint64_t requests, uint64_t per_request) {
         uint64_t hi = MAX(a, b), lo = MIN(a, b);
-        return hi - lo <= MAX(hi / 20, requests);
+        uint64_t slack = requests > UINT64_MAX / per_request ? UINT64_MAX : requests * per_request;
+        return hi - lo <= MAX(hi / 20, slack);
+}
+
+bool count_agree(uint64_t a, uint64_t b, uint64_t requests) {
+        return agree_within(a, b, requests, 1);
 }
 
 bool count_usage_agrees(uint64_t usage, uint64_t counted, uint64_t requests) {
-        uint64_t hi = MAX(usage, counted), lo = MIN(usage, counted);
-        uint64_t slack = requests > UINT64_MAX / COUNT_USAGE_SLACK ? UINT64_MAX : requests * COUNT_USAGE_SLACK;
-        return hi - lo <= MAX(hi / 20, slack);
+        return agree_within(usage, counted, requests, COUNT_USAGE_SLACK);
 }
 
 static int64_t own(const struct count_request *r, enum count_source s) {
