@@ -58,13 +58,16 @@ kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
 # -c has each slot's context capped at it, and then n_ctx_slot is not the cache's size), as
 # its log says. A unified cache that fills purges an idle slot's prompt for the next one
 # (server-context.cpp, try_clear_idle_slots), so the four slots hold their prompts together
-# only at moments; 48 requests give the level's scrapes several of them (with 16, CI once
-# read 0.74, three slots' worth, at every scrape: 4 of them, running peak 3)
+# only at moments. Answers of 24 tokens keep all four slots decoding together for most of
+# the level's second: with 52-token prompts and 8-token answers the level took 0.6 s, its
+# scrapes caught four full slots in 18 of 20 runs on this 2-core machine (0.66 and 0.74 in
+# the others; CI once read 0.49, two slots' worth at all 4 scrapes), with 36 and 24 in 20 of
+# 20 (0.98 each)
 start uni -c 256
 grep -qF "initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = 'true'" "$tmp/uni.log" ||
         fail "llama-server without -np: $(grep -F initializing "$tmp/uni.log")"
 uni=(--url "$url" --engine llama.cpp --concurrency 4 --requests 48 --warmup 4 --num-prompts 52 --seed 1
-     --format json --dataset-name random --random-input-len 52 --random-output-len 8)
+     --format json --dataset-name random --random-input-len 36 --random-output-len 24)
 "$GAUNTLET" bench "${uni[@]}" --kv-cache-layout unified >"$tmp/uni.json" || fail "unified bench failed"
 # the same on a fresh server: the first run left the cache full, and what the server evicts
 # for the next prompts would set the two readings apart by more than the layout
@@ -74,8 +77,9 @@ uni[1]=$url
 "$GAUNTLET" bench "${uni[@]}" >"$tmp/uni-unknown.json" || fail "unified bench (layout unknown) failed"
 echo "unified:           $(show "$tmp/uni.json")"
 echo "unified, unknown:  $(show "$tmp/uni-unknown.json")"
-# every slot holds its ~60 cells of the one cache: 4 x 56 and more of 256 when all four are
-# full, less at a moment a slot has let its cells go for its next prompt (0.88-0.98 seen)
+# every slot holds its ~60 cells of the one cache (a 40-token prompt and its answer): 4 x 40
+# and more of 256 when all four are full, less at a moment a slot has let its cells go for
+# its next prompt
 jq -e '.bench[0].server_metrics | .kv_cache_source == "slots" and .kv_cache_layout == "unified"
        and .kv_cache_usage_peak >= 0.75 and .kv_cache_usage_peak <= 1 and .skipped_slots_pages == 0' \
         "$tmp/uni.json" >/dev/null || fail "unified: $(jq -c '.bench[0].server_metrics' "$tmp/uni.json")"
