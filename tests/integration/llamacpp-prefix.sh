@@ -59,10 +59,10 @@ kill "$ls_pid"; wait "$ls_pid" 2>/dev/null || true
 # its log says. A unified cache that fills purges an idle slot's prompt for the next one
 # (server-context.cpp, try_clear_idle_slots), so the four slots hold their prompts together
 # only at moments. Answers of 24 tokens keep all four slots decoding together for most of
-# the level's second: with 52-token prompts and 8-token answers the level took 0.6 s, its
-# scrapes caught four full slots in 18 of 20 runs on this 2-core machine (0.66 and 0.74 in
-# the others; CI once read 0.49, two slots' worth at all 4 scrapes), with 36 and 24 in 20 of
-# 20 (0.98 each)
+# the level's second: with 52-token prompts and 8-token answers (0.5-0.9 s) a level's two or
+# three scrapes missed them in 1 of 60 runs on a 2-core machine, and CI once read 0.49, two
+# slots' worth at all 4 scrapes; with 36 and 24, 0.98 in 60 of 60
+# (docs/data/llamacpp-prefix-2026-12-07/)
 start uni -c 256
 grep -qF "initializing, n_slots = 4, n_ctx_slot = 256, kv_unified = 'true'" "$tmp/uni.log" ||
         fail "llama-server without -np: $(grep -F initializing "$tmp/uni.log")"
