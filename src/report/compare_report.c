@@ -63,19 +63,40 @@ static char *steal_text(const struct compare_speed *s) {
                              s->inconclusive ? ": run it again on a quiet host" : "");
 }
 
+/* A side's count: "bytes at 5.412 a token", "tokenizer (5.1 bytes a token)". */
+static char *count_side(const char *rule, double bpt) {
+        return strcmp(rule, "tokenizer") == 0 ? strdup_printf("its tokenizer (%.3f bytes a token)", bpt)
+               : strcmp(rule, "bytes") == 0   ? strdup_printf("bytes at %.3f a token", bpt)
+                                              : strdup_printf("its own counts (%.3f bytes a token)", bpt);
+}
+
+/* "; counted apart: ..." where the two sides counted their tokens unlike (compare.h), or "". */
+static char *count_text(const struct compare_speed *s) {
+        if (!s->counted_apart)
+                return strdup("");
+        _cleanup_free_ char *a = count_side(s->count_old, s->bpt_old), *b = count_side(s->count_new, s->bpt_new);
+        if (!a || !b)
+                return NULL;
+        if (s->count_adjusted)
+                return strdup_printf("; counted apart, old by %s, new by %s: the change is taken as the old would count "
+                                     "the new text (its figure x%.3f)",
+                                     a, b, s->count_factor);
+        return strdup_printf("; counted apart, old by %s, new by %s: part of the change may be the count's", a, b);
+}
+
 /* "-40.8% [-43.1%, -38.2%] bootstrap 16/16" */
 static char *speed_text(const struct compare_speed *s) {
         if (!s->known)
                 return strdup("");
-        _cleanup_free_ char *st = steal_text(s);
-        if (!st)
+        _cleanup_free_ char *st = steal_text(s), *ct = count_text(s);
+        if (!st || !ct)
                 return NULL;
         if (s->method == COMPARE_METHOD_BOOTSTRAP || s->method == COMPARE_METHOD_REPEATS)
-                return strdup_printf("%.4g -> %.4g (%+.1f%% [%+.1f%%, %+.1f%%], %s of %zu/%zu%s)", s->old_value,
+                return strdup_printf("%.4g -> %.4g (%+.1f%% [%+.1f%%, %+.1f%%], %s of %zu/%zu%s%s)", s->old_value,
                                      s->new_value, 100 * s->change, 100 * s->lo, 100 * s->hi,
-                                     compare_method_name(s->method), s->n_old, s->n_new, st);
-        return strdup_printf("%.4g -> %.4g (%+.1f%%, noise unknown%s)", s->old_value, s->new_value, 100 * s->change,
-                             st);
+                                     compare_method_name(s->method), s->n_old, s->n_new, st, ct);
+        return strdup_printf("%.4g -> %.4g (%+.1f%%, noise unknown%s%s)", s->old_value, s->new_value,
+                             100 * s->change, st, ct);
 }
 
 static char *accuracy_text(const struct compare_accuracy *a) {
@@ -233,6 +254,13 @@ static json_t *speed_json(const struct compare_speed *s) {
                 json_object_set_new(o, "others_new", isfinite(s->others_new) ? json_real(s->others_new) : json_null());
                 json_object_set_new(o, "disturbed", json_boolean(s->disturbed));
                 json_object_set_new(o, "inconclusive", json_boolean(s->inconclusive));
+                json_object_set_new(o, "counted_apart", json_boolean(s->counted_apart));
+                if (s->counted_apart)
+                        json_object_set_new(o, "count",
+                                            json_pack("{s:s, s:s, s:f, s:f, s:b, s:f}", "old", s->count_old, "new",
+                                                      s->count_new, "bytes_per_token_old", s->bpt_old,
+                                                      "bytes_per_token_new", s->bpt_new, "adjusted",
+                                                      s->count_adjusted, "factor", s->count_factor));
         }
         if (o && (s->method == COMPARE_METHOD_BOOTSTRAP || s->method == COMPARE_METHOD_REPEATS)) {
                 json_object_set_new(o, "interval", json_pack("[f, f]", s->lo, s->hi));

@@ -149,8 +149,8 @@ static void stat_of_metric(const char *metric, size_t len, struct sample_stat *r
 }
 
 /* The cell's completed requests at concurrency level: times and weights (caller frees). */
-static size_t samples_at(const struct report_cell *c, long level, const struct sample_stat *s, double **ret_w,
-                         double **ret_t) {
+static size_t samples_at(const struct report_cell *c, long level, const struct sample_stat *s, double factor,
+                         double **ret_w, double **ret_t) {
         size_t n = 0, i;
         json_t *o;
         *ret_w = *ret_t = NULL;
@@ -169,7 +169,7 @@ static size_t samples_at(const struct report_cell *c, long level, const struct s
                 double w = s->weight == WEIGHT_REQUEST ? 1
                            : s->weight == WEIGHT_TOTAL
                                    ? out + (double)json_integer_value(json_object_get(o, "prompt_tokens"))
-                                   : out;
+                                   : out * factor;
                 (*ret_w)[n] = w;
                 (*ret_t)[n] = json_number_value(t);
                 n++;
@@ -183,7 +183,8 @@ static bool speed_bootstrap(const struct report_cell *a, const struct report_fig
         struct sample_stat st;
         stat_of_metric(fa->metric, fa->metric_len, &st);
         _cleanup_free_ double *wa = NULL, *ta = NULL, *wb = NULL, *tb = NULL;
-        size_t na = samples_at(a, fa->level, &st, &wa, &ta), nb = samples_at(b, fb->level, &st, &wb, &tb);
+        size_t na = samples_at(a, fa->level, &st, 1, &wa, &ta),
+               nb = samples_at(b, fb->level, &st, sp->count_factor, &wb, &tb);
         double point, lo, hi;
         if (compare_bootstrap(st.weight == WEIGHT_NONE ? NULL : wa, ta, na, st.weight == WEIGHT_NONE ? NULL : wb, tb,
                               nb, st.quantile, o->resamples, o->seed, &point, &lo, &hi) < 0)
@@ -218,6 +219,71 @@ static double level_host(const struct report_cell *c, long level, enum metric m,
         return s;
 }
 
+static bool same_text(const char *a, const char *b) {
+        return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The cell's bench entry at level, or NULL. */
+static json_t *level_entry(const struct report_cell *c, long level) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(c->bench, i, e)
+                if (json_integer_value(json_object_get(e, metric_key(METRIC_CONCURRENCY))) == level)
+                        return e;
+        return NULL;
+}
+
+/* A level's rule of counting into rule[16] ("" without a "count") and its bytes per token:
+ * the rule's own figure where it states one, else its bytes over its tokens; NAN unknown. */
+static double level_count(const struct report_cell *c, long level, char rule[static 16], json_t **ret_count) {
+        json_t *cnt = json_object_get(level_entry(c, level), "count");
+        const char *r = json_string_value(json_object_get(cnt, "rule"));
+        /* the journal's words, never copied: a rule gauntlet does not know is none */
+        static const char *const rules[] = {"tokenizer", "bytes", "own"};
+        rule[0] = '\0';
+        for (size_t i = 0; r && i < ELEMENTSOF(rules); i++)
+                if (strcmp(r, rules[i]) == 0)
+                        snprintf(rule, 16, "%s", rules[i]);
+        *ret_count = cnt;
+        double bpt = json_number_value(json_object_get(cnt, "bytes_per_token"));
+        if (bpt > 0 && isfinite(bpt))
+                return bpt;
+        double bytes = (double)json_integer_value(json_object_get(cnt, "bytes"));
+        double tokens = (double)json_integer_value(json_object_get(cnt, "tokens"));
+        return bytes > 0 && tokens > 0 ? bytes / tokens : NAN;
+}
+
+/* Whether the two sides counted apart, and the factor the objective's change is taken at
+ * (struct compare_speed, "count_factor"). A level counted by a tokenizer or by the cell's own
+ * counts holds its text's tokens; one counted by bytes holds an estimate, its sweep's bytes
+ * per token, set by the text of that sweep's first cell (which another sweep's first cell
+ * does not share: two sweeps of one matrix on the testbed set 1.041 and 1.082). */
+static void speed_count(const struct report_cell *a, const struct report_figure *fa, const struct report_cell *b,
+                        const struct report_figure *fb, struct compare_speed *sp) {
+        json_t *ca, *cb;
+        sp->bpt_old = level_count(a, fa->level, sp->count_old, &ca);
+        sp->bpt_new = level_count(b, fb->level, sp->count_new, &cb);
+        if (!sp->count_old[0] || !sp->count_new[0] || !isfinite(sp->bpt_old) || !isfinite(sp->bpt_new))
+                return;
+        bool est_old = strcmp(sp->count_old, "bytes") == 0, est_new = strcmp(sp->count_new, "bytes") == 0;
+        if (!est_old && !est_new) {
+                /* both the text's own tokens: apart only where one tokenizer did not count both */
+                sp->counted_apart = strcmp(sp->count_old, sp->count_new) != 0 ||
+                                    (strcmp(sp->count_old, "tokenizer") == 0 &&
+                                     !same_text(json_string_value(json_object_get(ca, "tokenizer")),
+                                                json_string_value(json_object_get(cb, "tokenizer"))));
+                return;
+        }
+        /* an estimate on a side: the same bytes a token count alike, a thousandth apart as
+         * alike as the figure is stated; else the new text is counted at the old side's */
+        sp->counted_apart = fabs(sp->bpt_new / sp->bpt_old - 1) >= 0.001;
+        if (sp->counted_apart && fb->metric_len == strlen(metric_key(METRIC_OUTPUT_TOKENS_PER_S)) &&
+            strncmp(fb->metric, metric_key(METRIC_OUTPUT_TOKENS_PER_S), fb->metric_len) == 0) {
+                sp->count_adjusted = true;
+                sp->count_factor = sp->bpt_new / sp->bpt_old;
+        }
+}
+
 /* What the host took from a side's bench: its steal and other processes' share together;
  * NAN when neither is known. */
 static double taken(double steal, double others) {
@@ -247,32 +313,36 @@ static void compare_speed(const struct report_view *old, const struct report_vie
                           const struct report_cell *b, const struct compare_options *o, struct compare_speed *sp) {
         struct report_score sa, sb;
         bool by_bench = report_by_bench(new);
-        *sp = (struct compare_speed){
-                .method = COMPARE_METHOD_NONE, .steal_old = NAN, .steal_new = NAN, .others_old = NAN, .others_new = NAN};
+        *sp = (struct compare_speed){.method = COMPARE_METHOD_NONE, .steal_old = NAN, .steal_new = NAN,
+                                     .others_old = NAN, .others_new = NAN, .bpt_old = NAN, .bpt_new = NAN,
+                                     .count_factor = 1};
         if (report_cell_score(old, a, by_bench, &sa) < 0 || report_cell_score(new, b, by_bench, &sb) < 0 ||
             !(sa.value > 0) || !isfinite(sb.value))
                 return;
+        /* the objective's level on each side: its requests, its count and its host's steal */
+        struct report_figure fa, fb;
+        bool levels = by_bench && report_cell_figure_value(old, a, &fa) >= 0 &&
+                      report_cell_figure_value(new, b, &fb) >= 0 && fa.by_bench && fb.by_bench;
+        if (levels)
+                speed_count(a, &fa, b, &fb, sp);
+        double f = sp->count_factor;
         sp->known = true;
         sp->higher_better = sb.higher_better;
         sp->old_value = sa.value;
         sp->new_value = sb.value;
-        sp->change = sb.value / sa.value - 1;
+        sp->change = sb.value * f / sa.value - 1;
         sp->worse = sp->higher_better ? -sp->change : sp->change;
-        /* the objective's level on each side: its requests and its host's steal */
-        struct report_figure fa, fb;
-        bool levels = by_bench && report_cell_figure_value(old, a, &fa) >= 0 &&
-                      report_cell_figure_value(new, b, &fb) >= 0 && fa.by_bench && fb.by_bench;
         if (levels && speed_bootstrap(a, &fa, b, &fb, o, sp))
                 sp->significant = sp->lo > 0 || sp->hi < 0;
         else if (sa.has_spread && sb.has_spread && sa.lo > 0 && sa.hi > 0) {
                 sp->method = COMPARE_METHOD_REPEATS;
-                sp->lo = sb.lo / sa.hi - 1;
-                sp->hi = sb.hi / sa.lo - 1;
-                sp->significant = sb.hi < sa.lo || sa.hi < sb.lo;
+                sp->lo = sb.lo * f / sa.hi - 1;
+                sp->hi = sb.hi * f / sa.lo - 1;
+                sp->significant = sb.hi * f < sa.lo || sa.hi < sb.lo * f;
         } else {
                 /* nothing measured the noise: the figures are taken as they are */
                 sp->method = COMPARE_METHOD_UNKNOWN;
-                sp->significant = sp->change != 0;
+                sp->significant = fabs(sp->change) > 1e-9; /* not a rounding of count_factor */
         }
         sp->regression = sp->significant && sp->worse > o->max_slowdown;
         sp->improvement = sp->significant && sp->worse < 0;
@@ -299,10 +369,6 @@ static void compare_accuracy(const struct report_cell *a, const struct report_ce
 }
 
 /* ---- matching ---- */
-
-static bool same_text(const char *a, const char *b) {
-        return a == b || (a && b && strcmp(a, b) == 0);
-}
 
 static bool settled(const struct report_cell *c) {
         return c->has_attempt && !c->excluded && c->verdict != VERDICT_SKIPPED && c->verdict != VERDICT_INVALID;

@@ -85,6 +85,21 @@ struct compare_speed {
         double others_old, others_new;
         bool disturbed;
         bool inconclusive;
+        /* How each side counted the objective level's output tokens (its bench entry's
+         * "count", docs/metrics.md "Output tokens"): its rule ("tokenizer", "bytes", "own";
+         * "" where the journal has none) and its bytes per token (NAN: unknown). A side
+         * counted by bytes holds an estimate at its sweep's bytes per token; the others
+         * hold the text's tokens. Where a side is an estimate, the two counted apart unless
+         * their bytes per token are one (to a thousandth), and for output_tokens_per_s the
+         * change is taken as the old side would count the new one's text (count_adjusted):
+         * the new figure times count_factor, the new side's bytes per token over the old's.
+         * Two sides of the text's tokens counted apart only by two rules or two tokenizers,
+         * said, never adjusted; nor are objectives other than output_tokens_per_s. */
+        char count_old[16], count_new[16];
+        double bpt_old, bpt_new;
+        bool counted_apart;
+        bool count_adjusted;
+        double count_factor;          /* 1 unless count_adjusted */
 };
 
 struct compare_accuracy {

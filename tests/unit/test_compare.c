@@ -268,10 +268,126 @@ static void test_others(void **state) {
         assert_true(sp.regression && !sp.disturbed && isnan(sp.others_new));
 }
 
+/* One cell at old_tok, then new_tok, under the objective metric@1, each level counted as
+ * given (NULL: no "count", a journal before it); with samples, 20 requests a side of
+ * old_out and new_out tokens in 1 s each (times +-20%, seeded). */
+static struct compare_speed count_case(const char *metric, double old_tok, json_t *old_count, double new_tok,
+                                       json_t *new_count, double old_out, double new_out) {
+        struct report_view *v[2] = {view_of(&old_tok, 1), view_of(&new_tok, 1)};
+        json_t *cnt[2] = {old_count, new_count};
+        double tok[2] = {old_tok, new_tok}, out[2] = {old_out, new_out};
+        for (int k = 0; k < 2; k++) {
+                free(v[k]->objective);
+                v[k]->objective = strdup_printf("%s@1", metric);
+                json_t *e = json_array_get(v[k]->cells[0].bench, 0);
+                json_object_set_new(e, metric, json_real(tok[k]));
+                if (cnt[k])
+                        json_object_set_new(e, "count", cnt[k]);
+                if (out[k] <= 0)
+                        continue;
+                v[k]->cells[0].samples = json_array();
+                uint64_t seed = 11 + (uint64_t)k;
+                for (int i = 0; i < 20; i++)
+                        json_array_append_new(v[k]->cells[0].samples,
+                                              json_pack("{s:i, s:i, s:b, s:f, s:I}", "concurrency", 1, "index", i, "ok",
+                                                        1, "e2e_ms", 1000 * (0.8 + 0.4 * rng_uniform(&seed)),
+                                                        "counted_tokens", (json_int_t)out[k]));
+        }
+        struct compare_options o;
+        compare_options_init(&o);
+        struct compare_result *r = NULL;
+        assert_int_equal(compare_views(v[0], v[1], &o, &r), 0);
+        struct compare_speed sp = r->cells[0].speed;
+        assert_int_equal(r->slower, sp.regression);
+        compare_result_free(r);
+        report_view_free(v[0]);
+        report_view_free(v[1]);
+        return sp;
+}
+
+static json_t *bytes_count(double bpt) {
+        return json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "bytes", "source", "bytes", "bytes_per_token", bpt,
+                         "bytes", 10000, "tokens", (int)(10000 / bpt));
+}
+
+/* Two sweeps that counted the same text unlike (docs/compare.md "Counted apart"). */
+static void test_counted_apart(void **state) {
+        (void)state;
+        const char *ots = "output_tokens_per_s";
+        struct compare_speed sp;
+        /* by bytes at 5.0, then at 5.5: the same text counts a eleventh fewer tokens; taken as
+         * the old would count it, unchanged, where the figures alone say 9% slower */
+        sp = count_case(ots, 110, bytes_count(5.0), 100, bytes_count(5.5), 0, 0);
+        assert_true(sp.counted_apart && sp.count_adjusted && fabs(sp.count_factor - 1.1) < 1e-9);
+        assert_true(fabs(sp.change) < 1e-9 && !sp.regression && !sp.significant);
+        assert_true(sp.old_value == 110 && sp.new_value == 100);
+        assert_string_equal(sp.count_old, "bytes");
+        /* the other way: 10% "faster" that is the count's */
+        sp = count_case(ots, 100, bytes_count(5.5), 110, bytes_count(5.0), 0, 0);
+        assert_true(sp.count_adjusted && fabs(sp.change) < 1e-9 && !sp.improvement);
+        /* and a true slowdown under it still a regression: 20% fewer bytes a second */
+        sp = count_case(ots, 110, bytes_count(5.0), 80, bytes_count(5.5), 0, 0);
+        assert_true(sp.regression && fabs(sp.change - (80 * 1.1 / 110 - 1)) < 1e-9);
+        /* per-request samples: the interval around the adjusted change holds 0 */
+        sp = count_case(ots, 110, bytes_count(5.0), 100, bytes_count(5.5), 110, 100);
+        assert_int_equal(sp.method, COMPARE_METHOD_BOOTSTRAP);
+        assert_true(sp.lo < 0 && sp.hi > 0 && !sp.regression);
+        /* ... where the raw counts would have put it below: the same samples, counted alike */
+        sp = count_case(ots, 110, bytes_count(5.0), 100, bytes_count(5.0), 110, 100);
+        assert_true(!sp.counted_apart && sp.count_factor == 1 && sp.hi < 0 && sp.regression);
+        /* one tokenizer on both sides: alike, whatever the text's bytes a token */
+        json_t *tk = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "tokenizer", "tokenizer", "GGUF llama (x.gguf)",
+                               "bytes_per_token", 4.0, "bytes", 4000, "tokens", 1000);
+        json_t *tk2 = json_deep_copy(tk);
+        json_object_set_new(tk2, "bytes_per_token", json_real(4.4));
+        sp = count_case(ots, 110, tk, 100, tk2, 0, 0);
+        assert_true(!sp.counted_apart && sp.count_factor == 1 && sp.regression);
+        /* a tokenizer, then bytes: apart, at the tokenizer's bytes a token on that level */
+        tk = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "tokenizer", "tokenizer", "GGUF llama (x.gguf)",
+                       "bytes_per_token", 5.0, "bytes", 5000, "tokens", 1000);
+        sp = count_case(ots, 110, tk, 100, bytes_count(5.5), 0, 0);
+        assert_true(sp.counted_apart && sp.count_adjusted && fabs(sp.change) < 1e-9);
+        /* both the text's own tokens (the first cells' own counts), at other bytes a token:
+         * alike, the texts differ */
+        json_t *own = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "own", "source", "chunks", "bytes_per_token", 1.08,
+                                "bytes", 554, "tokens", 512);
+        json_t *own2 = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "own", "source", "chunks", "bytes_per_token",
+                                 1.04, "bytes", 533, "tokens", 512);
+        sp = count_case(ots, 110, own, 100, own2, 0, 0);
+        assert_true(!sp.counted_apart && sp.count_factor == 1 && sp.regression);
+        /* a tokenizer, then own counts: apart, said and not adjusted (both the text's tokens) */
+        tk = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "tokenizer", "tokenizer", "GGUF llama (x.gguf)",
+                       "bytes_per_token", 1.0, "bytes", 512, "tokens", 512);
+        own = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "own", "source", "chunks", "bytes_per_token", 1.1, "bytes",
+                        563, "tokens", 512);
+        sp = count_case(ots, 110, tk, 100, own, 0, 0);
+        assert_true(sp.counted_apart && !sp.count_adjusted && sp.count_factor == 1 && sp.regression);
+        /* two tokenizers: apart, not adjusted */
+        tk = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "tokenizer", "tokenizer", "a.gguf", "bytes_per_token", 4.0,
+                       "bytes", 4000, "tokens", 1000);
+        tk2 = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "tokenizer", "tokenizer", "b/tokenizer.json",
+                        "bytes_per_token", 4.0, "bytes", 4000, "tokens", 1000);
+        sp = count_case(ots, 110, tk, 100, tk2, 0, 0);
+        assert_true(sp.counted_apart && !sp.count_adjusted && sp.regression);
+        /* bytes a thousandth apart: alike (the figure is stated to three places) */
+        sp = count_case(ots, 110, bytes_count(5.0), 100, bytes_count(5.004), 0, 0);
+        assert_true(!sp.counted_apart && sp.regression);
+        /* a journal without a count on one side, or a rule it does not know: nothing said */
+        sp = count_case(ots, 110, NULL, 100, bytes_count(5.5), 0, 0);
+        assert_true(!sp.counted_apart && sp.regression && sp.count_old[0] == '\0');
+        sp = count_case(ots, 110, json_pack("{s:s, s:f}", "rule", "mystery", "bytes_per_token", 5.0), 100,
+                        bytes_count(5.5), 0, 0);
+        assert_true(!sp.counted_apart && sp.regression);
+        /* another objective: said apart, not adjusted */
+        sp = count_case("total_tokens_per_s", 110, bytes_count(5.0), 100, bytes_count(5.5), 0, 0);
+        assert_true(sp.counted_apart && !sp.count_adjusted && sp.count_factor == 1 && sp.regression);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_steal),
                 cmocka_unit_test(test_others),
+                cmocka_unit_test(test_counted_apart),
                 cmocka_unit_test(test_unchanged),
                 cmocka_unit_test(test_faster),
                 cmocka_unit_test(test_times),
