@@ -63,7 +63,8 @@ static char *steal_text(const struct compare_speed *s) {
                              s->inconclusive ? ": run it again on a quiet host" : "");
 }
 
-/* A side's count: "bytes at 5.412 a token", "tokenizer (5.1 bytes a token)". */
+/* A side's count: "bytes at 5.412 a token", "its tokenizer (5.100 bytes a token)", "its own
+ * counts (1.082 bytes a token)". */
 static char *count_side(const char *rule, double bpt) {
         return strcmp(rule, "tokenizer") == 0 ? strdup_printf("its tokenizer (%.3f bytes a token)", bpt)
                : strcmp(rule, "bytes") == 0   ? strdup_printf("bytes at %.3f a token", bpt)
