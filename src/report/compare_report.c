@@ -78,10 +78,10 @@ static char *count_text(const struct compare_speed *s) {
         _cleanup_free_ char *a = count_side(s->count_old, s->bpt_old), *b = count_side(s->count_new, s->bpt_new);
         if (!a || !b)
                 return NULL;
-        if (s->count_adjusted)
-                return strdup_printf("; counted apart, old by %s, new by %s: the change is taken as the old would count "
-                                     "the new text (its figure x%.3f)",
-                                     a, b, s->count_factor);
+        if (strcmp(s->count_old, "bytes") == 0 || strcmp(s->count_new, "bytes") == 0)
+                return strdup_printf("; counted apart, old by %s, new by %s: the same text counts x%.3f in the new, "
+                                     "part of the change may be the count's",
+                                     a, b, s->bpt_old / s->bpt_new);
         return strdup_printf("; counted apart, old by %s, new by %s: part of the change may be the count's", a, b);
 }
 
@@ -258,10 +258,9 @@ static json_t *speed_json(const struct compare_speed *s) {
                 json_object_set_new(o, "counted_apart", json_boolean(s->counted_apart));
                 if (s->counted_apart)
                         json_object_set_new(o, "count",
-                                            json_pack("{s:s, s:s, s:f, s:f, s:b, s:f}", "old", s->count_old, "new",
+                                            json_pack("{s:s, s:s, s:f, s:f}", "old", s->count_old, "new",
                                                       s->count_new, "bytes_per_token_old", s->bpt_old,
-                                                      "bytes_per_token_new", s->bpt_new, "adjusted",
-                                                      s->count_adjusted, "factor", s->count_factor));
+                                                      "bytes_per_token_new", s->bpt_new));
         }
         if (o && (s->method == COMPARE_METHOD_BOOTSTRAP || s->method == COMPARE_METHOD_REPEATS)) {
                 json_object_set_new(o, "interval", json_pack("[f, f]", s->lo, s->hi));

@@ -149,8 +149,8 @@ static void stat_of_metric(const char *metric, size_t len, struct sample_stat *r
 }
 
 /* The cell's completed requests at concurrency level: times and weights (caller frees). */
-static size_t samples_at(const struct report_cell *c, long level, const struct sample_stat *s, double factor,
-                         double **ret_w, double **ret_t) {
+static size_t samples_at(const struct report_cell *c, long level, const struct sample_stat *s, double **ret_w,
+                         double **ret_t) {
         size_t n = 0, i;
         json_t *o;
         *ret_w = *ret_t = NULL;
@@ -169,7 +169,7 @@ static size_t samples_at(const struct report_cell *c, long level, const struct s
                 double w = s->weight == WEIGHT_REQUEST ? 1
                            : s->weight == WEIGHT_TOTAL
                                    ? out + (double)json_integer_value(json_object_get(o, "prompt_tokens"))
-                                   : out * factor;
+                                   : out;
                 (*ret_w)[n] = w;
                 (*ret_t)[n] = json_number_value(t);
                 n++;
@@ -183,8 +183,7 @@ static bool speed_bootstrap(const struct report_cell *a, const struct report_fig
         struct sample_stat st;
         stat_of_metric(fa->metric, fa->metric_len, &st);
         _cleanup_free_ double *wa = NULL, *ta = NULL, *wb = NULL, *tb = NULL;
-        size_t na = samples_at(a, fa->level, &st, 1, &wa, &ta),
-               nb = samples_at(b, fb->level, &st, sp->count_factor, &wb, &tb);
+        size_t na = samples_at(a, fa->level, &st, &wa, &ta), nb = samples_at(b, fb->level, &st, &wb, &tb);
         double point, lo, hi;
         if (compare_bootstrap(st.weight == WEIGHT_NONE ? NULL : wa, ta, na, st.weight == WEIGHT_NONE ? NULL : wb, tb,
                               nb, st.quantile, o->resamples, o->seed, &point, &lo, &hi) < 0)
@@ -253,11 +252,10 @@ static double level_count(const struct report_cell *c, long level, char rule[sta
         return bytes > 0 && tokens > 0 ? bytes / tokens : NAN;
 }
 
-/* Whether the two sides counted apart, and the factor the objective's change is taken at
- * (struct compare_speed, "count_factor"). A level counted by a tokenizer or by the cell's own
- * counts holds its text's tokens; one counted by bytes holds an estimate, its sweep's bytes
- * per token, set by the text of that sweep's first cell (which another sweep's first cell
- * does not share: two sweeps of one matrix on the testbed set 1.041 and 1.082). */
+/* Whether the two sides counted apart (struct compare_speed, "counted_apart"). A level
+ * counted by a tokenizer or by the cell's own counts holds its text's tokens; one counted by
+ * bytes holds an estimate at its sweep's bytes per token, which that sweep's first cell set
+ * from its own text (two sweeps of one matrix on the testbed set 1.041 and 1.082). */
 static void speed_count(const struct report_cell *a, const struct report_figure *fa, const struct report_cell *b,
                         const struct report_figure *fb, struct compare_speed *sp) {
         json_t *ca, *cb;
@@ -265,8 +263,7 @@ static void speed_count(const struct report_cell *a, const struct report_figure 
         sp->bpt_new = level_count(b, fb->level, sp->count_new, &cb);
         if (!sp->count_old[0] || !sp->count_new[0] || !isfinite(sp->bpt_old) || !isfinite(sp->bpt_new))
                 return;
-        bool est_old = strcmp(sp->count_old, "bytes") == 0, est_new = strcmp(sp->count_new, "bytes") == 0;
-        if (!est_old && !est_new) {
+        if (strcmp(sp->count_old, "bytes") != 0 && strcmp(sp->count_new, "bytes") != 0) {
                 /* both the text's own tokens: apart only where one tokenizer did not count both */
                 sp->counted_apart = strcmp(sp->count_old, sp->count_new) != 0 ||
                                     (strcmp(sp->count_old, "tokenizer") == 0 &&
@@ -275,13 +272,8 @@ static void speed_count(const struct report_cell *a, const struct report_figure 
                 return;
         }
         /* an estimate on a side: the same bytes a token count alike, a thousandth apart as
-         * alike as the figure is stated; else the new text is counted at the old side's */
+         * alike as the figure is stated */
         sp->counted_apart = fabs(sp->bpt_new / sp->bpt_old - 1) >= 0.001;
-        if (sp->counted_apart && fb->metric_len == strlen(metric_key(METRIC_OUTPUT_TOKENS_PER_S)) &&
-            strncmp(fb->metric, metric_key(METRIC_OUTPUT_TOKENS_PER_S), fb->metric_len) == 0) {
-                sp->count_adjusted = true;
-                sp->count_factor = sp->bpt_new / sp->bpt_old;
-        }
 }
 
 /* What the host took from a side's bench: its steal and other processes' share together;
@@ -314,8 +306,7 @@ static void compare_speed(const struct report_view *old, const struct report_vie
         struct report_score sa, sb;
         bool by_bench = report_by_bench(new);
         *sp = (struct compare_speed){.method = COMPARE_METHOD_NONE, .steal_old = NAN, .steal_new = NAN,
-                                     .others_old = NAN, .others_new = NAN, .bpt_old = NAN, .bpt_new = NAN,
-                                     .count_factor = 1};
+                                     .others_old = NAN, .others_new = NAN, .bpt_old = NAN, .bpt_new = NAN};
         if (report_cell_score(old, a, by_bench, &sa) < 0 || report_cell_score(new, b, by_bench, &sb) < 0 ||
             !(sa.value > 0) || !isfinite(sb.value))
                 return;
@@ -325,24 +316,23 @@ static void compare_speed(const struct report_view *old, const struct report_vie
                       report_cell_figure_value(new, b, &fb) >= 0 && fa.by_bench && fb.by_bench;
         if (levels)
                 speed_count(a, &fa, b, &fb, sp);
-        double f = sp->count_factor;
         sp->known = true;
         sp->higher_better = sb.higher_better;
         sp->old_value = sa.value;
         sp->new_value = sb.value;
-        sp->change = sb.value * f / sa.value - 1;
+        sp->change = sb.value / sa.value - 1;
         sp->worse = sp->higher_better ? -sp->change : sp->change;
         if (levels && speed_bootstrap(a, &fa, b, &fb, o, sp))
                 sp->significant = sp->lo > 0 || sp->hi < 0;
         else if (sa.has_spread && sb.has_spread && sa.lo > 0 && sa.hi > 0) {
                 sp->method = COMPARE_METHOD_REPEATS;
-                sp->lo = sb.lo * f / sa.hi - 1;
-                sp->hi = sb.hi * f / sa.lo - 1;
-                sp->significant = sb.hi * f < sa.lo || sa.hi < sb.lo * f;
+                sp->lo = sb.lo / sa.hi - 1;
+                sp->hi = sb.hi / sa.lo - 1;
+                sp->significant = sb.hi < sa.lo || sa.hi < sb.lo;
         } else {
                 /* nothing measured the noise: the figures are taken as they are */
                 sp->method = COMPARE_METHOD_UNKNOWN;
-                sp->significant = fabs(sp->change) > 1e-9; /* not a rounding of count_factor */
+                sp->significant = sp->change != 0;
         }
         sp->regression = sp->significant && sp->worse > o->max_slowdown;
         sp->improvement = sp->significant && sp->worse < 0;

@@ -88,18 +88,16 @@ struct compare_speed {
         /* How each side counted the objective level's output tokens (its bench entry's
          * "count", docs/metrics.md "Output tokens"): its rule ("tokenizer", "bytes", "own";
          * "" where the journal has none) and its bytes per token (NAN: unknown). A side
-         * counted by bytes holds an estimate at its sweep's bytes per token; the others
-         * hold the text's tokens. Where a side is an estimate, the two counted apart unless
-         * their bytes per token are one (to a thousandth), and for output_tokens_per_s the
-         * change is taken as the old side would count the new one's text (count_adjusted):
-         * the new figure times count_factor, the new side's bytes per token over the old's.
-         * Two sides of the text's tokens counted apart only by two rules or two tokenizers,
-         * said, never adjusted; nor are objectives other than output_tokens_per_s. */
+         * counted by bytes holds an estimate at its sweep's bytes per token, the others the
+         * text's tokens. counted_apart: with an estimate on a side, their bytes per token
+         * differ by a thousandth or more (the same text counts that much apart); without,
+         * two rules or two tokenizers. Said beside the change, which it never adjusts: the
+         * difference may be the first cells' texts (then the change is partly the count's)
+         * or every cell's (then each sweep's own figure is the right one), and the journals
+         * cannot tell which (docs/compare.md "Counted apart"). */
         char count_old[16], count_new[16];
         double bpt_old, bpt_new;
         bool counted_apart;
-        bool count_adjusted;
-        double count_factor;          /* 1 unless count_adjusted */
 };
 
 struct compare_accuracy {
