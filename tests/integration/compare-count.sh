@@ -5,8 +5,8 @@
 # tokenizer and with `tokenizer: none` (bytes per token from its first cell's own counts).
 #   - what compare says of each passing cell is what its two counts in `gauntlet report` say:
 #     with a side counted by bytes (an estimate), apart where the bytes a token differ; two
-#     counts of the text's tokens apart only by their rules; the change as measured; the
-#     text's "counted apart" on exactly the cells apart;
+#     counts of the text's tokens apart only by their rules, tokenizers or sources; the
+#     change as measured; the text's "counted apart" on exactly the cells apart;
 #   - tokenizer -> none: the first cell (its own counts against the tokenizer) apart;
 #     none -> none: the first cells alike;
 #   - the objective total_tokens_per_s: the same.
@@ -38,7 +38,9 @@ sweep none2 none
 
 # each cell's count as the report gives it: "moe=X" -> [rule, bytes per token]
 counts() { jq -c '[.cells[] | select(.verdict == "pass") | {key: ("moe=" + .axes.moe),
-                   value: [.bench[0].count.rule, .bench[0].count.bytes_per_token]}] | from_entries' "$tmp/$1.json"; }
+                   value: [.bench[0].count.rule, .bench[0].count.bytes_per_token,
+                           (.bench[0].count | if .rule == "tokenizer" then .tokenizer else .source end)]}]
+                 | from_entries' "$tmp/$1.json"; }
 echo "tokenizer: $(counts tok)"
 echo "none:      $(counts none)"
 echo "none2:     $(counts none2)"
@@ -48,12 +50,12 @@ jq -e '[to_entries[].value[0]] | sort == ["bytes", "own"]' <<<"$(counts none)" >
 
 # what compare should make of a cell's two counts, from the reports alone: with a side
 # counted by bytes (an estimate), apart where the bytes a token differ by a thousandth; two
-# counts of the text's tokens apart only by their rules (one tokenizer here)
+# counts of the text's tokens apart only by their rules, tokenizers or own counts' sources
 expect() { # OLD NEW CELL -> true or false
         jq -n --argjson o "$(counts "$1")" --argjson n "$(counts "$2")" --arg c "$3" '
                 $o[$c] as $a | $n[$c] as $b |
                 if ($a[0] == "bytes" or $b[0] == "bytes") then ($b[1] / $a[1] - 1) | fabs >= 0.001
-                else $a[0] != $b[0] end'
+                else $a[0] != $b[0] or $a[2] != $b[2] end'
 }
 check() { # OLD NEW: every passing cell as expect says, its change as measured
         "$G" compare --format json "$tmp/$1.db" "$tmp/$2.db" >"$tmp/c.json" || true

@@ -348,6 +348,13 @@ static void test_counted_apart(void **state) {
                                  1.04, "bytes", 533, "tokens", 512);
         sp = count_case(ots, 110, own, 100, own2, 0, 0);
         assert_true(!sp.counted_apart && sp.regression);
+        /* own counts by usage (a first cell before 2026-12-07), then by chunks: apart */
+        own = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "own", "source", "usage", "bytes_per_token", 1.0, "bytes",
+                        512, "tokens", 512);
+        own2 = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "own", "source", "chunks", "bytes_per_token", 1.032,
+                         "bytes", 512, "tokens", 496);
+        sp = count_case(ots, 110, own, 100, own2, 0, 0);
+        assert_true(sp.counted_apart);
         /* a tokenizer, then own counts: apart by their rules */
         tk = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "tokenizer", "tokenizer", "GGUF llama (x.gguf)",
                        "bytes_per_token", 1.0, "bytes", 512, "tokens", 512);
