@@ -91,7 +91,8 @@ struct compare_speed {
          * counted by bytes holds an estimate at its sweep's bytes per token, the others the
          * text's tokens. counted_apart: with an estimate on a side, their bytes per token
          * differ by a thousandth or more (the same text counts that much apart); without,
-         * two rules, two tokenizers, or own counts of two sources (usage, chunks). Said beside the change, which it never adjusts: the
+         * two rules, two tokenizers, or own counts of two sources (usage, chunks), whose
+         * bytes per token differ so too (two ways that agree on the text are alike). Said beside the change, which it never adjusts: the
          * difference may be the first cells' texts (then the change is partly the count's)
          * or every cell's (then each sweep's own figure is the right one), and the journals
          * cannot tell which (docs/compare.md "Counted apart"). */

@@ -366,9 +366,17 @@ static void test_counted_apart(void **state) {
         tk = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "tokenizer", "tokenizer", "a.gguf", "bytes_per_token", 4.0,
                        "bytes", 4000, "tokens", 1000);
         tk2 = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "tokenizer", "tokenizer", "b/tokenizer.json",
-                        "bytes_per_token", 4.0, "bytes", 4000, "tokens", 1000);
+                        "bytes_per_token", 4.2, "bytes", 4200, "tokens", 1000);
         sp = count_case(ots, 110, tk, 100, tk2, 0, 0);
         assert_true(sp.counted_apart);
+        /* a tokenizer, then own counts, at one bytes a token (the real llama-server, greedy,
+         * the testbed's model: 992 tokens of 992 bytes both ways): alike */
+        tk = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "tokenizer", "tokenizer", "x.gguf", "bytes_per_token", 1.0,
+                       "bytes", 992, "tokens", 992);
+        own = json_pack("{s:s, s:s, s:f, s:i, s:i}", "rule", "own", "source", "tokenize", "bytes_per_token", 1.0,
+                        "bytes", 992, "tokens", 992);
+        sp = count_case(ots, 110, tk, 100, own, 0, 0);
+        assert_true(!sp.counted_apart);
         /* bytes a thousandth apart: alike (the figure is stated to three places) */
         sp = count_case(ots, 110, bytes_count(5.0), 100, bytes_count(5.004), 0, 0);
         assert_true(!sp.counted_apart);
