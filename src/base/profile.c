@@ -37,6 +37,11 @@ static const struct signature common_signatures[] = {
         {"Triton Error \\[CUDA\\]: out of memory", "oom", TIER_ROOT, "Triton"},
         {"Not enough memory\\. Please try to increase --mem-fraction-static", "oom", TIER_ROOT, "SGLang"},
         {"No available memory for the cache blocks", "oom", TIER_ROOT, "vLLM"},
+        /* the KV cache of one request of max_model_len does not fit what is left: V1 says how
+         * much was needed and left and the longest that fits, V0 the tokens that fit (the
+         * search reads that length: docs/search.md, "What a line says fits") */
+        {"KV cache is needed, which is larger than the available KV cache memory", "oom", TIER_ROOT, "vLLM"},
+        {"is larger than the maximum number of tokens that can be stored in KV cache", "oom", TIER_ROOT, "vLLM"},
         {"Executor creation failed due to insufficient GPU memory", "oom", TIER_ROOT, "TRT-LLM"},
         {"cudaMalloc failed: out of memory", "oom", TIER_ROOT, "llama.cpp"},
         {"\\[Errno 12\\] Cannot allocate memory", "oom", TIER_ROOT, "Python: ENOMEM (fork, mmap, pinned memory)"},

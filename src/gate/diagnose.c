@@ -129,7 +129,8 @@ static bool skip_digits_to(const char *line, size_t len, size_t *i, char end) {
 }
 
 /* Length of vLLM's prefix at the start of a line: the process's "(EngineCore_DP0 pid=123) ",
- * then "ERROR 12-05 19:41:05 [core.py:708] " (any level); either alone; 0 if there is none. */
+ * then "ERROR 12-05 19:41:05 [core.py:708] " (any level; V0 wrote "engine.py:400] ", without
+ * the opening bracket); either alone; 0 if there is none. */
 static size_t vllm_prefix_len(const char *line, size_t len) {
         static const char *const levels[] = {"DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL "};
         size_t i = 0, done = 0;
@@ -147,11 +148,21 @@ static size_t vllm_prefix_len(const char *line, size_t len) {
                 /* MM-DD HH:MM:SS [file:line] */
                 if (!skip_digits_to(line, len, &j, '-') || !skip_digits_to(line, len, &j, ' ') ||
                     !skip_digits_to(line, len, &j, ':') || !skip_digits_to(line, len, &j, ':') ||
-                    !skip_digits_to(line, len, &j, ' ') || j >= len || line[j] != '[')
+                    !skip_digits_to(line, len, &j, ' ') || j >= len)
                         break;
-                const char *close = memchr(line + j, ']', len - j);
-                if (close && (size_t)(close - line) + 1 < len && close[1] == ' ')
-                        done = (size_t)(close - line) + 2;
+                if (line[j] == '[') {
+                        const char *close = memchr(line + j, ']', len - j);
+                        if (close && (size_t)(close - line) + 1 < len && close[1] == ' ')
+                                done = (size_t)(close - line) + 2;
+                        break;
+                }
+                /* V0: a file name without blanks, ':', its line number, "] " */
+                size_t f = j;
+                while (f < len && line[f] != ' ' && line[f] != ':' && line[f] != ']')
+                        f++;
+                if (f > j && f < len && line[f] == ':' && (f++, skip_digits_to(line, len, &f, ']')) && f < len &&
+                    line[f] == ' ')
+                        done = f + 1;
                 break;
         }
         return done < len ? done : 0;

@@ -294,8 +294,38 @@ static void test_vllm_prefix(void **state) {
                     "(EngineCore_DP0 pid=20269) ERROR 12-05 19:34:36 [core.py:708] torch.OutOfMemoryError: CUDA out "
                     "of memory. Tried to allocate 2.00 GiB\n",
                     "oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", 1);
+        /* a KV cache that does not hold one request of max_model_len: memory's, in V1's words
+         * and V0's, over the front end's line after it */
+        expect_text("vllm",
+                    "(EngineCore_DP0 pid=18799) ERROR 10-08 20:33:48 [core.py:708] ValueError: To serve at least one "
+                    "request with the model's max seq len (131072), (16.0 GiB KV cache is needed, which is larger than "
+                    "the available KV cache memory (3.93 GiB). Based on the available memory, the estimated maximum "
+                    "model length is 32192. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+                    "initializing the engine.\n"
+                    "(APIServer pid=18633) RuntimeError: Engine core initialization failed. See root cause above. "
+                    "Failed core proc(s): {'EngineCore_DP0': 1}\n",
+                    "oom",
+                    "ValueError: To serve at least one request with the model's max seq len (131072), (16.0 GiB KV "
+                    "cache is needed, which is larger than the available KV cache memory (3.93 GiB). Based on the "
+                    "available memory, the estimated maximum model length is 32192. Try increasing "
+                    "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+                    1);
+        expect_text("vllm",
+                    "ERROR 05-02 11:02:03 engine.py:400] ValueError: The model's max seq len (131072) is larger than the "
+                    "maximum number of tokens that can be stored in KV cache (77584). Try increasing "
+                    "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n",
+                    "oom",
+                    "ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can "
+                    "be stored in KV cache (77584). Try increasing `gpu_memory_utilization` or decreasing "
+                    "`max_model_len` when initializing the engine.",
+                    1);
         expect_text("vllm", "ERROR 12-05 19:34:36 [core.py:708] RuntimeError: No CUDA GPUs are available\n", "driver",
                     "RuntimeError: No CUDA GPUs are available", 1);
+        expect_text("vllm", "(VllmWorkerProcess pid=7) ERROR 12-05 19:34:36 worker.py:12] RuntimeError: No CUDA GPUs "
+                            "are available\n",
+                    "driver", "RuntimeError: No CUDA GPUs are available", 1);
+        expect_text("vllm", "ERROR 12-05 19:34:36 a b.py:12] RuntimeError: No CUDA GPUs are available\n", "driver",
+                    "ERROR 12-05 19:34:36 a b.py:12] RuntimeError: No CUDA GPUs are available", 1);
         expect_text("vllm", "(APIServer pid=7) RuntimeError: No CUDA GPUs are available\n", "driver",
                     "RuntimeError: No CUDA GPUs are available", 1);
         expect_text("vllm", "(worker) ERROR 12-05 [x] No CUDA GPUs are available\n", "driver",
