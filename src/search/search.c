@@ -111,6 +111,7 @@ void search_model_free(struct search_model *m) {
         free(m->mem_over);
         free(m->mem_under);
         free(m->mem_by_alloc);
+        free(m->mem_by_room);
         free(m->ctx_over);
         free(m->mem_size);
         free(m->pf);
@@ -553,6 +554,50 @@ static bool did_load(const struct search_obs *o) {
                 (startswith(o->kind, "garbage") || startswith(o->kind, "wrong") || startswith(o->kind, "overload")));
 }
 
+/* What a line says fits (docs/search.md, "What a line says fits"): a cell that ran out of
+ * memory with a line that gives the longest context the memory left holds (vLLM's "estimated
+ * maximum model length"). A cell that holds its values but for a context past that length
+ * (and sizes no smaller elsewhere) runs out too: the same room, a longer context. One of a
+ * context no longer (and sizes no larger) fits, as far as that line goes. Only with one axis
+ * of a context's length among the sizes: which length the line means is then plain. out: the
+ * cells that ran out, room: what each one's line says fits (search_alloc_room, -1 for
+ * nothing). Sets mem_over, else mem_under, of cell k, and mem_by_room. */
+static void by_room(struct search_model *m, double *const *sz, const size_t *out, const double *room, size_t n_out,
+                    size_t k) {
+        const struct search_space *s = m->s;
+        size_t A = s->n_axes, ctx = A;
+        for (size_t a = 0; a < A; a++)
+                if (sz[a] && search_axis_context(s, a)) {
+                        if (ctx < A)
+                                return;
+                        ctx = a;
+                }
+        if (ctx == A)
+                return;
+        const size_t *ck = s->choice + k * A;
+        double here = sz[ctx][ck[ctx]];
+        long over = -1, under = -1;
+        for (size_t i = 0; i < n_out && over < 0 && here >= 0; i++) {
+                if (room[i] < 0)
+                        continue;
+                const size_t *cx = s->choice + out[i] * A;
+                bool past = here > room[i], same = true; /* past the room, or within it */
+                for (size_t a = 0; a < A && same; a++)
+                        if (a != ctx && ck[a] != cx[a])
+                                same = sz[a] && sz[a][ck[a]] >= 0 && sz[a][cx[a]] >= 0 &&
+                                       (past ? sz[a][ck[a]] >= sz[a][cx[a]] : sz[a][ck[a]] <= sz[a][cx[a]]);
+                if (same && past)
+                        over = (long)out[i];
+                else if (same && under < 0)
+                        under = (long)out[i];
+        }
+        if (over >= 0)
+                m->mem_over[k] = over;
+        else if (under >= 0)
+                m->mem_under[k] = under;
+        m->mem_by_room[k] = over >= 0 || under >= 0;
+}
+
 /* Sets mem_over and mem_under (see struct search_model). An axis counts as one of sizes
  * when two of its values or more are sizes and no other is a number, its words are not of
  * parallelism or offloading, and no two launched cells that differ on it alone say the
@@ -563,6 +608,7 @@ static int fit_sizes(struct search_model *m) {
         double *sz[16] = {0};
         _cleanup_free_ size_t *seen = NULL;
         _cleanup_free_ double *said = NULL; /* per cell that ran out: its line's size (search_alloc_size) */
+        _cleanup_free_ double *room = NULL; /* and the context it says fits (search_alloc_room) */
         int r = 0;
         if (!m->mem_on || !s->value_names)
                 return 0;
@@ -572,15 +618,18 @@ static int fit_sizes(struct search_model *m) {
                 n_sized += sz[a] != NULL;
         /* the launched cells (not in flight: a lie teaches no memory) that ran out, then
          * those that loaded */
-        size_t n_out = 0, n_in = 0, n_said = 0;
-        if (!(seen = malloc(N * sizeof(size_t))) || !(said = malloc(N * sizeof(double)))) {
+        size_t n_out = 0, n_in = 0, n_said = 0, n_room = 0;
+        if (!(seen = malloc(N * sizeof(size_t))) || !(said = malloc(N * sizeof(double))) ||
+            !(room = malloc(N * sizeof(double)))) {
                 r = -ENOMEM;
                 goto done;
         }
         for (size_t x = 0; x < N; x++)
                 if (!m->obs[x].pending && ran_out(&m->obs[x])) {
                         said[n_out] = search_alloc_size(m->obs[x].evidence);
+                        room[n_out] = search_alloc_room(m->obs[x].evidence, NULL);
                         n_said += said[n_out] >= 0;
+                        n_room += room[n_out] >= 0;
                         seen[n_out++] = x;
                 }
         for (size_t y = 0; y < N; y++)
@@ -606,9 +655,10 @@ static int fit_sizes(struct search_model *m) {
         m->mem_over = malloc(N * sizeof(long));
         m->mem_under = malloc(N * sizeof(long));
         m->mem_by_alloc = calloc(N, sizeof(bool));
+        m->mem_by_room = calloc(N, sizeof(bool));
         if (n_sized > 0)
                 m->mem_size = malloc((m->voff[A - 1] + s->n_values[A - 1]) * sizeof(double));
-        if (!m->mem_over || !m->mem_under || !m->mem_by_alloc || (n_sized > 0 && !m->mem_size)) {
+        if (!m->mem_over || !m->mem_under || !m->mem_by_alloc || !m->mem_by_room || (n_sized > 0 && !m->mem_size)) {
                 r = -ENOMEM;
                 goto done;
         }
@@ -625,6 +675,8 @@ static int fit_sizes(struct search_model *m) {
                 for (size_t j = n_out; j < n_out + n_in && m->mem_over[k] < 0 && m->mem_under[k] < 0; j++)
                         if (search_sizes_at_least(s, sz, seen[j], k))
                                 m->mem_under[k] = (long)seen[j];
+                if (n_room > 0 && m->mem_over[k] < 0 && m->mem_under[k] < 0)
+                        by_room(m, sz, seen, room, n_out, k);
         }
         if (n_said >= 2)
                 r = search_alloc_predict(s, m->obs, seen, said, n_out, seen + n_out, n_in, sz, m->mem_over,

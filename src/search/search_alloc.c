@@ -33,7 +33,42 @@ static double unit_at(const char *p) {
         return 0;
 }
 
+/* The size, in bytes, written just before p ("1.06 GiB", blanks before p skipped): a number,
+ * then a unit that ends at p; -1 for none. */
+static double size_before(const char *evidence, const char *p) {
+        while (p > evidence && p[-1] == ' ')
+                p--;
+        const char *u = p; /* the unit: the letters before, then the number before them */
+        while (u > evidence && isalpha((unsigned char)u[-1]))
+                u--;
+        if (u == p)
+                return -1;
+        double bytes = unit_at(u); /* u..p all letters: a unit that matches ends at p */
+        if (bytes <= 0)
+                return -1;
+        const char *q = u;
+        while (q > evidence && q[-1] == ' ')
+                q--;
+        const char *d = q;
+        while (d > evidence && (isdigit((unsigned char)d[-1]) || d[-1] == '.'))
+                d--;
+        if (d == q || !isdigit((unsigned char)*d))
+                return -1;
+        double v = strtod(d, NULL);
+        return isfinite(v * bytes) && v >= 0 ? v * bytes : -1;
+}
+
+/* vLLM's KV cache that does not hold one request of max_model_len: "(16.0 GiB KV cache is
+ * needed, which is larger than the available KV cache memory (3.93 GiB)". The size needed
+ * is the allocation that failed, the memory available what was free for it. */
+#define KV_NEEDED " KV cache is needed"
+#define KV_AVAILABLE "available KV cache memory ("
+
 double search_alloc_size(const char *evidence) {
+        const char *kv = evidence ? strcasestr(evidence, KV_NEEDED) : NULL;
+        double needed = kv ? size_before(evidence, kv) : -1;
+        if (needed > 0)
+                return needed;
         for (const char *a = evidence; a && (a = strcasestr(a, "allocat")); a += 7) {
                 const char *q = a + 7;
                 bool size_word = false;
@@ -62,9 +97,20 @@ double search_alloc_size(const char *evidence) {
         return -1;
 }
 
-/* The memory a line says was free when the allocation failed, in bytes, or -1: the size just
- * before "free" (PyTorch: "of which 1.06 GiB is free", "3.44 MiB free"). */
+/* What was free: vLLM's KV cache memory available, else the size just before "free"
+ * (PyTorch: "of which 1.06 GiB is free", "3.44 MiB free"). */
 double search_alloc_free(const char *evidence) {
+        const char *kv = evidence ? strcasestr(evidence, KV_AVAILABLE) : NULL;
+        if (kv) {
+                const char *p = kv + strlen(KV_AVAILABLE);
+                char *end;
+                double v = strtod(p, &end);
+                while (*end == ' ')
+                        end++;
+                double bytes = end > p && isdigit((unsigned char)*p) ? unit_at(end) : 0;
+                if (isfinite(v * bytes) && v >= 0 && bytes > 0)
+                        return v * bytes;
+        }
         for (const char *f = evidence; f && (f = strcasestr(f, "free")); f += 4) {
                 if (f == evidence || isalnum((unsigned char)f[4]) || f[4] == '_' || isalnum((unsigned char)f[-1]))
                         continue;
@@ -72,31 +118,50 @@ double search_alloc_free(const char *evidence) {
                 while (p > evidence && p[-1] == ' ')
                         p--;
                 if (p - evidence >= 2 && strncasecmp(p - 2, "is", 2) == 0 &&
-                    (p - 2 == evidence || p[-3] == ' ')) {
+                    (p - 2 == evidence || p[-3] == ' '))
                         p -= 2;
-                        while (p > evidence && p[-1] == ' ')
-                                p--;
+                double v = size_before(evidence, p);
+                if (v >= 0)
+                        return v;
+        }
+        return -1;
+}
+
+/* What a line says fits: the words just before the longest context (in tokens) that the memory
+ * left would hold. vLLM V1: "Based on the available memory, the estimated maximum model
+ * length is 32192."; V0: "... is larger than the maximum number of tokens that can be stored
+ * in KV cache (77584)." */
+static const char *const ROOM_WORDS[] = {
+        "maximum model length is",
+        "maximum number of tokens that can be stored in KV cache",
+};
+
+double search_alloc_room(const char *evidence, const char **ret_sentence) {
+        for (size_t w = 0; evidence && w < ELEMENTSOF(ROOM_WORDS); w++) {
+                const char *at = strcasestr(evidence, ROOM_WORDS[w]), *p = at;
+                if (!p)
+                        continue;
+                p += strlen(ROOM_WORDS[w]);
+                while (*p == ' ' || *p == '(')
+                        p++;
+                if (!isdigit((unsigned char)*p))
+                        continue;
+                /* a whole number, its thousands perhaps set apart by commas ("10,240") */
+                double v = 0;
+                for (; isdigit((unsigned char)*p) || (*p == ',' && isdigit((unsigned char)p[1])); p++)
+                        if (*p != ',')
+                                v = v * 10 + (*p - '0');
+                if (*p == '.' && isdigit((unsigned char)p[1]))
+                        continue; /* not a whole number of tokens */
+                if (isalnum((unsigned char)*p) || *p == '_' || !isfinite(v))
+                        continue;
+                if (ret_sentence) {
+                        /* the sentence that says it: after the last ". " before the words */
+                        while (at > evidence && !(at[-1] == ' ' && at - 1 > evidence && at[-2] == '.'))
+                                at--;
+                        *ret_sentence = at;
                 }
-                /* the unit: the letters before, then the number before them */
-                const char *u = p;
-                while (u > evidence && isalpha((unsigned char)u[-1]))
-                        u--;
-                if (u == p)
-                        continue;
-                double bytes = unit_at(u); /* u..p all letters: a unit that matches ends at p */
-                if (bytes <= 0)
-                        continue;
-                const char *q = u;
-                while (q > evidence && q[-1] == ' ')
-                        q--;
-                const char *d = q;
-                while (d > evidence && (isdigit((unsigned char)d[-1]) || d[-1] == '.'))
-                        d--;
-                if (d == q || !isdigit((unsigned char)*d))
-                        continue;
-                double v = strtod(d, NULL);
-                if (isfinite(v * bytes) && v >= 0)
-                        return v * bytes;
+                return v;
         }
         return -1;
 }

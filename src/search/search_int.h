@@ -123,6 +123,11 @@ double search_alloc_size(const char *evidence);
 /* The memory the line says was free when it failed, in bytes ("of which 1.06 GiB is free",
  * "3.44 MiB free"), or -1. */
 double search_alloc_free(const char *evidence);
+/* The longest context, in tokens, that an out-of-memory line says the memory left would hold
+ * (vLLM: "the estimated maximum model length is 32192", "the maximum number of tokens that can
+ * be stored in KV cache (77584)"), or -1 (docs/search.md, "What a line says fits"); where
+ * ret_sentence, the start of the sentence that says it, within evidence. */
+double search_alloc_room(const char *evidence, const char **ret_sentence);
 /* Cells that ran out of memory at one size of one line (its numbers taken out), with one
  * free memory where the line says it, differing on an axis, show that axis does not change
  * that allocation; where their line has failed at two sizes or more, and no cell that loaded
@@ -294,6 +299,8 @@ struct search_model {
         long *mem_over, *mem_under;
         bool *mem_by_alloc;           /* per cell: mem_over by the allocation that failed
                                          (search_alloc_predict), not by sizes alone */
+        bool *mem_by_room;            /* per cell: mem_over (or mem_under) by the context its
+                                         cell's line says fits (search_alloc_room) */
         long *ctx_over;               /* per cell: a launched cell refused the bench for its
                                          length with as much context per request or more
                                          (search_context_over), or -1 */

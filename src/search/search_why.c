@@ -47,6 +47,45 @@ static bool larger_size(const struct search_model *m, size_t a, size_t x, size_t
         return sz && sz[x] >= 0 && sz[y] >= 0 && sz[x] > sz[y];
 }
 
+/* Why cell k, whose sizes are past a launched cell's that ran out of memory (mem_over), runs
+ * out too: by the sizes, the allocation that failed, or the context its line says fits. */
+static void why_past(const struct search_model *m, size_t k, struct buf *b) {
+        const struct search_space *s = m->s;
+        size_t x = (size_t)m->mem_over[k], said = 0;
+        const size_t *c = s->choice + k * s->n_axes, *cx = s->choice + x * s->n_axes;
+        buf_printf(b, "predicted crash (oom): cell %.8s ran out of memory with these values but", s->ids ? s->ids[x] : "?");
+        bool larger = false;
+        for (size_t a = 0; a < s->n_axes; a++)
+                if (c[a] != cx[a]) {
+                        buf_printf(b, "%s %s=%s (here %s)", said++ ? "," : "", s->axis_names[a], s->value_names[a][cx[a]],
+                                   s->value_names[a][c[a]]);
+                        larger |= larger_size(m, a, c[a], cx[a]);
+                }
+        if (m->mem_by_room && m->mem_by_room[k]) {
+                /* by_room: the context its line says fits */
+                const char *said_at = m->obs[x].evidence;
+                double room = search_alloc_room(m->obs[x].evidence, &said_at);
+                buf_printf(b, "; its line says the memory left holds a context of %.0f at most (\"%s", room,
+                           said_at > m->obs[x].evidence ? "…" : "");
+                search_put_quote(b, said_at);
+                buf_puts(b, "\")");
+                larger = false;
+                for (size_t a = 0; a < s->n_axes; a++)
+                        larger |= c[a] != cx[a] && larger_size(m, a, c[a], cx[a]) && !search_axis_context(s, a);
+        } else if (m->mem_by_alloc && m->mem_by_alloc[k]) {
+                /* search_alloc_predict: the axes it showed alike */
+                buf_puts(b, "; the allocation that failed (\"");
+                search_put_quote(b, m->obs[x].evidence);
+                buf_puts(b, "\") failed at one size in cells that differ on");
+                said = 0;
+                for (size_t a = 0; a < s->n_axes; a++)
+                        if (c[a] != cx[a] && !larger_size(m, a, c[a], cx[a]))
+                                buf_printf(b, "%s %s", said++ ? "," : "", s->axis_names[a]);
+        }
+        if (larger)
+                buf_puts(b, ", and a larger size needs no less memory");
+}
+
 /* "predicted crash: attn=fa3 crashed (arch) in 3 of 3 cells: 8e5b8715, ..." */
 static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
         const struct search_space *s = m->s;
@@ -81,29 +120,7 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                 return 0;
         }
         if (m->mem_over && m->mem_over[k] >= 0) {
-                /* a launched cell of smaller sizes ran out */
-                size_t x = (size_t)m->mem_over[k], said = 0;
-                const size_t *c = s->choice + k * s->n_axes, *cx = s->choice + x * s->n_axes;
-                buf_printf(b, "predicted crash (oom): cell %.8s ran out of memory with these values but", s->ids ? s->ids[x] : "?");
-                bool larger = false;
-                for (size_t a = 0; a < s->n_axes; a++)
-                        if (c[a] != cx[a]) {
-                                buf_printf(b, "%s %s=%s (here %s)", said++ ? "," : "", s->axis_names[a], s->value_names[a][cx[a]],
-                                           s->value_names[a][c[a]]);
-                                larger |= larger_size(m, a, c[a], cx[a]);
-                        }
-                if (m->mem_by_alloc && m->mem_by_alloc[k]) {
-                        /* search_alloc_predict: the axes it showed alike */
-                        buf_puts(b, "; the allocation that failed (\"");
-                        search_put_quote(b, m->obs[x].evidence);
-                        buf_puts(b, "\") failed at one size in cells that differ on");
-                        said = 0;
-                        for (size_t a = 0; a < s->n_axes; a++)
-                                if (c[a] != cx[a] && !larger_size(m, a, c[a], cx[a]))
-                                        buf_printf(b, "%s %s", said++ ? "," : "", s->axis_names[a]);
-                }
-                if (larger)
-                        buf_puts(b, ", and a larger size needs no less memory");
+                why_past(m, k, b);
                 return 0;
         }
         double oom = search_oom_chance(m, k);

@@ -1227,6 +1227,101 @@ static void test_memory_alloc(void **state) {
         not_by_alloc(sp, obs, CELL(2, 1, 1, 0), "after a cell that loaded");
 }
 
+/* What a line says fits (by_room): vLLM's line for a KV cache that does not hold one request
+ * of max_model_len gives the longest that would (tests/lines/vllm.txt: 131072 asked, 32192
+ * fit at --gpu-memory-utilization 0.9). A cell with the same values but a context past that
+ * length runs out too, 32768 as well as 65536 (the rule of sizes alone waits for them);
+ * one within it fits, as far as that line goes; a cell that differs on an axis that is not a
+ * size (the share, the attention backend) is not the line's to tell. */
+#define VLLM_ROOM(tokens)                                                                                              \
+        ((struct search_obs){.state = SEARCH_INFEASIBLE,                                                               \
+                             .kind = "crash/oom",                                                                      \
+                             .evidence = "ValueError: To serve at least one request with the model's max seq len "     \
+                                         "(131072), (16.0 GiB KV cache is needed, which is larger than the available " \
+                                         "KV cache memory (3.93 GiB). Based on the available memory, the estimated "   \
+                                         "maximum model length is " tokens ". Try increasing "                         \
+                                         "`gpu_memory_utilization` or decreasing `max_model_len` when initializing "   \
+                                         "the engine."})
+
+/* vLLM as test_memory_room's line says: at 0.90 and FLASH_ATTN with 128 sequences a context of
+ * 32192 fits; twice that at 0.95, a little less with 256 sequences; the attention backend
+ * changes nothing. */
+static struct search_obs vllm_room(const struct search_space *sp, size_t k) {
+        static const double ctx[4] = {8192, 32768, 65536, 131072};
+        const size_t *c = sp->choice + k * sp->n_axes;
+        double room = (c[1] ? 64384 : 32192) - (c[3] ? 1024 : 0);
+        if (ctx[c[0]] <= room)
+                return (struct search_obs){.state = SEARCH_FEASIBLE, .has_value = true, .value = 100 + (double)c[2]};
+        return c[1] ? VLLM_ROOM("64384") : VLLM_ROOM("32192");
+}
+
+static void test_memory_room(void **state) {
+        (void)state;
+        static const size_t nv[4] = {4, 2, 2, 2};
+        static const char *const an[4] = {"ctx", "util", "attn", "seqs"};
+        static const char *const af[4] = {"--max-model-len", "--gpu-memory-utilization", "--attention-backend",
+                                          "--max-num-seqs"};
+        static const char *const ctx[4] = {"8192", "32768", "65536", "131072"}, *const util[2] = {"0.90", "0.95"},
+                                 *const attn[2] = {"FLASH_ATTN", "FLASHINFER"}, *const seqs[2] = {"128", "256"};
+        static const char *const *const vn[4] = {ctx, util, attn, seqs};
+        enum { N = 32 };
+        struct x222 g;
+        x222_init(&g, N, nv, an, af, vn);
+        const struct search_obs served = {.state = SEARCH_FEASIBLE, .has_value = true, .value = 100};
+        struct search_obs obs[N] = {0};
+        obs[CELL(0, 1, 1, 1)] = served;
+        obs[CELL(3, 0, 0, 0)] = VLLM_ROOM("32192");
+        struct search_model *m = NULL;
+        assert_int_equal(search_model_fit(&g.sp, obs, &m), 0);
+        _cleanup_free_ char *why = predicted_to_fail(m, CELL(2, 0, 0, 0), "ctx=65536 util=0.90 FLASH_ATTN seqs=128");
+        assert_non_null(strstr(why, "predicted crash (oom): cell c0000024 ran out of memory with these values but "
+                                    "ctx=131072 (here 65536); its line says the memory left holds a context of 32192 "
+                                    "at most (\"…Based on the available memory, the estimated maximum model length is "
+                                    "32192. Try increasing"));
+        assert_null(strstr(why, "larger size"));
+        /* 32768 is past 32192 too; with more sequences, a larger size besides */
+        _cleanup_free_ char *just = predicted_to_fail(m, CELL(1, 0, 0, 0), "ctx=32768 util=0.90 FLASH_ATTN seqs=128");
+        assert_non_null(strstr(just, "holds a context of 32192 at most"));
+        _cleanup_free_ char *more = predicted_to_fail(m, CELL(1, 0, 0, 1), "ctx=32768 util=0.90 FLASH_ATTN seqs=256");
+        assert_non_null(strstr(more, "holds a context of 32192 at most"));
+        assert_non_null(strstr(more, ", and a larger size needs no less memory"));
+        /* within the room: sure to fit (fewer sequences too would be); not with more */
+        assert_true(search_oom_chance(m, CELL(0, 0, 0, 0)) == 0);
+        assert_true(search_oom_chance(m, CELL(0, 0, 0, 1)) > 0);
+        /* another share or backend: not the line's to tell */
+        for (size_t k = 0; k < N; k++) {
+                _cleanup_free_ char *w = search_model_why(m, k, false);
+                const size_t *c = g.sp.choice + k * 4;
+                if (c[1] != 0 || c[2] != 0)
+                        assert_null(strstr(w ? w : "", "holds a context"));
+        }
+        search_model_free(m);
+        /* the V0 line says it in other words */
+        struct search_obs v0[N];
+        memcpy(v0, obs, sizeof(v0));
+        v0[CELL(3, 0, 0, 0)].evidence = "ValueError: The model's max seq len (131072) is larger than the maximum number "
+                                        "of tokens that can be stored in KV cache (32192). Try increasing "
+                                        "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+                                        "engine.";
+        assert_int_equal(search_model_fit(&g.sp, v0, &m), 0);
+        _cleanup_free_ char *old = predicted_to_fail(m, CELL(1, 0, 0, 0), "V0: ctx=32768 util=0.90 FLASH_ATTN seqs=128");
+        assert_non_null(strstr(old, "holds a context of 32192 at most"));
+        search_model_free(m);
+        /* a line that says no length: the rule of sizes alone, which says nothing of 32768 */
+        struct search_obs none[N];
+        memcpy(none, obs, sizeof(none));
+        none[CELL(3, 0, 0, 0)].evidence = "No available memory for the cache blocks. Try increasing "
+                                          "`gpu_memory_utilization` when initializing the engine.";
+        assert_int_equal(search_model_fit(&g.sp, none, &m), 0);
+        _cleanup_free_ char *plain = search_model_why(m, CELL(1, 0, 0, 0), false);
+        print_message("no length: %s\n", plain ? plain : "(none)");
+        assert_null(strstr(plain ? plain : "", "ran out of memory with these values"));
+        assert_true(search_oom_chance(m, CELL(0, 0, 0, 0)) > 0);
+        search_model_free(m);
+        /* never launched past the room a line gave, however long the search goes on */
+        never_chosen(&g.sp, obs, (const size_t[]){CELL(2, 0, 0, 0), CELL(1, 0, 0, 0), CELL(1, 0, 0, 1)}, 3, vllm_room);
+}
+
 /* The allocation that failed, and what was left for it. Shown alike at one size, an axis is
  * alike at that size and larger ones only: on the real llama-server (CPU, the testbed's model, 800 MB of
  * address space, -fa on; docs/data/search-alloc-2026-12-07/llama-server-headroom.txt) the
@@ -1553,6 +1648,7 @@ int main(void) {
                 cmocka_unit_test(test_memory_sizes),
                 cmocka_unit_test(test_memory_alloc),
                 cmocka_unit_test(test_memory_headroom),
+                cmocka_unit_test(test_memory_room),
                 cmocka_unit_test(test_sim_generate),
                 cmocka_unit_test(test_sim_launch),
                 cmocka_unit_test(test_sim_oom_sizes),

@@ -161,6 +161,11 @@ static void test_alloc_size(void **state) {
                  1280.0 * 1048576.0},
                 {"gauntlet-testbed: failed to allocate 123 bytes", 123},
                 {"RuntimeError: CUDA error: out of memory (allocation of 512KiB)", 512.0 * 1024.0},
+                {"ValueError: To serve at least one request with the model's max seq len (131072), (16.0 GiB KV cache is "
+                 "needed, which is larger than the available KV cache memory (3.93 GiB). Based on the available memory, "
+                 "the estimated maximum model length is 32192.",
+                 16.0 * 1073741824.0},
+                {"(KV cache is needed, which is larger than", -1},
                 {"CUDA out of memory. Tried to allocate", -1},
                 {"RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.", -1},
                 {"failed to allocate buffer for kv cache", -1},
@@ -185,6 +190,11 @@ static void test_alloc_size(void **state) {
                  "GiB already allocated; 3.44 MiB free; 14.68 GiB reserved in total by PyTorch)",
                  3.44 * 1048576.0},
                 {"GPU 0 has a total capacity of 79.11 GiB of which 0 bytes is free.", 0},
+                {"(16.0 GiB KV cache is needed, which is larger than the available KV cache memory (3.93 GiB). Based on "
+                 "the available memory, the estimated maximum model length is 32192.",
+                 3.93 * 1073741824.0},
+                {"larger than the available KV cache memory (-0.49 GiB)", -1},
+                {"larger than the available KV cache memory (much)", -1},
                 {"E ggml_aligned_malloc: insufficient memory (attempted to allocate 1280.00 MB)", -1},
                 {"Free memory on device (70.1/79.2 GiB) on startup is less than desired", -1},
                 {"12 freed; 3.44 MiB freely", -1},
@@ -200,6 +210,43 @@ static void test_alloc_size(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(f); i++)
                 assert_bytes("free", f[i].line, search_alloc_free(f[i].line), f[i].bytes);
         assert_true(search_alloc_free(NULL) < 0);
+        /* the longest context the line says the memory left holds: vLLM V1 and V0 */
+        static const struct {
+                const char *line;
+                double tokens;
+        } r[] = {
+                {"ValueError: To serve at least one request with the model's max seq len (131072), (16.0 GiB KV cache is "
+                 "needed, which is larger than the available KV cache memory (3.93 GiB). Based on the available memory, "
+                 "the estimated maximum model length is 32192. Try increasing `gpu_memory_utilization` or decreasing "
+                 "`max_model_len` when initializing the engine.",
+                 32192},
+                {"ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be "
+                 "stored in KV cache (77584). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+                 "initializing the engine.",
+                 77584},
+                {"the estimated maximum model length is 10,240.", 10240},
+                {"the estimated maximum model length is 0.", 0},
+                {"the estimated maximum model length is 1.5k", -1},
+                {"the estimated maximum model length is 2.5", -1},
+                {"the estimated maximum model length is unknown", -1},
+                {"the estimated maximum model length is 9999999999999999999999999999999999999999999999999999999999999999"
+                 "9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+                 "9999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999"
+                 "99999999999999999999999999999999999999999999999999999999999999999999999999999999999999",
+                 -1},
+                {"No available memory for the cache blocks. Try increasing `gpu_memory_utilization`", -1},
+                {"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", -1},
+                {"", -1},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(r); i++)
+                assert_bytes("room", r[i].line, search_alloc_room(r[i].line, NULL), r[i].tokens);
+        assert_true(search_alloc_room(NULL, NULL) < 0);
+        /* the sentence that says it, for the reason's quote */
+        const char *at = NULL;
+        assert_true(search_alloc_room(r[0].line, &at) == 32192);
+        assert_true(strncmp(at, "Based on the available memory, the estimated", 44) == 0);
+        assert_true(search_alloc_room(r[1].line, &at) == 77584);
+        assert_ptr_equal(at, r[1].line);
 }
 
 static void test_names_value(void **state) {
