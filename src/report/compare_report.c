@@ -78,7 +78,7 @@ static char *count_text(const struct compare_speed *s) {
         _cleanup_free_ char *a = count_side(s->count_old, s->bpt_old), *b = count_side(s->count_new, s->bpt_new);
         if (!a || !b)
                 return NULL;
-        if (strcmp(s->count_old, "bytes") == 0 || strcmp(s->count_new, "bytes") == 0)
+        if (s->by_bytes)
                 return strdup_printf("; counted apart, old by %s, new by %s: the same text counts x%.3f in the new, "
                                      "part of the change may be the count's",
                                      a, b, s->bpt_old / s->bpt_new);

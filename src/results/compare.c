@@ -232,17 +232,17 @@ static json_t *level_entry(const struct report_cell *c, long level) {
         return NULL;
 }
 
-/* A level's rule of counting into rule[16] ("" without a "count") and its bytes per token:
+/* A level's rule of counting into *ret_rule ("" without a "count") and its bytes per token:
  * the rule's own figure where it states one, else its bytes over its tokens; NAN unknown. */
-static double level_count(const struct report_cell *c, long level, char rule[static 16], json_t **ret_count) {
+static double level_count(const struct report_cell *c, long level, const char **ret_rule, json_t **ret_count) {
         json_t *cnt = json_object_get(level_entry(c, level), "count");
         const char *r = json_string_value(json_object_get(cnt, "rule"));
-        /* the journal's words, never copied: a rule gauntlet does not know is none */
+        /* the journal's words, never kept: a rule gauntlet does not know is none */
         static const char *const rules[] = {"tokenizer", "bytes", "own"};
-        rule[0] = '\0';
+        *ret_rule = "";
         for (size_t i = 0; r && i < ELEMENTSOF(rules); i++)
                 if (strcmp(r, rules[i]) == 0)
-                        snprintf(rule, 16, "%s", rules[i]);
+                        *ret_rule = rules[i];
         *ret_count = cnt;
         double bpt = json_number_value(json_object_get(cnt, "bytes_per_token"));
         if (bpt > 0 && isfinite(bpt))
@@ -259,11 +259,12 @@ static double level_count(const struct report_cell *c, long level, char rule[sta
 static void speed_count(const struct report_cell *a, const struct report_figure *fa, const struct report_cell *b,
                         const struct report_figure *fb, struct compare_speed *sp) {
         json_t *ca, *cb;
-        sp->bpt_old = level_count(a, fa->level, sp->count_old, &ca);
-        sp->bpt_new = level_count(b, fb->level, sp->count_new, &cb);
+        sp->bpt_old = level_count(a, fa->level, &sp->count_old, &ca);
+        sp->bpt_new = level_count(b, fb->level, &sp->count_new, &cb);
+        sp->by_bytes = strcmp(sp->count_old, "bytes") == 0 || strcmp(sp->count_new, "bytes") == 0;
         if (!sp->count_old[0] || !sp->count_new[0] || !isfinite(sp->bpt_old) || !isfinite(sp->bpt_new))
                 return;
-        if (strcmp(sp->count_old, "bytes") != 0 && strcmp(sp->count_new, "bytes") != 0) {
+        if (!sp->by_bytes) {
                 /* both the text's own tokens: apart where one tokenizer, or one of the cells'
                  * own counts, did not count both (usage holds what the stream does not show,
                  * and a sweep's first cell was counted by it until 2026-12-07) */
@@ -310,7 +311,8 @@ static void compare_speed(const struct report_view *old, const struct report_vie
         struct report_score sa, sb;
         bool by_bench = report_by_bench(new);
         *sp = (struct compare_speed){.method = COMPARE_METHOD_NONE, .steal_old = NAN, .steal_new = NAN,
-                                     .others_old = NAN, .others_new = NAN, .bpt_old = NAN, .bpt_new = NAN};
+                                     .others_old = NAN, .others_new = NAN, .count_old = "", .count_new = "",
+                                     .bpt_old = NAN, .bpt_new = NAN};
         if (report_cell_score(old, a, by_bench, &sa) < 0 || report_cell_score(new, b, by_bench, &sb) < 0 ||
             !(sa.value > 0) || !isfinite(sb.value))
                 return;

@@ -96,8 +96,9 @@ struct compare_speed {
          * difference may be the first cells' texts (then the change is partly the count's)
          * or every cell's (then each sweep's own figure is the right one), and the journals
          * cannot tell which (docs/compare.md "Counted apart"). */
-        char count_old[16], count_new[16];
+        const char *count_old, *count_new; /* static words ("" none); NULL in a cell not compared */
         double bpt_old, bpt_new;
+        bool by_bytes;                     /* a side, or both, counted by bytes: an estimate */
         bool counted_apart;
 };
 
