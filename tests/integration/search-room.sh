@@ -6,7 +6,7 @@
 # token in bf16 (auto), 64 KiB in fp8. A --max-model-len the cache cannot hold dies at load
 # with vLLM's V1 line, which says the longest that fits ("the estimated maximum model
 # length is 16384"). 5 lengths x 4 shares x 2 cache types x 3 attention backends, 120 cells,
-# 23 of which run out; the backend sets the speed, and a larger share a little.
+# 30 of which run out; the backend sets the speed, and a larger share a little.
 # A journal is first given one cell, 131072 tokens at 0.80 with the bf16 cache and
 # FlashInfer, which runs out with 16384 tokens fitting; then the search runs on it:
 #   - it never launches 32768 or 65536 beside that cell's other values: both are pruned, and
