@@ -264,21 +264,17 @@ static void speed_count(const struct report_cell *a, const struct report_figure 
         sp->by_bytes = strcmp(sp->count_old, "bytes") == 0 || strcmp(sp->count_new, "bytes") == 0;
         if (!sp->count_old[0] || !sp->count_new[0] || !isfinite(sp->bpt_old) || !isfinite(sp->bpt_new))
                 return;
-        if (!sp->by_bytes) {
-                /* both the text's own tokens: apart where one tokenizer, or one of the cells'
-                 * own counts, did not count both (usage holds what the stream does not show,
-                 * and a sweep's first cell was counted by it until 2026-12-07) */
-                const char *key = strcmp(sp->count_old, "tokenizer") == 0 ? "tokenizer" : "source";
-                bool unlike = strcmp(sp->count_old, sp->count_new) != 0 ||
-                              !same_text(json_string_value(json_object_get(ca, key)),
-                                         json_string_value(json_object_get(cb, key)));
-                /* two ways that gave one bytes a token (greedy answers, the same text) agree */
-                sp->counted_apart = unlike && fabs(sp->bpt_new / sp->bpt_old - 1) >= 0.001;
-                return;
-        }
-        /* an estimate on a side: the same bytes a token count alike, a thousandth apart as
-         * alike as the figure is stated */
-        sp->counted_apart = fabs(sp->bpt_new / sp->bpt_old - 1) >= 0.001;
+        /* an estimate on a side counts apart from anything; both the text's own tokens, where
+         * one tokenizer, or one of the cells' own counts, did not count both (usage holds what
+         * the stream does not show, and a sweep's first cell was counted by it until
+         * 2026-12-07) */
+        const char *key = strcmp(sp->count_old, "tokenizer") == 0 ? "tokenizer" : "source";
+        bool unlike = sp->by_bytes || strcmp(sp->count_old, sp->count_new) != 0 ||
+                      !same_text(json_string_value(json_object_get(ca, key)), json_string_value(json_object_get(cb, key)));
+        /* and only where the bytes a token differ, a thousandth apart being as alike as the
+         * figure is stated: two ways that gave one bytes a token (greedy answers, the same
+         * text) agree */
+        sp->counted_apart = unlike && fabs(sp->bpt_new / sp->bpt_old - 1) >= 0.001;
 }
 
 /* What the host took from a side's bench: its steal and other processes' share together;

@@ -92,10 +92,11 @@ struct compare_speed {
          * text's tokens. counted_apart: with an estimate on a side, their bytes per token
          * differ by a thousandth or more (the same text counts that much apart); without,
          * two rules, two tokenizers, or own counts of two sources (usage, chunks), whose
-         * bytes per token differ so too (two ways that agree on the text are alike). Said beside the change, which it never adjusts: the
-         * difference may be the first cells' texts (then the change is partly the count's)
-         * or every cell's (then each sweep's own figure is the right one), and the journals
-         * cannot tell which (docs/compare.md "Counted apart"). */
+         * bytes per token differ so too (two ways that agree on the text are alike). Said
+         * beside the change, which it never adjusts: the difference may be the first cells'
+         * texts (then the change is partly the count's) or every cell's (then each sweep's
+         * own figure is the right one), and the journals cannot tell which
+         * (docs/compare.md "Counted apart"). */
         const char *count_old, *count_new; /* static words ("" none); NULL in a cell not compared */
         double bpt_old, bpt_new;
         bool by_bytes;                     /* a side, or both, counted by bytes: an estimate */
