@@ -558,22 +558,14 @@ static bool did_load(const struct search_obs *o) {
  * memory with a line that gives the longest context the memory left holds (vLLM's "estimated
  * maximum model length"). A cell that holds its values but for a context past that length
  * (and sizes no smaller elsewhere) runs out too: the same room, a longer context. One of a
- * context no longer (and sizes no larger) fits, as far as that line goes. Only with one axis
- * of a context's length among the sizes: which length the line means is then plain. out: the
- * cells that ran out, room: what each one's line says fits (search_alloc_room, -1 for
- * nothing). Sets mem_over, else mem_under, of cell k, and mem_by_room. */
-static void by_room(struct search_model *m, double *const *sz, const size_t *out, const double *room, size_t n_out,
-                    size_t k) {
+ * context no longer (and sizes no larger) fits, as far as that line goes. ctx: the one axis of
+ * a context's length among the sizes (room_axis). out: the cells that ran out, room: what each
+ * one's line says fits (search_alloc_room, -1 for nothing). Sets mem_over, else mem_under,
+ * of cell k, and mem_by_room. */
+static void by_room(struct search_model *m, double *const *sz, size_t ctx, const size_t *out, const double *room,
+                    size_t n_out, size_t k) {
         const struct search_space *s = m->s;
-        size_t A = s->n_axes, ctx = A;
-        for (size_t a = 0; a < A; a++)
-                if (sz[a] && search_axis_context(s, a)) {
-                        if (ctx < A)
-                                return;
-                        ctx = a;
-                }
-        if (ctx == A)
-                return;
+        size_t A = s->n_axes;
         const size_t *ck = s->choice + k * A;
         double here = sz[ctx][ck[ctx]];
         long over = -1, under = -1;
@@ -596,6 +588,19 @@ static void by_room(struct search_model *m, double *const *sz, const size_t *out
         else if (under >= 0)
                 m->mem_under[k] = under;
         m->mem_by_room[k] = over >= 0 || under >= 0;
+}
+
+/* The axis of a context's length among the sizes, where there is one alone (which length a
+ * line means is then plain), else n_axes. */
+static size_t room_axis(const struct search_space *s, double *const *sz) {
+        size_t ctx = s->n_axes;
+        for (size_t a = 0; a < s->n_axes; a++)
+                if (sz[a] && search_axis_context(s, a)) {
+                        if (ctx < s->n_axes)
+                                return s->n_axes;
+                        ctx = a;
+                }
+        return ctx;
 }
 
 /* Sets mem_over and mem_under (see struct search_model). An axis counts as one of sizes
@@ -665,6 +670,7 @@ static int fit_sizes(struct search_model *m) {
         for (size_t a = 0; a < A && m->mem_size; a++)
                 for (size_t x = 0; x < s->n_values[a]; x++)
                         m->mem_size[m->voff[a] + x] = sz[a] ? sz[a][x] : -1;
+        size_t ctx = n_room > 0 ? room_axis(s, sz) : A;
         for (size_t k = 0; k < N; k++) {
                 m->mem_over[k] = m->mem_under[k] = -1;
                 if (m->obs[k].state != SEARCH_UNKNOWN)
@@ -675,8 +681,8 @@ static int fit_sizes(struct search_model *m) {
                 for (size_t j = n_out; j < n_out + n_in && m->mem_over[k] < 0 && m->mem_under[k] < 0; j++)
                         if (search_sizes_at_least(s, sz, seen[j], k))
                                 m->mem_under[k] = (long)seen[j];
-                if (n_room > 0 && m->mem_over[k] < 0 && m->mem_under[k] < 0)
-                        by_room(m, sz, seen, room, n_out, k);
+                if (ctx < A && m->mem_over[k] < 0 && m->mem_under[k] < 0)
+                        by_room(m, sz, ctx, seen, room, n_out, k);
         }
         if (n_said >= 2)
                 r = search_alloc_predict(s, m->obs, seen, said, n_out, seen + n_out, n_in, sz, m->mem_over,

@@ -1318,6 +1318,16 @@ static void test_memory_room(void **state) {
         assert_null(strstr(plain ? plain : "", "ran out of memory with these values"));
         assert_true(search_oom_chance(m, CELL(0, 0, 0, 0)) > 0);
         search_model_free(m);
+        /* two axes of a context's length: which one the line means is not plain, nothing said */
+        static const char *const af2[4] = {"--max-model-len", "--gpu-memory-utilization", "--attention-backend",
+                                           "--max-seq-len-to-capture"};
+        struct x222 two;
+        x222_init(&two, N, nv, an, af2, vn);
+        assert_int_equal(search_model_fit(&two.sp, obs, &m), 0);
+        _cleanup_free_ char *both = search_model_why(m, CELL(1, 0, 0, 0), false);
+        print_message("two context axes: %s\n", both ? both : "(none)");
+        assert_null(strstr(both ? both : "", "holds a context"));
+        search_model_free(m);
         /* never launched past the room a line gave, however long the search goes on */
         never_chosen(&g.sp, obs, (const size_t[]){CELL(2, 0, 0, 0), CELL(1, 0, 0, 0), CELL(1, 0, 0, 1)}, 3, vllm_room);
 }
