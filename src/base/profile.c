@@ -114,9 +114,12 @@ static const char *const wrapper_lines[] = {
         "common_init_[A-Za-z_]*: ",
         "srv +load_model: .*failed",
         "encountered an error while trying to fit params",
-        /* vLLM */
+        /* vLLM: the engine core's, and a worker's (TP, EP) before its traceback and after it */
         "Engine core initialization failed",
         "EngineCore failed to start",
+        "WorkerProc failed to start",
+        "WorkerProc initialization failed due to an exception in a background process",
+        "Worker proc [^ ]+ died unexpectedly",
         /* SGLang */
         "Scheduler hit an exception",
         "Received sigquit from a child process",
@@ -220,6 +223,10 @@ static const struct axis_words sglang_axis_words[] = {
          STRV("backend 'trtllm'", "flashinfer_trtllm", "backend 'cutlass'", "flashinfer_cutlass", "backend 'cudnn'",
               "flashinfer_cudnn")},
         {STRV("--kv-cache-dtype"), STRV("kv cache dtype", "kv_cache_dtype"), NULL},
+        /* "tp_size (4) must be divisible by ep_size (8)": ServerArgs' fields; --tp and --ep
+         * are argparse's abbreviations of --tp-size and --ep-size */
+        {STRV("--tp-size", "--tp", "--tensor-parallel-size"), STRV("tp_size", "tensor parallel size"), NULL},
+        {STRV("--ep-size", "--ep", "--expert-parallel-size"), STRV("ep_size", "expert parallel size"), NULL},
         {NULL, NULL, NULL},
 };
 static const struct axis_words vllm_axis_words[] = {

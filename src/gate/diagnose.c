@@ -277,6 +277,15 @@ static const char *const error_lines[] = {
         NULL,
 };
 
+/* Lines that say another process failed: NCCL's and a socket's word that the peer went
+ * away (diagnose_text). */
+static const char *const peer_lines[] = {
+        "remote process exited",
+        "[Cc]onnection closed by remote peer",
+        "ncclRemoteError",
+        NULL,
+};
+
 /* The line that ends a Python traceback: the exception and its message. */
 #define TRACEBACK "Traceback (most recent call last):"
 static const char *const exception_lines[] = {"^[A-Za-z_][A-Za-z0-9_.]*(: |:?$)", NULL};
@@ -288,7 +297,7 @@ struct rx_list {
 
 static struct line_rules {
         bool ready;
-        struct rx_list frame, quiet, error, exception, wrapper, foreign;
+        struct rx_list frame, quiet, error, exception, wrapper, foreign, peer;
 } rules;
 
 static void rx_list_release(struct rx_list *l) {
@@ -331,13 +340,15 @@ static const struct line_rules *rules_build(void) {
             rx_list_compile(&rules.error, error_lines) < 0 ||
             rx_list_compile(&rules.exception, exception_lines) < 0 ||
             rx_list_compile(&rules.wrapper, profile_wrapper_lines()) < 0 ||
-            rx_list_compile(&rules.foreign, profile_foreign_lines()) < 0) {
+            rx_list_compile(&rules.foreign, profile_foreign_lines()) < 0 ||
+            rx_list_compile(&rules.peer, peer_lines) < 0) {
                 rx_list_release(&rules.frame);
                 rx_list_release(&rules.quiet);
                 rx_list_release(&rules.error);
                 rx_list_release(&rules.exception);
                 rx_list_release(&rules.wrapper);
                 rx_list_release(&rules.foreign);
+                rx_list_release(&rules.peer);
                 return NULL;
         }
         rules.ready = true;
@@ -441,6 +452,27 @@ int diagnose_text(const char *text, size_t len, const struct profile *p, struct 
                 return k;
         if (!best)
                 return 0;
+        /* A line that says another process failed is no reason where a line before it says
+         * what did: a rank that died of its own error ("RuntimeError: DeepGEMM kernels ... JIT
+         * compilation is turned off by SGL_ENABLE_JIT_DEEPGEMM=0") leaves the other ranks to
+         * print NCCL's "remote process exited". That line's signature is the reason, else
+         * none (diagnose_log quotes the first error line). */
+        if (best->sig->tier > TIER_ROOT && best_line > text) {
+                _cleanup_free_ char *line = strndup(best_line, best_len);
+                if (!line)
+                        return -ENOMEM;
+                if (rx_list_match(&r->peer, line)) {
+                        size_t before = (size_t)(best_line - text);
+                        int q = diagnose_text(text, before, p, ret);
+                        if (q != 0)
+                                return q;
+                        _cleanup_free_ char *first = NULL;
+                        size_t first_no;
+                        q = diagnose_error_line(text, before, &first, &first_no);
+                        if (q != 0)
+                                return q < 0 ? q : 0;
+                }
+        }
         prefer_what_line(text, len, &best_line, &best_len, &best_no);
         char *e = evidence_from(best_line, best_len);
         if (!e)

@@ -124,6 +124,65 @@ static void test_exit_without_signature(void **state) {
         unlink(path);
 }
 
+/* Several ranks' logs (docs/data/heldout4-standin-2026-12-07/): the line that says why is one
+ * rank's, early; the others' collateral and the wrappers come after it. diagnose_exit quotes
+ * that line, not a worker's "WorkerProc failed to start." nor NCCL's "remote process exited". */
+static void test_rank_logs(void **state) {
+        (void)state;
+        static const struct {
+                const char *file, *engine;
+                int code, sig;
+                const char *cause, *evidence;
+        } cases[] = {
+                {"vllm-worker-failed-to-start.log", "vllm", 1, 0, "exit",
+                 "exited with status 1; first error line: ValueError: Total number of key-value heads (2) of the draft "
+                 "model acme/Qwen3-30B-A3B-EAGLE3 must be divisible by tensor parallel size (4)."},
+                {"sglang-peer-after-error.log", "sglang", -1, 9, "signal",
+                 "killed by SIGKILL; first error line: RuntimeError: DeepGEMM kernels for M=16384, N=4096, K=7168 are "
+                 "not in the cache /root/.cache/deep_gemm and JIT compilation is turned off by "
+                 "SGL_ENABLE_JIT_DEEPGEMM=0; run `python3 -m sglang.compile_deep_gemm` with the same arguments first"},
+                /* a rank's own signature before the others' NCCL lines: that one */
+                {"nccl-after-illegal.log", "sglang", 1, 0, "cuda",
+                 "[TP2] RuntimeError: CUDA error: an illegal memory access was encountered"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                /* the log without the file's header, as the engine wrote it */
+                _cleanup_free_ char *file = strdup_printf("%s/tests/logs/%s", srcdir(), cases[i].file), *text = NULL;
+                size_t len;
+                assert_non_null(file);
+                assert_int_equal(read_file_capped(file, 1 << 20, &text, &len), 0);
+                const char *body = text;
+                while (startswith(body, "# ") && strchr(body, '\n'))
+                        body = strchr(body, '\n') + 1;
+                char path[] = "/tmp/gauntlet-diag-XXXXXX";
+                int fd = mkstemp(path);
+                assert_true(fd >= 0);
+                assert_int_equal(write_all(fd, body, len - (size_t)(body - text)), 0);
+                close(fd);
+                struct diagnosis d;
+                assert_int_equal(diagnose_exit(path, profile_find(cases[i].engine), cases[i].code, cases[i].sig, &d), 0);
+                unlink(path);
+                if (strcmp(d.cause, cases[i].cause) != 0 || strcmp(d.evidence, cases[i].evidence) != 0)
+                        print_error("%s: got %s '%s'\n", cases[i].file, d.cause, d.evidence);
+                assert_string_equal(d.cause, cases[i].cause);
+                assert_string_equal(d.evidence, cases[i].evidence);
+                diagnosis_release(&d);
+        }
+        /* NCCL's line with nothing before it that says why: it is the reason */
+        char path[] = "/tmp/gauntlet-diag-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        const char log[] = "[TP0] Load weight begin.\n[TP1] torch.distributed.DistBackendError: NCCL error in: "
+                           "NCCLUtils.cpp:77, remote process exited or there was a network error\n";
+        assert_int_equal(write_all(fd, log, sizeof(log) - 1), 0);
+        close(fd);
+        struct diagnosis d;
+        assert_int_equal(diagnose_exit(path, profile_find("sglang"), 1, 0, &d), 0);
+        unlink(path);
+        assert_string_equal(d.cause, "nccl");
+        diagnosis_release(&d);
+}
+
 /* A log longer than head and tail together: its head and its tail are read, the middle
  * is not. */
 static void test_long_log(void **state) {
@@ -531,7 +590,7 @@ static void test_named_port(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_log_corpus),
-                cmocka_unit_test(test_exit_without_signature),
+                cmocka_unit_test(test_exit_without_signature), cmocka_unit_test(test_rank_logs),
                 cmocka_unit_test(test_long_log),
                 cmocka_unit_test(test_innermost_beats_wrapper),
                 cmocka_unit_test(test_vllm_prefix),
