@@ -1319,6 +1319,29 @@ static const char *value_spelling(const struct axis_value *x, const char *flag) 
         return NULL;
 }
 
+/* The paths value v's argument spelled holds (search_argument_paths: a draft model's in a
+ * JSON --speculative-config), as its spellings into pairs, each where no other value's
+ * argument holds it. */
+static int record_paths(const struct axis *ax, size_t v, const char *flag, const char *spelled, json_t *pairs) {
+        const char *start[8];
+        size_t len[8], n = search_argument_paths(spelled, start, len, ELEMENTSOF(start));
+        for (size_t i = 0; i < n; i++) {
+                if (len[i] == strlen(spelled))
+                        continue; /* the argument itself, a spelling already */
+                _cleanup_free_ char *path = strndup(start[i], len[i]);
+                if (!path)
+                        return -ENOMEM;
+                bool shared = false;
+                for (size_t w = 0; w < ax->n_values && !shared; w++) {
+                        const char *other = w != v ? value_spelling(&ax->values[w], flag) : NULL;
+                        shared = other && strstr(other, path);
+                }
+                if (!shared && json_array_append_new(pairs, json_pack("[ss]", path, ax->values[v].name)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 /* The search's settings, journaled with the sweep for the reports (search_view.h): per
  * axis the flag it is read by, and the values written otherwise than named after it. */
 static int record_search(struct sweep *sw) {
@@ -1327,6 +1350,7 @@ static int record_search(struct sweep *sw) {
                               *spellings = json_array();
         if (!e || !flags || !budget || !spellings)
                 return -ENOMEM;
+        int r;
         for (size_t a = 0; a < m->n_axes; a++) {
                 const struct axis *ax = &m->axes[a];
                 char flag[256];
@@ -1348,6 +1372,8 @@ static int record_search(struct sweep *sw) {
                         }
                         if (!shared && json_array_append_new(pairs, json_pack("[ss]", spelled, ax->values[v].name)) < 0)
                                 return -ENOMEM;
+                        if ((r = record_paths(ax, v, flag, spelled, pairs)) < 0)
+                                return r;
                 }
         }
         if ((m->budget_launches && json_object_set_new(budget, "launches", json_integer((json_int_t)m->budget_launches)) < 0) ||

@@ -1651,7 +1651,8 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                         buf_printf(b, " (%zu launches in all)", m->n_launches);
                 buf_printf(b, " and none served (cell %.8s: \"", s->ids ? s->ids[k] : "?");
                 search_put_quote(b, m->obs[k].evidence);
-                buf_printf(b, "\"), and no value of the matrix changes that: %s", c->change);
+                const char *hint = search_host_hint(m->obs[k].evidence);
+                buf_printf(b, "\"), and no value of the matrix changes that: %s", hint ? hint : c->change);
                 return true;
         }
         if (!enough)
@@ -1707,11 +1708,16 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                                    s->axis_names[smallest]);
                 buf_printf(b, ", and none served (cell %.8s: \"", s->ids ? s->ids[first] : "?");
                 search_put_quote(b, m->obs[first].evidence);
-                buf_puts(b, memory ? "\"): no value of the matrix fits in memory: give the server more memory (more "
-                                     "GPUs, or a smaller quantization of the model) or leaner values than the matrix "
-                                     "holds (a shorter context, fewer sequences at once)"
-                                   : "\"): no value of the matrix explains it: fix what that line names outside the "
-                                     "matrix");
+                const char *hint = search_host_hint(m->obs[first].evidence);
+                if (memory)
+                        buf_puts(b, "\"): no value of the matrix fits in memory: give the server more memory (more "
+                                    "GPUs, or a smaller quantization of the model) or leaner values than the matrix "
+                                    "holds (a shorter context, fewer sequences at once)");
+                else if (hint)
+                        buf_printf(b, "\"): no value of the matrix explains it: %s", hint);
+                else
+                        buf_puts(b, "\"): no value of the matrix explains it: fix what that line names outside the "
+                                    "matrix");
                 return true;
         }
         /* every value failed, each beside more than one partner, the failures alike */

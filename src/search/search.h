@@ -139,6 +139,15 @@ enum search_naming {
 enum search_naming search_names_value(const struct search_space *s, size_t k, const char *evidence,
                                       size_t *ret_axis);
 
+/* The paths and repository ids a value's argument holds, which a line may quote for the
+ * value where it quotes no name of it: the draft model of a JSON --speculative-config
+ * ("Total number of key-value heads (2) of the draft model acme/Qwen3-30B-A3B-EAGLE3 must be
+ * divisible by tensor parallel size (4)"). Each is a word of the argument (letters, digits,
+ * and "._-/:+@") of at least SEARCH_PATH_MIN characters with a '/' between two of them; no
+ * more than max, as [ret_start[i], ret_start[i] + ret_len[i]) of arg; returns how many. */
+#define SEARCH_PATH_MIN 6
+size_t search_argument_paths(const char *arg, const char **ret_start, size_t *ret_len, size_t max);
+
 /* Limits and knobs. A zero budget is no budget. */
 struct search_options {
         size_t max_launches;            /* stop once this many cells were launched */

@@ -509,16 +509,52 @@ static bool mention_ends(const char *evidence, const char *p) {
 }
 
 /* The length of the text at p that spells name, or 0: case ignored, and where name has '_'
- * or '-' the text may have either, or a space ("TRTLLM MHA" spells trtllm_mha). */
+ * or '-' the text may have either, or a space ("TRTLLM MHA" spells trtllm_mha), or nothing
+ * between two letters ("DeepGEMM" spells deep_gemm; not "q80" for q8_0). */
 static size_t spells(const char *evidence, const char *p, const char *name) {
-        size_t i = 0;
-        for (; name[i]; i++) {
-                char x = name[i], y = p[i];
+        size_t i = 0, j = 0;
+        for (; name[i]; i++, j++) {
+                char x = name[i], y = p[j];
                 bool sep = x == '_' || x == '-';
+                if (sep && i > 0 && isalpha((unsigned char)name[i - 1]) && isalpha((unsigned char)name[i + 1]) &&
+                    isalpha((unsigned char)y) && tolower((unsigned char)y) == tolower((unsigned char)name[i + 1])) {
+                        j--; /* joined: the next letter of name is at y */
+                        continue;
+                }
                 if (!y || (sep ? !(y == '_' || y == '-' || y == ' ') : tolower((unsigned char)x) != tolower((unsigned char)y)))
                         return 0;
         }
-        return i > 0 && mention_ends(evidence, p + i) ? i : 0;
+        return j > 0 && mention_ends(evidence, p + j) ? j : 0;
+}
+
+static bool path_char(char ch) {
+        return isalnum((unsigned char)ch) || (ch && strchr("._-/:+@", ch));
+}
+
+size_t search_argument_paths(const char *arg, const char **ret_start, size_t *ret_len, size_t max) {
+        size_t n = 0;
+        for (const char *p = arg; p && *p && n < max;) {
+                if (!path_char(*p)) {
+                        p++;
+                        continue;
+                }
+                const char *e = p;
+                while (path_char(*e))
+                        e++;
+                /* not the punctuation that ends a sentence or a list */
+                const char *end = e;
+                while (end > p && strchr(".:-", end[-1]))
+                        end--;
+                bool inside = false;
+                for (const char *q = p + 1; q + 1 < end && !inside; q++)
+                        inside = *q == '/' && isalnum((unsigned char)q[-1]) && isalnum((unsigned char)q[1]);
+                if ((size_t)(end - p) >= SEARCH_PATH_MIN && inside) {
+                        ret_start[n] = p;
+                        ret_len[n++] = (size_t)(end - p);
+                }
+                p = e;
+        }
+        return n;
 }
 
 /* The value of axis a that the text at p spells, by its name, the matrix's spelling of it

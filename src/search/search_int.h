@@ -185,6 +185,12 @@ bool search_failed_ends(const struct search_space *s, const struct search_obs *o
  * (search_stop.c). */
 bool search_every_value_failed(const struct search_space *s, const struct search_obs *obs);
 
+/* What to change for a failure of the host its line says in known words (a full disk, a
+ * library that cannot be loaded, a path the server may not write, a model the Hub will not
+ * give without a login), or NULL: the stop's line says it beside the class's or in place of
+ * the generic "fix what that line names". */
+const char *search_host_hint(const char *evidence);
+
 /* Whether evidence names two of cell k's values, each as search_names_value would name it
  * alone ("FlashInfer backend does not support fp8_e5m2 KV cache"): their axes into ret,
  * lower first. */

@@ -33,6 +33,37 @@ static const struct search_hopeless HOPELESS[] = {
          (const char *const[]){SERVED_PAST, "crash", "timeout", NULL}},
 };
 
+/* Failures of the host by the words of their lines, and what to change (search_host_hint).
+ * Any word of a row is enough; the first row that has one is the hint. */
+static const struct {
+        const char *const *words;
+        const char *change;
+} HOST_HINTS[] = {
+        {(const char *const[]){"No space left on device", "[Errno 28]", "ENOSPC", NULL},
+         "the disk is full: free space where the line's path is (the engines' caches: ~/.cache, /tmp, the "
+         "download folder), or point the cache elsewhere in env: (XDG_CACHE_HOME, HF_HOME)"},
+        {(const char *const[]){"cannot open shared object file", "Library not loaded", NULL},
+         "a library the engine needs cannot be loaded: install it (the CUDA runtime and libraries the engine was "
+         "built for) or put its folder in LD_LIBRARY_PATH (env:)"},
+        {(const char *const[]){"Read-only file system", "[Errno 30]", NULL},
+         "the server may not write where the line says: give it a writable folder (its cache or home in env:)"},
+        {(const char *const[]){"Permission denied", "[Errno 13]", NULL},
+         "the server's user may not use the path the line names: fix its permissions, or give the server another "
+         "folder in env:"},
+        /* not a 401 alone: the Hub answers it for a repository that does not exist as well */
+        {(const char *const[]){"GatedRepoError", "gated repo", "Invalid user token", NULL},
+         "the Hub will not give the model without a login: set HF_TOKEN (env:) to a token of an account that was "
+         "granted access to the repository, or point model: at a local copy"},
+};
+
+const char *search_host_hint(const char *evidence) {
+        for (size_t i = 0; evidence && i < ELEMENTSOF(HOST_HINTS); i++)
+                for (const char *const *w = HOST_HINTS[i].words; *w; w++)
+                        if (strstr(evidence, *w))
+                                return HOST_HINTS[i].change;
+        return NULL;
+}
+
 /* Whether a launched cell failed past what class c is about (HOPELESS[c].past). */
 static bool failed_past(const struct search_space *s, const struct search_obs *obs, size_t c) {
         for (size_t j = 0; j < s->n_cells; j++)

@@ -347,6 +347,34 @@ static void check_naming(const struct search_space *sp, size_t k, const struct n
                 assert_int_equal(axis, c->axis);
 }
 
+/* The paths a value's argument holds, which a line may quote for it (search_argument_paths). */
+static void test_argument_paths(void **state) {
+        (void)state;
+        static const struct {
+                const char *arg;
+                const char *paths[3];
+        } cases[] = {
+                {"{\"method\": \"eagle3\", \"model\": \"acme/Qwen3-30B-A3B-EAGLE3\", \"k\": 3}",
+                 {"acme/Qwen3-30B-A3B-EAGLE3"}},
+                {"extra/cuda_graph.yaml", {"extra/cuda_graph.yaml"}},
+                {"--draft=/models/draft.gguf, then https://hf.co/acme/d.", {"/models/draft.gguf", "https://hf.co/acme/d"}},
+                {"{\"method\": \"ngram\", \"prompt_lookup_max\": 4}", {NULL}},
+                {"a/b ab/cd", {NULL}},        /* too short to tell a path from alternatives */
+                {"/ab/ /x", {NULL}},          /* no letter or digit on both sides of a '/' */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *start[3];
+                size_t len[3], n = search_argument_paths(cases[i].arg, start, len, 3), want = 0;
+                while (want < 3 && cases[i].paths[want])
+                        want++;
+                assert_int_equal(n, want);
+                for (size_t j = 0; j < n; j++) {
+                        assert_int_equal(len[j], strlen(cases[i].paths[j]));
+                        assert_memory_equal(start[j], cases[i].paths[j], len[j]);
+                }
+        }
+}
+
 static void test_names_value_forms(void **state) {
         (void)state;
         static const char only[] =
@@ -541,6 +569,11 @@ struct line_record {
         char engine[32];
         size_t n_axes, n_values[CORPUS_AXES], cell[CORPUS_AXES];
         char *flags[CORPUS_AXES], *values[CORPUS_AXES][CORPUS_VALUES];
+        /* per axis: how the matrix writes its values after the flag, where it differs from
+         * their names, as the sweep journals them (pairs: the spelling, the value's name),
+         * NULL-terminated */
+        char *spellings[CORPUS_AXES][2 * CORPUS_VALUES + 1];
+        size_t n_spellings[CORPUS_AXES];
         enum search_naming expect;
         size_t expect_axis;
         bool miss;
@@ -553,6 +586,8 @@ static void record_free(struct line_record *r) {
                 free(r->flags[a]);
                 for (size_t v = 0; v < r->n_values[a]; v++)
                         free(r->values[a][v]);
+                for (size_t i = 0; i < r->n_spellings[a]; i++)
+                        free(r->spellings[a][i]);
         }
         memset(r, 0, sizeof(*r));
 }
@@ -589,6 +624,26 @@ static bool record_line(struct line_record *r, char *key, char *rest, const char
                         r->values[a][r->n_values[a]++] = strdup(w);
                 }
                 return marked && r->n_values[a] >= 2;
+        }
+        /* "spell VALUE ARGUMENT": the last axis's VALUE written as ARGUMENT after its flag; the
+         * sweep journals it, and the paths it holds, as the value's spellings (record_search) */
+        if (strcmp(key, "spell") == 0) {
+                char *arg = strchr(rest, ' ');
+                size_t a = r->n_axes - 1;
+                if (!r->n_axes || !arg)
+                        return false;
+                *arg++ = '\0';
+                const char *start[4];
+                size_t len[4], n = search_argument_paths(arg, start, len, ELEMENTSOF(start));
+                if (r->n_spellings[a] + 2 * (n + 1) > 2 * CORPUS_VALUES)
+                        return false;
+                r->spellings[a][r->n_spellings[a]++] = strdup(arg);
+                r->spellings[a][r->n_spellings[a]++] = strdup(rest);
+                for (size_t i = 0; i < n; i++) {
+                        r->spellings[a][r->n_spellings[a]++] = strndup(start[i], len[i]);
+                        r->spellings[a][r->n_spellings[a]++] = strdup(rest);
+                }
+                return true;
         }
         if (strcmp(key, "expect") == 0) {
                 char how[16] = "", flag[64] = "";
@@ -629,8 +684,9 @@ static bool record_check(const struct line_record *r, const char *path) {
                 for (size_t a = r->n_axes, rest = c; a-- > 0; rest /= r->n_values[a])
                         ch[c * r->n_axes + a] = rest % r->n_values[a];
         const char *flags[CORPUS_AXES], *const *w[CORPUS_AXES], *const *al[CORPUS_AXES],
-                *const *names[CORPUS_AXES], *const *forms[CORPUS_AXES];
+                *const *names[CORPUS_AXES], *const *forms[CORPUS_AXES], *const *spelled[CORPUS_AXES];
         for (size_t a = 0; a < r->n_axes; a++) {
+                spelled[a] = r->n_spellings[a] ? (const char *const *)r->spellings[a] : NULL;
                 flags[a] = strcmp(r->flags[a], "-") == 0 ? NULL : r->flags[a];
                 w[a] = profile_axis_words(pr, flags[a]);
                 al[a] = profile_axis_aliases(pr, flags[a]);
@@ -641,7 +697,8 @@ static bool record_check(const struct line_record *r, const char *path) {
         assert_int_equal(profile_other_words(pr, flags, r->n_axes, &other), 0);
         struct search_space sp = {.n_axes = r->n_axes, .n_values = r->n_values, .axis_names = flags,
                                   .value_names = names, .axis_flags = flags, .axis_words = w, .other_words = other,
-                                  .axis_aliases = al, .axis_forms = forms, .n_cells = n_cells, .choice = ch};
+                                  .axis_aliases = al, .axis_spellings = spelled, .axis_forms = forms,
+                                  .n_cells = n_cells, .choice = ch};
         size_t axis = 99;
         enum search_naming how = search_names_value(&sp, k, r->line, &axis);
         free(ch);
@@ -1378,6 +1435,10 @@ static void test_stop_outside(void **state) {
                 {"crash/driver", "RuntimeError: No CUDA GPUs are available", "check the host's GPUs and driver", true},
                 {"crash/model", "huggingface_hub.errors.RepositoryNotFoundError: 401 Client Error. (Request ID: x)",
                  "fix the model's path", true},
+                /* a gated repository: the login, not the path (search_host_hint) */
+                {"crash/model",
+                 "huggingface_hub.errors.GatedRepoError: 401 Client Error. (Request ID: Root=1-e657dd8e-ce7b97a4)",
+                 "set HF_TOKEN (env:) to a token of an account that was granted access", true},
                 {"error", "cannot read the journal: disk full", NULL, false},      /* gauntlet's own */
                 {"crash/model", "unknown quantization fp8 in the model", NULL, false}, /* names a value */
         };
@@ -1473,6 +1534,29 @@ static void test_stop_signature(void **state) {
         assert_string_equal(d.stop, "nothing can pass");
         assert_non_null(strstr(d.why, "every one of the 3 launched cells crashed (exit) with one line"));
         assert_non_null(strstr(d.why, "cannot open shared object file"));
+        /* and says what to change for a host's failure its line words (search_host_hint) */
+        assert_non_null(strstr(d.why, "no value of the matrix explains it: a library the engine needs cannot be "
+                                      "loaded: install it"));
+        static const char *const full[] = {
+                "OSError: [Errno 28] No space left on device: '/root/.cache/flashinfer/90/tmpm7k_scbo/sm90_gemm_0.cu'",
+                "OSError: [Errno 28] No space left on device: '/root/.cache/flashinfer/90/tmpunwxgkra/sm90_gemm_0.cu'",
+                "OSError: [Errno 28] No space left on device: '/root/.cache/flashinfer/90/tmp2vv4hr9n/sm90_gemm_0.cu'"};
+        for (size_t i = 0; i < 3; i++)
+                obs[cells[i]].evidence = full[i];
+        d = decide(&sp, obs, false);
+        assert_string_equal(d.stop, "nothing can pass");
+        assert_non_null(strstr(d.why, "no value of the matrix explains it: the disk is full: free space"));
+        /* a line in no known words: the generic advice */
+        static const char *const odd[] = {"RuntimeError: the frobnicator is wedged (pid 4242)",
+                                          "RuntimeError: the frobnicator is wedged (pid 77)",
+                                          "RuntimeError: the frobnicator is wedged (pid 9)"};
+        for (size_t i = 0; i < 3; i++)
+                obs[cells[i]].evidence = odd[i];
+        d = decide(&sp, obs, false);
+        assert_string_equal(d.stop, "nothing can pass");
+        assert_non_null(strstr(d.why, "no value of the matrix explains it: fix what that line names outside the matrix"));
+        for (size_t i = 0; i < 3; i++)
+                obs[cells[i]].evidence = lines[i];
         /* garbage alike says what came out, not why */
         for (size_t i = 0; i < 3; i++)
                 obs[cells[i]].kind = "garbage/repeat";
@@ -2193,7 +2277,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_signature),
                 cmocka_unit_test(test_names_value),
-                cmocka_unit_test(test_names_value_forms),
+                cmocka_unit_test(test_argument_paths), cmocka_unit_test(test_names_value_forms),
                 cmocka_unit_test(test_names_value_aliases),
                 cmocka_unit_test(test_names_value_spellings),
                 cmocka_unit_test(test_line_corpus),
