@@ -66,6 +66,10 @@ _Static_assert(ELEMENTSOF(CLASSES) == SEARCH_N_CLASSES, "search_int.h's count of
  * that cell are suspects too, as a named flag's are. */
 #define PRIOR_NAMED_PARTLY 0.5
 #define PRIOR_SIGNATURE 0.5
+/* Cells failing with one signature, their one shared value the culprit (read_signatures),
+ * that condemn it as a line that names it does (line_condemned): chance aside, three crashes
+ * with one line over different partners of one value are that value's doing. */
+#define SIGNATURE_CONDEMNS 3
 /* A value of the same name as one a failure's line named, on another axis (the K and the V
  * cache's `q8_0`, a prefill and a decode attention backend): what made it fail on one often
  * makes it fail on the other (a kernel not built for the GPU, a block size the head size
@@ -301,6 +305,13 @@ static int read_named_value(struct search_model *m, size_t k) {
         return 0;
 }
 
+/* Whether cell o's failure, its signature shared by SIGNATURE_CONDEMNS cells, condemns what
+ * they share (line_condemned): a crash, not memory's (hungry values fit beside lean ones), nor
+ * a bad answer or a timeout (their lines say what came out, alike for any cause). */
+static bool signature_condemns(const struct search_obs *o) {
+        return o->kind && startswith(o->kind, "crash/") && !CLASSES[obs_class(o)].memory;
+}
+
 /* Cells failing with one signature fail for one reason: when the values they all share,
  * less those some cell served right with, are one value, it is the likely culprit. Cells
  * whose lines name an axis's flag or two of their values are left to read_evidence's rules
@@ -348,15 +359,25 @@ static int read_signatures(struct search_model *m, const bool *explained) {
                 if (count < 2)
                         continue;
                 struct feat *culprit = NULL;
-                size_t left = 0;
+                size_t left = 0, ax[2] = {0, 0};
                 for (size_t a = 0; a < A; a++) {
                         if (same[a] < 0)
                                 continue;
                         struct feat *f = value_feat(&m->fm, a, (size_t)same[a]);
                         if (f && !f->cleared) {
                                 culprit = f;
+                                ax[MIN(left, (size_t)1)] = a;
                                 left++;
                         }
+                }
+                /* two values left, and crashes enough to condemn: the pair they make (a
+                 * space written apart crashed 94 times with "Failed to initialize cutlass TMA
+                 * WS grouped gemm" on --moe-backend auto beside VLLM_FLASHINFER_MOE_BACKEND
+                 * latency, each beside other partners) */
+                if (left == 2 && count >= SIGNATURE_CONDEMNS && signature_condemns(&m->obs[k])) {
+                        size_t va[2] = {(size_t)same[ax[0]], (size_t)same[ax[1]]};
+                        culprit = search_feat_find(&m->fm, feat_key(2, ax, va));
+                        left = culprit && !culprit->cleared ? 1 : 0;
                 }
                 if (left == 1 && !culprit->named_by && count > culprit->sig_cells) {
                         culprit->sig_by = k + 1;
@@ -997,6 +1018,15 @@ static bool line_condemned(const struct search_model *m, size_t k) {
                 const struct feat *f = value_feat(&m->fm, a, s->choice[k * s->n_axes + a]);
                 if (f && f->named_by && !f->named_partly && !f->cleared && search_blame(m, f, NULL) >= 0.5)
                         return true;
+                /* the one value SIGNATURE_CONDEMNS cells that crashed with one line share: a
+                 * space written apart crashed 94 times with "No compiled cutlass_scaled_mm
+                 * for CUDA device capability: 120", each beside other partners of --moe-backend
+                 * cutlass, a cheap crash each (docs/search.md, "Spaces written apart, again").
+                 * Not a line of memory's (hungry values fit beside lean ones), nor of a bad
+                 * answer or a timeout (their lines say what came out, alike for any cause). */
+                if (f && f->sig_by && f->sig_cells >= SIGNATURE_CONDEMNS && !f->cleared &&
+                    signature_condemns(&m->obs[f->sig_by - 1]) && search_blame(m, f, NULL) >= 0.5)
+                        return true;
         }
         return false;
 }
@@ -1075,7 +1105,9 @@ static int fit_once(const struct search_space *s, const struct search_obs *obs, 
          * launch beside other partners, and launched the pair three times. */
         for (size_t i = 0; i < m->fm.cap && m->n_named_pairs < SEARCH_NAMED_PAIRS_MAX; i++) {
                 const struct feat *f = &m->fm.slots[i];
-                if (f->key && key_order(f->key) == 2 && f->named == NAMED_PAIR && !f->cleared && search_blame(m, f, NULL) >= 0.5)
+                if (f->key && key_order(f->key) == 2 && !f->cleared &&
+                    (f->named == NAMED_PAIR || (f->sig_by && f->sig_cells >= SIGNATURE_CONDEMNS)) &&
+                    search_blame(m, f, NULL) >= 0.5)
                         m->named_pairs[m->n_named_pairs++] = f->key;
         }
         for (size_t k = 0; k < s->n_cells; k++) {

@@ -38,7 +38,9 @@ struct feat {
                                  its axes, NAMED_PAIR both flags, each with this value */
         /* a value (order 1) a failure's evidence names: the cell + 1 whose line named it,
          * and the class of that failure; a value all the cells failing with one signature
-         * share, and no other: one of them + 1, their count, their class */
+         * share, and no other (or a pair, order 2, the two they share where
+         * SIGNATURE_CONDEMNS cells or more crashed so): one of them + 1, their count, their
+         * class */
         size_t named_by, sig_by, sig_cells;
         unsigned char named_class, sig_class, named_how; /* named_how: enum search_naming */
         bool named_partly;    /* the line that named it says the failure is the configuration's

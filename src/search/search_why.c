@@ -165,9 +165,10 @@ static int why_fail(const struct search_model *m, size_t k, struct buf *b) {
                                    s->ids ? s->ids[by] : "?", buf_str(&past));
                 else
                         buf_printf(b,
-                                   " is the one value never seen serving that the %zu cells that %s alike share "
+                                   " %s never seen serving that the %zu cells that %s alike share "
                                    "(cell %.8s: ",
-                                   top->sig_cells, buf_str(&past), s->ids ? s->ids[by] : "?");
+                                   key_order(top->key) == 2 ? "are the one pair" : "is the one value", top->sig_cells,
+                                   buf_str(&past), s->ids ? s->ids[by] : "?");
                 buf_puts(b, "\"");
                 search_put_quote(b, m->obs[by].evidence);
                 buf_puts(b, top->named_by || pair_by ? "\"" : "\")");

@@ -900,6 +900,64 @@ static void test_signature_blame(void **state) {
         search_model_free(m);
 }
 
+/* The one value (or pair) SIGNATURE_CONDEMNS cells that crashed with one line share, each
+ * beside other partners, is condemned as a value a line names: no candidate, however cheap
+ * its crash. A space written apart from the search crashed 94 times of 192 on --moe-backend
+ * cutlass ("No compiled cutlass_scaled_mm for CUDA device capability: 120", the value only
+ * inside a kernel's name), and 94 times on a pair, --moe-backend auto beside a FlashInfer MoE
+ * setting ("Failed to initialize cutlass TMA WS grouped gemm"), where nothing had served.
+ * Two such cells, or lines of memory or of bad answers, only make it a suspect. */
+static void test_signature_condemns(void **state) {
+        (void)state;
+        struct search_space sp;
+        space(&sp, true);
+        static const char *const lines[] = {"RuntimeError: no compiled kernel_x for capability: 120 (pid 11)",
+                                            "RuntimeError: no compiled kernel_x for capability: 120 (pid 22)",
+                                            "RuntimeError: no compiled kernel_x for capability: 120 (pid 33)"};
+        /* np=4 beside every other partner: ctk and ctv differ, fa too */
+        const size_t value_cells[] = {cell(0, 0, 0, 1), cell(1, 1, 1, 1), cell(0, 2, 2, 1)};
+        /* fa=off with ctk=q4_0 beside different ctv and np */
+        const size_t pair_cells[] = {cell(1, 2, 0, 0), cell(1, 2, 1, 1), cell(1, 2, 2, 0)};
+        static const struct {
+                const char *kind;
+                size_t n;
+                bool condemned;
+        } cases[] = {
+                {"crash/exit", 3, true},
+                {"crash/exit", 2, false},      /* two may share a value by chance */
+                {"crash/oom", 3, false},       /* memory: hungry values fit beside lean ones */
+                {"garbage/repeat", 3, false},  /* what came out, alike whatever its cause */
+        };
+        for (int pair = 0; pair <= 1; pair++)
+                for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                        struct search_obs obs[N] = {0};
+                        const size_t *cells = pair ? pair_cells : value_cells;
+                        for (size_t j = 0; j < cases[i].n; j++)
+                                obs[cells[j]] = (struct search_obs){.state = SEARCH_INFEASIBLE, .kind = cases[i].kind,
+                                                                   .evidence = lines[j], .launches = 1};
+                        struct search_model *m = NULL;
+                        assert_int_equal(search_model_fit(&sp, obs, &m), 0);
+                        /* a cell not launched that holds it, and one that does not */
+                        size_t holds = pair ? cell(1, 2, 1, 0) : cell(1, 0, 2, 1), free_of = cell(0, 1, 0, 0);
+                        if (m->condemned[holds] != cases[i].condemned)
+                                print_error("%s %s x%zu: condemned %d\n", pair ? "pair" : "value", cases[i].kind,
+                                            cases[i].n, m->condemned[holds]);
+                        assert_int_equal(m->condemned[holds], cases[i].condemned);
+                        assert_false(m->condemned[free_of]);
+                        if (cases[i].condemned) {
+                                char *why = search_model_why(m, holds, false);
+                                assert_non_null(why);
+                                print_message("why: %s\n", why);
+                                assert_non_null(strstr(why, pair ? "fa=off with ctk=q4_0 are the one pair never seen "
+                                                                   "serving that the 3 cells that crashed (exit) alike share"
+                                                                 : "np=4 is the one value never seen serving that the 3 "
+                                                                   "cells that crashed (exit) alike share"));
+                                free(why);
+                        }
+                        search_model_free(m);
+                }
+}
+
 /* A line that names two of the cell's values (vLLM's words: "FlashInfer backend does not
  * support fp8_e5m2 KV cache"), or quotes them after their flags, the second followed by the
  * sentence's colon, twice, beside an attention backend that served: the pair is blamed,
@@ -2284,7 +2342,7 @@ int main(void) {
                 cmocka_unit_test(test_listed_condemns),
                 cmocka_unit_test(test_named_condemns),
                 cmocka_unit_test(test_named_quote_escaped),
-                cmocka_unit_test(test_signature_blame),
+                cmocka_unit_test(test_signature_blame), cmocka_unit_test(test_signature_condemns),
                 cmocka_unit_test(test_named_pair),
                 cmocka_unit_test(test_switch_words),
                 cmocka_unit_test(test_named_configuration),
