@@ -1488,6 +1488,9 @@ static void test_stop_outside(void **state) {
                 bool stops;
         } cases[] = {
                 {"crash/port", "OSError: [Errno 98] Address already in use", "free the port", true},
+                /* a port's refusal in a host's words is still the port's */
+                {"crash/port", "ERROR: [Errno 13] error while attempting to bind on address ('0.0.0.0', 80): "
+                               "permission denied", "free the port", true},
                 {"crash/model", "failed to open GGUF file '/models/nope.gguf'", "fix the model's path", true},
                 {"error", "cannot start '/opt/nope/llama-server': No such file or directory", "fix command:", true},
                 {"crash/driver", "RuntimeError: No CUDA GPUs are available", "check the host's GPUs and driver", true},
