@@ -66,9 +66,10 @@ _Static_assert(ELEMENTSOF(CLASSES) == SEARCH_N_CLASSES, "search_int.h's count of
  * that cell are suspects too, as a named flag's are. */
 #define PRIOR_NAMED_PARTLY 0.5
 #define PRIOR_SIGNATURE 0.5
-/* Cells failing with one signature, their one shared value the culprit (read_signatures),
- * that condemn it as a line that names it does (line_condemned): chance aside, three crashes
- * with one line over different partners of one value are that value's doing. */
+/* Cells failing with one signature, their one shared value the culprit (read_signatures;
+ * or the pair of the two they share, never seen serving), that condemn it as a line that
+ * names it does (line_condemned, named_pairs): chance aside, three crashes with one line over
+ * different partners of one value are that value's doing. */
 #define SIGNATURE_CONDEMNS 3
 /* A value of the same name as one a failure's line named, on another axis (the K and the V
  * cache's `q8_0`, a prefill and a decode attention backend): what made it fail on one often
