@@ -1684,12 +1684,8 @@ static bool hopeless(const struct search_model *m, bool none_left, struct buf *b
                         buf_printf(b, " (%zu launches in all)", m->n_launches);
                 buf_printf(b, " and none served (cell %.8s: \"", s->ids ? s->ids[k] : "?");
                 search_put_quote(b, m->obs[k].evidence);
-                /* a port refused (even for its permissions) or a bench too long is what the
-                 * class says, whatever else the line holds */
-                const char *hint = streq_ptr(c->kind, "crash/port") || streq_ptr(c->kind, "overload/context")
-                                           ? NULL
-                                           : search_host_hint(m->obs[k].evidence);
-                buf_printf(b, "\"), and no value of the matrix changes that: %s", hint ? hint : c->change);
+                buf_printf(b, "\"), and no value of the matrix changes that: %s",
+                           search_hopeless_change(c, m->obs[k].evidence));
                 return true;
         }
         if (!enough)

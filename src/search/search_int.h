@@ -192,6 +192,10 @@ bool search_every_value_failed(const struct search_space *s, const struct search
  * give without a login), or NULL: the stop's line says it beside the class's or in place of
  * the generic "fix what that line names". */
 const char *search_host_hint(const char *evidence);
+/* What to change for class c's failure whose line is evidence: the host's words where c takes
+ * them (host_words), else c->change. */
+struct search_hopeless;
+const char *search_hopeless_change(const struct search_hopeless *c, const char *evidence);
 
 /* Whether evidence names two of cell k's values, each as search_names_value would name it
  * alone ("FlashInfer backend does not support fp8_e5m2 KV cache"): their axes into ret,
@@ -208,6 +212,9 @@ struct search_hopeless {
         const char *change;
         bool retried;           /* gauntlet launched the cell again itself (on another port):
                                    its launches, not its cells, count towards the stop */
+        bool host_words;        /* a host's failure its line words (search_host_hint) says what
+                                   to change in place of change: not for a port refused (even
+                                   for its permissions) nor a bench too long */
         /* kinds (a prefix each, NULL-terminated) of a failure that got past what the class is
          * about: a launched cell that failed so shows the class is a value's doing after all
          * (a GPU that ran out of memory was had; a server that answered garbage loaded its

@@ -14,22 +14,22 @@
 static const struct search_hopeless HOPELESS[] = {
         {"overload/context", "the bench does not fit the server's context",
          (const char *const[]){"ctx", "context", "model-len", "seq-len", "parallel", "np", "slots", "n-ctx", NULL},
-         "shorten bench.input_tokens/output_tokens or give the server a longer context", false,
+         "shorten bench.input_tokens/output_tokens or give the server a longer context", false, false,
          (const char *const[]){NULL}},
         {"crash/model", "the model cannot be loaded",
          (const char *const[]){"model", "tokenizer", "load-format", "revision", "weights", "checkpoint", "download-dir",
                                NULL},
-         "fix the model's path or file (model:, args:)", false, (const char *const[]){SERVED_PAST, NULL}},
+         "fix the model's path or file (model:, args:)", false, true, (const char *const[]){SERVED_PAST, NULL}},
         {"crash/port", "the server's port is taken", (const char *const[]){"port", NULL},
          "free the port, or stop what holds it; where every port tried was refused, check the address the server "
          "binds (host:) and what may hold the ports",
-         true, (const char *const[]){SERVED_PAST, NULL}},
+         true, false, (const char *const[]){SERVED_PAST, NULL}},
         {"crash/driver", "no GPU can be had", (const char *const[]){"visible", "device", "devices", NULL},
          "check the host's GPUs and driver (nvidia-smi: whether another job holds them, or their compute mode is "
          "exclusive), CUDA_VISIBLE_DEVICES, and that the driver is as new as the engine's CUDA runtime", false,
-         (const char *const[]){SERVED_PAST, "crash/oom", "crash/arch", "crash/cuda", "crash/nccl", NULL}},
+         true, (const char *const[]){SERVED_PAST, "crash/oom", "crash/arch", "crash/cuda", "crash/nccl", NULL}},
         {"error", "the server cannot be started", (const char *const[]){NULL},
-         "fix command: (or the engine's program: install it, or put it on PATH)", false,
+         "fix command: (or the engine's program: install it, or put it on PATH)", false, true,
          (const char *const[]){SERVED_PAST, "crash", "timeout", NULL}},
 };
 
@@ -62,6 +62,11 @@ const char *search_host_hint(const char *evidence) {
                         if (strstr(evidence, *w))
                                 return HOST_HINTS[i].change;
         return NULL;
+}
+
+const char *search_hopeless_change(const struct search_hopeless *c, const char *evidence) {
+        const char *hint = c->host_words ? search_host_hint(evidence) : NULL;
+        return hint ? hint : c->change;
 }
 
 /* Whether a launched cell failed past what class c is about (HOPELESS[c].past). */
