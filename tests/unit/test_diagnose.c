@@ -23,6 +23,13 @@ static const char *srcdir(void) {
         return s ? s : ".";
 }
 
+/* The log of a tests/logs file: what follows its "# " header lines. */
+static const char *log_body(const char *text) {
+        while (startswith(text, "# ") && strchr(text, '\n'))
+                text = strchr(text, '\n') + 1;
+        return text;
+}
+
 static void check_file(const char *path) {
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
@@ -34,8 +41,7 @@ static void check_file(const char *path) {
         const char *body = strchr(text, '\n') + 1;
         if (startswith(body, "# engine: "))
                 assert_int_equal(sscanf(body, "# engine: %31s", engine), 1);
-        while (startswith(body, "# ") && strchr(body, '\n'))
-                body = strchr(body, '\n') + 1;
+        body = log_body(body);
         const struct profile *p = profile_find(engine);
         if (!p)
                 print_error("%s: unknown engine '%s'\n", path, engine);
@@ -151,9 +157,7 @@ static void test_rank_logs(void **state) {
                 size_t len;
                 assert_non_null(file);
                 assert_int_equal(read_file_capped(file, 1 << 20, &text, &len), 0);
-                const char *body = text;
-                while (startswith(body, "# ") && strchr(body, '\n'))
-                        body = strchr(body, '\n') + 1;
+                const char *body = log_body(text);
                 char path[] = "/tmp/gauntlet-diag-XXXXXX";
                 int fd = mkstemp(path);
                 assert_true(fd >= 0);
