@@ -1592,6 +1592,62 @@ static long hopeless_probe(const struct search_model *m) {
         return -1;
 }
 
+/* Before any cell served, once the launches number the speed model's parameters (1 + each
+ * axis's values less one: as many as it takes to try every value), the chances the failures
+ * taught are all near nothing, and their order says little: each failure is read as one
+ * value's doing, and a value that failed often enough is condemned beside partners it was
+ * never tried with. Where only two values together serve, that never finds them: a space
+ * written apart served only with vLLM's triton MoE beside an unquantized KV cache (the FP8
+ * caches answered garbage with it, every other MoE backend crashed or hung) and the search
+ * spent its 192 launches without a cell that served. From there the next cell is the one
+ * holding the most pairs of values never launched together, of the candidates no line, no
+ * rule of memory or of context and no requirement rules out (and not expected to run out of
+ * memory); ties to the higher acquisition per second. -1 when no candidate holds such a pair. */
+static long untried_pairs(const struct search_model *m) {
+        const struct search_space *s = m->s;
+        size_t A = s->n_axes, V = 0, P = 1, off[16];
+        if (m->served)
+                return -1;
+        for (size_t a = 0; a < A; a++) {
+                off[a] = V;
+                V += s->n_values[a];
+                P += s->n_values[a] - 1;
+        }
+        if (m->n_launched < P)
+                return -1;
+        _cleanup_free_ bool *tried = calloc(V * V, sizeof(bool));
+        if (!tried)
+                return -1;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (m->obs[k].state == SEARCH_UNKNOWN && !m->obs[k].pending)
+                        continue;
+                const size_t *c = s->choice + k * A;
+                for (size_t a = 0; a < A; a++)
+                        for (size_t b = a + 1; b < A; b++)
+                                tried[(off[a] + c[a]) * V + off[b] + c[b]] = true;
+        }
+        long pick = -1;
+        size_t pick_n = 0;
+        double pick_ps = -1;
+        for (size_t k = 0; k < s->n_cells; k++) {
+                if (m->obs[k].state != SEARCH_UNKNOWN || m->obs[k].pending || m->condemned[k] ||
+                    search_broken_requirement(m, k, NULL) || search_oom_chance(m, k) >= 0.5)
+                        continue;
+                const size_t *c = s->choice + k * A;
+                size_t n = 0;
+                for (size_t a = 0; a < A; a++)
+                        for (size_t b = a + 1; b < A; b++)
+                                n += !tried[(off[a] + c[a]) * V + off[b] + c[b]];
+                double ps = per_second(m, k);
+                if (n > 0 && (n > pick_n || (n == pick_n && ps > pick_ps))) {
+                        pick = (long)k;
+                        pick_n = n;
+                        pick_ps = ps;
+                }
+        }
+        return pick;
+}
+
 /* Whether a failure of this kind says in its line why, a reason that may lie outside the
  * values: not garbage, wrong answers nor timeouts (their lines quote what came out), nor a
  * kernel for another GPU or flags that do not go together (values' doing by kind, several
@@ -1885,6 +1941,8 @@ int search_model_decide(const struct search_model *m, const struct search_option
         } else if (m->n_launched == 0 && s->first < s->n_cells && m->obs[s->first].state == SEARCH_UNKNOWN) {
                 d.next = (long)s->first;
         } else if (prune && (probe = hopeless_probe(m)) >= 0) {
+                d.next = probe;
+        } else if (prune && (probe = untried_pairs(m)) >= 0) {
                 d.next = probe;
         } else if (again >= 0 && (pick < 0 || (budget && (double)(budget - m->n_launches) <=
                                                                      MAX(1.0, CONFIRM_BUDGET_SHARE * (double)budget)))) {

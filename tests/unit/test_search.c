@@ -1649,10 +1649,81 @@ static void test_sim_named_pair(void **state) {
         sim_space_free(s);
 }
 
+/* A space where only two values together serve: vLLM's triton MoE beside an unquantized
+ * KV cache (beside an FP8 cache it answers garbage); every other MoE backend hangs or
+ * crashes with a line that names nothing. Read one value at a time, the garbage condemns
+ * triton and the hangs the unquantized cache; a search so reading spent its budget and
+ * named nothing (docs/search.md, "Only a pair serves"). */
+static struct sim_space *only_pair_space(void) {
+        static const char *const moe_lines[] = {
+                "\"fail\": \"timeout/startup\", \"line\": \"INFO waiting for the engine core to start\"", NULL,
+                "\"fail\": \"crash/arch\", \"line\": \"RuntimeError: none of the configured backends are usable\"",
+                "\"fail\": \"crash/arch\", \"line\": \"RuntimeError: Failed to initialize TMA WS grouped gemm\"",
+                "\"fail\": \"timeout/startup\", \"line\": \"INFO waiting for the engine core to start\""};
+        char *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+        assert_non_null(f);
+        fputs("{\"name\": \"only-pair\", \"noise\": 0.02, \"axes\": ["
+              "{\"name\": \"moe\", \"flag\": \"--moe-backend\", \"values\": [\"auto\", \"triton\", \"cutlass\", "
+              "\"flashinfer_trtllm\", \"flashinfer_cutedsl\"]}, "
+              "{\"name\": \"kv\", \"flag\": \"--kv-cache-dtype\", \"values\": [\"auto\", \"fp8\", \"fp8_e4m3\"]}, "
+              "{\"name\": \"attn\", \"flag\": \"--attention-backend\", \"values\": [\"auto\", \"FLASH_ATTN\", "
+              "\"TRITON_ATTN\", \"FLEX_ATTENTION\"]}, "
+              "{\"name\": \"gmu\", \"flag\": \"--gpu-memory-utilization\", \"values\": [\"0.9\", \"0.92\", \"0.95\"]}, "
+              "{\"name\": \"async\", \"words\": [\"--async-scheduling\"], \"values\": [\"off\", \"on\"]}], \"cells\": [",
+              f);
+        for (size_t k = 0; k < 360; k++) {
+                size_t moe = k / 72, kv = k / 24 % 3, attn = k / 6 % 4, gmu = k / 2 % 3, async = k % 2;
+                double speed = 100 * (attn == 1 ? 1.2 : attn == 3 ? 0.8 : 1) * (1 + 0.04 * (double)gmu) *
+                               (async ? 1.05 : 1) * (kv ? 1.1 : 1);
+                fprintf(f, "%s{\"s\": %.3f", k ? ", " : "", speed);
+                if (moe_lines[moe])
+                        fprintf(f, ", %s", moe_lines[moe]);
+                else if (kv != 0)
+                        fputs(", \"fail\": \"garbage/repeat\", \"line\": \"++++++++++++++++++++++++++++++++\"", f);
+                fputc('}', f);
+        }
+        fputs("]}", f);
+        assert_int_equal(fclose(f), 0);
+        struct sim_space *sp = NULL;
+        char err[256];
+        int rc = sim_space_load(out, &sp, err, sizeof(err));
+        free(out);
+        if (rc < 0)
+                print_message("%s\n", err);
+        assert_int_equal(rc, 0);
+        return sp;
+}
+
+/* Nothing served after a launch per value: the search covers the pairs never launched
+ * together and finds the one that serves, within a tenth of the grid. */
+static void test_only_pair_serves(void **state) {
+        (void)state;
+        struct sim_space *s = only_pair_space();
+        size_t best;
+        double best_speed;
+        sim_true_best(s, &best, &best_speed);
+        assert_int_equal(best, 1 * 72 + 0 * 24 + 1 * 6 + 2 * 2 + 1); /* triton, auto, FLASH_ATTN, 0.95, on */
+        for (uint64_t seed = 1; seed <= 4; seed++) {
+                struct sim_run_params p = {.budget = 36};
+                struct sim_result r;
+                assert_int_equal(sim_run(s, SIM_SEARCH, &p, seed, &r), 0);
+                print_message("seed %" PRIu64 ": %zu launches, %zu failed, named %ld at %.3fx the best\n", seed,
+                              r.launches, r.failed, r.named, r.named >= 0 ? r.named_speed / r.best_speed : 0.0);
+                assert_true(r.launches <= 36);
+                assert_true(r.named >= 0);
+                assert_int_equal(sim_cell_fail(s, (size_t)r.named), SIM_FAIL_NONE);
+                assert_true(r.success);
+        }
+        sim_space_free(s);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_sim_load),
                 cmocka_unit_test(test_sim_named_pair),
+                cmocka_unit_test(test_only_pair_serves),
                 cmocka_unit_test(test_memory_corner),
                 cmocka_unit_test(test_memory_signal),
                 cmocka_unit_test(test_memory_sizes),
