@@ -21,11 +21,15 @@
  * tenth of the bench, wrong/... and overload/... the load and half the bench. "load" and "noise"
  * override the space's for one cell. "engine", where gauntlet has a profile of it, reads the
  * lines with the profile's words for the axes' flags as gauntlet's own search does (an axis's
- * "words" are then left aside); without it, the axes' "words" are theirs. Only "name", "axes"
+ * "words" are then left aside); without it, the axes' "words" are theirs. An axis without
+ * "flag" is read by the first of its "words" written as a flag ("--enforce-eager") or an
+ * environment variable's name, as gauntlet's sweep reads a switch's or an environment
+ * variable's axis; with none, by a flag of its own making. Only "name", "axes"
  * and "cells" are required. A failure of cause http whose line is a request refused for its
  * length (HTTP 4xx, and a context gauntlet reads in it) is overload/context, as gauntlet's
  * verdict would be, whatever the file calls it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -222,6 +226,21 @@ static int load_cell(struct sim_space *s, const json_t *cell, size_t k, char *er
         return 0;
 }
 
+/* The flag gauntlet's sweep would read an axis by where the space gives none (matrix.c,
+ * axis_reading_flag): a switch's flag ("--enforce-eager") or an environment variable's name
+ * ("VLLM_FLASHINFER_MOE_BACKEND"), the first of its words written so; NULL for none. */
+static const char *flag_in_words(const json_t *words) {
+        for (size_t i = 0; json_is_array(words) && i < json_array_size(words); i++) {
+                const char *w = json_string_value(json_array_get(words, i));
+                bool env = w && isupper((unsigned char)w[0]) && strchr(w, '_');
+                for (const char *p = w; env && *p; p++)
+                        env = isupper((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_';
+                if (w && ((w[0] == '-' && w[1] == '-' && isalpha((unsigned char)w[2]) && !strchr(w, ' ')) || env))
+                        return w;
+        }
+        return NULL;
+}
+
 static int load_root(const json_t *root, struct sim_space **ret, char *err, size_t err_size) {
         const json_t *name = json_object_get(root, "name"), *axes = json_object_get(root, "axes"),
                      *cells = json_object_get(root, "cells"), *note = json_object_get(root, "describe");
@@ -239,7 +258,8 @@ static int load_root(const json_t *root, struct sim_space **ret, char *err, size
                         vals[a][v] = json_string_value(json_array_get(json_object_get(o, "values"), v));
                 const json_t *flag = json_object_get(o, "flag");
                 ax[a] = (struct sim_axis){.name = json_string_value(json_object_get(o, "name")),
-                                          .flag = json_is_string(flag) ? json_string_value(flag) : NULL,
+                                          .flag = json_is_string(flag) ? json_string_value(flag)
+                                                                       : flag_in_words(json_object_get(o, "words")),
                                           .values = vals[a]};
         }
         struct sim_space *s = NULL;

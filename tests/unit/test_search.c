@@ -1614,6 +1614,21 @@ static void test_sim_load(void **state) {
         assert_int_equal(sim_launch(s, 1, &rng, &o, NULL), 0);
         assert_string_equal(o.kind, "overload/context");
         sim_space_free(s);
+        /* an axis without a flag is read by a switch's flag or an environment variable's name
+         * among its words, as gauntlet's sweep reads it; else by one of the loader's making */
+        static const char unflagged[] =
+                "{\"name\": \"x\", \"axes\": [{\"name\": \"eager\", \"words\": [\"enforce eager\", "
+                "\"--enforce-eager\"], \"values\": [\"off\", \"on\"]}, {\"name\": \"fi\", \"words\": "
+                "[\"VLLM_FLASHINFER_MOE_BACKEND\"], \"values\": [\"unset\", \"latency\"]}, {\"name\": \"plain\", "
+                "\"words\": [\"plain words\", \"-x\"], \"values\": [\"a\", \"b\"]}], \"cells\": [{\"s\": 1}, {\"s\": 2}, "
+                "{\"s\": 3}, {\"s\": 4}, {\"s\": 5}, {\"s\": 6}, {\"s\": 7}, {\"s\": 8}]}";
+        assert_int_equal(sim_space_load(unflagged, &s, err, sizeof(err)), 0);
+        struct search_space view;
+        sim_space_view(s, &view);
+        assert_string_equal(view.axis_flags[0], "--enforce-eager");
+        assert_string_equal(view.axis_flags[1], "VLLM_FLASHINFER_MOE_BACKEND");
+        assert_string_equal(view.axis_flags[2], "--flag-a2");
+        sim_space_free(s);
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 struct sim_space *t = NULL;
                 assert_true(sim_space_load(bad[i].json, &t, err, sizeof(err)) < 0);
