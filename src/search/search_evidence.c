@@ -247,8 +247,27 @@ char *search_signature(const struct search_space *s, const char *kind, const cha
         return buf_detach(&b);
 }
 
-/* The i-th phrase axis a is mentioned by (its flag, the last part of a dotted flag, then its
- * words), without leading dashes; NULL past the last, "" for one it has not. */
+/* An environment variable's name past its engine's prefix, where two words or more follow
+ * it: VLLM_FLASHINFER_MOE_BACKEND is "FLASHINFER_MOE_BACKEND", which a line writes
+ * "FlashInfer MoE backend" (vLLM: "Unsupported FlashInfer MoE backend masked_gemm for
+ * FLASHINFER_CUTLASS"). NULL for a name not all capitals, digits and '_'. */
+static const char *env_words(const char *name) {
+        if (!name || !isupper((unsigned char)name[0]))
+                return NULL;
+        for (const char *p = name; *p; p++)
+                if (!isupper((unsigned char)*p) && !isdigit((unsigned char)*p) && *p != '_')
+                        return NULL;
+        const char *rest = strchr(name, '_');
+        if (!rest || rest - name < 2)
+                return NULL;
+        rest++;
+        return strchr(rest, '_') && strlen(rest) >= 6 ? rest : NULL;
+}
+
+/* The i-th phrase axis a is mentioned by (its flag, the last part of a dotted flag or an
+ * environment variable's name past its prefix, a switch's thing, then its words and the
+ * words of those that are environment variables' names), without leading dashes; NULL past
+ * the last, "" for one it has not. */
 static const char *axis_phrase(const struct search_space *s, size_t a, size_t i) {
         static const char *const SWITCH[] = {"enable-", "disable-", "use-", "no-"};
         const char *flag = s->axis_flags ? s->axis_flags[a] : NULL;
@@ -259,7 +278,7 @@ static const char *axis_phrase(const struct search_space *s, size_t a, size_t i)
                 /* --speculative-config.num_speculative_tokens: "num_speculative_tokens:6"; a
                  * compound name only (".backend" would take every "backend" in a line) */
                 const char *dot = flag ? strrchr(flag, '.') : NULL;
-                phrase = dot && strlen(dot + 1) >= 4 && strpbrk(dot + 1, "_-") ? dot + 1 : NULL;
+                phrase = dot && strlen(dot + 1) >= 4 && strpbrk(dot + 1, "_-") ? dot + 1 : env_words(flag);
         } else if (i == 2) {
                 /* a switch's flag names the thing it switches: --enable-torch-compile is "torch
                  * compile" ("EAGLE speculative algorithm does not support torch compile"),
@@ -274,12 +293,15 @@ static const char *axis_phrase(const struct search_space *s, size_t a, size_t i)
                                 phrase = bare + strlen(SWITCH[w]);
         } else {
                 const char *const *words = s->axis_words ? s->axis_words[a] : NULL;
-                size_t w = 0;
-                while (words && words[w] && w < i - 3)
-                        w++;
-                if (!words || !words[w])
+                size_t n = 0;
+                while (words && words[n])
+                        n++;
+                if (i - 3 < n)
+                        phrase = words[i - 3];
+                else if (i - 3 < 2 * n)
+                        phrase = env_words(words[i - 3 - n]);
+                else
                         return NULL;
-                phrase = words[w];
         }
         if (!phrase)
                 return "";
