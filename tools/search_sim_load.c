@@ -27,7 +27,8 @@
  * variable's axis; with none, by a flag of its own making. Only "name", "axes"
  * and "cells" are required. A failure of cause http whose line is a request refused for its
  * length (HTTP 4xx, and a context gauntlet reads in it) is overload/context, as gauntlet's
- * verdict would be, whatever the file calls it.
+ * verdict would be, whatever the file calls it. A crash/signal's line is the last its log
+ * printed: the launch quotes it as gauntlet's diagnosis of a server killed by SIGKILL does.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -42,6 +43,7 @@
 #include "search_sim_int.h"
 #include "base/profile.h"
 #include "base/util.h"
+#include "gate/diagnose.h"
 #include "gate/probes.h"
 
 void sim_space_free_loaded(struct sim_space *s) {
@@ -189,6 +191,22 @@ static int load_failure(struct sim_space *s, const json_t *cell, const char *kin
         int64_t context;
         if (endswith(v, "/http") && l && strstr(l, "HTTP 4") && probes_parse_context_error(l, &context) == 0)
                 v = "overload/context";
+        /* a server the kernel killed (the written-apart generators' OOM killer) is quoted as
+         * gauntlet's diagnosis quotes it (diagnose_exit): the signal, then the log's first
+         * error line, else its last line, which the file's line is */
+        _cleanup_free_ char *killed = NULL, *first = NULL;
+        if (strcmp(v, "crash/signal") == 0) {
+                size_t no;
+                int r = l && *l ? diagnose_error_line(l, strlen(l), &first, &no) : 0;
+                if (r < 0)
+                        return r;
+                killed = first    ? strdup_printf("killed by SIGKILL" DIAGNOSE_FIRST_ERROR "%s", first)
+                         : l && *l ? strdup_printf("killed by SIGKILL" DIAGNOSE_LAST_LINE "%s", l)
+                                   : strdup("killed by SIGKILL");
+                if (!killed)
+                        return -ENOMEM;
+                l = killed;
+        }
         return rule_of(s, v, l);
 }
 

@@ -1629,6 +1629,24 @@ static void test_sim_load(void **state) {
         assert_string_equal(view.axis_flags[1], "VLLM_FLASHINFER_MOE_BACKEND");
         assert_string_equal(view.axis_flags[2], "--flag-a2");
         sim_space_free(s);
+        /* a server killed by the kernel is quoted as gauntlet's diagnosis quotes it: the
+         * signal, then the log's first error line, else its last line */
+        static const char killed[] =
+                "{\"name\": \"x\", \"axes\": [{\"name\": \"a\", \"values\": [\"0\", \"1\", \"2\", \"3\"]}], "
+                "\"cells\": [{\"s\": 1}, {\"s\": 1, \"fail\": \"crash/signal\", \"line\": \"INFO Loading weights "
+                "took 26.27 seconds\"}, {\"s\": 1, \"fail\": \"crash/signal\", \"line\": \"RuntimeError: CUDA error: "
+                "misaligned address\"}, {\"s\": 1, \"fail\": \"crash/signal\", \"line\": \"\"}]}";
+        static const char *const quoted[] = {
+                "killed by SIGKILL; last log line: INFO Loading weights took 26.27 seconds",
+                "killed by SIGKILL; first error line: RuntimeError: CUDA error: misaligned address",
+                "killed by SIGKILL"};
+        assert_int_equal(sim_space_load(killed, &s, err, sizeof(err)), 0);
+        for (size_t k = 1; k <= 3; k++) {
+                assert_int_equal(sim_launch(s, k, &rng, &o, NULL), 0);
+                assert_string_equal(o.kind, "crash/signal");
+                assert_string_equal(o.evidence, quoted[k - 1]);
+        }
+        sim_space_free(s);
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 struct sim_space *t = NULL;
                 assert_true(sim_space_load(bad[i].json, &t, err, sizeof(err)) < 0);
