@@ -308,9 +308,13 @@ static int read_named_value(struct search_model *m, size_t k) {
 
 /* Whether cell o's failure, its signature shared by SIGNATURE_CONDEMNS cells, condemns what
  * they share (line_condemned): a crash, not memory's (hungry values fit beside lean ones), nor
- * a bad answer or a timeout (their lines say what came out, alike for any cause). */
+ * a bad answer or a timeout (their lines say what came out, alike for any cause), nor a death
+ * whose log holds no error line (its last line says where the server was, not why: a
+ * written-apart space's servers killed while "Loading weights" condemned the one attention
+ * backend that serves). */
 static bool signature_condemns(const struct search_obs *o) {
-        return o->kind && startswith(o->kind, "crash/") && !CLASSES[obs_class(o)].memory;
+        return o->kind && startswith(o->kind, "crash/") && !CLASSES[obs_class(o)].memory &&
+               !search_line_quiet(o->kind, o->evidence);
 }
 
 /* Cells failing with one signature fail for one reason: when the values they all share,
