@@ -1494,6 +1494,20 @@ static void test_liar(void **state) {
 
 /* ---- spaces read from a file (sim_space_load) ---- */
 
+/* The space a memory stream of JSON (its cells' array still open) holds, loaded. */
+static struct sim_space *space_closed(FILE *f, char **out) {
+        fputs("]}", f);
+        assert_int_equal(fclose(f), 0);
+        struct sim_space *sp = NULL;
+        char err[256];
+        int rc = sim_space_load(*out, &sp, err, sizeof(err));
+        free(*out);
+        if (rc < 0)
+                print_message("%s\n", err);
+        assert_int_equal(rc, 0);
+        return sp;
+}
+
 /* Read from one line of JSON: attention backend x KV cache x memory fraction x CUDA graph batch, 240
  * cells; triton cannot read an fp8_e4m3 cache (a line naming both values, no flag), memory
  * fraction 0.93 runs out at the two largest batches, and a quarter of FlashInfer's cells meet
@@ -1531,16 +1545,7 @@ static struct sim_space *pair_space(void) {
                               f);
                 fputc('}', f);
         }
-        fputs("]}", f);
-        assert_int_equal(fclose(f), 0);
-        struct sim_space *sp = NULL;
-        char err[256];
-        int rc = sim_space_load(out, &sp, err, sizeof(err));
-        free(out);
-        if (rc < 0)
-                print_message("%s\n", err);
-        assert_int_equal(rc, 0);
-        return sp;
+        return space_closed(f, &out);
 }
 
 /* The loaded space's truth, its launches' verdicts and costs; and malformed lines refused
@@ -1717,16 +1722,7 @@ static struct sim_space *only_pair_space(void) {
                         fputs(", \"fail\": \"garbage/repeat\", \"line\": \"++++++++++++++++++++++++++++++++\"", f);
                 fputc('}', f);
         }
-        fputs("]}", f);
-        assert_int_equal(fclose(f), 0);
-        struct sim_space *sp = NULL;
-        char err[256];
-        int rc = sim_space_load(out, &sp, err, sizeof(err));
-        free(out);
-        if (rc < 0)
-                print_message("%s\n", err);
-        assert_int_equal(rc, 0);
-        return sp;
+        return space_closed(f, &out);
 }
 
 /* Nothing served after a launch per value: the search covers the pairs never launched
