@@ -819,15 +819,11 @@ struct pool {
         pthread_mutex_t progress;
 };
 
-/* An additive speed model's parameters: one figure, and each axis's values but one. A
- * search with fewer launches cannot tell every value's effect from the figures alone. */
+/* The speed model's parameters of space s (search_speed_parameters). */
 static size_t params_of(const struct sim_space *s) {
         struct search_space v;
         sim_space_view(s, &v);
-        size_t p = 1;
-        for (size_t a = 0; a < v.n_axes; a++)
-                p += v.n_values[a] - 1;
-        return p;
+        return search_speed_parameters(&v);
 }
 
 static void *worker(void *userdata) {

@@ -1607,18 +1607,22 @@ static long hopeless_probe(const struct search_model *m) {
  * holding the most pairs of values never launched together, of the candidates no line, no
  * rule of memory or of context and no requirement rules out (and not expected to run out of
  * memory); ties to the higher acquisition per second. -1 when no candidate holds such a pair. */
+size_t search_speed_parameters(const struct search_space *s) {
+        size_t p = 1;
+        for (size_t a = 0; a < s->n_axes; a++)
+                p += s->n_values[a] - 1;
+        return p;
+}
+
 static long untried_pairs(const struct search_model *m) {
         const struct search_space *s = m->s;
-        size_t A = s->n_axes, V = 0, P = 1, off[16];
-        if (m->served)
+        size_t A = s->n_axes, V = 0, off[16];
+        if (m->served || m->n_launched < search_speed_parameters(s))
                 return -1;
         for (size_t a = 0; a < A; a++) {
                 off[a] = V;
                 V += s->n_values[a];
-                P += s->n_values[a] - 1;
         }
-        if (m->n_launched < P)
-                return -1;
         _cleanup_free_ bool *tried = calloc(V * V, sizeof(bool));
         if (!tried)
                 return -1;

@@ -192,6 +192,10 @@ struct search_prediction {
 
 struct search_model;
 
+/* An additive speed model's parameters: one figure, and each axis's values but one. A search
+ * with fewer launches cannot tell every value's effect from the figures alone. */
+size_t search_speed_parameters(const struct search_space *s);
+
 /* Fits the model to the observations (one per cell of s). The model borrows s and obs
  * until search_model_free. -ENOMEM, -EINVAL (no axes, choices out of range).
  * Cells in flight (pending, UNKNOWN) are fitted as their predicted outcome, the "constant
